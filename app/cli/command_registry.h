@@ -1,0 +1,34 @@
+#pragma once
+// Subcommands of the `gwb` executable. Each lives in its own cli/cmd_*.cpp and registers itself
+// with GWB_REGISTER_COMMAND; main() dispatches on the first argument.
+
+#include <QStringList>
+
+#include <vector>
+
+namespace gwb::app {
+
+struct Command {
+    const char* name;    ///< the word after `gwb`, e.g. "info"
+    const char* summary; ///< one line for `gwb --help`
+    /// Runs the command; `args` starts with "gwb <name>" so QCommandLineParser::process works.
+    /// Returns the process exit code. Errors go to stderr with a message naming the problem.
+    int (*run)(const QStringList& args);
+    bool needsGui = false; ///< true: a QApplication (offscreen when headless) is created first
+};
+
+/// Adds a command; called from static initializers through GWB_REGISTER_COMMAND.
+bool registerCommand(const Command& command);
+/// All registered commands, sorted by name.
+std::vector<Command> commands();
+/// The command called `name`, or nullptr.
+const Command* findCommand(const QString& name);
+
+} // namespace gwb::app
+
+#define GWB_CONCAT_INNER(a, b) a##b
+#define GWB_CONCAT(a, b) GWB_CONCAT_INNER(a, b)
+/// GWB_REGISTER_COMMAND("info", "Print a model's architecture", runInfo, false)
+#define GWB_REGISTER_COMMAND(NAME, SUMMARY, FN, NEEDS_GUI)                                        \
+    static const bool GWB_CONCAT(gwbRegistered_, __LINE__) =                                       \
+        ::gwb::app::registerCommand(::gwb::app::Command{NAME, SUMMARY, FN, NEEDS_GUI})

@@ -1,0 +1,74 @@
+// gwb: no arguments opens the workbench window; `gwb <command> ...` runs a headless command.
+
+#include "cli/command_registry.h"
+#include "gui/gui_main.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QTextStream>
+
+#include <cstdio>
+#include <memory>
+
+namespace {
+
+QString helpText() {
+    QString text = QStringLiteral(
+        "Usage: gwb [options]            open the workbench window\n"
+        "       gwb <command> [options]  run a command without a window\n\n"
+        "Grassmann Workbench %1: look inside attention-free Grassmann language models.\n\n"
+        "Options:\n"
+        "  -h, --help      Show this help.\n"
+        "  -v, --version   Show the version.\n\n"
+        "Commands (gwb <command> --help for each):\n")
+                       .arg(QStringLiteral(GWB_VERSION));
+    for (const auto& c : gwb::app::commands())
+        text += QStringLiteral("  %1 %2\n")
+                    .arg(QString::fromLatin1(c.name), -12)
+                    .arg(QString::fromUtf8(c.summary));
+    return text;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication::setApplicationName(QStringLiteral("gwb"));
+    QCoreApplication::setOrganizationName(QStringLiteral("GrassmannWorkbench"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(GWB_VERSION));
+
+    const QString first = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QString();
+    if (first == QLatin1String("-h") || first == QLatin1String("--help") ||
+        first == QLatin1String("help")) {
+        QTextStream(stdout) << helpText();
+        return 0;
+    }
+    if (first == QLatin1String("-v") || first == QLatin1String("--version")) {
+        QTextStream(stdout) << "gwb " << GWB_VERSION << "\n";
+        return 0;
+    }
+    if (first.isEmpty() || first.startsWith(QLatin1Char('-'))) {
+        QApplication app(argc, argv);
+        return gwb::app::runGui(app);
+    }
+
+    const auto* command = gwb::app::findCommand(first);
+    if (!command) {
+        QTextStream(stderr) << "gwb: unknown command '" << first << "'\n\n" << helpText();
+        return 2;
+    }
+    // Headless commands that draw (figure) need a QApplication even without a display.
+    std::unique_ptr<QCoreApplication> app;
+    if (command->needsGui) {
+        if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+            qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        app = std::make_unique<QApplication>(argc, argv);
+    } else {
+        app = std::make_unique<QCoreApplication>(argc, argv);
+    }
+    QStringList args = app->arguments();
+    args[0] = QStringLiteral("gwb ") + first; // "gwb info" in the command's own --help
+    args.removeAt(1);
+    return command->run(args);
+}

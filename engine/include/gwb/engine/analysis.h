@@ -1,0 +1,87 @@
+#pragma once
+// Geometry analyses computed on a Trace (workbench-spec.md section 1). Torch-free: lives in the
+// gwb_trace library with trace.h so that views, tests and the sanitizer build use it directly.
+// NaN marks "not defined here" (e.g. an offset reaching before the prompt); definitions are
+// repeated in definitions() so exports can carry them.
+
+#include "gwb/engine/array.h"
+#include "gwb/engine/trace.h"
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gwb::engine {
+
+struct GrassmannLayerAnalysis {
+    std::vector<int> offsets;   ///< the layer's offsets (columns of the per-offset arrays)
+    std::vector<float> residual;   ///< T   rho(B_t) of the mean bivector B_t; NaN at t with no valid offset
+    std::vector<float> planarity;  ///< T   s1^2 / sum s_k^2 of B_t; NaN at t with no valid offset
+    FloatArray pairNorm;        ///< T x O  ||z_t ^ z_{t-D}|| (unnormalized); NaN where t-D < 0
+    /// T x O x 2  principal angles (rad, ascending) between this layer's lifted plane of (t, D)
+    /// and the next layer's lifted plane of the same (t, D); NaN for the last layer or t-D < 0.
+    FloatArray anglesNext;
+    /// T x O  Grassmann influence share c(t, t-D) = ||(1-a_t) * W_plu p^(D)|| / |W_t|, rows
+    /// normalized to sum 1 over valid offsets; NaN where t-D < 0.
+    FloatArray influence;
+    std::vector<float> meanGate;      ///< T  mean over channels of a_t
+    std::vector<float> gateAboveHalf; ///< T  fraction of channels with a_t > 0.5
+};
+
+/// Per head and query row of an attention layer (H x T each).
+struct AttentionLayerAnalysis {
+    FloatArray entropy;         ///< H x T  H = -sum a log a (nats)
+    FloatArray normEntropy;     ///< H x T  H / log(t+1); NaN at t = 0
+    FloatArray sparsity;        ///< H x T  S(a) = E|a| / sqrt(E a^2) over the row's t+1 entries
+    FloatArray top1;            ///< H x T  largest probability
+    FloatArray effSupport;      ///< H x T  exp(H)
+    FloatArray transportCost;   ///< H x T  sum_j a_j C_j with C_j = -q_t.k_j
+};
+
+struct TraceAnalysis {
+    std::vector<GrassmannLayerAnalysis> grassmann;   ///< N entries for a Grassmann trace, else empty
+    std::vector<AttentionLayerAnalysis> attention;   ///< N entries for a Transformer trace, else empty
+    int promptSubspaceK = 4;                         ///< k of the prompt subspaces
+    FloatArray promptSubspaceDistance;  ///< N x N  geodesic distance between layers' top-k prompt subspaces
+    FloatArray readingSubspaceDistance; ///< N x N  geodesic distance between row spaces of W_red (Grassmann)
+    std::vector<std::string> warnings;  ///< rank drops and other flagged conditions, human-readable
+};
+
+using AnalysisPtr = std::shared_ptr<const TraceAnalysis>;
+
+struct AnalysisOptions {
+    int promptSubspaceK = 4;     ///< k of the prompt subspaces
+    bool centerPromptSubspace = true; ///< subtract the mean state before the principal subspace
+};
+
+/// Progress callback: (done, total) -> false to cancel.
+using ProgressFn = std::function<bool(int64_t done, int64_t total)>;
+
+/// Runs every analysis above. Throws gwb::engine::Cancelled when progress returns false.
+TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options = {},
+                           const ProgressFn& progress = {});
+
+/// Grassmann influence matrix of one layer as a dense T x T array (banded; zero elsewhere),
+/// the row for token t over past tokens, from GrassmannLayerAnalysis::influence.
+FloatArray influenceMatrix(const GrassmannLayerAnalysis& layer, int64_t T);
+
+/// Jensen-Shannon divergence (nats) between token t's Grassmann influence row and an attention
+/// row of the same length, and whether their argmax agree. Rows are renormalized first.
+struct RowAgreement {
+    double jsDivergence = 0;
+    bool top1Agrees = false;
+};
+RowAgreement compareRows(const std::vector<float>& influenceRow, const std::vector<float>& attentionRow);
+
+/// One-line definitions of every quantity, keyed by array name, for JSON side files and captions.
+const std::map<std::string, std::string>& definitions();
+
+/// Thrown when a long computation is cancelled through its progress callback.
+struct Cancelled : std::runtime_error {
+    Cancelled() : std::runtime_error("cancelled") {}
+};
+
+} // namespace gwb::engine
