@@ -1,0 +1,199 @@
+#include "synthetic_data.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace gwb::views::testing {
+namespace {
+
+using gwb::engine::FloatArray;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+FloatArray randomArray(std::vector<int64_t> shape, std::mt19937& rng, float scale = 1.0f) {
+    FloatArray a = FloatArray::zeros(std::move(shape));
+    std::normal_distribution<float> n(0.0f, scale);
+    for (auto& v : a.data) v = n(rng);
+    return a;
+}
+
+std::vector<gwb::engine::TraceToken> makeTokens(int64_t T, std::string& prompt) {
+    static const char* words[] = {"The", " cat", " sat", " on", " the", " mat", ",", " and", " the",
+                                  " dog", " watched", " it", " from", " a", " warm", " corner", "."};
+    std::vector<gwb::engine::TraceToken> tokens;
+    for (int64_t t = 0; t < T; ++t) {
+        gwb::engine::TraceToken tok;
+        tok.text = words[t % 17];
+        tok.id = static_cast<int32_t>(100 + t);
+        tok.begin = static_cast<int64_t>(prompt.size());
+        prompt += tok.text;
+        tok.end = static_cast<int64_t>(prompt.size());
+        tokens.push_back(tok);
+    }
+    return tokens;
+}
+
+FloatArray distanceMatrix(int64_t N, std::mt19937& rng) {
+    FloatArray d = FloatArray::zeros({N, N});
+    std::uniform_real_distribution<float> u(0.1f, 1.5f);
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = i + 1; j < N; ++j) {
+            const float v = u(rng) * static_cast<float>(j - i) / static_cast<float>(N);
+            d.data[static_cast<size_t>(i * N + j)] = v;
+            d.data[static_cast<size_t>(j * N + i)] = v;
+        }
+    return d;
+}
+
+} // namespace
+
+WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
+    std::mt19937 rng(1234);
+    const int64_t T = s.tokens, N = s.layers, d = s.dModel, r = s.reduced, H = s.heads;
+    const int64_t O = static_cast<int64_t>(s.offsets.size());
+    const int64_t pairs = r * (r - 1) / 2;
+
+    auto g = std::make_shared<gwb::engine::Trace>();
+    g->modelName = "grassmann-synthetic";
+    g->config.kind = gwb::engine::ModelKind::Grassmann;
+    g->config.nLayers = N;
+    g->config.dModel = d;
+    g->config.reduced = r;
+    g->tokens = makeTokens(T, g->prompt);
+    g->surprisal.assign(static_cast<size_t>(T), 0.0f);
+    g->surprisal[0] = kNaN;
+    std::uniform_real_distribution<float> u01(0.0f, 1.0f);
+    for (int64_t t = 1; t < T; ++t) g->surprisal[static_cast<size_t>(t)] = 1.0f + 6.0f * u01(rng);
+    auto ga = std::make_shared<gwb::engine::TraceAnalysis>();
+    for (int64_t l = 0; l < N; ++l) {
+        gwb::engine::LayerTrace lt;
+        lt.h = randomArray({T, d}, rng);
+        lt.mixerInput = lt.h;
+        gwb::engine::GrassmannLayerTrace gl;
+        gl.offsets = s.offsets;
+        gl.z = randomArray({T, r}, rng);
+        gl.g = randomArray({T, d}, rng);
+        gl.gate = FloatArray::zeros({T, d});
+        for (auto& v : gl.gate.data) v = 1.0f / (1.0f + std::exp(-2.0f * (u01(rng) - 0.5f + 0.2f * static_cast<float>(l))));
+        gl.wRed = randomArray({r, d}, rng, 0.3f);
+        gl.bRed = randomArray({r}, rng, 0.1f);
+        gl.wPlu = randomArray({d, pairs}, rng, 0.2f);
+        gl.bPlu = randomArray({d}, rng, 0.1f);
+
+        gwb::engine::GrassmannLayerAnalysis a;
+        a.offsets = s.offsets;
+        a.residual.resize(static_cast<size_t>(T));
+        a.planarity.resize(static_cast<size_t>(T));
+        a.meanGate.resize(static_cast<size_t>(T));
+        a.gateAboveHalf.resize(static_cast<size_t>(T));
+        a.pairNorm = FloatArray::zeros({T, O});
+        a.influence = FloatArray::zeros({T, O});
+        a.anglesNext = FloatArray::zeros({T, O, 2});
+        for (int64_t t = 0; t < T; ++t) {
+            double mean = 0, above = 0;
+            for (int64_t c = 0; c < d; ++c) {
+                const float v = gl.gate.at2(t, c);
+                mean += v;
+                above += v > 0.5f ? 1 : 0;
+            }
+            a.meanGate[static_cast<size_t>(t)] = static_cast<float>(mean / static_cast<double>(d));
+            a.gateAboveHalf[static_cast<size_t>(t)] = static_cast<float>(above / static_cast<double>(d));
+            const bool any = t >= s.offsets.front();
+            a.residual[static_cast<size_t>(t)] = any ? 0.05f * u01(rng) : kNaN;
+            a.planarity[static_cast<size_t>(t)] = any ? 0.5f + 0.5f * u01(rng) : kNaN;
+            double sum = 0;
+            for (int64_t o = 0; o < O; ++o) {
+                const bool valid = t - s.offsets[static_cast<size_t>(o)] >= 0;
+                a.pairNorm.data[static_cast<size_t>(t * O + o)] = valid ? 0.5f + 2.0f * u01(rng) : kNaN;
+                const float inf = valid ? 0.1f + u01(rng) : kNaN;
+                a.influence.data[static_cast<size_t>(t * O + o)] = inf;
+                if (valid) sum += inf;
+                for (int k = 0; k < 2; ++k)
+                    a.anglesNext.data[static_cast<size_t>((t * O + o) * 2 + k)] =
+                        (valid && l + 1 < N) ? (k == 0 ? 0.3f : 0.9f) * u01(rng) + (k == 0 ? 0.0f : 0.3f) : kNaN;
+            }
+            for (int64_t o = 0; o < O; ++o) {
+                float& v = a.influence.data[static_cast<size_t>(t * O + o)];
+                if (!std::isnan(v)) v = static_cast<float>(v / sum);
+            }
+        }
+        lt.grassmann = std::move(gl);
+        g->layers.push_back(std::move(lt));
+        ga->grassmann.push_back(std::move(a));
+    }
+    ga->promptSubspaceDistance = distanceMatrix(N, rng);
+    ga->readingSubspaceDistance = distanceMatrix(N, rng);
+
+    auto b = std::make_shared<gwb::engine::Trace>();
+    b->modelName = "transformer-synthetic";
+    b->config.kind = gwb::engine::ModelKind::Transformer;
+    b->config.nLayers = N;
+    b->config.nHeads = H;
+    b->config.dModel = d;
+    b->prompt = g->prompt;
+    b->tokens = g->tokens;
+    b->surprisal = g->surprisal;
+    auto ba = std::make_shared<gwb::engine::TraceAnalysis>();
+    const int64_t dh = d / H;
+    for (int64_t l = 0; l < N; ++l) {
+        gwb::engine::LayerTrace lt;
+        lt.h = randomArray({T, d}, rng);
+        lt.mixerInput = lt.h;
+        gwb::engine::AttentionLayerTrace at;
+        at.nHeads = H;
+        at.q = randomArray({H, T, dh}, rng, 1.5f);
+        at.k = randomArray({H, T, dh}, rng, 1.5f);
+        at.attn = FloatArray::zeros({H, T, T});
+        gwb::engine::AttentionLayerAnalysis aa;
+        for (auto* f : {&aa.entropy, &aa.normEntropy, &aa.sparsity, &aa.top1, &aa.effSupport, &aa.transportCost})
+            *f = FloatArray::zeros({H, T});
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < T; ++t) {
+                std::vector<double> sc(static_cast<size_t>(t + 1));
+                double mx = -1e300, sum = 0;
+                for (int64_t j = 0; j <= t; ++j) {
+                    double dot = 0;
+                    for (int64_t c = 0; c < dh; ++c) dot += at.q.at3(h, t, c) * at.k.at3(h, j, c);
+                    sc[static_cast<size_t>(j)] = dot / std::sqrt(static_cast<double>(dh));
+                    mx = std::max(mx, sc[static_cast<size_t>(j)]);
+                }
+                std::vector<double> cost(sc.size());
+                for (size_t j = 0; j < sc.size(); ++j) {
+                    cost[j] = -sc[j] * std::sqrt(static_cast<double>(dh));
+                    sc[j] = std::exp(sc[j] - mx);
+                    sum += sc[j];
+                }
+                double H_ = 0, l1 = 0, l2 = 0, top = 0, tc = 0;
+                for (size_t j = 0; j < sc.size(); ++j) {
+                    const double p = sc[j] / sum;
+                    at.attn.data[static_cast<size_t>((h * T + t) * T + static_cast<int64_t>(j))] = static_cast<float>(p);
+                    if (p > 0) H_ -= p * std::log(p);
+                    l1 += p;
+                    l2 += p * p;
+                    top = std::max(top, p);
+                    tc += p * cost[j];
+                }
+                const double n = static_cast<double>(t + 1);
+                const size_t idx = static_cast<size_t>(h * T + t);
+                aa.entropy.data[idx] = static_cast<float>(H_);
+                aa.normEntropy.data[idx] = t == 0 ? kNaN : static_cast<float>(H_ / std::log(n));
+                aa.sparsity.data[idx] = static_cast<float>((l1 / n) / std::sqrt(l2 / n));
+                aa.top1.data[idx] = static_cast<float>(top);
+                aa.effSupport.data[idx] = static_cast<float>(std::exp(H_));
+                aa.transportCost.data[idx] = static_cast<float>(tc);
+            }
+        lt.attention = std::move(at);
+        b->layers.push_back(std::move(lt));
+        ba->attention.push_back(std::move(aa));
+    }
+    ba->promptSubspaceDistance = distanceMatrix(N, rng);
+
+    WorkbenchData data;
+    data.grassmann = g;
+    data.grassmannAnalysis = ga;
+    data.baseline = b;
+    data.baselineAnalysis = ba;
+    return data;
+}
+
+} // namespace gwb::views::testing

@@ -1,0 +1,21 @@
+#pragma once
+// Hand-built traces and analyses for the view tests (no engine, no model): deterministic
+// pseudo-random states with the shapes trace.h and analysis.h document.
+
+#include "gwb/views/workbench_data.h"
+
+namespace gwb::views::testing {
+
+struct SyntheticSizes {
+    int64_t tokens = 12;
+    int64_t layers = 3;
+    int64_t dModel = 16;
+    int64_t reduced = 6;
+    int64_t heads = 4;
+    std::vector<int> offsets = {1, 2, 4};
+};
+
+/// Grassmann trace + analysis and baseline trace + analysis on the same synthetic prompt.
+WorkbenchData makeWorkbenchData(const SyntheticSizes& sizes = {});
+
+} // namespace gwb::views::testing

@@ -1,0 +1,81 @@
+#pragma once
+// Base of every workbench view: data in, shared selection, settings for session files, a figure
+// drawn with a plain QPainter (for PNG/SVG/PDF export, also without a shown window) and the
+// numbers behind the figure.
+
+#include "gwb/views/colormap.h"
+#include "gwb/views/data_table.h"
+#include "gwb/views/figure_options.h"
+#include "gwb/views/selection.h"
+#include "gwb/views/workbench_data.h"
+
+#include <QJsonObject>
+#include <QPointer>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+namespace gwb::views {
+
+class View : public QWidget {
+    Q_OBJECT
+public:
+    explicit View(QWidget* parent = nullptr);
+
+    /// Stable id: "gate", "plucker", "angles", "subspace", "attention", "compare".
+    virtual QString viewId() const = 0;
+    /// Human title, e.g. "Gates".
+    virtual QString title() const = 0;
+
+    void setData(const WorkbenchData& data);
+    const WorkbenchData& data() const { return m_data; }
+    /// Shared selection (not owned). Views follow it and write clicks into it.
+    void setSelection(Selection* selection);
+    Selection* selection() const { return m_selection; }
+
+    /// View settings (colormap, sub-mode, ...) for session files; unknown keys are ignored.
+    virtual QJsonObject settings() const;
+    virtual void setSettings(const QJsonObject& settings);
+
+    /// Height / width the figure has when FigureOptions gives no height or aspect.
+    virtual double figureAspect() const { return 0.62; }
+    /// Draws the figure into rect (logical unit = 1 point) with caption when options.caption.
+    void renderFigure(QPainter& painter, const QRectF& rect, const FigureOptions& options) const;
+    /// One sentence naming the quantity shown and its definition (the figure caption).
+    virtual QString caption() const = 0;
+    /// The numbers behind the current figure (same selection).
+    virtual std::vector<DataTable> dataTables() const = 0;
+    /// True when there is something to draw (else the figure shows the "no data" message).
+    virtual bool hasContent() const = 0;
+
+Q_SIGNALS:
+    void settingsChanged();
+
+protected:
+    /// Redraw from m_data and the selection.
+    virtual void refresh() = 0;
+    /// Figure body (without caption). `map` is the colormap to use for sequential data.
+    virtual void drawFigure(QPainter& painter, const QRectF& rect, const FigureStyle& style, ColormapId map) const = 0;
+    /// Message to show when the view's model is missing.
+    virtual QString missingDataMessage() const = 0;
+
+    void setColormapId(ColormapId map);
+    ColormapId colormapId() const { return m_colormap; }
+    int selToken() const { return m_selection ? m_selection->token() : 0; }
+    int selLayer() const { return m_selection ? m_selection->layer() : 0; }
+    int selHead() const { return m_selection ? m_selection->head() : 0; }
+    int selOffsetIndex() const { return m_selection ? m_selection->offsetIndex() : 0; }
+
+    WorkbenchData m_data;
+
+private:
+    QPointer<Selection> m_selection;
+    ColormapId m_colormap = ColormapId::Viridis;
+};
+
+/// The view ids in display order.
+QStringList viewIds();
+/// A new view for an id, or nullptr for an unknown id.
+std::unique_ptr<View> createView(const QString& id, QWidget* parent = nullptr);
+
+} // namespace gwb::views

@@ -1,0 +1,312 @@
+#include "gwb/views/chart_widget.h"
+
+#include "plot_util.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QFontMetricsF>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QPainter>
+#include <QScatterSeries>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace gwb::views {
+
+bool ChartData::hasData() const {
+    for (const auto& s : series)
+        for (double v : s.y)
+            if (std::isfinite(v)) return true;
+    return false;
+}
+
+QColor seriesColor(int index) {
+    static const QColor palette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0x00, 0x9E, 0x73),
+                                     QColor(0xCC, 0x79, 0xA7), QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
+                                     QColor(0x00, 0x00, 0x00), QColor(0xF0, 0xE4, 0x42)};
+    return palette[static_cast<size_t>(index) % (sizeof(palette) / sizeof(palette[0]))];
+}
+
+namespace {
+
+std::pair<double, double> yRange(const ChartData& d) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& s : d.series)
+        for (double v : s.y)
+            if (std::isfinite(v)) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    if (d.kind == ChartData::Kind::Bar) lo = std::min(lo, 0.0);
+    if (std::isfinite(d.yMin)) lo = d.yMin;
+    if (std::isfinite(d.yMax)) hi = d.yMax;
+    if (!(lo <= hi)) return {0, 1};
+    if (hi - lo < 1e-12) {
+        const double pad = std::max(1e-6, std::abs(hi) * 0.1);
+        return {lo - pad, hi + pad};
+    }
+    return {lo, hi + (std::isfinite(d.yMax) ? 0 : (hi - lo) * 0.05)};
+}
+
+std::pair<double, double> xRange(const ChartData& d) {
+    if (d.kind == ChartData::Kind::Bar) return {-0.5, std::max<double>(0, d.categories.size()) - 0.5};
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& s : d.series)
+        for (double v : s.x) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    if (!(lo <= hi)) return {0, 1};
+    if (hi == lo) return {lo - 0.5, hi + 0.5};
+    const double pad = (hi - lo) * 0.03;
+    return {lo - pad, hi + pad};
+}
+
+QColor colorOf(const ChartSeries& s, int i) { return s.color.isValid() ? s.color : seriesColor(i); }
+
+} // namespace
+
+void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const FigureStyle& style) {
+    p.save();
+    const QFontMetricsF fmS(style.small), fmB(style.body), fmT(style.title);
+    QRectF r = rect;
+    if (!d.title.isEmpty()) {
+        p.setFont(style.title);
+        p.setPen(Qt::black);
+        p.drawText(QRectF(r.left(), r.top(), r.width(), fmT.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   fmT.elidedText(d.title, Qt::ElideRight, r.width()));
+        r.setTop(r.top() + fmT.height() * 1.25);
+    }
+    // Legend row at the top right when there is more than one series.
+    const bool legend = d.series.size() > 1 || (d.series.size() == 1 && !d.series[0].name.isEmpty());
+    if (legend) {
+        p.setFont(style.small);
+        double x = r.left();
+        double y = r.top();
+        const double sw = fmS.height() * 1.2;
+        for (size_t i = 0; i < d.series.size(); ++i) {
+            const QString name = d.series[i].name;
+            const double w = sw + fmS.horizontalAdvance(name) + fmS.height() * 0.8;
+            if (x + w > r.right() && x > r.left()) {
+                x = r.left();
+                y += fmS.height() * 1.1;
+            }
+            p.setPen(QPen(colorOf(d.series[i], static_cast<int>(i)), style.hairline * 3));
+            p.drawLine(QPointF(x, y + fmS.height() / 2), QPointF(x + sw * 0.8, y + fmS.height() / 2));
+            p.setPen(Qt::black);
+            p.drawText(QPointF(x + sw, y + fmS.ascent()), name);
+            x += w;
+        }
+        r.setTop(y + fmS.height() * 1.4);
+    }
+    const auto [ylo, yhi] = yRange(d);
+    const auto [xlo, xhi] = xRange(d);
+    const auto yTicks = detail::niceTicks(ylo, yhi, std::max(2, static_cast<int>(r.height() / (fmS.height() * 2.2))));
+    double tickW = 0;
+    for (double t : yTicks) tickW = std::max(tickW, fmS.horizontalAdvance(detail::formatValue(t)));
+    const double tick = fmS.height() * 0.25;
+    QStringList xLabels;
+    std::vector<double> xTickPos;
+    if (!d.categories.isEmpty()) {
+        for (int i = 0; i < d.categories.size(); ++i) {
+            xTickPos.push_back(d.kind == ChartData::Kind::Bar ? i : (d.series.empty() || static_cast<size_t>(i) >= d.series[0].x.size() ? i : d.series[0].x[static_cast<size_t>(i)]));
+            xLabels << detail::labelText(d.categories[i], 10);
+        }
+    } else {
+        for (double t : detail::niceTicks(xlo, xhi, 7)) {
+            xTickPos.push_back(t);
+            xLabels << detail::formatValue(t);
+        }
+    }
+    double xLabelW = 0;
+    for (const QString& s : xLabels) xLabelW = std::max(xLabelW, fmS.horizontalAdvance(s));
+    const QRectF plot0 = r.adjusted(tickW + tick * 2 + (d.yTitle.isEmpty() ? 0 : fmB.height() * 1.2), fmS.height() * 0.5, -fmS.height() * 0.5, 0);
+    const double pitchX = xTickPos.size() > 1 ? plot0.width() / std::max(1.0, xhi - xlo) : plot0.width();
+    const bool rotate = !xLabels.isEmpty() && xLabelW > pitchX * 0.9 * std::max(1.0, std::abs(xTickPos.size() > 1 ? xTickPos[1] - xTickPos[0] : 1.0));
+    const double xLabelH = rotate ? xLabelW : fmS.height();
+    const QRectF plot = plot0.adjusted(0, 0, 0, -(xLabelH + tick * 2 + (d.xTitle.isEmpty() ? 0 : fmB.height() * 1.2)));
+    auto X = [&](double x) { return plot.left() + (x - xlo) / (xhi - xlo) * plot.width(); };
+    auto Y = [&](double y) { return plot.bottom() - (y - ylo) / (yhi - ylo) * plot.height(); };
+
+    p.setFont(style.small);
+    for (double t : yTicks) {
+        const double y = Y(t);
+        p.setPen(QPen(QColor(225, 225, 225), style.hairline));
+        p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
+        p.setPen(QPen(Qt::black, style.hairline));
+        p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
+        const QString s = detail::formatValue(t);
+        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2), s);
+    }
+    // Thin x labels so that they do not overlap.
+    const double labelPitch = rotate ? fmS.height() * 1.05 : xLabelW + fmS.height();
+    const double cellW = xTickPos.size() > 1 ? std::abs(X(xTickPos[1]) - X(xTickPos[0])) : plot.width();
+    const size_t step = std::max<size_t>(1, static_cast<size_t>(std::ceil(labelPitch / std::max(1e-9, cellW))));
+    p.setPen(QPen(Qt::black, style.hairline));
+    for (size_t i = 0; i < xTickPos.size(); i += step) {
+        const double x = X(xTickPos[i]);
+        if (x < plot.left() - 1 || x > plot.right() + 1) continue;
+        p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + tick));
+        if (rotate) detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), xLabels[static_cast<int>(i)], Qt::AlignRight);
+        else p.drawText(QRectF(x - pitchX * step, plot.bottom() + tick * 2, 2 * pitchX * step, fmS.height()), Qt::AlignHCenter | Qt::AlignTop, xLabels[static_cast<int>(i)]);
+    }
+    p.setFont(style.body);
+    if (!d.yTitle.isEmpty()) detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), d.yTitle, Qt::AlignHCenter);
+    if (!d.xTitle.isEmpty())
+        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + xLabelH, plot.width(), fmB.height() * 1.2), Qt::AlignHCenter | Qt::AlignVCenter, d.xTitle);
+
+    p.save();
+    p.setClipRect(plot.adjusted(-2, -2, 2, 2));
+    if (d.kind == ChartData::Kind::Bar) {
+        const size_t n = std::max<size_t>(1, d.series.size());
+        const double groupW = plot.width() / std::max(1.0, xhi - xlo) * 0.8;
+        const double barW = groupW / static_cast<double>(n);
+        for (size_t s = 0; s < d.series.size(); ++s)
+            for (size_t i = 0; i < d.series[s].y.size(); ++i) {
+                const double v = d.series[s].y[i];
+                const double x = X(static_cast<double>(i)) - groupW / 2 + barW * static_cast<double>(s);
+                if (!std::isfinite(v)) {
+                    p.setPen(QPen(Qt::darkGray, style.hairline));
+                    p.drawText(QRectF(x, Y(ylo) - fmS.height(), barW, fmS.height()), Qt::AlignCenter, QStringLiteral("\u2013"));
+                    continue;
+                }
+                const QRectF bar = QRectF(QPointF(x, Y(std::max(0.0, ylo))), QPointF(x + barW * 0.92, Y(v))).normalized();
+                p.fillRect(bar, colorOf(d.series[s], static_cast<int>(s)));
+            }
+    } else {
+        for (size_t s = 0; s < d.series.size(); ++s) {
+            const QColor c = colorOf(d.series[s], static_cast<int>(s));
+            p.setPen(QPen(c, style.hairline * 3, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+            QPolygonF poly;
+            auto flush = [&] {
+                if (poly.size() > 1) p.drawPolyline(poly);
+                poly.clear();
+            };
+            const auto& ser = d.series[s];
+            for (size_t i = 0; i < ser.y.size() && i < ser.x.size(); ++i) {
+                if (!std::isfinite(ser.y[i])) {
+                    flush();
+                    continue;
+                }
+                poly << QPointF(X(ser.x[i]), Y(ser.y[i]));
+            }
+            flush();
+            p.setBrush(c);
+            p.setPen(Qt::NoPen);
+            const double m = style.hairline * 3.5;
+            for (size_t i = 0; i < ser.y.size() && i < ser.x.size(); ++i)
+                if (std::isfinite(ser.y[i])) p.drawEllipse(QPointF(X(ser.x[i]), Y(ser.y[i])), m, m);
+            p.setBrush(Qt::NoBrush);
+        }
+    }
+    p.restore();
+    p.setPen(QPen(Qt::black, style.hairline));
+    p.drawLine(plot.bottomLeft(), plot.bottomRight());
+    p.drawLine(plot.bottomLeft(), plot.topLeft());
+    p.restore();
+}
+
+ChartWidget::ChartWidget(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_view = new QChartView(this);
+    m_view->setRenderHint(QPainter::Antialiasing);
+    layout->addWidget(m_view);
+    setMinimumSize(200, 150);
+    rebuild();
+}
+
+void ChartWidget::setChart(const ChartData& data) {
+    m_data = data;
+    m_placeholder.clear();
+    rebuild();
+}
+
+void ChartWidget::setPlaceholder(const QString& text) {
+    m_data = ChartData{};
+    m_placeholder = text;
+    rebuild();
+}
+
+void ChartWidget::rebuild() {
+    auto* chart = new QChart();
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->legend()->setVisible(m_data.series.size() > 1);
+    chart->legend()->setAlignment(Qt::AlignTop);
+    chart->setTitle(m_placeholder.isEmpty() ? m_data.title : m_placeholder);
+    const auto [ylo, yhi] = yRange(m_data);
+    auto* axisY = new QValueAxis();
+    axisY->setRange(ylo, yhi);
+    axisY->setTitleText(m_data.yTitle);
+    axisY->setLabelFormat(QStringLiteral("%.3g"));
+    chart->addAxis(axisY, Qt::AlignLeft);
+    if (m_data.kind == ChartData::Kind::Bar) {
+        auto* bars = new QBarSeries();
+        for (size_t s = 0; s < m_data.series.size(); ++s) {
+            auto* set = new QBarSet(m_data.series[s].name);
+            set->setColor(colorOf(m_data.series[s], static_cast<int>(s)));
+            for (double v : m_data.series[s].y) *set << (std::isfinite(v) ? v : 0.0);
+            bars->append(set);
+        }
+        chart->addSeries(bars);
+        auto* axisX = new QBarCategoryAxis();
+        QStringList cats;
+        for (const QString& c : m_data.categories) cats << detail::labelText(c, 10);
+        axisX->append(cats);
+        axisX->setTitleText(m_data.xTitle);
+        chart->addAxis(axisX, Qt::AlignBottom);
+        bars->attachAxis(axisX);
+        bars->attachAxis(axisY);
+    } else {
+        auto* axisX = new QValueAxis();
+        const auto [xlo, xhi] = xRange(m_data);
+        axisX->setRange(xlo, xhi);
+        axisX->setTitleText(m_data.xTitle);
+        axisX->setLabelFormat(QStringLiteral("%.3g"));
+        chart->addAxis(axisX, Qt::AlignBottom);
+        for (size_t s = 0; s < m_data.series.size(); ++s) {
+            const auto& ser = m_data.series[s];
+            const QColor c = colorOf(ser, static_cast<int>(s));
+            // NaN breaks the line: one QLineSeries per finite run, markers for every point.
+            auto* markers = new QScatterSeries();
+            markers->setName(ser.name);
+            markers->setColor(c);
+            markers->setMarkerSize(7);
+            markers->setBorderColor(c);
+            QLineSeries* line = nullptr;
+            for (size_t i = 0; i < ser.y.size() && i < ser.x.size(); ++i) {
+                if (!std::isfinite(ser.y[i])) {
+                    line = nullptr;
+                    continue;
+                }
+                if (!line) {
+                    line = new QLineSeries();
+                    line->setColor(c);
+                    QPen pen(c, 2);
+                    line->setPen(pen);
+                    chart->addSeries(line);
+                    line->attachAxis(axisX);
+                    line->attachAxis(axisY);
+                    for (auto* m : chart->legend()->markers(line)) m->setVisible(false);
+                }
+                line->append(ser.x[i], ser.y[i]);
+                markers->append(ser.x[i], ser.y[i]);
+            }
+            chart->addSeries(markers);
+            markers->attachAxis(axisX);
+            markers->attachAxis(axisY);
+        }
+    }
+    QChart* old = m_view->chart();
+    m_view->setChart(chart);
+    delete old;
+}
+
+} // namespace gwb::views

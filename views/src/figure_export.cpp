@@ -1,0 +1,254 @@
+#include "gwb/views/figure_export.h"
+
+#include "npy_writer.h"
+
+#include "gwb/engine/analysis.h"
+
+#include <QBuffer>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <cmath>
+
+namespace gwb::views {
+
+QSizeF figureSizePoints(const View& view, const FigureOptions& options) {
+    const double w = options.widthInches;
+    const double h = options.resolvedHeight(view.figureAspect());
+    return {w * 72.0, h * 72.0};
+}
+
+QImage renderFigureImage(const View& view, const FigureOptions& options) {
+    const QSizeF pt = figureSizePoints(view, options);
+    const int dpi = std::max(10, options.dpi);
+    const QSize px(static_cast<int>(std::lround(pt.width() / 72.0 * dpi)),
+                   static_cast<int>(std::lround(pt.height() / 72.0 * dpi)));
+    QImage img(px, QImage::Format_ARGB32);
+    img.fill(Qt::white);
+    const int dpm = static_cast<int>(std::lround(dpi / 0.0254));
+    img.setDotsPerMeterX(dpm);
+    img.setDotsPerMeterY(dpm);
+    QPainter p(&img);
+    p.scale(dpi / 72.0, dpi / 72.0);
+    view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
+    p.end();
+    return img;
+}
+
+ExportResult writeFileAtomically(const QString& path, const QByteArray& bytes) {
+    ExportResult r;
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) {
+        r.message = QStringLiteral("cannot write %1: %2").arg(QDir::toNativeSeparators(path), f.errorString());
+        return r;
+    }
+    if (f.write(bytes) != bytes.size() || !f.commit()) {
+        r.message = QStringLiteral("cannot write %1: %2").arg(QDir::toNativeSeparators(path), f.errorString());
+        f.cancelWriting();
+        return r;
+    }
+    r.ok = true;
+    r.files << path;
+    r.message = QStringLiteral("wrote %1").arg(QDir::toNativeSeparators(path));
+    return r;
+}
+
+ExportResult exportFigure(const View& view, const FigureOptions& options, const QString& path) {
+    ExportResult fail;
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (options.widthInches <= 0 || options.widthInches > 100 || options.dpi <= 0 || options.dpi > 2400) {
+        fail.message = QStringLiteral("invalid figure options: width %1 in, dpi %2 (expected 0 < width <= 100, 0 < dpi <= 2400)")
+                           .arg(options.widthInches).arg(options.dpi);
+        return fail;
+    }
+    const QSizeF pt = figureSizePoints(view, options);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (suffix == QLatin1String("png")) {
+        const QImage img = renderFigureImage(view, options);
+        if (!img.save(&buffer, "PNG")) {
+            fail.message = QStringLiteral("PNG encoding failed for %1").arg(path);
+            return fail;
+        }
+    } else if (suffix == QLatin1String("svg")) {
+        QSvgGenerator gen;
+        gen.setOutputDevice(&buffer);
+        gen.setResolution(72); // 1 user unit = 1 pt
+        gen.setSize(QSize(static_cast<int>(std::ceil(pt.width())), static_cast<int>(std::ceil(pt.height()))));
+        gen.setViewBox(QRectF(QPointF(0, 0), pt));
+        gen.setTitle(view.title());
+        gen.setDescription(view.caption());
+        QPainter p(&gen);
+        view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
+        p.end();
+    } else if (suffix == QLatin1String("pdf")) {
+        QPdfWriter pdf(&buffer);
+        pdf.setResolution(72 * 10); // fine device grid; painter is scaled to points below
+        pdf.setPageSize(QPageSize(pt, QPageSize::Point, QString(), QPageSize::ExactMatch));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        pdf.setTitle(view.title());
+        pdf.setCreator(QStringLiteral("Grassmann Workbench"));
+        QPainter p(&pdf);
+        p.scale(10, 10);
+        view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
+        p.end();
+    } else {
+        fail.message = QStringLiteral("unsupported figure format '%1' in %2 (use .png, .svg or .pdf)").arg(suffix, path);
+        return fail;
+    }
+    buffer.close();
+    return writeFileAtomically(path, bytes);
+}
+
+namespace {
+
+QString csvField(const QString& s) {
+    if (s.contains(QLatin1Char(',')) || s.contains(QLatin1Char('"')) || s.contains(QLatin1Char('\n')) ||
+        s.contains(QLatin1Char('\r')) || s.startsWith(QLatin1Char(' ')) || s.endsWith(QLatin1Char(' '))) {
+        QString q = s;
+        q.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+        return QLatin1Char('"') + q + QLatin1Char('"');
+    }
+    return s;
+}
+
+QString csvNumber(float v) {
+    if (std::isnan(v)) return QStringLiteral("nan");
+    return QString::number(static_cast<double>(v), 'g', 9);
+}
+
+QByteArray encodeCsv(const DataTable& t) {
+    QString out;
+    const auto& a = t.values;
+    if (a.rank() == 1) {
+        out += csvField(t.rowAxis.isEmpty() ? QStringLiteral("index") : t.rowAxis) + QStringLiteral(",label,") + csvField(t.name) + QLatin1Char('\n');
+        for (int64_t i = 0; i < a.dim(0); ++i)
+            out += QString::number(i) + QLatin1Char(',') + csvField(i < t.rowLabels.size() ? t.rowLabels[static_cast<int>(i)] : QString()) +
+                   QLatin1Char(',') + csvNumber(a.data[static_cast<size_t>(i)]) + QLatin1Char('\n');
+    } else {
+        const int64_t R = a.dim(0);
+        const int64_t C = a.rank() >= 2 ? a.count(a.shape) / std::max<int64_t>(1, R) : 0;
+        out += csvField(QStringLiteral("%1 \\ %2").arg(t.rowAxis, t.colAxis));
+        for (int64_t j = 0; j < C; ++j)
+            out += QLatin1Char(',') + csvField(j < t.colLabels.size() ? t.colLabels[static_cast<int>(j)] : QString::number(j));
+        out += QLatin1Char('\n');
+        for (int64_t i = 0; i < R; ++i) {
+            out += csvField(i < t.rowLabels.size() ? t.rowLabels[static_cast<int>(i)] : QString::number(i));
+            for (int64_t j = 0; j < C; ++j) out += QLatin1Char(',') + csvNumber(a.data[static_cast<size_t>(i * C + j)]);
+            out += QLatin1Char('\n');
+        }
+    }
+    return out.toUtf8();
+}
+
+QJsonObject traceInfo(const gwb::engine::Trace& t) {
+    QJsonObject o;
+    o.insert(QStringLiteral("name"), QString::fromStdString(t.modelName));
+    o.insert(QStringLiteral("path"), QString::fromStdString(t.modelPath));
+    o.insert(QStringLiteral("kind"), t.isGrassmann() ? QStringLiteral("grassmann") : QStringLiteral("transformer"));
+    o.insert(QStringLiteral("layers"), static_cast<qint64>(t.layers.size()));
+    o.insert(QStringLiteral("tokens"), static_cast<qint64>(t.length()));
+    o.insert(QStringLiteral("device"), QString::fromStdString(t.device));
+    return o;
+}
+
+QJsonArray toJson(const QStringList& l) { return QJsonArray::fromStringList(l); }
+
+} // namespace
+
+ExportResult exportData(const View& view, const QString& basePath) {
+    ExportResult result;
+    const std::vector<DataTable> tables = view.dataTables();
+    if (tables.empty()) {
+        result.message = QStringLiteral("view '%1' has no data to export: %2").arg(view.viewId(), view.caption());
+        return result;
+    }
+    const WorkbenchData& d = view.data();
+    QJsonObject meta;
+    meta.insert(QStringLiteral("view"), view.viewId());
+    meta.insert(QStringLiteral("title"), view.title());
+    meta.insert(QStringLiteral("caption"), view.caption());
+    QJsonObject models;
+    if (d.grassmann) models.insert(QStringLiteral("grassmann"), traceInfo(*d.grassmann));
+    if (d.baseline) models.insert(QStringLiteral("baseline"), traceInfo(*d.baseline));
+    meta.insert(QStringLiteral("model"), models);
+    meta.insert(QStringLiteral("prompt"), d.prompt());
+    QJsonObject sel;
+    if (const Selection* s = view.selection()) {
+        sel.insert(QStringLiteral("token"), s->token());
+        if (const auto t = d.primary(); t && s->token() < t->length())
+            sel.insert(QStringLiteral("token_text"), QString::fromStdString(t->tokens[static_cast<size_t>(s->token())].text));
+        sel.insert(QStringLiteral("layer"), s->layer());
+        sel.insert(QStringLiteral("head"), s->head());
+        sel.insert(QStringLiteral("offset_index"), s->offsetIndex());
+        if (d.grassmann && s->layer() < static_cast<int>(d.grassmann->layers.size())) {
+            const auto& gl = d.grassmann->layers[static_cast<size_t>(s->layer())].grassmann;
+            if (gl && s->offsetIndex() < static_cast<int>(gl->offsets.size()))
+                sel.insert(QStringLiteral("offset"), gl->offsets[static_cast<size_t>(s->offsetIndex())]);
+        }
+    }
+    meta.insert(QStringLiteral("selection"), sel);
+    meta.insert(QStringLiteral("settings"), view.settings());
+
+    const QFileInfo base(basePath);
+    QStringList written;
+    QJsonArray arrays;
+    QJsonObject defs;
+    const auto& engineDefs = gwb::engine::definitions();
+    auto rollback = [&written](ExportResult r) {
+        for (const QString& f : written) QFile::remove(f); // all or none
+        r.files.clear();
+        return r;
+    };
+    for (const DataTable& t : tables) {
+        const QString stem = base.filePath() + QLatin1Char('_') + t.name;
+        ExportResult r = writeFileAtomically(stem + QStringLiteral(".csv"), encodeCsv(t));
+        if (!r.ok) return rollback(r);
+        written << r.files;
+        r = writeFileAtomically(stem + QStringLiteral(".npy"), detail::encodeNpy(t.values));
+        if (!r.ok) return rollback(r);
+        written << r.files;
+        QJsonObject a;
+        a.insert(QStringLiteral("name"), t.name);
+        a.insert(QStringLiteral("quantity"), t.quantity);
+        a.insert(QStringLiteral("units"), t.units);
+        QJsonArray shape;
+        for (int64_t s : t.values.shape) shape.append(static_cast<qint64>(s));
+        a.insert(QStringLiteral("shape"), shape);
+        a.insert(QStringLiteral("row_axis"), t.rowAxis);
+        a.insert(QStringLiteral("col_axis"), t.colAxis);
+        a.insert(QStringLiteral("row_labels"), toJson(t.rowLabels));
+        a.insert(QStringLiteral("col_labels"), toJson(t.colLabels));
+        a.insert(QStringLiteral("csv"), QFileInfo(stem + QStringLiteral(".csv")).fileName());
+        a.insert(QStringLiteral("npy"), QFileInfo(stem + QStringLiteral(".npy")).fileName());
+        a.insert(QStringLiteral("definition_key"), t.definitionKey);
+        arrays.append(a);
+        if (!t.definitionKey.isEmpty()) {
+            const auto it = engineDefs.find(t.definitionKey.toStdString());
+            if (it != engineDefs.end()) defs.insert(t.definitionKey, QString::fromStdString(it->second));
+        }
+    }
+    meta.insert(QStringLiteral("arrays"), arrays);
+    QJsonObject allDefs;
+    for (const auto& [k, v] : engineDefs) allDefs.insert(QString::fromStdString(k), QString::fromStdString(v));
+    meta.insert(QStringLiteral("definitions_used"), defs);
+    meta.insert(QStringLiteral("definitions"), allDefs);
+    ExportResult r = writeFileAtomically(base.filePath() + QStringLiteral(".json"),
+                                         QJsonDocument(meta).toJson(QJsonDocument::Indented));
+    if (!r.ok) return rollback(r);
+    written << r.files;
+    result.ok = true;
+    result.files = written;
+    result.message = QStringLiteral("wrote %1 files").arg(written.size());
+    return result;
+}
+
+} // namespace gwb::views

@@ -1,0 +1,233 @@
+#include "gwb/views/heatmap_painter.h"
+
+#include "plot_util.h"
+
+#include <QFontMetricsF>
+#include <QPainterPath>
+#include <algorithm>
+#include <cmath>
+
+namespace gwb::views {
+namespace {
+
+// Row-on-demand sources are summarized only into levels of at most this many cells, so that a
+// long prompt's T x T attention is never materialized (the preview is then somewhat coarser).
+constexpr int64_t kMaxLevelCellsForComputedRows = int64_t{4} << 20;
+
+} // namespace
+
+HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize pixels,
+                            const ColorScale& scale, bool computeMissing) {
+    HeatmapImage out;
+    const MatrixSource& src = pyramid.source();
+    if (pixels.isEmpty() || src.rows() == 0 || src.cols() == 0 || window.isEmpty()) return out;
+    auto [ly, lx] = MatrixPyramid::levelFor(window.height() / pixels.height(), window.width() / pixels.width());
+    if (!src.dense()) {
+        while ((ly != 0 || lx != 0) &&
+               ((src.rows() >> ly) + 1) * ((src.cols() >> lx) + 1) > kMaxLevelCellsForComputedRows) {
+            if ((src.rows() >> ly) >= (src.cols() >> lx)) ++ly; else ++lx;
+        }
+    }
+    out.levelRows = ly;
+    out.levelCols = lx;
+    std::shared_ptr<const MatrixLevel> level;
+    if (ly != 0 || lx != 0) {
+        level = computeMissing ? pyramid.level(ly, lx) : pyramid.cached(ly, lx);
+        if (!level) {
+            level = pyramid.bestCachedCoarser(ly, lx);
+            out.preview = true;
+            if (!level) return out;
+        }
+        out.blockRows = level->blockRows;
+        out.blockCols = level->blockCols;
+    }
+
+    QImage img(pixels, QImage::Format_ARGB32);
+    const double cppR = window.height() / pixels.height();
+    const double cppC = window.width() / pixels.width();
+    std::vector<int64_t> colIndex(static_cast<size_t>(pixels.width()));
+    const int64_t nCols = level ? level->cols : src.cols();
+    const int64_t nRows = level ? level->rows : src.rows();
+    for (int j = 0; j < pixels.width(); ++j) {
+        const double sc = window.left() + (j + 0.5) * cppC;
+        colIndex[static_cast<size_t>(j)] =
+            std::clamp<int64_t>(static_cast<int64_t>(std::floor(sc / out.blockCols)), 0, nCols - 1);
+    }
+    std::vector<float> rowBuf(level ? 0 : static_cast<size_t>(src.cols()));
+    int64_t bufferedRow = -1;
+    for (int i = 0; i < pixels.height(); ++i) {
+        const double sr = window.top() + (i + 0.5) * cppR;
+        const int64_t r = std::clamp<int64_t>(static_cast<int64_t>(std::floor(sr / out.blockRows)), 0, nRows - 1);
+        const float* values = nullptr;
+        if (level) {
+            values = level->values.data() + r * level->cols;
+        } else if (src.dense()) {
+            values = src.dense() + r * src.cols();
+        } else {
+            if (r != bufferedRow) {
+                src.row(r, rowBuf.data());
+                bufferedRow = r;
+            }
+            values = rowBuf.data();
+        }
+        auto* line = reinterpret_cast<QRgb*>(img.scanLine(i));
+        for (int j = 0; j < pixels.width(); ++j) line[j] = scale.color(values[colIndex[static_cast<size_t>(j)]]);
+    }
+    out.image = std::move(img);
+    return out;
+}
+
+void paintColorbar(QPainter& p, const QRectF& rect, const ColorScale& scale, const QString& valueName,
+                   const FigureStyle& style) {
+    p.save();
+    const QFontMetricsF fm(style.small);
+    p.setFont(style.small);
+    const double barW = std::clamp(rect.width() * 0.22, 4.0, 14.0);
+    const QRectF bar(rect.left(), rect.top() + fm.height() / 2, barW, rect.height() - fm.height());
+    // 256 steps as an image keeps vector output small and exact.
+    QImage strip(1, 256, QImage::Format_ARGB32);
+    const auto& table = colormapTable(scale.map);
+    for (int i = 0; i < 256; ++i) strip.setPixel(0, 255 - i, table[static_cast<size_t>(i)]);
+    p.drawImage(bar, strip);
+    p.setPen(QPen(Qt::black, style.hairline));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(bar);
+    const double lo = scale.effectiveLow();
+    const double hi = scale.effectiveHigh();
+    const auto ticks = detail::niceTicks(lo, hi, std::max(2, static_cast<int>(bar.height() / (fm.height() * 1.8))));
+    double maxTickW = 0;
+    for (double t : ticks) {
+        const double y = bar.bottom() - (t - lo) / (hi - lo) * bar.height();
+        p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + barW * 0.3, y));
+        const QString s = detail::formatValue(t);
+        maxTickW = std::max(maxTickW, fm.horizontalAdvance(s));
+        p.drawText(QPointF(bar.right() + barW * 0.4, y + fm.ascent() / 2 - fm.descent() / 2), s);
+    }
+    if (!valueName.isEmpty()) {
+        const double x = bar.right() + barW * 0.5 + maxTickW + fm.height() * 0.7;
+        detail::drawRotatedText(p, QPointF(x, bar.center().y()), valueName, Qt::AlignHCenter);
+    }
+    p.restore();
+}
+
+HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyramid, const QRectF& window,
+                             const ColorScale& scale, const HeatmapAxes& axes, const FigureStyle& style,
+                             const HeatmapMarks& marks, bool computeMissing, HeatmapImage* used) {
+    HeatmapGeometry geo;
+    const MatrixSource& src = pyramid.source();
+    p.save();
+    const QFontMetricsF fmS(style.small);
+    const QFontMetricsF fmB(style.body);
+    const QFontMetricsF fmT(style.title);
+    QRectF r = area;
+    if (!axes.title.isEmpty()) {
+        p.setFont(style.title);
+        p.setPen(Qt::black);
+        p.drawText(QRectF(r.left(), r.top(), r.width(), fmT.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   fmT.elidedText(axes.title, Qt::ElideRight, r.width()));
+        r.setTop(r.top() + fmT.height() * 1.25);
+    }
+    auto labelFor = [](const QStringList& labels, int64_t i) {
+        return i < labels.size() ? detail::labelText(labels[static_cast<int>(i)]) : QString::number(i);
+    };
+    // Margins from the widest visible labels.
+    const int64_t r0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(window.top())), 0, src.rows());
+    const int64_t r1 = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(window.bottom())), 0, src.rows());
+    const int64_t c0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(window.left())), 0, src.cols());
+    const int64_t c1 = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(window.right())), 0, src.cols());
+    double rowLabelW = 0, colLabelH = 0;
+    for (int64_t i = r0; i < r1 && i < r0 + 4000; ++i) rowLabelW = std::max(rowLabelW, fmS.horizontalAdvance(labelFor(axes.rowLabels, i)));
+    for (int64_t j = c0; j < c1 && j < c0 + 4000; ++j) colLabelH = std::max(colLabelH, fmS.horizontalAdvance(labelFor(axes.colLabels, j)));
+    const double tick = fmS.height() * 0.25;
+    const double leftM = rowLabelW + tick * 2 + (axes.rowTitle.isEmpty() ? 0 : fmB.height() * 1.2);
+    const double noteH = fmS.height() * 1.2;
+    const double bottomM = colLabelH + tick * 2 + (axes.colTitle.isEmpty() ? 0 : fmB.height() * 1.2) + noteH;
+    const double barBlock = style.colorbar ? std::max(fmS.height() * 4.8, r.width() * 0.1) : 0;
+    const QRectF plot(r.left() + leftM, r.top() + fmS.height() * 0.2, std::max(4.0, r.width() - leftM - barBlock - tick * 2),
+                      std::max(4.0, r.height() - bottomM - fmS.height() * 0.2));
+    geo.plot = plot;
+
+    // Matrix image at device resolution.
+    const QTransform dt = p.deviceTransform();
+    const double sx = std::hypot(dt.m11(), dt.m12());
+    const double sy = std::hypot(dt.m21(), dt.m22());
+    const QSize px(std::max(1, static_cast<int>(std::lround(plot.width() * sx))),
+                   std::max(1, static_cast<int>(std::lround(plot.height() * sy))));
+    HeatmapImage hi = colorizeWindow(pyramid, window, px, scale, computeMissing);
+    if (!hi.image.isNull()) {
+        p.drawImage(plot, hi.image);
+    } else {
+        p.fillRect(plot, QColor(235, 235, 235));
+        p.setFont(style.body);
+        p.setPen(Qt::darkGray);
+        p.drawText(plot, Qt::AlignCenter, QStringLiteral("downsampling\u2026"));
+    }
+    if (used) *used = hi;
+    p.setPen(QPen(Qt::black, style.hairline));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(plot);
+
+    const double cellH = plot.height() / window.height();
+    const double cellW = plot.width() / window.width();
+    auto yOf = [&](double row) { return plot.top() + (row - window.top()) * cellH; };
+    auto xOf = [&](double col) { return plot.left() + (col - window.left()) * cellW; };
+    // Selection outline (drawn only when inside the window).
+    QPen markPen(QColor(255, 255, 255), style.hairline * 2.5);
+    QPen markPen2(QColor(0, 0, 0), style.hairline * 1.2);
+    p.save();
+    p.setClipRect(plot);
+    for (const QPen& pen : {markPen, markPen2}) {
+        p.setPen(pen);
+        if (marks.col >= 0 && marks.col >= c0 && marks.col < c1)
+            p.drawRect(QRectF(xOf(static_cast<double>(marks.col)), plot.top(), cellW, plot.height()));
+        if (marks.row >= 0 && marks.row >= r0 && marks.row < r1)
+            p.drawRect(QRectF(plot.left(), yOf(static_cast<double>(marks.row)), plot.width(), cellH));
+    }
+    p.restore();
+
+    // Labels, thinned to one per label pitch.
+    p.setFont(style.small);
+    p.setPen(Qt::black);
+    const double pitch = fmS.height() * 1.05;
+    const int64_t rowStep = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(pitch / cellH)));
+    const int64_t colStep = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(pitch / cellW)));
+    for (int64_t i = (r0 + rowStep - 1) / rowStep * rowStep; i < r1; i += rowStep) {
+        const double y = yOf(static_cast<double>(i) + 0.5);
+        if (y < plot.top() - 0.5 || y > plot.bottom() + 0.5) continue;
+        p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
+        const QString s = labelFor(axes.rowLabels, i);
+        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2), s);
+    }
+    for (int64_t j = (c0 + colStep - 1) / colStep * colStep; j < c1; j += colStep) {
+        const double x = xOf(static_cast<double>(j) + 0.5);
+        if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
+        p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + tick));
+        detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), labelFor(axes.colLabels, j), Qt::AlignRight);
+    }
+    p.setFont(style.body);
+    if (!axes.rowTitle.isEmpty())
+        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), axes.rowTitle, Qt::AlignHCenter);
+    if (!axes.colTitle.isEmpty())
+        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + colLabelH, plot.width(), fmB.height() * 1.2),
+                   Qt::AlignHCenter | Qt::AlignVCenter, axes.colTitle);
+    // Downsampling note: say how the picture summarizes the matrix.
+    QString note;
+    if (hi.blockRows > 1 || hi.blockCols > 1)
+        note = QStringLiteral("%1 x %2 matrix; each pixel = %3 of a %4 x %5 tile%6")
+                   .arg(src.rows()).arg(src.cols()).arg(downsampleModeName(pyramid.mode()))
+                   .arg(hi.blockRows).arg(hi.blockCols).arg(hi.preview ? QStringLiteral(" (preview)") : QString());
+    if (!note.isEmpty()) {
+        p.setFont(style.small);
+        p.setPen(Qt::darkGray);
+        p.drawText(QRectF(r.left(), r.bottom() - noteH, r.width(), noteH), Qt::AlignLeft | Qt::AlignVCenter,
+                   fmS.elidedText(note, Qt::ElideRight, r.width()));
+    }
+    if (style.colorbar) {
+        geo.colorbar = QRectF(plot.right() + tick * 3, plot.top(), barBlock - tick, plot.height());
+        paintColorbar(p, geo.colorbar, scale, axes.valueName, style);
+    }
+    p.restore();
+    return geo;
+}
+
+} // namespace gwb::views

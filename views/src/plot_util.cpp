@@ -1,0 +1,65 @@
+#include "plot_util.h"
+
+#include <QTextLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace gwb::views::detail {
+
+std::vector<double> niceTicks(double lo, double hi, int maxCount) {
+    std::vector<double> ticks;
+    if (!std::isfinite(lo) || !std::isfinite(hi) || hi <= lo || maxCount < 2) return ticks;
+    const double raw = (hi - lo) / (maxCount - 1);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = mag;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * mag >= raw) {
+            step = m * mag;
+            break;
+        }
+    const double first = std::ceil(lo / step - 1e-9) * step;
+    for (double t = first; t <= hi + step * 1e-9; t += step)
+        ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+    return ticks;
+}
+
+QString formatValue(double v) {
+    if (std::isnan(v)) return QStringLiteral("NaN");
+    const double a = std::abs(v);
+    if (a != 0 && (a < 1e-3 || a >= 1e5)) return QString::number(v, 'e', 2);
+    return QString::number(v, 'g', 3);
+}
+
+QString labelText(const QString& text, int maxChars) {
+    QString t = text;
+    t.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    t.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
+    if (t.trimmed().isEmpty()) t = QStringLiteral("\u2423"); // visible space for blank pieces
+    if (t.size() > maxChars) t = t.left(maxChars - 1) + QChar(0x2026);
+    return t;
+}
+
+void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt::Alignment align) {
+    p.save();
+    p.translate(anchor);
+    p.rotate(-90);
+    const QFontMetricsF fm(p.font());
+    const double w = fm.horizontalAdvance(text);
+    double x = 0;
+    if (align & Qt::AlignRight) x = -w;
+    else if (align & Qt::AlignHCenter) x = -w / 2;
+    double y = fm.ascent() / 2 - fm.descent() / 2; // vertically centred on the anchor
+    if (align & Qt::AlignTop) y = fm.ascent();
+    else if (align & Qt::AlignBottom) y = -fm.descent();
+    p.drawText(QPointF(x, y), text);
+    p.restore();
+}
+
+double drawWrappedText(QPainter& p, const QRectF& rect, const QString& text, bool draw) {
+    const QFontMetricsF fm(p.font());
+    const QRectF need = fm.boundingRect(QRectF(0, 0, rect.width(), 1e6), Qt::TextWordWrap, text);
+    if (draw) p.drawText(QRectF(rect.left(), rect.top(), rect.width(), need.height()), Qt::TextWordWrap, text);
+    return need.height();
+}
+
+} // namespace gwb::views::detail

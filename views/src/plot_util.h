@@ -1,0 +1,23 @@
+#pragma once
+// Small drawing helpers shared by the figure painters (ticks, number text, label fitting).
+
+#include <QFont>
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QString>
+#include <vector>
+
+namespace gwb::views::detail {
+
+/// 1-2-5 ticks covering [lo, hi] with at most about maxCount ticks inside the range.
+std::vector<double> niceTicks(double lo, double hi, int maxCount);
+/// Compact number text: 3 significant digits, scientific for tiny or huge values.
+QString formatValue(double v);
+/// Elides long token text for axis labels and makes whitespace visible.
+QString labelText(const QString& text, int maxChars = 12);
+/// Draws text rotated by -90 degrees with its baseline box's right end at `anchor` (for axis labels).
+void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt::Alignment align);
+/// Text wrapped to width, returns the height used (drawing when `draw`).
+double drawWrappedText(QPainter& p, const QRectF& rect, const QString& text, bool draw);
+
+} // namespace gwb::views::detail

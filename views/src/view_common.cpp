@@ -1,0 +1,66 @@
+#include "view_common.h"
+
+namespace gwb::views::detail {
+
+QComboBox* addCombo(QHBoxLayout* bar, const QString& label, const QStringList& items, QWidget* parent) {
+    if (!label.isEmpty()) bar->addWidget(new QLabel(label, parent));
+    auto* combo = new QComboBox(parent);
+    combo->addItems(items);
+    bar->addWidget(combo);
+    return combo;
+}
+
+QComboBox* addColormapCombo(QHBoxLayout* bar, QWidget* parent) {
+    return addCombo(bar, QStringLiteral("Colormap"),
+                    {QStringLiteral("viridis"), QStringLiteral("cividis"), QStringLiteral("magma")}, parent);
+}
+
+DataTable tableFromMatrix(const QString& name, const QString& quantity, const QString& definitionKey,
+                          const QString& units, int64_t rows, int64_t cols, std::vector<float> values,
+                          const QString& rowAxis, const QString& colAxis, const QStringList& rowLabels,
+                          const QStringList& colLabels) {
+    DataTable t;
+    t.name = name;
+    t.quantity = quantity;
+    t.definitionKey = definitionKey;
+    t.units = units;
+    t.values = gwb::engine::FloatArray({rows, cols}, std::move(values));
+    t.rowAxis = rowAxis;
+    t.colAxis = colAxis;
+    t.rowLabels = rowLabels;
+    t.colLabels = colLabels;
+    return t;
+}
+
+QString modelPhrase(const gwb::engine::TracePtr& trace) {
+    if (!trace) return {};
+    return QStringLiteral(" Model: %1.").arg(QString::fromStdString(trace->modelName.empty() ? trace->modelPath : trace->modelName));
+}
+
+const gwb::engine::GrassmannLayerTrace* grassmannLayer(const WorkbenchData& d, int l) {
+    if (!d.grassmann || l < 0 || l >= static_cast<int>(d.grassmann->layers.size())) return nullptr;
+    const auto& g = d.grassmann->layers[static_cast<size_t>(l)].grassmann;
+    return g ? &*g : nullptr;
+}
+
+const gwb::engine::GrassmannLayerAnalysis* grassmannAnalysis(const WorkbenchData& d, int l) {
+    if (!d.grassmannAnalysis || l < 0 || l >= static_cast<int>(d.grassmannAnalysis->grassmann.size())) return nullptr;
+    return &d.grassmannAnalysis->grassmann[static_cast<size_t>(l)];
+}
+
+QString noModelMessage(const QString& which) {
+    return QStringLiteral("No %1 trace yet: load a model and run a prompt.").arg(which);
+}
+
+std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, bool sideBySide, double gap) {
+    if (sideBySide) {
+        const double w = (rect.width() - gap) * firstShare;
+        return {QRectF(rect.left(), rect.top(), w, rect.height()),
+                QRectF(rect.left() + w + gap, rect.top(), rect.width() - w - gap, rect.height())};
+    }
+    const double h = (rect.height() - gap) * firstShare;
+    return {QRectF(rect.left(), rect.top(), rect.width(), h),
+            QRectF(rect.left(), rect.top() + h + gap, rect.width(), rect.height() - h - gap)};
+}
+
+} // namespace gwb::views::detail

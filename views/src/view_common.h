@@ -1,0 +1,34 @@
+#pragma once
+// Helpers shared by the view implementations (toolbars, labels, small array utilities).
+
+#include "gwb/views/colormap.h"
+#include "gwb/views/data_table.h"
+#include "gwb/views/heatmap_widget.h"
+#include "gwb/views/view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+
+namespace gwb::views::detail {
+
+/// A toolbar row: adds "label [combo]" and returns the combo.
+QComboBox* addCombo(QHBoxLayout* bar, const QString& label, const QStringList& items, QWidget* parent);
+/// Colormap chooser wired to the view's colormap (sequential maps only unless allowDiverging).
+QComboBox* addColormapCombo(QHBoxLayout* bar, QWidget* parent);
+/// Copy of a heatmap widget's visible full matrix as a DataTable.
+DataTable tableFromMatrix(const QString& name, const QString& quantity, const QString& definitionKey,
+                          const QString& units, int64_t rows, int64_t cols, std::vector<float> values,
+                          const QString& rowAxis, const QString& colAxis, const QStringList& rowLabels,
+                          const QStringList& colLabels);
+/// "model 'name'" or "" for captions.
+QString modelPhrase(const gwb::engine::TracePtr& trace);
+/// Grassmann layer trace/analysis at index l when present.
+const gwb::engine::GrassmannLayerTrace* grassmannLayer(const WorkbenchData& d, int l);
+const gwb::engine::GrassmannLayerAnalysis* grassmannAnalysis(const WorkbenchData& d, int l);
+/// Message for a missing model.
+QString noModelMessage(const QString& which);
+/// Splits rect into two panels side by side (wide figures) or stacked; `firstShare` of the space first.
+std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, bool sideBySide, double gap);
+
+} // namespace gwb::views::detail

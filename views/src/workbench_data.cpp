@@ -1,0 +1,53 @@
+#include "gwb/views/workbench_data.h"
+
+#include <algorithm>
+
+namespace gwb::views {
+
+int64_t WorkbenchData::tokenCount() const {
+    const TracePtr t = primary();
+    return t ? t->length() : 0;
+}
+
+int64_t WorkbenchData::layerCount() const {
+    int64_t n = 0;
+    if (grassmann) n = std::max<int64_t>(n, static_cast<int64_t>(grassmann->layers.size()));
+    if (baseline) n = std::max<int64_t>(n, static_cast<int64_t>(baseline->layers.size()));
+    return n;
+}
+
+int64_t WorkbenchData::headCount() const {
+    if (!baseline) return 0;
+    int64_t h = 0;
+    for (const auto& l : baseline->layers)
+        if (l.attention) h = std::max(h, l.attention->nHeads);
+    return h;
+}
+
+int64_t WorkbenchData::offsetCount() const {
+    if (!grassmann) return 0;
+    int64_t o = 0;
+    for (const auto& l : grassmann->layers)
+        if (l.grassmann) o = std::max<int64_t>(o, static_cast<int64_t>(l.grassmann->offsets.size()));
+    return o;
+}
+
+QString WorkbenchData::prompt() const {
+    const TracePtr t = primary();
+    return t ? QString::fromStdString(t->prompt) : QString();
+}
+
+QStringList tokenLabels(const gwb::engine::Trace& trace) {
+    QStringList out;
+    out.reserve(static_cast<int>(trace.tokens.size()));
+    for (const auto& tok : trace.tokens) out << QString::fromStdString(tok.text);
+    return out;
+}
+
+QStringList layerLabels(int64_t n) {
+    QStringList out;
+    for (int64_t i = 0; i < n; ++i) out << QStringLiteral("L%1").arg(i);
+    return out;
+}
+
+} // namespace gwb::views
