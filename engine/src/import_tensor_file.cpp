@@ -2,7 +2,7 @@
 
 #include "zip_reader.h"
 
-#include <nlohmann/json.hpp>
+#include "gwb/engine/checkpoint.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,25 +16,6 @@ namespace gwb::engine {
 namespace {
 
 using K = PickleValue::Kind;
-
-float halfToFloat(uint16_t h) {
-    const uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
-    float v;
-    if (exp == 0)
-        v = std::ldexp(static_cast<float>(man), -24); // subnormal (or zero)
-    else if (exp == 31)
-        v = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-    else
-        v = std::ldexp(static_cast<float>(man | 0x400u), static_cast<int>(exp) - 25);
-    return sign ? -v : v;
-}
-
-float bf16ToFloat(uint16_t b) {
-    const uint32_t bits = static_cast<uint32_t>(b) << 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
 
 template <typename T> T load(const uint8_t* p) {
     T v;
@@ -185,7 +166,7 @@ std::vector<float> RawTensor::toFloat() const {
         case ScalarType::Float32: out[i] = load<float>(p + 4 * i); break;
         case ScalarType::Float64: out[i] = static_cast<float>(load<double>(p + 8 * i)); break;
         case ScalarType::Float16: out[i] = halfToFloat(load<uint16_t>(p + 2 * i)); break;
-        case ScalarType::BFloat16: out[i] = bf16ToFloat(load<uint16_t>(p + 2 * i)); break;
+        case ScalarType::BFloat16: out[i] = bfloat16ToFloat(load<uint16_t>(p + 2 * i)); break;
         case ScalarType::Int64: out[i] = static_cast<float>(load<int64_t>(p + 8 * i)); break;
         case ScalarType::Int32: out[i] = static_cast<float>(load<int32_t>(p + 4 * i)); break;
         case ScalarType::Int16: out[i] = static_cast<float>(load<int16_t>(p + 2 * i)); break;
@@ -299,73 +280,33 @@ TensorFile readTorchArchive(std::vector<uint8_t> bytes) {
     return out;
 }
 
-TensorFile readSafetensors(const std::vector<uint8_t>& bytes) {
-    if (bytes.size() < 8)
-        throw TensorFileError("safetensors: file shorter than its 8-byte header length");
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i)
-        n = (n << 8) | bytes[static_cast<size_t>(i)];
-    if (n > bytes.size() - 8 || n > (uint64_t{100} << 20))
-        throw TensorFileError("safetensors: header length " + std::to_string(n) + " exceeds the file");
-    nlohmann::json header;
+TensorFile readSafetensorsBytes(const std::vector<uint8_t>& bytes) {
+    // The engine's .gwb container reader does the structural checks (checkpoint.h).
+    SafetensorsFile file;
     try {
-        header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
-    } catch (const nlohmann::json::exception& e) {
-        throw TensorFileError(std::string("safetensors: header is not valid JSON: ") + e.what());
+        file = parseSafetensors(std::string(bytes.begin(), bytes.end()), "safetensors");
+    } catch (const std::runtime_error& e) {
+        throw TensorFileError(e.what());
     }
-    if (!header.is_object())
-        throw TensorFileError("safetensors: header is not a JSON object");
     static const std::map<std::string, ScalarType> types{
         {"F32", ScalarType::Float32}, {"F64", ScalarType::Float64}, {"F16", ScalarType::Float16},
         {"BF16", ScalarType::BFloat16}, {"I64", ScalarType::Int64}, {"I32", ScalarType::Int32},
         {"I16", ScalarType::Int16}, {"I8", ScalarType::Int8}, {"U8", ScalarType::UInt8},
         {"BOOL", ScalarType::Bool}};
-    const uint64_t dataStart = 8 + n, dataSize = bytes.size() - dataStart;
     TensorFile out;
     out.format = "safetensors";
-    for (const auto& item : header.items()) {
-        const std::string name = item.key(); // a named copy: lambdas below capture it
-        const nlohmann::json& info = item.value();
-        if (name == "__metadata__") {
-            if (info.is_object())
-                for (const auto& [mk, mv] : info.items())
-                    out.metadata[mk] = mv.is_string() ? mv.get<std::string>() : mv.dump();
-            continue;
-        }
-        const auto bad = [&](const std::string& why) {
-            return TensorFileError("safetensors: tensor '" + name + "': " + why);
-        };
-        if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") ||
-            !info.contains("data_offsets") || !info["dtype"].is_string() || !info["shape"].is_array() ||
-            !info["data_offsets"].is_array() || info["data_offsets"].size() != 2)
-            throw bad("entry needs dtype, shape and data_offsets [begin, end]");
-        const auto t = types.find(info["dtype"].get<std::string>());
+    out.metadata = file.metadata;
+    for (auto& [name, stored] : file.tensors) {
+        const auto t = types.find(stored.dtype);
         if (t == types.end())
-            throw bad("unsupported dtype " + info["dtype"].get<std::string>());
+            throw TensorFileError("safetensors: tensor '" + name + "' has unsupported dtype " + stored.dtype);
         RawTensor r;
         r.dtype = t->second;
-        uint64_t count = 1;
-        for (const auto& s : info["shape"]) {
-            if (!s.is_number_unsigned() || s.get<uint64_t>() > (uint64_t{1} << 40) ||
-                (s.get<uint64_t>() != 0 && count > (uint64_t{1} << 40) / s.get<uint64_t>()))
-                throw bad("shape entries must be non-negative integers of sane size");
-            count *= s.get<uint64_t>();
-            r.shape.push_back(s.get<int64_t>());
-        }
-        const auto& off = info["data_offsets"];
-        if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-            throw bad("data_offsets must be non-negative integers");
-        const uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
-        if (b > e || e > dataSize)
-            throw bad("data_offsets lie outside the data block");
-        if (e - b != count * static_cast<uint64_t>(scalarTypeSize(r.dtype)))
-            throw bad("holds " + std::to_string(e - b) + " bytes but " + r.describe() + " needs " +
-                      std::to_string(count * static_cast<uint64_t>(scalarTypeSize(r.dtype))));
-        r.bytes.assign(bytes.begin() + static_cast<std::ptrdiff_t>(dataStart + b),
-                       bytes.begin() + static_cast<std::ptrdiff_t>(dataStart + e));
+        r.shape = stored.shape;
+        r.bytes.assign(stored.bytes.begin(), stored.bytes.end());
         const std::string key = stripStateDictPrefixes(name);
         if (out.tensors.count(key))
-            throw bad("two tensors share this name once prefixes are stripped");
+            throw TensorFileError("safetensors: two tensors are called '" + key + "' once prefixes are stripped");
         out.tensors[key] = std::move(r);
     }
     if (out.tensors.empty())
@@ -383,7 +324,7 @@ TensorFile readTensorFile(const std::string& path) {
             throw TensorFileError("legacy (pre-1.6, non-zip) torch.save format; re-save it with a "
                                   "current torch.save or as .safetensors");
         if (bytes.size() >= 9 && bytes[8] == '{')
-            return readSafetensors(bytes);
+            return readSafetensorsBytes(bytes);
         throw TensorFileError("neither a torch.save zip archive nor a safetensors file");
     } catch (const TensorFileError& e) {
         throw TensorFileError("'" + path + "': " + e.what());

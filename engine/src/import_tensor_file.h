@@ -48,8 +48,9 @@ struct TensorFile {
 /// else the root, strips `_orig_mod.` and `module.` prefixes, and copies each tensor's view out
 /// of its <top>/data/<key> record (honouring <top>/byteorder, strides and storage offsets).
 TensorFile readTorchArchive(std::vector<uint8_t> bytes);
-/// Reads a .safetensors file from memory (8-byte header length, JSON header, data block).
-TensorFile readSafetensors(const std::vector<uint8_t>& bytes);
+/// Reads a .safetensors file from memory (8-byte header length, JSON header, data block) with
+/// the engine's container reader (checkpoint.h), then strips prefixes like readTorchArchive.
+TensorFile readSafetensorsBytes(const std::vector<uint8_t>& bytes);
 /// Reads `path`, choosing the format from its first bytes (zip signature or safetensors
 /// header). Throws TensorFileError naming the file for unreadable or unknown files, including
 /// the legacy pre-1.6 torch.save format.

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             break;
         }
         case 1: readTorchArchive(rest); break;
-        default: readSafetensors(rest); break;
+        default: readSafetensorsBytes(rest); break;
         }
     } catch (const PickleError&) {
     } catch (const ZipError&) {

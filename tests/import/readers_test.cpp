@@ -208,20 +208,20 @@ TEST(Safetensors, ReadsAndValidates) {
         return b;
     };
     const std::string data = test::floatBytes({1, 2, 3, 4, 5, 6});
-    const auto f = readSafetensors(make(
+    const auto f = readSafetensorsBytes(make(
         R"({"__metadata__":{"format":"pt"},"module.a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", data));
     EXPECT_EQ(f.tensors.at("a").shape, (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(values(f, "a"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
     EXPECT_EQ(f.metadata.at("format"), "pt");
-    expectError<TensorFileError>([&] { readSafetensors(make(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", data)); },
-                                 "needs 16");
-    expectError<TensorFileError>([&] { readSafetensors(make(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[8,32]}})", data)); },
-                                 "outside the data block");
-    expectError<TensorFileError>([&] { readSafetensors(make(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data)); },
+    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", data)); },
+                                 "shape need 16");
+    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[8,32]}})", data)); },
+                                 "outside the data section");
+    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data)); },
                                  "unsupported dtype C64");
-    expectError<TensorFileError>([&] { readSafetensors(make(R"({"a":)", data)); }, "not valid JSON");
+    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":)", data)); }, "not valid JSON");
     std::vector<uint8_t> huge(16, 0xff);
-    expectError<TensorFileError>([&] { readSafetensors(huge); }, "exceeds the file");
+    expectError<TensorFileError>([&] { readSafetensorsBytes(huge); }, "exceeds the file");
 }
 
 TEST(TensorFile, DetectsFormatAndNamesTheFile) {

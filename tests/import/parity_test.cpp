@@ -1,0 +1,96 @@
+// PyTorch parity: for each family, tests/python/parity_<family>.py builds the family's model
+// from model-spec.md with its own module names, saves random weights the way the family saves
+// them, and records logits for prompts of length 1 (t = 0 alone), 5, 18 (past the largest
+// offset 16) and Lmax = 40. We import the file and require max |ours - PyTorch| < 1e-4.
+// Skipped with a message when no python3 with torch is found.
+
+#include "gwb/engine/import.h"
+#include "model_impl.h"
+#include "python_runner.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace gwb::engine {
+namespace {
+
+struct Case {
+    std::string family, kind, format, dtype;
+};
+
+std::string caseName(const testing::TestParamInfo<Case>& info) {
+    return info.param.family + "_" + info.param.kind + "_" + info.param.format + "_" + info.param.dtype;
+}
+
+/// Logits (T x V, row-major) of `ids` through the imported model in eval mode.
+std::vector<float> logits(const Model& model, const std::vector<int64_t>& ids) {
+    torch::NoGradGuard noGrad;
+    auto& net = *model.impl().net;
+    net.eval();
+    const torch::Tensor x = torch::tensor(ids, torch::kLong).view({1, -1}).to(model.impl().device);
+    const torch::Tensor y = net.forward(x).to(torch::kCPU).contiguous();
+    return {y.data_ptr<float>(), y.data_ptr<float>() + y.numel()};
+}
+
+class Parity : public testing::TestWithParam<Case> {};
+
+TEST_P(Parity, LogitsMatchPyTorch) {
+    const Case& c = GetParam();
+    const auto py = test::findPython("torch");
+    if (!py)
+        GTEST_SKIP() << "python3 with torch (Debian python3-torch) not found: PyTorch parity skipped";
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gwb_parity_" + c.family + "_" + c.kind + "_" + c.format + "_" + c.dtype);
+    std::filesystem::remove_all(dir);
+    const std::string cmd = "cd '" GWB_PYTHON_DIR "' && '" + *py + "' parity_" + c.family + ".py --kind " + c.kind +
+                            " --format " + c.format + " --dtype " + c.dtype + " --out '" + dir.string() + "'";
+    ASSERT_TRUE(test::runQuiet(cmd)) << "failed: " << cmd;
+    const auto expected = nlohmann::json::parse(std::ifstream((dir / "expected.json").string()));
+
+    ImportOptions options;
+    options.expectedKind = c.kind == "grassmann" ? ModelKind::Grassmann : ModelKind::Transformer;
+    const ImportedModel imported = importCheckpoint(expected["checkpoint"].get<std::string>(), options);
+    EXPECT_EQ(layoutName(imported.report.layout), c.family);
+    const ModelConfig& cfg = imported.model.config();
+    EXPECT_EQ(cfg.vocabSize, 50);
+    EXPECT_EQ(cfg.dModel, 16);
+    EXPECT_EQ(cfg.nLayers, 2);
+    EXPECT_EQ(cfg.maxLen, 40);
+    EXPECT_EQ(cfg.dFF, 64);
+    if (c.kind == "grassmann")
+        EXPECT_EQ(cfg.reduced, 4);
+
+    double worst = 0.0;
+    for (size_t p = 0; p < expected["prompts"].size(); ++p) {
+        const auto ids = expected["prompts"][p].get<std::vector<int64_t>>();
+        const auto want = expected["logits"][p].get<std::vector<float>>();
+        const auto got = logits(imported.model, ids);
+        ASSERT_EQ(got.size(), want.size());
+        double diff = 0.0;
+        for (size_t i = 0; i < got.size(); ++i)
+            diff = std::max(diff, static_cast<double>(std::abs(got[i] - want[i])));
+        EXPECT_LT(diff, 1e-4) << "prompt of length " << ids.size();
+        worst = std::max(worst, diff);
+    }
+    std::cout << "[          ] " << c.family << " " << c.kind << " (" << c.format << ", " << c.dtype
+              << "): max |logit diff| = " << worst << "\n";
+    std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, Parity,
+                         testing::Values(Case{"grasslm", "grassmann", "pt", "float32"},
+                                         Case{"grasslm", "transformer", "pt", "float32"},
+                                         Case{"alphaxiv", "grassmann", "pt", "float32"},
+                                         Case{"alphaxiv", "transformer", "pt", "float32"},
+                                         Case{"kanenorman", "grassmann", "pt", "float32"},
+                                         Case{"kanenorman", "transformer", "pt", "float32"},
+                                         Case{"grasslm", "grassmann", "safetensors", "bfloat16"},
+                                         Case{"alphaxiv", "grassmann", "pt", "float16"},
+                                         Case{"kanenorman", "grassmann", "safetensors", "float32"}),
+                         caseName);
+
+} // namespace
+} // namespace gwb::engine
