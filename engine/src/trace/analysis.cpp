@@ -1,0 +1,274 @@
+// Geometry analyses of a Trace (workbench-spec.md section 1, model-spec steps 3-6), built on
+// gwb_geometry's batched entry points so nothing here loops over tokens per quantity twice.
+#include "gwb/engine/analysis.h"
+
+#include "analysis_util.h"
+
+#include "gwb/geometry/attention_metrics.h"
+#include "gwb/geometry/batch.h"
+#include "gwb/geometry/plucker.h"
+#include "gwb/geometry/subspace.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace gwb::engine {
+
+namespace geo = gwb::geometry;
+using analysis_detail::Progress;
+using analysis_detail::kNaNf;
+using analysis_detail::matrixOf;
+using analysis_detail::toFloatArray;
+
+namespace {
+constexpr int64_t kChunk = 256; ///< tokens per progress step / GEMM block
+
+void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l) {
+    const std::string at = "analyzeTrace: layer " + std::to_string(l) + ": ";
+    if (g.offsets.empty())
+        throw std::invalid_argument(at + "empty offset set");
+    if (g.z.rank() != 2 || g.z.dim(0) != T || g.z.dim(1) < 2)
+        throw std::invalid_argument(at + "z must be T x r with T = " + std::to_string(T) + ", r >= 2");
+    const int64_t r = g.z.dim(1);
+    if (g.gate.rank() != 2 || g.gate.dim(0) != T)
+        throw std::invalid_argument(at + "gate must be T x d");
+    const int64_t d = g.gate.dim(1);
+    if (g.wRed.rank() != 2 || g.wRed.dim(0) != r || g.wRed.dim(1) != d)
+        throw std::invalid_argument(at + "wRed must be r x d = " + std::to_string(r) + " x " + std::to_string(d));
+    if (g.wPlu.rank() != 2 || g.wPlu.dim(0) != d || g.wPlu.dim(1) != geo::pairCount(r))
+        throw std::invalid_argument(at + "wPlu must be d x C(r,2) = " + std::to_string(d) + " x " +
+                                    std::to_string(geo::pairCount(r)));
+}
+
+/// Everything of one Grassmann layer except anglesNext (which needs the next layer).
+GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64_t T, double eps, size_t l,
+                                             Progress& progress, std::vector<std::string>& warnings) {
+    GrassmannLayerAnalysis out;
+    out.offsets = g.offsets;
+    const auto O = static_cast<int64_t>(g.offsets.size());
+    const int64_t d = g.gate.dim(1);
+    const geo::RowMatrixXd z = matrixOf(g.z, "z");
+    const std::string at = "layer " + std::to_string(l) + ": ";
+
+    // B_t, its residual and planarity.
+    const geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps);
+    out.pairNorm = toFloatArray(agg.norms);
+    if (agg.degenerate > 0)
+        warnings.push_back(at + std::to_string(agg.degenerate) +
+                           " (t, D) pairs with ||z_t ^ z_{t-D}|| <= eps (parallel or zero reduced vectors)");
+    out.residual.assign(static_cast<size_t>(T), kNaNf);
+    out.planarity.assign(static_cast<size_t>(T), kNaNf);
+    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+        const int64_t n = std::min(kChunk, T - t0);
+        const Eigen::VectorXd res = geo::residualBatch(agg.b.middleRows(t0, n));
+        const Eigen::VectorXd pla = geo::planarityBatch(agg.b.middleRows(t0, n));
+        for (int64_t i = 0; i < n; ++i) {
+            if (agg.validCount[static_cast<size_t>(t0 + i)] == 0)
+                continue;
+            out.residual[static_cast<size_t>(t0 + i)] = static_cast<float>(res[i]);
+            out.planarity[static_cast<size_t>(t0 + i)] = static_cast<float>(pla[i]);
+        }
+        progress.advance(n);
+    }
+
+    // Influence c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))|| / |W_t|, normalized per row.
+    const geo::RowMatrixXd wPluT = matrixOf(g.wPlu, "wPlu").transpose(); // C x d
+    const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
+    out.influence = FloatArray::zeros({T, O});
+    int64_t zeroRows = 0;
+    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+        const int64_t n = std::min(kChunk, T - t0);
+        const geo::PairPlanes pp = geo::pairPlanes(z, g.offsets, eps, t0, t0 + n);
+        const geo::RowMatrixXd y = pp.planes * wPluT; // (n*O) x d
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t t = t0 + i;
+            const int count = agg.validCount[static_cast<size_t>(t)];
+            float* row = out.influence.row(t);
+            double sum = 0;
+            std::vector<double> c(static_cast<size_t>(O), std::numeric_limits<double>::quiet_NaN());
+            for (int64_t o = 0; o < O; ++o) {
+                if (t - g.offsets[static_cast<size_t>(o)] < 0)
+                    continue;
+                const auto yrow = y.row(i * O + o);
+                const double v = ((1.0 - gate.row(t).array()) * yrow.array()).matrix().norm() / count;
+                c[static_cast<size_t>(o)] = v;
+                sum += v;
+            }
+            if (count > 0 && !(sum > 0))
+                ++zeroRows;
+            for (int64_t o = 0; o < O; ++o)
+                row[o] = (count > 0 && sum > 0) ? static_cast<float>(c[static_cast<size_t>(o)] / sum) : kNaNf;
+        }
+        progress.advance(n);
+    }
+    if (zeroRows > 0)
+        warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
+
+    out.meanGate.resize(static_cast<size_t>(T));
+    out.gateAboveHalf.resize(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) {
+        out.meanGate[static_cast<size_t>(t)] = static_cast<float>(gate.row(t).mean());
+        out.gateAboveHalf[static_cast<size_t>(t)] =
+            static_cast<float>((gate.row(t).array() > 0.5).count()) / static_cast<float>(d);
+    }
+    return out;
+}
+
+AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64_t T, size_t l, Progress& progress) {
+    const std::string at = "analyzeTrace: layer " + std::to_string(l) + ": ";
+    if (a.q.rank() != 3 || a.k.shape != a.q.shape || a.q.dim(1) != T || a.q.dim(0) < 1)
+        throw std::invalid_argument(at + "q and k must both be H x T x d_head with T = " + std::to_string(T));
+    if (!a.attn.empty() && (a.attn.rank() != 3 || a.attn.dim(0) != a.q.dim(0) || a.attn.dim(1) != T || a.attn.dim(2) != T))
+        throw std::invalid_argument(at + "attn must be H x T x T");
+    const int64_t H = a.q.dim(0), dh = a.q.dim(2);
+    AttentionLayerAnalysis out;
+    for (FloatArray* f : {&out.entropy, &out.normEntropy, &out.sparsity, &out.top1, &out.effSupport, &out.transportCost})
+        *f = FloatArray::zeros({H, T});
+    std::vector<double> cost;
+    for (int64_t h = 0; h < H; ++h) {
+        const Eigen::Map<const geo::RowMatrixXf> q(a.q.data.data() + h * T * dh, T, dh);
+        const Eigen::Map<const geo::RowMatrixXf> k(a.k.data.data() + h * T * dh, T, dh);
+        for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+            const int64_t n = std::min(kChunk, T - t0);
+            // Scores q_t . k_j of the block's rows against keys 0..t0+n-1 (causal part only used).
+            const geo::RowMatrixXf s = q.middleRows(t0, n) * k.topRows(t0 + n).transpose();
+            for (int64_t i = 0; i < n; ++i) {
+                const int64_t t = t0 + i;
+                const std::vector<float> row = attentionRow(a, h, t);
+                cost.resize(static_cast<size_t>(t + 1));
+                for (int64_t j = 0; j <= t; ++j)
+                    cost[static_cast<size_t>(j)] = -static_cast<double>(s(i, j));
+                const geo::RowMetrics m = geo::rowMetrics(row, cost);
+                const auto idx = static_cast<size_t>(h * T + t);
+                out.entropy.data[idx] = static_cast<float>(m.entropy);
+                out.normEntropy.data[idx] = static_cast<float>(m.normEntropy);
+                out.sparsity.data[idx] = static_cast<float>(m.sparsity);
+                out.top1.data[idx] = static_cast<float>(m.top1);
+                out.effSupport.data[idx] = static_cast<float>(m.effSupport);
+                out.transportCost.data[idx] = static_cast<float>(m.transportCost);
+            }
+            progress.advance(n);
+        }
+    }
+    return out;
+}
+
+/// Angles between layer l's and layer l+1's lifted pair planes; NaN where undefined.
+void fillAnglesNext(const std::vector<LayerTrace>& layers, std::vector<GrassmannLayerAnalysis>& out, int64_t T,
+                    Progress& progress, std::vector<std::string>& warnings) {
+    const size_t N = layers.size();
+    std::vector<geo::RowMatrixXd> lifted(N);
+    for (size_t l = 0; l < N; ++l) {
+        const GrassmannLayerTrace& g = *layers[l].grassmann;
+        const geo::PlaneLifter lifter(matrixOf(g.wRed, "wRed"));
+        if (lifter.rankDeficient())
+            warnings.push_back("layer " + std::to_string(l) + ": W_red has rank " + std::to_string(lifter.rank()) +
+                               " < r = " + std::to_string(g.wRed.dim(0)) + " (pseudo-inverse drops directions)");
+        lifted[l] = lifter.liftRows(matrixOf(g.z, "z"));
+    }
+    for (size_t l = 0; l < N; ++l) {
+        const auto O = static_cast<int64_t>(out[l].offsets.size());
+        out[l].anglesNext = FloatArray({T, O, 2}, std::vector<float>(static_cast<size_t>(T * O * 2), kNaNf));
+        if (l + 1 < N && lifted[l].cols() == lifted[l + 1].cols()) {
+            const geo::PlaneAnglesBatch pa = geo::pairPlaneAnglesBatch(lifted[l], lifted[l + 1], out[l].offsets);
+            out[l].anglesNext = toFloatArray(pa.angles);
+            out[l].anglesNext.shape = {T, O, 2};
+            if (pa.degenerate > 0)
+                warnings.push_back("layer " + std::to_string(l) + ": " + std::to_string(pa.degenerate) +
+                                   " (t, D) with a degenerate lifted plane in this or the next layer (angles NaN)");
+        }
+        progress.advance(T);
+    }
+}
+
+/// N x N geodesic distances between orthonormal bases; rank-0 bases give NaN.
+FloatArray distanceMatrix(const std::vector<geo::Basis>& bases) {
+    const auto N = static_cast<int64_t>(bases.size());
+    FloatArray out = FloatArray::zeros({N, N});
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+            const geo::Basis& a = bases[static_cast<size_t>(i)];
+            const geo::Basis& b = bases[static_cast<size_t>(j)];
+            float v = kNaNf;
+            if (a.rank > 0 && b.rank > 0)
+                v = static_cast<float>(geo::geodesicDistance(geo::principalAnglesOrthonormal(a.q, b.q)));
+            out.data[static_cast<size_t>(i * N + j)] = v;
+        }
+    return out;
+}
+} // namespace
+
+TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, const ProgressFn& progressFn) {
+    const int64_t T = trace.length();
+    const size_t N = trace.layers.size();
+    if (T <= 0)
+        throw std::invalid_argument("analyzeTrace: trace has no tokens");
+    if (N == 0)
+        throw std::invalid_argument("analyzeTrace: trace has no layers");
+    if (options.promptSubspaceK < 1)
+        throw std::invalid_argument("analyzeTrace: promptSubspaceK must be >= 1");
+    const bool grassmann = trace.layers.front().grassmann.has_value();
+    for (size_t l = 0; l < N; ++l) {
+        const LayerTrace& L = trace.layers[l];
+        if (L.grassmann.has_value() != grassmann || L.attention.has_value() == grassmann)
+            throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) +
+                                        " is not of the same kind as layer 0 (need all Grassmann or all attention)");
+        if (grassmann)
+            checkGrassmann(*L.grassmann, T, l);
+        if (L.h.rank() != 2 || L.h.dim(0) != T)
+            throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": h must be T x d");
+    }
+
+    // Work units: tokens per stage, so the callback can report smoothly and cancel promptly.
+    int64_t total = 0;
+    for (const LayerTrace& L : trace.layers)
+        total += grassmann ? 3 * T : L.attention->q.dim(0) * T;
+    total += static_cast<int64_t>(N) * (grassmann ? 2 : 1);
+    Progress progress(progressFn, total);
+
+    TraceAnalysis out;
+    out.promptSubspaceK = options.promptSubspaceK;
+    const double eps = trace.config.pluckerEps > 0 ? trace.config.pluckerEps : 1e-8;
+    for (size_t l = 0; l < N; ++l) {
+        try {
+            if (grassmann)
+                out.grassmann.push_back(analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress, out.warnings));
+            else
+                out.attention.push_back(analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress));
+        } catch (const std::invalid_argument& e) {
+            // Say which layer's data was bad (e.g. NaN in z).
+            throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": " + e.what());
+        }
+    }
+    if (grassmann)
+        fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings);
+
+    // Prompt subspaces (both kinds) and reading subspaces (Grassmann).
+    std::vector<geo::Basis> prompt;
+    for (size_t l = 0; l < N; ++l) {
+        const geo::RowMatrixXd h = matrixOf(trace.layers[l].h, "h");
+        const int64_t k = std::min<int64_t>(options.promptSubspaceK, h.cols());
+        prompt.push_back(geo::principalSubspace(h, k, options.centerPromptSubspace));
+        if (prompt.back().rankDeficient)
+            out.warnings.push_back("layer " + std::to_string(l) + ": prompt subspace has rank " +
+                                   std::to_string(prompt.back().rank) + " < k = " +
+                                   std::to_string(options.promptSubspaceK) + " (too few distinct states)");
+        progress.advance(1);
+    }
+    out.promptSubspaceDistance = distanceMatrix(prompt);
+    if (grassmann) {
+        std::vector<geo::Basis> reading;
+        for (size_t l = 0; l < N; ++l) {
+            reading.push_back(geo::rowSpace(matrixOf(trace.layers[l].grassmann->wRed, "wRed")));
+            if (reading.back().rankDeficient)
+                out.warnings.push_back("layer " + std::to_string(l) + ": W_red has rank " +
+                                       std::to_string(reading.back().rank) + " (reading subspace smaller than r)");
+            progress.advance(1);
+        }
+        out.readingSubspaceDistance = distanceMatrix(reading);
+    }
+    return out;
+}
+
+} // namespace gwb::engine

@@ -1,0 +1,53 @@
+#pragma once
+// Batched entry points over whole arrays (all tokens x all offsets) so callers never loop over
+// tokens. Inputs are row-major double arrays; use toDouble() for float trace arrays.
+// "Offsets" D pair token t with the past token t - D (model-spec step 2); (t, D) with t - D < 0 is
+// invalid and gives NaN.
+
+#include "gwb/geometry/types.h"
+
+#include <vector>
+
+namespace gwb::geometry {
+
+/// Normalized Plücker vectors p^(t, D) of span(z_t, z_{t-D}) (p_ij = z_{t,i} z_{t-D,j} - z_{t,j} z_{t-D,i}).
+/// Tokens tBegin..tEnd-1 only (tEnd = -1: to the end), so long prompts can be processed in chunks;
+/// n = tEnd - tBegin below.
+struct PairPlanes {
+    RowMatrixXd planes;        ///< (n*O) x C(r,2)  row (t-tBegin)*O + o is p^ for offset o; zero row where t-D < 0
+    RowMatrixXd norms;         ///< n x O  ||z_t ^ z_{t-D}|| before normalization; NaN where t-D < 0
+    int64_t degenerate = 0;    ///< valid pairs with ||p|| <= eps (parallel or zero vectors)
+};
+PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps = 1e-8,
+                      int64_t tBegin = 0, int64_t tEnd = -1);
+
+/// B_t = mean over valid offsets of p^(t, D), without materializing the per-offset planes.
+struct AggregatedBivectors {
+    RowMatrixXd b;             ///< T x C(r,2)  B_t; zero row where no offset is valid
+    std::vector<int> validCount; ///< T  |W_t|, number of valid offsets
+    RowMatrixXd norms;         ///< T x O  ||z_t ^ z_{t-D}||; NaN where t-D < 0
+    int64_t degenerate = 0;    ///< valid pairs with ||p|| <= eps
+};
+AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
+                                       double eps = 1e-8);
+
+/// rho(B) of every row of b (rows x C(n,2)); NaN for zero rows.
+Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b);
+/// Planarity s1^2 / sum s_k^2 of every row of b; NaN for zero rows.
+Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b);
+
+/// Principal angles (ascending) between planes span(a_t, a_{t-D}) and span(b_t, b_{t-D}) for every
+/// (t, D): e.g. one token's lifted pair planes in two layers. a, b: T x d (same shape).
+struct PlaneAnglesBatch {
+    RowMatrixXd angles;        ///< T x (2*O)  columns (o, 0) = th_1, (o, 1) = th_2 in rad; NaN where invalid
+    int64_t degenerate = 0;    ///< valid (t, D) where either plane had rank < 2 (NaN there)
+};
+PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, const Eigen::Ref<const RowMatrixXd>& b,
+                                      const std::vector<int>& offsets, double relTol = 1e-10);
+
+/// Principal angles of two 2-planes given by orthonormal bases (n x 2): fixed-size fast path of
+/// principalAnglesOrthonormal (same method).
+Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qa,
+                            const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qb);
+
+} // namespace gwb::geometry

@@ -1,0 +1,240 @@
+#include "gwb/geometry/batch.h"
+
+#include "gwb/geometry/bivector.h"
+#include "gwb/geometry/plucker.h"
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/SVD>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace gwb::geometry {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+void checkOffsets(const std::vector<int>& offsets, const char* what) {
+    if (offsets.empty())
+        throw std::invalid_argument(std::string(what) + ": empty offset set");
+    for (int d : offsets)
+        if (d <= 0)
+            throw std::invalid_argument(std::string(what) + ": offsets must be positive, got " + std::to_string(d));
+}
+
+void checkStates(const Eigen::Ref<const RowMatrixXd>& z, const char* what) {
+    requireFiniteRows(z, what);
+    if (z.cols() < 2)
+        throw std::invalid_argument(std::string(what) + ": vectors need length >= 2");
+}
+
+// out = z_t ^ z_s in pair order; returns ||out||.
+double wedgeInto(const double* zt, const double* zs, Eigen::Index r, double* out) {
+    double n2 = 0;
+    for (Eigen::Index i = 0; i < r; ++i) {
+        const double ai = zt[i], bi = zs[i];
+        for (Eigen::Index j = i + 1; j < r; ++j) {
+            const double v = ai * zs[j] - zt[j] * bi;
+            *out++ = v;
+            n2 += v * v;
+        }
+    }
+    return std::sqrt(n2);
+}
+} // namespace
+
+PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps,
+                      int64_t tBegin, int64_t tEnd) {
+    checkStates(z, "pairPlanes");
+    checkOffsets(offsets, "pairPlanes");
+    if (!(eps > 0))
+        throw std::invalid_argument("pairPlanes: eps must be positive");
+    if (tEnd < 0)
+        tEnd = z.rows();
+    if (tBegin < 0 || tBegin > tEnd || tEnd > z.rows())
+        throw std::invalid_argument("pairPlanes: token range [" + std::to_string(tBegin) + ", " +
+                                    std::to_string(tEnd) + ") outside 0.." + std::to_string(z.rows()));
+    const Eigen::Index n = tEnd - tBegin, r = z.cols(), O = static_cast<Eigen::Index>(offsets.size());
+    const Eigen::Index C = pairCount(r);
+    PairPlanes out;
+    out.planes = RowMatrixXd::Zero(n * O, C);
+    out.norms = RowMatrixXd::Constant(n, O, kNaN);
+    for (Eigen::Index t = tBegin; t < tEnd; ++t)
+        for (Eigen::Index o = 0; o < O; ++o) {
+            const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
+            if (s < 0)
+                continue;
+            double* row = out.planes.row((t - tBegin) * O + o).data();
+            const double norm = wedgeInto(z.row(t).data(), z.row(s).data(), r, row);
+            out.norms(t - tBegin, o) = norm;
+            if (norm <= eps)
+                ++out.degenerate;
+            const double inv = 1.0 / std::max(norm, eps);
+            for (Eigen::Index k = 0; k < C; ++k)
+                row[k] *= inv;
+        }
+    return out;
+}
+
+AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
+                                       double eps) {
+    checkStates(z, "aggregateBivectors");
+    checkOffsets(offsets, "aggregateBivectors");
+    if (!(eps > 0))
+        throw std::invalid_argument("aggregateBivectors: eps must be positive");
+    const Eigen::Index T = z.rows(), r = z.cols(), O = static_cast<Eigen::Index>(offsets.size());
+    const Eigen::Index C = pairCount(r);
+    AggregatedBivectors out;
+    out.b = RowMatrixXd::Zero(T, C);
+    out.norms = RowMatrixXd::Constant(T, O, kNaN);
+    out.validCount.assign(static_cast<size_t>(T), 0);
+    Eigen::VectorXd p(C);
+    for (Eigen::Index t = 0; t < T; ++t) {
+        auto bt = out.b.row(t);
+        int count = 0;
+        for (Eigen::Index o = 0; o < O; ++o) {
+            const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
+            if (s < 0)
+                continue;
+            const double n = wedgeInto(z.row(t).data(), z.row(s).data(), r, p.data());
+            out.norms(t, o) = n;
+            if (n <= eps)
+                ++out.degenerate;
+            bt += p.transpose() / std::max(n, eps);
+            ++count;
+        }
+        out.validCount[static_cast<size_t>(t)] = count;
+        if (count > 0)
+            bt /= count;
+    }
+    return out;
+}
+
+Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b) {
+    requireFiniteRows(b, "residualBatch");
+    const int64_t n = dimensionFromPairCount(b.cols());
+    Eigen::VectorXd out(b.rows());
+    RowMatrixXd m(n, n);
+    for (Eigen::Index row = 0; row < b.rows(); ++row) {
+        const double* src = b.row(row).data();
+        m.setZero();
+        Eigen::Index k = 0;
+        for (Eigen::Index i = 0; i < n; ++i)
+            for (Eigen::Index j = i + 1; j < n; ++j, ++k) {
+                m(i, j) = src[k];
+                m(j, i) = -src[k];
+            }
+        out[row] = pluckerResidualOfMatrix(m, b.row(row).squaredNorm());
+    }
+    return out;
+}
+
+Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b) {
+    requireFiniteRows(b, "planarityBatch");
+    const int64_t n = dimensionFromPairCount(b.cols());
+    Eigen::VectorXd out(b.rows());
+    Eigen::MatrixXd m(n, n), s(n, n);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(n);
+    for (Eigen::Index row = 0; row < b.rows(); ++row) {
+        const double norm2 = b.row(row).squaredNorm();
+        if (norm2 == 0) {
+            out[row] = kNaN;
+            continue;
+        }
+        const double* src = b.row(row).data();
+        m.setZero();
+        Eigen::Index k = 0;
+        for (Eigen::Index i = 0; i < n; ++i)
+            for (Eigen::Index j = i + 1; j < n; ++j, ++k) {
+                m(i, j) = src[k];
+                m(j, i) = -src[k];
+            }
+        s.noalias() = m.transpose() * m;
+        eig.compute(s, Eigen::EigenvaluesOnly);
+        out[row] = std::min(std::max(eig.eigenvalues()[n - 1], 0.0) / norm2, 1.0);
+    }
+    return out;
+}
+
+Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qa,
+                            const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qb) {
+    if (qa.rows() != qb.rows())
+        throw std::invalid_argument("planeAngles: planes live in different dimensions");
+    const Eigen::Matrix2d c = qa.transpose() * qb;
+    Eigen::JacobiSVD<Eigen::Matrix2d> svd(c, Eigen::ComputeFullV);
+    const Eigen::Vector2d cosines = svd.singularValues();
+    // Rotate qb onto its principal vectors, then one-sided Jacobi on the two sine columns.
+    Eigen::Matrix<double, Eigen::Dynamic, 2> sm = qb * svd.matrixV();
+    const Eigen::Matrix2d proj = qa.transpose() * sm;
+    sm.noalias() -= qa * proj;
+    for (int sweep = 0; sweep < 4; ++sweep) {
+        const double alpha = sm.col(0).squaredNorm(), beta = sm.col(1).squaredNorm();
+        const double gamma = sm.col(0).dot(sm.col(1));
+        if (gamma == 0 || std::abs(gamma) <= 1e-15 * std::sqrt(alpha * beta))
+            break;
+        const double zeta = (beta - alpha) / (2 * gamma);
+        const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
+        const double cs = 1 / std::sqrt(1 + t * t), sn = cs * t;
+        const Eigen::VectorXd a0 = sm.col(0);
+        sm.col(0) = cs * a0 - sn * sm.col(1);
+        sm.col(1) = sn * a0 + cs * sm.col(1);
+    }
+    double s0 = sm.col(0).norm(), s1 = sm.col(1).norm();
+    if (s0 > s1)
+        std::swap(s0, s1);
+    const double sines[2] = {std::min(s0, 1.0), std::min(s1, 1.0)};
+    Eigen::Vector2d th;
+    for (int i = 0; i < 2; ++i)
+        th[i] = sines[i] * sines[i] <= 0.5 ? std::asin(sines[i]) : std::acos(std::min(cosines[i], 1.0));
+    if (th[0] > th[1])
+        std::swap(th[0], th[1]);
+    return th;
+}
+
+PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, const Eigen::Ref<const RowMatrixXd>& b,
+                                      const std::vector<int>& offsets, double relTol) {
+    checkStates(a, "pairPlaneAnglesBatch (first)");
+    checkStates(b, "pairPlaneAnglesBatch (second)");
+    checkOffsets(offsets, "pairPlaneAnglesBatch");
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        throw std::invalid_argument("pairPlaneAnglesBatch: arrays have different shapes");
+    const Eigen::Index T = a.rows(), d = a.cols(), O = static_cast<Eigen::Index>(offsets.size());
+    PlaneAnglesBatch out;
+    out.angles = RowMatrixXd::Constant(T, 2 * O, kNaN);
+    Eigen::Matrix<double, Eigen::Dynamic, 2> qa(d, 2), qb(d, 2);
+    // Orthonormal basis of span(x, y) into q (longer vector first, Gram-Schmidt twice); false if rank < 2.
+    auto basis = [relTol](const auto& x, const auto& y, Eigen::Matrix<double, Eigen::Dynamic, 2>& q) {
+        const double nx = x.norm(), ny = y.norm();
+        const bool xFirst = nx >= ny;
+        const double n1 = std::max(nx, ny);
+        if (n1 == 0)
+            return false;
+        q.col(0) = (xFirst ? x : y).transpose() / n1;
+        q.col(1) = (xFirst ? y : x).transpose();
+        q.col(1) -= q.col(0).dot(q.col(1)) * q.col(0);
+        q.col(1) -= q.col(0).dot(q.col(1)) * q.col(0);
+        const double n2 = q.col(1).norm();
+        if (n2 <= relTol * n1)
+            return false;
+        q.col(1) /= n2;
+        return true;
+    };
+    for (Eigen::Index t = 0; t < T; ++t)
+        for (Eigen::Index o = 0; o < O; ++o) {
+            const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
+            if (s < 0)
+                continue;
+            if (!basis(a.row(t), a.row(s), qa) || !basis(b.row(t), b.row(s), qb)) {
+                ++out.degenerate;
+                continue;
+            }
+            const Eigen::Vector2d th = planeAngles(qa, qb);
+            out.angles(t, 2 * o) = th[0];
+            out.angles(t, 2 * o + 1) = th[1];
+        }
+    return out;
+}
+
+} // namespace gwb::geometry

@@ -1,0 +1,66 @@
+#include "gwb/geometry/attention_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+using namespace gwb::geometry;
+
+TEST(AttentionMetrics, OneHotRow) {
+    const std::vector<float> a = {0, 0, 1, 0, 0};
+    const RowMetrics m = rowMetrics(a);
+    EXPECT_DOUBLE_EQ(m.entropy, 0.0);
+    EXPECT_DOUBLE_EQ(m.normEntropy, 0.0);
+    EXPECT_NEAR(m.sparsity, 1.0 / std::sqrt(5.0), 1e-15);
+    EXPECT_DOUBLE_EQ(m.top1, 1.0);
+    EXPECT_DOUBLE_EQ(m.effSupport, 1.0);
+    EXPECT_TRUE(std::isnan(m.transportCost));
+}
+
+TEST(AttentionMetrics, UniformRowAndTransportCost) {
+    const int n = 8;
+    const std::vector<double> a(n, 1.0 / n);
+    std::vector<double> c(n);
+    for (int j = 0; j < n; ++j)
+        c[j] = j - 2.0;
+    const RowMetrics m = rowMetrics(a, c);
+    EXPECT_NEAR(m.entropy, std::log(8.0), 1e-14);
+    EXPECT_NEAR(m.normEntropy, 1.0, 1e-14);
+    EXPECT_NEAR(m.sparsity, 1.0, 1e-14);
+    EXPECT_NEAR(m.top1, 0.125, 1e-15);
+    EXPECT_NEAR(m.effSupport, 8.0, 1e-12);
+    EXPECT_NEAR(m.transportCost, 1.5, 1e-14); // mean of -2..5
+    const RowMetrics single = rowMetrics(std::vector<double>{1.0});
+    EXPECT_TRUE(std::isnan(single.normEntropy));
+}
+
+TEST(AttentionMetrics, JensenShannon) {
+    const std::vector<double> p = {0.5, 0.5, 0}, q = {0, 0, 2}, r = {0.25, 0.25, 0.5};
+    EXPECT_NEAR(jensenShannon(p, p), 0.0, 1e-15);
+    EXPECT_NEAR(jensenShannon(p, q), std::log(2.0), 1e-15); // disjoint supports; q renormalized
+    const double pr = 0.5 * (0.5 * std::log(0.5 / 0.375) * 2) + 0.5 * (0.25 * std::log(0.25 / 0.375) * 2 + 0.5 * std::log(2.0));
+    EXPECT_NEAR(jensenShannon(p, r), pr, 1e-14);
+    EXPECT_NEAR(jensenShannon(p, r), jensenShannon(r, p), 1e-16);
+    EXPECT_NEAR(entropy(r), -(0.5 * std::log(0.25) + 0.5 * std::log(0.5)), 1e-14);
+}
+
+TEST(AttentionMetrics, CausalBatchMatchesRows) {
+    const int64_t T = 3;
+    // One block, rows of a lower-triangular probability matrix.
+    const std::vector<float> probs = {1, 0, 0, 0.25f, 0.75f, 0, 0.2f, 0.3f, 0.5f};
+    const auto all = causalRowMetrics(probs.data(), nullptr, 1, T);
+    ASSERT_EQ(all.size(), 3u);
+    EXPECT_NEAR(all[1].entropy, rowMetrics(std::vector<float>{0.25f, 0.75f}).entropy, 1e-15);
+    EXPECT_NEAR(all[2].top1, 0.5, 1e-7);
+}
+
+TEST(AttentionMetrics, BadInputThrows) {
+    EXPECT_THROW(rowMetrics(std::vector<float>{}), std::invalid_argument);
+    EXPECT_THROW(rowMetrics(std::vector<float>{0.5f, -0.1f}), std::invalid_argument);
+    EXPECT_THROW(rowMetrics(std::vector<float>{0.0f, 0.0f}), std::invalid_argument);
+    EXPECT_THROW(rowMetrics(std::vector<float>{NAN, 1.0f}), std::invalid_argument);
+    EXPECT_THROW(rowMetrics(std::vector<double>{0.5, 0.5}, std::vector<double>{1.0}), std::invalid_argument);
+    EXPECT_THROW(jensenShannon(std::vector<double>{1.0}, std::vector<double>{0.5, 0.5}), std::invalid_argument);
+    EXPECT_THROW(causalRowMetrics(nullptr, nullptr, 1, 3), std::invalid_argument);
+}

@@ -1,0 +1,125 @@
+#include "gwb/geometry/batch.h"
+#include "gwb/geometry/bivector.h"
+#include "gwb/geometry/plucker.h"
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gwb::geometry;
+using gwb::geometry::test::randomOrthogonal;
+using gwb::geometry::test::randomVector;
+
+namespace {
+// Brute-force rho over all quadruples, straight from the definition.
+double residualReference(const Eigen::VectorXd& b) {
+    const int64_t n = dimensionFromPairCount(b.size());
+    auto B = [&](int64_t i, int64_t j) { return b[pairIndex(i, j, n)]; };
+    long double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = i + 1; j < n; ++j)
+            for (int64_t k = j + 1; k < n; ++k)
+                for (int64_t l = k + 1; l < n; ++l) {
+                    const long double r = static_cast<long double>(B(i, j)) * B(k, l) -
+                                          static_cast<long double>(B(i, k)) * B(j, l) +
+                                          static_cast<long double>(B(i, l)) * B(j, k);
+                    sum += r * r;
+                }
+    return static_cast<double>(std::sqrt(sum) / b.squaredNorm());
+}
+} // namespace
+
+TEST(Bivector, ResidualVanishesForPlanes) {
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+        const Eigen::VectorXd p = wedge(randomVector(32, seed), randomVector(32, seed + 50));
+        EXPECT_LE(pluckerResidual(p), 1e-12);
+        EXPECT_LE(pluckerResidual(1e6 * p), 1e-12); // scale-free
+    }
+}
+
+TEST(Bivector, ResidualMatchesDefinitionForGenericBivectors) {
+    for (int64_t n : {4, 5, 9, 16}) {
+        const Eigen::VectorXd b = randomVector(pairCount(n), static_cast<uint64_t>(n));
+        const double rho = pluckerResidual(b);
+        EXPECT_GT(rho, 0.05);
+        EXPECT_NEAR(rho, residualReference(b), 1e-13 * rho);
+    }
+    // e01 + e23: a single relation R_0123 = 1, ||B||^2 = 2.
+    Eigen::VectorXd b = Eigen::VectorXd::Zero(6);
+    b[pairIndex(0, 1, 4)] = 1;
+    b[pairIndex(2, 3, 4)] = 1;
+    EXPECT_NEAR(pluckerResidual(b), 0.5, 1e-15);
+}
+
+TEST(Bivector, PlanarityIsOneForPlanesAndRecoversThePlane) {
+    const Eigen::VectorXd u = randomVector(32, 21), v = randomVector(32, 22);
+    const Eigen::VectorXd p = wedge(u, v);
+    const Planarity pl = planarity(p);
+    EXPECT_NEAR(pl.value, 1.0, 1e-13);
+    EXPECT_NEAR(pl.s1, p.norm(), 1e-12 * p.norm());
+    EXPECT_FALSE(pl.ambiguous);
+    EXPECT_NEAR(pl.nearestPlane.dot(p.normalized()), 1.0, 1e-12); // same plane, same orientation
+    EXPECT_LE((pl.basis.transpose() * pl.basis - Eigen::Matrix2d::Identity()).norm(), 1e-13);
+}
+
+TEST(Bivector, PlanarityOfMixturesAndNearestPlane) {
+    // B = 3 e01 + 1 e23 + 0.5 e45 (n = 6): s = (3, 1, 0.5), planarity 9 / 10.25, nearest plane e01.
+    const int64_t n = 6;
+    Eigen::VectorXd b = Eigen::VectorXd::Zero(pairCount(n));
+    b[pairIndex(0, 1, n)] = 3;
+    b[pairIndex(2, 3, n)] = 1;
+    b[pairIndex(4, 5, n)] = 0.5;
+    const Planarity pl = planarity(b);
+    EXPECT_NEAR(pl.value, 9.0 / 10.25, 1e-14);
+    EXPECT_NEAR(pl.nearestPlane[pairIndex(0, 1, n)], 1.0, 1e-13);
+    EXPECT_NEAR(planarityValue(b), pl.value, 1e-15);
+    // Equal pairs: invariant plane not unique.
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(6);
+    e[pairIndex(0, 1, 4)] = 1;
+    e[pairIndex(2, 3, 4)] = 1;
+    EXPECT_TRUE(planarity(e).ambiguous);
+    EXPECT_NEAR(planarity(e).value, 0.5, 1e-14);
+}
+
+TEST(Bivector, ZeroBivectorIsFlaggedNaN) {
+    const Eigen::VectorXd z = Eigen::VectorXd::Zero(10);
+    EXPECT_TRUE(std::isnan(pluckerResidual(z)));
+    const Planarity pl = planarity(z);
+    EXPECT_TRUE(pl.zero);
+    EXPECT_TRUE(std::isnan(pl.value));
+}
+
+TEST(Bivector, InvariantUnderOrthogonalChangeOfCoordinates) {
+    const int64_t n = 12;
+    const Eigen::VectorXd b = randomVector(pairCount(n), 31);
+    const Eigen::MatrixXd u = randomOrthogonal(n, 32);
+    const RowMatrixXd m = bivectorToMatrix(b);
+    const RowMatrixXd mt = u * m * u.transpose();
+    const Eigen::VectorXd bt = matrixToBivector(mt);
+    EXPECT_NEAR(pluckerResidual(bt), pluckerResidual(b), 1e-12);
+    EXPECT_NEAR(planarityValue(bt), planarityValue(b), 1e-12);
+}
+
+TEST(Bivector, BatchesAgreeWithSingleCalls) {
+    RowMatrixXd rows(3, pairCount(8));
+    rows.row(0) = randomVector(pairCount(8), 41).transpose();
+    rows.row(1) = wedge(randomVector(8, 42), randomVector(8, 43)).transpose();
+    rows.row(2).setZero();
+    const Eigen::VectorXd res = residualBatch(rows), pla = planarityBatch(rows);
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_NEAR(res[i], pluckerResidual(rows.row(i).transpose()), 1e-15);
+        EXPECT_NEAR(pla[i], planarityValue(rows.row(i).transpose()), 1e-14);
+    }
+    EXPECT_TRUE(std::isnan(res[2]));
+    EXPECT_TRUE(std::isnan(pla[2]));
+}
+
+TEST(Bivector, BadInputThrows) {
+    EXPECT_THROW(pluckerResidual(Eigen::VectorXd()), std::invalid_argument);
+    EXPECT_THROW(pluckerResidual(Eigen::VectorXd::Ones(5)), std::invalid_argument);
+    Eigen::VectorXd inf = Eigen::VectorXd::Ones(6);
+    inf[2] = INFINITY;
+    EXPECT_THROW(planarity(inf), std::invalid_argument);
+    EXPECT_THROW(residualBatch(RowMatrixXd::Ones(2, 5)), std::invalid_argument);
+}

@@ -1,0 +1,145 @@
+#include "gwb/engine/npy.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+using namespace gwb::engine;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path freshDir(const std::string& tag) {
+    const fs::path dir = fs::temp_directory_path() / ("gwb_npy_" + tag + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+// A python3 that has numpy, or "" (the numpy cross-checks are skipped without one).
+std::string pythonWithNumpy() {
+    for (const char* py : {"/usr/bin/python3", "python3"}) {
+        const std::string cmd = std::string(py) + " -c \"import numpy\" > /dev/null 2>&1";
+        if (std::system(cmd.c_str()) == 0)
+            return py;
+    }
+    return "";
+}
+
+FloatArray sampleFloats() {
+    FloatArray a = FloatArray::zeros({2, 3, 4});
+    for (size_t i = 0; i < a.data.size(); ++i)
+        a.data[i] = static_cast<float>(i) * 0.5f - 3.0f;
+    a.data[5] = std::numeric_limits<float>::quiet_NaN();
+    return a;
+}
+} // namespace
+
+TEST(Npy, Crc32KnownValue) {
+    const std::string s = "123456789";
+    EXPECT_EQ(crc32Ieee(reinterpret_cast<const uint8_t*>(s.data()), s.size()), 0xCBF43926u);
+}
+
+TEST(Npy, HeaderIsAlignedAndRoundTrips) {
+    const FloatArray a = sampleFloats();
+    const std::vector<uint8_t> bytes = encodeNpy(a);
+    const size_t headerLen = bytes[8] | (size_t{bytes[9]} << 8);
+    EXPECT_EQ((10 + headerLen) % 64, 0u);
+    EXPECT_EQ(bytes[10 + headerLen - 1], '\n');
+    const NpyArray back = parseNpy(bytes);
+    EXPECT_EQ(back.type, NpyType::Float32);
+    EXPECT_EQ(back.shape, a.shape);
+    const std::vector<float> v = back.values<float>();
+    for (size_t i = 0; i < v.size(); ++i)
+        if (i != 5) {
+            EXPECT_EQ(v[i], a.data[i]);
+        }
+    EXPECT_TRUE(std::isnan(v[5]));
+
+    Array<int64_t> i64({3}, {1, -2, 1LL << 40});
+    EXPECT_EQ(parseNpy(encodeNpy(i64)).values<int64_t>(), i64.data);
+    Array<uint8_t> u8({2, 2}, {0, 1, 254, 255});
+    EXPECT_EQ(parseNpy(encodeNpy(u8)).values<uint8_t>(), u8.data);
+    Array<double> scalar({}, {3.25});
+    const NpyArray s = parseNpy(encodeNpy(scalar));
+    EXPECT_TRUE(s.shape.empty());
+    EXPECT_EQ(s.values<double>()[0], 3.25);
+}
+
+TEST(Npy, NpzRoundTripWithExtraMember) {
+    NpzWriter w;
+    w.add("x", sampleFloats());
+    w.add("ids", IntArray({4}, {7, 8, 9, 10}));
+    w.addFile("meta.json", "{\"model\": \"test\"}");
+    EXPECT_THROW(w.add("x", sampleFloats()), std::invalid_argument);
+    const auto members = readZipStored(w.archive());
+    ASSERT_EQ(members.size(), 3u);
+    EXPECT_EQ(parseNpy(members.at("ids.npy")).values<int32_t>(), (std::vector<int32_t>{7, 8, 9, 10}));
+    EXPECT_EQ(std::string(members.at("meta.json").begin(), members.at("meta.json").end()), "{\"model\": \"test\"}");
+    // A flipped payload byte is caught by the CRC.
+    std::vector<uint8_t> bad = w.archive();
+    bad[40] ^= 0xff;
+    EXPECT_THROW(readZipStored(bad), std::runtime_error);
+}
+
+TEST(Npy, AtomicWriteAndErrors) {
+    const fs::path dir = freshDir("atomic");
+    const std::string path = (dir / "a.npy").string();
+    writeNpy(path, sampleFloats());
+    writeNpy(path, IntArray({2}, {1, 2})); // replaces atomically
+    EXPECT_EQ(readNpy(path).values<int32_t>(), (std::vector<int32_t>{1, 2}));
+    size_t files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+        ++files;
+    EXPECT_EQ(files, 1u); // no temp file left behind
+    try {
+        writeNpy((dir / "missing" / "b.npy").string(), sampleFloats());
+        FAIL() << "expected an error for a missing folder";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot write"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos);
+    }
+    EXPECT_THROW(readNpy((dir / "nope.npy").string()), std::runtime_error);
+    EXPECT_THROW(parseNpy(std::vector<uint8_t>{1, 2, 3}), std::runtime_error);
+    std::vector<uint8_t> truncated = encodeNpy(sampleFloats());
+    truncated.resize(truncated.size() - 4);
+    EXPECT_THROW(parseNpy(truncated), std::runtime_error);
+    fs::remove_all(dir);
+}
+
+TEST(Npy, NumpyReadsOurFiles) {
+    const std::string py = pythonWithNumpy();
+    if (py.empty())
+        GTEST_SKIP() << "no python3 with numpy";
+    const fs::path dir = freshDir("numpy");
+    writeNpy((dir / "f4.npy").string(), sampleFloats());
+    writeNpy((dir / "f8.npy").string(), Array<double>({2, 2}, {1.5, -2.5, 1e300, 0}));
+    writeNpy((dir / "i4.npy").string(), IntArray({3}, {-1, 0, 2147483647}));
+    writeNpy((dir / "i8.npy").string(), Array<int64_t>({1, 2}, {-5, 1LL << 50}));
+    writeNpy((dir / "u1.npy").string(), Array<uint8_t>({3}, {0, 128, 255}));
+    NpzWriter w;
+    w.add("x", sampleFloats());
+    w.add("ids", IntArray({4}, {7, 8, 9, 10}));
+    w.addFile("meta.json", "{\"model\": \"test\"}");
+    w.write((dir / "all.npz").string());
+    const fs::path script = dir / "check.py";
+    std::ofstream(script) << "import numpy as np, sys, json, zipfile\n"
+                             "d = sys.argv[1]\n"
+                             "a = np.load(d + '/f4.npy'); assert a.dtype == np.float32 and a.shape == (2, 3, 4)\n"
+                             "assert a[0, 1, 1] != a[0, 1, 1] and a[1, 2, 3] == 23 * 0.5 - 3\n"
+                             "b = np.load(d + '/f8.npy'); assert b.dtype == np.float64 and b[1, 0] == 1e300\n"
+                             "assert np.load(d + '/i4.npy').tolist() == [-1, 0, 2147483647]\n"
+                             "c = np.load(d + '/i8.npy'); assert c.dtype == np.int64 and c[0, 1] == 2 ** 50\n"
+                             "assert np.load(d + '/u1.npy').dtype == np.uint8\n"
+                             "z = np.load(d + '/all.npz'); assert sorted(z.files) == ['ids', 'meta.json', 'x'], z.files\n"
+                             "assert z['ids'].tolist() == [7, 8, 9, 10] and z['x'].shape == (2, 3, 4)\n"
+                             "zf = zipfile.ZipFile(d + '/all.npz'); assert zf.testzip() is None\n"
+                             "assert json.loads(zf.read('meta.json'))['model'] == 'test'\n"
+                             "print('ok')\n";
+    const std::string cmd = py + " " + script.string() + " " + dir.string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    fs::remove_all(dir);
+}
