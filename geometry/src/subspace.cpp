@@ -1,5 +1,7 @@
 #include "gwb/geometry/subspace.h"
 
+#include "double_double.h"
+
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 #include <Eigen/SVD>
@@ -7,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 namespace gwb::geometry {
 
@@ -124,6 +127,53 @@ Eigen::VectorXd principalAnglesOrthonormal(const Eigen::Ref<const Eigen::MatrixX
     return th;
 }
 
+namespace {
+using detail::DD;
+using DDColumns = std::vector<std::vector<DD>>; // column-major: cols[j][i]
+
+DD dot(const std::vector<DD>& a, const std::vector<DD>& b) {
+    DD s;
+    for (size_t i = 0; i < a.size(); ++i)
+        s = s + a[i] * b[i];
+    return s;
+}
+
+// Orthonormal basis of the given columns (already known to be independent) in double-double:
+// modified Gram-Schmidt, twice.
+DDColumns orthonormalizeDD(const Eigen::MatrixXd& a) {
+    DDColumns q;
+    for (Eigen::Index j = 0; j < a.cols(); ++j) {
+        std::vector<DD> v(static_cast<size_t>(a.rows()));
+        for (Eigen::Index i = 0; i < a.rows(); ++i)
+            v[static_cast<size_t>(i)] = DD{a(i, j), 0};
+        for (int pass = 0; pass < 2; ++pass)
+            for (const auto& qi : q) {
+                const DD h = dot(qi, v);
+                for (size_t i = 0; i < v.size(); ++i)
+                    v[i] = v[i] - h * qi[i];
+            }
+        const DD norm = detail::sqrt(dot(v, v));
+        for (auto& x : v)
+            x = x / norm;
+        q.push_back(std::move(v));
+    }
+    return q;
+}
+
+// The independent columns chosen by pivoted QR (its first `rank` pivots).
+Eigen::MatrixXd pivotColumns(const Eigen::Ref<const Eigen::MatrixXd>& a, double relTol, Basis& info) {
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+    qr.setThreshold(relTol);
+    info.requested = a.cols();
+    info.rank = qr.maxPivot() == 0 ? 0 : qr.rank();
+    info.rankDeficient = info.rank < info.requested;
+    Eigen::MatrixXd cols(a.rows(), info.rank);
+    for (Eigen::Index j = 0; j < info.rank; ++j)
+        cols.col(j) = a.col(qr.colsPermutation().indices()[j]);
+    return cols;
+}
+} // namespace
+
 PrincipalAngles principalAngles(const Eigen::Ref<const Eigen::MatrixXd>& a, const Eigen::Ref<const Eigen::MatrixXd>& b,
                                 double relTol) {
     requireFinite(a, "principalAngles (first input)");
@@ -131,14 +181,53 @@ PrincipalAngles principalAngles(const Eigen::Ref<const Eigen::MatrixXd>& a, cons
     if (a.rows() != b.rows())
         throw std::invalid_argument("principalAngles: inputs live in different dimensions (" +
                                     std::to_string(a.rows()) + " vs " + std::to_string(b.rows()) + ")");
-    const Basis ba = orthonormalBasis(a, relTol), bb = orthonormalBasis(b, relTol);
-    if (ba.rank == 0 || bb.rank == 0)
+    Basis ia, ib;
+    const Eigen::MatrixXd ca = pivotColumns(a, relTol, ia), cb = pivotColumns(b, relTol, ib);
+    if (ia.rank == 0 || ib.rank == 0)
         throw std::invalid_argument("principalAngles: an input has rank 0 (all columns zero)");
     PrincipalAngles out;
-    out.rankA = ba.rank;
-    out.rankB = bb.rank;
-    out.rankDeficient = ba.rankDeficient || bb.rankDeficient;
-    out.angles = principalAnglesOrthonormal(ba.q, bb.q);
+    out.rankA = ia.rank;
+    out.rankB = ib.rank;
+    out.rankDeficient = ia.rankDeficient || ib.rankDeficient;
+    // The inputs are taken as exact. Orthonormal bases and the sine matrix are formed in
+    // double-double, so rounding there (~1e-16 absolute) does not swamp angles near 1e-12;
+    // the SVDs then run in double on well-scaled matrices (see principalAnglesOrthonormal).
+    const bool swap = ca.cols() < cb.cols();
+    const DDColumns qa = orthonormalizeDD(swap ? cb : ca), qb = orthonormalizeDD(swap ? ca : cb);
+    const auto ka = static_cast<Eigen::Index>(qa.size()), k = static_cast<Eigen::Index>(qb.size());
+    const auto n = static_cast<size_t>(a.rows());
+    Eigen::MatrixXd c(ka, k);
+    for (Eigen::Index i = 0; i < ka; ++i)
+        for (Eigen::Index j = 0; j < k; ++j)
+            c(i, j) = dot(qa[static_cast<size_t>(i)], qb[static_cast<size_t>(j)]).hi;
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(c, Eigen::ComputeThinV);
+    const Eigen::VectorXd cosines = svd.singularValues();
+    const Eigen::MatrixXd& v = svd.matrixV();
+    // Qb rotated onto its principal vectors, then its residual against span(Qa), all in double-double.
+    Eigen::MatrixXd sineMatrix(static_cast<Eigen::Index>(n), k);
+    for (Eigen::Index j = 0; j < k; ++j) {
+        std::vector<DD> col(n);
+        for (Eigen::Index m = 0; m < k; ++m) {
+            const DD w{v(m, j), 0};
+            for (size_t i = 0; i < n; ++i)
+                col[i] = col[i] + qb[static_cast<size_t>(m)][i] * w;
+        }
+        for (int pass = 0; pass < 2; ++pass) // second pass removes what rounding of the first left
+            for (const auto& qi : qa) {
+                const DD h = dot(qi, col);
+                for (size_t i = 0; i < n; ++i)
+                    col[i] = col[i] - h * qi[i];
+            }
+        for (size_t i = 0; i < n; ++i)
+            sineMatrix(static_cast<Eigen::Index>(i), j) = col[i].hi + col[i].lo;
+    }
+    const Eigen::VectorXd sines = oneSidedJacobiValues(sineMatrix);
+    out.angles.resize(k);
+    for (Eigen::Index i = 0; i < k; ++i) {
+        const double s = std::min(sines[i], 1.0), co = std::min(cosines[i], 1.0);
+        out.angles[i] = s * s <= 0.5 ? std::asin(s) : std::acos(co);
+    }
+    std::sort(out.angles.data(), out.angles.data() + k);
     return out;
 }
 

@@ -73,32 +73,48 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     }
 
     // Influence c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))|| / |W_t|, normalized per row.
-    const geo::RowMatrixXd wPluT = matrixOf(g.wPlu, "wPlu").transpose(); // C x d
+    // W_plu (z_t ^ z_s) is bilinear: = M_t z_s with M_t = sum_i z_{t,i} A_i, A the antisymmetric
+    // d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t, which costs
+    // r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
+    const int64_t r = z.cols();
+    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
+    geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(r, d * r); // (i, c*r + j) = A[c, i, j]
+    for (int64_t i = 0, k = 0; i < r; ++i)
+        for (int64_t j = i + 1; j < r; ++j, ++k)
+            for (int64_t c = 0; c < d; ++c) {
+                tensor(i, c * r + j) = wPlu(c, k);
+                tensor(j, c * r + i) = -wPlu(c, k);
+            }
     const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
     out.influence = FloatArray::zeros({T, O});
     int64_t zeroRows = 0;
+    std::vector<double> c(static_cast<size_t>(O));
+    Eigen::VectorXd y(d);
     for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
         const int64_t n = std::min(kChunk, T - t0);
-        const geo::PairPlanes pp = geo::pairPlanes(z, g.offsets, eps, t0, t0 + n);
-        const geo::RowMatrixXd y = pp.planes * wPluT; // (n*O) x d
+        const geo::RowMatrixXd mt = z.middleRows(t0, n) * tensor; // n x (d*r)
         for (int64_t i = 0; i < n; ++i) {
             const int64_t t = t0 + i;
             const int count = agg.validCount[static_cast<size_t>(t)];
+            const Eigen::Map<const geo::RowMatrixXd> m(mt.row(i).data(), d, r);
             float* row = out.influence.row(t);
             double sum = 0;
-            std::vector<double> c(static_cast<size_t>(O), std::numeric_limits<double>::quiet_NaN());
             for (int64_t o = 0; o < O; ++o) {
-                if (t - g.offsets[static_cast<size_t>(o)] < 0)
+                const int64_t s = t - g.offsets[static_cast<size_t>(o)];
+                if (s < 0)
                     continue;
-                const auto yrow = y.row(i * O + o);
-                const double v = ((1.0 - gate.row(t).array()) * yrow.array()).matrix().norm() / count;
+                y.noalias() = m * z.row(s).transpose();
+                y /= std::max(agg.norms(t, o), eps);
+                const double v = ((1.0 - gate.row(t).array()).transpose() * y.array()).matrix().norm() / count;
                 c[static_cast<size_t>(o)] = v;
                 sum += v;
             }
             if (count > 0 && !(sum > 0))
                 ++zeroRows;
             for (int64_t o = 0; o < O; ++o)
-                row[o] = (count > 0 && sum > 0) ? static_cast<float>(c[static_cast<size_t>(o)] / sum) : kNaNf;
+                row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
+                             ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
+                             : kNaNf;
         }
         progress.advance(n);
     }

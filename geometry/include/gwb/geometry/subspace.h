@@ -36,9 +36,12 @@ struct PrincipalAngles {
     int64_t rankA = 0, rankB = 0;
     bool rankDeficient = false; ///< either input had fewer independent columns than columns
 };
-/// Principal angles between the column spaces of arbitrary a (n x ka) and b (n x kb): orthonormalizes
-/// both first. Throws std::invalid_argument for empty, non-finite or row-mismatched input, or a
-/// zero-rank input (no subspace).
+/// Principal angles between the column spaces of arbitrary a (n x ka) and b (n x kb), the inputs
+/// taken as exact: rank by pivoted QR, then orthonormalization and the sine matrix in double-double
+/// so that every angle, 1e-12 to pi/2 and tiny next to large, has ~1e-14 relative accuracy
+/// (checked against 40-digit mpmath). Use this one for accuracy; principalAnglesOrthonormal is the
+/// plain-double version (absolute accuracy ~1e-16 for rounded bases, fast).
+/// Throws std::invalid_argument for empty, non-finite or row-mismatched input, or a zero-rank input.
 PrincipalAngles principalAngles(const Eigen::Ref<const Eigen::MatrixXd>& a, const Eigen::Ref<const Eigen::MatrixXd>& b,
                                 double relTol = kRankTolerance);
 
