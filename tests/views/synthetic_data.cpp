@@ -1,10 +1,11 @@
 #include "synthetic_data.h"
 
+#include <QApplication>
 #include <cmath>
 #include <limits>
 #include <random>
 
-namespace gwb::views::testing {
+namespace gwb::views::synthetic {
 namespace {
 
 using gwb::engine::FloatArray;
@@ -46,6 +47,16 @@ FloatArray distanceMatrix(int64_t N, std::mt19937& rng) {
 }
 
 } // namespace
+
+void ensureApp() {
+    static int argc = 1;
+    static char name[] = "views_tests";
+    static char* argv[] = {name, nullptr};
+    if (!QApplication::instance()) {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+        new QApplication(argc, argv); // lives for the whole test process
+    }
+}
 
 WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
     std::mt19937 rng(1234);
@@ -196,4 +207,4 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
     return data;
 }
 
-} // namespace gwb::views::testing
+} // namespace gwb::views::synthetic

@@ -4,7 +4,7 @@
 
 #include "gwb/views/workbench_data.h"
 
-namespace gwb::views::testing {
+namespace gwb::views::synthetic {
 
 struct SyntheticSizes {
     int64_t tokens = 12;
@@ -15,7 +15,10 @@ struct SyntheticSizes {
     std::vector<int> offsets = {1, 2, 4};
 };
 
+/// Creates the one QApplication of the test process (offscreen platform from the environment).
+void ensureApp();
+
 /// Grassmann trace + analysis and baseline trace + analysis on the same synthetic prompt.
 WorkbenchData makeWorkbenchData(const SyntheticSizes& sizes = {});
 
-} // namespace gwb::views::testing
+} // namespace gwb::views::synthetic

@@ -1,1 +1,215 @@
+// Every view builds from a synthetic trace + analysis, draws, exports consistent tables, keeps
+// its settings, and shows a message without data.
+#include "synthetic_data.h"
+
+#include "gwb/views/attention_view.h"
+#include "gwb/views/compare_view.h"
+#include "gwb/views/figure_export.h"
+#include "gwb/views/gate_view.h"
+#include "gwb/views/subspace_view.h"
+#include "gwb/views/view.h"
+
+#include <QApplication>
 #include <gtest/gtest.h>
+#include <cmath>
+#include <set>
+
+using namespace gwb::views;
+
+namespace {
+void app() { synthetic::ensureApp(); }
+
+int distinctColours(const QImage& img) {
+    std::set<QRgb> c;
+    for (int y = 0; y < img.height(); y += 3)
+        for (int x = 0; x < img.width(); x += 3) c.insert(img.pixel(x, y));
+    return static_cast<int>(c.size());
+}
+} // namespace
+
+TEST(Views, FactoryKnowsEveryId) {
+    app();
+    EXPECT_EQ(viewIds(), (QStringList{"gate", "plucker", "angles", "subspace", "attention", "compare"}));
+    for (const QString& id : viewIds()) {
+        auto v = createView(id);
+        ASSERT_NE(v, nullptr) << id.toStdString();
+        EXPECT_EQ(v->viewId(), id);
+        EXPECT_FALSE(v->title().isEmpty());
+    }
+    EXPECT_EQ(createView(QStringLiteral("nope")), nullptr);
+}
+
+TEST(Views, EveryViewBuildsDrawsAndExportsTables) {
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    s.setExtents(d);
+    s.setToken(9);
+    s.setLayer(1);
+    s.setHead(2);
+    for (const QString& id : viewIds()) {
+        SCOPED_TRACE(id.toStdString());
+        auto v = createView(id);
+        v->setSelection(&s);
+        v->setData(d);
+        v->resize(900, 600);
+        EXPECT_TRUE(v->hasContent());
+        EXPECT_FALSE(v->grab().isNull());
+        EXPECT_FALSE(v->caption().isEmpty());
+        const auto tables = v->dataTables();
+        ASSERT_FALSE(tables.empty());
+        for (const auto& t : tables) {
+            EXPECT_FALSE(t.name.isEmpty());
+            EXPECT_EQ(static_cast<int64_t>(t.values.data.size()), gwb::engine::FloatArray::count(t.values.shape));
+            if (!t.rowLabels.isEmpty()) {
+                EXPECT_EQ(t.rowLabels.size(), t.values.dim(0)) << t.name.toStdString();
+            }
+            if (!t.colLabels.isEmpty()) {
+                EXPECT_EQ(t.colLabels.size(), t.values.dim(1)) << t.name.toStdString();
+            }
+        }
+        FigureOptions o;
+        o.dpi = 80;
+        const QImage img = renderFigureImage(*v, o);
+        EXPECT_GT(distinctColours(img), 20); // a real picture, not a blank page
+        // Settings survive a round trip into a fresh view.
+        auto w = createView(id);
+        w->setSettings(v->settings());
+        EXPECT_EQ(w->settings(), v->settings());
+    }
+}
+
+TEST(Views, GateViewTablesFollowQuantityAndDrill) {
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    s.setExtents(d);
+    GateView v;
+    v.setSelection(&s);
+    v.setData(d);
+    auto t = v.dataTables().front();
+    EXPECT_EQ(t.values.shape, (std::vector<int64_t>{3, 12}));
+    EXPECT_FLOAT_EQ(t.values.at2(2, 5), d.grassmannAnalysis->grassmann[2].meanGate[5]);
+    v.setQuantity(GateView::Quantity::AboveHalf);
+    t = v.dataTables().front();
+    EXPECT_FLOAT_EQ(t.values.at2(1, 4), d.grassmannAnalysis->grassmann[1].gateAboveHalf[4]);
+    v.setDrillLayer(1);
+    t = v.dataTables().front();
+    EXPECT_EQ(t.values.shape, (std::vector<int64_t>{12, 16}));
+    EXPECT_FLOAT_EQ(t.values.at2(3, 7), d.grassmann->layers[1].grassmann->gate.at2(3, 7));
+    QJsonObject st = v.settings();
+    EXPECT_EQ(st.value("drill_layer").toInt(), 1);
+    EXPECT_EQ(st.value("quantity").toString(), QStringLiteral("above_half"));
+}
+
+TEST(Views, MissingModelsShowAMessageNotABlank) {
+    app();
+    Selection s;
+    for (const QString& id : viewIds()) {
+        SCOPED_TRACE(id.toStdString());
+        auto v = createView(id);
+        v->setSelection(&s);
+        v->setData(WorkbenchData{});
+        EXPECT_FALSE(v->hasContent());
+        EXPECT_TRUE(v->dataTables().empty());
+        FigureOptions o;
+        o.dpi = 60;
+        o.caption = false;
+        const QImage img = renderFigureImage(*v, o);
+        EXPECT_GT(distinctColours(img), 2); // the message text is drawn
+    }
+    // Only the Grassmann model: the attention view asks for the baseline.
+    WorkbenchData g = synthetic::makeWorkbenchData();
+    g.baseline.reset();
+    g.baselineAnalysis.reset();
+    AttentionView a;
+    a.setSelection(&s);
+    a.setData(g);
+    EXPECT_FALSE(a.hasContent());
+    CompareView c;
+    c.setSelection(&s);
+    c.setData(g);
+    EXPECT_FALSE(c.rows().problem.isEmpty());
+}
+
+TEST(Views, AttentionRowsRecomputedWithoutDenseMatrix) {
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    auto sparse = std::make_shared<gwb::engine::Trace>(*d.baseline);
+    for (auto& l : sparse->layers) l.attention->attn = {}; // as above the dense limit
+    auto dense = attentionSource(d.baseline, 1, 2);
+    auto computed = attentionSource(sparse, 1, 2);
+    ASSERT_TRUE(dense && computed);
+    EXPECT_EQ(computed->dense(), nullptr);
+    std::vector<float> a(12), b(12);
+    for (int64_t r = 0; r < 12; ++r) {
+        dense->row(r, a.data());
+        computed->row(r, b.data());
+        for (int64_t c = 0; c < 12; ++c) {
+            if (c > r) {
+                EXPECT_TRUE(std::isnan(b[static_cast<size_t>(c)])); // future keys are undefined
+            } else {
+                EXPECT_NEAR(a[static_cast<size_t>(c)], b[static_cast<size_t>(c)], 1e-5);
+            }
+        }
+    }
+}
+
+TEST(Views, CompareRowsAndAgreement) {
+    app();
+    // Identical rows: JS 0, top-1 agrees; disjoint rows: JS = ln 2.
+    const RowComparison same = compareDistributions({0.2f, 0.8f}, {0.4f, 1.6f});
+    EXPECT_NEAR(same.jsDivergence, 0.0, 1e-12);
+    EXPECT_TRUE(same.top1Agrees);
+    const RowComparison disjoint = compareDistributions({1, 0}, {0, 1});
+    EXPECT_NEAR(disjoint.jsDivergence, std::log(2.0), 1e-12);
+    EXPECT_FALSE(disjoint.top1Agrees);
+    EXPECT_TRUE(std::isnan(compareDistributions({0, 0}, {0, 1}).jsDivergence));
+
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    const auto& ga = d.grassmannAnalysis->grassmann[1];
+    const auto row = influenceRow(ga, 9);
+    ASSERT_EQ(row.size(), 10u);
+    EXPECT_FLOAT_EQ(row[8], ga.influence.at2(9, 0)); // D = 1
+    EXPECT_FLOAT_EQ(row[7], ga.influence.at2(9, 1)); // D = 2
+    EXPECT_FLOAT_EQ(row[5], ga.influence.at2(9, 2)); // D = 4
+    EXPECT_FLOAT_EQ(row[0], 0.0f);
+    Selection s;
+    s.setExtents(d);
+    s.setToken(9);
+    s.setLayer(1);
+    CompareView c;
+    c.setSelection(&s);
+    c.setData(d);
+    const auto rows = c.rows();
+    ASSERT_EQ(rows.values.size(), 6u); // influence, 4 heads, mean
+    EXPECT_EQ(rows.agreement.size(), 5u);
+    EXPECT_NEAR(rows.agreement[0].jsDivergence, compareDistributions(rows.values[0], rows.values[1]).jsDivergence, 1e-12);
+}
+
+TEST(Views, SubspacePictureCirclesContainTheProjectedVectors) {
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    const auto& gl = *d.grassmann->layers[1].grassmann;
+    const SubspacePicture pic = computeSubspacePicture(gl, 9, tokenLabels(*d.grassmann));
+    ASSERT_EQ(pic.offsets, (std::vector<int>{1, 2, 4}));
+    ASSERT_EQ(pic.sphere.circles.size(), 3u);
+    EXPECT_GT(pic.explainedVariance, 0.0);
+    EXPECT_LE(pic.explainedVariance, 1.0);
+    // Projected z_t (the last point) lies on every circle: orthogonal to each circle's normal.
+    const Vec3 zt = pic.sphere.points.back().v;
+    for (const auto& c : pic.sphere.circles) {
+        const Vec3 n{c.e1[1] * c.e2[2] - c.e1[2] * c.e2[1], c.e1[2] * c.e2[0] - c.e1[0] * c.e2[2], c.e1[0] * c.e2[1] - c.e1[1] * c.e2[0]};
+        EXPECT_NEAR(n[0] * zt[0] + n[1] * zt[1] + n[2] * zt[2], 0.0, 1e-9);
+        EXPECT_NEAR(c.e1[0] * c.e2[0] + c.e1[1] * c.e2[1] + c.e1[2] * c.e2[2], 0.0, 1e-9);
+    }
+    for (double k : pic.keptFraction) {
+        EXPECT_GE(k, 0.0);
+        EXPECT_LE(k, 1.0 + 1e-12);
+    }
+    // Token 0 has no valid offset: no circles, a note says why.
+    const SubspacePicture none = computeSubspacePicture(gl, 0, tokenLabels(*d.grassmann));
+    EXPECT_TRUE(none.sphere.circles.empty());
+    EXPECT_FALSE(none.sphere.notes.isEmpty());
+    EXPECT_THROW(computeSubspacePicture(gl, 99, {}), std::invalid_argument);
+}

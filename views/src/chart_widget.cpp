@@ -75,7 +75,7 @@ QColor colorOf(const ChartSeries& s, int i) { return s.color.isValid() ? s.color
 
 void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const FigureStyle& style) {
     p.save();
-    const QFontMetricsF fmS(style.small), fmB(style.body), fmT(style.title);
+    const QFontMetricsF fmS = style.metrics(style.small), fmB = style.metrics(style.body), fmT = style.metrics(style.title);
     QRectF r = rect;
     if (!d.title.isEmpty()) {
         p.setFont(style.title);

@@ -84,8 +84,8 @@ ExportResult exportFigure(const View& view, const FigureOptions& options, const 
         gen.setResolution(72); // 1 user unit = 1 pt
         gen.setSize(QSize(static_cast<int>(std::ceil(pt.width())), static_cast<int>(std::ceil(pt.height()))));
         gen.setViewBox(QRectF(QPointF(0, 0), pt));
-        gen.setTitle(view.title());
-        gen.setDescription(view.caption());
+        gen.setTitle(view.title().toHtmlEscaped()); // QSvgGenerator writes these verbatim into XML
+        gen.setDescription(view.caption().toHtmlEscaped());
         QPainter p(&gen);
         view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
         p.end();

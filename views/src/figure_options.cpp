@@ -30,6 +30,7 @@ FigureStyle FigureStyle::forFigure(const QPainter& painter, const FigureOptions&
     s.title = scaledFont(options.fontFamily, options.fontPoints + 1, dpi, true);
     s.hairline = 0.5;
     s.colorbar = options.colorbar;
+    s.device = painter.device();
     return s;
 }
 

@@ -26,7 +26,9 @@ GateView::GateView(QWidget* parent) : View(parent) {
 
     connect(m_quantityCombo, &QComboBox::currentIndexChanged, this,
             [this](int i) { setQuantity(i == 1 ? Quantity::AboveHalf : Quantity::MeanGate); });
-    connect(m_drillButton, &QPushButton::toggled, this, [this](bool on) { setDrillLayer(on ? selLayer() : -1); });
+    connect(m_drillButton, &QPushButton::toggled, this, [this](bool on) {
+        if (on != (m_drillLayer >= 0)) setDrillLayer(on ? selLayer() : -1); // ignore echoes of setDrillLayer
+    });
     connect(m_mapCombo, &QComboBox::currentTextChanged, this,
             [this](const QString& name) { setColormapId(colormapFromName(name)); });
     connect(m_heatmap, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64 col) {

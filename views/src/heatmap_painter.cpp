@@ -80,7 +80,7 @@ HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize 
 void paintColorbar(QPainter& p, const QRectF& rect, const ColorScale& scale, const QString& valueName,
                    const FigureStyle& style) {
     p.save();
-    const QFontMetricsF fm(style.small);
+    const QFontMetricsF fm = style.metrics(style.small);
     p.setFont(style.small);
     const double barW = std::clamp(rect.width() * 0.22, 4.0, 14.0);
     const QRectF bar(rect.left(), rect.top() + fm.height() / 2, barW, rect.height() - fm.height());
@@ -94,7 +94,7 @@ void paintColorbar(QPainter& p, const QRectF& rect, const ColorScale& scale, con
     p.drawRect(bar);
     const double lo = scale.effectiveLow();
     const double hi = scale.effectiveHigh();
-    const auto ticks = detail::niceTicks(lo, hi, std::max(2, static_cast<int>(bar.height() / (fm.height() * 1.8))));
+    const auto ticks = detail::niceTicks(lo, hi, std::max(2, static_cast<int>(bar.height() / (fm.height() * 3.0))));
     double maxTickW = 0;
     for (double t : ticks) {
         const double y = bar.bottom() - (t - lo) / (hi - lo) * bar.height();
@@ -116,9 +116,9 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     HeatmapGeometry geo;
     const MatrixSource& src = pyramid.source();
     p.save();
-    const QFontMetricsF fmS(style.small);
-    const QFontMetricsF fmB(style.body);
-    const QFontMetricsF fmT(style.title);
+    const QFontMetricsF fmS = style.metrics(style.small);
+    const QFontMetricsF fmB = style.metrics(style.body);
+    const QFontMetricsF fmT = style.metrics(style.title);
     QRectF r = area;
     if (!axes.title.isEmpty()) {
         p.setFont(style.title);

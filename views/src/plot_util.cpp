@@ -43,7 +43,7 @@ void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt
     p.save();
     p.translate(anchor);
     p.rotate(-90);
-    const QFontMetricsF fm(p.font());
+    const QFontMetricsF fm(p.font(), p.device());
     const double w = fm.horizontalAdvance(text);
     double x = 0;
     if (align & Qt::AlignRight) x = -w;
@@ -56,7 +56,7 @@ void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt
 }
 
 double drawWrappedText(QPainter& p, const QRectF& rect, const QString& text, bool draw) {
-    const QFontMetricsF fm(p.font());
+    const QFontMetricsF fm(p.font(), p.device());
     const QRectF need = fm.boundingRect(QRectF(0, 0, rect.width(), 1e6), Qt::TextWordWrap, text);
     if (draw) p.drawText(QRectF(rect.left(), rect.top(), rect.width(), need.height()), Qt::TextWordWrap, text);
     return need.height();

@@ -64,3 +64,9 @@ std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, boo
 }
 
 } // namespace gwb::views::detail
+
+#include "plot_util.h"
+
+namespace gwb::views::detail {
+QString labelTextForTitle(const std::string& text) { return labelText(QString::fromStdString(text), 16); }
+} // namespace gwb::views::detail

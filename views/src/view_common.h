@@ -32,3 +32,8 @@ QString noModelMessage(const QString& which);
 std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, bool sideBySide, double gap);
 
 } // namespace gwb::views::detail
+
+namespace gwb::views::detail {
+/// Token text for titles: short, whitespace made visible.
+QString labelTextForTitle(const std::string& text);
+} // namespace gwb::views::detail

@@ -1,15 +1,26 @@
 #include "gwb/views/view.h"
 
+#include "gwb/views/angles_view.h"
+#include "gwb/views/attention_view.h"
+#include "gwb/views/compare_view.h"
 #include "gwb/views/gate_view.h"
+#include "gwb/views/plucker_view.h"
+#include "gwb/views/subspace_view.h"
 
 namespace gwb::views {
 
 QStringList viewIds() {
-    return {QStringLiteral("gate")};
+    return {QStringLiteral("gate"), QStringLiteral("plucker"), QStringLiteral("angles"),
+            QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare")};
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
     if (id == QLatin1String("gate")) return std::make_unique<GateView>(parent);
+    if (id == QLatin1String("plucker")) return std::make_unique<PluckerView>(parent);
+    if (id == QLatin1String("angles")) return std::make_unique<AnglesView>(parent);
+    if (id == QLatin1String("subspace")) return std::make_unique<SubspaceView>(parent);
+    if (id == QLatin1String("attention")) return std::make_unique<AttentionView>(parent);
+    if (id == QLatin1String("compare")) return std::make_unique<CompareView>(parent);
     return nullptr;
 }
 

@@ -2,6 +2,7 @@
 // How a view's figure is exported (workbench-spec section 4) and what an export returns.
 
 #include <QFont>
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QString>
 #include <QStringList>
@@ -45,6 +46,10 @@ struct FigureStyle {
     QFont title;
     double hairline = 0.5; ///< line width in points for axes and grid
     bool colorbar = true;
+    QPaintDevice* device = nullptr; ///< metrics are taken for this device (null = screen)
+
+    /// Font metrics on the target device (text sizes depend on its DPI).
+    QFontMetricsF metrics(const QFont& font) const { return device ? QFontMetricsF(font, device) : QFontMetricsF(font); }
 
     static FigureStyle forFigure(const QPainter& painter, const FigureOptions& options);
     /// On-screen style: the widget's font, 1 logical unit = 1 pixel.

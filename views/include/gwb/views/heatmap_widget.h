@@ -32,6 +32,7 @@ public:
     void setDownsampleMode(DownsampleMode mode);
     DownsampleMode downsampleMode() const { return m_mode; }
     void setMarks(const HeatmapMarks& marks);
+    HeatmapMarks marks() const { return m_marks; }
     /// Message shown instead of a matrix (e.g. "no Grassmann trace: run a prompt").
     void setPlaceholder(const QString& text);
 

@@ -1,0 +1,60 @@
+#pragma once
+// Compare view: for the selected token and layer, the Grassmann influence row over past tokens
+// next to the baseline's attention rows (every head and the head mean), with Jensen-Shannon
+// divergence and top-1 agreement per head; below, both models' layer x layer prompt-subspace
+// distance matrices side by side on one colour scale.
+
+#include "gwb/views/view.h"
+
+class QTableWidget;
+
+namespace gwb::views {
+
+class HeatmapWidget;
+
+/// JS divergence (nats, natural log) between two rows after renormalizing each to sum 1 (NaN and
+/// negative entries count as 0) and whether their argmax agree. NaN divergence when a row sums to 0.
+struct RowComparison {
+    double jsDivergence = 0;
+    bool top1Agrees = false;
+};
+RowComparison compareDistributions(const std::vector<float>& a, const std::vector<float>& b);
+
+/// Grassmann influence row of token t over past tokens 0..t (length t+1) from the analysis'
+/// T x O influence: entry t-D gets c(t, t-D), other entries 0.
+std::vector<float> influenceRow(const gwb::engine::GrassmannLayerAnalysis& layer, int64_t t);
+
+class CompareView : public View {
+    Q_OBJECT
+public:
+    explicit CompareView(QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("compare"); }
+    QString title() const override { return QStringLiteral("Compare"); }
+    QString caption() const override;
+    std::vector<DataTable> dataTables() const override;
+    bool hasContent() const override;
+    double figureAspect() const override { return 0.8; }
+    HeatmapWidget* rowsHeatmap() const { return m_rows; }
+
+    /// Rows shown: influence, head 0..H-1, head mean (each over keys 0..t); empty when unavailable.
+    struct Rows {
+        QStringList names;
+        std::vector<std::vector<float>> values;
+        std::vector<RowComparison> agreement; ///< per attention row (heads and mean) vs influence
+        QString problem;                      ///< why rows are missing
+    };
+    Rows rows() const;
+
+protected:
+    void refresh() override;
+    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
+    QString missingDataMessage() const override { return QStringLiteral("Compare needs both a Grassmann and a baseline trace of the same prompt: run a prompt with both models loaded."); }
+
+private:
+    HeatmapWidget* m_rows;
+    HeatmapWidget* m_gDist;
+    HeatmapWidget* m_bDist;
+    QTableWidget* m_table;
+};
+
+} // namespace gwb::views

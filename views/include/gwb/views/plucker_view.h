@@ -1,0 +1,51 @@
+#pragma once
+// Plücker view: layer x token heatmap of the Plücker-relation residual rho(B_t) or the planarity
+// of the aggregated bivector B_t, and for the selected token and layer the per-offset pair norms
+// ||z_t ^ z_{t-D}|| as bars.
+
+#include "gwb/views/view.h"
+
+class QComboBox;
+
+namespace gwb::views {
+
+class HeatmapWidget;
+class ChartWidget;
+struct ChartData;
+
+class PluckerView : public View {
+    Q_OBJECT
+public:
+    enum class Quantity { Residual, Planarity };
+
+    explicit PluckerView(QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("plucker"); }
+    QString title() const override { return QStringLiteral("Pl\u00fccker"); }
+    QJsonObject settings() const override;
+    void setSettings(const QJsonObject& settings) override;
+    QString caption() const override;
+    std::vector<DataTable> dataTables() const override;
+    bool hasContent() const override;
+    double figureAspect() const override { return 0.8; }
+
+    Quantity quantity() const { return m_quantity; }
+    void setQuantity(Quantity q);
+    HeatmapWidget* heatmap() const { return m_heatmap; }
+    ChartWidget* chart() const { return m_chart; }
+
+protected:
+    void refresh() override;
+    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
+    QString missingDataMessage() const override { return QStringLiteral("No Grassmann trace yet: load a model and run a prompt."); }
+
+private:
+    ChartData pairNormChart() const;
+    HeatmapWidget* m_heatmap;
+    ChartWidget* m_chart;
+    QComboBox* m_quantityCombo;
+    QComboBox* m_mapCombo;
+    Quantity m_quantity = Quantity::Residual;
+    QString m_matrixKey;
+};
+
+} // namespace gwb::views

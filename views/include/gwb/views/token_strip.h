@@ -1,0 +1,54 @@
+#pragma once
+// The prompt's tokens as chips in a wrapping flow layout, coloured by a per-token scalar
+// (surprisal, mean gate, residual or planarity of the selected layer) with a small legend.
+// Clicking a chip selects the token everywhere; Left/Right move the selection.
+
+#include "gwb/views/colormap.h"
+#include "gwb/views/selection.h"
+#include "gwb/views/workbench_data.h"
+
+#include <QPointer>
+#include <QWidget>
+#include <vector>
+
+namespace gwb::views {
+
+class TokenStrip : public QWidget {
+    Q_OBJECT
+public:
+    enum class Scalar { Surprisal, MeanGate, Residual, Planarity };
+
+    explicit TokenStrip(QWidget* parent = nullptr);
+    void setData(const WorkbenchData& data);
+    void setSelection(Selection* selection);
+    void setScalar(Scalar scalar);
+    Scalar scalar() const { return m_scalar; }
+    static QString scalarName(Scalar s);
+    void setColormap(ColormapId map);
+
+    /// Per-token values currently used for colouring (NaN = undefined), T entries.
+    std::vector<float> values() const;
+    /// Chip rectangles of the last layout (widget coordinates), T entries.
+    const std::vector<QRectF>& chipRects() const { return m_chips; }
+
+    bool hasHeightForWidth() const override { return true; }
+    int heightForWidth(int width) const override;
+    QSize sizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void mousePressEvent(QMouseEvent*) override;
+    void keyPressEvent(QKeyEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+
+private:
+    double layoutChips(double width, std::vector<QRectF>* out) const; ///< returns the height used
+    QStringList m_tokens;
+    WorkbenchData m_data;
+    QPointer<Selection> m_selection;
+    Scalar m_scalar = Scalar::Surprisal;
+    ColormapId m_map = ColormapId::Viridis;
+    std::vector<QRectF> m_chips;
+};
+
+} // namespace gwb::views

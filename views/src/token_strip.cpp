@@ -1,0 +1,179 @@
+#include "gwb/views/token_strip.h"
+
+#include "plot_util.h"
+
+#include <QFontMetricsF>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <cmath>
+#include <limits>
+
+namespace gwb::views {
+namespace {
+constexpr double kPad = 4;     // px inside a chip
+constexpr double kSpacing = 3; // px between chips
+} // namespace
+
+TokenStrip::TokenStrip(QWidget* parent) : QWidget(parent) {
+    setFocusPolicy(Qt::StrongFocus);
+    QSizePolicy sp(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    sp.setHeightForWidth(true);
+    setSizePolicy(sp);
+}
+
+QString TokenStrip::scalarName(Scalar s) {
+    switch (s) {
+    case Scalar::Surprisal: return QStringLiteral("surprisal (nats)");
+    case Scalar::MeanGate: return QStringLiteral("mean gate");
+    case Scalar::Residual: return QStringLiteral("Pl\u00fccker residual");
+    case Scalar::Planarity: return QStringLiteral("planarity");
+    }
+    return {};
+}
+
+void TokenStrip::setData(const WorkbenchData& data) {
+    m_data = data;
+    const auto t = data.primary();
+    m_tokens = t ? tokenLabels(*t) : QStringList();
+    updateGeometry();
+    update();
+}
+
+void TokenStrip::setSelection(Selection* selection) {
+    if (m_selection) disconnect(m_selection, nullptr, this, nullptr);
+    m_selection = selection;
+    if (m_selection) {
+        connect(m_selection, &Selection::tokenChanged, this, qOverload<>(&QWidget::update));
+        connect(m_selection, &Selection::layerChanged, this, qOverload<>(&QWidget::update));
+    }
+    update();
+}
+
+void TokenStrip::setScalar(Scalar scalar) {
+    m_scalar = scalar;
+    update();
+}
+
+void TokenStrip::setColormap(ColormapId map) {
+    m_map = map;
+    update();
+}
+
+std::vector<float> TokenStrip::values() const {
+    const int64_t T = m_tokens.size();
+    std::vector<float> v(static_cast<size_t>(T), std::numeric_limits<float>::quiet_NaN());
+    const auto t = m_data.primary();
+    if (!t) return v;
+    const int layer = m_selection ? m_selection->layer() : 0;
+    const gwb::engine::GrassmannLayerAnalysis* ga = nullptr;
+    if (m_data.grassmannAnalysis && layer < static_cast<int>(m_data.grassmannAnalysis->grassmann.size()))
+        ga = &m_data.grassmannAnalysis->grassmann[static_cast<size_t>(layer)];
+    const std::vector<float>* src = nullptr;
+    switch (m_scalar) {
+    case Scalar::Surprisal: src = &t->surprisal; break;
+    case Scalar::MeanGate: src = ga ? &ga->meanGate : nullptr; break;
+    case Scalar::Residual: src = ga ? &ga->residual : nullptr; break;
+    case Scalar::Planarity: src = ga ? &ga->planarity : nullptr; break;
+    }
+    if (src)
+        for (int64_t i = 0; i < T && i < static_cast<int64_t>(src->size()); ++i) v[static_cast<size_t>(i)] = (*src)[static_cast<size_t>(i)];
+    return v;
+}
+
+double TokenStrip::layoutChips(double width, std::vector<QRectF>* out) const {
+    const QFontMetricsF fm(font());
+    const double h = fm.height() + 2 * kPad;
+    const double legendH = fm.height() * 1.4;
+    double x = 0, y = legendH;
+    if (out) out->clear();
+    for (const QString& tok : m_tokens) {
+        const double w = std::min(width, fm.horizontalAdvance(detail::labelText(tok, 24)) + 2 * kPad);
+        if (x > 0 && x + w > width) {
+            x = 0;
+            y += h + kSpacing;
+        }
+        if (out) out->push_back(QRectF(x, y, w, h));
+        x += w + kSpacing;
+    }
+    return y + h + kSpacing;
+}
+
+int TokenStrip::heightForWidth(int width) const {
+    return static_cast<int>(std::ceil(layoutChips(std::max(40, width), nullptr)));
+}
+
+QSize TokenStrip::sizeHint() const { return {400, heightForWidth(400)}; }
+
+void TokenStrip::resizeEvent(QResizeEvent*) { layoutChips(width(), &m_chips); }
+
+void TokenStrip::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QFontMetricsF fm(font());
+    layoutChips(width(), &m_chips);
+    if (m_tokens.isEmpty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("No tokens: run a prompt."));
+        return;
+    }
+    const auto v = values();
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (float x : v)
+        if (std::isfinite(x)) {
+            lo = std::min(lo, static_cast<double>(x));
+            hi = std::max(hi, static_cast<double>(x));
+        }
+    const bool unit = m_scalar == Scalar::MeanGate || m_scalar == Scalar::Planarity;
+    const ColorScale scale = ColorScale::fromRange(m_map, unit ? 0.0 : lo, unit ? 1.0 : hi, false);
+    // Legend: name, gradient, range.
+    p.setPen(palette().color(QPalette::Text));
+    const QString name = scalarName(m_scalar) + ((m_scalar == Scalar::Surprisal) ? QString() : QStringLiteral(", layer %1").arg(m_selection ? m_selection->layer() : 0));
+    double lx = 0;
+    p.drawText(QPointF(lx, fm.ascent()), name);
+    lx += fm.horizontalAdvance(name) + 8;
+    const QString loS = std::isfinite(lo) ? detail::formatValue(scale.effectiveLow()) : QStringLiteral("n/a");
+    const QString hiS = std::isfinite(hi) ? detail::formatValue(scale.effectiveHigh()) : QStringLiteral("n/a");
+    p.drawText(QPointF(lx, fm.ascent()), loS);
+    lx += fm.horizontalAdvance(loS) + 4;
+    QImage grad(256, 1, QImage::Format_ARGB32);
+    for (int i = 0; i < 256; ++i) grad.setPixel(i, 0, colormapTable(m_map)[static_cast<size_t>(i)]);
+    const QRectF gr(lx, fm.height() * 0.2, 80, fm.height() * 0.7);
+    p.drawImage(gr, grad);
+    lx += 84;
+    p.drawText(QPointF(lx, fm.ascent()), hiS);
+    lx += fm.horizontalAdvance(hiS) + 8;
+    p.fillRect(QRectF(lx, fm.height() * 0.2, fm.height() * 0.7, fm.height() * 0.7), QColor(kNanColor));
+    p.drawText(QPointF(lx + fm.height(), fm.ascent()), QStringLiteral("undefined"));
+
+    const int sel = m_selection ? m_selection->token() : -1;
+    for (int i = 0; i < static_cast<int>(m_chips.size()); ++i) {
+        const QColor c = QColor::fromRgb(scale.color(v[static_cast<size_t>(i)]));
+        p.setBrush(c);
+        p.setPen(i == sel ? QPen(palette().color(QPalette::Highlight), 2.5) : QPen(QColor(0, 0, 0, 60), 1));
+        p.drawRoundedRect(m_chips[static_cast<size_t>(i)], 3, 3);
+        // Dark text on light chips and vice versa (relative luminance).
+        const double lum = 0.2126 * c.redF() + 0.7152 * c.greenF() + 0.0722 * c.blueF();
+        p.setPen(lum > 0.45 ? Qt::black : Qt::white);
+        p.drawText(m_chips[static_cast<size_t>(i)], Qt::AlignCenter, detail::labelText(m_tokens[i], 24));
+    }
+}
+
+void TokenStrip::mousePressEvent(QMouseEvent* e) {
+    for (int i = 0; i < static_cast<int>(m_chips.size()); ++i)
+        if (m_chips[static_cast<size_t>(i)].contains(e->position())) {
+            if (m_selection) m_selection->setToken(i);
+            setFocus();
+            return;
+        }
+}
+
+void TokenStrip::keyPressEvent(QKeyEvent* e) {
+    if (!m_selection) return QWidget::keyPressEvent(e);
+    if (e->key() == Qt::Key_Left) m_selection->setToken(m_selection->token() - 1);
+    else if (e->key() == Qt::Key_Right) m_selection->setToken(m_selection->token() + 1);
+    else return QWidget::keyPressEvent(e);
+    e->accept();
+}
+
+} // namespace gwb::views
