@@ -18,7 +18,9 @@ struct TokenPiece {
     int32_t id = 0;     ///< vocabulary id in [0, vocabSize)
     std::string text;   ///< display text of the piece (byte-fallback pieces as <0xNN>)
     int64_t begin = 0;  ///< byte offset of the piece's first byte in the encoded text
-    int64_t end = 0;    ///< one past its last byte (begin == end never happens for a real piece)
+    /// One past its last byte. begin == end only for a piece that stands for no input byte
+    /// (SentencePiece's word-start marker when the text does not start with a space).
+    int64_t end = 0;
 };
 
 class Tokenizer {
@@ -57,7 +59,8 @@ TokenizerPtr makeTokenizer(const std::string& kind, const std::string& bytes);
 /// recognized by the .txt extension). Throws std::runtime_error naming the file and the problem.
 TokenizerPtr loadTokenizerFile(const std::string& path);
 
-/// SentencePiece model from its serialized proto bytes (implemented in sentencepiece_tokenizer.cpp).
+/// SentencePiece model (unigram or BPE, identity normalization) from its serialized proto bytes;
+/// encodes exactly like libsentencepiece (implemented in sentencepiece_tokenizer.cpp).
 TokenizerPtr makeSentencePieceTokenizer(const std::string& modelProto);
 /// WordPiece tokenizer (lower-cased BERT basic tokenization + greedy longest-match-first) from
 /// the text of a vocab.txt (implemented by the importer in wordpiece_tokenizer.cpp).
@@ -75,8 +78,10 @@ struct SentencePieceTrainOptions {
 };
 
 /// Trains a SentencePiece model with byte fallback (so any valid UTF-8 round-trips) and an
-/// identity normalization (so spans map 1:1 to the original text). Returns the serialized
-/// model proto; write it with an atomic file write. Throws std::runtime_error on failure.
+/// identity normalization (so spans map 1:1 to the original text) by running the `spm_train`
+/// program (libsentencepiece cannot share a process with LibTorch's protobuf; see
+/// sentencepiece_tokenizer.cpp). Returns the serialized model proto; write it with an atomic
+/// file write. Throws std::runtime_error with spm_train's output on failure.
 std::string trainSentencePiece(const SentencePieceTrainOptions& options);
 
 /// Throws std::invalid_argument("invalid UTF-8 at byte N: ...") for the first invalid sequence.

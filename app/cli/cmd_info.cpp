@@ -1,0 +1,48 @@
+// gwb info: architecture and parameter counts of a config or a model file.
+
+#include "cli/command_registry.h"
+
+#include "gwb/engine/config_io.h"
+#include "gwb/engine/device.h"
+#include "gwb/engine/model.h"
+
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+namespace {
+
+int runInfo(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Print architecture, per-block and total parameter counts, device and threads."));
+    p.addHelpOption();
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON."), QStringLiteral("FILE"));
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Checkpoint (.gwb)."), QStringLiteral("FILE"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
+    p.addOptions({config, model, device, threads});
+    p.process(args);
+    try {
+        using namespace gwb::engine;
+        setThreads(p.value(threads).toInt());
+        if (p.isSet(model)) {
+            const Model m = Model::load(p.value(model).toStdString(), p.value(device).toStdString());
+            std::printf("file:        %s\n%s", qPrintable(p.value(model)), m.summary().c_str());
+            std::printf("training:    %s\n", m.trainingSummary().c_str());
+        } else if (p.isSet(config)) {
+            const ModelConfig c = loadConfigFile(p.value(config).toStdString());
+            std::printf("%s", configSummary(c).c_str());
+            std::printf("device:      %s\n", deviceSummary(resolveDevice(p.value(device).toStdString())).c_str());
+        } else {
+            throw std::invalid_argument("give --config FILE or --model FILE");
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gwb info: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace
+
+GWB_REGISTER_COMMAND("info", "Print a model's architecture and parameter counts", runInfo, false);

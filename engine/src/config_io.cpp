@@ -1,0 +1,275 @@
+// ModelConfig JSON reading/writing, validation, and parameter counts from the config alone.
+
+#include "gwb/engine/config_io.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace gwb::engine {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& field, const std::string& what) {
+    throw std::invalid_argument("model config: field '" + field + "' " + what);
+}
+
+int64_t getInt(const json& j, const char* key, int64_t fallback) {
+    if (!j.contains(key)) return fallback;
+    const json& v = j.at(key);
+    if (!v.is_number_integer()) fail(key, "must be an integer");
+    return v.get<int64_t>();
+}
+
+double getDouble(const json& j, const char* key, double fallback) {
+    if (!j.contains(key)) return fallback;
+    const json& v = j.at(key);
+    if (!v.is_number()) fail(key, "must be a number");
+    return v.get<double>();
+}
+
+std::string getString(const json& j, const char* key, const std::string& fallback) {
+    if (!j.contains(key)) return fallback;
+    const json& v = j.at(key);
+    if (!v.is_string()) fail(key, "must be a string");
+    return v.get<std::string>();
+}
+
+std::vector<int> intList(const json& v, const std::string& field) {
+    if (!v.is_array()) fail(field, "must be an array of integers");
+    std::vector<int> out;
+    for (const json& e : v) {
+        if (!e.is_number_integer()) fail(field, "must contain only integers");
+        const int64_t x = e.get<int64_t>();
+        if (x < 1 || x > 1000000) fail(field, "contains offset " + std::to_string(x) + " (must be >= 1)");
+        out.push_back(static_cast<int>(x));
+    }
+    return out;
+}
+
+std::vector<std::vector<int>> parseOffsets(const json& j, int64_t nLayers) {
+    if (!j.contains("offsets")) return std::vector<std::vector<int>>(static_cast<size_t>(nLayers), defaultOffsets());
+    const json& o = j.at("offsets");
+    if (o.is_array()) // shorthand: the same set for every layer
+        return std::vector<std::vector<int>>(static_cast<size_t>(nLayers), intList(o, "offsets"));
+    if (!o.is_object()) fail("offsets", "must be an object {\"schedule\": ...} or an array");
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (it.key() != "schedule" && it.key() != "set" && it.key() != "list" && it.key() != "layers")
+            fail("offsets." + it.key(), "is not a known key (schedule, set, list, layers)");
+    const std::string schedule = getString(o, "schedule", "all");
+    std::vector<std::vector<int>> layers;
+    if (schedule == "all") {
+        const std::vector<int> set = o.contains("set") ? intList(o.at("set"), "offsets.set") : defaultOffsets();
+        layers.assign(static_cast<size_t>(nLayers), set);
+    } else if (schedule == "per_layer") {
+        if (!o.contains("list")) fail("offsets.list", "is required for schedule per_layer");
+        const std::vector<int> list = intList(o.at("list"), "offsets.list");
+        if (static_cast<int64_t>(list.size()) != nLayers)
+            fail("offsets.list", "has " + std::to_string(list.size()) + " entries but n_layers is " +
+                                     std::to_string(nLayers));
+        for (int d : list) layers.push_back({d});
+    } else if (schedule == "explicit") {
+        if (!o.contains("layers") || !o.at("layers").is_array())
+            fail("offsets.layers", "is required (array of arrays) for schedule explicit");
+        int i = 0;
+        for (const json& l : o.at("layers"))
+            layers.push_back(intList(l, "offsets.layers[" + std::to_string(i++) + "]"));
+    } else {
+        fail("offsets.schedule", "must be all, per_layer or explicit (got '" + schedule + "')");
+    }
+    return layers;
+}
+
+} // namespace
+
+std::vector<int> defaultOffsets() { return {1, 2, 4, 8, 12, 16}; }
+
+const char* kindName(ModelKind kind) { return kind == ModelKind::Grassmann ? "grassmann" : "transformer"; }
+const char* normName(NormPlacement norm) { return norm == NormPlacement::Post ? "post" : "pre"; }
+const char* gateName(GateVariant gate) { return gate == GateVariant::Paper ? "paper" : "geometry_only"; }
+const char* emptyName(EmptyRule empty) { return empty == EmptyRule::Zero ? "zero" : "bias"; }
+
+void validateConfig(const ModelConfig& c) {
+    auto positive = [](int64_t v, const char* f) {
+        if (v < 1) fail(f, "must be >= 1 (got " + std::to_string(v) + ")");
+    };
+    positive(c.vocabSize, "vocab_size");
+    positive(c.dModel, "d_model");
+    positive(c.nLayers, "n_layers");
+    positive(c.dFF, "d_ff");
+    positive(c.maxLen, "max_len");
+    if (c.layerNormEps <= 0) fail("layer_norm_eps", "must be > 0");
+    if (c.dropout < 0 || c.dropout >= 1) fail("dropout", "must be in [0, 1)");
+    if (c.mixerLayerNorm && c.norm != NormPlacement::Pre) fail("mixer_layer_norm", "requires norm \"pre\"");
+    if (c.kind == ModelKind::Transformer) {
+        positive(c.nHeads, "n_heads");
+        if (c.dModel % c.nHeads != 0)
+            fail("n_heads", "must divide d_model (" + std::to_string(c.dModel) + ")");
+        return;
+    }
+    if (c.reduced < 2 || c.reduced > c.dModel)
+        fail("reduced", "must be in [2, d_model] (got " + std::to_string(c.reduced) + ")");
+    if (c.pluckerEps <= 0) fail("plucker_eps", "must be > 0");
+    if (static_cast<int64_t>(c.layerOffsets.size()) != c.nLayers)
+        fail("offsets", "has " + std::to_string(c.layerOffsets.size()) + " layer sets but n_layers is " +
+                            std::to_string(c.nLayers));
+    for (size_t l = 0; l < c.layerOffsets.size(); ++l) {
+        const auto& set = c.layerOffsets[l];
+        const std::string f = "offsets (layer " + std::to_string(l) + ")";
+        if (set.empty()) fail(f, "is empty");
+        for (size_t i = 0; i < set.size(); ++i) {
+            if (set[i] < 1) fail(f, "contains " + std::to_string(set[i]) + " (offsets must be >= 1)");
+            if (i > 0 && set[i] <= set[i - 1]) fail(f, "must be strictly ascending without repeats");
+        }
+    }
+}
+
+ModelConfig configFromJson(const std::string& text) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw std::invalid_argument(std::string("model config: invalid JSON: ") + e.what());
+    }
+    if (!j.is_object()) throw std::invalid_argument("model config: top level must be a JSON object");
+    static const std::set<std::string> known = {
+        "kind", "name", "vocab_size", "d_model", "reduced", "n_layers", "d_ff", "max_len", "n_heads", "norm",
+        "gate", "empty", "plucker_eps", "layer_norm_eps", "dropout", "mixer_layer_norm", "offsets", "comment"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!known.count(it.key())) fail(it.key(), "is not a known config field");
+
+    ModelConfig c;
+    const std::string kind = getString(j, "kind", "");
+    if (kind == "grassmann") c.kind = ModelKind::Grassmann;
+    else if (kind == "transformer") c.kind = ModelKind::Transformer;
+    else fail("kind", "must be \"grassmann\" or \"transformer\" (got '" + kind + "')");
+    c.name = getString(j, "name", "");
+    c.vocabSize = getInt(j, "vocab_size", c.vocabSize);
+    c.dModel = getInt(j, "d_model", c.dModel);
+    c.reduced = getInt(j, "reduced", c.reduced);
+    c.nLayers = getInt(j, "n_layers", c.nLayers);
+    c.dFF = getInt(j, "d_ff", 4 * c.dModel);
+    c.maxLen = getInt(j, "max_len", c.maxLen);
+    c.nHeads = getInt(j, "n_heads", c.nHeads);
+    const std::string norm = getString(j, "norm", "post");
+    if (norm == "post") c.norm = NormPlacement::Post;
+    else if (norm == "pre") c.norm = NormPlacement::Pre;
+    else fail("norm", "must be \"post\" or \"pre\" (got '" + norm + "')");
+    const std::string gate = getString(j, "gate", "paper");
+    if (gate == "paper") c.gate = GateVariant::Paper;
+    else if (gate == "geometry_only") c.gate = GateVariant::GeometryOnly;
+    else fail("gate", "must be \"paper\" or \"geometry_only\" (got '" + gate + "')");
+    const std::string empty = getString(j, "empty", "zero");
+    if (empty == "zero") c.empty = EmptyRule::Zero;
+    else if (empty == "bias") c.empty = EmptyRule::Bias;
+    else fail("empty", "must be \"zero\" or \"bias\" (got '" + empty + "')");
+    c.pluckerEps = getDouble(j, "plucker_eps", c.pluckerEps);
+    c.layerNormEps = getDouble(j, "layer_norm_eps", c.layerNormEps);
+    c.dropout = getDouble(j, "dropout", c.dropout);
+    if (j.contains("mixer_layer_norm")) {
+        if (!j.at("mixer_layer_norm").is_boolean()) fail("mixer_layer_norm", "must be true or false");
+        c.mixerLayerNorm = j.at("mixer_layer_norm").get<bool>();
+    }
+    if (c.nLayers < 1 || c.nLayers > 4096) fail("n_layers", "must be in [1, 4096]");
+    if (c.kind == ModelKind::Grassmann) c.layerOffsets = parseOffsets(j, c.nLayers);
+    else if (j.contains("offsets")) fail("offsets", "is only allowed for kind grassmann");
+    validateConfig(c);
+    return c;
+}
+
+ModelConfig loadConfigFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open config file " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+        return configFromJson(ss.str());
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(path + ": " + e.what());
+    }
+}
+
+std::string configToJson(const ModelConfig& c, int indent) {
+    json j = json::object();
+    j["kind"] = kindName(c.kind);
+    j["name"] = c.name;
+    j["vocab_size"] = c.vocabSize;
+    j["d_model"] = c.dModel;
+    j["n_layers"] = c.nLayers;
+    j["d_ff"] = c.dFF;
+    j["max_len"] = c.maxLen;
+    j["norm"] = normName(c.norm);
+    j["dropout"] = c.dropout;
+    j["layer_norm_eps"] = c.layerNormEps;
+    j["mixer_layer_norm"] = c.mixerLayerNorm;
+    if (c.kind == ModelKind::Transformer) {
+        j["n_heads"] = c.nHeads;
+    } else {
+        j["reduced"] = c.reduced;
+        j["gate"] = gateName(c.gate);
+        j["empty"] = emptyName(c.empty);
+        j["plucker_eps"] = c.pluckerEps;
+        j["offsets"] = {{"schedule", "explicit"}, {"layers", c.layerOffsets}};
+    }
+    return j.dump(indent);
+}
+
+std::vector<ParameterSpec> parameterSpecs(const ModelConfig& c) {
+    const int64_t d = c.dModel, r = c.reduced, f = c.dFF;
+    std::vector<ParameterSpec> s;
+    s.push_back({"tok_embed.weight", {c.vocabSize, d}});
+    s.push_back({"pos_embed.weight", {c.maxLen, d}});
+    for (int64_t i = 0; i < c.nLayers; ++i) {
+        const std::string p = "blocks." + std::to_string(i) + ".";
+        auto linear = [&](const std::string& n, int64_t out, int64_t in) {
+            s.push_back({p + n + ".weight", {out, in}});
+            s.push_back({p + n + ".bias", {out}});
+        };
+        auto norm = [&](const std::string& n) {
+            s.push_back({p + n + ".weight", {d}});
+            s.push_back({p + n + ".bias", {d}});
+        };
+        norm("ln1");
+        if (c.kind == ModelKind::Grassmann) {
+            linear("w_red", r, d);
+            linear("w_plu", d, r * (r - 1) / 2);
+            linear("w_gate", d, 2 * d);
+        } else {
+            linear("qkv", 3 * d, d);
+            linear("out_proj", d, d);
+        }
+        if (c.mixerLayerNorm) norm("ln_mix");
+        norm("ln2");
+        linear("ffn_in", f, d);
+        linear("ffn_out", d, f);
+    }
+    s.push_back({"ln_final.weight", {d}});
+    s.push_back({"ln_final.bias", {d}});
+    return s;
+}
+
+ParameterCounts countParameters(const ModelConfig& c) {
+    ParameterCounts counts;
+    counts.perBlock.assign(static_cast<size_t>(c.nLayers), 0);
+    for (const ParameterSpec& p : parameterSpecs(c)) {
+        int64_t n = 1;
+        for (int64_t e : p.shape) n *= e;
+        if (p.name.rfind("blocks.", 0) == 0) {
+            const size_t dot = p.name.find('.', 7);
+            counts.perBlock[static_cast<size_t>(std::stoll(p.name.substr(7, dot - 7)))] += n;
+        } else if (p.name.rfind("ln_final.", 0) == 0) {
+            counts.finalNorm += n;
+        } else {
+            counts.embeddings += n;
+        }
+        counts.total += n;
+    }
+    return counts;
+}
+
+} // namespace gwb::engine

@@ -1,0 +1,238 @@
+// GrassmannLM and TransformerLM forward passes (model-spec.md), vectorized over T.
+
+#include "lm_modules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gwb::engine {
+
+namespace {
+
+torch::nn::LayerNorm makeNorm(const ModelConfig& c) {
+    return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dModel}).eps(c.layerNormEps));
+}
+
+FeedForward makeFfn(torch::nn::Module& owner, const ModelConfig& c, const torch::nn::Dropout& drop) {
+    FeedForward f;
+    f.in = owner.register_module("ffn_in", torch::nn::Linear(c.dModel, c.dFF));
+    f.out = owner.register_module("ffn_out", torch::nn::Linear(c.dFF, c.dModel));
+    f.drop = drop;
+    return f;
+}
+
+/// Query rows processed at once by inference-time attention: bounds the T x T scratch memory.
+constexpr int64_t kAttentionChunk = 1024;
+
+} // namespace
+
+torch::Tensor FeedForward::operator()(const torch::Tensor& x) {
+    return out(drop(torch::gelu(in(x)))); // exact (erf) GELU is torch's default
+}
+
+// ---------------------------------------------------------------------------------------------
+GrassmannBlockImpl::GrassmannBlockImpl(const ModelConfig& config, std::vector<int> offsets)
+    : m_config(config), m_offsets(std::move(offsets)) {
+    const int64_t d = config.dModel, r = config.reduced;
+    m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
+    ln1 = register_module("ln1", makeNorm(config));
+    wRed = register_module("w_red", torch::nn::Linear(d, r));
+    wPlu = register_module("w_plu", torch::nn::Linear(r * (r - 1) / 2, d));
+    wGate = register_module("w_gate", torch::nn::Linear(2 * d, d));
+    if (config.mixerLayerNorm) lnMix = register_module("ln_mix", makeNorm(config));
+    ln2 = register_module("ln2", makeNorm(config));
+    m_ffn = makeFfn(*this, config, m_drop);
+
+    std::vector<int64_t> ii, jj;
+    for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = i + 1; j < r; ++j) {
+            ii.push_back(i);
+            jj.push_back(j);
+        }
+    m_idxI = register_buffer("idx_i", torch::tensor(ii, torch::kLong));
+    m_idxJ = register_buffer("idx_j", torch::tensor(jj, torch::kLong));
+}
+
+std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch::Tensor& x, torch::Tensor* zOut) {
+    const int64_t B = x.size(0), T = x.size(1);
+    const torch::Tensor z = wRed(x); // B x T x r
+    if (zOut) *zOut = z;
+    // Coordinates z_i and z_j of every pair (i < j): B x T x C.
+    const torch::Tensor zi = z.index_select(-1, m_idxI);
+    const torch::Tensor zj = z.index_select(-1, m_idxJ);
+    const int64_t C = zi.size(-1);
+
+    torch::Tensor sum = torch::zeros({B, T, C}, z.options());
+    std::vector<float> count(static_cast<size_t>(T), 0.0f);
+    for (int D : m_offsets) {
+        if (D >= T) continue; // no token has t - D >= 0
+        const int64_t n = T - D;
+        // p_ij = z_{t,i} z_{t-D,j} - z_{t,j} z_{t-D,i} for t >= D (current x past).
+        torch::Tensor p = zi.narrow(1, D, n) * zj.narrow(1, 0, n) - zj.narrow(1, D, n) * zi.narrow(1, 0, n);
+        p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+        // Rows t < D are invalid: pad them with zeros in front.
+        sum = sum + torch::constant_pad_nd(p, {0, 0, D, 0});
+        for (int64_t t = D; t < T; ++t) count[static_cast<size_t>(t)] += 1.0f;
+    }
+    const torch::Tensor cnt = torch::tensor(count, torch::kFloat).to(z.device()).view({1, T, 1});
+    const torch::Tensor meanBivector = sum / cnt.clamp_min(1.0f).to(sum.dtype());
+    torch::Tensor g = wPlu(meanBivector);
+    // Tokens with no valid offset: W_plu * 0 + b_plu = b_plu ("bias"), or 0 ("zero").
+    if (m_config.empty == EmptyRule::Zero) g = g * (cnt > 0).to(g.dtype());
+    const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
+    return {g, a};
+}
+
+torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* capture) {
+    const bool pre = m_config.norm == NormPlacement::Pre;
+    const torch::Tensor x = pre ? ln1(h) : h;
+    torch::Tensor z;
+    auto [g, a] = geometry(x, capture ? &z : nullptr);
+    if (capture) {
+        capture->h = h;
+        capture->mixerInput = x;
+        capture->z = z;
+        capture->g = g;
+        capture->gate = a;
+    }
+    const bool paper = m_config.gate == GateVariant::Paper;
+    torch::Tensor mix = paper ? a * x + (1 - a) * g : a * g;
+    if (pre) {
+        if (lnMix) mix = lnMix(mix);
+        torch::Tensor out = h + m_drop(mix);
+        return out + m_drop(m_ffn(ln2(out)));
+    }
+    // Post-norm. Paper gate: no residual around the mixer (a * h is the skip path).
+    const torch::Tensor y = paper ? m_drop(ln1(mix)) : ln1(h + m_drop(mix));
+    return ln2(y + m_drop(m_ffn(y)));
+}
+
+// ---------------------------------------------------------------------------------------------
+AttentionBlockImpl::AttentionBlockImpl(const ModelConfig& config) : m_config(config) {
+    const int64_t d = config.dModel;
+    m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
+    ln1 = register_module("ln1", makeNorm(config));
+    qkv = register_module("qkv", torch::nn::Linear(d, 3 * d));
+    outProj = register_module("out_proj", torch::nn::Linear(d, d));
+    if (config.mixerLayerNorm) lnMix = register_module("ln_mix", makeNorm(config));
+    ln2 = register_module("ln2", makeNorm(config));
+    m_ffn = makeFfn(*this, config, m_drop);
+}
+
+torch::Tensor AttentionBlockImpl::attend(const torch::Tensor& x, BlockCapture* capture) {
+    const int64_t B = x.size(0), T = x.size(1), d = m_config.dModel, H = m_config.nHeads, dh = d / H;
+    // Fused projection rows are q | k | v, heads contiguous inside each.
+    const auto parts = qkv(x).chunk(3, -1);
+    auto heads = [&](const torch::Tensor& t) { return t.reshape({B, T, H, dh}).transpose(1, 2); };
+    const torch::Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]); // B x H x T x dh
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+    const bool keep = capture && (capture->keepAttention);
+    if (capture) {
+        capture->q = q;
+        capture->k = k;
+    }
+    // Training (and short inputs) use one T x T score matrix; long inference inputs go in query
+    // chunks so memory stays O(chunk * T) per head.
+    const int64_t chunk = (is_training() || torch::GradMode::is_enabled()) ? T : kAttentionChunk;
+    std::vector<torch::Tensor> outs, probs;
+    for (int64_t s = 0; s < T; s += chunk) {
+        const int64_t n = std::min(chunk, T - s);
+        const int64_t keys = s + n; // query rows s..s+n-1 see keys 0..s+n-1
+        torch::Tensor scores = torch::matmul(q.narrow(2, s, n), k.narrow(2, 0, keys).transpose(-2, -1)) * scale;
+        const torch::Tensor rows = torch::arange(s, s + n, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+        const torch::Tensor cols = torch::arange(0, keys, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+        const torch::Tensor future = cols.view({1, keys}) > rows.view({n, 1});
+        scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+        const torch::Tensor p = torch::softmax(scores, -1);
+        outs.push_back(torch::matmul(p, v.narrow(2, 0, keys)));
+        if (keep) probs.push_back(keys < T ? torch::constant_pad_nd(p, {0, T - keys}) : p);
+    }
+    const torch::Tensor y = outs.size() == 1 ? outs[0] : torch::cat(outs, 2);
+    if (keep) capture->attn = probs.size() == 1 ? probs[0] : torch::cat(probs, 2);
+    return outProj(y.transpose(1, 2).reshape({B, T, d}));
+}
+
+torch::Tensor AttentionBlockImpl::forward(const torch::Tensor& h, BlockCapture* capture) {
+    const bool pre = m_config.norm == NormPlacement::Pre;
+    const torch::Tensor x = pre ? ln1(h) : h;
+    if (capture) {
+        capture->h = h;
+        capture->mixerInput = x;
+    }
+    torch::Tensor a = attend(x, capture);
+    if (pre) {
+        if (lnMix) a = lnMix(a);
+        torch::Tensor out = h + m_drop(a);
+        return out + m_drop(m_ffn(ln2(out)));
+    }
+    const torch::Tensor y = ln1(h + m_drop(a));
+    return ln2(y + m_drop(m_ffn(y)));
+}
+
+// ---------------------------------------------------------------------------------------------
+LanguageModelImpl::LanguageModelImpl(const ModelConfig& config) : m_config(config) {
+    tokEmbed = register_module("tok_embed", torch::nn::Embedding(config.vocabSize, config.dModel));
+    posEmbed = register_module("pos_embed", torch::nn::Embedding(config.maxLen, config.dModel));
+    m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
+    m_blockList = register_module("blocks", torch::nn::ModuleList());
+    for (int64_t l = 0; l < config.nLayers; ++l) {
+        std::shared_ptr<BlockImpl> block;
+        if (config.kind == ModelKind::Grassmann)
+            block = std::make_shared<GrassmannBlockImpl>(config, config.layerOffsets.at(static_cast<size_t>(l)));
+        else
+            block = std::make_shared<AttentionBlockImpl>(config);
+        m_blockList->push_back(block);
+        m_blocks.push_back(block);
+    }
+    lnFinal = register_module("ln_final", makeNorm(config));
+    resetParameters();
+}
+
+void LanguageModelImpl::resetParameters() {
+    torch::NoGradGuard noGrad;
+    for (auto& item : named_parameters()) {
+        const std::string& name = item.key();
+        torch::Tensor& p = item.value();
+        const bool isNorm = name.rfind("ln_final.", 0) == 0 || name.find(".ln1.") != std::string::npos ||
+                            name.find(".ln2.") != std::string::npos || name.find(".ln_mix.") != std::string::npos;
+        if (isNorm) {
+            if (name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0) p.fill_(1.0);
+            else p.zero_();
+        } else if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
+            p.zero_();
+        } else {
+            p.normal_(0.0, 0.02);
+        }
+    }
+}
+
+torch::Tensor LanguageModelImpl::embed(const torch::Tensor& ids) {
+    const int64_t T = ids.size(1);
+    TORCH_CHECK(T <= m_config.maxLen, "sequence of ", T, " tokens exceeds max_len ", m_config.maxLen);
+    const torch::Tensor pos = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
+    return tokEmbed(ids) + posEmbed(pos).unsqueeze(0);
+}
+
+torch::Tensor LanguageModelImpl::forwardFromEmbedding(const torch::Tensor& h0, ForwardCapture* capture) {
+    torch::Tensor h = m_drop(h0);
+    if (capture) {
+        BlockCapture proto;
+        proto.keepAttention = capture->keepAttention;
+        capture->blocks.assign(m_blocks.size(), proto);
+    }
+    for (size_t l = 0; l < m_blocks.size(); ++l)
+        h = m_blocks[l]->forward(h, capture ? &capture->blocks[l] : nullptr);
+    if (capture) capture->finalH = h;
+    return head(h);
+}
+
+torch::Tensor LanguageModelImpl::forward(const torch::Tensor& ids, ForwardCapture* capture) {
+    return forwardFromEmbedding(embed(ids), capture);
+}
+
+torch::Tensor LanguageModelImpl::head(const torch::Tensor& h) {
+    return torch::matmul(lnFinal(h), tokEmbed->weight.t());
+}
+
+} // namespace gwb::engine

@@ -1,0 +1,26 @@
+#pragma once
+// What a gwb::engine::Model holds (engine-internal; Torch types).
+
+#include "gwb/engine/model.h"
+#include "lm_modules.h"
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace gwb::engine {
+
+struct Model::Impl {
+    ModelConfig config;
+    std::shared_ptr<LanguageModelImpl> net;
+    torch::Device device{torch::kCPU};
+    TokenizerPtr tokenizer;
+    std::string path;
+    std::string trainingSummary = "{}";
+    /// Serializes forward passes that switch train/eval mode (trace vs training on one model).
+    std::mutex mutex;
+};
+
+} // namespace gwb::engine
