@@ -5,6 +5,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
 #include <QFontMetricsF>
@@ -70,6 +71,15 @@ std::pair<double, double> xRange(const ChartData& d) {
 }
 
 QColor colorOf(const ChartSeries& s, int i) { return s.color.isValid() ? s.color : seriesColor(i); }
+
+// Ticks at 1-2-5 multiples instead of Qt Charts' equal divisions of the range.
+void setNiceTicks(QValueAxis* axis, double lo, double hi) {
+    const auto ticks = detail::niceTicks(lo, hi, 6);
+    if (ticks.size() < 2) return;
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(ticks.front());
+    axis->setTickInterval(ticks[1] - ticks[0]);
+}
 
 } // namespace
 
@@ -246,6 +256,7 @@ void ChartWidget::rebuild() {
     axisY->setRange(ylo, yhi);
     axisY->setTitleText(m_data.yTitle);
     axisY->setLabelFormat(QStringLiteral("%.3g"));
+    setNiceTicks(axisY, ylo, yhi);
     chart->addAxis(axisY, Qt::AlignLeft);
     if (m_data.kind == ChartData::Kind::Bar) {
         auto* bars = new QBarSeries();
@@ -265,11 +276,25 @@ void ChartWidget::rebuild() {
         bars->attachAxis(axisX);
         bars->attachAxis(axisY);
     } else {
-        auto* axisX = new QValueAxis();
         const auto [xlo, xhi] = xRange(m_data);
-        axisX->setRange(xlo, xhi);
+        QAbstractAxis* axisX = nullptr;
+        if (!m_data.categories.isEmpty() && !m_data.series.empty()) {
+            // Named x positions (e.g. layer transitions): labels sit on the points.
+            auto* cat = new QCategoryAxis();
+            cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+            const auto& xs = m_data.series[0].x;
+            for (int i = 0; i < m_data.categories.size() && static_cast<size_t>(i) < xs.size(); ++i)
+                cat->append(detail::labelText(m_data.categories[i], 10), xs[static_cast<size_t>(i)]);
+            cat->setRange(xlo, xhi);
+            axisX = cat;
+        } else {
+            auto* val = new QValueAxis();
+            val->setRange(xlo, xhi);
+            val->setLabelFormat(QStringLiteral("%.3g"));
+            setNiceTicks(val, xlo, xhi);
+            axisX = val;
+        }
         axisX->setTitleText(m_data.xTitle);
-        axisX->setLabelFormat(QStringLiteral("%.3g"));
         chart->addAxis(axisX, Qt::AlignBottom);
         for (size_t s = 0; s < m_data.series.size(); ++s) {
             const auto& ser = m_data.series[s];

@@ -76,6 +76,9 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     bottom->addWidget(m_bDist);
     vsplit->addWidget(top);
     vsplit->addWidget(bottom);
+    vsplit->setStretchFactor(0, 1);
+    vsplit->setStretchFactor(1, 1);
+    for (auto* h : {m_gDist, m_bDist}) h->setMinimumHeight(220);
     layout->addWidget(vsplit, 1);
     connect(mapCombo, &QComboBox::currentTextChanged, this, [this](const QString& n) { setColormapId(colormapFromName(n)); });
     connect(m_rows, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64 col) {
