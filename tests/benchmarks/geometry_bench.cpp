@@ -121,6 +121,38 @@ void BM_AnalyzeGrassmannTrace(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * T);
 }
 BENCHMARK(BM_AnalyzeGrassmannTrace)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Attention-row metrics of a 6-layer, 4-head Transformer trace without dense attention (rows are
+// recomputed from q and k through attentionRow): inherently O(T^2 d_head) per head.
+void BM_AnalyzeTransformerTrace(benchmark::State& state) {
+    using namespace gwb::engine;
+    const int64_t T = state.range(0), H = 4, dh = kModel / H;
+    std::mt19937_64 rng(14);
+    std::normal_distribution<float> nd;
+    auto random = [&](std::vector<int64_t> shape) {
+        FloatArray a = FloatArray::zeros(std::move(shape));
+        for (float& v : a.data)
+            v = nd(rng);
+        return a;
+    };
+    Trace tr;
+    tr.config.kind = ModelKind::Transformer;
+    tr.tokens.resize(static_cast<size_t>(T));
+    for (int l = 0; l < 6; ++l) {
+        LayerTrace L;
+        L.h = random({T, kModel});
+        AttentionLayerTrace a;
+        a.nHeads = H;
+        a.q = random({H, T, dh});
+        a.k = random({H, T, dh});
+        L.attention = std::move(a);
+        tr.layers.push_back(std::move(L));
+    }
+    for (auto _ : state)
+        benchmark::DoNotOptimize(analyzeTrace(tr).attention.data());
+    state.SetItemsProcessed(state.iterations() * T);
+}
+BENCHMARK(BM_AnalyzeTransformerTrace)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->Iterations(1);
 } // namespace
 
 BENCHMARK_MAIN();

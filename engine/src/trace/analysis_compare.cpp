@@ -43,9 +43,11 @@ const std::map<std::string, std::string>& definitions() {
     static const std::map<std::string, std::string> defs = {
         {"pairNorm", "||z_t ^ z_{t-D}||_2, Plücker norm of the reduced pair (current x past), before normalization"},
         {"residual", "Grassmann-Plücker residual rho(B_t) = sqrt(sum_{i<j<k<l} (B_ij B_kl - B_ik B_jl + B_il B_jk)^2) / "
-                     "||B_t||^2 of B_t = mean over valid offsets D of p^(D) = p / max(||p||, eps); 0 iff B_t is a plane"},
+                     "||B_t||^2 of B_t = mean over valid offsets D of p^(D) = p / max(||p||, eps); 0 iff B_t is a plane. "
+                     "Note: every p^(D) contains z_t, so B_t = z_t ^ mean_D(z_{t-D} / max(||p_D||, eps)) is always a "
+                     "plane and this value measures rounding only"},
         {"planarity", "s1^2 / sum_k s_k^2 of B_t, s_k the distinct singular-value pairs of its antisymmetric matrix; "
-                      "1 iff B_t is a plane"},
+                      "1 iff B_t is a plane (always, up to rounding: see residual)"},
         {"anglesNext", "principal angles (rad, Knyazev-Argentati sine-cosine) between span(pinv(W_red^l) z^l_t, "
                        "pinv(W_red^l) z^l_{t-D}) and the same lifted plane of layer l+1, in R^d"},
         {"influence", "c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))||_2 / |W_t| (no bias), normalized to sum 1 over the "
