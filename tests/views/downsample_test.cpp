@@ -97,3 +97,22 @@ TEST(Downsample, MaxTilesKeepASingleSpikeVisible) {
         for (int x = 0; x < 64; ++x) hot += img.image.pixel(x, y) == s.color(1.0);
     EXPECT_EQ(hot, 1);
 }
+
+TEST(Downsample, CachedRowSourceReturnsTheSameRowsAndEvicts) {
+    int calls = 0;
+    auto inner = std::make_shared<RowFunctionSource>(5, 3, [&calls](int64_t r, float* out) {
+        ++calls;
+        for (int c = 0; c < 3; ++c) out[c] = static_cast<float>(r * 10 + c);
+    });
+    CachedRowSource cached(inner, 2);
+    float row[3];
+    cached.row(1, row);
+    cached.row(1, row);
+    EXPECT_EQ(calls, 1);
+    EXPECT_FLOAT_EQ(row[2], 12.0f);
+    cached.row(2, row);
+    cached.row(3, row); // evicts row 1 (least recently used)
+    cached.row(1, row);
+    EXPECT_EQ(calls, 4);
+    EXPECT_FLOAT_EQ(row[0], 10.0f);
+}

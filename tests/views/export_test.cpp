@@ -183,3 +183,26 @@ TEST(Export, DataFilesAreReadableCsvNpyAndJson) {
     // No temporary files left behind.
     EXPECT_EQ(QDir(dir.path()).entryList(QDir::Files).size(), 3);
 }
+
+TEST(Export, HeadlessOneCallFigureAndData) {
+    synthetic::ensureApp();
+    const WorkbenchData data = synthetic::makeWorkbenchData();
+    QTemporaryDir dir;
+    QJsonObject settings;
+    settings.insert("quantity", "planarity");
+    settings.insert("colormap", "magma");
+    FigureOptions o;
+    o.dpi = 72;
+    const ExportResult r = exportViewFigure("plucker", data, SelectionState{7, 2, 0, 1}, settings, o,
+                                            dir.filePath("fig3.pdf"), dir.filePath("fig3"));
+    ASSERT_TRUE(r.ok) << r.message.toStdString();
+    EXPECT_TRUE(QFile::exists(dir.filePath("fig3.pdf")));
+    EXPECT_TRUE(QFile::exists(dir.filePath("fig3_planarity.npy")));
+    const QJsonObject meta = QJsonDocument::fromJson(readAll(dir.filePath("fig3.json"))).object();
+    EXPECT_EQ(meta.value("selection").toObject().value("token").toInt(), 7);
+    EXPECT_EQ(meta.value("selection").toObject().value("layer").toInt(), 2);
+    EXPECT_EQ(meta.value("settings").toObject().value("colormap").toString(), QStringLiteral("magma"));
+    const ExportResult bad = exportViewFigure("nope", data, {}, {}, o, dir.filePath("x.png"));
+    EXPECT_FALSE(bad.ok);
+    EXPECT_TRUE(bad.message.contains("gate"));
+}

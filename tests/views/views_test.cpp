@@ -6,11 +6,13 @@
 #include "gwb/views/compare_view.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/gate_view.h"
+#include "gwb/views/heatmap_widget.h"
 #include "gwb/views/subspace_view.h"
 #include "gwb/views/view.h"
 
 #include <QApplication>
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -212,4 +214,22 @@ TEST(Views, SubspacePictureCirclesContainTheProjectedVectors) {
     EXPECT_TRUE(none.sphere.circles.empty());
     EXPECT_FALSE(none.sphere.notes.isEmpty());
     EXPECT_THROW(computeSubspacePicture(gl, 99, {}), std::invalid_argument);
+}
+
+TEST(Views, CompareDifferenceIsSignedAndCentredAtZero) {
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    s.setExtents(d);
+    CompareView c;
+    c.setSelection(&s);
+    c.setData(d);
+    const ColorScale scale = c.differenceHeatmap()->colorScale();
+    EXPECT_EQ(scale.map, ColormapId::RdBu);
+    EXPECT_TRUE(scale.diverging);
+    EXPECT_DOUBLE_EQ(scale.effectiveLow(), -scale.effectiveHigh());
+    const auto tables = c.dataTables();
+    const auto it = std::find_if(tables.begin(), tables.end(), [](const DataTable& t) { return t.name == "prompt_distance_difference"; });
+    ASSERT_NE(it, tables.end());
+    EXPECT_FLOAT_EQ(it->values.at2(0, 2), d.grassmannAnalysis->promptSubspaceDistance.at2(0, 2) - d.baselineAnalysis->promptSubspaceDistance.at2(0, 2));
 }

@@ -28,11 +28,14 @@ MatrixSourcePtr attentionSource(const gwb::engine::TracePtr& trace, int layer, i
     const int64_t T = trace->length();
     const auto* at = &*trace->layers[static_cast<size_t>(layer)].attention;
     // The lambda keeps the trace alive; rows are read from attn or recomputed from q and k.
-    return std::make_shared<RowFunctionSource>(T, T, [trace, at, head, T](int64_t r, float* out) {
+    auto rows = std::make_shared<RowFunctionSource>(T, T, [trace, at, head, T](int64_t r, float* out) {
         const std::vector<float> row = gwb::engine::attentionRow(*at, head, r);
         std::copy(row.begin(), row.end(), out);
         std::fill(out + row.size(), out + T, std::numeric_limits<float>::quiet_NaN());
     });
+    if (!at->attn.empty()) return rows;
+    // Recomputed rows cost T * d_head each: keep up to ~64 MB of them for repaints while panning.
+    return std::make_shared<CachedRowSource>(rows, std::max<int64_t>(64, (int64_t{16} << 20) / std::max<int64_t>(1, T)));
 }
 
 /// Thumbnails of all heads; clicking one selects it.
@@ -257,6 +260,7 @@ std::vector<DataTable> AttentionView::dataTables() const {
     if (!hasContent()) return {};
     std::vector<DataTable> out;
     const int t = selToken();
+    if (t >= m_data.baseline->length()) return {}; // the baseline tokenized the prompt into fewer tokens
     const auto& at = *m_data.baseline->layers[static_cast<size_t>(selLayer())].attention;
     // The selected query row of every head (never the full T x T).
     const int64_t H = at.nHeads;

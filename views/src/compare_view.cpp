@@ -72,13 +72,17 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
     m_gDist = new HeatmapWidget(bottom);
     m_bDist = new HeatmapWidget(bottom);
+    m_diff = new HeatmapWidget(bottom);
+    m_diff->setColormap(ColormapId::RdBu);
+    m_diff->setDiverging(true);
     bottom->addWidget(m_gDist);
     bottom->addWidget(m_bDist);
+    bottom->addWidget(m_diff);
     vsplit->addWidget(top);
     vsplit->addWidget(bottom);
     vsplit->setStretchFactor(0, 1);
     vsplit->setStretchFactor(1, 1);
-    for (auto* h : {m_gDist, m_bDist}) h->setMinimumHeight(220);
+    for (auto* h : {m_gDist, m_bDist, m_diff}) h->setMinimumHeight(220);
     layout->addWidget(vsplit, 1);
     connect(mapCombo, &QComboBox::currentTextChanged, this, [this](const QString& n) { setColormapId(colormapFromName(n)); });
     connect(m_rows, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64 col) {
@@ -87,7 +91,7 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
         const int heads = selection()->headCount();
         if (row >= 1 && row <= heads) selection()->setHead(static_cast<int>(row - 1));
     });
-    for (auto* h : {m_gDist, m_bDist})
+    for (auto* h : {m_gDist, m_bDist, m_diff})
         connect(h, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64) {
             if (selection()) selection()->setLayer(static_cast<int>(row));
         });
@@ -135,7 +139,7 @@ CompareView::Rows CompareView::rows() const {
 }
 
 void CompareView::refresh() {
-    for (auto* h : {m_rows, m_gDist, m_bDist}) h->setColormap(colormapId());
+    for (auto* h : {m_rows, m_gDist, m_bDist}) h->setColormap(colormapId()); // m_diff stays RdBu (signed)
     const Rows rs = rows();
     m_table->clear();
     m_table->setRowCount(0);
@@ -188,6 +192,21 @@ void CompareView::refresh() {
     };
     setDist(m_gDist, g, QStringLiteral("Grassmann"));
     setDist(m_bDist, b, QStringLiteral("baseline"));
+    if (g && b && !g->empty() && g->shape == b->shape) {
+        std::vector<float> diff(g->data.size());
+        for (size_t i = 0; i < diff.size(); ++i) diff[i] = g->data[i] - b->data[i];
+        HeatmapAxes axes;
+        axes.title = QStringLiteral("Grassmann − baseline");
+        axes.rowTitle = QStringLiteral("layer");
+        axes.colTitle = QStringLiteral("layer");
+        axes.rowLabels = layerLabels(g->dim(0));
+        axes.colLabels = layerLabels(g->dim(1));
+        axes.valueName = QStringLiteral("difference (rad)");
+        m_diff->setMatrix(makeDenseSource(g->dim(0), g->dim(1), std::move(diff)), axes);
+        m_diff->setMarks(HeatmapMarks{selLayer(), selLayer()});
+    } else {
+        m_diff->setPlaceholder(QStringLiteral("The difference needs both models' distances with the same number of layers."));
+    }
 }
 
 std::vector<DataTable> CompareView::dataTables() const {
@@ -220,6 +239,18 @@ std::vector<DataTable> CompareView::dataTables() const {
     };
     dist(m_data.grassmannAnalysis, QStringLiteral("prompt_distance_grassmann"));
     dist(m_data.baselineAnalysis, QStringLiteral("prompt_distance_baseline"));
+    if (m_data.grassmannAnalysis && m_data.baselineAnalysis) {
+        const auto& g = m_data.grassmannAnalysis->promptSubspaceDistance;
+        const auto& b = m_data.baselineAnalysis->promptSubspaceDistance;
+        if (!g.empty() && g.shape == b.shape) {
+            std::vector<float> diff(g.data.size());
+            for (size_t i = 0; i < diff.size(); ++i) diff[i] = g.data[i] - b.data[i];
+            out.push_back(detail::tableFromMatrix(QStringLiteral("prompt_distance_difference"),
+                                                  QStringLiteral("Grassmann minus baseline prompt-subspace distance"), QString(), QStringLiteral("rad"),
+                                                  g.dim(0), g.dim(1), std::move(diff), QStringLiteral("layer"), QStringLiteral("layer"),
+                                                  layerLabels(g.dim(0)), layerLabels(g.dim(1))));
+        }
+    }
     return out;
 }
 
@@ -227,7 +258,7 @@ QString CompareView::caption() const {
     const int k = m_data.grassmannAnalysis ? m_data.grassmannAnalysis->promptSubspaceK : 4;
     return QStringLiteral("Top: for token t = %1 and layer %2, the Grassmann influence row c(t, t\u2212D) = \u2016(1\u2212a_t)\u2299W_plu p^(D)\u2016/|W_t| (normalized to sum 1) "
                           "over past tokens, next to the baseline's attention rows (each head, and their mean); JS = Jensen\u2013Shannon divergence (nats) to the influence row, "
-                          "top-1 = same argmax. Bottom: geodesic distances between the layers' top-%3 prompt subspaces, Grassmann and baseline, on one colour scale.")
+                          "top-1 = same argmax. Bottom: geodesic distances between the layers' top-%3 prompt subspaces, Grassmann and baseline, on one colour scale, and their difference (diverging scale centred at 0).")
         .arg(selToken()).arg(selLayer()).arg(k);
 }
 
@@ -253,9 +284,11 @@ void CompareView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
         y += fm.height() * 1.15;
     }
     p.restore();
-    const auto [bl, br] = detail::splitPanels(bottom, 0.5, true, gap);
-    m_gDist->paintFigure(p, bl, style, QStringLiteral("Prompt subspaces, Grassmann"), map);
-    m_bDist->paintFigure(p, br, style, QStringLiteral("Prompt subspaces, baseline"), map);
+    const auto [bl, rest] = detail::splitPanels(bottom, 1.0 / 3.0, true, gap);
+    const auto [bm, br] = detail::splitPanels(rest, 0.5, true, gap);
+    m_gDist->paintFigure(p, bl, style, QStringLiteral("Grassmann"), map);
+    m_bDist->paintFigure(p, bm, style, QStringLiteral("Baseline"), map);
+    m_diff->paintFigure(p, br, style, QStringLiteral("Grassmann − baseline"), map);
 }
 
 } // namespace gwb::views

@@ -251,4 +251,35 @@ ExportResult exportData(const View& view, const QString& basePath) {
     return result;
 }
 
+ExportResult exportViewFigure(const QString& viewId, const WorkbenchData& data, const SelectionState& selection,
+                              const QJsonObject& settings, const FigureOptions& options, const QString& figurePath,
+                              const QString& dataBasePath) {
+    std::unique_ptr<View> view = createView(viewId);
+    if (!view) {
+        ExportResult r;
+        r.message = QStringLiteral("unknown view '%1' (known: %2)").arg(viewId, viewIds().join(QStringLiteral(", ")));
+        return r;
+    }
+    Selection sel;
+    sel.setExtents(data);
+    sel.setToken(selection.token);
+    sel.setLayer(selection.layer);
+    sel.setHead(selection.head);
+    sel.setOffsetIndex(selection.offsetIndex);
+    view->setSelection(&sel);
+    view->setData(data);
+    view->setSettings(settings);
+    ExportResult r = exportFigure(*view, options, figurePath);
+    if (!r.ok || dataBasePath.isEmpty()) return r;
+    ExportResult d = exportData(*view, dataBasePath);
+    if (!d.ok) {
+        QFile::remove(figurePath); // all or none
+        d.files.clear();
+        return d;
+    }
+    r.files << d.files;
+    r.message = QStringLiteral("wrote %1 files").arg(r.files.size());
+    return r;
+}
+
 } // namespace gwb::views

@@ -2,7 +2,7 @@
 // Compare view: for the selected token and layer, the Grassmann influence row over past tokens
 // next to the baseline's attention rows (every head and the head mean), with Jensen-Shannon
 // divergence and top-1 agreement per head; below, both models' layer x layer prompt-subspace
-// distance matrices side by side on one colour scale.
+// distance matrices side by side on one colour scale, and their difference (diverging RdBu).
 
 #include "gwb/views/view.h"
 
@@ -35,6 +35,7 @@ public:
     bool hasContent() const override;
     double figureAspect() const override { return 0.8; }
     HeatmapWidget* rowsHeatmap() const { return m_rows; }
+    HeatmapWidget* differenceHeatmap() const { return m_diff; }
 
     /// Rows shown: influence, head 0..H-1, head mean (each over keys 0..t); empty when unavailable.
     struct Rows {
@@ -54,6 +55,7 @@ private:
     HeatmapWidget* m_rows;
     HeatmapWidget* m_gDist;
     HeatmapWidget* m_bDist;
+    HeatmapWidget* m_diff; ///< Grassmann minus baseline distances (signed, RdBu centred at 0)
     QTableWidget* m_table;
 };
 

@@ -24,6 +24,22 @@ ExportResult exportFigure(const View& view, const FigureOptions& options, const 
 /// offset), array descriptions and the definitions used. basePath has no suffix ("out/fig3").
 ExportResult exportData(const View& view, const QString& basePath);
 
+/// Selection values for a headless figure (clamped to the data like Selection does).
+struct SelectionState {
+    int token = 0;
+    int layer = 0;
+    int head = 0;
+    int offsetIndex = 0;
+};
+
+/// One call for `gwb figure`: creates the view `viewId`, gives it the data, selection and settings
+/// (as saved by View::settings()), writes the figure to figurePath (suffix picks PNG/SVG/PDF) and,
+/// when dataBasePath is not empty, its numbers (see exportData). Needs a QApplication (an offscreen
+/// one is enough). Unknown view ids give ok = false with the list of known ids.
+ExportResult exportViewFigure(const QString& viewId, const WorkbenchData& data, const SelectionState& selection,
+                              const QJsonObject& settings, const FigureOptions& options, const QString& figurePath,
+                              const QString& dataBasePath = QString());
+
 /// Writes bytes to path atomically; on failure returns a message naming the path and the reason.
 ExportResult writeFileAtomically(const QString& path, const QByteArray& bytes);
 

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <list>
+#include <mutex>
+#include <unordered_map>
 #include <memory>
 #include <vector>
 
@@ -54,6 +57,23 @@ private:
     int64_t m_rows;
     int64_t m_cols;
     RowFn m_fn;
+};
+
+/// Keeps the most recently read rows of an expensive source (e.g. attention rows recomputed from
+/// q and k), so that repaints while panning do not recompute them. Thread-safe.
+class CachedRowSource final : public MatrixSource {
+public:
+    CachedRowSource(MatrixSourcePtr inner, int64_t maxRows);
+    int64_t rows() const override { return m_inner->rows(); }
+    int64_t cols() const override { return m_inner->cols(); }
+    void row(int64_t r, float* out) const override;
+
+private:
+    MatrixSourcePtr m_inner;
+    int64_t m_maxRows;
+    mutable std::mutex m_mutex;
+    mutable std::list<std::pair<int64_t, std::vector<float>>> m_lru; ///< most recent first
+    mutable std::unordered_map<int64_t, std::list<std::pair<int64_t, std::vector<float>>>::iterator> m_index;
 };
 
 MatrixSourcePtr makeDenseSource(int64_t rows, int64_t cols, std::vector<float> values);
