@@ -174,29 +174,36 @@ AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64
 void fillAnglesNext(const std::vector<LayerTrace>& layers, std::vector<GrassmannLayerAnalysis>& out, int64_t T,
                     Progress& progress, std::vector<std::string>& warnings) {
     const size_t N = layers.size();
-    std::vector<geo::RowMatrixXd> lifted(N);
-    for (size_t l = 0; l < N; ++l) {
+    // Lifted rows pinv(W_red^l) z^l_t (T x d) of the current and the next layer only, so memory
+    // stays at two T x d arrays however deep the model is.
+    auto lift = [&](size_t l) {
         const GrassmannLayerTrace& g = *layers[l].grassmann;
         const geo::PlaneLifter lifter(matrixOf(g.wRed, "wRed"));
         if (lifter.rankDeficient())
             warnings.push_back("layer " + std::to_string(l) + ": W_red has rank " + std::to_string(lifter.rank()) +
                                " < r = " + std::to_string(g.wRed.dim(0)) + " (pseudo-inverse drops directions)");
-        lifted[l] = lifter.liftRows(matrixOf(g.z, "z"));
-    }
+        return lifter.liftRows(matrixOf(g.z, "z"));
+    };
+    geo::RowMatrixXd current = lift(0), next;
     for (size_t l = 0; l < N; ++l) {
         const auto O = static_cast<int64_t>(out[l].offsets.size());
         out[l].anglesNext = FloatArray({T, O, 2}, std::vector<float>(static_cast<size_t>(T * O * 2), kNaNf));
-        if (l + 1 < N && lifted[l].cols() == lifted[l + 1].cols()) {
-            const geo::PlaneAnglesBatch pa = geo::pairPlaneAnglesBatch(lifted[l], lifted[l + 1], out[l].offsets);
-            out[l].anglesNext = toFloatArray(pa.angles);
-            out[l].anglesNext.shape = {T, O, 2};
-            if (pa.degenerate > 0)
-                warnings.push_back("layer " + std::to_string(l) + ": " + std::to_string(pa.degenerate) +
-                                   " (t, D) with a degenerate lifted plane in this or the next layer (angles NaN)");
+        if (l + 1 < N) {
+            next = lift(l + 1);
+            if (current.cols() == next.cols()) {
+                const geo::PlaneAnglesBatch pa = geo::pairPlaneAnglesBatch(current, next, out[l].offsets);
+                out[l].anglesNext = toFloatArray(pa.angles);
+                out[l].anglesNext.shape = {T, O, 2};
+                if (pa.degenerate > 0)
+                    warnings.push_back("layer " + std::to_string(l) + ": " + std::to_string(pa.degenerate) +
+                                       " (t, D) with a degenerate lifted plane in this or the next layer (angles NaN)");
+            }
+            current.swap(next);
         }
         progress.advance(T);
     }
 }
+
 
 /// N x N geodesic distances between orthonormal bases; rank-0 bases give NaN.
 FloatArray distanceMatrix(const std::vector<geo::Basis>& bases) {
