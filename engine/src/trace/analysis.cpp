@@ -204,7 +204,6 @@ void fillAnglesNext(const std::vector<LayerTrace>& layers, std::vector<Grassmann
     }
 }
 
-
 /// N x N geodesic distances between orthonormal bases; rank-0 bases give NaN.
 FloatArray distanceMatrix(const std::vector<geo::Basis>& bases) {
     const auto N = static_cast<int64_t>(bases.size());
