@@ -187,8 +187,8 @@ QString AnglesView::caption() const {
     else
         m = QStringLiteral("geodesic Grassmann distance \u2016\u03b8\u2016\u2082 between the top-%1 principal subspaces of the layers' input states h^l over the prompt (%2 model)")
                 .arg(k).arg(m_matrix == Matrix::BaselinePrompt ? QStringLiteral("baseline") : QStringLiteral("Grassmann"));
-    return QStringLiteral("Left: principal angles \u03b8\u2081 \u2264 \u03b8\u2082 (rad) between the lifted pair planes span(h_t, h_{t\u2212D}) read by Grassmann layers l and l+1 "
-                          "(pseudo-inverse of W_red), token t = %1, offset index %2. Right: %3.").arg(selToken()).arg(selOffsetIndex()).arg(m) +
+    return QStringLiteral("Line chart: principal angles \u03b8\u2081 \u2264 \u03b8\u2082 (rad) between the lifted pair planes span(h_t, h_{t\u2212D}) read by Grassmann layers l and l+1 "
+                          "(pseudo-inverse of W_red), token t = %1, offset index %2. Matrix: %3.").arg(selToken()).arg(selOffsetIndex()).arg(m) +
            detail::modelPhrase(m_data.grassmann ? m_data.grassmann : m_data.baseline);
 }
 

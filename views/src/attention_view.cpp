@@ -306,25 +306,40 @@ void AttentionView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyl
     const auto [left, right] = detail::splitPanels(panels, 0.3, true, gap);
     HeadGrid::paintGrid(p, left, m_pyramids, selHead(), ColorScale::fromRange(map, 0, 1, false), style, true, nullptr);
     m_heatmap->paintFigure(p, right, style, QStringLiteral("Layer %1, head %2").arg(selLayer()).arg(selHead()), map);
-    // Table.
+    // Table: short headers (the caption defines them), columns as wide as their widest entry.
     p.save();
     p.setFont(style.small);
     p.setPen(Qt::black);
-    const QStringList names = metricNames();
-    const double colW = rect.width() / (names.size() + 1);
-    double y = rect.bottom() - tableH + fm.ascent();
-    p.drawText(QPointF(rect.left(), y), QStringLiteral("query t=%1").arg(selToken()));
-    for (int k = 0; k < names.size(); ++k) p.drawText(QPointF(rect.left() + colW * (k + 1), y), names[k]);
-    p.setPen(QPen(Qt::black, style.hairline));
-    p.drawLine(QPointF(rect.left(), y + fm.descent()), QPointF(rect.right(), y + fm.descent()));
+    const QStringList names{QStringLiteral("H"), QStringLiteral("H/ln(t+1)"), QStringLiteral("S(a)"), QStringLiteral("top-1"),
+                            QStringLiteral("exp(H)"), QStringLiteral("cost")};
+    std::vector<QStringList> cells;
+    cells.push_back(QStringList{QStringLiteral("t=%1").arg(selToken())} + names);
     for (size_t h = 0; h < rows.size(); ++h) {
-        y += fm.height();
+        QStringList line{QStringLiteral("head %1").arg(h)};
+        for (double v : rows[h]) line << detail::formatValue(v);
+        cells.push_back(line);
+    }
+    std::vector<double> colW(static_cast<size_t>(names.size() + 1), 0.0);
+    for (const auto& line : cells)
+        for (int k = 0; k < line.size(); ++k) colW[static_cast<size_t>(k)] = std::max(colW[static_cast<size_t>(k)], fm.horizontalAdvance(line[k]));
+    double total = 0;
+    for (double w : colW) total += w;
+    const double spare = std::max(0.0, (rect.width() - total) / static_cast<double>(colW.size()));
+    double y = rect.bottom() - tableH + fm.ascent();
+    for (size_t r = 0; r < cells.size(); ++r) {
         QFont f = style.small;
-        f.setBold(static_cast<int>(h) == selHead());
+        f.setBold(r >= 1 && static_cast<int>(r - 1) == selHead());
         p.setFont(f);
-        p.drawText(QPointF(rect.left(), y), QStringLiteral("head %1").arg(h));
-        for (int k = 0; k < names.size(); ++k)
-            p.drawText(QPointF(rect.left() + colW * (k + 1), y), detail::formatValue(rows[h][static_cast<size_t>(k)]));
+        double x = rect.left();
+        for (int k = 0; k < cells[r].size(); ++k) {
+            p.drawText(QPointF(x, y), cells[r][k]);
+            x += colW[static_cast<size_t>(k)] + spare;
+        }
+        if (r == 0) {
+            p.setPen(QPen(Qt::black, style.hairline));
+            p.drawLine(QPointF(rect.left(), y + fm.descent()), QPointF(rect.right(), y + fm.descent()));
+        }
+        y += fm.height();
     }
     p.restore();
 }

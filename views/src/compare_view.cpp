@@ -266,27 +266,34 @@ void CompareView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
     const QFontMetricsF fm = style.metrics(style.small);
     const double gap = fm.height();
     const Rows rs = rows();
-    const auto [top, bottom] = detail::splitPanels(rect, 0.55, false, gap);
-    // Top: rows heatmap left, agreement list right.
+    const auto [top, bottom] = detail::splitPanels(rect, 0.58, false, gap);
+    // Rows heatmap with the agreement list beside it (wide) or under it (narrow).
+    QStringList lines;
     double listW = 0;
-    for (int i = 0; i < static_cast<int>(rs.agreement.size()); ++i)
-        listW = std::max(listW, fm.horizontalAdvance(QStringLiteral("%1: JS %2, top-1 %3").arg(rs.names[i + 1], detail::formatValue(rs.agreement[static_cast<size_t>(i)].jsDivergence), QStringLiteral("no"))));
-    const QRectF rowsRect(top.left(), top.top(), top.width() - listW - gap, top.height());
+    for (int i = 0; i < static_cast<int>(rs.agreement.size()); ++i) {
+        const auto& a = rs.agreement[static_cast<size_t>(i)];
+        lines << QStringLiteral("%1: JS %2, top-1 %3").arg(rs.names[i + 1], detail::formatValue(a.jsDivergence), a.top1Agrees ? QStringLiteral("yes") : QStringLiteral("no"));
+        listW = std::max(listW, fm.horizontalAdvance(lines.back()));
+    }
+    const bool beside = top.width() - listW - gap > top.width() * 0.6;
+    const double lineH = fm.height() * 1.15;
+    const QRectF rowsRect = beside ? QRectF(top.left(), top.top(), top.width() - listW - gap, top.height())
+                                   : QRectF(top.left(), top.top(), top.width(), top.height() - lineH * ((lines.size() + 1) / 2) - gap * 0.3);
     m_rows->paintFigure(p, rowsRect, style, QStringLiteral("Token %1, layer %2: influence vs attention").arg(selToken()).arg(selLayer()), map);
     p.save();
     p.setFont(style.small);
     p.setPen(Qt::black);
-    double y = top.top() + fm.height() * 2;
-    for (int i = 0; i < static_cast<int>(rs.agreement.size()); ++i) {
-        const auto& a = rs.agreement[static_cast<size_t>(i)];
-        p.drawText(QPointF(top.right() - listW, y), QStringLiteral("%1: JS %2, top-1 %3").arg(rs.names[i + 1], detail::formatValue(a.jsDivergence),
-                                                                                       a.top1Agrees ? QStringLiteral("yes") : QStringLiteral("no")));
-        y += fm.height() * 1.15;
+    for (int i = 0; i < lines.size(); ++i) {
+        const QPointF at = beside ? QPointF(top.right() - listW, top.top() + fm.height() * 2 + i * lineH)
+                                  : QPointF(top.left() + (i % 2) * top.width() / 2, rowsRect.bottom() + gap * 0.3 + fm.ascent() + (i / 2) * lineH);
+        p.drawText(at, lines[i]);
     }
     p.restore();
-    const auto [bl, rest] = detail::splitPanels(bottom, 1.0 / 3.0, true, gap);
-    const auto [bm, br] = detail::splitPanels(rest, 0.5, true, gap);
-    m_gDist->paintFigure(p, bl, style, QStringLiteral("Grassmann"), map);
+    const auto [bl, rest] = detail::splitPanels(bottom, 0.28, true, gap);
+    const auto [bm, br] = detail::splitPanels(rest, 0.5, true, gap * 0.5);
+    FigureStyle shared = style;
+    shared.colorbar = false; // same scale as the baseline panel, whose colorbar serves both
+    m_gDist->paintFigure(p, bl, shared, QStringLiteral("Grassmann"), map);
     m_bDist->paintFigure(p, bm, style, QStringLiteral("Baseline"), map);
     m_diff->paintFigure(p, br, style, QStringLiteral("Grassmann − baseline"), map);
 }

@@ -21,7 +21,7 @@ namespace gwb::views {
 
 QSizeF figureSizePoints(const View& view, const FigureOptions& options) {
     const double w = options.widthInches;
-    const double h = options.resolvedHeight(view.figureAspect());
+    const double h = options.resolvedHeight(view.figureAspect(w));
     return {w * 72.0, h * 72.0};
 }
 

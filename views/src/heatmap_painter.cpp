@@ -83,6 +83,10 @@ void paintColorbar(QPainter& p, const QRectF& rect, const ColorScale& scale, con
     const QFontMetricsF fm = style.metrics(style.small);
     p.setFont(style.small);
     const double barW = std::clamp(rect.width() * 0.22, 4.0, 14.0);
+    if (rect.height() < fm.height() * 2) {
+        p.restore();
+        return;
+    }
     const QRectF bar(rect.left(), rect.top() + fm.height() / 2, barW, rect.height() - fm.height());
     // 256 steps as an image keeps vector output small and exact.
     QImage strip(1, 256, QImage::Format_ARGB32);
@@ -94,7 +98,7 @@ void paintColorbar(QPainter& p, const QRectF& rect, const ColorScale& scale, con
     p.drawRect(bar);
     const double lo = scale.effectiveLow();
     const double hi = scale.effectiveHigh();
-    const auto ticks = detail::niceTicks(lo, hi, std::max(2, static_cast<int>(bar.height() / (fm.height() * 3.0))));
+    const auto ticks = detail::niceTicks(lo, hi, std::max(3, static_cast<int>(bar.height() / (fm.height() * 3.0))));
     double maxTickW = 0;
     for (double t : ticks) {
         const double y = bar.bottom() - (t - lo) / (hi - lo) * bar.height();
@@ -144,7 +148,18 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     const double leftM = rowLabelW + tick * 2 + (axes.rowTitle.isEmpty() ? 0 : fmB.height() * 1.2);
     const double noteH = fmS.height() * 1.2;
     const double bottomM = colLabelH + tick * 2 + (axes.colTitle.isEmpty() ? 0 : fmB.height() * 1.2) + noteH;
-    const double barBlock = style.colorbar ? std::max(fmS.height() * 4.8, r.width() * 0.1) : 0;
+    // Narrow panels drop the colorbar's title (the caption names the quantity) to keep the matrix readable.
+    const bool narrow = r.width() < fmS.height() * 24;
+    const QString barTitle = narrow ? QString() : axes.valueName;
+    const double barBlock = style.colorbar ? std::max(fmS.height() * (barTitle.isEmpty() ? 3.4 : 4.8), narrow ? 0.0 : r.width() * 0.1) : 0;
+    if (r.width() - leftM - barBlock < fmS.height() * 2 || r.height() - bottomM < fmS.height() * 2) {
+        // Not enough room for a readable matrix: say so instead of drawing a sliver.
+        p.setFont(style.small);
+        p.setPen(Qt::darkGray);
+        p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap, QStringLiteral("(panel too small for this figure size)"));
+        p.restore();
+        return geo;
+    }
     const QRectF plot(r.left() + leftM, r.top() + fmS.height() * 0.2, std::max(4.0, r.width() - leftM - barBlock - tick * 2),
                       std::max(4.0, r.height() - bottomM - fmS.height() * 0.2));
     geo.plot = plot;
@@ -210,8 +225,8 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     if (!axes.rowTitle.isEmpty())
         detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), axes.rowTitle, Qt::AlignHCenter);
     if (!axes.colTitle.isEmpty())
-        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + colLabelH, plot.width(), fmB.height() * 1.2),
-                   Qt::AlignHCenter | Qt::AlignVCenter, axes.colTitle);
+        p.drawText(QRectF(plot.center().x() - r.width() / 2, plot.bottom() + tick * 2 + colLabelH, r.width(), fmB.height() * 1.2),
+                   Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, axes.colTitle);
     // Downsampling note: say how the picture summarizes the matrix.
     QString note;
     if (hi.blockRows > 1 || hi.blockCols > 1)
@@ -226,7 +241,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     }
     if (style.colorbar) {
         geo.colorbar = QRectF(plot.right() + tick * 3, plot.top(), barBlock - tick, plot.height());
-        paintColorbar(p, geo.colorbar, scale, axes.valueName, style);
+        paintColorbar(p, geo.colorbar, scale, barTitle, style);
     }
     p.restore();
     return geo;

@@ -26,7 +26,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect() const override { return 0.45; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.2 : 0.45; }
 
     Matrix matrix() const { return m_matrix; }
     void setMatrix(Matrix m);

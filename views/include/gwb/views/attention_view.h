@@ -29,7 +29,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect() const override { return 0.55; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.0 : 0.55; }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
     HeatmapWidget* heatmap() const { return m_heatmap; }

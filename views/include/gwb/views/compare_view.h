@@ -33,7 +33,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect() const override { return 0.8; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.35 : 0.8; }
     HeatmapWidget* rowsHeatmap() const { return m_rows; }
     HeatmapWidget* differenceHeatmap() const { return m_diff; }
 

@@ -26,7 +26,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect() const override { return 0.8; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.1 : 0.8; }
 
     Quantity quantity() const { return m_quantity; }
     void setQuantity(Quantity q);

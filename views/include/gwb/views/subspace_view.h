@@ -33,7 +33,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect() const override { return 0.7; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.0 : 0.6; }
     SphereWidget* sphere() const { return m_sphere; }
 
 protected:

@@ -37,8 +37,9 @@ public:
     virtual QJsonObject settings() const;
     virtual void setSettings(const QJsonObject& settings);
 
-    /// Height / width the figure has when FigureOptions gives no height or aspect.
-    virtual double figureAspect() const { return 0.62; }
+    /// Height / width the figure has at this width when FigureOptions gives no height or aspect
+    /// (narrow figures usually need relatively more height for labels and the caption).
+    virtual double figureAspect(double widthInches) const { return widthInches < 5 ? 0.8 : 0.62; }
     /// Draws the figure into rect (logical unit = 1 point) with caption when options.caption.
     void renderFigure(QPainter& painter, const QRectF& rect, const FigureOptions& options) const;
     /// One sentence naming the quantity shown and its definition (the figure caption).
