@@ -273,8 +273,31 @@ TEST(Analysis, BadInputThrows) {
 }
 
 TEST(Analysis, DefinitionsCoverEveryArray) {
-    for (const char* key : {"residual", "planarity", "pairNorm", "anglesNext", "influence", "meanGate", "gateAboveHalf",
+    for (const char* key : {"residual", "planarity", "coherence", "pairNorm", "anglesNext", "influence", "meanGate", "gateAboveHalf",
                             "entropy", "normEntropy", "sparsity", "top1", "effSupport", "transportCost",
                             "promptSubspaceDistance", "readingSubspaceDistance", "jsDivergence"})
         EXPECT_TRUE(definitions().count(key)) << key;
+}
+
+TEST(Analysis, CoherenceIsNormOfMeanUnitPlane) {
+    // z_t = e0, z_{t-1} = e1, z_{t-2} = e2: p^(1) = e0^e1 and p^(2) = e0^e2 are orthonormal, so
+    // ||B_t|| = ||(p1 + p2) / 2|| = sqrt(2)/2. A token with one valid offset has coherence 1.
+    Trace tr = grassmannTrace(3, 8, 3, 1, {1, 2}, 3);
+    GrassmannLayerTrace& g = *tr.layers[0].grassmann;
+    std::fill(g.z.data.begin(), g.z.data.end(), 0.0f);
+    g.z.data[0 * 3 + 2] = 1.0f; // z_0 = e2
+    g.z.data[1 * 3 + 1] = 1.0f; // z_1 = e1
+    g.z.data[2 * 3 + 0] = 1.0f; // z_2 = e0
+    const TraceAnalysis an = analyzeTrace(tr);
+    const GrassmannLayerAnalysis& L = an.grassmann[0];
+    EXPECT_TRUE(std::isnan(L.coherence[0]));
+    EXPECT_NEAR(L.coherence[1], 1.0f, 1e-6f);
+    EXPECT_NEAR(L.coherence[2], std::sqrt(2.0f) / 2.0f, 1e-6f);
+    // Two offsets giving the same plane with the same orientation: coherence 1.
+    g.z.data.assign(g.z.data.size(), 0.0f);
+    g.z.data[0 * 3 + 1] = 2.0f; // z_0 = 2 e1
+    g.z.data[1 * 3 + 1] = 1.0f; // z_1 = e1
+    g.z.data[2 * 3 + 0] = 1.0f; // z_2 = e0
+    const TraceAnalysis same = analyzeTrace(tr);
+    EXPECT_NEAR(same.grassmann[0].coherence[2], 1.0f, 1e-6f);
 }

@@ -59,6 +59,10 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
                            " (t, D) pairs with ||z_t ^ z_{t-D}|| <= eps (parallel or zero reduced vectors)");
     out.residual.assign(static_cast<size_t>(T), kNaNf);
     out.planarity.assign(static_cast<size_t>(T), kNaNf);
+    out.coherence.assign(static_cast<size_t>(T), kNaNf);
+    for (int64_t t = 0; t < T; ++t)
+        if (agg.validCount[static_cast<size_t>(t)] > 0)
+            out.coherence[static_cast<size_t>(t)] = static_cast<float>(agg.b.row(t).norm());
     for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
         const int64_t n = std::min(kChunk, T - t0);
         const Eigen::VectorXd res = geo::residualBatch(agg.b.middleRows(t0, n));

@@ -46,6 +46,8 @@ const std::map<std::string, std::string>& definitions() {
                      "||B_t||^2 of B_t = mean over valid offsets D of p^(D) = p / max(||p||, eps); 0 iff B_t is a plane. "
                      "Note: every p^(D) contains z_t, so B_t = z_t ^ mean_D(z_{t-D} / max(||p_D||, eps)) is always a "
                      "plane and this value measures rounding only"},
+        {"coherence", "||B_t||, the norm of the mean of the unit Plücker vectors p^(D) over valid offsets; 1 when "
+                      "every offset gives the same oriented plane, smaller as the offset planes spread"},
         {"planarity", "s1^2 / sum_k s_k^2 of B_t, s_k the distinct singular-value pairs of its antisymmetric matrix; "
                       "1 iff B_t is a plane (always, up to rounding: see residual)"},
         {"anglesNext", "principal angles (rad, Knyazev-Argentati sine-cosine) between span(pinv(W_red^l) z^l_t, "

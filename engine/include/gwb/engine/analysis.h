@@ -20,6 +20,10 @@ struct GrassmannLayerAnalysis {
     std::vector<int> offsets;   ///< the layer's offsets (columns of the per-offset arrays)
     std::vector<float> residual;   ///< T   rho(B_t) of the mean bivector B_t; NaN at t with no valid offset
     std::vector<float> planarity;  ///< T   s1^2 / sum s_k^2 of B_t; NaN at t with no valid offset
+    /// T  coherence ||B_t|| of the mean of the unit planes p^(D): 1 when every offset gives the
+    /// same oriented plane, smaller as the planes spread. Every p^(D) contains z_t, so B_t is
+    /// always a plane (residual ~ 0, planarity ~ 1): coherence is what varies. NaN where no offset.
+    std::vector<float> coherence;
     FloatArray pairNorm;        ///< T x O  ||z_t ^ z_{t-D}|| (unnormalized); NaN where t-D < 0
     /// T x O x 2  principal angles (rad, ascending) between this layer's lifted plane of (t, D)
     /// and the next layer's lifted plane of the same (t, D); NaN for the last layer or t-D < 0.
