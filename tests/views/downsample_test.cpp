@@ -1,6 +1,10 @@
 // Tile downsampling (max/mean, NaN-aware, partial edge tiles) and window colouring.
 #include "gwb/views/downsample.h"
 #include "gwb/views/heatmap_painter.h"
+#include "gwb/views/heatmap_widget.h"
+#include "synthetic_data.h"
+
+#include <QTest>
 
 #include <gtest/gtest.h>
 #include <cmath>
@@ -115,4 +119,38 @@ TEST(Downsample, CachedRowSourceReturnsTheSameRowsAndEvicts) {
     cached.row(1, row);
     EXPECT_EQ(calls, 4);
     EXPECT_FLOAT_EQ(row[0], 10.0f);
+}
+
+TEST(Downsample, WidgetComputesBigLevelsOffTheGuiThread) {
+    synthetic::ensureApp();
+    const int64_t n = 2048; // 4M cells: above the synchronous limit
+    std::vector<float> v(static_cast<size_t>(n * n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 977) / 977.0f;
+    HeatmapWidget w;
+    w.resize(600, 500);
+    w.setMatrix(makeDenseSource(n, n, std::move(v)), HeatmapAxes{});
+    // First paint: the level is not there yet, so the plot shows a grey "downsampling" panel and a
+    // background job starts (the job is started after the paint, so this is deterministic).
+    auto greyShare = [](const QImage& img) {
+        int grey = 0;
+        for (int y = 0; y < img.height(); y += 4)
+            for (int x = 0; x < img.width(); x += 4) grey += img.pixel(x, y) == qRgb(235, 235, 235);
+        return grey / static_cast<double>((img.height() / 4) * (img.width() / 4));
+    };
+    const QImage first = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+    EXPECT_GT(greyShare(first), 0.3);
+    const MatrixPyramid* pyr = w.pyramid();
+    ASSERT_NE(pyr, nullptr);
+    auto anyLevel = [pyr] {
+        for (int ly = 1; ly < 6; ++ly)
+            for (int lx = 1; lx < 6; ++lx)
+                if (pyr->cached(ly, lx)) return true;
+        return false;
+    };
+    EXPECT_TRUE(QTest::qWaitFor(anyLevel, 10000));
+    QTest::qWait(20); // let the queued continuation repaint
+    EXPECT_LT(greyShare(w.grab().toImage().convertToFormat(QImage::Format_RGB32)), 0.01);
+    // A new matrix drops the old one's pending work; painting keeps working.
+    w.setMatrix(makeDenseSource(2, 2, {1, 2, 3, 4}), HeatmapAxes{});
+    EXPECT_FALSE(w.grab().isNull());
 }

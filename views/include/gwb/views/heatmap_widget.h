@@ -37,6 +37,8 @@ public:
     void setPlaceholder(const QString& text);
 
     bool hasMatrix() const { return m_pyramid != nullptr; }
+    /// The cache of downsampled levels of the current matrix (null without one).
+    const MatrixPyramid* pyramid() const { return m_pyramid.get(); }
     const MatrixSource* source() const { return m_pyramid ? &m_pyramid->source() : nullptr; }
     const HeatmapAxes& axes() const { return m_axes; }
     ColorScale colorScale() const;
