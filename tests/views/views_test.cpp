@@ -233,3 +233,36 @@ TEST(Views, CompareDifferenceIsSignedAndCentredAtZero) {
     ASSERT_NE(it, tables.end());
     EXPECT_FLOAT_EQ(it->values.at2(0, 2), d.grassmannAnalysis->promptSubspaceDistance.at2(0, 2) - d.baselineAnalysis->promptSubspaceDistance.at2(0, 2));
 }
+
+TEST(Views, DrawTheEngineAnalysisOfASyntheticTrace) {
+    app();
+    WorkbenchData d = synthetic::makeWorkbenchData();
+    // Replace the hand-made analyses by the real ones.
+    d.grassmannAnalysis = std::make_shared<gwb::engine::TraceAnalysis>(gwb::engine::analyzeTrace(*d.grassmann));
+    d.baselineAnalysis = std::make_shared<gwb::engine::TraceAnalysis>(gwb::engine::analyzeTrace(*d.baseline));
+    ASSERT_EQ(d.grassmannAnalysis->grassmann.size(), 3u);
+    ASSERT_EQ(d.baselineAnalysis->attention.size(), 3u);
+    Selection s;
+    s.setExtents(d);
+    s.setToken(9);
+    s.setLayer(1);
+    for (const QString& id : viewIds()) {
+        SCOPED_TRACE(id.toStdString());
+        auto v = createView(id);
+        v->setSelection(&s);
+        v->setData(d);
+        EXPECT_TRUE(v->hasContent());
+        EXPECT_FALSE(v->dataTables().empty());
+        FigureOptions o;
+        o.dpi = 60;
+        EXPECT_GT(distinctColours(renderFigureImage(*v, o)), 20);
+    }
+    // Our compare rows agree with the engine's definitions of the influence row and JS divergence.
+    const auto& ga = d.grassmannAnalysis->grassmann[1];
+    const auto full = gwb::engine::influenceMatrix(ga, d.grassmann->length());
+    const auto row = influenceRow(ga, 9);
+    for (int64_t j = 0; j <= 9; ++j) EXPECT_NEAR(row[static_cast<size_t>(j)], full.at2(9, j), 1e-6) << j;
+    const auto att = gwb::engine::attentionRow(*d.baseline->layers[1].attention, 0, 9);
+    EXPECT_NEAR(compareDistributions(row, att).jsDivergence, gwb::engine::compareRows(row, att).jsDivergence, 1e-9);
+    EXPECT_EQ(compareDistributions(row, att).top1Agrees, gwb::engine::compareRows(row, att).top1Agrees);
+}
