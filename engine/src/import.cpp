@@ -26,16 +26,22 @@ std::string lower(std::string s) {
 
 std::string shapeText(const std::vector<int64_t>& s) {
     std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i)
-        t += (i ? ", " : "") + std::to_string(s[i]);
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (i)
+            t += ", ";
+        t += std::to_string(s[i]);
+    }
     return t + "]";
 }
 
 /// "a, b, c and 7 more" for messages.
 std::string listNames(const std::vector<std::string>& names, size_t shown = 8) {
     std::string s;
-    for (size_t i = 0; i < names.size() && i < shown; ++i)
-        s += (i ? ", " : "") + names[i];
+    for (size_t i = 0; i < names.size() && i < shown; ++i) {
+        if (i)
+            s += ", ";
+        s += names[i];
+    }
     if (names.size() > shown)
         s += " and " + std::to_string(names.size() - shown) + " more";
     return s;
@@ -220,7 +226,6 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         c.reduced = dims(b0 + k.reduceWeight, 2)[0];
         c.nHeads = 4;
     } else {
-        c.reduced = 2; // unused by the Transformer
         c.nHeads = headsFor(o, file, report);
     }
     applyLayoutVariant(layout, c);
@@ -266,8 +271,8 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         params[m.ours] = FloatArray(want->second, it->second.toFloat());
     }
     if (!missing.empty())
-        throw std::runtime_error("missing keys for a " + std::string(layoutName(layout)) + " " + kindName(c.kind) +
-                                 " checkpoint: " + listNames(missing));
+        throw std::runtime_error("missing keys (" + std::string(layoutName(layout)) + " layout, " + kindName(c.kind) +
+                                 " model): " + listNames(missing));
 
     // Pair-index buffers: checked against our order; another order of the same pairs is
     // folded into W_plu's columns (with a sign flip for pairs stored as (j, i)).
@@ -317,8 +322,8 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
                                          return n.find(k.transformerProbe) != std::string::npos;
                                      })
                                    : false;
-        throw std::runtime_error("unknown keys for a " + std::string(layoutName(layout)) + " " + kindName(c.kind) +
-                                 " checkpoint: " + listNames(unknown) +
+        throw std::runtime_error("unknown keys (" + std::string(layoutName(layout)) + " layout, " + kindName(c.kind) +
+                                 " model): " + listNames(unknown) +
                                  (otherKind ? " (it mixes Grassmann and attention blocks)" : ""));
     }
 
@@ -332,22 +337,22 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         report.notes.push_back("no tokenizer attached (pass --vocab vocab.txt; the families use bert-base-uncased)");
     }
 
-    std::string offsetsText;
-    for (const auto& set : c.layerOffsets) {
-        offsetsText += offsetsText.empty() ? "{" : " {";
-        for (size_t i = 0; i < set.size(); ++i)
-            offsetsText += (i ? "," : "") + std::to_string(set[i]);
-        offsetsText += "}";
+    std::ostringstream line; // one-line summary of what was inferred
+    line << layoutName(layout) << " " << kindName(c.kind) << ": V=" << c.vocabSize << " d=" << c.dModel;
+    if (c.kind == ModelKind::Grassmann)
+        line << " r=" << c.reduced;
+    line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen << " norm=" << normName(c.norm)
+         << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << (c.mixerLayerNorm ? " mixer-LN" : "");
+    if (!c.layerOffsets.empty()) {
+        line << " offsets=";
+        for (size_t l = 0; l < c.layerOffsets.size(); ++l) {
+            line << (l ? " {" : "{");
+            for (size_t i = 0; i < c.layerOffsets[l].size(); ++i)
+                line << (i ? "," : "") << c.layerOffsets[l][i];
+            line << "}";
+        }
     }
-    report.notes.insert(report.notes.begin(),
-                        std::string(layoutName(layout)) + " " + kindName(c.kind) + ": V=" + std::to_string(c.vocabSize) +
-                            " d=" + std::to_string(c.dModel) +
-                            (c.kind == ModelKind::Grassmann ? " r=" + std::to_string(c.reduced) : "") +
-                            " N=" + std::to_string(c.nLayers) + " d_ff=" + std::to_string(c.dFF) +
-                            " Lmax=" + std::to_string(c.maxLen) + " norm=" + normName(c.norm) +
-                            " gate=" + gateName(c.gate) + " empty=" + emptyName(c.empty) +
-                            (c.mixerLayerNorm ? " mixer-LN" : "") +
-                            (offsetsText.empty() ? "" : " offsets=" + offsetsText));
+    report.notes.insert(report.notes.begin(), line.str());
     Model model = Model::fromParameters(c, params, tokenizer, o.device);
     return {std::move(model), std::move(report)};
 }
@@ -428,6 +433,29 @@ ImportedModel importCheckpoint(const std::string& path, const ImportOptions& opt
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
+}
+
+ImportedModel loadOrImportModel(const std::string& path, const std::string& device,
+                                std::optional<ModelKind> expectedKind) {
+    if (!isImportableCheckpointPath(path)) {
+        ImportedModel m{Model::load(path, device, expectedKind), {}};
+        m.report.format = "gwb";
+        return m;
+    }
+    ImportOptions o;
+    o.device = device;
+    o.expectedKind = expectedKind;
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    for (const char* name : {"vocab.txt", "vocab.json"}) {
+        if (std::filesystem::exists(folder / name)) {
+            o.vocabPath = (folder / name).string();
+            break;
+        }
+    }
+    ImportedModel m = importCheckpoint(path, o);
+    if (!o.vocabPath.empty())
+        m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found next to the checkpoint)");
+    return m;
 }
 
 } // namespace gwb::engine

@@ -30,8 +30,11 @@ bool isFloating(ScalarType t) {
 
 std::string shapeText(const std::vector<int64_t>& s) {
     std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i)
-        t += (i ? ", " : "") + std::to_string(s[i]);
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (i)
+            t += ", ";
+        t += std::to_string(s[i]);
+    }
     return t + "]";
 }
 

@@ -76,8 +76,11 @@ std::string PickleDocument::describe(PickleId id) const {
     case K::Object: return v.text;
     case K::Tensor: {
         std::string s = "tensor " + scalarTypeName(v.tensor.dtype) + " [";
-        for (size_t i = 0; i < v.tensor.shape.size(); ++i)
-            s += (i ? ", " : "") + std::to_string(v.tensor.shape[i]);
+        for (size_t i = 0; i < v.tensor.shape.size(); ++i) {
+            if (i)
+                s += ", ";
+            s += std::to_string(v.tensor.shape[i]);
+        }
         return s + "]";
     }
     }

@@ -119,6 +119,11 @@ TEST_P(LayoutRoundTrip, RenamedWeightsGiveIdenticalLogits) {
     EXPECT_EQ(got.model.config().empty, ref.config().empty);
     const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4};
     EXPECT_EQ(logits(got.model, ids), logits(ref, ids));
+    // Saved as .gwb and opened again (also through importCheckpoint): still the same model.
+    got.model.save(dir.file("out.gwb"));
+    const ImportedModel again = importCheckpoint(dir.file("out.gwb"));
+    EXPECT_EQ(again.report.format, "gwb");
+    EXPECT_EQ(logits(again.model, ids), logits(ref, ids));
 }
 
 INSTANTIATE_TEST_SUITE_P(All, LayoutRoundTrip,
@@ -210,11 +215,11 @@ TEST(Import, ErrorsNameTheProblem) {
 
     Tensors t = good;
     t["blocks.1.grassmann.extra.weight"] = FloatArray::zeros({2});
-    expectImportError([&] { importCheckpoint(writeFile(dir, t)); }, "unknown keys for a alphaxiv grassmann checkpoint: blocks.1.grassmann.extra.weight");
+    expectImportError([&] { importCheckpoint(writeFile(dir, t)); }, "unknown keys (alphaxiv layout, grassmann model): blocks.1.grassmann.extra.weight");
 
     t = good;
     t.erase("ln_f.bias");
-    expectImportError([&] { importCheckpoint(writeFile(dir, t)); }, "missing keys for a alphaxiv grassmann checkpoint: ln_f.bias");
+    expectImportError([&] { importCheckpoint(writeFile(dir, t)); }, "missing keys (alphaxiv layout, grassmann model): ln_f.bias");
 
     t = good;
     t["blocks.1.grassmann.W_gate.weight"] = FloatArray::zeros({16, 30});
@@ -253,8 +258,11 @@ TEST(Import, VocabularyIsAttached) {
     const Model ref = randomModel(tinyConfig(ImportLayout::GrassLM, ModelKind::Grassmann), 4);
     TempDir dir;
     std::string vocab = "[PAD]\n[UNK]\n";
-    for (int i = 2; i < 50; ++i)
-        vocab += "w" + std::to_string(i) + "\n";
+    for (int i = 2; i < 50; ++i) {
+        vocab += 'w';
+        vocab += std::to_string(i);
+        vocab += '\n';
+    }
     std::ofstream(dir.file("vocab.txt")) << vocab;
     ImportOptions o;
     o.vocabPath = dir.file("vocab.txt");

@@ -60,8 +60,9 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     EXPECT_EQ(cfg.nLayers, 2);
     EXPECT_EQ(cfg.maxLen, 40);
     EXPECT_EQ(cfg.dFF, 64);
-    if (c.kind == "grassmann")
+    if (c.kind == "grassmann") {
         EXPECT_EQ(cfg.reduced, 4);
+    }
 
     double worst = 0.0;
     for (size_t p = 0; p < expected["prompts"].size(); ++p) {
@@ -74,6 +75,19 @@ TEST_P(Parity, LogitsMatchPyTorch) {
             diff = std::max(diff, static_cast<double>(std::abs(got[i] - want[i])));
         EXPECT_LT(diff, 1e-4) << "prompt of length " << ids.size();
         worst = std::max(worst, diff);
+    }
+    // Negative control: a different offset schedule must change the logits, so the comparison
+    // above can fail.
+    if (c.kind == "grassmann") {
+        options.offsetSchedule = "3";
+        const ImportedModel wrong = importCheckpoint(expected["checkpoint"].get<std::string>(), options);
+        const auto ids = expected["prompts"][3].get<std::vector<int64_t>>();
+        const auto want = expected["logits"][3].get<std::vector<float>>();
+        const auto got = logits(wrong.model, ids);
+        double diff = 0.0;
+        for (size_t i = 0; i < got.size(); ++i)
+            diff = std::max(diff, static_cast<double>(std::abs(got[i] - want[i])));
+        EXPECT_GT(diff, 1e-2) << "the offset schedule does not reach the logits";
     }
     std::cout << "[          ] " << c.family << " " << c.kind << " (" << c.format << ", " << c.dtype
               << "): max |logit diff| = " << worst << "\n";

@@ -200,12 +200,12 @@ TEST(Zip, StructuralErrors) {
 
 TEST(Safetensors, ReadsAndValidates) {
     auto make = [](const std::string& header, const std::string& data) {
-        std::vector<uint8_t> b(8);
-        for (int i = 0; i < 8; ++i)
-            b[static_cast<size_t>(i)] = static_cast<uint8_t>(header.size() >> (8 * i));
-        b.insert(b.end(), header.begin(), header.end());
-        b.insert(b.end(), data.begin(), data.end());
-        return b;
+        std::string s(8, '\0');
+        for (size_t i = 0; i < 8; ++i)
+            s[i] = static_cast<char>(header.size() >> (8 * i));
+        s += header;
+        s += data;
+        return std::vector<uint8_t>(s.begin(), s.end());
     };
     const std::string data = test::floatBytes({1, 2, 3, 4, 5, 6});
     const auto f = readSafetensorsBytes(make(

@@ -68,6 +68,13 @@ struct ImportedModel {
 /// embedding table, a pickle asking for a class outside the allowed set.
 ImportedModel importCheckpoint(const std::string& path, const ImportOptions& options = {});
 
+/// What the GUI calls for any model file: a .gwb is loaded with Model::load; a .pt/.pth/.bin/
+/// .ckpt/.safetensors file is imported with the detected layout, taking the tokenizer from a
+/// vocab.txt (or vocab.json + merges.txt) in the same folder when there is one. Throws
+/// std::runtime_error naming the file and the problem.
+ImportedModel loadOrImportModel(const std::string& path, const std::string& device = "auto",
+                                std::optional<ModelKind> expectedKind = std::nullopt);
+
 /// True for names the importer reads: .pt, .pth, .bin, .ckpt, .safetensors (case-insensitive).
 bool isImportableCheckpointPath(const std::string& path);
 
