@@ -17,9 +17,16 @@ std::vector<double> niceTicks(double lo, double hi, int maxCount) {
             step = m * mag;
             break;
         }
-    const double first = std::ceil(lo / step - 1e-9) * step;
-    for (double t = first; t <= hi + step * 1e-9; t += step)
-        ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+    // Narrow ranges away from 0 can fall between two ticks: refine the step until two fit.
+    for (int refine = 0; refine < 6; ++refine) {
+        ticks.clear();
+        const double first = std::ceil(lo / step - 1e-9) * step;
+        for (double t = first; t <= hi + step * 1e-9; t += step)
+            ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+        if (ticks.size() >= 2) break;
+        const double m = step / std::pow(10.0, std::floor(std::log10(step) + 1e-12));
+        step = m > 4.9 ? step * 0.4 : (m > 1.9 ? step * 0.5 : step * 0.5); // 5 -> 2 -> 1 -> 0.5
+    }
     return ticks;
 }
 
