@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <set>
@@ -186,6 +187,24 @@ const gwb::engine::AttentionLayerAnalysis* AttentionView::layerAnalysis() const 
     return &m_data.baselineAnalysis->attention[static_cast<size_t>(selLayer())];
 }
 
+double AttentionView::headMax(int head) const {
+    // top1[h, t] is the largest probability of row t. Early rows are nearly one-hot (t = 0 is
+    // exactly 1), so the scale ends at the 95th percentile of the rows' maxima: long diffuse
+    // rows stay visible, the brightest cells saturate. No T x T scan is needed.
+    const auto* a = layerAnalysis();
+    std::vector<double> maxima;
+    if (a && !a->top1.empty())
+        for (int64_t h = 0; h < a->top1.dim(0); ++h) {
+            if (head >= 0 && h != head) continue;
+            for (int64_t t = 1; t < a->top1.dim(1); ++t)
+                if (std::isfinite(a->top1.at2(h, t))) maxima.push_back(a->top1.at2(h, t));
+        }
+    if (maxima.empty()) return 1.0; // probabilities: 1 without an analysis
+    const size_t k = std::min(maxima.size() - 1, static_cast<size_t>(0.95 * static_cast<double>(maxima.size())));
+    std::nth_element(maxima.begin(), maxima.begin() + static_cast<std::ptrdiff_t>(k), maxima.end());
+    return std::max(1e-6, maxima[k]);
+}
+
 QStringList AttentionView::metricNames() const {
     return {QStringLiteral("H (nats)"), QStringLiteral("H/log(t+1)"), QStringLiteral("S(a)"), QStringLiteral("top-1"),
             QStringLiteral("exp(H)"), QStringLiteral("cost \u03a3a\u2c7cC\u2c7c")};
@@ -235,11 +254,11 @@ void AttentionView::refresh() {
         axes.colLabels = axes.rowLabels;
         axes.valueName = QStringLiteral("attention");
         m_heatmap->setMatrix(m_pyramids[static_cast<size_t>(head)]->sourcePtr(), axes);
-        m_heatmap->setFixedRange(0, 1); // probabilities: one scale for every head
+        m_heatmap->setFixedRange(0, headMax(head)); // the largest probability in the head (from top-1), no T x T scan
         m_key = key;
     }
     m_heatmap->setMarks(HeatmapMarks{selToken(), -1});
-    m_grid->setHeads(m_pyramids, head, ColorScale::fromRange(colormapId(), 0, 1, false));
+    m_grid->setHeads(m_pyramids, head, ColorScale::fromRange(colormapId(), 0, headMax(-1), false));
     const auto rows = metricRows();
     const QStringList names = metricNames();
     m_table->setColumnCount(names.size() + 1);
@@ -291,7 +310,7 @@ std::vector<DataTable> AttentionView::dataTables() const {
 
 QString AttentionView::caption() const {
     return QStringLiteral("Attention probabilities softmax(q_t\u00b7k_j/\u221ad_head) of baseline layer %1 (thumbnails: every head; large: head %2, query rows x key columns, "
-                          "grey = future keys). Row metrics of query t = %3: entropy H = \u2212\u03a3 a log a (nats), H/log(t+1), S(a) = E|a|/\u221a(E a\u00b2), "
+                          "grey = future keys; colour scale from 0 to the 95th percentile of the rows\u2019 largest probabilities; brighter cells saturate). Row metrics of query t = %3: entropy H = \u2212\u03a3 a log a (nats), H/log(t+1), S(a) = E|a|/\u221a(E a\u00b2), "
                           "top-1 mass, effective support exp(H), transport cost \u03a3 a\u2c7c C\u2c7c with C\u2c7c = \u2212q_t\u00b7k_j.")
                .arg(selLayer()).arg(selHead()).arg(selToken()) + detail::modelPhrase(m_data.baseline);
 }
@@ -304,7 +323,7 @@ void AttentionView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyl
     const double tableH = fm.height() * (static_cast<double>(rows.size()) + 1.4);
     const QRectF panels(rect.left(), rect.top(), rect.width(), rect.height() - tableH - gap * 0.5);
     const auto [left, right] = detail::splitPanels(panels, 0.3, true, gap);
-    HeadGrid::paintGrid(p, left, m_pyramids, selHead(), ColorScale::fromRange(map, 0, 1, false), style, true, nullptr);
+    HeadGrid::paintGrid(p, left, m_pyramids, selHead(), ColorScale::fromRange(map, 0, headMax(-1), false), style, true, nullptr);
     m_heatmap->paintFigure(p, right, style, QStringLiteral("Layer %1, head %2").arg(selLayer()).arg(selHead()), map);
     // Table: short headers (the caption defines them), columns as wide as their widest entry.
     p.save();

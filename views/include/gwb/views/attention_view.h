@@ -42,6 +42,8 @@ protected:
 private:
     const gwb::engine::AttentionLayerAnalysis* layerAnalysis() const;
     QStringList metricNames() const;
+    /// Colour-scale maximum of a head (-1 = all heads): 95th percentile of its rows' largest probabilities.
+    double headMax(int head) const;
     std::vector<std::vector<double>> metricRows() const; ///< heads x 6 metrics of the selected query
     HeadGrid* m_grid;
     HeatmapWidget* m_heatmap;
