@@ -266,3 +266,24 @@ TEST(Views, DrawTheEngineAnalysisOfASyntheticTrace) {
     EXPECT_NEAR(compareDistributions(row, att).jsDivergence, gwb::engine::compareRows(row, att).jsDivergence, 1e-9);
     EXPECT_EQ(compareDistributions(row, att).top1Agrees, gwb::engine::compareRows(row, att).top1Agrees);
 }
+
+TEST(Views, TraceWithoutAnalysisSaysItIsBeingAnalysed) {
+    app();
+    WorkbenchData d = synthetic::makeWorkbenchData();
+    d.grassmannAnalysis.reset();
+    d.baselineAnalysis.reset();
+    Selection s;
+    s.setExtents(d);
+    GateView g;
+    g.setSelection(&s);
+    g.setData(d);
+    EXPECT_FALSE(g.hasContent());
+    FigureOptions o;
+    o.dpi = 60;
+    EXPECT_FALSE(renderFigureImage(g, o).isNull());
+    // Views that need only the trace still draw.
+    auto sub = createView("subspace");
+    sub->setSelection(&s);
+    sub->setData(d);
+    EXPECT_TRUE(sub->hasContent());
+}

@@ -36,7 +36,10 @@ public:
 protected:
     void refresh() override;
     void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override { return QStringLiteral("No trace yet: load a model and run a prompt."); }
+    QString missingDataMessage() const override {
+        return (m_data.grassmann || m_data.baseline) ? QStringLiteral("Analysing the traces\u2026")
+                                                     : QStringLiteral("No trace yet: load a model and run a prompt.");
+    }
 
 private:
     ChartData angleChart() const;
