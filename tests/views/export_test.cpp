@@ -2,6 +2,7 @@
 // (CSV, NPY, JSON) and clear errors without temporary files for unwritable destinations.
 #include "synthetic_data.h"
 
+#include "gwb/engine/npy.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/gate_view.h"
 
@@ -161,6 +162,10 @@ TEST(Export, DataFilesAreReadableCsvNpyAndJson) {
     float v = 0;
     std::memcpy(&v, npy.constData() + 10 + hlen + (2 * 12 + 5) * 4, 4);
     EXPECT_FLOAT_EQ(v, fx.data.grassmannAnalysis->grassmann[2].meanGate[5]);
+    // The engine's reader (numpy-compatible parser) gets the whole table back.
+    const gwb::engine::NpyArray parsed = gwb::engine::readNpy((base + "_mean_gate.npy").toStdString());
+    ASSERT_EQ(parsed.shape, (std::vector<int64_t>{3, 12}));
+    EXPECT_EQ(parsed.values<float>(), fx.view->dataTables().front().values.data);
     // CSV: header row with tokens, one row per layer.
     const QList<QByteArray> lines = readAll(base + "_mean_gate.csv").trimmed().split('\n');
     ASSERT_EQ(lines.size(), 4);

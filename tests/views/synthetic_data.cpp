@@ -95,6 +95,7 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
         a.offsets = s.offsets;
         a.residual.resize(static_cast<size_t>(T));
         a.planarity.resize(static_cast<size_t>(T));
+        a.coherence.resize(static_cast<size_t>(T));
         a.meanGate.resize(static_cast<size_t>(T));
         a.gateAboveHalf.resize(static_cast<size_t>(T));
         a.pairNorm = FloatArray::zeros({T, O});
@@ -112,6 +113,9 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
             const bool any = t >= s.offsets.front();
             a.residual[static_cast<size_t>(t)] = any ? 0.05f * u01(rng) : kNaN;
             a.planarity[static_cast<size_t>(t)] = any ? 0.5f + 0.5f * u01(rng) : kNaN;
+            // Deterministic without the generator, so the other fields keep their values; in (0.3, 1].
+            a.coherence[static_cast<size_t>(t)] =
+                any ? 0.3f + 0.7f * std::abs(std::cos(0.7f * static_cast<float>(t) + static_cast<float>(l))) : kNaN;
             double sum = 0;
             for (int64_t o = 0; o < O; ++o) {
                 const bool valid = t - s.offsets[static_cast<size_t>(o)] >= 0;

@@ -167,6 +167,15 @@ TEST(Views, CompareRowsAndAgreement) {
     EXPECT_NEAR(disjoint.jsDivergence, std::log(2.0), 1e-12);
     EXPECT_FALSE(disjoint.top1Agrees);
     EXPECT_TRUE(std::isnan(compareDistributions({0, 0}, {0, 1}).jsDivergence));
+    // Screen rows: NaN and negative entries count as 0, the longer row is cut to the shorter;
+    // the result is the engine's compareRows on the cleaned rows.
+    const float nan = std::nanf("");
+    const RowComparison messy = compareDistributions({nan, 0.3f, -1.0f, 0.7f, 5.0f}, {0.1f, 0.2f, 0.3f, 0.4f});
+    const gwb::engine::RowAgreement clean = gwb::engine::compareRows({0.0f, 0.3f, 0.0f, 0.7f}, {0.1f, 0.2f, 0.3f, 0.4f});
+    EXPECT_DOUBLE_EQ(messy.jsDivergence, clean.jsDivergence);
+    EXPECT_EQ(messy.top1Agrees, clean.top1Agrees);
+    EXPECT_TRUE(messy.top1Agrees);
+    EXPECT_GT(messy.jsDivergence, 0.0);
 
     const WorkbenchData d = synthetic::makeWorkbenchData();
     const auto& ga = d.grassmannAnalysis->grassmann[1];

@@ -10,35 +10,35 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace gwb::views {
 
 RowComparison compareDistributions(const std::vector<float>& a, const std::vector<float>& b) {
-    RowComparison r;
+    // Screen rows may hold NaN (undefined) or differ in length; the engine's compareRows (the one
+    // definition of JS and top-1) wants equal-length, finite, non-negative rows with a nonzero sum.
     const size_t n = std::min(a.size(), b.size());
-    auto clean = [](float v) { return std::isfinite(v) && v > 0 ? static_cast<double>(v) : 0.0; };
+    auto clean = [n](const std::vector<float>& v, double* sum) {
+        std::vector<float> out(n);
+        *sum = 0;
+        for (size_t i = 0; i < n; ++i) {
+            out[i] = std::isfinite(v[i]) && v[i] > 0 ? v[i] : 0.0f;
+            *sum += out[i];
+        }
+        return out;
+    };
     double sa = 0, sb = 0;
-    size_t ia = 0, ib = 0;
-    for (size_t i = 0; i < n; ++i) {
-        sa += clean(a[i]);
-        sb += clean(b[i]);
-        if (clean(a[i]) > clean(a[ia])) ia = i;
-        if (clean(b[i]) > clean(b[ib])) ib = i;
-    }
-    if (sa <= 0 || sb <= 0) {
+    const std::vector<float> ca = clean(a, &sa), cb = clean(b, &sb);
+    RowComparison r;
+    if (!(sa > 0) || !(sb > 0)) {
         r.jsDivergence = std::nan("");
         return r;
     }
-    double js = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const double p = clean(a[i]) / sa, q = clean(b[i]) / sb, m = (p + q) / 2;
-        if (p > 0) js += 0.5 * p * std::log(p / m);
-        if (q > 0) js += 0.5 * q * std::log(q / m);
-    }
-    r.jsDivergence = std::max(0.0, js);
-    r.top1Agrees = ia == ib;
+    const gwb::engine::RowAgreement e = gwb::engine::compareRows(ca, cb);
+    r.jsDivergence = e.jsDivergence;
+    r.top1Agrees = e.top1Agrees;
     return r;
 }
 

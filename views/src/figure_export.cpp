@@ -1,8 +1,7 @@
 #include "gwb/views/figure_export.h"
 
-#include "npy_writer.h"
-
 #include "gwb/engine/analysis.h"
+#include "gwb/engine/npy.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -213,7 +212,17 @@ ExportResult exportData(const View& view, const QString& basePath) {
         ExportResult r = writeFileAtomically(stem + QStringLiteral(".csv"), encodeCsv(t));
         if (!r.ok) return rollback(r);
         written << r.files;
-        r = writeFileAtomically(stem + QStringLiteral(".npy"), detail::encodeNpy(t.values));
+        // The engine's NPY encoder (the one trace files use); written here so that failures roll back with the rest.
+        QByteArray npy;
+        try {
+            const std::vector<uint8_t> bytes = gwb::engine::encodeNpy(t.values);
+            npy = QByteArray(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size()));
+        } catch (const std::exception& e) {
+            r.ok = false;
+            r.message = QStringLiteral("cannot encode %1.npy: %2").arg(QDir::toNativeSeparators(stem), QString::fromStdString(e.what()));
+            return rollback(r);
+        }
+        r = writeFileAtomically(stem + QStringLiteral(".npy"), npy);
         if (!r.ok) return rollback(r);
         written << r.files;
         QJsonObject a;

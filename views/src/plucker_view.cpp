@@ -8,15 +8,58 @@
 #include <QFontMetricsF>
 #include <QSplitter>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace gwb::views {
+namespace {
+// Order of the "Show" combo: coherence first, it is the quantity that varies.
+constexpr std::array<PluckerView::Quantity, 3> kComboOrder{PluckerView::Quantity::Coherence, PluckerView::Quantity::Residual,
+                                                           PluckerView::Quantity::Planarity};
+
+int comboIndex(PluckerView::Quantity q) {
+    for (size_t i = 0; i < kComboOrder.size(); ++i)
+        if (kComboOrder[i] == q) return static_cast<int>(i);
+    return 0;
+}
+
+QString definition(const char* key) {
+    const auto& defs = gwb::engine::definitions();
+    const auto it = defs.find(key);
+    return it == defs.end() ? QString() : QString::fromStdString(it->second);
+}
+
+// Why residual and planarity are not findings: B_t always contains z_t.
+QString roundingNote(const QString& planeValue) {
+    return QStringLiteral("Rounding check only: B_t = z_t \u2227 w_t is always a plane (every p^(D) contains z_t), so this differs "
+                          "from its plane value %1 only by floating-point rounding. ")
+        .arg(planeValue);
+}
+} // namespace
+
+QString PluckerView::quantityId(Quantity q) {
+    switch (q) {
+    case Quantity::Residual: return QStringLiteral("residual");
+    case Quantity::Planarity: return QStringLiteral("planarity");
+    case Quantity::Coherence: return QStringLiteral("coherence");
+    }
+    return QStringLiteral("coherence");
+}
+
+PluckerView::Quantity PluckerView::quantityFromId(const QString& id) {
+    for (Quantity q : kComboOrder)
+        if (quantityId(q) == id) return q;
+    return Quantity::Coherence;
+}
 
 PluckerView::PluckerView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
     m_quantityCombo = detail::addCombo(bar, QStringLiteral("Show"),
-                                       {QStringLiteral("Pl\u00fccker residual \u03c1(B_t)"), QStringLiteral("planarity of B_t")}, this);
+                                       {QStringLiteral("coherence \u2016B_t\u2016"), QStringLiteral("Pl\u00fccker residual \u03c1(B_t) (rounding check)"),
+                                        QStringLiteral("planarity of B_t (rounding check)")},
+                                       this);
     bar->addStretch();
     m_mapCombo = detail::addColormapCombo(bar, this);
     layout->addLayout(bar);
@@ -29,7 +72,7 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
     split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
     connect(m_quantityCombo, &QComboBox::currentIndexChanged, this,
-            [this](int i) { setQuantity(i == 1 ? Quantity::Planarity : Quantity::Residual); });
+            [this](int i) { setQuantity(kComboOrder[static_cast<size_t>(std::clamp(i, 0, 2))]); });
     connect(m_mapCombo, &QComboBox::currentTextChanged, this, [this](const QString& n) { setColormapId(colormapFromName(n)); });
     connect(m_heatmap, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64 col) {
         if (!selection()) return;
@@ -42,14 +85,14 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
 void PluckerView::setQuantity(Quantity q) {
     if (q == m_quantity) return;
     m_quantity = q;
-    m_quantityCombo->setCurrentIndex(q == Quantity::Planarity ? 1 : 0);
+    m_quantityCombo->setCurrentIndex(comboIndex(q));
     refresh();
     Q_EMIT settingsChanged();
 }
 
 QJsonObject PluckerView::settings() const {
     QJsonObject o = View::settings();
-    o.insert(QStringLiteral("quantity"), m_quantity == Quantity::Planarity ? QStringLiteral("planarity") : QStringLiteral("residual"));
+    o.insert(QStringLiteral("quantity"), quantityId(m_quantity));
     return o;
 }
 
@@ -57,7 +100,7 @@ void PluckerView::setSettings(const QJsonObject& s) {
     View::setSettings(s);
     m_mapCombo->setCurrentText(gwb::views::colormapName(colormapId()));
     if (s.contains(QStringLiteral("quantity")))
-        setQuantity(s.value(QStringLiteral("quantity")).toString() == QLatin1String("planarity") ? Quantity::Planarity : Quantity::Residual);
+        setQuantity(quantityFromId(s.value(QStringLiteral("quantity")).toString()));
 }
 
 bool PluckerView::hasContent() const {
@@ -99,10 +142,14 @@ void PluckerView::refresh() {
         axes.colTitle = t.colAxis;
         axes.rowLabels = t.rowLabels;
         axes.colLabels = t.colLabels;
-        axes.valueName = m_quantity == Quantity::Residual ? QStringLiteral("residual \u03c1") : QStringLiteral("planarity");
+        axes.valueName = m_quantity == Quantity::Residual    ? QStringLiteral("residual \u03c1")
+                         : m_quantity == Quantity::Planarity ? QStringLiteral("planarity")
+                                                             : QStringLiteral("coherence \u2016B_t\u2016");
         m_heatmap->setMatrix(makeDenseSource(t.values.dim(0), t.values.dim(1), t.values.data), axes);
-        if (m_quantity == Quantity::Planarity) m_heatmap->setFixedRange(0, 1);
-        else m_heatmap->setFixedRange(std::nan(""), std::nan(""));
+        // Coherence and planarity live in [0, 1]: one scale for every prompt; the residual is tiny
+        // (rounding), so its scale follows the data.
+        if (m_quantity == Quantity::Residual) m_heatmap->setFixedRange(std::nan(""), std::nan(""));
+        else m_heatmap->setFixedRange(0, 1);
         m_matrixKey = key;
     }
     m_heatmap->setMarks(HeatmapMarks{selLayer(), selToken()});
@@ -118,14 +165,15 @@ std::vector<DataTable> PluckerView::dataTables() const {
     const int64_t N = static_cast<int64_t>(layers.size());
     std::vector<float> v(static_cast<size_t>(N * T), std::numeric_limits<float>::quiet_NaN());
     for (int64_t l = 0; l < N; ++l) {
-        const auto& src = m_quantity == Quantity::Residual ? layers[static_cast<size_t>(l)].residual : layers[static_cast<size_t>(l)].planarity;
+        const auto& src = quantityValues(layers[static_cast<size_t>(l)]);
         for (int64_t t = 0; t < T && t < static_cast<int64_t>(src.size()); ++t) v[static_cast<size_t>(l * T + t)] = src[static_cast<size_t>(t)];
     }
-    const bool res = m_quantity == Quantity::Residual;
+    const QString id = quantityId(m_quantity);
+    const QString quantity = m_quantity == Quantity::Coherence ? QStringLiteral("coherence ||B_t|| of the mean unit bivector B_t")
+                             : m_quantity == Quantity::Residual ? QStringLiteral("Pl\u00fccker-relation residual of B_t (rounding check)")
+                                                                : QStringLiteral("planarity of B_t (rounding check)");
     std::vector<DataTable> out;
-    out.push_back(detail::tableFromMatrix(res ? QStringLiteral("residual") : QStringLiteral("planarity"),
-                                          res ? QStringLiteral("Pl\u00fccker-relation residual of B_t") : QStringLiteral("planarity of B_t"),
-                                          res ? QStringLiteral("residual") : QStringLiteral("planarity"), QString(), N, T, std::move(v),
+    out.push_back(detail::tableFromMatrix(id, quantity, id, QString(), N, T, std::move(v),
                                           QStringLiteral("layer"), QStringLiteral("token"), layerLabels(N), tokenLabels(*m_data.grassmann)));
     const ChartData c = pairNormChart();
     if (!c.series.empty()) {
@@ -143,18 +191,43 @@ std::vector<DataTable> PluckerView::dataTables() const {
     return out;
 }
 
+const std::vector<float>& PluckerView::quantityValues(const gwb::engine::GrassmannLayerAnalysis& a) const {
+    switch (m_quantity) {
+    case Quantity::Residual: return a.residual;
+    case Quantity::Planarity: return a.planarity;
+    case Quantity::Coherence: break;
+    }
+    return a.coherence;
+}
+
+QString PluckerView::heatmapTitle() const {
+    switch (m_quantity) {
+    case Quantity::Residual: return QStringLiteral("Pl\u00fccker residual \u03c1(B_t), rounding check");
+    case Quantity::Planarity: return QStringLiteral("Planarity of B_t, rounding check");
+    case Quantity::Coherence: break;
+    }
+    return QStringLiteral("Coherence \u2016B_t\u2016 of the offset planes");
+}
+
 QString PluckerView::caption() const {
-    const QString q = m_quantity == Quantity::Residual
-                          ? QStringLiteral("Pl\u00fccker-relation residual \u03c1(B) = sqrt(\u03a3_{i<j<k<l} R_ijkl(B)^2) / \u2016B\u2016^2 of the mean bivector B_t of each Grassmann layer (0 = B_t is a single plane)")
-                          : QStringLiteral("Planarity s1^2 / \u03a3 s_k^2 of the mean bivector B_t of each Grassmann layer, from the singular-value pairs of its antisymmetric matrix (1 = B_t is a single plane)");
-    return q + QStringLiteral("; grey = no valid offset. Bars: unnormalized pair norms \u2016z_t \u2227 z_{t\u2212D}\u2016 of the selected token (t = %1) and layer (%2).").arg(selToken()).arg(selLayer()) +
+    // The quantity's text is the engine's definition, so figures and exported JSON say the same.
+    QString q;
+    switch (m_quantity) {
+    case Quantity::Coherence:
+        q = QStringLiteral("Coherence of each Grassmann layer's mean bivector B_t = mean_D p^(D): ") + definition("coherence") +
+            QStringLiteral(".");
+        break;
+    case Quantity::Residual: q = roundingNote(QStringLiteral("0")) + QStringLiteral("Residual: ") + definition("residual") + QStringLiteral("."); break;
+    case Quantity::Planarity: q = roundingNote(QStringLiteral("1")) + QStringLiteral("Planarity: ") + definition("planarity") + QStringLiteral("."); break;
+    }
+    return q + QStringLiteral(" Grey = no valid offset. Bars: unnormalized pair norms \u2016z_t \u2227 z_{t\u2212D}\u2016 of the selected token (t = %1) and layer (%2).").arg(selToken()).arg(selLayer()) +
            detail::modelPhrase(m_data.grassmann);
 }
 
 void PluckerView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
     const bool wide = rect.width() > rect.height() * 1.6;
     const auto [a, b] = detail::splitPanels(rect, wide ? 0.62 : 0.6, wide, style.metrics(style.body).height());
-    m_heatmap->paintFigure(p, a, style, m_quantity == Quantity::Residual ? QStringLiteral("Pl\u00fccker residual \u03c1(B_t)") : QStringLiteral("Planarity of B_t"), map);
+    m_heatmap->paintFigure(p, a, style, heatmapTitle(), map);
     paintChart(p, b, pairNormChart(), style);
 }
 

@@ -28,6 +28,7 @@ QString TokenStrip::scalarName(Scalar s) {
     case Scalar::MeanGate: return QStringLiteral("mean gate");
     case Scalar::Residual: return QStringLiteral("Pl\u00fccker residual");
     case Scalar::Planarity: return QStringLiteral("planarity");
+    case Scalar::Coherence: return QStringLiteral("coherence \u2016B_t\u2016");
     }
     return {};
 }
@@ -75,6 +76,7 @@ std::vector<float> TokenStrip::values() const {
     case Scalar::MeanGate: src = ga ? &ga->meanGate : nullptr; break;
     case Scalar::Residual: src = ga ? &ga->residual : nullptr; break;
     case Scalar::Planarity: src = ga ? &ga->planarity : nullptr; break;
+    case Scalar::Coherence: src = ga ? &ga->coherence : nullptr; break;
     }
     if (src)
         for (int64_t i = 0; i < T && i < static_cast<int64_t>(src->size()); ++i) v[static_cast<size_t>(i)] = (*src)[static_cast<size_t>(i)];
@@ -124,7 +126,7 @@ void TokenStrip::paintEvent(QPaintEvent*) {
             lo = std::min(lo, static_cast<double>(x));
             hi = std::max(hi, static_cast<double>(x));
         }
-    const bool unit = m_scalar == Scalar::MeanGate || m_scalar == Scalar::Planarity;
+    const bool unit = m_scalar == Scalar::MeanGate || m_scalar == Scalar::Planarity || m_scalar == Scalar::Coherence;
     const ColorScale scale = ColorScale::fromRange(m_map, unit ? 0.0 : lo, unit ? 1.0 : hi, false);
     // Legend: name, gradient, range.
     p.setPen(palette().color(QPalette::Text));

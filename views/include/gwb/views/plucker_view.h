@@ -1,7 +1,8 @@
 #pragma once
-// Plücker view: layer x token heatmap of the Plücker-relation residual rho(B_t) or the planarity
-// of the aggregated bivector B_t, and for the selected token and layer the per-offset pair norms
-// ||z_t ^ z_{t-D}|| as bars.
+// Plücker view: layer x token heatmap of the coherence ||B_t|| of the aggregated bivector
+// B_t = mean_D p^(D) (default), or of its Plücker-relation residual rho(B_t) or planarity, and for
+// the selected token and layer the per-offset pair norms ||z_t ^ z_{t-D}|| as bars. Every p^(D)
+// contains z_t, so B_t is always a plane: residual and planarity are kept only as a rounding check.
 
 #include "gwb/views/view.h"
 
@@ -16,7 +17,12 @@ struct ChartData;
 class PluckerView : public View {
     Q_OBJECT
 public:
-    enum class Quantity { Residual, Planarity };
+    /// Residual and Planarity keep their values (0, 1) for callers that stored them.
+    enum class Quantity { Residual, Planarity, Coherence };
+    /// Settings id: "coherence", "residual", "planarity".
+    static QString quantityId(Quantity q);
+    /// Parses a settings id; unknown ids give Coherence (the default).
+    static Quantity quantityFromId(const QString& id);
 
     explicit PluckerView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("plucker"); }
@@ -43,11 +49,13 @@ protected:
 
 private:
     ChartData pairNormChart() const;
+    const std::vector<float>& quantityValues(const gwb::engine::GrassmannLayerAnalysis& a) const;
+    QString heatmapTitle() const;
     HeatmapWidget* m_heatmap;
     ChartWidget* m_chart;
     QComboBox* m_quantityCombo;
     QComboBox* m_mapCombo;
-    Quantity m_quantity = Quantity::Residual;
+    Quantity m_quantity = Quantity::Coherence;
     QString m_matrixKey;
 };
 

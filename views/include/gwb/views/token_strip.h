@@ -1,6 +1,7 @@
 #pragma once
 // The prompt's tokens as chips in a wrapping flow layout, coloured by a per-token scalar
-// (surprisal, mean gate, residual or planarity of the selected layer) with a small legend.
+// (surprisal, or the mean gate, coherence, residual or planarity of the selected layer) with a
+// small legend. Residual and planarity only check rounding (B_t is always a plane).
 // Clicking a chip selects the token everywhere; Left/Right move the selection.
 
 #include "gwb/views/colormap.h"
@@ -16,7 +17,8 @@ namespace gwb::views {
 class TokenStrip : public QWidget {
     Q_OBJECT
 public:
-    enum class Scalar { Surprisal, MeanGate, Residual, Planarity };
+    /// Coherence is last so that the indices of the older scalars stay what callers stored.
+    enum class Scalar { Surprisal, MeanGate, Residual, Planarity, Coherence };
 
     explicit TokenStrip(QWidget* parent = nullptr);
     void setData(const WorkbenchData& data);
