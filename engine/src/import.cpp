@@ -181,6 +181,17 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         return t.shape;
     };
 
+    const bool hasBlocks = std::any_of(names.begin(), names.end(),
+                                       [&](const std::string& n) { return n.rfind(k.blockPrefix + "0.", 0) == 0; });
+    if (!file.tensors.count(k.tokEmbed) || !hasBlocks) {
+        std::string hint;
+        try {
+            hint = std::string(" (the keys look like the ") + layoutName(detectLayout(names)) + " layout)";
+        } catch (const std::runtime_error&) {
+        }
+        throw std::runtime_error("no '" + k.tokEmbed + "' and '" + k.blockPrefix + "0.*' keys: not a " +
+                                 layoutName(layout) + " checkpoint" + hint);
+    }
     ModelConfig c;
     // Kind from what block 0 holds.
     const std::string b0 = k.blockPrefix + "0.";

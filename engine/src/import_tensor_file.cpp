@@ -288,8 +288,10 @@ TensorFile readSafetensorsBytes(const std::vector<uint8_t>& bytes) {
     SafetensorsFile file;
     try {
         file = parseSafetensors(std::string(bytes.begin(), bytes.end()), "safetensors");
-    } catch (const std::runtime_error& e) {
-        throw TensorFileError(e.what());
+    } catch (const std::exception& e) {
+        // Not only runtime_error: the JSON parser also throws out_of_range (e.g. for a number
+        // like 1E777777 in the header), which must end as a clean error too (found by fuzzing).
+        throw TensorFileError(std::string("safetensors: ") + e.what());
     }
     static const std::map<std::string, ScalarType> types{
         {"F32", ScalarType::Float32}, {"F64", ScalarType::Float64}, {"F16", ScalarType::Float16},

@@ -242,6 +242,11 @@ TEST(Import, ErrorsNameTheProblem) {
     expectImportError([&] { importCheckpoint(writeFile(dir, good), vocab); },
                       "has 3 entries but the embedding table has 50 rows");
 
+    ImportOptions forced;
+    forced.layout = ImportLayout::KaneNorman;
+    expectImportError([&] { importCheckpoint(writeFile(dir, good), forced); },
+                      "not a kanenorman checkpoint (the keys look like the alphaxiv layout)");
+
     expectImportError([&] { importCheckpoint(writeFile(dir, {{"foo.weight", FloatArray::zeros({2})}})); },
                       "cannot tell which implementation");
 

@@ -220,6 +220,9 @@ TEST(Safetensors, ReadsAndValidates) {
     expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data)); },
                                  "unsupported dtype C64");
     expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":)", data)); }, "not valid JSON");
+    // Fuzzer find: a number the JSON parser cannot represent must be a clean error as well.
+    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[1E777777],"data_offsets":[0,4]}})", data)); },
+                                 "safetensors");
     std::vector<uint8_t> huge(16, 0xff);
     expectError<TensorFileError>([&] { readSafetensorsBytes(huge); }, "exceeds the file");
 }

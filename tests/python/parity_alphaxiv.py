@@ -91,9 +91,9 @@ def save(state, path):
 def main():
     args = pc.parser(__doc__).parse_args()
     torch.manual_seed(args.seed)
-    model = Model(pc.TINY, args.kind)
+    model = Model(pc.sizes(args), args.kind)
     pc.randomize(model, args.seed)
-    pc.finish(args, model, save, "alphaxiv", pc.TINY)
+    pc.finish(args, model, save, "alphaxiv", pc.sizes(args))
 
 
 if __name__ == "__main__":

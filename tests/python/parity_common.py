@@ -22,6 +22,8 @@ import torch.nn.functional as F
 
 # Tiny sizes: positions up to Lmax - 1 = 39 lie past the largest offset (16).
 TINY = dict(V=50, d=16, r=4, N=2, d_ff=64, Lmax=40, heads=4)
+# The paper's 6-layer size (model-spec parameter counts), for manual checks of `gwb import`.
+PAPER = dict(V=30522, d=256, r=32, N=6, d_ff=1024, Lmax=128, heads=4)
 ALL_OFFSETS = [1, 2, 4, 8, 12, 16]
 
 
@@ -121,12 +123,18 @@ def cast_state(state, dtype):
     return type(state)((k, v.to(dtype) if v.is_floating_point() else v) for k, v in state.items())
 
 
+def sizes(args):
+    return PAPER if args.size == "paper" else TINY
+
+
 def parser(description):
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--kind", choices=["grassmann", "transformer"], default="grassmann")
     ap.add_argument("--format", choices=["pt", "safetensors"], default="pt")
     ap.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--size", choices=["tiny", "paper"], default="tiny",
+                    help="tiny (the tests) or paper (V=30522, d=256, r=32, N=6; ~50 MB)")
     ap.add_argument("--out", required=True, help="folder for model.pt|model.safetensors + expected.json")
     return ap
 

@@ -94,7 +94,7 @@ class GrassLM(nn.Module):
 def save(state, path):
     opt = {"state": {0: {"step": torch.tensor(3.0), "exp_avg": torch.zeros(4)}},
            "param_groups": [{"lr": 3e-4, "params": [0]}]}
-    args = argparse.Namespace(d_model=pc.TINY["d"], n_layers=pc.TINY["N"], lr=3e-4, dataset="wikitext-2")
+    args = argparse.Namespace(n_heads=pc.TINY["heads"], lr=3e-4, dataset="wikitext-2")
     torch.save({"model_state_dict": state, "optimizer_state_dict": opt, "epoch": 7,
                 "val_ppl": 123.5, "args": args}, path)
 
@@ -102,9 +102,9 @@ def save(state, path):
 def main():
     args = pc.parser(__doc__).parse_args()
     torch.manual_seed(args.seed)
-    model = GrassLM(pc.TINY, args.kind)
+    model = GrassLM(pc.sizes(args), args.kind)
     pc.randomize(model, args.seed)
-    pc.finish(args, model, save, "grasslm", pc.TINY)
+    pc.finish(args, model, save, "grasslm", pc.sizes(args))
 
 
 if __name__ == "__main__":

@@ -85,9 +85,9 @@ class Model(nn.Module):
 def main():
     args = pc.parser(__doc__).parse_args()
     torch.manual_seed(args.seed)
-    model = Model(pc.TINY, args.kind)
+    model = Model(pc.sizes(args), args.kind)
     pc.randomize(model, args.seed)
-    pc.finish(args, model, torch.save, "kanenorman", pc.TINY)
+    pc.finish(args, model, torch.save, "kanenorman", pc.sizes(args))
 
 
 if __name__ == "__main__":
