@@ -85,15 +85,8 @@ void setNiceTicks(QValueAxis* axis, double lo, double hi) {
 
 void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const FigureStyle& style) {
     p.save();
-    const QFontMetricsF fmS = style.metrics(style.small), fmB = style.metrics(style.body), fmT = style.metrics(style.title);
-    QRectF r = rect;
-    if (!d.title.isEmpty()) {
-        p.setFont(style.title);
-        p.setPen(Qt::black);
-        p.drawText(QRectF(r.left(), r.top(), r.width(), fmT.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   fmT.elidedText(d.title, Qt::ElideRight, r.width()));
-        r.setTop(r.top() + fmT.height() * 1.25);
-    }
+    const QFontMetricsF fmS = style.metrics(style.small), fmB = style.metrics(style.body);
+    QRectF r = detail::paintPanelTitle(p, rect, d.title, style);
     // Legend row at the top right when there is more than one series.
     const bool legend = d.series.size() > 1 || (d.series.size() == 1 && !d.series[0].name.isEmpty());
     if (legend) {

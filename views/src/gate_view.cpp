@@ -74,6 +74,8 @@ void GateView::setSettings(const QJsonObject& s) {
     if (s.contains(QStringLiteral("drill_layer"))) setDrillLayer(s.value(QStringLiteral("drill_layer")).toInt(-1));
 }
 
+QString GateView::missingDataMessage() const { return detail::grassmannMissingMessage(m_data); }
+
 bool GateView::hasContent() const { return m_data.grassmann && m_data.grassmannAnalysis && !m_data.grassmannAnalysis->grassmann.empty(); }
 
 QString GateView::matrixTitle() const {
@@ -95,12 +97,8 @@ void GateView::refresh() {
     if (key != m_matrixKey) {
         const auto tables = dataTables();
         const DataTable& t = tables.front();
-        HeatmapAxes axes;
-        axes.rowTitle = t.rowAxis;
-        axes.colTitle = t.colAxis;
-        axes.rowLabels = t.rowLabels;
-        axes.colLabels = t.colLabels;
-        axes.valueName = m_drillLayer >= 0 ? QStringLiteral("gate a") : (m_quantity == Quantity::MeanGate ? QStringLiteral("mean gate") : QStringLiteral("fraction > 0.5"));
+        const HeatmapAxes axes = detail::axesFromTable(
+            t, m_drillLayer >= 0 ? QStringLiteral("gate a") : (m_quantity == Quantity::MeanGate ? QStringLiteral("mean gate") : QStringLiteral("fraction > 0.5")));
         m_heatmap->setMatrix(makeDenseSource(t.values.dim(0), t.values.dim(1), t.values.data), axes);
         m_matrixKey = key;
     }

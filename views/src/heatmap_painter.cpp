@@ -122,15 +122,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     p.save();
     const QFontMetricsF fmS = style.metrics(style.small);
     const QFontMetricsF fmB = style.metrics(style.body);
-    const QFontMetricsF fmT = style.metrics(style.title);
-    QRectF r = area;
-    if (!axes.title.isEmpty()) {
-        p.setFont(style.title);
-        p.setPen(Qt::black);
-        p.drawText(QRectF(r.left(), r.top(), r.width(), fmT.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   fmT.elidedText(axes.title, Qt::ElideRight, r.width()));
-        r.setTop(r.top() + fmT.height() * 1.25);
-    }
+    QRectF r = detail::paintPanelTitle(p, area, axes.title, style);
     auto labelFor = [](const QStringList& labels, int64_t i) {
         return i < labels.size() ? detail::labelText(labels[static_cast<int>(i)]) : QString::number(i);
     };

@@ -69,4 +69,18 @@ double drawWrappedText(QPainter& p, const QRectF& rect, const QString& text, boo
     return need.height();
 }
 
+QRectF paintPanelTitle(QPainter& p, const QRectF& rect, const QString& title, const FigureStyle& style) {
+    if (title.isEmpty()) return rect;
+    const QFontMetricsF fmT = style.metrics(style.title);
+    p.save();
+    p.setFont(style.title);
+    p.setPen(Qt::black);
+    p.drawText(QRectF(rect.left(), rect.top(), rect.width(), fmT.height()), Qt::AlignLeft | Qt::AlignVCenter,
+               fmT.elidedText(title, Qt::ElideRight, rect.width()));
+    p.restore();
+    QRectF rest = rect;
+    rest.setTop(rect.top() + fmT.height() * 1.25);
+    return rest;
+}
+
 } // namespace gwb::views::detail

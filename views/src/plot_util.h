@@ -1,6 +1,8 @@
 #pragma once
 // Small drawing helpers shared by the figure painters (ticks, number text, label fitting).
 
+#include "gwb/views/figure_options.h"
+
 #include <QFont>
 #include <QFontMetricsF>
 #include <QPainter>
@@ -17,6 +19,9 @@ QString formatValue(double v);
 QString labelText(const QString& text, int maxChars = 12);
 /// Draws text rotated by -90 degrees with its baseline box's right end at `anchor` (for axis labels).
 void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt::Alignment align);
+/// Draws a panel title (title font, elided to the width) at the top of rect and returns the rest
+/// of rect below it; an empty title leaves rect as it is.
+QRectF paintPanelTitle(QPainter& p, const QRectF& rect, const QString& title, const FigureStyle& style);
 /// Text wrapped to width, returns the height used (drawing when `draw`).
 double drawWrappedText(QPainter& p, const QRectF& rect, const QString& text, bool draw);
 

@@ -103,6 +103,8 @@ void PluckerView::setSettings(const QJsonObject& s) {
         setQuantity(quantityFromId(s.value(QStringLiteral("quantity")).toString()));
 }
 
+QString PluckerView::missingDataMessage() const { return detail::grassmannMissingMessage(m_data); }
+
 bool PluckerView::hasContent() const {
     return m_data.grassmann && m_data.grassmannAnalysis && !m_data.grassmannAnalysis->grassmann.empty();
 }
@@ -137,14 +139,9 @@ void PluckerView::refresh() {
     const QString key = QStringLiteral("%1/%2").arg(reinterpret_cast<quintptr>(m_data.grassmannAnalysis.get())).arg(static_cast<int>(m_quantity));
     if (key != m_matrixKey) {
         const DataTable t = dataTables().front();
-        HeatmapAxes axes;
-        axes.rowTitle = t.rowAxis;
-        axes.colTitle = t.colAxis;
-        axes.rowLabels = t.rowLabels;
-        axes.colLabels = t.colLabels;
-        axes.valueName = m_quantity == Quantity::Residual    ? QStringLiteral("residual \u03c1")
-                         : m_quantity == Quantity::Planarity ? QStringLiteral("planarity")
-                                                             : QStringLiteral("coherence \u2016B_t\u2016");
+        const HeatmapAxes axes = detail::axesFromTable(t, m_quantity == Quantity::Residual    ? QStringLiteral("residual \u03c1")
+                                                          : m_quantity == Quantity::Planarity ? QStringLiteral("planarity")
+                                                                                              : QStringLiteral("coherence \u2016B_t\u2016"));
         m_heatmap->setMatrix(makeDenseSource(t.values.dim(0), t.values.dim(1), t.values.data), axes);
         // Coherence and planarity live in [0, 1]: one scale for every prompt; the residual is tiny
         // (rounding), so its scale follows the data.

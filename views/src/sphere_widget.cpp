@@ -1,5 +1,7 @@
 #include "gwb/views/sphere_widget.h"
 
+#include "plot_util.h"
+
 #include <QFontMetricsF>
 #include <QMouseEvent>
 #include <QPainter>
@@ -27,15 +29,8 @@ void paintSphere(QPainter& p, const QRectF& rect, const SphereData& data, const 
                  const FigureStyle& style) {
     p.save();
     p.setRenderHint(QPainter::Antialiasing, true);
-    const QFontMetricsF fmS = style.metrics(style.small), fmT = style.metrics(style.title);
-    QRectF r = rect;
-    if (!data.title.isEmpty()) {
-        p.setFont(style.title);
-        p.setPen(Qt::black);
-        p.drawText(QRectF(r.left(), r.top(), r.width(), fmT.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   fmT.elidedText(data.title, Qt::ElideRight, r.width()));
-        r.setTop(r.top() + fmT.height() * 1.25);
-    }
+    const QFontMetricsF fmS = style.metrics(style.small);
+    QRectF r = detail::paintPanelTitle(p, rect, data.title, style);
     // Legend on the right (or below when narrow).
     double legendW = 0;
     for (const auto& c : data.circles) legendW = std::max(legendW, fmS.horizontalAdvance(c.label));

@@ -102,6 +102,8 @@ void SubspaceView::setSettings(const QJsonObject& s) {
     m_sphere->setRotation(r);
 }
 
+QString SubspaceView::missingDataMessage() const { return detail::noModelMessage(QStringLiteral("Grassmann")); }
+
 bool SubspaceView::hasContent() const { return detail::grassmannLayer(m_data, selLayer()) != nullptr; }
 
 void SubspaceView::refresh() {

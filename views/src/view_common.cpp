@@ -52,6 +52,20 @@ QString noModelMessage(const QString& which) {
     return QStringLiteral("No %1 trace yet: load a model and run a prompt.").arg(which);
 }
 
+QString grassmannMissingMessage(const WorkbenchData& d) {
+    return d.grassmann ? QStringLiteral("Analysing the Grassmann trace\u2026") : noModelMessage(QStringLiteral("Grassmann"));
+}
+
+HeatmapAxes axesFromTable(const DataTable& t, const QString& valueName) {
+    HeatmapAxes axes;
+    axes.rowTitle = t.rowAxis;
+    axes.colTitle = t.colAxis;
+    axes.rowLabels = t.rowLabels;
+    axes.colLabels = t.colLabels;
+    axes.valueName = valueName;
+    return axes;
+}
+
 std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, bool sideBySide, double gap) {
     if (sideBySide) {
         const double w = (rect.width() - gap) * firstShare;

@@ -28,6 +28,10 @@ const gwb::engine::GrassmannLayerTrace* grassmannLayer(const WorkbenchData& d, i
 const gwb::engine::GrassmannLayerAnalysis* grassmannAnalysis(const WorkbenchData& d, int l);
 /// Message for a missing model.
 QString noModelMessage(const QString& which);
+/// Message of views drawn from the Grassmann analysis: still analysing, or no Grassmann trace.
+QString grassmannMissingMessage(const WorkbenchData& d);
+/// Heatmap axes (titles, labels) of a 2-D DataTable, with the colorbar's value name.
+HeatmapAxes axesFromTable(const DataTable& t, const QString& valueName);
 /// Splits rect into two panels side by side (wide figures) or stacked; `firstShare` of the space first.
 std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, bool sideBySide, double gap);
 

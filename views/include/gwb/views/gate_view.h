@@ -36,10 +36,7 @@ public:
 protected:
     void refresh() override;
     void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override {
-        return m_data.grassmann ? QStringLiteral("Analysing the Grassmann trace\u2026")
-                                : QStringLiteral("No Grassmann trace yet: load a model and run a prompt.");
-    }
+    QString missingDataMessage() const override;
 
 private:
     QString matrixTitle() const;

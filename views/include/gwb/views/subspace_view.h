@@ -39,7 +39,7 @@ public:
 protected:
     void refresh() override;
     void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override { return QStringLiteral("No Grassmann trace yet: load a model and run a prompt."); }
+    QString missingDataMessage() const override;
 
 private:
     SphereWidget* m_sphere;
