@@ -13,6 +13,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <ostream>
+
+#include <unistd.h>
 
 namespace gwb::engine {
 namespace {
@@ -20,6 +24,8 @@ namespace {
 struct Case {
     std::string family, kind, format, dtype;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.family << " " << c.kind << " " << c.format << " " << c.dtype; }
 
 std::string caseName(const testing::TestParamInfo<Case>& info) {
     return info.param.family + "_" + info.param.kind + "_" + info.param.format + "_" + info.param.dtype;
@@ -35,6 +41,39 @@ std::vector<float> logits(const Model& model, const std::vector<int64_t>& ids) {
     return {y.data_ptr<float>(), y.data_ptr<float>() + y.numel()};
 }
 
+/// The folder holding every case, generated once by parity_all.py (one torch start-up) and
+/// shared by the test processes ctest starts: named after the scripts' sizes and times, built
+/// in a private folder and renamed into place, so parallel runs never see a half-written one.
+std::optional<std::filesystem::path> casesFolder(const std::string& python) {
+    namespace fs = std::filesystem;
+    static std::optional<fs::path> cached;
+    if (cached)
+        return cached;
+    uint64_t key = 1469598103934665603ull;
+    for (const auto& e : fs::directory_iterator(GWB_PYTHON_DIR)) {
+        if (e.path().filename().string().rfind("parity_", 0) != 0)
+            continue;
+        const uint64_t parts[2] = {static_cast<uint64_t>(e.file_size()),
+                                   static_cast<uint64_t>(e.last_write_time().time_since_epoch().count())};
+        for (uint64_t v : parts)
+            key = (key ^ v) * 1099511628211ull;
+    }
+    const fs::path dir = fs::temp_directory_path() / ("gwb_parity_cases_" + std::to_string(key));
+    if (!fs::exists(dir)) {
+        const fs::path tmp = dir.string() + ".tmp" + std::to_string(::getpid());
+        fs::remove_all(tmp);
+        const std::string cmd = "cd '" GWB_PYTHON_DIR "' && '" + python + "' parity_all.py '" + tmp.string() + "'";
+        if (!test::runQuiet(cmd))
+            return std::nullopt;
+        std::error_code ec;
+        fs::rename(tmp, dir, ec);
+        if (ec)
+            fs::remove_all(tmp); // another process won the race: use its folder
+    }
+    cached = dir;
+    return cached;
+}
+
 class Parity : public testing::TestWithParam<Case> {};
 
 TEST_P(Parity, LogitsMatchPyTorch) {
@@ -42,17 +81,15 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     const auto py = test::findPython("torch");
     if (!py)
         GTEST_SKIP() << "python3 with torch (Debian python3-torch) not found: PyTorch parity skipped";
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("gwb_parity_" + c.family + "_" + c.kind + "_" + c.format + "_" + c.dtype);
-    std::filesystem::remove_all(dir);
-    const std::string cmd = "cd '" GWB_PYTHON_DIR "' && '" + *py + "' parity_" + c.family + ".py --kind " + c.kind +
-                            " --format " + c.format + " --dtype " + c.dtype + " --out '" + dir.string() + "'";
-    ASSERT_TRUE(test::runQuiet(cmd)) << "failed: " << cmd;
+    const auto cases = casesFolder(*py);
+    ASSERT_TRUE(cases) << "parity_all.py failed";
+    const auto dir = *cases / (c.family + "_" + c.kind + "_" + c.format + "_" + c.dtype);
     const auto expected = nlohmann::json::parse(std::ifstream((dir / "expected.json").string()));
+    const std::string checkpoint = (dir / (c.format == "pt" ? "model.pt" : "model.safetensors")).string();
 
     ImportOptions options;
     options.expectedKind = c.kind == "grassmann" ? ModelKind::Grassmann : ModelKind::Transformer;
-    const ImportedModel imported = importCheckpoint(expected["checkpoint"].get<std::string>(), options);
+    const ImportedModel imported = importCheckpoint(checkpoint, options);
     EXPECT_EQ(layoutName(imported.report.layout), c.family);
     const ModelConfig& cfg = imported.model.config();
     EXPECT_EQ(cfg.vocabSize, 50);
@@ -80,7 +117,7 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     // above can fail.
     if (c.kind == "grassmann") {
         options.offsetSchedule = "3";
-        const ImportedModel wrong = importCheckpoint(expected["checkpoint"].get<std::string>(), options);
+        const ImportedModel wrong = importCheckpoint(checkpoint, options);
         const auto ids = expected["prompts"][3].get<std::vector<int64_t>>();
         const auto want = expected["logits"][3].get<std::vector<float>>();
         const auto got = logits(wrong.model, ids);
@@ -91,7 +128,6 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     }
     std::cout << "[          ] " << c.family << " " << c.kind << " (" << c.format << ", " << c.dtype
               << "): max |logit diff| = " << worst << "\n";
-    std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, Parity,

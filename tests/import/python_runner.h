@@ -21,7 +21,10 @@ inline std::optional<std::string> findPython(const std::string& module = "") {
     for (const std::string& py : candidates) {
         if (py.empty())
             continue;
-        const std::string probe = module.empty() ? "import json" : "import " + module;
+        // find_spec does not import the module: probing for torch costs milliseconds, not seconds.
+        const std::string probe = module.empty() ? "import json"
+                                                 : "import importlib.util, sys; sys.exit(importlib.util.find_spec(\"" +
+                                                       module + "\") is None)";
         if (runQuiet("'" + py + "' -c '" + probe + "'"))
             return py;
     }

@@ -88,8 +88,8 @@ def save(state, path):
                 "val_ppl": np.exp(np.float64(5.5))}, path)
 
 
-def main():
-    args = pc.parser(__doc__).parse_args()
+def make(args):
+    """Builds, saves and records one case (args as parity_common.parser() defines them)."""
     torch.manual_seed(args.seed)
     model = Model(pc.sizes(args), args.kind)
     pc.randomize(model, args.seed)
@@ -97,4 +97,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    make(pc.parser(__doc__).parse_args())

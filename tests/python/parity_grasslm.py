@@ -99,8 +99,8 @@ def save(state, path):
                 "val_ppl": 123.5, "args": args}, path)
 
 
-def main():
-    args = pc.parser(__doc__).parse_args()
+def make(args):
+    """Builds, saves and records one case (args as parity_common.parser() defines them)."""
     torch.manual_seed(args.seed)
     model = GrassLM(pc.sizes(args), args.kind)
     pc.randomize(model, args.seed)
@@ -108,4 +108,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    make(pc.parser(__doc__).parse_args())

@@ -82,8 +82,8 @@ class Model(nn.Module):
         return self.lm_head(self.output_norm(h))
 
 
-def main():
-    args = pc.parser(__doc__).parse_args()
+def make(args):
+    """Builds, saves and records one case (args as parity_common.parser() defines them)."""
     torch.manual_seed(args.seed)
     model = Model(pc.sizes(args), args.kind)
     pc.randomize(model, args.seed)
@@ -91,4 +91,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    make(pc.parser(__doc__).parse_args())
