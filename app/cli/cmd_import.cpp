@@ -16,31 +16,49 @@ namespace {
 
 int runImport(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "Convert a checkpoint trained with a public PyTorch implementation (GrassLM, alphaXiv, kanenorman;\n"
-        "Grassmann or Transformer) into a .gwb file. Sizes come from the tensor shapes; each layout brings\n"
-        "its own block variant and offset schedule (GrassLM: one offset per layer from 1,2,4,8,12,16;\n"
-        "alphaXiv, kanenorman: all six in every layer).\n"
-        "Offsets: \"1,2,4\" = this set in every layer; \"per_layer:1,2,4,8,12,16\" = one per layer;\n"
-        "\"1,2;4;8,12\" = one set per layer."));
+    p.setApplicationDescription(
+        QStringLiteral("Convert a checkpoint trained with a public PyTorch implementation "
+                       "(GrassLM, alphaXiv, kanenorman;\n"
+                       "Grassmann or Transformer) into a .gwb file. Sizes come from the tensor "
+                       "shapes; each layout brings\n"
+                       "its own block variant and offset schedule (GrassLM: one offset per layer "
+                       "from 1,2,4,8,12,16;\n"
+                       "alphaXiv, kanenorman: all six in every layer).\n"
+                       "Offsets: \"1,2,4\" = this set in every layer; \"per_layer:1,2,4,8,12,16\" "
+                       "= one per layer;\n"
+                       "\"1,2;4;8,12\" = one set per layer."));
     p.addHelpOption();
-    const QCommandLineOption layout(QStringLiteral("layout"), QStringLiteral("grasslm, alphaxiv, kanenorman or auto (default)."),
-                                    QStringLiteral("NAME"), QStringLiteral("auto"));
-    const QCommandLineOption vocab(QStringLiteral("vocab"), QStringLiteral("WordPiece vocab.txt, or GPT-2 vocab.json (merges.txt beside it)."),
-                                   QStringLiteral("FILE"));
-    const QCommandLineOption merges(QStringLiteral("merges"), QStringLiteral("GPT-2 merges.txt (default: next to vocab.json)."),
-                                    QStringLiteral("FILE"));
-    const QCommandLineOption offsets(QStringLiteral("offsets"), QStringLiteral("Offset schedule overriding the layout's."),
+    const QCommandLineOption layout(
+        QStringLiteral("layout"),
+        QStringLiteral("grasslm, alphaxiv, kanenorman or auto (default)."), QStringLiteral("NAME"),
+        QStringLiteral("auto"));
+    const QCommandLineOption vocab(
+        QStringLiteral("vocab"),
+        QStringLiteral("WordPiece vocab.txt, or GPT-2 vocab.json (merges.txt beside it)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption merges(
+        QStringLiteral("merges"), QStringLiteral("GPT-2 merges.txt (default: next to vocab.json)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption offsets(QStringLiteral("offsets"),
+                                     QStringLiteral("Offset schedule overriding the layout's."),
                                      QStringLiteral("SPEC"));
-    const QCommandLineOption heads(QStringLiteral("heads"), QStringLiteral("Transformer heads (default: from the checkpoint's args, else 4)."),
-                                   QStringLiteral("N"));
-    const QCommandLineOption eps(QStringLiteral("plucker-eps"), QStringLiteral("Override the layout's Plücker eps."), QStringLiteral("EPS"));
-    const QCommandLineOption kind(QStringLiteral("kind"), QStringLiteral("grassmann or transformer: refuse the other kind."),
-                                  QStringLiteral("KIND"));
-    const QCommandLineOption f16(QStringLiteral("f16"), QStringLiteral("Store weights as float16."));
+    const QCommandLineOption heads(
+        QStringLiteral("heads"),
+        QStringLiteral("Transformer heads (default: from the checkpoint's args, else 4)."),
+        QStringLiteral("N"));
+    const QCommandLineOption eps(QStringLiteral("plucker-eps"),
+                                 QStringLiteral("Override the layout's Plücker eps."),
+                                 QStringLiteral("EPS"));
+    const QCommandLineOption kind(
+        QStringLiteral("kind"), QStringLiteral("grassmann or transformer: refuse the other kind."),
+        QStringLiteral("KIND"));
+    const QCommandLineOption f16(QStringLiteral("f16"),
+                                 QStringLiteral("Store weights as float16."));
     p.addOptions({layout, vocab, merges, offsets, heads, eps, kind, f16});
-    p.addPositionalArgument(QStringLiteral("IN"), QStringLiteral("Checkpoint: .pt/.pth (torch.save) or .safetensors."));
-    p.addPositionalArgument(QStringLiteral("OUT"), QStringLiteral("Output .gwb file (written atomically)."));
+    p.addPositionalArgument(QStringLiteral("IN"),
+                            QStringLiteral("Checkpoint: .pt/.pth (torch.save) or .safetensors."));
+    p.addPositionalArgument(QStringLiteral("OUT"),
+                            QStringLiteral("Output .gwb file (written atomically)."));
     p.process(args);
     try {
         using namespace gwb::engine;
@@ -67,12 +85,15 @@ int runImport(const QStringList& args) {
             const QString k = p.value(kind).toLower();
             if (k != QLatin1String("grassmann") && k != QLatin1String("transformer"))
                 throw std::invalid_argument("--kind must be grassmann or transformer");
-            o.expectedKind = k == QLatin1String("grassmann") ? ModelKind::Grassmann : ModelKind::Transformer;
+            o.expectedKind =
+                k == QLatin1String("grassmann") ? ModelKind::Grassmann : ModelKind::Transformer;
         }
         const std::string in = p.positionalArguments().at(0).toStdString();
         const std::string out = p.positionalArguments().at(1).toStdString();
         ImportedModel m = importCheckpoint(in, o);
-        nlohmann::json summary{{"imported_from", in}, {"layout", layoutName(m.report.layout)}, {"format", m.report.format}};
+        nlohmann::json summary{{"imported_from", in},
+                               {"layout", layoutName(m.report.layout)},
+                               {"format", m.report.format}};
         for (const auto& [key, value] : m.report.metadata)
             summary["checkpoint"][key] = value; // epoch, val_ppl, args.* as the file had them
         m.model.setTrainingSummary(summary.dump());
@@ -92,4 +113,6 @@ int runImport(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("import", "Convert a PyTorch re-implementation's checkpoint (.pt/.safetensors) to .gwb", runImport, false);
+GWB_REGISTER_COMMAND("import",
+                     "Convert a PyTorch re-implementation's checkpoint (.pt/.safetensors) to .gwb",
+                     runImport, false);

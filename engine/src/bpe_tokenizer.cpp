@@ -32,15 +32,16 @@ std::vector<char32_t> byteAlphabet() {
         printable[static_cast<size_t>(b)] = true;
     char32_t next = 256;
     for (int b = 0; b < 256; ++b)
-        map[static_cast<size_t>(b)] = printable[static_cast<size_t>(b)] ? static_cast<char32_t>(b) : next++;
+        map[static_cast<size_t>(b)] =
+            printable[static_cast<size_t>(b)] ? static_cast<char32_t>(b) : next++;
     return map;
 }
 
 /// Python `regex`'s \s: Unicode White_Space plus the ASCII separators 0x1C-0x1F.
 bool isSpace(char32_t c) {
-    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-           c == 0x3000;
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+           c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 class ByteLevelBpe final : public Tokenizer {
@@ -58,7 +59,8 @@ public:
         for (const auto& item : vocab.items()) {
             if (!item.value().is_number_integer() || item.value().get<int64_t>() < 0 ||
                 item.value().get<int64_t>() > INT32_MAX)
-                throw std::invalid_argument("vocab.json: id of '" + item.key() + "' is not a non-negative integer");
+                throw std::invalid_argument("vocab.json: id of '" + item.key() +
+                                            "' is not a non-negative integer");
             const auto id = item.value().get<int32_t>();
             m_ids[item.key()] = id;
             if (static_cast<size_t>(id) >= m_pieces.size())
@@ -80,9 +82,10 @@ public:
             if (line.empty() || line.rfind("#version", 0) == 0)
                 continue;
             const size_t sp = line.find(' ');
-            if (sp == std::string::npos || sp == 0 || sp + 1 >= line.size() || line.find(' ', sp + 1) != std::string::npos)
-                throw std::invalid_argument("merges.txt line " + std::to_string(rank + 1) + " is not two symbols: '" +
-                                            line + "'");
+            if (sp == std::string::npos || sp == 0 || sp + 1 >= line.size() ||
+                line.find(' ', sp + 1) != std::string::npos)
+                throw std::invalid_argument("merges.txt line " + std::to_string(rank + 1) +
+                                            " is not two symbols: '" + line + "'");
             m_ranks.emplace(line, rank++);
         }
     }
@@ -95,7 +98,8 @@ public:
 
     std::string pieceText(int32_t id) const override {
         if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
+            throw std::out_of_range("token id " + std::to_string(id) +
+                                    " is outside the vocabulary of " +
                                     std::to_string(m_pieces.size()));
         const std::string bytes = pieceBytes(id);
         try {
@@ -164,7 +168,7 @@ private:
             ++k;
         if (k == n || k - i == 1)
             return k; // \s+ at the end, or a single separator before a non-space
-        return k - 1;  // \s+(?!\S): leave the last space to prefix the next word
+        return k - 1; // \s+(?!\S): leave the last space to prefix the next word
     }
 
     std::string pieceBytes(int32_t id) const {
@@ -220,7 +224,9 @@ private:
             if (id < 0) // a merge result outside the vocabulary: fall back to its bytes
                 for (int64_t k = s.begin; k < s.end; ++k) {
                     std::string one;
-                    unicode::appendUtf8(m_alphabet[static_cast<unsigned char>(bytes[static_cast<size_t>(k - base)])], one);
+                    unicode::appendUtf8(m_alphabet[static_cast<unsigned char>(
+                                            bytes[static_cast<size_t>(k - base)])],
+                                        one);
                     const int32_t bid = m_ids.at(one);
                     out.push_back({bid, pieceText(bid), k, k + 1});
                 }
@@ -238,7 +244,8 @@ private:
 
 } // namespace
 
-TokenizerPtr makeByteLevelBpeTokenizer(const std::string& vocabJson, const std::string& mergesText) {
+TokenizerPtr makeByteLevelBpeTokenizer(const std::string& vocabJson,
+                                       const std::string& mergesText) {
     return std::make_shared<ByteLevelBpe>(vocabJson, mergesText);
 }
 
@@ -247,11 +254,13 @@ TokenizerPtr makeByteLevelBpeFromSerialized(const std::string& bytes) {
     try {
         j = nlohmann::json::parse(bytes);
     } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument(std::string("serialized BPE tokenizer is not JSON: ") + e.what());
+        throw std::invalid_argument(std::string("serialized BPE tokenizer is not JSON: ") +
+                                    e.what());
     }
-    if (!j.is_object() || !j.contains("vocab") || !j.contains("merges") || !j["vocab"].is_string() ||
-        !j["merges"].is_string())
-        throw std::invalid_argument("serialized BPE tokenizer needs string fields 'vocab' and 'merges'");
+    if (!j.is_object() || !j.contains("vocab") || !j.contains("merges") ||
+        !j["vocab"].is_string() || !j["merges"].is_string())
+        throw std::invalid_argument(
+            "serialized BPE tokenizer needs string fields 'vocab' and 'merges'");
     return makeByteLevelBpeTokenizer(j["vocab"].get<std::string>(), j["merges"].get<std::string>());
 }
 

@@ -2,8 +2,8 @@
 
 #include "gwb/engine/import.h"
 
-#include "gwb/engine/config_io.h"
 #include "bpe_tokenizer.h"
+#include "gwb/engine/config_io.h"
 #include "import_layouts.h"
 #include "import_tensor_file.h"
 
@@ -80,14 +80,14 @@ std::vector<int> asSet(std::vector<int> v) {
 /// Checks the family's pair-index buffers. Returns, for each of the file's W_plu columns, our
 /// column and sign: the file may list pairs in another order, or as (j, i) (then p flips sign).
 /// Throws when the buffers are not a permutation of all pairs of r.
-std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const RawTensor& idxJ, int64_t r,
-                                                   const std::string& where) {
+std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const RawTensor& idxJ,
+                                                   int64_t r, const std::string& where) {
     const int64_t c = r * (r - 1) / 2;
     const auto ii = idxI.toInt64(), jj = idxJ.toInt64();
     if (static_cast<int64_t>(ii.size()) != c || static_cast<int64_t>(jj.size()) != c)
-        throw std::runtime_error(where + ": index buffers hold " + std::to_string(ii.size()) + " and " +
-                                 std::to_string(jj.size()) + " pairs, r = " + std::to_string(r) +
-                                 " needs C(r,2) = " + std::to_string(c));
+        throw std::runtime_error(where + ": index buffers hold " + std::to_string(ii.size()) +
+                                 " and " + std::to_string(jj.size()) + " pairs, r = " +
+                                 std::to_string(r) + " needs C(r,2) = " + std::to_string(c));
     std::vector<std::pair<int64_t, float>> cols(static_cast<size_t>(c));
     std::vector<bool> seen(static_cast<size_t>(c), false);
     for (int64_t k = 0; k < c; ++k) {
@@ -104,8 +104,8 @@ std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const 
         // Our column of pair (i, j) in lexicographic order.
         const int64_t ours = i * r - i * (i + 1) / 2 + (j - i - 1);
         if (seen[static_cast<size_t>(ours)])
-            throw std::runtime_error(where + ": index buffers list the pair (" + std::to_string(i) + ", " +
-                                     std::to_string(j) + ") twice");
+            throw std::runtime_error(where + ": index buffers list the pair (" + std::to_string(i) +
+                                     ", " + std::to_string(j) + ") twice");
         seen[static_cast<size_t>(ours)] = true;
         cols[static_cast<size_t>(k)] = {ours, sign};
     }
@@ -122,13 +122,15 @@ int64_t headsFor(const ImportOptions& o, const TensorFile& f, ImportReport& repo
         if (leaf == "n_heads" || leaf == "num_heads" || leaf == "nhead" || leaf == "n_head") {
             try {
                 const int64_t h = std::stoll(v);
-                report.notes.push_back("heads: " + std::to_string(h) + " (from " + k + " in the checkpoint)");
+                report.notes.push_back("heads: " + std::to_string(h) + " (from " + k +
+                                       " in the checkpoint)");
                 return h;
             } catch (const std::exception&) {
             }
         }
     }
-    report.notes.push_back("heads: 4 (model-spec default; the shapes do not show it, use --heads to change)");
+    report.notes.push_back(
+        "heads: 4 (model-spec default; the shapes do not show it, use --heads to change)");
     return 4;
 }
 
@@ -145,7 +147,8 @@ TokenizerPtr loadVocabulary(const ImportOptions& o) {
             merges = (std::filesystem::path(o.vocabPath).parent_path() / "merges.txt").string();
         std::ifstream m(merges, std::ios::binary);
         if (!m)
-            throw std::runtime_error("GPT-2 BPE needs merges.txt next to '" + o.vocabPath + "' (or --merges)");
+            throw std::runtime_error("GPT-2 BPE needs merges.txt next to '" + o.vocabPath +
+                                     "' (or --merges)");
         std::stringstream ms;
         ms << m.rdbuf();
         return makeByteLevelBpeTokenizer(ss.str(), ms.str());
@@ -170,27 +173,30 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
     auto get = [&](const std::string& name) -> const RawTensor& {
         const auto it = file.tensors.find(name);
         if (it == file.tensors.end())
-            throw std::runtime_error("missing key '" + name + "' (" + layoutName(layout) + " layout)");
+            throw std::runtime_error("missing key '" + name + "' (" + layoutName(layout) +
+                                     " layout)");
         return it->second;
     };
     auto dims = [&](const std::string& name, size_t rank) {
         const RawTensor& t = get(name);
         if (t.shape.size() != rank)
-            throw std::runtime_error("shape mismatch: '" + name + "' is " + t.describe() + ", expected rank " +
-                                     std::to_string(rank));
+            throw std::runtime_error("shape mismatch: '" + name + "' is " + t.describe() +
+                                     ", expected rank " + std::to_string(rank));
         return t.shape;
     };
 
-    const bool hasBlocks = std::any_of(names.begin(), names.end(),
-                                       [&](const std::string& n) { return n.rfind(k.blockPrefix + "0.", 0) == 0; });
+    const bool hasBlocks = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return n.rfind(k.blockPrefix + "0.", 0) == 0;
+    });
     if (!file.tensors.count(k.tokEmbed) || !hasBlocks) {
         std::string hint;
         try {
-            hint = std::string(" (the keys look like the ") + layoutName(detectLayout(names)) + " layout)";
+            hint = std::string(" (the keys look like the ") + layoutName(detectLayout(names)) +
+                   " layout)";
         } catch (const std::runtime_error&) {
         }
-        throw std::runtime_error("no '" + k.tokEmbed + "' and '" + k.blockPrefix + "0.*' keys: not a " +
-                                 layoutName(layout) + " checkpoint" + hint);
+        throw std::runtime_error("no '" + k.tokEmbed + "' and '" + k.blockPrefix +
+                                 "0.*' keys: not a " + layoutName(layout) + " checkpoint" + hint);
     }
     ModelConfig c;
     // Kind from what block 0 holds.
@@ -198,14 +204,16 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
     const bool hasG = file.tensors.count(b0 + k.grassmannProbe) != 0;
     const bool hasT = file.tensors.count(b0 + k.transformerProbe) != 0;
     if (hasG == hasT)
-        throw std::runtime_error(std::string("cannot tell Grassmann from Transformer: block 0 has ") +
-                                 (hasG ? "both '" : "neither '") + b0 + k.grassmannProbe + "' " +
-                                 (hasG ? "and '" : "nor '") + b0 + k.transformerProbe + "'");
+        throw std::runtime_error(
+            std::string("cannot tell Grassmann from Transformer: block 0 has ") +
+            (hasG ? "both '" : "neither '") + b0 + k.grassmannProbe + "' " +
+            (hasG ? "and '" : "nor '") + b0 + k.transformerProbe + "'");
     c.kind = hasG ? ModelKind::Grassmann : ModelKind::Transformer;
     if (o.expectedKind && *o.expectedKind != c.kind)
         throw std::runtime_error(std::string("this is a ") + (hasG ? "Grassmann" : "Transformer") +
-                                 " checkpoint (block 0 has '" + b0 + (hasG ? k.grassmannProbe : k.transformerProbe) +
-                                 "'), not a " + (hasG ? "Transformer" : "Grassmann") + " one");
+                                 " checkpoint (block 0 has '" + b0 +
+                                 (hasG ? k.grassmannProbe : k.transformerProbe) + "'), not a " +
+                                 (hasG ? "Transformer" : "Grassmann") + " one");
 
     // Sizes from the tensor shapes.
     const auto tok = dims(k.tokEmbed, 2), pos = dims(k.posEmbed, 2);
@@ -274,27 +282,30 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         if (want == wanted.end())
             throw std::logic_error("import: layout table names unknown parameter " + m.ours);
         if (it->second.shape != want->second)
-            throw std::runtime_error("shape mismatch: '" + m.theirs + "' is " + it->second.describe() + ", expected " +
-                                     shapeText(want->second) + " (V=" + std::to_string(c.vocabSize) +
-                                     ", d=" + std::to_string(c.dModel) + ", r=" + std::to_string(c.reduced) +
-                                     ", d_ff=" + std::to_string(c.dFF) + ")");
+            throw std::runtime_error(
+                "shape mismatch: '" + m.theirs + "' is " + it->second.describe() + ", expected " +
+                shapeText(want->second) + " (V=" + std::to_string(c.vocabSize) +
+                ", d=" + std::to_string(c.dModel) + ", r=" + std::to_string(c.reduced) +
+                ", d_ff=" + std::to_string(c.dFF) + ")");
         used.insert(m.theirs);
         params[m.ours] = FloatArray(want->second, it->second.toFloat());
     }
     if (!missing.empty())
-        throw std::runtime_error("missing keys (" + std::string(layoutName(layout)) + " layout, " + kindName(c.kind) +
-                                 " model): " + listNames(missing));
+        throw std::runtime_error("missing keys (" + std::string(layoutName(layout)) + " layout, " +
+                                 kindName(c.kind) + " model): " + listNames(missing));
 
     // Pair-index buffers: checked against our order; another order of the same pairs is
     // folded into W_plu's columns (with a sign flip for pairs stored as (j, i)).
     if (c.kind == ModelKind::Grassmann && !k.idxI.empty()) {
         for (int64_t l = 0; l < layers; ++l) {
             const std::string p = k.blockPrefix + std::to_string(l) + ".";
-            const bool hi = file.tensors.count(p + k.idxI) != 0, hj = file.tensors.count(p + k.idxJ) != 0;
+            const bool hi = file.tensors.count(p + k.idxI) != 0,
+                       hj = file.tensors.count(p + k.idxJ) != 0;
             if (!hi && !hj)
                 continue;
             if (hi != hj)
-                throw std::runtime_error("missing key '" + p + (hi ? k.idxJ : k.idxI) + "' (its partner is present)");
+                throw std::runtime_error("missing key '" + p + (hi ? k.idxJ : k.idxI) +
+                                         "' (its partner is present)");
             const auto cols = pairColumns(get(p + k.idxI), get(p + k.idxJ), c.reduced, p + k.idxI);
             used.insert(p + k.idxI);
             used.insert(p + k.idxJ);
@@ -309,8 +320,10 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
             for (int64_t row = 0; row < c.dModel; ++row)
                 for (int64_t q = 0; q < cc; ++q)
                     w.data[static_cast<size_t>(row * cc + cols[static_cast<size_t>(q)].first)] =
-                        cols[static_cast<size_t>(q)].second * src.data[static_cast<size_t>(row * cc + q)];
-            report.notes.push_back("layer " + std::to_string(l) + ": pair order differs from ours; W_plu columns reordered");
+                        cols[static_cast<size_t>(q)].second *
+                        src.data[static_cast<size_t>(row * cc + q)];
+            report.notes.push_back("layer " + std::to_string(l) +
+                                   ": pair order differs from ours; W_plu columns reordered");
         }
     }
 
@@ -319,8 +332,9 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         used.insert(k.lmHead);
         const FloatArray& e = params.at("tok_embed.weight");
         if (it->second.shape != e.shape || it->second.toFloat() != e.data)
-            throw std::runtime_error("'" + k.lmHead + "' (" + it->second.describe() +
-                                     ") differs from the token embedding: untied heads are not supported");
+            throw std::runtime_error(
+                "'" + k.lmHead + "' (" + it->second.describe() +
+                ") differs from the token embedding: untied heads are not supported");
     }
 
     std::vector<std::string> unknown;
@@ -328,13 +342,15 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         if (!used.count(n))
             unknown.push_back(n);
     if (!unknown.empty()) {
-        const bool otherKind = c.kind == ModelKind::Grassmann
-                                   ? std::any_of(unknown.begin(), unknown.end(), [&](const std::string& n) {
-                                         return n.find(k.transformerProbe) != std::string::npos;
-                                     })
-                                   : false;
-        throw std::runtime_error("unknown keys (" + std::string(layoutName(layout)) + " layout, " + kindName(c.kind) +
-                                 " model): " + listNames(unknown) +
+        const bool otherKind =
+            c.kind == ModelKind::Grassmann
+                ? std::any_of(unknown.begin(), unknown.end(),
+                              [&](const std::string& n) {
+                                  return n.find(k.transformerProbe) != std::string::npos;
+                              })
+                : false;
+        throw std::runtime_error("unknown keys (" + std::string(layoutName(layout)) + " layout, " +
+                                 kindName(c.kind) + " model): " + listNames(unknown) +
                                  (otherKind ? " (it mixes Grassmann and attention blocks)" : ""));
     }
 
@@ -342,18 +358,23 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
     if (!o.vocabPath.empty()) {
         tokenizer = loadVocabulary(o);
         if (tokenizer->vocabSize() != c.vocabSize)
-            throw std::runtime_error("the vocabulary '" + o.vocabPath + "' has " + std::to_string(tokenizer->vocabSize()) +
-                                     " entries but the embedding table has " + std::to_string(c.vocabSize) + " rows");
+            throw std::runtime_error("the vocabulary '" + o.vocabPath + "' has " +
+                                     std::to_string(tokenizer->vocabSize()) +
+                                     " entries but the embedding table has " +
+                                     std::to_string(c.vocabSize) + " rows");
     } else {
-        report.notes.push_back("no tokenizer attached (pass --vocab vocab.txt; the families use bert-base-uncased)");
+        report.notes.push_back(
+            "no tokenizer attached (pass --vocab vocab.txt; the families use bert-base-uncased)");
     }
 
     std::ostringstream line; // one-line summary of what was inferred
-    line << layoutName(layout) << " " << kindName(c.kind) << ": V=" << c.vocabSize << " d=" << c.dModel;
+    line << layoutName(layout) << " " << kindName(c.kind) << ": V=" << c.vocabSize
+         << " d=" << c.dModel;
     if (c.kind == ModelKind::Grassmann)
         line << " r=" << c.reduced;
-    line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen << " norm=" << normName(c.norm)
-         << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << (c.mixerLayerNorm ? " mixer-LN" : "");
+    line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen
+         << " norm=" << normName(c.norm) << " gate=" << gateName(c.gate)
+         << " empty=" << emptyName(c.empty) << (c.mixerLayerNorm ? " mixer-LN" : "");
     if (!c.layerOffsets.empty()) {
         line << " offsets=";
         for (size_t l = 0; l < c.layerOffsets.size(); ++l) {
@@ -372,30 +393,37 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
 
 const char* layoutName(ImportLayout layout) {
     switch (layout) {
-    case ImportLayout::Auto: return "auto";
-    case ImportLayout::GrassLM: return "grasslm";
-    case ImportLayout::AlphaXiv: return "alphaxiv";
-    case ImportLayout::KaneNorman: return "kanenorman";
+    case ImportLayout::Auto:
+        return "auto";
+    case ImportLayout::GrassLM:
+        return "grasslm";
+    case ImportLayout::AlphaXiv:
+        return "alphaxiv";
+    case ImportLayout::KaneNorman:
+        return "kanenorman";
     }
     return "?";
 }
 
 ImportLayout layoutFromName(const std::string& name) {
     const std::string n = lower(name);
-    for (ImportLayout l : {ImportLayout::Auto, ImportLayout::GrassLM, ImportLayout::AlphaXiv, ImportLayout::KaneNorman})
+    for (ImportLayout l : {ImportLayout::Auto, ImportLayout::GrassLM, ImportLayout::AlphaXiv,
+                           ImportLayout::KaneNorman})
         if (n == layoutName(l))
             return l;
-    throw std::invalid_argument("unknown layout '" + name + "' (use auto, grasslm, alphaxiv or kanenorman)");
+    throw std::invalid_argument("unknown layout '" + name +
+                                "' (use auto, grasslm, alphaxiv or kanenorman)");
 }
 
 bool isImportableCheckpointPath(const std::string& path) {
     const std::string ext = lower(std::filesystem::path(path).extension().string());
-    return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors";
+    return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" ||
+           ext == ".safetensors";
 }
 
 std::vector<std::vector<int>> defaultLayoutOffsets(ImportLayout layout, int64_t nLayers) {
-    return parseOffsetSchedule(layout == ImportLayout::GrassLM ? "per_layer:1,2,4,8,12,16" : "1,2,4,8,12,16",
-                               nLayers);
+    return parseOffsetSchedule(
+        layout == ImportLayout::GrassLM ? "per_layer:1,2,4,8,12,16" : "1,2,4,8,12,16", nLayers);
 }
 
 std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64_t nLayers) {
@@ -416,8 +444,8 @@ std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64
         while (std::getline(ss, part, ';'))
             out.push_back(asSet(parseIntList(part)));
         if (static_cast<int64_t>(out.size()) != nLayers)
-            throw std::invalid_argument("offset schedule lists " + std::to_string(out.size()) + " sets for " +
-                                        std::to_string(nLayers) + " layers");
+            throw std::invalid_argument("offset schedule lists " + std::to_string(out.size()) +
+                                        " sets for " + std::to_string(nLayers) + " layers");
         return out;
     }
     out.assign(static_cast<size_t>(nLayers), asSet(parseIntList(text)));

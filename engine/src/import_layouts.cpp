@@ -29,7 +29,7 @@ Pairs blockPairs(ImportLayout layout, ModelKind kind) {
             both(p, "out_proj", "attn.out_proj");
         }
         both(p, "ln2", "ln2");
-        both(p, "ffn_in", "ffn.0");  // Sequential(Linear, GELU, Linear)
+        both(p, "ffn_in", "ffn.0"); // Sequential(Linear, GELU, Linear)
         both(p, "ffn_out", "ffn.2");
         break;
     case ImportLayout::AlphaXiv:
@@ -44,7 +44,7 @@ Pairs blockPairs(ImportLayout layout, ModelKind kind) {
             both(p, "out_proj", "out_proj");
         }
         both(p, "ln2", "ln2");
-        both(p, "ffn_in", "ffn.0");  // Sequential(Linear, GELU, Dropout, Linear)
+        both(p, "ffn_in", "ffn.0"); // Sequential(Linear, GELU, Dropout, Linear)
         both(p, "ffn_out", "ffn.3");
         break;
     case ImportLayout::KaneNorman:
@@ -62,7 +62,8 @@ Pairs blockPairs(ImportLayout layout, ModelKind kind) {
         both(p, "ffn_in", "ffn.layers.0");
         both(p, "ffn_out", "ffn.layers.2");
         break;
-    case ImportLayout::Auto: throw std::logic_error("layoutMappings: resolve Auto first");
+    case ImportLayout::Auto:
+        throw std::logic_error("layoutMappings: resolve Auto first");
     }
     return p;
 }
@@ -70,22 +71,37 @@ Pairs blockPairs(ImportLayout layout, ModelKind kind) {
 } // namespace
 
 const LayoutKeys& layoutKeys(ImportLayout layout) {
-    static const LayoutKeys grasslm{"tok_embed.weight", "pos_embed.weight", "blocks.",
-                                    "mixing.plucker_encoder.W_red.weight", "attn.qkv.weight",
-                                    "mixing.plucker_encoder.W_red.weight", "ffn.0.weight",
-                                    "mixing.plucker_encoder.idx_i", "mixing.plucker_encoder.idx_j"};
-    static const LayoutKeys alphaxiv{"token_embedding.weight", "position_embedding.weight", "blocks.",
-                                     "grassmann.W_red.weight", "qkv_proj.weight", "grassmann.W_red.weight",
-                                     "ffn.0.weight", "grassmann.plucker.idx_i", "grassmann.plucker.idx_j"};
-    static const LayoutKeys kanenorman{"token_embedding.weight", "position_embedding.weight",
-                                       "transformer_blocks.", "attention.reduce.weight",
-                                       "attention.in_proj_weight", "attention.reduce.weight",
-                                       "ffn.layers.0.weight", "", ""};
+    static const LayoutKeys grasslm{"tok_embed.weight",
+                                    "pos_embed.weight",
+                                    "blocks.",
+                                    "mixing.plucker_encoder.W_red.weight",
+                                    "attn.qkv.weight",
+                                    "mixing.plucker_encoder.W_red.weight",
+                                    "ffn.0.weight",
+                                    "mixing.plucker_encoder.idx_i",
+                                    "mixing.plucker_encoder.idx_j"};
+    static const LayoutKeys alphaxiv{
+        "token_embedding.weight", "position_embedding.weight", "blocks.",
+        "grassmann.W_red.weight", "qkv_proj.weight",           "grassmann.W_red.weight",
+        "ffn.0.weight",           "grassmann.plucker.idx_i",   "grassmann.plucker.idx_j"};
+    static const LayoutKeys kanenorman{"token_embedding.weight",
+                                       "position_embedding.weight",
+                                       "transformer_blocks.",
+                                       "attention.reduce.weight",
+                                       "attention.in_proj_weight",
+                                       "attention.reduce.weight",
+                                       "ffn.layers.0.weight",
+                                       "",
+                                       ""};
     switch (layout) {
-    case ImportLayout::GrassLM: return grasslm;
-    case ImportLayout::AlphaXiv: return alphaxiv;
-    case ImportLayout::KaneNorman: return kanenorman;
-    case ImportLayout::Auto: break;
+    case ImportLayout::GrassLM:
+        return grasslm;
+    case ImportLayout::AlphaXiv:
+        return alphaxiv;
+    case ImportLayout::KaneNorman:
+        return kanenorman;
+    case ImportLayout::Auto:
+        break;
     }
     throw std::logic_error("layoutKeys: resolve Auto first");
 }
@@ -114,7 +130,8 @@ void applyLayoutVariant(ImportLayout layout, ModelConfig& c) {
         c.empty = EmptyRule::Zero;
         c.pluckerEps = 1e-8;
         return;
-    case ImportLayout::Auto: break;
+    case ImportLayout::Auto:
+        break;
     }
     throw std::logic_error("applyLayoutVariant: resolve Auto first");
 }

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <limits>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace gwb::engine {
@@ -41,16 +41,20 @@ std::string shapeText(const std::vector<int64_t>& s) {
 std::string scalarText(const PickleDocument& doc, PickleId id) {
     const PickleValue& v = doc.at(id);
     switch (v.kind) {
-    case K::None: return "None";
-    case K::Bool: return v.boolean ? "true" : "false";
-    case K::Int: return std::to_string(v.integer);
+    case K::None:
+        return "None";
+    case K::Bool:
+        return v.boolean ? "true" : "false";
+    case K::Int:
+        return std::to_string(v.integer);
     case K::Float: {
         std::ostringstream s;
         s.precision(10);
         s << v.number;
         return s.str();
     }
-    case K::String: return v.text;
+    case K::String:
+        return v.text;
     case K::Object:
         // numpy.core.multiarray.scalar(dtype('f8'), 8 raw bytes): what np.float64 pickles to.
         if (v.text.find("multiarray.scalar") != std::string::npos && v.items.size() == 2) {
@@ -68,17 +72,20 @@ std::string scalarText(const PickleDocument& doc, PickleId id) {
             }
         }
         return "<" + v.text + ">";
-    default: return "";
+    default:
+        return "";
     }
 }
 
 bool isScalar(const PickleValue& v) {
     return v.kind == K::None || v.kind == K::Bool || v.kind == K::Int || v.kind == K::Float ||
-           v.kind == K::String || (v.kind == K::Object && v.text.find("scalar") != std::string::npos);
+           v.kind == K::String ||
+           (v.kind == K::Object && v.text.find("scalar") != std::string::npos);
 }
 
 /// Scalars of the root dict and of plain-data records one level below it (args.lr, ...).
-void collectMetadata(const PickleDocument& doc, PickleId root, PickleId stateDict, TensorFile& out) {
+void collectMetadata(const PickleDocument& doc, PickleId root, PickleId stateDict,
+                     TensorFile& out) {
     const PickleValue& r = doc.at(root);
     if (r.kind != K::Dict || root == stateDict)
         return;
@@ -105,9 +112,10 @@ RawTensor materialize(const PickleTensorRef& t, std::string_view storage, bool s
                       uint64_t& budget) {
     const auto elem = static_cast<uint64_t>(scalarTypeSize(t.dtype));
     if (storage.size() / elem < static_cast<uint64_t>(t.storageNumel))
-        throw TensorFileError("storage '" + t.storageKey + "' holds " + std::to_string(storage.size()) +
-                              " bytes, fewer than its " + std::to_string(t.storageNumel) + " " +
-                              scalarTypeName(t.dtype) + " elements");
+        throw TensorFileError("storage '" + t.storageKey + "' holds " +
+                              std::to_string(storage.size()) + " bytes, fewer than its " +
+                              std::to_string(t.storageNumel) + " " + scalarTypeName(t.dtype) +
+                              " elements");
     RawTensor out;
     out.dtype = t.dtype;
     out.shape = t.shape;
@@ -119,7 +127,8 @@ RawTensor materialize(const PickleTensorRef& t, std::string_view storage, bool s
     }
     // Views may repeat storage elements (stride 0): cap the total copied against the file size.
     if (n * elem > budget)
-        throw TensorFileError("tensors expand to far more data than the file holds (stride-0 views?)");
+        throw TensorFileError(
+            "tensors expand to far more data than the file holds (stride-0 views?)");
     budget -= n * elem;
     out.bytes.resize(static_cast<size_t>(n * elem));
     const size_t rank = t.shape.size();
@@ -158,7 +167,9 @@ int64_t RawTensor::numel() const {
     return n;
 }
 
-std::string RawTensor::describe() const { return scalarTypeName(dtype) + " " + shapeText(shape); }
+std::string RawTensor::describe() const {
+    return scalarTypeName(dtype) + " " + shapeText(shape);
+}
 
 std::vector<float> RawTensor::toFloat() const {
     const auto n = static_cast<size_t>(numel());
@@ -166,16 +177,34 @@ std::vector<float> RawTensor::toFloat() const {
     const uint8_t* p = bytes.data();
     for (size_t i = 0; i < n; ++i) {
         switch (dtype) {
-        case ScalarType::Float32: out[i] = load<float>(p + 4 * i); break;
-        case ScalarType::Float64: out[i] = static_cast<float>(load<double>(p + 8 * i)); break;
-        case ScalarType::Float16: out[i] = halfToFloat(load<uint16_t>(p + 2 * i)); break;
-        case ScalarType::BFloat16: out[i] = bfloat16ToFloat(load<uint16_t>(p + 2 * i)); break;
-        case ScalarType::Int64: out[i] = static_cast<float>(load<int64_t>(p + 8 * i)); break;
-        case ScalarType::Int32: out[i] = static_cast<float>(load<int32_t>(p + 4 * i)); break;
-        case ScalarType::Int16: out[i] = static_cast<float>(load<int16_t>(p + 2 * i)); break;
-        case ScalarType::Int8: out[i] = static_cast<float>(load<int8_t>(p + i)); break;
+        case ScalarType::Float32:
+            out[i] = load<float>(p + 4 * i);
+            break;
+        case ScalarType::Float64:
+            out[i] = static_cast<float>(load<double>(p + 8 * i));
+            break;
+        case ScalarType::Float16:
+            out[i] = halfToFloat(load<uint16_t>(p + 2 * i));
+            break;
+        case ScalarType::BFloat16:
+            out[i] = bfloat16ToFloat(load<uint16_t>(p + 2 * i));
+            break;
+        case ScalarType::Int64:
+            out[i] = static_cast<float>(load<int64_t>(p + 8 * i));
+            break;
+        case ScalarType::Int32:
+            out[i] = static_cast<float>(load<int32_t>(p + 4 * i));
+            break;
+        case ScalarType::Int16:
+            out[i] = static_cast<float>(load<int16_t>(p + 2 * i));
+            break;
+        case ScalarType::Int8:
+            out[i] = static_cast<float>(load<int8_t>(p + i));
+            break;
         case ScalarType::UInt8:
-        case ScalarType::Bool: out[i] = static_cast<float>(p[i]); break;
+        case ScalarType::Bool:
+            out[i] = static_cast<float>(p[i]);
+            break;
         }
     }
     return out;
@@ -189,11 +218,21 @@ std::vector<int64_t> RawTensor::toInt64() const {
     const uint8_t* p = bytes.data();
     for (size_t i = 0; i < n; ++i) {
         switch (dtype) {
-        case ScalarType::Int64: out[i] = load<int64_t>(p + 8 * i); break;
-        case ScalarType::Int32: out[i] = load<int32_t>(p + 4 * i); break;
-        case ScalarType::Int16: out[i] = load<int16_t>(p + 2 * i); break;
-        case ScalarType::Int8: out[i] = load<int8_t>(p + i); break;
-        default: out[i] = p[i]; break;
+        case ScalarType::Int64:
+            out[i] = load<int64_t>(p + 8 * i);
+            break;
+        case ScalarType::Int32:
+            out[i] = load<int32_t>(p + 4 * i);
+            break;
+        case ScalarType::Int16:
+            out[i] = load<int16_t>(p + 2 * i);
+            break;
+        case ScalarType::Int8:
+            out[i] = load<int8_t>(p + i);
+            break;
+        default:
+            out[i] = p[i];
+            break;
         }
     }
     return out;
@@ -225,12 +264,14 @@ TensorFile readTorchArchive(std::vector<uint8_t> bytes) {
         }
     }
     if (top.empty())
-        throw TensorFileError("archive has no <folder>/data.pkl record: not a torch.save checkpoint");
+        throw TensorFileError(
+            "archive has no <folder>/data.pkl record: not a torch.save checkpoint");
     bool swap = false;
     if (zip.contains(top + "/byteorder")) {
         const std::string_view order = zip.read(top + "/byteorder");
         if (order != "little" && order != "big")
-            throw TensorFileError("unknown byteorder record '" + std::string(order.substr(0, 16)) + "'");
+            throw TensorFileError("unknown byteorder record '" + std::string(order.substr(0, 16)) +
+                                  "'");
         swap = order == "big";
     }
     TensorFile out;
@@ -267,15 +308,18 @@ TensorFile readTorchArchive(std::vector<uint8_t> bytes) {
         }
         const PickleValue& val = doc.at(v);
         if (val.kind != K::Tensor) {
-            out.warnings.push_back("skipped '" + key.text + "': " + doc.describe(v) + ", not a tensor");
+            out.warnings.push_back("skipped '" + key.text + "': " + doc.describe(v) +
+                                   ", not a tensor");
             continue;
         }
         const std::string record = top + "/data/" + val.tensor.storageKey;
         if (!zip.contains(record))
-            throw TensorFileError("tensor '" + key.text + "' refers to missing record '" + record + "'");
+            throw TensorFileError("tensor '" + key.text + "' refers to missing record '" + record +
+                                  "'");
         const std::string name = stripStateDictPrefixes(key.text);
         if (out.tensors.count(name))
-            throw TensorFileError("two tensors are called '" + name + "' once prefixes are stripped");
+            throw TensorFileError("two tensors are called '" + name +
+                                  "' once prefixes are stripped");
         out.tensors[name] = materialize(val.tensor, zip.read(record), swap, budget);
     }
     if (out.tensors.empty())
@@ -294,9 +338,9 @@ TensorFile readSafetensorsBytes(const std::vector<uint8_t>& bytes) {
         throw TensorFileError(std::string("safetensors: ") + e.what());
     }
     static const std::map<std::string, ScalarType> types{
-        {"F32", ScalarType::Float32}, {"F64", ScalarType::Float64}, {"F16", ScalarType::Float16},
-        {"BF16", ScalarType::BFloat16}, {"I64", ScalarType::Int64}, {"I32", ScalarType::Int32},
-        {"I16", ScalarType::Int16}, {"I8", ScalarType::Int8}, {"U8", ScalarType::UInt8},
+        {"F32", ScalarType::Float32},   {"F64", ScalarType::Float64}, {"F16", ScalarType::Float16},
+        {"BF16", ScalarType::BFloat16}, {"I64", ScalarType::Int64},   {"I32", ScalarType::Int32},
+        {"I16", ScalarType::Int16},     {"I8", ScalarType::Int8},     {"U8", ScalarType::UInt8},
         {"BOOL", ScalarType::Bool}};
     TensorFile out;
     out.format = "safetensors";
@@ -304,14 +348,16 @@ TensorFile readSafetensorsBytes(const std::vector<uint8_t>& bytes) {
     for (auto& [name, stored] : file.tensors) {
         const auto t = types.find(stored.dtype);
         if (t == types.end())
-            throw TensorFileError("safetensors: tensor '" + name + "' has unsupported dtype " + stored.dtype);
+            throw TensorFileError("safetensors: tensor '" + name + "' has unsupported dtype " +
+                                  stored.dtype);
         RawTensor r;
         r.dtype = t->second;
         r.shape = stored.shape;
         r.bytes.assign(stored.bytes.begin(), stored.bytes.end());
         const std::string key = stripStateDictPrefixes(name);
         if (out.tensors.count(key))
-            throw TensorFileError("safetensors: two tensors are called '" + key + "' once prefixes are stripped");
+            throw TensorFileError("safetensors: two tensors are called '" + key +
+                                  "' once prefixes are stripped");
         out.tensors[key] = std::move(r);
     }
     if (out.tensors.empty())

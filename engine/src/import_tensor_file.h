@@ -22,8 +22,9 @@ public:
 /// One tensor, copied out of its storage into a dense row-major block.
 struct RawTensor {
     ScalarType dtype = ScalarType::Float32;
-    std::vector<int64_t> shape;  ///< extents, outermost first (empty = scalar)
-    std::vector<uint8_t> bytes;  ///< numel() * scalarTypeSize(dtype) bytes, row-major, host (little) endian
+    std::vector<int64_t> shape; ///< extents, outermost first (empty = scalar)
+    std::vector<uint8_t>
+        bytes; ///< numel() * scalarTypeSize(dtype) bytes, row-major, host (little) endian
 
     int64_t numel() const;
     /// Values converted to float (float16/bfloat16 widened exactly; integers cast).
@@ -36,11 +37,11 @@ struct RawTensor {
 
 /// What a checkpoint file holds.
 struct TensorFile {
-    std::string format;                        ///< "torch-zip" or "safetensors"
-    std::map<std::string, RawTensor> tensors;  ///< state-dict name (prefixes stripped) -> tensor
+    std::string format;                       ///< "torch-zip" or "safetensors"
+    std::map<std::string, RawTensor> tensors; ///< state-dict name (prefixes stripped) -> tensor
     /// Scalars found next to the weights ("epoch" -> "12", "args.lr" -> "0.0003"), for display.
     std::map<std::string, std::string> metadata;
-    std::vector<std::string> warnings;         ///< things skipped (non-tensor state-dict entries, ...)
+    std::vector<std::string> warnings; ///< things skipped (non-tensor state-dict entries, ...)
 };
 
 /// Reads a torch.save zip archive from memory: locates <top>/data.pkl, unpickles it with the

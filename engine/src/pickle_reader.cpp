@@ -11,31 +11,45 @@ namespace gwb::engine {
 int scalarTypeSize(ScalarType t) {
     switch (t) {
     case ScalarType::Float64:
-    case ScalarType::Int64: return 8;
+    case ScalarType::Int64:
+        return 8;
     case ScalarType::Float32:
-    case ScalarType::Int32: return 4;
+    case ScalarType::Int32:
+        return 4;
     case ScalarType::Float16:
     case ScalarType::BFloat16:
-    case ScalarType::Int16: return 2;
+    case ScalarType::Int16:
+        return 2;
     case ScalarType::Int8:
     case ScalarType::UInt8:
-    case ScalarType::Bool: return 1;
+    case ScalarType::Bool:
+        return 1;
     }
     return 1;
 }
 
 std::string scalarTypeName(ScalarType t) {
     switch (t) {
-    case ScalarType::Float32: return "float32";
-    case ScalarType::Float64: return "float64";
-    case ScalarType::Float16: return "float16";
-    case ScalarType::BFloat16: return "bfloat16";
-    case ScalarType::Int64: return "int64";
-    case ScalarType::Int32: return "int32";
-    case ScalarType::Int16: return "int16";
-    case ScalarType::Int8: return "int8";
-    case ScalarType::UInt8: return "uint8";
-    case ScalarType::Bool: return "bool";
+    case ScalarType::Float32:
+        return "float32";
+    case ScalarType::Float64:
+        return "float64";
+    case ScalarType::Float16:
+        return "float16";
+    case ScalarType::BFloat16:
+        return "bfloat16";
+    case ScalarType::Int64:
+        return "int64";
+    case ScalarType::Int32:
+        return "int32";
+    case ScalarType::Int16:
+        return "int16";
+    case ScalarType::Int8:
+        return "int8";
+    case ScalarType::UInt8:
+        return "uint8";
+    case ScalarType::Bool:
+        return "bool";
     }
     return "?";
 }
@@ -62,18 +76,30 @@ std::string PickleDocument::describe(PickleId id) const {
     using K = PickleValue::Kind;
     const PickleValue& v = at(id);
     switch (v.kind) {
-    case K::None: return "None";
-    case K::Bool: return v.boolean ? "True" : "False";
-    case K::Int: return std::to_string(v.integer);
-    case K::Float: return std::to_string(v.number);
-    case K::String: return "'" + v.text.substr(0, 80) + "'";
-    case K::Bytes: return "bytes[" + std::to_string(v.text.size()) + "]";
-    case K::List: return "list[" + std::to_string(v.items.size()) + "]";
-    case K::Tuple: return "tuple[" + std::to_string(v.items.size()) + "]";
-    case K::Dict: return "dict[" + std::to_string(v.entries.size()) + "]";
-    case K::Storage: return "storage " + scalarTypeName(v.tensor.dtype);
-    case K::Global: return "global " + v.text;
-    case K::Object: return v.text;
+    case K::None:
+        return "None";
+    case K::Bool:
+        return v.boolean ? "True" : "False";
+    case K::Int:
+        return std::to_string(v.integer);
+    case K::Float:
+        return std::to_string(v.number);
+    case K::String:
+        return "'" + v.text.substr(0, 80) + "'";
+    case K::Bytes:
+        return "bytes[" + std::to_string(v.text.size()) + "]";
+    case K::List:
+        return "list[" + std::to_string(v.items.size()) + "]";
+    case K::Tuple:
+        return "tuple[" + std::to_string(v.items.size()) + "]";
+    case K::Dict:
+        return "dict[" + std::to_string(v.entries.size()) + "]";
+    case K::Storage:
+        return "storage " + scalarTypeName(v.tensor.dtype);
+    case K::Global:
+        return "global " + v.text;
+    case K::Object:
+        return v.text;
     case K::Tensor: {
         std::string s = "tensor " + scalarTypeName(v.tensor.dtype) + " [";
         for (size_t i = 0; i < v.tensor.shape.size(); ++i) {
@@ -92,8 +118,15 @@ namespace {
 using K = PickleValue::Kind;
 
 /// What the reader does with a global name. Everything not listed is refused.
-enum class GlobalRole { RebuildTensor, RebuildTensorV1, RebuildParameter, OrderedDict, CodecsEncode,
-                        Storage, Opaque };
+enum class GlobalRole {
+    RebuildTensor,
+    RebuildTensorV1,
+    RebuildParameter,
+    OrderedDict,
+    CodecsEncode,
+    Storage,
+    Opaque
+};
 
 const std::map<std::string, GlobalRole, std::less<>>& allowedGlobals() {
     static const std::map<std::string, GlobalRole, std::less<>> m = [] {
@@ -110,15 +143,36 @@ const std::map<std::string, GlobalRole, std::less<>>& allowedGlobals() {
                               "ByteStorage", "BoolStorage", "UntypedStorage"})
             a[std::string("torch.") + s] = GlobalRole::Storage;
         // Plain-data classes seen in training checkpoints next to the weights: kept as records.
-        for (const char* s :
-             {"argparse.Namespace", "numpy.core.multiarray.scalar", "numpy._core.multiarray.scalar",
-              "numpy.dtype", "numpy.ndarray", "numpy.core.multiarray._reconstruct",
-              "numpy._core.multiarray._reconstruct", "builtins.set", "builtins.frozenset",
-              "builtins.slice", "builtins.complex", "builtins.list", "builtins.dict", "builtins.int",
-              "builtins.float", "builtins.str", "builtins.tuple", "builtins.bool", "__builtin__.set",
-              "collections.defaultdict", "torch.device", "torch.Size", "torch.float32",
-              "torch.float16", "torch.bfloat16", "torch.float64", "torch.int64", "pathlib.PosixPath",
-              "pathlib.WindowsPath", "pathlib.Path"})
+        for (const char* s : {"argparse.Namespace",
+                              "numpy.core.multiarray.scalar",
+                              "numpy._core.multiarray.scalar",
+                              "numpy.dtype",
+                              "numpy.ndarray",
+                              "numpy.core.multiarray._reconstruct",
+                              "numpy._core.multiarray._reconstruct",
+                              "builtins.set",
+                              "builtins.frozenset",
+                              "builtins.slice",
+                              "builtins.complex",
+                              "builtins.list",
+                              "builtins.dict",
+                              "builtins.int",
+                              "builtins.float",
+                              "builtins.str",
+                              "builtins.tuple",
+                              "builtins.bool",
+                              "__builtin__.set",
+                              "collections.defaultdict",
+                              "torch.device",
+                              "torch.Size",
+                              "torch.float32",
+                              "torch.float16",
+                              "torch.bfloat16",
+                              "torch.float64",
+                              "torch.int64",
+                              "pathlib.PosixPath",
+                              "pathlib.WindowsPath",
+                              "pathlib.Path"})
             a[s] = GlobalRole::Opaque;
         return a;
     }();
@@ -127,11 +181,16 @@ const std::map<std::string, GlobalRole, std::less<>>& allowedGlobals() {
 
 ScalarType storageType(const std::string& name) {
     static const std::map<std::string, ScalarType, std::less<>> m{
-        {"torch.FloatStorage", ScalarType::Float32},  {"torch.DoubleStorage", ScalarType::Float64},
-        {"torch.HalfStorage", ScalarType::Float16},   {"torch.BFloat16Storage", ScalarType::BFloat16},
-        {"torch.LongStorage", ScalarType::Int64},     {"torch.IntStorage", ScalarType::Int32},
-        {"torch.ShortStorage", ScalarType::Int16},    {"torch.CharStorage", ScalarType::Int8},
-        {"torch.ByteStorage", ScalarType::UInt8},     {"torch.BoolStorage", ScalarType::Bool},
+        {"torch.FloatStorage", ScalarType::Float32},
+        {"torch.DoubleStorage", ScalarType::Float64},
+        {"torch.HalfStorage", ScalarType::Float16},
+        {"torch.BFloat16Storage", ScalarType::BFloat16},
+        {"torch.LongStorage", ScalarType::Int64},
+        {"torch.IntStorage", ScalarType::Int32},
+        {"torch.ShortStorage", ScalarType::Int16},
+        {"torch.CharStorage", ScalarType::Int8},
+        {"torch.ByteStorage", ScalarType::UInt8},
+        {"torch.BoolStorage", ScalarType::Bool},
         {"torch.UntypedStorage", ScalarType::UInt8}};
     const auto it = m.find(name);
     if (it == m.end())
@@ -144,7 +203,8 @@ ScalarType storageType(const std::string& name) {
 /// The stack machine. One instance per parse.
 class PickleParser {
 public:
-    PickleParser(std::string_view bytes, const PickleLimits& limits) : m_in(bytes), m_limits(limits) {}
+    PickleParser(std::string_view bytes, const PickleLimits& limits)
+        : m_in(bytes), m_limits(limits) {}
 
     PickleDocument run() {
         while (true) {
@@ -165,7 +225,8 @@ private:
     [[noreturn]] void fail(const std::string& what) const {
         char op[8];
         std::snprintf(op, sizeof op, "0x%02x", m_op);
-        throw PickleError("pickle: " + what + " (opcode " + op + " at byte " + std::to_string(m_opPos) + ")");
+        throw PickleError("pickle: " + what + " (opcode " + op + " at byte " +
+                          std::to_string(m_opPos) + ")");
     }
 
     // ---- input ----
@@ -233,7 +294,8 @@ private:
             fail("no MARK on the stack");
         const size_t m = m_marks.back();
         m_marks.pop_back();
-        std::vector<PickleId> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
+        std::vector<PickleId> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m),
+                                    m_stack.end());
         m_stack.resize(m);
         return items;
     }
@@ -285,9 +347,10 @@ private:
     void pushGlobal(const std::string& module, const std::string& name) {
         const std::string full = module + "." + name;
         if (allowedGlobals().count(full) == 0)
-            fail("the pickle asks for class or function '" + full +
-                 "', which is outside the allowed set (tensors, storages, OrderedDict, plain data); "
-                 "refusing to load it");
+            fail(
+                "the pickle asks for class or function '" + full +
+                "', which is outside the allowed set (tensors, storages, OrderedDict, plain data); "
+                "refusing to load it");
         pushString(K::Global, full);
     }
     void setItems(PickleId dict, const std::vector<PickleId>& kv) {
@@ -301,7 +364,8 @@ private:
     }
     void appendItems(PickleId list, const std::vector<PickleId>& items) {
         const K k = val(list).kind;
-        if (k != K::List && !(k == K::Object && m_doc.at(list).text.find("set") != std::string::npos))
+        if (k != K::List &&
+            !(k == K::Object && m_doc.at(list).text.find("set") != std::string::npos))
             fail("APPEND on " + m_doc.describe(list));
         auto& dst = val(list).items;
         dst.insert(dst.end(), items.begin(), items.end());
@@ -371,7 +435,9 @@ private:
         const std::string name = c.text;
         switch (allowedGlobals().find(name)->second) {
         case GlobalRole::RebuildTensor:
-        case GlobalRole::RebuildTensorV1: push(rebuildTensor(args)); return;
+        case GlobalRole::RebuildTensorV1:
+            push(rebuildTensor(args));
+            return;
         case GlobalRole::RebuildParameter:
             if (args.empty() || val(args[0]).kind != K::Tensor)
                 fail("_rebuild_parameter needs a tensor");
@@ -403,7 +469,8 @@ private:
             pushString(K::Bytes, latin1(expect(args[0], K::String, "a string").text));
             return;
         }
-        case GlobalRole::Storage: fail("storage classes cannot be called");
+        case GlobalRole::Storage:
+            fail("storage classes cannot be called");
         case GlobalRole::Opaque: {
             PickleValue o;
             o.kind = K::Object;
@@ -423,7 +490,8 @@ private:
             if (c < 0x80) {
                 out += static_cast<char>(c);
             } else if ((c & 0xE0) == 0xC0 && c <= 0xC3 && i + 1 < utf8.size()) {
-                out += static_cast<char>(((c & 0x1F) << 6) | (static_cast<uint8_t>(utf8[++i]) & 0x3F));
+                out +=
+                    static_cast<char>(((c & 0x1F) << 6) | (static_cast<uint8_t>(utf8[++i]) & 0x3F));
             } else {
                 fail("latin1-encoded bytes contain a code point above 255");
             }
@@ -452,27 +520,51 @@ private:
 
     void step() {
         switch (m_op) {
-        case 0x80: byte(); return;                       // PROTO
-        case 0x95: le(8); return;                        // FRAME: framing is only a hint
-        case '(': m_marks.push_back(m_stack.size()); return; // MARK
-        case '0': pop(); return;                         // POP
-        case '1': popMark(); return;                     // POP_MARK
-        case '2': push(top()); return;                   // DUP
-        case 'N': push(makeKind(K::None)); return;
+        case 0x80:
+            byte();
+            return; // PROTO
+        case 0x95:
+            le(8);
+            return; // FRAME: framing is only a hint
+        case '(':
+            m_marks.push_back(m_stack.size());
+            return; // MARK
+        case '0':
+            pop();
+            return; // POP
+        case '1':
+            popMark();
+            return; // POP_MARK
+        case '2':
+            push(top());
+            return; // DUP
+        case 'N':
+            push(makeKind(K::None));
+            return;
         case 0x88:
-        case 0x89: {                                     // NEWTRUE / NEWFALSE
+        case 0x89: { // NEWTRUE / NEWFALSE
             PickleValue v;
             v.kind = K::Bool;
             v.boolean = m_op == 0x88;
             push(make(std::move(v)));
             return;
         }
-        case 'J': pushInt(static_cast<int32_t>(static_cast<uint32_t>(le(4)))); return; // BININT
-        case 'K': pushInt(static_cast<int64_t>(le(1))); return;                        // BININT1
-        case 'M': pushInt(static_cast<int64_t>(le(2))); return;                        // BININT2
-        case 0x8a: pushLong(le(1)); return;                                            // LONG1
-        case 0x8b: pushLong(le(4)); return;                                            // LONG4
-        case 'G': {                                      // BINFLOAT, big-endian
+        case 'J':
+            pushInt(static_cast<int32_t>(static_cast<uint32_t>(le(4))));
+            return; // BININT
+        case 'K':
+            pushInt(static_cast<int64_t>(le(1)));
+            return; // BININT1
+        case 'M':
+            pushInt(static_cast<int64_t>(le(2)));
+            return; // BININT2
+        case 0x8a:
+            pushLong(le(1));
+            return; // LONG1
+        case 0x8b:
+            pushLong(le(4));
+            return; // LONG4
+        case 'G': { // BINFLOAT, big-endian
             uint64_t u = 0;
             for (int i = 0; i < 8; ++i)
                 u = (u << 8) | byte();
@@ -482,28 +574,54 @@ private:
             push(make(std::move(v)));
             return;
         }
-        case 'X': pushString(K::String, take(le(4))); return;  // BINUNICODE
-        case 0x8c: pushString(K::String, take(le(1))); return; // SHORT_BINUNICODE
-        case 0x8d: pushString(K::String, take(le(8))); return; // BINUNICODE8
-        case 'T': pushString(K::Bytes, take(le(4))); return;   // BINSTRING
-        case 'U': pushString(K::Bytes, take(le(1))); return;   // SHORT_BINSTRING
-        case 'B': pushString(K::Bytes, take(le(4))); return;   // BINBYTES
-        case 'C': pushString(K::Bytes, take(le(1))); return;   // SHORT_BINBYTES
-        case 0x8e:                                             // BINBYTES8
-        case 0x96: pushString(K::Bytes, take(le(8))); return;  // BYTEARRAY8
-        case ']': push(makeKind(K::List)); return;             // EMPTY_LIST
-        case ')': push(makeKind(K::Tuple)); return;            // EMPTY_TUPLE
-        case '}': push(makeKind(K::Dict)); return;             // EMPTY_DICT
-        case 0x8f: {                                           // EMPTY_SET
+        case 'X':
+            pushString(K::String, take(le(4)));
+            return; // BINUNICODE
+        case 0x8c:
+            pushString(K::String, take(le(1)));
+            return; // SHORT_BINUNICODE
+        case 0x8d:
+            pushString(K::String, take(le(8)));
+            return; // BINUNICODE8
+        case 'T':
+            pushString(K::Bytes, take(le(4)));
+            return; // BINSTRING
+        case 'U':
+            pushString(K::Bytes, take(le(1)));
+            return; // SHORT_BINSTRING
+        case 'B':
+            pushString(K::Bytes, take(le(4)));
+            return; // BINBYTES
+        case 'C':
+            pushString(K::Bytes, take(le(1)));
+            return; // SHORT_BINBYTES
+        case 0x8e:  // BINBYTES8
+        case 0x96:
+            pushString(K::Bytes, take(le(8)));
+            return; // BYTEARRAY8
+        case ']':
+            push(makeKind(K::List));
+            return; // EMPTY_LIST
+        case ')':
+            push(makeKind(K::Tuple));
+            return; // EMPTY_TUPLE
+        case '}':
+            push(makeKind(K::Dict));
+            return;  // EMPTY_DICT
+        case 0x8f: { // EMPTY_SET
             PickleValue v;
             v.kind = K::Object;
             v.text = "builtins.set";
             push(make(std::move(v)));
             return;
         }
-        case 'l': push(makeSeq(K::List, popMark())); return;   // LIST
-        case 't': push(makeSeq(K::Tuple, popMark())); return;  // TUPLE
-        case 0x91: {                                           // FROZENSET
+        case 'l':
+            push(makeSeq(K::List, popMark()));
+            return; // LIST
+        case 't':
+            push(makeSeq(K::Tuple, popMark()));
+            return;  // TUPLE
+        case 0x91: { // FROZENSET
             PickleValue v;
             v.kind = K::Object;
             v.text = "builtins.frozenset";
@@ -513,74 +631,74 @@ private:
         }
         case 0x85:
         case 0x86:
-        case 0x87: {                                           // TUPLE1..3
+        case 0x87: { // TUPLE1..3
             std::vector<PickleId> items(static_cast<size_t>(m_op - 0x84));
             for (size_t i = items.size(); i-- > 0;)
                 items[i] = pop();
             push(makeSeq(K::Tuple, std::move(items)));
             return;
         }
-        case 'd': {                                            // DICT
+        case 'd': { // DICT
             const PickleId d = makeKind(K::Dict);
             setItems(d, popMark());
             push(d);
             return;
         }
-        case 'a': {                                            // APPEND
+        case 'a': { // APPEND
             const PickleId v = pop();
             appendItems(top(), {v});
             return;
         }
-        case 'e':                                              // APPENDS
-        case 0x90: {                                           // ADDITEMS
+        case 'e':    // APPENDS
+        case 0x90: { // ADDITEMS
             const std::vector<PickleId> items = popMark();
             appendItems(top(), items);
             return;
         }
-        case 's': {                                            // SETITEM
+        case 's': { // SETITEM
             const PickleId v = pop();
             const PickleId k = pop();
             setItems(top(), {k, v});
             return;
         }
-        case 'u': {                                            // SETITEMS
+        case 'u': { // SETITEMS
             const std::vector<PickleId> kv = popMark();
             setItems(top(), kv);
             return;
         }
-        case 'c': {                                            // GLOBAL
+        case 'c': { // GLOBAL
             const std::string module = line();
             const std::string name = line();
             pushGlobal(module, name);
             return;
         }
-        case 0x93: {                                           // STACK_GLOBAL
+        case 0x93: { // STACK_GLOBAL
             const PickleId name = pop();
             const PickleId module = pop();
             pushGlobal(expect(module, K::String, "a module name").text,
                        expect(name, K::String, "a class name").text);
             return;
         }
-        case 'R': {                                            // REDUCE
+        case 'R': { // REDUCE
             const PickleId args = pop();
             const PickleId callable = pop();
             reduce(callable, args);
             return;
         }
-        case 0x81: {                                           // NEWOBJ
+        case 0x81: { // NEWOBJ
             const PickleId args = pop();
             const PickleId cls = pop();
             reduce(cls, args);
             return;
         }
-        case 0x92: {                                           // NEWOBJ_EX: kwargs are dropped
+        case 0x92: { // NEWOBJ_EX: kwargs are dropped
             pop();
             const PickleId args = pop();
             const PickleId cls = pop();
             reduce(cls, args);
             return;
         }
-        case 'b': {                                            // BUILD
+        case 'b': { // BUILD
             const PickleId state = pop();
             const PickleId obj = top();
             const K k = val(obj).kind;
@@ -590,12 +708,24 @@ private:
                 fail("BUILD on " + m_doc.describe(obj));
             return;
         }
-        case 'Q': persistentLoad(pop()); return;               // BINPERSID
-        case 'q': memoPut(le(1)); return;                      // BINPUT
-        case 'r': memoPut(le(4)); return;                      // LONG_BINPUT
-        case 0x94: memoPut(m_memo.size()); return;             // MEMOIZE
-        case 'h': memoGet(le(1)); return;                      // BINGET
-        case 'j': memoGet(le(4)); return;                      // LONG_BINGET
+        case 'Q':
+            persistentLoad(pop());
+            return; // BINPERSID
+        case 'q':
+            memoPut(le(1));
+            return; // BINPUT
+        case 'r':
+            memoPut(le(4));
+            return; // LONG_BINPUT
+        case 0x94:
+            memoPut(m_memo.size());
+            return; // MEMOIZE
+        case 'h':
+            memoGet(le(1));
+            return; // BINGET
+        case 'j':
+            memoGet(le(4));
+            return; // LONG_BINGET
         default:
             fail("unsupported pickle opcode (text-mode protocol 0/1 opcodes, extensions and "
                  "out-of-band buffers are not read)");

@@ -23,7 +23,18 @@ public:
 };
 
 /// Element types of torch storages that the reader understands.
-enum class ScalarType { Float32, Float64, Float16, BFloat16, Int64, Int32, Int16, Int8, UInt8, Bool };
+enum class ScalarType {
+    Float32,
+    Float64,
+    Float16,
+    BFloat16,
+    Int64,
+    Int32,
+    Int16,
+    Int8,
+    UInt8,
+    Bool
+};
 /// Bytes per element of `t`.
 int scalarTypeSize(ScalarType t);
 /// "float32", "bfloat16", ... for messages.
@@ -31,27 +42,41 @@ std::string scalarTypeName(ScalarType t);
 
 /// A tensor as torch._utils._rebuild_tensor_v2 describes it: a strided view of a storage.
 struct PickleTensorRef {
-    std::string storageKey;       ///< record name under <archive>/data/
+    std::string storageKey; ///< record name under <archive>/data/
     ScalarType dtype = ScalarType::Float32;
-    int64_t storageNumel = 0;     ///< elements in the storage, as the persistent id states
-    int64_t storageOffset = 0;    ///< elements from the storage start to element [0,...,0]
-    std::vector<int64_t> shape;   ///< extents, outermost first
-    std::vector<int64_t> stride;  ///< in elements, same length as shape
+    int64_t storageNumel = 0;    ///< elements in the storage, as the persistent id states
+    int64_t storageOffset = 0;   ///< elements from the storage start to element [0,...,0]
+    std::vector<int64_t> shape;  ///< extents, outermost first
+    std::vector<int64_t> stride; ///< in elements, same length as shape
 };
 
 using PickleId = int32_t; ///< index of a value in PickleDocument's arena
 
 struct PickleValue {
-    enum class Kind { None, Bool, Int, Float, String, Bytes, List, Tuple, Dict, Tensor, Global, Object, Storage };
+    enum class Kind {
+        None,
+        Bool,
+        Int,
+        Float,
+        String,
+        Bytes,
+        List,
+        Tuple,
+        Dict,
+        Tensor,
+        Global,
+        Object,
+        Storage
+    };
     Kind kind = Kind::None;
     bool boolean = false;
     int64_t integer = 0;
     double number = 0.0;
-    std::string text;                          ///< String/Bytes payload; "module.name" for Global/Object
-    std::vector<PickleId> items;               ///< List/Tuple elements; Object: its call arguments
+    std::string text;            ///< String/Bytes payload; "module.name" for Global/Object
+    std::vector<PickleId> items; ///< List/Tuple elements; Object: its call arguments
     std::vector<std::pair<PickleId, PickleId>> entries; ///< Dict (key, value) in insertion order
-    PickleId state = -1;                       ///< BUILD state of an Object or Dict, -1 if none
-    PickleTensorRef tensor;                    ///< Tensor (and Storage: key, dtype, numel)
+    PickleId state = -1;    ///< BUILD state of an Object or Dict, -1 if none
+    PickleTensorRef tensor; ///< Tensor (and Storage: key, dtype, numel)
 };
 
 /// The value graph of one pickle. Values refer to each other by PickleId; the graph may share
@@ -74,9 +99,9 @@ private:
 
 /// Limits that keep hostile inputs cheap.
 struct PickleLimits {
-    size_t maxValues = 50'000'000;   ///< values in the arena
-    size_t maxStack = 1'000'000;     ///< stack depth incl. marks
-    int64_t maxRank = 16;            ///< tensor rank
+    size_t maxValues = 50'000'000; ///< values in the arena
+    size_t maxStack = 1'000'000;   ///< stack depth incl. marks
+    int64_t maxRank = 16;          ///< tensor rank
 };
 
 /// Parses `bytes` (a whole pickle). Throws PickleError with the offending offset and opcode.

@@ -31,7 +31,8 @@ struct Char {
 using Word = std::vector<Char>;
 
 bool isWhitespace(char32_t c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || unicode::charClass(c) == CharClass::SpaceSeparator;
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+           unicode::charClass(c) == CharClass::SpaceSeparator;
 }
 bool isControl(char32_t c) {
     if (c == '\t' || c == '\n' || c == '\r')
@@ -40,18 +41,23 @@ bool isControl(char32_t c) {
 }
 bool isPunctuation(char32_t c) {
     // ASCII symbols such as $ ^ ` count as punctuation for BERT although Unicode calls them S*.
-    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126))
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+        (c >= 123 && c <= 126))
         return true;
     return unicode::charClass(c) == CharClass::Punctuation;
 }
 bool isCjk(char32_t c) {
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
-bool isCased(char32_t c) { return unicode::charClass(c) == CharClass::Letter; }
+bool isCased(char32_t c) {
+    return unicode::charClass(c) == CharClass::Letter;
+}
 bool isCaseIgnorable(char32_t c) {
-    return c == '\'' || c == '.' || c == ':' || c == 0x2019 || unicode::charClass(c) == CharClass::NonspacingMark;
+    return c == '\'' || c == '.' || c == ':' || c == 0x2019 ||
+           unicode::charClass(c) == CharClass::NonspacingMark;
 }
 
 std::string toUtf8(const Word& w, size_t from, size_t to) {
@@ -90,7 +96,8 @@ public:
 
     std::string pieceText(int32_t id) const override {
         if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
+            throw std::out_of_range("token id " + std::to_string(id) +
+                                    " is outside the vocabulary of " +
                                     std::to_string(m_pieces.size()));
         return m_pieces[static_cast<size_t>(id)];
     }

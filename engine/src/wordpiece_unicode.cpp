@@ -6,8 +6,8 @@ namespace gwb::engine::unicode {
 
 CharClass charClass(char32_t cp) {
     const ClassRange* end = kClassRanges + kClassRangeCount;
-    const ClassRange* r = std::upper_bound(kClassRanges, end, cp,
-                                           [](char32_t c, const ClassRange& x) { return c < x.first; });
+    const ClassRange* r = std::upper_bound(
+        kClassRanges, end, cp, [](char32_t c, const ClassRange& x) { return c < x.first; });
     if (r == kClassRanges)
         return CharClass::Other;
     --r;
@@ -20,8 +20,8 @@ void appendLower(char32_t cp, std::u32string& out) {
         return;
     }
     const LowerMapping* end = kLowerMappings + kLowerMappingCount;
-    const LowerMapping* m =
-        std::lower_bound(kLowerMappings, end, cp, [](const LowerMapping& x, char32_t c) { return x.cp < c; });
+    const LowerMapping* m = std::lower_bound(
+        kLowerMappings, end, cp, [](const LowerMapping& x, char32_t c) { return x.cp < c; });
     if (m == end || m->cp != cp) {
         out += cp;
         return;
@@ -49,8 +49,8 @@ void appendStripped(char32_t cp, std::u32string& out) {
     if (charClass(cp) == CharClass::NonspacingMark)
         return;
     const StripMapping* end = kStripMappings + kStripMappingCount;
-    const StripMapping* m =
-        std::lower_bound(kStripMappings, end, cp, [](const StripMapping& x, char32_t c) { return x.cp < c; });
+    const StripMapping* m = std::lower_bound(
+        kStripMappings, end, cp, [](const StripMapping& x, char32_t c) { return x.cp < c; });
     if (m == end || m->cp != cp) {
         out += cp;
         return;

@@ -11,7 +11,7 @@ constexpr uint32_t kCentralHeaderSig = 0x02014b50;
 constexpr uint32_t kEndSig = 0x06054b50;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr uint32_t kZip64EndSig = 0x06064b50;
-constexpr size_t kEndSize = 22;          // end-of-central-directory record without comment
+constexpr size_t kEndSize = 22;           // end-of-central-directory record without comment
 constexpr size_t kCentralHeaderSize = 46; // central directory header without name/extra/comment
 constexpr size_t kLocalHeaderSize = 30;
 constexpr uint32_t kMax32 = 0xFFFFFFFFu;
@@ -46,7 +46,8 @@ ZipReader ZipReader::fromFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw ZipError("zip: cannot open '" + path + "'");
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
     return ZipReader(std::move(bytes));
 }
 
@@ -55,7 +56,8 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
     if (m_bytes.size() < kEndSize)
         throw ZipError("zip: file too small to be an archive");
     // The end record sits in the last 22 + (up to 65535 comment) bytes; search backwards.
-    const size_t lowest = m_bytes.size() > kEndSize + 0xFFFF ? m_bytes.size() - kEndSize - 0xFFFF : 0;
+    const size_t lowest =
+        m_bytes.size() > kEndSize + 0xFFFF ? m_bytes.size() - kEndSize - 0xFFFF : 0;
     size_t end = m_bytes.size() - kEndSize;
     bool found = false;
     for (;; --end) {
@@ -126,7 +128,8 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
             x += 4 + len;
         }
         if (e.method == 0 && compSize != size)
-            throw ZipError("zip: stored record '" + name + "' has different packed and unpacked sizes");
+            throw ZipError("zip: stored record '" + name +
+                           "' has different packed and unpacked sizes");
         e.size = size;
         e.localHeaderOffset = offset;
         if (m_entries.count(name))
@@ -143,8 +146,8 @@ std::string_view ZipReader::read(const std::string& name) const {
         throw ZipError("zip: archive has no record '" + name + "'");
     const Entry& e = it->second;
     if (e.method != 0)
-        throw ZipError("zip: record '" + name + "' is compressed (method " + std::to_string(e.method) +
-                       "); torch.save writes stored records only");
+        throw ZipError("zip: record '" + name + "' is compressed (method " +
+                       std::to_string(e.method) + "); torch.save writes stored records only");
     const Cursor c(m_bytes);
     if (c.le(e.localHeaderOffset, 4) != kLocalHeaderSig)
         throw ZipError("zip: bad local header for '" + name + "'");

@@ -19,13 +19,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         switch (data[0] % 3) {
         case 0: {
-            const PickleDocument d = parsePickle(std::string_view(reinterpret_cast<const char*>(rest.data()), rest.size()));
+            const PickleDocument d = parsePickle(
+                std::string_view(reinterpret_cast<const char*>(rest.data()), rest.size()));
             for (size_t v = 0; v < d.size(); ++v)
                 (void)d.describe(static_cast<PickleId>(v));
             break;
         }
-        case 1: readTorchArchive(rest); break;
-        default: readSafetensorsBytes(rest); break;
+        case 1:
+            readTorchArchive(rest);
+            break;
+        default:
+            readSafetensorsBytes(rest);
+            break;
         }
     } catch (const PickleError&) {
     } catch (const ZipError&) {

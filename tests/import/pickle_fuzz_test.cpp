@@ -22,9 +22,12 @@ constexpr int kMutationsPerSeed = 3000;
 /// One random edit: flip bits, overwrite with interesting bytes, insert, delete, duplicate a
 /// slice, or truncate. Several edits may stack.
 std::string mutate(std::string s, std::mt19937& rng) {
-    auto pick = [&](size_t n) { return n ? std::uniform_int_distribution<size_t>(0, n - 1)(rng) : 0; };
-    static const uint8_t interesting[] = {0x00, 0x01, 0x7f, 0x80, 0xff, '.', '(', 't', 'R', 'Q', 'b',
-                                          'h', 'q', 'a', 's', 'u', 'e', ']', '}', ')', 0x85, 0x93, 0x8a};
+    auto pick = [&](size_t n) {
+        return n ? std::uniform_int_distribution<size_t>(0, n - 1)(rng) : 0;
+    };
+    static const uint8_t interesting[] = {0x00, 0x01, 0x7f, 0x80, 0xff, '.',  '(', 't',
+                                          'R',  'Q',  'b',  'h',  'q',  'a',  's', 'u',
+                                          'e',  ']',  '}',  ')',  0x85, 0x93, 0x8a};
     const int edits = 1 + static_cast<int>(pick(4));
     for (int e = 0; e < edits; ++e) {
         switch (pick(6)) {
@@ -36,7 +39,9 @@ std::string mutate(std::string s, std::mt19937& rng) {
             if (!s.empty())
                 s[pick(s.size())] = static_cast<char>(interesting[pick(sizeof interesting)]);
             break;
-        case 2: s.insert(pick(s.size() + 1), 1, static_cast<char>(pick(256))); break;
+        case 2:
+            s.insert(pick(s.size() + 1), 1, static_cast<char>(pick(256)));
+            break;
         case 3:
             if (!s.empty()) {
                 const size_t at = pick(s.size());
@@ -50,7 +55,9 @@ std::string mutate(std::string s, std::mt19937& rng) {
                 s.insert(pick(s.size() + 1), s.substr(at, len));
             }
             break;
-        default: s.resize(pick(s.size() + 1)); break;
+        default:
+            s.resize(pick(s.size() + 1));
+            break;
         }
     }
     return s;
@@ -76,7 +83,9 @@ template <typename F> bool cleanly(F fn, const std::string& input, int& ok) {
     return true;
 }
 
-std::string fixtureArchive() { return {reinterpret_cast<const char*>(kTorchFixture), sizeof kTorchFixture}; }
+std::string fixtureArchive() {
+    return {reinterpret_cast<const char*>(kTorchFixture), sizeof kTorchFixture};
+}
 
 /// The fixture's records, so mutations of data.pkl can be re-wrapped into a valid zip.
 std::vector<std::pair<std::string, std::string>> fixtureRecords() {
@@ -108,7 +117,8 @@ TEST(Fuzz, MutatedPicklesInsideValidArchives) {
             },
             input, ok));
     }
-    std::cout << "[          ] " << ok << " of " << 2 * kMutationsPerSeed << " mutated inputs still parsed\n";
+    std::cout << "[          ] " << ok << " of " << 2 * kMutationsPerSeed
+              << " mutated inputs still parsed\n";
 }
 
 TEST(Fuzz, MutatedArchives) {
@@ -117,13 +127,17 @@ TEST(Fuzz, MutatedArchives) {
     int ok = 0;
     for (int i = 0; i < kMutationsPerSeed; ++i) {
         const std::string input = mutate(seed, rng);
-        ASSERT_TRUE(cleanly([&] { readTorchArchive(std::vector<uint8_t>(input.begin(), input.end())); }, input, ok));
+        ASSERT_TRUE(
+            cleanly([&] { readTorchArchive(std::vector<uint8_t>(input.begin(), input.end())); },
+                    input, ok));
     }
-    std::cout << "[          ] " << ok << " of " << kMutationsPerSeed << " mutated archives still read\n";
+    std::cout << "[          ] " << ok << " of " << kMutationsPerSeed
+              << " mutated archives still read\n";
 }
 
 TEST(Fuzz, MutatedSafetensors) {
-    const std::string header = R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]},"b":{"dtype":"I64","shape":[1],"data_offsets":[12,20]}})";
+    const std::string header =
+        R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]},"b":{"dtype":"I64","shape":[1],"data_offsets":[12,20]}})";
     std::string seed(8, '\0');
     for (int i = 0; i < 8; ++i)
         seed[static_cast<size_t>(i)] = static_cast<char>(header.size() >> (8 * i));
@@ -132,7 +146,9 @@ TEST(Fuzz, MutatedSafetensors) {
     int ok = 0;
     for (int i = 0; i < kMutationsPerSeed; ++i) {
         const std::string input = mutate(seed, rng);
-        ASSERT_TRUE(cleanly([&] { readSafetensorsBytes(std::vector<uint8_t>(input.begin(), input.end())); }, input, ok));
+        ASSERT_TRUE(
+            cleanly([&] { readSafetensorsBytes(std::vector<uint8_t>(input.begin(), input.end())); },
+                    input, ok));
     }
     EXPECT_GT(ok, 0);
 }

@@ -18,7 +18,9 @@
 namespace gwb::engine {
 namespace {
 
-std::vector<uint8_t> fixture() { return {kTorchFixture, kTorchFixture + sizeof kTorchFixture}; }
+std::vector<uint8_t> fixture() {
+    return {kTorchFixture, kTorchFixture + sizeof kTorchFixture};
+}
 
 /// Expects `fn` to throw an exception of type E whose message contains `needle`.
 template <typename E, typename F> void expectError(F fn, const std::string& needle) {
@@ -60,7 +62,7 @@ TEST(TorchArchive, ReadsRealTorchSaveOutput) {
     EXPECT_EQ(values(f, "scalar"), std::vector<float>{2.5f});
     EXPECT_EQ(f.metadata.at("epoch"), "4");
     EXPECT_DOUBLE_EQ(std::stod(f.metadata.at("val_ppl")), 12.25); // numpy float64 record
-    EXPECT_EQ(f.metadata.at("args.name"), "tiny");                  // argparse.Namespace fields
+    EXPECT_EQ(f.metadata.at("args.name"), "tiny");                // argparse.Namespace fields
     EXPECT_DOUBLE_EQ(std::stod(f.metadata.at("args.lr")), 0.001);
     EXPECT_EQ(f.metadata.at("torch.format_version"), "3");
     expectError<TensorFileError>([&] { f.tensors.at("emb.weight").toInt64(); }, "integer tensor");
@@ -75,13 +77,20 @@ TEST(TorchArchive, PrefixStripping) {
 /// A one-tensor archive with the given pickle and storage bytes.
 std::vector<uint8_t> archive(const std::string& pkl, const std::string& storage,
                              const std::string& byteorder = "little") {
-    return test::makeZip({{"m/data.pkl", pkl}, {"m/byteorder", byteorder}, {"m/data/0", storage},
+    return test::makeZip({{"m/data.pkl", pkl},
+                          {"m/byteorder", byteorder},
+                          {"m/data/0", storage},
                           {"m/version", "3\n"}});
 }
 
-std::string dictOf(const std::string& type, int32_t numel, int32_t offset, std::vector<int32_t> size,
-                   std::vector<int32_t> stride) {
-    return test::PickleWriter().op('}').str("w").tensor(type, "0", numel, offset, size, stride).op('s').done();
+std::string dictOf(const std::string& type, int32_t numel, int32_t offset,
+                   std::vector<int32_t> size, std::vector<int32_t> stride) {
+    return test::PickleWriter()
+        .op('}')
+        .str("w")
+        .tensor(type, "0", numel, offset, size, stride)
+        .op('s')
+        .done();
 }
 
 TEST(TorchArchive, HandBuiltViewsAndByteOrder) {
@@ -102,32 +111,58 @@ TEST(TorchArchive, HandBuiltViewsAndByteOrder) {
 
 TEST(TorchArchive, BadTensorsNameTheProblem) {
     const std::string data = test::floatBytes({1, 2, 3, 4});
-    expectError<PickleError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {5}, {1}), data)); },
-                             "reaches element 4 of a storage with 4 elements");
-    expectError<PickleError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {2}, {-1}), data)); },
-                             "negative or huge");
-    expectError<PickleError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {2, 2}, {1}), data)); },
-                             "size and stride differ");
-    expectError<TensorFileError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 8, 0, {8}, {1}), data)); },
-                                 "fewer than its 8 float32 elements");
-    expectError<TensorFileError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {4}, {1}), data, "middle")); },
-                                 "byteorder");
+    expectError<PickleError>(
+        [&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {5}, {1}), data)); },
+        "reaches element 4 of a storage with 4 elements");
+    expectError<PickleError>(
+        [&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {2}, {-1}), data)); },
+        "negative or huge");
+    expectError<PickleError>(
+        [&] {
+            readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {2, 2}, {1}), data));
+        },
+        "size and stride differ");
+    expectError<TensorFileError>(
+        [&] { readTorchArchive(archive(dictOf("FloatStorage", 8, 0, {8}, {1}), data)); },
+        "fewer than its 8 float32 elements");
+    expectError<TensorFileError>(
+        [&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {4}, {1}), data, "middle")); },
+        "byteorder");
     const auto missing = test::makeZip({{"m/data.pkl", dictOf("FloatStorage", 4, 0, {4}, {1})}});
     expectError<TensorFileError>([&] { readTorchArchive(missing); }, "missing record 'm/data/0'");
-    expectError<TensorFileError>([&] { readTorchArchive(test::makeZip({{"x.txt", "hi"}})); }, "data.pkl");
+    expectError<TensorFileError>(
+        [&] {
+            readTorchArchive(test::makeZip({{"x.txt", "hi"}}));
+        },
+        "data.pkl");
     const std::string list = test::PickleWriter().op(']').done();
-    expectError<TensorFileError>([&] { readTorchArchive(archive(list, data)); }, "not a state_dict");
+    expectError<TensorFileError>([&] { readTorchArchive(archive(list, data)); },
+                                 "not a state_dict");
 }
 
 TEST(Pickle, RefusesClassesOutsideTheAllowedSet) {
     // The classic exploit: os.system("...") through REDUCE. Refused at the GLOBAL, before any call.
-    const std::string evil = test::PickleWriter().global("os", "system").str("touch /tmp/pwned").op('\x85').op('R').done();
-    expectError<PickleError>([&] { parsePickle(evil); }, "'os.system', which is outside the allowed set");
+    const std::string evil = test::PickleWriter()
+                                 .global("os", "system")
+                                 .str("touch /tmp/pwned")
+                                 .op('\x85')
+                                 .op('R')
+                                 .done();
+    expectError<PickleError>([&] { parsePickle(evil); },
+                             "'os.system', which is outside the allowed set");
     const std::string evil2 = test::PickleWriter().str("builtins").str("eval").op('\x93').done();
     expectError<PickleError>([&] { parsePickle(evil2); }, "'builtins.eval'");
     // An allowed plain-data class becomes an opaque record holding its arguments.
-    const auto doc = parsePickle(test::PickleWriter().global("argparse", "Namespace").op(')').op('\x81')
-                                     .op('}').str("lr").integer(3).op('s').op('b').done());
+    const auto doc = parsePickle(test::PickleWriter()
+                                     .global("argparse", "Namespace")
+                                     .op(')')
+                                     .op('\x81')
+                                     .op('}')
+                                     .str("lr")
+                                     .integer(3)
+                                     .op('s')
+                                     .op('b')
+                                     .done());
     const PickleValue& ns = doc.at(doc.root());
     EXPECT_EQ(ns.kind, PickleValue::Kind::Object);
     EXPECT_EQ(ns.text, "argparse.Namespace");
@@ -136,10 +171,24 @@ TEST(Pickle, RefusesClassesOutsideTheAllowedSet) {
 
 TEST(Pickle, PlainContainersAndScalars) {
     const std::string p = test::PickleWriter()
-                              .op('(').integer(-7).raw("K\xff").raw("M\x34\x12").raw("\x8a\x01\xfe")
-                              .raw(std::string("G\x3f\xf8\0\0\0\0\0\0", 9)).op('N').op('\x88').op('\x89')
-                              .raw("C\x02hi").str("caf\xc3\xa9").op(']').op('q').raw("\x01").op('h').raw("\x01")
-                              .op('l').done();
+                              .op('(')
+                              .integer(-7)
+                              .raw("K\xff")
+                              .raw("M\x34\x12")
+                              .raw("\x8a\x01\xfe")
+                              .raw(std::string("G\x3f\xf8\0\0\0\0\0\0", 9))
+                              .op('N')
+                              .op('\x88')
+                              .op('\x89')
+                              .raw("C\x02hi")
+                              .str("caf\xc3\xa9")
+                              .op(']')
+                              .op('q')
+                              .raw("\x01")
+                              .op('h')
+                              .raw("\x01")
+                              .op('l')
+                              .done();
     const auto doc = parsePickle(p);
     const PickleValue& l = doc.at(doc.root());
     ASSERT_EQ(l.kind, PickleValue::Kind::List);
@@ -163,16 +212,20 @@ TEST(Pickle, MalformedInputsEndInPickleError) {
     expectError<PickleError>([] { parsePickle("\x80\x02}"); }, "no STOP");
     expectError<PickleError>([] { parsePickle("\x80\x02."); }, "stack underflow");
     expectError<PickleError>([] { parsePickle("\x80\x02h\x05."); }, "memo key 5");
-    expectError<PickleError>([] { parsePickle("\x80\x02X\xff\xff\xff\x7f."); }, "runs past the end");
+    expectError<PickleError>([] { parsePickle("\x80\x02X\xff\xff\xff\x7f."); },
+                             "runs past the end");
     expectError<PickleError>([] { parsePickle("\x80\x02I01\n."); }, "unsupported pickle opcode");
     expectError<PickleError>([] { parsePickle("\x80\x02]]."); }, "values left on the stack");
     expectError<PickleError>([] { parsePickle("\x80\x02Ns."); }, "stack underflow");
-    expectError<PickleError>([] { parsePickle("\x80\x02\x8a\x09" + std::string(9, '\1') + "."); }, "wider than 64");
+    expectError<PickleError>([] { parsePickle("\x80\x02\x8a\x09" + std::string(9, '\1') + "."); },
+                             "wider than 64");
 }
 
 TEST(Pickle, CyclesDoNotHangOrLeak) {
     // l = []; l.append(l): a self-referencing list through the memo.
-    const auto doc = parsePickle(std::string("\x80\x02]q\x00h\x00" "a.", 9));
+    const auto doc = parsePickle(std::string("\x80\x02]q\x00h\x00"
+                                             "a.",
+                                             9));
     const PickleValue& l = doc.at(doc.root());
     ASSERT_EQ(l.items.size(), 1u);
     EXPECT_EQ(l.items[0], doc.root());
@@ -209,20 +262,38 @@ TEST(Safetensors, ReadsAndValidates) {
     };
     const std::string data = test::floatBytes({1, 2, 3, 4, 5, 6});
     const auto f = readSafetensorsBytes(make(
-        R"({"__metadata__":{"format":"pt"},"module.a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", data));
+        R"({"__metadata__":{"format":"pt"},"module.a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})",
+        data));
     EXPECT_EQ(f.tensors.at("a").shape, (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(values(f, "a"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
     EXPECT_EQ(f.metadata.at("format"), "pt");
-    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", data)); },
-                                 "shape need 16");
-    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[8,32]}})", data)); },
-                                 "outside the data section");
-    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data)); },
-                                 "unsupported dtype C64");
-    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":)", data)); }, "not valid JSON");
+    expectError<TensorFileError>(
+        [&] {
+            readSafetensorsBytes(
+                make(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", data));
+        },
+        "shape need 16");
+    expectError<TensorFileError>(
+        [&] {
+            readSafetensorsBytes(
+                make(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[8,32]}})", data));
+        },
+        "outside the data section");
+    expectError<TensorFileError>(
+        [&] {
+            readSafetensorsBytes(
+                make(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data));
+        },
+        "unsupported dtype C64");
+    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":)", data)); },
+                                 "not valid JSON");
     // Fuzzer find: a number the JSON parser cannot represent must be a clean error as well.
-    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[1E777777],"data_offsets":[0,4]}})", data)); },
-                                 "safetensors");
+    expectError<TensorFileError>(
+        [&] {
+            readSafetensorsBytes(
+                make(R"({"a":{"dtype":"F32","shape":[1E777777],"data_offsets":[0,4]}})", data));
+        },
+        "safetensors");
     std::vector<uint8_t> huge(16, 0xff);
     expectError<TensorFileError>([&] { readSafetensorsBytes(huge); }, "exceeds the file");
 }
@@ -230,13 +301,12 @@ TEST(Safetensors, ReadsAndValidates) {
 TEST(TensorFile, DetectsFormatAndNamesTheFile) {
     const auto dir = std::filesystem::temp_directory_path();
     const auto path = (dir / "gwb_import_legacy.pt").string();
-    {
-        std::ofstream(path, std::ios::binary) << std::string("\x80\x02\x8a\x0a", 4) << "junk";
-    }
+    { std::ofstream(path, std::ios::binary) << std::string("\x80\x02\x8a\x0a", 4) << "junk"; }
     expectError<TensorFileError>([&] { readTensorFile(path); }, "legacy");
     const auto fx = fixture();
     {
-        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(fx.data()), static_cast<long>(fx.size()));
+        std::ofstream(path, std::ios::binary)
+            .write(reinterpret_cast<const char*>(fx.data()), static_cast<long>(fx.size()));
     }
     EXPECT_EQ(readTensorFile(path).tensors.size(), 8u);
     std::filesystem::remove(path);

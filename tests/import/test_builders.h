@@ -10,7 +10,8 @@
 namespace gwb::engine::test {
 
 /// A zip archive with STORED records, laid out as torch.save lays them out.
-inline std::vector<uint8_t> makeZip(const std::vector<std::pair<std::string, std::string>>& records) {
+inline std::vector<uint8_t>
+makeZip(const std::vector<std::pair<std::string, std::string>>& records) {
     std::vector<uint8_t> out, central;
     auto put = [](std::vector<uint8_t>& v, uint64_t x, int n) {
         for (int i = 0; i < n; ++i)
@@ -19,25 +20,47 @@ inline std::vector<uint8_t> makeZip(const std::vector<std::pair<std::string, std
     for (const auto& [name, data] : records) {
         const uint64_t offset = out.size();
         put(out, 0x04034b50, 4);
-        put(out, 20, 2); put(out, 0, 2); put(out, 0, 2); put(out, 0, 2); put(out, 0, 2);
-        put(out, 0, 4); put(out, data.size(), 4); put(out, data.size(), 4);
-        put(out, name.size(), 2); put(out, 0, 2);
+        put(out, 20, 2);
+        put(out, 0, 2);
+        put(out, 0, 2);
+        put(out, 0, 2);
+        put(out, 0, 2);
+        put(out, 0, 4);
+        put(out, data.size(), 4);
+        put(out, data.size(), 4);
+        put(out, name.size(), 2);
+        put(out, 0, 2);
         out.insert(out.end(), name.begin(), name.end());
         out.insert(out.end(), data.begin(), data.end());
         put(central, 0x02014b50, 4);
-        put(central, 20, 2); put(central, 20, 2); put(central, 0, 2); put(central, 0, 2);
-        put(central, 0, 2); put(central, 0, 2); put(central, 0, 4);
-        put(central, data.size(), 4); put(central, data.size(), 4);
-        put(central, name.size(), 2); put(central, 0, 2); put(central, 0, 2);
-        put(central, 0, 2); put(central, 0, 2); put(central, 0, 4); put(central, offset, 4);
+        put(central, 20, 2);
+        put(central, 20, 2);
+        put(central, 0, 2);
+        put(central, 0, 2);
+        put(central, 0, 2);
+        put(central, 0, 2);
+        put(central, 0, 4);
+        put(central, data.size(), 4);
+        put(central, data.size(), 4);
+        put(central, name.size(), 2);
+        put(central, 0, 2);
+        put(central, 0, 2);
+        put(central, 0, 2);
+        put(central, 0, 2);
+        put(central, 0, 4);
+        put(central, offset, 4);
         central.insert(central.end(), name.begin(), name.end());
     }
     const uint64_t cdOffset = out.size();
     out.insert(out.end(), central.begin(), central.end());
     put(out, 0x06054b50, 4);
-    put(out, 0, 2); put(out, 0, 2);
-    put(out, records.size(), 2); put(out, records.size(), 2);
-    put(out, central.size(), 4); put(out, cdOffset, 4); put(out, 0, 2);
+    put(out, 0, 2);
+    put(out, 0, 2);
+    put(out, records.size(), 2);
+    put(out, records.size(), 2);
+    put(out, central.size(), 4);
+    put(out, cdOffset, 4);
+    put(out, 0, 2);
     return out;
 }
 
@@ -45,8 +68,14 @@ inline std::vector<uint8_t> makeZip(const std::vector<std::pair<std::string, std
 class PickleWriter {
 public:
     PickleWriter() { m_s += "\x80\x02"; }
-    PickleWriter& raw(const std::string& s) { m_s += s; return *this; }
-    PickleWriter& op(char c) { m_s += c; return *this; }
+    PickleWriter& raw(const std::string& s) {
+        m_s += s;
+        return *this;
+    }
+    PickleWriter& op(char c) {
+        m_s += c;
+        return *this;
+    }
     PickleWriter& global(const std::string& module, const std::string& name) {
         m_s += 'c' + module + '\n' + name + '\n';
         return *this;
@@ -71,12 +100,20 @@ public:
     }
     /// ('storage', torch.<type>, key, 'cpu', numel) BINPERSID
     PickleWriter& storage(const std::string& type, const std::string& key, int32_t numel) {
-        op('(').str("storage").global("torch", type).str(key).str("cpu").integer(numel).op('t').op('Q');
+        op('(')
+            .str("storage")
+            .global("torch", type)
+            .str(key)
+            .str("cpu")
+            .integer(numel)
+            .op('t')
+            .op('Q');
         return *this;
     }
     /// torch._utils._rebuild_tensor_v2(storage, offset, size, stride, False, OrderedDict())
-    PickleWriter& tensor(const std::string& type, const std::string& key, int32_t numel, int32_t offset,
-                         const std::vector<int32_t>& size, const std::vector<int32_t>& stride) {
+    PickleWriter& tensor(const std::string& type, const std::string& key, int32_t numel,
+                         int32_t offset, const std::vector<int32_t>& size,
+                         const std::vector<int32_t>& stride) {
         global("torch._utils", "_rebuild_tensor_v2").op('(');
         storage(type, key, numel).integer(offset).ints(size).ints(stride);
         op('\x89').global("collections", "OrderedDict").op(')').op('R').op('t').op('R');

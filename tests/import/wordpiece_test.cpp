@@ -15,16 +15,19 @@ namespace gwb::engine {
 namespace {
 
 std::string testVocab() {
-    std::vector<std::string> v{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "un", "##aff",
-                               "##able", "cafe", "naive", "resume", "the", "##s", "σας", "σ", "ς", "α",
-                               "你", "好", "ᄒ", "##ᅡ", "##ᆫ", "i", "istanbul", "strasse", "straße", "##e"};
+    std::vector<std::string> v{"[PAD]",  "[UNK]",    "[CLS]",   "[SEP]",  "[MASK]", "hello",
+                               "world",  "un",       "##aff",   "##able", "cafe",   "naive",
+                               "resume", "the",      "##s",     "σας",    "σ",      "ς",
+                               "α",      "你",       "好",      "ᄒ",     "##ᅡ",   "##ᆫ",
+                               "i",      "istanbul", "strasse", "straße", "##e"};
     for (char c = 'a'; c <= 'z'; ++c) {
         v.emplace_back(1, c);
         v.push_back(std::string("##") + c);
     }
     for (char c = '0'; c <= '9'; ++c)
         v.emplace_back(1, c);
-    for (const char* p : {",", ".", "!", "?", "'", "\"", "(", ")", "-", "$", "^", "`", "¿", "—", "…"})
+    for (const char* p :
+         {",", ".", "!", "?", "'", "\"", "(", ")", "-", "$", "^", "`", "¿", "—", "…"})
         v.emplace_back(p);
     std::string text;
     for (const auto& s : v)
@@ -44,13 +47,20 @@ TEST(WordPiece, BasicTokenizationWithSpans) {
     EXPECT_EQ(tok->kind(), "wordpiece");
     const std::string text = "Héllo,  WORLD! unaffable 你好";
     const auto p = tok->encode(text);
-    EXPECT_EQ(texts(p), (std::vector<std::string>{"hello", ",", "world", "!", "un", "##aff", "##able", "你", "好"}));
+    EXPECT_EQ(texts(p), (std::vector<std::string>{"hello", ",", "world", "!", "un", "##aff",
+                                                  "##able", "你", "好"}));
     // Spans point at the original bytes ("Héllo" is 6 bytes: é takes two).
-    EXPECT_EQ(text.substr(static_cast<size_t>(p[0].begin), static_cast<size_t>(p[0].end - p[0].begin)), "Héllo");
+    EXPECT_EQ(
+        text.substr(static_cast<size_t>(p[0].begin), static_cast<size_t>(p[0].end - p[0].begin)),
+        "Héllo");
     EXPECT_EQ(p[1].begin, 6);
     EXPECT_EQ(text.substr(static_cast<size_t>(p[2].begin), 5), "WORLD");
-    EXPECT_EQ(text.substr(static_cast<size_t>(p[5].begin), static_cast<size_t>(p[5].end - p[5].begin)), "aff");
-    EXPECT_EQ(text.substr(static_cast<size_t>(p[7].begin), static_cast<size_t>(p[7].end - p[7].begin)), "你");
+    EXPECT_EQ(
+        text.substr(static_cast<size_t>(p[5].begin), static_cast<size_t>(p[5].end - p[5].begin)),
+        "aff");
+    EXPECT_EQ(
+        text.substr(static_cast<size_t>(p[7].begin), static_cast<size_t>(p[7].end - p[7].begin)),
+        "你");
     for (size_t i = 1; i < p.size(); ++i)
         EXPECT_LE(p[i - 1].end, p[i].begin);
     EXPECT_EQ(tok->decode(tok->encodeIds("unaffable hello")), "unaffable hello");
@@ -58,11 +68,14 @@ TEST(WordPiece, BasicTokenizationWithSpans) {
 
 TEST(WordPiece, UnknownsLongWordsAndSpecials) {
     const auto tok = makeWordPieceTokenizer(testVocab());
-    EXPECT_EQ(texts(tok->encode("xyz€ [MASK] hello")), (std::vector<std::string>{"[UNK]", "[MASK]", "hello"}));
+    EXPECT_EQ(texts(tok->encode("xyz€ [MASK] hello")),
+              (std::vector<std::string>{"[UNK]", "[MASK]", "hello"}));
     EXPECT_EQ(texts(tok->encode(std::string(101, 'a'))), std::vector<std::string>{"[UNK]"});
-    EXPECT_EQ(tok->encode(std::string(100, 'a')).size(), 100u); // a ##a ##a ...
+    EXPECT_EQ(tok->encode(std::string(100, 'a')).size(), 100u);            // a ##a ##a ...
     EXPECT_EQ(texts(tok->encode("ΣΑΣ")), std::vector<std::string>{"σας"}); // final sigma
-    EXPECT_EQ(texts(tok->encode("a\x01" "b\tc")), (std::vector<std::string>{"a", "##b", "c"})); // control dropped
+    EXPECT_EQ(texts(tok->encode("a\x01"
+                                "b\tc")),
+              (std::vector<std::string>{"a", "##b", "c"})); // control dropped
     EXPECT_THROW(tok->encode("bad \xff utf8"), std::invalid_argument);
     EXPECT_THROW(tok->pieceText(100000), std::out_of_range);
     EXPECT_THROW(makeWordPieceTokenizer("a\nb\n"), std::invalid_argument); // no [UNK]
@@ -77,19 +90,28 @@ TEST(WordPiece, MatchesPythonReference) {
     std::filesystem::create_directories(dir);
     const std::string vocab = testVocab();
     std::ofstream((dir / "vocab.txt").string(), std::ios::binary) << vocab;
-    const std::vector<std::string> inputs{
-        "Héllo,  WORLD! unaffable 你好", "Crème brûlée? Naïve RÉSUMÉ — ok…", "İstanbul STRASSE Straße ΣΑΣ σας",
-        "한 ḱ Ǆ ﬁ x²", "tab\there\nnew\rline\u00a0nbsp\u2003em", "a\u0301\u0327 z\u200b\u200dq", "[CLS] hi [SEP]",
-        "don't stop-believing ($5.00^2) `quote` ¿qué?", std::string(120, 'b') + " end", "emoji 😀👍🏽 fin",
-        "\u0130\u0307 \u1E9E \u00DF", ""};
+    const std::vector<std::string> inputs{"Héllo,  WORLD! unaffable 你好",
+                                          "Crème brûlée? Naïve RÉSUMÉ — ok…",
+                                          "İstanbul STRASSE Straße ΣΑΣ σας",
+                                          "한 ḱ Ǆ ﬁ x²",
+                                          "tab\there\nnew\rline\u00a0nbsp\u2003em",
+                                          "a\u0301\u0327 z\u200b\u200dq",
+                                          "[CLS] hi [SEP]",
+                                          "don't stop-believing ($5.00^2) `quote` ¿qué?",
+                                          std::string(120, 'b') + " end",
+                                          "emoji 😀👍🏽 fin",
+                                          "\u0130\u0307 \u1E9E \u00DF",
+                                          ""};
     std::ofstream((dir / "texts.json").string()) << nlohmann::json(inputs).dump();
-    const std::string cmd = "'" + *py + "' " + GWB_PYTHON_DIR "/wordpiece_reference.py '" + (dir / "vocab.txt").string() +
-                            "' '" + (dir / "texts.json").string() + "' '" + (dir / "out.json").string() + "'";
+    const std::string cmd = "'" + *py + "' " + GWB_PYTHON_DIR "/wordpiece_reference.py '" +
+                            (dir / "vocab.txt").string() + "' '" + (dir / "texts.json").string() +
+                            "' '" + (dir / "out.json").string() + "'";
     ASSERT_TRUE(test::runQuiet(cmd)) << cmd;
     const auto expected = nlohmann::json::parse(std::ifstream((dir / "out.json").string()));
     const auto tok = makeWordPieceTokenizer(vocab);
     for (size_t i = 0; i < inputs.size(); ++i)
-        EXPECT_EQ(tok->encodeIds(inputs[i]), expected[i].get<std::vector<int32_t>>()) << "text: " << inputs[i];
+        EXPECT_EQ(tok->encodeIds(inputs[i]), expected[i].get<std::vector<int32_t>>())
+            << "text: " << inputs[i];
     std::filesystem::remove_all(dir);
 }
 
@@ -101,11 +123,16 @@ TEST(ByteLevelBpe, MergesAndPreTokenization) {
         for (int x = 0; x < b; ++x)
             if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF)))
                 ++n;
-        const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+        const bool printable =
+            (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
         const char32_t cp = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + n);
         std::string s;
-        if (cp < 0x80) s += static_cast<char>(cp);
-        else { s += static_cast<char>(0xC0 | (cp >> 6)); s += static_cast<char>(0x80 | (cp & 0x3F)); }
+        if (cp < 0x80)
+            s += static_cast<char>(cp);
+        else {
+            s += static_cast<char>(0xC0 | (cp >> 6));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        }
         return s;
     };
     for (int b = 0; b < 256; ++b)
@@ -126,7 +153,8 @@ TEST(ByteLevelBpe, MergesAndPreTokenization) {
     std::vector<int32_t> ids;
     for (const auto& t : p)
         ids.push_back(t.id);
-    EXPECT_EQ(ids, (std::vector<int32_t>{259, 260, 'o', 'r', 'l', 'd', '\'', 's', ' ', ' ', 'x', '\n'}));
+    EXPECT_EQ(ids,
+              (std::vector<int32_t>{259, 260, 'o', 'r', 'l', 'd', '\'', 's', ' ', ' ', 'x', '\n'}));
     EXPECT_EQ(p[1].begin, 5);
     EXPECT_EQ(p[1].end, 7);
     EXPECT_EQ(p[1].text, " w");
@@ -135,7 +163,8 @@ TEST(ByteLevelBpe, MergesAndPreTokenization) {
     EXPECT_EQ(tok->decode(tok->encodeIds(utf)), utf);
     const auto again = makeByteLevelBpeFromSerialized(tok->serialize());
     EXPECT_EQ(again->encodeIds(text), tok->encodeIds(text));
-    EXPECT_THROW(makeByteLevelBpeTokenizer("{\"a\": 0}", ""), std::invalid_argument); // byte symbols missing
+    EXPECT_THROW(makeByteLevelBpeTokenizer("{\"a\": 0}", ""),
+                 std::invalid_argument); // byte symbols missing
 }
 
 } // namespace

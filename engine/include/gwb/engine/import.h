@@ -42,7 +42,8 @@ struct ImportOptions {
     /// (n_heads / num_heads / nhead) when present, else 4 (model-spec).
     std::optional<int64_t> nHeads;
     std::optional<double> pluckerEps; ///< overrides the layout's eps
-    /// Tokenizer: a WordPiece vocab.txt, or a GPT-2 vocab.json (merges.txt beside it or mergesPath).
+    /// Tokenizer: a WordPiece vocab.txt, or a GPT-2 vocab.json (merges.txt beside it or
+    /// mergesPath).
     std::string vocabPath;
     std::string mergesPath;
     std::string device = "cpu"; ///< "auto", "cpu", "cuda"
