@@ -122,6 +122,7 @@ enum class GlobalRole {
     RebuildTensor,
     RebuildTensorV1,
     RebuildParameter,
+    RebuildFromType,
     OrderedDict,
     CodecsEncode,
     Storage,
@@ -135,6 +136,7 @@ const std::map<std::string, GlobalRole, std::less<>>& allowedGlobals() {
             {"torch._utils._rebuild_tensor", GlobalRole::RebuildTensorV1},
             {"torch._utils._rebuild_parameter", GlobalRole::RebuildParameter},
             {"torch._utils._rebuild_parameter_with_state", GlobalRole::RebuildParameter},
+            {"torch._tensor._rebuild_from_type_v2", GlobalRole::RebuildFromType},
             {"collections.OrderedDict", GlobalRole::OrderedDict},
             {"_codecs.encode", GlobalRole::CodecsEncode},
         };
@@ -164,6 +166,8 @@ const std::map<std::string, GlobalRole, std::less<>>& allowedGlobals() {
                               "__builtin__.set",
                               "collections.defaultdict",
                               "torch.device",
+                              "torch.Tensor",
+                              "torch.nn.parameter.Parameter",
                               "torch.Size",
                               "torch.float32",
                               "torch.float16",
@@ -443,6 +447,18 @@ private:
                 fail("_rebuild_parameter needs a tensor");
             push(args[0]);
             return;
+        case GlobalRole::RebuildFromType: {
+            // (func, type, args, state): torch 2.x wraps tensors that carry Python state. Only
+            // the tensor rebuild functions may be the inner func, so this cannot recurse.
+            if (args.size() != 4 || val(args[0]).kind != K::Global)
+                fail("_rebuild_from_type_v2 needs (function, type, args, state)");
+            const GlobalRole inner = allowedGlobals().find(val(args[0]).text)->second;
+            if (inner != GlobalRole::RebuildTensor && inner != GlobalRole::RebuildTensorV1 &&
+                inner != GlobalRole::RebuildParameter)
+                fail("_rebuild_from_type_v2 of " + val(args[0]).text + " is not supported");
+            reduce(args[0], args[2]);
+            return;
+        }
         case GlobalRole::OrderedDict: {
             const PickleId d = makeKind(K::Dict);
             if (!args.empty()) { // OrderedDict([(k, v), ...])

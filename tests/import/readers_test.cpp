@@ -109,6 +109,18 @@ TEST(TorchArchive, HandBuiltViewsAndByteOrder) {
     EXPECT_EQ(values(h, "w"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
+TEST(TorchArchive, TorchTwoTensorWrapper) {
+    // torch 2.x: _rebuild_from_type_v2(_rebuild_tensor_v2, torch.Tensor, (args...), {}).
+    const std::string data = test::floatBytes({7, 8});
+    test::PickleWriter w;
+    w.op('}').str("w").global("torch._tensor", "_rebuild_from_type_v2").op('(');
+    w.global("torch._utils", "_rebuild_tensor_v2").global("torch", "Tensor").op('(');
+    w.storage("FloatStorage", "0", 2).integer(0).ints({2}).ints({1}).op('\x89');
+    w.global("collections", "OrderedDict").op(')').op('R').op('t').op('}').op('t').op('R').op('s');
+    const auto f = readTorchArchive(archive(w.done(), data));
+    EXPECT_EQ(values(f, "w"), (std::vector<float>{7, 8}));
+}
+
 TEST(TorchArchive, BadTensorsNameTheProblem) {
     const std::string data = test::floatBytes({1, 2, 3, 4});
     expectError<PickleError>(
