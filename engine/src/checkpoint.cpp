@@ -186,11 +186,13 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
     std::vector<size_t> order(ranges.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranges[a] < ranges[b]; });
+    // Overlaps first (they are the more specific fault), then gaps.
+    for (size_t k = 1; k < order.size(); ++k)
+        if (ranges[order[k]].first < ranges[order[k - 1]].second)
+            bad(what, "tensor '" + rangeNames[order[k]] + "' overlaps tensor '" + rangeNames[order[k - 1]] + "'");
     uint64_t pos = 0;
     for (size_t k = 0; k < order.size(); ++k) {
         const auto [b, e] = ranges[order[k]];
-        if (b < pos)
-            bad(what, "tensor '" + rangeNames[order[k]] + "' overlaps tensor '" + rangeNames[order[k - 1]] + "'");
         if (b > pos) bad(what, "data section has a gap of " + std::to_string(b - pos) + " bytes before tensor '" +
                                    rangeNames[order[k]] + "'");
         pos = e;

@@ -50,13 +50,18 @@ GrassmannBlockImpl::GrassmannBlockImpl(const ModelConfig& config, std::vector<in
             ii.push_back(i);
             jj.push_back(j);
         }
-    m_idxI = register_buffer("idx_i", torch::tensor(ii, torch::kLong));
-    m_idxJ = register_buffer("idx_j", torch::tensor(jj, torch::kLong));
+    // Plain members, not buffers: Module::to(dtype) would turn registered buffers into floats.
+    m_idxI = torch::tensor(ii, torch::kLong);
+    m_idxJ = torch::tensor(jj, torch::kLong);
 }
 
 std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch::Tensor& x, torch::Tensor* zOut) {
     const int64_t B = x.size(0), T = x.size(1);
     const torch::Tensor z = wRed(x); // B x T x r
+    if (m_idxI.device() != z.device()) {
+        m_idxI = m_idxI.to(z.device());
+        m_idxJ = m_idxJ.to(z.device());
+    }
     if (zOut) *zOut = z;
     // Coordinates z_i and z_j of every pair (i < j): B x T x C.
     const torch::Tensor zi = z.index_select(-1, m_idxI);

@@ -43,7 +43,7 @@ private:
     std::vector<int> m_offsets;
     FeedForward m_ffn;
     torch::nn::Dropout m_drop{nullptr};
-    torch::Tensor m_idxI, m_idxJ; ///< C(r,2) pair indices i < j in lexicographic order (buffers)
+    torch::Tensor m_idxI, m_idxJ; ///< C(r,2) pair indices i < j in lexicographic order (int64, model's device)
 };
 
 /// Causal multi-head self-attention block of the baseline.

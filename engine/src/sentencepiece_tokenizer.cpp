@@ -98,11 +98,15 @@ public:
                 bytes.push_back(static_cast<char>(v));
                 break;
             }
-            default: {
-                std::string s = p.piece;
-                for (size_t k = s.find(kSpace); k != std::string::npos; k = s.find(kSpace, k + 1)) s.replace(k, 3, " ");
-                bytes += s;
-            }
+            default: // U+2581 back to a space
+                for (size_t k = 0; k < p.piece.size();) {
+                    if (p.piece.compare(k, 3, kSpace) == 0) {
+                        bytes.push_back(' ');
+                        k += 3;
+                    } else {
+                        bytes.push_back(p.piece[k++]);
+                    }
+                }
             }
         }
         if (m_model.addDummyPrefix && !bytes.empty() && bytes[0] == ' ') bytes.erase(0, 1);

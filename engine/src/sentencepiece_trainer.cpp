@@ -46,7 +46,7 @@ int runProgram(const std::vector<std::string>& argv, const std::string& logPath)
 std::string trainSentencePiece(const SentencePieceTrainOptions& o) {
     namespace fs = std::filesystem;
     if (o.inputs.empty()) throw std::invalid_argument("tokenizer training needs at least one input file");
-    if (o.vocabSize < 300) throw std::invalid_argument("vocab size must be >= 300 (256 byte pieces + room)");
+    if (o.vocabSize < 262) throw std::invalid_argument("vocab size must be >= 262 (256 byte pieces, 3 specials, some text)");
     if (o.modelType != "unigram" && o.modelType != "bpe")
         throw std::invalid_argument("model type must be unigram or bpe (got '" + o.modelType + "')");
     std::string inputs;

@@ -2,6 +2,7 @@
 
 #include "gwb/engine/tokenizer.h"
 
+#include "bpe_tokenizer.h"
 #include "file_util.h"
 
 #include <filesystem>
@@ -17,6 +18,8 @@ std::vector<int32_t> Tokenizer::encodeIds(std::string_view text) const {
 
 TokenizerPtr makeTokenizer(const std::string& kind, const std::string& bytes) {
     if (kind == "sentencepiece") return makeSentencePieceTokenizer(bytes);
+    if (kind == "wordpiece") return makeWordPieceTokenizer(bytes);
+    if (kind == "bpe") return makeByteLevelBpeFromSerialized(bytes);
     throw std::invalid_argument("unknown tokenizer kind '" + kind + "'");
 }
 

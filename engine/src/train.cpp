@@ -65,7 +65,7 @@ struct LossSum {
     int64_t tokens = 0;
 };
 
-LossSum streamLoss(Model::Impl& m, const std::vector<int32_t>& ids, int64_t batch, int64_t maxBlocks,
+LossSum sumStreamLoss(Model::Impl& m, const std::vector<int32_t>& ids, int64_t batch, int64_t maxBlocks,
                    const std::function<bool(int64_t, int64_t)>& progress) {
     const int64_t L = m.config.maxLen;
     const int64_t n = static_cast<int64_t>(ids.size());
@@ -197,7 +197,7 @@ EvalResult evaluate(const Model& model, const std::vector<std::string>& files, i
     const TokenizedCorpus corpus = tokenizeFiles(*m.tokenizer, files, cacheDir);
     if (corpus.ids.size() < 2) throw std::invalid_argument("evaluation text has fewer than 2 tokens");
     std::lock_guard<std::mutex> lock(m.mutex);
-    const LossSum s = streamLoss(m, corpus.ids, std::max<int64_t>(1, batch), 0, progress);
+    const LossSum s = sumStreamLoss(m, corpus.ids, std::max<int64_t>(1, batch), 0, progress);
     EvalResult r;
     r.tokens = s.tokens;
     r.characters = corpus.characters;
@@ -207,36 +207,56 @@ EvalResult evaluate(const Model& model, const std::vector<std::string>& files, i
     return r;
 }
 
+double streamLoss(const Model& model, const std::vector<int32_t>& ids, int64_t batch) {
+    Model::Impl& m = model.impl();
+    for (int32_t id : ids)
+        if (id < 0 || id >= m.config.vocabSize)
+            throw std::invalid_argument("token id " + std::to_string(id) + " is outside the model's vocabulary");
+    std::lock_guard<std::mutex> lock(m.mutex);
+    const LossSum s = sumStreamLoss(m, ids, std::max<int64_t>(1, batch), 0, {});
+    return s.nll / static_cast<double>(std::max<int64_t>(1, s.tokens));
+}
+
 TrainResult train(Model& model, const TrainOptions& o, const std::atomic<bool>* stop, const TrainCallback& callback) {
     Model::Impl& m = model.impl();
     if (!m.tokenizer) throw std::invalid_argument("training needs a tokenizer");
-    if (o.outPath.empty()) throw std::invalid_argument("training needs an output path");
     if (o.trainFiles.empty()) throw std::invalid_argument("training needs at least one --train file");
     if (o.validFiles.empty()) throw std::invalid_argument("training needs at least one --valid file");
+    if (o.outPath.empty()) throw std::invalid_argument("training needs an output path");
+    const std::string cacheDir = o.cacheDir.empty() ? o.outPath + ".cache" : o.cacheDir;
+    const TokenizedCorpus trainC = tokenizeFiles(*m.tokenizer, o.trainFiles, cacheDir);
+    const TokenizedCorpus validC = tokenizeFiles(*m.tokenizer, o.validFiles, cacheDir);
+    return trainOnTokens(model, trainC.ids, validC.ids, o, stop, callback);
+}
+
+TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, const std::vector<int32_t>& validIds,
+                          const TrainOptions& o, const std::atomic<bool>* stop, const TrainCallback& callback) {
+    Model::Impl& m = model.impl();
+    if (o.outPath.empty()) throw std::invalid_argument("training needs an output path");
     if (o.batch < 1) throw std::invalid_argument("batch must be >= 1");
     if (o.steps <= 0 && o.epochs <= 0) throw std::invalid_argument("give a positive number of steps or epochs");
     if (o.lr <= 0) throw std::invalid_argument("learning rate must be > 0");
+    for (const auto* ids : {&trainIds, &validIds})
+        for (int32_t id : *ids)
+            if (id < 0 || id >= m.config.vocabSize)
+                throw std::invalid_argument("token id " + std::to_string(id) + " is outside the model's vocabulary");
     std::lock_guard<std::mutex> lock(m.mutex);
     const auto t0 = Clock::now();
     auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
     auto report = [&](TrainProgress p) { return callback ? callback(p) : true; };
-
-    const std::string cacheDir = o.cacheDir.empty() ? o.outPath + ".cache" : o.cacheDir;
-    const TokenizedCorpus trainC = tokenizeFiles(*m.tokenizer, o.trainFiles, cacheDir);
-    const TokenizedCorpus validC = tokenizeFiles(*m.tokenizer, o.validFiles, cacheDir);
     const int64_t L = m.config.maxLen, V = m.config.vocabSize;
-    const int64_t nBlocks = (static_cast<int64_t>(trainC.ids.size()) - 1) / L;
+    const int64_t nBlocks = (static_cast<int64_t>(trainIds.size()) - 1) / L;
     if (nBlocks < 1)
-        throw std::invalid_argument("training text has " + std::to_string(trainC.ids.size()) +
+        throw std::invalid_argument("training text has " + std::to_string(trainIds.size()) +
                                     " tokens, fewer than one block of max_len + 1 = " + std::to_string(L + 1));
-    if (validC.ids.size() < 2) throw std::invalid_argument("validation text has fewer than 2 tokens");
+    if (validIds.size() < 2) throw std::invalid_argument("validation text has fewer than 2 tokens");
     const int64_t totalSteps =
         o.steps > 0 ? o.steps : static_cast<int64_t>(std::ceil(o.epochs * static_cast<double>(nBlocks) / static_cast<double>(o.batch)));
     {
         TrainProgress p;
         p.totalSteps = totalSteps;
-        p.message = "corpus: " + std::to_string(trainC.ids.size()) + " training tokens (" + std::to_string(nBlocks) +
-                    " blocks of " + std::to_string(L + 1) + "), " + std::to_string(validC.ids.size()) +
+        p.message = "corpus: " + std::to_string(trainIds.size()) + " training tokens (" + std::to_string(nBlocks) +
+                    " blocks of " + std::to_string(L + 1) + "), " + std::to_string(validIds.size()) +
                     " validation tokens; " + std::to_string(totalSteps) + " steps of " + std::to_string(o.batch) +
                     " sequences on " + deviceSummary(m.device.str());
         report(p);
@@ -289,7 +309,7 @@ TrainResult train(Model& model, const TrainOptions& o, const std::atomic<bool>* 
 
     TrainResult result;
     auto validateAndSave = [&](TrainProgress& p) {
-        const LossSum s = streamLoss(m, validC.ids, o.batch, o.evalMaxBlocks, {});
+        const LossSum s = sumStreamLoss(m, validIds, o.batch, o.evalMaxBlocks, {});
         const double vloss = s.nll / static_cast<double>(std::max<int64_t>(1, s.tokens));
         p.validated = true;
         p.validLoss = vloss;
@@ -310,10 +330,11 @@ TrainResult train(Model& model, const TrainOptions& o, const std::atomic<bool>* 
                             {"valid_loss", vloss},
                             {"valid_perplexity", std::exp(vloss)},
                             {"valid_tokens", s.tokens},
-                            {"train_tokens", trainC.ids.size()},
+                            {"train_tokens", trainIds.size()},
                             {"seconds", priorSeconds + seconds()},
                             {"device", deviceSummary(m.device.str())},
-                            {"tokenizer", m.tokenizer->kind() + " " + std::to_string(m.tokenizer->vocabSize())}};
+                            {"tokenizer", m.tokenizer ? m.tokenizer->kind() + " " + std::to_string(m.tokenizer->vocabSize())
+                                                      : std::string("none (token ids)")}};
             json trainFiles = json::array(), validFiles = json::array();
             for (const auto& f : o.trainFiles) trainFiles.push_back(fs::path(f).filename().string());
             for (const auto& f : o.validFiles) validFiles.push_back(fs::path(f).filename().string());
@@ -358,7 +379,7 @@ TrainResult train(Model& model, const TrainOptions& o, const std::atomic<bool>* 
         auto acc = batch.accessor<int64_t, 2>();
         for (int64_t b = 0; b < o.batch; ++b) {
             const int64_t start = blockAt(step * o.batch + b) * L;
-            for (int64_t t = 0; t <= L; ++t) acc[b][t] = trainC.ids[static_cast<size_t>(start + t)];
+            for (int64_t t = 0; t <= L; ++t) acc[b][t] = trainIds[static_cast<size_t>(start + t)];
         }
         batch = batch.to(m.device);
         const torch::Tensor logits = m.net->forward(batch.narrow(1, 0, L));

@@ -27,7 +27,7 @@ class Tokenizer {
 public:
     virtual ~Tokenizer() = default;
 
-    /// "sentencepiece" or "wordpiece": the key makeTokenizer() dispatches on.
+    /// "sentencepiece", "wordpiece" or "bpe" (GPT-2 byte-level): the key makeTokenizer() dispatches on.
     virtual std::string kind() const = 0;
     /// Number of ids (rows of the embedding table the tokenizer expects).
     virtual int64_t vocabSize() const = 0;

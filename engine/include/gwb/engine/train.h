@@ -71,6 +71,14 @@ struct TrainResult {
 TrainResult train(Model& model, const TrainOptions& options, const std::atomic<bool>* stop = nullptr,
                   const TrainCallback& callback = {});
 
+/// The same on already tokenized streams (no tokenizer needed; files in `options` are ignored).
+TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, const std::vector<int32_t>& validIds,
+                          const TrainOptions& options, const std::atomic<bool>* stop = nullptr,
+                          const TrainCallback& callback = {});
+
+/// Mean next-token loss (nats/token) of a token stream, cut as evaluate() does.
+double streamLoss(const Model& model, const std::vector<int32_t>& ids, int64_t batch = 8);
+
 struct EvalResult {
     double loss = 0;             ///< mean next-token negative log-likelihood (nats/token)
     double perplexity = 0;       ///< exp(loss)

@@ -1,0 +1,234 @@
+// gwb trace: run a model on a prompt and write every recorded array (and optionally the
+// geometry analyses) to an NPZ file with a meta.json member.
+
+#include "cli/command_registry.h"
+
+#include "gwb/engine/analysis.h"
+#include "gwb/engine/config_io.h"
+#include "gwb/engine/device.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/npy.h"
+#include "gwb/engine/tracer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QCommandLineParser>
+#include <QFile>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+using namespace gwb::engine;
+using nlohmann::json;
+
+/// "l<index>_" (built with += : GCC 12 warns falsely on "l" + std::to_string(l)).
+std::string layerPrefix(size_t l) {
+    std::string p = "l";
+    p += std::to_string(l);
+    p += '_';
+    return p;
+}
+
+FloatArray vecArray(const std::vector<float>& v) { return FloatArray({static_cast<int64_t>(v.size())}, v); }
+
+/// For every byte offset 0..n of `text`: the index of the character (code point) containing it
+/// (n maps to the number of characters).
+std::vector<int64_t> charOffsets(const std::string& text) {
+    std::vector<int64_t> out(text.size() + 1, 0);
+    int64_t chars = -1;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) ++chars;
+        out[i] = std::max<int64_t>(chars, 0);
+    }
+    out[text.size()] = chars + 1;
+    return out;
+}
+
+std::string metaJson(const Trace& t, const TraceAnalysis* analysis) {
+    json meta;
+    meta["model_file"] = t.modelPath;
+    meta["model_name"] = t.modelName;
+    meta["model_config"] = json::parse(configToJson(t.config));
+    meta["device"] = t.device;
+    meta["prompt"] = t.prompt;
+    meta["dropped_tokens"] = t.droppedTokens;
+    const auto chars = charOffsets(t.prompt);
+    json tokens = json::array();
+    for (const TraceToken& tok : t.tokens) {
+        json j = {{"id", tok.id}, {"text", tok.text}, {"byte_begin", tok.begin}, {"byte_end", tok.end}};
+        const bool known = tok.begin >= 0 && tok.end >= tok.begin && tok.end <= static_cast<int64_t>(t.prompt.size());
+        j["char_begin"] = known ? chars[static_cast<size_t>(tok.begin)] : -1;
+        j["char_end"] = known ? (tok.end == tok.begin ? chars[static_cast<size_t>(tok.begin)]
+                                                      : chars[static_cast<size_t>(tok.end - 1)] + 1)
+                              : -1;
+        tokens.push_back(j);
+    }
+    meta["tokens"] = tokens;
+    json defs = {{"token_ids", "T  vocabulary ids of the traced tokens"},
+                 {"surprisal", "T  -log p(x_t | x_<t) in nats; NaN at t = 0"},
+                 {"logits", "T x V  next-token logits at every position"},
+                 {"lL_h", "T x d  input state of block L (residual stream)"},
+                 {"lL_mixer_input", "T x d  what block L's mixer saw (LN1(h) for pre-norm; only written for pre-norm)"},
+                 {"lL_z", "T x r  reduced vectors z_t = W_red h_t + b_red"},
+                 {"lL_g", "T x d  geometric feature g_t = W_plu B_t + b_plu"},
+                 {"lL_gate", "T x d  gate a_t = sigmoid(W_gate [h_t; g_t] + b_gate)"},
+                 {"lL_q", "H x T x d_head  attention queries (before scaling)"},
+                 {"lL_k", "H x T x d_head  attention keys"},
+                 {"lL_attn", "H x T x T  attention probabilities (omitted above the dense limit)"},
+                 {"final_h", "T x d  output of the last block before the final LayerNorm"},
+                 {"lens_top_ids", "(N+1) x T x K  logit-lens top-K next-token ids per block input and the final state"},
+                 {"lens_top_logprobs", "(N+1) x T x K  their log-probabilities (nats)"}};
+    for (const auto& [k, v] : definitions()) defs[k] = v;
+    meta["definitions"] = defs;
+    if (analysis) meta["warnings"] = analysis->warnings;
+    return meta.dump(2);
+}
+
+void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
+    NpzWriter npz;
+    std::vector<int32_t> ids;
+    for (const auto& tok : t.tokens) ids.push_back(tok.id);
+    npz.add("token_ids", IntArray({static_cast<int64_t>(ids.size())}, ids));
+    npz.add("surprisal", vecArray(t.surprisal));
+    if (!t.logits.empty()) npz.add("logits", t.logits);
+    for (size_t l = 0; l < t.layers.size(); ++l) {
+        const LayerTrace& lt = t.layers[l];
+        const std::string p = layerPrefix(l);
+        npz.add(p + "h", lt.h);
+        if (t.config.norm == NormPlacement::Pre) npz.add(p + "mixer_input", lt.mixerInput);
+        if (lt.grassmann) {
+            npz.add(p + "z", lt.grassmann->z);
+            npz.add(p + "g", lt.grassmann->g);
+            npz.add(p + "gate", lt.grassmann->gate);
+        }
+        if (lt.attention) {
+            npz.add(p + "q", lt.attention->q);
+            npz.add(p + "k", lt.attention->k);
+            if (!lt.attention->attn.empty()) npz.add(p + "attn", lt.attention->attn);
+        }
+    }
+    npz.add("final_h", t.finalH);
+    if (!t.lensTopIds.empty()) {
+        npz.add("lens_top_ids", t.lensTopIds);
+        npz.add("lens_top_logprobs", t.lensTopLogProbs);
+    }
+    TraceAnalysis analysis;
+    if (withAnalysis) {
+        analysis = analyzeTrace(t);
+        for (size_t l = 0; l < analysis.grassmann.size(); ++l) {
+            const auto& a = analysis.grassmann[l];
+            const std::string p = layerPrefix(l);
+            npz.add(p + "residual", vecArray(a.residual));
+            npz.add(p + "planarity", vecArray(a.planarity));
+            npz.add(p + "pair_norm", a.pairNorm);
+            npz.add(p + "angles_next", a.anglesNext);
+            npz.add(p + "influence", a.influence);
+            npz.add(p + "mean_gate", vecArray(a.meanGate));
+            npz.add(p + "gate_above_half", vecArray(a.gateAboveHalf));
+        }
+        for (size_t l = 0; l < analysis.attention.size(); ++l) {
+            const auto& a = analysis.attention[l];
+            const std::string p = layerPrefix(l);
+            npz.add(p + "entropy", a.entropy);
+            npz.add(p + "norm_entropy", a.normEntropy);
+            npz.add(p + "sparsity", a.sparsity);
+            npz.add(p + "top1", a.top1);
+            npz.add(p + "eff_support", a.effSupport);
+            npz.add(p + "transport_cost", a.transportCost);
+        }
+        if (!analysis.promptSubspaceDistance.empty())
+            npz.add("prompt_subspace_distance", analysis.promptSubspaceDistance);
+        if (!analysis.readingSubspaceDistance.empty())
+            npz.add("reading_subspace_distance", analysis.readingSubspaceDistance);
+        for (const auto& w : analysis.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    }
+    npz.addFile("meta.json", metaJson(t, withAnalysis ? &analysis : nullptr));
+    npz.write(out);
+}
+
+std::string indexedName(const std::string& out, size_t i) {
+    const QFileInfo fi(QString::fromStdString(out));
+    const QString base = fi.path() + QLatin1Char('/') + fi.completeBaseName();
+    return (base + QStringLiteral("-%1.").arg(i) + (fi.suffix().isEmpty() ? QStringLiteral("npz") : fi.suffix())).toStdString();
+}
+
+int runTrace(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Trace a model on a prompt and write an NPZ of its states (token_ids, surprisal, lL_h, lL_z, lL_g,\n"
+        "lL_gate or lL_q, lL_k, lL_attn, final_h, lens_top_*; logits with --logits; analyses with\n"
+        "--analysis) plus meta.json (model, config, tokens with byte and character spans, definitions).\n"
+        "A prompt file holds one prompt per line; several prompts write OUT-0.npz, OUT-1.npz, ..."));
+    p.addHelpOption();
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Checkpoint (.gwb)."), QStringLiteral("FILE"));
+    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
+    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("File with one prompt per line."), QStringLiteral("FILE"));
+    const QCommandLineOption tokenIds(QStringLiteral("token-ids"), QStringLiteral("Comma-separated token ids."), QStringLiteral("IDS"));
+    const QCommandLineOption logits(QStringLiteral("logits"), QStringLiteral("Also write the T x V logits."));
+    const QCommandLineOption analysis(QStringLiteral("analysis"), QStringLiteral("Also compute and write the geometry analyses."));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
+    const QCommandLineOption dense(QStringLiteral("dense-limit"), QStringLiteral("Keep T x T attention up to this T (default 2048)."), QStringLiteral("N"), QStringLiteral("2048"));
+    const QCommandLineOption maxTokens(QStringLiteral("max-tokens"), QStringLiteral("Trace at most N tokens (default max_len)."), QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption lensK(QStringLiteral("lens-k"), QStringLiteral("Logit-lens top K (default 5)."), QStringLiteral("K"), QStringLiteral("5"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
+    p.addOptions({model, prompt, promptFile, tokenIds, logits, analysis, out, dense, maxTokens, lensK, device, threads});
+    p.process(args);
+    try {
+        if (!p.isSet(model) || !p.isSet(out)) throw std::invalid_argument("--model and --out are required");
+        if (int(p.isSet(prompt)) + int(p.isSet(promptFile)) + int(p.isSet(tokenIds)) != 1)
+            throw std::invalid_argument("give exactly one of --prompt, --prompt-file, --token-ids");
+        setThreads(p.value(threads).toInt());
+        const Model m = Model::load(p.value(model).toStdString(), p.value(device).toStdString());
+        TraceOptions o;
+        o.denseAttentionLimit = p.value(dense).toLongLong();
+        o.maxTokens = p.value(maxTokens).toLongLong();
+        o.lensTopK = p.value(lensK).toInt();
+        o.keepLogits = p.isSet(logits);
+        const bool withAnalysis = p.isSet(analysis);
+        const std::string outPath = p.value(out).toStdString();
+        auto report = [&](const TracePtr& t, const std::string& path) {
+            if (t->droppedTokens > 0)
+                std::fprintf(stderr, "note: prompt truncated to its first %lld tokens (%lld dropped; max_len %lld)\n",
+                             static_cast<long long>(t->length()), static_cast<long long>(t->droppedTokens),
+                             static_cast<long long>(t->config.maxLen));
+            writeTrace(*t, withAnalysis, path);
+            std::printf("wrote %s (%lld tokens, %zu layers)\n", path.c_str(), static_cast<long long>(t->length()), t->layers.size());
+        };
+        if (p.isSet(tokenIds)) {
+            std::vector<int32_t> ids;
+            for (const QString& s : p.value(tokenIds).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+                bool ok = false;
+                ids.push_back(s.trimmed().toInt(&ok));
+                if (!ok) throw std::invalid_argument("'" + s.toStdString() + "' is not a token id");
+            }
+            report(traceIds(m, ids, o), outPath);
+        } else if (p.isSet(prompt)) {
+            report(trace(m, p.value(prompt).toStdString(), o), outPath);
+        } else {
+            QFile f(p.value(promptFile));
+            if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot open " + p.value(promptFile).toStdString());
+            std::vector<std::string> prompts;
+            for (const QByteArray& line : f.readAll().split('\n')) {
+                std::string s = line.toStdString();
+                if (!s.empty() && s.back() == '\r') s.pop_back();
+                if (!s.empty()) prompts.push_back(s);
+            }
+            if (prompts.empty()) throw std::invalid_argument("the prompt file has no non-empty line");
+            for (size_t i = 0; i < prompts.size(); ++i)
+                report(trace(m, prompts[i], o), prompts.size() == 1 ? outPath : indexedName(outPath, i));
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gwb trace: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace
+
+GWB_REGISTER_COMMAND("trace", "Trace a model on a prompt and write an NPZ", runTrace, false);

@@ -1,0 +1,43 @@
+#pragma once
+// Running a model on one prompt and recording everything trace.h describes; gradient x input
+// saliency. Std types only.
+
+#include "gwb/engine/analysis.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/trace.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gwb::engine {
+
+struct TraceOptions {
+    /// Keep H x T x T attention probabilities only up to this many tokens (above: use
+    /// attentionRow(), which recomputes rows from q and k).
+    int64_t denseAttentionLimit = 2048;
+    bool keepLogits = false;  ///< fill Trace::logits (T x V floats)
+    int lensTopK = 5;         ///< K of the logit lens (0 = no lens)
+    /// Longest prompt traced: 0 = the model's max_len (the position table's size; larger values
+    /// are clamped to it). Longer prompts keep their first maxTokens tokens and report the rest
+    /// in Trace::droppedTokens.
+    int64_t maxTokens = 0;
+    bool keepWeights = true;  ///< copy W_red, b_red, W_plu, b_plu into Grassmann layer traces
+};
+
+/// Traces a text prompt (needs the model's tokenizer). Throws std::invalid_argument for an empty
+/// prompt or invalid UTF-8, Cancelled when `cancel` becomes true or progress returns false.
+TracePtr trace(const Model& model, const std::string& prompt, const TraceOptions& options = {},
+               const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+
+/// Traces token ids directly (tokens get their piece text when the model has a tokenizer, spans -1).
+TracePtr traceIds(const Model& model, const std::vector<int32_t>& ids, const TraceOptions& options = {},
+                  const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+
+/// Gradient x input saliency of log p(targetId | x_0..x_position) with respect to the embedding
+/// output h0 = E[x] + P[t]: entry s = sum over d of (d log p / d h0[s][d]) * h0[s][d], for s in
+/// [0, T) (zero for s > position by causality). Length T = ids.size() (<= max_len).
+std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids, int64_t position, int32_t targetId);
+
+} // namespace gwb::engine

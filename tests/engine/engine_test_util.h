@@ -1,0 +1,80 @@
+#pragma once
+// Small configs and helpers shared by the engine tests.
+
+#include "gwb/engine/config.h"
+#include "gwb/engine/config_io.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gwb::engine::test {
+
+/// A tiny config of either kind (fast on CPU): V=37, d=16, r=6, 2 layers, d_ff=24, Lmax=24.
+inline ModelConfig tinyConfig(ModelKind kind) {
+    ModelConfig c;
+    c.kind = kind;
+    c.name = "tiny";
+    c.vocabSize = 37;
+    c.dModel = 16;
+    c.reduced = 6;
+    c.nLayers = 2;
+    c.dFF = 24;
+    c.maxLen = 24;
+    c.nHeads = 2;
+    c.dropout = 0.0;
+    if (kind == ModelKind::Grassmann) c.layerOffsets = {{1, 2, 4}, {1, 3, 8}};
+    return c;
+}
+
+/// Every variant worth testing: both kinds x post/pre (pre with and without mixer LayerNorm),
+/// plus Grassmann gate geometry_only and empty=bias.
+inline std::vector<ModelConfig> allVariants() {
+    std::vector<ModelConfig> out;
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        ModelConfig c = tinyConfig(kind);
+        out.push_back(c);
+        c.norm = NormPlacement::Pre;
+        out.push_back(c);
+        c.mixerLayerNorm = true;
+        out.push_back(c);
+    }
+    ModelConfig g = tinyConfig(ModelKind::Grassmann);
+    g.gate = GateVariant::GeometryOnly;
+    out.push_back(g);
+    g.norm = NormPlacement::Pre;
+    out.push_back(g);
+    g = tinyConfig(ModelKind::Grassmann);
+    g.empty = EmptyRule::Bias;
+    g.pluckerEps = 1e-6;
+    out.push_back(g);
+    return out;
+}
+
+inline std::string variantName(const ModelConfig& c) {
+    return std::string(kindName(c.kind)) + "/" + normName(c.norm) + (c.mixerLayerNorm ? "+mixLN" : "") + "/" +
+           gateName(c.gate) + "/" + emptyName(c.empty);
+}
+
+/// A fresh temporary folder removed when the object goes out of scope.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        path = std::filesystem::temp_directory_path() /
+               ("gwb-engine-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+        std::filesystem::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    std::string file(const std::string& name) const { return (path / name).string(); }
+    static int& counter() {
+        static int n = 0;
+        return n;
+    }
+};
+
+} // namespace gwb::engine::test

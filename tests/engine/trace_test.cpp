@@ -1,0 +1,206 @@
+// Tracing: documented shapes, recorded z/g/gate equal to values recomputed from the recorded
+// weights, surprisal, the dense-attention limit, truncation, errors, and saliency.
+
+#include "engine_test_util.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/tracer.h"
+#include "model_impl.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <fstream>
+
+using namespace gwb::engine;
+
+namespace {
+
+std::vector<int32_t> someIds(int64_t n, int64_t V) {
+    std::vector<int32_t> ids;
+    for (int64_t i = 0; i < n; ++i) ids.push_back(int32_t((i * 7 + 3) % V));
+    return ids;
+}
+
+using Shape = std::vector<int64_t>;
+
+} // namespace
+
+TEST(Trace, GrassmannShapesAndRecomputedValues) {
+    ModelConfig c = test::tinyConfig(ModelKind::Grassmann);
+    c.norm = NormPlacement::Pre; // mixer input differs from h: checks the right input is used
+    const Model m = Model::init(c, 4, nullptr, "cpu");
+    const int64_t T = 13, d = c.dModel, r = c.reduced, C = r * (r - 1) / 2;
+    TraceOptions o;
+    o.keepLogits = true;
+    o.lensTopK = 3;
+    const TracePtr t = traceIds(m, someIds(T, c.vocabSize), o);
+    ASSERT_EQ(t->length(), T);
+    EXPECT_EQ(t->droppedTokens, 0);
+    EXPECT_TRUE(std::isnan(t->surprisal[0]));
+    EXPECT_EQ(t->logits.shape, (Shape{T, c.vocabSize}));
+    EXPECT_EQ(t->finalH.shape, (Shape{T, d}));
+    EXPECT_EQ(t->lensTopIds.shape, (Shape{c.nLayers + 1, T, 3}));
+    EXPECT_EQ(t->lensTopLogProbs.shape, (Shape{c.nLayers + 1, T, 3}));
+    // Surprisal from the kept logits.
+    for (int64_t s = 1; s < T; ++s) {
+        const float* row = t->logits.row(s - 1);
+        double mx = row[0], sum = 0;
+        for (int64_t v = 0; v < c.vocabSize; ++v) mx = std::max<double>(mx, row[v]);
+        for (int64_t v = 0; v < c.vocabSize; ++v) sum += std::exp(row[v] - mx);
+        EXPECT_NEAR(t->surprisal[s], -(row[t->tokens[s].id] - mx - std::log(sum)), 1e-4);
+    }
+    // Logit lens at the final state = the model's own prediction.
+    for (int64_t s = 0; s < T; ++s) {
+        const float* row = t->logits.row(s);
+        EXPECT_EQ(t->lensTopIds.at3(c.nLayers, s, 0), int32_t(std::max_element(row, row + c.vocabSize) - row));
+    }
+    ASSERT_EQ(int64_t(t->layers.size()), c.nLayers);
+    for (int64_t l = 0; l < c.nLayers; ++l) {
+        const LayerTrace& lt = t->layers[l];
+        ASSERT_TRUE(lt.grassmann.has_value());
+        ASSERT_FALSE(lt.attention.has_value());
+        const GrassmannLayerTrace& g = *lt.grassmann;
+        EXPECT_EQ(lt.h.shape, (Shape{T, d}));
+        EXPECT_EQ(lt.mixerInput.shape, (Shape{T, d}));
+        EXPECT_EQ(g.z.shape, (Shape{T, r}));
+        EXPECT_EQ(g.g.shape, (Shape{T, d}));
+        EXPECT_EQ(g.gate.shape, (Shape{T, d}));
+        EXPECT_EQ(g.wRed.shape, (Shape{r, d}));
+        EXPECT_EQ(g.bRed.shape, (Shape{r}));
+        EXPECT_EQ(g.wPlu.shape, (Shape{d, C}));
+        EXPECT_EQ(g.bPlu.shape, (Shape{d}));
+        EXPECT_EQ(g.offsets, c.layerOffsets[l]);
+        // z = W_red x + b_red on the mixer input; g = W_plu mean(p^) (zero at t = 0).
+        for (int64_t s = 0; s < T; ++s) {
+            std::vector<double> z(r);
+            for (int64_t i = 0; i < r; ++i) {
+                double v = g.bRed.data[i];
+                for (int64_t k = 0; k < d; ++k) v += double(g.wRed.at2(i, k)) * lt.mixerInput.at2(s, k);
+                z[i] = v;
+                EXPECT_NEAR(g.z.at2(s, i), v, 1e-4);
+            }
+            std::vector<double> B(C, 0.0);
+            int valid = 0;
+            for (int D : g.offsets) {
+                if (s - D < 0) continue;
+                ++valid;
+                std::vector<double> p;
+                double nrm = 0;
+                for (int64_t i = 0; i < r; ++i)
+                    for (int64_t j = i + 1; j < r; ++j) {
+                        p.push_back(g.z.at2(s, i) * double(g.z.at2(s - D, j)) - g.z.at2(s, j) * double(g.z.at2(s - D, i)));
+                        nrm += p.back() * p.back();
+                    }
+                for (int64_t k = 0; k < C; ++k) B[k] += p[k] / std::max(std::sqrt(nrm), c.pluckerEps);
+            }
+            for (int64_t o2 = 0; o2 < d; ++o2) {
+                double v = 0;
+                if (valid) {
+                    v = g.bPlu.data[o2];
+                    for (int64_t k = 0; k < C; ++k) v += double(g.wPlu.at2(o2, k)) * B[k] / valid;
+                }
+                EXPECT_NEAR(g.g.at2(s, o2), v, 1e-4) << "layer " << l << " t " << s;
+                EXPECT_GT(g.gate.at2(s, o2), 0.0f);
+                EXPECT_LT(g.gate.at2(s, o2), 1.0f);
+            }
+        }
+    }
+}
+
+TEST(Trace, TransformerShapesAndDenseLimit) {
+    const ModelConfig c = test::tinyConfig(ModelKind::Transformer);
+    const Model m = Model::init(c, 4, nullptr, "cpu");
+    const int64_t T = 10, H = c.nHeads, dh = c.dModel / c.nHeads;
+    const TracePtr t = traceIds(m, someIds(T, c.vocabSize));
+    for (const LayerTrace& lt : t->layers) {
+        ASSERT_TRUE(lt.attention.has_value());
+        EXPECT_EQ(lt.attention->nHeads, H);
+        EXPECT_EQ(lt.attention->q.shape, (Shape{H, T, dh}));
+        EXPECT_EQ(lt.attention->k.shape, (Shape{H, T, dh}));
+        EXPECT_EQ(lt.attention->attn.shape, (Shape{H, T, T}));
+        // Rows recomputed from q and k equal the kept probabilities.
+        AttentionLayerTrace sparse = *lt.attention;
+        sparse.attn = {};
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t s = 0; s < T; ++s) {
+                const auto row = attentionRow(sparse, h, s);
+                ASSERT_EQ(int64_t(row.size()), s + 1);
+                for (int64_t j = 0; j <= s; ++j) EXPECT_NEAR(row[j], lt.attention->attn.at3(h, s, j), 1e-5);
+            }
+    }
+    TraceOptions o;
+    o.denseAttentionLimit = T - 1;
+    const TracePtr noDense = traceIds(m, someIds(T, c.vocabSize), o);
+    for (const LayerTrace& lt : noDense->layers) EXPECT_TRUE(lt.attention->attn.empty());
+}
+
+TEST(Trace, TruncatesVisiblyAndRejectsBadInput) {
+    const ModelConfig c = test::tinyConfig(ModelKind::Grassmann);
+    const Model m = Model::init(c, 4, nullptr, "cpu");
+    const TracePtr t = traceIds(m, someIds(c.maxLen + 5, c.vocabSize));
+    EXPECT_EQ(t->length(), c.maxLen);
+    EXPECT_EQ(t->droppedTokens, 5);
+    TraceOptions o;
+    o.maxTokens = 7;
+    EXPECT_EQ(traceIds(m, someIds(12, c.vocabSize), o)->droppedTokens, 5);
+    EXPECT_THROW(traceIds(m, {}), std::invalid_argument);
+    EXPECT_THROW(traceIds(m, {1, 999}), std::invalid_argument);
+    EXPECT_THROW(trace(m, "text needs a tokenizer"), std::invalid_argument);
+    std::atomic<bool> cancel{true};
+    EXPECT_THROW(traceIds(m, someIds(5, c.vocabSize), {}, {}, &cancel), Cancelled);
+    EXPECT_THROW(traceIds(m, someIds(5, c.vocabSize), {}, [](int64_t, int64_t) { return false; }), Cancelled);
+}
+
+TEST(Trace, SaliencyIsCausalAndMatchesFiniteDifference) {
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const ModelConfig c = test::tinyConfig(kind);
+        const Model m = Model::init(c, 6, nullptr, "cpu");
+        const auto ids = someIds(9, c.vocabSize);
+        const int64_t pos = 5;
+        const int32_t target = 11;
+        const std::vector<float> s = saliency(m, ids, pos, target);
+        ASSERT_EQ(s.size(), ids.size());
+        for (size_t i = pos + 1; i < s.size(); ++i) EXPECT_EQ(s[i], 0.0f);
+        // sum_s saliency = d/de log p(target) when h0 is scaled by (1 + e).
+        auto& net = *m.impl().net;
+        torch::NoGradGuard noGrad;
+        const torch::Tensor x = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end())).view({1, -1});
+        const torch::Tensor h0 = net.embed(x).to(torch::kDouble);
+        net.to(torch::kDouble);
+        auto logp = [&](double e) {
+            return torch::log_softmax(net.forwardFromEmbedding(h0 * (1 + e))[0][pos], -1)[target].item<double>();
+        };
+        const double fd = (logp(1e-5) - logp(-1e-5)) / 2e-5;
+        net.to(torch::kFloat);
+        double sum = 0;
+        for (float v : s) sum += v;
+        EXPECT_NEAR(sum, fd, 1e-3 * std::max(1.0, std::abs(fd)));
+    }
+}
+
+TEST(Trace, TextPromptHasSpans) {
+    if (std::system("command -v spm_train > /dev/null 2>&1") != 0) GTEST_SKIP() << "spm_train not installed";
+    test::TempDir dir;
+    {
+        std::ofstream f(dir.file("c.txt"));
+        for (int i = 0; i < 400; ++i) f << "the cat sat on the mat and the dog ran " << i % 17 << " times\n";
+    }
+    SentencePieceTrainOptions so;
+    so.inputs = {dir.file("c.txt")};
+    so.vocabSize = 284; // this corpus allows 283..285 pieces
+    const TokenizerPtr tok = makeSentencePieceTokenizer(trainSentencePiece(so));
+    ModelConfig c = test::tinyConfig(ModelKind::Grassmann);
+    c.vocabSize = tok->vocabSize();
+    const Model m = Model::init(c, 1, tok, "cpu");
+    const std::string prompt = "the cat 🙂 sat";
+    const TracePtr t = trace(m, prompt);
+    EXPECT_EQ(t->prompt, prompt);
+    int64_t covered = 0;
+    for (const TraceToken& tk : t->tokens) {
+        EXPECT_GE(tk.begin, 0);
+        covered += tk.end - tk.begin;
+    }
+    EXPECT_EQ(covered, int64_t(prompt.size()));
+    EXPECT_THROW(trace(m, ""), std::invalid_argument);
+}
