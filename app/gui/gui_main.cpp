@@ -1,14 +1,47 @@
 #include "gui/gui_main.h"
 
 #include "gui/main_window.h"
+#include "gui/tour.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QScreen>
+#include <QTimer>
 
 namespace gwb::app {
 
 int runGui(QApplication& app) {
-    MainWindow window;
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Grassmann Workbench window."));
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Grassmann model to open."), QStringLiteral("FILE"));
+    const QCommandLineOption baseline(QStringLiteral("baseline"), QStringLiteral("Transformer baseline to open."), QStringLiteral("FILE"));
+    const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Session file to open."), QStringLiteral("FILE"));
+    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
+    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("Prompt file."), QStringLiteral("FILE"));
+    const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Run the prompt at start."));
+    const QCommandLineOption tour(QStringLiteral("tour"), QStringLiteral("After the run, screenshot every view into DIR and quit."), QStringLiteral("DIR"));
+    const QCommandLineOption fresh(QStringLiteral("fresh"), QStringLiteral("Ignore and keep the saved layout and settings."));
+    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, fresh});
+    p.addHelpOption();
+    p.process(app);
+
+    MainWindowOptions options;
+    // A tour must show the default layout, and must not change the user's saved one.
+    options.restoreSettings = !p.isSet(fresh) && !p.isSet(tour);
+    MainWindow window(options);
+    if (p.isSet(model) || p.isSet(baseline)) window.setModelPaths(p.value(model), p.value(baseline));
+    if (p.isSet(prompt)) window.setPrompt(p.value(prompt));
+    if (p.isSet(promptFile)) window.openPromptFile(p.value(promptFile));
+    if (p.isSet(tour)) new Tour(&window, p.value(tour));
+    if (p.isSet(tour) && window.screen()) {
+        // Screenshots use the whole screen (Xvfb has no window manager to maximize windows).
+        window.setGeometry(window.screen()->availableGeometry());
+    }
     window.show();
+    if (p.isSet(session))
+        QTimer::singleShot(0, &window, [&window, path = p.value(session)] { window.openSession(path); });
+    else if (p.isSet(run) || p.isSet(tour))
+        QTimer::singleShot(0, &window, [&window] { window.run(); });
     return app.exec();
 }
 

@@ -1,10 +1,487 @@
 #include "gui/main_window.h"
 
+#include "cli/bundled_models.h"
+#include "gui/prompt_panel.h"
+#include "gui/recent_files.h"
+#include "gui/selection_bar.h"
+#include "gui/token_scalars.h"
+
+#include "gwb/engine/device.h"
+#include "gwb/views/token_strip.h"
+
+#include <QAbstractSpinBox>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTextEdit>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+// Q_INIT_RESOURCE must be used outside a namespace. gwb_gui is a static library: without this
+// call a program that links it normally (the tests) would drop the icons and sample prompts.
+static void initGwbResources() { Q_INIT_RESOURCE(resources); }
+
 namespace gwb::app {
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+using gwb::views::Selection;
+using gwb::views::View;
+
+MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
+    : QMainWindow(parent), m_options(options), m_selection(new Selection(this)),
+      m_controller(new TraceController(this)) {
+    initGwbResources();
+    setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(QStringLiteral("Grassmann Workbench"));
+    setWindowIcon(QIcon(QStringLiteral(":/gwb/icons/gwb.svg")));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
     resize(1400, 900);
+
+    m_recentModels = new RecentFiles(QStringLiteral("recent/models"), QStringLiteral("Open &Recent Model"), this);
+    m_recentSessions = new RecentFiles(QStringLiteral("recent/sessions"), QStringLiteral("Open Recent &Session"), this);
+    connect(m_recentModels, &RecentFiles::chosen, this, &MainWindow::openRecent);
+    connect(m_recentSessions, &RecentFiles::chosen, this, &MainWindow::openRecent);
+
+    buildModelBar();
+    m_selectionBar = new SelectionBar(m_selection, this);
+    addToolBarBreak();
+    addToolBar(Qt::TopToolBarArea, m_selectionBar);
+    connect(m_selectionBar, &SelectionBar::tokenScalarChanged, this, [this](const QString& id) {
+        m_tokenScalar = id;
+        updateTokenStrip();
+    });
+
+    buildDocks();
+    buildActions();
+    buildStatusBar();
+
+    connect(m_controller, &TraceController::started, this, &MainWindow::onRunStarted);
+    connect(m_controller, &TraceController::progress, this, &MainWindow::onProgress);
+    connect(m_controller, &TraceController::finished, this, &MainWindow::onFinished);
+    connect(m_controller, &TraceController::failed, this, &MainWindow::onFailed);
+    connect(m_controller, &TraceController::cancelled, this, &MainWindow::onCancelled);
+    connect(m_controller, &TraceController::modelProbed, this, &MainWindow::onModelProbed);
+    connect(m_controller, &TraceController::modelFailed, this, &MainWindow::onModelFailed);
+
+    // Arrow keys move the selected token wherever the focus is not in a text or number field.
+    qApp->installEventFilter(this);
+
+    m_defaultState = saveState();
+    if (m_options.useBundledModels) useBundledModels();
+    if (m_options.restoreSettings) restoreWindowSettings();
+    updateModelLabels();
+    updateDeviceLabel();
+    setData({});
+}
+
+MainWindow::~MainWindow() {
+    qApp->removeEventFilter(this);
+    m_controller->cancel();
+}
+
+void MainWindow::buildModelBar() {
+    auto* bar = new QToolBar(QStringLiteral("Models"), this);
+    bar->setObjectName(QStringLiteral("modelBar"));
+    auto* gTitle = new QLabel(QStringLiteral(" Grassmann: "), bar);
+    m_grassmannLabel = new QLabel(bar);
+    m_grassmannLabel->setObjectName(QStringLiteral("grassmannLabel"));
+    auto* bTitle = new QLabel(QStringLiteral("   Baseline: "), bar);
+    m_baselineLabel = new QLabel(bar);
+    m_baselineLabel->setObjectName(QStringLiteral("baselineLabel"));
+    auto* open = new QPushButton(QStringLiteral("Open Model…"), bar);
+    connect(open, &QPushButton::clicked, this, &MainWindow::chooseModel);
+
+    m_device = new QComboBox(bar);
+    m_device->setObjectName(QStringLiteral("deviceCombo"));
+    m_device->addItem(QStringLiteral("auto"));
+    m_device->addItem(QStringLiteral("cpu"));
+    if (gwb::engine::cudaAvailable()) m_device->addItem(QStringLiteral("cuda"));
+    m_device->setToolTip(QStringLiteral("Compute device for tracing"));
+    m_threads = new QSpinBox(bar);
+    m_threads->setObjectName(QStringLiteral("threadsSpin"));
+    m_threads->setRange(0, 256);
+    m_threads->setSpecialValueText(QStringLiteral("all cores"));
+    m_threads->setToolTip(QStringLiteral("CPU threads used by the engine"));
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this] { updateDeviceLabel(); });
+    connect(m_threads, &QSpinBox::valueChanged, this, [this] { updateDeviceLabel(); });
+
+    bar->addWidget(gTitle);
+    bar->addWidget(m_grassmannLabel);
+    bar->addWidget(bTitle);
+    bar->addWidget(m_baselineLabel);
+    bar->addWidget(new QLabel(QStringLiteral("  "), bar));
+    bar->addWidget(open);
+    bar->addSeparator();
+    bar->addWidget(new QLabel(QStringLiteral(" Device "), bar));
+    bar->addWidget(m_device);
+    bar->addWidget(new QLabel(QStringLiteral("  Threads "), bar));
+    bar->addWidget(m_threads);
+    addToolBar(Qt::TopToolBarArea, bar);
+}
+
+void MainWindow::buildDocks() {
+    // QMainWindow needs a central widget; the views live in docks, so it stays empty and hidden.
+    auto* central = new QWidget(this);
+    central->hide();
+    setCentralWidget(central);
+
+    m_prompt = new PromptPanel(this);
+    connect(m_prompt, &PromptPanel::runRequested, this, &MainWindow::run);
+    connect(m_prompt, &PromptPanel::cancelRequested, this, &MainWindow::cancelRun);
+    m_promptDock = new QDockWidget(QStringLiteral("Prompt"), this);
+    m_promptDock->setObjectName(QStringLiteral("dock_prompt"));
+    m_promptDock->setWidget(m_prompt);
+    addDockWidget(Qt::TopDockWidgetArea, m_promptDock);
+
+    m_strip = new gwb::views::TokenStrip(this);
+    m_strip->setObjectName(QStringLiteral("tokenStrip"));
+    m_strip->setSelection(m_selection);
+    m_strip->setMinimumHeight(48); // keep the dock from collapsing before the first run
+    m_stripDock = new QDockWidget(QStringLiteral("Tokens"), this);
+    m_stripDock->setObjectName(QStringLiteral("dock_tokens"));
+    m_stripDock->setWidget(m_strip);
+    addDockWidget(Qt::TopDockWidgetArea, m_stripDock);
+    splitDockWidget(m_promptDock, m_stripDock, Qt::Vertical);
+
+    QDockWidget* first = nullptr;
+    for (const QString& id : gwb::views::viewIds()) {
+        std::unique_ptr<View> owned = gwb::views::createView(id);
+        if (!owned) continue;
+        View* v = owned.release();
+        v->setObjectName(QStringLiteral("view_") + id);
+        v->setSelection(m_selection);
+        auto* dock = new QDockWidget(v->title(), this);
+        dock->setObjectName(QStringLiteral("dock_") + id);
+        dock->setWidget(v);
+        v->setParent(dock);
+        addDockWidget(Qt::BottomDockWidgetArea, dock);
+        if (first)
+            tabifyDockWidget(first, dock);
+        else
+            first = dock;
+        m_views.push_back(v);
+        m_viewDocks.push_back(dock);
+        connect(dock, &QDockWidget::visibilityChanged, this, [this, id](bool visible) {
+            if (visible) m_currentView = id;
+        });
+    }
+    if (first) first->raise();
+    // The views get the room; the prompt and the strip a few lines each.
+    if (first) resizeDocks({m_promptDock, m_stripDock, first}, {120, 90, 700}, Qt::Vertical);
+    if (!m_views.empty()) m_currentView = m_views.front()->viewId();
+    setTabPosition(Qt::BottomDockWidgetArea, QTabWidget::North);
+}
+
+void MainWindow::buildStatusBar() {
+    m_statusMessage = new QLabel(this);
+    m_statusMessage->setObjectName(QStringLiteral("statusMessage"));
+    m_statusMessage->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(220);
+    m_progress->setTextVisible(false);
+    m_progress->hide();
+    m_statusCancel = new QPushButton(QStringLiteral("Cancel"), this);
+    m_statusCancel->setObjectName(QStringLiteral("statusCancel"));
+    m_statusCancel->hide();
+    connect(m_statusCancel, &QPushButton::clicked, this, &MainWindow::cancelRun);
+    m_deviceLabel = new QLabel(this);
+    m_deviceLabel->setObjectName(QStringLiteral("deviceLabel"));
+    statusBar()->addWidget(m_statusMessage, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_statusCancel);
+    statusBar()->addPermanentWidget(m_deviceLabel);
+}
+
+void MainWindow::buildActions() {
+    QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+    QAction* openModel = file->addAction(QStringLiteral("Open &Model…"), this, &MainWindow::chooseModel);
+    openModel->setShortcut(QKeySequence::Open);
+    file->addMenu(m_recentModels->menu());
+    file->addAction(QStringLiteral("Use &Bundled Models"), this, &MainWindow::useBundledModels);
+    file->addSeparator();
+    file->addAction(QStringLiteral("Open &Prompt File…"), this, &MainWindow::choosePromptFile);
+    file->addSeparator();
+    file->addAction(QStringLiteral("Open S&ession…"), this, &MainWindow::chooseSession);
+    file->addMenu(m_recentSessions->menu());
+    QAction* save = file->addAction(QStringLiteral("&Save Session"), this, [this] {
+        if (m_sessionPath.isEmpty())
+            saveSessionAs();
+        else
+            saveSession(m_sessionPath);
+    });
+    save->setShortcut(QKeySequence::Save);
+    QAction* saveAs = file->addAction(QStringLiteral("Save Session &As…"), this, &MainWindow::saveSessionAs);
+    saveAs->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    QAction* exportFig = file->addAction(QStringLiteral("Export &Figure…"), this, &MainWindow::chooseExportFigure);
+    exportFig->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addAction(QStringLiteral("Export &Data…"), this, &MainWindow::chooseExportData);
+    file->addSeparator();
+    QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* runMenu = menuBar()->addMenu(QStringLiteral("&Run"));
+    QAction* runAct = runMenu->addAction(QStringLiteral("&Run Prompt"), this, &MainWindow::run);
+    runAct->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::Key_F5)});
+    QAction* cancelAct = runMenu->addAction(QStringLiteral("&Cancel"), this, &MainWindow::cancelRun);
+    cancelAct->setShortcut(QKeySequence(Qt::Key_Escape));
+
+    m_viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
+    for (QDockWidget* d : {m_promptDock, m_stripDock}) m_viewMenu->addAction(d->toggleViewAction());
+    m_viewMenu->addSeparator();
+    for (size_t i = 0; i < m_viewDocks.size(); ++i) {
+        const QString id = m_views[i]->viewId();
+        QAction* a = m_viewMenu->addAction(m_views[i]->title(), this, [this, id] { showView(id); });
+        a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + static_cast<int>(i))));
+    }
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(QStringLiteral("Reset &Layout"), this, &MainWindow::resetLayout);
+
+    QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    help->addAction(QStringLiteral("&About"), this, [this] {
+        QMessageBox::about(this, QStringLiteral("About Grassmann Workbench"),
+                           QStringLiteral("<b>Grassmann Workbench %1</b><p>Look inside attention-free Grassmann "
+                                          "mixing language models next to a Transformer baseline.</p>"
+                                          "<p>Click a token to select it everywhere; Left/Right move it, "
+                                          "Up/Down change the layer.</p>")
+                               .arg(QStringLiteral(GWB_VERSION)));
+    });
+}
+
+void MainWindow::restoreWindowSettings() {
+    QSettings s;
+    if (s.contains(QStringLiteral("window/geometry"))) restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    if (s.contains(QStringLiteral("window/state"))) restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    m_device->setCurrentText(s.value(QStringLiteral("engine/device"), QStringLiteral("auto")).toString());
+    m_threads->setValue(s.value(QStringLiteral("engine/threads"), 0).toInt());
+    m_selectionBar->setTokenScalar(s.value(QStringLiteral("view/tokenScalar"), QStringLiteral("surprisal")).toString());
+    for (View* v : m_views) {
+        const QJsonDocument doc = QJsonDocument::fromJson(s.value(QStringLiteral("views/") + v->viewId()).toByteArray());
+        if (doc.isObject()) v->setSettings(doc.object());
+    }
+    // The last session (models, prompt, selection) comes back as it was left; models that have
+    // gone missing since are replaced by the bundled ones.
+    const QJsonDocument last = QJsonDocument::fromJson(s.value(QStringLiteral("session/last")).toByteArray());
+    if (last.isObject()) {
+        try {
+            Session session = Session::fromJson(last.object());
+            if (!QFileInfo::exists(session.grassmannModel)) session.grassmannModel = m_grassmannPath;
+            if (!QFileInfo::exists(session.baselineModel)) session.baselineModel = m_baselinePath;
+            applySession(session, false);
+        } catch (const std::exception&) {
+            // A stale or damaged entry is simply not restored.
+        }
+    }
+}
+
+void MainWindow::saveWindowSettings() const {
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("engine/device"), m_device->currentText());
+    s.setValue(QStringLiteral("engine/threads"), m_threads->value());
+    s.setValue(QStringLiteral("view/tokenScalar"), m_tokenScalar);
+    for (const View* v : m_views)
+        s.setValue(QStringLiteral("views/") + v->viewId(), QJsonDocument(v->settings()).toJson(QJsonDocument::Compact));
+    s.setValue(QStringLiteral("session/last"), QJsonDocument(currentSession().toJson()).toJson(QJsonDocument::Compact));
+}
+
+void MainWindow::resetLayout() {
+    restoreState(m_defaultState);
+    for (QDockWidget* d : m_viewDocks) d->show();
+    m_promptDock->show();
+    m_stripDock->show();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    m_controller->cancel();
+    if (m_options.restoreSettings) saveWindowSettings();
+    event->accept();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() != QEvent::KeyPress) return QMainWindow::eventFilter(watched, event);
+    auto* w = qobject_cast<QWidget*>(watched);
+    if (!w || w->window() != this || QApplication::activeModalWidget())
+        return QMainWindow::eventFilter(watched, event);
+    const auto* key = static_cast<QKeyEvent*>(event);
+    if (key->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))
+        return QMainWindow::eventFilter(watched, event);
+    // Text and number fields keep their own arrow keys.
+    QWidget* focus = QApplication::focusWidget();
+    if (qobject_cast<QLineEdit*>(focus) || qobject_cast<QPlainTextEdit*>(focus) ||
+        qobject_cast<QTextEdit*>(focus) || qobject_cast<QAbstractSpinBox*>(focus) || qobject_cast<QComboBox*>(focus))
+        return QMainWindow::eventFilter(watched, event);
+    switch (key->key()) {
+    case Qt::Key_Left: m_selection->setToken(m_selection->token() - 1); return true;
+    case Qt::Key_Right: m_selection->setToken(m_selection->token() + 1); return true;
+    case Qt::Key_Up: m_selection->setLayer(m_selection->layer() - 1); return true;
+    case Qt::Key_Down: m_selection->setLayer(m_selection->layer() + 1); return true;
+    default: return QMainWindow::eventFilter(watched, event);
+    }
+}
+
+View* MainWindow::view(const QString& id) const {
+    for (View* v : m_views)
+        if (v->viewId() == id) return v;
+    return nullptr;
+}
+
+void MainWindow::showView(const QString& id) {
+    for (size_t i = 0; i < m_views.size(); ++i)
+        if (m_views[i]->viewId() == id) {
+            m_viewDocks[i]->show();
+            m_viewDocks[i]->raise();
+            m_currentView = id;
+        }
+}
+
+QString MainWindow::statusText() const { return m_statusMessage->text(); }
+QString MainWindow::noticeText() const { return m_prompt->notice(); }
+
+void MainWindow::setPrompt(const QString& text) { m_prompt->setPrompt(text); }
+QString MainWindow::prompt() const { return m_prompt->prompt(); }
+
+void MainWindow::showStatus(const QString& message) {
+    m_statusMessage->setText(message);
+    m_statusMessage->setToolTip(message);
+    m_statusMessage->setStyleSheet(QString());
+}
+
+void MainWindow::showError(const QString& message, bool dialog) {
+    m_statusMessage->setText(message);
+    m_statusMessage->setToolTip(message);
+    m_statusMessage->setStyleSheet(QStringLiteral("color: #a01010;"));
+    if (dialog && isVisible()) QMessageBox::warning(this, QStringLiteral("Grassmann Workbench"), message);
+}
+
+void MainWindow::updateDeviceLabel() {
+    QString text;
+    try {
+        const std::string device = gwb::engine::resolveDevice(m_device->currentText().toStdString());
+        const int threads = m_threads->value();
+        text = QStringLiteral("Device: %1 · threads: %2")
+                   .arg(QString::fromStdString(device),
+                        threads > 0 ? QString::number(threads) : QStringLiteral("all (%1)").arg(QThread::idealThreadCount()));
+        m_deviceLabel->setToolTip(QString::fromStdString(gwb::engine::deviceSummary(device)));
+    } catch (const std::exception& e) {
+        text = QStringLiteral("Device: %1").arg(QString::fromUtf8(e.what()));
+    }
+    m_deviceLabel->setText(text);
+}
+
+// ---- running --------------------------------------------------------------------------------
+
+void MainWindow::run() {
+    TraceRequest request;
+    request.grassmannPath = m_grassmannPath;
+    request.baselinePath = m_baselinePath;
+    request.prompt = m_prompt->prompt();
+    request.device = m_device->currentText();
+    request.threads = m_threads->value();
+    const QString problem = validateRequest(request);
+    if (!problem.isEmpty()) {
+        // Nothing starts; the last results stay on screen.
+        m_prompt->setNotice(problem, QStringLiteral("error"));
+        showError(problem, false);
+        Q_EMIT runFailed(problem);
+        return;
+    }
+    m_prompt->setNotice({});
+    m_runId = m_controller->run(request);
+}
+
+void MainWindow::cancelRun() {
+    if (!m_controller->isRunning()) return;
+    m_controller->cancel();
+    showStatus(QStringLiteral("Cancelling…"));
+}
+
+bool MainWindow::isRunning() const { return m_controller->isRunning(); }
+
+void MainWindow::setRunningUi(bool running) {
+    m_prompt->setRunning(running);
+    m_progress->setVisible(running);
+    m_statusCancel->setVisible(running);
+    if (running) m_progress->setValue(0);
+}
+
+void MainWindow::onRunStarted(quint64 id) {
+    if (id != m_controller->currentRunId()) return;
+    setRunningUi(true);
+    showStatus(QStringLiteral("Running…"));
+}
+
+void MainWindow::onProgress(quint64 id, const QString& stage, double fraction) {
+    if (id != m_controller->currentRunId()) return;
+    m_progress->setValue(static_cast<int>(fraction * 1000));
+    showStatus(stage + QStringLiteral("…"));
+}
+
+void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
+    if (id != m_controller->currentRunId()) return; // stale
+    setRunningUi(false);
+    setData(outcome.data);
+    if (m_pendingSelection) {
+        m_selection->setLayer(m_pendingSelection->layer);
+        m_selection->setToken(m_pendingSelection->token);
+        m_selection->setHead(m_pendingSelection->head);
+        m_selection->setOffsetIndex(m_pendingSelection->offsetIndex);
+        m_pendingSelection.reset();
+    }
+    if (!outcome.notices.isEmpty()) m_prompt->setNotice(outcome.notices.join(QLatin1Char('\n')));
+    const auto primary = m_data.primary();
+    showStatus(QStringLiteral("Traced %1 tokens%2")
+                   .arg(primary ? primary->length() : 0)
+                   .arg(outcome.notices.isEmpty() ? QString() : QStringLiteral(" (see the notice above the tokens)")));
+    updateDeviceLabel();
+    Q_EMIT runFinished();
+}
+
+void MainWindow::onFailed(quint64 id, const QString& message) {
+    if (id != m_controller->currentRunId()) return;
+    setRunningUi(false);
+    m_pendingSelection.reset();
+    m_prompt->setNotice(message, QStringLiteral("error"));
+    showError(QStringLiteral("Run failed: ") + message, false);
+    Q_EMIT runFailed(message);
+}
+
+void MainWindow::onCancelled(quint64 id) {
+    if (id != m_controller->currentRunId()) return;
+    setRunningUi(false);
+    m_pendingSelection.reset();
+    showStatus(QStringLiteral("Cancelled; the previous results are still shown"));
+    Q_EMIT runCancelled();
+}
+
+void MainWindow::setData(const gwb::views::WorkbenchData& data) {
+    m_data = data;
+    m_selection->setExtents(m_data);
+    for (View* v : m_views) v->setData(m_data);
+    m_selectionBar->setData(m_data);
+    m_strip->setData(m_data);
+    updateTokenStrip();
+}
+
+void MainWindow::updateTokenStrip() {
+    m_strip->setScalar(tokenScalarFromId(m_tokenScalar));
 }
 
 } // namespace gwb::app

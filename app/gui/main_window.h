@@ -1,13 +1,174 @@
 #pragma once
+// The workbench window: prompt editor with Run/Cancel, the two models, the token strip, the views
+// in docks, the shared selection, status bar with progress and Cancel. Long work goes through the
+// TraceController (worker thread); this class only reacts to its queued results.
+
+#include "gui/figure_request.h"
+#include "gui/session.h"
+#include "gui/trace_controller.h"
+
+#include "gwb/views/selection.h"
+#include "gwb/views/view.h"
+#include "gwb/views/workbench_data.h"
 
 #include <QMainWindow>
+#include <QPointer>
+
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QToolButton;
+
+namespace gwb::views {
+class TokenStrip;
+}
 
 namespace gwb::app {
+
+class PromptPanel;
+class RecentFiles;
+class SelectionBar;
+
+struct MainWindowOptions {
+    bool useBundledModels = true;  ///< start with the bundled models when they exist
+    bool restoreSettings = true;   ///< restore layout and settings from QSettings (tests: false)
+};
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    explicit MainWindow(QWidget* parent = nullptr);
+    explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Model files to run (""= leave that model out). Not loaded until Run (or probed for display).
+    void setModelPaths(const QString& grassmannPath, const QString& baselinePath);
+    QString grassmannPath() const { return m_grassmannPath; }
+    QString baselinePath() const { return m_baselinePath; }
+    /// Opens a model file of either kind (kind found by loading it on the worker).
+    void openModel(const QString& path);
+
+    void setPrompt(const QString& text);
+    QString prompt() const;
+    /// Reads a UTF-8 text file into the prompt editor; returns "" or the error shown to the user.
+    QString openPromptFile(const QString& path);
+
+    /// Starts a run of the current prompt (drops any older one's results).
+    void run();
+    void cancelRun();
+    bool isRunning() const;
+
+    Session currentSession() const;
+    /// Returns "" or the error (also shown in the window).
+    QString saveSession(const QString& path);
+    /// Applies a session file and runs it; on error the current state is kept.
+    QString openSession(const QString& path);
+    void applySession(const Session& session, bool runNow);
+
+    /// Exports the current (or given) view's figure (format from the suffix). On failure the
+    /// message is shown in the window and false returned.
+    bool exportFigureTo(const QString& path, const QString& viewId = {}, const FigureSettings& settings = {});
+    /// Exports the view's numbers as <basePath>_<table>.csv/.npy and <basePath>.json.
+    bool exportDataTo(const QString& basePath, const QString& viewId = {});
+
+    gwb::views::Selection* selection() const { return m_selection; }
+    const gwb::views::WorkbenchData& workbenchData() const { return m_data; }
+    TraceController* controller() const { return m_controller; }
+    const std::vector<gwb::views::View*>& views() const { return m_views; }
+    gwb::views::View* view(const QString& id) const;
+    QString currentViewId() const { return m_currentView; }
+    /// Brings a view's dock to the front.
+    void showView(const QString& id);
+    QString statusText() const;
+    QString noticeText() const;
+
+Q_SIGNALS:
+    void runFinished();
+    void runFailed(const QString& message);
+    void runCancelled();
+    void modelsChanged();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void buildActions();
+    void buildModelBar();
+    void buildDocks();
+    void buildStatusBar();
+    void restoreWindowSettings();
+    void saveWindowSettings() const;
+    void resetLayout();
+
+    void onRunStarted(quint64 id);
+    void onProgress(quint64 id, const QString& stage, double fraction);
+    void onFinished(quint64 id, const TraceOutcome& outcome);
+    void onFailed(quint64 id, const QString& message);
+    void onCancelled(quint64 id);
+    void onModelProbed(const ModelInfo& info);
+    void onModelFailed(const QString& path, const QString& message);
+    void setRunningUi(bool running);
+
+    void setData(const gwb::views::WorkbenchData& data);
+    void updateTokenStrip();
+    void updateModelLabels();
+    void updateDeviceLabel();
+    void showError(const QString& message, bool dialog);
+    void showStatus(const QString& message);
+
+    void chooseModel();
+    void chooseSession();
+    void saveSessionAs();
+    void chooseExportFigure();
+    void chooseExportData();
+    void choosePromptFile();
+    void useBundledModels();
+    void openRecent(const QString& path);
+    void openDroppedFile(const QString& path);
+
+    MainWindowOptions m_options;
+    gwb::views::Selection* m_selection;
+    TraceController* m_controller;
+    PromptPanel* m_prompt = nullptr;
+    SelectionBar* m_selectionBar = nullptr;
+    gwb::views::TokenStrip* m_strip = nullptr;
+    std::vector<gwb::views::View*> m_views;
+    std::vector<QDockWidget*> m_viewDocks;
+    QDockWidget* m_promptDock = nullptr;
+    QDockWidget* m_stripDock = nullptr;
+    QByteArray m_defaultState; ///< dock layout right after construction (View > Reset Layout)
+
+    QLabel* m_grassmannLabel = nullptr;
+    QLabel* m_baselineLabel = nullptr;
+    QComboBox* m_device = nullptr;
+    QSpinBox* m_threads = nullptr;
+    QLabel* m_statusMessage = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_statusCancel = nullptr;
+    QLabel* m_deviceLabel = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    RecentFiles* m_recentModels = nullptr;
+    RecentFiles* m_recentSessions = nullptr;
+
+    QString m_grassmannPath;
+    QString m_baselinePath;
+    QString m_grassmannName; ///< display name once probed
+    QString m_baselineName;
+    QString m_sessionPath;
+    QString m_currentView;
+    QString m_tokenScalar = QStringLiteral("surprisal");
+    gwb::views::WorkbenchData m_data;
+    std::optional<Session> m_pendingSelection; ///< applied when the session's run finishes
+    quint64 m_runId = 0;
 };
 
 } // namespace gwb::app

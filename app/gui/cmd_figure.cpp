@@ -1,0 +1,201 @@
+// gwb figure: the figure of one view for one prompt, without a window, exactly as the window's
+// File > Export Figure makes it with the same settings (same trace job, same view, same export).
+
+#include "cli/bundled_models.h"
+#include "cli/command_registry.h"
+#include "gui/figure_request.h"
+#include "gui/trace_job.h"
+
+#include "gwb/engine/tokenizer.h"
+#include "gwb/views/colormap.h"
+#include "gwb/views/figure_export.h"
+#include "gwb/views/selection.h"
+#include "gwb/views/view.h"
+
+#include <QCommandLineParser>
+#include <QFile>
+#include <QFileInfo>
+#include <QTextStream>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace {
+
+using gwb::engine::ModelKind;
+
+QString readPromptFile(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        throw std::runtime_error("cannot open prompt file '" + path.toStdString() + "': " + f.errorString().toStdString());
+    const QByteArray bytes = f.readAll();
+    try {
+        gwb::engine::checkUtf8(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+    } catch (const std::exception& e) {
+        throw std::runtime_error("prompt file '" + path.toStdString() + "' is not UTF-8 text: " + e.what());
+    }
+    return QString::fromUtf8(bytes);
+}
+
+int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int min) {
+    bool ok = false;
+    const int v = p.value(o).toInt(&ok);
+    if (!ok || v < min)
+        throw std::invalid_argument(std::string("--") + name + " must be an integer >= " + std::to_string(min) +
+                                    ", got '" + p.value(o).toStdString() + "'");
+    return v;
+}
+
+/// Which models a view needs: the Grassmann model, the baseline, or both.
+void modelsFor(const QString& view, bool& grassmann, bool& baseline) {
+    grassmann = view != QLatin1String("attention");
+    baseline = view == QLatin1String("attention") || view == QLatin1String("compare");
+}
+
+int runFigure(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Make one view's figure for a prompt without a window (same figure as the window's Export Figure).\n"
+        "Example: gwb figure --view gate --prompt \"It is a truth universally acknowledged\" --out gate.pdf"));
+    p.addHelpOption();
+    const QCommandLineOption view(QStringLiteral("view"), QStringLiteral("gate, plucker, angles, subspace, attention or compare."), QStringLiteral("ID"));
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Grassmann model (.gwb; default the bundled one)."), QStringLiteral("FILE"));
+    const QCommandLineOption baseline(QStringLiteral("baseline"), QStringLiteral("Transformer baseline (.gwb; default the bundled one)."), QStringLiteral("FILE"));
+    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Selected layer (default 0)."), QStringLiteral("L"), QStringLiteral("0"));
+    const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Selected attention head (default 0)."), QStringLiteral("H"), QStringLiteral("0"));
+    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("Selected token index (default 0)."), QStringLiteral("I"), QStringLiteral("0"));
+    const QCommandLineOption offset(QStringLiteral("offset"), QStringLiteral("Selected offset D of the layer (default its first offset)."), QStringLiteral("D"));
+    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
+    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("UTF-8 file with the prompt."), QStringLiteral("F"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output figure: .png, .svg or .pdf."), QStringLiteral("FILE"));
+    const QCommandLineOption width(QStringLiteral("width"), QStringLiteral("Figure width: 3.5in (one column, default), 7in (two), or mm/cm/pt."), QStringLiteral("LEN"), QStringLiteral("3.5in"));
+    const QCommandLineOption dpi(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 300)."), QStringLiteral("N"), QStringLiteral("300"));
+    const QCommandLineOption colormap(QStringLiteral("colormap"), QStringLiteral("viridis, cividis or magma (default: the view's)."), QStringLiteral("NAME"));
+    const QCommandLineOption font(QStringLiteral("font-size"), QStringLiteral("Body font size in points (default 8, or 9 at 6 in and wider)."), QStringLiteral("PT"));
+    const QCommandLineOption noCaption(QStringLiteral("no-caption"), QStringLiteral("Leave out the caption line."));
+    const QCommandLineOption noColorbar(QStringLiteral("no-colorbar"), QStringLiteral("Leave out the colour bar."));
+    const QCommandLineOption data(QStringLiteral("data"), QStringLiteral("Also write the numbers: FILE.csv names the base; writes FILE_<table>.csv/.npy and FILE.json."), QStringLiteral("FILE.csv"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
+    p.addOptions({view, model, baseline, layer, head, token, offset, prompt, promptFile, out, width, dpi, colormap, font,
+                  noCaption, noColorbar, data, device, threads});
+    p.process(args);
+    QTextStream err(stderr);
+    try {
+        if (!p.positionalArguments().isEmpty())
+            throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
+        const QString viewId = p.value(view);
+        if (!gwb::views::viewIds().contains(viewId))
+            throw std::invalid_argument("--view must be one of " + gwb::views::viewIds().join(QStringLiteral(", ")).toStdString() +
+                                        (viewId.isEmpty() ? std::string() : ", got '" + viewId.toStdString() + "'"));
+        if (p.isSet(prompt) == p.isSet(promptFile)) throw std::invalid_argument("give exactly one of --prompt and --prompt-file");
+        if (!p.isSet(out)) throw std::invalid_argument("--out FILE.(png|svg|pdf) is required");
+        const QString outPath = p.value(out);
+        if (gwb::app::figureFormat(outPath).isEmpty())
+            throw std::invalid_argument("--out '" + outPath.toStdString() + "' must end in .png, .svg or .pdf");
+        if (const QString e = gwb::app::checkWritableTarget(outPath); !e.isEmpty())
+            throw std::runtime_error("cannot write '" + outPath.toStdString() + "': " + e.toStdString());
+        QString dataBase;
+        if (p.isSet(data)) {
+            dataBase = p.value(data);
+            if (dataBase.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) dataBase.chop(4);
+            if (const QString e = gwb::app::checkWritableTarget(dataBase); !e.isEmpty())
+                throw std::runtime_error("cannot write data '" + p.value(data).toStdString() + "': " + e.toStdString());
+        }
+        if (p.isSet(colormap) && !gwb::views::colormapNames().contains(p.value(colormap), Qt::CaseInsensitive))
+            throw std::invalid_argument("--colormap must be one of " +
+                                        gwb::views::colormapNames().join(QStringLiteral(", ")).toStdString());
+
+        gwb::app::FigureSettings settings;
+        settings.widthInches = gwb::app::parseLengthInches(p.value(width));
+        settings.dpi = intOption(p, dpi, "dpi", 30);
+        settings.colormap = p.value(colormap);
+        if (p.isSet(font)) {
+            bool ok = false;
+            settings.fontPoints = p.value(font).toDouble(&ok);
+            if (!ok || settings.fontPoints < 4 || settings.fontPoints > 30)
+                throw std::invalid_argument("--font-size must be a number of points between 4 and 30");
+        }
+        settings.caption = !p.isSet(noCaption);
+        settings.colorbar = !p.isSet(noColorbar);
+
+        bool needG = false, needB = false;
+        modelsFor(viewId, needG, needB);
+        gwb::app::TraceRequest request;
+        // Like the window, trace both models when both exist (a view may show the other model too);
+        // a missing bundled model is an error only for a view that needs it.
+        request.grassmannPath = p.isSet(model) ? p.value(model) : gwb::app::findBundledModel(ModelKind::Grassmann);
+        request.baselinePath = p.isSet(baseline) ? p.value(baseline) : gwb::app::findBundledModel(ModelKind::Transformer);
+        if (needG && request.grassmannPath.isEmpty())
+            throw std::runtime_error(gwb::app::missingBundledModelMessage(ModelKind::Grassmann).toStdString() +
+                                     " (or give --model FILE)");
+        if (needB && request.baselinePath.isEmpty())
+            throw std::runtime_error(gwb::app::missingBundledModelMessage(ModelKind::Transformer).toStdString() +
+                                     " (or give --baseline FILE)");
+        request.prompt = p.isSet(prompt) ? p.value(prompt) : readPromptFile(p.value(promptFile));
+        request.device = p.value(device);
+        request.threads = intOption(p, threads, "threads", 0);
+
+        gwb::app::ModelCache cache;
+        gwb::app::TraceJobState state;
+        const gwb::app::TraceOutcome outcome = gwb::app::runTraceJob(request, cache, state);
+        if (outcome.status != gwb::app::TraceOutcome::Status::Ok) throw std::runtime_error(outcome.message.toStdString());
+        for (const QString& n : outcome.notices) err << "gwb figure: note: " << n << "\n";
+        err.flush();
+
+        std::unique_ptr<gwb::views::View> v = gwb::views::createView(viewId);
+        if (!v) throw std::runtime_error("view '" + viewId.toStdString() + "' is not available in this build");
+        gwb::views::Selection selection;
+        selection.setExtents(outcome.data);
+        v->setSelection(&selection);
+        v->setData(outcome.data);
+        const int layerValue = intOption(p, layer, "layer", 0);
+        if (layerValue >= selection.layerCount())
+            throw std::invalid_argument("--layer " + std::to_string(layerValue) + " is out of range (the models have " +
+                                        std::to_string(selection.layerCount()) + " layers)");
+        selection.setLayer(layerValue);
+        const int tokenValue = intOption(p, token, "token", 0);
+        if (tokenValue >= selection.tokenCount())
+            throw std::invalid_argument("--token " + std::to_string(tokenValue) + " is out of range (the prompt has " +
+                                        std::to_string(selection.tokenCount()) + " tokens)");
+        selection.setToken(tokenValue);
+        const int headValue = intOption(p, head, "head", 0);
+        if (headValue > 0 && headValue >= selection.headCount())
+            throw std::invalid_argument("--head " + std::to_string(headValue) + " is out of range (the baseline has " +
+                                        std::to_string(selection.headCount()) + " heads)");
+        selection.setHead(headValue);
+        if (p.isSet(offset)) {
+            const int d = intOption(p, offset, "offset", 1);
+            const auto& g = outcome.data.grassmann;
+            std::vector<int> offsets;
+            if (g && layerValue < static_cast<int>(g->layers.size()) && g->layers[static_cast<size_t>(layerValue)].grassmann)
+                offsets = g->layers[static_cast<size_t>(layerValue)].grassmann->offsets;
+            const auto it = std::find(offsets.begin(), offsets.end(), d);
+            if (it == offsets.end()) {
+                QStringList have;
+                for (int o : offsets) have << QString::number(o);
+                throw std::invalid_argument("--offset " + std::to_string(d) + " is not an offset of layer " +
+                                            std::to_string(layerValue) + " (it has " +
+                                            (have.isEmpty() ? std::string("none") : have.join(QStringLiteral(", ")).toStdString()) + ")");
+            }
+            selection.setOffsetIndex(static_cast<int>(it - offsets.begin()));
+        }
+
+        const gwb::views::ExportResult fig = gwb::views::exportFigure(*v, gwb::app::figureOptions(settings), outPath);
+        if (!fig.ok) throw std::runtime_error(fig.message.toStdString());
+        QTextStream(stdout) << "wrote " << fig.files.join(QStringLiteral(", ")) << "\n";
+        if (!dataBase.isEmpty()) {
+            const gwb::views::ExportResult d = gwb::views::exportData(*v, dataBase);
+            if (!d.ok) throw std::runtime_error(d.message.toStdString());
+            QTextStream(stdout) << "wrote " << d.files.join(QStringLiteral(", ")) << "\n";
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        err << "gwb figure: " << QString::fromUtf8(e.what()) << "\n";
+        return 1;
+    }
+}
+
+} // namespace
+
+GWB_REGISTER_COMMAND("figure", "Make a view's figure (PNG/SVG/PDF) for a prompt without a window", runFigure, true);

@@ -1,0 +1,38 @@
+#pragma once
+// One description of a figure export used by both the window's File > Export Figure and the
+// headless `gwb figure`, so that equal settings give the same file.
+
+#include "gwb/views/figure_options.h"
+#include "gwb/views/view.h"
+
+#include <QString>
+
+#include <memory>
+
+namespace gwb::app {
+
+/// Parses a length such as "3.5in", "7 in", "89mm", "8.9cm", "252pt" or "3.5" (inches) into
+/// inches. Throws std::invalid_argument naming the text for anything else or a non-positive value.
+double parseLengthInches(const QString& text);
+
+/// Settings a user chooses for a figure (the dialog's fields and the command's options).
+struct FigureSettings {
+    double widthInches = 3.5;   ///< 3.5 one column, 7 two columns
+    int dpi = 300;              ///< PNG resolution
+    QString colormap;           ///< "" = the view's own
+    double fontPoints = 0;      ///< body text size; 0 = the preset's (8 pt one column, 9 pt two)
+    bool colorbar = true;
+    bool caption = true;
+};
+
+/// The FigureOptions for those settings (preset font sizes follow the width as in
+/// FigureOptions::oneColumn()/twoColumn() unless fontPoints was chosen).
+gwb::views::FigureOptions figureOptions(const FigureSettings& settings);
+
+/// Output format from a path's suffix: "png", "svg" or "pdf"; "" for anything else.
+QString figureFormat(const QString& path);
+
+/// Checks that the folder of `path` exists and is writable; returns "" or a message.
+QString checkWritableTarget(const QString& path);
+
+} // namespace gwb::app

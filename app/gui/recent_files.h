@@ -1,0 +1,31 @@
+#pragma once
+// A most-recently-used list of files kept in QSettings and shown as a menu.
+
+#include <QMenu>
+#include <QObject>
+#include <QStringList>
+
+namespace gwb::app {
+
+class RecentFiles : public QObject {
+    Q_OBJECT
+public:
+    /// settingsKey: e.g. "recent/models"; the menu is created with `title`.
+    RecentFiles(const QString& settingsKey, const QString& title, QWidget* parent);
+    QMenu* menu() const { return m_menu; }
+    QStringList files() const;
+    void add(const QString& path);
+    void remove(const QString& path);
+
+Q_SIGNALS:
+    void chosen(const QString& path);
+
+private:
+    void rebuild();
+    void store(const QStringList& files);
+
+    QString m_key;
+    QMenu* m_menu;
+};
+
+} // namespace gwb::app

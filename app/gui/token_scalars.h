@@ -1,0 +1,18 @@
+#pragma once
+// Stable ids of the token strip's colouring scalars, for settings and session files.
+
+#include "gwb/views/token_strip.h"
+
+#include <QString>
+#include <QStringList>
+
+namespace gwb::app {
+
+using TokenScalar = gwb::views::TokenStrip::Scalar;
+
+QStringList tokenScalarIds();   ///< "surprisal", "mean_gate", "residual", "planarity" (enum order)
+QString tokenScalarId(TokenScalar s);
+/// Parses an id; unknown ids give Surprisal.
+TokenScalar tokenScalarFromId(const QString& id);
+
+} // namespace gwb::app

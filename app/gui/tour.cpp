@@ -1,0 +1,51 @@
+#include "gui/tour.h"
+
+#include "gui/main_window.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QPixmap>
+#include <QScreen>
+#include <QTextStream>
+#include <QTimer>
+
+namespace gwb::app {
+
+Tour::Tour(MainWindow* window, const QString& folder, int settleMs)
+    : QObject(window), m_window(window), m_folder(folder), m_settleMs(settleMs) {
+    connect(window, &MainWindow::runFinished, this, [this] { start(true); });
+    connect(window, &MainWindow::runFailed, this, [this] { start(false); });
+}
+
+void Tour::start(bool runOk) {
+    if (m_started) return;
+    m_started = true;
+    m_runOk = runOk;
+    QDir().mkpath(m_folder);
+    for (const auto* v : m_window->views()) m_ids << v->viewId();
+    // Give the window time to lay out and the heatmaps time to compute their levels.
+    QTimer::singleShot(m_settleMs, this, &Tour::next);
+}
+
+void Tour::grab(const QString& name) {
+    QScreen* screen = m_window->screen() ? m_window->screen() : QGuiApplication::primaryScreen();
+    const QPixmap shot = screen->grabWindow(0);
+    const QString path = QDir(m_folder).filePath(name + QStringLiteral(".png"));
+    if (shot.isNull() || !shot.save(path))
+        QTextStream(stderr) << "gwb --tour: could not save " << path << "\n";
+    else
+        QTextStream(stdout) << "screenshot " << path << "\n";
+}
+
+void Tour::next() {
+    if (m_index >= 0) grab(QStringLiteral("%1-%2").arg(m_index + 1, 2, 10, QLatin1Char('0')).arg(m_ids[m_index]));
+    ++m_index;
+    if (m_index >= m_ids.size()) {
+        QApplication::exit(m_runOk ? 0 : 1);
+        return;
+    }
+    m_window->showView(m_ids[m_index]);
+    QTimer::singleShot(m_settleMs, this, &Tour::next);
+}
+
+} // namespace gwb::app

@@ -1,0 +1,34 @@
+#pragma once
+// Screenshot tour (hidden `--tour DIR` option): once the window's run has finished, bring each
+// view to the front in turn and save a grab of the real screen (QScreen::grabWindow(0), so that
+// what is saved is what a user would see), then quit. Used by scripts/screenshots under Xvfb.
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+namespace gwb::app {
+
+class MainWindow;
+
+class Tour : public QObject {
+    Q_OBJECT
+public:
+    /// Starts when `window` emits runFinished/runFailed; exit code 0 when the run finished.
+    Tour(MainWindow* window, const QString& folder, int settleMs = 800);
+
+private:
+    void start(bool runOk);
+    void next();
+    void grab(const QString& name);
+
+    MainWindow* m_window;
+    QString m_folder;
+    int m_settleMs;
+    QStringList m_ids;
+    int m_index = -1;
+    bool m_runOk = true;
+    bool m_started = false;
+};
+
+} // namespace gwb::app

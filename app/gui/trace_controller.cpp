@@ -1,0 +1,113 @@
+#include "gui/trace_controller.h"
+
+#include "gwb/engine/config_io.h"
+
+#include <QFileInfo>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace gwb::app {
+
+namespace {
+constexpr int kPollMs = 100; ///< progress refresh while a job runs
+}
+
+TraceController::TraceController(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<gwb::app::TraceOutcome>();
+    qRegisterMetaType<gwb::app::ModelInfo>();
+    m_pool.setMaxThreadCount(1);
+    // The engine keeps per-thread state (Torch's thread pool settings): keep the worker alive.
+    m_pool.setExpiryTimeout(-1);
+    m_poll.setInterval(kPollMs);
+    connect(&m_poll, &QTimer::timeout, this, &TraceController::pollProgress);
+}
+
+TraceController::~TraceController() {
+    if (m_state) m_state->cancel.store(true);
+    m_pool.waitForDone();
+}
+
+quint64 TraceController::run(const TraceRequest& request) {
+    if (m_state) m_state->cancel.store(true); // the older run becomes stale
+    const quint64 id = ++m_runId;
+    m_state = std::make_shared<TraceJobState>();
+    m_withGrassmann = !request.grassmannPath.isEmpty();
+    m_withBaseline = !request.baselinePath.isEmpty();
+    m_running = true;
+    Q_EMIT started(id);
+    m_poll.start();
+    auto state = m_state;
+    ModelCache* cache = &m_cache;
+    QtConcurrent::run(&m_pool, [request, state, cache] { return runTraceJob(request, *cache, *state); })
+        .then(this, [this, id](const TraceOutcome& outcome) {
+            // A job that finished before then() was attached runs this continuation at once, inside
+            // run(); queue it so that results always arrive from the event loop, after run() returned.
+            QMetaObject::invokeMethod(this, [this, id, outcome] { onDone(id, outcome); }, Qt::QueuedConnection);
+        });
+    return id;
+}
+
+void TraceController::cancel() {
+    if (m_state && m_running) m_state->cancel.store(true);
+}
+
+void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
+    if (runId != m_runId) return; // stale: a newer run was started
+    m_running = false;
+    m_poll.stop();
+    switch (outcome.status) {
+    case TraceOutcome::Status::Ok:
+        Q_EMIT progress(runId, stageName(TraceStage::Done), 1.0);
+        Q_EMIT finished(runId, outcome);
+        break;
+    case TraceOutcome::Status::Cancelled: Q_EMIT cancelled(runId); break;
+    case TraceOutcome::Status::Failed: Q_EMIT failed(runId, outcome.message); break;
+    }
+}
+
+void TraceController::pollProgress() {
+    if (!m_state || !m_running) return;
+    const auto stage = static_cast<TraceStage>(m_state->stage.load());
+    Q_EMIT progress(m_runId, stage == TraceStage::Idle ? QStringLiteral("Waiting for the previous run to stop")
+                                                      : stageName(stage),
+                    m_state->fraction(m_withGrassmann, m_withBaseline));
+}
+
+void TraceController::probeModel(const QString& path, const QString& device) {
+    ModelCache* cache = &m_cache;
+    struct Probe {
+        bool ok = false;
+        ModelInfo info;
+        QString message;
+    };
+    QtConcurrent::run(&m_pool,
+                      [path, device, cache] {
+                          Probe p;
+                          try {
+                              const gwb::engine::Model m = cache->get(path, device);
+                              p.info.path = QFileInfo(path).absoluteFilePath();
+                              p.info.kind = m.config().kind;
+                              p.info.name = QString::fromStdString(m.displayName());
+                              p.info.summary = QString::fromStdString(m.summary());
+                              p.info.maxLen = m.config().maxLen;
+                              p.ok = true;
+                          } catch (const std::exception& e) {
+                              p.message = QString::fromUtf8(e.what());
+                          }
+                          return p;
+                      })
+        .then(this, [this, path](const Probe& p) {
+            QMetaObject::invokeMethod(
+                this,
+                [this, path, p] {
+                    if (p.ok)
+                        Q_EMIT modelProbed(p.info);
+                    else
+                        Q_EMIT modelFailed(path, p.message);
+                },
+                Qt::QueuedConnection);
+        });
+}
+
+void TraceController::waitForIdle() { m_pool.waitForDone(); }
+
+} // namespace gwb::app

@@ -1,0 +1,74 @@
+#pragma once
+// Runs trace jobs and model probes off the GUI thread, one at a time, in submission order.
+// Progress comes from atomics polled by a timer; results come back queued and tagged with their
+// run id, and a result whose id is no longer the latest is dropped (a new Run makes older ones
+// stale). Cancel sets the job's flag, which the engine checks between steps.
+
+#include "gui/trace_job.h"
+
+#include <QFuture>
+#include <QObject>
+#include <QThreadPool>
+#include <QTimer>
+
+#include <memory>
+
+namespace gwb::app {
+
+/// What probing a model file found (File > Open Model, drag and drop).
+struct ModelInfo {
+    QString path;
+    gwb::engine::ModelKind kind = gwb::engine::ModelKind::Grassmann;
+    QString name;       ///< display name
+    QString summary;    ///< multi-line architecture summary (tooltip)
+    qint64 maxLen = 0;  ///< context length in tokens
+};
+
+class TraceController : public QObject {
+    Q_OBJECT
+public:
+    explicit TraceController(QObject* parent = nullptr);
+    ~TraceController() override;
+
+    /// Starts a run; an unfinished earlier run is cancelled and its result will be dropped.
+    /// Returns the new run id. An invalid request fails at once (failed() is still queued).
+    quint64 run(const TraceRequest& request);
+    /// Asks the running job to stop; cancelled() follows when it has.
+    void cancel();
+    bool isRunning() const { return m_running; }
+    quint64 currentRunId() const { return m_runId; }
+
+    /// Loads `path` on a worker to learn its kind; modelProbed() or modelFailed() follows.
+    void probeModel(const QString& path, const QString& device);
+
+    /// Blocks until queued work has finished (for tests and shutdown; never called from a slot).
+    void waitForIdle();
+
+Q_SIGNALS:
+    void started(quint64 runId);
+    /// stage: what is being done now; fraction in [0, 1] over the whole run.
+    void progress(quint64 runId, const QString& stage, double fraction);
+    void finished(quint64 runId, const gwb::app::TraceOutcome& outcome);
+    void cancelled(quint64 runId);
+    void failed(quint64 runId, const QString& message);
+    void modelProbed(const gwb::app::ModelInfo& info);
+    void modelFailed(const QString& path, const QString& message);
+
+private:
+    void pollProgress();
+    void onDone(quint64 runId, const TraceOutcome& outcome);
+
+    QThreadPool m_pool;  ///< one thread: jobs run one after another and never share the engine
+    ModelCache m_cache;
+    QTimer m_poll;
+    quint64 m_runId = 0;
+    bool m_running = false;
+    bool m_withGrassmann = false;
+    bool m_withBaseline = false;
+    std::shared_ptr<TraceJobState> m_state; ///< state of the latest run
+};
+
+} // namespace gwb::app
+
+Q_DECLARE_METATYPE(gwb::app::TraceOutcome)
+Q_DECLARE_METATYPE(gwb::app::ModelInfo)

@@ -1,0 +1,79 @@
+#pragma once
+// One "Run": load the models (cached), trace the prompt through each, analyse each trace. The GUI
+// runs it on a worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
+
+#include "gwb/engine/model.h"
+#include "gwb/views/workbench_data.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace gwb::app {
+
+/// What to run. An empty model path means "leave that model out".
+struct TraceRequest {
+    QString grassmannPath;    ///< .gwb of the Grassmann model ("" = none)
+    QString baselinePath;     ///< .gwb of the Transformer baseline ("" = none)
+    QString prompt;           ///< UTF-8 text; must contain a non-space character
+    QString device = QStringLiteral("auto"); ///< "auto", "cpu", "cuda", "cuda:N"
+    int threads = 0;          ///< CPU threads for the engine (0 = all cores)
+    int promptSubspaceK = 4;  ///< k of the prompt subspaces (analysis)
+};
+
+/// Steps of a run, in order; the progress bar shows the step's name.
+enum class TraceStage : int { Idle, LoadGrassmann, TraceGrassmann, AnalyseGrassmann, LoadBaseline,
+                              TraceBaseline, AnalyseBaseline, Done };
+QString stageName(TraceStage stage);
+
+/// Shared between the worker and the GUI, which polls it (Tracy-style atomics).
+struct TraceJobState {
+    std::atomic<int> stage{0};        ///< a TraceStage
+    std::atomic<int64_t> done{0};     ///< units done within the stage
+    std::atomic<int64_t> total{0};    ///< units in the stage (0 = unknown)
+    std::atomic<bool> cancel{false};  ///< set by the GUI; the engine stops at its next check
+    /// Overall fraction in [0, 1] given which models take part.
+    double fraction(bool withGrassmann, bool withBaseline) const;
+};
+
+/// What a run produced.
+struct TraceOutcome {
+    enum class Status { Ok, Cancelled, Failed } status = Status::Failed;
+    QString message;                 ///< the error for Failed; "" otherwise
+    gwb::views::WorkbenchData data;  ///< traces and analyses (Ok only)
+    QStringList notices;             ///< things the user must see: truncation, analysis warnings
+};
+
+/// Loaded models by (absolute path, device); a file changed on disk is loaded again.
+/// Thread-safe; copies of gwb::engine::Model share weights, so handing them out is cheap.
+class ModelCache {
+public:
+    /// The model at `path` on `device`; throws std::runtime_error naming the file and the problem.
+    gwb::engine::Model get(const QString& path, const QString& device);
+    void clear();
+
+private:
+    struct Entry {
+        gwb::engine::Model model;
+        qint64 modified = 0; ///< file time (ms since epoch) when loaded
+        qint64 size = 0;
+    };
+    std::mutex m_mutex;
+    std::map<std::pair<QString, QString>, Entry> m_entries;
+};
+
+/// Checks the request (models named, prompt not empty). Returns "" when fine, else the message.
+QString validateRequest(const TraceRequest& request);
+
+/// Runs the whole job synchronously. Never throws: every problem comes back as the outcome's
+/// message. `state` reports progress and carries the cancel flag.
+TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJobState& state);
+
+/// The truncation notice for a trace ("" when nothing was dropped).
+QString truncationNotice(const gwb::engine::Trace& trace, const QString& label);
+
+} // namespace gwb::app

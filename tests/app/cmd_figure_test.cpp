@@ -1,0 +1,132 @@
+// `gwb figure` run as a process: figures and data come out, bad input gives a message and a
+// non-zero exit, and the figure equals the window's export with the same settings.
+
+#include "gui/main_window.h"
+
+#include "app_test_util.h"
+#include "test_models.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+using gwb::app::test::testModels;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QString err;
+};
+
+Result gwbFigure(QStringList args) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models")); // no bundled fallback
+    p.setProcessEnvironment(env);
+    args.prepend(QStringLiteral("figure"));
+    p.start(QStringLiteral(GWB_EXECUTABLE), args);
+    if (!p.waitForFinished(120000)) return {};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+QStringList models() {
+    return {QStringLiteral("--model"), testModels().grassmann, QStringLiteral("--baseline"), testModels().transformer,
+            QStringLiteral("--threads"), QStringLiteral("1")};
+}
+
+} // namespace
+
+TEST(CmdFigure, WritesFigureAndData) {
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("gate.png"));
+    const Result r = gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--prompt"),
+                                                      QStringLiteral("it is a truth universally acknowledged"),
+                                                      QStringLiteral("--out"), png, QStringLiteral("--dpi"), QStringLiteral("100"),
+                                                      QStringLiteral("--data"), dir.filePath(QStringLiteral("gate.csv"))});
+    ASSERT_EQ(r.code, 0) << r.err.toStdString();
+    const QImage img(png);
+    EXPECT_EQ(img.width(), 350); // 3.5 in at 100 DPI
+    EXPECT_TRUE(QFileInfo::exists(dir.filePath(QStringLiteral("gate.json"))));
+}
+
+TEST(CmdFigure, BadInputExitsNonZeroWithMessage) {
+    QTemporaryDir dir;
+    const QStringList base = models() + QStringList{QStringLiteral("--view"), QStringLiteral("gate")};
+    auto expectFail = [&](const QStringList& extra, const QString& needle) {
+        const Result r = gwbFigure(base + extra);
+        EXPECT_NE(r.code, 0) << extra.join(QLatin1Char(' ')).toStdString();
+        EXPECT_TRUE(r.err.contains(needle)) << "stderr: " << r.err.toStdString() << " wanted: " << needle.toStdString();
+    };
+    const QString out = dir.filePath(QStringLiteral("x.png"));
+    expectFail({QStringLiteral("--prompt"), QStringLiteral(" "), QStringLiteral("--out"), out}, QStringLiteral("empty"));
+    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"),
+                QStringLiteral("/nonexistent-gwb-folder/x.png")},
+               QStringLiteral("does not exist"));
+    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), dir.filePath(QStringLiteral("x.jpg"))},
+               QStringLiteral(".png, .svg or .pdf"));
+    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), out, QStringLiteral("--layer"),
+                QStringLiteral("9")},
+               QStringLiteral("out of range"));
+    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), out, QStringLiteral("--offset"),
+                QStringLiteral("5")},
+               QStringLiteral("not an offset"));
+    const QString latin1 = dir.filePath(QStringLiteral("latin1.txt"));
+    {
+        QFile f(latin1);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write("caf\xe9");
+    }
+    expectFail({QStringLiteral("--prompt-file"), latin1, QStringLiteral("--out"), out}, QStringLiteral("UTF-8"));
+    const Result foreign = gwbFigure({QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--model"),
+                                      testModels().notAModel, QStringLiteral("--prompt"), QStringLiteral("it is"),
+                                      QStringLiteral("--out"), out});
+    EXPECT_NE(foreign.code, 0);
+    EXPECT_TRUE(foreign.err.contains(QStringLiteral("notes.gwb"))) << foreign.err.toStdString();
+    const Result noModel = gwbFigure({QStringLiteral("--view"), QStringLiteral("attention"), QStringLiteral("--prompt"),
+                                      QStringLiteral("it is"), QStringLiteral("--out"), out});
+    EXPECT_NE(noModel.code, 0);
+    EXPECT_TRUE(noModel.err.contains(QStringLiteral("transformer-austen.gwb"))) << noModel.err.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(out));
+}
+
+TEST(CmdFigure, SameFigureAsTheWindowExport) {
+    gwb::app::test::ensureApp();
+    QTemporaryDir dir;
+    gwb::app::MainWindowOptions o;
+    o.useBundledModels = false;
+    o.restoreSettings = false;
+    gwb::app::MainWindow w(o);
+    w.setModelPaths(testModels().grassmann, testModels().transformer);
+    w.setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+    QSignalSpy done(&w, &gwb::app::MainWindow::runFinished);
+    w.run();
+    ASSERT_TRUE(done.wait(60000));
+    w.selection()->setLayer(1);
+    w.selection()->setToken(3);
+    for (const char* view : {"gate", "plucker", "attention"}) {
+        const QString id = QString::fromLatin1(view);
+        const QString fromWindow = dir.filePath(id + QStringLiteral("-window.png"));
+        const QString fromCli = dir.filePath(id + QStringLiteral("-cli.png"));
+        gwb::app::FigureSettings s;
+        s.dpi = 120;
+        ASSERT_TRUE(w.exportFigureTo(fromWindow, id, s)) << w.statusText().toStdString();
+        const Result r = gwbFigure(models() + QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"),
+                                                          QStringLiteral("it is a truth universally acknowledged"),
+                                                          QStringLiteral("--layer"), QStringLiteral("1"),
+                                                          QStringLiteral("--token"), QStringLiteral("3"),
+                                                          QStringLiteral("--dpi"), QStringLiteral("120"),
+                                                          QStringLiteral("--out"), fromCli});
+        ASSERT_EQ(r.code, 0) << r.err.toStdString();
+        const QImage a(fromWindow), b(fromCli);
+        ASSERT_FALSE(a.isNull());
+        EXPECT_EQ(a.size(), b.size()) << view;
+        EXPECT_TRUE(a.convertToFormat(QImage::Format_ARGB32) == b.convertToFormat(QImage::Format_ARGB32)) << view;
+    }
+}

@@ -1,0 +1,216 @@
+#include "gui/main_window.h"
+
+#include "app_test_util.h"
+#include "test_models.h"
+
+#include "gwb/views/figure_export.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+using namespace gwb::app;
+using gwb::app::test::ensureApp;
+using gwb::app::test::testModels;
+
+namespace {
+
+constexpr int kWaitMs = 60000; ///< generous: CI machines are slow and shared
+
+std::unique_ptr<MainWindow> makeWindow() {
+    ensureApp();
+    MainWindowOptions o;
+    o.useBundledModels = false;
+    o.restoreSettings = false;
+    auto w = std::make_unique<MainWindow>(o);
+    w->setModelPaths(testModels().grassmann, testModels().transformer);
+    return w;
+}
+
+/// Runs the current prompt and waits for the result.
+bool runAndWait(MainWindow& w) {
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QSignalSpy failed(&w, &MainWindow::runFailed);
+    w.run();
+    if (!failed.isEmpty()) return false;
+    return done.wait(kWaitMs) && done.count() == 1;
+}
+
+} // namespace
+
+TEST(MainWindow, BuildsAndRunsAPrompt) {
+    auto w = makeWindow();
+    EXPECT_FALSE(w->views().empty());
+    w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+    ASSERT_TRUE(runAndWait(*w)) << w->statusText().toStdString();
+    ASSERT_TRUE(w->workbenchData().grassmann && w->workbenchData().baseline);
+    EXPECT_EQ(w->selection()->tokenCount(), w->workbenchData().grassmann->length());
+    EXPECT_EQ(w->selection()->layerCount(), 2);
+    EXPECT_EQ(w->selection()->headCount(), 2);
+    EXPECT_TRUE(w->statusText().startsWith(QStringLiteral("Traced"))) << w->statusText().toStdString();
+    for (const auto* v : w->views()) {
+        EXPECT_EQ(v->selection(), w->selection()) << v->viewId().toStdString();
+        EXPECT_TRUE(v->data().grassmann) << v->viewId().toStdString();
+    }
+    EXPECT_FALSE(w->isRunning());
+}
+
+TEST(MainWindow, SelectionPropagatesToControlsAndKeys) {
+    auto w = makeWindow();
+    w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+    ASSERT_TRUE(runAndWait(*w));
+    auto* tokenSpin = w->findChild<QSpinBox*>(QStringLiteral("tokenSpin"));
+    auto* layerSpin = w->findChild<QSpinBox*>(QStringLiteral("layerSpin"));
+    ASSERT_TRUE(tokenSpin && layerSpin);
+    w->selection()->setToken(3);
+    EXPECT_EQ(tokenSpin->value(), 3);
+    layerSpin->setValue(1);
+    EXPECT_EQ(w->selection()->layer(), 1);
+    // Arrow keys on a view move the token (the focus is not in a text field).
+    gwb::views::View* gate = w->view(QStringLiteral("gate"));
+    ASSERT_TRUE(gate);
+    QTest::keyClick(gate, Qt::Key_Right);
+    EXPECT_EQ(w->selection()->token(), 4);
+    QTest::keyClick(gate, Qt::Key_Left);
+    QTest::keyClick(gate, Qt::Key_Left);
+    EXPECT_EQ(w->selection()->token(), 2);
+    EXPECT_EQ(tokenSpin->value(), 2);
+}
+
+TEST(MainWindow, CancelStopsATrace) {
+    auto w = makeWindow();
+    w->setPrompt(QStringLiteral("it is a truth"));
+    ASSERT_TRUE(runAndWait(*w));
+    const auto before = w->workbenchData().grassmann;
+    QSignalSpy cancelled(w.get(), &MainWindow::runCancelled);
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    w->setPrompt(gwb::app::test::promptOfTokens(20));
+    w->run();
+    EXPECT_TRUE(w->isRunning());
+    w->cancelRun();
+    ASSERT_TRUE(cancelled.wait(kWaitMs));
+    EXPECT_EQ(finished.count(), 0);
+    EXPECT_FALSE(w->isRunning());
+    EXPECT_EQ(w->workbenchData().grassmann, before); // the earlier results stay
+}
+
+TEST(MainWindow, NewRunDropsStaleResults) {
+    auto w = makeWindow();
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    w->setPrompt(QStringLiteral("emma was in her"));
+    w->run();
+    w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+    w->run();
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    QTest::qWait(200); // a stale result would arrive now
+    EXPECT_EQ(finished.count(), 1);
+    EXPECT_EQ(w->workbenchData().prompt(), QStringLiteral("it is a truth universally acknowledged"));
+}
+
+TEST(MainWindow, SessionRoundTrips) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("study.json"));
+    Session saved;
+    {
+        auto w = makeWindow();
+        w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+        ASSERT_TRUE(runAndWait(*w));
+        w->selection()->setLayer(1);
+        w->selection()->setToken(4);
+        w->selection()->setHead(1);
+        w->selection()->setOffsetIndex(1);
+        w->showView(QStringLiteral("plucker"));
+        ASSERT_EQ(w->saveSession(path), QString());
+        saved = w->currentSession();
+    }
+    auto w2 = makeWindow();
+    w2->setModelPaths({}, {});
+    QSignalSpy finished(w2.get(), &MainWindow::runFinished);
+    ASSERT_EQ(w2->openSession(path), QString());
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    const Session reopened = w2->currentSession();
+    EXPECT_EQ(reopened.grassmannModel, QFileInfo(testModels().grassmann).absoluteFilePath());
+    EXPECT_EQ(reopened.token, 4);
+    EXPECT_EQ(reopened.layer, 1);
+    EXPECT_EQ(reopened.head, 1);
+    EXPECT_EQ(reopened.offsetIndex, 1);
+    EXPECT_EQ(reopened, saved);
+}
+
+TEST(MainWindow, BadInputsGiveMessagesAndKeepState) {
+    auto w = makeWindow();
+    w->setPrompt(QStringLiteral("it is a truth"));
+    ASSERT_TRUE(runAndWait(*w));
+    const auto before = w->workbenchData().grassmann;
+
+    // Empty prompt: nothing runs, the message names the problem, results stay.
+    w->setPrompt(QStringLiteral("  "));
+    QSignalSpy failed(w.get(), &MainWindow::runFailed);
+    w->run();
+    ASSERT_EQ(failed.count(), 1);
+    EXPECT_TRUE(w->noticeText().contains(QStringLiteral("empty"))) << w->noticeText().toStdString();
+    EXPECT_EQ(w->workbenchData().grassmann, before);
+
+    // Non-UTF-8 prompt file: refused, editor unchanged.
+    QTemporaryDir dir;
+    const QString bin = dir.filePath(QStringLiteral("latin1.txt"));
+    {
+        QFile f(bin);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write("caf\xe9 au lait");
+    }
+    w->setPrompt(QStringLiteral("kept"));
+    EXPECT_TRUE(w->openPromptFile(bin).contains(QStringLiteral("UTF-8")));
+    EXPECT_EQ(w->prompt(), QStringLiteral("kept"));
+
+    // A file that is not a model: the message names it; the other model stays.
+    QSignalSpy models(w.get(), &MainWindow::modelsChanged);
+    w->openModel(testModels().notAModel);
+    ASSERT_TRUE(models.wait(kWaitMs));
+    EXPECT_TRUE(w->noticeText().contains(QStringLiteral("notes.gwb"))) << w->noticeText().toStdString();
+    EXPECT_FALSE(w->grassmannPath().isEmpty());
+
+    // Export to a missing folder, and to a read-only one (only meaningful when not root).
+    EXPECT_FALSE(w->exportFigureTo(QStringLiteral("/nonexistent-gwb-folder/fig.png"), QStringLiteral("gate")));
+    EXPECT_TRUE(w->statusText().contains(QStringLiteral("does not exist"))) << w->statusText().toStdString();
+    if (geteuid() != 0) {
+        const QString ro = dir.filePath(QStringLiteral("ro"));
+        ASSERT_TRUE(QDir().mkpath(ro));
+        QFile::setPermissions(ro, QFileDevice::ReadOwner | QFileDevice::ExeOwner);
+        EXPECT_FALSE(w->exportFigureTo(ro + QStringLiteral("/fig.pdf"), QStringLiteral("gate")));
+        EXPECT_TRUE(w->statusText().contains(QStringLiteral("not writable"))) << w->statusText().toStdString();
+        QFile::setPermissions(ro, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    }
+    EXPECT_EQ(w->workbenchData().grassmann, before);
+
+    // Long prompt: visible truncation notice.
+    w->setPrompt(gwb::app::test::promptOfTokens(40));
+    ASSERT_TRUE(runAndWait(*w));
+    EXPECT_TRUE(w->noticeText().contains(QStringLiteral("dropped"))) << w->noticeText().toStdString();
+    EXPECT_EQ(w->workbenchData().grassmann->length(), 24);
+}
+
+TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
+    auto w = makeWindow();
+    w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+    ASSERT_TRUE(runAndWait(*w));
+    QTemporaryDir dir;
+    for (const auto* v : w->views()) {
+        for (const char* suffix : {".png", ".svg", ".pdf"}) {
+            const QString path = dir.filePath(v->viewId() + QLatin1String(suffix));
+            EXPECT_TRUE(w->exportFigureTo(path, v->viewId())) << w->statusText().toStdString();
+            EXPECT_GT(QFileInfo(path).size(), 0) << path.toStdString();
+        }
+        EXPECT_TRUE(w->exportDataTo(dir.filePath(v->viewId()), v->viewId())) << w->statusText().toStdString();
+        EXPECT_TRUE(QFileInfo::exists(dir.filePath(v->viewId() + QStringLiteral(".json"))));
+    }
+}

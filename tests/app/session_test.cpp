@@ -1,0 +1,79 @@
+#include "gui/session.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+using gwb::app::Session;
+
+namespace {
+Session sample() {
+    Session s;
+    s.grassmannModel = QStringLiteral("/models/g.gwb");
+    s.baselineModel = QStringLiteral("/models/t.gwb");
+    s.prompt = QStringLiteral("It is a truth — “universally” acknowledged\nsecond line");
+    s.device = QStringLiteral("cpu");
+    s.threads = 3;
+    s.token = 5;
+    s.layer = 2;
+    s.head = 1;
+    s.offsetIndex = 3;
+    s.tokenScalar = QStringLiteral("planarity");
+    s.currentView = QStringLiteral("plucker");
+    s.viewSettings.insert(QStringLiteral("gate"), QJsonObject{{QStringLiteral("colormap"), QStringLiteral("magma")}});
+    return s;
+}
+} // namespace
+
+TEST(Session, JsonRoundTrip) {
+    const Session s = sample();
+    EXPECT_EQ(Session::fromJson(s.toJson()), s);
+}
+
+TEST(Session, FileRoundTrip) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("s.json"));
+    const Session s = sample();
+    ASSERT_EQ(s.save(path), QString());
+    EXPECT_EQ(Session::load(path), s);
+    // Saving again over it works (atomic replace) and leaves no temporary file.
+    ASSERT_EQ(s.save(path), QString());
+    EXPECT_EQ(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("s.json")});
+}
+
+TEST(Session, MissingFieldsTakeDefaults) {
+    const Session s = Session::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("gwb-session")}});
+    EXPECT_EQ(s.device, QStringLiteral("auto"));
+    EXPECT_EQ(s.tokenScalar, QStringLiteral("surprisal"));
+    EXPECT_EQ(s.token, 0);
+}
+
+TEST(Session, RejectsOtherDocuments) {
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    QFile f(bad);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("{\"format\": \"gwb-session\", \"selection\": {\"token\": \"five\"}}");
+    f.close();
+    try {
+        Session::load(bad);
+        FAIL() << "a string token was accepted";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("token"), std::string::npos) << e.what();
+    }
+    QFile g(dir.filePath(QStringLiteral("notjson.json")));
+    ASSERT_TRUE(g.open(QIODevice::WriteOnly));
+    g.write("not json {");
+    g.close();
+    EXPECT_THROW(Session::load(g.fileName()), std::runtime_error);
+    EXPECT_THROW(Session::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("other")}}), std::runtime_error);
+    EXPECT_THROW(Session::load(dir.filePath(QStringLiteral("missing.json"))), std::runtime_error);
+}
+
+TEST(Session, SaveToMissingFolderReportsPath) {
+    const QString err = sample().save(QStringLiteral("/nonexistent-folder-gwb/s.json"));
+    EXPECT_TRUE(err.contains(QStringLiteral("/nonexistent-folder-gwb/s.json"))) << err.toStdString();
+}
