@@ -20,8 +20,9 @@ int runGui(QApplication& app) {
     const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("Prompt file."), QStringLiteral("FILE"));
     const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Run the prompt at start."));
     const QCommandLineOption tour(QStringLiteral("tour"), QStringLiteral("After the run, screenshot every view into DIR and quit."), QStringLiteral("DIR"));
+    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Tour: token[,layer] to select."), QStringLiteral("T,L"));
     const QCommandLineOption fresh(QStringLiteral("fresh"), QStringLiteral("Ignore and keep the saved layout and settings."));
-    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, fresh});
+    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh});
     p.addHelpOption();
     p.process(app);
 
@@ -32,7 +33,11 @@ int runGui(QApplication& app) {
     if (p.isSet(model) || p.isSet(baseline)) window.setModelPaths(p.value(model), p.value(baseline));
     if (p.isSet(prompt)) window.setPrompt(p.value(prompt));
     if (p.isSet(promptFile)) window.openPromptFile(p.value(promptFile));
-    if (p.isSet(tour)) new Tour(&window, p.value(tour));
+    if (p.isSet(tour)) {
+        auto* t = new Tour(&window, p.value(tour));
+        const QStringList parts = p.value(select).split(QLatin1Char(','));
+        if (p.isSet(select)) t->setSelection(parts.value(0).toInt(), parts.value(1).toInt());
+    }
     if (p.isSet(tour) && window.screen()) {
         // Screenshots use the whole screen (Xvfb has no window manager to maximize windows).
         window.setGeometry(window.screen()->availableGeometry());

@@ -23,6 +23,10 @@ void Tour::start(bool runOk) {
     m_runOk = runOk;
     QDir().mkpath(m_folder);
     for (const auto* v : m_window->views()) m_ids << v->viewId();
+    // Token 0 has no past and no surprisal: a later token makes every view say something.
+    auto* sel = m_window->selection();
+    sel->setLayer(m_layer);
+    sel->setToken(m_token >= 0 ? m_token : sel->tokenCount() * 2 / 3);
     // Give the window time to lay out and the heatmaps time to compute their levels.
     QTimer::singleShot(m_settleMs, this, &Tour::next);
 }

@@ -16,6 +16,11 @@ class Tour : public QObject {
 public:
     /// Starts when `window` emits runFinished/runFailed; exit code 0 when the run finished.
     Tour(MainWindow* window, const QString& folder, int settleMs = 800);
+    /// Selection to show (token, layer); negative token = two thirds into the prompt.
+    void setSelection(int token, int layer) {
+        m_token = token;
+        m_layer = layer;
+    }
 
 private:
     void start(bool runOk);
@@ -29,6 +34,8 @@ private:
     int m_index = -1;
     bool m_runOk = true;
     bool m_started = false;
+    int m_token = -1;
+    int m_layer = 0;
 };
 
 } // namespace gwb::app
