@@ -25,6 +25,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -154,7 +155,13 @@ void MainWindow::buildDocks() {
     m_strip->setMinimumHeight(48); // keep the dock from collapsing before the first run
     m_stripDock = new QDockWidget(QStringLiteral("Tokens"), this);
     m_stripDock->setObjectName(QStringLiteral("dock_tokens"));
-    m_stripDock->setWidget(m_strip);
+    // Long prompts wrap into many rows of chips: scroll them rather than clip them.
+    auto* stripScroll = new QScrollArea(this);
+    stripScroll->setWidget(m_strip);
+    stripScroll->setWidgetResizable(true);
+    stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    stripScroll->setFrameShape(QFrame::NoFrame);
+    m_stripDock->setWidget(stripScroll);
     addDockWidget(Qt::TopDockWidgetArea, m_stripDock);
     splitDockWidget(m_promptDock, m_stripDock, Qt::Vertical);
 
@@ -182,7 +189,7 @@ void MainWindow::buildDocks() {
     }
     if (first) first->raise();
     // The views get the room; the prompt and the strip a few lines each.
-    if (first) resizeDocks({m_promptDock, m_stripDock, first}, {120, 90, 700}, Qt::Vertical);
+    if (first) resizeDocks({m_promptDock, m_stripDock, first}, {110, 100, 700}, Qt::Vertical);
     if (!m_views.empty()) m_currentView = m_views.front()->viewId();
     setTabPosition(Qt::BottomDockWidgetArea, QTabWidget::North);
 }
