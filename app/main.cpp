@@ -10,6 +10,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -57,18 +59,28 @@ int main(int argc, char** argv) {
         QTextStream(stderr) << "gwb: unknown command '" << first << "'\n\n" << helpText();
         return 2;
     }
+    // The command sees argv as "gwb <name>" followed by its own options, so its --help reads
+    // "Usage: gwb <name> [options]". QCoreApplication keeps argc/argv: they must outlive it.
+    static std::string program;
+    program = std::string("gwb ") + argv[1];
+    static std::vector<char*> commandArgv;
+    commandArgv.assign(argv, argv + argc);
+    commandArgv[1] = program.data();
+    commandArgv.erase(commandArgv.begin());
+    commandArgv.push_back(nullptr);
+    int commandArgc = argc - 1;
+    char** cargv = commandArgv.data();
     // Headless commands that draw (figure) need a QApplication even without a display.
     std::unique_ptr<QCoreApplication> app;
     if (command->needsGui) {
         if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
             qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
-        app = std::make_unique<QApplication>(argc, argv);
+        app = std::make_unique<QApplication>(commandArgc, cargv);
     } else {
-        app = std::make_unique<QCoreApplication>(argc, argv);
+        app = std::make_unique<QCoreApplication>(commandArgc, cargv);
     }
     QStringList args = app->arguments();
-    args[0] = QStringLiteral("gwb ") + first; // "gwb info" in the command's own --help
-    args.removeAt(1);
+    args[0] = QString::fromStdString(program);
     return command->run(args);
 }
