@@ -1,6 +1,7 @@
 // Engine speed: trace (one forward pass with every capture point) of both bundled-size models vs
 // prompt length T, and training throughput. After the runs, prints the least-squares exponent of
-// the Grassmann trace time vs T (linear in T expected; attention is quadratic).
+// the Grassmann trace CPU time vs T (linear in T expected; attention is quadratic). CPU time, not
+// wall time, because the machine is shared: wall time includes waiting for other processes.
 //
 //   engine_trace_bench                                  all sizes (Grassmann up to T = 65536)
 //   engine_trace_bench --benchmark_filter='T:(128|512|2048)$'   quick run
@@ -100,7 +101,7 @@ public:
             const std::string name = r.benchmark_name(); // "trace/grassmann/T:2048/min_time:0.500"
             const auto at = name.find("/T:");
             if (name.rfind("trace/grassmann/", 0) == 0 && at != std::string::npos && r.iterations > 0)
-                m_points.emplace_back(std::stod(name.substr(at + 3)), r.GetAdjustedRealTime());
+                m_points.emplace_back(std::stod(name.substr(at + 3)), r.GetAdjustedCPUTime());
         }
     }
     void fit() const {
@@ -114,7 +115,7 @@ public:
             sxx += x * x;
             sxy += x * y;
         }
-        std::printf("Grassmann trace time ~ T^%.3f over %zu sizes (1 = linear)\n", (n * sxy - sx * sy) / (n * sxx - sx * sx),
+        std::printf("Grassmann trace CPU time ~ T^%.3f over %zu sizes (1 = linear)\n", (n * sxy - sx * sy) / (n * sxx - sx * sx),
                     m_points.size());
     }
 
