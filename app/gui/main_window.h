@@ -14,6 +14,7 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -53,6 +54,12 @@ public:
     QString baselinePath() const { return m_baselinePath; }
     /// Opens a model file of either kind (kind found by loading it on the worker).
     void openModel(const QString& path);
+
+    /// Asked when a PyTorch checkpoint cannot be opened on its own (needsImportChoice()): gets
+    /// the path and the error, returns the user's layout/vocabulary/offsets or nothing (cancel).
+    using ImportChoiceAsker = std::function<std::optional<ImportChoice>(const QString& path, const QString& message)>;
+    /// Replaces the default asker (an ImportDialog); tests answer without a modal dialog.
+    void setImportChoiceAsker(ImportChoiceAsker asker) { m_askImportChoice = std::move(asker); }
 
     void setPrompt(const QString& text);
     QString prompt() const;
@@ -116,6 +123,7 @@ private:
     void onCancelled(quint64 id);
     void onModelProbed(const ModelInfo& info);
     void onModelFailed(const QString& path, const QString& message);
+    std::optional<ImportChoice> askImportChoice(const QString& path, const QString& message);
     void setRunningUi(bool running);
 
     void setData(const gwb::views::WorkbenchData& data);
@@ -136,6 +144,7 @@ private:
     void openDroppedFile(const QString& path);
 
     MainWindowOptions m_options;
+    ImportChoiceAsker m_askImportChoice;
     gwb::views::Selection* m_selection;
     TraceController* m_controller;
     PromptPanel* m_prompt = nullptr;

@@ -6,6 +6,7 @@
 #include "cli/bundled_models.h"
 #include "gui/export_dialog.h"
 #include "gui/figure_request.h"
+#include "gui/import_dialog.h"
 #include "gui/prompt_panel.h"
 #include "gui/recent_files.h"
 #include "gui/selection_bar.h"
@@ -101,7 +102,23 @@ void MainWindow::onModelProbed(const ModelInfo& info) {
     Q_EMIT modelsChanged();
 }
 
+std::optional<ImportChoice> MainWindow::askImportChoice(const QString& path, const QString& message) {
+    if (m_askImportChoice) return m_askImportChoice(path, message);
+    ImportDialog dialog(path, message, m_controller->importChoice(path).value_or(ImportChoice{}), this);
+    if (dialog.exec() != QDialog::Accepted) return std::nullopt;
+    return dialog.choice();
+}
+
 void MainWindow::onModelFailed(const QString& path, const QString& message) {
+    // A checkpoint whose layout or vocabulary the importer could not find: ask, then load it
+    // again on the worker with the answer (asked again if the answer does not fit either).
+    if (needsImportChoice(path, message)) {
+        if (const std::optional<ImportChoice> choice = askImportChoice(path, message)) {
+            m_controller->setImportChoice(path, *choice);
+            openModel(path);
+            return;
+        }
+    }
     // A chosen model that cannot be read is dropped so that Run does not fail on it again.
     const QString abs = QFileInfo(path).absoluteFilePath();
     if (abs == m_grassmannPath) m_grassmannPath.clear();
@@ -116,8 +133,10 @@ void MainWindow::onModelFailed(const QString& path, const QString& message) {
 
 void MainWindow::chooseModel() {
     const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), QString(),
-                                                      QStringLiteral("Models (*.gwb *.pt *.pth *.bin *.ckpt *.safetensors);;"
-                                                                     "Workbench models (*.gwb);;All files (*)"));
+                                                      QStringLiteral("Models (*.gwb *.pt *.pth *.safetensors *.bin *.ckpt);;"
+                                                                     "Workbench models (*.gwb);;"
+                                                                     "PyTorch checkpoints (*.pt *.pth *.safetensors *.bin *.ckpt);;"
+                                                                     "All files (*)"));
     if (!path.isEmpty()) openModel(path);
 }
 

@@ -41,6 +41,11 @@ public:
     /// Loads `path` on a worker to learn its kind; modelProbed() or modelFailed() follows.
     void probeModel(const QString& path, const QString& device);
 
+    /// How to import the PyTorch checkpoint at `path` from now on (the user's answer to
+    /// needsImportChoice()); the next probe or run loads it with these options on the worker.
+    void setImportChoice(const QString& path, const ImportChoice& choice) { m_cache.setImportChoice(path, choice); }
+    std::optional<ImportChoice> importChoice(const QString& path) const { return m_cache.importChoice(path); }
+
     /// Blocks until queued work has finished (for tests and shutdown; never called from a slot).
     void waitForIdle();
 

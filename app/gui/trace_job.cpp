@@ -8,6 +8,7 @@
 #include <QFileInfo>
 
 #include <exception>
+#include <iterator>
 #include <memory>
 
 namespace gwb::app {
@@ -89,11 +90,41 @@ gwb::engine::Model ModelCache::get(const QString& path, const QString& device) {
             return it->second.model;
     }
     // Load outside the lock: it may take a while and the cache is only a cache.
-    // .gwb files load directly; PyTorch re-implementations' checkpoints are imported.
-    gwb::engine::Model model = gwb::engine::loadOrImportModel(key.first.toStdString(), device.toStdString()).model;
+    // .gwb files load directly; PyTorch re-implementations' checkpoints are imported, with what
+    // the user chose for this file when the importer could not tell on its own.
+    const std::optional<ImportChoice> choice = importChoice(key.first);
+    const std::string file = key.first.toStdString();
+    gwb::engine::Model model;
+    if (choice) {
+        try {
+            model = gwb::engine::importCheckpoint(file, importOptionsFor(*choice, device)).model;
+        } catch (const std::invalid_argument& e) { // a bad layout name or offset text
+            throw std::runtime_error(file + ": " + e.what());
+        }
+    } else {
+        model = gwb::engine::loadOrImportModel(file, device.toStdString()).model;
+    }
+    if (gwb::engine::isImportableCheckpointPath(file) && !model.tokenizer())
+        throw std::runtime_error(noVocabularyMessage(key.first).toStdString());
     std::lock_guard<std::mutex> lock(m_mutex);
     m_entries[key] = Entry{model, modified, info.size()};
     return model;
+}
+
+void ModelCache::setImportChoice(const QString& path, const ImportChoice& choice) {
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_choices[abs] = choice;
+    for (auto it = m_entries.begin(); it != m_entries.end();)
+        it = it->first.first == abs ? m_entries.erase(it) : std::next(it);
+}
+
+std::optional<ImportChoice> ModelCache::importChoice(const QString& path) const {
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto it = m_choices.find(abs);
+    if (it == m_choices.end()) return std::nullopt;
+    return it->second;
 }
 
 void ModelCache::clear() {

@@ -2,6 +2,7 @@
 // One "Run": load the models (cached), trace the prompt through each, analyse each trace. The GUI
 // runs it on a worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
 
+#include "gui/import_choice.h"
 #include "gwb/engine/model.h"
 #include "gwb/views/workbench_data.h"
 
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace gwb::app {
 
@@ -53,7 +55,15 @@ struct TraceOutcome {
 class ModelCache {
 public:
     /// The model at `path` on `device`; throws std::runtime_error naming the file and the problem.
+    /// A PyTorch checkpoint is imported with the ImportChoice set for its path
+    /// (gwb::engine::importCheckpoint), else with the detected layout and a vocabulary found
+    /// next to it (loadOrImportModel); one that ends up without a tokenizer is refused with
+    /// noVocabularyMessage(), since the GUI traces text.
     gwb::engine::Model get(const QString& path, const QString& device);
+    /// Remembers how to import `path` (any spelling of it); a model loaded before is dropped.
+    void setImportChoice(const QString& path, const ImportChoice& choice);
+    /// The choice set for `path`, if any.
+    std::optional<ImportChoice> importChoice(const QString& path) const;
     void clear();
 
 private:
@@ -62,8 +72,9 @@ private:
         qint64 modified = 0; ///< file time (ms since epoch) when loaded
         qint64 size = 0;
     };
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     std::map<std::pair<QString, QString>, Entry> m_entries;
+    std::map<QString, ImportChoice> m_choices; ///< by absolute path
 };
 
 /// Checks the request (models named, prompt not empty). Returns "" when fine, else the message.

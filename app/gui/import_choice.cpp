@@ -1,0 +1,49 @@
+#include "gui/import_choice.h"
+
+namespace gwb::app {
+
+QStringList importLayoutNames() {
+    QStringList names;
+    for (auto l : {gwb::engine::ImportLayout::Auto, gwb::engine::ImportLayout::GrassLM,
+                   gwb::engine::ImportLayout::AlphaXiv, gwb::engine::ImportLayout::KaneNorman})
+        names << QString::fromLatin1(gwb::engine::layoutName(l));
+    return names;
+}
+
+QString noVocabularyMessage(const QString& path) {
+    return QStringLiteral("%1: no vocabulary found next to the checkpoint (vocab.txt or vocab.json); "
+                          "choose the vocabulary the model was trained with")
+        .arg(path);
+}
+
+bool needsImportChoice(const QString& path, const QString& message) {
+    if (!gwb::engine::isImportableCheckpointPath(path.toStdString())) return false;
+    // Phrases of the importer's messages (engine/src/import.cpp, import_layouts.cpp) that a
+    // different layout, vocabulary or offset schedule can fix.
+    static const char* const fixable[] = {
+        "no vocabulary found",          // ours, above
+        "cannot tell which implementation", // layout detection failed
+        "checkpoint (the keys look like", "not a grasslm", "not a alphaxiv", "not a kanenorman",
+        "missing key", "unknown keys",  // a chosen layout that does not fit
+        "the vocabulary '", "cannot open vocabulary", "merges.txt", // a chosen vocabulary that does not fit
+        "offset",                       // a chosen offset schedule that does not parse or fit
+    };
+    for (const char* f : fixable)
+        if (message.contains(QLatin1String(f), Qt::CaseInsensitive)) return true;
+    return false;
+}
+
+gwb::engine::ImportOptions importOptionsFor(const ImportChoice& choice, const QString& device) {
+    gwb::engine::ImportOptions o;
+    o.layout = gwb::engine::layoutFromName(choice.layout.trimmed().toStdString());
+    o.vocabPath = choice.vocabPath.trimmed().toStdString();
+    o.offsetSchedule = choice.offsets.trimmed().toStdString();
+    o.device = device.toStdString();
+    // Check the schedule's syntax now (any layer count parses it the same way for plain lists),
+    // so a typo is reported before the file is read; the importer checks it against the layers.
+    if (!o.offsetSchedule.empty() && o.offsetSchedule.find(';') == std::string::npos)
+        gwb::engine::parseOffsetSchedule(o.offsetSchedule, 1);
+    return o;
+}
+
+} // namespace gwb::app

@@ -1,0 +1,149 @@
+// The headless commands run as processes of the real `gwb` executable: version and help, info
+// on the bundled configs (parameter counts of the paper's Table 1), init -> trace -> NPZ read
+// back, eval on a tiny model, and bad input exiting non-zero with a message naming the problem.
+
+#include "gwb/engine/npy.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QString out, err;
+};
+
+Result runGwb(const QStringList& args) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(GWB_EXECUTABLE), args);
+    if (!p.waitForFinished(60000)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromLocal8Bit(p.readAllStandardOutput()),
+            QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+std::string show(const Result& r) { return ("stdout: " + r.out + "\nstderr: " + r.err).toStdString(); }
+
+QString config(const char* name) { return QStringLiteral(GWB_SOURCE_DIR "/resources/configs/") + QLatin1String(name); }
+
+void writeText(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly)) << path.toStdString();
+    f.write(text);
+}
+
+/// A temp folder with vocab.txt (40 WordPiece entries), tiny.json (2-layer Grassmann config over
+/// that vocabulary) and m.gwb made from them by `gwb init`.
+class CliTinyModel : public testing::Test {
+protected:
+    static constexpr int kVocab = 40;
+    void SetUp() override {
+        ASSERT_TRUE(m_dir.isValid());
+        QByteArray vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nit\nis\na\ntruth\nthe\n.\n";
+        for (int i = 11; i < kVocab; ++i) vocab += "w" + QByteArray::number(i) + "\n";
+        writeText(path("vocab.txt"), vocab);
+        writeText(path("tiny.json"),
+                  "{\"kind\": \"grassmann\", \"name\": \"tiny\", \"vocab_size\": 40, \"d_model\": 16, "
+                  "\"n_layers\": 2, \"d_ff\": 32, \"max_len\": 16, \"dropout\": 0, \"reduced\": 4, "
+                  "\"offsets\": {\"schedule\": \"all\", \"set\": [1, 2]}}\n");
+        const Result r = runGwb({QStringLiteral("init"), QStringLiteral("--config"), path("tiny.json"), QStringLiteral("--tokenizer"),
+                              path("vocab.txt"), QStringLiteral("--out"), path("m.gwb")});
+        ASSERT_EQ(r.code, 0) << show(r);
+        ASSERT_TRUE(QFileInfo::exists(path("m.gwb")));
+    }
+    QString path(const char* name) const { return m_dir.filePath(QLatin1String(name)); }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+} // namespace
+
+TEST(CliCommands, VersionAndHelp) {
+    const Result v = runGwb({QStringLiteral("--version")});
+    EXPECT_EQ(v.code, 0) << show(v);
+    EXPECT_TRUE((v.out + v.err).contains(QRegularExpression(QStringLiteral("gwb \\d+\\.\\d+")))) << show(v);
+
+    const Result h = runGwb({QStringLiteral("--help")});
+    EXPECT_EQ(h.code, 0) << show(h);
+    for (const char* command : {"eval", "figure", "import", "info", "init", "tokenizer", "train", "trace"})
+        EXPECT_TRUE(h.out.contains(QRegularExpression(QStringLiteral("\\n  %1 ").arg(QLatin1String(command)))))
+            << command << " missing from\n" << h.out.toStdString();
+}
+
+TEST(CliCommands, InfoCountsTheTable1Parameters) {
+    const Result g = runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-grassmann.json")});
+    ASSERT_EQ(g.code, 0) << show(g);
+    EXPECT_TRUE(g.out.contains(QStringLiteral("12607168"))) << show(g);
+    EXPECT_TRUE(g.out.contains(QStringLiteral("grassmann"))) << show(g);
+    const Result t = runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-transformer.json")});
+    ASSERT_EQ(t.code, 0) << show(t);
+    EXPECT_TRUE(t.out.contains(QStringLiteral("12585472"))) << show(t);
+}
+
+TEST_F(CliTinyModel, TraceWritesAnNpzWithTheTokensAndStates) {
+    const Result r = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
+                          QStringLiteral("3,17,5,9"), QStringLiteral("--analysis"), QStringLiteral("--threads"), QStringLiteral("1"),
+                          QStringLiteral("--out"), path("t.npz")});
+    ASSERT_EQ(r.code, 0) << show(r);
+    ASSERT_TRUE(QFileInfo::exists(path("t.npz")));
+    const auto members = gwb::engine::readZipStored(gwb::engine::readBinaryFile(path("t.npz").toStdString()));
+    ASSERT_TRUE(members.count("token_ids.npy"));
+    const gwb::engine::NpyArray ids = gwb::engine::parseNpy(members.at("token_ids.npy"));
+    EXPECT_EQ(ids.values<int64_t>(), (std::vector<int64_t>{3, 17, 5, 9}));
+    ASSERT_TRUE(members.count("l0_z.npy"));
+    const gwb::engine::NpyArray z = gwb::engine::parseNpy(members.at("l0_z.npy"));
+    ASSERT_FALSE(z.shape.empty());
+    EXPECT_EQ(z.shape.front(), 4);
+    EXPECT_TRUE(members.count("l1_z.npy"));
+    EXPECT_TRUE(members.count("meta.json"));
+}
+
+TEST_F(CliTinyModel, InfoAndEvalOnTheModel) {
+    const Result info = runGwb({QStringLiteral("info"), QStringLiteral("--model"), path("m.gwb")});
+    ASSERT_EQ(info.code, 0) << show(info);
+    EXPECT_TRUE(info.out.contains(QStringLiteral("tiny"))) << show(info);
+
+    writeText(path("eval.txt"), "it is a truth .\nthe truth is w12 w30 .\n");
+    const Result eval = runGwb({QStringLiteral("eval"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--data"),
+                             path("eval.txt"), QStringLiteral("--threads"), QStringLiteral("1")});
+    ASSERT_EQ(eval.code, 0) << show(eval);
+    EXPECT_TRUE(eval.out.contains(QStringLiteral("ppl"), Qt::CaseInsensitive) ||
+                eval.out.contains(QStringLiteral("perplexity"), Qt::CaseInsensitive))
+        << show(eval);
+}
+
+TEST_F(CliTinyModel, BadInputExitsNonZeroNamingTheProblem) {
+    const Result unknown = runGwb({QStringLiteral("frobnicate")});
+    EXPECT_NE(unknown.code, 0);
+    EXPECT_TRUE(unknown.err.contains(QStringLiteral("unknown command 'frobnicate'"))) << show(unknown);
+
+    const Result missing = runGwb({QStringLiteral("info"), QStringLiteral("--model"), QStringLiteral("/nonexistent.gwb")});
+    EXPECT_NE(missing.code, 0);
+    EXPECT_TRUE(missing.err.contains(QStringLiteral("/nonexistent.gwb"))) << show(missing);
+
+    const Result empty = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--prompt"),
+                              QString(), QStringLiteral("--out"), path("e.npz")});
+    EXPECT_NE(empty.code, 0);
+    EXPECT_TRUE(empty.err.contains(QStringLiteral("empty"), Qt::CaseInsensitive)) << show(empty);
+    EXPECT_FALSE(QFileInfo::exists(path("e.npz")));
+
+    const Result badIds = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
+                               QStringLiteral("3,x"), QStringLiteral("--out"), path("e.npz")});
+    EXPECT_NE(badIds.code, 0);
+    EXPECT_TRUE(badIds.err.contains(QStringLiteral("'x' is not a token id"))) << show(badIds);
+}
