@@ -53,4 +53,17 @@ QString resolveModelPath(const QString& explicitPath, gwb::engine::ModelKind kin
     return found;
 }
 
+QString modelArgument(const QString& value) {
+    if (value.isEmpty() || value == QLatin1String("grassmann"))
+        return resolveModelPath(QString(), gwb::engine::ModelKind::Grassmann);
+    if (value == QLatin1String("transformer"))
+        return resolveModelPath(QString(), gwb::engine::ModelKind::Transformer);
+    return value;
+}
+
+QString modelOptionHelp() {
+    return QStringLiteral("Checkpoint (.gwb), or 'grassmann' / 'transformer' for a bundled model "
+                          "(default: the bundled Grassmann model).");
+}
+
 } // namespace gwb::app

@@ -27,4 +27,11 @@ QString missingBundledModelMessage(gwb::engine::ModelKind kind);
 /// missingBundledModelMessage() when neither exists.
 QString resolveModelPath(const QString& explicitPath, gwb::engine::ModelKind kind);
 
+/// The model a command's --model names: a file path, or the words "grassmann" / "transformer" for
+/// the bundled ones; empty means the bundled Grassmann model. Throws when a bundled one is missing.
+QString modelArgument(const QString& value);
+
+/// Help text for a --model option that defaults to the bundled models.
+QString modelOptionHelp();
+
 } // namespace gwb::app

@@ -1,5 +1,6 @@
 // gwb eval: perplexity and bits per character of a model on text files.
 
+#include "cli/bundled_models.h"
 #include "cli/command_registry.h"
 
 #include "gwb/engine/device.h"
@@ -18,7 +19,7 @@ int runEval(const QStringList& args) {
         "Evaluate next-token perplexity on text files (non-empty lines, each token predicted once\n"
         "with up to max_len tokens of context)."));
     p.addHelpOption();
-    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Checkpoint (.gwb)."), QStringLiteral("FILE"));
+    const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption data(QStringLiteral("data"), QStringLiteral("Text file (repeat for several)."), QStringLiteral("FILE"));
     const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Sequences per batch (default 8)."), QStringLiteral("B"), QStringLiteral("8"));
     const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
@@ -27,9 +28,9 @@ int runEval(const QStringList& args) {
     p.process(args);
     try {
         using namespace gwb::engine;
-        if (!p.isSet(model) || !p.isSet(data)) throw std::invalid_argument("--model and --data are required");
+        if (!p.isSet(data)) throw std::invalid_argument("--data is required");
         setThreads(p.value(threads).toInt());
-        const Model m = Model::load(p.value(model).toStdString(), p.value(device).toStdString());
+        const Model m = Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
         std::vector<std::string> files;
         for (const QString& f : p.values(data)) files.push_back(f.toStdString());
         const EvalResult r = evaluate(m, files, std::max(1, p.value(batch).toInt()), [](int64_t done, int64_t total) {

@@ -1,5 +1,6 @@
 // gwb info: architecture and parameter counts of a config or a model file.
 
+#include "cli/bundled_models.h"
 #include "cli/command_registry.h"
 
 #include "gwb/engine/config_io.h"
@@ -17,7 +18,7 @@ int runInfo(const QStringList& args) {
     p.setApplicationDescription(QStringLiteral("Print architecture, per-block and total parameter counts, device and threads."));
     p.addHelpOption();
     const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON."), QStringLiteral("FILE"));
-    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Checkpoint (.gwb)."), QStringLiteral("FILE"));
+    const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
     const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
     p.addOptions({config, model, device, threads});
@@ -25,16 +26,15 @@ int runInfo(const QStringList& args) {
     try {
         using namespace gwb::engine;
         setThreads(p.value(threads).toInt());
-        if (p.isSet(model)) {
-            const Model m = Model::load(p.value(model).toStdString(), p.value(device).toStdString());
-            std::printf("file:        %s\n%s", qPrintable(p.value(model)), m.summary().c_str());
+        if (p.isSet(model) || !p.isSet(config)) {
+            const QString path = gwb::app::modelArgument(p.value(model));
+            const Model m = Model::load(path.toStdString(), p.value(device).toStdString());
+            std::printf("file:        %s\n%s", qPrintable(path), m.summary().c_str());
             std::printf("training:    %s\n", m.trainingSummary().c_str());
-        } else if (p.isSet(config)) {
+        } else {
             const ModelConfig c = loadConfigFile(p.value(config).toStdString());
             std::printf("%s", configSummary(c).c_str());
             std::printf("device:      %s\n", deviceSummary(resolveDevice(p.value(device).toStdString())).c_str());
-        } else {
-            throw std::invalid_argument("give --config FILE or --model FILE");
         }
         return 0;
     } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // gwb trace: run a model on a prompt and write every recorded array (and optionally the
 // geometry analyses) to an NPZ file with a meta.json member.
 
+#include "cli/bundled_models.h"
 #include "cli/command_registry.h"
 
 #include "gwb/engine/analysis.h"
@@ -124,6 +125,7 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
             const std::string p = layerPrefix(l);
             npz.add(p + "residual", vecArray(a.residual));
             npz.add(p + "planarity", vecArray(a.planarity));
+            npz.add(p + "coherence", vecArray(a.coherence));
             npz.add(p + "pair_norm", a.pairNorm);
             npz.add(p + "angles_next", a.anglesNext);
             npz.add(p + "influence", a.influence);
@@ -164,7 +166,7 @@ int runTrace(const QStringList& args) {
         "--analysis) plus meta.json (model, config, tokens with byte and character spans, definitions).\n"
         "A prompt file holds one prompt per line; several prompts write OUT-0.npz, OUT-1.npz, ..."));
     p.addHelpOption();
-    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Checkpoint (.gwb)."), QStringLiteral("FILE"));
+    const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
     const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("File with one prompt per line."), QStringLiteral("FILE"));
     const QCommandLineOption tokenIds(QStringLiteral("token-ids"), QStringLiteral("Comma-separated token ids."), QStringLiteral("IDS"));
@@ -179,11 +181,11 @@ int runTrace(const QStringList& args) {
     p.addOptions({model, prompt, promptFile, tokenIds, logits, analysis, out, dense, maxTokens, lensK, device, threads});
     p.process(args);
     try {
-        if (!p.isSet(model) || !p.isSet(out)) throw std::invalid_argument("--model and --out are required");
+        if (!p.isSet(out)) throw std::invalid_argument("--out is required");
         if (int(p.isSet(prompt)) + int(p.isSet(promptFile)) + int(p.isSet(tokenIds)) != 1)
             throw std::invalid_argument("give exactly one of --prompt, --prompt-file, --token-ids");
         setThreads(p.value(threads).toInt());
-        const Model m = Model::load(p.value(model).toStdString(), p.value(device).toStdString());
+        const Model m = Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
         TraceOptions o;
         o.denseAttentionLimit = p.value(dense).toLongLong();
         o.maxTokens = p.value(maxTokens).toLongLong();
