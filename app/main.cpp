@@ -16,19 +16,16 @@
 namespace {
 
 QString helpText() {
-    QString text = QStringLiteral(
-        "Usage: gwb [options]            open the workbench window\n"
-        "       gwb <command> [options]  run a command without a window\n\n"
-        "Grassmann Workbench %1: look inside attention-free Grassmann language models.\n\n"
-        "Options:\n"
-        "  -h, --help      Show this help.\n"
-        "  -v, --version   Show the version.\n\n"
-        "Commands (gwb <command> --help for each):\n")
+    QString text = QStringLiteral("Usage: gwb [options]            open the workbench window\n"
+                                  "       gwb <command> [options]  run a command without a window\n\n"
+                                  "Grassmann Workbench %1: look inside attention-free Grassmann language models.\n\n"
+                                  "Options:\n"
+                                  "  -h, --help      Show this help.\n"
+                                  "  -v, --version   Show the version.\n\n"
+                                  "Commands (gwb <command> --help for each):\n")
                        .arg(QStringLiteral(GWB_VERSION));
     for (const auto& c : gwb::app::commands())
-        text += QStringLiteral("  %1 %2\n")
-                    .arg(QString::fromLatin1(c.name), -12)
-                    .arg(QString::fromUtf8(c.summary));
+        text += QStringLiteral("  %1 %2\n").arg(QString::fromLatin1(c.name), -12).arg(QString::fromUtf8(c.summary));
     return text;
 }
 
@@ -40,8 +37,7 @@ int main(int argc, char** argv) {
     QCoreApplication::setApplicationVersion(QStringLiteral(GWB_VERSION));
 
     const QString first = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QString();
-    if (first == QLatin1String("-h") || first == QLatin1String("--help") ||
-        first == QLatin1String("help")) {
+    if (first == QLatin1String("-h") || first == QLatin1String("--help") || first == QLatin1String("help")) {
         QTextStream(stdout) << helpText();
         return 0;
     }

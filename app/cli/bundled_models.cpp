@@ -56,8 +56,7 @@ QString resolveModelPath(const QString& explicitPath, gwb::engine::ModelKind kin
 QString modelArgument(const QString& value) {
     if (value.isEmpty() || value == QLatin1String("grassmann"))
         return resolveModelPath(QString(), gwb::engine::ModelKind::Grassmann);
-    if (value == QLatin1String("transformer"))
-        return resolveModelPath(QString(), gwb::engine::ModelKind::Transformer);
+    if (value == QLatin1String("transformer")) return resolveModelPath(QString(), gwb::engine::ModelKind::Transformer);
     return value;
 }
 

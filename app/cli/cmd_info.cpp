@@ -15,12 +15,16 @@ namespace {
 
 int runInfo(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Print architecture, per-block and total parameter counts, device and threads."));
+    p.setApplicationDescription(
+        QStringLiteral("Print architecture, per-block and total parameter counts, device and threads."));
     p.addHelpOption();
-    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON."), QStringLiteral("FILE"));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON."),
+                                    QStringLiteral("FILE"));
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
+                                    QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
+                                     QStringLiteral("N"), QStringLiteral("0"));
     p.addOptions({config, model, device, threads});
     p.process(args);
     try {

@@ -16,11 +16,16 @@ int runInit(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Initialize a model from a config and save it."));
     p.addHelpOption();
-    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON."), QStringLiteral("FILE"));
-    const QCommandLineOption tokenizer(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer to embed (optional)."), QStringLiteral("TOK"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."), QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output checkpoint (.gwb)."), QStringLiteral("MODEL"));
-    const QCommandLineOption dtype(QStringLiteral("save-dtype"), QStringLiteral("f32 (default) or f16."), QStringLiteral("DTYPE"), QStringLiteral("f32"));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON."),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption tokenizer(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer to embed (optional)."),
+                                       QStringLiteral("TOK"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."),
+                                  QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output checkpoint (.gwb)."),
+                                 QStringLiteral("MODEL"));
+    const QCommandLineOption dtype(QStringLiteral("save-dtype"), QStringLiteral("f32 (default) or f16."),
+                                   QStringLiteral("DTYPE"), QStringLiteral("f32"));
     p.addOptions({config, tokenizer, seed, out, dtype});
     p.process(args);
     try {
@@ -30,12 +35,14 @@ int runInit(const QStringList& args) {
         const qulonglong s = p.value(seed).toULongLong(&ok);
         if (!ok) throw std::invalid_argument("--seed must be a non-negative integer");
         const QString dt = p.value(dtype).toLower();
-        if (dt != QLatin1String("f32") && dt != QLatin1String("f16")) throw std::invalid_argument("--save-dtype must be f32 or f16");
+        if (dt != QLatin1String("f32") && dt != QLatin1String("f16"))
+            throw std::invalid_argument("--save-dtype must be f32 or f16");
         const ModelConfig c = loadConfigFile(p.value(config).toStdString());
         const TokenizerPtr tok = p.isSet(tokenizer) ? loadTokenizerFile(p.value(tokenizer).toStdString()) : nullptr;
         const Model m = Model::init(c, s, tok, "cpu");
         m.save(p.value(out).toStdString(), dt == QLatin1String("f16") ? SaveDtype::F16 : SaveDtype::F32);
-        std::printf("wrote %s (%lld parameters)\n", qPrintable(p.value(out)), static_cast<long long>(m.parameterCount()));
+        std::printf("wrote %s (%lld parameters)\n", qPrintable(p.value(out)),
+                    static_cast<long long>(m.parameterCount()));
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gwb init: %s\n", e.what());

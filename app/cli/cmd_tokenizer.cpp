@@ -26,19 +26,28 @@ void writeAtomic(const std::string& path, const std::string& bytes) {
 
 int trainCommand(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Train a SentencePiece tokenizer with byte fallback (one sentence per line)."));
+    p.setApplicationDescription(
+        QStringLiteral("Train a SentencePiece tokenizer with byte fallback (one sentence per line)."));
     p.addHelpOption();
-    const QCommandLineOption input(QStringLiteral("input"), QStringLiteral("Text file (repeat for several)."), QStringLiteral("FILE"));
-    const QCommandLineOption vocab(QStringLiteral("vocab-size"), QStringLiteral("Pieces (default 8000)."), QStringLiteral("N"), QStringLiteral("8000"));
-    const QCommandLineOption type(QStringLiteral("model-type"), QStringLiteral("unigram (default) or bpe."), QStringLiteral("TYPE"), QStringLiteral("unigram"));
-    const QCommandLineOption coverage(QStringLiteral("character-coverage"), QStringLiteral("Default 0.9995."), QStringLiteral("X"), QStringLiteral("0.9995"));
-    const QCommandLineOption sample(QStringLiteral("max-sentences"), QStringLiteral("Sample at most N lines (default 2000000)."), QStringLiteral("N"), QStringLiteral("2000000"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Sampling seed (default 0)."), QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption input(QStringLiteral("input"), QStringLiteral("Text file (repeat for several)."),
+                                   QStringLiteral("FILE"));
+    const QCommandLineOption vocab(QStringLiteral("vocab-size"), QStringLiteral("Pieces (default 8000)."),
+                                   QStringLiteral("N"), QStringLiteral("8000"));
+    const QCommandLineOption type(QStringLiteral("model-type"), QStringLiteral("unigram (default) or bpe."),
+                                  QStringLiteral("TYPE"), QStringLiteral("unigram"));
+    const QCommandLineOption coverage(QStringLiteral("character-coverage"), QStringLiteral("Default 0.9995."),
+                                      QStringLiteral("X"), QStringLiteral("0.9995"));
+    const QCommandLineOption sample(QStringLiteral("max-sentences"),
+                                    QStringLiteral("Sample at most N lines (default 2000000)."), QStringLiteral("N"),
+                                    QStringLiteral("2000000"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Sampling seed (default 0)."),
+                                  QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .model file."), QStringLiteral("FILE"));
     p.addOptions({input, vocab, type, coverage, sample, seed, out});
     p.process(args);
     gwb::engine::SentencePieceTrainOptions o;
-    for (const QString& f : p.values(input)) o.inputs.push_back(f.toStdString());
+    for (const QString& f : p.values(input))
+        o.inputs.push_back(f.toStdString());
     if (o.inputs.empty()) throw std::invalid_argument("--input is required");
     if (!p.isSet(out)) throw std::invalid_argument("--out is required");
     bool ok1 = false, ok2 = false, ok3 = false, ok4 = false;
@@ -46,7 +55,8 @@ int trainCommand(const QStringList& args) {
     o.characterCoverage = p.value(coverage).toDouble(&ok2);
     o.inputSentenceSize = p.value(sample).toLongLong(&ok3);
     o.seed = p.value(seed).toLongLong(&ok4);
-    if (!ok1 || !ok2 || !ok3 || !ok4) throw std::invalid_argument("--vocab-size, --character-coverage, --max-sentences and --seed must be numbers");
+    if (!ok1 || !ok2 || !ok3 || !ok4)
+        throw std::invalid_argument("--vocab-size, --character-coverage, --max-sentences and --seed must be numbers");
     o.modelType = p.value(type).toStdString();
     const std::string proto = gwb::engine::trainSentencePiece(o);
     const auto tok = gwb::engine::makeSentencePieceTokenizer(proto);
@@ -60,7 +70,8 @@ int encodeCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Print the pieces of a text: id, byte span, piece."));
     p.addHelpOption();
-    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer file."), QStringLiteral("TOK"));
+    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer file."),
+                                    QStringLiteral("TOK"));
     const QCommandLineOption text(QStringLiteral("text"), QStringLiteral("Text to encode."), QStringLiteral("TEXT"));
     const QCommandLineOption file(QStringLiteral("file"), QStringLiteral("File to encode."), QStringLiteral("FILE"));
     p.addOptions({tokOpt, text, file});
@@ -89,7 +100,8 @@ int decodeCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Print the text of comma-separated ids."));
     p.addHelpOption();
-    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer file."), QStringLiteral("TOK"));
+    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer file."),
+                                    QStringLiteral("TOK"));
     const QCommandLineOption ids(QStringLiteral("ids"), QStringLiteral("Ids, e.g. 5,17,3."), QStringLiteral("IDS"));
     p.addOptions({tokOpt, ids});
     p.process(args);

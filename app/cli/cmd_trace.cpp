@@ -34,7 +34,9 @@ std::string layerPrefix(size_t l) {
     return p;
 }
 
-FloatArray vecArray(const std::vector<float>& v) { return FloatArray({static_cast<int64_t>(v.size())}, v); }
+FloatArray vecArray(const std::vector<float>& v) {
+    return FloatArray({static_cast<int64_t>(v.size())}, v);
+}
 
 /// For every byte offset 0..n of `text`: the index of the character (code point) containing it
 /// (n maps to the number of characters).
@@ -83,7 +85,8 @@ std::string metaJson(const Trace& t, const TraceAnalysis* analysis) {
                  {"final_h", "T x d  output of the last block before the final LayerNorm"},
                  {"lens_top_ids", "(N+1) x T x K  logit-lens top-K next-token ids per block input and the final state"},
                  {"lens_top_logprobs", "(N+1) x T x K  their log-probabilities (nats)"}};
-    for (const auto& [k, v] : definitions()) defs[k] = v;
+    for (const auto& [k, v] : definitions())
+        defs[k] = v;
     meta["definitions"] = defs;
     if (analysis) meta["warnings"] = analysis->warnings;
     return meta.dump(2);
@@ -92,7 +95,8 @@ std::string metaJson(const Trace& t, const TraceAnalysis* analysis) {
 void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
     NpzWriter npz;
     std::vector<int32_t> ids;
-    for (const auto& tok : t.tokens) ids.push_back(tok.id);
+    for (const auto& tok : t.tokens)
+        ids.push_back(tok.id);
     npz.add("token_ids", IntArray({static_cast<int64_t>(ids.size())}, ids));
     npz.add("surprisal", vecArray(t.surprisal));
     if (!t.logits.empty()) npz.add("logits", t.logits);
@@ -146,7 +150,8 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
             npz.add("prompt_subspace_distance", analysis.promptSubspaceDistance);
         if (!analysis.readingSubspaceDistance.empty())
             npz.add("reading_subspace_distance", analysis.readingSubspaceDistance);
-        for (const auto& w : analysis.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+        for (const auto& w : analysis.warnings)
+            std::fprintf(stderr, "warning: %s\n", w.c_str());
     }
     npz.addFile("meta.json", metaJson(t, withAnalysis ? &analysis : nullptr));
     npz.write(out);
@@ -155,7 +160,8 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
 std::string indexedName(const std::string& out, size_t i) {
     const QFileInfo fi(QString::fromStdString(out));
     const QString base = fi.path() + QLatin1Char('/') + fi.completeBaseName();
-    return (base + QStringLiteral("-%1.").arg(i) + (fi.suffix().isEmpty() ? QStringLiteral("npz") : fi.suffix())).toStdString();
+    return (base + QStringLiteral("-%1.").arg(i) + (fi.suffix().isEmpty() ? QStringLiteral("npz") : fi.suffix()))
+        .toStdString();
 }
 
 int runTrace(const QStringList& args) {
@@ -168,24 +174,36 @@ int runTrace(const QStringList& args) {
     p.addHelpOption();
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
-    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("File with one prompt per line."), QStringLiteral("FILE"));
-    const QCommandLineOption tokenIds(QStringLiteral("token-ids"), QStringLiteral("Comma-separated token ids."), QStringLiteral("IDS"));
+    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("File with one prompt per line."),
+                                        QStringLiteral("FILE"));
+    const QCommandLineOption tokenIds(QStringLiteral("token-ids"), QStringLiteral("Comma-separated token ids."),
+                                      QStringLiteral("IDS"));
     const QCommandLineOption logits(QStringLiteral("logits"), QStringLiteral("Also write the T x V logits."));
-    const QCommandLineOption analysis(QStringLiteral("analysis"), QStringLiteral("Also compute and write the geometry analyses."));
+    const QCommandLineOption analysis(QStringLiteral("analysis"),
+                                      QStringLiteral("Also compute and write the geometry analyses."));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
-    const QCommandLineOption dense(QStringLiteral("dense-limit"), QStringLiteral("Keep T x T attention up to this T (default 2048)."), QStringLiteral("N"), QStringLiteral("2048"));
-    const QCommandLineOption maxTokens(QStringLiteral("max-tokens"), QStringLiteral("Trace at most N tokens (default max_len)."), QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption lensK(QStringLiteral("lens-k"), QStringLiteral("Logit-lens top K (default 5)."), QStringLiteral("K"), QStringLiteral("5"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
-    p.addOptions({model, prompt, promptFile, tokenIds, logits, analysis, out, dense, maxTokens, lensK, device, threads});
+    const QCommandLineOption dense(QStringLiteral("dense-limit"),
+                                   QStringLiteral("Keep T x T attention up to this T (default 2048)."),
+                                   QStringLiteral("N"), QStringLiteral("2048"));
+    const QCommandLineOption maxTokens(QStringLiteral("max-tokens"),
+                                       QStringLiteral("Trace at most N tokens (default max_len)."), QStringLiteral("N"),
+                                       QStringLiteral("0"));
+    const QCommandLineOption lensK(QStringLiteral("lens-k"), QStringLiteral("Logit-lens top K (default 5)."),
+                                   QStringLiteral("K"), QStringLiteral("5"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
+                                    QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
+                                     QStringLiteral("N"), QStringLiteral("0"));
+    p.addOptions(
+        {model, prompt, promptFile, tokenIds, logits, analysis, out, dense, maxTokens, lensK, device, threads});
     p.process(args);
     try {
         if (!p.isSet(out)) throw std::invalid_argument("--out is required");
         if (int(p.isSet(prompt)) + int(p.isSet(promptFile)) + int(p.isSet(tokenIds)) != 1)
             throw std::invalid_argument("give exactly one of --prompt, --prompt-file, --token-ids");
         setThreads(p.value(threads).toInt());
-        const Model m = Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
+        const Model m =
+            Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
         TraceOptions o;
         o.denseAttentionLimit = p.value(dense).toLongLong();
         o.maxTokens = p.value(maxTokens).toLongLong();
@@ -199,7 +217,8 @@ int runTrace(const QStringList& args) {
                              static_cast<long long>(t->length()), static_cast<long long>(t->droppedTokens),
                              static_cast<long long>(t->config.maxLen));
             writeTrace(*t, withAnalysis, path);
-            std::printf("wrote %s (%lld tokens, %zu layers)\n", path.c_str(), static_cast<long long>(t->length()), t->layers.size());
+            std::printf("wrote %s (%lld tokens, %zu layers)\n", path.c_str(), static_cast<long long>(t->length()),
+                        t->layers.size());
         };
         if (p.isSet(tokenIds)) {
             std::vector<int32_t> ids;
@@ -213,7 +232,8 @@ int runTrace(const QStringList& args) {
             report(trace(m, p.value(prompt).toStdString(), o), outPath);
         } else {
             QFile f(p.value(promptFile));
-            if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot open " + p.value(promptFile).toStdString());
+            if (!f.open(QIODevice::ReadOnly))
+                throw std::runtime_error("cannot open " + p.value(promptFile).toStdString());
             std::vector<std::string> prompts;
             for (const QByteArray& line : f.readAll().split('\n')) {
                 std::string s = line.toStdString();

@@ -29,46 +29,73 @@ std::string duration(double s) {
     if (!std::isfinite(s) || s < 0) return "?";
     const long t = std::lround(s);
     char buf[32];
-    if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-    else std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    if (t >= 3600)
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
     return buf;
 }
 
 std::vector<std::string> stdList(const QStringList& l) {
     std::vector<std::string> out;
-    for (const QString& s : l) out.push_back(s.toStdString());
+    for (const QString& s : l)
+        out.push_back(s.toStdString());
     return out;
 }
 
 int runTrain(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "Train a Grassmann or Transformer language model on UTF-8 text files.\n"
-        "Keeps the best checkpoint (by validation loss) at --out, with OUT.optim and OUT.state.json\n"
-        "for --resume. Ctrl-C stops cleanly: validates, keeps the best weights, exits."));
+    p.setApplicationDescription(
+        QStringLiteral("Train a Grassmann or Transformer language model on UTF-8 text files.\n"
+                       "Keeps the best checkpoint (by validation loss) at --out, with OUT.optim and OUT.state.json\n"
+                       "for --resume. Ctrl-C stops cleanly: validates, keeps the best weights, exits."));
     p.addHelpOption();
-    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON (new model)."), QStringLiteral("FILE"));
-    const QCommandLineOption tokenizer(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer (.model SentencePiece or vocab.txt)."), QStringLiteral("TOK"));
-    const QCommandLineOption trainF(QStringLiteral("train"), QStringLiteral("Training text file (repeat for several)."), QStringLiteral("FILE"));
-    const QCommandLineOption validF(QStringLiteral("valid"), QStringLiteral("Validation text file (repeat for several)."), QStringLiteral("FILE"));
-    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output checkpoint (.gwb)."), QStringLiteral("MODEL"));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON (new model)."),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption tokenizer(QStringLiteral("tokenizer"),
+                                       QStringLiteral("Tokenizer (.model SentencePiece or vocab.txt)."),
+                                       QStringLiteral("TOK"));
+    const QCommandLineOption trainF(QStringLiteral("train"), QStringLiteral("Training text file (repeat for several)."),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption validF(
+        QStringLiteral("valid"), QStringLiteral("Validation text file (repeat for several)."), QStringLiteral("FILE"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output checkpoint (.gwb)."),
+                                 QStringLiteral("MODEL"));
     const QCommandLineOption steps(QStringLiteral("steps"), QStringLiteral("Optimizer steps."), QStringLiteral("N"));
-    const QCommandLineOption epochs(QStringLiteral("epochs"), QStringLiteral("Passes over the training data (if no --steps)."), QStringLiteral("N"));
-    const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Sequences per step (default 16)."), QStringLiteral("B"), QStringLiteral("16"));
-    const QCommandLineOption lr(QStringLiteral("lr"), QStringLiteral("Peak learning rate (default 1e-3)."), QStringLiteral("X"), QStringLiteral("1e-3"));
-    const QCommandLineOption warmup(QStringLiteral("warmup"), QStringLiteral("Warm-up steps (default 200)."), QStringLiteral("N"), QStringLiteral("200"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."), QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption evalEvery(QStringLiteral("eval-every"), QStringLiteral("Steps between validations (default 500)."), QStringLiteral("N"), QStringLiteral("500"));
-    const QCommandLineOption evalBlocks(QStringLiteral("eval-max-blocks"), QStringLiteral("Validation blocks per evaluation (default all)."), QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption timeLimit(QStringLiteral("time-limit"), QStringLiteral("Stop after this many minutes."), QStringLiteral("MINUTES"), QStringLiteral("0"));
-    const QCommandLineOption resume(QStringLiteral("resume"), QStringLiteral("Continue from --out and its optimizer state."));
-    const QCommandLineOption dtype(QStringLiteral("save-dtype"), QStringLiteral("f32 (default) or f16."), QStringLiteral("DTYPE"), QStringLiteral("f32"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption logEvery(QStringLiteral("log-every"), QStringLiteral("Steps between progress lines (default 10)."), QStringLiteral("N"), QStringLiteral("10"));
-    const QCommandLineOption cacheDir(QStringLiteral("cache-dir"), QStringLiteral("Token cache folder (default OUT.cache)."), QStringLiteral("DIR"));
-    p.addOptions({config, tokenizer, trainF, validF, out, steps, epochs, batch, lr, warmup, seed, evalEvery, evalBlocks,
-                  threads, timeLimit, resume, dtype, device, logEvery, cacheDir});
+    const QCommandLineOption epochs(QStringLiteral("epochs"),
+                                    QStringLiteral("Passes over the training data (if no --steps)."),
+                                    QStringLiteral("N"));
+    const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Sequences per step (default 16)."),
+                                   QStringLiteral("B"), QStringLiteral("16"));
+    const QCommandLineOption lr(QStringLiteral("lr"), QStringLiteral("Peak learning rate (default 1e-3)."),
+                                QStringLiteral("X"), QStringLiteral("1e-3"));
+    const QCommandLineOption warmup(QStringLiteral("warmup"), QStringLiteral("Warm-up steps (default 200)."),
+                                    QStringLiteral("N"), QStringLiteral("200"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."),
+                                  QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption evalEvery(QStringLiteral("eval-every"),
+                                       QStringLiteral("Steps between validations (default 500)."), QStringLiteral("N"),
+                                       QStringLiteral("500"));
+    const QCommandLineOption evalBlocks(QStringLiteral("eval-max-blocks"),
+                                        QStringLiteral("Validation blocks per evaluation (default all)."),
+                                        QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
+                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption timeLimit(QStringLiteral("time-limit"), QStringLiteral("Stop after this many minutes."),
+                                       QStringLiteral("MINUTES"), QStringLiteral("0"));
+    const QCommandLineOption resume(QStringLiteral("resume"),
+                                    QStringLiteral("Continue from --out and its optimizer state."));
+    const QCommandLineOption dtype(QStringLiteral("save-dtype"), QStringLiteral("f32 (default) or f16."),
+                                   QStringLiteral("DTYPE"), QStringLiteral("f32"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
+                                    QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption logEvery(QStringLiteral("log-every"),
+                                      QStringLiteral("Steps between progress lines (default 10)."), QStringLiteral("N"),
+                                      QStringLiteral("10"));
+    const QCommandLineOption cacheDir(QStringLiteral("cache-dir"),
+                                      QStringLiteral("Token cache folder (default OUT.cache)."), QStringLiteral("DIR"));
+    p.addOptions({config, tokenizer, trainF,     validF,  out,       steps,  epochs, batch,  lr,       warmup,
+                  seed,   evalEvery, evalBlocks, threads, timeLimit, resume, dtype,  device, logEvery, cacheDir});
     p.process(args);
 
     auto need = [&](const QCommandLineOption& o) {
@@ -102,14 +129,16 @@ int runTrain(const QStringList& args) {
         o.resume = p.isSet(resume);
         o.cacheDir = p.value(cacheDir).toStdString();
         const QString dt = p.value(dtype).toLower();
-        if (dt != QLatin1String("f32") && dt != QLatin1String("f16")) throw std::invalid_argument("--save-dtype must be f32 or f16");
+        if (dt != QLatin1String("f32") && dt != QLatin1String("f16"))
+            throw std::invalid_argument("--save-dtype must be f32 or f16");
         o.saveDtype = dt == QLatin1String("f16") ? SaveDtype::F16 : SaveDtype::F32;
 
         const TokenizerPtr tok = loadTokenizerFile(need(tokenizer));
         ModelConfig cfg = loadConfigFile(need(config));
         if (cfg.vocabSize != tok->vocabSize())
-            throw std::invalid_argument("config vocab_size " + std::to_string(cfg.vocabSize) + " differs from the tokenizer's " +
-                                        std::to_string(tok->vocabSize()) + " pieces");
+            throw std::invalid_argument("config vocab_size " + std::to_string(cfg.vocabSize) +
+                                        " differs from the tokenizer's " + std::to_string(tok->vocabSize()) +
+                                        " pieces");
         Model model = Model::init(cfg, o.seed, tok, p.value(device).toStdString());
         std::fprintf(stderr, "%s", model.summary().c_str());
 
@@ -121,8 +150,8 @@ int runTrain(const QStringList& args) {
                              static_cast<long long>(pr.step), static_cast<long long>(pr.totalSteps), pr.loss, pr.lr,
                              pr.tokensPerSecond, duration(pr.elapsedSeconds).c_str(), duration(pr.etaSeconds).c_str());
             if (pr.validated)
-                std::fprintf(stderr, "  validation loss %.4f  perplexity %.2f%s\n", pr.validLoss, std::exp(pr.validLoss),
-                             pr.saved ? "  (best: saved)" : "");
+                std::fprintf(stderr, "  validation loss %.4f  perplexity %.2f%s\n", pr.validLoss,
+                             std::exp(pr.validLoss), pr.saved ? "  (best: saved)" : "");
             std::fflush(stderr);
             return true;
         });

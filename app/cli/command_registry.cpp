@@ -25,8 +25,7 @@ std::vector<Command> commands() {
 
 const Command* findCommand(const QString& name) {
     for (const auto& c : registry())
-        if (name == QLatin1String(c.name))
-            return &c;
+        if (name == QLatin1String(c.name)) return &c;
     return nullptr;
 }
 

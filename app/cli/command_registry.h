@@ -29,6 +29,6 @@ const Command* findCommand(const QString& name);
 #define GWB_CONCAT_INNER(a, b) a##b
 #define GWB_CONCAT(a, b) GWB_CONCAT_INNER(a, b)
 /// GWB_REGISTER_COMMAND("info", "Print a model's architecture", runInfo, false)
-#define GWB_REGISTER_COMMAND(NAME, SUMMARY, FN, NEEDS_GUI)                                        \
-    static const bool GWB_CONCAT(gwbRegistered_, __LINE__) =                                       \
+#define GWB_REGISTER_COMMAND(NAME, SUMMARY, FN, NEEDS_GUI)                                                             \
+    static const bool GWB_CONCAT(gwbRegistered_, __LINE__) =                                                           \
         ::gwb::app::registerCommand(::gwb::app::Command{NAME, SUMMARY, FN, NEEDS_GUI})

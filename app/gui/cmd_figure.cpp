@@ -27,7 +27,8 @@ using gwb::engine::ModelKind;
 QString readPromptFile(const QString& path) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
-        throw std::runtime_error("cannot open prompt file '" + path.toStdString() + "': " + f.errorString().toStdString());
+        throw std::runtime_error("cannot open prompt file '" + path.toStdString() +
+                                 "': " + f.errorString().toStdString());
     const QByteArray bytes = f.readAll();
     try {
         gwb::engine::checkUtf8(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
@@ -58,27 +59,52 @@ int runFigure(const QStringList& args) {
         "Make one view's figure for a prompt without a window (same figure as the window's Export Figure).\n"
         "Example: gwb figure --view gate --prompt \"It is a truth universally acknowledged\" --out gate.pdf"));
     p.addHelpOption();
-    const QCommandLineOption view(QStringLiteral("view"), QStringLiteral("gate, plucker, angles, subspace, attention or compare."), QStringLiteral("ID"));
-    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Grassmann model (.gwb; default the bundled one)."), QStringLiteral("FILE"));
-    const QCommandLineOption baseline(QStringLiteral("baseline"), QStringLiteral("Transformer baseline (.gwb; default the bundled one)."), QStringLiteral("FILE"));
-    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Selected layer (default 0)."), QStringLiteral("L"), QStringLiteral("0"));
-    const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Selected attention head (default 0)."), QStringLiteral("H"), QStringLiteral("0"));
-    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("Selected token index (default 0)."), QStringLiteral("I"), QStringLiteral("0"));
-    const QCommandLineOption offset(QStringLiteral("offset"), QStringLiteral("Selected offset D of the layer (default its first offset)."), QStringLiteral("D"));
+    const QCommandLineOption view(QStringLiteral("view"),
+                                  QStringLiteral("gate, plucker, angles, subspace, attention or compare."),
+                                  QStringLiteral("ID"));
+    const QCommandLineOption model(QStringLiteral("model"),
+                                   QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
+                                   QStringLiteral("FILE"));
+    const QCommandLineOption baseline(QStringLiteral("baseline"),
+                                      QStringLiteral("Transformer baseline (.gwb; default the bundled one)."),
+                                      QStringLiteral("FILE"));
+    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Selected layer (default 0)."),
+                                   QStringLiteral("L"), QStringLiteral("0"));
+    const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Selected attention head (default 0)."),
+                                  QStringLiteral("H"), QStringLiteral("0"));
+    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("Selected token index (default 0)."),
+                                   QStringLiteral("I"), QStringLiteral("0"));
+    const QCommandLineOption offset(QStringLiteral("offset"),
+                                    QStringLiteral("Selected offset D of the layer (default its first offset)."),
+                                    QStringLiteral("D"));
     const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
-    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("UTF-8 file with the prompt."), QStringLiteral("F"));
-    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output figure: .png, .svg or .pdf."), QStringLiteral("FILE"));
-    const QCommandLineOption width(QStringLiteral("width"), QStringLiteral("Figure width: 3.5in (one column, default), 7in (two), or mm/cm/pt."), QStringLiteral("LEN"), QStringLiteral("3.5in"));
-    const QCommandLineOption dpi(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 300)."), QStringLiteral("N"), QStringLiteral("300"));
-    const QCommandLineOption colormap(QStringLiteral("colormap"), QStringLiteral("viridis, cividis or magma (default: the view's)."), QStringLiteral("NAME"));
-    const QCommandLineOption font(QStringLiteral("font-size"), QStringLiteral("Body font size in points (default 8, or 9 at 6 in and wider)."), QStringLiteral("PT"));
+    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("UTF-8 file with the prompt."),
+                                        QStringLiteral("F"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output figure: .png, .svg or .pdf."),
+                                 QStringLiteral("FILE"));
+    const QCommandLineOption width(QStringLiteral("width"),
+                                   QStringLiteral("Figure width: 3.5in (one column, default), 7in (two), or mm/cm/pt."),
+                                   QStringLiteral("LEN"), QStringLiteral("3.5in"));
+    const QCommandLineOption dpi(QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 300)."),
+                                 QStringLiteral("N"), QStringLiteral("300"));
+    const QCommandLineOption colormap(QStringLiteral("colormap"),
+                                      QStringLiteral("viridis, cividis or magma (default: the view's)."),
+                                      QStringLiteral("NAME"));
+    const QCommandLineOption font(QStringLiteral("font-size"),
+                                  QStringLiteral("Body font size in points (default 8, or 9 at 6 in and wider)."),
+                                  QStringLiteral("PT"));
     const QCommandLineOption noCaption(QStringLiteral("no-caption"), QStringLiteral("Leave out the caption line."));
     const QCommandLineOption noColorbar(QStringLiteral("no-colorbar"), QStringLiteral("Leave out the colour bar."));
-    const QCommandLineOption data(QStringLiteral("data"), QStringLiteral("Also write the numbers: FILE.csv names the base; writes FILE_<table>.csv/.npy and FILE.json."), QStringLiteral("FILE.csv"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"), QStringLiteral("0"));
-    p.addOptions({view, model, baseline, layer, head, token, offset, prompt, promptFile, out, width, dpi, colormap, font,
-                  noCaption, noColorbar, data, device, threads});
+    const QCommandLineOption data(
+        QStringLiteral("data"),
+        QStringLiteral("Also write the numbers: FILE.csv names the base; writes FILE_<table>.csv/.npy and FILE.json."),
+        QStringLiteral("FILE.csv"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
+                                    QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
+                                     QStringLiteral("N"), QStringLiteral("0"));
+    p.addOptions({view, model, baseline, layer, head, token, offset, prompt, promptFile, out, width, dpi, colormap,
+                  font, noCaption, noColorbar, data, device, threads});
     p.process(args);
     QTextStream err(stderr);
     try {
@@ -86,9 +112,11 @@ int runFigure(const QStringList& args) {
             throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
         const QString viewId = p.value(view);
         if (!gwb::views::viewIds().contains(viewId))
-            throw std::invalid_argument("--view must be one of " + gwb::views::viewIds().join(QStringLiteral(", ")).toStdString() +
+            throw std::invalid_argument("--view must be one of " +
+                                        gwb::views::viewIds().join(QStringLiteral(", ")).toStdString() +
                                         (viewId.isEmpty() ? std::string() : ", got '" + viewId.toStdString() + "'"));
-        if (p.isSet(prompt) == p.isSet(promptFile)) throw std::invalid_argument("give exactly one of --prompt and --prompt-file");
+        if (p.isSet(prompt) == p.isSet(promptFile))
+            throw std::invalid_argument("give exactly one of --prompt and --prompt-file");
         if (!p.isSet(out)) throw std::invalid_argument("--out FILE.(png|svg|pdf) is required");
         const QString outPath = p.value(out);
         if (gwb::app::figureFormat(outPath).isEmpty())
@@ -125,7 +153,8 @@ int runFigure(const QStringList& args) {
         // Like the window, trace both models when both exist (a view may show the other model too);
         // a missing bundled model is an error only for a view that needs it.
         request.grassmannPath = p.isSet(model) ? p.value(model) : gwb::app::findBundledModel(ModelKind::Grassmann);
-        request.baselinePath = p.isSet(baseline) ? p.value(baseline) : gwb::app::findBundledModel(ModelKind::Transformer);
+        request.baselinePath =
+            p.isSet(baseline) ? p.value(baseline) : gwb::app::findBundledModel(ModelKind::Transformer);
         if (needG && request.grassmannPath.isEmpty())
             throw std::runtime_error(gwb::app::missingBundledModelMessage(ModelKind::Grassmann).toStdString() +
                                      " (or give --model FILE)");
@@ -139,8 +168,10 @@ int runFigure(const QStringList& args) {
         gwb::app::ModelCache cache;
         gwb::app::TraceJobState state;
         const gwb::app::TraceOutcome outcome = gwb::app::runTraceJob(request, cache, state);
-        if (outcome.status != gwb::app::TraceOutcome::Status::Ok) throw std::runtime_error(outcome.message.toStdString());
-        for (const QString& n : outcome.notices) err << "gwb figure: note: " << n << "\n";
+        if (outcome.status != gwb::app::TraceOutcome::Status::Ok)
+            throw std::runtime_error(outcome.message.toStdString());
+        for (const QString& n : outcome.notices)
+            err << "gwb figure: note: " << n << "\n";
         err.flush();
 
         std::unique_ptr<gwb::views::View> v = gwb::views::createView(viewId);
@@ -168,15 +199,18 @@ int runFigure(const QStringList& args) {
             const int d = intOption(p, offset, "offset", 1);
             const auto& g = outcome.data.grassmann;
             std::vector<int> offsets;
-            if (g && layerValue < static_cast<int>(g->layers.size()) && g->layers[static_cast<size_t>(layerValue)].grassmann)
+            if (g && layerValue < static_cast<int>(g->layers.size()) &&
+                g->layers[static_cast<size_t>(layerValue)].grassmann)
                 offsets = g->layers[static_cast<size_t>(layerValue)].grassmann->offsets;
             const auto it = std::find(offsets.begin(), offsets.end(), d);
             if (it == offsets.end()) {
                 QStringList have;
-                for (int o : offsets) have << QString::number(o);
-                throw std::invalid_argument("--offset " + std::to_string(d) + " is not an offset of layer " +
-                                            std::to_string(layerValue) + " (it has " +
-                                            (have.isEmpty() ? std::string("none") : have.join(QStringLiteral(", ")).toStdString()) + ")");
+                for (int o : offsets)
+                    have << QString::number(o);
+                throw std::invalid_argument(
+                    "--offset " + std::to_string(d) + " is not an offset of layer " + std::to_string(layerValue) +
+                    " (it has " +
+                    (have.isEmpty() ? std::string("none") : have.join(QStringLiteral(", ")).toStdString()) + ")");
             }
             selection.setOffsetIndex(static_cast<int>(it - offsets.begin()));
         }

@@ -21,7 +21,9 @@ namespace gwb::app {
 ExportDialog::ExportDialog(const QString& viewTitle, const QString& colormap, QWidget* parent) : QDialog(parent) {
     setWindowTitle(QStringLiteral("Export Figure: %1").arg(viewTitle));
     QSettings s;
-    m_path = new QLineEdit(s.value(QStringLiteral("export/lastPath"), QDir::home().filePath(QStringLiteral("figure.pdf"))).toString(), this);
+    m_path = new QLineEdit(
+        s.value(QStringLiteral("export/lastPath"), QDir::home().filePath(QStringLiteral("figure.pdf"))).toString(),
+        this);
     auto* browse = new QPushButton(QStringLiteral("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
     auto* pathRow = new QHBoxLayout;
@@ -91,7 +93,9 @@ void ExportDialog::presetChanged(int index) {
     if (w > 0) m_width->setValue(w);
 }
 
-QString ExportDialog::path() const { return m_path->text().trimmed(); }
+QString ExportDialog::path() const {
+    return m_path->text().trimmed();
+}
 
 FigureSettings ExportDialog::settings() const {
     FigureSettings f;

@@ -17,9 +17,12 @@ double parseLengthInches(const QString& text) {
     const double v = m.captured(1).toDouble();
     const QString unit = m.captured(2).toLower();
     double inches = v;
-    if (unit == QLatin1String("mm")) inches = v / 25.4;
-    else if (unit == QLatin1String("cm")) inches = v / 2.54;
-    else if (unit == QLatin1String("pt")) inches = v / 72.0;
+    if (unit == QLatin1String("mm"))
+        inches = v / 25.4;
+    else if (unit == QLatin1String("cm"))
+        inches = v / 2.54;
+    else if (unit == QLatin1String("pt"))
+        inches = v / 72.0;
     if (!(inches > 0.5 && inches <= 40))
         throw std::invalid_argument("length '" + text.toStdString() + "' must be between 0.5 and 40 inches");
     return inches;

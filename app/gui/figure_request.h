@@ -17,10 +17,10 @@ double parseLengthInches(const QString& text);
 
 /// Settings a user chooses for a figure (the dialog's fields and the command's options).
 struct FigureSettings {
-    double widthInches = 3.5;   ///< 3.5 one column, 7 two columns
-    int dpi = 300;              ///< PNG resolution
-    QString colormap;           ///< "" = the view's own
-    double fontPoints = 0;      ///< body text size; 0 = the preset's (8 pt one column, 9 pt two)
+    double widthInches = 3.5; ///< 3.5 one column, 7 two columns
+    int dpi = 300;            ///< PNG resolution
+    QString colormap;         ///< "" = the view's own
+    double fontPoints = 0;    ///< body text size; 0 = the preset's (8 pt one column, 9 pt two)
     bool colorbar = true;
     bool caption = true;
 };

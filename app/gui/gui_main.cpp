@@ -13,15 +13,23 @@ namespace gwb::app {
 int runGui(QApplication& app) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Grassmann Workbench window."));
-    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Grassmann model to open."), QStringLiteral("FILE"));
-    const QCommandLineOption baseline(QStringLiteral("baseline"), QStringLiteral("Transformer baseline to open."), QStringLiteral("FILE"));
-    const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Session file to open."), QStringLiteral("FILE"));
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Grassmann model to open."),
+                                   QStringLiteral("FILE"));
+    const QCommandLineOption baseline(QStringLiteral("baseline"), QStringLiteral("Transformer baseline to open."),
+                                      QStringLiteral("FILE"));
+    const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Session file to open."),
+                                     QStringLiteral("FILE"));
     const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
-    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("Prompt file."), QStringLiteral("FILE"));
+    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("Prompt file."),
+                                        QStringLiteral("FILE"));
     const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Run the prompt at start."));
-    const QCommandLineOption tour(QStringLiteral("tour"), QStringLiteral("After the run, screenshot every view into DIR and quit."), QStringLiteral("DIR"));
-    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Tour: token[,layer] to select."), QStringLiteral("T,L"));
-    const QCommandLineOption fresh(QStringLiteral("fresh"), QStringLiteral("Ignore and keep the saved layout and settings."));
+    const QCommandLineOption tour(QStringLiteral("tour"),
+                                  QStringLiteral("After the run, screenshot every view into DIR and quit."),
+                                  QStringLiteral("DIR"));
+    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Tour: token[,layer] to select."),
+                                    QStringLiteral("T,L"));
+    const QCommandLineOption fresh(QStringLiteral("fresh"),
+                                   QStringLiteral("Ignore and keep the saved layout and settings."));
     p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh});
     p.addHelpOption();
     p.process(app);

@@ -21,12 +21,18 @@ bool needsImportChoice(const QString& path, const QString& message) {
     // Phrases of the importer's messages (engine/src/import.cpp, import_layouts.cpp) that a
     // different layout, vocabulary or offset schedule can fix.
     static const char* const fixable[] = {
-        "no vocabulary found",          // ours, above
+        "no vocabulary found",              // ours, above
         "cannot tell which implementation", // layout detection failed
-        "checkpoint (the keys look like", "not a grasslm", "not a alphaxiv", "not a kanenorman",
-        "missing key", "unknown keys",  // a chosen layout that does not fit
-        "the vocabulary '", "cannot open vocabulary", "merges.txt", // a chosen vocabulary that does not fit
-        "offset",                       // a chosen offset schedule that does not parse or fit
+        "checkpoint (the keys look like",
+        "not a grasslm",
+        "not a alphaxiv",
+        "not a kanenorman",
+        "missing key",
+        "unknown keys", // a chosen layout that does not fit
+        "the vocabulary '",
+        "cannot open vocabulary",
+        "merges.txt", // a chosen vocabulary that does not fit
+        "offset",     // a chosen offset schedule that does not parse or fit
     };
     for (const char* f : fixable)
         if (message.contains(QLatin1String(f), Qt::CaseInsensitive)) return true;

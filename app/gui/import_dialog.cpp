@@ -13,8 +13,7 @@
 
 namespace gwb::app {
 
-ImportDialog::ImportDialog(const QString& path, const QString& message, const ImportChoice& initial,
-                           QWidget* parent)
+ImportDialog::ImportDialog(const QString& path, const QString& message, const ImportChoice& initial, QWidget* parent)
     : QDialog(parent), m_path(path), m_error(new QLabel(message, this)), m_layout(new QComboBox(this)),
       m_vocab(new QLineEdit(this)), m_offsets(new QLineEdit(this)) {
     setWindowTitle(QStringLiteral("Open %1").arg(QFileInfo(path).fileName()));
@@ -22,7 +21,8 @@ ImportDialog::ImportDialog(const QString& path, const QString& message, const Im
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->setStyleSheet(QStringLiteral("color: #a01010;"));
     m_layout->addItems(importLayoutNames());
-    m_layout->setToolTip(QStringLiteral("Which PyTorch implementation saved the checkpoint (auto: guess from the key names)"));
+    m_layout->setToolTip(
+        QStringLiteral("Which PyTorch implementation saved the checkpoint (auto: guess from the key names)"));
     m_vocab->setPlaceholderText(QStringLiteral("vocab.txt (WordPiece) or vocab.json (GPT-2, with merges.txt)"));
     m_offsets->setPlaceholderText(QStringLiteral("the layout's schedule, e.g. 1,2,4,8,12,16 or per_layer:1,2,4"));
     auto* browse = new QPushButton(QStringLiteral("Browse…"), this);
@@ -40,7 +40,8 @@ ImportDialog::ImportDialog(const QString& path, const QString& message, const Im
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(new QLabel(QStringLiteral("<b>%1</b> could not be opened on its own:").arg(path.toHtmlEscaped()), this));
+    layout->addWidget(
+        new QLabel(QStringLiteral("<b>%1</b> could not be opened on its own:").arg(path.toHtmlEscaped()), this));
     layout->addWidget(m_error);
     layout->addLayout(form);
     layout->addWidget(buttons);
@@ -62,12 +63,15 @@ void ImportDialog::setChoice(const ImportChoice& choice) {
     m_offsets->setText(choice.offsets);
 }
 
-QString ImportDialog::errorText() const { return m_error->text(); }
+QString ImportDialog::errorText() const {
+    return m_error->text();
+}
 
 void ImportDialog::browseVocabulary() {
     const QString start = m_vocab->text().isEmpty() ? QFileInfo(m_path).absolutePath() : m_vocab->text();
-    const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("Choose Vocabulary"), start,
-                                                      QStringLiteral("Vocabularies (vocab.txt vocab.json *.txt *.json);;All files (*)"));
+    const QString file =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Choose Vocabulary"), start,
+                                     QStringLiteral("Vocabularies (vocab.txt vocab.json *.txt *.json);;All files (*)"));
     if (!file.isEmpty()) m_vocab->setText(file);
 }
 

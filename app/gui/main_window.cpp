@@ -35,7 +35,9 @@
 
 // Q_INIT_RESOURCE must be used outside a namespace. gwb_gui is a static library: without this
 // call a program that links it normally (the tests) would drop the icons and sample prompts.
-static void initGwbResources() { Q_INIT_RESOURCE(resources); }
+static void initGwbResources() {
+    Q_INIT_RESOURCE(resources);
+}
 
 namespace gwb::app {
 
@@ -250,7 +252,8 @@ void MainWindow::buildActions() {
     cancelAct->setShortcut(QKeySequence(Qt::Key_Escape));
 
     m_viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
-    for (QDockWidget* d : {m_promptDock, m_stripDock}) m_viewMenu->addAction(d->toggleViewAction());
+    for (QDockWidget* d : {m_promptDock, m_stripDock})
+        m_viewMenu->addAction(d->toggleViewAction());
     m_viewMenu->addSeparator();
     for (size_t i = 0; i < m_viewDocks.size(); ++i) {
         const QString id = m_views[i]->viewId();
@@ -273,13 +276,15 @@ void MainWindow::buildActions() {
 
 void MainWindow::restoreWindowSettings() {
     QSettings s;
-    if (s.contains(QStringLiteral("window/geometry"))) restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    if (s.contains(QStringLiteral("window/geometry")))
+        restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
     if (s.contains(QStringLiteral("window/state"))) restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     m_device->setCurrentText(s.value(QStringLiteral("engine/device"), QStringLiteral("auto")).toString());
     m_threads->setValue(s.value(QStringLiteral("engine/threads"), 0).toInt());
     m_selectionBar->setTokenScalar(s.value(QStringLiteral("view/tokenScalar"), QStringLiteral("surprisal")).toString());
     for (View* v : m_views) {
-        const QJsonDocument doc = QJsonDocument::fromJson(s.value(QStringLiteral("views/") + v->viewId()).toByteArray());
+        const QJsonDocument doc =
+            QJsonDocument::fromJson(s.value(QStringLiteral("views/") + v->viewId()).toByteArray());
         if (doc.isObject()) v->setSettings(doc.object());
     }
     // The last session (models, prompt, selection) comes back as it was left; models that have
@@ -311,7 +316,8 @@ void MainWindow::saveWindowSettings() const {
 
 void MainWindow::resetLayout() {
     restoreState(m_defaultState);
-    for (QDockWidget* d : m_viewDocks) d->show();
+    for (QDockWidget* d : m_viewDocks)
+        d->show();
     m_promptDock->show();
     m_stripDock->show();
 }
@@ -325,22 +331,30 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
     if (event->type() != QEvent::KeyPress) return QMainWindow::eventFilter(watched, event);
     auto* w = qobject_cast<QWidget*>(watched);
-    if (!w || w->window() != this || QApplication::activeModalWidget())
-        return QMainWindow::eventFilter(watched, event);
+    if (!w || w->window() != this || QApplication::activeModalWidget()) return QMainWindow::eventFilter(watched, event);
     const auto* key = static_cast<QKeyEvent*>(event);
     if (key->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))
         return QMainWindow::eventFilter(watched, event);
     // Text and number fields keep their own arrow keys.
     QWidget* focus = QApplication::focusWidget();
-    if (qobject_cast<QLineEdit*>(focus) || qobject_cast<QPlainTextEdit*>(focus) ||
-        qobject_cast<QTextEdit*>(focus) || qobject_cast<QAbstractSpinBox*>(focus) || qobject_cast<QComboBox*>(focus))
+    if (qobject_cast<QLineEdit*>(focus) || qobject_cast<QPlainTextEdit*>(focus) || qobject_cast<QTextEdit*>(focus) ||
+        qobject_cast<QAbstractSpinBox*>(focus) || qobject_cast<QComboBox*>(focus))
         return QMainWindow::eventFilter(watched, event);
     switch (key->key()) {
-    case Qt::Key_Left: m_selection->setToken(m_selection->token() - 1); return true;
-    case Qt::Key_Right: m_selection->setToken(m_selection->token() + 1); return true;
-    case Qt::Key_Up: m_selection->setLayer(m_selection->layer() - 1); return true;
-    case Qt::Key_Down: m_selection->setLayer(m_selection->layer() + 1); return true;
-    default: return QMainWindow::eventFilter(watched, event);
+    case Qt::Key_Left:
+        m_selection->setToken(m_selection->token() - 1);
+        return true;
+    case Qt::Key_Right:
+        m_selection->setToken(m_selection->token() + 1);
+        return true;
+    case Qt::Key_Up:
+        m_selection->setLayer(m_selection->layer() - 1);
+        return true;
+    case Qt::Key_Down:
+        m_selection->setLayer(m_selection->layer() + 1);
+        return true;
+    default:
+        return QMainWindow::eventFilter(watched, event);
     }
 }
 
@@ -359,11 +373,19 @@ void MainWindow::showView(const QString& id) {
         }
 }
 
-QString MainWindow::statusText() const { return m_statusMessage->text(); }
-QString MainWindow::noticeText() const { return m_prompt->notice(); }
+QString MainWindow::statusText() const {
+    return m_statusMessage->text();
+}
+QString MainWindow::noticeText() const {
+    return m_prompt->notice();
+}
 
-void MainWindow::setPrompt(const QString& text) { m_prompt->setPrompt(text); }
-QString MainWindow::prompt() const { return m_prompt->prompt(); }
+void MainWindow::setPrompt(const QString& text) {
+    m_prompt->setPrompt(text);
+}
+QString MainWindow::prompt() const {
+    return m_prompt->prompt();
+}
 
 void MainWindow::showStatus(const QString& message) {
     m_statusMessage->setText(message);
@@ -385,7 +407,8 @@ void MainWindow::updateDeviceLabel() {
         const int threads = m_threads->value();
         text = QStringLiteral("Device: %1 · threads: %2")
                    .arg(QString::fromStdString(device),
-                        threads > 0 ? QString::number(threads) : QStringLiteral("all (%1)").arg(QThread::idealThreadCount()));
+                        threads > 0 ? QString::number(threads)
+                                    : QStringLiteral("all (%1)").arg(QThread::idealThreadCount()));
         m_deviceLabel->setToolTip(QString::fromStdString(gwb::engine::deviceSummary(device)));
     } catch (const std::exception& e) {
         text = QStringLiteral("Device: %1").arg(QString::fromUtf8(e.what()));
@@ -420,7 +443,9 @@ void MainWindow::cancelRun() {
     showStatus(QStringLiteral("Cancelling…"));
 }
 
-bool MainWindow::isRunning() const { return m_controller->isRunning(); }
+bool MainWindow::isRunning() const {
+    return m_controller->isRunning();
+}
 
 void MainWindow::setRunningUi(bool running) {
     m_prompt->setRunning(running);
@@ -481,7 +506,8 @@ void MainWindow::onCancelled(quint64 id) {
 void MainWindow::setData(const gwb::views::WorkbenchData& data) {
     m_data = data;
     m_selection->setExtents(m_data);
-    for (View* v : m_views) v->setData(m_data);
+    for (View* v : m_views)
+        v->setData(m_data);
     m_selectionBar->setData(m_data);
     m_strip->setData(m_data);
     updateTokenStrip();

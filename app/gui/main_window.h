@@ -38,8 +38,8 @@ class RecentFiles;
 class SelectionBar;
 
 struct MainWindowOptions {
-    bool useBundledModels = true;  ///< start with the bundled models when they exist
-    bool restoreSettings = true;   ///< restore layout and settings from QSettings (tests: false)
+    bool useBundledModels = true; ///< start with the bundled models when they exist
+    bool restoreSettings = true;  ///< restore layout and settings from QSettings (tests: false)
 };
 
 class MainWindow : public QMainWindow {

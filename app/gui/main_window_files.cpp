@@ -132,11 +132,12 @@ void MainWindow::onModelFailed(const QString& path, const QString& message) {
 }
 
 void MainWindow::chooseModel() {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), QString(),
-                                                      QStringLiteral("Models (*.gwb *.pt *.pth *.safetensors *.bin *.ckpt);;"
-                                                                     "Workbench models (*.gwb);;"
-                                                                     "PyTorch checkpoints (*.pt *.pth *.safetensors *.bin *.ckpt);;"
-                                                                     "All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), QString(),
+                                     QStringLiteral("Models (*.gwb *.pt *.pth *.safetensors *.bin *.ckpt);;"
+                                                    "Workbench models (*.gwb);;"
+                                                    "PyTorch checkpoints (*.pt *.pth *.safetensors *.bin *.ckpt);;"
+                                                    "All files (*)"));
     if (!path.isEmpty()) openModel(path);
 }
 
@@ -184,7 +185,8 @@ Session MainWindow::currentSession() const {
     s.offsetIndex = m_selection->offsetIndex();
     s.tokenScalar = m_tokenScalar;
     s.currentView = m_currentView;
-    for (const auto* v : m_views) s.viewSettings.insert(v->viewId(), v->settings());
+    for (const auto* v : m_views)
+        s.viewSettings.insert(v->viewId(), v->settings());
     return s;
 }
 
@@ -240,9 +242,10 @@ void MainWindow::applySession(const Session& s, bool runNow) {
     for (const QString& p : {s.grassmannModel, s.baselineModel})
         if (!p.isEmpty() && !QFileInfo::exists(p)) missing << p;
     if (!missing.isEmpty()) {
-        m_prompt->setNotice(QStringLiteral("The session's model files are missing: %1. Open them with File > Open Model.")
-                                .arg(missing.join(QStringLiteral(", "))),
-                            QStringLiteral("error"));
+        m_prompt->setNotice(
+            QStringLiteral("The session's model files are missing: %1. Open them with File > Open Model.")
+                .arg(missing.join(QStringLiteral(", "))),
+            QStringLiteral("error"));
         return;
     }
     // The selection applies to the traces of this session's run.

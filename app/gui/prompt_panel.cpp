@@ -43,9 +43,8 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
 
     m_count = new QLabel(this);
     m_count->setStyleSheet(QStringLiteral("color: palette(mid);"));
-    connect(m_editor, &QPlainTextEdit::textChanged, this, [this] {
-        m_count->setText(QStringLiteral("%1 characters").arg(m_editor->toPlainText().size()));
-    });
+    connect(m_editor, &QPlainTextEdit::textChanged, this,
+            [this] { m_count->setText(QStringLiteral("%1 characters").arg(m_editor->toPlainText().size())); });
     m_count->setText(QStringLiteral("0 characters"));
 
     m_notice = new QLabel(this);
@@ -83,11 +82,17 @@ void PromptPanel::loadSamples() {
     }
 }
 
-QString PromptPanel::prompt() const { return m_editor->toPlainText(); }
+QString PromptPanel::prompt() const {
+    return m_editor->toPlainText();
+}
 
-void PromptPanel::setPrompt(const QString& text) { m_editor->setPlainText(text); }
+void PromptPanel::setPrompt(const QString& text) {
+    m_editor->setPlainText(text);
+}
 
-void PromptPanel::setRunning(bool running) { m_cancel->setEnabled(running); }
+void PromptPanel::setRunning(bool running) {
+    m_cancel->setEnabled(running);
+}
 
 void PromptPanel::setNotice(const QString& text, const QString& kind) {
     if (text.isEmpty()) {
@@ -107,13 +112,14 @@ void PromptPanel::setNotice(const QString& text, const QString& kind) {
     m_notice->show();
 }
 
-QString PromptPanel::notice() const { return m_notice->isHidden() ? QString() : m_notice->text(); }
+QString PromptPanel::notice() const {
+    return m_notice->isHidden() ? QString() : m_notice->text();
+}
 
 bool PromptPanel::eventFilter(QObject* watched, QEvent* event) {
     if (watched == m_editor && event->type() == QEvent::KeyPress) {
         const auto* key = static_cast<QKeyEvent*>(event);
-        if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) &&
-            (key->modifiers() & Qt::ControlModifier)) {
+        if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) && (key->modifiers() & Qt::ControlModifier)) {
             Q_EMIT runRequested();
             return true;
         }

@@ -14,7 +14,9 @@ RecentFiles::RecentFiles(const QString& settingsKey, const QString& title, QWidg
     rebuild();
 }
 
-QStringList RecentFiles::files() const { return QSettings().value(m_key).toStringList(); }
+QStringList RecentFiles::files() const {
+    return QSettings().value(m_key).toStringList();
+}
 
 void RecentFiles::store(const QStringList& files) {
     QSettings().setValue(m_key, files);
@@ -26,7 +28,8 @@ void RecentFiles::add(const QString& path) {
     QStringList list = files();
     list.removeAll(abs);
     list.prepend(abs);
-    while (list.size() > kMaxRecent) list.removeLast();
+    while (list.size() > kMaxRecent)
+        list.removeLast();
     store(list);
 }
 

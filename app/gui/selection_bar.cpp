@@ -67,16 +67,21 @@ SelectionBar::SelectionBar(gwb::views::Selection* selection, QWidget* parent)
     addWidget(m_scalar);
 
     using gwb::views::Selection;
-    connect(m_token, &QSpinBox::valueChanged, this, [this](int v) { if (!m_syncing) m_selection->setToken(v); });
-    connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { if (!m_syncing) m_selection->setLayer(v); });
-    connect(m_head, &QSpinBox::valueChanged, this, [this](int v) { if (!m_syncing) m_selection->setHead(v); });
+    connect(m_token, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_syncing) m_selection->setToken(v);
+    });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_syncing) m_selection->setLayer(v);
+    });
+    connect(m_head, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_syncing) m_selection->setHead(v);
+    });
     connect(m_offset, &QComboBox::currentIndexChanged, this, [this](int v) {
         if (!m_syncing && v >= 0) m_selection->setOffsetIndex(v);
     });
-    connect(m_scalar, &QComboBox::currentIndexChanged, this,
-            [this] { Q_EMIT tokenScalarChanged(tokenScalar()); });
-    for (auto signal : {&Selection::tokenChanged, &Selection::layerChanged, &Selection::headChanged,
-                        &Selection::offsetIndexChanged})
+    connect(m_scalar, &QComboBox::currentIndexChanged, this, [this] { Q_EMIT tokenScalarChanged(tokenScalar()); });
+    for (auto signal :
+         {&Selection::tokenChanged, &Selection::layerChanged, &Selection::headChanged, &Selection::offsetIndexChanged})
         connect(m_selection, signal, this, [this] { syncFromSelection(); });
     connect(m_selection, &Selection::extentsChanged, this, [this] { syncFromSelection(); });
     syncFromSelection();
@@ -120,13 +125,16 @@ void SelectionBar::syncFromSelection() {
     const auto primary = m_data.primary();
     const int t = m_selection->token();
     if (primary && t < primary->length())
-        m_tokenText->setText(QStringLiteral("“%1”").arg(visibleToken(QString::fromStdString(primary->tokens[static_cast<size_t>(t)].text))));
+        m_tokenText->setText(QStringLiteral("“%1”").arg(
+            visibleToken(QString::fromStdString(primary->tokens[static_cast<size_t>(t)].text))));
     else
         m_tokenText->clear();
     m_syncing = false;
 }
 
-QString SelectionBar::tokenScalar() const { return m_scalar->currentData().toString(); }
+QString SelectionBar::tokenScalar() const {
+    return m_scalar->currentData().toString();
+}
 
 void SelectionBar::setTokenScalar(const QString& id) {
     const int i = m_scalar->findData(tokenScalarId(tokenScalarFromId(id)));

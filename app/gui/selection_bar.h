@@ -22,7 +22,7 @@ public:
     /// New data: ranges, token texts, the offsets of each layer.
     void setData(const gwb::views::WorkbenchData& data);
 
-    QString tokenScalar() const;           ///< id from tokenScalarIds()
+    QString tokenScalar() const; ///< id from tokenScalarIds()
     void setTokenScalar(const QString& id);
 
 Q_SIGNALS:

@@ -33,7 +33,8 @@ QJsonObject Session::toJson() const {
                     {QStringLiteral("head"), head},
                     {QStringLiteral("offset_index"), offsetIndex}};
     QJsonObject views;
-    for (auto it = viewSettings.begin(); it != viewSettings.end(); ++it) views.insert(it.key(), it.value());
+    for (auto it = viewSettings.begin(); it != viewSettings.end(); ++it)
+        views.insert(it.key(), it.value());
     return QJsonObject{{QStringLiteral("format"), kFormat},
                        {QStringLiteral("version"), kVersion},
                        {QStringLiteral("grassmann_model"), grassmannModel},
@@ -93,14 +94,15 @@ QString Session::save(const QString& path) const {
 Session Session::load(const QString& path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
-        throw std::runtime_error("cannot open session '" + path.toStdString() + "': " + file.errorString().toStdString());
+        throw std::runtime_error("cannot open session '" + path.toStdString() +
+                                 "': " + file.errorString().toStdString());
     if (file.size() > kMaxSessionBytes)
         throw std::runtime_error("'" + path.toStdString() + "' is too large to be a session file");
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &error);
     if (doc.isNull())
-        throw std::runtime_error("'" + path.toStdString() + "' is not valid JSON: " + error.errorString().toStdString() +
-                                 " at byte " + std::to_string(error.offset));
+        throw std::runtime_error("'" + path.toStdString() + "' is not valid JSON: " +
+                                 error.errorString().toStdString() + " at byte " + std::to_string(error.offset));
     if (!doc.isObject()) throw std::runtime_error("'" + path.toStdString() + "' is not a workbench session");
     try {
         return fromJson(doc.object());

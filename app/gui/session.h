@@ -17,18 +17,18 @@
 namespace gwb::app {
 
 struct Session {
-    QString grassmannModel;   ///< absolute path ("" = none)
-    QString baselineModel;    ///< absolute path ("" = none)
+    QString grassmannModel; ///< absolute path ("" = none)
+    QString baselineModel;  ///< absolute path ("" = none)
     QString prompt;
     QString device = QStringLiteral("auto");
-    int threads = 0;          ///< 0 = all cores
+    int threads = 0; ///< 0 = all cores
     int token = 0;
     int layer = 0;
     int head = 0;
     int offsetIndex = 0;
     QString tokenScalar = QStringLiteral("surprisal"); ///< what colours the token strip
-    QString currentView;      ///< view id shown in front
-    QMap<QString, QJsonObject> viewSettings; ///< by view id
+    QString currentView;                               ///< view id shown in front
+    QMap<QString, QJsonObject> viewSettings;           ///< by view id
 
     QJsonObject toJson() const;
     /// Throws std::runtime_error naming the problem for a document that is not a session.

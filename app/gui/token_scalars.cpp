@@ -7,7 +7,9 @@ QStringList tokenScalarIds() {
             QStringLiteral("planarity")};
 }
 
-QString tokenScalarId(TokenScalar s) { return tokenScalarIds().at(static_cast<int>(s)); }
+QString tokenScalarId(TokenScalar s) {
+    return tokenScalarIds().at(static_cast<int>(s));
+}
 
 TokenScalar tokenScalarFromId(const QString& id) {
     const int i = tokenScalarIds().indexOf(id);

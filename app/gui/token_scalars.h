@@ -10,7 +10,7 @@ namespace gwb::app {
 
 using TokenScalar = gwb::views::TokenStrip::Scalar;
 
-QStringList tokenScalarIds();   ///< "surprisal", "mean_gate", "residual", "planarity" (enum order)
+QStringList tokenScalarIds(); ///< "surprisal", "mean_gate", "residual", "planarity" (enum order)
 QString tokenScalarId(TokenScalar s);
 /// Parses an id; unknown ids give Surprisal.
 TokenScalar tokenScalarFromId(const QString& id);

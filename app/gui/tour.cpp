@@ -22,7 +22,8 @@ void Tour::start(bool runOk) {
     m_started = true;
     m_runOk = runOk;
     QDir().mkpath(m_folder);
-    for (const auto* v : m_window->views()) m_ids << v->viewId();
+    for (const auto* v : m_window->views())
+        m_ids << v->viewId();
     // Token 0 has no past and no surprisal: a later token makes every view say something.
     auto* sel = m_window->selection();
     sel->setLayer(m_layer);

@@ -37,12 +37,14 @@ quint64 TraceController::run(const TraceRequest& request) {
     m_poll.start();
     auto state = m_state;
     ModelCache* cache = &m_cache;
-    QtConcurrent::run(&m_pool, [request, state, cache] { return runTraceJob(request, *cache, *state); })
-        .then(this, [this, id](const TraceOutcome& outcome) {
-            // A job that finished before then() was attached runs this continuation at once, inside
-            // run(); queue it so that results always arrive from the event loop, after run() returned.
-            QMetaObject::invokeMethod(this, [this, id, outcome] { onDone(id, outcome); }, Qt::QueuedConnection);
-        });
+    QtConcurrent::run(&m_pool, [request, state, cache] {
+        return runTraceJob(request, *cache, *state);
+    }).then(this, [this, id](const TraceOutcome& outcome) {
+        // A job that finished before then() was attached runs this continuation at once, inside
+        // run(); queue it so that results always arrive from the event loop, after run() returned.
+        QMetaObject::invokeMethod(
+            this, [this, id, outcome] { onDone(id, outcome); }, Qt::QueuedConnection);
+    });
     return id;
 }
 
@@ -59,17 +61,21 @@ void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
         Q_EMIT progress(runId, stageName(TraceStage::Done), 1.0);
         Q_EMIT finished(runId, outcome);
         break;
-    case TraceOutcome::Status::Cancelled: Q_EMIT cancelled(runId); break;
-    case TraceOutcome::Status::Failed: Q_EMIT failed(runId, outcome.message); break;
+    case TraceOutcome::Status::Cancelled:
+        Q_EMIT cancelled(runId);
+        break;
+    case TraceOutcome::Status::Failed:
+        Q_EMIT failed(runId, outcome.message);
+        break;
     }
 }
 
 void TraceController::pollProgress() {
     if (!m_state || !m_running) return;
     const auto stage = static_cast<TraceStage>(m_state->stage.load());
-    Q_EMIT progress(m_runId, stage == TraceStage::Idle ? QStringLiteral("Waiting for the previous run to stop")
-                                                      : stageName(stage),
-                    m_state->fraction(m_withGrassmann, m_withBaseline));
+    Q_EMIT progress(
+        m_runId, stage == TraceStage::Idle ? QStringLiteral("Waiting for the previous run to stop") : stageName(stage),
+        m_state->fraction(m_withGrassmann, m_withBaseline));
 }
 
 void TraceController::probeModel(const QString& path, const QString& device) {
@@ -79,35 +85,35 @@ void TraceController::probeModel(const QString& path, const QString& device) {
         ModelInfo info;
         QString message;
     };
-    QtConcurrent::run(&m_pool,
-                      [path, device, cache] {
-                          Probe p;
-                          try {
-                              const gwb::engine::Model m = cache->get(path, device);
-                              p.info.path = QFileInfo(path).absoluteFilePath();
-                              p.info.kind = m.config().kind;
-                              p.info.name = QString::fromStdString(m.displayName());
-                              p.info.summary = QString::fromStdString(m.summary());
-                              p.info.maxLen = m.config().maxLen;
-                              p.ok = true;
-                          } catch (const std::exception& e) {
-                              p.message = QString::fromUtf8(e.what());
-                          }
-                          return p;
-                      })
-        .then(this, [this, path](const Probe& p) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, path, p] {
-                    if (p.ok)
-                        Q_EMIT modelProbed(p.info);
-                    else
-                        Q_EMIT modelFailed(path, p.message);
-                },
-                Qt::QueuedConnection);
-        });
+    QtConcurrent::run(&m_pool, [path, device, cache] {
+        Probe p;
+        try {
+            const gwb::engine::Model m = cache->get(path, device);
+            p.info.path = QFileInfo(path).absoluteFilePath();
+            p.info.kind = m.config().kind;
+            p.info.name = QString::fromStdString(m.displayName());
+            p.info.summary = QString::fromStdString(m.summary());
+            p.info.maxLen = m.config().maxLen;
+            p.ok = true;
+        } catch (const std::exception& e) {
+            p.message = QString::fromUtf8(e.what());
+        }
+        return p;
+    }).then(this, [this, path](const Probe& p) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, path, p] {
+                if (p.ok)
+                    Q_EMIT modelProbed(p.info);
+                else
+                    Q_EMIT modelFailed(path, p.message);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
-void TraceController::waitForIdle() { m_pool.waitForDone(); }
+void TraceController::waitForIdle() {
+    m_pool.waitForDone();
+}
 
 } // namespace gwb::app

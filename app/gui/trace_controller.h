@@ -19,9 +19,9 @@ namespace gwb::app {
 struct ModelInfo {
     QString path;
     gwb::engine::ModelKind kind = gwb::engine::ModelKind::Grassmann;
-    QString name;       ///< display name
-    QString summary;    ///< multi-line architecture summary (tooltip)
-    qint64 maxLen = 0;  ///< context length in tokens
+    QString name;      ///< display name
+    QString summary;   ///< multi-line architecture summary (tooltip)
+    qint64 maxLen = 0; ///< context length in tokens
 };
 
 class TraceController : public QObject {
@@ -63,7 +63,7 @@ private:
     void pollProgress();
     void onDone(quint64 runId, const TraceOutcome& outcome);
 
-    QThreadPool m_pool;  ///< one thread: jobs run one after another and never share the engine
+    QThreadPool m_pool; ///< one thread: jobs run one after another and never share the engine
     ModelCache m_cache;
     QTimer m_poll;
     quint64 m_runId = 0;

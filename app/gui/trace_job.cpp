@@ -43,14 +43,22 @@ void enterStage(TraceJobState& state, TraceStage stage) {
 
 QString stageName(TraceStage stage) {
     switch (stage) {
-    case TraceStage::Idle: return QStringLiteral("idle");
-    case TraceStage::LoadGrassmann: return QStringLiteral("Loading the Grassmann model");
-    case TraceStage::TraceGrassmann: return QStringLiteral("Tracing the Grassmann model");
-    case TraceStage::AnalyseGrassmann: return QStringLiteral("Analysing the Grassmann trace");
-    case TraceStage::LoadBaseline: return QStringLiteral("Loading the Transformer baseline");
-    case TraceStage::TraceBaseline: return QStringLiteral("Tracing the Transformer baseline");
-    case TraceStage::AnalyseBaseline: return QStringLiteral("Analysing the Transformer trace");
-    case TraceStage::Done: return QStringLiteral("Done");
+    case TraceStage::Idle:
+        return QStringLiteral("idle");
+    case TraceStage::LoadGrassmann:
+        return QStringLiteral("Loading the Grassmann model");
+    case TraceStage::TraceGrassmann:
+        return QStringLiteral("Tracing the Grassmann model");
+    case TraceStage::AnalyseGrassmann:
+        return QStringLiteral("Analysing the Grassmann trace");
+    case TraceStage::LoadBaseline:
+        return QStringLiteral("Loading the Transformer baseline");
+    case TraceStage::TraceBaseline:
+        return QStringLiteral("Tracing the Transformer baseline");
+    case TraceStage::AnalyseBaseline:
+        return QStringLiteral("Analysing the Transformer trace");
+    case TraceStage::Done:
+        return QStringLiteral("Done");
     }
     return {};
 }
@@ -65,7 +73,8 @@ double TraceJobState::fraction(bool withGrassmann, bool withBaseline) const {
         if (s < first) return 0;
         if (s > first + 2) return 1;
         double sum = 0;
-        for (int i = first; i < s; ++i) sum += weights[i - first];
+        for (int i = first; i < s; ++i)
+            sum += weights[i - first];
         return (sum + weights[s - first] * within) / 5.0;
     };
     const int models = (withGrassmann ? 1 : 0) + (withBaseline ? 1 : 0);
@@ -174,10 +183,10 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
             enterStage(state, slot.load);
             const gwb::engine::Model model = cache.get(slot.path, request.device);
             if (model.config().kind != slot.kind)
-                throw std::runtime_error("'" + slot.path.toStdString() + "' is a " +
-                                         (model.config().kind == ModelKind::Grassmann ? "Grassmann" : "Transformer") +
-                                         " model, not a " +
-                                         (slot.kind == ModelKind::Grassmann ? "Grassmann model" : "Transformer baseline"));
+                throw std::runtime_error(
+                    "'" + slot.path.toStdString() + "' is a " +
+                    (model.config().kind == ModelKind::Grassmann ? "Grassmann" : "Transformer") + " model, not a " +
+                    (slot.kind == ModelKind::Grassmann ? "Grassmann model" : "Transformer baseline"));
             enterStage(state, slot.trace);
             gwb::engine::TraceOptions options;
             const gwb::engine::TracePtr trace =

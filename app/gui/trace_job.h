@@ -19,25 +19,33 @@ namespace gwb::app {
 
 /// What to run. An empty model path means "leave that model out".
 struct TraceRequest {
-    QString grassmannPath;    ///< .gwb of the Grassmann model ("" = none)
-    QString baselinePath;     ///< .gwb of the Transformer baseline ("" = none)
-    QString prompt;           ///< UTF-8 text; must contain a non-space character
+    QString grassmannPath;                   ///< .gwb of the Grassmann model ("" = none)
+    QString baselinePath;                    ///< .gwb of the Transformer baseline ("" = none)
+    QString prompt;                          ///< UTF-8 text; must contain a non-space character
     QString device = QStringLiteral("auto"); ///< "auto", "cpu", "cuda", "cuda:N"
-    int threads = 0;          ///< CPU threads for the engine (0 = all cores)
-    int promptSubspaceK = 4;  ///< k of the prompt subspaces (analysis)
+    int threads = 0;                         ///< CPU threads for the engine (0 = all cores)
+    int promptSubspaceK = 4;                 ///< k of the prompt subspaces (analysis)
 };
 
 /// Steps of a run, in order; the progress bar shows the step's name.
-enum class TraceStage : int { Idle, LoadGrassmann, TraceGrassmann, AnalyseGrassmann, LoadBaseline,
-                              TraceBaseline, AnalyseBaseline, Done };
+enum class TraceStage : int {
+    Idle,
+    LoadGrassmann,
+    TraceGrassmann,
+    AnalyseGrassmann,
+    LoadBaseline,
+    TraceBaseline,
+    AnalyseBaseline,
+    Done
+};
 QString stageName(TraceStage stage);
 
 /// Shared between the worker and the GUI, which polls it (Tracy-style atomics).
 struct TraceJobState {
-    std::atomic<int> stage{0};        ///< a TraceStage
-    std::atomic<int64_t> done{0};     ///< units done within the stage
-    std::atomic<int64_t> total{0};    ///< units in the stage (0 = unknown)
-    std::atomic<bool> cancel{false};  ///< set by the GUI; the engine stops at its next check
+    std::atomic<int> stage{0};       ///< a TraceStage
+    std::atomic<int64_t> done{0};    ///< units done within the stage
+    std::atomic<int64_t> total{0};   ///< units in the stage (0 = unknown)
+    std::atomic<bool> cancel{false}; ///< set by the GUI; the engine stops at its next check
     /// Overall fraction in [0, 1] given which models take part.
     double fraction(bool withGrassmann, bool withBaseline) const;
 };
@@ -45,9 +53,9 @@ struct TraceJobState {
 /// What a run produced.
 struct TraceOutcome {
     enum class Status { Ok, Cancelled, Failed } status = Status::Failed;
-    QString message;                 ///< the error for Failed; "" otherwise
-    gwb::views::WorkbenchData data;  ///< traces and analyses (Ok only)
-    QStringList notices;             ///< things the user must see: truncation, analysis warnings
+    QString message;                ///< the error for Failed; "" otherwise
+    gwb::views::WorkbenchData data; ///< traces and analyses (Ok only)
+    QStringList notices;            ///< things the user must see: truncation, analysis warnings
 };
 
 /// Loaded models by (absolute path, device); a file changed on disk is loaded again.

@@ -32,16 +32,14 @@ std::vector<char32_t> byteAlphabet() {
         printable[static_cast<size_t>(b)] = true;
     char32_t next = 256;
     for (int b = 0; b < 256; ++b)
-        map[static_cast<size_t>(b)] =
-            printable[static_cast<size_t>(b)] ? static_cast<char32_t>(b) : next++;
+        map[static_cast<size_t>(b)] = printable[static_cast<size_t>(b)] ? static_cast<char32_t>(b) : next++;
     return map;
 }
 
 /// Python `regex`'s \s: Unicode White_Space plus the ASCII separators 0x1C-0x1F.
 bool isSpace(char32_t c) {
-    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-           c == 0x202F || c == 0x205F || c == 0x3000;
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 class ByteLevelBpe final : public Tokenizer {
@@ -54,38 +52,32 @@ public:
         } catch (const nlohmann::json::exception& e) {
             throw std::invalid_argument(std::string("vocab.json is not valid JSON: ") + e.what());
         }
-        if (!vocab.is_object())
-            throw std::invalid_argument("vocab.json is not a JSON object of token -> id");
+        if (!vocab.is_object()) throw std::invalid_argument("vocab.json is not a JSON object of token -> id");
         for (const auto& item : vocab.items()) {
             if (!item.value().is_number_integer() || item.value().get<int64_t>() < 0 ||
                 item.value().get<int64_t>() > INT32_MAX)
-                throw std::invalid_argument("vocab.json: id of '" + item.key() +
-                                            "' is not a non-negative integer");
+                throw std::invalid_argument("vocab.json: id of '" + item.key() + "' is not a non-negative integer");
             const auto id = item.value().get<int32_t>();
             m_ids[item.key()] = id;
-            if (static_cast<size_t>(id) >= m_pieces.size())
-                m_pieces.resize(static_cast<size_t>(id) + 1);
+            if (static_cast<size_t>(id) >= m_pieces.size()) m_pieces.resize(static_cast<size_t>(id) + 1);
             m_pieces[static_cast<size_t>(id)] = item.key();
         }
         for (char32_t c : m_alphabet) {
             std::string s;
             unicode::appendUtf8(c, s);
-            if (!m_ids.count(s))
-                throw std::invalid_argument("vocab.json lacks the byte symbol '" + s + "'");
+            if (!m_ids.count(s)) throw std::invalid_argument("vocab.json lacks the byte symbol '" + s + "'");
         }
         std::istringstream in(mergesText);
         std::string line;
         int rank = 0;
         while (std::getline(in, line)) {
-            if (!line.empty() && line.back() == '\r')
-                line.pop_back();
-            if (line.empty() || line.rfind("#version", 0) == 0)
-                continue;
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line.empty() || line.rfind("#version", 0) == 0) continue;
             const size_t sp = line.find(' ');
             if (sp == std::string::npos || sp == 0 || sp + 1 >= line.size() ||
                 line.find(' ', sp + 1) != std::string::npos)
-                throw std::invalid_argument("merges.txt line " + std::to_string(rank + 1) +
-                                            " is not two symbols: '" + line + "'");
+                throw std::invalid_argument("merges.txt line " + std::to_string(rank + 1) + " is not two symbols: '" +
+                                            line + "'");
             m_ranks.emplace(line, rank++);
         }
     }
@@ -98,8 +90,7 @@ public:
 
     std::string pieceText(int32_t id) const override {
         if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) +
-                                    " is outside the vocabulary of " +
+            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
                                     std::to_string(m_pieces.size()));
         const std::string bytes = pieceBytes(id);
         try {
@@ -145,8 +136,7 @@ private:
                 bool match = true;
                 for (size_t k = 0; match && k < len; ++k)
                     match = i + 1 + k < n && c[i + 1 + k].cp == static_cast<char32_t>(s[k]);
-                if (match)
-                    return i + 1 + len;
+                if (match) return i + 1 + len;
             }
         }
         const size_t s = (c[i].cp == ' ' && i + 1 < n && !isSpace(c[i + 1].cp)) ? i + 1 : i;
@@ -154,8 +144,7 @@ private:
             const CharClass first = cls(s);
             auto same = [&](size_t k) {
                 const CharClass x = cls(k);
-                if (first == CharClass::Letter || first == CharClass::Number)
-                    return x == first;
+                if (first == CharClass::Letter || first == CharClass::Number) return x == first;
                 return !isSpace(c[k].cp) && x != CharClass::Letter && x != CharClass::Number;
             };
             size_t k = s + 1;
@@ -166,17 +155,15 @@ private:
         size_t k = i;
         while (k < n && isSpace(c[k].cp))
             ++k;
-        if (k == n || k - i == 1)
-            return k; // \s+ at the end, or a single separator before a non-space
-        return k - 1; // \s+(?!\S): leave the last space to prefix the next word
+        if (k == n || k - i == 1) return k; // \s+ at the end, or a single separator before a non-space
+        return k - 1;                       // \s+(?!\S): leave the last space to prefix the next word
     }
 
     std::string pieceBytes(int32_t id) const {
         std::string out;
         for (const auto& d : unicode::decodeUtf8(m_pieces[static_cast<size_t>(id)])) {
             const auto it = std::find(m_alphabet.begin(), m_alphabet.end(), d.cp);
-            if (it != m_alphabet.end())
-                out += static_cast<char>(it - m_alphabet.begin());
+            if (it != m_alphabet.end()) out += static_cast<char>(it - m_alphabet.begin());
         }
         return out;
     }
@@ -203,8 +190,7 @@ private:
                     at = k;
                 }
             }
-            if (best == INT32_MAX)
-                break;
+            if (best == INT32_MAX) break;
             // Merge every occurrence of the best pair, left to right.
             const std::string a = syms[at].text, b = syms[at + 1].text;
             std::vector<Sym> merged;
@@ -224,8 +210,7 @@ private:
             if (id < 0) // a merge result outside the vocabulary: fall back to its bytes
                 for (int64_t k = s.begin; k < s.end; ++k) {
                     std::string one;
-                    unicode::appendUtf8(m_alphabet[static_cast<unsigned char>(
-                                            bytes[static_cast<size_t>(k - base)])],
+                    unicode::appendUtf8(m_alphabet[static_cast<unsigned char>(bytes[static_cast<size_t>(k - base)])],
                                         one);
                     const int32_t bid = m_ids.at(one);
                     out.push_back({bid, pieceText(bid), k, k + 1});
@@ -244,8 +229,7 @@ private:
 
 } // namespace
 
-TokenizerPtr makeByteLevelBpeTokenizer(const std::string& vocabJson,
-                                       const std::string& mergesText) {
+TokenizerPtr makeByteLevelBpeTokenizer(const std::string& vocabJson, const std::string& mergesText) {
     return std::make_shared<ByteLevelBpe>(vocabJson, mergesText);
 }
 
@@ -254,13 +238,11 @@ TokenizerPtr makeByteLevelBpeFromSerialized(const std::string& bytes) {
     try {
         j = nlohmann::json::parse(bytes);
     } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument(std::string("serialized BPE tokenizer is not JSON: ") +
-                                    e.what());
+        throw std::invalid_argument(std::string("serialized BPE tokenizer is not JSON: ") + e.what());
     }
-    if (!j.is_object() || !j.contains("vocab") || !j.contains("merges") ||
-        !j["vocab"].is_string() || !j["merges"].is_string())
-        throw std::invalid_argument(
-            "serialized BPE tokenizer needs string fields 'vocab' and 'merges'");
+    if (!j.is_object() || !j.contains("vocab") || !j.contains("merges") || !j["vocab"].is_string() ||
+        !j["merges"].is_string())
+        throw std::invalid_argument("serialized BPE tokenizer needs string fields 'vocab' and 'merges'");
     return makeByteLevelBpeTokenizer(j["vocab"].get<std::string>(), j["merges"].get<std::string>());
 }
 

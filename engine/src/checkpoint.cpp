@@ -43,7 +43,8 @@ int64_t dtypeSize(const std::string& d) {
 
 int64_t StoredTensor::numel() const {
     int64_t n = 1;
-    for (int64_t e : shape) n *= e;
+    for (int64_t e : shape)
+        n *= e;
     return n;
 }
 
@@ -54,7 +55,7 @@ uint16_t floatToHalf(float value) {
     if (absx >= 0x7f800000u) // inf or nan
         return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
     if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u); // overflow -> inf
-    if (absx < 0x38800000u) {                                             // subnormal half or zero
+    if (absx < 0x38800000u) {                                              // subnormal half or zero
         const float f = std::bit_cast<float>(absx);
         // Scale so the subnormal step 2^-24 becomes 1, then round to nearest even.
         const float scaled = f * 16777216.0f;
@@ -80,7 +81,9 @@ float halfToFloat(uint16_t bits) {
     return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
-float bfloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+float bfloat16ToFloat(uint16_t bits) {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 std::vector<float> StoredTensor::toFloat() const {
     const int64_t n = numel();
@@ -88,20 +91,30 @@ std::vector<float> StoredTensor::toFloat() const {
     const char* p = bytes.data();
     for (int64_t i = 0; i < n; ++i) {
         float v;
-        if (dtype == "F32") v = readLe<float>(p + 4 * i);
-        else if (dtype == "F16") v = halfToFloat(readLe<uint16_t>(p + 2 * i));
-        else if (dtype == "BF16") v = bfloat16ToFloat(readLe<uint16_t>(p + 2 * i));
-        else if (dtype == "F64") v = static_cast<float>(readLe<double>(p + 8 * i));
-        else if (dtype == "I64") v = static_cast<float>(readLe<int64_t>(p + 8 * i));
-        else if (dtype == "I32") v = static_cast<float>(readLe<int32_t>(p + 4 * i));
-        else if (dtype == "U8") v = static_cast<float>(static_cast<unsigned char>(p[i]));
-        else throw std::runtime_error("tensor dtype " + dtype + " cannot be converted to float");
+        if (dtype == "F32")
+            v = readLe<float>(p + 4 * i);
+        else if (dtype == "F16")
+            v = halfToFloat(readLe<uint16_t>(p + 2 * i));
+        else if (dtype == "BF16")
+            v = bfloat16ToFloat(readLe<uint16_t>(p + 2 * i));
+        else if (dtype == "F64")
+            v = static_cast<float>(readLe<double>(p + 8 * i));
+        else if (dtype == "I64")
+            v = static_cast<float>(readLe<int64_t>(p + 8 * i));
+        else if (dtype == "I32")
+            v = static_cast<float>(readLe<int32_t>(p + 4 * i));
+        else if (dtype == "U8")
+            v = static_cast<float>(static_cast<unsigned char>(p[i]));
+        else
+            throw std::runtime_error("tensor dtype " + dtype + " cannot be converted to float");
         out[static_cast<size_t>(i)] = v;
     }
     return out;
 }
 
-FloatArray StoredTensor::toArray() const { return FloatArray(shape, toFloat()); }
+FloatArray StoredTensor::toArray() const {
+    return FloatArray(shape, toFloat());
+}
 
 StoredTensor makeStoredTensor(const std::vector<int64_t>& shape, const float* values, const std::string& dtype) {
     StoredTensor t;
@@ -163,7 +176,8 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
         if (esize == 0) bad(what, t + ": unsupported dtype " + st.dtype);
         if (!e["shape"].is_array()) bad(what, t + ": shape is not an array");
         for (const json& s : e["shape"]) {
-            if (!s.is_number_integer() || s.get<int64_t>() < 0) bad(what, t + ": shape has a non-integer or negative extent");
+            if (!s.is_number_integer() || s.get<int64_t>() < 0)
+                bad(what, t + ": shape has a non-integer or negative extent");
             st.shape.push_back(s.get<int64_t>());
         }
         const json& off = e["data_offsets"];
@@ -174,7 +188,8 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
             bad(what, t + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) +
                           "] lie outside the data section of " + std::to_string(dataSize) + " bytes");
         long double expect = esize;
-        for (int64_t s : st.shape) expect *= static_cast<long double>(s);
+        for (int64_t s : st.shape)
+            expect *= static_cast<long double>(s);
         if (expect != static_cast<long double>(en - b))
             bad(what, t + ": data_offsets span " + std::to_string(en - b) + " bytes but dtype " + st.dtype +
                           " and its shape need " + std::to_string(static_cast<uint64_t>(expect)));
@@ -184,7 +199,8 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
         file.tensors.emplace(name, std::move(st));
     }
     std::vector<size_t> order(ranges.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranges[a] < ranges[b]; });
     // Overlaps first (they are the more specific fault), then gaps.
     for (size_t k = 1; k < order.size(); ++k)
@@ -193,8 +209,9 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
     uint64_t pos = 0;
     for (size_t k = 0; k < order.size(); ++k) {
         const auto [b, e] = ranges[order[k]];
-        if (b > pos) bad(what, "data section has a gap of " + std::to_string(b - pos) + " bytes before tensor '" +
-                                   rangeNames[order[k]] + "'");
+        if (b > pos)
+            bad(what, "data section has a gap of " + std::to_string(b - pos) + " bytes before tensor '" +
+                          rangeNames[order[k]] + "'");
         pos = e;
     }
     if (pos != dataSize)
@@ -202,7 +219,9 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
     return file;
 }
 
-SafetensorsFile readSafetensors(const std::string& path) { return parseSafetensors(readFileBytes(path), path); }
+SafetensorsFile readSafetensors(const std::string& path) {
+    return parseSafetensors(readFileBytes(path), path);
+}
 
 std::string serializeSafetensors(const SafetensorsFile& file) {
     json header = json::object();
@@ -215,13 +234,15 @@ std::string serializeSafetensors(const SafetensorsFile& file) {
         pos += t.bytes.size();
     }
     std::string h = header.dump();
-    while ((h.size() + 8) % 8 != 0) h.push_back(' '); // align the data section to 8 bytes
+    while ((h.size() + 8) % 8 != 0)
+        h.push_back(' '); // align the data section to 8 bytes
     std::string out;
     out.reserve(8 + h.size() + pos);
     const uint64_t n = h.size();
     out.append(reinterpret_cast<const char*>(&n), 8);
     out += h;
-    for (const auto& [name, t] : file.tensors) out += t.bytes;
+    for (const auto& [name, t] : file.tensors)
+        out += t.bytes;
     return out;
 }
 

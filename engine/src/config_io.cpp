@@ -70,9 +70,10 @@ std::vector<std::vector<int>> parseOffsets(const json& j, int64_t nLayers) {
         if (!o.contains("list")) fail("offsets.list", "is required for schedule per_layer");
         const std::vector<int> list = intList(o.at("list"), "offsets.list");
         if (static_cast<int64_t>(list.size()) != nLayers)
-            fail("offsets.list", "has " + std::to_string(list.size()) + " entries but n_layers is " +
-                                     std::to_string(nLayers));
-        for (int d : list) layers.push_back({d});
+            fail("offsets.list",
+                 "has " + std::to_string(list.size()) + " entries but n_layers is " + std::to_string(nLayers));
+        for (int d : list)
+            layers.push_back({d});
     } else if (schedule == "explicit") {
         if (!o.contains("layers") || !o.at("layers").is_array())
             fail("offsets.layers", "is required (array of arrays) for schedule explicit");
@@ -87,12 +88,22 @@ std::vector<std::vector<int>> parseOffsets(const json& j, int64_t nLayers) {
 
 } // namespace
 
-std::vector<int> defaultOffsets() { return {1, 2, 4, 8, 12, 16}; }
+std::vector<int> defaultOffsets() {
+    return {1, 2, 4, 8, 12, 16};
+}
 
-const char* kindName(ModelKind kind) { return kind == ModelKind::Grassmann ? "grassmann" : "transformer"; }
-const char* normName(NormPlacement norm) { return norm == NormPlacement::Post ? "post" : "pre"; }
-const char* gateName(GateVariant gate) { return gate == GateVariant::Paper ? "paper" : "geometry_only"; }
-const char* emptyName(EmptyRule empty) { return empty == EmptyRule::Zero ? "zero" : "bias"; }
+const char* kindName(ModelKind kind) {
+    return kind == ModelKind::Grassmann ? "grassmann" : "transformer";
+}
+const char* normName(NormPlacement norm) {
+    return norm == NormPlacement::Post ? "post" : "pre";
+}
+const char* gateName(GateVariant gate) {
+    return gate == GateVariant::Paper ? "paper" : "geometry_only";
+}
+const char* emptyName(EmptyRule empty) {
+    return empty == EmptyRule::Zero ? "zero" : "bias";
+}
 
 void validateConfig(const ModelConfig& c) {
     auto positive = [](int64_t v, const char* f) {
@@ -108,8 +119,7 @@ void validateConfig(const ModelConfig& c) {
     if (c.mixerLayerNorm && c.norm != NormPlacement::Pre) fail("mixer_layer_norm", "requires norm \"pre\"");
     if (c.kind == ModelKind::Transformer) {
         positive(c.nHeads, "n_heads");
-        if (c.dModel % c.nHeads != 0)
-            fail("n_heads", "must divide d_model (" + std::to_string(c.dModel) + ")");
+        if (c.dModel % c.nHeads != 0) fail("n_heads", "must divide d_model (" + std::to_string(c.dModel) + ")");
         return;
     }
     if (c.reduced < 2 || c.reduced > c.dModel)
@@ -138,16 +148,20 @@ ModelConfig configFromJson(const std::string& text) {
     }
     if (!j.is_object()) throw std::invalid_argument("model config: top level must be a JSON object");
     static const std::set<std::string> known = {
-        "kind", "name", "vocab_size", "d_model", "reduced", "n_layers", "d_ff", "max_len", "n_heads", "norm",
-        "gate", "empty", "plucker_eps", "layer_norm_eps", "dropout", "mixer_layer_norm", "offsets", "comment"};
+        "kind",    "name",   "vocab_size", "d_model", "reduced",     "n_layers",       "d_ff",    "max_len",
+        "n_heads", "norm",   "gate",       "empty",   "plucker_eps", "layer_norm_eps", "dropout", "mixer_layer_norm",
+        "offsets", "comment"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) fail(it.key(), "is not a known config field");
 
     ModelConfig c;
     const std::string kind = getString(j, "kind", "");
-    if (kind == "grassmann") c.kind = ModelKind::Grassmann;
-    else if (kind == "transformer") c.kind = ModelKind::Transformer;
-    else fail("kind", "must be \"grassmann\" or \"transformer\" (got '" + kind + "')");
+    if (kind == "grassmann")
+        c.kind = ModelKind::Grassmann;
+    else if (kind == "transformer")
+        c.kind = ModelKind::Transformer;
+    else
+        fail("kind", "must be \"grassmann\" or \"transformer\" (got '" + kind + "')");
     c.name = getString(j, "name", "");
     c.vocabSize = getInt(j, "vocab_size", c.vocabSize);
     c.dModel = getInt(j, "d_model", c.dModel);
@@ -157,17 +171,26 @@ ModelConfig configFromJson(const std::string& text) {
     c.maxLen = getInt(j, "max_len", c.maxLen);
     c.nHeads = getInt(j, "n_heads", c.nHeads);
     const std::string norm = getString(j, "norm", "post");
-    if (norm == "post") c.norm = NormPlacement::Post;
-    else if (norm == "pre") c.norm = NormPlacement::Pre;
-    else fail("norm", "must be \"post\" or \"pre\" (got '" + norm + "')");
+    if (norm == "post")
+        c.norm = NormPlacement::Post;
+    else if (norm == "pre")
+        c.norm = NormPlacement::Pre;
+    else
+        fail("norm", "must be \"post\" or \"pre\" (got '" + norm + "')");
     const std::string gate = getString(j, "gate", "paper");
-    if (gate == "paper") c.gate = GateVariant::Paper;
-    else if (gate == "geometry_only") c.gate = GateVariant::GeometryOnly;
-    else fail("gate", "must be \"paper\" or \"geometry_only\" (got '" + gate + "')");
+    if (gate == "paper")
+        c.gate = GateVariant::Paper;
+    else if (gate == "geometry_only")
+        c.gate = GateVariant::GeometryOnly;
+    else
+        fail("gate", "must be \"paper\" or \"geometry_only\" (got '" + gate + "')");
     const std::string empty = getString(j, "empty", "zero");
-    if (empty == "zero") c.empty = EmptyRule::Zero;
-    else if (empty == "bias") c.empty = EmptyRule::Bias;
-    else fail("empty", "must be \"zero\" or \"bias\" (got '" + empty + "')");
+    if (empty == "zero")
+        c.empty = EmptyRule::Zero;
+    else if (empty == "bias")
+        c.empty = EmptyRule::Bias;
+    else
+        fail("empty", "must be \"zero\" or \"bias\" (got '" + empty + "')");
     c.pluckerEps = getDouble(j, "plucker_eps", c.pluckerEps);
     c.layerNormEps = getDouble(j, "layer_norm_eps", c.layerNormEps);
     c.dropout = getDouble(j, "dropout", c.dropout);
@@ -176,8 +199,10 @@ ModelConfig configFromJson(const std::string& text) {
         c.mixerLayerNorm = j.at("mixer_layer_norm").get<bool>();
     }
     if (c.nLayers < 1 || c.nLayers > 4096) fail("n_layers", "must be in [1, 4096]");
-    if (c.kind == ModelKind::Grassmann) c.layerOffsets = parseOffsets(j, c.nLayers);
-    else if (j.contains("offsets")) fail("offsets", "is only allowed for kind grassmann");
+    if (c.kind == ModelKind::Grassmann)
+        c.layerOffsets = parseOffsets(j, c.nLayers);
+    else if (j.contains("offsets"))
+        fail("offsets", "is only allowed for kind grassmann");
     validateConfig(c);
     return c;
 }
@@ -258,7 +283,8 @@ ParameterCounts countParameters(const ModelConfig& c) {
     counts.perBlock.assign(static_cast<size_t>(c.nLayers), 0);
     for (const ParameterSpec& p : parameterSpecs(c)) {
         int64_t n = 1;
-        for (int64_t e : p.shape) n *= e;
+        for (int64_t e : p.shape)
+            n *= e;
         if (p.name.rfind("blocks.", 0) == 0) {
             const size_t dot = p.name.find('.', 7);
             counts.perBlock[static_cast<size_t>(std::stoll(p.name.substr(7, dot - 7)))] += n;

@@ -9,7 +9,9 @@
 
 namespace gwb::engine {
 
-bool cudaAvailable() { return torch::cuda::is_available(); }
+bool cudaAvailable() {
+    return torch::cuda::is_available();
+}
 
 std::string resolveDevice(const std::string& choice) {
     if (choice.empty() || choice == "auto") return cudaAvailable() ? "cuda:0" : "cpu";
@@ -36,7 +38,9 @@ void setThreads(int n) {
     at::set_num_threads(n);
 }
 
-int threads() { return at::get_num_threads(); }
+int threads() {
+    return at::get_num_threads();
+}
 
 std::string deviceSummary(const std::string& device) {
     return device + ", " + std::to_string(threads()) + " CPU thread" + (threads() == 1 ? "" : "s");

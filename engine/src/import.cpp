@@ -27,8 +27,7 @@ std::string lower(std::string s) {
 std::string shapeText(const std::vector<int64_t>& s) {
     std::string t = "[";
     for (size_t i = 0; i < s.size(); ++i) {
-        if (i)
-            t += ", ";
+        if (i) t += ", ";
         t += std::to_string(s[i]);
     }
     return t + "]";
@@ -38,12 +37,10 @@ std::string shapeText(const std::vector<int64_t>& s) {
 std::string listNames(const std::vector<std::string>& names, size_t shown = 8) {
     std::string s;
     for (size_t i = 0; i < names.size() && i < shown; ++i) {
-        if (i)
-            s += ", ";
+        if (i) s += ", ";
         s += names[i];
     }
-    if (names.size() > shown)
-        s += " and " + std::to_string(names.size() - shown) + " more";
+    if (names.size() > shown) s += " and " + std::to_string(names.size() - shown) + " more";
     return s;
 }
 
@@ -65,8 +62,7 @@ std::vector<int> parseIntList(const std::string& text) {
             throw std::invalid_argument("offset '" + item + "' is not a positive integer");
         out.push_back(v);
     }
-    if (out.empty())
-        throw std::invalid_argument("empty offset list");
+    if (out.empty()) throw std::invalid_argument("empty offset list");
     return out;
 }
 
@@ -80,14 +76,14 @@ std::vector<int> asSet(std::vector<int> v) {
 /// Checks the family's pair-index buffers. Returns, for each of the file's W_plu columns, our
 /// column and sign: the file may list pairs in another order, or as (j, i) (then p flips sign).
 /// Throws when the buffers are not a permutation of all pairs of r.
-std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const RawTensor& idxJ,
-                                                   int64_t r, const std::string& where) {
+std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const RawTensor& idxJ, int64_t r,
+                                                   const std::string& where) {
     const int64_t c = r * (r - 1) / 2;
     const auto ii = idxI.toInt64(), jj = idxJ.toInt64();
     if (static_cast<int64_t>(ii.size()) != c || static_cast<int64_t>(jj.size()) != c)
-        throw std::runtime_error(where + ": index buffers hold " + std::to_string(ii.size()) +
-                                 " and " + std::to_string(jj.size()) + " pairs, r = " +
-                                 std::to_string(r) + " needs C(r,2) = " + std::to_string(c));
+        throw std::runtime_error(where + ": index buffers hold " + std::to_string(ii.size()) + " and " +
+                                 std::to_string(jj.size()) + " pairs, r = " + std::to_string(r) +
+                                 " needs C(r,2) = " + std::to_string(c));
     std::vector<std::pair<int64_t, float>> cols(static_cast<size_t>(c));
     std::vector<bool> seen(static_cast<size_t>(c), false);
     for (int64_t k = 0; k < c; ++k) {
@@ -104,8 +100,8 @@ std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const 
         // Our column of pair (i, j) in lexicographic order.
         const int64_t ours = i * r - i * (i + 1) / 2 + (j - i - 1);
         if (seen[static_cast<size_t>(ours)])
-            throw std::runtime_error(where + ": index buffers list the pair (" + std::to_string(i) +
-                                     ", " + std::to_string(j) + ") twice");
+            throw std::runtime_error(where + ": index buffers list the pair (" + std::to_string(i) + ", " +
+                                     std::to_string(j) + ") twice");
         seen[static_cast<size_t>(ours)] = true;
         cols[static_cast<size_t>(k)] = {ours, sign};
     }
@@ -114,41 +110,34 @@ std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const 
 
 /// Heads: the option, else the checkpoint's saved arguments, else model-spec's 4.
 int64_t headsFor(const ImportOptions& o, const TensorFile& f, ImportReport& report) {
-    if (o.nHeads)
-        return *o.nHeads;
+    if (o.nHeads) return *o.nHeads;
     for (const auto& [k, v] : f.metadata) {
         const size_t dot = k.rfind('.');
         const std::string leaf = dot == std::string::npos ? k : k.substr(dot + 1);
         if (leaf == "n_heads" || leaf == "num_heads" || leaf == "nhead" || leaf == "n_head") {
             try {
                 const int64_t h = std::stoll(v);
-                report.notes.push_back("heads: " + std::to_string(h) + " (from " + k +
-                                       " in the checkpoint)");
+                report.notes.push_back("heads: " + std::to_string(h) + " (from " + k + " in the checkpoint)");
                 return h;
             } catch (const std::exception&) {
             }
         }
     }
-    report.notes.push_back(
-        "heads: 4 (model-spec default; the shapes do not show it, use --heads to change)");
+    report.notes.push_back("heads: 4 (model-spec default; the shapes do not show it, use --heads to change)");
     return 4;
 }
 
 TokenizerPtr loadVocabulary(const ImportOptions& o) {
     const std::string ext = lower(std::filesystem::path(o.vocabPath).extension().string());
     std::ifstream in(o.vocabPath, std::ios::binary);
-    if (!in)
-        throw std::runtime_error("cannot open vocabulary '" + o.vocabPath + "'");
+    if (!in) throw std::runtime_error("cannot open vocabulary '" + o.vocabPath + "'");
     std::stringstream ss;
     ss << in.rdbuf();
     if (ext == ".json") {
         std::string merges = o.mergesPath;
-        if (merges.empty())
-            merges = (std::filesystem::path(o.vocabPath).parent_path() / "merges.txt").string();
+        if (merges.empty()) merges = (std::filesystem::path(o.vocabPath).parent_path() / "merges.txt").string();
         std::ifstream m(merges, std::ios::binary);
-        if (!m)
-            throw std::runtime_error("GPT-2 BPE needs merges.txt next to '" + o.vocabPath +
-                                     "' (or --merges)");
+        if (!m) throw std::runtime_error("GPT-2 BPE needs merges.txt next to '" + o.vocabPath + "' (or --merges)");
         std::stringstream ms;
         ms << m.rdbuf();
         return makeByteLevelBpeTokenizer(ss.str(), ms.str());
@@ -173,30 +162,27 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
     auto get = [&](const std::string& name) -> const RawTensor& {
         const auto it = file.tensors.find(name);
         if (it == file.tensors.end())
-            throw std::runtime_error("missing key '" + name + "' (" + layoutName(layout) +
-                                     " layout)");
+            throw std::runtime_error("missing key '" + name + "' (" + layoutName(layout) + " layout)");
         return it->second;
     };
     auto dims = [&](const std::string& name, size_t rank) {
         const RawTensor& t = get(name);
         if (t.shape.size() != rank)
-            throw std::runtime_error("shape mismatch: '" + name + "' is " + t.describe() +
-                                     ", expected rank " + std::to_string(rank));
+            throw std::runtime_error("shape mismatch: '" + name + "' is " + t.describe() + ", expected rank " +
+                                     std::to_string(rank));
         return t.shape;
     };
 
-    const bool hasBlocks = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
-        return n.rfind(k.blockPrefix + "0.", 0) == 0;
-    });
+    const bool hasBlocks = std::any_of(names.begin(), names.end(),
+                                       [&](const std::string& n) { return n.rfind(k.blockPrefix + "0.", 0) == 0; });
     if (!file.tensors.count(k.tokEmbed) || !hasBlocks) {
         std::string hint;
         try {
-            hint = std::string(" (the keys look like the ") + layoutName(detectLayout(names)) +
-                   " layout)";
+            hint = std::string(" (the keys look like the ") + layoutName(detectLayout(names)) + " layout)";
         } catch (const std::runtime_error&) {
         }
-        throw std::runtime_error("no '" + k.tokEmbed + "' and '" + k.blockPrefix +
-                                 "0.*' keys: not a " + layoutName(layout) + " checkpoint" + hint);
+        throw std::runtime_error("no '" + k.tokEmbed + "' and '" + k.blockPrefix + "0.*' keys: not a " +
+                                 layoutName(layout) + " checkpoint" + hint);
     }
     ModelConfig c;
     // Kind from what block 0 holds.
@@ -204,16 +190,14 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
     const bool hasG = file.tensors.count(b0 + k.grassmannProbe) != 0;
     const bool hasT = file.tensors.count(b0 + k.transformerProbe) != 0;
     if (hasG == hasT)
-        throw std::runtime_error(
-            std::string("cannot tell Grassmann from Transformer: block 0 has ") +
-            (hasG ? "both '" : "neither '") + b0 + k.grassmannProbe + "' " +
-            (hasG ? "and '" : "nor '") + b0 + k.transformerProbe + "'");
+        throw std::runtime_error(std::string("cannot tell Grassmann from Transformer: block 0 has ") +
+                                 (hasG ? "both '" : "neither '") + b0 + k.grassmannProbe + "' " +
+                                 (hasG ? "and '" : "nor '") + b0 + k.transformerProbe + "'");
     c.kind = hasG ? ModelKind::Grassmann : ModelKind::Transformer;
     if (o.expectedKind && *o.expectedKind != c.kind)
         throw std::runtime_error(std::string("this is a ") + (hasG ? "Grassmann" : "Transformer") +
-                                 " checkpoint (block 0 has '" + b0 +
-                                 (hasG ? k.grassmannProbe : k.transformerProbe) + "'), not a " +
-                                 (hasG ? "Transformer" : "Grassmann") + " one");
+                                 " checkpoint (block 0 has '" + b0 + (hasG ? k.grassmannProbe : k.transformerProbe) +
+                                 "'), not a " + (hasG ? "Transformer" : "Grassmann") + " one");
 
     // Sizes from the tensor shapes.
     const auto tok = dims(k.tokEmbed, 2), pos = dims(k.posEmbed, 2);
@@ -223,15 +207,13 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
     int64_t layers = 0;
     std::set<int64_t> seenBlocks;
     for (const auto& n : names) {
-        if (n.rfind(k.blockPrefix, 0) != 0)
-            continue;
+        if (n.rfind(k.blockPrefix, 0) != 0) continue;
         const std::string rest = n.substr(k.blockPrefix.size());
         const size_t dot = rest.find('.');
         try {
             size_t used = 0;
             const int64_t i = std::stoll(rest.substr(0, dot), &used);
-            if (used == dot && i >= 0 && i < 100000)
-                seenBlocks.insert(i);
+            if (used == dot && i >= 0 && i < 100000) seenBlocks.insert(i);
         } catch (const std::exception&) {
         }
     }
@@ -248,16 +230,14 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         c.nHeads = headsFor(o, file, report);
     }
     applyLayoutVariant(layout, c);
-    if (o.pluckerEps)
-        c.pluckerEps = *o.pluckerEps;
+    if (o.pluckerEps) c.pluckerEps = *o.pluckerEps;
     c.name = std::filesystem::path(path).stem().string();
     if (c.kind == ModelKind::Grassmann) {
         c.layerOffsets = o.offsetSchedule.empty() ? defaultLayoutOffsets(layout, layers)
                                                   : parseOffsetSchedule(o.offsetSchedule, layers);
     } else {
         c.layerOffsets.clear();
-        if (!o.offsetSchedule.empty())
-            report.notes.push_back("--offsets ignored: a Transformer has no offsets");
+        if (!o.offsetSchedule.empty()) report.notes.push_back("--offsets ignored: a Transformer has no offsets");
     }
     try {
         validateConfig(c);
@@ -279,49 +259,42 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
             continue;
         }
         const auto want = wanted.find(m.ours);
-        if (want == wanted.end())
-            throw std::logic_error("import: layout table names unknown parameter " + m.ours);
+        if (want == wanted.end()) throw std::logic_error("import: layout table names unknown parameter " + m.ours);
         if (it->second.shape != want->second)
-            throw std::runtime_error(
-                "shape mismatch: '" + m.theirs + "' is " + it->second.describe() + ", expected " +
-                shapeText(want->second) + " (V=" + std::to_string(c.vocabSize) +
-                ", d=" + std::to_string(c.dModel) + ", r=" + std::to_string(c.reduced) +
-                ", d_ff=" + std::to_string(c.dFF) + ")");
+            throw std::runtime_error("shape mismatch: '" + m.theirs + "' is " + it->second.describe() + ", expected " +
+                                     shapeText(want->second) + " (V=" + std::to_string(c.vocabSize) +
+                                     ", d=" + std::to_string(c.dModel) + ", r=" + std::to_string(c.reduced) +
+                                     ", d_ff=" + std::to_string(c.dFF) + ")");
         used.insert(m.theirs);
         params[m.ours] = FloatArray(want->second, it->second.toFloat());
     }
     if (!missing.empty())
-        throw std::runtime_error("missing keys (" + std::string(layoutName(layout)) + " layout, " +
-                                 kindName(c.kind) + " model): " + listNames(missing));
+        throw std::runtime_error("missing keys (" + std::string(layoutName(layout)) + " layout, " + kindName(c.kind) +
+                                 " model): " + listNames(missing));
 
     // Pair-index buffers: checked against our order; another order of the same pairs is
     // folded into W_plu's columns (with a sign flip for pairs stored as (j, i)).
     if (c.kind == ModelKind::Grassmann && !k.idxI.empty()) {
         for (int64_t l = 0; l < layers; ++l) {
             const std::string p = k.blockPrefix + std::to_string(l) + ".";
-            const bool hi = file.tensors.count(p + k.idxI) != 0,
-                       hj = file.tensors.count(p + k.idxJ) != 0;
-            if (!hi && !hj)
-                continue;
+            const bool hi = file.tensors.count(p + k.idxI) != 0, hj = file.tensors.count(p + k.idxJ) != 0;
+            if (!hi && !hj) continue;
             if (hi != hj)
-                throw std::runtime_error("missing key '" + p + (hi ? k.idxJ : k.idxI) +
-                                         "' (its partner is present)");
+                throw std::runtime_error("missing key '" + p + (hi ? k.idxJ : k.idxI) + "' (its partner is present)");
             const auto cols = pairColumns(get(p + k.idxI), get(p + k.idxJ), c.reduced, p + k.idxI);
             used.insert(p + k.idxI);
             used.insert(p + k.idxJ);
             bool identity = true;
             for (size_t q = 0; q < cols.size(); ++q)
                 identity &= cols[q].first == static_cast<int64_t>(q) && cols[q].second > 0;
-            if (identity)
-                continue;
+            if (identity) continue;
             FloatArray& w = params.at("blocks." + std::to_string(l) + ".w_plu.weight"); // d x C
             const FloatArray src = w;
             const int64_t cc = static_cast<int64_t>(cols.size());
             for (int64_t row = 0; row < c.dModel; ++row)
                 for (int64_t q = 0; q < cc; ++q)
                     w.data[static_cast<size_t>(row * cc + cols[static_cast<size_t>(q)].first)] =
-                        cols[static_cast<size_t>(q)].second *
-                        src.data[static_cast<size_t>(row * cc + q)];
+                        cols[static_cast<size_t>(q)].second * src.data[static_cast<size_t>(row * cc + q)];
             report.notes.push_back("layer " + std::to_string(l) +
                                    ": pair order differs from ours; W_plu columns reordered");
         }
@@ -332,25 +305,21 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         used.insert(k.lmHead);
         const FloatArray& e = params.at("tok_embed.weight");
         if (it->second.shape != e.shape || it->second.toFloat() != e.data)
-            throw std::runtime_error(
-                "'" + k.lmHead + "' (" + it->second.describe() +
-                ") differs from the token embedding: untied heads are not supported");
+            throw std::runtime_error("'" + k.lmHead + "' (" + it->second.describe() +
+                                     ") differs from the token embedding: untied heads are not supported");
     }
 
     std::vector<std::string> unknown;
     for (const auto& n : names)
-        if (!used.count(n))
-            unknown.push_back(n);
+        if (!used.count(n)) unknown.push_back(n);
     if (!unknown.empty()) {
         const bool otherKind =
             c.kind == ModelKind::Grassmann
                 ? std::any_of(unknown.begin(), unknown.end(),
-                              [&](const std::string& n) {
-                                  return n.find(k.transformerProbe) != std::string::npos;
-                              })
+                              [&](const std::string& n) { return n.find(k.transformerProbe) != std::string::npos; })
                 : false;
-        throw std::runtime_error("unknown keys (" + std::string(layoutName(layout)) + " layout, " +
-                                 kindName(c.kind) + " model): " + listNames(unknown) +
+        throw std::runtime_error("unknown keys (" + std::string(layoutName(layout)) + " layout, " + kindName(c.kind) +
+                                 " model): " + listNames(unknown) +
                                  (otherKind ? " (it mixes Grassmann and attention blocks)" : ""));
     }
 
@@ -359,22 +328,17 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         tokenizer = loadVocabulary(o);
         if (tokenizer->vocabSize() != c.vocabSize)
             throw std::runtime_error("the vocabulary '" + o.vocabPath + "' has " +
-                                     std::to_string(tokenizer->vocabSize()) +
-                                     " entries but the embedding table has " +
+                                     std::to_string(tokenizer->vocabSize()) + " entries but the embedding table has " +
                                      std::to_string(c.vocabSize) + " rows");
     } else {
-        report.notes.push_back(
-            "no tokenizer attached (pass --vocab vocab.txt; the families use bert-base-uncased)");
+        report.notes.push_back("no tokenizer attached (pass --vocab vocab.txt; the families use bert-base-uncased)");
     }
 
     std::ostringstream line; // one-line summary of what was inferred
-    line << layoutName(layout) << " " << kindName(c.kind) << ": V=" << c.vocabSize
-         << " d=" << c.dModel;
-    if (c.kind == ModelKind::Grassmann)
-        line << " r=" << c.reduced;
-    line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen
-         << " norm=" << normName(c.norm) << " gate=" << gateName(c.gate)
-         << " empty=" << emptyName(c.empty) << (c.mixerLayerNorm ? " mixer-LN" : "");
+    line << layoutName(layout) << " " << kindName(c.kind) << ": V=" << c.vocabSize << " d=" << c.dModel;
+    if (c.kind == ModelKind::Grassmann) line << " r=" << c.reduced;
+    line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen << " norm=" << normName(c.norm)
+         << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << (c.mixerLayerNorm ? " mixer-LN" : "");
     if (!c.layerOffsets.empty()) {
         line << " offsets=";
         for (size_t l = 0; l < c.layerOffsets.size(); ++l) {
@@ -407,28 +371,22 @@ const char* layoutName(ImportLayout layout) {
 
 ImportLayout layoutFromName(const std::string& name) {
     const std::string n = lower(name);
-    for (ImportLayout l : {ImportLayout::Auto, ImportLayout::GrassLM, ImportLayout::AlphaXiv,
-                           ImportLayout::KaneNorman})
-        if (n == layoutName(l))
-            return l;
-    throw std::invalid_argument("unknown layout '" + name +
-                                "' (use auto, grasslm, alphaxiv or kanenorman)");
+    for (ImportLayout l : {ImportLayout::Auto, ImportLayout::GrassLM, ImportLayout::AlphaXiv, ImportLayout::KaneNorman})
+        if (n == layoutName(l)) return l;
+    throw std::invalid_argument("unknown layout '" + name + "' (use auto, grasslm, alphaxiv or kanenorman)");
 }
 
 bool isImportableCheckpointPath(const std::string& path) {
     const std::string ext = lower(std::filesystem::path(path).extension().string());
-    return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" ||
-           ext == ".safetensors";
+    return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors";
 }
 
 std::vector<std::vector<int>> defaultLayoutOffsets(ImportLayout layout, int64_t nLayers) {
-    return parseOffsetSchedule(
-        layout == ImportLayout::GrassLM ? "per_layer:1,2,4,8,12,16" : "1,2,4,8,12,16", nLayers);
+    return parseOffsetSchedule(layout == ImportLayout::GrassLM ? "per_layer:1,2,4,8,12,16" : "1,2,4,8,12,16", nLayers);
 }
 
 std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64_t nLayers) {
-    if (nLayers <= 0)
-        throw std::invalid_argument("offset schedule for " + std::to_string(nLayers) + " layers");
+    if (nLayers <= 0) throw std::invalid_argument("offset schedule for " + std::to_string(nLayers) + " layers");
     std::vector<std::vector<int>> out;
     const std::string perLayer = "per_layer:";
     if (text.rfind(perLayer, 0) == 0) {
@@ -444,8 +402,8 @@ std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64
         while (std::getline(ss, part, ';'))
             out.push_back(asSet(parseIntList(part)));
         if (static_cast<int64_t>(out.size()) != nLayers)
-            throw std::invalid_argument("offset schedule lists " + std::to_string(out.size()) +
-                                        " sets for " + std::to_string(nLayers) + " layers");
+            throw std::invalid_argument("offset schedule lists " + std::to_string(out.size()) + " sets for " +
+                                        std::to_string(nLayers) + " layers");
         return out;
     }
     out.assign(static_cast<size_t>(nLayers), asSet(parseIntList(text)));
@@ -466,8 +424,7 @@ ImportedModel importCheckpoint(const std::string& path, const ImportOptions& opt
         throw std::runtime_error(e.what()); // already names the file
     } catch (const std::runtime_error& e) {
         const std::string what = e.what();
-        if (what.rfind(path, 0) == 0)
-            throw;
+        if (what.rfind(path, 0) == 0) throw;
         throw std::runtime_error(path + ": " + what);
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(path + ": " + e.what());
@@ -492,8 +449,7 @@ ImportedModel loadOrImportModel(const std::string& path, const std::string& devi
         }
     }
     ImportedModel m = importCheckpoint(path, o);
-    if (!o.vocabPath.empty())
-        m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found next to the checkpoint)");
+    if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found next to the checkpoint)");
     return m;
 }
 

@@ -80,10 +80,9 @@ const LayoutKeys& layoutKeys(ImportLayout layout) {
                                     "ffn.0.weight",
                                     "mixing.plucker_encoder.idx_i",
                                     "mixing.plucker_encoder.idx_j"};
-    static const LayoutKeys alphaxiv{
-        "token_embedding.weight", "position_embedding.weight", "blocks.",
-        "grassmann.W_red.weight", "qkv_proj.weight",           "grassmann.W_red.weight",
-        "ffn.0.weight",           "grassmann.plucker.idx_i",   "grassmann.plucker.idx_j"};
+    static const LayoutKeys alphaxiv{"token_embedding.weight", "position_embedding.weight", "blocks.",
+                                     "grassmann.W_red.weight", "qkv_proj.weight",           "grassmann.W_red.weight",
+                                     "ffn.0.weight",           "grassmann.plucker.idx_i",   "grassmann.plucker.idx_j"};
     static const LayoutKeys kanenorman{"token_embedding.weight",
                                        "position_embedding.weight",
                                        "transformer_blocks.",
@@ -161,16 +160,12 @@ ImportLayout detectLayout(const std::vector<std::string>& names) {
         transformerBlocks |= n.rfind("transformer_blocks.", 0) == 0;
         blocks |= n.rfind("blocks.", 0) == 0;
     }
-    if (tokEmbed && blocks)
-        return ImportLayout::GrassLM;
-    if (tokenEmbedding && transformerBlocks)
-        return ImportLayout::KaneNorman;
-    if (tokenEmbedding && blocks)
-        return ImportLayout::AlphaXiv;
-    throw std::runtime_error(
-        "cannot tell which implementation wrote this checkpoint (expected tok_embed.weight + "
-        "blocks.* for GrassLM, token_embedding.weight + blocks.* for alphaXiv, or "
-        "token_embedding.weight + transformer_blocks.* for kanenorman); pass --layout");
+    if (tokEmbed && blocks) return ImportLayout::GrassLM;
+    if (tokenEmbedding && transformerBlocks) return ImportLayout::KaneNorman;
+    if (tokenEmbedding && blocks) return ImportLayout::AlphaXiv;
+    throw std::runtime_error("cannot tell which implementation wrote this checkpoint (expected tok_embed.weight + "
+                             "blocks.* for GrassLM, token_embedding.weight + blocks.* for alphaXiv, or "
+                             "token_embedding.weight + transformer_blocks.* for kanenorman); pass --layout");
 }
 
 } // namespace gwb::engine

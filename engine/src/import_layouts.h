@@ -18,14 +18,14 @@ struct KeyMapping {
 };
 
 struct LayoutKeys {
-    std::string tokEmbed;         ///< token table, V x d
-    std::string posEmbed;         ///< position table, Lmax x d
-    std::string blockPrefix;      ///< "blocks." or "transformer_blocks."
-    std::string grassmannProbe;   ///< block-relative key that only a Grassmann block has
-    std::string transformerProbe; ///< block-relative key that only an attention block has
-    std::string reduceWeight;     ///< block-relative W_red weight (r x d)
-    std::string ffnInWeight;      ///< block-relative first FFN weight (d_ff x d)
-    std::string idxI, idxJ; ///< block-relative pair-index buffers ("" when the family has none)
+    std::string tokEmbed;                  ///< token table, V x d
+    std::string posEmbed;                  ///< position table, Lmax x d
+    std::string blockPrefix;               ///< "blocks." or "transformer_blocks."
+    std::string grassmannProbe;            ///< block-relative key that only a Grassmann block has
+    std::string transformerProbe;          ///< block-relative key that only an attention block has
+    std::string reduceWeight;              ///< block-relative W_red weight (r x d)
+    std::string ffnInWeight;               ///< block-relative first FFN weight (d_ff x d)
+    std::string idxI, idxJ;                ///< block-relative pair-index buffers ("" when the family has none)
     std::string lmHead = "lm_head.weight"; ///< tied head (optional in the file)
 };
 

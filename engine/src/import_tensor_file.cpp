@@ -31,8 +31,7 @@ bool isFloating(ScalarType t) {
 std::string shapeText(const std::vector<int64_t>& s) {
     std::string t = "[";
     for (size_t i = 0; i < s.size(); ++i) {
-        if (i)
-            t += ", ";
+        if (i) t += ", ";
         t += std::to_string(s[i]);
     }
     return t + "]";
@@ -78,29 +77,24 @@ std::string scalarText(const PickleDocument& doc, PickleId id) {
 }
 
 bool isScalar(const PickleValue& v) {
-    return v.kind == K::None || v.kind == K::Bool || v.kind == K::Int || v.kind == K::Float ||
-           v.kind == K::String ||
+    return v.kind == K::None || v.kind == K::Bool || v.kind == K::Int || v.kind == K::Float || v.kind == K::String ||
            (v.kind == K::Object && v.text.find("scalar") != std::string::npos);
 }
 
 /// Scalars of the root dict and of plain-data records one level below it (args.lr, ...).
-void collectMetadata(const PickleDocument& doc, PickleId root, PickleId stateDict,
-                     TensorFile& out) {
+void collectMetadata(const PickleDocument& doc, PickleId root, PickleId stateDict, TensorFile& out) {
     const PickleValue& r = doc.at(root);
-    if (r.kind != K::Dict || root == stateDict)
-        return;
+    if (r.kind != K::Dict || root == stateDict) return;
     for (const auto& [k, v] : r.entries) {
         const PickleValue& key = doc.at(k);
-        if (key.kind != K::String || v == stateDict)
-            continue;
+        if (key.kind != K::String || v == stateDict) continue;
         const PickleValue& val = doc.at(v);
         if (isScalar(val)) {
             out.metadata[key.text] = scalarText(doc, v);
             continue;
         }
         PickleId fields = val.kind == K::Dict ? v : (val.kind == K::Object ? val.state : -1);
-        if (fields < 0 || doc.at(fields).kind != K::Dict)
-            continue;
+        if (fields < 0 || doc.at(fields).kind != K::Dict) continue;
         for (const auto& [fk, fv] : doc.at(fields).entries)
             if (doc.at(fk).kind == K::String && isScalar(doc.at(fv)))
                 out.metadata[key.text + "." + doc.at(fk).text] = scalarText(doc, fv);
@@ -108,14 +102,12 @@ void collectMetadata(const PickleDocument& doc, PickleId root, PickleId stateDic
 }
 
 /// Copies a strided view out of a storage record into a dense block.
-RawTensor materialize(const PickleTensorRef& t, std::string_view storage, bool swapBytes,
-                      uint64_t& budget) {
+RawTensor materialize(const PickleTensorRef& t, std::string_view storage, bool swapBytes, uint64_t& budget) {
     const auto elem = static_cast<uint64_t>(scalarTypeSize(t.dtype));
     if (storage.size() / elem < static_cast<uint64_t>(t.storageNumel))
-        throw TensorFileError("storage '" + t.storageKey + "' holds " +
-                              std::to_string(storage.size()) + " bytes, fewer than its " +
-                              std::to_string(t.storageNumel) + " " + scalarTypeName(t.dtype) +
-                              " elements");
+        throw TensorFileError("storage '" + t.storageKey + "' holds " + std::to_string(storage.size()) +
+                              " bytes, fewer than its " + std::to_string(t.storageNumel) + " " +
+                              scalarTypeName(t.dtype) + " elements");
     RawTensor out;
     out.dtype = t.dtype;
     out.shape = t.shape;
@@ -127,8 +119,7 @@ RawTensor materialize(const PickleTensorRef& t, std::string_view storage, bool s
     }
     // Views may repeat storage elements (stride 0): cap the total copied against the file size.
     if (n * elem > budget)
-        throw TensorFileError(
-            "tensors expand to far more data than the file holds (stride-0 views?)");
+        throw TensorFileError("tensors expand to far more data than the file holds (stride-0 views?)");
     budget -= n * elem;
     out.bytes.resize(static_cast<size_t>(n * elem));
     const size_t rank = t.shape.size();
@@ -140,11 +131,9 @@ RawTensor materialize(const PickleTensorRef& t, std::string_view storage, bool s
             off += idx[d] * t.stride[d];
         uint8_t* dst = out.bytes.data() + i * elem;
         std::memcpy(dst, src + static_cast<uint64_t>(off) * elem, static_cast<size_t>(elem));
-        if (swapBytes)
-            std::reverse(dst, dst + elem);
+        if (swapBytes) std::reverse(dst, dst + elem);
         for (size_t d = rank; d-- > 0;) { // odometer increment, last dimension fastest
-            if (++idx[d] < t.shape[d])
-                break;
+            if (++idx[d] < t.shape[d]) break;
             idx[d] = 0;
         }
     }
@@ -153,8 +142,7 @@ RawTensor materialize(const PickleTensorRef& t, std::string_view storage, bool s
 
 std::vector<uint8_t> readAll(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw TensorFileError("cannot open '" + path + "'");
+    if (!in) throw TensorFileError("cannot open '" + path + "'");
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
@@ -211,8 +199,7 @@ std::vector<float> RawTensor::toFloat() const {
 }
 
 std::vector<int64_t> RawTensor::toInt64() const {
-    if (isFloating(dtype))
-        throw TensorFileError("expected an integer tensor, got " + describe());
+    if (isFloating(dtype)) throw TensorFileError("expected an integer tensor, got " + describe());
     const auto n = static_cast<size_t>(numel());
     std::vector<int64_t> out(n);
     const uint8_t* p = bytes.data();
@@ -263,15 +250,12 @@ TensorFile readTorchArchive(std::vector<uint8_t> bytes) {
             break;
         }
     }
-    if (top.empty())
-        throw TensorFileError(
-            "archive has no <folder>/data.pkl record: not a torch.save checkpoint");
+    if (top.empty()) throw TensorFileError("archive has no <folder>/data.pkl record: not a torch.save checkpoint");
     bool swap = false;
     if (zip.contains(top + "/byteorder")) {
         const std::string_view order = zip.read(top + "/byteorder");
         if (order != "little" && order != "big")
-            throw TensorFileError("unknown byteorder record '" + std::string(order.substr(0, 16)) +
-                                  "'");
+            throw TensorFileError("unknown byteorder record '" + std::string(order.substr(0, 16)) + "'");
         swap = order == "big";
     }
     TensorFile out;
@@ -308,22 +292,18 @@ TensorFile readTorchArchive(std::vector<uint8_t> bytes) {
         }
         const PickleValue& val = doc.at(v);
         if (val.kind != K::Tensor) {
-            out.warnings.push_back("skipped '" + key.text + "': " + doc.describe(v) +
-                                   ", not a tensor");
+            out.warnings.push_back("skipped '" + key.text + "': " + doc.describe(v) + ", not a tensor");
             continue;
         }
         const std::string record = top + "/data/" + val.tensor.storageKey;
         if (!zip.contains(record))
-            throw TensorFileError("tensor '" + key.text + "' refers to missing record '" + record +
-                                  "'");
+            throw TensorFileError("tensor '" + key.text + "' refers to missing record '" + record + "'");
         const std::string name = stripStateDictPrefixes(key.text);
         if (out.tensors.count(name))
-            throw TensorFileError("two tensors are called '" + name +
-                                  "' once prefixes are stripped");
+            throw TensorFileError("two tensors are called '" + name + "' once prefixes are stripped");
         out.tensors[name] = materialize(val.tensor, zip.read(record), swap, budget);
     }
-    if (out.tensors.empty())
-        throw TensorFileError("the checkpoint contains no tensors");
+    if (out.tensors.empty()) throw TensorFileError("the checkpoint contains no tensors");
     return out;
 }
 
@@ -337,45 +317,40 @@ TensorFile readSafetensorsBytes(const std::vector<uint8_t>& bytes) {
         // like 1E777777 in the header), which must end as a clean error too (found by fuzzing).
         throw TensorFileError(std::string("safetensors: ") + e.what());
     }
-    static const std::map<std::string, ScalarType> types{
-        {"F32", ScalarType::Float32},   {"F64", ScalarType::Float64}, {"F16", ScalarType::Float16},
-        {"BF16", ScalarType::BFloat16}, {"I64", ScalarType::Int64},   {"I32", ScalarType::Int32},
-        {"I16", ScalarType::Int16},     {"I8", ScalarType::Int8},     {"U8", ScalarType::UInt8},
-        {"BOOL", ScalarType::Bool}};
+    static const std::map<std::string, ScalarType> types{{"F32", ScalarType::Float32}, {"F64", ScalarType::Float64},
+                                                         {"F16", ScalarType::Float16}, {"BF16", ScalarType::BFloat16},
+                                                         {"I64", ScalarType::Int64},   {"I32", ScalarType::Int32},
+                                                         {"I16", ScalarType::Int16},   {"I8", ScalarType::Int8},
+                                                         {"U8", ScalarType::UInt8},    {"BOOL", ScalarType::Bool}};
     TensorFile out;
     out.format = "safetensors";
     out.metadata = file.metadata;
     for (auto& [name, stored] : file.tensors) {
         const auto t = types.find(stored.dtype);
         if (t == types.end())
-            throw TensorFileError("safetensors: tensor '" + name + "' has unsupported dtype " +
-                                  stored.dtype);
+            throw TensorFileError("safetensors: tensor '" + name + "' has unsupported dtype " + stored.dtype);
         RawTensor r;
         r.dtype = t->second;
         r.shape = stored.shape;
         r.bytes.assign(stored.bytes.begin(), stored.bytes.end());
         const std::string key = stripStateDictPrefixes(name);
         if (out.tensors.count(key))
-            throw TensorFileError("safetensors: two tensors are called '" + key +
-                                  "' once prefixes are stripped");
+            throw TensorFileError("safetensors: two tensors are called '" + key + "' once prefixes are stripped");
         out.tensors[key] = std::move(r);
     }
-    if (out.tensors.empty())
-        throw TensorFileError("safetensors: the file contains no tensors");
+    if (out.tensors.empty()) throw TensorFileError("safetensors: the file contains no tensors");
     return out;
 }
 
 TensorFile readTensorFile(const std::string& path) {
     std::vector<uint8_t> bytes = readAll(path);
     try {
-        if (ZipReader::looksLikeZip(bytes))
-            return readTorchArchive(std::move(bytes));
+        if (ZipReader::looksLikeZip(bytes)) return readTorchArchive(std::move(bytes));
         // Legacy torch.save (before 1.6) starts with a pickled magic number (protocol 2 LONG1).
         if (bytes.size() >= 2 && bytes[0] == 0x80 && bytes[1] == 0x02)
             throw TensorFileError("legacy (pre-1.6, non-zip) torch.save format; re-save it with a "
                                   "current torch.save or as .safetensors");
-        if (bytes.size() >= 9 && bytes[8] == '{')
-            return readSafetensorsBytes(bytes);
+        if (bytes.size() >= 9 && bytes[8] == '{') return readSafetensorsBytes(bytes);
         throw TensorFileError("neither a torch.save zip archive nor a safetensors file");
     } catch (const TensorFileError& e) {
         throw TensorFileError("'" + path + "': " + e.what());

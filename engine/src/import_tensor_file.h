@@ -23,8 +23,7 @@ public:
 struct RawTensor {
     ScalarType dtype = ScalarType::Float32;
     std::vector<int64_t> shape; ///< extents, outermost first (empty = scalar)
-    std::vector<uint8_t>
-        bytes; ///< numel() * scalarTypeSize(dtype) bytes, row-major, host (little) endian
+    std::vector<uint8_t> bytes; ///< numel() * scalarTypeSize(dtype) bytes, row-major, host (little) endian
 
     int64_t numel() const;
     /// Values converted to float (float16/bfloat16 widened exactly; integers cast).

@@ -78,7 +78,8 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch
         p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
         // Rows t < D are invalid: pad them with zeros in front.
         sum = sum + torch::constant_pad_nd(p, {0, 0, D, 0});
-        for (int64_t t = D; t < T; ++t) count[static_cast<size_t>(t)] += 1.0f;
+        for (int64_t t = D; t < T; ++t)
+            count[static_cast<size_t>(t)] += 1.0f;
     }
     const torch::Tensor cnt = torch::tensor(count, torch::kFloat).to(z.device()).view({1, T, 1});
     const torch::Tensor meanBivector = sum / cnt.clamp_min(1.0f).to(sum.dtype());
@@ -145,8 +146,10 @@ torch::Tensor AttentionBlockImpl::attend(const torch::Tensor& x, BlockCapture* c
         const int64_t n = std::min(chunk, T - s);
         const int64_t keys = s + n; // query rows s..s+n-1 see keys 0..s+n-1
         torch::Tensor scores = torch::matmul(q.narrow(2, s, n), k.narrow(2, 0, keys).transpose(-2, -1)) * scale;
-        const torch::Tensor rows = torch::arange(s, s + n, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
-        const torch::Tensor cols = torch::arange(0, keys, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+        const torch::Tensor rows =
+            torch::arange(s, s + n, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+        const torch::Tensor cols =
+            torch::arange(0, keys, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
         const torch::Tensor future = cols.view({1, keys}) > rows.view({n, 1});
         scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
         const torch::Tensor p = torch::softmax(scores, -1);
@@ -202,8 +205,10 @@ void LanguageModelImpl::resetParameters() {
         const bool isNorm = name.rfind("ln_final.", 0) == 0 || name.find(".ln1.") != std::string::npos ||
                             name.find(".ln2.") != std::string::npos || name.find(".ln_mix.") != std::string::npos;
         if (isNorm) {
-            if (name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0) p.fill_(1.0);
-            else p.zero_();
+            if (name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0)
+                p.fill_(1.0);
+            else
+                p.zero_();
         } else if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
             p.zero_();
         } else {

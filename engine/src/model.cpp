@@ -21,7 +21,8 @@ constexpr const char* kTokenizerTensor = "tokenizer.model";
 
 std::string shapeText(const std::vector<int64_t>& s) {
     std::string out = "[";
-    for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+    for (size_t i = 0; i < s.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(s[i]);
     return out + "]";
 }
 
@@ -40,7 +41,9 @@ std::shared_ptr<Model::Impl> makeImpl(const ModelConfig& config, TokenizerPtr to
     return impl;
 }
 
-std::string kindTitle(ModelKind k) { return k == ModelKind::Grassmann ? "Grassmann" : "Transformer"; }
+std::string kindTitle(ModelKind k) {
+    return k == ModelKind::Grassmann ? "Grassmann" : "Transformer";
+}
 
 } // namespace
 
@@ -72,7 +75,8 @@ Model Model::fromParameters(const ModelConfig& config, const std::map<std::strin
     auto impl = makeImpl(config, std::move(tokenizer), "cpu");
     const auto specs = parameterSpecs(config);
     std::set<std::string> expected;
-    for (const auto& s : specs) expected.insert(s.name);
+    for (const auto& s : specs)
+        expected.insert(s.name);
     for (const auto& [name, a] : parameters)
         if (!expected.count(name)) throw std::invalid_argument("unexpected parameter '" + name + "'");
     auto params = impl->net->named_parameters();
@@ -114,7 +118,8 @@ Model Model::load(const std::string& path, const std::string& device, std::optio
 
     const auto specs = parameterSpecs(config);
     std::set<std::string> expected;
-    for (const auto& s : specs) expected.insert(s.name);
+    for (const auto& s : specs)
+        expected.insert(s.name);
     std::vector<std::string> unexpected;
     for (const auto& [name, t] : file.tensors)
         if (!expected.count(name) && name != kTokenizerTensor) unexpected.push_back(name);
@@ -189,22 +194,32 @@ void Model::save(const std::string& path, SaveDtype dtype) const {
     m_impl->path = path;
 }
 
-const ModelConfig& Model::config() const { return impl().config; }
-TokenizerPtr Model::tokenizer() const { return impl().tokenizer; }
+const ModelConfig& Model::config() const {
+    return impl().config;
+}
+TokenizerPtr Model::tokenizer() const {
+    return impl().tokenizer;
+}
 void Model::setTokenizer(TokenizerPtr tokenizer) {
     if (tokenizer && tokenizer->vocabSize() != config().vocabSize)
         throw std::invalid_argument("tokenizer has " + std::to_string(tokenizer->vocabSize()) +
                                     " pieces but the model has vocab_size " + std::to_string(config().vocabSize));
     impl().tokenizer = std::move(tokenizer);
 }
-std::string Model::device() const { return impl().device.str(); }
-std::string Model::path() const { return impl().path; }
+std::string Model::device() const {
+    return impl().device.str();
+}
+std::string Model::path() const {
+    return impl().path;
+}
 std::string Model::displayName() const {
     if (!config().name.empty()) return config().name;
     if (!path().empty()) return std::filesystem::path(path()).stem().string();
     return kindName(config().kind);
 }
-std::string Model::trainingSummary() const { return impl().trainingSummary; }
+std::string Model::trainingSummary() const {
+    return impl().trainingSummary;
+}
 void Model::setTrainingSummary(const std::string& json) {
     try {
         const auto parsed = nlohmann::json::parse(json);
@@ -217,11 +232,14 @@ void Model::setTrainingSummary(const std::string& json) {
 
 int64_t Model::parameterCount() const {
     int64_t n = 0;
-    for (const auto& p : impl().net->parameters()) n += p.numel();
+    for (const auto& p : impl().net->parameters())
+        n += p.numel();
     return n;
 }
 
-ParameterCounts Model::parameterCounts() const { return countParameters(config()); }
+ParameterCounts Model::parameterCounts() const {
+    return countParameters(config());
+}
 
 std::map<std::string, FloatArray> Model::parameters() const {
     std::map<std::string, FloatArray> out;
@@ -237,17 +255,18 @@ std::string configSummary(const ModelConfig& c) {
     std::ostringstream s;
     const bool g = c.kind == ModelKind::Grassmann;
     s << "kind:        " << kindName(c.kind) << (c.name.empty() ? "" : "  (" + c.name + ")") << "\n";
-    s << "layers:      " << c.nLayers << "   d_model " << c.dModel << "   d_ff " << c.dFF << "   max_len "
-      << c.maxLen << "   vocab " << c.vocabSize << "\n";
+    s << "layers:      " << c.nLayers << "   d_model " << c.dModel << "   d_ff " << c.dFF << "   max_len " << c.maxLen
+      << "   vocab " << c.vocabSize << "\n";
     s << "norm:        " << normName(c.norm) << (c.mixerLayerNorm ? " (+ mixer LayerNorm)" : "") << "   dropout "
       << c.dropout << "   layer-norm eps " << c.layerNormEps << "\n";
     if (g) {
         s << "mixer:       causal Grassmann, r " << c.reduced << " (" << c.reduced * (c.reduced - 1) / 2
-          << " Pluecker coordinates), gate " << gateName(c.gate) << ", empty " << emptyName(c.empty)
-          << ", eps " << c.pluckerEps << "\n";
+          << " Pluecker coordinates), gate " << gateName(c.gate) << ", empty " << emptyName(c.empty) << ", eps "
+          << c.pluckerEps << "\n";
         auto setText = [](const std::vector<int>& set) {
             std::string t = "{";
-            for (size_t i = 0; i < set.size(); ++i) t += (i ? ", " : "") + std::to_string(set[i]);
+            for (size_t i = 0; i < set.size(); ++i)
+                t += (i ? ", " : "") + std::to_string(set[i]);
             return t + "}";
         };
         const bool same = std::all_of(c.layerOffsets.begin(), c.layerOffsets.end(),
@@ -262,7 +281,8 @@ std::string configSummary(const ModelConfig& c) {
     }
     const ParameterCounts pc = countParameters(c);
     s << "parameters:  embeddings " << pc.embeddings << ", final norm " << pc.finalNorm << "\n";
-    for (size_t l = 0; l < pc.perBlock.size(); ++l) s << "  block " << l << ": " << pc.perBlock[l] << "\n";
+    for (size_t l = 0; l < pc.perBlock.size(); ++l)
+        s << "  block " << l << ": " << pc.perBlock[l] << "\n";
     s << "total:       " << pc.total << " (head tied to the token table)\n";
     return s.str();
 }

@@ -55,19 +55,16 @@ std::string scalarTypeName(ScalarType t) {
 }
 
 const PickleValue& PickleDocument::at(PickleId id) const {
-    if (id < 0 || static_cast<size_t>(id) >= m_values.size())
-        throw PickleError("pickle: value id out of range");
+    if (id < 0 || static_cast<size_t>(id) >= m_values.size()) throw PickleError("pickle: value id out of range");
     return m_values[static_cast<size_t>(id)];
 }
 
 PickleId PickleDocument::find(PickleId dict, std::string_view key) const {
     const PickleValue& d = at(dict);
-    if (d.kind != PickleValue::Kind::Dict)
-        return -1;
+    if (d.kind != PickleValue::Kind::Dict) return -1;
     for (const auto& [k, v] : d.entries) {
         const PickleValue& kv = at(k);
-        if (kv.kind == PickleValue::Kind::String && kv.text == key)
-            return v;
+        if (kv.kind == PickleValue::Kind::String && kv.text == key) return v;
     }
     return -1;
 }
@@ -103,8 +100,7 @@ std::string PickleDocument::describe(PickleId id) const {
     case K::Tensor: {
         std::string s = "tensor " + scalarTypeName(v.tensor.dtype) + " [";
         for (size_t i = 0; i < v.tensor.shape.size(); ++i) {
-            if (i)
-                s += ", ";
+            if (i) s += ", ";
             s += std::to_string(v.tensor.shape[i]);
         }
         return s + "]";
@@ -140,9 +136,9 @@ const std::map<std::string, GlobalRole, std::less<>>& allowedGlobals() {
             {"collections.OrderedDict", GlobalRole::OrderedDict},
             {"_codecs.encode", GlobalRole::CodecsEncode},
         };
-        for (const char* s : {"FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
-                              "LongStorage", "IntStorage", "ShortStorage", "CharStorage",
-                              "ByteStorage", "BoolStorage", "UntypedStorage"})
+        for (const char* s :
+             {"FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "LongStorage", "IntStorage",
+              "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage", "UntypedStorage"})
             a[std::string("torch.") + s] = GlobalRole::Storage;
         // Plain-data classes seen in training checkpoints next to the weights: kept as records.
         for (const char* s : {"argparse.Namespace",
@@ -185,20 +181,14 @@ const std::map<std::string, GlobalRole, std::less<>>& allowedGlobals() {
 
 ScalarType storageType(const std::string& name) {
     static const std::map<std::string, ScalarType, std::less<>> m{
-        {"torch.FloatStorage", ScalarType::Float32},
-        {"torch.DoubleStorage", ScalarType::Float64},
-        {"torch.HalfStorage", ScalarType::Float16},
-        {"torch.BFloat16Storage", ScalarType::BFloat16},
-        {"torch.LongStorage", ScalarType::Int64},
-        {"torch.IntStorage", ScalarType::Int32},
-        {"torch.ShortStorage", ScalarType::Int16},
-        {"torch.CharStorage", ScalarType::Int8},
-        {"torch.ByteStorage", ScalarType::UInt8},
-        {"torch.BoolStorage", ScalarType::Bool},
+        {"torch.FloatStorage", ScalarType::Float32}, {"torch.DoubleStorage", ScalarType::Float64},
+        {"torch.HalfStorage", ScalarType::Float16},  {"torch.BFloat16Storage", ScalarType::BFloat16},
+        {"torch.LongStorage", ScalarType::Int64},    {"torch.IntStorage", ScalarType::Int32},
+        {"torch.ShortStorage", ScalarType::Int16},   {"torch.CharStorage", ScalarType::Int8},
+        {"torch.ByteStorage", ScalarType::UInt8},    {"torch.BoolStorage", ScalarType::Bool},
         {"torch.UntypedStorage", ScalarType::UInt8}};
     const auto it = m.find(name);
-    if (it == m.end())
-        throw PickleError("pickle: '" + name + "' is not a storage class");
+    if (it == m.end()) throw PickleError("pickle: '" + name + "' is not a storage class");
     return it->second;
 }
 
@@ -207,8 +197,7 @@ ScalarType storageType(const std::string& name) {
 /// The stack machine. One instance per parse.
 class PickleParser {
 public:
-    PickleParser(std::string_view bytes, const PickleLimits& limits)
-        : m_in(bytes), m_limits(limits) {}
+    PickleParser(std::string_view bytes, const PickleLimits& limits) : m_in(bytes), m_limits(limits) {}
 
     PickleDocument run() {
         while (true) {
@@ -216,8 +205,7 @@ public:
             m_op = byte();
             if (m_op == '.') {
                 const PickleId root = pop();
-                if (!m_stack.empty() || !m_marks.empty())
-                    fail("STOP with values left on the stack");
+                if (!m_stack.empty() || !m_marks.empty()) fail("STOP with values left on the stack");
                 m_doc.m_root = root;
                 return std::move(m_doc);
             }
@@ -229,14 +217,12 @@ private:
     [[noreturn]] void fail(const std::string& what) const {
         char op[8];
         std::snprintf(op, sizeof op, "0x%02x", m_op);
-        throw PickleError("pickle: " + what + " (opcode " + op + " at byte " +
-                          std::to_string(m_opPos) + ")");
+        throw PickleError("pickle: " + what + " (opcode " + op + " at byte " + std::to_string(m_opPos) + ")");
     }
 
     // ---- input ----
     uint8_t byte() {
-        if (m_pos >= m_in.size())
-            fail("unexpected end of data (no STOP opcode)");
+        if (m_pos >= m_in.size()) fail("unexpected end of data (no STOP opcode)");
         return static_cast<uint8_t>(m_in[m_pos++]);
     }
     uint64_t le(int n) {
@@ -246,16 +232,14 @@ private:
         return v;
     }
     std::string_view take(uint64_t n) {
-        if (n > m_in.size() - m_pos)
-            fail("length " + std::to_string(n) + " runs past the end of the data");
+        if (n > m_in.size() - m_pos) fail("length " + std::to_string(n) + " runs past the end of the data");
         const std::string_view s = m_in.substr(m_pos, static_cast<size_t>(n));
         m_pos += static_cast<size_t>(n);
         return s;
     }
     std::string line() {
         const size_t nl = m_in.find('\n', m_pos);
-        if (nl == std::string_view::npos)
-            fail("unterminated text line");
+        if (nl == std::string_view::npos) fail("unterminated text line");
         std::string s(m_in.substr(m_pos, nl - m_pos));
         m_pos = nl + 1;
         return s;
@@ -263,8 +247,7 @@ private:
 
     // ---- values and stack ----
     PickleId make(PickleValue v) {
-        if (m_doc.m_values.size() >= m_limits.maxValues)
-            fail("too many values");
+        if (m_doc.m_values.size() >= m_limits.maxValues) fail("too many values");
         m_doc.m_values.push_back(std::move(v));
         return static_cast<PickleId>(m_doc.m_values.size() - 1);
     }
@@ -275,49 +258,41 @@ private:
     }
     PickleValue& val(PickleId id) { return m_doc.m_values[static_cast<size_t>(id)]; }
     void push(PickleId id) {
-        if (m_stack.size() >= m_limits.maxStack)
-            fail("stack too deep");
+        if (m_stack.size() >= m_limits.maxStack) fail("stack too deep");
         m_stack.push_back(id);
     }
     size_t floor() const { return m_marks.empty() ? 0 : m_marks.back(); }
     PickleId pop() {
-        if (m_stack.size() <= floor())
-            fail("stack underflow");
+        if (m_stack.size() <= floor()) fail("stack underflow");
         const PickleId id = m_stack.back();
         m_stack.pop_back();
         return id;
     }
     PickleId top() {
-        if (m_stack.size() <= floor())
-            fail("stack underflow");
+        if (m_stack.size() <= floor()) fail("stack underflow");
         return m_stack.back();
     }
     /// Pops everything above the innermost MARK and the mark itself.
     std::vector<PickleId> popMark() {
-        if (m_marks.empty())
-            fail("no MARK on the stack");
+        if (m_marks.empty()) fail("no MARK on the stack");
         const size_t m = m_marks.back();
         m_marks.pop_back();
-        std::vector<PickleId> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m),
-                                    m_stack.end());
+        std::vector<PickleId> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
         m_stack.resize(m);
         return items;
     }
     void memoPut(uint64_t key) {
-        if (m_memo.size() >= m_limits.maxValues)
-            fail("memo too large");
+        if (m_memo.size() >= m_limits.maxValues) fail("memo too large");
         m_memo[key] = top();
     }
     void memoGet(uint64_t key) {
         const auto it = m_memo.find(key);
-        if (it == m_memo.end())
-            fail("memo key " + std::to_string(key) + " was never stored");
+        if (it == m_memo.end()) fail("memo key " + std::to_string(key) + " was never stored");
         push(it->second);
     }
     const PickleValue& expect(PickleId id, K kind, const char* what) {
         const PickleValue& v = val(id);
-        if (v.kind != kind)
-            fail(std::string(what) + " expected, got " + m_doc.describe(id));
+        if (v.kind != kind) fail(std::string(what) + " expected, got " + m_doc.describe(id));
         return v;
     }
     int64_t integer(PickleId id, const char* what) { return expect(id, K::Int, what).integer; }
@@ -337,8 +312,7 @@ private:
     }
     void pushLong(uint64_t n) {
         const std::string_view b = take(n);
-        if (n > 8)
-            fail("integer wider than 64 bits");
+        if (n > 8) fail("integer wider than 64 bits");
         uint64_t u = 0;
         for (size_t i = 0; i < b.size(); ++i)
             u |= static_cast<uint64_t>(static_cast<uint8_t>(b[i])) << (8 * i);
@@ -351,25 +325,21 @@ private:
     void pushGlobal(const std::string& module, const std::string& name) {
         const std::string full = module + "." + name;
         if (allowedGlobals().count(full) == 0)
-            fail(
-                "the pickle asks for class or function '" + full +
-                "', which is outside the allowed set (tensors, storages, OrderedDict, plain data); "
-                "refusing to load it");
+            fail("the pickle asks for class or function '" + full +
+                 "', which is outside the allowed set (tensors, storages, OrderedDict, plain data); "
+                 "refusing to load it");
         pushString(K::Global, full);
     }
     void setItems(PickleId dict, const std::vector<PickleId>& kv) {
-        if (kv.size() % 2)
-            fail("odd number of items for a dict");
+        if (kv.size() % 2) fail("odd number of items for a dict");
         PickleValue& d = val(dict);
-        if (d.kind != K::Dict)
-            fail("SETITEM on " + m_doc.describe(dict));
+        if (d.kind != K::Dict) fail("SETITEM on " + m_doc.describe(dict));
         for (size_t i = 0; i < kv.size(); i += 2)
             val(dict).entries.emplace_back(kv[i], kv[i + 1]);
     }
     void appendItems(PickleId list, const std::vector<PickleId>& items) {
         const K k = val(list).kind;
-        if (k != K::List &&
-            !(k == K::Object && m_doc.at(list).text.find("set") != std::string::npos))
+        if (k != K::List && !(k == K::Object && m_doc.at(list).text.find("set") != std::string::npos))
             fail("APPEND on " + m_doc.describe(list));
         auto& dst = val(list).items;
         dst.insert(dst.end(), items.begin(), items.end());
@@ -394,8 +364,7 @@ private:
     }
 
     PickleId rebuildTensor(const std::vector<PickleId>& args) {
-        if (args.size() < 4)
-            fail("_rebuild_tensor needs (storage, offset, size, stride)");
+        if (args.size() < 4) fail("_rebuild_tensor needs (storage, offset, size, stride)");
         const PickleValue& s = expect(args[0], K::Storage, "a storage");
         PickleValue v;
         v.kind = K::Tensor;
@@ -403,24 +372,20 @@ private:
         v.tensor.storageOffset = integer(args[1], "storage offset");
         v.tensor.shape = intTuple(args[2], "tensor size");
         v.tensor.stride = intTuple(args[3], "tensor stride");
-        if (v.tensor.shape.size() != v.tensor.stride.size())
-            fail("tensor size and stride differ in length");
+        if (v.tensor.shape.size() != v.tensor.stride.size()) fail("tensor size and stride differ in length");
         // Bounds: the last element addressed must lie inside the storage.
-        if (v.tensor.storageOffset < 0)
-            fail("negative storage offset");
+        if (v.tensor.storageOffset < 0) fail("negative storage offset");
         constexpr int64_t kMax = int64_t{1} << 48;
         int64_t last = v.tensor.storageOffset;
         bool empty = false;
         for (size_t i = 0; i < v.tensor.shape.size(); ++i) {
             const int64_t n = v.tensor.shape[i], st = v.tensor.stride[i];
-            if (n < 0 || st < 0 || n > kMax || st > kMax)
-                fail("negative or huge tensor size/stride");
+            if (n < 0 || st < 0 || n > kMax || st > kMax) fail("negative or huge tensor size/stride");
             if (n == 0)
                 empty = true;
             else
                 last += (n - 1) * st;
-            if (last > kMax)
-                fail("tensor extends past any plausible storage");
+            if (last > kMax) fail("tensor extends past any plausible storage");
         }
         if (!empty && last >= v.tensor.storageNumel)
             fail("tensor view reaches element " + std::to_string(last) + " of a storage with " +
@@ -430,11 +395,9 @@ private:
 
     void reduce(PickleId callable, PickleId argTuple) {
         const PickleValue& c = val(callable);
-        if (c.kind != K::Global)
-            fail("REDUCE/NEWOBJ on " + m_doc.describe(callable) + ", not an allowed class");
+        if (c.kind != K::Global) fail("REDUCE/NEWOBJ on " + m_doc.describe(callable) + ", not an allowed class");
         const PickleValue& a = val(argTuple);
-        if (a.kind != K::Tuple)
-            fail("call arguments must be a tuple, got " + m_doc.describe(argTuple));
+        if (a.kind != K::Tuple) fail("call arguments must be a tuple, got " + m_doc.describe(argTuple));
         const std::vector<PickleId> args = a.items;
         const std::string name = c.text;
         switch (allowedGlobals().find(name)->second) {
@@ -443,8 +406,7 @@ private:
             push(rebuildTensor(args));
             return;
         case GlobalRole::RebuildParameter:
-            if (args.empty() || val(args[0]).kind != K::Tensor)
-                fail("_rebuild_parameter needs a tensor");
+            if (args.empty() || val(args[0]).kind != K::Tensor) fail("_rebuild_parameter needs a tensor");
             push(args[0]);
             return;
         case GlobalRole::RebuildFromType: {
@@ -468,8 +430,7 @@ private:
                 const std::vector<PickleId> pairs = items.items;
                 for (PickleId p : pairs) {
                     const PickleValue& pair = val(p);
-                    if (pair.kind != K::Tuple || pair.items.size() != 2)
-                        fail("OrderedDict item is not a pair");
+                    if (pair.kind != K::Tuple || pair.items.size() != 2) fail("OrderedDict item is not a pair");
                     val(d).entries.emplace_back(pair.items[0], pair.items[1]);
                 }
             }
@@ -477,8 +438,7 @@ private:
             return;
         }
         case GlobalRole::CodecsEncode: { // protocol 2 stores bytes as _codecs.encode(str, 'latin1')
-            if (args.size() != 2)
-                fail("_codecs.encode needs 2 arguments");
+            if (args.size() != 2) fail("_codecs.encode needs 2 arguments");
             const std::string enc = expect(args[1], K::String, "an encoding name").text;
             if (enc != "latin1" && enc != "latin-1")
                 fail("_codecs.encode with encoding '" + enc + "' is not supported");
@@ -506,8 +466,7 @@ private:
             if (c < 0x80) {
                 out += static_cast<char>(c);
             } else if ((c & 0xE0) == 0xC0 && c <= 0xC3 && i + 1 < utf8.size()) {
-                out +=
-                    static_cast<char>(((c & 0x1F) << 6) | (static_cast<uint8_t>(utf8[++i]) & 0x3F));
+                out += static_cast<char>(((c & 0x1F) << 6) | (static_cast<uint8_t>(utf8[++i]) & 0x3F));
             } else {
                 fail("latin1-encoded bytes contain a code point above 255");
             }
@@ -519,15 +478,13 @@ private:
         const PickleValue& t = val(pid);
         if (t.kind != K::Tuple || t.items.size() < 5)
             fail("persistent id is not a ('storage', type, key, location, numel) tuple");
-        if (expect(t.items[0], K::String, "'storage'").text != "storage")
-            fail("persistent id of an unknown kind");
+        if (expect(t.items[0], K::String, "'storage'").text != "storage") fail("persistent id of an unknown kind");
         PickleValue s;
         s.kind = K::Storage;
         s.tensor.dtype = storageType(expect(t.items[1], K::Global, "a storage class").text);
         s.tensor.storageKey = expect(t.items[2], K::String, "a storage key").text;
         s.tensor.storageNumel = integer(t.items[4], "storage size");
-        if (s.tensor.storageNumel < 0)
-            fail("negative storage size");
+        if (s.tensor.storageNumel < 0) fail("negative storage size");
         if (s.tensor.storageKey.empty() || s.tensor.storageKey.find('/') != std::string::npos ||
             s.tensor.storageKey.find("..") != std::string::npos)
             fail("storage key '" + s.tensor.storageKey + "' is not a plain record name");
@@ -691,8 +648,7 @@ private:
         case 0x93: { // STACK_GLOBAL
             const PickleId name = pop();
             const PickleId module = pop();
-            pushGlobal(expect(module, K::String, "a module name").text,
-                       expect(name, K::String, "a class name").text);
+            pushGlobal(expect(module, K::String, "a module name").text, expect(name, K::String, "a class name").text);
             return;
         }
         case 'R': { // REDUCE

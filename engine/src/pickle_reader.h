@@ -23,18 +23,7 @@ public:
 };
 
 /// Element types of torch storages that the reader understands.
-enum class ScalarType {
-    Float32,
-    Float64,
-    Float16,
-    BFloat16,
-    Int64,
-    Int32,
-    Int16,
-    Int8,
-    UInt8,
-    Bool
-};
+enum class ScalarType { Float32, Float64, Float16, BFloat16, Int64, Int32, Int16, Int8, UInt8, Bool };
 /// Bytes per element of `t`.
 int scalarTypeSize(ScalarType t);
 /// "float32", "bfloat16", ... for messages.
@@ -53,30 +42,16 @@ struct PickleTensorRef {
 using PickleId = int32_t; ///< index of a value in PickleDocument's arena
 
 struct PickleValue {
-    enum class Kind {
-        None,
-        Bool,
-        Int,
-        Float,
-        String,
-        Bytes,
-        List,
-        Tuple,
-        Dict,
-        Tensor,
-        Global,
-        Object,
-        Storage
-    };
+    enum class Kind { None, Bool, Int, Float, String, Bytes, List, Tuple, Dict, Tensor, Global, Object, Storage };
     Kind kind = Kind::None;
     bool boolean = false;
     int64_t integer = 0;
     double number = 0.0;
-    std::string text;            ///< String/Bytes payload; "module.name" for Global/Object
-    std::vector<PickleId> items; ///< List/Tuple elements; Object: its call arguments
+    std::string text;                                   ///< String/Bytes payload; "module.name" for Global/Object
+    std::vector<PickleId> items;                        ///< List/Tuple elements; Object: its call arguments
     std::vector<std::pair<PickleId, PickleId>> entries; ///< Dict (key, value) in insertion order
-    PickleId state = -1;    ///< BUILD state of an Object or Dict, -1 if none
-    PickleTensorRef tensor; ///< Tensor (and Storage: key, dtype, numel)
+    PickleId state = -1;                                ///< BUILD state of an Object or Dict, -1 if none
+    PickleTensorRef tensor;                             ///< Tensor (and Storage: key, dtype, numel)
 };
 
 /// The value graph of one pickle. Values refer to each other by PickleId; the graph may share

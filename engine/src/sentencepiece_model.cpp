@@ -25,11 +25,20 @@ public:
         m_field = static_cast<int>(key >> 3);
         m_wire = static_cast<int>(key & 7);
         switch (m_wire) {
-        case 0: m_value = varint(); break;
-        case 1: m_bytes = take(8); break;
-        case 2: m_bytes = take(static_cast<size_t>(varint())); break;
-        case 5: m_bytes = take(4); break;
-        default: bad("unsupported wire type " + std::to_string(m_wire) + " for field " + std::to_string(m_field));
+        case 0:
+            m_value = varint();
+            break;
+        case 1:
+            m_bytes = take(8);
+            break;
+        case 2:
+            m_bytes = take(static_cast<size_t>(varint()));
+            break;
+        case 5:
+            m_bytes = take(4);
+            break;
+        default:
+            bad("unsupported wire type " + std::to_string(m_wire) + " for field " + std::to_string(m_field));
         }
         return true;
     }
@@ -80,8 +89,10 @@ SentencePieceModel parseSentencePieceModel(const std::string& bytes) {
             SentencePieceModel::Piece p;
             WireReader r(top.bytes());
             while (r.next()) {
-                if (r.field() == 1 && r.wire() == 2) p.piece = std::string(r.bytes());
-                else if (r.field() == 2) p.score = r.asFloat();
+                if (r.field() == 1 && r.wire() == 2)
+                    p.piece = std::string(r.bytes());
+                else if (r.field() == 2)
+                    p.score = r.asFloat();
                 else if (r.field() == 3 && r.wire() == 0) {
                     if (r.value() < 1 || r.value() > 6) bad("piece type " + std::to_string(r.value()));
                     p.type = static_cast<SpmPieceType>(r.value());
@@ -91,18 +102,26 @@ SentencePieceModel parseSentencePieceModel(const std::string& bytes) {
         } else if (top.field() == 2) { // TrainerSpec
             WireReader r(top.bytes());
             while (r.next()) {
-                if (r.field() == 3 && r.wire() == 0) m.type = static_cast<SpmModelType>(r.value());
-                else if (r.field() == 35 && r.wire() == 0) m.byteFallback = r.value() != 0;
-                else if (r.field() == 24 && r.wire() == 0) whitespaceSuffix = r.value() != 0;
+                if (r.field() == 3 && r.wire() == 0)
+                    m.type = static_cast<SpmModelType>(r.value());
+                else if (r.field() == 35 && r.wire() == 0)
+                    m.byteFallback = r.value() != 0;
+                else if (r.field() == 24 && r.wire() == 0)
+                    whitespaceSuffix = r.value() != 0;
             }
         } else if (top.field() == 3) { // NormalizerSpec
             WireReader r(top.bytes());
             while (r.next()) {
-                if (r.field() == 1 && r.wire() == 2) m.normalizationName = std::string(r.bytes());
-                else if (r.field() == 2 && r.wire() == 2) m.hasCharsMap = !r.bytes().empty();
-                else if (r.field() == 3 && r.wire() == 0) m.addDummyPrefix = r.value() != 0;
-                else if (r.field() == 4 && r.wire() == 0) m.removeExtraWhitespaces = r.value() != 0;
-                else if (r.field() == 5 && r.wire() == 0) m.escapeWhitespaces = r.value() != 0;
+                if (r.field() == 1 && r.wire() == 2)
+                    m.normalizationName = std::string(r.bytes());
+                else if (r.field() == 2 && r.wire() == 2)
+                    m.hasCharsMap = !r.bytes().empty();
+                else if (r.field() == 3 && r.wire() == 0)
+                    m.addDummyPrefix = r.value() != 0;
+                else if (r.field() == 4 && r.wire() == 0)
+                    m.removeExtraWhitespaces = r.value() != 0;
+                else if (r.field() == 5 && r.wire() == 0)
+                    m.escapeWhitespaces = r.value() != 0;
             }
         }
     }

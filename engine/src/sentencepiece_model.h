@@ -18,11 +18,11 @@ struct SentencePieceModel {
         float score = 0;
         SpmPieceType type = SpmPieceType::Normal;
     };
-    std::vector<Piece> pieces;          ///< id = index
+    std::vector<Piece> pieces; ///< id = index
     SpmModelType type = SpmModelType::Unigram;
     bool byteFallback = false;
-    std::string normalizationName;      ///< NormalizerSpec.name ("identity" for our models)
-    bool hasCharsMap = false;           ///< a precompiled normalization map is present (unsupported)
+    std::string normalizationName; ///< NormalizerSpec.name ("identity" for our models)
+    bool hasCharsMap = false;      ///< a precompiled normalization map is present (unsupported)
     bool addDummyPrefix = true;
     bool removeExtraWhitespaces = true;
     bool escapeWhitespaces = true;

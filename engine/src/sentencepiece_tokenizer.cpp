@@ -43,7 +43,8 @@ struct NormChar {
 
 class SentencePieceTokenizer final : public Tokenizer {
 public:
-    explicit SentencePieceTokenizer(const std::string& proto) : m_proto(proto), m_model(parseSentencePieceModel(proto)) {
+    explicit SentencePieceTokenizer(const std::string& proto)
+        : m_proto(proto), m_model(parseSentencePieceModel(proto)) {
         float minScore = std::numeric_limits<float>::max();
         for (size_t i = 0; i < m_model.pieces.size(); ++i) {
             const auto& p = m_model.pieces[i];
@@ -68,7 +69,8 @@ public:
         if (m_model.byteFallback)
             for (int b = 0; b < 256; ++b)
                 if (m_byteIds[b] < 0)
-                    throw std::invalid_argument("SentencePiece model has byte_fallback but no piece for byte " + std::to_string(b));
+                    throw std::invalid_argument("SentencePiece model has byte_fallback but no piece for byte " +
+                                                std::to_string(b));
     }
 
     std::string kind() const override { return "sentencepiece"; }
@@ -79,8 +81,10 @@ public:
         const std::vector<NormChar> chars = normalize(text);
         std::vector<std::pair<size_t, size_t>> segments; // [first char, last char) per piece
         std::vector<int32_t> ids;
-        if (m_model.type == SpmModelType::Bpe) encodeBpe(chars, segments, ids);
-        else encodeUnigram(chars, segments, ids);
+        if (m_model.type == SpmModelType::Bpe)
+            encodeBpe(chars, segments, ids);
+        else
+            encodeUnigram(chars, segments, ids);
         return emit(chars, segments, ids);
     }
 
@@ -90,8 +94,11 @@ public:
             checkId(ids[i]);
             const auto& p = m_model.pieces[static_cast<size_t>(ids[i])];
             switch (p.type) {
-            case SpmPieceType::Control: break;
-            case SpmPieceType::Unknown: bytes += " \xe2\x81\x87 "; break; // libsentencepiece's " ⁇ "
+            case SpmPieceType::Control:
+                break;
+            case SpmPieceType::Unknown:
+                bytes += " \xe2\x81\x87 ";
+                break; // libsentencepiece's " ⁇ "
             case SpmPieceType::Byte: {
                 unsigned v = 0;
                 std::sscanf(p.piece.c_str(), "<0x%2X>", &v);
@@ -134,8 +141,10 @@ private:
         if (text.empty()) return out;
         size_t i = 0, end = text.size();
         if (m_model.removeExtraWhitespaces) {
-            while (i < end && text[i] == ' ') ++i;
-            while (end > i && text[end - 1] == ' ') --end;
+            while (i < end && text[i] == ' ')
+                ++i;
+            while (end > i && text[end - 1] == ' ')
+                --end;
             if (i == end) return out;
         }
         if (m_model.addDummyPrefix) out.push_back({kSpace, static_cast<int64_t>(i), static_cast<int64_t>(i)});
@@ -220,7 +229,8 @@ private:
             std::string text;
         };
         std::vector<Sym> syms;
-        for (size_t i = 0; i < chars.size(); ++i) syms.push_back({i, i + 1, chars[i].text});
+        for (size_t i = 0; i < chars.size(); ++i)
+            syms.push_back({i, i + 1, chars[i].text});
         while (syms.size() > 1) {
             float bestScore = -std::numeric_limits<float>::infinity();
             size_t bestAt = syms.size();
@@ -266,7 +276,8 @@ private:
                 }
                 continue;
             }
-            out.push_back({ids[k], m_model.pieces[static_cast<size_t>(ids[k])].piece, chars[first].begin, chars[last - 1].end});
+            out.push_back(
+                {ids[k], m_model.pieces[static_cast<size_t>(ids[k])].piece, chars[first].begin, chars[last - 1].end});
         }
         return out;
     }

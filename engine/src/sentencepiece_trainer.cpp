@@ -29,7 +29,8 @@ int runProgram(const std::vector<std::string>& argv, const std::string& logPath)
     posix_spawn_file_actions_addopen(&actions, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = 0;
     const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
@@ -46,7 +47,8 @@ int runProgram(const std::vector<std::string>& argv, const std::string& logPath)
 std::string trainSentencePiece(const SentencePieceTrainOptions& o) {
     namespace fs = std::filesystem;
     if (o.inputs.empty()) throw std::invalid_argument("tokenizer training needs at least one input file");
-    if (o.vocabSize < 262) throw std::invalid_argument("vocab size must be >= 262 (256 byte pieces, 3 specials, some text)");
+    if (o.vocabSize < 262)
+        throw std::invalid_argument("vocab size must be >= 262 (256 byte pieces, 3 specials, some text)");
     if (o.modelType != "unigram" && o.modelType != "bpe")
         throw std::invalid_argument("model type must be unigram or bpe (got '" + o.modelType + "')");
     std::string inputs;
@@ -85,8 +87,9 @@ std::string trainSentencePiece(const SentencePieceTrainOptions& o) {
         if (rc != 0) {
             std::string text = fs::exists(log) ? readFileBytes(log) : std::string();
             if (text.size() > 2000) text = "..." + text.substr(text.size() - 2000);
-            throw std::runtime_error(rc < 0 ? std::string("cannot run spm_train (install the Debian package sentencepiece)")
-                                            : "spm_train failed with status " + std::to_string(rc) + ":\n" + text);
+            throw std::runtime_error(
+                rc < 0 ? std::string("cannot run spm_train (install the Debian package sentencepiece)")
+                       : "spm_train failed with status " + std::to_string(rc) + ":\n" + text);
         }
         proto = readFileBytes((dir / "sp.model").string());
     } catch (...) {

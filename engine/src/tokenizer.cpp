@@ -12,7 +12,8 @@ namespace gwb::engine {
 
 std::vector<int32_t> Tokenizer::encodeIds(std::string_view text) const {
     std::vector<int32_t> ids;
-    for (const TokenPiece& p : encode(text)) ids.push_back(p.id);
+    for (const TokenPiece& p : encode(text))
+        ids.push_back(p.id);
     return ids;
 }
 
@@ -49,10 +50,14 @@ void checkUtf8(std::string_view s) {
         }
         int len;
         uint32_t cp;
-        if ((c & 0xe0) == 0xc0) len = 2, cp = c & 0x1f;
-        else if ((c & 0xf0) == 0xe0) len = 3, cp = c & 0x0f;
-        else if ((c & 0xf8) == 0xf0) len = 4, cp = c & 0x07;
-        else fail("byte is not a valid UTF-8 lead byte");
+        if ((c & 0xe0) == 0xc0)
+            len = 2, cp = c & 0x1f;
+        else if ((c & 0xf0) == 0xe0)
+            len = 3, cp = c & 0x0f;
+        else if ((c & 0xf8) == 0xf0)
+            len = 4, cp = c & 0x07;
+        else
+            fail("byte is not a valid UTF-8 lead byte");
         if (i + static_cast<size_t>(len) > n) fail("sequence truncated at end of text");
         for (int k = 1; k < len; ++k) {
             if ((p[i + static_cast<size_t>(k)] & 0xc0) != 0x80) fail("missing continuation byte");

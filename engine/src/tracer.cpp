@@ -22,8 +22,8 @@ void checkCancel(const std::atomic<bool>* cancel, const ProgressFn& progress, in
     if ((cancel && cancel->load()) || (progress && !progress(done, total))) throw Cancelled();
 }
 
-TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std::string& prompt,
-                  const TraceOptions& o, const ProgressFn& progress, const std::atomic<bool>* cancel) {
+TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std::string& prompt, const TraceOptions& o,
+                  const ProgressFn& progress, const std::atomic<bool>* cancel) {
     Model::Impl& m = model.impl();
     const ModelConfig& c = m.config;
     if (tokens.empty()) throw std::invalid_argument("empty prompt: nothing to trace");
@@ -44,7 +44,8 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
     checkCancel(cancel, progress, done, total);
 
     std::vector<int64_t> idv;
-    for (const TraceToken& t : tokens) idv.push_back(t.id);
+    for (const TraceToken& t : tokens)
+        idv.push_back(t.id);
 
     std::lock_guard<std::mutex> lock(m.mutex);
     torch::InferenceMode inference;
@@ -114,8 +115,10 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
             const auto top = lp.topk(K, -1);
             const torch::Tensor vals = std::get<0>(top).to(torch::kCPU).contiguous();
             const torch::Tensor idx = std::get<1>(top).to(torch::kCPU, torch::kInt).contiguous();
-            std::copy(vals.data_ptr<float>(), vals.data_ptr<float>() + T * K, out->lensTopLogProbs.data.begin() + l * T * K);
-            std::copy(idx.data_ptr<int32_t>(), idx.data_ptr<int32_t>() + T * K, out->lensTopIds.data.begin() + l * T * K);
+            std::copy(vals.data_ptr<float>(), vals.data_ptr<float>() + T * K,
+                      out->lensTopLogProbs.data.begin() + l * T * K);
+            std::copy(idx.data_ptr<int32_t>(), idx.data_ptr<int32_t>() + T * K,
+                      out->lensTopIds.data.begin() + l * T * K);
             checkCancel(cancel, progress, ++done, total);
         }
     }
@@ -131,7 +134,8 @@ TracePtr trace(const Model& model, const std::string& prompt, const TraceOptions
     if (!tok) throw std::invalid_argument("this model has no tokenizer: trace token ids instead");
     if (prompt.empty()) throw std::invalid_argument("empty prompt: nothing to trace");
     std::vector<TraceToken> tokens;
-    for (const TokenPiece& p : tok->encode(prompt)) tokens.push_back({p.id, p.text, p.begin, p.end});
+    for (const TokenPiece& p : tok->encode(prompt))
+        tokens.push_back({p.id, p.text, p.begin, p.end});
     return runTrace(model, std::move(tokens), prompt, options, progress, cancel);
 }
 
@@ -153,14 +157,17 @@ std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids,
     const int64_t T = static_cast<int64_t>(ids.size());
     if (T == 0) throw std::invalid_argument("saliency needs at least one token");
     if (T > m.config.maxLen)
-        throw std::invalid_argument("saliency: " + std::to_string(T) + " tokens exceed max_len " + std::to_string(m.config.maxLen));
+        throw std::invalid_argument("saliency: " + std::to_string(T) + " tokens exceed max_len " +
+                                    std::to_string(m.config.maxLen));
     if (position < 0 || position >= T)
-        throw std::invalid_argument("saliency: position " + std::to_string(position) + " outside [0, " + std::to_string(T) + ")");
+        throw std::invalid_argument("saliency: position " + std::to_string(position) + " outside [0, " +
+                                    std::to_string(T) + ")");
     if (targetId < 0 || targetId >= m.config.vocabSize)
         throw std::invalid_argument("saliency: target id " + std::to_string(targetId) + " outside the vocabulary");
     std::vector<int64_t> idv(ids.begin(), ids.end());
     for (int64_t id : idv)
-        if (id < 0 || id >= m.config.vocabSize) throw std::invalid_argument("token id " + std::to_string(id) + " outside the vocabulary");
+        if (id < 0 || id >= m.config.vocabSize)
+            throw std::invalid_argument("token id " + std::to_string(id) + " outside the vocabulary");
     std::lock_guard<std::mutex> lock(m.mutex);
     m.net->eval();
     torch::AutoGradMode grad(true);

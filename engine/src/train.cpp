@@ -32,7 +32,8 @@ constexpr const char* kCacheVersion = "encoders-2";
 
 int64_t countCodePoints(std::string_view s) {
     int64_t n = 0;
-    for (unsigned char c : s) n += (c & 0xc0) != 0x80;
+    for (unsigned char c : s)
+        n += (c & 0xc0) != 0x80;
     return n;
 }
 
@@ -66,7 +67,7 @@ struct LossSum {
 };
 
 LossSum sumStreamLoss(Model::Impl& m, const std::vector<int32_t>& ids, int64_t batch, int64_t maxBlocks,
-                   const std::function<bool(int64_t, int64_t)>& progress) {
+                      const std::function<bool(int64_t, int64_t)>& progress) {
     const int64_t L = m.config.maxLen;
     const int64_t n = static_cast<int64_t>(ids.size());
     LossSum sum;
@@ -74,9 +75,11 @@ LossSum sumStreamLoss(Model::Impl& m, const std::vector<int32_t>& ids, int64_t b
     const int64_t nBlocks = (n - 1 + L - 1) / L; // last one may be shorter
     std::vector<int64_t> starts;
     if (maxBlocks > 0 && maxBlocks < nBlocks) {
-        for (int64_t i = 0; i < maxBlocks; ++i) starts.push_back((i * nBlocks / maxBlocks) * L);
+        for (int64_t i = 0; i < maxBlocks; ++i)
+            starts.push_back((i * nBlocks / maxBlocks) * L);
     } else {
-        for (int64_t i = 0; i < nBlocks; ++i) starts.push_back(i * L);
+        for (int64_t i = 0; i < nBlocks; ++i)
+            starts.push_back(i * L);
     }
     torch::NoGradGuard noGrad;
     m.net->eval();
@@ -92,12 +95,14 @@ LossSum sumStreamLoss(Model::Impl& m, const std::vector<int32_t>& ids, int64_t b
         torch::Tensor block = torch::empty({static_cast<int64_t>(group.size()), len0 + 1}, torch::kLong);
         auto acc = block.accessor<int64_t, 2>();
         for (size_t b = 0; b < group.size(); ++b)
-            for (int64_t t = 0; t <= len0; ++t) acc[static_cast<int64_t>(b)][t] = ids[static_cast<size_t>(group[b] + t)];
+            for (int64_t t = 0; t <= len0; ++t)
+                acc[static_cast<int64_t>(b)][t] = ids[static_cast<size_t>(group[b] + t)];
         block = block.to(m.device);
         const torch::Tensor logits = m.net->forward(block.narrow(1, 0, len0));
         const torch::Tensor targets = block.narrow(1, 1, len0);
-        const torch::Tensor nll = torch::nll_loss(torch::log_softmax(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), -1),
-                                                  targets.reshape({-1}), {}, at::Reduction::Sum);
+        const torch::Tensor nll =
+            torch::nll_loss(torch::log_softmax(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), -1),
+                            targets.reshape({-1}), {}, at::Reduction::Sum);
         sum.nll += nll.item<double>();
         sum.tokens += targets.numel();
         if (progress && !progress(done, total)) throw Cancelled();
@@ -147,11 +152,13 @@ TokenizedCorpus tokenizeFiles(const Tokenizer& tokenizer, const std::vector<std:
                               const std::string& cacheDir) {
     TokenizedCorpus all;
     // The cache version changes whenever an encoder's output could change for the same bytes.
-    const uint64_t tokHash = fnv1a64(std::string(kCacheVersion) + '\0' + tokenizer.kind() + '\0' + tokenizer.serialize());
+    const uint64_t tokHash =
+        fnv1a64(std::string(kCacheVersion) + '\0' + tokenizer.kind() + '\0' + tokenizer.serialize());
     for (const std::string& file : files) {
         const std::string text = readFileBytes(file);
         const std::string key = hex64(fnv1a64(text, tokHash));
-        const fs::path cachePath = cacheDir.empty() ? fs::path() : fs::path(cacheDir) / (fs::path(file).stem().string() + "-" + key + ".tok");
+        const fs::path cachePath =
+            cacheDir.empty() ? fs::path() : fs::path(cacheDir) / (fs::path(file).stem().string() + "-" + key + ".tok");
         TokenizedCorpus c;
         bool cached = false;
         if (!cachePath.empty() && fs::exists(cachePath)) {
@@ -182,7 +189,8 @@ TokenizedCorpus tokenizeFiles(const Tokenizer& tokenizer, const std::vector<std:
         }
         for (int32_t id : c.ids)
             if (id < 0 || id >= tokenizer.vocabSize())
-                throw std::runtime_error(file + ": token cache holds id " + std::to_string(id) + " outside the vocabulary");
+                throw std::runtime_error(file + ": token cache holds id " + std::to_string(id) +
+                                         " outside the vocabulary");
         all.ids.insert(all.ids.end(), c.ids.begin(), c.ids.end());
         all.characters += c.characters;
     }
@@ -251,7 +259,9 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
                                     " tokens, fewer than one block of max_len + 1 = " + std::to_string(L + 1));
     if (validIds.size() < 2) throw std::invalid_argument("validation text has fewer than 2 tokens");
     const int64_t totalSteps =
-        o.steps > 0 ? o.steps : static_cast<int64_t>(std::ceil(o.epochs * static_cast<double>(nBlocks) / static_cast<double>(o.batch)));
+        o.steps > 0
+            ? o.steps
+            : static_cast<int64_t>(std::ceil(o.epochs * static_cast<double>(nBlocks) / static_cast<double>(o.batch)));
     {
         TrainProgress p;
         p.totalSteps = totalSteps;
@@ -275,7 +285,8 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
             throw std::runtime_error(o.outPath + ": its config differs from the one being trained");
         torch::NoGradGuard noGrad;
         auto dst = m.net->named_parameters();
-        for (const auto& item : saved.impl().net->named_parameters()) dst[item.key()].copy_(item.value());
+        for (const auto& item : saved.impl().net->named_parameters())
+            dst[item.key()].copy_(item.value());
         torch::serialize::InputArchive archive;
         archive.load_from(optimPath);
         optimizer.load(archive);
@@ -316,34 +327,39 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
         if (vloss < bestValid || !haveCheckpoint) {
             bestValid = std::min(bestValid, vloss);
             bestStep = step;
-            json summary = {{"steps", step},
-                            {"total_steps", totalSteps},
-                            {"tokens_seen", tokensSeen},
-                            {"batch", o.batch},
-                            {"sequence_length", L},
-                            {"peak_lr", o.lr},
-                            {"warmup", o.warmup},
-                            {"schedule", "linear warm-up, cosine decay to " + std::to_string(o.minLrRatio) + " x peak"},
-                            {"optimizer", "AdamW betas (0.9, 0.98) eps 1e-8, weight decay " + std::to_string(o.weightDecay) +
-                                              " on linear matrices only, grad clip " + std::to_string(o.gradClip)},
-                            {"seed", o.seed},
-                            {"valid_loss", vloss},
-                            {"valid_perplexity", std::exp(vloss)},
-                            {"valid_tokens", s.tokens},
-                            {"train_tokens", trainIds.size()},
-                            {"seconds", priorSeconds + seconds()},
-                            {"device", deviceSummary(m.device.str())},
-                            {"tokenizer", m.tokenizer ? m.tokenizer->kind() + " " + std::to_string(m.tokenizer->vocabSize())
-                                                      : std::string("none (token ids)")}};
+            json summary = {
+                {"steps", step},
+                {"total_steps", totalSteps},
+                {"tokens_seen", tokensSeen},
+                {"batch", o.batch},
+                {"sequence_length", L},
+                {"peak_lr", o.lr},
+                {"warmup", o.warmup},
+                {"schedule", "linear warm-up, cosine decay to " + std::to_string(o.minLrRatio) + " x peak"},
+                {"optimizer", "AdamW betas (0.9, 0.98) eps 1e-8, weight decay " + std::to_string(o.weightDecay) +
+                                  " on linear matrices only, grad clip " + std::to_string(o.gradClip)},
+                {"seed", o.seed},
+                {"valid_loss", vloss},
+                {"valid_perplexity", std::exp(vloss)},
+                {"valid_tokens", s.tokens},
+                {"train_tokens", trainIds.size()},
+                {"seconds", priorSeconds + seconds()},
+                {"device", deviceSummary(m.device.str())},
+                {"tokenizer", m.tokenizer ? m.tokenizer->kind() + " " + std::to_string(m.tokenizer->vocabSize())
+                                          : std::string("none (token ids)")}};
             json trainFiles = json::array(), validFiles = json::array();
-            for (const auto& f : o.trainFiles) trainFiles.push_back(fs::path(f).filename().string());
-            for (const auto& f : o.validFiles) validFiles.push_back(fs::path(f).filename().string());
+            for (const auto& f : o.trainFiles)
+                trainFiles.push_back(fs::path(f).filename().string());
+            for (const auto& f : o.validFiles)
+                validFiles.push_back(fs::path(f).filename().string());
             summary["train_files"] = trainFiles;
             summary["valid_files"] = validFiles;
             m.trainingSummary = summary.dump();
             model.save(o.outPath, o.saveDtype);
             saveOptimizer(optimizer, optimPath);
-            writeFileAtomic(statePath, json{{"step", step}, {"tokens_seen", tokensSeen}, {"best_valid_loss", vloss},
+            writeFileAtomic(statePath, json{{"step", step},
+                                            {"tokens_seen", tokensSeen},
+                                            {"best_valid_loss", vloss},
                                             {"seconds", priorSeconds + seconds()}}
                                            .dump(2));
             haveCheckpoint = true;
@@ -379,12 +395,13 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
         auto acc = batch.accessor<int64_t, 2>();
         for (int64_t b = 0; b < o.batch; ++b) {
             const int64_t start = blockAt(step * o.batch + b) * L;
-            for (int64_t t = 0; t <= L; ++t) acc[b][t] = trainIds[static_cast<size_t>(start + t)];
+            for (int64_t t = 0; t <= L; ++t)
+                acc[b][t] = trainIds[static_cast<size_t>(start + t)];
         }
         batch = batch.to(m.device);
         const torch::Tensor logits = m.net->forward(batch.narrow(1, 0, L));
-        const torch::Tensor loss = torch::nll_loss(torch::log_softmax(logits.reshape({-1, V}), -1),
-                                                   batch.narrow(1, 1, L).reshape({-1}));
+        const torch::Tensor loss =
+            torch::nll_loss(torch::log_softmax(logits.reshape({-1, V}), -1), batch.narrow(1, 1, L).reshape({-1}));
         optimizer.zero_grad();
         loss.backward();
         torch::nn::utils::clip_grad_norm_(m.net->parameters(), o.gradClip);
@@ -407,7 +424,8 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
             p.totalSteps = totalSteps;
             p.loss = lossAcc / static_cast<double>(std::max<int64_t>(1, lossCount));
             p.lr = lr;
-            p.tokensPerSecond = secondsSinceReport > 0 ? static_cast<double>(tokensSinceReport) / secondsSinceReport : 0;
+            p.tokensPerSecond =
+                secondsSinceReport > 0 ? static_cast<double>(tokensSinceReport) / secondsSinceReport : 0;
             p.elapsedSeconds = priorSeconds + seconds();
             const double perStep = trainSeconds / static_cast<double>(step - startStep);
             p.etaSeconds = perStep * static_cast<double>(totalSteps - step);
@@ -442,7 +460,8 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
     result.bestValidLoss = bestValid;
     result.bestStep = bestStep;
     result.seconds = seconds();
-    result.tokensPerSecond = trainSeconds > 0 ? static_cast<double>((step - startStep) * o.batch * L) / trainSeconds : 0;
+    result.tokensPerSecond =
+        trainSeconds > 0 ? static_cast<double>((step - startStep) * o.batch * L) / trainSeconds : 0;
     result.stopReason = reason;
     if (result.summaryJson.empty()) result.summaryJson = m.trainingSummary;
     return result;

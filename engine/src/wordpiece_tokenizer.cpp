@@ -31,33 +31,27 @@ struct Char {
 using Word = std::vector<Char>;
 
 bool isWhitespace(char32_t c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
-           unicode::charClass(c) == CharClass::SpaceSeparator;
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || unicode::charClass(c) == CharClass::SpaceSeparator;
 }
 bool isControl(char32_t c) {
-    if (c == '\t' || c == '\n' || c == '\r')
-        return false;
+    if (c == '\t' || c == '\n' || c == '\r') return false;
     return unicode::charClass(c) == CharClass::Control;
 }
 bool isPunctuation(char32_t c) {
     // ASCII symbols such as $ ^ ` count as punctuation for BERT although Unicode calls them S*.
-    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
-        (c >= 123 && c <= 126))
-        return true;
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
     return unicode::charClass(c) == CharClass::Punctuation;
 }
 bool isCjk(char32_t c) {
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 bool isCased(char32_t c) {
     return unicode::charClass(c) == CharClass::Letter;
 }
 bool isCaseIgnorable(char32_t c) {
-    return c == '\'' || c == '.' || c == ':' || c == 0x2019 ||
-           unicode::charClass(c) == CharClass::NonspacingMark;
+    return c == '\'' || c == '.' || c == ':' || c == 0x2019 || unicode::charClass(c) == CharClass::NonspacingMark;
 }
 
 std::string toUtf8(const Word& w, size_t from, size_t to) {
@@ -73,21 +67,17 @@ public:
         std::istringstream in(m_text);
         std::string line;
         while (std::getline(in, line)) {
-            if (!line.empty() && line.back() == '\r')
-                line.pop_back();
+            if (!line.empty() && line.back() == '\r') line.pop_back();
             checkUtf8(line);
             m_ids.emplace(line, static_cast<int32_t>(m_pieces.size())); // first occurrence wins
             m_pieces.push_back(line);
         }
-        if (m_pieces.empty())
-            throw std::invalid_argument("WordPiece vocabulary is empty");
+        if (m_pieces.empty()) throw std::invalid_argument("WordPiece vocabulary is empty");
         const auto unk = m_ids.find(kUnknown);
-        if (unk == m_ids.end())
-            throw std::invalid_argument("WordPiece vocabulary has no [UNK] entry");
+        if (unk == m_ids.end()) throw std::invalid_argument("WordPiece vocabulary has no [UNK] entry");
         m_unk = unk->second;
         for (const char* s : {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"})
-            if (m_ids.count(s))
-                m_neverSplit.insert(s);
+            if (m_ids.count(s)) m_neverSplit.insert(s);
     }
 
     std::string kind() const override { return "wordpiece"; }
@@ -96,8 +86,7 @@ public:
 
     std::string pieceText(int32_t id) const override {
         if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) +
-                                    " is outside the vocabulary of " +
+            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
                                     std::to_string(m_pieces.size()));
         return m_pieces[static_cast<size_t>(id)];
     }
@@ -132,13 +121,11 @@ private:
         std::vector<Word> words;
         Word cur;
         auto flush = [&] {
-            if (!cur.empty())
-                words.push_back(std::move(cur));
+            if (!cur.empty()) words.push_back(std::move(cur));
             cur.clear();
         };
         for (const auto& d : unicode::decodeUtf8(text)) {
-            if (d.cp == 0 || d.cp == 0xFFFD || isControl(d.cp))
-                continue;
+            if (d.cp == 0 || d.cp == 0xFFFD || isControl(d.cp)) continue;
             if (isWhitespace(d.cp)) {
                 flush();
             } else if (isCjk(d.cp)) {
@@ -175,16 +162,14 @@ private:
             Word part;
             for (const Char& c : norm) {
                 if (isPunctuation(c.cp)) {
-                    if (!part.empty())
-                        out.push_back(std::move(part));
+                    if (!part.empty()) out.push_back(std::move(part));
                     part.clear();
                     out.push_back({c});
                 } else {
                     part.push_back(c);
                 }
             }
-            if (!part.empty())
-                out.push_back(std::move(part));
+            if (!part.empty()) out.push_back(std::move(part));
         }
         return out;
     }
@@ -195,16 +180,13 @@ private:
         size_t j = i;
         bool before = false;
         while (j-- > 0) {
-            if (isCaseIgnorable(w[j].cp))
-                continue;
+            if (isCaseIgnorable(w[j].cp)) continue;
             before = isCased(w[j].cp);
             break;
         }
-        if (!before)
-            return false;
+        if (!before) return false;
         for (size_t k = i + 1; k < w.size(); ++k) {
-            if (isCaseIgnorable(w[k].cp))
-                continue;
+            if (isCaseIgnorable(w[k].cp)) continue;
             return !isCased(w[k].cp);
         }
         return true;
@@ -243,8 +225,7 @@ private:
             // Pieces from one source character (e.g. a Hangul syllable's jamo) share its span;
             // keep spans non-overlapping by starting after the previous piece.
             int64_t begin = w[start].begin;
-            if (!pieces.empty() && begin < pieces.back().end)
-                begin = pieces.back().end;
+            if (!pieces.empty() && begin < pieces.back().end) begin = pieces.back().end;
             pieces.push_back({found, piece, begin, std::max(begin, w[end - 1].end)});
             start = end;
         }

@@ -6,10 +6,9 @@ namespace gwb::engine::unicode {
 
 CharClass charClass(char32_t cp) {
     const ClassRange* end = kClassRanges + kClassRangeCount;
-    const ClassRange* r = std::upper_bound(
-        kClassRanges, end, cp, [](char32_t c, const ClassRange& x) { return c < x.first; });
-    if (r == kClassRanges)
-        return CharClass::Other;
+    const ClassRange* r =
+        std::upper_bound(kClassRanges, end, cp, [](char32_t c, const ClassRange& x) { return c < x.first; });
+    if (r == kClassRanges) return CharClass::Other;
     --r;
     return cp <= r->last ? static_cast<CharClass>(r->cls) : CharClass::Control;
 }
@@ -20,15 +19,14 @@ void appendLower(char32_t cp, std::u32string& out) {
         return;
     }
     const LowerMapping* end = kLowerMappings + kLowerMappingCount;
-    const LowerMapping* m = std::lower_bound(
-        kLowerMappings, end, cp, [](const LowerMapping& x, char32_t c) { return x.cp < c; });
+    const LowerMapping* m =
+        std::lower_bound(kLowerMappings, end, cp, [](const LowerMapping& x, char32_t c) { return x.cp < c; });
     if (m == end || m->cp != cp) {
         out += cp;
         return;
     }
     for (char32_t c : m->lower)
-        if (c)
-            out += c;
+        if (c) out += c;
 }
 
 void appendStripped(char32_t cp, std::u32string& out) {
@@ -42,15 +40,13 @@ void appendStripped(char32_t cp, std::u32string& out) {
         const char32_t s = cp - kSBase;
         out += kLBase + s / (kVCount * kTCount);
         out += kVBase + (s % (kVCount * kTCount)) / kTCount;
-        if (s % kTCount)
-            out += kTBase + s % kTCount;
+        if (s % kTCount) out += kTBase + s % kTCount;
         return;
     }
-    if (charClass(cp) == CharClass::NonspacingMark)
-        return;
+    if (charClass(cp) == CharClass::NonspacingMark) return;
     const StripMapping* end = kStripMappings + kStripMappingCount;
-    const StripMapping* m = std::lower_bound(
-        kStripMappings, end, cp, [](const StripMapping& x, char32_t c) { return x.cp < c; });
+    const StripMapping* m =
+        std::lower_bound(kStripMappings, end, cp, [](const StripMapping& x, char32_t c) { return x.cp < c; });
     if (m == end || m->cp != cp) {
         out += cp;
         return;

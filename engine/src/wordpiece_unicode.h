@@ -12,15 +12,7 @@
 namespace gwb::engine::unicode {
 
 /// Coarse general category: Zs, C* (incl. unassigned), P*, Mn, L*, N*, everything else.
-enum class CharClass : uint8_t {
-    Other = 0,
-    SpaceSeparator,
-    Control,
-    Punctuation,
-    NonspacingMark,
-    Letter,
-    Number
-};
+enum class CharClass : uint8_t { Other = 0, SpaceSeparator, Control, Punctuation, NonspacingMark, Letter, Number };
 
 struct ClassRange {
     char32_t first, last; ///< inclusive code point range

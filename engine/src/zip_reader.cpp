@@ -44,20 +44,16 @@ bool ZipReader::looksLikeZip(const std::vector<uint8_t>& bytes) {
 
 ZipReader ZipReader::fromFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw ZipError("zip: cannot open '" + path + "'");
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
+    if (!in) throw ZipError("zip: cannot open '" + path + "'");
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return ZipReader(std::move(bytes));
 }
 
 ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
     const Cursor c(m_bytes);
-    if (m_bytes.size() < kEndSize)
-        throw ZipError("zip: file too small to be an archive");
+    if (m_bytes.size() < kEndSize) throw ZipError("zip: file too small to be an archive");
     // The end record sits in the last 22 + (up to 65535 comment) bytes; search backwards.
-    const size_t lowest =
-        m_bytes.size() > kEndSize + 0xFFFF ? m_bytes.size() - kEndSize - 0xFFFF : 0;
+    const size_t lowest = m_bytes.size() > kEndSize + 0xFFFF ? m_bytes.size() - kEndSize - 0xFFFF : 0;
     size_t end = m_bytes.size() - kEndSize;
     bool found = false;
     for (;; --end) {
@@ -65,11 +61,9 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
             found = true;
             break;
         }
-        if (end == lowest)
-            break;
+        if (end == lowest) break;
     }
-    if (!found)
-        throw ZipError("zip: no end-of-central-directory record (not a zip archive, or truncated)");
+    if (!found) throw ZipError("zip: no end-of-central-directory record (not a zip archive, or truncated)");
 
     uint64_t count = c.le(end + 10, 2);
     uint64_t cdSize = c.le(end + 12, 4);
@@ -77,8 +71,7 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
     if ((count == 0xFFFF || cdSize == kMax32 || cdOffset == kMax32) && end >= 20 &&
         c.le(end - 20, 4) == kZip64LocatorSig) {
         const uint64_t z64 = c.le(end - 20 + 8, 8);
-        if (c.le(z64, 4) != kZip64EndSig)
-            throw ZipError("zip: ZIP64 locator points at no ZIP64 end record");
+        if (c.le(z64, 4) != kZip64EndSig) throw ZipError("zip: ZIP64 locator points at no ZIP64 end record");
         count = c.le(z64 + 32, 8);
         cdSize = c.le(z64 + 40, 8);
         cdOffset = c.le(z64 + 48, 8);
@@ -109,15 +102,12 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
         while (x + 4 <= xEnd) {
             const uint64_t id = c.le(x, 2);
             const uint64_t len = c.le(x + 2, 2);
-            if (x + 4 + len > xEnd)
-                throw ZipError("zip: extra field of '" + name + "' overruns its header");
+            if (x + 4 + len > xEnd) throw ZipError("zip: extra field of '" + name + "' overruns its header");
             if (id == 0x0001) {
                 uint64_t f = x + 4;
                 auto take = [&](uint64_t& field) {
-                    if (field != kMax32)
-                        return;
-                    if (f + 8 > x + 4 + len)
-                        throw ZipError("zip: short ZIP64 field in '" + name + "'");
+                    if (field != kMax32) return;
+                    if (f + 8 > x + 4 + len) throw ZipError("zip: short ZIP64 field in '" + name + "'");
                     field = c.le(f, 8);
                     f += 8;
                 };
@@ -128,12 +118,10 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
             x += 4 + len;
         }
         if (e.method == 0 && compSize != size)
-            throw ZipError("zip: stored record '" + name +
-                           "' has different packed and unpacked sizes");
+            throw ZipError("zip: stored record '" + name + "' has different packed and unpacked sizes");
         e.size = size;
         e.localHeaderOffset = offset;
-        if (m_entries.count(name))
-            throw ZipError("zip: duplicate record '" + name + "'");
+        if (m_entries.count(name)) throw ZipError("zip: duplicate record '" + name + "'");
         m_entries[name] = e;
         m_names.push_back(std::move(name));
         pos += kCentralHeaderSize + nameLen + extraLen + commentLen;
@@ -142,15 +130,13 @@ ZipReader::ZipReader(std::vector<uint8_t> bytes) : m_bytes(std::move(bytes)) {
 
 std::string_view ZipReader::read(const std::string& name) const {
     const auto it = m_entries.find(name);
-    if (it == m_entries.end())
-        throw ZipError("zip: archive has no record '" + name + "'");
+    if (it == m_entries.end()) throw ZipError("zip: archive has no record '" + name + "'");
     const Entry& e = it->second;
     if (e.method != 0)
-        throw ZipError("zip: record '" + name + "' is compressed (method " +
-                       std::to_string(e.method) + "); torch.save writes stored records only");
+        throw ZipError("zip: record '" + name + "' is compressed (method " + std::to_string(e.method) +
+                       "); torch.save writes stored records only");
     const Cursor c(m_bytes);
-    if (c.le(e.localHeaderOffset, 4) != kLocalHeaderSig)
-        throw ZipError("zip: bad local header for '" + name + "'");
+    if (c.le(e.localHeaderOffset, 4) != kLocalHeaderSig) throw ZipError("zip: bad local header for '" + name + "'");
     const uint64_t nameLen = c.le(e.localHeaderOffset + 26, 2);
     const uint64_t extraLen = c.le(e.localHeaderOffset + 28, 2);
     const uint64_t data = e.localHeaderOffset + kLocalHeaderSize + nameLen + extraLen;

@@ -12,18 +12,15 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 template <typename T> std::vector<double> normalized(std::span<const T> a, const char* what) {
-    if (a.empty())
-        throw std::invalid_argument(std::string(what) + ": empty row");
+    if (a.empty()) throw std::invalid_argument(std::string(what) + ": empty row");
     double sum = 0;
     for (T v : a) {
         if (!std::isfinite(static_cast<double>(v)))
             throw std::invalid_argument(std::string(what) + ": row contains NaN or Inf");
-        if (v < 0)
-            throw std::invalid_argument(std::string(what) + ": row has a negative entry");
+        if (v < 0) throw std::invalid_argument(std::string(what) + ": row has a negative entry");
         sum += static_cast<double>(v);
     }
-    if (sum <= 0)
-        throw std::invalid_argument(std::string(what) + ": row sums to zero");
+    if (sum <= 0) throw std::invalid_argument(std::string(what) + ": row sums to zero");
     std::vector<double> p(a.size());
     for (size_t j = 0; j < a.size(); ++j)
         p[j] = static_cast<double>(a[j]) / sum;
@@ -33,8 +30,7 @@ template <typename T> std::vector<double> normalized(std::span<const T> a, const
 double entropyOf(const std::vector<double>& p) {
     double h = 0;
     for (double v : p)
-        if (v > 0)
-            h -= v * std::log(v);
+        if (v > 0) h -= v * std::log(v);
     return std::max(h, 0.0);
 }
 
@@ -59,8 +55,7 @@ template <typename T> RowMetrics metricsImpl(std::span<const T> a, std::span<con
     } else {
         double c = 0;
         for (size_t j = 0; j < p.size(); ++j) {
-            if (!std::isfinite(cost[j]))
-                throw std::invalid_argument("rowMetrics: cost contains NaN or Inf");
+            if (!std::isfinite(cost[j])) throw std::invalid_argument("rowMetrics: cost contains NaN or Inf");
             c += p[j] * cost[j];
         }
         m.transportCost = c;
@@ -69,8 +64,12 @@ template <typename T> RowMetrics metricsImpl(std::span<const T> a, std::span<con
 }
 } // namespace
 
-RowMetrics rowMetrics(std::span<const float> a, std::span<const double> cost) { return metricsImpl(a, cost); }
-RowMetrics rowMetrics(std::span<const double> a, std::span<const double> cost) { return metricsImpl(a, cost); }
+RowMetrics rowMetrics(std::span<const float> a, std::span<const double> cost) {
+    return metricsImpl(a, cost);
+}
+RowMetrics rowMetrics(std::span<const double> a, std::span<const double> cost) {
+    return metricsImpl(a, cost);
+}
 
 std::vector<RowMetrics> causalRowMetrics(const float* probs, const float* cost, int64_t blocks, int64_t T) {
     if (probs == nullptr || blocks <= 0 || T <= 0)
@@ -92,7 +91,9 @@ std::vector<RowMetrics> causalRowMetrics(const float* probs, const float* cost, 
     return out;
 }
 
-double entropy(std::span<const double> p) { return entropyOf(normalized(p, "entropy")); }
+double entropy(std::span<const double> p) {
+    return entropyOf(normalized(p, "entropy"));
+}
 
 double jensenShannon(std::span<const double> pIn, std::span<const double> qIn) {
     if (pIn.size() != qIn.size())
@@ -102,10 +103,8 @@ double jensenShannon(std::span<const double> pIn, std::span<const double> qIn) {
     double js = 0;
     for (size_t j = 0; j < p.size(); ++j) {
         const double m = 0.5 * (p[j] + q[j]);
-        if (p[j] > 0)
-            js += 0.5 * p[j] * std::log(p[j] / m);
-        if (q[j] > 0)
-            js += 0.5 * q[j] * std::log(q[j] / m);
+        if (p[j] > 0) js += 0.5 * p[j] * std::log(p[j] / m);
+        if (q[j] > 0) js += 0.5 * q[j] * std::log(q[j] / m);
     }
     return std::clamp(js, 0.0, std::log(2.0));
 }

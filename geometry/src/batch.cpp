@@ -17,8 +17,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void checkOffsets(const std::vector<int>& offsets, const char* what) {
-    if (offsets.empty())
-        throw std::invalid_argument(std::string(what) + ": empty offset set");
+    if (offsets.empty()) throw std::invalid_argument(std::string(what) + ": empty offset set");
     for (int d : offsets)
         if (d <= 0)
             throw std::invalid_argument(std::string(what) + ": offsets must be positive, got " + std::to_string(d));
@@ -26,8 +25,7 @@ void checkOffsets(const std::vector<int>& offsets, const char* what) {
 
 void checkStates(const Eigen::Ref<const RowMatrixXd>& z, const char* what) {
     requireFiniteRows(z, what);
-    if (z.cols() < 2)
-        throw std::invalid_argument(std::string(what) + ": vectors need length >= 2");
+    if (z.cols() < 2) throw std::invalid_argument(std::string(what) + ": vectors need length >= 2");
 }
 
 // out = z_t ^ z_s in pair order; returns ||out||.
@@ -49,13 +47,11 @@ PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<
                       int64_t tBegin, int64_t tEnd) {
     checkStates(z, "pairPlanes");
     checkOffsets(offsets, "pairPlanes");
-    if (!(eps > 0))
-        throw std::invalid_argument("pairPlanes: eps must be positive");
-    if (tEnd < 0)
-        tEnd = z.rows();
+    if (!(eps > 0)) throw std::invalid_argument("pairPlanes: eps must be positive");
+    if (tEnd < 0) tEnd = z.rows();
     if (tBegin < 0 || tBegin > tEnd || tEnd > z.rows())
-        throw std::invalid_argument("pairPlanes: token range [" + std::to_string(tBegin) + ", " +
-                                    std::to_string(tEnd) + ") outside 0.." + std::to_string(z.rows()));
+        throw std::invalid_argument("pairPlanes: token range [" + std::to_string(tBegin) + ", " + std::to_string(tEnd) +
+                                    ") outside 0.." + std::to_string(z.rows()));
     const Eigen::Index n = tEnd - tBegin, r = z.cols(), O = static_cast<Eigen::Index>(offsets.size());
     const Eigen::Index C = pairCount(r);
     PairPlanes out;
@@ -64,13 +60,11 @@ PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<
     for (Eigen::Index t = tBegin; t < tEnd; ++t)
         for (Eigen::Index o = 0; o < O; ++o) {
             const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
-            if (s < 0)
-                continue;
+            if (s < 0) continue;
             double* row = out.planes.row((t - tBegin) * O + o).data();
             const double norm = wedgeInto(z.row(t).data(), z.row(s).data(), r, row);
             out.norms(t - tBegin, o) = norm;
-            if (norm <= eps)
-                ++out.degenerate;
+            if (norm <= eps) ++out.degenerate;
             const double inv = 1.0 / std::max(norm, eps);
             for (Eigen::Index k = 0; k < C; ++k)
                 row[k] *= inv;
@@ -82,8 +76,7 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
                                        double eps) {
     checkStates(z, "aggregateBivectors");
     checkOffsets(offsets, "aggregateBivectors");
-    if (!(eps > 0))
-        throw std::invalid_argument("aggregateBivectors: eps must be positive");
+    if (!(eps > 0)) throw std::invalid_argument("aggregateBivectors: eps must be positive");
     const Eigen::Index T = z.rows(), r = z.cols(), O = static_cast<Eigen::Index>(offsets.size());
     const Eigen::Index C = pairCount(r);
     AggregatedBivectors out;
@@ -96,18 +89,15 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
         int count = 0;
         for (Eigen::Index o = 0; o < O; ++o) {
             const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
-            if (s < 0)
-                continue;
+            if (s < 0) continue;
             const double n = wedgeInto(z.row(t).data(), z.row(s).data(), r, p.data());
             out.norms(t, o) = n;
-            if (n <= eps)
-                ++out.degenerate;
+            if (n <= eps) ++out.degenerate;
             bt += p.transpose() / std::max(n, eps);
             ++count;
         }
         out.validCount[static_cast<size_t>(t)] = count;
-        if (count > 0)
-            bt /= count;
+        if (count > 0) bt /= count;
     }
     return out;
 }
@@ -160,8 +150,7 @@ Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b) {
 
 Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qa,
                             const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qb) {
-    if (qa.rows() != qb.rows())
-        throw std::invalid_argument("planeAngles: planes live in different dimensions");
+    if (qa.rows() != qb.rows()) throw std::invalid_argument("planeAngles: planes live in different dimensions");
     const Eigen::Matrix2d c = qa.transpose() * qb;
     Eigen::JacobiSVD<Eigen::Matrix2d> svd(c, Eigen::ComputeFullV);
     const Eigen::Vector2d cosines = svd.singularValues();
@@ -172,8 +161,7 @@ Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::
     for (int sweep = 0; sweep < 4; ++sweep) {
         const double alpha = sm.col(0).squaredNorm(), beta = sm.col(1).squaredNorm();
         const double gamma = sm.col(0).dot(sm.col(1));
-        if (gamma == 0 || std::abs(gamma) <= 1e-15 * std::sqrt(alpha * beta))
-            break;
+        if (gamma == 0 || std::abs(gamma) <= 1e-15 * std::sqrt(alpha * beta)) break;
         const double zeta = (beta - alpha) / (2 * gamma);
         const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
         const double cs = 1 / std::sqrt(1 + t * t), sn = cs * t;
@@ -182,14 +170,12 @@ Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::
         sm.col(1) = sn * a0 + cs * sm.col(1);
     }
     double s0 = sm.col(0).norm(), s1 = sm.col(1).norm();
-    if (s0 > s1)
-        std::swap(s0, s1);
+    if (s0 > s1) std::swap(s0, s1);
     const double sines[2] = {std::min(s0, 1.0), std::min(s1, 1.0)};
     Eigen::Vector2d th;
     for (int i = 0; i < 2; ++i)
         th[i] = sines[i] * sines[i] <= 0.5 ? std::asin(sines[i]) : std::acos(std::min(cosines[i], 1.0));
-    if (th[0] > th[1])
-        std::swap(th[0], th[1]);
+    if (th[0] > th[1]) std::swap(th[0], th[1]);
     return th;
 }
 
@@ -209,23 +195,20 @@ PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, co
         const double nx = x.norm(), ny = y.norm();
         const bool xFirst = nx >= ny;
         const double n1 = std::max(nx, ny);
-        if (n1 == 0)
-            return false;
+        if (n1 == 0) return false;
         q.col(0) = (xFirst ? x : y).transpose() / n1;
         q.col(1) = (xFirst ? y : x).transpose();
         q.col(1) -= q.col(0).dot(q.col(1)) * q.col(0);
         q.col(1) -= q.col(0).dot(q.col(1)) * q.col(0);
         const double n2 = q.col(1).norm();
-        if (n2 <= relTol * n1)
-            return false;
+        if (n2 <= relTol * n1) return false;
         q.col(1) /= n2;
         return true;
     };
     for (Eigen::Index t = 0; t < T; ++t)
         for (Eigen::Index o = 0; o < O; ++o) {
             const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
-            if (s < 0)
-                continue;
+            if (s < 0) continue;
             if (!basis(a.row(t), a.row(s), qa) || !basis(b.row(t), b.row(s), qb)) {
                 ++out.degenerate;
                 continue;

@@ -15,17 +15,14 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void checkBivector(const Eigen::Ref<const Eigen::VectorXd>& b, const char* what) {
-    if (b.size() == 0)
-        throw std::invalid_argument(std::string(what) + ": empty bivector");
-    if (!b.allFinite())
-        throw std::invalid_argument(std::string(what) + ": bivector contains NaN or Inf");
+    if (b.size() == 0) throw std::invalid_argument(std::string(what) + ": empty bivector");
+    if (!b.allFinite()) throw std::invalid_argument(std::string(what) + ": bivector contains NaN or Inf");
     dimensionFromPairCount(b.size()); // throws for a length that is not C(n,2)
 }
 } // namespace
 
 double pluckerResidualOfMatrix(const RowMatrixXd& m, double normSquared) {
-    if (normSquared == 0)
-        return kNaN;
+    if (normSquared == 0) return kNaN;
     const Eigen::Index n = m.rows();
     // acc[l] collects R_ijkl^2 per l so the inner loop has no cross-lane reduction and vectorizes.
     std::vector<double> acc(static_cast<size_t>(n), 0.0);
@@ -73,17 +70,15 @@ Planarity planarityImpl(const Eigen::Ref<const Eigen::VectorXd>& b, bool wantPla
         return out;
     }
     const Eigen::MatrixXd s = m.transpose() * m;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(
-        s, wantPlane ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s,
+                                                       wantPlane ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
     const Eigen::VectorXd& lam = eig.eigenvalues(); // ascending
     const double s1sq = std::max(lam[n - 1], 0.0);
     out.s1 = std::sqrt(s1sq);
     // sum over distinct pairs of s_k^2 = ||B||^2 exactly (||M||_F^2 = 2 ||B||^2).
     out.value = std::min(s1sq / norm2, 1.0);
-    if (n >= 4)
-        out.ambiguous = lam[n - 3] >= (1.0 - 1e-8) * s1sq;
-    if (!wantPlane)
-        return out;
+    if (n >= 4) out.ambiguous = lam[n - 3] >= (1.0 - 1e-8) * s1sq;
+    if (!wantPlane) return out;
     // u: top eigenvector; v = M^T u / s1 completes the invariant plane with B.(u^v) = s1 > 0.
     const Eigen::VectorXd u = eig.eigenvectors().col(n - 1);
     Eigen::VectorXd v = m.transpose() * u;
@@ -98,8 +93,12 @@ Planarity planarityImpl(const Eigen::Ref<const Eigen::VectorXd>& b, bool wantPla
 }
 } // namespace
 
-Planarity planarity(const Eigen::Ref<const Eigen::VectorXd>& b) { return planarityImpl(b, true); }
+Planarity planarity(const Eigen::Ref<const Eigen::VectorXd>& b) {
+    return planarityImpl(b, true);
+}
 
-double planarityValue(const Eigen::Ref<const Eigen::VectorXd>& b) { return planarityImpl(b, false).value; }
+double planarityValue(const Eigen::Ref<const Eigen::VectorXd>& b) {
+    return planarityImpl(b, false).value;
+}
 
 } // namespace gwb::geometry

@@ -27,8 +27,12 @@ inline DD operator+(DD a, DD b) {
     s.lo += t.lo;
     return quickTwoSum(s.hi, s.lo);
 }
-inline DD operator-(DD a) { return {-a.hi, -a.lo}; }
-inline DD operator-(DD a, DD b) { return a + (-b); }
+inline DD operator-(DD a) {
+    return {-a.hi, -a.lo};
+}
+inline DD operator-(DD a, DD b) {
+    return a + (-b);
+}
 inline DD operator*(DD a, DD b) {
     const double p = a.hi * b.hi;
     double e = std::fma(a.hi, b.hi, -p);
@@ -44,8 +48,7 @@ inline DD operator/(DD a, DD b) {
     return quickTwoSum(q1, q2) + DD{q3, 0};
 }
 inline DD sqrt(DD a) {
-    if (a.hi <= 0)
-        return {0, 0};
+    if (a.hi <= 0) return {0, 0};
     const double x = std::sqrt(a.hi);
     const DD r = a - DD{x, 0} * DD{x, 0};
     return quickTwoSum(x, r.hi / (2 * x));

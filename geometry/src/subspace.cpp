@@ -15,8 +15,7 @@ namespace gwb::geometry {
 
 Basis orthonormalBasis(const Eigen::Ref<const Eigen::MatrixXd>& a, double relTol) {
     requireFinite(a, "orthonormalBasis");
-    if (!(relTol >= 0))
-        throw std::invalid_argument("orthonormalBasis: rank tolerance must be >= 0");
+    if (!(relTol >= 0)) throw std::invalid_argument("orthonormalBasis: rank tolerance must be >= 0");
     Basis out;
     out.requested = a.cols();
     Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
@@ -31,12 +30,10 @@ Basis orthonormalBasis(const Eigen::Ref<const Eigen::MatrixXd>& a, double relTol
 Basis planeBasis(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
                  double relTol) {
     if (u.size() != v.size())
-        throw std::invalid_argument("planeBasis: vectors have different lengths (" + std::to_string(u.size()) +
-                                    " vs " + std::to_string(v.size()) + ")");
-    if (u.size() < 2)
-        throw std::invalid_argument("planeBasis: vectors need length >= 2");
-    if (!u.allFinite() || !v.allFinite())
-        throw std::invalid_argument("planeBasis: input contains NaN or Inf");
+        throw std::invalid_argument("planeBasis: vectors have different lengths (" + std::to_string(u.size()) + " vs " +
+                                    std::to_string(v.size()) + ")");
+    if (u.size() < 2) throw std::invalid_argument("planeBasis: vectors need length >= 2");
+    if (!u.allFinite() || !v.allFinite()) throw std::invalid_argument("planeBasis: input contains NaN or Inf");
     Basis out;
     out.requested = 2;
     const double nu = u.norm(), nv = v.norm();
@@ -80,8 +77,7 @@ Eigen::VectorXd oneSidedJacobiValues(Eigen::MatrixXd a) {
             for (Eigen::Index q = p + 1; q < k; ++q) {
                 const double alpha = a.col(p).squaredNorm(), beta = a.col(q).squaredNorm();
                 const double gamma = a.col(p).dot(a.col(q));
-                if (gamma == 0 || std::abs(gamma) <= tol * std::sqrt(alpha * beta))
-                    continue;
+                if (gamma == 0 || std::abs(gamma) <= tol * std::sqrt(alpha * beta)) continue;
                 rotated = true;
                 const double zeta = (beta - alpha) / (2 * gamma);
                 const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
@@ -90,8 +86,7 @@ Eigen::VectorXd oneSidedJacobiValues(Eigen::MatrixXd a) {
                 a.col(p) = c * ap - s * a.col(q);
                 a.col(q) = s * ap + c * a.col(q);
             }
-        if (!rotated)
-            break;
+        if (!rotated) break;
     }
     Eigen::VectorXd sv = a.colwise().norm().transpose();
     std::sort(sv.data(), sv.data() + sv.size());
@@ -231,7 +226,9 @@ PrincipalAngles principalAngles(const Eigen::Ref<const Eigen::MatrixXd>& a, cons
     return out;
 }
 
-double geodesicDistance(const Eigen::Ref<const Eigen::VectorXd>& angles) { return angles.norm(); }
+double geodesicDistance(const Eigen::Ref<const Eigen::VectorXd>& angles) {
+    return angles.norm();
+}
 
 double chordalDistance(const Eigen::Ref<const Eigen::VectorXd>& angles) {
     return angles.array().sin().matrix().norm();
@@ -243,15 +240,13 @@ double projectionDistance(const Eigen::Ref<const Eigen::VectorXd>& angles) {
 
 Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool center, double relTol) {
     requireFiniteRows(x, "principalSubspace");
-    if (k < 1)
-        throw std::invalid_argument("principalSubspace: k must be >= 1, got " + std::to_string(k));
+    if (k < 1) throw std::invalid_argument("principalSubspace: k must be >= 1, got " + std::to_string(k));
     const Eigen::Index d = x.cols();
     if (k > d)
         throw std::invalid_argument("principalSubspace: k = " + std::to_string(k) + " exceeds the dimension " +
                                     std::to_string(d));
     RowMatrixXd xc = x;
-    if (center)
-        xc.rowwise() -= x.colwise().mean();
+    if (center) xc.rowwise() -= x.colwise().mean();
     // Covariance route (T x d with T >> d): eigenvectors of X^T X are the right singular vectors.
     Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(d, d);
     cov.selfadjointView<Eigen::Lower>().rankUpdate(xc.transpose());
@@ -262,8 +257,7 @@ Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool 
     const double lamMax = std::max(lam[d - 1], 0.0);
     int64_t rank = 0;
     for (Eigen::Index i = d - 1; i >= d - k; --i)
-        if (lamMax > 0 && lam[i] > tol * tol * lamMax)
-            ++rank;
+        if (lamMax > 0 && lam[i] > tol * tol * lamMax) ++rank;
     Basis out;
     out.requested = k;
     out.rank = rank;
@@ -301,7 +295,8 @@ RowMatrixXd PlaneLifter::liftRows(const Eigen::Ref<const RowMatrixXd>& z) const 
     return z * m_pinv.transpose();
 }
 
-Basis PlaneLifter::liftPlane(const Eigen::Ref<const Eigen::VectorXd>& z1, const Eigen::Ref<const Eigen::VectorXd>& z2) const {
+Basis PlaneLifter::liftPlane(const Eigen::Ref<const Eigen::VectorXd>& z1,
+                             const Eigen::Ref<const Eigen::VectorXd>& z2) const {
     if (z1.size() != m_pinv.cols() || z2.size() != m_pinv.cols())
         throw std::invalid_argument("PlaneLifter::liftPlane: vectors must have length r = " +
                                     std::to_string(m_pinv.cols()));

@@ -32,13 +32,17 @@ Result runGwb(const QStringList& args) {
         p.waitForFinished();
         return {};
     }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromLocal8Bit(p.readAllStandardOutput()),
-            QString::fromLocal8Bit(p.readAllStandardError())};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
 }
 
-std::string show(const Result& r) { return ("stdout: " + r.out + "\nstderr: " + r.err).toStdString(); }
+std::string show(const Result& r) {
+    return ("stdout: " + r.out + "\nstderr: " + r.err).toStdString();
+}
 
-QString config(const char* name) { return QStringLiteral(GWB_SOURCE_DIR "/resources/configs/") + QLatin1String(name); }
+QString config(const char* name) {
+    return QStringLiteral(GWB_SOURCE_DIR "/resources/configs/") + QLatin1String(name);
+}
 
 void writeText(const QString& path, const QByteArray& text) {
     QFile f(path);
@@ -54,14 +58,16 @@ protected:
     void SetUp() override {
         ASSERT_TRUE(m_dir.isValid());
         QByteArray vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nit\nis\na\ntruth\nthe\n.\n";
-        for (int i = 11; i < kVocab; ++i) vocab += "w" + QByteArray::number(i) + "\n";
+        for (int i = 11; i < kVocab; ++i)
+            vocab += "w" + QByteArray::number(i) + "\n";
         writeText(path("vocab.txt"), vocab);
         writeText(path("tiny.json"),
                   "{\"kind\": \"grassmann\", \"name\": \"tiny\", \"vocab_size\": 40, \"d_model\": 16, "
                   "\"n_layers\": 2, \"d_ff\": 32, \"max_len\": 16, \"dropout\": 0, \"reduced\": 4, "
                   "\"offsets\": {\"schedule\": \"all\", \"set\": [1, 2]}}\n");
-        const Result r = runGwb({QStringLiteral("init"), QStringLiteral("--config"), path("tiny.json"), QStringLiteral("--tokenizer"),
-                              path("vocab.txt"), QStringLiteral("--out"), path("m.gwb")});
+        const Result r =
+            runGwb({QStringLiteral("init"), QStringLiteral("--config"), path("tiny.json"),
+                    QStringLiteral("--tokenizer"), path("vocab.txt"), QStringLiteral("--out"), path("m.gwb")});
         ASSERT_EQ(r.code, 0) << show(r);
         ASSERT_TRUE(QFileInfo::exists(path("m.gwb")));
     }
@@ -82,23 +88,26 @@ TEST(CliCommands, VersionAndHelp) {
     EXPECT_EQ(h.code, 0) << show(h);
     for (const char* command : {"eval", "figure", "import", "info", "init", "tokenizer", "train", "trace"})
         EXPECT_TRUE(h.out.contains(QRegularExpression(QStringLiteral("\\n  %1 ").arg(QLatin1String(command)))))
-            << command << " missing from\n" << h.out.toStdString();
+            << command << " missing from\n"
+            << h.out.toStdString();
 }
 
 TEST(CliCommands, InfoCountsTheTable1Parameters) {
-    const Result g = runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-grassmann.json")});
+    const Result g =
+        runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-grassmann.json")});
     ASSERT_EQ(g.code, 0) << show(g);
     EXPECT_TRUE(g.out.contains(QStringLiteral("12607168"))) << show(g);
     EXPECT_TRUE(g.out.contains(QStringLiteral("grassmann"))) << show(g);
-    const Result t = runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-transformer.json")});
+    const Result t =
+        runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-transformer.json")});
     ASSERT_EQ(t.code, 0) << show(t);
     EXPECT_TRUE(t.out.contains(QStringLiteral("12585472"))) << show(t);
 }
 
 TEST_F(CliTinyModel, TraceWritesAnNpzWithTheTokensAndStates) {
-    const Result r = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
-                          QStringLiteral("3,17,5,9"), QStringLiteral("--analysis"), QStringLiteral("--threads"), QStringLiteral("1"),
-                          QStringLiteral("--out"), path("t.npz")});
+    const Result r = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"),
+                             QStringLiteral("--token-ids"), QStringLiteral("3,17,5,9"), QStringLiteral("--analysis"),
+                             QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--out"), path("t.npz")});
     ASSERT_EQ(r.code, 0) << show(r);
     ASSERT_TRUE(QFileInfo::exists(path("t.npz")));
     const auto members = gwb::engine::readZipStored(gwb::engine::readBinaryFile(path("t.npz").toStdString()));
@@ -119,8 +128,9 @@ TEST_F(CliTinyModel, InfoAndEvalOnTheModel) {
     EXPECT_TRUE(info.out.contains(QStringLiteral("tiny"))) << show(info);
 
     writeText(path("eval.txt"), "it is a truth .\nthe truth is w12 w30 .\n");
-    const Result eval = runGwb({QStringLiteral("eval"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--data"),
-                             path("eval.txt"), QStringLiteral("--threads"), QStringLiteral("1")});
+    const Result eval =
+        runGwb({QStringLiteral("eval"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--data"),
+                path("eval.txt"), QStringLiteral("--threads"), QStringLiteral("1")});
     ASSERT_EQ(eval.code, 0) << show(eval);
     EXPECT_TRUE(eval.out.contains(QStringLiteral("ppl"), Qt::CaseInsensitive) ||
                 eval.out.contains(QStringLiteral("perplexity"), Qt::CaseInsensitive))
@@ -132,18 +142,20 @@ TEST_F(CliTinyModel, BadInputExitsNonZeroNamingTheProblem) {
     EXPECT_NE(unknown.code, 0);
     EXPECT_TRUE(unknown.err.contains(QStringLiteral("unknown command 'frobnicate'"))) << show(unknown);
 
-    const Result missing = runGwb({QStringLiteral("info"), QStringLiteral("--model"), QStringLiteral("/nonexistent.gwb")});
+    const Result missing =
+        runGwb({QStringLiteral("info"), QStringLiteral("--model"), QStringLiteral("/nonexistent.gwb")});
     EXPECT_NE(missing.code, 0);
     EXPECT_TRUE(missing.err.contains(QStringLiteral("/nonexistent.gwb"))) << show(missing);
 
-    const Result empty = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--prompt"),
-                              QString(), QStringLiteral("--out"), path("e.npz")});
+    const Result empty = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"),
+                                 QStringLiteral("--prompt"), QString(), QStringLiteral("--out"), path("e.npz")});
     EXPECT_NE(empty.code, 0);
     EXPECT_TRUE(empty.err.contains(QStringLiteral("empty"), Qt::CaseInsensitive)) << show(empty);
     EXPECT_FALSE(QFileInfo::exists(path("e.npz")));
 
-    const Result badIds = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
-                               QStringLiteral("3,x"), QStringLiteral("--out"), path("e.npz")});
+    const Result badIds =
+        runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
+                QStringLiteral("3,x"), QStringLiteral("--out"), path("e.npz")});
     EXPECT_NE(badIds.code, 0);
     EXPECT_TRUE(badIds.err.contains(QStringLiteral("'x' is not a token id"))) << show(badIds);
 }

@@ -33,12 +33,13 @@ Result gwbFigure(QStringList args) {
     args.prepend(QStringLiteral("figure"));
     p.start(QStringLiteral(GWB_EXECUTABLE), args);
     if (!p.waitForFinished(120000)) return {};
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromLocal8Bit(p.readAllStandardError())};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromLocal8Bit(p.readAllStandardError())};
 }
 
 QStringList models() {
-    return {QStringLiteral("--model"), testModels().grassmann, QStringLiteral("--baseline"), testModels().transformer,
-            QStringLiteral("--threads"), QStringLiteral("1")};
+    return {QStringLiteral("--model"), testModels().grassmann,      QStringLiteral("--baseline"),
+            testModels().transformer,  QStringLiteral("--threads"), QStringLiteral("1")};
 }
 
 } // namespace
@@ -46,10 +47,11 @@ QStringList models() {
 TEST(CmdFigure, WritesFigureAndData) {
     QTemporaryDir dir;
     const QString png = dir.filePath(QStringLiteral("gate.png"));
-    const Result r = gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--prompt"),
-                                                      QStringLiteral("it is a truth universally acknowledged"),
-                                                      QStringLiteral("--out"), png, QStringLiteral("--dpi"), QStringLiteral("100"),
-                                                      QStringLiteral("--data"), dir.filePath(QStringLiteral("gate.csv"))});
+    const Result r =
+        gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--prompt"),
+                                         QStringLiteral("it is a truth universally acknowledged"),
+                                         QStringLiteral("--out"), png, QStringLiteral("--dpi"), QStringLiteral("100"),
+                                         QStringLiteral("--data"), dir.filePath(QStringLiteral("gate.csv"))});
     ASSERT_EQ(r.code, 0) << r.err.toStdString();
     const QImage img(png);
     EXPECT_EQ(img.width(), 350); // 3.5 in at 100 DPI
@@ -65,17 +67,19 @@ TEST(CmdFigure, BadInputExitsNonZeroWithMessage) {
         EXPECT_TRUE(r.err.contains(needle)) << "stderr: " << r.err.toStdString() << " wanted: " << needle.toStdString();
     };
     const QString out = dir.filePath(QStringLiteral("x.png"));
-    expectFail({QStringLiteral("--prompt"), QStringLiteral(" "), QStringLiteral("--out"), out}, QStringLiteral("empty"));
+    expectFail({QStringLiteral("--prompt"), QStringLiteral(" "), QStringLiteral("--out"), out},
+               QStringLiteral("empty"));
     expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"),
                 QStringLiteral("/nonexistent-gwb-folder/x.png")},
                QStringLiteral("does not exist"));
-    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), dir.filePath(QStringLiteral("x.jpg"))},
+    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"),
+                dir.filePath(QStringLiteral("x.jpg"))},
                QStringLiteral(".png, .svg or .pdf"));
-    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), out, QStringLiteral("--layer"),
-                QStringLiteral("9")},
+    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), out,
+                QStringLiteral("--layer"), QStringLiteral("9")},
                QStringLiteral("out of range"));
-    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), out, QStringLiteral("--offset"),
-                QStringLiteral("5")},
+    expectFail({QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), out,
+                QStringLiteral("--offset"), QStringLiteral("5")},
                QStringLiteral("not an offset"));
     const QString latin1 = dir.filePath(QStringLiteral("latin1.txt"));
     {
@@ -84,9 +88,9 @@ TEST(CmdFigure, BadInputExitsNonZeroWithMessage) {
         f.write("caf\xe9");
     }
     expectFail({QStringLiteral("--prompt-file"), latin1, QStringLiteral("--out"), out}, QStringLiteral("UTF-8"));
-    const Result foreign = gwbFigure({QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--model"),
-                                      testModels().notAModel, QStringLiteral("--prompt"), QStringLiteral("it is"),
-                                      QStringLiteral("--out"), out});
+    const Result foreign =
+        gwbFigure({QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--model"), testModels().notAModel,
+                   QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), out});
     EXPECT_NE(foreign.code, 0);
     EXPECT_TRUE(foreign.err.contains(QStringLiteral("notes.gwb"))) << foreign.err.toStdString();
     const Result noModel = gwbFigure({QStringLiteral("--view"), QStringLiteral("attention"), QStringLiteral("--prompt"),
@@ -117,12 +121,11 @@ TEST(CmdFigure, SameFigureAsTheWindowExport) {
         gwb::app::FigureSettings s;
         s.dpi = 120;
         ASSERT_TRUE(w.exportFigureTo(fromWindow, id, s)) << w.statusText().toStdString();
-        const Result r = gwbFigure(models() + QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"),
-                                                          QStringLiteral("it is a truth universally acknowledged"),
-                                                          QStringLiteral("--layer"), QStringLiteral("1"),
-                                                          QStringLiteral("--token"), QStringLiteral("3"),
-                                                          QStringLiteral("--dpi"), QStringLiteral("120"),
-                                                          QStringLiteral("--out"), fromCli});
+        const Result r = gwbFigure(
+            models() + QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"),
+                                   QStringLiteral("it is a truth universally acknowledged"), QStringLiteral("--layer"),
+                                   QStringLiteral("1"), QStringLiteral("--token"), QStringLiteral("3"),
+                                   QStringLiteral("--dpi"), QStringLiteral("120"), QStringLiteral("--out"), fromCli});
         ASSERT_EQ(r.code, 0) << r.err.toStdString();
         const QImage a(fromWindow), b(fromCli);
         ASSERT_FALSE(a.isNull());

@@ -35,5 +35,6 @@ TEST(FigureRequest, FormatsAndTargets) {
     EXPECT_EQ(figureFormat(QStringLiteral("a/b.PNG")), QStringLiteral("png"));
     EXPECT_EQ(figureFormat(QStringLiteral("b.pdf")), QStringLiteral("pdf"));
     EXPECT_EQ(figureFormat(QStringLiteral("b.jpg")), QString());
-    EXPECT_TRUE(checkWritableTarget(QStringLiteral("/nonexistent-gwb-dir/x.png")).contains(QStringLiteral("does not exist")));
+    EXPECT_TRUE(
+        checkWritableTarget(QStringLiteral("/nonexistent-gwb-dir/x.png")).contains(QStringLiteral("does not exist")));
 }

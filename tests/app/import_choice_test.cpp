@@ -68,7 +68,8 @@ struct Fixture {
         QFile v(vocab);
         v.open(QIODevice::WriteOnly);
         v.write("[PAD]\n[UNK]\n");
-        for (int i = 2; i < kVocab; ++i) v.write(QStringLiteral("w%1\n").arg(i).toUtf8());
+        for (int i = 2; i < kVocab; ++i)
+            v.write(QStringLiteral("w%1\n").arg(i).toUtf8());
     }
 };
 
@@ -117,8 +118,9 @@ TEST(ImportChoice, OnlyErrorsAChoiceCanFixAreAskedAbout) {
     cache.setImportChoice(fx.checkpoint, ImportChoice{QStringLiteral("gpt9"), fx.vocab, {}});
     const QString badLayout = loadError(cache, fx.checkpoint);
     EXPECT_TRUE(badLayout.contains(QStringLiteral("gpt9"))) << badLayout.toStdString();
-    EXPECT_THROW(importOptionsFor(ImportChoice{QStringLiteral("auto"), {}, QStringLiteral("1,x")}, QStringLiteral("cpu")),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        importOptionsFor(ImportChoice{QStringLiteral("auto"), {}, QStringLiteral("1,x")}, QStringLiteral("cpu")),
+        std::invalid_argument);
     const eng::ImportOptions o =
         importOptionsFor(ImportChoice{QStringLiteral("AlphaXiv"), QStringLiteral(" v.txt "), QStringLiteral("1,2")},
                          QStringLiteral("cpu"));

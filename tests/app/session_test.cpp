@@ -69,7 +69,8 @@ TEST(Session, RejectsOtherDocuments) {
     g.write("not json {");
     g.close();
     EXPECT_THROW(Session::load(g.fileName()), std::runtime_error);
-    EXPECT_THROW(Session::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("other")}}), std::runtime_error);
+    EXPECT_THROW(Session::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("other")}}),
+                 std::runtime_error);
     EXPECT_THROW(Session::load(dir.filePath(QStringLiteral("missing.json"))), std::runtime_error);
 }
 

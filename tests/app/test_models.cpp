@@ -15,11 +15,13 @@ namespace {
 
 std::string vocabulary() {
     std::string v = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
-    for (const char* w : {"it", "is", "a", "truth", "universally", "acknowledged", "that", "single", "man",
-                          "the", "of", "and", "to", "emma", "was", "in", "her", "she", "had", "be"})
+    for (const char* w : {"it", "is",  "a",  "truth", "universally", "acknowledged", "that", "single", "man", "the",
+                          "of", "and", "to", "emma",  "was",         "in",           "her",  "she",    "had", "be"})
         v += std::string(w) + "\n";
-    for (char c = 'a'; c <= 'z'; ++c) v += std::string(1, c) + "\n##" + std::string(1, c) + "\n";
-    for (const char* p : {".", ",", ";", "!", "?", "'"}) v += std::string(p) + "\n";
+    for (char c = 'a'; c <= 'z'; ++c)
+        v += std::string(1, c) + "\n##" + std::string(1, c) + "\n";
+    for (const char* p : {".", ",", ";", "!", "?", "'"})
+        v += std::string(p) + "\n";
     return v;
 }
 
@@ -66,10 +68,11 @@ const TestModels& testModels() {
 }
 
 QString promptOfTokens(int n) {
-    const QStringList words = {QStringLiteral("it"), QStringLiteral("is"), QStringLiteral("a"), QStringLiteral("truth"),
-                               QStringLiteral("universally"), QStringLiteral("acknowledged")};
+    const QStringList words = {QStringLiteral("it"),    QStringLiteral("is"),          QStringLiteral("a"),
+                               QStringLiteral("truth"), QStringLiteral("universally"), QStringLiteral("acknowledged")};
     QStringList out;
-    for (int i = 0; i < n; ++i) out << words[i % words.size()];
+    for (int i = 0; i < n; ++i)
+        out << words[i % words.size()];
     return out.join(QLatin1Char(' '));
 }
 

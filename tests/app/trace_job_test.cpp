@@ -22,7 +22,8 @@ TraceRequest request(const QString& prompt) {
 TEST(TraceJob, TracesAndAnalysesBothModels) {
     ModelCache cache;
     TraceJobState state;
-    const TraceOutcome out = runTraceJob(request(QStringLiteral("it is a truth universally acknowledged")), cache, state);
+    const TraceOutcome out =
+        runTraceJob(request(QStringLiteral("it is a truth universally acknowledged")), cache, state);
     ASSERT_EQ(out.status, TraceOutcome::Status::Ok) << out.message.toStdString();
     ASSERT_TRUE(out.data.grassmann && out.data.baseline);
     ASSERT_TRUE(out.data.grassmannAnalysis && out.data.baselineAnalysis);
@@ -42,7 +43,8 @@ TEST(TraceJob, LongPromptIsTruncatedWithNotice) {
     EXPECT_EQ(out.data.grassmann->length(), 24);
     EXPECT_GT(out.data.grassmann->droppedTokens, 0);
     ASSERT_FALSE(out.notices.isEmpty());
-    EXPECT_TRUE(out.notices.join(QLatin1Char(' ')).contains(QStringLiteral("dropped"))) << out.notices.join(QLatin1Char(' ')).toStdString();
+    EXPECT_TRUE(out.notices.join(QLatin1Char(' ')).contains(QStringLiteral("dropped")))
+        << out.notices.join(QLatin1Char(' ')).toStdString();
 }
 
 TEST(TraceJob, CancelledBeforeStart) {
@@ -90,7 +92,8 @@ TEST(TraceJob, BadInputsFailWithMessages) {
 TEST(TraceJob, ProgressFractionIsMonotoneOverStages) {
     TraceJobState s;
     double last = -1;
-    for (int stage = static_cast<int>(TraceStage::LoadGrassmann); stage <= static_cast<int>(TraceStage::Done); ++stage) {
+    for (int stage = static_cast<int>(TraceStage::LoadGrassmann); stage <= static_cast<int>(TraceStage::Done);
+         ++stage) {
         s.stage.store(stage);
         s.done.store(0);
         s.total.store(0);

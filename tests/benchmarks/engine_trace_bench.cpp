@@ -31,10 +31,11 @@ namespace {
 /// table long enough for the largest T.
 ModelConfig benchConfig(ModelKind kind, int64_t maxLen) {
     // Same fields as resources/configs/austen-6L-256-*.json.
-    ModelConfig c = configFromJson(kind == ModelKind::Grassmann
-                                       ? R"({"kind":"grassmann","vocab_size":8000,"d_model":256,"reduced":32,"n_layers":6,
+    ModelConfig c =
+        configFromJson(kind == ModelKind::Grassmann
+                           ? R"({"kind":"grassmann","vocab_size":8000,"d_model":256,"reduced":32,"n_layers":6,
                                             "d_ff":1024,"offsets":{"schedule":"all","set":[1,2,4,8,12,16]}})"
-                                       : R"({"kind":"transformer","vocab_size":8000,"d_model":256,"n_heads":4,"n_layers":6,
+                           : R"({"kind":"transformer","vocab_size":8000,"d_model":256,"n_heads":4,"n_layers":6,
                                             "d_ff":1024})");
     c.maxLen = maxLen;
     c.dropout = 0.0;
@@ -51,7 +52,8 @@ const Model& model(ModelKind kind) {
 std::vector<int32_t> randomIds(int64_t n, int64_t V) {
     std::mt19937 rng(7);
     std::vector<int32_t> ids(static_cast<size_t>(n));
-    for (auto& id : ids) id = static_cast<int32_t>(rng() % static_cast<uint32_t>(V));
+    for (auto& id : ids)
+        id = static_cast<int32_t>(rng() % static_cast<uint32_t>(V));
     return ids;
 }
 
@@ -115,8 +117,8 @@ public:
             sxx += x * x;
             sxy += x * y;
         }
-        std::printf("Grassmann trace CPU time ~ T^%.3f over %zu sizes (1 = linear)\n", (n * sxy - sx * sy) / (n * sxx - sx * sx),
-                    m_points.size());
+        std::printf("Grassmann trace CPU time ~ T^%.3f over %zu sizes (1 = linear)\n",
+                    (n * sxy - sx * sy) / (n * sxx - sx * sx), m_points.size());
     }
 
 private:
@@ -126,15 +128,37 @@ private:
 } // namespace
 
 BENCHMARK_CAPTURE(traceBench, grassmann, ModelKind::Grassmann)
-    ->Name("trace/grassmann")->ArgName("T")->Arg(128)->Arg(512)->Arg(2048)->Arg(8192)->Arg(32768)->Arg(65536)
-    ->Unit(benchmark::kMillisecond)->MinTime(0.5);
+    ->Name("trace/grassmann")
+    ->ArgName("T")
+    ->Arg(128)
+    ->Arg(512)
+    ->Arg(2048)
+    ->Arg(8192)
+    ->Arg(32768)
+    ->Arg(65536)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
 BENCHMARK_CAPTURE(traceBench, transformer, ModelKind::Transformer)
-    ->Name("trace/transformer")->ArgName("T")->Arg(128)->Arg(512)->Arg(2048)->Arg(8192)
-    ->Unit(benchmark::kMillisecond)->MinTime(0.5);
+    ->Name("trace/transformer")
+    ->ArgName("T")
+    ->Arg(128)
+    ->Arg(512)
+    ->Arg(2048)
+    ->Arg(8192)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
 BENCHMARK_CAPTURE(trainBench, grassmann, ModelKind::Grassmann)
-    ->Name("train/grassmann")->ArgName("steps")->Arg(4)->Iterations(1)->Unit(benchmark::kSecond);
+    ->Name("train/grassmann")
+    ->ArgName("steps")
+    ->Arg(4)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 BENCHMARK_CAPTURE(trainBench, transformer, ModelKind::Transformer)
-    ->Name("train/transformer")->ArgName("steps")->Arg(4)->Iterations(1)->Unit(benchmark::kSecond);
+    ->Name("train/transformer")
+    ->ArgName("steps")
+    ->Arg(4)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 int main(int argc, char** argv) {
     const char* threads = std::getenv("GWB_BENCH_THREADS");

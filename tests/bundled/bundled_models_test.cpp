@@ -25,8 +25,7 @@ const fs::path kAusten = fs::path(GWB_SHARED_DIR) / "data" / "austen";
 
 json referenceMetrics() {
     std::ifstream in(kModels / "reference-metrics.json");
-    if (!in)
-        throw std::runtime_error("cannot read " + (kModels / "reference-metrics.json").string());
+    if (!in) throw std::runtime_error("cannot read " + (kModels / "reference-metrics.json").string());
     return json::parse(in);
 }
 
@@ -48,8 +47,8 @@ fs::path validationSlice(const std::string& novel, int64_t first, int64_t count)
 } // namespace
 
 TEST(BundledModels, LoadAndAreSizeMatched) {
-    const auto g = gwb::engine::Model::load((kModels / "grassmann-austen.gwb").string(), "cpu",
-                                            gwb::engine::ModelKind::Grassmann);
+    const auto g =
+        gwb::engine::Model::load((kModels / "grassmann-austen.gwb").string(), "cpu", gwb::engine::ModelKind::Grassmann);
     const auto t = gwb::engine::Model::load((kModels / "transformer-austen.gwb").string(), "cpu",
                                             gwb::engine::ModelKind::Transformer);
     ASSERT_TRUE(g.tokenizer());

@@ -48,7 +48,8 @@ void expectLoadError(const std::string& path, const std::string& fragment,
         FAIL() << "loaded a broken file; expected: " << fragment;
     } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << "message does not name the file: " << e.what();
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos)
+            << "message does not name the file: " << e.what();
     }
 }
 
@@ -56,7 +57,8 @@ class Checkpoints : public ::testing::Test {
 protected:
     test::TempDir dir;
     std::string saved(ModelKind kind, SaveDtype dtype = SaveDtype::F32) {
-        const std::string path = dir.file(std::string(kindName(kind)) + (dtype == SaveDtype::F16 ? "16" : "32") + ".gwb");
+        const std::string path =
+            dir.file(std::string(kindName(kind)) + (dtype == SaveDtype::F16 ? "16" : "32") + ".gwb");
         Model::init(test::tinyConfig(kind), 7, nullptr, "cpu").save(path, dtype);
         return path;
     }
@@ -219,6 +221,7 @@ TEST_F(Checkpoints, SaveIsAtomicAndLeavesNoTemporaries) {
     const std::string path = saved(ModelKind::Grassmann);
     Model::init(test::tinyConfig(ModelKind::Grassmann), 8, nullptr, "cpu").save(path);
     int files = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir.path)) files += e.is_regular_file();
+    for (const auto& e : std::filesystem::directory_iterator(dir.path))
+        files += e.is_regular_file();
     EXPECT_EQ(files, 1);
 }

@@ -10,7 +10,9 @@ using namespace gwb::engine;
 
 namespace {
 
-std::string configPath(const std::string& name) { return std::string(GWB_SOURCE_DIR) + "/resources/configs/" + name; }
+std::string configPath(const std::string& name) {
+    return std::string(GWB_SOURCE_DIR) + "/resources/configs/" + name;
+}
 
 void expectError(const std::string& json, const std::string& fragment) {
     try {
@@ -26,10 +28,12 @@ void expectError(const std::string& json, const std::string& fragment) {
 TEST(Config, PaperSixLayerCountsAreExact) {
     const ParameterCounts g = countParameters(loadConfigFile(configPath("paper-6L-128-grassmann.json")));
     EXPECT_EQ(g.total, 12607168);
-    for (int64_t b : g.perBlock) EXPECT_EQ(b, 793376);
+    for (int64_t b : g.perBlock)
+        EXPECT_EQ(b, 793376);
     const ParameterCounts t = countParameters(loadConfigFile(configPath("paper-6L-128-transformer.json")));
     EXPECT_EQ(t.total, 12585472);
-    for (int64_t b : t.perBlock) EXPECT_EQ(b, 789760);
+    for (int64_t b : t.perBlock)
+        EXPECT_EQ(b, 789760);
 }
 
 TEST(Config, PaperTwelveLayerCounts) {
@@ -80,11 +84,12 @@ TEST(Config, JsonRoundTripIsExact) {
 }
 
 TEST(Config, PerLayerScheduleIsStoredExplicitly) {
-    const ModelConfig c = configFromJson(
-        R"({"kind":"grassmann","n_layers":4,"offsets":{"schedule":"per_layer","list":[1,2,4,8]}})");
+    const ModelConfig c =
+        configFromJson(R"({"kind":"grassmann","n_layers":4,"offsets":{"schedule":"per_layer","list":[1,2,4,8]}})");
     EXPECT_EQ(c.layerOffsets, (std::vector<std::vector<int>>{{1}, {2}, {4}, {8}}));
     EXPECT_NE(configToJson(c).find("explicit"), std::string::npos);
-    const ModelConfig all = configFromJson(R"({"kind":"grassmann","n_layers":2,"offsets":{"schedule":"all","set":[3,5]}})");
+    const ModelConfig all =
+        configFromJson(R"({"kind":"grassmann","n_layers":2,"offsets":{"schedule":"all","set":[3,5]}})");
     EXPECT_EQ(all.layerOffsets, (std::vector<std::vector<int>>{{3, 5}, {3, 5}}));
     EXPECT_EQ(configFromJson(R"({"kind":"grassmann","n_layers":3})").layerOffsets.size(), 3u);
 }

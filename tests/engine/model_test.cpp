@@ -38,7 +38,8 @@ TEST(Models, CausalForEveryVariant) {
                 changed[0][t + k] = (changed[0][t + k].item<int64_t>() + 1) % c.vocabSize;
                 const torch::Tensor out = net.forward(changed);
                 const double past = (out.narrow(1, 0, t + 1) - base.narrow(1, 0, t + 1)).abs().max().item<double>();
-                const double future = (out.narrow(1, t + k, T - t - k) - base.narrow(1, t + k, T - t - k)).abs().max().item<double>();
+                const double future =
+                    (out.narrow(1, t + k, T - t - k) - base.narrow(1, t + k, T - t - k)).abs().max().item<double>();
                 EXPECT_LE(past, 1e-6) << test::variantName(c) << " t=" << t << " k=" << k;
                 EXPECT_GT(future, 1e-6) << test::variantName(c) << ": the changed token had no effect";
             }
@@ -119,7 +120,8 @@ TEST(Models, GrassmannLayerMatchesPerTokenReference) {
             for (int64_t t = 0; t < T; ++t)
                 for (int64_t i = 0; i < r; ++i) {
                     double s = bRed[i];
-                    for (int64_t k = 0; k < d; ++k) s += double(wRed[i * d + k]) * X[t][k];
+                    for (int64_t k = 0; k < d; ++k)
+                        s += double(wRed[i * d + k]) * X[t][k];
                     z[t][i] = s;
                     EXPECT_NEAR(zc[t][i].item<double>(), s, 1e-4);
                 }
@@ -139,19 +141,23 @@ TEST(Models, GrassmannLayerMatchesPerTokenReference) {
                             norm += v * v;
                         }
                     norm = std::max(std::sqrt(norm), c.pluckerEps);
-                    for (int64_t k = 0; k < C; ++k) B[k] += pl[k] / norm;
+                    for (int64_t k = 0; k < C; ++k)
+                        B[k] += pl[k] / norm;
                 }
                 std::vector<double> g(d);
                 for (int64_t o = 0; o < d; ++o) {
                     double s = 0;
-                    for (int64_t k = 0; k < C; ++k) s += double(wPlu[o * C + k]) * (valid ? B[k] / valid : 0.0);
+                    for (int64_t k = 0; k < C; ++k)
+                        s += double(wPlu[o * C + k]) * (valid ? B[k] / valid : 0.0);
                     g[o] = valid ? s + bPlu[o] : (empty == EmptyRule::Bias ? double(bPlu[o]) : 0.0);
                     EXPECT_NEAR(gc[t][o].item<double>(), g[o], 1e-4) << "layer " << l << " t " << t;
                 }
                 for (int64_t o = 0; o < d; ++o) {
                     double s = bGate[o];
-                    for (int64_t k = 0; k < d; ++k) s += double(wGate[o * 2 * d + k]) * X[t][k];
-                    for (int64_t k = 0; k < d; ++k) s += double(wGate[o * 2 * d + d + k]) * g[k];
+                    for (int64_t k = 0; k < d; ++k)
+                        s += double(wGate[o * 2 * d + k]) * X[t][k];
+                    for (int64_t k = 0; k < d; ++k)
+                        s += double(wGate[o * 2 * d + d + k]) * g[k];
                     EXPECT_NEAR(ac[t][o].item<double>(), 1.0 / (1.0 + std::exp(-s)), 1e-5);
                 }
             }
@@ -169,9 +175,10 @@ TEST(Models, AttentionCaptureIsCausalSoftmax) {
     const torch::Tensor a = cap.blocks[1].attn[0]; // H x T x T
     const torch::Tensor q = cap.blocks[1].q[0], k = cap.blocks[1].k[0];
     const double scale = 1.0 / std::sqrt(double(c.dModel / c.nHeads));
-    const torch::Tensor expect = torch::softmax((torch::matmul(q, k.transpose(-2, -1)) * scale)
-                                                    .masked_fill(torch::ones({12, 12}).triu(1).to(torch::kBool), -INFINITY),
-                                                -1);
+    const torch::Tensor expect =
+        torch::softmax((torch::matmul(q, k.transpose(-2, -1)) * scale)
+                           .masked_fill(torch::ones({12, 12}).triu(1).to(torch::kBool), -INFINITY),
+                       -1);
     EXPECT_LE((a - expect).abs().max().item<double>(), 1e-6);
     EXPECT_EQ(a.triu(1).abs().sum().item<double>(), 0.0);
 }

@@ -23,15 +23,17 @@ bool haveProgram(const char* name) {
 /// A small corpus: English-like sentences with some accented words, so that CJK and emoji are
 /// left to byte fallback.
 std::string makeCorpus() {
-    const char* words[] = {"the", "of", "and", "to", "a", "in", "that", "was", "her", "she", "not", "be", "had",
-                           "it", "his", "as", "Elizabeth", "Darcy", "Emma", "café", "naïve", "Bennet", "very",
-                           "would", "could", "said", "Mr.", "Mrs.", "letter", "sister", "felt", "herself", "been",
-                           "which", "when", "all", "no", "there", "were", "have", "so", "much", "by"};
+    const char* words[] = {"the",  "of",     "and",    "to",     "a",       "in",    "that",  "was",       "her",
+                           "she",  "not",    "be",     "had",    "it",      "his",   "as",    "Elizabeth", "Darcy",
+                           "Emma", "café",   "naïve",  "Bennet", "very",    "would", "could", "said",      "Mr.",
+                           "Mrs.", "letter", "sister", "felt",   "herself", "been",  "which", "when",      "all",
+                           "no",   "there",  "were",   "have",   "so",      "much",  "by"};
     std::mt19937 rng(3);
     std::ostringstream out;
     for (int line = 0; line < 3000; ++line) {
         const int n = 4 + int(rng() % 12);
-        for (int w = 0; w < n; ++w) out << (w ? " " : "") << words[rng() % (sizeof words / sizeof *words)];
+        for (int w = 0; w < n; ++w)
+            out << (w ? " " : "") << words[rng() % (sizeof words / sizeof *words)];
         out << (rng() % 3 ? "." : ",") << "\n";
     }
     return out.str();
@@ -83,11 +85,13 @@ void checkRoundTripAndSpans(const Tokenizer& tok, const std::string& text) {
         ASSERT_GE(p.begin, last) << "spans out of order in: " << text;
         ASSERT_LE(p.end, int64_t(text.size()));
         ASSERT_LE(p.begin, p.end);
-        for (int64_t b = p.begin; b < p.end; ++b) ++covered[size_t(b)];
+        for (int64_t b = p.begin; b < p.end; ++b)
+            ++covered[size_t(b)];
         last = p.end;
         EXPECT_EQ(p.text, tok.pieceText(p.id));
     }
-    for (size_t b = 0; b < text.size(); ++b) EXPECT_EQ(covered[b], 1) << "byte " << b << " of: " << text;
+    for (size_t b = 0; b < text.size(); ++b)
+        EXPECT_EQ(covered[b], 1) << "byte " << b << " of: " << text;
     EXPECT_EQ(tok.decode(ids), text);
     EXPECT_EQ(tok.encodeIds(text), ids);
 }
@@ -98,7 +102,8 @@ TEST_F(SentencePiece, RoundTripsWithSpansCoveringTheText) {
     for (const auto& tok : {unigram, bpe}) {
         EXPECT_EQ(tok->vocabSize(), 340);
         EXPECT_EQ(tok->kind(), "sentencepiece");
-        for (const std::string& s : kSamples) checkRoundTripAndSpans(*tok, s);
+        for (const std::string& s : kSamples)
+            checkRoundTripAndSpans(*tok, s);
         EXPECT_TRUE(tok->encode("").empty());
     }
 }
@@ -134,7 +139,8 @@ TEST_F(SentencePiece, InvalidUtf8NamesTheByteOffset) {
 
 TEST_F(SentencePiece, SerializedBytesRebuildTheSameTokenizer) {
     const TokenizerPtr again = makeTokenizer("sentencepiece", unigram->serialize());
-    for (const std::string& s : kSamples) EXPECT_EQ(again->encodeIds(s), unigram->encodeIds(s));
+    for (const std::string& s : kSamples)
+        EXPECT_EQ(again->encodeIds(s), unigram->encodeIds(s));
     EXPECT_THROW(makeTokenizer("sentencepiece", "not a proto"), std::invalid_argument);
     EXPECT_THROW(makeTokenizer("morse", ""), std::invalid_argument);
 }
@@ -149,10 +155,12 @@ TEST_F(SentencePiece, AgreesWithLibsentencepiece) {
                                           "日本語 🙂 mixed with words", "herself---and  Emma"};
         std::ifstream corpusIn(corpus);
         std::string line;
-        for (int i = 0; i < 200 && std::getline(corpusIn, line); ++i) lines.push_back(line);
+        for (int i = 0; i < 200 && std::getline(corpusIn, line); ++i)
+            lines.push_back(line);
         {
             std::ofstream f(in);
-            for (const auto& l : lines) f << l << "\n";
+            for (const auto& l : lines)
+                f << l << "\n";
         }
         const std::string cmd = "spm_encode --model " + model + " --output_format=id < " + in + " > " + out;
         ASSERT_EQ(std::system(cmd.c_str()), 0);
@@ -162,7 +170,8 @@ TEST_F(SentencePiece, AgreesWithLibsentencepiece) {
             std::getline(ids, row);
             std::istringstream ss(row);
             std::vector<int32_t> expect;
-            for (int32_t v; ss >> v;) expect.push_back(v);
+            for (int32_t v; ss >> v;)
+                expect.push_back(v);
             EXPECT_EQ(tok->encodeIds(l), expect) << name << ": " << l;
         }
     }

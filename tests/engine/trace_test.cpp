@@ -18,7 +18,8 @@ namespace {
 
 std::vector<int32_t> someIds(int64_t n, int64_t V) {
     std::vector<int32_t> ids;
-    for (int64_t i = 0; i < n; ++i) ids.push_back(int32_t((i * 7 + 3) % V));
+    for (int64_t i = 0; i < n; ++i)
+        ids.push_back(int32_t((i * 7 + 3) % V));
     return ids;
 }
 
@@ -46,8 +47,10 @@ TEST(Trace, GrassmannShapesAndRecomputedValues) {
     for (int64_t s = 1; s < T; ++s) {
         const float* row = t->logits.row(s - 1);
         double mx = row[0], sum = 0;
-        for (int64_t v = 0; v < c.vocabSize; ++v) mx = std::max<double>(mx, row[v]);
-        for (int64_t v = 0; v < c.vocabSize; ++v) sum += std::exp(row[v] - mx);
+        for (int64_t v = 0; v < c.vocabSize; ++v)
+            mx = std::max<double>(mx, row[v]);
+        for (int64_t v = 0; v < c.vocabSize; ++v)
+            sum += std::exp(row[v] - mx);
         EXPECT_NEAR(t->surprisal[s], -(row[t->tokens[s].id] - mx - std::log(sum)), 1e-4);
     }
     // Logit lens at the final state = the model's own prediction.
@@ -76,7 +79,8 @@ TEST(Trace, GrassmannShapesAndRecomputedValues) {
             std::vector<double> z(r);
             for (int64_t i = 0; i < r; ++i) {
                 double v = g.bRed.data[i];
-                for (int64_t k = 0; k < d; ++k) v += double(g.wRed.at2(i, k)) * lt.mixerInput.at2(s, k);
+                for (int64_t k = 0; k < d; ++k)
+                    v += double(g.wRed.at2(i, k)) * lt.mixerInput.at2(s, k);
                 z[i] = v;
                 EXPECT_NEAR(g.z.at2(s, i), v, 1e-4);
             }
@@ -89,16 +93,19 @@ TEST(Trace, GrassmannShapesAndRecomputedValues) {
                 double nrm = 0;
                 for (int64_t i = 0; i < r; ++i)
                     for (int64_t j = i + 1; j < r; ++j) {
-                        p.push_back(g.z.at2(s, i) * double(g.z.at2(s - D, j)) - g.z.at2(s, j) * double(g.z.at2(s - D, i)));
+                        p.push_back(g.z.at2(s, i) * double(g.z.at2(s - D, j)) -
+                                    g.z.at2(s, j) * double(g.z.at2(s - D, i)));
                         nrm += p.back() * p.back();
                     }
-                for (int64_t k = 0; k < C; ++k) B[k] += p[k] / std::max(std::sqrt(nrm), c.pluckerEps);
+                for (int64_t k = 0; k < C; ++k)
+                    B[k] += p[k] / std::max(std::sqrt(nrm), c.pluckerEps);
             }
             for (int64_t o2 = 0; o2 < d; ++o2) {
                 double v = 0;
                 if (valid) {
                     v = g.bPlu.data[o2];
-                    for (int64_t k = 0; k < C; ++k) v += double(g.wPlu.at2(o2, k)) * B[k] / valid;
+                    for (int64_t k = 0; k < C; ++k)
+                        v += double(g.wPlu.at2(o2, k)) * B[k] / valid;
                 }
                 EXPECT_NEAR(g.g.at2(s, o2), v, 1e-4) << "layer " << l << " t " << s;
                 EXPECT_GT(g.gate.at2(s, o2), 0.0f);
@@ -126,13 +133,15 @@ TEST(Trace, TransformerShapesAndDenseLimit) {
             for (int64_t s = 0; s < T; ++s) {
                 const auto row = attentionRow(sparse, h, s);
                 ASSERT_EQ(int64_t(row.size()), s + 1);
-                for (int64_t j = 0; j <= s; ++j) EXPECT_NEAR(row[j], lt.attention->attn.at3(h, s, j), 1e-5);
+                for (int64_t j = 0; j <= s; ++j)
+                    EXPECT_NEAR(row[j], lt.attention->attn.at3(h, s, j), 1e-5);
             }
     }
     TraceOptions o;
     o.denseAttentionLimit = T - 1;
     const TracePtr noDense = traceIds(m, someIds(T, c.vocabSize), o);
-    for (const LayerTrace& lt : noDense->layers) EXPECT_TRUE(lt.attention->attn.empty());
+    for (const LayerTrace& lt : noDense->layers)
+        EXPECT_TRUE(lt.attention->attn.empty());
 }
 
 TEST(Trace, TruncatesVisiblyAndRejectsBadInput) {
@@ -161,7 +170,8 @@ TEST(Trace, SaliencyIsCausalAndMatchesFiniteDifference) {
         const int32_t target = 11;
         const std::vector<float> s = saliency(m, ids, pos, target);
         ASSERT_EQ(s.size(), ids.size());
-        for (size_t i = pos + 1; i < s.size(); ++i) EXPECT_EQ(s[i], 0.0f);
+        for (size_t i = pos + 1; i < s.size(); ++i)
+            EXPECT_EQ(s[i], 0.0f);
         // sum_s saliency = d/de log p(target) when h0 is scaled by (1 + e).
         auto& net = *m.impl().net;
         torch::NoGradGuard noGrad;
@@ -174,7 +184,8 @@ TEST(Trace, SaliencyIsCausalAndMatchesFiniteDifference) {
         const double fd = (logp(1e-5) - logp(-1e-5)) / 2e-5;
         net.to(torch::kFloat);
         double sum = 0;
-        for (float v : s) sum += v;
+        for (float v : s)
+            sum += v;
         EXPECT_NEAR(sum, fd, 1e-3 * std::max(1.0, std::abs(fd)));
     }
 }
@@ -184,7 +195,8 @@ TEST(Trace, TextPromptHasSpans) {
     test::TempDir dir;
     {
         std::ofstream f(dir.file("c.txt"));
-        for (int i = 0; i < 400; ++i) f << "the cat sat on the mat and the dog ran " << i % 17 << " times\n";
+        for (int i = 0; i < 400; ++i)
+            f << "the cat sat on the mat and the dog ran " << i % 17 << " times\n";
     }
     SentencePieceTrainOptions so;
     so.inputs = {dir.file("c.txt")};

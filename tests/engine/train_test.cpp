@@ -16,14 +16,16 @@ using namespace gwb::engine;
 
 namespace {
 
-constexpr int kV = 8;     // vocabulary of the synthetic task
-constexpr int kSeg = 32;  // one training block (max_len) per segment
+constexpr int kV = 8;    // vocabulary of the synthetic task
+constexpr int kSeg = 32; // one training block (max_len) per segment
 
 /// Tokens at t = 9, 12, 15, ... of a segment are x_t = 2 * (x_{t-4} / 2) + x_{t-8} % 2: the two
 /// high bits come from 4 tokens back, the low bit from 8 back, so only a model that reads both
 /// offsets gets them right (one offset alone: at most 50%). All other tokens are random, which
 /// keeps both sources random (t-4 and t-8 are never determined positions).
-bool determined(int t) { return t >= 9 && t % 3 == 0; }
+bool determined(int t) {
+    return t >= 9 && t % 3 == 0;
+}
 std::vector<int32_t> ruleStream(int segments, uint32_t seed) {
     std::mt19937 rng(seed);
     std::vector<int32_t> out;
@@ -132,7 +134,7 @@ TEST(Training, RejectsBadInput) {
     test::TempDir dir;
     Model m = Model::init(ruleConfig(), 0, nullptr, "cpu");
     TrainOptions o = ruleOptions(dir.file("m.gwb"));
-    EXPECT_THROW(trainOnTokens(m, {1, 2, 3}, {1, 2}, o), std::invalid_argument);       // shorter than a block
+    EXPECT_THROW(trainOnTokens(m, {1, 2, 3}, {1, 2}, o), std::invalid_argument);         // shorter than a block
     EXPECT_THROW(trainOnTokens(m, ruleStream(4, 1), {1, 99}, o), std::invalid_argument); // id outside vocab
     o.batch = 0;
     EXPECT_THROW(trainOnTokens(m, ruleStream(4, 1), {1, 2}, o), std::invalid_argument);

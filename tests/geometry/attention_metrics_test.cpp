@@ -39,7 +39,8 @@ TEST(AttentionMetrics, JensenShannon) {
     const std::vector<double> p = {0.5, 0.5, 0}, q = {0, 0, 2}, r = {0.25, 0.25, 0.5};
     EXPECT_NEAR(jensenShannon(p, p), 0.0, 1e-15);
     EXPECT_NEAR(jensenShannon(p, q), std::log(2.0), 1e-15); // disjoint supports; q renormalized
-    const double pr = 0.5 * (0.5 * std::log(0.5 / 0.375) * 2) + 0.5 * (0.25 * std::log(0.25 / 0.375) * 2 + 0.5 * std::log(2.0));
+    const double pr =
+        0.5 * (0.5 * std::log(0.5 / 0.375) * 2) + 0.5 * (0.25 * std::log(0.25 / 0.375) * 2 + 0.5 * std::log(2.0));
     EXPECT_NEAR(jensenShannon(p, r), pr, 1e-14);
     EXPECT_NEAR(jensenShannon(p, r), jensenShannon(r, p), 1e-16);
     EXPECT_NEAR(entropy(r), -(0.5 * std::log(0.25) + 0.5 * std::log(0.5)), 1e-14);

@@ -19,8 +19,7 @@ namespace {
 std::string pythonWithMpmath() {
     for (const char* py : {"/usr/bin/python3", "python3"}) {
         const std::string cmd = std::string(py) + " -c \"import mpmath\" > /dev/null 2>&1";
-        if (std::system(cmd.c_str()) == 0)
-            return py;
+        if (std::system(cmd.c_str()) == 0) return py;
     }
     return "";
 }
@@ -59,7 +58,8 @@ for c, s in zip(cos, sin):
     print(mp.nstr(asin(s) if s * s <= mpf(1) / 2 else acos(c), 30))
 )";
 
-std::vector<double> reference(const std::string& py, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, const fs::path& dir) {
+std::vector<double> reference(const std::string& py, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
+                              const fs::path& dir) {
     const fs::path data = dir / "in.txt", script = dir / "ref.py", out = dir / "out.txt";
     {
         std::ofstream f(data);
@@ -74,8 +74,7 @@ std::vector<double> reference(const std::string& py, const Eigen::MatrixXd& a, c
         std::ofstream(script) << kScript;
     }
     const std::string cmd = py + " " + script.string() + " " + data.string() + " > " + out.string();
-    if (std::system(cmd.c_str()) != 0)
-        return {};
+    if (std::system(cmd.c_str()) != 0) return {};
     std::vector<double> th;
     std::ifstream in(out);
     std::string line;
@@ -87,13 +86,16 @@ std::vector<double> reference(const std::string& py, const Eigen::MatrixXd& a, c
 
 TEST(PrincipalAnglesHighPrecision, RoundedInputsMatchMpmath) {
     const std::string py = pythonWithMpmath();
-    if (py.empty())
-        GTEST_SKIP() << "no python3 with mpmath";
+    if (py.empty()) GTEST_SKIP() << "no python3 with mpmath";
     const fs::path dir = fs::temp_directory_path() / ("gwb_mp_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const std::vector<std::vector<double>> sets = {
-        {1e-9, 1.4}, {1e-6, 1.2}, {1e-12, 1.5707963267948966}, {1e-12, 1e-10, 1e-8, 1e-6},
-        {1e-4, 0.3, 0.785, 0.786, 1.5}, {2e-8, 2.1e-8, 1.0},
+        {1e-9, 1.4},
+        {1e-6, 1.2},
+        {1e-12, 1.5707963267948966},
+        {1e-12, 1e-10, 1e-8, 1e-6},
+        {1e-4, 0.3, 0.785, 0.786, 1.5},
+        {2e-8, 2.1e-8, 1.0},
     };
     uint64_t seed = 300;
     double worst = 0;

@@ -25,8 +25,13 @@ void expectRelative(const Eigen::VectorXd& got, std::vector<double> want, double
 // Angle sets across 1e-12..pi/2, with tiny and large angles in the same pair (where arccos-only
 // and scipy 1.10's branch mix-up fail).
 const std::vector<std::vector<double>> kAngleSets = {
-    {1e-9, 1.4}, {1e-6, 1.2}, {1e-12, kHalfPi}, {1e-12, 1e-10, 1e-8, 1e-6},
-    {1e-4, 0.3, 0.785, 0.786, 1.5}, {3e-11, 0.7853981633974483, kHalfPi - 1e-9}, {2e-8, 2.1e-8, 1.0},
+    {1e-9, 1.4},
+    {1e-6, 1.2},
+    {1e-12, kHalfPi},
+    {1e-12, 1e-10, 1e-8, 1e-6},
+    {1e-4, 0.3, 0.785, 0.786, 1.5},
+    {3e-11, 0.7853981633974483, kHalfPi - 1e-9},
+    {2e-8, 2.1e-8, 1.0},
 };
 } // namespace
 
@@ -57,7 +62,8 @@ TEST(PrincipalAngles, RandomOrthogonalCoordinates) {
             EXPECT_LE(std::abs(got[static_cast<Eigen::Index>(i)] - want[i]), 1e-10 * want[i] + 2e-15)
                 << "angle " << want[i];
         // Through the general entry point (QR of a non-orthonormal basis of the same span).
-        const Eigen::MatrixXd g = randomMatrix(static_cast<Eigen::Index>(th.size()), static_cast<Eigen::Index>(th.size()), seed);
+        const Eigen::MatrixXd g =
+            randomMatrix(static_cast<Eigen::Index>(th.size()), static_cast<Eigen::Index>(th.size()), seed);
         const PrincipalAngles pa = principalAngles(s.qa * g, s.qb);
         EXPECT_FALSE(pa.rankDeficient);
         for (size_t i = 0; i < want.size(); ++i)

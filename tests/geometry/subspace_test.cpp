@@ -82,8 +82,7 @@ TEST(Subspace, BatchedPairsMatchSingleCalls) {
     const NormalizedPlane single = normalizedWedge(z.row(10).transpose(), z.row(6).transpose());
     EXPECT_LE((pp.planes.row(10 * 3 + 2).transpose() - single.p).norm(), 1e-15);
     EXPECT_NEAR(pp.norms(10, 2), single.norm, 1e-14);
-    const Eigen::VectorXd mean =
-        (pp.planes.row(30) + pp.planes.row(31) + pp.planes.row(32)).transpose() / 3.0;
+    const Eigen::VectorXd mean = (pp.planes.row(30) + pp.planes.row(31) + pp.planes.row(32)).transpose() / 3.0;
     EXPECT_LE((ab.b.row(10).transpose() - mean).norm(), 1e-15);
     EXPECT_EQ(ab.b.row(0).norm(), 0.0);
 

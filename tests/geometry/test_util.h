@@ -21,7 +21,9 @@ inline Eigen::MatrixXd randomMatrix(Eigen::Index rows, Eigen::Index cols, uint64
     return m;
 }
 
-inline Eigen::VectorXd randomVector(Eigen::Index n, uint64_t seed) { return randomMatrix(n, 1, seed).col(0); }
+inline Eigen::VectorXd randomVector(Eigen::Index n, uint64_t seed) {
+    return randomMatrix(n, 1, seed).col(0);
+}
 
 /// Random orthogonal n x n matrix (Q of a Gaussian matrix's QR).
 inline Eigen::MatrixXd randomOrthogonal(Eigen::Index n, uint64_t seed) {
@@ -53,7 +55,8 @@ inline AnglePair subspacesWithAngles(const Eigen::MatrixXd& u, const std::vector
     out.qa = u.leftCols(k);
     out.qb.resize(u.rows(), k);
     for (Eigen::Index i = 0; i < k; ++i)
-        out.qb.col(i) = std::cos(th[static_cast<size_t>(i)]) * u.col(i) + std::sin(th[static_cast<size_t>(i)]) * u.col(k + i);
+        out.qb.col(i) =
+            std::cos(th[static_cast<size_t>(i)]) * u.col(i) + std::sin(th[static_cast<size_t>(i)]) * u.col(k + i);
     return out;
 }
 

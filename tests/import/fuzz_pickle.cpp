@@ -13,14 +13,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace gwb::engine;
-    if (size == 0)
-        return 0;
+    if (size == 0) return 0;
     const std::vector<uint8_t> rest(data + 1, data + size);
     try {
         switch (data[0] % 3) {
         case 0: {
-            const PickleDocument d = parsePickle(
-                std::string_view(reinterpret_cast<const char*>(rest.data()), rest.size()));
+            const PickleDocument d =
+                parsePickle(std::string_view(reinterpret_cast<const char*>(rest.data()), rest.size()));
             for (size_t v = 0; v < d.size(); ++v)
                 (void)d.describe(static_cast<PickleId>(v));
             break;

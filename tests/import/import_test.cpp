@@ -32,8 +32,7 @@ ModelConfig tinyConfig(ImportLayout layout, ModelKind kind) {
     c.maxLen = 40;
     c.nHeads = 4;
     applyLayoutVariant(layout, c);
-    if (kind == ModelKind::Grassmann)
-        c.layerOffsets = defaultLayoutOffsets(layout, c.nLayers);
+    if (kind == ModelKind::Grassmann) c.layerOffsets = defaultLayoutOffsets(layout, c.nLayers);
     return c;
 }
 
@@ -54,8 +53,7 @@ Model randomModel(const ModelConfig& c, uint64_t seed) {
 std::vector<float> logits(const Model& m, std::vector<int64_t> ids) {
     torch::NoGradGuard g;
     m.impl().net->eval();
-    const torch::Tensor y =
-        m.impl().net->forward(torch::tensor(ids, torch::kLong).view({1, -1})).contiguous();
+    const torch::Tensor y = m.impl().net->forward(torch::tensor(ids, torch::kLong).view({1, -1})).contiguous();
     return {y.data_ptr<float>(), y.data_ptr<float>() + y.numel()};
 }
 
@@ -71,9 +69,7 @@ Tensors familyTensors(const Model& m, ImportLayout layout) {
 
 class TempDir {
 public:
-    TempDir()
-        : m_dir(std::filesystem::temp_directory_path() /
-                ("gwb_import_test_" + std::to_string(::getpid()))) {
+    TempDir() : m_dir(std::filesystem::temp_directory_path() / ("gwb_import_test_" + std::to_string(::getpid()))) {
         std::filesystem::create_directories(m_dir);
     }
     ~TempDir() { std::filesystem::remove_all(m_dir); }
@@ -83,8 +79,7 @@ private:
     std::filesystem::path m_dir;
 };
 
-std::string writeFile(const TempDir& dir, const Tensors& t,
-                      const std::string& name = "ckpt.safetensors") {
+std::string writeFile(const TempDir& dir, const Tensors& t, const std::string& name = "ckpt.safetensors") {
     SafetensorsFile f;
     for (const auto& [n, a] : t)
         f.tensors[n] = makeStoredTensor(a.shape, a.data.data(), "F32");
@@ -136,16 +131,14 @@ INSTANTIATE_TEST_SUITE_P(All, LayoutRoundTrip,
                                          RoundTrip{ImportLayout::AlphaXiv, ModelKind::Grassmann},
                                          RoundTrip{ImportLayout::AlphaXiv, ModelKind::Transformer},
                                          RoundTrip{ImportLayout::KaneNorman, ModelKind::Grassmann},
-                                         RoundTrip{ImportLayout::KaneNorman,
-                                                   ModelKind::Transformer}));
+                                         RoundTrip{ImportLayout::KaneNorman, ModelKind::Transformer}));
 
 TEST(Import, LayoutDefaultsAndOffsetOverrides) {
     EXPECT_EQ(defaultLayoutOffsets(ImportLayout::GrassLM, 6),
               (std::vector<std::vector<int>>{{1}, {2}, {4}, {8}, {12}, {16}}));
     EXPECT_EQ(defaultLayoutOffsets(ImportLayout::GrassLM, 12)[1], std::vector<int>{1});
     EXPECT_EQ(defaultLayoutOffsets(ImportLayout::GrassLM, 12)[11], std::vector<int>{16});
-    EXPECT_EQ(defaultLayoutOffsets(ImportLayout::KaneNorman, 2)[1],
-              (std::vector<int>{1, 2, 4, 8, 12, 16}));
+    EXPECT_EQ(defaultLayoutOffsets(ImportLayout::KaneNorman, 2)[1], (std::vector<int>{1, 2, 4, 8, 12, 16}));
     EXPECT_EQ(parseOffsetSchedule("4,1,1", 2), (std::vector<std::vector<int>>{{1, 4}, {1, 4}}));
     EXPECT_EQ(parseOffsetSchedule("1,2;3", 2), (std::vector<std::vector<int>>{{1, 2}, {3}}));
     EXPECT_THROW(parseOffsetSchedule("1;2;3", 2), std::invalid_argument);
@@ -158,8 +151,7 @@ TEST(Import, LayoutDefaultsAndOffsetOverrides) {
     TempDir dir;
     ImportOptions o;
     o.offsetSchedule = "per_layer:2,16";
-    const auto m =
-        importCheckpoint(writeFile(dir, familyTensors(ref, ImportLayout::KaneNorman)), o);
+    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, ImportLayout::KaneNorman)), o);
     EXPECT_EQ(m.model.config().layerOffsets, (std::vector<std::vector<int>>{{2}, {16}}));
 }
 
@@ -170,8 +162,7 @@ TEST(Import, PermutedPairIndicesAreFoldedIntoWPlu) {
     // of W_plu must be reversed and negated to describe the same model.
     // Our order: (0,1) (0,2) (0,3) (1,2) (1,3) (2,3). The file lists them reversed, three of
     // them as (j, i).
-    const std::vector<std::pair<int, int>> filePairs{{3, 2}, {1, 3}, {2, 1},
-                                                     {0, 3}, {2, 0}, {0, 1}};
+    const std::vector<std::pair<int, int>> filePairs{{3, 2}, {1, 3}, {2, 1}, {0, 3}, {2, 0}, {0, 1}};
     std::vector<float> fi, fj;
     for (auto [a, b] : filePairs) {
         fi.push_back(static_cast<float>(a));
@@ -184,11 +175,8 @@ TEST(Import, PermutedPairIndicesAreFoldedIntoWPlu) {
         for (int q = 0; q < 6; ++q) {
             const int ours = 5 - q;
             const float sign =
-                filePairs[static_cast<size_t>(q)].first > filePairs[static_cast<size_t>(q)].second
-                    ? -1.0f
-                    : 1.0f;
-            w.data[static_cast<size_t>(row * 6 + q)] =
-                sign * orig.data[static_cast<size_t>(row * 6 + ours)];
+                filePairs[static_cast<size_t>(q)].first > filePairs[static_cast<size_t>(q)].second ? -1.0f : 1.0f;
+            w.data[static_cast<size_t>(row * 6 + q)] = sign * orig.data[static_cast<size_t>(row * 6 + ours)];
         }
     TempDir dir;
     SafetensorsFile f;
@@ -227,9 +215,8 @@ TEST(Import, ErrorsNameTheProblem) {
 
     Tensors t = good;
     t["blocks.1.grassmann.extra.weight"] = FloatArray::zeros({2});
-    expectImportError(
-        [&] { importCheckpoint(writeFile(dir, t)); },
-        "unknown keys (alphaxiv layout, grassmann model): blocks.1.grassmann.extra.weight");
+    expectImportError([&] { importCheckpoint(writeFile(dir, t)); },
+                      "unknown keys (alphaxiv layout, grassmann model): blocks.1.grassmann.extra.weight");
 
     t = good;
     t.erase("ln_f.bias");
@@ -244,15 +231,13 @@ TEST(Import, ErrorsNameTheProblem) {
 
     t = good;
     t["lm_head.weight"] = FloatArray::zeros({50, 16});
-    expectImportError([&] { importCheckpoint(writeFile(dir, t)); },
-                      "untied heads are not supported");
+    expectImportError([&] { importCheckpoint(writeFile(dir, t)); }, "untied heads are not supported");
 
     const Model tr = randomModel(tinyConfig(ImportLayout::AlphaXiv, ModelKind::Transformer), 3);
     ImportOptions wantG;
     wantG.expectedKind = ModelKind::Grassmann;
-    expectImportError(
-        [&] { importCheckpoint(writeFile(dir, familyTensors(tr, ImportLayout::AlphaXiv)), wantG); },
-        "this is a Transformer checkpoint");
+    expectImportError([&] { importCheckpoint(writeFile(dir, familyTensors(tr, ImportLayout::AlphaXiv)), wantG); },
+                      "this is a Transformer checkpoint");
 
     ImportOptions vocab;
     std::ofstream(dir.file("vocab.txt")) << "[PAD]\n[UNK]\nhello\n";
@@ -272,13 +257,11 @@ TEST(Import, ErrorsNameTheProblem) {
         "cannot tell which implementation");
 
     // A .pt whose pickle asks for os.system is refused before anything runs.
-    const std::string evil =
-        test::PickleWriter().global("os", "system").str("echo pwned").op('\x85').op('R').done();
+    const std::string evil = test::PickleWriter().global("os", "system").str("echo pwned").op('\x85').op('R').done();
     const auto zip = test::makeZip({{"evil/data.pkl", evil}});
     std::ofstream(dir.file("evil.pt"), std::ios::binary)
         .write(reinterpret_cast<const char*>(zip.data()), static_cast<std::streamsize>(zip.size()));
-    expectImportError([&] { importCheckpoint(dir.file("evil.pt")); },
-                      "'os.system', which is outside the allowed set");
+    expectImportError([&] { importCheckpoint(dir.file("evil.pt")); }, "'os.system', which is outside the allowed set");
     expectImportError([&] { importCheckpoint(dir.file("missing.pt")); }, "cannot open");
 }
 

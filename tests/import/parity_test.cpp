@@ -30,8 +30,7 @@ void PrintTo(const Case& c, std::ostream* os) {
 }
 
 std::string caseName(const testing::TestParamInfo<Case>& info) {
-    return info.param.family + "_" + info.param.kind + "_" + info.param.format + "_" +
-           info.param.dtype;
+    return info.param.family + "_" + info.param.kind + "_" + info.param.format + "_" + info.param.dtype;
 }
 
 /// Logits (T x V, row-major) of `ids` through the imported model in eval mode.
@@ -50,15 +49,12 @@ std::vector<float> logits(const Model& model, const std::vector<int64_t>& ids) {
 std::optional<std::filesystem::path> casesFolder(const std::string& python) {
     namespace fs = std::filesystem;
     static std::optional<fs::path> cached;
-    if (cached)
-        return cached;
+    if (cached) return cached;
     uint64_t key = 1469598103934665603ull;
     for (const auto& e : fs::directory_iterator(GWB_PYTHON_DIR)) {
-        if (e.path().filename().string().rfind("parity_", 0) != 0)
-            continue;
-        const uint64_t parts[2] = {
-            static_cast<uint64_t>(e.file_size()),
-            static_cast<uint64_t>(e.last_write_time().time_since_epoch().count())};
+        if (e.path().filename().string().rfind("parity_", 0) != 0) continue;
+        const uint64_t parts[2] = {static_cast<uint64_t>(e.file_size()),
+                                   static_cast<uint64_t>(e.last_write_time().time_since_epoch().count())};
         for (uint64_t v : parts)
             key = (key ^ v) * 1099511628211ull;
     }
@@ -66,14 +62,11 @@ std::optional<std::filesystem::path> casesFolder(const std::string& python) {
     if (!fs::exists(dir)) {
         const fs::path tmp = dir.string() + ".tmp" + std::to_string(::getpid());
         fs::remove_all(tmp);
-        const std::string cmd =
-            "cd '" GWB_PYTHON_DIR "' && '" + python + "' parity_all.py '" + tmp.string() + "'";
-        if (!test::runQuiet(cmd))
-            return std::nullopt;
+        const std::string cmd = "cd '" GWB_PYTHON_DIR "' && '" + python + "' parity_all.py '" + tmp.string() + "'";
+        if (!test::runQuiet(cmd)) return std::nullopt;
         std::error_code ec;
         fs::rename(tmp, dir, ec);
-        if (ec)
-            fs::remove_all(tmp); // another process won the race: use its folder
+        if (ec) fs::remove_all(tmp); // another process won the race: use its folder
     }
     cached = dir;
     return cached;
@@ -84,15 +77,12 @@ class Parity : public testing::TestWithParam<Case> {};
 TEST_P(Parity, LogitsMatchPyTorch) {
     const Case& c = GetParam();
     const auto py = test::findPython("torch");
-    if (!py)
-        GTEST_SKIP()
-            << "python3 with torch (Debian python3-torch) not found: PyTorch parity skipped";
+    if (!py) GTEST_SKIP() << "python3 with torch (Debian python3-torch) not found: PyTorch parity skipped";
     const auto cases = casesFolder(*py);
     ASSERT_TRUE(cases) << "parity_all.py failed";
     const auto dir = *cases / (c.family + "_" + c.kind + "_" + c.format + "_" + c.dtype);
     const auto expected = nlohmann::json::parse(std::ifstream((dir / "expected.json").string()));
-    const std::string checkpoint =
-        (dir / (c.format == "pt" ? "model.pt" : "model.safetensors")).string();
+    const std::string checkpoint = (dir / (c.format == "pt" ? "model.pt" : "model.safetensors")).string();
 
     ImportOptions options;
     options.expectedKind = c.kind == "grassmann" ? ModelKind::Grassmann : ModelKind::Transformer;

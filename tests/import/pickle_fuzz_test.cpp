@@ -22,22 +22,17 @@ constexpr int kMutationsPerSeed = 3000;
 /// One random edit: flip bits, overwrite with interesting bytes, insert, delete, duplicate a
 /// slice, or truncate. Several edits may stack.
 std::string mutate(std::string s, std::mt19937& rng) {
-    auto pick = [&](size_t n) {
-        return n ? std::uniform_int_distribution<size_t>(0, n - 1)(rng) : 0;
-    };
-    static const uint8_t interesting[] = {0x00, 0x01, 0x7f, 0x80, 0xff, '.',  '(', 't',
-                                          'R',  'Q',  'b',  'h',  'q',  'a',  's', 'u',
-                                          'e',  ']',  '}',  ')',  0x85, 0x93, 0x8a};
+    auto pick = [&](size_t n) { return n ? std::uniform_int_distribution<size_t>(0, n - 1)(rng) : 0; };
+    static const uint8_t interesting[] = {0x00, 0x01, 0x7f, 0x80, 0xff, '.', '(', 't', 'R',  'Q',  'b', 'h',
+                                          'q',  'a',  's',  'u',  'e',  ']', '}', ')', 0x85, 0x93, 0x8a};
     const int edits = 1 + static_cast<int>(pick(4));
     for (int e = 0; e < edits; ++e) {
         switch (pick(6)) {
         case 0:
-            if (!s.empty())
-                s[pick(s.size())] ^= static_cast<char>(1u << pick(8));
+            if (!s.empty()) s[pick(s.size())] ^= static_cast<char>(1u << pick(8));
             break;
         case 1:
-            if (!s.empty())
-                s[pick(s.size())] = static_cast<char>(interesting[pick(sizeof interesting)]);
+            if (!s.empty()) s[pick(s.size())] = static_cast<char>(interesting[pick(sizeof interesting)]);
             break;
         case 2:
             s.insert(pick(s.size() + 1), 1, static_cast<char>(pick(256)));
@@ -76,8 +71,8 @@ template <typename F> bool cleanly(F fn, const std::string& input, int& ok) {
     } catch (const TensorFileError& e) {
         EXPECT_GT(std::string(e.what()).size(), 8u);
     } catch (const std::exception& e) {
-        ADD_FAILURE() << "foreign exception " << typeid(e).name() << ": " << e.what()
-                      << " for input of " << input.size() << " bytes";
+        ADD_FAILURE() << "foreign exception " << typeid(e).name() << ": " << e.what() << " for input of "
+                      << input.size() << " bytes";
         return false;
     }
     return true;
@@ -117,8 +112,7 @@ TEST(Fuzz, MutatedPicklesInsideValidArchives) {
             },
             input, ok));
     }
-    std::cout << "[          ] " << ok << " of " << 2 * kMutationsPerSeed
-              << " mutated inputs still parsed\n";
+    std::cout << "[          ] " << ok << " of " << 2 * kMutationsPerSeed << " mutated inputs still parsed\n";
 }
 
 TEST(Fuzz, MutatedArchives) {
@@ -127,12 +121,9 @@ TEST(Fuzz, MutatedArchives) {
     int ok = 0;
     for (int i = 0; i < kMutationsPerSeed; ++i) {
         const std::string input = mutate(seed, rng);
-        ASSERT_TRUE(
-            cleanly([&] { readTorchArchive(std::vector<uint8_t>(input.begin(), input.end())); },
-                    input, ok));
+        ASSERT_TRUE(cleanly([&] { readTorchArchive(std::vector<uint8_t>(input.begin(), input.end())); }, input, ok));
     }
-    std::cout << "[          ] " << ok << " of " << kMutationsPerSeed
-              << " mutated archives still read\n";
+    std::cout << "[          ] " << ok << " of " << kMutationsPerSeed << " mutated archives still read\n";
 }
 
 TEST(Fuzz, MutatedSafetensors) {
@@ -147,8 +138,7 @@ TEST(Fuzz, MutatedSafetensors) {
     for (int i = 0; i < kMutationsPerSeed; ++i) {
         const std::string input = mutate(seed, rng);
         ASSERT_TRUE(
-            cleanly([&] { readSafetensorsBytes(std::vector<uint8_t>(input.begin(), input.end())); },
-                    input, ok));
+            cleanly([&] { readSafetensorsBytes(std::vector<uint8_t>(input.begin(), input.end())); }, input, ok));
     }
     EXPECT_GT(ok, 0);
 }

@@ -77,20 +77,13 @@ TEST(TorchArchive, PrefixStripping) {
 /// A one-tensor archive with the given pickle and storage bytes.
 std::vector<uint8_t> archive(const std::string& pkl, const std::string& storage,
                              const std::string& byteorder = "little") {
-    return test::makeZip({{"m/data.pkl", pkl},
-                          {"m/byteorder", byteorder},
-                          {"m/data/0", storage},
-                          {"m/version", "3\n"}});
+    return test::makeZip(
+        {{"m/data.pkl", pkl}, {"m/byteorder", byteorder}, {"m/data/0", storage}, {"m/version", "3\n"}});
 }
 
-std::string dictOf(const std::string& type, int32_t numel, int32_t offset,
-                   std::vector<int32_t> size, std::vector<int32_t> stride) {
-    return test::PickleWriter()
-        .op('}')
-        .str("w")
-        .tensor(type, "0", numel, offset, size, stride)
-        .op('s')
-        .done();
+std::string dictOf(const std::string& type, int32_t numel, int32_t offset, std::vector<int32_t> size,
+                   std::vector<int32_t> stride) {
+    return test::PickleWriter().op('}').str("w").tensor(type, "0", numel, offset, size, stride).op('s').done();
 }
 
 TEST(TorchArchive, HandBuiltViewsAndByteOrder) {
@@ -123,45 +116,31 @@ TEST(TorchArchive, TorchTwoTensorWrapper) {
 
 TEST(TorchArchive, BadTensorsNameTheProblem) {
     const std::string data = test::floatBytes({1, 2, 3, 4});
-    expectError<PickleError>(
-        [&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {5}, {1}), data)); },
-        "reaches element 4 of a storage with 4 elements");
-    expectError<PickleError>(
-        [&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {2}, {-1}), data)); },
-        "negative or huge");
+    expectError<PickleError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {5}, {1}), data)); },
+                             "reaches element 4 of a storage with 4 elements");
+    expectError<PickleError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {2}, {-1}), data)); },
+                             "negative or huge");
     expectError<PickleError>(
         [&] {
             readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {2, 2}, {1}), data));
         },
         "size and stride differ");
+    expectError<TensorFileError>([&] { readTorchArchive(archive(dictOf("FloatStorage", 8, 0, {8}, {1}), data)); },
+                                 "fewer than its 8 float32 elements");
     expectError<TensorFileError>(
-        [&] { readTorchArchive(archive(dictOf("FloatStorage", 8, 0, {8}, {1}), data)); },
-        "fewer than its 8 float32 elements");
-    expectError<TensorFileError>(
-        [&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {4}, {1}), data, "middle")); },
-        "byteorder");
+        [&] { readTorchArchive(archive(dictOf("FloatStorage", 4, 0, {4}, {1}), data, "middle")); }, "byteorder");
     const auto missing = test::makeZip({{"m/data.pkl", dictOf("FloatStorage", 4, 0, {4}, {1})}});
     expectError<TensorFileError>([&] { readTorchArchive(missing); }, "missing record 'm/data/0'");
-    expectError<TensorFileError>(
-        [&] {
-            readTorchArchive(test::makeZip({{"x.txt", "hi"}}));
-        },
-        "data.pkl");
+    expectError<TensorFileError>([&] { readTorchArchive(test::makeZip({{"x.txt", "hi"}})); }, "data.pkl");
     const std::string list = test::PickleWriter().op(']').done();
-    expectError<TensorFileError>([&] { readTorchArchive(archive(list, data)); },
-                                 "not a state_dict");
+    expectError<TensorFileError>([&] { readTorchArchive(archive(list, data)); }, "not a state_dict");
 }
 
 TEST(Pickle, RefusesClassesOutsideTheAllowedSet) {
     // The classic exploit: os.system("...") through REDUCE. Refused at the GLOBAL, before any call.
-    const std::string evil = test::PickleWriter()
-                                 .global("os", "system")
-                                 .str("touch /tmp/pwned")
-                                 .op('\x85')
-                                 .op('R')
-                                 .done();
-    expectError<PickleError>([&] { parsePickle(evil); },
-                             "'os.system', which is outside the allowed set");
+    const std::string evil =
+        test::PickleWriter().global("os", "system").str("touch /tmp/pwned").op('\x85').op('R').done();
+    expectError<PickleError>([&] { parsePickle(evil); }, "'os.system', which is outside the allowed set");
     const std::string evil2 = test::PickleWriter().str("builtins").str("eval").op('\x93').done();
     expectError<PickleError>([&] { parsePickle(evil2); }, "'builtins.eval'");
     // An allowed plain-data class becomes an opaque record holding its arguments.
@@ -224,13 +203,11 @@ TEST(Pickle, MalformedInputsEndInPickleError) {
     expectError<PickleError>([] { parsePickle("\x80\x02}"); }, "no STOP");
     expectError<PickleError>([] { parsePickle("\x80\x02."); }, "stack underflow");
     expectError<PickleError>([] { parsePickle("\x80\x02h\x05."); }, "memo key 5");
-    expectError<PickleError>([] { parsePickle("\x80\x02X\xff\xff\xff\x7f."); },
-                             "runs past the end");
+    expectError<PickleError>([] { parsePickle("\x80\x02X\xff\xff\xff\x7f."); }, "runs past the end");
     expectError<PickleError>([] { parsePickle("\x80\x02I01\n."); }, "unsupported pickle opcode");
     expectError<PickleError>([] { parsePickle("\x80\x02]]."); }, "values left on the stack");
     expectError<PickleError>([] { parsePickle("\x80\x02Ns."); }, "stack underflow");
-    expectError<PickleError>([] { parsePickle("\x80\x02\x8a\x09" + std::string(9, '\1') + "."); },
-                             "wider than 64");
+    expectError<PickleError>([] { parsePickle("\x80\x02\x8a\x09" + std::string(9, '\1') + "."); }, "wider than 64");
 }
 
 TEST(Pickle, CyclesDoNotHangOrLeak) {
@@ -274,37 +251,23 @@ TEST(Safetensors, ReadsAndValidates) {
     };
     const std::string data = test::floatBytes({1, 2, 3, 4, 5, 6});
     const auto f = readSafetensorsBytes(make(
-        R"({"__metadata__":{"format":"pt"},"module.a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})",
-        data));
+        R"({"__metadata__":{"format":"pt"},"module.a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", data));
     EXPECT_EQ(f.tensors.at("a").shape, (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(values(f, "a"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
     EXPECT_EQ(f.metadata.at("format"), "pt");
     expectError<TensorFileError>(
-        [&] {
-            readSafetensorsBytes(
-                make(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", data));
-        },
+        [&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", data)); },
         "shape need 16");
     expectError<TensorFileError>(
-        [&] {
-            readSafetensorsBytes(
-                make(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[8,32]}})", data));
-        },
+        [&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[8,32]}})", data)); },
         "outside the data section");
     expectError<TensorFileError>(
-        [&] {
-            readSafetensorsBytes(
-                make(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data));
-        },
+        [&] { readSafetensorsBytes(make(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data)); },
         "unsupported dtype C64");
-    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":)", data)); },
-                                 "not valid JSON");
+    expectError<TensorFileError>([&] { readSafetensorsBytes(make(R"({"a":)", data)); }, "not valid JSON");
     // Fuzzer find: a number the JSON parser cannot represent must be a clean error as well.
     expectError<TensorFileError>(
-        [&] {
-            readSafetensorsBytes(
-                make(R"({"a":{"dtype":"F32","shape":[1E777777],"data_offsets":[0,4]}})", data));
-        },
+        [&] { readSafetensorsBytes(make(R"({"a":{"dtype":"F32","shape":[1E777777],"data_offsets":[0,4]}})", data)); },
         "safetensors");
     std::vector<uint8_t> huge(16, 0xff);
     expectError<TensorFileError>([&] { readSafetensorsBytes(huge); }, "exceeds the file");

@@ -10,8 +10,7 @@
 namespace gwb::engine::test {
 
 /// A zip archive with STORED records, laid out as torch.save lays them out.
-inline std::vector<uint8_t>
-makeZip(const std::vector<std::pair<std::string, std::string>>& records) {
+inline std::vector<uint8_t> makeZip(const std::vector<std::pair<std::string, std::string>>& records) {
     std::vector<uint8_t> out, central;
     auto put = [](std::vector<uint8_t>& v, uint64_t x, int n) {
         for (int i = 0; i < n; ++i)
@@ -100,20 +99,12 @@ public:
     }
     /// ('storage', torch.<type>, key, 'cpu', numel) BINPERSID
     PickleWriter& storage(const std::string& type, const std::string& key, int32_t numel) {
-        op('(')
-            .str("storage")
-            .global("torch", type)
-            .str(key)
-            .str("cpu")
-            .integer(numel)
-            .op('t')
-            .op('Q');
+        op('(').str("storage").global("torch", type).str(key).str("cpu").integer(numel).op('t').op('Q');
         return *this;
     }
     /// torch._utils._rebuild_tensor_v2(storage, offset, size, stride, False, OrderedDict())
-    PickleWriter& tensor(const std::string& type, const std::string& key, int32_t numel,
-                         int32_t offset, const std::vector<int32_t>& size,
-                         const std::vector<int32_t>& stride) {
+    PickleWriter& tensor(const std::string& type, const std::string& key, int32_t numel, int32_t offset,
+                         const std::vector<int32_t>& size, const std::vector<int32_t>& stride) {
         global("torch._utils", "_rebuild_tensor_v2").op('(');
         storage(type, key, numel).integer(offset).ints(size).ints(stride);
         op('\x89').global("collections", "OrderedDict").op(')').op('R').op('t').op('R');

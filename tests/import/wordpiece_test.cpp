@@ -15,19 +15,17 @@ namespace gwb::engine {
 namespace {
 
 std::string testVocab() {
-    std::vector<std::string> v{"[PAD]",  "[UNK]",    "[CLS]",   "[SEP]",  "[MASK]", "hello",
-                               "world",  "un",       "##aff",   "##able", "cafe",   "naive",
-                               "resume", "the",      "##s",     "σας",    "σ",      "ς",
-                               "α",      "你",       "好",      "ᄒ",     "##ᅡ",   "##ᆫ",
-                               "i",      "istanbul", "strasse", "straße", "##e"};
+    std::vector<std::string> v{"[PAD]", "[UNK]",    "[CLS]",   "[SEP]",  "[MASK]", "hello", "world", "un",
+                               "##aff", "##able",   "cafe",    "naive",  "resume", "the",   "##s",   "σας",
+                               "σ",     "ς",        "α",       "你",     "好",     "ᄒ",    "##ᅡ",  "##ᆫ",
+                               "i",     "istanbul", "strasse", "straße", "##e"};
     for (char c = 'a'; c <= 'z'; ++c) {
         v.emplace_back(1, c);
         v.push_back(std::string("##") + c);
     }
     for (char c = '0'; c <= '9'; ++c)
         v.emplace_back(1, c);
-    for (const char* p :
-         {",", ".", "!", "?", "'", "\"", "(", ")", "-", "$", "^", "`", "¿", "—", "…"})
+    for (const char* p : {",", ".", "!", "?", "'", "\"", "(", ")", "-", "$", "^", "`", "¿", "—", "…"})
         v.emplace_back(p);
     std::string text;
     for (const auto& s : v)
@@ -47,20 +45,13 @@ TEST(WordPiece, BasicTokenizationWithSpans) {
     EXPECT_EQ(tok->kind(), "wordpiece");
     const std::string text = "Héllo,  WORLD! unaffable 你好";
     const auto p = tok->encode(text);
-    EXPECT_EQ(texts(p), (std::vector<std::string>{"hello", ",", "world", "!", "un", "##aff",
-                                                  "##able", "你", "好"}));
+    EXPECT_EQ(texts(p), (std::vector<std::string>{"hello", ",", "world", "!", "un", "##aff", "##able", "你", "好"}));
     // Spans point at the original bytes ("Héllo" is 6 bytes: é takes two).
-    EXPECT_EQ(
-        text.substr(static_cast<size_t>(p[0].begin), static_cast<size_t>(p[0].end - p[0].begin)),
-        "Héllo");
+    EXPECT_EQ(text.substr(static_cast<size_t>(p[0].begin), static_cast<size_t>(p[0].end - p[0].begin)), "Héllo");
     EXPECT_EQ(p[1].begin, 6);
     EXPECT_EQ(text.substr(static_cast<size_t>(p[2].begin), 5), "WORLD");
-    EXPECT_EQ(
-        text.substr(static_cast<size_t>(p[5].begin), static_cast<size_t>(p[5].end - p[5].begin)),
-        "aff");
-    EXPECT_EQ(
-        text.substr(static_cast<size_t>(p[7].begin), static_cast<size_t>(p[7].end - p[7].begin)),
-        "你");
+    EXPECT_EQ(text.substr(static_cast<size_t>(p[5].begin), static_cast<size_t>(p[5].end - p[5].begin)), "aff");
+    EXPECT_EQ(text.substr(static_cast<size_t>(p[7].begin), static_cast<size_t>(p[7].end - p[7].begin)), "你");
     for (size_t i = 1; i < p.size(); ++i)
         EXPECT_LE(p[i - 1].end, p[i].begin);
     EXPECT_EQ(tok->decode(tok->encodeIds("unaffable hello")), "unaffable hello");
@@ -68,8 +59,7 @@ TEST(WordPiece, BasicTokenizationWithSpans) {
 
 TEST(WordPiece, UnknownsLongWordsAndSpecials) {
     const auto tok = makeWordPieceTokenizer(testVocab());
-    EXPECT_EQ(texts(tok->encode("xyz€ [MASK] hello")),
-              (std::vector<std::string>{"[UNK]", "[MASK]", "hello"}));
+    EXPECT_EQ(texts(tok->encode("xyz€ [MASK] hello")), (std::vector<std::string>{"[UNK]", "[MASK]", "hello"}));
     EXPECT_EQ(texts(tok->encode(std::string(101, 'a'))), std::vector<std::string>{"[UNK]"});
     EXPECT_EQ(tok->encode(std::string(100, 'a')).size(), 100u);            // a ##a ##a ...
     EXPECT_EQ(texts(tok->encode("ΣΑΣ")), std::vector<std::string>{"σας"}); // final sigma
@@ -84,8 +74,7 @@ TEST(WordPiece, UnknownsLongWordsAndSpecials) {
 
 TEST(WordPiece, MatchesPythonReference) {
     const auto py = test::findPython();
-    if (!py)
-        GTEST_SKIP() << "no python3 found: WordPiece reference comparison skipped";
+    if (!py) GTEST_SKIP() << "no python3 found: WordPiece reference comparison skipped";
     const auto dir = std::filesystem::temp_directory_path() / "gwb_wordpiece_test";
     std::filesystem::create_directories(dir);
     const std::string vocab = testVocab();
@@ -104,14 +93,13 @@ TEST(WordPiece, MatchesPythonReference) {
                                           ""};
     std::ofstream((dir / "texts.json").string()) << nlohmann::json(inputs).dump();
     const std::string cmd = "'" + *py + "' " + GWB_PYTHON_DIR "/wordpiece_reference.py '" +
-                            (dir / "vocab.txt").string() + "' '" + (dir / "texts.json").string() +
-                            "' '" + (dir / "out.json").string() + "'";
+                            (dir / "vocab.txt").string() + "' '" + (dir / "texts.json").string() + "' '" +
+                            (dir / "out.json").string() + "'";
     ASSERT_TRUE(test::runQuiet(cmd)) << cmd;
     const auto expected = nlohmann::json::parse(std::ifstream((dir / "out.json").string()));
     const auto tok = makeWordPieceTokenizer(vocab);
     for (size_t i = 0; i < inputs.size(); ++i)
-        EXPECT_EQ(tok->encodeIds(inputs[i]), expected[i].get<std::vector<int32_t>>())
-            << "text: " << inputs[i];
+        EXPECT_EQ(tok->encodeIds(inputs[i]), expected[i].get<std::vector<int32_t>>()) << "text: " << inputs[i];
     std::filesystem::remove_all(dir);
 }
 
@@ -121,10 +109,8 @@ TEST(ByteLevelBpe, MergesAndPreTokenization) {
     auto symbol = [](int b) {
         int n = 0;
         for (int x = 0; x < b; ++x)
-            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF)))
-                ++n;
-        const bool printable =
-            (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) ++n;
+        const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
         const char32_t cp = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + n);
         std::string s;
         if (cp < 0x80)
@@ -153,8 +139,7 @@ TEST(ByteLevelBpe, MergesAndPreTokenization) {
     std::vector<int32_t> ids;
     for (const auto& t : p)
         ids.push_back(t.id);
-    EXPECT_EQ(ids,
-              (std::vector<int32_t>{259, 260, 'o', 'r', 'l', 'd', '\'', 's', ' ', ' ', 'x', '\n'}));
+    EXPECT_EQ(ids, (std::vector<int32_t>{259, 260, 'o', 'r', 'l', 'd', '\'', 's', ' ', ' ', 'x', '\n'}));
     EXPECT_EQ(p[1].begin, 5);
     EXPECT_EQ(p[1].end, 7);
     EXPECT_EQ(p[1].text, " w");

@@ -47,7 +47,8 @@ TEST(Analysis, AggregatedBivectorIsAlwaysAPlane) {
     }
     // A mean of planes that do not share a vector is not a plane: the measure itself can see it.
     const GrassmannLayerTrace& g = *tr.layers[0].grassmann;
-    const Eigen::VectorXd b = geo::normalizedWedge(zRow(g, 5), zRow(g, 4)).p + geo::normalizedWedge(zRow(g, 3), zRow(g, 2)).p;
+    const Eigen::VectorXd b =
+        geo::normalizedWedge(zRow(g, 5), zRow(g, 4)).p + geo::normalizedWedge(zRow(g, 3), zRow(g, 2)).p;
     EXPECT_GT(geo::pluckerResidual(b), 1e-3);
 }
 
@@ -162,8 +163,8 @@ TEST(Analysis, PromptSubspaceMatchesGeometryLibrary) {
     EXPECT_EQ(an.promptSubspaceK, 3);
     geo::RowMatrixXd h0 = asMatrix(tr.layers[0].h), h1 = asMatrix(tr.layers[1].h);
     const geo::Basis b0 = geo::principalSubspace(h0, 3, true), b1 = geo::principalSubspace(h1, 3, true);
-    EXPECT_NEAR(an.promptSubspaceDistance.at2(0, 1),
-                geo::geodesicDistance(geo::principalAnglesOrthonormal(b0.q, b1.q)), 1e-5);
+    EXPECT_NEAR(an.promptSubspaceDistance.at2(0, 1), geo::geodesicDistance(geo::principalAnglesOrthonormal(b0.q, b1.q)),
+                1e-5);
 }
 
 TEST(Analysis, RankDropsAreWarnings) {
@@ -273,9 +274,9 @@ TEST(Analysis, BadInputThrows) {
 }
 
 TEST(Analysis, DefinitionsCoverEveryArray) {
-    for (const char* key : {"residual", "planarity", "coherence", "pairNorm", "anglesNext", "influence", "meanGate", "gateAboveHalf",
-                            "entropy", "normEntropy", "sparsity", "top1", "effSupport", "transportCost",
-                            "promptSubspaceDistance", "readingSubspaceDistance", "jsDivergence"})
+    for (const char* key : {"residual", "planarity", "coherence", "pairNorm", "anglesNext", "influence", "meanGate",
+                            "gateAboveHalf", "entropy", "normEntropy", "sparsity", "top1", "effSupport",
+                            "transportCost", "promptSubspaceDistance", "readingSubspaceDistance", "jsDivergence"})
         EXPECT_TRUE(definitions().count(key)) << key;
 }
 

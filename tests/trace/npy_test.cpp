@@ -23,8 +23,7 @@ fs::path freshDir(const std::string& tag) {
 std::string pythonWithNumpy() {
     for (const char* py : {"/usr/bin/python3", "python3"}) {
         const std::string cmd = std::string(py) + " -c \"import numpy\" > /dev/null 2>&1";
-        if (std::system(cmd.c_str()) == 0)
-            return py;
+        if (std::system(cmd.c_str()) == 0) return py;
     }
     return "";
 }
@@ -112,8 +111,7 @@ TEST(Npy, AtomicWriteAndErrors) {
 
 TEST(Npy, NumpyReadsOurFiles) {
     const std::string py = pythonWithNumpy();
-    if (py.empty())
-        GTEST_SKIP() << "no python3 with numpy";
+    if (py.empty()) GTEST_SKIP() << "no python3 with numpy";
     const fs::path dir = freshDir("numpy");
     writeNpy((dir / "f4.npy").string(), sampleFloats());
     writeNpy((dir / "f8.npy").string(), Array<double>({2, 2}, {1.5, -2.5, 1e300, 0}));
@@ -126,19 +124,20 @@ TEST(Npy, NumpyReadsOurFiles) {
     w.addFile("meta.json", "{\"model\": \"test\"}");
     w.write((dir / "all.npz").string());
     const fs::path script = dir / "check.py";
-    std::ofstream(script) << "import numpy as np, sys, json, zipfile\n"
-                             "d = sys.argv[1]\n"
-                             "a = np.load(d + '/f4.npy'); assert a.dtype == np.float32 and a.shape == (2, 3, 4)\n"
-                             "assert a[0, 1, 1] != a[0, 1, 1] and a[1, 2, 3] == 23 * 0.5 - 3\n"
-                             "b = np.load(d + '/f8.npy'); assert b.dtype == np.float64 and b[1, 0] == 1e300\n"
-                             "assert np.load(d + '/i4.npy').tolist() == [-1, 0, 2147483647]\n"
-                             "c = np.load(d + '/i8.npy'); assert c.dtype == np.int64 and c[0, 1] == 2 ** 50\n"
-                             "assert np.load(d + '/u1.npy').dtype == np.uint8\n"
-                             "z = np.load(d + '/all.npz'); assert sorted(z.files) == ['ids', 'meta.json', 'x'], z.files\n"
-                             "assert z['ids'].tolist() == [7, 8, 9, 10] and z['x'].shape == (2, 3, 4)\n"
-                             "zf = zipfile.ZipFile(d + '/all.npz'); assert zf.testzip() is None\n"
-                             "assert json.loads(zf.read('meta.json'))['model'] == 'test'\n"
-                             "print('ok')\n";
+    std::ofstream(script)
+        << "import numpy as np, sys, json, zipfile\n"
+           "d = sys.argv[1]\n"
+           "a = np.load(d + '/f4.npy'); assert a.dtype == np.float32 and a.shape == (2, 3, 4)\n"
+           "assert a[0, 1, 1] != a[0, 1, 1] and a[1, 2, 3] == 23 * 0.5 - 3\n"
+           "b = np.load(d + '/f8.npy'); assert b.dtype == np.float64 and b[1, 0] == 1e300\n"
+           "assert np.load(d + '/i4.npy').tolist() == [-1, 0, 2147483647]\n"
+           "c = np.load(d + '/i8.npy'); assert c.dtype == np.int64 and c[0, 1] == 2 ** 50\n"
+           "assert np.load(d + '/u1.npy').dtype == np.uint8\n"
+           "z = np.load(d + '/all.npz'); assert sorted(z.files) == ['ids', 'meta.json', 'x'], z.files\n"
+           "assert z['ids'].tolist() == [7, 8, 9, 10] and z['x'].shape == (2, 3, 4)\n"
+           "zf = zipfile.ZipFile(d + '/all.npz'); assert zf.testzip() is None\n"
+           "assert json.loads(zf.read('meta.json'))['model'] == 'test'\n"
+           "print('ok')\n";
     const std::string cmd = py + " " + script.string() + " " + dir.string();
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     fs::remove_all(dir);

@@ -89,7 +89,8 @@ inline Trace attentionTrace(int64_t T, int64_t d, int64_t H, size_t N, bool dens
                     for (double& v : s)
                         sum += (v = std::exp(v - mx));
                     for (int64_t j = 0; j <= t; ++j)
-                        a.attn.data[static_cast<size_t>((h * T + t) * T + j)] = static_cast<float>(s[static_cast<size_t>(j)] / sum);
+                        a.attn.data[static_cast<size_t>((h * T + t) * T + j)] =
+                            static_cast<float>(s[static_cast<size_t>(j)] / sum);
                 }
         }
         L.attention = std::move(a);

@@ -27,9 +27,9 @@ TEST(Colormap, ScaleMapsKnownValuesToKnownEntries) {
     const auto& t = colormapTable(ColormapId::Viridis);
     EXPECT_EQ(s.color(2.0), t[0]);
     EXPECT_EQ(s.color(4.0), t[255]);
-    EXPECT_EQ(s.color(3.0), t[128]);       // t = 0.5 -> bin 128 of 256
+    EXPECT_EQ(s.color(3.0), t[128]); // t = 0.5 -> bin 128 of 256
     EXPECT_EQ(s.color(2.0 + 2.0 * 10.5 / 256), t[10]);
-    EXPECT_EQ(s.color(-100.0), t[0]);      // clamped
+    EXPECT_EQ(s.color(-100.0), t[0]); // clamped
     EXPECT_EQ(s.color(100.0), t[255]);
     EXPECT_EQ(s.color(std::nan("")), kNanColor);
     EXPECT_EQ(ColorScale::fromRange(ColormapId::Magma, 0, 1, false).color(std::nan("")), kNanColor);
@@ -57,7 +57,8 @@ TEST(Colormap, DivergingScaleIsSymmetricAroundZero) {
 }
 
 TEST(Colormap, NamesRoundTrip) {
-    for (const QString& n : colormapNames()) EXPECT_EQ(colormapName(colormapFromName(n)), n);
+    for (const QString& n : colormapNames())
+        EXPECT_EQ(colormapName(colormapFromName(n)), n);
     EXPECT_EQ(colormapFromName(QStringLiteral("MAGMA")), ColormapId::Magma);
     EXPECT_EQ(colormapFromName(QStringLiteral("jet"), ColormapId::Cividis), ColormapId::Cividis);
 }

@@ -55,7 +55,8 @@ TEST(Downsample, RowFunctionSourceMatchesDense) {
         const MatrixLevel a = downsample(dense, 2, 2, mode);
         const MatrixLevel b = downsample(rows, 2, 2, mode);
         ASSERT_EQ(a.values.size(), b.values.size());
-        for (size_t i = 0; i < a.values.size(); ++i) EXPECT_FLOAT_EQ(a.values[i], b.values[i]);
+        for (size_t i = 0; i < a.values.size(); ++i)
+            EXPECT_FLOAT_EQ(a.values[i], b.values[i]);
     }
 }
 
@@ -98,7 +99,8 @@ TEST(Downsample, MaxTilesKeepASingleSpikeVisible) {
     EXPECT_EQ(img.image.pixel(300 / 16, 517 / 16), s.color(1.0));
     int hot = 0;
     for (int y = 0; y < 64; ++y)
-        for (int x = 0; x < 64; ++x) hot += img.image.pixel(x, y) == s.color(1.0);
+        for (int x = 0; x < 64; ++x)
+            hot += img.image.pixel(x, y) == s.color(1.0);
     EXPECT_EQ(hot, 1);
 }
 
@@ -106,7 +108,8 @@ TEST(Downsample, CachedRowSourceReturnsTheSameRowsAndEvicts) {
     int calls = 0;
     auto inner = std::make_shared<RowFunctionSource>(5, 3, [&calls](int64_t r, float* out) {
         ++calls;
-        for (int c = 0; c < 3; ++c) out[c] = static_cast<float>(r * 10 + c);
+        for (int c = 0; c < 3; ++c)
+            out[c] = static_cast<float>(r * 10 + c);
     });
     CachedRowSource cached(inner, 2);
     float row[3];
@@ -125,7 +128,8 @@ TEST(Downsample, WidgetComputesBigLevelsOffTheGuiThread) {
     synthetic::ensureApp();
     const int64_t n = 2048; // 4M cells: above the synchronous limit
     std::vector<float> v(static_cast<size_t>(n * n));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 977) / 977.0f;
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = static_cast<float>(i % 977) / 977.0f;
     HeatmapWidget w;
     w.resize(600, 500);
     w.setMatrix(makeDenseSource(n, n, std::move(v)), HeatmapAxes{});
@@ -134,7 +138,8 @@ TEST(Downsample, WidgetComputesBigLevelsOffTheGuiThread) {
     auto greyShare = [](const QImage& img) {
         int grey = 0;
         for (int y = 0; y < img.height(); y += 4)
-            for (int x = 0; x < img.width(); x += 4) grey += img.pixel(x, y) == qRgb(235, 235, 235);
+            for (int x = 0; x < img.width(); x += 4)
+                grey += img.pixel(x, y) == qRgb(235, 235, 235);
         return grey / static_cast<double>((img.height() / 4) * (img.width() / 4));
     };
     const QImage first = w.grab().toImage().convertToFormat(QImage::Format_RGB32);

@@ -92,7 +92,8 @@ TEST(Export, PdfPageIsTheFigureSize) {
     ASSERT_TRUE(r.ok) << r.message.toStdString();
     const QByteArray pdf = readAll(path);
     ASSERT_TRUE(pdf.startsWith("%PDF"));
-    const QRegularExpression box(QStringLiteral("/MediaBox\\s*\\[\\s*([-\\d.]+)\\s+([-\\d.]+)\\s+([-\\d.]+)\\s+([-\\d.]+)\\s*\\]"));
+    const QRegularExpression box(
+        QStringLiteral("/MediaBox\\s*\\[\\s*([-\\d.]+)\\s+([-\\d.]+)\\s+([-\\d.]+)\\s+([-\\d.]+)\\s*\\]"));
     const auto m = box.match(QString::fromLatin1(pdf));
     ASSERT_TRUE(m.hasMatch());
     EXPECT_NEAR(m.captured(3).toDouble() - m.captured(1).toDouble(), 3.5 * 72, 0.6);
@@ -176,7 +177,8 @@ TEST(Export, DataFilesAreReadableCsvNpyAndJson) {
     const QJsonObject meta = QJsonDocument::fromJson(readAll(base + ".json")).object();
     EXPECT_EQ(meta.value("view").toString(), QStringLiteral("gate"));
     EXPECT_EQ(meta.value("prompt").toString().toStdString(), fx.data.grassmann->prompt);
-    EXPECT_EQ(meta.value("model").toObject().value("grassmann").toObject().value("name").toString(), QStringLiteral("grassmann-synthetic"));
+    EXPECT_EQ(meta.value("model").toObject().value("grassmann").toObject().value("name").toString(),
+              QStringLiteral("grassmann-synthetic"));
     const QJsonObject sel = meta.value("selection").toObject();
     EXPECT_EQ(sel.value("token").toInt(), 5);
     EXPECT_EQ(sel.value("layer").toInt(), 1);

@@ -26,7 +26,9 @@ WorkbenchData analysedData() {
     return d;
 }
 
-QString definition(const char* key) { return QString::fromStdString(gwb::engine::definitions().at(key)); }
+QString definition(const char* key) {
+    return QString::fromStdString(gwb::engine::definitions().at(key));
+}
 } // namespace
 
 TEST(PluckerView, CoherenceIsTheDefaultAndDrawsTheAnalysisField) {
@@ -80,8 +82,8 @@ TEST(PluckerView, ExportedCoherenceNpyEqualsTheAnalysisField) {
     QTemporaryDir dir;
     FigureOptions o;
     o.dpi = 60;
-    const ExportResult r = exportViewFigure("plucker", d, SelectionState{7, 2, 0, 0}, {}, o, dir.filePath("fig.png"),
-                                            dir.filePath("fig"));
+    const ExportResult r =
+        exportViewFigure("plucker", d, SelectionState{7, 2, 0, 0}, {}, o, dir.filePath("fig.png"), dir.filePath("fig"));
     ASSERT_TRUE(r.ok) << r.message.toStdString();
     const gwb::engine::NpyArray a = gwb::engine::readNpy(dir.filePath("fig_coherence.npy").toStdString());
     const auto& layers = d.grassmannAnalysis->grassmann;
@@ -93,8 +95,10 @@ TEST(PluckerView, ExportedCoherenceNpyEqualsTheAnalysisField) {
         for (int64_t t = 0; t < T; ++t) {
             const float want = layers[l].coherence[static_cast<size_t>(t)];
             const float got = v[l * static_cast<size_t>(T) + static_cast<size_t>(t)];
-            if (std::isnan(want)) EXPECT_TRUE(std::isnan(got));
-            else EXPECT_FLOAT_EQ(got, want);
+            if (std::isnan(want))
+                EXPECT_TRUE(std::isnan(got));
+            else
+                EXPECT_FLOAT_EQ(got, want);
         }
 }
 
@@ -148,7 +152,8 @@ TEST(TokenStrip, ColoursByCoherenceOfTheSelectedLayer) {
     auto v = strip.values();
     ASSERT_EQ(v.size(), c2.size());
     EXPECT_TRUE(std::isnan(v[0])); // no valid offset at t = 0
-    for (size_t t = 1; t < v.size(); ++t) EXPECT_FLOAT_EQ(v[t], c2[t]) << t;
+    for (size_t t = 1; t < v.size(); ++t)
+        EXPECT_FLOAT_EQ(v[t], c2[t]) << t;
     s.setLayer(0);
     EXPECT_FLOAT_EQ(strip.values()[6], d.grassmannAnalysis->grassmann[0].coherence[6]);
     // The chip is filled with the value's colour on the fixed [0, 1] scale.

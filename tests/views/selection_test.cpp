@@ -15,7 +15,9 @@
 using namespace gwb::views;
 
 namespace {
-void app() { synthetic::ensureApp(); }
+void app() {
+    synthetic::ensureApp();
+}
 } // namespace
 
 TEST(Selection, ClampsToExtentsAndSignalsOnlyChanges) {

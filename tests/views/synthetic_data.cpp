@@ -14,13 +14,14 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 FloatArray randomArray(std::vector<int64_t> shape, std::mt19937& rng, float scale = 1.0f) {
     FloatArray a = FloatArray::zeros(std::move(shape));
     std::normal_distribution<float> n(0.0f, scale);
-    for (auto& v : a.data) v = n(rng);
+    for (auto& v : a.data)
+        v = n(rng);
     return a;
 }
 
 std::vector<gwb::engine::TraceToken> makeTokens(int64_t T, std::string& prompt) {
-    static const char* words[] = {"The", " cat", " sat", " on", " the", " mat", ",", " and", " the",
-                                  " dog", " watched", " it", " from", " a", " warm", " corner", "."};
+    static const char* words[] = {"The",  " cat",     " sat", " on",   " the", " mat",  ",",       " and", " the",
+                                  " dog", " watched", " it",  " from", " a",   " warm", " corner", "."};
     std::vector<gwb::engine::TraceToken> tokens;
     for (int64_t t = 0; t < T; ++t) {
         gwb::engine::TraceToken tok;
@@ -74,7 +75,8 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
     g->surprisal.assign(static_cast<size_t>(T), 0.0f);
     g->surprisal[0] = kNaN;
     std::uniform_real_distribution<float> u01(0.0f, 1.0f);
-    for (int64_t t = 1; t < T; ++t) g->surprisal[static_cast<size_t>(t)] = 1.0f + 6.0f * u01(rng);
+    for (int64_t t = 1; t < T; ++t)
+        g->surprisal[static_cast<size_t>(t)] = 1.0f + 6.0f * u01(rng);
     auto ga = std::make_shared<gwb::engine::TraceAnalysis>();
     for (int64_t l = 0; l < N; ++l) {
         gwb::engine::LayerTrace lt;
@@ -85,7 +87,8 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
         gl.z = randomArray({T, r}, rng);
         gl.g = randomArray({T, d}, rng);
         gl.gate = FloatArray::zeros({T, d});
-        for (auto& v : gl.gate.data) v = 1.0f / (1.0f + std::exp(-2.0f * (u01(rng) - 0.5f + 0.2f * static_cast<float>(l))));
+        for (auto& v : gl.gate.data)
+            v = 1.0f / (1.0f + std::exp(-2.0f * (u01(rng) - 0.5f + 0.2f * static_cast<float>(l))));
         gl.wRed = randomArray({r, d}, rng, 0.3f);
         gl.bRed = randomArray({r}, rng, 0.1f);
         gl.wPlu = randomArray({d, pairs}, rng, 0.2f);
@@ -168,7 +171,8 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
                 double mx = -1e300, sum = 0;
                 for (int64_t j = 0; j <= t; ++j) {
                     double dot = 0;
-                    for (int64_t c = 0; c < dh; ++c) dot += at.q.at3(h, t, c) * at.k.at3(h, j, c);
+                    for (int64_t c = 0; c < dh; ++c)
+                        dot += at.q.at3(h, t, c) * at.k.at3(h, j, c);
                     sc[static_cast<size_t>(j)] = dot / std::sqrt(static_cast<double>(dh));
                     mx = std::max(mx, sc[static_cast<size_t>(j)]);
                 }
@@ -181,7 +185,8 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
                 double H_ = 0, l1 = 0, l2 = 0, top = 0, tc = 0;
                 for (size_t j = 0; j < sc.size(); ++j) {
                     const double p = sc[j] / sum;
-                    at.attn.data[static_cast<size_t>((h * T + t) * T + static_cast<int64_t>(j))] = static_cast<float>(p);
+                    at.attn.data[static_cast<size_t>((h * T + t) * T + static_cast<int64_t>(j))] =
+                        static_cast<float>(p);
                     if (p > 0) H_ -= p * std::log(p);
                     l1 += p;
                     l2 += p * p;

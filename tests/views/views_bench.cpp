@@ -18,7 +18,8 @@ MatrixSourcePtr bigMatrix() {
     static MatrixSourcePtr src = [] {
         std::vector<float> v(static_cast<size_t>(kN * kN));
         for (int64_t i = 0; i < kN; ++i)
-            for (int64_t j = 0; j < kN; ++j) v[static_cast<size_t>(i * kN + j)] = std::sin(0.001f * static_cast<float>(i * j % 10007));
+            for (int64_t j = 0; j < kN; ++j)
+                v[static_cast<size_t>(i * kN + j)] = std::sin(0.001f * static_cast<float>(i * j % 10007));
         return makeDenseSource(kN, kN, std::move(v));
     }();
     return src;
@@ -37,7 +38,8 @@ QApplication& app() {
 // One zoom level of tile maxima (8192^2 -> 512^2): computed once per level, off the GUI thread.
 static void BM_DownsampleLevel16x16(benchmark::State& state) {
     auto src = bigMatrix();
-    for (auto _ : state) benchmark::DoNotOptimize(downsample(*src, 16, 16, DownsampleMode::Max));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(downsample(*src, 16, 16, DownsampleMode::Max));
 }
 BENCHMARK(BM_DownsampleLevel16x16)->Unit(benchmark::kMillisecond);
 
@@ -46,7 +48,8 @@ static void BM_ColorizeFullViewCached(benchmark::State& state) {
     MatrixPyramid pyr(bigMatrix(), DownsampleMode::Max);
     const ColorScale s = ColorScale::fromRange(ColormapId::Viridis, -1, 1, false);
     pyr.level(3, 3); // 8192 / 800 cells per pixel -> block 8
-    for (auto _ : state) benchmark::DoNotOptimize(colorizeWindow(pyr, QRectF(0, 0, kN, kN), QSize(800, 800), s, false));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(colorizeWindow(pyr, QRectF(0, 0, kN, kN), QSize(800, 800), s, false));
 }
 BENCHMARK(BM_ColorizeFullViewCached)->Unit(benchmark::kMillisecond);
 
@@ -54,7 +57,8 @@ BENCHMARK(BM_ColorizeFullViewCached)->Unit(benchmark::kMillisecond);
 static void BM_ColorizeZoomedIn(benchmark::State& state) {
     MatrixPyramid pyr(bigMatrix(), DownsampleMode::Max);
     const ColorScale s = ColorScale::fromRange(ColormapId::Viridis, -1, 1, false);
-    for (auto _ : state) benchmark::DoNotOptimize(colorizeWindow(pyr, QRectF(3000, 3000, 600, 600), QSize(800, 800), s, false));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(colorizeWindow(pyr, QRectF(3000, 3000, 600, 600), QSize(800, 800), s, false));
 }
 BENCHMARK(BM_ColorizeZoomedIn)->Unit(benchmark::kMillisecond);
 
@@ -63,7 +67,8 @@ static void BM_HeatmapPaintCached(benchmark::State& state) {
     app();
     HeatmapWidget w;
     HeatmapAxes axes;
-    for (int64_t i = 0; i < kN; ++i) axes.rowLabels << QStringLiteral("tok%1").arg(i);
+    for (int64_t i = 0; i < kN; ++i)
+        axes.rowLabels << QStringLiteral("tok%1").arg(i);
     axes.colLabels = axes.rowLabels;
     w.setMatrix(bigMatrix(), axes);
     QImage target(1000, 900, QImage::Format_ARGB32);

@@ -19,12 +19,15 @@
 using namespace gwb::views;
 
 namespace {
-void app() { synthetic::ensureApp(); }
+void app() {
+    synthetic::ensureApp();
+}
 
 int distinctColours(const QImage& img) {
     std::set<QRgb> c;
     for (int y = 0; y < img.height(); y += 3)
-        for (int x = 0; x < img.width(); x += 3) c.insert(img.pixel(x, y));
+        for (int x = 0; x < img.width(); x += 3)
+            c.insert(img.pixel(x, y));
     return static_cast<int>(c.size());
 }
 } // namespace
@@ -138,7 +141,8 @@ TEST(Views, AttentionRowsRecomputedWithoutDenseMatrix) {
     app();
     const WorkbenchData d = synthetic::makeWorkbenchData();
     auto sparse = std::make_shared<gwb::engine::Trace>(*d.baseline);
-    for (auto& l : sparse->layers) l.attention->attn = {}; // as above the dense limit
+    for (auto& l : sparse->layers)
+        l.attention->attn = {}; // as above the dense limit
     auto dense = attentionSource(d.baseline, 1, 2);
     auto computed = attentionSource(sparse, 1, 2);
     ASSERT_TRUE(dense && computed);
@@ -171,7 +175,8 @@ TEST(Views, CompareRowsAndAgreement) {
     // the result is the engine's compareRows on the cleaned rows.
     const float nan = std::nanf("");
     const RowComparison messy = compareDistributions({nan, 0.3f, -1.0f, 0.7f, 5.0f}, {0.1f, 0.2f, 0.3f, 0.4f});
-    const gwb::engine::RowAgreement clean = gwb::engine::compareRows({0.0f, 0.3f, 0.0f, 0.7f}, {0.1f, 0.2f, 0.3f, 0.4f});
+    const gwb::engine::RowAgreement clean =
+        gwb::engine::compareRows({0.0f, 0.3f, 0.0f, 0.7f}, {0.1f, 0.2f, 0.3f, 0.4f});
     EXPECT_DOUBLE_EQ(messy.jsDivergence, clean.jsDivergence);
     EXPECT_EQ(messy.top1Agrees, clean.top1Agrees);
     EXPECT_TRUE(messy.top1Agrees);
@@ -195,7 +200,8 @@ TEST(Views, CompareRowsAndAgreement) {
     const auto rows = c.rows();
     ASSERT_EQ(rows.values.size(), 6u); // influence, 4 heads, mean
     EXPECT_EQ(rows.agreement.size(), 5u);
-    EXPECT_NEAR(rows.agreement[0].jsDivergence, compareDistributions(rows.values[0], rows.values[1]).jsDivergence, 1e-12);
+    EXPECT_NEAR(rows.agreement[0].jsDivergence, compareDistributions(rows.values[0], rows.values[1]).jsDivergence,
+                1e-12);
 }
 
 TEST(Views, SubspacePictureCirclesContainTheProjectedVectors) {
@@ -210,7 +216,8 @@ TEST(Views, SubspacePictureCirclesContainTheProjectedVectors) {
     // Projected z_t (the last point) lies on every circle: orthogonal to each circle's normal.
     const Vec3 zt = pic.sphere.points.back().v;
     for (const auto& c : pic.sphere.circles) {
-        const Vec3 n{c.e1[1] * c.e2[2] - c.e1[2] * c.e2[1], c.e1[2] * c.e2[0] - c.e1[0] * c.e2[2], c.e1[0] * c.e2[1] - c.e1[1] * c.e2[0]};
+        const Vec3 n{c.e1[1] * c.e2[2] - c.e1[2] * c.e2[1], c.e1[2] * c.e2[0] - c.e1[0] * c.e2[2],
+                     c.e1[0] * c.e2[1] - c.e1[1] * c.e2[0]};
         EXPECT_NEAR(n[0] * zt[0] + n[1] * zt[1] + n[2] * zt[2], 0.0, 1e-9);
         EXPECT_NEAR(c.e1[0] * c.e2[0] + c.e1[1] * c.e2[1] + c.e1[2] * c.e2[2], 0.0, 1e-9);
     }
@@ -238,9 +245,11 @@ TEST(Views, CompareDifferenceIsSignedAndCentredAtZero) {
     EXPECT_TRUE(scale.diverging);
     EXPECT_DOUBLE_EQ(scale.effectiveLow(), -scale.effectiveHigh());
     const auto tables = c.dataTables();
-    const auto it = std::find_if(tables.begin(), tables.end(), [](const DataTable& t) { return t.name == "prompt_distance_difference"; });
+    const auto it = std::find_if(tables.begin(), tables.end(),
+                                 [](const DataTable& t) { return t.name == "prompt_distance_difference"; });
     ASSERT_NE(it, tables.end());
-    EXPECT_FLOAT_EQ(it->values.at2(0, 2), d.grassmannAnalysis->promptSubspaceDistance.at2(0, 2) - d.baselineAnalysis->promptSubspaceDistance.at2(0, 2));
+    EXPECT_FLOAT_EQ(it->values.at2(0, 2), d.grassmannAnalysis->promptSubspaceDistance.at2(0, 2) -
+                                              d.baselineAnalysis->promptSubspaceDistance.at2(0, 2));
 }
 
 TEST(Views, DrawTheEngineAnalysisOfASyntheticTrace) {
@@ -270,7 +279,8 @@ TEST(Views, DrawTheEngineAnalysisOfASyntheticTrace) {
     const auto& ga = d.grassmannAnalysis->grassmann[1];
     const auto full = gwb::engine::influenceMatrix(ga, d.grassmann->length());
     const auto row = influenceRow(ga, 9);
-    for (int64_t j = 0; j <= 9; ++j) EXPECT_NEAR(row[static_cast<size_t>(j)], full.at2(9, j), 1e-6) << j;
+    for (int64_t j = 0; j <= 9; ++j)
+        EXPECT_NEAR(row[static_cast<size_t>(j)], full.at2(9, j), 1e-6) << j;
     const auto att = gwb::engine::attentionRow(*d.baseline->layers[1].attention, 0, 9);
     EXPECT_NEAR(compareDistributions(row, att).jsDivergence, gwb::engine::compareRows(row, att).jsDivergence, 1e-9);
     EXPECT_EQ(compareDistributions(row, att).top1Agrees, gwb::engine::compareRows(row, att).top1Agrees);

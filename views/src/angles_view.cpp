@@ -17,8 +17,10 @@ AnglesView::AnglesView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
     m_matrixCombo = detail::addCombo(bar, QStringLiteral("Distance matrix"),
-                                     {QStringLiteral("prompt subspaces (Grassmann)"), QStringLiteral("reading subspaces (Grassmann)"),
-                                      QStringLiteral("prompt subspaces (baseline)")}, this);
+                                     {QStringLiteral("prompt subspaces (Grassmann)"),
+                                      QStringLiteral("reading subspaces (Grassmann)"),
+                                      QStringLiteral("prompt subspaces (baseline)")},
+                                     this);
     bar->addStretch();
     m_mapCombo = detail::addColormapCombo(bar, this);
     layout->addLayout(bar);
@@ -29,7 +31,8 @@ AnglesView::AnglesView(QWidget* parent) : View(parent) {
     split->addWidget(m_heatmap);
     layout->addWidget(split, 1);
     connect(m_matrixCombo, &QComboBox::currentIndexChanged, this, [this](int i) { setMatrix(static_cast<Matrix>(i)); });
-    connect(m_mapCombo, &QComboBox::currentTextChanged, this, [this](const QString& n) { setColormapId(colormapFromName(n)); });
+    connect(m_mapCombo, &QComboBox::currentTextChanged, this,
+            [this](const QString& n) { setColormapId(colormapFromName(n)); });
     connect(m_heatmap, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64) {
         if (selection()) selection()->setLayer(static_cast<int>(row));
     });
@@ -55,9 +58,12 @@ void AnglesView::setSettings(const QJsonObject& s) {
     View::setSettings(s);
     m_mapCombo->setCurrentText(gwb::views::colormapName(colormapId()));
     const QString m = s.value(QStringLiteral("matrix")).toString();
-    if (m == QLatin1String("grassmann_reading")) setMatrix(Matrix::GrassmannReading);
-    else if (m == QLatin1String("baseline_prompt")) setMatrix(Matrix::BaselinePrompt);
-    else if (m == QLatin1String("grassmann_prompt")) setMatrix(Matrix::GrassmannPrompt);
+    if (m == QLatin1String("grassmann_reading"))
+        setMatrix(Matrix::GrassmannReading);
+    else if (m == QLatin1String("baseline_prompt"))
+        setMatrix(Matrix::BaselinePrompt);
+    else if (m == QLatin1String("grassmann_prompt"))
+        setMatrix(Matrix::GrassmannPrompt);
 }
 
 bool AnglesView::hasContent() const {
@@ -66,18 +72,24 @@ bool AnglesView::hasContent() const {
 
 const gwb::engine::FloatArray* AnglesView::distanceArray() const {
     switch (m_matrix) {
-    case Matrix::GrassmannPrompt: return m_data.grassmannAnalysis ? &m_data.grassmannAnalysis->promptSubspaceDistance : nullptr;
-    case Matrix::GrassmannReading: return m_data.grassmannAnalysis ? &m_data.grassmannAnalysis->readingSubspaceDistance : nullptr;
-    case Matrix::BaselinePrompt: return m_data.baselineAnalysis ? &m_data.baselineAnalysis->promptSubspaceDistance : nullptr;
+    case Matrix::GrassmannPrompt:
+        return m_data.grassmannAnalysis ? &m_data.grassmannAnalysis->promptSubspaceDistance : nullptr;
+    case Matrix::GrassmannReading:
+        return m_data.grassmannAnalysis ? &m_data.grassmannAnalysis->readingSubspaceDistance : nullptr;
+    case Matrix::BaselinePrompt:
+        return m_data.baselineAnalysis ? &m_data.baselineAnalysis->promptSubspaceDistance : nullptr;
     }
     return nullptr;
 }
 
 QString AnglesView::matrixName() const {
     switch (m_matrix) {
-    case Matrix::GrassmannPrompt: return QStringLiteral("Prompt-subspace distance (Grassmann)");
-    case Matrix::GrassmannReading: return QStringLiteral("Reading-subspace distance (Grassmann)");
-    case Matrix::BaselinePrompt: return QStringLiteral("Prompt-subspace distance (baseline)");
+    case Matrix::GrassmannPrompt:
+        return QStringLiteral("Prompt-subspace distance (Grassmann)");
+    case Matrix::GrassmannReading:
+        return QStringLiteral("Reading-subspace distance (Grassmann)");
+    case Matrix::BaselinePrompt:
+        return QStringLiteral("Prompt-subspace distance (baseline)");
     }
     return {};
 }
@@ -93,7 +105,11 @@ ChartData AnglesView::angleChart() const {
     if (!a0 || o >= static_cast<int>(a0->offsets.size())) return c;
     const int D = a0->offsets[static_cast<size_t>(o)];
     c.title = QStringLiteral("Angles between layers l and l+1, token %1 '%2', D = %3")
-                  .arg(t).arg(t < m_data.grassmann->length() ? detail::labelTextForTitle(m_data.grassmann->tokens[static_cast<size_t>(t)].text) : QString()).arg(D);
+                  .arg(t)
+                  .arg(t < m_data.grassmann->length()
+                           ? detail::labelTextForTitle(m_data.grassmann->tokens[static_cast<size_t>(t)].text)
+                           : QString())
+                  .arg(D);
     c.xTitle = QStringLiteral("layer transition");
     c.yTitle = QStringLiteral("angle (rad)");
     c.yMin = 0;
@@ -133,7 +149,8 @@ void AnglesView::refresh() {
     const QString key = QStringLiteral("%1/%2").arg(reinterpret_cast<quintptr>(dist)).arg(static_cast<int>(m_matrix));
     if (!dist || dist->empty()) {
         m_matrixKey.clear();
-        m_heatmap->setPlaceholder(m_matrix == Matrix::BaselinePrompt ? noModelMessageFor(QStringLiteral("baseline")) : noModelMessageFor(QStringLiteral("Grassmann")));
+        m_heatmap->setPlaceholder(m_matrix == Matrix::BaselinePrompt ? noModelMessageFor(QStringLiteral("baseline"))
+                                                                     : noModelMessageFor(QStringLiteral("Grassmann")));
     } else if (key != m_matrixKey) {
         const int64_t N = dist->dim(0);
         HeatmapAxes axes;
@@ -147,12 +164,19 @@ void AnglesView::refresh() {
     }
     m_heatmap->setMarks(HeatmapMarks{selLayer(), selLayer()});
     const ChartData c = angleChart();
-    if (c.hasData()) m_chart->setChart(c);
-    else m_chart->setPlaceholder(m_data.grassmann ? QStringLiteral("No angles for token %1 at this offset (t \u2212 D < 0, or a single layer).").arg(selToken())
-                                                  : detail::noModelMessage(QStringLiteral("Grassmann")));
+    if (c.hasData())
+        m_chart->setChart(c);
+    else
+        m_chart->setPlaceholder(
+            m_data.grassmann
+                ? QStringLiteral("No angles for token %1 at this offset (t \u2212 D < 0, or a single layer).")
+                      .arg(selToken())
+                : detail::noModelMessage(QStringLiteral("Grassmann")));
 }
 
-QString AnglesView::noModelMessageFor(const QString& which) const { return detail::noModelMessage(which); }
+QString AnglesView::noModelMessageFor(const QString& which) const {
+    return detail::noModelMessage(which);
+}
 
 std::vector<DataTable> AnglesView::dataTables() const {
     std::vector<DataTable> out;
@@ -161,34 +185,46 @@ std::vector<DataTable> AnglesView::dataTables() const {
         const int64_t L = static_cast<int64_t>(c.series[0].y.size());
         std::vector<float> v;
         for (int64_t i = 0; i < L; ++i)
-            for (const auto& s : c.series) v.push_back(static_cast<float>(s.y[static_cast<size_t>(i)]));
-        out.push_back(detail::tableFromMatrix(QStringLiteral("angles_token%1_offsetidx%2").arg(selToken()).arg(selOffsetIndex()),
-                                              QStringLiteral("principal angles between lifted pair planes of layers l and l+1"),
-                                              QStringLiteral("anglesNext"), QStringLiteral("rad"), L, 2, std::move(v),
-                                              QStringLiteral("layer transition"), QStringLiteral("angle"), c.categories,
-                                              {QStringLiteral("theta1"), QStringLiteral("theta2")}));
+            for (const auto& s : c.series)
+                v.push_back(static_cast<float>(s.y[static_cast<size_t>(i)]));
+        out.push_back(detail::tableFromMatrix(
+            QStringLiteral("angles_token%1_offsetidx%2").arg(selToken()).arg(selOffsetIndex()),
+            QStringLiteral("principal angles between lifted pair planes of layers l and l+1"),
+            QStringLiteral("anglesNext"), QStringLiteral("rad"), L, 2, std::move(v), QStringLiteral("layer transition"),
+            QStringLiteral("angle"), c.categories, {QStringLiteral("theta1"), QStringLiteral("theta2")}));
     }
     if (const auto* dist = distanceArray(); dist && !dist->empty()) {
         static const char* keys[] = {"promptSubspaceDistance", "readingSubspaceDistance", "promptSubspaceDistance"};
-        static const char* names[] = {"prompt_distance_grassmann", "reading_distance_grassmann", "prompt_distance_baseline"};
+        static const char* names[] = {"prompt_distance_grassmann", "reading_distance_grassmann",
+                                      "prompt_distance_baseline"};
         const int i = static_cast<int>(m_matrix);
         const int64_t N = dist->dim(0);
-        out.push_back(detail::tableFromMatrix(QString::fromLatin1(names[i]), matrixName(), QString::fromLatin1(keys[i]), QStringLiteral("rad"),
-                                              N, dist->dim(1), dist->data, QStringLiteral("layer"), QStringLiteral("layer"), layerLabels(N), layerLabels(N)));
+        out.push_back(detail::tableFromMatrix(QString::fromLatin1(names[i]), matrixName(), QString::fromLatin1(keys[i]),
+                                              QStringLiteral("rad"), N, dist->dim(1), dist->data,
+                                              QStringLiteral("layer"), QStringLiteral("layer"), layerLabels(N),
+                                              layerLabels(N)));
     }
     return out;
 }
 
 QString AnglesView::caption() const {
-    const int k = m_data.grassmannAnalysis ? m_data.grassmannAnalysis->promptSubspaceK : (m_data.baselineAnalysis ? m_data.baselineAnalysis->promptSubspaceK : 4);
+    const int k = m_data.grassmannAnalysis ? m_data.grassmannAnalysis->promptSubspaceK
+                                           : (m_data.baselineAnalysis ? m_data.baselineAnalysis->promptSubspaceK : 4);
     QString m;
     if (m_matrix == Matrix::GrassmannReading)
-        m = QStringLiteral("geodesic Grassmann distance \u2016\u03b8\u2016\u2082 between the reading subspaces (row spaces of W_red) of every pair of Grassmann layers");
+        m = QStringLiteral("geodesic Grassmann distance \u2016\u03b8\u2016\u2082 between the reading subspaces (row "
+                           "spaces of W_red) of every pair of Grassmann layers");
     else
-        m = QStringLiteral("geodesic Grassmann distance \u2016\u03b8\u2016\u2082 between the top-%1 principal subspaces of the layers' input states h^l over the prompt (%2 model)")
-                .arg(k).arg(m_matrix == Matrix::BaselinePrompt ? QStringLiteral("baseline") : QStringLiteral("Grassmann"));
-    return QStringLiteral("Line chart: principal angles \u03b8\u2081 \u2264 \u03b8\u2082 (rad) between the lifted pair planes span(h_t, h_{t\u2212D}) read by Grassmann layers l and l+1 "
-                          "(pseudo-inverse of W_red), token t = %1, offset index %2. Matrix: %3.").arg(selToken()).arg(selOffsetIndex()).arg(m) +
+        m = QStringLiteral("geodesic Grassmann distance \u2016\u03b8\u2016\u2082 between the top-%1 principal "
+                           "subspaces of the layers' input states h^l over the prompt (%2 model)")
+                .arg(k)
+                .arg(m_matrix == Matrix::BaselinePrompt ? QStringLiteral("baseline") : QStringLiteral("Grassmann"));
+    return QStringLiteral("Line chart: principal angles \u03b8\u2081 \u2264 \u03b8\u2082 (rad) between the lifted pair "
+                          "planes span(h_t, h_{t\u2212D}) read by Grassmann layers l and l+1 "
+                          "(pseudo-inverse of W_red), token t = %1, offset index %2. Matrix: %3.")
+               .arg(selToken())
+               .arg(selOffsetIndex())
+               .arg(m) +
            detail::modelPhrase(m_data.grassmann ? m_data.grassmann : m_data.baseline);
 }
 

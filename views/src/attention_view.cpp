@@ -24,7 +24,8 @@
 namespace gwb::views {
 
 MatrixSourcePtr attentionSource(const gwb::engine::TracePtr& trace, int layer, int head) {
-    if (!trace || layer < 0 || layer >= static_cast<int>(trace->layers.size()) || !trace->layers[static_cast<size_t>(layer)].attention)
+    if (!trace || layer < 0 || layer >= static_cast<int>(trace->layers.size()) ||
+        !trace->layers[static_cast<size_t>(layer)].attention)
         return nullptr;
     const int64_t T = trace->length();
     const auto* at = &*trace->layers[static_cast<size_t>(layer)].attention;
@@ -36,7 +37,8 @@ MatrixSourcePtr attentionSource(const gwb::engine::TracePtr& trace, int layer, i
     });
     if (!at->attn.empty()) return rows;
     // Recomputed rows cost T * d_head each: keep up to ~64 MB of them for repaints while panning.
-    return std::make_shared<CachedRowSource>(rows, std::max<int64_t>(64, (int64_t{16} << 20) / std::max<int64_t>(1, T)));
+    return std::make_shared<CachedRowSource>(rows,
+                                             std::max<int64_t>(64, (int64_t{16} << 20) / std::max<int64_t>(1, T)));
 }
 
 /// Thumbnails of all heads; clicking one selects it.
@@ -59,8 +61,9 @@ public:
     std::function<void(int)> onClicked;
 
     /// Grid of thumbnails into rect; returns the cell rects. computeMissing: synchronous levels.
-    static std::vector<QRectF> paintGrid(QPainter& p, const QRectF& rect, const std::vector<std::shared_ptr<MatrixPyramid>>& pyramids,
-                                         int selected, const ColorScale& scale, const FigureStyle& style, bool computeMissing,
+    static std::vector<QRectF> paintGrid(QPainter& p, const QRectF& rect,
+                                         const std::vector<std::shared_ptr<MatrixPyramid>>& pyramids, int selected,
+                                         const ColorScale& scale, const FigureStyle& style, bool computeMissing,
                                          std::vector<std::pair<int, std::pair<int, int>>>* missing) {
         std::vector<QRectF> cells;
         const int H = static_cast<int>(pyramids.size());
@@ -82,23 +85,28 @@ public:
         p.setFont(style.small);
         for (int h = 0; h < H; ++h) {
             const int r = h / cols, c = h % cols;
-            const QRectF cell(rect.left() + c * (side + gap), rect.top() + r * (side + gap + fm.height()) + fm.height(), side, side);
+            const QRectF cell(rect.left() + c * (side + gap), rect.top() + r * (side + gap + fm.height()) + fm.height(),
+                              side, side);
             cells.push_back(cell);
             const auto& pyr = *pyramids[static_cast<size_t>(h)];
             const QTransform dt = p.deviceTransform();
             const QSize px(std::max(1, static_cast<int>(side * std::hypot(dt.m11(), dt.m12()))),
                            std::max(1, static_cast<int>(side * std::hypot(dt.m21(), dt.m22()))));
-            const QRectF window(0, 0, static_cast<double>(pyr.source().cols()), static_cast<double>(pyr.source().rows()));
+            const QRectF window(0, 0, static_cast<double>(pyr.source().cols()),
+                                static_cast<double>(pyr.source().rows()));
             HeatmapImage img = colorizeWindow(const_cast<MatrixPyramid&>(pyr), window, px, scale, computeMissing);
-            if (!img.image.isNull()) p.drawImage(cell, img.image);
-            else p.fillRect(cell, QColor(230, 230, 230));
+            if (!img.image.isNull())
+                p.drawImage(cell, img.image);
+            else
+                p.fillRect(cell, QColor(230, 230, 230));
             if ((img.image.isNull() || img.preview) && missing) missing->push_back({h, {img.levelRows, img.levelCols}});
-            p.setPen(QPen(h == selected ? QColor(213, 94, 0) : QColor(80, 80, 80), h == selected ? style.hairline * 4 : style.hairline));
+            p.setPen(QPen(h == selected ? QColor(213, 94, 0) : QColor(80, 80, 80),
+                          h == selected ? style.hairline * 4 : style.hairline));
             p.setBrush(Qt::NoBrush);
             p.drawRect(cell);
             p.setPen(Qt::black);
-            p.drawText(QRectF(cell.left(), cell.top() - fm.height(), cell.width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                       QStringLiteral("head %1").arg(h));
+            p.drawText(QRectF(cell.left(), cell.top() - fm.height(), cell.width(), fm.height()),
+                       Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("head %1").arg(h));
         }
         p.restore();
         return cells;
@@ -112,7 +120,8 @@ protected:
         const bool small = !m_pyramids.empty() && m_pyramids[0]->source().rows() <= 1024;
         m_cells = paintGrid(p, QRectF(rect()).adjusted(4, 4, -4, -4), m_pyramids, m_selected, m_scale,
                             FigureStyle::forScreen(font()), small, &missing);
-        for (const auto& [h, lv] : missing) request(h, lv.first, lv.second);
+        for (const auto& [h, lv] : missing)
+            request(h, lv.first, lv.second);
     }
     void mousePressEvent(QMouseEvent* e) override {
         for (size_t i = 0; i < m_cells.size(); ++i)
@@ -162,7 +171,8 @@ AttentionView::AttentionView(QWidget* parent) : View(parent) {
     m_grid->onClicked = [this](int h) {
         if (selection()) selection()->setHead(h);
     };
-    connect(mapCombo, &QComboBox::currentTextChanged, this, [this](const QString& n) { setColormapId(colormapFromName(n)); });
+    connect(mapCombo, &QComboBox::currentTextChanged, this,
+            [this](const QString& n) { setColormapId(colormapFromName(n)); });
     connect(m_heatmap, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64) {
         if (selection()) selection()->setToken(static_cast<int>(row));
     });
@@ -174,8 +184,12 @@ AttentionView::AttentionView(QWidget* parent) : View(parent) {
 
 AttentionView::~AttentionView() = default;
 
-QJsonObject AttentionView::settings() const { return View::settings(); }
-void AttentionView::setSettings(const QJsonObject& s) { View::setSettings(s); }
+QJsonObject AttentionView::settings() const {
+    return View::settings();
+}
+void AttentionView::setSettings(const QJsonObject& s) {
+    View::setSettings(s);
+}
 
 bool AttentionView::hasContent() const {
     return m_data.baseline && selLayer() < static_cast<int>(m_data.baseline->layers.size()) &&
@@ -183,7 +197,8 @@ bool AttentionView::hasContent() const {
 }
 
 const gwb::engine::AttentionLayerAnalysis* AttentionView::layerAnalysis() const {
-    if (!m_data.baselineAnalysis || selLayer() >= static_cast<int>(m_data.baselineAnalysis->attention.size())) return nullptr;
+    if (!m_data.baselineAnalysis || selLayer() >= static_cast<int>(m_data.baselineAnalysis->attention.size()))
+        return nullptr;
     return &m_data.baselineAnalysis->attention[static_cast<size_t>(selLayer())];
 }
 
@@ -206,8 +221,8 @@ double AttentionView::headMax(int head) const {
 }
 
 QStringList AttentionView::metricNames() const {
-    return {QStringLiteral("H (nats)"), QStringLiteral("H/log(t+1)"), QStringLiteral("S(a)"), QStringLiteral("top-1"),
-            QStringLiteral("exp(H)"), QStringLiteral("cost \u03a3a\u2c7cC\u2c7c")};
+    return {QStringLiteral("H (nats)"), QStringLiteral("H/log(t+1)"), QStringLiteral("S(a)"),
+            QStringLiteral("top-1"),    QStringLiteral("exp(H)"),     QStringLiteral("cost \u03a3a\u2c7cC\u2c7c")};
 }
 
 std::vector<std::vector<double>> AttentionView::metricRows() const {
@@ -230,7 +245,9 @@ void AttentionView::refresh() {
     if (!hasContent()) {
         m_key.clear();
         m_pyramids.clear();
-        m_heatmap->setPlaceholder(m_data.baseline ? QStringLiteral("Layer %1 of the baseline has no attention.").arg(selLayer()) : missingDataMessage());
+        m_heatmap->setPlaceholder(m_data.baseline
+                                      ? QStringLiteral("Layer %1 of the baseline has no attention.").arg(selLayer())
+                                      : missingDataMessage());
         m_grid->setHeads({}, 0, ColorScale{});
         m_table->clear();
         m_table->setRowCount(0);
@@ -243,7 +260,8 @@ void AttentionView::refresh() {
     if (!m_key.startsWith(layerKey + QLatin1Char('/'))) {
         m_pyramids.clear();
         for (int64_t h = 0; h < at.nHeads; ++h)
-            m_pyramids.push_back(std::make_shared<MatrixPyramid>(attentionSource(m_data.baseline, layer, static_cast<int>(h)), DownsampleMode::Max));
+            m_pyramids.push_back(std::make_shared<MatrixPyramid>(
+                attentionSource(m_data.baseline, layer, static_cast<int>(h)), DownsampleMode::Max));
     }
     const QString key = layerKey + QStringLiteral("/%1").arg(head);
     if (key != m_key && head < static_cast<int>(m_pyramids.size())) {
@@ -269,7 +287,9 @@ void AttentionView::refresh() {
     for (int h = 0; h < static_cast<int>(rows.size()); ++h) {
         m_table->setItem(h, 0, new QTableWidgetItem(QString::number(h)));
         for (int k = 0; k < names.size(); ++k)
-            m_table->setItem(h, k + 1, new QTableWidgetItem(detail::formatValue(rows[static_cast<size_t>(h)][static_cast<size_t>(k)])));
+            m_table->setItem(
+                h, k + 1,
+                new QTableWidgetItem(detail::formatValue(rows[static_cast<size_t>(h)][static_cast<size_t>(k)])));
     }
     if (head < m_table->rowCount()) m_table->selectRow(head);
     m_table->resizeColumnsToContents();
@@ -289,30 +309,41 @@ std::vector<DataTable> AttentionView::dataTables() const {
         std::copy(row.begin(), row.end(), rowsV.begin() + h * (t + 1));
     }
     QStringList heads;
-    for (int64_t h = 0; h < H; ++h) heads << QStringLiteral("head%1").arg(h);
+    for (int64_t h = 0; h < H; ++h)
+        heads << QStringLiteral("head%1").arg(h);
     const QStringList toks = tokenLabels(*m_data.baseline).mid(0, t + 1);
     out.push_back(detail::tableFromMatrix(QStringLiteral("attention_rows_layer%1_token%2").arg(selLayer()).arg(t),
-                                          QStringLiteral("attention row of the query token over keys j <= t, per head"), QStringLiteral("attention"),
-                                          QString(), H, t + 1, std::move(rowsV), QStringLiteral("head"), QStringLiteral("key token"), heads, toks));
+                                          QStringLiteral("attention row of the query token over keys j <= t, per head"),
+                                          QStringLiteral("attention"), QString(), H, t + 1, std::move(rowsV),
+                                          QStringLiteral("head"), QStringLiteral("key token"), heads, toks));
     const auto rows = metricRows();
     if (!rows.empty()) {
         std::vector<float> m;
         for (const auto& r : rows)
-            for (double v : r) m.push_back(static_cast<float>(v));
-        out.push_back(detail::tableFromMatrix(QStringLiteral("row_metrics_layer%1_token%2").arg(selLayer()).arg(t),
-                                              QStringLiteral("attention row metrics"), QStringLiteral("entropy"), QString(),
-                                              static_cast<int64_t>(rows.size()), 6, std::move(m), QStringLiteral("head"), QStringLiteral("metric"), heads,
-                                              {QStringLiteral("entropy"), QStringLiteral("normEntropy"), QStringLiteral("sparsity"),
-                                               QStringLiteral("top1"), QStringLiteral("effSupport"), QStringLiteral("transportCost")}));
+            for (double v : r)
+                m.push_back(static_cast<float>(v));
+        out.push_back(detail::tableFromMatrix(
+            QStringLiteral("row_metrics_layer%1_token%2").arg(selLayer()).arg(t),
+            QStringLiteral("attention row metrics"), QStringLiteral("entropy"), QString(),
+            static_cast<int64_t>(rows.size()), 6, std::move(m), QStringLiteral("head"), QStringLiteral("metric"), heads,
+            {QStringLiteral("entropy"), QStringLiteral("normEntropy"), QStringLiteral("sparsity"),
+             QStringLiteral("top1"), QStringLiteral("effSupport"), QStringLiteral("transportCost")}));
     }
     return out;
 }
 
 QString AttentionView::caption() const {
-    return QStringLiteral("Attention probabilities softmax(q_t\u00b7k_j/\u221ad_head) of baseline layer %1 (thumbnails: every head; large: head %2, query rows x key columns, "
-                          "grey = future keys; colour scale from 0 to the 95th percentile of the rows\u2019 largest probabilities; brighter cells saturate). Row metrics of query t = %3: entropy H = \u2212\u03a3 a log a (nats), H/log(t+1), S(a) = E|a|/\u221a(E a\u00b2), "
-                          "top-1 mass, effective support exp(H), transport cost \u03a3 a\u2c7c C\u2c7c with C\u2c7c = \u2212q_t\u00b7k_j.")
-               .arg(selLayer()).arg(selHead()).arg(selToken()) + detail::modelPhrase(m_data.baseline);
+    return QStringLiteral("Attention probabilities softmax(q_t\u00b7k_j/\u221ad_head) of baseline layer %1 "
+                          "(thumbnails: every head; large: head %2, query rows x key columns, "
+                          "grey = future keys; colour scale from 0 to the 95th percentile of the rows\u2019 largest "
+                          "probabilities; brighter cells saturate). Row metrics of query t = %3: entropy H = "
+                          "\u2212\u03a3 a log a (nats), H/log(t+1), S(a) = E|a|/\u221a(E a\u00b2), "
+                          "top-1 mass, effective support exp(H), transport cost \u03a3 a\u2c7c C\u2c7c with C\u2c7c = "
+                          "\u2212q_t\u00b7k_j.")
+               .arg(selLayer())
+               .arg(selHead())
+               .arg(selToken()) +
+           detail::modelPhrase(m_data.baseline);
 }
 
 void AttentionView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
@@ -323,26 +354,30 @@ void AttentionView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyl
     const double tableH = fm.height() * (static_cast<double>(rows.size()) + 1.4);
     const QRectF panels(rect.left(), rect.top(), rect.width(), rect.height() - tableH - gap * 0.5);
     const auto [left, right] = detail::splitPanels(panels, 0.3, true, gap);
-    HeadGrid::paintGrid(p, left, m_pyramids, selHead(), ColorScale::fromRange(map, 0, headMax(-1), false), style, true, nullptr);
+    HeadGrid::paintGrid(p, left, m_pyramids, selHead(), ColorScale::fromRange(map, 0, headMax(-1), false), style, true,
+                        nullptr);
     m_heatmap->paintFigure(p, right, style, QStringLiteral("Layer %1, head %2").arg(selLayer()).arg(selHead()), map);
     // Table: short headers (the caption defines them), columns as wide as their widest entry.
     p.save();
     p.setFont(style.small);
     p.setPen(Qt::black);
-    const QStringList names{QStringLiteral("H"), QStringLiteral("H/ln(t+1)"), QStringLiteral("S(a)"), QStringLiteral("top-1"),
-                            QStringLiteral("exp(H)"), QStringLiteral("cost")};
+    const QStringList names{QStringLiteral("H"),     QStringLiteral("H/ln(t+1)"), QStringLiteral("S(a)"),
+                            QStringLiteral("top-1"), QStringLiteral("exp(H)"),    QStringLiteral("cost")};
     std::vector<QStringList> cells;
     cells.push_back(QStringList{QStringLiteral("t=%1").arg(selToken())} + names);
     for (size_t h = 0; h < rows.size(); ++h) {
         QStringList line{QStringLiteral("head %1").arg(h)};
-        for (double v : rows[h]) line << detail::formatValue(v);
+        for (double v : rows[h])
+            line << detail::formatValue(v);
         cells.push_back(line);
     }
     std::vector<double> colW(static_cast<size_t>(names.size() + 1), 0.0);
     for (const auto& line : cells)
-        for (int k = 0; k < line.size(); ++k) colW[static_cast<size_t>(k)] = std::max(colW[static_cast<size_t>(k)], fm.horizontalAdvance(line[k]));
+        for (int k = 0; k < line.size(); ++k)
+            colW[static_cast<size_t>(k)] = std::max(colW[static_cast<size_t>(k)], fm.horizontalAdvance(line[k]));
     double total = 0;
-    for (double w : colW) total += w;
+    for (double w : colW)
+        total += w;
     const double spare = std::max(0.0, (rect.width() - total) / static_cast<double>(colW.size()));
     double y = rect.bottom() - tableH + fm.ascent();
     for (size_t r = 0; r < cells.size(); ++r) {

@@ -70,7 +70,9 @@ std::pair<double, double> xRange(const ChartData& d) {
     return {lo - pad, hi + pad};
 }
 
-QColor colorOf(const ChartSeries& s, int i) { return s.color.isValid() ? s.color : seriesColor(i); }
+QColor colorOf(const ChartSeries& s, int i) {
+    return s.color.isValid() ? s.color : seriesColor(i);
+}
 
 // Ticks at 1-2-5 multiples instead of Qt Charts' equal divisions of the range.
 void setNiceTicks(QValueAxis* axis, double lo, double hi) {
@@ -113,13 +115,18 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
     const auto [xlo, xhi] = xRange(d);
     const auto yTicks = detail::niceTicks(ylo, yhi, std::max(2, static_cast<int>(r.height() / (fmS.height() * 2.2))));
     double tickW = 0;
-    for (double t : yTicks) tickW = std::max(tickW, fmS.horizontalAdvance(detail::formatValue(t)));
+    for (double t : yTicks)
+        tickW = std::max(tickW, fmS.horizontalAdvance(detail::formatValue(t)));
     const double tick = fmS.height() * 0.25;
     QStringList xLabels;
     std::vector<double> xTickPos;
     if (!d.categories.isEmpty()) {
         for (int i = 0; i < d.categories.size(); ++i) {
-            xTickPos.push_back(d.kind == ChartData::Kind::Bar ? i : (d.series.empty() || static_cast<size_t>(i) >= d.series[0].x.size() ? i : d.series[0].x[static_cast<size_t>(i)]));
+            xTickPos.push_back(d.kind == ChartData::Kind::Bar
+                                   ? i
+                                   : (d.series.empty() || static_cast<size_t>(i) >= d.series[0].x.size()
+                                          ? i
+                                          : d.series[0].x[static_cast<size_t>(i)]));
             xLabels << detail::labelText(d.categories[i], 10);
         }
     } else {
@@ -129,10 +136,14 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
         }
     }
     double xLabelW = 0;
-    for (const QString& s : xLabels) xLabelW = std::max(xLabelW, fmS.horizontalAdvance(s));
-    const QRectF plot0 = r.adjusted(tickW + tick * 2 + (d.yTitle.isEmpty() ? 0 : fmB.height() * 1.2), fmS.height() * 0.5, -fmS.height() * 0.5, 0);
+    for (const QString& s : xLabels)
+        xLabelW = std::max(xLabelW, fmS.horizontalAdvance(s));
+    const QRectF plot0 = r.adjusted(tickW + tick * 2 + (d.yTitle.isEmpty() ? 0 : fmB.height() * 1.2),
+                                    fmS.height() * 0.5, -fmS.height() * 0.5, 0);
     const double pitchX = xTickPos.size() > 1 ? plot0.width() / std::max(1.0, xhi - xlo) : plot0.width();
-    const bool rotate = !xLabels.isEmpty() && xLabelW > pitchX * 0.9 * std::max(1.0, std::abs(xTickPos.size() > 1 ? xTickPos[1] - xTickPos[0] : 1.0));
+    const bool rotate =
+        !xLabels.isEmpty() &&
+        xLabelW > pitchX * 0.9 * std::max(1.0, std::abs(xTickPos.size() > 1 ? xTickPos[1] - xTickPos[0] : 1.0));
     const double xLabelH = rotate ? xLabelW : fmS.height();
     const QRectF plot = plot0.adjusted(0, 0, 0, -(xLabelH + tick * 2 + (d.xTitle.isEmpty() ? 0 : fmB.height() * 1.2)));
     auto X = [&](double x) { return plot.left() + (x - xlo) / (xhi - xlo) * plot.width(); };
@@ -146,7 +157,8 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
         p.setPen(QPen(Qt::black, style.hairline));
         p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
         const QString s = detail::formatValue(t);
-        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2), s);
+        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2),
+                   s);
     }
     // Thin x labels so that they do not overlap.
     const double labelPitch = rotate ? fmS.height() * 1.05 : xLabelW + fmS.height();
@@ -157,13 +169,20 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
         const double x = X(xTickPos[i]);
         if (x < plot.left() - 1 || x > plot.right() + 1) continue;
         p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + tick));
-        if (rotate) detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), xLabels[static_cast<int>(i)], Qt::AlignRight);
-        else p.drawText(QRectF(x - pitchX * step, plot.bottom() + tick * 2, 2 * pitchX * step, fmS.height()), Qt::AlignHCenter | Qt::AlignTop, xLabels[static_cast<int>(i)]);
+        if (rotate)
+            detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), xLabels[static_cast<int>(i)],
+                                    Qt::AlignRight);
+        else
+            p.drawText(QRectF(x - pitchX * step, plot.bottom() + tick * 2, 2 * pitchX * step, fmS.height()),
+                       Qt::AlignHCenter | Qt::AlignTop, xLabels[static_cast<int>(i)]);
     }
     p.setFont(style.body);
-    if (!d.yTitle.isEmpty()) detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), d.yTitle, Qt::AlignHCenter);
+    if (!d.yTitle.isEmpty())
+        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), d.yTitle,
+                                Qt::AlignHCenter);
     if (!d.xTitle.isEmpty())
-        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + xLabelH, plot.width(), fmB.height() * 1.2), Qt::AlignHCenter | Qt::AlignVCenter, d.xTitle);
+        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + xLabelH, plot.width(), fmB.height() * 1.2),
+                   Qt::AlignHCenter | Qt::AlignVCenter, d.xTitle);
 
     p.save();
     p.setClipRect(plot.adjusted(-2, -2, 2, 2));
@@ -177,10 +196,12 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
                 const double x = X(static_cast<double>(i)) - groupW / 2 + barW * static_cast<double>(s);
                 if (!std::isfinite(v)) {
                     p.setPen(QPen(Qt::darkGray, style.hairline));
-                    p.drawText(QRectF(x, Y(ylo) - fmS.height(), barW, fmS.height()), Qt::AlignCenter, QStringLiteral("\u2013"));
+                    p.drawText(QRectF(x, Y(ylo) - fmS.height(), barW, fmS.height()), Qt::AlignCenter,
+                               QStringLiteral("\u2013"));
                     continue;
                 }
-                const QRectF bar = QRectF(QPointF(x, Y(std::max(0.0, ylo))), QPointF(x + barW * 0.92, Y(v))).normalized();
+                const QRectF bar =
+                    QRectF(QPointF(x, Y(std::max(0.0, ylo))), QPointF(x + barW * 0.92, Y(v))).normalized();
                 p.fillRect(bar, colorOf(d.series[s], static_cast<int>(s)));
             }
     } else {
@@ -256,13 +277,15 @@ void ChartWidget::rebuild() {
         for (size_t s = 0; s < m_data.series.size(); ++s) {
             auto* set = new QBarSet(m_data.series[s].name);
             set->setColor(colorOf(m_data.series[s], static_cast<int>(s)));
-            for (double v : m_data.series[s].y) *set << (std::isfinite(v) ? v : 0.0);
+            for (double v : m_data.series[s].y)
+                *set << (std::isfinite(v) ? v : 0.0);
             bars->append(set);
         }
         chart->addSeries(bars);
         auto* axisX = new QBarCategoryAxis();
         QStringList cats;
-        for (const QString& c : m_data.categories) cats << detail::labelText(c, 10);
+        for (const QString& c : m_data.categories)
+            cats << detail::labelText(c, 10);
         axisX->append(cats);
         axisX->setTitleText(m_data.xTitle);
         chart->addAxis(axisX, Qt::AlignBottom);
@@ -312,7 +335,8 @@ void ChartWidget::rebuild() {
                     chart->addSeries(line);
                     line->attachAxis(axisX);
                     line->attachAxis(axisY);
-                    for (auto* m : chart->legend()->markers(line)) m->setVisible(false);
+                    for (auto* m : chart->legend()->markers(line))
+                        m->setVisible(false);
                 }
                 line->append(ser.x[i], ser.y[i]);
                 markers->append(ser.x[i], ser.y[i]);

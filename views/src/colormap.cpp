@@ -11,9 +11,9 @@ namespace {
 std::array<QRgb, 256> fromFloatTable(const float (&t)[256][3]) {
     std::array<QRgb, 256> out{};
     for (int i = 0; i < 256; ++i)
-        out[static_cast<size_t>(i)] = qRgb(static_cast<int>(std::lround(t[i][0] * 255.0)),
-                                           static_cast<int>(std::lround(t[i][1] * 255.0)),
-                                           static_cast<int>(std::lround(t[i][2] * 255.0)));
+        out[static_cast<size_t>(i)] =
+            qRgb(static_cast<int>(std::lround(t[i][0] * 255.0)), static_cast<int>(std::lround(t[i][1] * 255.0)),
+                 static_cast<int>(std::lround(t[i][2] * 255.0)));
     return out;
 }
 
@@ -36,10 +36,14 @@ std::array<QRgb, 256> fromAnchors(const unsigned char (&a)[11][3]) {
 
 QString colormapName(ColormapId id) {
     switch (id) {
-    case ColormapId::Viridis: return QStringLiteral("viridis");
-    case ColormapId::Cividis: return QStringLiteral("cividis");
-    case ColormapId::Magma: return QStringLiteral("magma");
-    case ColormapId::RdBu: return QStringLiteral("RdBu");
+    case ColormapId::Viridis:
+        return QStringLiteral("viridis");
+    case ColormapId::Cividis:
+        return QStringLiteral("cividis");
+    case ColormapId::Magma:
+        return QStringLiteral("magma");
+    case ColormapId::RdBu:
+        return QStringLiteral("RdBu");
     }
     return QStringLiteral("viridis");
 }
@@ -60,10 +64,14 @@ const std::array<QRgb, 256>& colormapTable(ColormapId id) {
     static const std::array<QRgb, 256> magma = fromFloatTable(detail::kMagma);
     static const std::array<QRgb, 256> rdbu = fromAnchors(detail::kRdBuAnchors);
     switch (id) {
-    case ColormapId::Viridis: return viridis;
-    case ColormapId::Cividis: return cividis;
-    case ColormapId::Magma: return magma;
-    case ColormapId::RdBu: return rdbu;
+    case ColormapId::Viridis:
+        return viridis;
+    case ColormapId::Cividis:
+        return cividis;
+    case ColormapId::Magma:
+        return magma;
+    case ColormapId::RdBu:
+        return rdbu;
     }
     return viridis;
 }
@@ -72,7 +80,10 @@ ColorScale ColorScale::fromRange(ColormapId map, double lo, double hi, bool dive
     ColorScale s;
     s.map = map;
     s.diverging = diverging;
-    if (!std::isfinite(lo) || !std::isfinite(hi)) { lo = 0; hi = 1; }
+    if (!std::isfinite(lo) || !std::isfinite(hi)) {
+        lo = 0;
+        hi = 1;
+    }
     if (lo > hi) std::swap(lo, hi);
     if (diverging) {
         const double m = std::max(std::abs(lo), std::abs(hi));

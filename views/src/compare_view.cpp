@@ -82,9 +82,11 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     vsplit->addWidget(bottom);
     vsplit->setStretchFactor(0, 1);
     vsplit->setStretchFactor(1, 1);
-    for (auto* h : {m_gDist, m_bDist, m_diff}) h->setMinimumHeight(220);
+    for (auto* h : {m_gDist, m_bDist, m_diff})
+        h->setMinimumHeight(220);
     layout->addWidget(vsplit, 1);
-    connect(mapCombo, &QComboBox::currentTextChanged, this, [this](const QString& n) { setColormapId(colormapFromName(n)); });
+    connect(mapCombo, &QComboBox::currentTextChanged, this,
+            [this](const QString& n) { setColormapId(colormapFromName(n)); });
     connect(m_rows, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64 col) {
         if (!selection()) return;
         selection()->setToken(static_cast<int>(col));
@@ -98,7 +100,9 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     refresh();
 }
 
-bool CompareView::hasContent() const { return m_data.grassmann && m_data.baseline; }
+bool CompareView::hasContent() const {
+    return m_data.grassmann && m_data.baseline;
+}
 
 CompareView::Rows CompareView::rows() const {
     Rows r;
@@ -109,8 +113,10 @@ CompareView::Rows CompareView::rows() const {
     const int t = selToken();
     const int l = selLayer();
     if (m_data.grassmann->length() != m_data.baseline->length()) {
-        r.problem = QStringLiteral("The two traces tokenized the prompt differently (%1 vs %2 tokens): rows cannot be compared.")
-                        .arg(m_data.grassmann->length()).arg(m_data.baseline->length());
+        r.problem = QStringLiteral(
+                        "The two traces tokenized the prompt differently (%1 vs %2 tokens): rows cannot be compared.")
+                        .arg(m_data.grassmann->length())
+                        .arg(m_data.baseline->length());
         return r;
     }
     const auto* ga = detail::grassmannAnalysis(m_data, l);
@@ -118,7 +124,8 @@ CompareView::Rows CompareView::rows() const {
         r.problem = QStringLiteral("No Grassmann analysis for layer %1 yet.").arg(l);
         return r;
     }
-    if (l >= static_cast<int>(m_data.baseline->layers.size()) || !m_data.baseline->layers[static_cast<size_t>(l)].attention) {
+    if (l >= static_cast<int>(m_data.baseline->layers.size()) ||
+        !m_data.baseline->layers[static_cast<size_t>(l)].attention) {
         r.problem = QStringLiteral("The baseline has no attention layer %1.").arg(l);
         return r;
     }
@@ -128,18 +135,21 @@ CompareView::Rows CompareView::rows() const {
     std::vector<float> mean(static_cast<size_t>(t + 1), 0.0f);
     for (int64_t h = 0; h < at.nHeads; ++h) {
         auto row = gwb::engine::attentionRow(at, h, t);
-        for (size_t j = 0; j < row.size(); ++j) mean[j] += row[j] / static_cast<float>(at.nHeads);
+        for (size_t j = 0; j < row.size(); ++j)
+            mean[j] += row[j] / static_cast<float>(at.nHeads);
         r.names << QStringLiteral("head %1").arg(h);
         r.values.push_back(std::move(row));
     }
     r.names << QStringLiteral("head mean");
     r.values.push_back(mean);
-    for (size_t i = 1; i < r.values.size(); ++i) r.agreement.push_back(compareDistributions(r.values[0], r.values[i]));
+    for (size_t i = 1; i < r.values.size(); ++i)
+        r.agreement.push_back(compareDistributions(r.values[0], r.values[i]));
     return r;
 }
 
 void CompareView::refresh() {
-    for (auto* h : {m_rows, m_gDist, m_bDist}) h->setColormap(colormapId()); // m_diff stays RdBu (signed)
+    for (auto* h : {m_rows, m_gDist, m_bDist})
+        h->setColormap(colormapId()); // m_diff stays RdBu (signed)
     const Rows rs = rows();
     m_table->clear();
     m_table->setRowCount(0);
@@ -148,7 +158,8 @@ void CompareView::refresh() {
     } else {
         const int64_t n = static_cast<int64_t>(rs.values[0].size());
         std::vector<float> flat;
-        for (const auto& v : rs.values) flat.insert(flat.end(), v.begin(), v.end());
+        for (const auto& v : rs.values)
+            flat.insert(flat.end(), v.begin(), v.end());
         HeatmapAxes axes;
         axes.rowTitle = QString();
         axes.colTitle = QStringLiteral("past token");
@@ -159,21 +170,30 @@ void CompareView::refresh() {
         m_rows->setFixedRange(0, 1);
         m_rows->setMarks(HeatmapMarks{selHead() + 1, -1});
         m_table->setColumnCount(3);
-        m_table->setHorizontalHeaderLabels({QStringLiteral("row"), QStringLiteral("JS (nats)"), QStringLiteral("top-1 agrees")});
+        m_table->setHorizontalHeaderLabels(
+            {QStringLiteral("row"), QStringLiteral("JS (nats)"), QStringLiteral("top-1 agrees")});
         m_table->setRowCount(static_cast<int>(rs.agreement.size()));
         for (int i = 0; i < static_cast<int>(rs.agreement.size()); ++i) {
             m_table->setItem(i, 0, new QTableWidgetItem(rs.names[i + 1]));
-            m_table->setItem(i, 1, new QTableWidgetItem(detail::formatValue(rs.agreement[static_cast<size_t>(i)].jsDivergence)));
-            m_table->setItem(i, 2, new QTableWidgetItem(rs.agreement[static_cast<size_t>(i)].top1Agrees ? QStringLiteral("yes") : QStringLiteral("no")));
+            m_table->setItem(
+                i, 1, new QTableWidgetItem(detail::formatValue(rs.agreement[static_cast<size_t>(i)].jsDivergence)));
+            m_table->setItem(i, 2,
+                             new QTableWidgetItem(rs.agreement[static_cast<size_t>(i)].top1Agrees
+                                                      ? QStringLiteral("yes")
+                                                      : QStringLiteral("no")));
         }
         m_table->resizeColumnsToContents();
     }
     // Distance matrices on a shared scale so that the two models can be compared by colour.
-    const gwb::engine::FloatArray* g = m_data.grassmannAnalysis ? &m_data.grassmannAnalysis->promptSubspaceDistance : nullptr;
-    const gwb::engine::FloatArray* b = m_data.baselineAnalysis ? &m_data.baselineAnalysis->promptSubspaceDistance : nullptr;
+    const gwb::engine::FloatArray* g =
+        m_data.grassmannAnalysis ? &m_data.grassmannAnalysis->promptSubspaceDistance : nullptr;
+    const gwb::engine::FloatArray* b =
+        m_data.baselineAnalysis ? &m_data.baselineAnalysis->promptSubspaceDistance : nullptr;
     double hi = 0;
     for (const auto* a : {g, b})
-        if (a) for (float v : a->data) if (std::isfinite(v)) hi = std::max(hi, static_cast<double>(v));
+        if (a)
+            for (float v : a->data)
+                if (std::isfinite(v)) hi = std::max(hi, static_cast<double>(v));
     auto setDist = [&](HeatmapWidget* w, const gwb::engine::FloatArray* a, const QString& who) {
         if (!a || a->empty()) {
             w->setPlaceholder(QStringLiteral("No %1 prompt-subspace distances yet.").arg(who));
@@ -194,7 +214,8 @@ void CompareView::refresh() {
     setDist(m_bDist, b, QStringLiteral("baseline"));
     if (g && b && !g->empty() && g->shape == b->shape) {
         std::vector<float> diff(g->data.size());
-        for (size_t i = 0; i < diff.size(); ++i) diff[i] = g->data[i] - b->data[i];
+        for (size_t i = 0; i < diff.size(); ++i)
+            diff[i] = g->data[i] - b->data[i];
         HeatmapAxes axes;
         axes.title = QStringLiteral("Grassmann − baseline");
         axes.rowTitle = QStringLiteral("layer");
@@ -205,7 +226,8 @@ void CompareView::refresh() {
         m_diff->setMatrix(makeDenseSource(g->dim(0), g->dim(1), std::move(diff)), axes);
         m_diff->setMarks(HeatmapMarks{selLayer(), selLayer()});
     } else {
-        m_diff->setPlaceholder(QStringLiteral("The difference needs both models' distances with the same number of layers."));
+        m_diff->setPlaceholder(
+            QStringLiteral("The difference needs both models' distances with the same number of layers."));
     }
 }
 
@@ -215,27 +237,33 @@ std::vector<DataTable> CompareView::dataTables() const {
     if (!rs.values.empty()) {
         const int64_t n = static_cast<int64_t>(rs.values[0].size());
         std::vector<float> flat;
-        for (const auto& v : rs.values) flat.insert(flat.end(), v.begin(), v.end());
-        out.push_back(detail::tableFromMatrix(QStringLiteral("rows_layer%1_token%2").arg(selLayer()).arg(selToken()),
-                                              QStringLiteral("Grassmann influence row and baseline attention rows over past tokens"),
-                                              QStringLiteral("influence"), QString(), static_cast<int64_t>(rs.values.size()), n, std::move(flat),
-                                              QStringLiteral("row"), QStringLiteral("past token"), rs.names, tokenLabels(*m_data.grassmann).mid(0, static_cast<int>(n))));
+        for (const auto& v : rs.values)
+            flat.insert(flat.end(), v.begin(), v.end());
+        out.push_back(detail::tableFromMatrix(
+            QStringLiteral("rows_layer%1_token%2").arg(selLayer()).arg(selToken()),
+            QStringLiteral("Grassmann influence row and baseline attention rows over past tokens"),
+            QStringLiteral("influence"), QString(), static_cast<int64_t>(rs.values.size()), n, std::move(flat),
+            QStringLiteral("row"), QStringLiteral("past token"), rs.names,
+            tokenLabels(*m_data.grassmann).mid(0, static_cast<int>(n))));
         std::vector<float> agr;
         for (const auto& a : rs.agreement) {
             agr.push_back(static_cast<float>(a.jsDivergence));
             agr.push_back(a.top1Agrees ? 1.0f : 0.0f);
         }
-        out.push_back(detail::tableFromMatrix(QStringLiteral("agreement_layer%1_token%2").arg(selLayer()).arg(selToken()),
-                                              QStringLiteral("JS divergence (nats) and top-1 agreement vs the influence row"), QString(), QString(),
-                                              static_cast<int64_t>(rs.agreement.size()), 2, std::move(agr), QStringLiteral("row"), QStringLiteral("measure"),
-                                              rs.names.mid(1), {QStringLiteral("js_divergence"), QStringLiteral("top1_agrees")}));
+        out.push_back(
+            detail::tableFromMatrix(QStringLiteral("agreement_layer%1_token%2").arg(selLayer()).arg(selToken()),
+                                    QStringLiteral("JS divergence (nats) and top-1 agreement vs the influence row"),
+                                    QString(), QString(), static_cast<int64_t>(rs.agreement.size()), 2, std::move(agr),
+                                    QStringLiteral("row"), QStringLiteral("measure"), rs.names.mid(1),
+                                    {QStringLiteral("js_divergence"), QStringLiteral("top1_agrees")}));
     }
     auto dist = [&](const AnalysisPtr& a, const QString& name) {
         if (!a || a->promptSubspaceDistance.empty()) return;
         const auto& d = a->promptSubspaceDistance;
-        out.push_back(detail::tableFromMatrix(name, QStringLiteral("geodesic distance between layers' prompt subspaces"), QStringLiteral("promptSubspaceDistance"),
-                                              QStringLiteral("rad"), d.dim(0), d.dim(1), d.data, QStringLiteral("layer"), QStringLiteral("layer"),
-                                              layerLabels(d.dim(0)), layerLabels(d.dim(1))));
+        out.push_back(detail::tableFromMatrix(
+            name, QStringLiteral("geodesic distance between layers' prompt subspaces"),
+            QStringLiteral("promptSubspaceDistance"), QStringLiteral("rad"), d.dim(0), d.dim(1), d.data,
+            QStringLiteral("layer"), QStringLiteral("layer"), layerLabels(d.dim(0)), layerLabels(d.dim(1))));
     };
     dist(m_data.grassmannAnalysis, QStringLiteral("prompt_distance_grassmann"));
     dist(m_data.baselineAnalysis, QStringLiteral("prompt_distance_baseline"));
@@ -244,10 +272,12 @@ std::vector<DataTable> CompareView::dataTables() const {
         const auto& b = m_data.baselineAnalysis->promptSubspaceDistance;
         if (!g.empty() && g.shape == b.shape) {
             std::vector<float> diff(g.data.size());
-            for (size_t i = 0; i < diff.size(); ++i) diff[i] = g.data[i] - b.data[i];
+            for (size_t i = 0; i < diff.size(); ++i)
+                diff[i] = g.data[i] - b.data[i];
             out.push_back(detail::tableFromMatrix(QStringLiteral("prompt_distance_difference"),
-                                                  QStringLiteral("Grassmann minus baseline prompt-subspace distance"), QString(), QStringLiteral("rad"),
-                                                  g.dim(0), g.dim(1), std::move(diff), QStringLiteral("layer"), QStringLiteral("layer"),
+                                                  QStringLiteral("Grassmann minus baseline prompt-subspace distance"),
+                                                  QString(), QStringLiteral("rad"), g.dim(0), g.dim(1), std::move(diff),
+                                                  QStringLiteral("layer"), QStringLiteral("layer"),
                                                   layerLabels(g.dim(0)), layerLabels(g.dim(1))));
         }
     }
@@ -256,10 +286,16 @@ std::vector<DataTable> CompareView::dataTables() const {
 
 QString CompareView::caption() const {
     const int k = m_data.grassmannAnalysis ? m_data.grassmannAnalysis->promptSubspaceK : 4;
-    return QStringLiteral("Top: for token t = %1 and layer %2, the Grassmann influence row c(t, t\u2212D) = \u2016(1\u2212a_t)\u2299W_plu p^(D)\u2016/|W_t| (normalized to sum 1) "
-                          "over past tokens, next to the baseline's attention rows (each head, and their mean); JS = Jensen\u2013Shannon divergence (nats) to the influence row, "
-                          "top-1 = same argmax. Bottom: geodesic distances between the layers' top-%3 prompt subspaces, Grassmann and baseline, on one colour scale, and their difference (diverging scale centred at 0).")
-        .arg(selToken()).arg(selLayer()).arg(k);
+    return QStringLiteral(
+               "Top: for token t = %1 and layer %2, the Grassmann influence row c(t, t\u2212D) = "
+               "\u2016(1\u2212a_t)\u2299W_plu p^(D)\u2016/|W_t| (normalized to sum 1) "
+               "over past tokens, next to the baseline's attention rows (each head, and their mean); JS = "
+               "Jensen\u2013Shannon divergence (nats) to the influence row, "
+               "top-1 = same argmax. Bottom: geodesic distances between the layers' top-%3 prompt subspaces, Grassmann "
+               "and baseline, on one colour scale, and their difference (diverging scale centred at 0).")
+        .arg(selToken())
+        .arg(selLayer())
+        .arg(k);
 }
 
 void CompareView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
@@ -272,20 +308,26 @@ void CompareView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
     double listW = 0;
     for (int i = 0; i < static_cast<int>(rs.agreement.size()); ++i) {
         const auto& a = rs.agreement[static_cast<size_t>(i)];
-        lines << QStringLiteral("%1: JS %2, top-1 %3").arg(rs.names[i + 1], detail::formatValue(a.jsDivergence), a.top1Agrees ? QStringLiteral("yes") : QStringLiteral("no"));
+        lines << QStringLiteral("%1: JS %2, top-1 %3")
+                     .arg(rs.names[i + 1], detail::formatValue(a.jsDivergence),
+                          a.top1Agrees ? QStringLiteral("yes") : QStringLiteral("no"));
         listW = std::max(listW, fm.horizontalAdvance(lines.back()));
     }
     const bool beside = top.width() - listW - gap > top.width() * 0.6;
     const double lineH = fm.height() * 1.15;
     const QRectF rowsRect = beside ? QRectF(top.left(), top.top(), top.width() - listW - gap, top.height())
-                                   : QRectF(top.left(), top.top(), top.width(), top.height() - lineH * ((lines.size() + 1) / 2) - gap * 0.3);
-    m_rows->paintFigure(p, rowsRect, style, QStringLiteral("Token %1, layer %2: influence vs attention").arg(selToken()).arg(selLayer()), map);
+                                   : QRectF(top.left(), top.top(), top.width(),
+                                            top.height() - lineH * ((lines.size() + 1) / 2) - gap * 0.3);
+    m_rows->paintFigure(p, rowsRect, style,
+                        QStringLiteral("Token %1, layer %2: influence vs attention").arg(selToken()).arg(selLayer()),
+                        map);
     p.save();
     p.setFont(style.small);
     p.setPen(Qt::black);
     for (int i = 0; i < lines.size(); ++i) {
         const QPointF at = beside ? QPointF(top.right() - listW, top.top() + fm.height() * 2 + i * lineH)
-                                  : QPointF(top.left() + (i % 2) * top.width() / 2, rowsRect.bottom() + gap * 0.3 + fm.ascent() + (i / 2) * lineH);
+                                  : QPointF(top.left() + (i % 2) * top.width() / 2,
+                                            rowsRect.bottom() + gap * 0.3 + fm.ascent() + (i / 2) * lineH);
         p.drawText(at, lines[i]);
     }
     p.restore();

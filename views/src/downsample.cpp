@@ -10,8 +10,8 @@ QString downsampleModeName(DownsampleMode mode) {
     return mode == DownsampleMode::Max ? QStringLiteral("max") : QStringLiteral("mean");
 }
 
-MatrixLevel downsample(const MatrixSource& source, int64_t blockRows, int64_t blockCols,
-                       DownsampleMode mode, const std::atomic<bool>* cancel) {
+MatrixLevel downsample(const MatrixSource& source, int64_t blockRows, int64_t blockCols, DownsampleMode mode,
+                       const std::atomic<bool>* cancel) {
     MatrixLevel level;
     blockRows = std::max<int64_t>(1, blockRows);
     blockCols = std::max<int64_t>(1, blockCols);
@@ -39,8 +39,10 @@ MatrixLevel downsample(const MatrixSource& source, int64_t blockRows, int64_t bl
                 const float x = v[c];
                 if (!std::isfinite(x)) continue;
                 const size_t oc = static_cast<size_t>(c / blockCols);
-                if (mode == DownsampleMode::Max) acc[oc] = std::max(acc[oc], static_cast<double>(x));
-                else acc[oc] += x;
+                if (mode == DownsampleMode::Max)
+                    acc[oc] = std::max(acc[oc], static_cast<double>(x));
+                else
+                    acc[oc] += x;
                 ++count[oc];
             }
         }
@@ -71,8 +73,7 @@ std::pair<double, double> finiteRange(const MatrixSource& source) {
     return {lo, hi};
 }
 
-MatrixPyramid::MatrixPyramid(MatrixSourcePtr source, DownsampleMode mode)
-    : m_source(std::move(source)), m_mode(mode) {}
+MatrixPyramid::MatrixPyramid(MatrixSourcePtr source, DownsampleMode mode) : m_source(std::move(source)), m_mode(mode) {}
 
 std::pair<int, int> MatrixPyramid::levelFor(double cellsPerPixelRows, double cellsPerPixelCols) {
     auto exponent = [](double cpp) {
@@ -94,8 +95,8 @@ std::shared_ptr<const MatrixLevel> MatrixPyramid::cached(int ly, int lx) const {
 
 std::shared_ptr<const MatrixLevel> MatrixPyramid::level(int ly, int lx, const std::atomic<bool>* cancel) {
     if (auto c = cached(ly, lx)) return c;
-    auto computed = std::make_shared<MatrixLevel>(
-        downsample(*m_source, int64_t{1} << ly, int64_t{1} << lx, m_mode, cancel));
+    auto computed =
+        std::make_shared<MatrixLevel>(downsample(*m_source, int64_t{1} << ly, int64_t{1} << lx, m_mode, cancel));
     if (computed->values.empty() && m_source->rows() * m_source->cols() > 0) return nullptr; // cancelled
     std::lock_guard<std::mutex> lock(m_mutex);
     auto& slot = m_levels[{ly, lx}];

@@ -63,8 +63,10 @@ ExportResult exportFigure(const View& view, const FigureOptions& options, const 
     ExportResult fail;
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (options.widthInches <= 0 || options.widthInches > 100 || options.dpi <= 0 || options.dpi > 2400) {
-        fail.message = QStringLiteral("invalid figure options: width %1 in, dpi %2 (expected 0 < width <= 100, 0 < dpi <= 2400)")
-                           .arg(options.widthInches).arg(options.dpi);
+        fail.message =
+            QStringLiteral("invalid figure options: width %1 in, dpi %2 (expected 0 < width <= 100, 0 < dpi <= 2400)")
+                .arg(options.widthInches)
+                .arg(options.dpi);
         return fail;
     }
     const QSizeF pt = figureSizePoints(view, options);
@@ -100,7 +102,8 @@ ExportResult exportFigure(const View& view, const FigureOptions& options, const 
         view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
         p.end();
     } else {
-        fail.message = QStringLiteral("unsupported figure format '%1' in %2 (use .png, .svg or .pdf)").arg(suffix, path);
+        fail.message =
+            QStringLiteral("unsupported figure format '%1' in %2 (use .png, .svg or .pdf)").arg(suffix, path);
         return fail;
     }
     buffer.close();
@@ -128,20 +131,24 @@ QByteArray encodeCsv(const DataTable& t) {
     QString out;
     const auto& a = t.values;
     if (a.rank() == 1) {
-        out += csvField(t.rowAxis.isEmpty() ? QStringLiteral("index") : t.rowAxis) + QStringLiteral(",label,") + csvField(t.name) + QLatin1Char('\n');
+        out += csvField(t.rowAxis.isEmpty() ? QStringLiteral("index") : t.rowAxis) + QStringLiteral(",label,") +
+               csvField(t.name) + QLatin1Char('\n');
         for (int64_t i = 0; i < a.dim(0); ++i)
-            out += QString::number(i) + QLatin1Char(',') + csvField(i < t.rowLabels.size() ? t.rowLabels[static_cast<int>(i)] : QString()) +
-                   QLatin1Char(',') + csvNumber(a.data[static_cast<size_t>(i)]) + QLatin1Char('\n');
+            out += QString::number(i) + QLatin1Char(',') +
+                   csvField(i < t.rowLabels.size() ? t.rowLabels[static_cast<int>(i)] : QString()) + QLatin1Char(',') +
+                   csvNumber(a.data[static_cast<size_t>(i)]) + QLatin1Char('\n');
     } else {
         const int64_t R = a.dim(0);
         const int64_t C = a.rank() >= 2 ? a.count(a.shape) / std::max<int64_t>(1, R) : 0;
         out += csvField(QStringLiteral("%1 \\ %2").arg(t.rowAxis, t.colAxis));
         for (int64_t j = 0; j < C; ++j)
-            out += QLatin1Char(',') + csvField(j < t.colLabels.size() ? t.colLabels[static_cast<int>(j)] : QString::number(j));
+            out += QLatin1Char(',') +
+                   csvField(j < t.colLabels.size() ? t.colLabels[static_cast<int>(j)] : QString::number(j));
         out += QLatin1Char('\n');
         for (int64_t i = 0; i < R; ++i) {
             out += csvField(i < t.rowLabels.size() ? t.rowLabels[static_cast<int>(i)] : QString::number(i));
-            for (int64_t j = 0; j < C; ++j) out += QLatin1Char(',') + csvNumber(a.data[static_cast<size_t>(i * C + j)]);
+            for (int64_t j = 0; j < C; ++j)
+                out += QLatin1Char(',') + csvNumber(a.data[static_cast<size_t>(i * C + j)]);
             out += QLatin1Char('\n');
         }
     }
@@ -159,7 +166,9 @@ QJsonObject traceInfo(const gwb::engine::Trace& t) {
     return o;
 }
 
-QJsonArray toJson(const QStringList& l) { return QJsonArray::fromStringList(l); }
+QJsonArray toJson(const QStringList& l) {
+    return QJsonArray::fromStringList(l);
+}
 
 } // namespace
 
@@ -184,7 +193,8 @@ ExportResult exportData(const View& view, const QString& basePath) {
     if (const Selection* s = view.selection()) {
         sel.insert(QStringLiteral("token"), s->token());
         if (const auto t = d.primary(); t && s->token() < t->length())
-            sel.insert(QStringLiteral("token_text"), QString::fromStdString(t->tokens[static_cast<size_t>(s->token())].text));
+            sel.insert(QStringLiteral("token_text"),
+                       QString::fromStdString(t->tokens[static_cast<size_t>(s->token())].text));
         sel.insert(QStringLiteral("layer"), s->layer());
         sel.insert(QStringLiteral("head"), s->head());
         sel.insert(QStringLiteral("offset_index"), s->offsetIndex());
@@ -203,7 +213,8 @@ ExportResult exportData(const View& view, const QString& basePath) {
     QJsonObject defs;
     const auto& engineDefs = gwb::engine::definitions();
     auto rollback = [&written](ExportResult r) {
-        for (const QString& f : written) QFile::remove(f); // all or none
+        for (const QString& f : written)
+            QFile::remove(f); // all or none
         r.files.clear();
         return r;
     };
@@ -219,7 +230,8 @@ ExportResult exportData(const View& view, const QString& basePath) {
             npy = QByteArray(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size()));
         } catch (const std::exception& e) {
             r.ok = false;
-            r.message = QStringLiteral("cannot encode %1.npy: %2").arg(QDir::toNativeSeparators(stem), QString::fromStdString(e.what()));
+            r.message = QStringLiteral("cannot encode %1.npy: %2")
+                            .arg(QDir::toNativeSeparators(stem), QString::fromStdString(e.what()));
             return rollback(r);
         }
         r = writeFileAtomically(stem + QStringLiteral(".npy"), npy);
@@ -230,7 +242,8 @@ ExportResult exportData(const View& view, const QString& basePath) {
         a.insert(QStringLiteral("quantity"), t.quantity);
         a.insert(QStringLiteral("units"), t.units);
         QJsonArray shape;
-        for (int64_t s : t.values.shape) shape.append(static_cast<qint64>(s));
+        for (int64_t s : t.values.shape)
+            shape.append(static_cast<qint64>(s));
         a.insert(QStringLiteral("shape"), shape);
         a.insert(QStringLiteral("row_axis"), t.rowAxis);
         a.insert(QStringLiteral("col_axis"), t.colAxis);
@@ -247,7 +260,8 @@ ExportResult exportData(const View& view, const QString& basePath) {
     }
     meta.insert(QStringLiteral("arrays"), arrays);
     QJsonObject allDefs;
-    for (const auto& [k, v] : engineDefs) allDefs.insert(QString::fromStdString(k), QString::fromStdString(v));
+    for (const auto& [k, v] : engineDefs)
+        allDefs.insert(QString::fromStdString(k), QString::fromStdString(v));
     meta.insert(QStringLiteral("definitions_used"), defs);
     meta.insert(QStringLiteral("definitions"), allDefs);
     ExportResult r = writeFileAtomically(base.filePath() + QStringLiteral(".json"),

@@ -12,8 +12,8 @@ namespace gwb::views {
 GateView::GateView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
-    m_quantityCombo = detail::addCombo(bar, QStringLiteral("Show"),
-                                       {QStringLiteral("mean gate"), QStringLiteral("fraction of channels > 0.5")}, this);
+    m_quantityCombo = detail::addCombo(
+        bar, QStringLiteral("Show"), {QStringLiteral("mean gate"), QStringLiteral("fraction of channels > 0.5")}, this);
     m_drillButton = new QPushButton(QStringLiteral("Channels of selected layer"), this);
     m_drillButton->setCheckable(true);
     bar->addWidget(m_drillButton);
@@ -61,7 +61,8 @@ void GateView::setDrillLayer(int layer) {
 
 QJsonObject GateView::settings() const {
     QJsonObject o = View::settings();
-    o.insert(QStringLiteral("quantity"), m_quantity == Quantity::AboveHalf ? QStringLiteral("above_half") : QStringLiteral("mean"));
+    o.insert(QStringLiteral("quantity"),
+             m_quantity == Quantity::AboveHalf ? QStringLiteral("above_half") : QStringLiteral("mean"));
     o.insert(QStringLiteral("drill_layer"), m_drillLayer);
     return o;
 }
@@ -70,13 +71,18 @@ void GateView::setSettings(const QJsonObject& s) {
     View::setSettings(s);
     m_mapCombo->setCurrentText(gwb::views::colormapName(colormapId()));
     if (s.contains(QStringLiteral("quantity")))
-        setQuantity(s.value(QStringLiteral("quantity")).toString() == QLatin1String("above_half") ? Quantity::AboveHalf : Quantity::MeanGate);
+        setQuantity(s.value(QStringLiteral("quantity")).toString() == QLatin1String("above_half") ? Quantity::AboveHalf
+                                                                                                  : Quantity::MeanGate);
     if (s.contains(QStringLiteral("drill_layer"))) setDrillLayer(s.value(QStringLiteral("drill_layer")).toInt(-1));
 }
 
-QString GateView::missingDataMessage() const { return detail::grassmannMissingMessage(m_data); }
+QString GateView::missingDataMessage() const {
+    return detail::grassmannMissingMessage(m_data);
+}
 
-bool GateView::hasContent() const { return m_data.grassmann && m_data.grassmannAnalysis && !m_data.grassmannAnalysis->grassmann.empty(); }
+bool GateView::hasContent() const {
+    return m_data.grassmann && m_data.grassmannAnalysis && !m_data.grassmannAnalysis->grassmann.empty();
+}
 
 QString GateView::matrixTitle() const {
     if (m_drillLayer >= 0) return QStringLiteral("Gate a_t per channel, layer %1").arg(m_drillLayer);
@@ -93,17 +99,23 @@ void GateView::refresh() {
         return;
     }
     if (m_drillLayer >= static_cast<int>(m_data.grassmann->layers.size())) m_drillLayer = -1;
-    const QString key = QStringLiteral("%1/%2/%3").arg(reinterpret_cast<quintptr>(m_data.grassmann.get())).arg(static_cast<int>(m_quantity)).arg(m_drillLayer);
+    const QString key = QStringLiteral("%1/%2/%3")
+                            .arg(reinterpret_cast<quintptr>(m_data.grassmann.get()))
+                            .arg(static_cast<int>(m_quantity))
+                            .arg(m_drillLayer);
     if (key != m_matrixKey) {
         const auto tables = dataTables();
         const DataTable& t = tables.front();
-        const HeatmapAxes axes = detail::axesFromTable(
-            t, m_drillLayer >= 0 ? QStringLiteral("gate a") : (m_quantity == Quantity::MeanGate ? QStringLiteral("mean gate") : QStringLiteral("fraction > 0.5")));
+        const HeatmapAxes axes = detail::axesFromTable(t, m_drillLayer >= 0 ? QStringLiteral("gate a")
+                                                                            : (m_quantity == Quantity::MeanGate
+                                                                                   ? QStringLiteral("mean gate")
+                                                                                   : QStringLiteral("fraction > 0.5")));
         m_heatmap->setMatrix(makeDenseSource(t.values.dim(0), t.values.dim(1), t.values.data), axes);
         m_matrixKey = key;
     }
     HeatmapMarks marks;
-    if (m_drillLayer >= 0) marks.row = selToken();
+    if (m_drillLayer >= 0)
+        marks.row = selToken();
     else {
         marks.row = selLayer();
         marks.col = selToken();
@@ -121,31 +133,38 @@ std::vector<DataTable> GateView::dataTables() const {
         if (!gl || gl->gate.empty()) return {};
         const int64_t d = gl->gate.dim(1);
         QStringList channels;
-        for (int64_t c = 0; c < d; ++c) channels << QString::number(c);
-        return {detail::tableFromMatrix(QStringLiteral("gate_layer%1").arg(m_drillLayer), QStringLiteral("gate a_t per channel"),
-                                        QStringLiteral("gate"), QString(), T, d, gl->gate.data, QStringLiteral("token"),
-                                        QStringLiteral("channel"), tokens, channels)};
+        for (int64_t c = 0; c < d; ++c)
+            channels << QString::number(c);
+        return {detail::tableFromMatrix(QStringLiteral("gate_layer%1").arg(m_drillLayer),
+                                        QStringLiteral("gate a_t per channel"), QStringLiteral("gate"), QString(), T, d,
+                                        gl->gate.data, QStringLiteral("token"), QStringLiteral("channel"), tokens,
+                                        channels)};
     }
     const auto& layers = m_data.grassmannAnalysis->grassmann;
     const int64_t N = static_cast<int64_t>(layers.size());
     std::vector<float> v(static_cast<size_t>(N * T), std::numeric_limits<float>::quiet_NaN());
     for (int64_t l = 0; l < N; ++l) {
-        const auto& src = m_quantity == Quantity::MeanGate ? layers[static_cast<size_t>(l)].meanGate : layers[static_cast<size_t>(l)].gateAboveHalf;
-        for (int64_t t = 0; t < T && t < static_cast<int64_t>(src.size()); ++t) v[static_cast<size_t>(l * T + t)] = src[static_cast<size_t>(t)];
+        const auto& src = m_quantity == Quantity::MeanGate ? layers[static_cast<size_t>(l)].meanGate
+                                                           : layers[static_cast<size_t>(l)].gateAboveHalf;
+        for (int64_t t = 0; t < T && t < static_cast<int64_t>(src.size()); ++t)
+            v[static_cast<size_t>(l * T + t)] = src[static_cast<size_t>(t)];
     }
     const bool mean = m_quantity == Quantity::MeanGate;
-    return {detail::tableFromMatrix(mean ? QStringLiteral("mean_gate") : QStringLiteral("gate_above_half"),
-                                    mean ? QStringLiteral("mean gate over channels") : QStringLiteral("fraction of gate channels above 0.5"),
-                                    mean ? QStringLiteral("meanGate") : QStringLiteral("gateAboveHalf"), QString(), N, T, std::move(v),
-                                    QStringLiteral("layer"), QStringLiteral("token"), layerLabels(N), tokens)};
+    return {detail::tableFromMatrix(
+        mean ? QStringLiteral("mean_gate") : QStringLiteral("gate_above_half"),
+        mean ? QStringLiteral("mean gate over channels") : QStringLiteral("fraction of gate channels above 0.5"),
+        mean ? QStringLiteral("meanGate") : QStringLiteral("gateAboveHalf"), QString(), N, T, std::move(v),
+        QStringLiteral("layer"), QStringLiteral("token"), layerLabels(N), tokens)};
 }
 
 QString GateView::caption() const {
     QString s;
     if (m_drillLayer >= 0)
-        s = QStringLiteral("Gate a_t^l in (0,1) of Grassmann layer %1 for every token (rows) and channel (columns).").arg(m_drillLayer);
+        s = QStringLiteral("Gate a_t^l in (0,1) of Grassmann layer %1 for every token (rows) and channel (columns).")
+                .arg(m_drillLayer);
     else if (m_quantity == Quantity::MeanGate)
-        s = QStringLiteral("Mean gate: the mean over the d channels of the gate a_t^l in (0,1), per Grassmann layer l and token t.");
+        s = QStringLiteral(
+            "Mean gate: the mean over the d channels of the gate a_t^l in (0,1), per Grassmann layer l and token t.");
     else
         s = QStringLiteral("Fraction of the d gate channels with a_t^l > 0.5, per Grassmann layer l and token t.");
     return s + QStringLiteral(" Low = the layer replaced the token's state with geometry; high = it kept the state.") +

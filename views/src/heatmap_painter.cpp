@@ -16,8 +16,8 @@ constexpr int64_t kMaxLevelCellsForComputedRows = int64_t{4} << 20;
 
 } // namespace
 
-HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize pixels,
-                            const ColorScale& scale, bool computeMissing) {
+HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize pixels, const ColorScale& scale,
+                            bool computeMissing) {
     HeatmapImage out;
     const MatrixSource& src = pyramid.source();
     if (pixels.isEmpty() || src.rows() == 0 || src.cols() == 0 || window.isEmpty()) return out;
@@ -25,7 +25,10 @@ HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize 
     if (!src.dense()) {
         while ((ly != 0 || lx != 0) &&
                ((src.rows() >> ly) + 1) * ((src.cols() >> lx) + 1) > kMaxLevelCellsForComputedRows) {
-            if ((src.rows() >> ly) >= (src.cols() >> lx)) ++ly; else ++lx;
+            if ((src.rows() >> ly) >= (src.cols() >> lx))
+                ++ly;
+            else
+                ++lx;
         }
     }
     out.levelRows = ly;
@@ -71,7 +74,8 @@ HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize 
             values = rowBuf.data();
         }
         auto* line = reinterpret_cast<QRgb*>(img.scanLine(i));
-        for (int j = 0; j < pixels.width(); ++j) line[j] = scale.color(values[colIndex[static_cast<size_t>(j)]]);
+        for (int j = 0; j < pixels.width(); ++j)
+            line[j] = scale.color(values[colIndex[static_cast<size_t>(j)]]);
     }
     out.image = std::move(img);
     return out;
@@ -91,7 +95,8 @@ void paintColorbar(QPainter& p, const QRectF& rect, const ColorScale& scale, con
     // 256 steps as an image keeps vector output small and exact.
     QImage strip(1, 256, QImage::Format_ARGB32);
     const auto& table = colormapTable(scale.map);
-    for (int i = 0; i < 256; ++i) strip.setPixel(0, 255 - i, table[static_cast<size_t>(i)]);
+    for (int i = 0; i < 256; ++i)
+        strip.setPixel(0, 255 - i, table[static_cast<size_t>(i)]);
     p.drawImage(bar, strip);
     p.setPen(QPen(Qt::black, style.hairline));
     p.setBrush(Qt::NoBrush);
@@ -134,8 +139,10 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     double rowLabelW = 0, colLabelH = 0;
     // Measuring thousands of labels per repaint is slow: sample about 256 of them.
     const int64_t rs = std::max<int64_t>(1, (r1 - r0) / 256), cs = std::max<int64_t>(1, (c1 - c0) / 256);
-    for (int64_t i = r0; i < r1; i += rs) rowLabelW = std::max(rowLabelW, fmS.horizontalAdvance(labelFor(axes.rowLabels, i)));
-    for (int64_t j = c0; j < c1; j += cs) colLabelH = std::max(colLabelH, fmS.horizontalAdvance(labelFor(axes.colLabels, j)));
+    for (int64_t i = r0; i < r1; i += rs)
+        rowLabelW = std::max(rowLabelW, fmS.horizontalAdvance(labelFor(axes.rowLabels, i)));
+    for (int64_t j = c0; j < c1; j += cs)
+        colLabelH = std::max(colLabelH, fmS.horizontalAdvance(labelFor(axes.colLabels, j)));
     const double tick = fmS.height() * 0.25;
     const double leftM = rowLabelW + tick * 2 + (axes.rowTitle.isEmpty() ? 0 : fmB.height() * 1.2);
     const double noteH = fmS.height() * 1.2;
@@ -143,7 +150,8 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     // Narrow panels drop the colorbar's title (the caption names the quantity) to keep the matrix readable.
     const bool narrow = r.width() < fmS.height() * 24;
     const QString barTitle = narrow ? QString() : axes.valueName;
-    const double barBlock = style.colorbar ? std::max(fmS.height() * (barTitle.isEmpty() ? 3.4 : 4.8), narrow ? 0.0 : r.width() * 0.1) : 0;
+    const double barBlock =
+        style.colorbar ? std::max(fmS.height() * (barTitle.isEmpty() ? 3.4 : 4.8), narrow ? 0.0 : r.width() * 0.1) : 0;
     if (r.width() - leftM - barBlock < fmS.height() * 2 || r.height() - bottomM < fmS.height() * 2) {
         // Not enough room for a readable matrix: say so instead of drawing a sliver.
         p.setFont(style.small);
@@ -152,7 +160,8 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         p.restore();
         return geo;
     }
-    const QRectF plot(r.left() + leftM, r.top() + fmS.height() * 0.2, std::max(4.0, r.width() - leftM - barBlock - tick * 2),
+    const QRectF plot(r.left() + leftM, r.top() + fmS.height() * 0.2,
+                      std::max(4.0, r.width() - leftM - barBlock - tick * 2),
                       std::max(4.0, r.height() - bottomM - fmS.height() * 0.2));
     geo.plot = plot;
 
@@ -205,7 +214,8 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         if (y < plot.top() - 0.5 || y > plot.bottom() + 0.5) continue;
         p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
         const QString s = labelFor(axes.rowLabels, i);
-        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2), s);
+        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2),
+                   s);
     }
     for (int64_t j = (c0 + colStep - 1) / colStep * colStep; j < c1; j += colStep) {
         const double x = xOf(static_cast<double>(j) + 0.5);
@@ -215,16 +225,22 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     }
     p.setFont(style.body);
     if (!axes.rowTitle.isEmpty())
-        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), axes.rowTitle, Qt::AlignHCenter);
+        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), axes.rowTitle,
+                                Qt::AlignHCenter);
     if (!axes.colTitle.isEmpty())
-        p.drawText(QRectF(plot.center().x() - r.width() / 2, plot.bottom() + tick * 2 + colLabelH, r.width(), fmB.height() * 1.2),
+        p.drawText(QRectF(plot.center().x() - r.width() / 2, plot.bottom() + tick * 2 + colLabelH, r.width(),
+                          fmB.height() * 1.2),
                    Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, axes.colTitle);
     // Downsampling note: say how the picture summarizes the matrix.
     QString note;
     if (hi.blockRows > 1 || hi.blockCols > 1)
         note = QStringLiteral("%1 x %2 matrix; each pixel = %3 of a %4 x %5 tile%6")
-                   .arg(src.rows()).arg(src.cols()).arg(downsampleModeName(pyramid.mode()))
-                   .arg(hi.blockRows).arg(hi.blockCols).arg(hi.preview ? QStringLiteral(" (preview)") : QString());
+                   .arg(src.rows())
+                   .arg(src.cols())
+                   .arg(downsampleModeName(pyramid.mode()))
+                   .arg(hi.blockRows)
+                   .arg(hi.blockCols)
+                   .arg(hi.preview ? QStringLiteral(" (preview)") : QString());
     if (!note.isEmpty()) {
         p.setFont(style.small);
         p.setPen(Qt::darkGray);

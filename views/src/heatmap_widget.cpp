@@ -28,7 +28,9 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
     setFocusPolicy(Qt::ClickFocus);
 }
 
-HeatmapWidget::~HeatmapWidget() { m_cancel->store(true); }
+HeatmapWidget::~HeatmapWidget() {
+    m_cancel->store(true);
+}
 
 void HeatmapWidget::setMatrix(MatrixSourcePtr source, const HeatmapAxes& axes) {
     m_source = std::move(source);
@@ -125,12 +127,13 @@ void HeatmapWidget::requestLevel(int ly, int lx) {
     auto pyramid = m_pyramid;
     auto cancel = m_cancel;
     QPointer<HeatmapWidget> self(this);
-    QtConcurrent::run([pyramid, cancel, ly, lx] { pyramid->level(ly, lx, cancel.get()); })
-        .then(this, [self, cancel, ly, lx] {
-            if (!self || cancel->load()) return; // stale: the matrix changed meanwhile
-            self->m_pending.erase({ly, lx});
-            self->update();
-        });
+    QtConcurrent::run([pyramid, cancel, ly, lx] {
+        pyramid->level(ly, lx, cancel.get());
+    }).then(this, [self, cancel, ly, lx] {
+        if (!self || cancel->load()) return; // stale: the matrix changed meanwhile
+        self->m_pending.erase({ly, lx});
+        self->update();
+    });
 }
 
 void HeatmapWidget::paintEvent(QPaintEvent*) {
@@ -151,16 +154,20 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
     if (used.image.isNull() || used.preview) requestLevel(used.levelRows, used.levelCols);
     p.setPen(palette().color(QPalette::Text));
     p.setFont(font());
-    const QString hint = m_hoverText.isEmpty() ? QStringLiteral("wheel: zoom (Shift: columns only) \u00b7 drag: pan \u00b7 double-click: reset")
-                                               : m_hoverText;
-    p.drawText(QRectF(4, height() - fm.height() * 1.3, width() - 8, fm.height() * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(hint, Qt::ElideRight, width() - 8));
+    const QString hint =
+        m_hoverText.isEmpty()
+            ? QStringLiteral("wheel: zoom (Shift: columns only) \u00b7 drag: pan \u00b7 double-click: reset")
+            : m_hoverText;
+    p.drawText(QRectF(4, height() - fm.height() * 1.3, width() - 8, fm.height() * 1.2),
+               Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(hint, Qt::ElideRight, width() - 8));
 }
 
 QPoint HeatmapWidget::cellAt(const QPointF& pos) const {
     if (!m_source || !m_geometry.plot.contains(pos)) return {-1, -1};
-    const double col = m_window.left() + (pos.x() - m_geometry.plot.left()) / m_geometry.plot.width() * m_window.width();
-    const double row = m_window.top() + (pos.y() - m_geometry.plot.top()) / m_geometry.plot.height() * m_window.height();
+    const double col =
+        m_window.left() + (pos.x() - m_geometry.plot.left()) / m_geometry.plot.width() * m_window.width();
+    const double row =
+        m_window.top() + (pos.y() - m_geometry.plot.top()) / m_geometry.plot.height() * m_window.height();
     const int c = static_cast<int>(std::clamp<double>(std::floor(col), 0, static_cast<double>(m_source->cols() - 1)));
     const int r = static_cast<int>(std::clamp<double>(std::floor(row), 0, static_cast<double>(m_source->rows() - 1)));
     return {c, r};
@@ -244,7 +251,9 @@ void HeatmapWidget::mouseReleaseEvent(QMouseEvent* event) {
     }
 }
 
-void HeatmapWidget::mouseDoubleClickEvent(QMouseEvent*) { resetZoom(); }
+void HeatmapWidget::mouseDoubleClickEvent(QMouseEvent*) {
+    resetZoom();
+}
 
 void HeatmapWidget::leaveEvent(QEvent*) {
     m_hoverText.clear();
@@ -257,7 +266,8 @@ void HeatmapWidget::paintFigure(QPainter& p, const QRectF& area, const FigureSty
         p.save();
         p.setFont(style.body);
         p.setPen(Qt::darkGray);
-        p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, m_placeholder.isEmpty() ? QStringLiteral("No data") : m_placeholder);
+        p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap,
+                   m_placeholder.isEmpty() ? QStringLiteral("No data") : m_placeholder);
         p.restore();
         return;
     }

@@ -9,9 +9,8 @@ namespace gwb::views {
 DenseMatrixSource::DenseMatrixSource(int64_t rows, int64_t cols, std::vector<float> values)
     : m_rows(rows), m_cols(cols), m_values(std::move(values)) {
     if (rows < 0 || cols < 0 || static_cast<int64_t>(m_values.size()) != rows * cols)
-        throw std::invalid_argument("DenseMatrixSource: " + std::to_string(m_values.size()) +
-                                    " values do not fill a " + std::to_string(rows) + " x " +
-                                    std::to_string(cols) + " matrix");
+        throw std::invalid_argument("DenseMatrixSource: " + std::to_string(m_values.size()) + " values do not fill a " +
+                                    std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
 }
 
 void DenseMatrixSource::row(int64_t r, float* out) const {

@@ -53,11 +53,15 @@ void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt
     const QFontMetricsF fm(p.font(), p.device());
     const double w = fm.horizontalAdvance(text);
     double x = 0;
-    if (align & Qt::AlignRight) x = -w;
-    else if (align & Qt::AlignHCenter) x = -w / 2;
+    if (align & Qt::AlignRight)
+        x = -w;
+    else if (align & Qt::AlignHCenter)
+        x = -w / 2;
     double y = fm.ascent() / 2 - fm.descent() / 2; // vertically centred on the anchor
-    if (align & Qt::AlignTop) y = fm.ascent();
-    else if (align & Qt::AlignBottom) y = -fm.descent();
+    if (align & Qt::AlignTop)
+        y = fm.ascent();
+    else if (align & Qt::AlignBottom)
+        y = -fm.descent();
     p.drawText(QPointF(x, y), text);
     p.restore();
 }

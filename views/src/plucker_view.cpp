@@ -15,8 +15,8 @@
 namespace gwb::views {
 namespace {
 // Order of the "Show" combo: coherence first, it is the quantity that varies.
-constexpr std::array<PluckerView::Quantity, 3> kComboOrder{PluckerView::Quantity::Coherence, PluckerView::Quantity::Residual,
-                                                           PluckerView::Quantity::Planarity};
+constexpr std::array<PluckerView::Quantity, 3> kComboOrder{
+    PluckerView::Quantity::Coherence, PluckerView::Quantity::Residual, PluckerView::Quantity::Planarity};
 
 int comboIndex(PluckerView::Quantity q) {
     for (size_t i = 0; i < kComboOrder.size(); ++i)
@@ -32,7 +32,8 @@ QString definition(const char* key) {
 
 // Why residual and planarity are not findings: B_t always contains z_t.
 QString roundingNote(const QString& planeValue) {
-    return QStringLiteral("Rounding check only: B_t = z_t \u2227 w_t is always a plane (every p^(D) contains z_t), so this differs "
+    return QStringLiteral("Rounding check only: B_t = z_t \u2227 w_t is always a plane (every p^(D) contains z_t), so "
+                          "this differs "
                           "from its plane value %1 only by floating-point rounding. ")
         .arg(planeValue);
 }
@@ -40,9 +41,12 @@ QString roundingNote(const QString& planeValue) {
 
 QString PluckerView::quantityId(Quantity q) {
     switch (q) {
-    case Quantity::Residual: return QStringLiteral("residual");
-    case Quantity::Planarity: return QStringLiteral("planarity");
-    case Quantity::Coherence: return QStringLiteral("coherence");
+    case Quantity::Residual:
+        return QStringLiteral("residual");
+    case Quantity::Planarity:
+        return QStringLiteral("planarity");
+    case Quantity::Coherence:
+        return QStringLiteral("coherence");
     }
     return QStringLiteral("coherence");
 }
@@ -57,7 +61,8 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
     m_quantityCombo = detail::addCombo(bar, QStringLiteral("Show"),
-                                       {QStringLiteral("coherence \u2016B_t\u2016"), QStringLiteral("Pl\u00fccker residual \u03c1(B_t) (rounding check)"),
+                                       {QStringLiteral("coherence \u2016B_t\u2016"),
+                                        QStringLiteral("Pl\u00fccker residual \u03c1(B_t) (rounding check)"),
                                         QStringLiteral("planarity of B_t (rounding check)")},
                                        this);
     bar->addStretch();
@@ -73,7 +78,8 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
     layout->addWidget(split, 1);
     connect(m_quantityCombo, &QComboBox::currentIndexChanged, this,
             [this](int i) { setQuantity(kComboOrder[static_cast<size_t>(std::clamp(i, 0, 2))]); });
-    connect(m_mapCombo, &QComboBox::currentTextChanged, this, [this](const QString& n) { setColormapId(colormapFromName(n)); });
+    connect(m_mapCombo, &QComboBox::currentTextChanged, this,
+            [this](const QString& n) { setColormapId(colormapFromName(n)); });
     connect(m_heatmap, &HeatmapWidget::cellClicked, this, [this](qint64 row, qint64 col) {
         if (!selection()) return;
         selection()->setLayer(static_cast<int>(row));
@@ -103,7 +109,9 @@ void PluckerView::setSettings(const QJsonObject& s) {
         setQuantity(quantityFromId(s.value(QStringLiteral("quantity")).toString()));
 }
 
-QString PluckerView::missingDataMessage() const { return detail::grassmannMissingMessage(m_data); }
+QString PluckerView::missingDataMessage() const {
+    return detail::grassmannMissingMessage(m_data);
+}
 
 bool PluckerView::hasContent() const {
     return m_data.grassmann && m_data.grassmannAnalysis && !m_data.grassmannAnalysis->grassmann.empty();
@@ -115,8 +123,11 @@ ChartData PluckerView::pairNormChart() const {
     const auto* a = detail::grassmannAnalysis(m_data, selLayer());
     const int t = selToken();
     if (!a || a->pairNorm.empty() || t >= a->pairNorm.dim(0)) return c;
-    const QString tok = t < m_data.grassmann->length() ? detail::labelTextForTitle(m_data.grassmann->tokens[static_cast<size_t>(t)].text) : QString();
-    c.title = QStringLiteral("\u2016z_t \u2227 z_{t\u2212D}\u2016, token %1 '%2', layer %3").arg(t).arg(tok).arg(selLayer());
+    const QString tok = t < m_data.grassmann->length()
+                            ? detail::labelTextForTitle(m_data.grassmann->tokens[static_cast<size_t>(t)].text)
+                            : QString();
+    c.title =
+        QStringLiteral("\u2016z_t \u2227 z_{t\u2212D}\u2016, token %1 '%2', layer %3").arg(t).arg(tok).arg(selLayer());
     c.xTitle = QStringLiteral("offset D");
     c.yTitle = QStringLiteral("pair norm");
     ChartSeries s;
@@ -136,23 +147,32 @@ void PluckerView::refresh() {
         m_chart->setPlaceholder(missingDataMessage());
         return;
     }
-    const QString key = QStringLiteral("%1/%2").arg(reinterpret_cast<quintptr>(m_data.grassmannAnalysis.get())).arg(static_cast<int>(m_quantity));
+    const QString key = QStringLiteral("%1/%2")
+                            .arg(reinterpret_cast<quintptr>(m_data.grassmannAnalysis.get()))
+                            .arg(static_cast<int>(m_quantity));
     if (key != m_matrixKey) {
         const DataTable t = dataTables().front();
-        const HeatmapAxes axes = detail::axesFromTable(t, m_quantity == Quantity::Residual    ? QStringLiteral("residual \u03c1")
-                                                          : m_quantity == Quantity::Planarity ? QStringLiteral("planarity")
-                                                                                              : QStringLiteral("coherence \u2016B_t\u2016"));
+        const HeatmapAxes axes =
+            detail::axesFromTable(t, m_quantity == Quantity::Residual    ? QStringLiteral("residual \u03c1")
+                                     : m_quantity == Quantity::Planarity ? QStringLiteral("planarity")
+                                                                         : QStringLiteral("coherence \u2016B_t\u2016"));
         m_heatmap->setMatrix(makeDenseSource(t.values.dim(0), t.values.dim(1), t.values.data), axes);
         // Coherence and planarity live in [0, 1]: one scale for every prompt; the residual is tiny
         // (rounding), so its scale follows the data.
-        if (m_quantity == Quantity::Residual) m_heatmap->setFixedRange(std::nan(""), std::nan(""));
-        else m_heatmap->setFixedRange(0, 1);
+        if (m_quantity == Quantity::Residual)
+            m_heatmap->setFixedRange(std::nan(""), std::nan(""));
+        else
+            m_heatmap->setFixedRange(0, 1);
         m_matrixKey = key;
     }
     m_heatmap->setMarks(HeatmapMarks{selLayer(), selToken()});
     const ChartData c = pairNormChart();
-    if (c.hasData()) m_chart->setChart(c);
-    else m_chart->setPlaceholder(QStringLiteral("Token %1 has no valid offset in layer %2 (t \u2212 D < 0 for every D).").arg(selToken()).arg(selLayer()));
+    if (c.hasData())
+        m_chart->setChart(c);
+    else
+        m_chart->setPlaceholder(QStringLiteral("Token %1 has no valid offset in layer %2 (t \u2212 D < 0 for every D).")
+                                    .arg(selToken())
+                                    .arg(selLayer()));
 }
 
 std::vector<DataTable> PluckerView::dataTables() const {
@@ -163,15 +183,17 @@ std::vector<DataTable> PluckerView::dataTables() const {
     std::vector<float> v(static_cast<size_t>(N * T), std::numeric_limits<float>::quiet_NaN());
     for (int64_t l = 0; l < N; ++l) {
         const auto& src = quantityValues(layers[static_cast<size_t>(l)]);
-        for (int64_t t = 0; t < T && t < static_cast<int64_t>(src.size()); ++t) v[static_cast<size_t>(l * T + t)] = src[static_cast<size_t>(t)];
+        for (int64_t t = 0; t < T && t < static_cast<int64_t>(src.size()); ++t)
+            v[static_cast<size_t>(l * T + t)] = src[static_cast<size_t>(t)];
     }
     const QString id = quantityId(m_quantity);
-    const QString quantity = m_quantity == Quantity::Coherence ? QStringLiteral("coherence ||B_t|| of the mean unit bivector B_t")
-                             : m_quantity == Quantity::Residual ? QStringLiteral("Pl\u00fccker-relation residual of B_t (rounding check)")
-                                                                : QStringLiteral("planarity of B_t (rounding check)");
+    const QString quantity =
+        m_quantity == Quantity::Coherence  ? QStringLiteral("coherence ||B_t|| of the mean unit bivector B_t")
+        : m_quantity == Quantity::Residual ? QStringLiteral("Pl\u00fccker-relation residual of B_t (rounding check)")
+                                           : QStringLiteral("planarity of B_t (rounding check)");
     std::vector<DataTable> out;
-    out.push_back(detail::tableFromMatrix(id, quantity, id, QString(), N, T, std::move(v),
-                                          QStringLiteral("layer"), QStringLiteral("token"), layerLabels(N), tokenLabels(*m_data.grassmann)));
+    out.push_back(detail::tableFromMatrix(id, quantity, id, QString(), N, T, std::move(v), QStringLiteral("layer"),
+                                          QStringLiteral("token"), layerLabels(N), tokenLabels(*m_data.grassmann)));
     const ChartData c = pairNormChart();
     if (!c.series.empty()) {
         DataTable t;
@@ -179,7 +201,8 @@ std::vector<DataTable> PluckerView::dataTables() const {
         t.quantity = QStringLiteral("||z_t ^ z_{t-D}|| per offset D");
         t.definitionKey = QStringLiteral("pairNorm");
         std::vector<float> y;
-        for (double d : c.series[0].y) y.push_back(static_cast<float>(d));
+        for (double d : c.series[0].y)
+            y.push_back(static_cast<float>(d));
         t.values = gwb::engine::FloatArray({static_cast<int64_t>(y.size())}, y);
         t.rowAxis = QStringLiteral("offset");
         t.rowLabels = c.categories;
@@ -190,18 +213,24 @@ std::vector<DataTable> PluckerView::dataTables() const {
 
 const std::vector<float>& PluckerView::quantityValues(const gwb::engine::GrassmannLayerAnalysis& a) const {
     switch (m_quantity) {
-    case Quantity::Residual: return a.residual;
-    case Quantity::Planarity: return a.planarity;
-    case Quantity::Coherence: break;
+    case Quantity::Residual:
+        return a.residual;
+    case Quantity::Planarity:
+        return a.planarity;
+    case Quantity::Coherence:
+        break;
     }
     return a.coherence;
 }
 
 QString PluckerView::heatmapTitle() const {
     switch (m_quantity) {
-    case Quantity::Residual: return QStringLiteral("Pl\u00fccker residual \u03c1(B_t), rounding check");
-    case Quantity::Planarity: return QStringLiteral("Planarity of B_t, rounding check");
-    case Quantity::Coherence: break;
+    case Quantity::Residual:
+        return QStringLiteral("Pl\u00fccker residual \u03c1(B_t), rounding check");
+    case Quantity::Planarity:
+        return QStringLiteral("Planarity of B_t, rounding check");
+    case Quantity::Coherence:
+        break;
     }
     return QStringLiteral("Coherence \u2016B_t\u2016 of the offset planes");
 }
@@ -211,13 +240,23 @@ QString PluckerView::caption() const {
     QString q;
     switch (m_quantity) {
     case Quantity::Coherence:
-        q = QStringLiteral("Coherence of each Grassmann layer's mean bivector B_t = mean_D p^(D): ") + definition("coherence") +
+        q = QStringLiteral("Coherence of each Grassmann layer's mean bivector B_t = mean_D p^(D): ") +
+            definition("coherence") + QStringLiteral(".");
+        break;
+    case Quantity::Residual:
+        q = roundingNote(QStringLiteral("0")) + QStringLiteral("Residual: ") + definition("residual") +
             QStringLiteral(".");
         break;
-    case Quantity::Residual: q = roundingNote(QStringLiteral("0")) + QStringLiteral("Residual: ") + definition("residual") + QStringLiteral("."); break;
-    case Quantity::Planarity: q = roundingNote(QStringLiteral("1")) + QStringLiteral("Planarity: ") + definition("planarity") + QStringLiteral("."); break;
+    case Quantity::Planarity:
+        q = roundingNote(QStringLiteral("1")) + QStringLiteral("Planarity: ") + definition("planarity") +
+            QStringLiteral(".");
+        break;
     }
-    return q + QStringLiteral(" Grey = no valid offset. Bars: unnormalized pair norms \u2016z_t \u2227 z_{t\u2212D}\u2016 of the selected token (t = %1) and layer (%2).").arg(selToken()).arg(selLayer()) +
+    return q +
+           QStringLiteral(" Grey = no valid offset. Bars: unnormalized pair norms \u2016z_t \u2227 z_{t\u2212D}\u2016 "
+                          "of the selected token (t = %1) and layer (%2).")
+               .arg(selToken())
+               .arg(selLayer()) +
            detail::modelPhrase(m_data.grassmann);
 }
 

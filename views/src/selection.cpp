@@ -6,7 +6,9 @@
 
 namespace gwb::views {
 namespace {
-int clampTo(int v, int n) { return n <= 0 ? 0 : std::clamp(v, 0, n - 1); }
+int clampTo(int v, int n) {
+    return n <= 0 ? 0 : std::clamp(v, 0, n - 1);
+}
 } // namespace
 
 Selection::Selection(QObject* parent) : QObject(parent) {}

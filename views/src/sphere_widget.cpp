@@ -33,12 +33,16 @@ void paintSphere(QPainter& p, const QRectF& rect, const SphereData& data, const 
     QRectF r = detail::paintPanelTitle(p, rect, data.title, style);
     // Legend on the right (or below when narrow).
     double legendW = 0;
-    for (const auto& c : data.circles) legendW = std::max(legendW, fmS.horizontalAdvance(c.label));
-    for (const auto& n : data.notes) legendW = std::max(legendW, std::min(fmS.horizontalAdvance(n), r.width() * 0.4));
+    for (const auto& c : data.circles)
+        legendW = std::max(legendW, fmS.horizontalAdvance(c.label));
+    for (const auto& n : data.notes)
+        legendW = std::max(legendW, std::min(fmS.horizontalAdvance(n), r.width() * 0.4));
     legendW += fmS.height() * 2.2;
     const bool legendRight = r.width() - legendW > r.height() * 0.8;
-    QRectF sphereArea = legendRight ? QRectF(r.left(), r.top(), r.width() - legendW, r.height())
-                                    : QRectF(r.left(), r.top(), r.width(), r.height() - fmS.height() * 1.2 * (data.circles.size() + data.notes.size()));
+    QRectF sphereArea = legendRight
+                            ? QRectF(r.left(), r.top(), r.width() - legendW, r.height())
+                            : QRectF(r.left(), r.top(), r.width(),
+                                     r.height() - fmS.height() * 1.2 * (data.circles.size() + data.notes.size()));
     const double radius = std::max(4.0, std::min(sphereArea.width(), sphereArea.height()) / 2 - fmS.height() * 1.3);
     const QPointF c = sphereArea.center();
     auto proj = [&](const Vec3& v) {
@@ -62,7 +66,10 @@ void paintSphere(QPainter& p, const QRectF& rect, const SphereData& data, const 
             QPainterPath& path = depth >= 0 ? front : back;
             bool& open = depth >= 0 ? frontOpen : backOpen;
             bool& otherOpen = depth >= 0 ? backOpen : frontOpen;
-            if (!open) path.moveTo(pt); else path.lineTo(pt);
+            if (!open)
+                path.moveTo(pt);
+            else
+                path.lineTo(pt);
             open = true;
             otherOpen = false;
         }
@@ -91,7 +98,8 @@ void paintSphere(QPainter& p, const QRectF& rect, const SphereData& data, const 
         p.drawText(QRectF(pt2.x() - 40, pt2.y() - fmS.height() / 2, 80, fmS.height()), Qt::AlignCenter, name);
         (void)d2;
     }
-    for (const auto& circle : data.circles) drawCircle(circle.e1, circle.e2, circle.color, style.hairline * 3);
+    for (const auto& circle : data.circles)
+        drawCircle(circle.e1, circle.e2, circle.color, style.hairline * 3);
     for (const auto& pnt : data.points) {
         const auto [pt, depth] = proj(pnt.v);
         p.setPen(QPen(Qt::black, style.hairline));
@@ -159,7 +167,9 @@ void SphereWidget::paintEvent(QPaintEvent*) {
     paintSphere(p, QRectF(rect()).adjusted(6, 6, -6, -6), m_data, m_rotation, FigureStyle::forScreen(font()));
 }
 
-void SphereWidget::mousePressEvent(QMouseEvent* e) { m_last = e->position(); }
+void SphereWidget::mousePressEvent(QMouseEvent* e) {
+    m_last = e->position();
+}
 
 void SphereWidget::mouseMoveEvent(QMouseEvent* e) {
     if (!(e->buttons() & Qt::LeftButton)) return;

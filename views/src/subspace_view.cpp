@@ -11,7 +11,8 @@
 
 namespace gwb::views {
 
-SubspacePicture computeSubspacePicture(const gwb::engine::GrassmannLayerTrace& layer, int64_t t, const QStringList& tokens) {
+SubspacePicture computeSubspacePicture(const gwb::engine::GrassmannLayerTrace& layer, int64_t t,
+                                       const QStringList& tokens) {
     const auto& z = layer.z;
     if (z.rank() != 2 || z.dim(1) < 3 || z.dim(0) < 2)
         throw std::invalid_argument("subspace picture: z must be T x r with T >= 2 and r >= 3");
@@ -19,17 +20,20 @@ SubspacePicture computeSubspacePicture(const gwb::engine::GrassmannLayerTrace& l
     if (t < 0 || t >= T) throw std::invalid_argument("subspace picture: token " + std::to_string(t) + " out of range");
     Eigen::MatrixXd Z(T, r);
     for (int64_t i = 0; i < T; ++i)
-        for (int64_t j = 0; j < r; ++j) Z(i, j) = z.at2(i, j);
+        for (int64_t j = 0; j < r; ++j)
+            Z(i, j) = z.at2(i, j);
     // Principal directions of the layer's z over the prompt (centred), by SVD.
     const Eigen::MatrixXd C = Z.rowwise() - Z.colwise().mean();
     Eigen::JacobiSVD<Eigen::MatrixXd> svd(C, Eigen::ComputeThinV);
     const Eigen::MatrixXd V = svd.matrixV().leftCols(3); // r x 3
     const Eigen::VectorXd s = svd.singularValues();
     SubspacePicture pic;
-    pic.explainedVariance = s.squaredNorm() > 0 ? s.head(std::min<Eigen::Index>(3, s.size())).squaredNorm() / s.squaredNorm() : 0;
+    pic.explainedVariance =
+        s.squaredNorm() > 0 ? s.head(std::min<Eigen::Index>(3, s.size())).squaredNorm() / s.squaredNorm() : 0;
     pic.directions = gwb::engine::FloatArray::zeros({3, r});
     for (int k = 0; k < 3; ++k)
-        for (int64_t j = 0; j < r; ++j) pic.directions.data[static_cast<size_t>(k * r + j)] = static_cast<float>(V(j, k));
+        for (int64_t j = 0; j < r; ++j)
+            pic.directions.data[static_cast<size_t>(k * r + j)] = static_cast<float>(V(j, k));
     std::vector<float> bases;
     const QString tokText = t < tokens.size() ? tokens[static_cast<int>(t)] : QString();
     for (size_t o = 0; o < layer.offsets.size(); ++o) {
@@ -45,8 +49,12 @@ SubspacePicture computeSubspacePicture(const gwb::engine::GrassmannLayerTrace& l
         const double kept = (V.transpose() * Qo).squaredNorm() / 2.0;
         const Eigen::Vector3d u = V.transpose() * zt;
         const Eigen::Vector3d v = V.transpose() * zp;
-        const QString label = QStringLiteral("D=%1 (t\u2212D = %2 '%3')").arg(D).arg(t - D)
-                                  .arg(t - D < tokens.size() ? detail::labelTextForTitle(tokens[static_cast<int>(t - D)].toStdString()) : QString());
+        const QString label =
+            QStringLiteral("D=%1 (t\u2212D = %2 '%3')")
+                .arg(D)
+                .arg(t - D)
+                .arg(t - D < tokens.size() ? detail::labelTextForTitle(tokens[static_cast<int>(t - D)].toStdString())
+                                           : QString());
         const Eigen::Vector3d n = u.cross(v);
         if (u.norm() < 1e-12 || v.norm() < 1e-12 || n.norm() < 1e-9 * u.norm() * v.norm()) {
             pic.sphere.notes << QStringLiteral("D=%1: plane collapses to a line under the projection").arg(D);
@@ -65,15 +73,18 @@ SubspacePicture computeSubspacePicture(const gwb::engine::GrassmannLayerTrace& l
         pic.offsets.push_back(D);
         pic.keptFraction.push_back(kept);
         for (const auto& e : {e1, e2})
-            for (int k = 0; k < 3; ++k) bases.push_back(static_cast<float>(e[k]));
+            for (int k = 0; k < 3; ++k)
+                bases.push_back(static_cast<float>(e[k]));
     }
     const Eigen::Vector3d u = V.transpose() * Z.row(t).transpose();
     if (u.norm() > 1e-12) {
         const Eigen::Vector3d un = u.normalized();
         pic.sphere.points.push_back({QStringLiteral("z_t"), Qt::black, {un[0], un[1], un[2]}});
     }
-    if (pic.offsets.empty()) pic.sphere.notes << QStringLiteral("token %1 has no valid offset (t \u2212 D < 0 for every D)").arg(t);
-    pic.sphere.notes << QStringLiteral("3 directions hold %1% of the z variance").arg(std::lround(pic.explainedVariance * 100));
+    if (pic.offsets.empty())
+        pic.sphere.notes << QStringLiteral("token %1 has no valid offset (t \u2212 D < 0 for every D)").arg(t);
+    pic.sphere.notes
+        << QStringLiteral("3 directions hold %1% of the z variance").arg(std::lround(pic.explainedVariance * 100));
     pic.planeBases = gwb::engine::FloatArray({static_cast<int64_t>(pic.offsets.size()), 2, 3}, bases);
     (void)tokText;
     return pic;
@@ -102,9 +113,13 @@ void SubspaceView::setSettings(const QJsonObject& s) {
     m_sphere->setRotation(r);
 }
 
-QString SubspaceView::missingDataMessage() const { return detail::noModelMessage(QStringLiteral("Grassmann")); }
+QString SubspaceView::missingDataMessage() const {
+    return detail::noModelMessage(QStringLiteral("Grassmann"));
+}
 
-bool SubspaceView::hasContent() const { return detail::grassmannLayer(m_data, selLayer()) != nullptr; }
+bool SubspaceView::hasContent() const {
+    return detail::grassmannLayer(m_data, selLayer()) != nullptr;
+}
 
 void SubspaceView::refresh() {
     m_error.clear();
@@ -122,8 +137,10 @@ void SubspaceView::refresh() {
         return;
     }
     const int t = selToken();
-    m_picture.sphere.title = QStringLiteral("Pair planes of token %1 '%2', layer %3").arg(t)
-                                 .arg(detail::labelTextForTitle(m_data.grassmann->tokens[static_cast<size_t>(t)].text)).arg(selLayer());
+    m_picture.sphere.title = QStringLiteral("Pair planes of token %1 '%2', layer %3")
+                                 .arg(t)
+                                 .arg(detail::labelTextForTitle(m_data.grassmann->tokens[static_cast<size_t>(t)].text))
+                                 .arg(selLayer());
     m_sphere->setSphere(m_picture.sphere);
 }
 
@@ -143,13 +160,16 @@ std::vector<DataTable> SubspaceView::dataTables() const {
     planes.quantity = QStringLiteral("orthonormal bases (2 x 3) of the projected pair planes, one per valid offset");
     planes.values = m_picture.planeBases;
     planes.rowAxis = QStringLiteral("offset");
-    for (int D : m_picture.offsets) planes.rowLabels << QStringLiteral("D=%1").arg(D);
+    for (int D : m_picture.offsets)
+        planes.rowLabels << QStringLiteral("D=%1").arg(D);
     out.push_back(planes);
     DataTable kept;
     kept.name = QStringLiteral("kept_fraction_token%1_layer%2").arg(selToken()).arg(selLayer());
-    kept.quantity = QStringLiteral("mean cos^2 of the principal angles between each pair plane and the 3-D projection space");
+    kept.quantity =
+        QStringLiteral("mean cos^2 of the principal angles between each pair plane and the 3-D projection space");
     std::vector<float> k;
-    for (double v : m_picture.keptFraction) k.push_back(static_cast<float>(v));
+    for (double v : m_picture.keptFraction)
+        k.push_back(static_cast<float>(v));
     kept.values = gwb::engine::FloatArray({static_cast<int64_t>(k.size())}, k);
     kept.rowAxis = QStringLiteral("offset");
     kept.rowLabels = planes.rowLabels;
@@ -158,10 +178,15 @@ std::vector<DataTable> SubspaceView::dataTables() const {
 }
 
 QString SubspaceView::caption() const {
-    return QStringLiteral("Pair planes span(z_t, z_{t\u2212D}) in R^r of Grassmann layer %1 for token t = %2, one great circle per valid offset D, "
-                          "after orthogonal projection onto the top-3 principal directions of the layer's centred z vectors over the prompt "
-                          "(%3% of their variance); 'kept' = mean cos\u00b2 of the angles between a plane and that 3-D space; dashed = far side.")
-               .arg(selLayer()).arg(selToken()).arg(std::lround(m_picture.explainedVariance * 100)) +
+    return QStringLiteral("Pair planes span(z_t, z_{t\u2212D}) in R^r of Grassmann layer %1 for token t = %2, one "
+                          "great circle per valid offset D, "
+                          "after orthogonal projection onto the top-3 principal directions of the layer's centred z "
+                          "vectors over the prompt "
+                          "(%3% of their variance); 'kept' = mean cos\u00b2 of the angles between a plane and that 3-D "
+                          "space; dashed = far side.")
+               .arg(selLayer())
+               .arg(selToken())
+               .arg(std::lround(m_picture.explainedVariance * 100)) +
            detail::modelPhrase(m_data.grassmann);
 }
 

@@ -24,11 +24,16 @@ TokenStrip::TokenStrip(QWidget* parent) : QWidget(parent) {
 
 QString TokenStrip::scalarName(Scalar s) {
     switch (s) {
-    case Scalar::Surprisal: return QStringLiteral("surprisal (nats)");
-    case Scalar::MeanGate: return QStringLiteral("mean gate");
-    case Scalar::Residual: return QStringLiteral("Pl\u00fccker residual");
-    case Scalar::Planarity: return QStringLiteral("planarity");
-    case Scalar::Coherence: return QStringLiteral("coherence \u2016B_t\u2016");
+    case Scalar::Surprisal:
+        return QStringLiteral("surprisal (nats)");
+    case Scalar::MeanGate:
+        return QStringLiteral("mean gate");
+    case Scalar::Residual:
+        return QStringLiteral("Pl\u00fccker residual");
+    case Scalar::Planarity:
+        return QStringLiteral("planarity");
+    case Scalar::Coherence:
+        return QStringLiteral("coherence \u2016B_t\u2016");
     }
     return {};
 }
@@ -72,14 +77,25 @@ std::vector<float> TokenStrip::values() const {
         ga = &m_data.grassmannAnalysis->grassmann[static_cast<size_t>(layer)];
     const std::vector<float>* src = nullptr;
     switch (m_scalar) {
-    case Scalar::Surprisal: src = &t->surprisal; break;
-    case Scalar::MeanGate: src = ga ? &ga->meanGate : nullptr; break;
-    case Scalar::Residual: src = ga ? &ga->residual : nullptr; break;
-    case Scalar::Planarity: src = ga ? &ga->planarity : nullptr; break;
-    case Scalar::Coherence: src = ga ? &ga->coherence : nullptr; break;
+    case Scalar::Surprisal:
+        src = &t->surprisal;
+        break;
+    case Scalar::MeanGate:
+        src = ga ? &ga->meanGate : nullptr;
+        break;
+    case Scalar::Residual:
+        src = ga ? &ga->residual : nullptr;
+        break;
+    case Scalar::Planarity:
+        src = ga ? &ga->planarity : nullptr;
+        break;
+    case Scalar::Coherence:
+        src = ga ? &ga->coherence : nullptr;
+        break;
     }
     if (src)
-        for (int64_t i = 0; i < T && i < static_cast<int64_t>(src->size()); ++i) v[static_cast<size_t>(i)] = (*src)[static_cast<size_t>(i)];
+        for (int64_t i = 0; i < T && i < static_cast<int64_t>(src->size()); ++i)
+            v[static_cast<size_t>(i)] = (*src)[static_cast<size_t>(i)];
     return v;
 }
 
@@ -105,9 +121,13 @@ int TokenStrip::heightForWidth(int width) const {
     return static_cast<int>(std::ceil(layoutChips(std::max(40, width), nullptr)));
 }
 
-QSize TokenStrip::sizeHint() const { return {400, heightForWidth(400)}; }
+QSize TokenStrip::sizeHint() const {
+    return {400, heightForWidth(400)};
+}
 
-void TokenStrip::resizeEvent(QResizeEvent*) { layoutChips(width(), &m_chips); }
+void TokenStrip::resizeEvent(QResizeEvent*) {
+    layoutChips(width(), &m_chips);
+}
 
 void TokenStrip::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -130,7 +150,10 @@ void TokenStrip::paintEvent(QPaintEvent*) {
     const ColorScale scale = ColorScale::fromRange(m_map, unit ? 0.0 : lo, unit ? 1.0 : hi, false);
     // Legend: name, gradient, range.
     p.setPen(palette().color(QPalette::Text));
-    const QString name = scalarName(m_scalar) + ((m_scalar == Scalar::Surprisal) ? QString() : QStringLiteral(", layer %1").arg(m_selection ? m_selection->layer() : 0));
+    const QString name =
+        scalarName(m_scalar) + ((m_scalar == Scalar::Surprisal)
+                                    ? QString()
+                                    : QStringLiteral(", layer %1").arg(m_selection ? m_selection->layer() : 0));
     double lx = 0;
     p.drawText(QPointF(lx, fm.ascent()), name);
     lx += fm.horizontalAdvance(name) + 8;
@@ -139,7 +162,8 @@ void TokenStrip::paintEvent(QPaintEvent*) {
     p.drawText(QPointF(lx, fm.ascent()), loS);
     lx += fm.horizontalAdvance(loS) + 4;
     QImage grad(256, 1, QImage::Format_ARGB32);
-    for (int i = 0; i < 256; ++i) grad.setPixel(i, 0, colormapTable(m_map)[static_cast<size_t>(i)]);
+    for (int i = 0; i < 256; ++i)
+        grad.setPixel(i, 0, colormapTable(m_map)[static_cast<size_t>(i)]);
     const QRectF gr(lx, fm.height() * 0.2, 80, fm.height() * 0.7);
     p.drawImage(gr, grad);
     lx += 84;
@@ -172,9 +196,12 @@ void TokenStrip::mousePressEvent(QMouseEvent* e) {
 
 void TokenStrip::keyPressEvent(QKeyEvent* e) {
     if (!m_selection) return QWidget::keyPressEvent(e);
-    if (e->key() == Qt::Key_Left) m_selection->setToken(m_selection->token() - 1);
-    else if (e->key() == Qt::Key_Right) m_selection->setToken(m_selection->token() + 1);
-    else return QWidget::keyPressEvent(e);
+    if (e->key() == Qt::Key_Left)
+        m_selection->setToken(m_selection->token() - 1);
+    else if (e->key() == Qt::Key_Right)
+        m_selection->setToken(m_selection->token() + 1);
+    else
+        return QWidget::keyPressEvent(e);
     e->accept();
 }
 

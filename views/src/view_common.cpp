@@ -34,7 +34,8 @@ DataTable tableFromMatrix(const QString& name, const QString& quantity, const QS
 
 QString modelPhrase(const gwb::engine::TracePtr& trace) {
     if (!trace) return {};
-    return QStringLiteral(" Model: %1.").arg(QString::fromStdString(trace->modelName.empty() ? trace->modelPath : trace->modelName));
+    return QStringLiteral(" Model: %1.")
+        .arg(QString::fromStdString(trace->modelName.empty() ? trace->modelPath : trace->modelName));
 }
 
 const gwb::engine::GrassmannLayerTrace* grassmannLayer(const WorkbenchData& d, int l) {
@@ -53,7 +54,8 @@ QString noModelMessage(const QString& which) {
 }
 
 QString grassmannMissingMessage(const WorkbenchData& d) {
-    return d.grassmann ? QStringLiteral("Analysing the Grassmann trace\u2026") : noModelMessage(QStringLiteral("Grassmann"));
+    return d.grassmann ? QStringLiteral("Analysing the Grassmann trace\u2026")
+                       : noModelMessage(QStringLiteral("Grassmann"));
 }
 
 HeatmapAxes axesFromTable(const DataTable& t, const QString& valueName) {
@@ -82,5 +84,7 @@ std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, boo
 #include "plot_util.h"
 
 namespace gwb::views::detail {
-QString labelTextForTitle(const std::string& text) { return labelText(QString::fromStdString(text), 16); }
+QString labelTextForTitle(const std::string& text) {
+    return labelText(QString::fromStdString(text), 16);
+}
 } // namespace gwb::views::detail

@@ -10,7 +10,7 @@
 namespace gwb::views {
 
 QStringList viewIds() {
-    return {QStringLiteral("gate"), QStringLiteral("plucker"), QStringLiteral("angles"),
+    return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
             QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare")};
 }
 

@@ -40,13 +40,15 @@ QString WorkbenchData::prompt() const {
 QStringList tokenLabels(const gwb::engine::Trace& trace) {
     QStringList out;
     out.reserve(static_cast<int>(trace.tokens.size()));
-    for (const auto& tok : trace.tokens) out << QString::fromStdString(tok.text);
+    for (const auto& tok : trace.tokens)
+        out << QString::fromStdString(tok.text);
     return out;
 }
 
 QStringList layerLabels(int64_t n) {
     QStringList out;
-    for (int64_t i = 0; i < n; ++i) out << QStringLiteral("L%1").arg(i);
+    for (int64_t i = 0; i < n; ++i)
+        out << QStringLiteral("L%1").arg(i);
     return out;
 }
 

@@ -16,9 +16,9 @@
 namespace gwb::engine {
 
 namespace geo = gwb::geometry;
-using analysis_detail::Progress;
 using analysis_detail::kNaNf;
 using analysis_detail::matrixOf;
+using analysis_detail::Progress;
 using analysis_detail::toFloatArray;
 
 namespace {
@@ -26,13 +26,11 @@ constexpr int64_t kChunk = 256; ///< tokens per progress step / GEMM block
 
 void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l) {
     const std::string at = "analyzeTrace: layer " + std::to_string(l) + ": ";
-    if (g.offsets.empty())
-        throw std::invalid_argument(at + "empty offset set");
+    if (g.offsets.empty()) throw std::invalid_argument(at + "empty offset set");
     if (g.z.rank() != 2 || g.z.dim(0) != T || g.z.dim(1) < 2)
         throw std::invalid_argument(at + "z must be T x r with T = " + std::to_string(T) + ", r >= 2");
     const int64_t r = g.z.dim(1);
-    if (g.gate.rank() != 2 || g.gate.dim(0) != T)
-        throw std::invalid_argument(at + "gate must be T x d");
+    if (g.gate.rank() != 2 || g.gate.dim(0) != T) throw std::invalid_argument(at + "gate must be T x d");
     const int64_t d = g.gate.dim(1);
     if (g.wRed.rank() != 2 || g.wRed.dim(0) != r || g.wRed.dim(1) != d)
         throw std::invalid_argument(at + "wRed must be r x d = " + std::to_string(r) + " x " + std::to_string(d));
@@ -68,8 +66,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
         const Eigen::VectorXd res = geo::residualBatch(agg.b.middleRows(t0, n));
         const Eigen::VectorXd pla = geo::planarityBatch(agg.b.middleRows(t0, n));
         for (int64_t i = 0; i < n; ++i) {
-            if (agg.validCount[static_cast<size_t>(t0 + i)] == 0)
-                continue;
+            if (agg.validCount[static_cast<size_t>(t0 + i)] == 0) continue;
             out.residual[static_cast<size_t>(t0 + i)] = static_cast<float>(res[i]);
             out.planarity[static_cast<size_t>(t0 + i)] = static_cast<float>(pla[i]);
         }
@@ -81,7 +78,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     // d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t, which costs
     // r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
     const int64_t r = z.cols();
-    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
+    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu");     // d x C(r,2)
     geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(r, d * r); // (i, c*r + j) = A[c, i, j]
     for (int64_t i = 0, k = 0; i < r; ++i)
         for (int64_t j = i + 1; j < r; ++j, ++k)
@@ -105,16 +102,14 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
             double sum = 0;
             for (int64_t o = 0; o < O; ++o) {
                 const int64_t s = t - g.offsets[static_cast<size_t>(o)];
-                if (s < 0)
-                    continue;
+                if (s < 0) continue;
                 y.noalias() = m * z.row(s).transpose();
                 y /= std::max(agg.norms(t, o), eps);
                 const double v = ((1.0 - gate.row(t).array()).transpose() * y.array()).matrix().norm() / count;
                 c[static_cast<size_t>(o)] = v;
                 sum += v;
             }
-            if (count > 0 && !(sum > 0))
-                ++zeroRows;
+            if (count > 0 && !(sum > 0)) ++zeroRows;
             for (int64_t o = 0; o < O; ++o)
                 row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
                              ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
@@ -139,11 +134,13 @@ AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64
     const std::string at = "analyzeTrace: layer " + std::to_string(l) + ": ";
     if (a.q.rank() != 3 || a.k.shape != a.q.shape || a.q.dim(1) != T || a.q.dim(0) < 1)
         throw std::invalid_argument(at + "q and k must both be H x T x d_head with T = " + std::to_string(T));
-    if (!a.attn.empty() && (a.attn.rank() != 3 || a.attn.dim(0) != a.q.dim(0) || a.attn.dim(1) != T || a.attn.dim(2) != T))
+    if (!a.attn.empty() &&
+        (a.attn.rank() != 3 || a.attn.dim(0) != a.q.dim(0) || a.attn.dim(1) != T || a.attn.dim(2) != T))
         throw std::invalid_argument(at + "attn must be H x T x T");
     const int64_t H = a.q.dim(0), dh = a.q.dim(2);
     AttentionLayerAnalysis out;
-    for (FloatArray* f : {&out.entropy, &out.normEntropy, &out.sparsity, &out.top1, &out.effSupport, &out.transportCost})
+    for (FloatArray* f :
+         {&out.entropy, &out.normEntropy, &out.sparsity, &out.top1, &out.effSupport, &out.transportCost})
         *f = FloatArray::zeros({H, T});
     std::vector<double> cost;
     for (int64_t h = 0; h < H; ++h) {
@@ -228,20 +225,16 @@ FloatArray distanceMatrix(const std::vector<geo::Basis>& bases) {
 TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, const ProgressFn& progressFn) {
     const int64_t T = trace.length();
     const size_t N = trace.layers.size();
-    if (T <= 0)
-        throw std::invalid_argument("analyzeTrace: trace has no tokens");
-    if (N == 0)
-        throw std::invalid_argument("analyzeTrace: trace has no layers");
-    if (options.promptSubspaceK < 1)
-        throw std::invalid_argument("analyzeTrace: promptSubspaceK must be >= 1");
+    if (T <= 0) throw std::invalid_argument("analyzeTrace: trace has no tokens");
+    if (N == 0) throw std::invalid_argument("analyzeTrace: trace has no layers");
+    if (options.promptSubspaceK < 1) throw std::invalid_argument("analyzeTrace: promptSubspaceK must be >= 1");
     const bool grassmann = trace.layers.front().grassmann.has_value();
     for (size_t l = 0; l < N; ++l) {
         const LayerTrace& L = trace.layers[l];
         if (L.grassmann.has_value() != grassmann || L.attention.has_value() == grassmann)
             throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) +
                                         " is not of the same kind as layer 0 (need all Grassmann or all attention)");
-        if (grassmann)
-            checkGrassmann(*L.grassmann, T, l);
+        if (grassmann) checkGrassmann(*L.grassmann, T, l);
         if (L.h.rank() != 2 || L.h.dim(0) != T)
             throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": h must be T x d");
     }
@@ -259,7 +252,8 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     for (size_t l = 0; l < N; ++l) {
         try {
             if (grassmann)
-                out.grassmann.push_back(analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress, out.warnings));
+                out.grassmann.push_back(
+                    analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress, out.warnings));
             else
                 out.attention.push_back(analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress));
         } catch (const std::invalid_argument& e) {
@@ -267,8 +261,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
             throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": " + e.what());
         }
     }
-    if (grassmann)
-        fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings);
+    if (grassmann) fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings);
 
     // Prompt subspaces (both kinds) and reading subspaces (Grassmann).
     std::vector<geo::Basis> prompt;
@@ -278,8 +271,8 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         prompt.push_back(geo::principalSubspace(h, k, options.centerPromptSubspace));
         if (prompt.back().rankDeficient)
             out.warnings.push_back("layer " + std::to_string(l) + ": prompt subspace has rank " +
-                                   std::to_string(prompt.back().rank) + " < k = " +
-                                   std::to_string(options.promptSubspaceK) + " (too few distinct states)");
+                                   std::to_string(prompt.back().rank) +
+                                   " < k = " + std::to_string(options.promptSubspaceK) + " (too few distinct states)");
         progress.advance(1);
     }
     out.promptSubspaceDistance = distanceMatrix(prompt);

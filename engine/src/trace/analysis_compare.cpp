@@ -11,8 +11,7 @@ namespace gwb::engine {
 
 FloatArray influenceMatrix(const GrassmannLayerAnalysis& layer, int64_t T) {
     const auto O = static_cast<int64_t>(layer.offsets.size());
-    if (T <= 0)
-        throw std::invalid_argument("influenceMatrix: T must be positive");
+    if (T <= 0) throw std::invalid_argument("influenceMatrix: T must be positive");
     if (layer.influence.rank() != 2 || layer.influence.dim(0) != T || layer.influence.dim(1) != O)
         throw std::invalid_argument("influenceMatrix: influence must be T x O = " + std::to_string(T) + " x " +
                                     std::to_string(O));
@@ -21,8 +20,7 @@ FloatArray influenceMatrix(const GrassmannLayerAnalysis& layer, int64_t T) {
         for (int64_t o = 0; o < O; ++o) {
             const int64_t s = t - layer.offsets[static_cast<size_t>(o)];
             const float v = layer.influence.at2(t, o);
-            if (s >= 0 && std::isfinite(v))
-                m.data[static_cast<size_t>(t * T + s)] = v;
+            if (s >= 0 && std::isfinite(v)) m.data[static_cast<size_t>(t * T + s)] = v;
         }
     return m;
 }
@@ -35,17 +33,19 @@ RowAgreement compareRows(const std::vector<float>& influenceRow, const std::vect
     const std::vector<double> q(attentionRow.begin(), attentionRow.end());
     RowAgreement out;
     out.jsDivergence = geometry::jensenShannon(p, q); // validates: non-empty, finite, >= 0, nonzero sum
-    out.top1Agrees = std::max_element(p.begin(), p.end()) - p.begin() == std::max_element(q.begin(), q.end()) - q.begin();
+    out.top1Agrees =
+        std::max_element(p.begin(), p.end()) - p.begin() == std::max_element(q.begin(), q.end()) - q.begin();
     return out;
 }
 
 const std::map<std::string, std::string>& definitions() {
     static const std::map<std::string, std::string> defs = {
         {"pairNorm", "||z_t ^ z_{t-D}||_2, Plücker norm of the reduced pair (current x past), before normalization"},
-        {"residual", "Grassmann-Plücker residual rho(B_t) = sqrt(sum_{i<j<k<l} (B_ij B_kl - B_ik B_jl + B_il B_jk)^2) / "
-                     "||B_t||^2 of B_t = mean over valid offsets D of p^(D) = p / max(||p||, eps); 0 iff B_t is a plane. "
-                     "Note: every p^(D) contains z_t, so B_t = z_t ^ mean_D(z_{t-D} / max(||p_D||, eps)) is always a "
-                     "plane and this value measures rounding only"},
+        {"residual",
+         "Grassmann-Plücker residual rho(B_t) = sqrt(sum_{i<j<k<l} (B_ij B_kl - B_ik B_jl + B_il B_jk)^2) / "
+         "||B_t||^2 of B_t = mean over valid offsets D of p^(D) = p / max(||p||, eps); 0 iff B_t is a plane. "
+         "Note: every p^(D) contains z_t, so B_t = z_t ^ mean_D(z_{t-D} / max(||p_D||, eps)) is always a "
+         "plane and this value measures rounding only"},
         {"coherence", "||B_t||, the norm of the mean of the unit Plücker vectors p^(D) over valid offsets; 1 when "
                       "every offset gives the same oriented plane, smaller as the offset planes spread"},
         {"planarity", "s1^2 / sum_k s_k^2 of B_t, s_k the distinct singular-value pairs of its antisymmetric matrix; "

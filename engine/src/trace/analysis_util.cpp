@@ -6,8 +6,7 @@
 namespace gwb::engine::analysis_detail {
 
 geometry::RowMatrixXd matrixOf(const FloatArray& a, const char* what) {
-    if (a.rank() != 2)
-        throw std::invalid_argument(std::string("analysis: ") + what + " must be a 2-D array");
+    if (a.rank() != 2) throw std::invalid_argument(std::string("analysis: ") + what + " must be a 2-D array");
     return geometry::toDouble(a.data.data(), a.dim(0), a.dim(1), what);
 }
 
@@ -19,8 +18,7 @@ FloatArray toFloatArray(const geometry::RowMatrixXd& m) {
 
 void Progress::advance(int64_t units) {
     m_done = std::min(m_total, m_done + units);
-    if (m_fn && !m_fn(m_done, m_total))
-        throw Cancelled();
+    if (m_fn && !m_fn(m_done, m_total)) throw Cancelled();
 }
 
 } // namespace gwb::engine::analysis_detail

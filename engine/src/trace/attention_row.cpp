@@ -9,8 +9,8 @@ namespace gwb::engine {
 std::vector<float> attentionRow(const AttentionLayerTrace& layer, int64_t head, int64_t t) {
     const int64_t H = layer.q.dim(0), T = layer.q.dim(1), dh = layer.q.dim(2);
     if (head < 0 || head >= H || t < 0 || t >= T)
-        throw std::out_of_range("attentionRow: head " + std::to_string(head) + " or token " +
-                                std::to_string(t) + " out of range");
+        throw std::out_of_range("attentionRow: head " + std::to_string(head) + " or token " + std::to_string(t) +
+                                " out of range");
     std::vector<float> row(static_cast<size_t>(t + 1));
     if (!layer.attn.empty()) {
         const float* src = layer.attn.data.data() + (head * T + t) * T;

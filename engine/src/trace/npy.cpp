@@ -17,32 +17,43 @@ static_assert(std::endian::native == std::endian::little, "NPY/NPZ writer assume
 
 std::string npyDescr(NpyType type) {
     switch (type) {
-    case NpyType::Float32: return "<f4";
-    case NpyType::Float64: return "<f8";
-    case NpyType::Int32: return "<i4";
-    case NpyType::Int64: return "<i8";
-    case NpyType::UInt8: return "|u1";
+    case NpyType::Float32:
+        return "<f4";
+    case NpyType::Float64:
+        return "<f8";
+    case NpyType::Int32:
+        return "<i4";
+    case NpyType::Int64:
+        return "<i8";
+    case NpyType::UInt8:
+        return "|u1";
     }
     throw std::invalid_argument("npyDescr: unknown type");
 }
 
 size_t npyItemSize(NpyType type) {
     switch (type) {
-    case NpyType::Float32: return 4;
-    case NpyType::Float64: return 8;
-    case NpyType::Int32: return 4;
-    case NpyType::Int64: return 8;
-    case NpyType::UInt8: return 1;
+    case NpyType::Float32:
+        return 4;
+    case NpyType::Float64:
+        return 8;
+    case NpyType::Int32:
+        return 4;
+    case NpyType::Int64:
+        return 8;
+    case NpyType::UInt8:
+        return 1;
     }
     throw std::invalid_argument("npyItemSize: unknown type");
 }
 
-int64_t NpyArray::count() const { return Array<float>::count(shape); }
+int64_t NpyArray::count() const {
+    return Array<float>::count(shape);
+}
 
 template <typename T> std::vector<T> NpyArray::values() const {
     const auto n = static_cast<size_t>(count());
-    if (bytes.size() != n * npyItemSize(type))
-        throw std::runtime_error("NpyArray: byte count does not match shape");
+    if (bytes.size() != n * npyItemSize(type)) throw std::runtime_error("NpyArray: byte count does not match shape");
     std::vector<T> out(n);
     auto convert = [&](auto tag) {
         using S = decltype(tag);
@@ -53,11 +64,21 @@ template <typename T> std::vector<T> NpyArray::values() const {
         }
     };
     switch (type) {
-    case NpyType::Float32: convert(float{}); break;
-    case NpyType::Float64: convert(double{}); break;
-    case NpyType::Int32: convert(int32_t{}); break;
-    case NpyType::Int64: convert(int64_t{}); break;
-    case NpyType::UInt8: convert(uint8_t{}); break;
+    case NpyType::Float32:
+        convert(float{});
+        break;
+    case NpyType::Float64:
+        convert(double{});
+        break;
+    case NpyType::Int32:
+        convert(int32_t{});
+        break;
+    case NpyType::Int64:
+        convert(int64_t{});
+        break;
+    case NpyType::UInt8:
+        convert(uint8_t{});
+        break;
     }
     return out;
 }
@@ -74,10 +95,8 @@ std::string shapeString(const std::vector<int64_t>& shape) {
     std::string s = "(";
     for (size_t i = 0; i < shape.size(); ++i) {
         s += std::to_string(shape[i]);
-        if (shape.size() == 1 || i + 1 < shape.size())
-            s += ",";
-        if (i + 1 < shape.size())
-            s += " ";
+        if (shape.size() == 1 || i + 1 < shape.size()) s += ",";
+        if (i + 1 < shape.size()) s += " ";
     }
     return s + ")";
 }
@@ -91,19 +110,17 @@ template <typename T> std::vector<uint8_t> encodeArray(NpyType type, const Array
 
 std::vector<uint8_t> encodeNpy(NpyType type, const std::vector<int64_t>& shape, const void* data) {
     for (int64_t e : shape)
-        if (e < 0)
-            throw std::invalid_argument("encodeNpy: negative extent in shape " + shapeString(shape));
-    std::string header = "{'descr': '" + npyDescr(type) + "', 'fortran_order': False, 'shape': " + shapeString(shape) + ", }";
+        if (e < 0) throw std::invalid_argument("encodeNpy: negative extent in shape " + shapeString(shape));
+    std::string header =
+        "{'descr': '" + npyDescr(type) + "', 'fortran_order': False, 'shape': " + shapeString(shape) + ", }";
     // Pad with spaces so that magic + version + length + header (ending in '\n') is a multiple of 64.
     const size_t preamble = 6 + 2 + 2;
     const size_t total = (preamble + header.size() + 1 + 63) / 64 * 64;
     header.append(total - preamble - header.size() - 1, ' ');
     header += '\n';
-    if (header.size() > 65535)
-        throw std::invalid_argument("encodeNpy: header too long for format 1.0");
+    if (header.size() > 65535) throw std::invalid_argument("encodeNpy: header too long for format 1.0");
     const size_t payload = static_cast<size_t>(Array<float>::count(shape)) * npyItemSize(type);
-    if (payload > 0 && data == nullptr)
-        throw std::invalid_argument("encodeNpy: null data");
+    if (payload > 0 && data == nullptr) throw std::invalid_argument("encodeNpy: null data");
     // Sized up front and filled with memcpy (GCC 12 misreads vector::insert here as an overflow).
     std::vector<uint8_t> out(total + payload);
     std::memcpy(out.data(), kMagic, 6);
@@ -112,16 +129,25 @@ std::vector<uint8_t> encodeNpy(NpyType type, const std::vector<int64_t>& shape, 
     out[8] = static_cast<uint8_t>(header.size() & 0xff);
     out[9] = static_cast<uint8_t>(header.size() >> 8);
     std::memcpy(out.data() + preamble, header.data(), header.size());
-    if (payload > 0)
-        std::memcpy(out.data() + total, data, payload);
+    if (payload > 0) std::memcpy(out.data() + total, data, payload);
     return out;
 }
 
-std::vector<uint8_t> encodeNpy(const Array<float>& a) { return encodeArray(NpyType::Float32, a); }
-std::vector<uint8_t> encodeNpy(const Array<double>& a) { return encodeArray(NpyType::Float64, a); }
-std::vector<uint8_t> encodeNpy(const Array<int32_t>& a) { return encodeArray(NpyType::Int32, a); }
-std::vector<uint8_t> encodeNpy(const Array<int64_t>& a) { return encodeArray(NpyType::Int64, a); }
-std::vector<uint8_t> encodeNpy(const Array<uint8_t>& a) { return encodeArray(NpyType::UInt8, a); }
+std::vector<uint8_t> encodeNpy(const Array<float>& a) {
+    return encodeArray(NpyType::Float32, a);
+}
+std::vector<uint8_t> encodeNpy(const Array<double>& a) {
+    return encodeArray(NpyType::Float64, a);
+}
+std::vector<uint8_t> encodeNpy(const Array<int32_t>& a) {
+    return encodeArray(NpyType::Int32, a);
+}
+std::vector<uint8_t> encodeNpy(const Array<int64_t>& a) {
+    return encodeArray(NpyType::Int64, a);
+}
+std::vector<uint8_t> encodeNpy(const Array<uint8_t>& a) {
+    return encodeArray(NpyType::UInt8, a);
+}
 
 NpyArray parseNpy(const std::vector<uint8_t>& b) {
     if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0)
@@ -132,39 +158,40 @@ NpyArray parseNpy(const std::vector<uint8_t>& b) {
         headerLen = b[8] | (size_t{b[9]} << 8);
         pos = 10;
     } else if (major == 2 || major == 3) {
-        if (b.size() < 12)
-            throw std::runtime_error("parseNpy: truncated header");
+        if (b.size() < 12) throw std::runtime_error("parseNpy: truncated header");
         headerLen = b[8] | (size_t{b[9]} << 8) | (size_t{b[10]} << 16) | (size_t{b[11]} << 24);
         pos = 12;
     } else {
         throw std::runtime_error("parseNpy: unsupported NPY version " + std::to_string(major));
     }
-    if (b.size() < pos + headerLen)
-        throw std::runtime_error("parseNpy: truncated header");
+    if (b.size() < pos + headerLen) throw std::runtime_error("parseNpy: truncated header");
     const std::string header(b.begin() + static_cast<std::ptrdiff_t>(pos),
                              b.begin() + static_cast<std::ptrdiff_t>(pos + headerLen));
     auto field = [&](const std::string& key) {
         const size_t k = header.find("'" + key + "'");
-        if (k == std::string::npos)
-            throw std::runtime_error("parseNpy: header lacks '" + key + "'");
+        if (k == std::string::npos) throw std::runtime_error("parseNpy: header lacks '" + key + "'");
         const size_t colon = header.find(':', k);
-        if (colon == std::string::npos)
-            throw std::runtime_error("parseNpy: malformed header");
+        if (colon == std::string::npos) throw std::runtime_error("parseNpy: malformed header");
         return colon + 1;
     };
     NpyArray out;
     {
         size_t q1 = header.find('\'', field("descr"));
         size_t q2 = q1 == std::string::npos ? q1 : header.find('\'', q1 + 1);
-        if (q2 == std::string::npos)
-            throw std::runtime_error("parseNpy: malformed descr");
+        if (q2 == std::string::npos) throw std::runtime_error("parseNpy: malformed descr");
         const std::string d = header.substr(q1 + 1, q2 - q1 - 1);
-        if (d == "<f4") out.type = NpyType::Float32;
-        else if (d == "<f8") out.type = NpyType::Float64;
-        else if (d == "<i4") out.type = NpyType::Int32;
-        else if (d == "<i8") out.type = NpyType::Int64;
-        else if (d == "|u1" || d == "<u1") out.type = NpyType::UInt8;
-        else throw std::runtime_error("parseNpy: unsupported dtype '" + d + "'");
+        if (d == "<f4")
+            out.type = NpyType::Float32;
+        else if (d == "<f8")
+            out.type = NpyType::Float64;
+        else if (d == "<i4")
+            out.type = NpyType::Int32;
+        else if (d == "<i8")
+            out.type = NpyType::Int64;
+        else if (d == "|u1" || d == "<u1")
+            out.type = NpyType::UInt8;
+        else
+            throw std::runtime_error("parseNpy: unsupported dtype '" + d + "'");
     }
     {
         const size_t f = field("fortran_order");
@@ -174,15 +201,13 @@ NpyArray parseNpy(const std::vector<uint8_t>& b) {
     {
         const size_t open = header.find('(', field("shape"));
         const size_t close = open == std::string::npos ? open : header.find(')', open);
-        if (close == std::string::npos)
-            throw std::runtime_error("parseNpy: malformed shape");
+        if (close == std::string::npos) throw std::runtime_error("parseNpy: malformed shape");
         const std::string s = header.substr(open + 1, close - open - 1);
         size_t i = 0;
         while (i < s.size()) {
             while (i < s.size() && (s[i] == ' ' || s[i] == ','))
                 ++i;
-            if (i >= s.size())
-                break;
+            if (i >= s.size()) break;
             size_t used = 0;
             out.shape.push_back(std::stoll(s.substr(i), &used));
             i += used;
@@ -199,14 +224,13 @@ NpyArray parseNpy(const std::vector<uint8_t>& b) {
 }
 
 void writeBytesAtomic(const std::string& path, const void* data, size_t size) {
-    if (path.empty())
-        throw std::runtime_error("cannot write '': empty path");
+    if (path.empty()) throw std::runtime_error("cannot write '': empty path");
     static std::atomic<unsigned> counter{0};
     const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f)
-        throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
-    const bool ok = (size == 0 || std::fwrite(data, 1, size, f) == size) && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+    if (!f) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+    const bool ok =
+        (size == 0 || std::fwrite(data, 1, size, f) == size) && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
     const int err = errno;
     if (std::fclose(f) != 0 || !ok) {
         std::remove(tmp.c_str());
@@ -221,16 +245,30 @@ void writeBytesAtomic(const std::string& path, const void* data, size_t size) {
 
 std::vector<uint8_t> readBinaryFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
+    if (!in) throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
     return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-void writeNpy(const std::string& path, const Array<float>& a) { auto b = encodeNpy(a); writeBytesAtomic(path, b.data(), b.size()); }
-void writeNpy(const std::string& path, const Array<double>& a) { auto b = encodeNpy(a); writeBytesAtomic(path, b.data(), b.size()); }
-void writeNpy(const std::string& path, const Array<int32_t>& a) { auto b = encodeNpy(a); writeBytesAtomic(path, b.data(), b.size()); }
-void writeNpy(const std::string& path, const Array<int64_t>& a) { auto b = encodeNpy(a); writeBytesAtomic(path, b.data(), b.size()); }
-void writeNpy(const std::string& path, const Array<uint8_t>& a) { auto b = encodeNpy(a); writeBytesAtomic(path, b.data(), b.size()); }
+void writeNpy(const std::string& path, const Array<float>& a) {
+    auto b = encodeNpy(a);
+    writeBytesAtomic(path, b.data(), b.size());
+}
+void writeNpy(const std::string& path, const Array<double>& a) {
+    auto b = encodeNpy(a);
+    writeBytesAtomic(path, b.data(), b.size());
+}
+void writeNpy(const std::string& path, const Array<int32_t>& a) {
+    auto b = encodeNpy(a);
+    writeBytesAtomic(path, b.data(), b.size());
+}
+void writeNpy(const std::string& path, const Array<int64_t>& a) {
+    auto b = encodeNpy(a);
+    writeBytesAtomic(path, b.data(), b.size());
+}
+void writeNpy(const std::string& path, const Array<uint8_t>& a) {
+    auto b = encodeNpy(a);
+    writeBytesAtomic(path, b.data(), b.size());
+}
 
 NpyArray readNpy(const std::string& path) {
     try {

@@ -22,29 +22,37 @@ void put32(std::vector<uint8_t>& out, uint32_t v) {
     put16(out, v >> 16);
 }
 uint32_t get16(const std::vector<uint8_t>& b, size_t pos) {
-    if (pos + 2 > b.size())
-        throw std::runtime_error("zip: truncated archive");
+    if (pos + 2 > b.size()) throw std::runtime_error("zip: truncated archive");
     return b[pos] | (uint32_t{b[pos + 1]} << 8);
 }
-uint32_t get32(const std::vector<uint8_t>& b, size_t pos) { return get16(b, pos) | (get16(b, pos + 2) << 16); }
+uint32_t get32(const std::vector<uint8_t>& b, size_t pos) {
+    return get16(b, pos) | (get16(b, pos + 2) << 16);
+}
 } // namespace
 
 void NpzWriter::addMember(const std::string& memberName, std::vector<uint8_t> bytes) {
-    if (memberName.empty())
-        throw std::invalid_argument("NpzWriter: empty member name");
-    if (memberName.size() > 65535)
-        throw std::invalid_argument("NpzWriter: member name too long");
+    if (memberName.empty()) throw std::invalid_argument("NpzWriter: empty member name");
+    if (memberName.size() > 65535) throw std::invalid_argument("NpzWriter: member name too long");
     for (const auto& [name, data] : m_members)
-        if (name == memberName)
-            throw std::invalid_argument("NpzWriter: duplicate member '" + memberName + "'");
+        if (name == memberName) throw std::invalid_argument("NpzWriter: duplicate member '" + memberName + "'");
     m_members.emplace_back(memberName, std::move(bytes));
 }
 
-void NpzWriter::add(const std::string& name, const Array<float>& a) { addMember(name + ".npy", encodeNpy(a)); }
-void NpzWriter::add(const std::string& name, const Array<double>& a) { addMember(name + ".npy", encodeNpy(a)); }
-void NpzWriter::add(const std::string& name, const Array<int32_t>& a) { addMember(name + ".npy", encodeNpy(a)); }
-void NpzWriter::add(const std::string& name, const Array<int64_t>& a) { addMember(name + ".npy", encodeNpy(a)); }
-void NpzWriter::add(const std::string& name, const Array<uint8_t>& a) { addMember(name + ".npy", encodeNpy(a)); }
+void NpzWriter::add(const std::string& name, const Array<float>& a) {
+    addMember(name + ".npy", encodeNpy(a));
+}
+void NpzWriter::add(const std::string& name, const Array<double>& a) {
+    addMember(name + ".npy", encodeNpy(a));
+}
+void NpzWriter::add(const std::string& name, const Array<int32_t>& a) {
+    addMember(name + ".npy", encodeNpy(a));
+}
+void NpzWriter::add(const std::string& name, const Array<int64_t>& a) {
+    addMember(name + ".npy", encodeNpy(a));
+}
+void NpzWriter::add(const std::string& name, const Array<uint8_t>& a) {
+    addMember(name + ".npy", encodeNpy(a));
+}
 
 void NpzWriter::addFile(const std::string& memberName, const std::string& contents) {
     addMember(memberName, std::vector<uint8_t>(contents.begin(), contents.end()));
@@ -60,22 +68,22 @@ std::vector<uint8_t> NpzWriter::archive() const {
         const auto offset = static_cast<uint32_t>(out.size());
         const auto size = static_cast<uint32_t>(data.size());
         put32(out, kLocalSig);
-        put16(out, 20);           // version needed
-        put16(out, 0);            // flags
-        put16(out, 0);            // method: stored
+        put16(out, 20); // version needed
+        put16(out, 0);  // flags
+        put16(out, 0);  // method: stored
         put16(out, kDosTime);
         put16(out, kDosDate);
         put32(out, crc);
-        put32(out, size);         // compressed size
-        put32(out, size);         // uncompressed size
+        put32(out, size); // compressed size
+        put32(out, size); // uncompressed size
         put16(out, static_cast<uint32_t>(name.size()));
-        put16(out, 0);            // extra length
+        put16(out, 0); // extra length
         out.insert(out.end(), name.begin(), name.end());
         out.insert(out.end(), data.begin(), data.end());
 
         put32(central, kCentralSig);
-        put16(central, 20);       // version made by
-        put16(central, 20);       // version needed
+        put16(central, 20); // version made by
+        put16(central, 20); // version needed
         put16(central, 0);
         put16(central, 0);
         put16(central, kDosTime);
@@ -84,11 +92,11 @@ std::vector<uint8_t> NpzWriter::archive() const {
         put32(central, size);
         put32(central, size);
         put16(central, static_cast<uint32_t>(name.size()));
-        put16(central, 0);        // extra
-        put16(central, 0);        // comment
-        put16(central, 0);        // disk
-        put16(central, 0);        // internal attributes
-        put32(central, 0);        // external attributes
+        put16(central, 0); // extra
+        put16(central, 0); // comment
+        put16(central, 0); // disk
+        put16(central, 0); // internal attributes
+        put32(central, 0); // external attributes
         put32(central, offset);
         central.insert(central.end(), name.begin(), name.end());
     }
@@ -113,8 +121,7 @@ void NpzWriter::write(const std::string& path) const {
 }
 
 std::map<std::string, std::vector<uint8_t>> readZipStored(const std::vector<uint8_t>& b) {
-    if (b.size() < 22)
-        throw std::runtime_error("zip: archive too short");
+    if (b.size() < 22) throw std::runtime_error("zip: archive too short");
     // End of central directory: search backwards over a possible comment.
     size_t end = b.size() - 22;
     while (get32(b, end) != kEndSig) {
@@ -126,23 +133,19 @@ std::map<std::string, std::vector<uint8_t>> readZipStored(const std::vector<uint
     size_t pos = get32(b, end + 16);
     std::map<std::string, std::vector<uint8_t>> out;
     for (uint32_t e = 0; e < entries; ++e) {
-        if (get32(b, pos) != kCentralSig)
-            throw std::runtime_error("zip: bad central directory entry");
+        if (get32(b, pos) != kCentralSig) throw std::runtime_error("zip: bad central directory entry");
         const uint32_t method = get16(b, pos + 10), crc = get32(b, pos + 16);
         const uint32_t csize = get32(b, pos + 20), usize = get32(b, pos + 24);
         const uint32_t nameLen = get16(b, pos + 28), extraLen = get16(b, pos + 30), commentLen = get16(b, pos + 32);
         const uint32_t local = get32(b, pos + 42);
-        if (pos + 46 + nameLen > b.size())
-            throw std::runtime_error("zip: truncated central directory");
+        if (pos + 46 + nameLen > b.size()) throw std::runtime_error("zip: truncated central directory");
         const std::string name(b.begin() + static_cast<std::ptrdiff_t>(pos + 46),
                                b.begin() + static_cast<std::ptrdiff_t>(pos + 46 + nameLen));
         if (method != 0 || csize != usize)
             throw std::runtime_error("zip: member '" + name + "' is compressed (only stored members are read)");
-        if (get32(b, local) != kLocalSig)
-            throw std::runtime_error("zip: bad local header for '" + name + "'");
+        if (get32(b, local) != kLocalSig) throw std::runtime_error("zip: bad local header for '" + name + "'");
         const size_t data = local + 30 + get16(b, local + 26) + get16(b, local + 28);
-        if (data + usize > b.size())
-            throw std::runtime_error("zip: truncated member '" + name + "'");
+        if (data + usize > b.size()) throw std::runtime_error("zip: truncated member '" + name + "'");
         std::vector<uint8_t> bytes(b.begin() + static_cast<std::ptrdiff_t>(data),
                                    b.begin() + static_cast<std::ptrdiff_t>(data + usize));
         if (crc32Ieee(bytes.data(), bytes.size()) != crc)

@@ -17,14 +17,14 @@
 namespace gwb::engine {
 
 struct GrassmannLayerAnalysis {
-    std::vector<int> offsets;   ///< the layer's offsets (columns of the per-offset arrays)
-    std::vector<float> residual;   ///< T   rho(B_t) of the mean bivector B_t; NaN at t with no valid offset
-    std::vector<float> planarity;  ///< T   s1^2 / sum s_k^2 of B_t; NaN at t with no valid offset
+    std::vector<int> offsets;     ///< the layer's offsets (columns of the per-offset arrays)
+    std::vector<float> residual;  ///< T   rho(B_t) of the mean bivector B_t; NaN at t with no valid offset
+    std::vector<float> planarity; ///< T   s1^2 / sum s_k^2 of B_t; NaN at t with no valid offset
     /// T  coherence ||B_t|| of the mean of the unit planes p^(D): 1 when every offset gives the
     /// same oriented plane, smaller as the planes spread. Every p^(D) contains z_t, so B_t is
     /// always a plane (residual ~ 0, planarity ~ 1): coherence is what varies. NaN where no offset.
     std::vector<float> coherence;
-    FloatArray pairNorm;        ///< T x O  ||z_t ^ z_{t-D}|| (unnormalized); NaN where t-D < 0
+    FloatArray pairNorm; ///< T x O  ||z_t ^ z_{t-D}|| (unnormalized); NaN where t-D < 0
     /// T x O x 2  principal angles (rad, ascending) between this layer's lifted plane of (t, D)
     /// and the next layer's lifted plane of the same (t, D); NaN for the last layer or t-D < 0.
     FloatArray anglesNext;
@@ -37,27 +37,27 @@ struct GrassmannLayerAnalysis {
 
 /// Per head and query row of an attention layer (H x T each).
 struct AttentionLayerAnalysis {
-    FloatArray entropy;         ///< H x T  H = -sum a log a (nats)
-    FloatArray normEntropy;     ///< H x T  H / log(t+1); NaN at t = 0
-    FloatArray sparsity;        ///< H x T  S(a) = E|a| / sqrt(E a^2) over the row's t+1 entries
-    FloatArray top1;            ///< H x T  largest probability
-    FloatArray effSupport;      ///< H x T  exp(H)
-    FloatArray transportCost;   ///< H x T  sum_j a_j C_j with C_j = -q_t.k_j
+    FloatArray entropy;       ///< H x T  H = -sum a log a (nats)
+    FloatArray normEntropy;   ///< H x T  H / log(t+1); NaN at t = 0
+    FloatArray sparsity;      ///< H x T  S(a) = E|a| / sqrt(E a^2) over the row's t+1 entries
+    FloatArray top1;          ///< H x T  largest probability
+    FloatArray effSupport;    ///< H x T  exp(H)
+    FloatArray transportCost; ///< H x T  sum_j a_j C_j with C_j = -q_t.k_j
 };
 
 struct TraceAnalysis {
-    std::vector<GrassmannLayerAnalysis> grassmann;   ///< N entries for a Grassmann trace, else empty
-    std::vector<AttentionLayerAnalysis> attention;   ///< N entries for a Transformer trace, else empty
-    int promptSubspaceK = 4;                         ///< k of the prompt subspaces
-    FloatArray promptSubspaceDistance;  ///< N x N  geodesic distance between layers' top-k prompt subspaces
-    FloatArray readingSubspaceDistance; ///< N x N  geodesic distance between row spaces of W_red (Grassmann)
-    std::vector<std::string> warnings;  ///< rank drops and other flagged conditions, human-readable
+    std::vector<GrassmannLayerAnalysis> grassmann; ///< N entries for a Grassmann trace, else empty
+    std::vector<AttentionLayerAnalysis> attention; ///< N entries for a Transformer trace, else empty
+    int promptSubspaceK = 4;                       ///< k of the prompt subspaces
+    FloatArray promptSubspaceDistance;             ///< N x N  geodesic distance between layers' top-k prompt subspaces
+    FloatArray readingSubspaceDistance;            ///< N x N  geodesic distance between row spaces of W_red (Grassmann)
+    std::vector<std::string> warnings;             ///< rank drops and other flagged conditions, human-readable
 };
 
 using AnalysisPtr = std::shared_ptr<const TraceAnalysis>;
 
 struct AnalysisOptions {
-    int promptSubspaceK = 4;     ///< k of the prompt subspaces
+    int promptSubspaceK = 4;          ///< k of the prompt subspaces
     bool centerPromptSubspace = true; ///< subtract the mean state before the principal subspace
 };
 
@@ -65,8 +65,7 @@ struct AnalysisOptions {
 using ProgressFn = std::function<bool(int64_t done, int64_t total)>;
 
 /// Runs every analysis above. Throws gwb::engine::Cancelled when progress returns false.
-TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options = {},
-                           const ProgressFn& progress = {});
+TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options = {}, const ProgressFn& progress = {});
 
 /// Grassmann influence matrix of one layer as a dense T x T array (banded; zero elsewhere),
 /// the row for token t over past tokens, from GrassmannLayerAnalysis::influence.

@@ -28,8 +28,8 @@ struct StoredTensor {
 };
 
 struct SafetensorsFile {
-    std::map<std::string, std::string> metadata;    ///< the "__metadata__" map (may be empty)
-    std::map<std::string, StoredTensor> tensors;    ///< by name
+    std::map<std::string, std::string> metadata; ///< the "__metadata__" map (may be empty)
+    std::map<std::string, StoredTensor> tensors; ///< by name
 };
 
 /// Bytes per element of a safetensors dtype name, 0 when unknown.

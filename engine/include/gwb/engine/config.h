@@ -17,18 +17,18 @@ enum class EmptyRule { Zero, Bias };
 
 struct ModelConfig {
     ModelKind kind = ModelKind::Grassmann;
-    std::string name;            ///< free-form label shown in the GUI
-    int64_t vocabSize = 30522;   ///< V
-    int64_t dModel = 256;        ///< d
-    int64_t reduced = 32;        ///< r (Grassmann only)
-    int64_t nLayers = 6;         ///< N
-    int64_t dFF = 1024;          ///< FFN hidden width
-    int64_t maxLen = 128;        ///< Lmax, rows of the position table
-    int64_t nHeads = 4;          ///< attention heads (Transformer only)
+    std::string name;          ///< free-form label shown in the GUI
+    int64_t vocabSize = 30522; ///< V
+    int64_t dModel = 256;      ///< d
+    int64_t reduced = 32;      ///< r (Grassmann only)
+    int64_t nLayers = 6;       ///< N
+    int64_t dFF = 1024;        ///< FFN hidden width
+    int64_t maxLen = 128;      ///< Lmax, rows of the position table
+    int64_t nHeads = 4;        ///< attention heads (Transformer only)
     NormPlacement norm = NormPlacement::Post;
     GateVariant gate = GateVariant::Paper;
     EmptyRule empty = EmptyRule::Zero;
-    double pluckerEps = 1e-8;    ///< eps in p^ = p / max(||p||, eps)
+    double pluckerEps = 1e-8; ///< eps in p^ = p / max(||p||, eps)
     double layerNormEps = 1e-5;
     double dropout = 0.1;
     bool mixerLayerNorm = false; ///< pre-norm variant's extra LayerNorm around the mix

@@ -40,10 +40,10 @@ const char* emptyName(EmptyRule empty);   ///< "zero" / "bias"
 
 /// Parameter counts computed from the config alone (tied head counted once).
 struct ParameterCounts {
-    int64_t embeddings = 0;          ///< token table V*d + position table Lmax*d
-    std::vector<int64_t> perBlock;   ///< N entries
-    int64_t finalNorm = 0;           ///< 2d
-    int64_t total = 0;               ///< sum of the above
+    int64_t embeddings = 0;        ///< token table V*d + position table Lmax*d
+    std::vector<int64_t> perBlock; ///< N entries
+    int64_t finalNorm = 0;         ///< 2d
+    int64_t total = 0;             ///< sum of the above
 };
 ParameterCounts countParameters(const ModelConfig& config);
 

@@ -59,11 +59,11 @@ public:
     /// May be null: the model then only accepts token ids.
     TokenizerPtr tokenizer() const;
     void setTokenizer(TokenizerPtr tokenizer);
-    std::string device() const;   ///< "cpu", "cuda:0"
-    std::string path() const;     ///< file it was loaded from or last saved to ("" if none)
+    std::string device() const;      ///< "cpu", "cuda:0"
+    std::string path() const;        ///< file it was loaded from or last saved to ("" if none)
     std::string displayName() const; ///< config name, else the file's stem, else the kind
 
-    int64_t parameterCount() const;     ///< numel of the instantiated parameters (tied head once)
+    int64_t parameterCount() const; ///< numel of the instantiated parameters (tied head once)
     ParameterCounts parameterCounts() const;
     /// Multi-line human-readable architecture and parameter summary.
     std::string summary() const;

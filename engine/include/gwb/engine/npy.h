@@ -21,8 +21,8 @@ size_t npyItemSize(NpyType type);
 /// A typed, shaped array as its raw little-endian bytes (what one .npy file holds).
 struct NpyArray {
     NpyType type = NpyType::Float32;
-    std::vector<int64_t> shape;   ///< extents, outermost first ({} = a scalar)
-    std::vector<uint8_t> bytes;   ///< C-order element bytes, product(shape) * itemsize
+    std::vector<int64_t> shape; ///< extents, outermost first ({} = a scalar)
+    std::vector<uint8_t> bytes; ///< C-order element bytes, product(shape) * itemsize
     int64_t count() const;
     /// The values converted to T (any stored type). Throws for an unknown type.
     template <typename T> std::vector<T> values() const;

@@ -15,9 +15,9 @@ namespace gwb::engine {
 
 /// One piece of an encoded text.
 struct TokenPiece {
-    int32_t id = 0;     ///< vocabulary id in [0, vocabSize)
-    std::string text;   ///< display text of the piece (byte-fallback pieces as <0xNN>)
-    int64_t begin = 0;  ///< byte offset of the piece's first byte in the encoded text
+    int32_t id = 0;    ///< vocabulary id in [0, vocabSize)
+    std::string text;  ///< display text of the piece (byte-fallback pieces as <0xNN>)
+    int64_t begin = 0; ///< byte offset of the piece's first byte in the encoded text
     /// One past its last byte. begin == end only for a piece that stands for no input byte
     /// (SentencePiece's word-start marker when the text does not start with a space).
     int64_t end = 0;

@@ -15,10 +15,10 @@ namespace gwb::engine {
 
 /// One token of the prompt.
 struct TraceToken {
-    int32_t id = 0;       ///< vocabulary id
-    std::string text;     ///< display text of the piece (UTF-8; byte pieces shown as <0xNN>)
-    int64_t begin = -1;   ///< byte offset of the piece's first byte in Trace::prompt, -1 if unknown
-    int64_t end = -1;     ///< one past its last byte, -1 if unknown
+    int32_t id = 0;     ///< vocabulary id
+    std::string text;   ///< display text of the piece (UTF-8; byte pieces shown as <0xNN>)
+    int64_t begin = -1; ///< byte offset of the piece's first byte in Trace::prompt, -1 if unknown
+    int64_t end = -1;   ///< one past its last byte, -1 if unknown
 };
 
 /// Recorded inside a causal Grassmann mixing layer (model-spec steps 1-8).
@@ -36,8 +36,8 @@ struct GrassmannLayerTrace {
 /// Recorded inside a causal self-attention layer of the baseline.
 struct AttentionLayerTrace {
     int64_t nHeads = 0;
-    FloatArray q;    ///< H x T x d_head  queries (before scaling)
-    FloatArray k;    ///< H x T x d_head  keys
+    FloatArray q; ///< H x T x d_head  queries (before scaling)
+    FloatArray k; ///< H x T x d_head  keys
     /// H x T x T attention probabilities (row t = query t, zero above the diagonal).
     /// Empty when T exceeds TraceOptions::denseAttentionLimit: use attentionRow() instead.
     FloatArray attn;
@@ -45,11 +45,11 @@ struct AttentionLayerTrace {
 
 /// One block of either model.
 struct LayerTrace {
-    FloatArray h;  ///< T x d  the block's input state h^l (residual stream; for pre-norm before LN1)
+    FloatArray h; ///< T x d  the block's input state h^l (residual stream; for pre-norm before LN1)
     /// T x d  the input the mixer actually saw: equals h for post-norm, LN1(h) for pre-norm.
     FloatArray mixerInput;
-    std::optional<GrassmannLayerTrace> grassmann;  ///< set for Grassmann blocks
-    std::optional<AttentionLayerTrace> attention;  ///< set for Transformer blocks
+    std::optional<GrassmannLayerTrace> grassmann; ///< set for Grassmann blocks
+    std::optional<AttentionLayerTrace> attention; ///< set for Transformer blocks
 };
 
 struct Trace {

@@ -17,13 +17,13 @@ struct TraceOptions {
     /// Keep H x T x T attention probabilities only up to this many tokens (above: use
     /// attentionRow(), which recomputes rows from q and k).
     int64_t denseAttentionLimit = 2048;
-    bool keepLogits = false;  ///< fill Trace::logits (T x V floats)
-    int lensTopK = 5;         ///< K of the logit lens (0 = no lens)
+    bool keepLogits = false; ///< fill Trace::logits (T x V floats)
+    int lensTopK = 5;        ///< K of the logit lens (0 = no lens)
     /// Longest prompt traced: 0 = the model's max_len (the position table's size; larger values
     /// are clamped to it). Longer prompts keep their first maxTokens tokens and report the rest
     /// in Trace::droppedTokens.
     int64_t maxTokens = 0;
-    bool keepWeights = true;  ///< copy W_red, b_red, W_plu, b_plu into Grassmann layer traces
+    bool keepWeights = true; ///< copy W_red, b_red, W_plu, b_plu into Grassmann layer traces
 };
 
 /// Traces a text prompt (needs the model's tokenizer). Throws std::invalid_argument for an empty

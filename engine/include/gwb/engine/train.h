@@ -18,39 +18,39 @@
 namespace gwb::engine {
 
 struct TrainOptions {
-    std::vector<std::string> trainFiles;  ///< UTF-8 text
-    std::vector<std::string> validFiles;  ///< UTF-8 text (validation perplexity, best checkpoint)
-    std::string outPath;                  ///< best checkpoint (.gwb); "<out>.optim" + "<out>.state.json" beside it
-    int64_t steps = 0;                    ///< optimizer steps (0: use epochs)
-    double epochs = 0;                    ///< passes over the training blocks when steps == 0
-    int64_t batch = 16;                   ///< sequences per step
-    double lr = 1e-3;                     ///< peak learning rate
-    int64_t warmup = 200;                 ///< linear warm-up steps
-    double minLrRatio = 0.1;              ///< cosine decays to lr * minLrRatio
-    double weightDecay = 0.01;            ///< AdamW decoupled weight decay (matrices only)
-    double gradClip = 1.0;                ///< max global gradient norm
-    uint64_t seed = 0;                    ///< weights, dropout and batch order
-    int64_t evalEvery = 500;              ///< steps between validations (and checkpoint saves)
-    int64_t evalMaxBlocks = 0;            ///< validation blocks per evaluation (0 = all)
-    double timeLimitMinutes = 0;          ///< stop (validate + save) after this wall time (0 = none)
-    bool resume = false;                  ///< continue from outPath + its optimizer state
+    std::vector<std::string> trainFiles; ///< UTF-8 text
+    std::vector<std::string> validFiles; ///< UTF-8 text (validation perplexity, best checkpoint)
+    std::string outPath;                 ///< best checkpoint (.gwb); "<out>.optim" + "<out>.state.json" beside it
+    int64_t steps = 0;                   ///< optimizer steps (0: use epochs)
+    double epochs = 0;                   ///< passes over the training blocks when steps == 0
+    int64_t batch = 16;                  ///< sequences per step
+    double lr = 1e-3;                    ///< peak learning rate
+    int64_t warmup = 200;                ///< linear warm-up steps
+    double minLrRatio = 0.1;             ///< cosine decays to lr * minLrRatio
+    double weightDecay = 0.01;           ///< AdamW decoupled weight decay (matrices only)
+    double gradClip = 1.0;               ///< max global gradient norm
+    uint64_t seed = 0;                   ///< weights, dropout and batch order
+    int64_t evalEvery = 500;             ///< steps between validations (and checkpoint saves)
+    int64_t evalMaxBlocks = 0;           ///< validation blocks per evaluation (0 = all)
+    double timeLimitMinutes = 0;         ///< stop (validate + save) after this wall time (0 = none)
+    bool resume = false;                 ///< continue from outPath + its optimizer state
     SaveDtype saveDtype = SaveDtype::F32;
-    std::string cacheDir;                 ///< token cache folder ("" = "<out>.cache")
-    int64_t logEvery = 10;                ///< steps between progress reports
+    std::string cacheDir;  ///< token cache folder ("" = "<out>.cache")
+    int64_t logEvery = 10; ///< steps between progress reports
 };
 
 struct TrainProgress {
-    int64_t step = 0;           ///< optimizer steps done
+    int64_t step = 0; ///< optimizer steps done
     int64_t totalSteps = 0;
     double loss = 0;            ///< mean training loss (nats/token) since the last report
     double lr = 0;              ///< current learning rate
     double tokensPerSecond = 0; ///< training tokens per second since the last report
     double elapsedSeconds = 0;
     double etaSeconds = 0;
-    bool validated = false;     ///< this report follows a validation
-    double validLoss = 0;       ///< nats/token (when validated)
-    bool saved = false;         ///< a new best checkpoint was written
-    std::string message;        ///< free-form event (corpus loaded, resumed, ...)
+    bool validated = false; ///< this report follows a validation
+    double validLoss = 0;   ///< nats/token (when validated)
+    bool saved = false;     ///< a new best checkpoint was written
+    std::string message;    ///< free-form event (corpus loaded, resumed, ...)
 };
 /// Return false to stop training cleanly (validate, save, return).
 using TrainCallback = std::function<bool(const TrainProgress&)>;
@@ -58,7 +58,7 @@ using TrainCallback = std::function<bool(const TrainProgress&)>;
 struct TrainResult {
     int64_t steps = 0;
     int64_t tokensSeen = 0;
-    double bestValidLoss = 0;   ///< nats/token of the saved checkpoint
+    double bestValidLoss = 0; ///< nats/token of the saved checkpoint
     int64_t bestStep = 0;
     double lastTrainLoss = 0;
     double seconds = 0;

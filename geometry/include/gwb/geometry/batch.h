@@ -14,19 +14,19 @@ namespace gwb::geometry {
 /// Tokens tBegin..tEnd-1 only (tEnd = -1: to the end), so long prompts can be processed in chunks;
 /// n = tEnd - tBegin below.
 struct PairPlanes {
-    RowMatrixXd planes;        ///< (n*O) x C(r,2)  row (t-tBegin)*O + o is p^ for offset o; zero row where t-D < 0
-    RowMatrixXd norms;         ///< n x O  ||z_t ^ z_{t-D}|| before normalization; NaN where t-D < 0
-    int64_t degenerate = 0;    ///< valid pairs with ||p|| <= eps (parallel or zero vectors)
+    RowMatrixXd planes;     ///< (n*O) x C(r,2)  row (t-tBegin)*O + o is p^ for offset o; zero row where t-D < 0
+    RowMatrixXd norms;      ///< n x O  ||z_t ^ z_{t-D}|| before normalization; NaN where t-D < 0
+    int64_t degenerate = 0; ///< valid pairs with ||p|| <= eps (parallel or zero vectors)
 };
 PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps = 1e-8,
                       int64_t tBegin = 0, int64_t tEnd = -1);
 
 /// B_t = mean over valid offsets of p^(t, D), without materializing the per-offset planes.
 struct AggregatedBivectors {
-    RowMatrixXd b;             ///< T x C(r,2)  B_t; zero row where no offset is valid
+    RowMatrixXd b;               ///< T x C(r,2)  B_t; zero row where no offset is valid
     std::vector<int> validCount; ///< T  |W_t|, number of valid offsets
-    RowMatrixXd norms;         ///< T x O  ||z_t ^ z_{t-D}||; NaN where t-D < 0
-    int64_t degenerate = 0;    ///< valid pairs with ||p|| <= eps
+    RowMatrixXd norms;           ///< T x O  ||z_t ^ z_{t-D}||; NaN where t-D < 0
+    int64_t degenerate = 0;      ///< valid pairs with ||p|| <= eps
 };
 AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
                                        double eps = 1e-8);
@@ -39,8 +39,8 @@ Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b);
 /// Principal angles (ascending) between planes span(a_t, a_{t-D}) and span(b_t, b_{t-D}) for every
 /// (t, D): e.g. one token's lifted pair planes in two layers. a, b: T x d (same shape).
 struct PlaneAnglesBatch {
-    RowMatrixXd angles;        ///< T x (2*O)  columns (o, 0) = th_1, (o, 1) = th_2 in rad; NaN where invalid
-    int64_t degenerate = 0;    ///< valid (t, D) where either plane had rank < 2 (NaN there)
+    RowMatrixXd angles;     ///< T x (2*O)  columns (o, 0) = th_1, (o, 1) = th_2 in rad; NaN where invalid
+    int64_t degenerate = 0; ///< valid (t, D) where either plane had rank < 2 (NaN there)
 };
 PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, const Eigen::Ref<const RowMatrixXd>& b,
                                       const std::vector<int>& offsets, double relTol = 1e-10);

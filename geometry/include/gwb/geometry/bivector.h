@@ -15,13 +15,13 @@ double pluckerResidual(const Eigen::Ref<const Eigen::VectorXd>& b);
 double pluckerResidualOfMatrix(const RowMatrixXd& m, double normSquared);
 
 struct Planarity {
-    double value = 0;          ///< s1^2 / sum_k s_k^2 over distinct singular-value pairs; NaN for B = 0
-    double s1 = 0;             ///< largest singular value of M (= its pair's value)
-    bool zero = false;         ///< B = 0: value NaN, no plane
+    double value = 0;  ///< s1^2 / sum_k s_k^2 over distinct singular-value pairs; NaN for B = 0
+    double s1 = 0;     ///< largest singular value of M (= its pair's value)
+    bool zero = false; ///< B = 0: value NaN, no plane
     /// s1 is a repeated pair (s2 = s1 up to 1e-8 relative): the invariant plane is not unique;
     /// basis/nearestPlane hold one of them.
     bool ambiguous = false;
-    Eigen::MatrixXd basis;     ///< n x 2  orthonormal basis (u, v) of the invariant plane of s1, B.(u^v) > 0
+    Eigen::MatrixXd basis;        ///< n x 2  orthonormal basis (u, v) of the invariant plane of s1, B.(u^v) > 0
     Eigen::VectorXd nearestPlane; ///< C(n,2)  normalized Plücker vector u ^ v of that plane
 };
 

@@ -22,8 +22,8 @@ int64_t dimensionFromPairCount(int64_t m);
 /// Lookup tables of all pairs in lexicographic order (first[k], second[k]) for one n.
 struct PairTable {
     int64_t n = 0;
-    std::vector<int> first;   ///< C(n,2)  i of pair k
-    std::vector<int> second;  ///< C(n,2)  j of pair k
+    std::vector<int> first;  ///< C(n,2)  i of pair k
+    std::vector<int> second; ///< C(n,2)  j of pair k
     explicit PairTable(int64_t n);
 };
 
@@ -34,12 +34,12 @@ Eigen::VectorXd wedge(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::R
 /// p^ = p / max(||p||, eps) for p = u ^ v. A degenerate plane (u, v parallel or zero, ||p|| <= eps)
 /// is flagged; its p^ is then the small vector p / eps, exactly as the model computes it.
 struct NormalizedPlane {
-    Eigen::VectorXd p;      ///< C(n,2)  normalized Plücker vector
-    double norm = 0;        ///< ||u ^ v|| before normalization
+    Eigen::VectorXd p;       ///< C(n,2)  normalized Plücker vector
+    double norm = 0;         ///< ||u ^ v|| before normalization
     bool degenerate = false; ///< ||u ^ v|| <= eps: the vectors do not span a plane
 };
-NormalizedPlane normalizedWedge(const Eigen::Ref<const Eigen::VectorXd>& u,
-                                const Eigen::Ref<const Eigen::VectorXd>& v, double eps = 1e-8);
+NormalizedPlane normalizedWedge(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
+                                double eps = 1e-8);
 
 /// Plücker coordinates of the k-plane spanned by the columns of `basis` (n x k): the k x k minors
 /// det(basis[I, :]) over row subsets I = {i_1 < ... < i_k} in lexicographic order. C(n, k) values.

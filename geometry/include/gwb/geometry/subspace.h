@@ -32,7 +32,7 @@ Eigen::VectorXd principalAnglesOrthonormal(const Eigen::Ref<const Eigen::MatrixX
                                            const Eigen::Ref<const Eigen::MatrixXd>& qb);
 
 struct PrincipalAngles {
-    Eigen::VectorXd angles;     ///< min(rankA, rankB)  rad, ascending in [0, pi/2]
+    Eigen::VectorXd angles; ///< min(rankA, rankB)  rad, ascending in [0, pi/2]
     int64_t rankA = 0, rankB = 0;
     bool rankDeficient = false; ///< either input had fewer independent columns than columns
 };
@@ -53,8 +53,7 @@ double projectionDistance(const Eigen::Ref<const Eigen::VectorXd>& angles);
 
 /// Top-k principal subspace (d x k) of row vectors x (T x d), optionally centred: the leading right
 /// singular vectors. Rank below k (fewer independent rows) is flagged; q then has rank columns.
-Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool center,
-                        double relTol = kRankTolerance);
+Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool center, double relTol = kRankTolerance);
 
 /// Orthonormal basis of the row space of m (r x d), returned as d x rank.
 Basis rowSpace(const Eigen::Ref<const RowMatrixXd>& m, double relTol = kRankTolerance);

@@ -37,7 +37,9 @@ public:
 protected:
     void refresh() override;
     void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override { return QStringLiteral("No baseline (Transformer) trace yet: load a baseline model and run a prompt."); }
+    QString missingDataMessage() const override {
+        return QStringLiteral("No baseline (Transformer) trace yet: load a baseline model and run a prompt.");
+    }
 
 private:
     const gwb::engine::AttentionLayerAnalysis* layerAnalysis() const;

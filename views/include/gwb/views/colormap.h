@@ -11,7 +11,7 @@ namespace gwb::views {
 /// Sequential perceptually uniform maps for non-negative data, RdBu (diverging) for signed data.
 enum class ColormapId { Viridis, Cividis, Magma, RdBu };
 
-QString colormapName(ColormapId id);             ///< "viridis", "cividis", "magma", "RdBu"
+QString colormapName(ColormapId id); ///< "viridis", "cividis", "magma", "RdBu"
 /// Parses a name (case-insensitive); unknown names give `fallback`.
 ColormapId colormapFromName(const QString& name, ColormapId fallback = ColormapId::Viridis);
 QStringList colormapNames();

@@ -49,7 +49,10 @@ public:
 protected:
     void refresh() override;
     void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override { return QStringLiteral("Compare needs both a Grassmann and a baseline trace of the same prompt: run a prompt with both models loaded."); }
+    QString missingDataMessage() const override {
+        return QStringLiteral("Compare needs both a Grassmann and a baseline trace of the same prompt: run a prompt "
+                              "with both models loaded.");
+    }
 
 private:
     HeatmapWidget* m_rows;

@@ -19,17 +19,17 @@ QString downsampleModeName(DownsampleMode mode); ///< "max", "mean"
 
 /// One downsampled level. Edge tiles are partial (the matrix need not divide evenly).
 struct MatrixLevel {
-    int64_t rows = 0;      ///< ceil(source rows / blockRows)
-    int64_t cols = 0;      ///< ceil(source cols / blockCols)
-    int64_t blockRows = 1; ///< source rows per output row
-    int64_t blockCols = 1; ///< source cols per output col
+    int64_t rows = 0;          ///< ceil(source rows / blockRows)
+    int64_t cols = 0;          ///< ceil(source cols / blockCols)
+    int64_t blockRows = 1;     ///< source rows per output row
+    int64_t blockCols = 1;     ///< source cols per output col
     std::vector<float> values; ///< rows x cols row-major, summaries (same units as the source)
     float at(int64_t r, int64_t c) const { return values[static_cast<size_t>(r * cols + c)]; }
 };
 
 /// Summarizes `source` by blockRows x blockCols tiles. Returns an empty level when `cancel` is set.
-MatrixLevel downsample(const MatrixSource& source, int64_t blockRows, int64_t blockCols,
-                       DownsampleMode mode, const std::atomic<bool>* cancel = nullptr);
+MatrixLevel downsample(const MatrixSource& source, int64_t blockRows, int64_t blockCols, DownsampleMode mode,
+                       const std::atomic<bool>* cancel = nullptr);
 
 /// Finite min and max of a source (NaN, NaN when it has no finite value).
 std::pair<double, double> finiteRange(const MatrixSource& source);

@@ -10,15 +10,15 @@
 namespace gwb::views {
 
 struct FigureOptions {
-    double widthInches = 3.5;   ///< 3.5 = one-column paper figure, 7 = two-column
-    double heightInches = 0;    ///< 0 = widthInches * aspect
-    double aspect = 0;          ///< height / width; 0 = the view's own default
-    int dpi = 300;              ///< raster resolution (PNG); vector outputs keep exact sizes
+    double widthInches = 3.5; ///< 3.5 = one-column paper figure, 7 = two-column
+    double heightInches = 0;  ///< 0 = widthInches * aspect
+    double aspect = 0;        ///< height / width; 0 = the view's own default
+    int dpi = 300;            ///< raster resolution (PNG); vector outputs keep exact sizes
     QString fontFamily = QStringLiteral("DejaVu Sans");
-    double fontPoints = 8;      ///< body text size; titles are +1 pt, tick labels -1 pt
-    QString colormap;           ///< "" = the view's current map; else viridis|cividis|magma|RdBu
+    double fontPoints = 8; ///< body text size; titles are +1 pt, tick labels -1 pt
+    QString colormap;      ///< "" = the view's current map; else viridis|cividis|magma|RdBu
     bool colorbar = true;
-    bool caption = true;        ///< caption line naming the quantity and its definition
+    bool caption = true; ///< caption line naming the quantity and its definition
 
     static FigureOptions oneColumn() { return FigureOptions{}; }
     static FigureOptions twoColumn() {
@@ -34,22 +34,24 @@ struct FigureOptions {
 /// Result of an export: never thrown through Qt; `message` says what failed and where.
 struct ExportResult {
     bool ok = false;
-    QString message;     ///< error text, or a summary of what was written
-    QStringList files;   ///< files written (all or none)
+    QString message;   ///< error text, or a summary of what was written
+    QStringList files; ///< files written (all or none)
 };
 
 /// Fonts and pens for drawing a figure with a painter whose logical unit is 1 point (1/72 inch);
 /// font sizes are corrected for the device's DPI so that `fontPoints` is what ends on paper.
 struct FigureStyle {
     QFont body;
-    QFont small;  ///< tick and token labels
+    QFont small; ///< tick and token labels
     QFont title;
     double hairline = 0.5; ///< line width in points for axes and grid
     bool colorbar = true;
     QPaintDevice* device = nullptr; ///< metrics are taken for this device (null = screen)
 
     /// Font metrics on the target device (text sizes depend on its DPI).
-    QFontMetricsF metrics(const QFont& font) const { return device ? QFontMetricsF(font, device) : QFontMetricsF(font); }
+    QFontMetricsF metrics(const QFont& font) const {
+        return device ? QFontMetricsF(font, device) : QFontMetricsF(font);
+    }
 
     static FigureStyle forFigure(const QPainter& painter, const FigureOptions& options);
     /// On-screen style: the widget's font, 1 logical unit = 1 pixel.

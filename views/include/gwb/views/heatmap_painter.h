@@ -14,10 +14,10 @@ namespace gwb::views {
 
 /// Texts around a heatmap.
 struct HeatmapAxes {
-    QString title;        ///< above the plot ("" = none)
-    QString rowTitle;     ///< e.g. "layer"
-    QString colTitle;     ///< e.g. "token"
-    QString valueName;    ///< colorbar label, e.g. "mean gate"
+    QString title;         ///< above the plot ("" = none)
+    QString rowTitle;      ///< e.g. "layer"
+    QString colTitle;      ///< e.g. "token"
+    QString valueName;     ///< colorbar label, e.g. "mean gate"
     QStringList rowLabels; ///< one per source row (may be empty: indices are shown)
     QStringList colLabels; ///< one per source column
 };
@@ -33,15 +33,15 @@ struct HeatmapImage {
     QImage image;          ///< one pixel per output pixel, ARGB32; null when no level is ready
     int64_t blockRows = 1; ///< source rows summarized per level cell
     int64_t blockCols = 1;
-    bool preview = false;  ///< a coarser cached level stands in while the right one is computed
-    int levelRows = 0;     ///< level exponents wanted (for the widget's async computation)
+    bool preview = false; ///< a coarser cached level stands in while the right one is computed
+    int levelRows = 0;    ///< level exponents wanted (for the widget's async computation)
     int levelCols = 0;
 };
 
 /// Colors the source window (x = column, y = row, in cells) into `pixels`. With computeMissing the
 /// needed level is computed synchronously; otherwise a cached coarser level (preview) or nothing.
-HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize pixels,
-                            const ColorScale& scale, bool computeMissing);
+HeatmapImage colorizeWindow(MatrixPyramid& pyramid, const QRectF& window, QSize pixels, const ColorScale& scale,
+                            bool computeMissing);
 
 /// Where paintHeatmap put things (for mouse mapping on screen).
 struct HeatmapGeometry {

@@ -94,7 +94,7 @@ private:
     bool m_dragMoved = false;
     QPointF m_dragStart;
     QRectF m_dragWindow;
-    std::set<std::pair<int, int>> m_pending; ///< levels being computed
+    std::set<std::pair<int, int>> m_pending;     ///< levels being computed
     std::shared_ptr<std::atomic<bool>> m_cancel; ///< set to drop work for an old matrix
 };
 

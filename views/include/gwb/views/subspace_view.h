@@ -11,11 +11,12 @@ namespace gwb::views {
 /// The sphere picture's numbers (also exported).
 struct SubspacePicture {
     SphereData sphere;
-    std::vector<int> offsets;            ///< offsets D drawn (valid ones)
-    std::vector<double> keptFraction;    ///< per drawn plane: mean cos^2 of the angles between the plane and the 3-D projection space
-    double explainedVariance = 0;        ///< share of the centred z variance in the 3 directions
-    gwb::engine::FloatArray directions;  ///< 3 x r principal directions (rows)
-    gwb::engine::FloatArray planeBases;  ///< P x 2 x 3 orthonormal bases of the projected planes
+    std::vector<int> offsets; ///< offsets D drawn (valid ones)
+    std::vector<double>
+        keptFraction; ///< per drawn plane: mean cos^2 of the angles between the plane and the 3-D projection space
+    double explainedVariance = 0;       ///< share of the centred z variance in the 3 directions
+    gwb::engine::FloatArray directions; ///< 3 x r principal directions (rows)
+    gwb::engine::FloatArray planeBases; ///< P x 2 x 3 orthonormal bases of the projected planes
 };
 
 /// Computes the picture for token t of a Grassmann layer (throws std::invalid_argument on bad shapes).

@@ -14,10 +14,10 @@ using gwb::engine::AnalysisPtr;
 using gwb::engine::TracePtr;
 
 struct WorkbenchData {
-    TracePtr grassmann;             ///< trace of the Grassmann model (may be null)
-    AnalysisPtr grassmannAnalysis;  ///< analyzeTrace(*grassmann) (may be null while computing)
-    TracePtr baseline;              ///< trace of the Transformer baseline (may be null)
-    AnalysisPtr baselineAnalysis;   ///< analyzeTrace(*baseline)
+    TracePtr grassmann;            ///< trace of the Grassmann model (may be null)
+    AnalysisPtr grassmannAnalysis; ///< analyzeTrace(*grassmann) (may be null while computing)
+    TracePtr baseline;             ///< trace of the Transformer baseline (may be null)
+    AnalysisPtr baselineAnalysis;  ///< analyzeTrace(*baseline)
 
     bool hasGrassmann() const { return grassmann != nullptr; }
     bool hasBaseline() const { return baseline != nullptr; }
