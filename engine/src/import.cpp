@@ -24,15 +24,6 @@ std::string lower(std::string s) {
     return s;
 }
 
-std::string shapeText(const std::vector<int64_t>& s) {
-    std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (i) t += ", ";
-        t += std::to_string(s[i]);
-    }
-    return t + "]";
-}
-
 /// "a, b, c and 7 more" for messages.
 std::string listNames(const std::vector<std::string>& names, size_t shown = 8) {
     std::string s;

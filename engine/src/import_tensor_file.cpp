@@ -28,15 +28,6 @@ bool isFloating(ScalarType t) {
            t == ScalarType::BFloat16;
 }
 
-std::string shapeText(const std::vector<int64_t>& s) {
-    std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (i) t += ", ";
-        t += std::to_string(s[i]);
-    }
-    return t + "]";
-}
-
 std::string scalarText(const PickleDocument& doc, PickleId id) {
     const PickleValue& v = doc.at(id);
     switch (v.kind) {

@@ -19,13 +19,6 @@ namespace {
 
 constexpr const char* kTokenizerTensor = "tokenizer.model";
 
-std::string shapeText(const std::vector<int64_t>& s) {
-    std::string out = "[";
-    for (size_t i = 0; i < s.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(s[i]);
-    return out + "]";
-}
-
 std::shared_ptr<Model::Impl> makeImpl(const ModelConfig& config, TokenizerPtr tokenizer, const std::string& device) {
     validateConfig(config);
     if (tokenizer && tokenizer->vocabSize() != config.vocabSize)

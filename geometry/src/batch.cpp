@@ -102,6 +102,20 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
     return out;
 }
 
+namespace {
+/// Writes the bivector `src` (C(n,2) coordinates in pair order) into the preallocated n x n
+/// antisymmetric matrix m, so batch loops reuse one matrix instead of allocating per row.
+template <typename Matrix> void fillAntisymmetric(const double* src, Eigen::Index n, Matrix& m) {
+    m.setZero();
+    Eigen::Index k = 0;
+    for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index j = i + 1; j < n; ++j, ++k) {
+            m(i, j) = src[k];
+            m(j, i) = -src[k];
+        }
+}
+} // namespace
+
 Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b) {
     requireFiniteRows(b, "residualBatch");
     const int64_t n = dimensionFromPairCount(b.cols());
@@ -109,13 +123,7 @@ Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b) {
     RowMatrixXd m(n, n);
     for (Eigen::Index row = 0; row < b.rows(); ++row) {
         const double* src = b.row(row).data();
-        m.setZero();
-        Eigen::Index k = 0;
-        for (Eigen::Index i = 0; i < n; ++i)
-            for (Eigen::Index j = i + 1; j < n; ++j, ++k) {
-                m(i, j) = src[k];
-                m(j, i) = -src[k];
-            }
+        fillAntisymmetric(src, n, m);
         out[row] = pluckerResidualOfMatrix(m, b.row(row).squaredNorm());
     }
     return out;
@@ -134,13 +142,7 @@ Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b) {
             continue;
         }
         const double* src = b.row(row).data();
-        m.setZero();
-        Eigen::Index k = 0;
-        for (Eigen::Index i = 0; i < n; ++i)
-            for (Eigen::Index j = i + 1; j < n; ++j, ++k) {
-                m(i, j) = src[k];
-                m(j, i) = -src[k];
-            }
+        fillAntisymmetric(src, n, m);
         s.noalias() = m.transpose() * m;
         eig.compute(s, Eigen::EigenvaluesOnly);
         out[row] = std::min(std::max(eig.eigenvalues()[n - 1], 0.0) / norm2, 1.0);

@@ -40,6 +40,14 @@ template <typename T> struct Array {
     }
 };
 
+/// "[2, 3]": a shape for error messages.
+inline std::string shapeText(const std::vector<int64_t>& shape) {
+    std::string out = "[";
+    for (size_t i = 0; i < shape.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + "]";
+}
+
 using FloatArray = Array<float>;
 using IntArray = Array<int32_t>;
 
