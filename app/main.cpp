@@ -1,9 +1,12 @@
 // gwb: no arguments opens the workbench window; `gwb <command> ...` runs a headless command.
+// Built with GWB_HEADLESS (GWB_BUILD_GUI=OFF) it is the command line alone, on Qt Core.
 
 #include "cli/command_registry.h"
+#ifndef GWB_HEADLESS
 #include "gui/gui_main.h"
 
 #include <QApplication>
+#endif
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QTextStream>
@@ -16,9 +19,14 @@
 namespace {
 
 QString helpText() {
-    QString text = QStringLiteral("Usage: gwb [options]            open the workbench window\n"
-                                  "       gwb <command> [options]  run a command without a window\n\n"
-                                  "Grassmann Workbench %1: look inside attention-free Grassmann language models.\n\n"
+#ifdef GWB_HEADLESS
+    const char* usage = "Usage: gwb <command> [options]  run a command (built without the window)\n\n";
+#else
+    const char* usage = "Usage: gwb [options]            open the workbench window\n"
+                        "       gwb <command> [options]  run a command without a window\n\n";
+#endif
+    QString text = QString::fromLatin1(usage) +
+                   QStringLiteral("Grassmann Workbench %1: look inside attention-free Grassmann language models.\n\n"
                                   "Options:\n"
                                   "  -h, --help      Show this help.\n"
                                   "  -v, --version   Show the version.\n\n"
@@ -46,8 +54,13 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (first.isEmpty() || first.startsWith(QLatin1Char('-'))) {
+#ifdef GWB_HEADLESS
+        QTextStream(stderr) << "gwb: this build has no window (GWB_BUILD_GUI=OFF); name a command\n\n" << helpText();
+        return 2;
+#else
         QApplication app(argc, argv);
         return gwb::app::runGui(app);
+#endif
     }
 
     const auto* command = gwb::app::findCommand(first);
@@ -66,16 +79,17 @@ int main(int argc, char** argv) {
     commandArgv.push_back(nullptr);
     int commandArgc = argc - 1;
     char** cargv = commandArgv.data();
-    // Headless commands that draw (figure) need a QApplication even without a display.
     std::unique_ptr<QCoreApplication> app;
+#ifndef GWB_HEADLESS
+    // Headless commands that draw (figure) need a QApplication even without a display.
     if (command->needsGui) {
         if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
             qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         app = std::make_unique<QApplication>(commandArgc, cargv);
-    } else {
-        app = std::make_unique<QCoreApplication>(commandArgc, cargv);
     }
+#endif
+    if (!app) app = std::make_unique<QCoreApplication>(commandArgc, cargv);
     QStringList args = app->arguments();
     args[0] = QString::fromStdString(program);
     return command->run(args);
