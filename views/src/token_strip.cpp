@@ -125,6 +125,12 @@ QSize TokenStrip::sizeHint() const {
     return {400, heightForWidth(400)};
 }
 
+QRectF TokenStrip::chipRect(int t) const {
+    std::vector<QRectF> chips;
+    layoutChips(width(), &chips);
+    return t >= 0 && t < static_cast<int>(chips.size()) ? chips[static_cast<size_t>(t)] : QRectF();
+}
+
 void TokenStrip::resizeEvent(QResizeEvent*) {
     layoutChips(width(), &m_chips);
 }

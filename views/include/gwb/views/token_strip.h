@@ -32,6 +32,8 @@ public:
     std::vector<float> values() const;
     /// Chip rectangles of the last layout (widget coordinates), T entries.
     const std::vector<QRectF>& chipRects() const { return m_chips; }
+    /// Chip rectangle of token t laid out at the current width (empty rect when out of range).
+    QRectF chipRect(int t) const;
 
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override;
