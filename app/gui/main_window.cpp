@@ -103,7 +103,8 @@ bool MainWindow::startWithSample() {
     if (!prompt().trimmed().isEmpty() || (m_grassmannPath.isEmpty() && m_baselinePath.isEmpty())) return false;
     setPrompt(samplePrompt());
     QTimer::singleShot(0, this, [this] {
-        if (!isRunning() && m_data.tokenCount() == 0) run();
+        // Only if nothing else was asked for meanwhile (a prompt from the command line, a session).
+        if (!isRunning() && m_data.tokenCount() == 0 && prompt() == samplePrompt()) run();
     });
     return true;
 }

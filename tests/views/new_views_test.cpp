@@ -63,6 +63,11 @@ TEST(NewViews, ReadoutTablesAreTheAnalysis) {
     for (size_t i = 1; i < ranked.size(); ++i)
         EXPECT_LE(a.readoutPlanarity[static_cast<size_t>(ranked[i - 1])],
                   a.readoutPlanarity[static_cast<size_t>(ranked[i])]);
+    // Another layer: the channel follows that layer's top channel for the token.
+    f.s.setLayer(2);
+    const auto top2 = gwb::engine::topReadoutChannels(f.d.grassmannAnalysis->grassmann[2], 9, 1);
+    ASSERT_EQ(top2.size(), 1u);
+    EXPECT_EQ(v.channel(), top2.front());
     // Token 0 has no valid offset: no top channels, and the message says why.
     f.s.setToken(0);
     EXPECT_TRUE(v.topChannels().empty());

@@ -170,8 +170,10 @@ LensView::LensView(QWidget* parent) : View(parent) {
     bottom->addWidget(m_rank);
     vsplit->addWidget(grids);
     vsplit->addWidget(bottom);
-    vsplit->setStretchFactor(0, 3);
-    vsplit->setStretchFactor(1, 2);
+    vsplit->setSizes({560, 340}); // applied proportionally when shown
+    bottom->setSizes({450, 550});
+    m_grassmannGrid->setMinimumHeight(220);
+    m_baselineGrid->setMinimumHeight(220);
     layout->addWidget(vsplit, 1);
     connect(map, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { setColormapId(colormapFromName(n)); });

@@ -61,6 +61,10 @@ ReadoutView::ReadoutView(QWidget* parent) : View(parent) {
     bottom->addWidget(m_sphere);
     vsplit->addWidget(top);
     vsplit->addWidget(bottom);
+    vsplit->setSizes({420, 480}); // applied proportionally when shown
+    top->setSizes({600, 400});
+    bottom->setSizes({450, 550});
+    m_ranked->setMinimumHeight(200);
     layout->addWidget(vsplit, 1);
 
     connect(m_rankCombo, &QComboBox::currentIndexChanged, this,
@@ -280,8 +284,9 @@ void ReadoutView::refresh() {
     const auto* a = layerAnalysis();
     const int d = static_cast<int>(a->readoutResidual.size());
     const std::vector<int> top = topChannels();
-    if (selToken() != m_lastToken) {
+    if (selToken() != m_lastToken || selLayer() != m_lastLayer) {
         m_lastToken = selToken();
+        m_lastLayer = selLayer();
         if (!m_channelPinned && !top.empty()) m_channel = top.front();
     }
     m_channel = std::clamp(m_channel, 0, d - 1);

@@ -83,8 +83,7 @@ SaliencyView::SaliencyView(QWidget* parent) : View(parent) {
     m_table->verticalHeader()->hide();
     split->addWidget(m_chart);
     split->addWidget(m_table);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setSizes({650, 350}); // applied proportionally when shown
     layout->addWidget(split, 1);
     connect(m_target, &QLineEdit::returnPressed, this, [this] { refresh(); });
     connect(go, &QPushButton::clicked, this, [this] { refresh(); });

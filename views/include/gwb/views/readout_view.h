@@ -34,7 +34,8 @@ public:
     bool hasContent() const override;
     double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.2 : 0.75; }
 
-    /// Channel whose spectrum is shown (follows the token's top channel until the user picks one).
+    /// Channel whose spectrum is shown (follows the token's top channel in the selected layer until
+    /// the user picks one).
     int channel() const { return m_channel; }
     void setChannel(int c);
     Rank rank() const { return m_rank; }
@@ -68,6 +69,7 @@ private:
     int m_channel = 0;
     bool m_channelPinned = false; ///< the user chose a channel: keep it when the token changes
     int m_lastToken = -1;
+    int m_lastLayer = -1;
 };
 
 } // namespace gwb::views
