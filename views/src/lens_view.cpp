@@ -218,13 +218,13 @@ int LensView::clampedLensLayer(const gwb::engine::Trace& t) const {
     return m_lensLayer < 0 || m_lensLayer >= rows ? static_cast<int>(rows - 1) : m_lensLayer;
 }
 
-LensGridData LensView::gridData(const gwb::engine::TracePtr& trace) const {
+LensGridData LensView::gridData(const gwb::engine::TracePtr& trace, int window) const {
     LensGridData d;
     if (!hasLens(trace)) return d;
     const auto& t = *trace;
     const int64_t L = t.lensTopIds.dim(0), T = t.length(), K = lensK(t);
     const int64_t sel = std::clamp<int64_t>(selToken(), 0, T - 1);
-    const int64_t w = std::min<int64_t>(kWindow, T);
+    const int64_t w = std::min<int64_t>(std::max(1, window), T);
     d.firstToken = std::clamp<int64_t>(sel - w / 2, 0, T - w);
     d.title = QStringLiteral("%1: top-1 next token per lens layer")
                   .arg(QString::fromStdString(
@@ -386,8 +386,11 @@ void LensView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& st
     const double gap = style.metrics(style.body).height();
     const auto [top, bottom] = detail::splitPanels(rect, 0.6, false, gap);
     const auto [left, right] = detail::splitPanels(top, 0.5, true, gap);
-    paintLensGrid(p, left, gridData(m_data.grassmann), style, map);
-    paintLensGrid(p, right, gridData(m_data.baseline), style, map);
+    // As many tokens as fit with readable pieces (about 3 em per cell).
+    const int window = std::clamp(static_cast<int>(left.width() / (style.metrics(style.small).height() * 3.2)), 4,
+                                  static_cast<int>(kWindow));
+    paintLensGrid(p, left, gridData(m_data.grassmann, window), style, map);
+    paintLensGrid(p, right, gridData(m_data.baseline, window), style, map);
     const auto [listRect, chartRect] = detail::splitPanels(bottom, 0.45, true, gap);
     const auto [gl, bl] = detail::splitPanels(listRect, 0.5, true, gap * 0.5);
     for (auto [r, tr] : {std::pair{gl, m_data.grassmann}, std::pair{bl, m_data.baseline}}) {

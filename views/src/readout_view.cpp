@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace gwb::views {
 
@@ -216,6 +217,12 @@ SphereData ReadoutView::spherePicture() const {
         return out;
     }
     out = pic.sphere;
+    // Short labels so that the legend fits beside the sphere (the table names the tokens).
+    for (size_t i = 0; i < out.circles.size() && i < pic.offsets.size(); ++i)
+        out.circles[i].label = QStringLiteral("D=%1 pair plane").arg(pic.offsets[i]);
+    out.notes.clear();
+    out.notes
+        << QStringLiteral("3 directions hold %1% of the z variance").arg(std::lround(pic.explainedVariance * 100));
     out.title = QStringLiteral("Token %1: pair planes and top planes of its top channels (layer %2)")
                     .arg(selToken())
                     .arg(selLayer());
@@ -247,7 +254,7 @@ SphereData ReadoutView::spherePicture() const {
         }
         e2.normalize();
         SphereData::Circle circle;
-        circle.label = QStringLiteral("channel %1 top plane, kept %2%").arg(c).arg(std::lround(kept * 100));
+        circle.label = QStringLiteral("c%1 top plane (%2% kept)").arg(c).arg(std::lround(kept * 100));
         circle.color = QColor::fromHsv(0, 0, 60 + 50 * i); // greys: channels, colours: the token's pair planes
         circle.e1 = {e1[0], e1[1], e1[2]};
         circle.e2 = {e2[0], e2[1], e2[2]};
@@ -263,12 +270,11 @@ QStringList ReadoutView::topChannelLines() const {
     const int t = selToken();
     for (int c : topChannels()) {
         const auto ch = static_cast<size_t>(c);
-        lines << QStringLiteral("c%1: %2, planarity %3, \u03b8 = %4, %5")
+        auto f2 = [](double v) { return std::isnan(v) ? QStringLiteral("\u2014") : QString::number(v, 'f', 2); };
+        lines << QStringLiteral("c%1  %2  P %3  \u03b8 %4, %5")
                      .arg(c)
-                     .arg(detail::formatValue(a->readoutContribution.at2(t, c)),
-                          detail::formatValue(a->readoutPlanarity[ch]),
-                          detail::formatValue(a->readoutAngles.at3(t, c, 0)),
-                          detail::formatValue(a->readoutAngles.at3(t, c, 1)));
+                     .arg(f2(a->readoutContribution.at2(t, c)), f2(a->readoutPlanarity[ch]),
+                          f2(a->readoutAngles.at3(t, c, 0)), f2(a->readoutAngles.at3(t, c, 1)));
     }
     return lines;
 }
@@ -393,29 +399,41 @@ std::vector<DataTable> ReadoutView::dataTables() const {
 }
 
 QString ReadoutView::caption() const {
-    return QStringLiteral("Read-out planes of Grassmann layer %1. Each channel c of W_plu is an antisymmetric r x r "
-                          "matrix A_c with g_{t,c} \u2212 b_c = z_t^T A_c y_t. Left: ") +
-           definition("readoutPlanarity") + QStringLiteral("; residual: ") + definition("readoutResidual") +
-           QStringLiteral(". Right: singular pairs of channel %1. Bottom: token %2's channels with the largest "
-                          "|z_t^T A_c y_t| and the principal angles (rad) between span(z_t, y_t) and each channel's "
-                          "top plane; sphere: the token's pair planes (colours) and the top planes of its three top "
-                          "channels (greys), projected onto the layer's top-3 principal directions of z.")
+    return QStringLiteral(
+               "Read-out planes of Grassmann layer %1. Each channel c of W_plu is an antisymmetric r x r "
+               "matrix A_c with g_{t,c} \u2212 b_c = z_t^T A_c y_t. Left: planarity (%2) and residual (%3). "
+               "Right: singular pairs of channel %4. Bottom: token %5's channels with the largest "
+               "|z_t^T A_c y_t| (value, planarity P, principal angles \u03b8 in rad between span(z_t, y_t) and "
+               "the channel's top plane); sphere: the token's pair planes (colours) and the top planes of its three "
+               "top "
+               "channels (greys), projected onto the layer's top-3 principal directions of z.")
+               .arg(selLayer())
+               .arg(definition("readoutPlanarity"), definition("readoutResidual"))
                .arg(m_channel)
-               .arg(selToken())
-               .arg(selLayer()) +
+               .arg(selToken()) +
            detail::modelPhrase(m_data.grassmann);
 }
 
 void ReadoutView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
     const double gap = style.metrics(style.body).height();
-    const bool wide = rect.width() > rect.height() * 1.2;
-    const auto [topRect, bottomRect] = detail::splitPanels(rect, 0.5, false, gap);
-    const auto [rankRect, specRect] = detail::splitPanels(topRect, 0.6, true, gap);
-    const auto [listRect, sphereRect] = detail::splitPanels(bottomRect, wide ? 0.5 : 0.45, true, gap);
+    // Wide (two-column): charts above, list and sphere below. Narrow (one column): ranked chart,
+    // then spectrum beside the list, then the sphere across the full width.
+    const bool wide = rect.width() > rect.height();
+    QRectF rankRect, specRect, listRect, sphereRect;
+    if (wide) {
+        const auto [topRect, bottomRect] = detail::splitPanels(rect, 0.42, false, gap);
+        std::tie(rankRect, specRect) = detail::splitPanels(topRect, 0.6, true, gap);
+        std::tie(listRect, sphereRect) = detail::splitPanels(bottomRect, 0.36, true, gap);
+    } else {
+        const auto [upper, lower] = detail::splitPanels(rect, 0.5, false, gap);
+        const auto [r1, r2] = detail::splitPanels(upper, 0.5, false, gap);
+        rankRect = r1;
+        std::tie(specRect, listRect) = detail::splitPanels(r2, 0.42, true, gap);
+        sphereRect = lower;
+    }
     paintChart(p, rankRect, rankedChart(), style);
     paintChart(p, specRect, spectrumChart(), style);
-    QRectF list = detail::paintPanelTitle(
-        p, listRect, QStringLiteral("Token %1: top channels by |z\u209c\u1d40A_c y\u209c|").arg(selToken()), style);
+    QRectF list = detail::paintPanelTitle(p, listRect, QStringLiteral("Token %1: top channels").arg(selToken()), style);
     p.save();
     p.setFont(style.small);
     p.setPen(Qt::black);

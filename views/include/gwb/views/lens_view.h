@@ -50,7 +50,7 @@ public:
     int lensLayer() const { return m_lensLayer; }
     void setLensLayer(int l);
     /// Grid data of one model (nullptr trace: empty).
-    LensGridData gridData(const gwb::engine::TracePtr& trace) const;
+    LensGridData gridData(const gwb::engine::TracePtr& trace, int window = kWindow) const;
     /// Rank chart of the actual next token per lens layer, both models.
     ChartData rankChart() const;
     QTableWidget* table() const { return m_table; }
