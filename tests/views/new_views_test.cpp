@@ -10,6 +10,7 @@
 #include "gwb/views/readout_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection_policy.h"
+#include "gwb/views/token_strip.h"
 
 #include <QTableWidget>
 #include <gtest/gtest.h>
@@ -186,4 +187,17 @@ TEST(NewViews, SelectionPolicyPicksAFullyDefinedToken) {
     EXPECT_EQ(tokenAfterRun(f.d, m + 1), m + 1); // the user's valid choice is kept
     EXPECT_EQ(tokenAfterRun(f.d, 0), m);         // token 0 is moved
     EXPECT_EQ(defaultToken(WorkbenchData{}), -1);
+}
+
+TEST(NewViews, TokenStripTooltipExplainsUndefinedValues) {
+    Fixture f;
+    TokenStrip strip;
+    strip.setData(f.d);
+    strip.setScalar(TokenStrip::Scalar::Surprisal);
+    const QString first = strip.tokenToolTip(0);
+    EXPECT_TRUE(first.contains(QStringLiteral("\u2014"))) << first.toStdString();
+    EXPECT_TRUE(first.contains(QStringLiteral("no prediction"))) << first.toStdString();
+    EXPECT_FALSE(first.contains(QStringLiteral("nan"), Qt::CaseInsensitive));
+    const QString later = strip.tokenToolTip(5);
+    EXPECT_FALSE(later.contains(QStringLiteral("\u2014"))) << later.toStdString();
 }

@@ -2,7 +2,11 @@
 
 #include "plot_util.h"
 
+#include "gwb/views/selection_policy.h"
+
 #include <QFontMetricsF>
+#include <QHelpEvent>
+#include <QToolTip>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -123,6 +127,34 @@ int TokenStrip::heightForWidth(int width) const {
 
 QSize TokenStrip::sizeHint() const {
     return {400, heightForWidth(400)};
+}
+
+QString TokenStrip::tokenToolTip(int t) const {
+    if (t < 0 || t >= m_tokens.size()) return {};
+    const std::vector<float> v = values();
+    const double x = t < static_cast<int>(v.size()) ? v[static_cast<size_t>(t)] : std::nan("");
+    QString tip =
+        QStringLiteral("token %1 '%2'\n%3: %4").arg(t).arg(m_tokens[t], scalarName(m_scalar), detail::formatValue(x));
+    if (std::isnan(x))
+        tip += QStringLiteral("\n") + (m_scalar == Scalar::Surprisal && t == 0
+                                           ? QStringLiteral("The first token has no prediction (nothing before it).")
+                                           : undefinedReason(scalarName(m_scalar), t));
+    return tip;
+}
+
+bool TokenStrip::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        const auto* he = static_cast<QHelpEvent*>(e);
+        for (int i = 0; i < static_cast<int>(m_chips.size()); ++i)
+            if (m_chips[static_cast<size_t>(i)].contains(he->pos())) {
+                QToolTip::showText(he->globalPos(), tokenToolTip(i), this);
+                return true;
+            }
+        QToolTip::hideText();
+        e->ignore();
+        return true;
+    }
+    return QWidget::event(e);
 }
 
 QRectF TokenStrip::chipRect(int t) const {

@@ -32,6 +32,8 @@ public:
     std::vector<float> values() const;
     /// Chip rectangles of the last layout (widget coordinates), T entries.
     const std::vector<QRectF>& chipRects() const { return m_chips; }
+    /// Tooltip of token t: its text and value, or "—" and why the value is undefined.
+    QString tokenToolTip(int t) const;
     /// Chip rectangle of token t laid out at the current width (empty rect when out of range).
     QRectF chipRect(int t) const;
 
@@ -40,6 +42,7 @@ public:
     QSize sizeHint() const override;
 
 protected:
+    bool event(QEvent* e) override;
     void paintEvent(QPaintEvent*) override;
     void mousePressEvent(QMouseEvent*) override;
     void keyPressEvent(QKeyEvent*) override;
