@@ -208,16 +208,19 @@ void MainWindow::buildDocks() {
         });
     }
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
-        wireSaliency(sv, [this] {
-            SaliencyRequest r;
-            r.grassmannPath = m_grassmannPath;
-            r.baselinePath = m_baselinePath;
-            r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
-            r.baselineChoice = m_controller->importChoice(m_baselinePath);
-            r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
-            r.data = m_data;
-            return r;
-        });
+        wireSaliency(
+            sv,
+            [this] {
+                SaliencyRequest r;
+                r.grassmannPath = m_grassmannPath;
+                r.baselinePath = m_baselinePath;
+                r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
+                r.baselineChoice = m_controller->importChoice(m_baselinePath);
+                r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
+                r.data = m_data;
+                return r;
+            },
+            m_strip);
     if (first) first->raise();
     // The views get the room; the prompt and the strip a few lines each.
     if (first) resizeDocks({m_promptDock, m_stripDock, first}, {110, 100, 700}, Qt::Vertical);

@@ -2,6 +2,7 @@
 
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/tracer.h"
+#include "gwb/views/token_strip.h"
 
 #include <QMetaObject>
 #include <QPointer>
@@ -88,7 +89,8 @@ void SaliencyRunner::request(const SaliencyRequest& request) {
     });
 }
 
-void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest()> context) {
+void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest()> context,
+                  gwb::views::TokenStrip* strip) {
     auto* runner = new SaliencyRunner(view);
     QObject::connect(view, &gwb::views::SaliencyView::saliencyRequested, runner,
                      [runner, context](int token, const QString& target) {
@@ -98,6 +100,22 @@ void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest(
                          runner->request(r);
                      });
     QObject::connect(runner, &SaliencyRunner::ready, view, &gwb::views::SaliencyView::setSaliency);
+    if (!strip) return;
+    // Over the token strip: cleared while a new result is computed, drawn when it is current.
+    QObject::connect(view, &gwb::views::SaliencyView::saliencyRequested, strip,
+                     [strip] { strip->setOverlay({}, QString()); });
+    QObject::connect(runner, &SaliencyRunner::ready, strip, [view, strip](const gwb::views::SaliencyResult& r) {
+        if (view->saliency().token != r.token || view->saliency().target != r.target) return; // stale
+        const bool g = !r.grassmann.empty();
+        const std::vector<float>& s = g ? r.grassmann : r.baseline;
+        if (s.empty()) return;
+        const QString target =
+            r.target.isEmpty() ? QStringLiteral("the next token") : QStringLiteral("'%1'").arg(r.target);
+        strip->setOverlay(gwb::views::saliencyShares(s, r.token),
+                          QStringLiteral("bars: %1 saliency of %2 at token %3")
+                              .arg(g ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"), target)
+                              .arg(r.token));
+    });
 }
 
 } // namespace gwb::app

@@ -13,6 +13,10 @@
 #include <functional>
 #include <optional>
 
+namespace gwb::views {
+class TokenStrip;
+}
+
 namespace gwb::app {
 
 struct SaliencyRequest {
@@ -52,7 +56,10 @@ private:
 
 /// Connects a Saliency view to a runner: the view's requests are computed with the models and
 /// device `context` names at the time of the request.
-void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest()> context);
+/// With a strip, the Grassmann saliency shares (the baseline's without a Grassmann model) are also
+/// drawn over the token strip.
+void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest()> context,
+                  gwb::views::TokenStrip* strip = nullptr);
 
 } // namespace gwb::app
 

@@ -11,6 +11,7 @@
 #include "gwb/engine/npy.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection_policy.h"
+#include "gwb/views/token_strip.h"
 
 #include <QFileInfo>
 #include <QProcess>
@@ -127,6 +128,10 @@ TEST(SaliencyInWindow, ComputedOffTheGuiThreadForTheSelectedToken) {
     }
     EXPECT_GT(past, 0);
     EXPECT_FALSE(sv->dataTables().empty());
+    // Drawn over the token strip too: the Grassmann shares |s_j| / sum |s|.
+    auto* strip = w->findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
+    ASSERT_TRUE(strip);
+    EXPECT_EQ(strip->overlay(), gwb::views::saliencyShares(s.grassmann, t));
     // A target that is not one vocabulary piece is explained, not crashed on.
     sv->setTarget(QStringLiteral("qqqzzzxxyy unknownword"));
     ASSERT_TRUE(QTest::qWaitFor(

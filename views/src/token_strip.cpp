@@ -10,6 +10,7 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -157,6 +158,12 @@ bool TokenStrip::event(QEvent* e) {
     return QWidget::event(e);
 }
 
+void TokenStrip::setOverlay(const std::vector<float>& values, const QString& label) {
+    m_overlay = values;
+    m_overlayLabel = values.empty() ? QString() : label;
+    update();
+}
+
 QRectF TokenStrip::chipRect(int t) const {
     std::vector<QRectF> chips;
     layoutChips(width(), &chips);
@@ -209,6 +216,11 @@ void TokenStrip::paintEvent(QPaintEvent*) {
     lx += fm.horizontalAdvance(hiS) + 8;
     p.fillRect(QRectF(lx, fm.height() * 0.2, fm.height() * 0.7, fm.height() * 0.7), QColor(kNanColor));
     p.drawText(QPointF(lx + fm.height(), fm.ascent()), QStringLiteral("undefined"));
+    if (!m_overlayLabel.isEmpty()) {
+        lx += fm.height() + fm.horizontalAdvance(QStringLiteral("undefined")) + 12;
+        p.fillRect(QRectF(lx, fm.height() * 0.55, fm.height() * 1.4, 3), QColor(220, 30, 30));
+        p.drawText(QPointF(lx + fm.height() * 1.7, fm.ascent()), m_overlayLabel);
+    }
 
     const int sel = m_selection ? m_selection->token() : -1;
     for (int i = 0; i < static_cast<int>(m_chips.size()); ++i) {
@@ -221,6 +233,17 @@ void TokenStrip::paintEvent(QPaintEvent*) {
         p.setPen(lum > 0.45 ? Qt::black : Qt::white);
         p.drawText(m_chips[static_cast<size_t>(i)], Qt::AlignCenter, detail::labelText(m_tokens[i], 24));
     }
+    // Overlay bars (e.g. saliency) along the bottom edge of the chips, scaled to the largest value.
+    float top = 0;
+    for (float x : m_overlay)
+        if (std::isfinite(x)) top = std::max(top, x);
+    if (top > 0)
+        for (int i = 0; i < static_cast<int>(m_chips.size()) && i < static_cast<int>(m_overlay.size()); ++i) {
+            const float x = m_overlay[static_cast<size_t>(i)];
+            if (!std::isfinite(x) || x <= 0) continue;
+            const QRectF& r = m_chips[static_cast<size_t>(i)];
+            p.fillRect(QRectF(r.left() + 2, r.bottom() - 4, (r.width() - 4) * x / top, 3), QColor(220, 30, 30));
+        }
 }
 
 void TokenStrip::mousePressEvent(QMouseEvent* e) {

@@ -27,6 +27,10 @@ public:
     Scalar scalar() const { return m_scalar; }
     static QString scalarName(Scalar s);
     void setColormap(ColormapId map);
+    /// Bars drawn over the chips (e.g. saliency shares of the selected token), one value >= 0 per
+    /// token from 0, scaled to the largest; `label` goes into the legend. Empty values: none.
+    void setOverlay(const std::vector<float>& values, const QString& label);
+    const std::vector<float>& overlay() const { return m_overlay; }
 
     /// Per-token values currently used for colouring (NaN = undefined), T entries.
     std::vector<float> values() const;
@@ -56,6 +60,8 @@ private:
     Scalar m_scalar = Scalar::Surprisal;
     ColormapId m_map = ColormapId::Viridis;
     std::vector<QRectF> m_chips;
+    std::vector<float> m_overlay;
+    QString m_overlayLabel;
 };
 
 } // namespace gwb::views
