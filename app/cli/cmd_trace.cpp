@@ -71,20 +71,29 @@ std::string metaJson(const Trace& t, const TraceAnalysis* analysis) {
         tokens.push_back(j);
     }
     meta["tokens"] = tokens;
-    json defs = {{"token_ids", "T  vocabulary ids of the traced tokens"},
-                 {"surprisal", "T  -log p(x_t | x_<t) in nats; NaN at t = 0"},
-                 {"logits", "T x V  next-token logits at every position"},
-                 {"lL_h", "T x d  input state of block L (residual stream)"},
-                 {"lL_mixer_input", "T x d  what block L's mixer saw (LN1(h) for pre-norm; only written for pre-norm)"},
-                 {"lL_z", "T x r  reduced vectors z_t = W_red h_t + b_red"},
-                 {"lL_g", "T x d  geometric feature g_t = W_plu B_t + b_plu"},
-                 {"lL_gate", "T x d  gate a_t = sigmoid(W_gate [h_t; g_t] + b_gate)"},
-                 {"lL_q", "H x T x d_head  attention queries (before scaling)"},
-                 {"lL_k", "H x T x d_head  attention keys"},
-                 {"lL_attn", "H x T x T  attention probabilities (omitted above the dense limit)"},
-                 {"final_h", "T x d  output of the last block before the final LayerNorm"},
-                 {"lens_top_ids", "(N+1) x T x K  logit-lens top-K next-token ids per block input and the final state"},
-                 {"lens_top_logprobs", "(N+1) x T x K  their log-probabilities (nats)"}};
+    json defs = {
+        {"token_ids", "T  vocabulary ids of the traced tokens"},
+        {"surprisal", "T  -log p(x_t | x_<t) in nats; NaN at t = 0"},
+        {"logits", "T x V  next-token logits at every position"},
+        {"lL_h", "T x d  input state of block L (residual stream)"},
+        {"lL_mixer_input", "T x d  what block L's mixer saw (LN1(h) for pre-norm; only written for pre-norm)"},
+        {"lL_z", "T x r  reduced vectors z_t = W_red h_t + b_red"},
+        {"lL_g", "T x d  geometric feature g_t = W_plu B_t + b_plu"},
+        {"lL_gate", "T x d  gate a_t = sigmoid(W_gate [h_t; g_t] + b_gate)"},
+        {"lL_q", "H x T x d_head  attention queries (before scaling)"},
+        {"lL_k", "H x T x d_head  attention keys"},
+        {"lL_attn", "H x T x T  attention probabilities (omitted above the dense limit)"},
+        {"final_h", "T x d  output of the last block before the final LayerNorm"},
+        {"lL_readout_residual", "d  Plücker residual rho(A_c) of each channel's read-out matrix (readoutResidual)"},
+        {"lL_readout_planarity", "d  planarity s_1^2 / sum s_k^2 of A_c (readoutPlanarity)"},
+        {"lL_readout_spectrum", "d x floor(r/2)  distinct singular values of A_c, descending"},
+        {"lL_readout_top_plane", "d x r x 2  orthonormal basis of A_c's top plane in R^r"},
+        {"lL_readout_contribution", "T x d  z_t^T A_c y_t = g_{t,c} - b_c; NaN without a valid offset"},
+        {"lL_readout_angles", "T x d x 2  principal angles (rad) between span(z_t, y_t) and A_c's top plane"},
+        {"lens_top_ids", "(N+1) x T x K  logit-lens top-K next-token ids per block input and the final state"},
+        {"lens_top_logprobs", "(N+1) x T x K  their log-probabilities (nats)"},
+        {"lens_next_rank", "(N+1) x T  lens rank (0 = top-1) of the actual next token; -1 at the last"},
+        {"lens_next_logprob", "(N+1) x T  lens log-probability (nats) of the actual next token; NaN at the last"}};
     for (const auto& [k, v] : definitions())
         defs[k] = v;
     meta["definitions"] = defs;
@@ -120,6 +129,8 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
     if (!t.lensTopIds.empty()) {
         npz.add("lens_top_ids", t.lensTopIds);
         npz.add("lens_top_logprobs", t.lensTopLogProbs);
+        if (!t.lensNextRank.empty()) npz.add("lens_next_rank", t.lensNextRank);
+        if (!t.lensNextLogProb.empty()) npz.add("lens_next_logprob", t.lensNextLogProb);
     }
     TraceAnalysis analysis;
     if (withAnalysis) {
@@ -135,6 +146,12 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
             npz.add(p + "influence", a.influence);
             npz.add(p + "mean_gate", vecArray(a.meanGate));
             npz.add(p + "gate_above_half", vecArray(a.gateAboveHalf));
+            npz.add(p + "readout_residual", vecArray(a.readoutResidual));
+            npz.add(p + "readout_planarity", vecArray(a.readoutPlanarity));
+            npz.add(p + "readout_spectrum", a.readoutSpectrum);
+            npz.add(p + "readout_top_plane", a.readoutTopPlane);
+            npz.add(p + "readout_contribution", a.readoutContribution);
+            npz.add(p + "readout_angles", a.readoutAngles);
         }
         for (size_t l = 0; l < analysis.attention.size(); ++l) {
             const auto& a = analysis.attention[l];

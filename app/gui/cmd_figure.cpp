@@ -4,12 +4,15 @@
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
 #include "gui/figure_request.h"
+#include "gui/saliency_job.h"
 #include "gui/trace_job.h"
 
 #include "gwb/engine/tokenizer.h"
 #include "gwb/views/colormap.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/saliency_view.h"
 #include "gwb/views/selection.h"
+#include "gwb/views/selection_policy.h"
 #include "gwb/views/view.h"
 
 #include <QCommandLineParser>
@@ -50,7 +53,8 @@ int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const ch
 /// Which models a view needs: the Grassmann model, the baseline, or both.
 void modelsFor(const QString& view, bool& grassmann, bool& baseline) {
     grassmann = view != QLatin1String("attention");
-    baseline = view == QLatin1String("attention") || view == QLatin1String("compare");
+    baseline = view == QLatin1String("attention") || view == QLatin1String("compare") ||
+               view == QLatin1String("lens") || view == QLatin1String("saliency");
 }
 
 int runFigure(const QStringList& args) {
@@ -59,9 +63,10 @@ int runFigure(const QStringList& args) {
         "Make one view's figure for a prompt without a window (same figure as the window's Export Figure).\n"
         "Example: gwb figure --view gate --prompt \"It is a truth universally acknowledged\" --out gate.pdf"));
     p.addHelpOption();
-    const QCommandLineOption view(QStringLiteral("view"),
-                                  QStringLiteral("gate, plucker, angles, subspace, attention or compare."),
-                                  QStringLiteral("ID"));
+    const QCommandLineOption view(
+        QStringLiteral("view"),
+        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens or saliency."),
+        QStringLiteral("ID"));
     const QCommandLineOption model(QStringLiteral("model"),
                                    QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
                                    QStringLiteral("FILE"));
@@ -72,8 +77,14 @@ int runFigure(const QStringList& args) {
                                    QStringLiteral("L"), QStringLiteral("0"));
     const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Selected attention head (default 0)."),
                                   QStringLiteral("H"), QStringLiteral("0"));
-    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("Selected token index (default 0)."),
-                                   QStringLiteral("I"), QStringLiteral("0"));
+    const QCommandLineOption token(
+        QStringLiteral("token"),
+        QStringLiteral("Selected token index (default: the first token with every offset valid, as the window)."),
+        QStringLiteral("I"));
+    const QCommandLineOption target(
+        QStringLiteral("target"),
+        QStringLiteral("Saliency target: one vocabulary piece (default: the actual next token)."),
+        QStringLiteral("PIECE"));
     const QCommandLineOption offset(QStringLiteral("offset"),
                                     QStringLiteral("Selected offset D of the layer (default its first offset)."),
                                     QStringLiteral("D"));
@@ -103,8 +114,8 @@ int runFigure(const QStringList& args) {
                                     QStringLiteral("DEV"), QStringLiteral("auto"));
     const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
                                      QStringLiteral("N"), QStringLiteral("0"));
-    p.addOptions({view, model, baseline, layer, head, token, offset, prompt, promptFile, out, width, dpi, colormap,
-                  font, noCaption, noColorbar, data, device, threads});
+    p.addOptions({view,  model, baseline, layer, head,      token,      offset, prompt, promptFile, out,
+                  width, dpi,   colormap, font,  noCaption, noColorbar, data,   device, threads,    target});
     p.process(args);
     QTextStream err(stderr);
     try {
@@ -185,7 +196,8 @@ int runFigure(const QStringList& args) {
             throw std::invalid_argument("--layer " + std::to_string(layerValue) + " is out of range (the models have " +
                                         std::to_string(selection.layerCount()) + " layers)");
         selection.setLayer(layerValue);
-        const int tokenValue = intOption(p, token, "token", 0);
+        const int tokenValue =
+            p.isSet(token) ? intOption(p, token, "token", 0) : std::max(0, gwb::views::defaultToken(outcome.data));
         if (tokenValue >= selection.tokenCount())
             throw std::invalid_argument("--token " + std::to_string(tokenValue) + " is out of range (the prompt has " +
                                         std::to_string(selection.tokenCount()) + " tokens)");
@@ -213,6 +225,26 @@ int runFigure(const QStringList& args) {
                     (have.isEmpty() ? std::string("none") : have.join(QStringLiteral(", ")).toStdString()) + ")");
             }
             selection.setOffsetIndex(static_cast<int>(it - offsets.begin()));
+        }
+
+        if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(v.get())) {
+            if (p.isSet(target)) sv->setTarget(p.value(target));
+            gwb::app::SaliencyRequest sr;
+            sr.grassmannPath = request.grassmannPath;
+            sr.baselinePath = request.baselinePath;
+            sr.device = request.device;
+            sr.data = outcome.data;
+            sr.token = selection.token();
+            sr.target = sv->target();
+            const gwb::views::SaliencyResult res = gwb::app::computeSaliency(cache, sr);
+            for (const QString& e : {res.grassmannError, res.baselineError})
+                if (!e.isEmpty()) err << "gwb figure: saliency: " << e << "\n";
+            err.flush();
+            if (res.grassmann.empty() && res.baseline.empty())
+                throw std::runtime_error("no saliency could be computed (see above)");
+            sv->setSaliency(res);
+        } else if (p.isSet(target)) {
+            throw std::invalid_argument("--target only applies to --view saliency");
         }
 
         const gwb::views::ExportResult fig = gwb::views::exportFigure(*v, gwb::app::figureOptions(settings), outPath);

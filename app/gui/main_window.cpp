@@ -4,9 +4,13 @@
 #include "gui/prompt_panel.h"
 #include "gui/recent_files.h"
 #include "gui/selection_bar.h"
+#include "gui/first_start.h"
+#include "gui/saliency_job.h"
 #include "gui/token_scalars.h"
 
 #include "gwb/engine/device.h"
+#include "gwb/views/saliency_view.h"
+#include "gwb/views/selection_policy.h"
 #include "gwb/views/token_strip.h"
 
 #include <QAbstractSpinBox>
@@ -29,6 +33,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QTimer>
 #include <QTextEdit>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -90,6 +95,18 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     updateModelLabels();
     updateDeviceLabel();
     setData({});
+    // First start (no saved session, nothing typed): show the instrument on a sample prompt.
+    if (m_options.sampleOnFirstStart) startWithSample();
+}
+
+bool MainWindow::startWithSample() {
+    if (!prompt().trimmed().isEmpty() || (m_grassmannPath.isEmpty() && m_baselinePath.isEmpty())) return false;
+    setPrompt(samplePrompt());
+    QTimer::singleShot(0, this, [this] {
+        // Only if nothing else was asked for meanwhile (a prompt from the command line, a session).
+        if (!isRunning() && m_data.tokenCount() == 0 && prompt() == samplePrompt()) run();
+    });
+    return true;
 }
 
 MainWindow::~MainWindow() {
@@ -164,6 +181,7 @@ void MainWindow::buildDocks() {
     stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     stripScroll->setFrameShape(QFrame::NoFrame);
     m_stripDock->setWidget(stripScroll);
+    keepSelectionVisible(stripScroll, m_strip, m_selection);
     addDockWidget(Qt::TopDockWidgetArea, m_stripDock);
     splitDockWidget(m_promptDock, m_stripDock, Qt::Vertical);
 
@@ -189,6 +207,20 @@ void MainWindow::buildDocks() {
             if (visible) m_currentView = id;
         });
     }
+    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
+        wireSaliency(
+            sv,
+            [this] {
+                SaliencyRequest r;
+                r.grassmannPath = m_grassmannPath;
+                r.baselinePath = m_baselinePath;
+                r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
+                r.baselineChoice = m_controller->importChoice(m_baselinePath);
+                r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
+                r.data = m_data;
+                return r;
+            },
+            m_strip);
     if (first) first->raise();
     // The views get the room; the prompt and the strip a few lines each.
     if (first) resizeDocks({m_promptDock, m_stripDock, first}, {110, 100, 700}, Qt::Vertical);
@@ -469,7 +501,10 @@ void MainWindow::onProgress(quint64 id, const QString& stage, double fraction) {
 void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
     if (id != m_controller->currentRunId()) return; // stale
     setRunningUi(false);
+    const int previousToken = m_data.tokenCount() > 0 ? m_selection->token() : -1;
     setData(outcome.data);
+    // A token every view can show: the user's if it still is one, else the first fully defined.
+    m_selection->setToken(gwb::views::tokenAfterRun(m_data, previousToken));
     if (m_pendingSelection) {
         m_selection->setLayer(m_pendingSelection->layer);
         m_selection->setToken(m_pendingSelection->token);

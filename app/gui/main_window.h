@@ -40,6 +40,8 @@ class SelectionBar;
 struct MainWindowOptions {
     bool useBundledModels = true; ///< start with the bundled models when they exist
     bool restoreSettings = true;  ///< restore layout and settings from QSettings (tests: false)
+    /// Without a restored session (first start), run the sample prompt once the window exists.
+    bool sampleOnFirstStart = true;
 };
 
 class MainWindow : public QMainWindow {
@@ -65,6 +67,10 @@ public:
     QString prompt() const;
     /// Reads a UTF-8 text file into the prompt editor; returns "" or the error shown to the user.
     QString openPromptFile(const QString& path);
+
+    /// First start: with models and an empty prompt, puts the sample prompt in and queues a run.
+    /// Returns whether it did.
+    bool startWithSample();
 
     /// Starts a run of the current prompt (drops any older one's results).
     void run();

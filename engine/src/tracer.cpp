@@ -109,6 +109,8 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
         const int64_t K = std::min<int64_t>(o.lensTopK, c.vocabSize);
         out->lensTopIds = IntArray::zeros({N + 1, T, K});
         out->lensTopLogProbs = FloatArray::zeros({N + 1, T, K});
+        out->lensNextRank = IntArray::zeros({N + 1, T});
+        out->lensNextLogProb = FloatArray::zeros({N + 1, T});
         for (int64_t l = 0; l <= N; ++l) {
             const torch::Tensor h = l < N ? cap.blocks[static_cast<size_t>(l)].h : cap.finalH;
             const torch::Tensor lp = torch::log_softmax(m.net->head(h)[0].to(torch::kFloat), -1);
@@ -119,8 +121,25 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
                       out->lensTopLogProbs.data.begin() + l * T * K);
             std::copy(idx.data_ptr<int32_t>(), idx.data_ptr<int32_t>() + T * K,
                       out->lensTopIds.data.begin() + l * T * K);
+            // Rank (0 = top-1) and log-prob of the actual next token x_{t+1}; -1 / NaN at t = T-1.
+            out->lensNextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
+            out->lensNextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
+            if (T > 1) {
+                const torch::Tensor head = lp.slice(0, 0, T - 1);
+                const torch::Tensor target = head.gather(1, ids[0].slice(0, 1).view({T - 1, 1}));
+                const torch::Tensor rank = (head > target).sum(1).to(torch::kCPU, torch::kInt).contiguous();
+                const torch::Tensor tlp = target.view({T - 1}).to(torch::kCPU).contiguous();
+                std::copy(rank.data_ptr<int32_t>(), rank.data_ptr<int32_t>() + T - 1,
+                          out->lensNextRank.data.begin() + l * T);
+                std::copy(tlp.data_ptr<float>(), tlp.data_ptr<float>() + T - 1,
+                          out->lensNextLogProb.data.begin() + l * T);
+            }
             checkCancel(cancel, progress, ++done, total);
         }
+        if (const TokenizerPtr tok = model.tokenizer())
+            for (int32_t id : out->lensTopIds.data)
+                if (id < tok->vocabSize() && !out->lensPieces.count(id))
+                    out->lensPieces.emplace(id, tok->pieceText(id));
     }
     checkCancel(cancel, progress, total, total);
     return out;

@@ -4,6 +4,7 @@
 #include "test_models.h"
 
 #include "gwb/views/figure_export.h"
+#include "gwb/views/saliency_view.h"
 
 #include <QDir>
 #include <QFile>
@@ -204,6 +205,10 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
     w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
     ASSERT_TRUE(runAndWait(*w));
     QTemporaryDir dir;
+    // Saliency comes from a worker: its numbers exist once the result is in.
+    const auto* sv = qobject_cast<const gwb::views::SaliencyView*>(w->view(QStringLiteral("saliency")));
+    ASSERT_TRUE(sv);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !sv->dataTables().empty(); }, kWaitMs));
     for (const auto* v : w->views()) {
         for (const char* suffix : {".png", ".svg", ".pdf"}) {
             const QString path = dir.filePath(v->viewId() + QLatin1String(suffix));

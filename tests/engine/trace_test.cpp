@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -215,4 +216,42 @@ TEST(Trace, TextPromptHasSpans) {
     }
     EXPECT_EQ(covered, int64_t(prompt.size()));
     EXPECT_THROW(trace(m, ""), std::invalid_argument);
+}
+
+TEST(Trace, LensRankOfTheActualNextToken) {
+    // At the final state the lens is the model's own prediction: the rank of x_{t+1} counts the
+    // kept logits above it, and its log-prob is minus the surprisal of x_{t+1}.
+    const ModelConfig c = test::tinyConfig(ModelKind::Transformer);
+    const Model m = Model::init(c, 9, nullptr, "cpu");
+    const int64_t T = 11;
+    TraceOptions o;
+    o.keepLogits = true;
+    o.lensTopK = 4;
+    const TracePtr t = traceIds(m, someIds(T, c.vocabSize), o);
+    ASSERT_EQ(t->lensNextRank.shape, (Shape{c.nLayers + 1, T}));
+    ASSERT_EQ(t->lensNextLogProb.shape, (Shape{c.nLayers + 1, T}));
+    for (int64_t l = 0; l <= c.nLayers; ++l) {
+        EXPECT_EQ(t->lensNextRank.at2(l, T - 1), -1);
+        EXPECT_TRUE(std::isnan(t->lensNextLogProb.at2(l, T - 1)));
+        for (int64_t s = 0; s + 1 < T; ++s) {
+            const int32_t r = t->lensNextRank.at2(l, s);
+            EXPECT_GE(r, 0);
+            // Consistent with the top-K list: rank k < K means the k-th entry is the next token.
+            if (r < 4) {
+                EXPECT_EQ(t->lensTopIds.at3(l, s, r), t->tokens[s + 1].id) << l << " " << s;
+            }
+        }
+    }
+    for (int64_t s = 0; s + 1 < T; ++s) {
+        const float* row = t->logits.row(s);
+        const float target = row[t->tokens[s + 1].id];
+        const int64_t above = std::count_if(row, row + c.vocabSize, [target](float v) { return v > target; });
+        EXPECT_EQ(t->lensNextRank.at2(c.nLayers, s), above) << s;
+        EXPECT_NEAR(t->lensNextLogProb.at2(c.nLayers, s), -t->surprisal[s + 1], 1e-4) << s;
+    }
+    // Every top-K id has its display text.
+    if (m.tokenizer()) {
+        for (int32_t id : t->lensTopIds.data)
+            EXPECT_TRUE(t->lensPieces.count(id)) << id;
+    }
 }

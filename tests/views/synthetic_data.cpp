@@ -1,3 +1,4 @@
+#include "gwb/engine/analysis.h"
 #include "synthetic_data.h"
 
 #include <QApplication>
@@ -48,6 +49,30 @@ FloatArray distanceMatrix(int64_t N, std::mt19937& rng) {
 }
 
 } // namespace
+
+/// Logit lens over a 40-piece vocabulary: top-K ids, descending log-probs, next-token ranks.
+void addSyntheticLens(gwb::engine::Trace& t, std::mt19937& rng) {
+    const int64_t L = t.config.nLayers + 1, T = t.length(), K = 5, V = 40;
+    t.lensTopIds = gwb::engine::IntArray::zeros({L, T, K});
+    t.lensTopLogProbs = FloatArray::zeros({L, T, K});
+    t.lensNextRank = gwb::engine::IntArray::zeros({L, T});
+    t.lensNextLogProb = FloatArray::zeros({L, T});
+    std::uniform_int_distribution<int32_t> id(0, V - 1);
+    std::uniform_real_distribution<float> u(0.05f, 0.9f);
+    for (int64_t l = 0; l < L; ++l)
+        for (int64_t i = 0; i < T; ++i) {
+            float lp = std::log(u(rng));
+            for (int64_t k = 0; k < K; ++k) {
+                t.lensTopIds.data[static_cast<size_t>((l * T + i) * K + k)] = (id(rng) + static_cast<int32_t>(k)) % V;
+                t.lensTopLogProbs.data[static_cast<size_t>((l * T + i) * K + k)] = lp;
+                lp -= 0.5f;
+            }
+            t.lensNextRank.data[static_cast<size_t>(l * T + i)] = i + 1 < T ? id(rng) : -1;
+            t.lensNextLogProb.data[static_cast<size_t>(l * T + i)] = i + 1 < T ? -2.0f : kNaN;
+        }
+    for (int32_t v = 0; v < V; ++v)
+        t.lensPieces[v] = "w" + std::to_string(v);
+}
 
 void ensureApp() {
     static int argc = 1;
@@ -141,6 +166,19 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
     }
     ga->promptSubspaceDistance = distanceMatrix(N, rng);
     ga->readingSubspaceDistance = distanceMatrix(N, rng);
+    // Read-out planes from the engine (they depend only on W_plu, z and the offsets).
+    const gwb::engine::TraceAnalysis real = gwb::engine::analyzeTrace(*g);
+    for (int64_t l = 0; l < N; ++l) {
+        auto& dst = ga->grassmann[static_cast<size_t>(l)];
+        const auto& src = real.grassmann[static_cast<size_t>(l)];
+        dst.readoutResidual = src.readoutResidual;
+        dst.readoutPlanarity = src.readoutPlanarity;
+        dst.readoutSpectrum = src.readoutSpectrum;
+        dst.readoutTopPlane = src.readoutTopPlane;
+        dst.readoutContribution = src.readoutContribution;
+        dst.readoutAngles = src.readoutAngles;
+    }
+    addSyntheticLens(*g, rng);
 
     auto b = std::make_shared<gwb::engine::Trace>();
     b->modelName = "transformer-synthetic";
@@ -207,6 +245,7 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
         ba->attention.push_back(std::move(aa));
     }
     ba->promptSubspaceDistance = distanceMatrix(N, rng);
+    addSyntheticLens(*b, rng);
 
     WorkbenchData data;
     data.grassmann = g;

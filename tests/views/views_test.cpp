@@ -8,6 +8,7 @@
 #include "gwb/views/gate_view.h"
 #include "gwb/views/heatmap_widget.h"
 #include "gwb/views/subspace_view.h"
+#include "gwb/views/saliency_view.h"
 #include "gwb/views/view.h"
 
 #include <QApplication>
@@ -23,6 +24,20 @@ void app() {
     synthetic::ensureApp();
 }
 
+/// The application computes saliency; here a fixed signed vector per model stands in for it.
+void feedSaliency(View* v, const WorkbenchData& d, int token) {
+    auto* sv = qobject_cast<SaliencyView*>(v);
+    if (!sv) return;
+    SaliencyResult r;
+    r.token = token;
+    for (auto [tr, out] : {std::pair{d.grassmann, &r.grassmann}, std::pair{d.baseline, &r.baseline}}) {
+        if (!tr) continue;
+        for (int64_t j = 0; j < tr->length(); ++j)
+            out->push_back(j <= token ? std::sin(0.9f * static_cast<float>(j) + 0.3f) : 0.0f);
+    }
+    sv->setSaliency(r);
+}
+
 int distinctColours(const QImage& img) {
     std::set<QRgb> c;
     for (int y = 0; y < img.height(); y += 3)
@@ -34,7 +49,8 @@ int distinctColours(const QImage& img) {
 
 TEST(Views, FactoryKnowsEveryId) {
     app();
-    EXPECT_EQ(viewIds(), (QStringList{"gate", "plucker", "angles", "subspace", "attention", "compare"}));
+    EXPECT_EQ(viewIds(), (QStringList{"gate", "plucker", "angles", "subspace", "attention", "compare", "readout",
+                                      "lens", "saliency"}));
     for (const QString& id : viewIds()) {
         auto v = createView(id);
         ASSERT_NE(v, nullptr) << id.toStdString();
@@ -57,6 +73,7 @@ TEST(Views, EveryViewBuildsDrawsAndExportsTables) {
         auto v = createView(id);
         v->setSelection(&s);
         v->setData(d);
+        feedSaliency(v.get(), d, 9);
         v->resize(900, 600);
         EXPECT_TRUE(v->hasContent());
         EXPECT_FALSE(v->grab().isNull());
@@ -269,6 +286,7 @@ TEST(Views, DrawTheEngineAnalysisOfASyntheticTrace) {
         auto v = createView(id);
         v->setSelection(&s);
         v->setData(d);
+        feedSaliency(v.get(), d, 9);
         EXPECT_TRUE(v->hasContent());
         EXPECT_FALSE(v->dataTables().empty());
         FigureOptions o;

@@ -3,6 +3,8 @@
 #include "plot_util.h"
 #include "view_common.h"
 
+#include "gwb/views/selection_policy.h"
+
 #include "gwb/views/heatmap_widget.h"
 
 #include <QFontMetricsF>
@@ -287,9 +289,9 @@ void AttentionView::refresh() {
     for (int h = 0; h < static_cast<int>(rows.size()); ++h) {
         m_table->setItem(h, 0, new QTableWidgetItem(QString::number(h)));
         for (int k = 0; k < names.size(); ++k)
-            m_table->setItem(
-                h, k + 1,
-                new QTableWidgetItem(detail::formatValue(rows[static_cast<size_t>(h)][static_cast<size_t>(k)])));
+            m_table->setItem(h, k + 1,
+                             detail::valueItem(rows[static_cast<size_t>(h)][static_cast<size_t>(k)],
+                                               undefinedReason(names[k], selToken())));
     }
     if (head < m_table->rowCount()) m_table->selectRow(head);
     m_table->resizeColumnsToContents();

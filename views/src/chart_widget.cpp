@@ -172,9 +172,13 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
         if (rotate)
             detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), xLabels[static_cast<int>(i)],
                                     Qt::AlignRight);
-        else
-            p.drawText(QRectF(x - pitchX * step, plot.bottom() + tick * 2, 2 * pitchX * step, fmS.height()),
-                       Qt::AlignHCenter | Qt::AlignTop, xLabels[static_cast<int>(i)]);
+        else {
+            // At least as wide as the label: drawText clips to the rectangle (ticks every 50 of 128
+            // points are far apart in x units but only pitchX wide per unit).
+            const double w = std::max(2 * pitchX * static_cast<double>(step), xLabelW + fmS.height());
+            p.drawText(QRectF(x - w / 2, plot.bottom() + tick * 2, w, fmS.height()), Qt::AlignHCenter | Qt::AlignTop,
+                       xLabels[static_cast<int>(i)]);
+        }
     }
     p.setFont(style.body);
     if (!d.yTitle.isEmpty())

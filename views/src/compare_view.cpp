@@ -3,6 +3,8 @@
 #include "plot_util.h"
 #include "view_common.h"
 
+#include "gwb/views/selection_policy.h"
+
 #include "gwb/views/heatmap_widget.h"
 
 #include <QFontMetricsF>
@@ -175,12 +177,16 @@ void CompareView::refresh() {
         m_table->setRowCount(static_cast<int>(rs.agreement.size()));
         for (int i = 0; i < static_cast<int>(rs.agreement.size()); ++i) {
             m_table->setItem(i, 0, new QTableWidgetItem(rs.names[i + 1]));
-            m_table->setItem(
-                i, 1, new QTableWidgetItem(detail::formatValue(rs.agreement[static_cast<size_t>(i)].jsDivergence)));
-            m_table->setItem(i, 2,
-                             new QTableWidgetItem(rs.agreement[static_cast<size_t>(i)].top1Agrees
-                                                      ? QStringLiteral("yes")
-                                                      : QStringLiteral("no")));
+            m_table->setItem(i, 1,
+                             detail::valueItem(rs.agreement[static_cast<size_t>(i)].jsDivergence,
+                                               undefinedReason(QStringLiteral("JS"), selToken())));
+            const auto& agr = rs.agreement[static_cast<size_t>(i)];
+            auto* top1 = new QTableWidgetItem(std::isnan(agr.jsDivergence) ? QStringLiteral("\u2014")
+                                              : agr.top1Agrees             ? QStringLiteral("yes")
+                                                                           : QStringLiteral("no"));
+            if (std::isnan(agr.jsDivergence))
+                top1->setToolTip(undefinedReason(QStringLiteral("Top-1 agreement"), selToken()));
+            m_table->setItem(i, 2, top1);
         }
         m_table->resizeColumnsToContents();
     }
@@ -310,7 +316,9 @@ void CompareView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
         const auto& a = rs.agreement[static_cast<size_t>(i)];
         lines << QStringLiteral("%1: JS %2, top-1 %3")
                      .arg(rs.names[i + 1], detail::formatValue(a.jsDivergence),
-                          a.top1Agrees ? QStringLiteral("yes") : QStringLiteral("no"));
+                          std::isnan(a.jsDivergence) ? QStringLiteral("\u2014")
+                          : a.top1Agrees             ? QStringLiteral("yes")
+                                                     : QStringLiteral("no"));
         listW = std::max(listW, fm.horizontalAdvance(lines.back()));
     }
     const bool beside = top.width() - listW - gap > top.width() * 0.6;

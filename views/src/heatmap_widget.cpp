@@ -189,9 +189,10 @@ QString HeatmapWidget::readout(int64_t row, int64_t col) const {
     const QString rowName = m_axes.rowTitle.isEmpty() ? QStringLiteral("row") : m_axes.rowTitle;
     const QString colName = m_axes.colTitle.isEmpty() ? QStringLiteral("col") : m_axes.colTitle;
     return QStringLiteral("%1 %2 \u00b7 %3 %4 \u00b7 %5 = %6")
-        .arg(rowName, label(m_axes.rowLabels, row), colName, label(m_axes.colLabels, col),
-             m_axes.valueName.isEmpty() ? QStringLiteral("value") : m_axes.valueName,
-             detail::formatValue(valueAt(row, col)));
+               .arg(rowName, label(m_axes.rowLabels, row), colName, label(m_axes.colLabels, col),
+                    m_axes.valueName.isEmpty() ? QStringLiteral("value") : m_axes.valueName,
+                    detail::formatValue(valueAt(row, col))) +
+           (std::isnan(valueAt(row, col)) ? QStringLiteral(" (undefined here, e.g. no valid offset)") : QString());
 }
 
 void HeatmapWidget::wheelEvent(QWheelEvent* event) {

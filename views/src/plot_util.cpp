@@ -31,7 +31,7 @@ std::vector<double> niceTicks(double lo, double hi, int maxCount) {
 }
 
 QString formatValue(double v) {
-    if (std::isnan(v)) return QStringLiteral("NaN");
+    if (std::isnan(v)) return QStringLiteral("\u2014"); // undefined: callers give the reason in a tooltip
     const double a = std::abs(v);
     if (a != 0 && (a < 1e-3 || a >= 1e5)) return QString::number(v, 'e', 2);
     return QString::number(v, 'g', 3);

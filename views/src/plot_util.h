@@ -13,7 +13,7 @@ namespace gwb::views::detail {
 
 /// 1-2-5 ticks covering [lo, hi] with at most about maxCount ticks inside the range.
 std::vector<double> niceTicks(double lo, double hi, int maxCount);
-/// Compact number text: 3 significant digits, scientific for tiny or huge values.
+/// Compact number text: 3 significant digits, scientific for tiny or huge values; NaN (undefined) is "—".
 QString formatValue(double v);
 /// Elides long token text for axis labels and makes whitespace visible.
 QString labelText(const QString& text, int maxChars = 12);

@@ -2,10 +2,15 @@
 
 #include "plot_util.h"
 
+#include "gwb/views/selection_policy.h"
+
 #include <QFontMetricsF>
+#include <QHelpEvent>
+#include <QToolTip>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -125,6 +130,46 @@ QSize TokenStrip::sizeHint() const {
     return {400, heightForWidth(400)};
 }
 
+QString TokenStrip::tokenToolTip(int t) const {
+    if (t < 0 || t >= m_tokens.size()) return {};
+    const std::vector<float> v = values();
+    const double x = t < static_cast<int>(v.size()) ? v[static_cast<size_t>(t)] : std::nan("");
+    QString tip =
+        QStringLiteral("token %1 '%2'\n%3: %4").arg(t).arg(m_tokens[t], scalarName(m_scalar), detail::formatValue(x));
+    if (std::isnan(x))
+        tip += QStringLiteral("\n") + (m_scalar == Scalar::Surprisal && t == 0
+                                           ? QStringLiteral("The first token has no prediction (nothing before it).")
+                                           : undefinedReason(scalarName(m_scalar), t));
+    return tip;
+}
+
+bool TokenStrip::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        const auto* he = static_cast<QHelpEvent*>(e);
+        for (int i = 0; i < static_cast<int>(m_chips.size()); ++i)
+            if (m_chips[static_cast<size_t>(i)].contains(he->pos())) {
+                QToolTip::showText(he->globalPos(), tokenToolTip(i), this);
+                return true;
+            }
+        QToolTip::hideText();
+        e->ignore();
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+void TokenStrip::setOverlay(const std::vector<float>& values, const QString& label) {
+    m_overlay = values;
+    m_overlayLabel = values.empty() ? QString() : label;
+    update();
+}
+
+QRectF TokenStrip::chipRect(int t) const {
+    std::vector<QRectF> chips;
+    layoutChips(width(), &chips);
+    return t >= 0 && t < static_cast<int>(chips.size()) ? chips[static_cast<size_t>(t)] : QRectF();
+}
+
 void TokenStrip::resizeEvent(QResizeEvent*) {
     layoutChips(width(), &m_chips);
 }
@@ -171,6 +216,11 @@ void TokenStrip::paintEvent(QPaintEvent*) {
     lx += fm.horizontalAdvance(hiS) + 8;
     p.fillRect(QRectF(lx, fm.height() * 0.2, fm.height() * 0.7, fm.height() * 0.7), QColor(kNanColor));
     p.drawText(QPointF(lx + fm.height(), fm.ascent()), QStringLiteral("undefined"));
+    if (!m_overlayLabel.isEmpty()) {
+        lx += fm.height() + fm.horizontalAdvance(QStringLiteral("undefined")) + 12;
+        p.fillRect(QRectF(lx, fm.height() * 0.55, fm.height() * 1.4, 3), QColor(220, 30, 30));
+        p.drawText(QPointF(lx + fm.height() * 1.7, fm.ascent()), m_overlayLabel);
+    }
 
     const int sel = m_selection ? m_selection->token() : -1;
     for (int i = 0; i < static_cast<int>(m_chips.size()); ++i) {
@@ -183,6 +233,17 @@ void TokenStrip::paintEvent(QPaintEvent*) {
         p.setPen(lum > 0.45 ? Qt::black : Qt::white);
         p.drawText(m_chips[static_cast<size_t>(i)], Qt::AlignCenter, detail::labelText(m_tokens[i], 24));
     }
+    // Overlay bars (e.g. saliency) along the bottom edge of the chips, scaled to the largest value.
+    float top = 0;
+    for (float x : m_overlay)
+        if (std::isfinite(x)) top = std::max(top, x);
+    if (top > 0)
+        for (int i = 0; i < static_cast<int>(m_chips.size()) && i < static_cast<int>(m_overlay.size()); ++i) {
+            const float x = m_overlay[static_cast<size_t>(i)];
+            if (!std::isfinite(x) || x <= 0) continue;
+            const QRectF& r = m_chips[static_cast<size_t>(i)];
+            p.fillRect(QRectF(r.left() + 2, r.bottom() - 4, (r.width() - 4) * x / top, 3), QColor(220, 30, 30));
+        }
 }
 
 void TokenStrip::mousePressEvent(QMouseEvent* e) {

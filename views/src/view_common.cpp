@@ -1,5 +1,11 @@
 #include "view_common.h"
 
+#include "plot_util.h"
+
+#include <QTableWidgetItem>
+
+#include <cmath>
+
 namespace gwb::views::detail {
 
 QComboBox* addCombo(QHBoxLayout* bar, const QString& label, const QStringList& items, QWidget* parent) {
@@ -8,6 +14,12 @@ QComboBox* addCombo(QHBoxLayout* bar, const QString& label, const QStringList& i
     combo->addItems(items);
     bar->addWidget(combo);
     return combo;
+}
+
+QTableWidgetItem* valueItem(double v, const QString& whyUndefined) {
+    auto* item = new QTableWidgetItem(formatValue(v));
+    if (std::isnan(v)) item->setToolTip(whyUndefined);
+    return item;
 }
 
 QComboBox* addColormapCombo(QHBoxLayout* bar, QWidget* parent) {

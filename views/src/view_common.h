@@ -10,6 +10,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
+class QTableWidgetItem;
+
 namespace gwb::views::detail {
 
 /// A toolbar row: adds "label [combo]" and returns the combo.
@@ -32,6 +34,8 @@ QString noModelMessage(const QString& which);
 QString grassmannMissingMessage(const WorkbenchData& d);
 /// Heatmap axes (titles, labels) of a 2-D DataTable, with the colorbar's value name.
 HeatmapAxes axesFromTable(const DataTable& t, const QString& valueName);
+/// Table cell for a value: the number, or "—" with `whyUndefined` as its tooltip when v is NaN.
+QTableWidgetItem* valueItem(double v, const QString& whyUndefined);
 /// Splits rect into two panels side by side (wide figures) or stacked; `firstShare` of the space first.
 std::pair<QRectF, QRectF> splitPanels(const QRectF& rect, double firstShare, bool sideBySide, double gap);
 

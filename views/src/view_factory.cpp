@@ -5,13 +5,17 @@
 #include "gwb/views/compare_view.h"
 #include "gwb/views/gate_view.h"
 #include "gwb/views/plucker_view.h"
+#include "gwb/views/lens_view.h"
+#include "gwb/views/readout_view.h"
+#include "gwb/views/saliency_view.h"
 #include "gwb/views/subspace_view.h"
 
 namespace gwb::views {
 
 QStringList viewIds() {
     return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
-            QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare")};
+            QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
+            QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency")};
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
@@ -21,6 +25,9 @@ std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
     if (id == QLatin1String("subspace")) return std::make_unique<SubspaceView>(parent);
     if (id == QLatin1String("attention")) return std::make_unique<AttentionView>(parent);
     if (id == QLatin1String("compare")) return std::make_unique<CompareView>(parent);
+    if (id == QLatin1String("readout")) return std::make_unique<ReadoutView>(parent);
+    if (id == QLatin1String("lens")) return std::make_unique<LensView>(parent);
+    if (id == QLatin1String("saliency")) return std::make_unique<SaliencyView>(parent);
     return nullptr;
 }
 

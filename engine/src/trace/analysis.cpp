@@ -16,6 +16,7 @@
 namespace gwb::engine {
 
 namespace geo = gwb::geometry;
+using analysis_detail::analyzeReadout;
 using analysis_detail::kNaNf;
 using analysis_detail::matrixOf;
 using analysis_detail::Progress;
@@ -119,6 +120,8 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     }
     if (zeroRows > 0)
         warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
+
+    analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at);
 
     out.meanGate.resize(static_cast<size_t>(T));
     out.gateAboveHalf.resize(static_cast<size_t>(T));
@@ -242,7 +245,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     // Work units: tokens per stage, so the callback can report smoothly and cancel promptly.
     int64_t total = 0;
     for (const LayerTrace& L : trace.layers)
-        total += grassmann ? 3 * T : L.attention->q.dim(0) * T;
+        total += grassmann ? 4 * T : L.attention->q.dim(0) * T;
     total += static_cast<int64_t>(N) * (grassmann ? 2 : 1);
     Progress progress(progressFn, total);
 

@@ -55,6 +55,16 @@ const std::map<std::string, std::string>& definitions() {
         {"influence", "c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))||_2 / |W_t| (no bias), normalized to sum 1 over the "
                       "valid offsets of token t"},
         {"meanGate", "mean over the d channels of the gate a_t"},
+        {"readoutResidual", "Grassmann-Plücker residual rho(A_c) of channel c's read-out bivector, row c of W_plu "
+                            "as the antisymmetric r x r matrix A_c; 0 iff the channel reads a single 2-plane"},
+        {"readoutPlanarity", "s_1^2 / sum_k s_k^2 of A_c over its distinct singular-value pairs: 1 for one plane, "
+                             "1/2 for two equal orthogonal planes"},
+        {"readoutSpectrum", "distinct singular values s_1 >= s_2 >= ... of A_c (they come in equal pairs)"},
+        {"readoutTopPlane", "orthonormal basis (u, v) in R^r of the invariant 2-plane of A_c's largest pair"},
+        {"readoutContribution", "W_plu[c] . B_t = z_t^T A_c y_t = g_{t,c} - b_c, with y_t = mean_D z_{t-D} / "
+                                "max(||z_t ^ z_{t-D}||, eps) so that B_t = z_t ^ y_t"},
+        {"readoutAngles", "principal angles (rad) between the token plane span(z_t, y_t) and channel c's top "
+                          "plane, in R^r"},
         {"gateAboveHalf", "fraction of the d channels with a_t > 0.5"},
         {"entropy", "H = -sum_j a_j log a_j (nats) of the attention row of query t (j <= t)"},
         {"normEntropy", "H / log(t + 1); NaN at t = 0"},

@@ -5,6 +5,8 @@
 #include "gwb/geometry/types.h"
 
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace gwb::engine::analysis_detail {
 
@@ -27,5 +29,11 @@ private:
     int64_t m_total = 0;
     int64_t m_done = 0;
 };
+
+/// Fills the read-out fields of `out` (analysis_readout.cpp) from the layer's weights, z and the
+/// mean bivectors B (T x C(r,2)) with their valid-offset counts. Advances progress by T.
+void analyzeReadout(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, const geometry::RowMatrixXd& b,
+                    const std::vector<int>& validCount, double eps, GrassmannLayerAnalysis& out, Progress& progress,
+                    std::vector<std::string>& warnings, const std::string& at);
 
 } // namespace gwb::engine::analysis_detail

@@ -33,7 +33,23 @@ struct GrassmannLayerAnalysis {
     FloatArray influence;
     std::vector<float> meanGate;      ///< T  mean over channels of a_t
     std::vector<float> gateAboveHalf; ///< T  fraction of channels with a_t > 0.5
+
+    // Read-out planes: row c of W_plu as the antisymmetric r x r matrix A_c (workbench-spec.md).
+    std::vector<float> readoutResidual;  ///< d  rho(A_c); NaN for an all-zero channel
+    std::vector<float> readoutPlanarity; ///< d  s_1^2 / sum_k s_k^2 of A_c (1 = reads one plane); NaN for zero
+    FloatArray readoutSpectrum;          ///< d x floor(r/2)  distinct singular values of A_c, descending
+    FloatArray readoutTopPlane;          ///< d x r x 2  orthonormal basis (u, v) of A_c's top plane in R^r
+    /// T x d  W_plu[c] . B_t = z_t^T A_c y_t = g_{t,c} - b_c (the channel's read-out of the token's
+    /// plane); NaN where the token has no valid offset.
+    FloatArray readoutContribution;
+    /// T x d x 2  principal angles (rad, ascending) between the token plane span(z_t, y_t) and A_c's
+    /// top plane in R^r; NaN where no valid offset (or a zero channel).
+    FloatArray readoutAngles;
 };
+
+/// The k channels with the largest |readoutContribution| at token t, largest first (fewer when
+/// the row has fewer finite values; empty for a token without a valid offset).
+std::vector<int> topReadoutChannels(const GrassmannLayerAnalysis& layer, int64_t t, int k);
 
 /// Per head and query row of an attention layer (H x T each).
 struct AttentionLayerAnalysis {

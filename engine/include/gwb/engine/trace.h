@@ -6,6 +6,7 @@
 #include "gwb/engine/array.h"
 #include "gwb/engine/config.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,12 @@ struct Trace {
     /// input state (index l < N) or the final state (index N) goes through final LN + tied head.
     IntArray lensTopIds;
     FloatArray lensTopLogProbs;
+    /// (N+1) x T  lens rank (0 = top-1) of the actual next token x_{t+1}; -1 at t = T-1.
+    IntArray lensNextRank;
+    /// (N+1) x T  lens log-prob (nats) of the actual next token x_{t+1}; NaN at t = T-1.
+    FloatArray lensNextLogProb;
+    /// Display text of every vocabulary id in lensTopIds (filled when the model has a tokenizer).
+    std::map<int32_t, std::string> lensPieces;
 
     int64_t length() const { return static_cast<int64_t>(tokens.size()); }
     bool isGrassmann() const { return config.kind == ModelKind::Grassmann; }

@@ -27,17 +27,26 @@ public:
     Scalar scalar() const { return m_scalar; }
     static QString scalarName(Scalar s);
     void setColormap(ColormapId map);
+    /// Bars drawn over the chips (e.g. saliency shares of the selected token), one value >= 0 per
+    /// token from 0, scaled to the largest; `label` goes into the legend. Empty values: none.
+    void setOverlay(const std::vector<float>& values, const QString& label);
+    const std::vector<float>& overlay() const { return m_overlay; }
 
     /// Per-token values currently used for colouring (NaN = undefined), T entries.
     std::vector<float> values() const;
     /// Chip rectangles of the last layout (widget coordinates), T entries.
     const std::vector<QRectF>& chipRects() const { return m_chips; }
+    /// Tooltip of token t: its text and value, or "—" and why the value is undefined.
+    QString tokenToolTip(int t) const;
+    /// Chip rectangle of token t laid out at the current width (empty rect when out of range).
+    QRectF chipRect(int t) const;
 
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override;
     QSize sizeHint() const override;
 
 protected:
+    bool event(QEvent* e) override;
     void paintEvent(QPaintEvent*) override;
     void mousePressEvent(QMouseEvent*) override;
     void keyPressEvent(QKeyEvent*) override;
@@ -51,6 +60,8 @@ private:
     Scalar m_scalar = Scalar::Surprisal;
     ColormapId m_map = ColormapId::Viridis;
     std::vector<QRectF> m_chips;
+    std::vector<float> m_overlay;
+    QString m_overlayLabel;
 };
 
 } // namespace gwb::views

@@ -1,0 +1,66 @@
+#pragma once
+// Gradient x input saliency for the Saliency view, computed with the engine off the GUI thread
+// (SaliencyRunner) or synchronously (gwb figure). Each model explains its own token ids.
+
+#include "gui/trace_job.h"
+
+#include "gwb/views/saliency_view.h"
+#include "gwb/views/workbench_data.h"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <functional>
+#include <optional>
+
+namespace gwb::views {
+class TokenStrip;
+}
+
+namespace gwb::app {
+
+struct SaliencyRequest {
+    QString grassmannPath; ///< model files the traces came from ("" = leave out)
+    QString baselinePath;
+    QString device = QStringLiteral("auto");
+    gwb::views::WorkbenchData data; ///< the traces (token ids) to explain
+    int token = 0;                  ///< position t
+    QString target;                 ///< "" = the actual next token x_{t+1}; else one vocabulary piece
+    /// How the user chose to import each file when it is a PyTorch checkpoint (from the trace controller).
+    std::optional<ImportChoice> grassmannChoice;
+    std::optional<ImportChoice> baselineChoice;
+};
+
+/// Runs both models' saliency; problems (last token without a target, a target that is not one
+/// piece, a missing model) come back as per-model error strings, never as exceptions.
+gwb::views::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequest& request);
+
+/// Computes saliency requests one at a time on a worker thread; a result whose request is no
+/// longer the latest is dropped. It has its own model cache, so it never uses a model that the
+/// window's trace controller is destroying; destruction waits for a running request.
+class SaliencyRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit SaliencyRunner(QObject* parent = nullptr);
+    ~SaliencyRunner() override;
+    void request(const SaliencyRequest& request);
+
+Q_SIGNALS:
+    void ready(const gwb::views::SaliencyResult& result);
+
+private:
+    ModelCache m_cache;
+    QThreadPool m_pool;
+    quint64 m_latest = 0;
+};
+
+/// Connects a Saliency view to a runner: the view's requests are computed with the models and
+/// device `context` names at the time of the request.
+/// With a strip, the Grassmann saliency shares (the baseline's without a Grassmann model) are also
+/// drawn over the token strip.
+void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest()> context,
+                  gwb::views::TokenStrip* strip = nullptr);
+
+} // namespace gwb::app
+
+Q_DECLARE_METATYPE(gwb::views::SaliencyResult)

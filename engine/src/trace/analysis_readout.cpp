@@ -1,0 +1,84 @@
+// Read-out planes of a Grassmann layer (analysis.h, workbench-spec.md "Read-out planes").
+#include "analysis_util.h"
+
+#include "gwb/geometry/readout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace gwb::engine {
+
+namespace geo = gwb::geometry;
+
+namespace analysis_detail {
+
+void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& b,
+                    const std::vector<int>& validCount, double eps, GrassmannLayerAnalysis& out, Progress& progress,
+                    std::vector<std::string>& warnings, const std::string& at) {
+    const int64_t T = z.rows(), r = z.cols();
+    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
+    const int64_t d = wPlu.rows();
+    const geo::ReadoutPlanes planes = geo::readoutPlanes(wPlu);
+    if (planes.zeroRows > 0)
+        warnings.push_back(at + std::to_string(planes.zeroRows) + " W_plu rows are zero (read-out values left NaN)");
+    out.readoutResidual.resize(static_cast<size_t>(d));
+    out.readoutPlanarity.resize(static_cast<size_t>(d));
+    for (int64_t c = 0; c < d; ++c) {
+        out.readoutResidual[static_cast<size_t>(c)] = static_cast<float>(planes.residual[c]);
+        out.readoutPlanarity[static_cast<size_t>(c)] = static_cast<float>(planes.planarity[c]);
+    }
+    out.readoutSpectrum = toFloatArray(planes.spectrum);
+    out.readoutTopPlane = FloatArray::zeros({d, r, 2});
+    for (int64_t c = 0; c < d; ++c) {
+        const Eigen::MatrixXd& q = planes.topPlane[static_cast<size_t>(c)];
+        float* dst = out.readoutTopPlane.data.data() + c * r * 2;
+        for (int64_t i = 0; i < r; ++i) {
+            dst[i * 2] = static_cast<float>(q(i, 0));
+            dst[i * 2 + 1] = static_cast<float>(q(i, 1));
+        }
+    }
+
+    // Contributions W_plu[c] . B_t (one GEMM) and angles to the token plane span(z_t, y_t).
+    const geo::RowMatrixXd contrib = b * wPlu.transpose(); // T x d
+    const geo::RowMatrixXd y = geo::contextVectors(z, g.offsets, eps);
+    out.readoutContribution = FloatArray::zeros({T, d});
+    out.readoutAngles = FloatArray::zeros({T, d, 2});
+    for (int64_t t = 0; t < T; ++t) {
+        float* cRow = out.readoutContribution.row(t);
+        float* aRow = out.readoutAngles.data.data() + t * d * 2;
+        if (validCount[static_cast<size_t>(t)] == 0) {
+            std::fill(cRow, cRow + d, kNaNf);
+            std::fill(aRow, aRow + d * 2, kNaNf);
+            continue;
+        }
+        for (int64_t c = 0; c < d; ++c)
+            cRow[c] = static_cast<float>(contrib(t, c));
+        const geo::RowMatrixXd ang = geo::readoutPlaneAngles(z.row(t).transpose(), y.row(t).transpose(), planes);
+        for (int64_t c = 0; c < d; ++c) {
+            aRow[c * 2] = static_cast<float>(ang(c, 0));
+            aRow[c * 2 + 1] = static_cast<float>(ang(c, 1));
+        }
+        if ((t + 1) % 256 == 0) progress.advance(256);
+    }
+    progress.advance(T % 256);
+}
+
+} // namespace analysis_detail
+
+std::vector<int> topReadoutChannels(const GrassmannLayerAnalysis& layer, int64_t t, int k) {
+    const FloatArray& c = layer.readoutContribution;
+    if (c.rank() != 2 || t < 0 || t >= c.dim(0) || k <= 0) return {};
+    const int64_t d = c.dim(1);
+    const float* row = c.data.data() + t * d;
+    std::vector<int> idx;
+    for (int64_t i = 0; i < d; ++i)
+        if (std::isfinite(row[i])) idx.push_back(static_cast<int>(i));
+    const size_t n = std::min(idx.size(), static_cast<size_t>(k));
+    std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(),
+                      [row](int a, int b) { return std::abs(row[a]) > std::abs(row[b]); });
+    idx.resize(n);
+    return idx;
+}
+
+} // namespace gwb::engine

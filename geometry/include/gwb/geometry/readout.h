@@ -1,0 +1,39 @@
+#pragma once
+// Read-out planes of a Grassmann layer (workbench-spec.md section 1, "Read-out planes").
+// Row c of W_plu (d x C(r,2)) is a functional on bivectors, i.e. the antisymmetric r x r matrix
+// A_c (A_c[i][j] = W_plu[c][k(i,j)], A_c[j][i] = -A_c[i][j]), and g_{t,c} - b_c = z_t^T A_c y_t.
+// rho(A_c) and planarity(A_c) say whether channel c reads one 2-plane of R^r or a mixture; its
+// top plane is the invariant 2-plane of its largest singular pair.
+
+#include "gwb/geometry/types.h"
+
+#include <vector>
+
+namespace gwb::geometry {
+
+/// Distinct singular values of the antisymmetric matrix of bivector b (they come in equal pairs),
+/// descending: floor(n/2) values s_1 >= s_2 >= ... >= 0 with sum_k s_k^2 = ||b||^2.
+/// Throws on empty / non-finite / non-triangular length.
+Eigen::VectorXd antisymmetricSpectrum(const Eigen::Ref<const Eigen::VectorXd>& b);
+
+/// Residual, planarity, spectrum and top plane of every row of W_plu (d x C(r,2)).
+struct ReadoutPlanes {
+    Eigen::VectorXd residual;              ///< d  rho(A_c); NaN for a zero row
+    Eigen::VectorXd planarity;             ///< d  s_1^2 / sum_k s_k^2; NaN for a zero row
+    RowMatrixXd spectrum;                  ///< d x floor(r/2)  distinct singular values, descending
+    std::vector<Eigen::MatrixXd> topPlane; ///< d entries, r x 2 orthonormal basis (NaN for a zero row)
+    std::vector<bool> ambiguous;           ///< d  s_1 = s_2: the top plane is not unique (one of them is given)
+    int64_t zeroRows = 0;                  ///< rows of W_plu that are exactly zero
+};
+ReadoutPlanes readoutPlanes(const Eigen::Ref<const RowMatrixXd>& wPlu);
+
+/// y_t = (1/|W_t|) sum_{D in W_t} z_{t-D} / max(||z_t ^ z_{t-D}||, eps) for every token (T x r), so
+/// that the layer's mean bivector is B_t = z_t ^ y_t. NaN row where no offset is valid.
+RowMatrixXd contextVectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps = 1e-8);
+
+/// Principal angles (rad, ascending) between the token plane span(z, y) and each channel's top
+/// plane: d x 2; NaN rows for a zero channel, NaN everywhere when z, y do not span a plane.
+RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
+                               const ReadoutPlanes& planes);
+
+} // namespace gwb::geometry

@@ -1,0 +1,107 @@
+#include "gwb/geometry/readout.h"
+
+#include "gwb/geometry/batch.h"
+#include "gwb/geometry/bivector.h"
+#include "gwb/geometry/plucker.h"
+#include "gwb/geometry/subspace.h"
+
+#include <Eigen/Eigenvalues>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace gwb::geometry {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+} // namespace
+
+Eigen::VectorXd antisymmetricSpectrum(const Eigen::Ref<const Eigen::VectorXd>& b) {
+    if (b.size() == 0) throw std::invalid_argument("antisymmetricSpectrum: empty bivector");
+    if (!b.allFinite()) throw std::invalid_argument("antisymmetricSpectrum: bivector contains NaN or Inf");
+    const int64_t n = dimensionFromPairCount(b.size());
+    const RowMatrixXd m = bivectorToMatrix(b);
+    // M^T M = -M^2 has eigenvalues s_k^2, each twice (and a 0 for odd n): take every other from the top.
+    const Eigen::MatrixXd s = m.transpose() * m;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s, Eigen::EigenvaluesOnly);
+    const Eigen::VectorXd& lam = eig.eigenvalues(); // ascending
+    const int64_t pairs = n / 2;
+    Eigen::VectorXd out(pairs);
+    for (int64_t k = 0; k < pairs; ++k) {
+        // Mean of the two (equal in exact arithmetic) eigenvalues of the pair.
+        const double v = 0.5 * (lam[n - 1 - 2 * k] + lam[n - 2 - 2 * k]);
+        out[k] = std::sqrt(std::max(v, 0.0));
+    }
+    return out;
+}
+
+ReadoutPlanes readoutPlanes(const Eigen::Ref<const RowMatrixXd>& wPlu) {
+    requireFiniteRows(wPlu, "readoutPlanes");
+    const int64_t d = wPlu.rows();
+    const int64_t n = dimensionFromPairCount(wPlu.cols());
+    ReadoutPlanes out;
+    out.residual.resize(d);
+    out.planarity.resize(d);
+    out.spectrum = RowMatrixXd::Zero(d, n / 2);
+    out.topPlane.resize(static_cast<size_t>(d));
+    out.ambiguous.assign(static_cast<size_t>(d), false);
+    for (int64_t c = 0; c < d; ++c) {
+        const Eigen::VectorXd row = wPlu.row(c).transpose();
+        if (row.squaredNorm() == 0) {
+            ++out.zeroRows;
+            out.residual[c] = kNaN;
+            out.planarity[c] = kNaN;
+            out.topPlane[static_cast<size_t>(c)] = Eigen::MatrixXd::Constant(n, 2, kNaN);
+            continue;
+        }
+        out.residual[c] = pluckerResidual(row);
+        const Planarity p = planarity(row);
+        out.planarity[c] = p.value;
+        out.topPlane[static_cast<size_t>(c)] = p.basis;
+        out.ambiguous[static_cast<size_t>(c)] = p.ambiguous;
+        out.spectrum.row(c) = antisymmetricSpectrum(row).transpose();
+    }
+    return out;
+}
+
+RowMatrixXd contextVectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps) {
+    requireFiniteRows(z, "contextVectors");
+    const int64_t T = z.rows(), r = z.cols();
+    RowMatrixXd y = RowMatrixXd::Zero(T, r);
+    for (int64_t t = 0; t < T; ++t) {
+        int count = 0;
+        for (int D : offsets) {
+            if (D <= 0) throw std::invalid_argument("contextVectors: offsets must be positive");
+            const int64_t s = t - D;
+            if (s < 0) continue;
+            // ||z_t ^ z_s||^2 = ||z_t||^2 ||z_s||^2 - (z_t . z_s)^2 (clamped: rounding can make it negative).
+            const double a = z.row(t).squaredNorm(), b = z.row(s).squaredNorm(), ab = z.row(t).dot(z.row(s));
+            const double norm = std::sqrt(std::max(a * b - ab * ab, 0.0));
+            y.row(t) += z.row(s) / std::max(norm, eps);
+            ++count;
+        }
+        if (count == 0)
+            y.row(t).setConstant(kNaN);
+        else
+            y.row(t) /= count;
+    }
+    return y;
+}
+
+RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
+                               const ReadoutPlanes& planes) {
+    const auto d = static_cast<int64_t>(planes.topPlane.size());
+    RowMatrixXd out = RowMatrixXd::Constant(d, 2, kNaN);
+    if (!z.allFinite() || !y.allFinite()) return out;
+    const Basis token = planeBasis(z, y);
+    if (token.rank < 2) return out;
+    for (int64_t c = 0; c < d; ++c) {
+        const Eigen::MatrixXd& q = planes.topPlane[static_cast<size_t>(c)];
+        if (q.rows() != z.size() || !q.allFinite()) continue;
+        out.row(c) = planeAngles(token.q, q).transpose();
+    }
+    return out;
+}
+
+} // namespace gwb::geometry

@@ -1,0 +1,197 @@
+// The views researchers expect next, through the real application: first start with a sample
+// prompt, the selection after a run, saliency computed off the GUI thread, and `gwb figure` for
+// the read-out, lens and saliency views, whose exported numbers equal `gwb trace --analysis`.
+
+#include "gui/first_start.h"
+#include "gui/main_window.h"
+
+#include "app_test_util.h"
+#include "test_models.h"
+
+#include "gwb/engine/npy.h"
+#include "gwb/views/saliency_view.h"
+#include "gwb/views/selection_policy.h"
+#include "gwb/views/token_strip.h"
+
+#include <QFileInfo>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gwb::app;
+using gwb::app::test::ensureApp;
+using gwb::app::test::testModels;
+
+namespace {
+
+constexpr int kWaitMs = 60000;
+const QString kPrompt = QStringLiteral("it is a truth universally acknowledged that a single man");
+
+std::unique_ptr<MainWindow> makeWindow() {
+    ensureApp();
+    MainWindowOptions o;
+    o.useBundledModels = false;
+    o.restoreSettings = false;
+    auto w = std::make_unique<MainWindow>(o);
+    w->setModelPaths(testModels().grassmann, testModels().transformer);
+    return w;
+}
+
+struct Result {
+    int code = -1;
+    QString err;
+};
+
+Result runGwb(QStringList args) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(GWB_EXECUTABLE), args);
+    if (!p.waitForFinished(120000)) return {};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+QStringList models() {
+    return {QStringLiteral("--model"), testModels().grassmann,      QStringLiteral("--baseline"),
+            testModels().transformer,  QStringLiteral("--threads"), QStringLiteral("1")};
+}
+
+std::vector<float> npyFile(const QString& path) {
+    return gwb::engine::parseNpy(gwb::engine::readBinaryFile(path.toStdString())).values<float>();
+}
+
+} // namespace
+
+TEST(FirstStart, RunsTheSampleAndSelectsAFullyDefinedToken) {
+    auto w = makeWindow();
+    QSignalSpy done(w.get(), &MainWindow::runFinished);
+    ASSERT_TRUE(w->startWithSample());
+    EXPECT_EQ(w->prompt(), samplePrompt());
+    ASSERT_TRUE(done.wait(kWaitMs)) << w->statusText().toStdString();
+    const auto& d = w->workbenchData();
+    ASSERT_TRUE(d.grassmann && d.baseline);
+    const int t = w->selection()->token();
+    EXPECT_EQ(t, gwb::views::defaultToken(d));
+    EXPECT_TRUE(gwb::views::tokenFullyDefined(d, t)) << t;
+    EXPECT_GT(t, 0);
+    // Not again once there is a prompt.
+    EXPECT_FALSE(w->startWithSample());
+}
+
+TEST(FirstStart, SelectionAfterRunKeepsAValidChoiceAndMovesAnInvalidOne) {
+    auto w = makeWindow();
+    w->setPrompt(kPrompt);
+    QSignalSpy done(w.get(), &MainWindow::runFinished);
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    const int first = w->selection()->token();
+    EXPECT_TRUE(gwb::views::tokenFullyDefined(w->workbenchData(), first));
+    w->selection()->setToken(first + 1);
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    EXPECT_EQ(w->selection()->token(), first + 1); // the user's valid choice stays
+    w->selection()->setToken(0);
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    EXPECT_EQ(w->selection()->token(), first); // token 0 has no valid offset: moved
+}
+
+TEST(SaliencyInWindow, ComputedOffTheGuiThreadForTheSelectedToken) {
+    auto w = makeWindow();
+    w->setPrompt(kPrompt);
+    QSignalSpy done(w.get(), &MainWindow::runFinished);
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    auto* sv = qobject_cast<gwb::views::SaliencyView*>(w->view(QStringLiteral("saliency")));
+    ASSERT_TRUE(sv);
+    const int t = w->selection()->token();
+    ASSERT_TRUE(
+        QTest::qWaitFor([&] { return sv->saliency().token == t && !sv->saliency().grassmann.empty(); }, kWaitMs));
+    const auto& s = sv->saliency();
+    EXPECT_TRUE(s.grassmannError.isEmpty()) << s.grassmannError.toStdString();
+    ASSERT_EQ(static_cast<int64_t>(s.grassmann.size()), w->workbenchData().grassmann->length());
+    double past = 0;
+    for (size_t j = 0; j < s.grassmann.size(); ++j) {
+        if (static_cast<int>(j) > t) {
+            EXPECT_EQ(s.grassmann[j], 0.0f) << j; // causal: no gradient from later tokens
+        } else {
+            past += std::abs(s.grassmann[j]);
+        }
+    }
+    EXPECT_GT(past, 0);
+    EXPECT_FALSE(sv->dataTables().empty());
+    // Drawn over the token strip too: the Grassmann shares |s_j| / sum |s|.
+    auto* strip = w->findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
+    ASSERT_TRUE(strip);
+    EXPECT_EQ(strip->overlay(), gwb::views::saliencyShares(s.grassmann, t));
+    // A target that is not one vocabulary piece is explained, not crashed on.
+    sv->setTarget(QStringLiteral("qqqzzzxxyy unknownword"));
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] { return sv->saliency().target == sv->target() && !sv->saliency().grassmannError.isEmpty(); }, kWaitMs));
+}
+
+TEST(NewViewFigures, ReadoutDataEqualsTheTraceNpz) {
+    QTemporaryDir dir;
+    const Result tr =
+        runGwb({QStringLiteral("trace"), QStringLiteral("--model"), testModels().grassmann, QStringLiteral("--prompt"),
+                kPrompt, QStringLiteral("--analysis"), QStringLiteral("--threads"), QStringLiteral("1"),
+                QStringLiteral("--out"), dir.filePath(QStringLiteral("t.npz"))});
+    ASSERT_EQ(tr.code, 0) << tr.err.toStdString();
+    const Result fig =
+        runGwb(QStringList{QStringLiteral("figure")} + models() +
+               QStringList{QStringLiteral("--view"), QStringLiteral("readout"), QStringLiteral("--prompt"), kPrompt,
+                           QStringLiteral("--layer"), QStringLiteral("1"), QStringLiteral("--token"),
+                           QStringLiteral("5"), QStringLiteral("--out"), dir.filePath(QStringLiteral("r.png")),
+                           QStringLiteral("--data"), dir.filePath(QStringLiteral("r.csv"))});
+    ASSERT_EQ(fig.code, 0) << fig.err.toStdString();
+    const auto members =
+        gwb::engine::readZipStored(gwb::engine::readBinaryFile(dir.filePath(QStringLiteral("t.npz")).toStdString()));
+    ASSERT_TRUE(members.count("l1_readout_residual.npy"));
+    const auto res = gwb::engine::parseNpy(members.at("l1_readout_residual.npy")).values<float>();
+    const auto pla = gwb::engine::parseNpy(members.at("l1_readout_planarity.npy")).values<float>();
+    const auto conNpy = gwb::engine::parseNpy(members.at("l1_readout_contribution.npy"));
+    const auto con = conNpy.values<float>();
+    ASSERT_TRUE(members.count("l1_readout_spectrum.npy"));
+    ASSERT_TRUE(members.count("l1_readout_angles.npy"));
+    const std::vector<float> table = npyFile(dir.filePath(QStringLiteral("r_readout_layer1.npy")));
+    const size_t d = res.size();
+    ASSERT_EQ(table.size(), d * 5);
+    ASSERT_EQ(conNpy.shape.size(), 2u);
+    for (size_t c = 0; c < d; ++c) {
+        EXPECT_NEAR(table[c * 5 + 0], res[c], 1e-5) << c;
+        EXPECT_NEAR(table[c * 5 + 1], pla[c], 1e-5) << c;
+        EXPECT_NEAR(table[c * 5 + 2], con[5 * d + c], 1e-4) << c;
+    }
+}
+
+TEST(NewViewFigures, LensAndSaliencyFiguresAndData) {
+    QTemporaryDir dir;
+    for (const char* view : {"lens", "saliency"}) {
+        const QString id = QString::fromLatin1(view);
+        const Result r = runGwb(QStringList{QStringLiteral("figure")} + models() +
+                                QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"), kPrompt,
+                                            QStringLiteral("--dpi"), QStringLiteral("100"), QStringLiteral("--out"),
+                                            dir.filePath(id + QStringLiteral(".png")), QStringLiteral("--data"),
+                                            dir.filePath(id + QStringLiteral(".csv"))});
+        ASSERT_EQ(r.code, 0) << view << ": " << r.err.toStdString();
+        EXPECT_TRUE(QFileInfo::exists(dir.filePath(id + QStringLiteral(".png"))));
+        EXPECT_TRUE(QFileInfo::exists(dir.filePath(id + QStringLiteral(".json"))));
+    }
+    EXPECT_TRUE(QFileInfo::exists(dir.filePath(QStringLiteral("lens_lens_next_rank_grassmann.npy"))));
+    // --target only for saliency; a bad target is reported.
+    const Result wrong =
+        runGwb(QStringList{QStringLiteral("figure")} + models() +
+               QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--prompt"), kPrompt,
+                           QStringLiteral("--target"), QStringLiteral("the"), QStringLiteral("--out"),
+                           dir.filePath(QStringLiteral("g.png"))});
+    EXPECT_NE(wrong.code, 0);
+    EXPECT_TRUE(wrong.err.contains(QStringLiteral("--target"))) << wrong.err.toStdString();
+}

@@ -1,0 +1,121 @@
+// Read-out analysis of a Grassmann layer against direct recomputation from the definitions:
+// contributions from the per-offset normalized planes, angles with the general principal-angle
+// routine on the nearest plane of B_t, planted planar and two-plane channels.
+#include "gwb/engine/analysis.h"
+#include "gwb/geometry/bivector.h"
+#include "gwb/geometry/plucker.h"
+#include "gwb/geometry/subspace.h"
+#include "trace_builders.h"
+
+#include <Eigen/Dense>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace gwb::engine;
+using gwb::engine::test::grassmannTrace;
+namespace geo = gwb::geometry;
+
+namespace {
+Eigen::VectorXd zRow(const GrassmannLayerTrace& g, int64_t t) {
+    Eigen::VectorXd v(g.z.dim(1));
+    for (int64_t i = 0; i < v.size(); ++i)
+        v[i] = g.z.at2(t, i);
+    return v;
+}
+Eigen::VectorXd wRow(const GrassmannLayerTrace& g, int64_t c) {
+    Eigen::VectorXd v(g.wPlu.dim(1));
+    for (int64_t k = 0; k < v.size(); ++k)
+        v[k] = g.wPlu.at2(c, k);
+    return v;
+}
+void setWRow(GrassmannLayerTrace& g, int64_t c, const Eigen::VectorXd& v) {
+    for (int64_t k = 0; k < v.size(); ++k)
+        g.wPlu.data[static_cast<size_t>(c * g.wPlu.dim(1) + k)] = static_cast<float>(v[k]);
+}
+} // namespace
+
+TEST(ReadoutAnalysis, PlantedChannelsHaveTheirAnalyticValues) {
+    Trace tr = grassmannTrace(10, 12, 6, 1, {1, 3}, 21);
+    GrassmannLayerTrace& g = *tr.layers[0].grassmann;
+    // Channel 0 reads one plane (e0 + e1) ^ e2; channel 1 two equal orthogonal planes e0^e1 + e2^e3.
+    Eigen::VectorXd u = Eigen::VectorXd::Zero(6), v = Eigen::VectorXd::Zero(6);
+    u[0] = 1, u[1] = 1, v[2] = 1;
+    setWRow(g, 0, geo::wedge(u, v));
+    Eigen::VectorXd e(6);
+    auto unit = [&](int i) {
+        e.setZero();
+        e[i] = 1;
+        return e;
+    };
+    const Eigen::VectorXd two = geo::wedge(unit(0), unit(1)) + geo::wedge(unit(2), unit(3));
+    setWRow(g, 1, two);
+    const TraceAnalysis an = analyzeTrace(tr);
+    const GrassmannLayerAnalysis& L = an.grassmann[0];
+    ASSERT_EQ(L.readoutResidual.size(), 12u);
+    EXPECT_LE(L.readoutResidual[0], 1e-6f);
+    EXPECT_NEAR(L.readoutPlanarity[0], 1.0f, 1e-6f);
+    EXPECT_NEAR(L.readoutPlanarity[1], 0.5f, 1e-6f);
+    EXPECT_NEAR(L.readoutResidual[1], 0.5f, 1e-6f);
+    ASSERT_EQ(L.readoutSpectrum.shape, (std::vector<int64_t>{12, 3}));
+    EXPECT_NEAR(L.readoutSpectrum.at2(0, 0), std::sqrt(2.0f), 1e-5f); // ||(e0+e1) ^ e2||
+    EXPECT_NEAR(L.readoutSpectrum.at2(1, 0), 1.0f, 1e-5f);
+    EXPECT_NEAR(L.readoutSpectrum.at2(1, 1), 1.0f, 1e-5f);
+    // Channel 0's top plane is span(e0 + e1, e2): its basis has no e3..e5 part and is orthonormal.
+    ASSERT_EQ(L.readoutTopPlane.shape, (std::vector<int64_t>{12, 6, 2}));
+    Eigen::MatrixXd q(6, 2);
+    for (int i = 0; i < 6; ++i)
+        for (int k = 0; k < 2; ++k)
+            q(i, k) = L.readoutTopPlane.at3(0, i, k);
+    Eigen::MatrixXd ref(6, 2);
+    ref << u, v;
+    EXPECT_LE(geo::principalAngles(q, ref).angles.maxCoeff(), 1e-5);
+}
+
+TEST(ReadoutAnalysis, ContributionsAndAnglesMatchDirectRecomputation) {
+    Trace tr = grassmannTrace(14, 10, 5, 1, {1, 2, 4}, 5);
+    const GrassmannLayerTrace& g = *tr.layers[0].grassmann;
+    const TraceAnalysis an = analyzeTrace(tr);
+    const GrassmannLayerAnalysis& L = an.grassmann[0];
+    const int64_t T = 14, d = 10;
+    ASSERT_EQ(L.readoutContribution.shape, (std::vector<int64_t>{T, d}));
+    ASSERT_EQ(L.readoutAngles.shape, (std::vector<int64_t>{T, d, 2}));
+    for (int64_t c = 0; c < d; ++c)
+        EXPECT_TRUE(std::isnan(L.readoutContribution.at2(0, c)));
+    for (int64_t t = 1; t < T; ++t) {
+        // B_t straight from model-spec steps 3-5, and its plane (it is one) from the planarity routine.
+        Eigen::VectorXd b = Eigen::VectorXd::Zero(g.wPlu.dim(1));
+        int count = 0;
+        for (int D : g.offsets) {
+            if (t - D < 0) continue;
+            const Eigen::VectorXd p = geo::wedge(zRow(g, t), zRow(g, t - D));
+            b += p / std::max(p.norm(), 1e-8);
+            ++count;
+        }
+        b /= count;
+        const geo::Planarity plane = geo::planarity(b);
+        for (int64_t c = 0; c < d; ++c) {
+            const Eigen::VectorXd w = wRow(g, c);
+            EXPECT_NEAR(L.readoutContribution.at2(t, c), w.dot(b), 1e-4 * (1 + std::abs(w.dot(b)))) << t << " " << c;
+            const geo::Planarity top = geo::planarity(w);
+            const Eigen::VectorXd ref = geo::principalAngles(plane.basis, top.basis).angles;
+            EXPECT_NEAR(L.readoutAngles.at3(t, c, 0), ref[0], 2e-4) << t << " " << c;
+            EXPECT_NEAR(L.readoutAngles.at3(t, c, 1), ref[1], 2e-4) << t << " " << c;
+        }
+    }
+    // Top channels: sorted by |contribution|, none at t = 0.
+    EXPECT_TRUE(topReadoutChannels(L, 0, 3).empty());
+    const std::vector<int> top = topReadoutChannels(L, 9, 4);
+    ASSERT_EQ(top.size(), 4u);
+    for (size_t i = 1; i < top.size(); ++i)
+        EXPECT_GE(std::abs(L.readoutContribution.at2(9, top[i - 1])), std::abs(L.readoutContribution.at2(9, top[i])));
+    for (int64_t c = 0; c < d; ++c) {
+        if (std::find(top.begin(), top.end(), c) == top.end()) {
+            EXPECT_LE(std::abs(L.readoutContribution.at2(9, c)), std::abs(L.readoutContribution.at2(9, top.back())));
+        }
+    }
+    for (const char* key : {"readoutResidual", "readoutPlanarity", "readoutSpectrum", "readoutTopPlane",
+                            "readoutContribution", "readoutAngles"})
+        EXPECT_TRUE(definitions().count(key)) << key;
+}

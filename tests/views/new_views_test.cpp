@@ -1,0 +1,203 @@
+// Read-out, logit-lens and saliency views: their tables are the trace/analysis numbers, undefined
+// values read "—" with a reason, and the selection policy picks a token every view can show.
+#include "synthetic_data.h"
+
+#include "gwb/views/attention_view.h"
+#include "gwb/views/chart_widget.h"
+#include "gwb/views/compare_view.h"
+#include "gwb/views/figure_export.h"
+#include "gwb/views/lens_view.h"
+#include "gwb/views/readout_view.h"
+#include "gwb/views/saliency_view.h"
+#include "gwb/views/selection_policy.h"
+#include "gwb/views/token_strip.h"
+
+#include <QTableWidget>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gwb::views;
+
+namespace {
+struct Fixture {
+    WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    Fixture() {
+        synthetic::ensureApp();
+        s.setExtents(d);
+    }
+};
+} // namespace
+
+TEST(NewViews, ReadoutTablesAreTheAnalysis) {
+    Fixture f;
+    f.s.setLayer(1);
+    f.s.setToken(9);
+    ReadoutView v;
+    v.setSelection(&f.s);
+    v.setData(f.d);
+    ASSERT_TRUE(v.hasContent());
+    const auto& a = f.d.grassmannAnalysis->grassmann[1];
+    const auto tables = v.dataTables();
+    ASSERT_EQ(tables.size(), 3u);
+    const auto& per = tables[0];
+    const int64_t d = static_cast<int64_t>(a.readoutResidual.size());
+    ASSERT_EQ(per.values.shape, (std::vector<int64_t>{d, 5}));
+    for (int64_t c = 0; c < d; ++c) {
+        EXPECT_EQ(per.values.at2(c, 0), a.readoutResidual[static_cast<size_t>(c)]);
+        EXPECT_EQ(per.values.at2(c, 1), a.readoutPlanarity[static_cast<size_t>(c)]);
+        EXPECT_EQ(per.values.at2(c, 2), a.readoutContribution.at2(9, c));
+        EXPECT_EQ(per.values.at2(c, 3), a.readoutAngles.at3(9, c, 0));
+    }
+    // The channel follows the token's top channel; its spectrum is the analysis row.
+    const std::vector<int> top = gwb::engine::topReadoutChannels(a, 9, ReadoutView::kTopChannels);
+    ASSERT_FALSE(top.empty());
+    EXPECT_EQ(v.channel(), top.front());
+    EXPECT_EQ(v.topChannels(), top);
+    for (int64_t k = 0; k < a.readoutSpectrum.dim(1); ++k)
+        EXPECT_EQ(tables[1].values.data[static_cast<size_t>(k)], a.readoutSpectrum.at2(top.front(), k));
+    ASSERT_EQ(v.table()->rowCount(), static_cast<int>(top.size()));
+    EXPECT_EQ(v.table()->item(0, 0)->text().toInt(), top.front());
+    // Ranked by planarity: ascending.
+    const std::vector<int> ranked = v.rankedChannels();
+    for (size_t i = 1; i < ranked.size(); ++i)
+        EXPECT_LE(a.readoutPlanarity[static_cast<size_t>(ranked[i - 1])],
+                  a.readoutPlanarity[static_cast<size_t>(ranked[i])]);
+    // Another layer: the channel follows that layer's top channel for the token.
+    f.s.setLayer(2);
+    const auto top2 = gwb::engine::topReadoutChannels(f.d.grassmannAnalysis->grassmann[2], 9, 1);
+    ASSERT_EQ(top2.size(), 1u);
+    EXPECT_EQ(v.channel(), top2.front());
+    // Token 0 has no valid offset: no top channels, and the message says why.
+    f.s.setToken(0);
+    EXPECT_TRUE(v.topChannels().empty());
+    EXPECT_FALSE(v.table()->toolTip().isEmpty());
+}
+
+TEST(NewViews, LensGridShowsTopOneAndNextRank) {
+    Fixture f;
+    f.s.setToken(6);
+    LensView v;
+    v.setSelection(&f.s);
+    v.setData(f.d);
+    ASSERT_TRUE(v.hasContent());
+    const auto& t = *f.d.grassmann;
+    const LensGridData g = v.gridData(f.d.grassmann);
+    const int64_t L = t.lensTopIds.dim(0), T = t.length(), K = t.lensTopIds.dim(2);
+    ASSERT_EQ(g.rows(), L);
+    for (int r = 0; r < g.rows(); ++r)
+        for (int c = 0; c < g.cols(); ++c) {
+            const int64_t tok = g.firstToken + c;
+            const int32_t id = t.lensTopIds.data[static_cast<size_t>((r * T + tok) * K)];
+            EXPECT_EQ(g.text[static_cast<size_t>(r * g.cols() + c)], QString::fromStdString(t.lensPieces.at(id)));
+            EXPECT_NEAR(g.prob[static_cast<size_t>(r * g.cols() + c)],
+                        std::exp(t.lensTopLogProbs.data[static_cast<size_t>((r * T + tok) * K)]), 1e-6);
+        }
+    EXPECT_EQ(g.firstToken + g.markCol, 6);
+    const ChartData rank = v.rankChart();
+    ASSERT_EQ(rank.series.size(), 2u);
+    for (int64_t l = 0; l < L; ++l)
+        EXPECT_EQ(rank.series[0].y[static_cast<size_t>(l)], t.lensNextRank.at2(l, 6));
+    // The last token has no next token: rank undefined, shown as a gap.
+    f.s.setToken(static_cast<int>(T - 1));
+    EXPECT_TRUE(std::isnan(v.rankChart().series[0].y[0]));
+    const auto tables = v.dataTables();
+    ASSERT_EQ(tables.size(), 4u);
+    EXPECT_EQ(tables[0].values.shape, (std::vector<int64_t>{L, T}));
+}
+
+TEST(NewViews, SaliencySharesAndComparisons) {
+    Fixture f;
+    f.s.setLayer(1);
+    f.s.setToken(9);
+    SaliencyView v;
+    v.setSelection(&f.s);
+    int requests = 0;
+    QString lastTarget = QStringLiteral("?");
+    QObject::connect(&v, &SaliencyView::saliencyRequested, [&](int token, const QString& target) {
+        ++requests;
+        EXPECT_EQ(token, 9);
+        lastTarget = target;
+    });
+    v.setData(f.d);
+    EXPECT_EQ(requests, 1);
+    EXPECT_TRUE(lastTarget.isEmpty());   // default: the actual next token
+    EXPECT_TRUE(v.dataTables().empty()); // nothing until the application answers
+    SaliencyResult r;
+    r.token = 9;
+    const int64_t T = f.d.grassmann->length();
+    for (int64_t j = 0; j < T; ++j) {
+        r.grassmann.push_back(j <= 9 ? static_cast<float>(j % 3) - 1.0f : 0.0f);
+        r.baseline.push_back(j <= 9 ? 0.5f : 0.0f);
+    }
+    v.setSaliency(r);
+    const std::vector<float> share = saliencyShares(r.grassmann, 9);
+    double sum = 0;
+    for (float x : share)
+        sum += x;
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+    EXPECT_NEAR(share[0], 1.0 / 7.0, 1e-6); // |s| = 1,0,1,1,0,1,1,0,1,1 over j = 0..9: 7 in all
+    const auto comps = v.comparisons();
+    ASSERT_GE(comps.size(), 3u);
+    const RowComparison ref = compareDistributions(share, influenceRow(f.d.grassmannAnalysis->grassmann[1], 9));
+    EXPECT_NEAR(comps[0].js, ref.jsDivergence, 1e-12);
+    EXPECT_EQ(comps[0].top1, ref.top1Agrees);
+    EXPECT_EQ(v.table()->rowCount(), static_cast<int>(comps.size()));
+    // A stale result (another token) is ignored; a new target asks again.
+    SaliencyResult stale = r;
+    stale.token = 3;
+    v.setSaliency(stale);
+    EXPECT_EQ(v.saliency().token, 9);
+    v.setTarget(QStringLiteral("the"));
+    EXPECT_EQ(requests, 2);
+    EXPECT_EQ(lastTarget, QStringLiteral("the"));
+}
+
+TEST(NewViews, UndefinedValuesReadDashWithAReason) {
+    Fixture f;
+    f.s.setToken(0);
+    AttentionView a;
+    a.setSelection(&f.s);
+    a.setData(f.d);
+    auto* table = a.findChild<QTableWidget*>();
+    ASSERT_TRUE(table);
+    bool sawDash = false;
+    for (int r = 0; r < table->rowCount(); ++r)
+        for (int c = 0; c < table->columnCount(); ++c) {
+            const auto* item = table->item(r, c);
+            ASSERT_TRUE(item);
+            EXPECT_FALSE(item->text().contains(QStringLiteral("nan"), Qt::CaseInsensitive));
+            if (item->text() == QStringLiteral("\u2014")) {
+                sawDash = true;
+                EXPECT_FALSE(item->toolTip().isEmpty());
+            }
+        }
+    EXPECT_TRUE(sawDash); // H / log(t+1) at t = 0
+}
+
+TEST(NewViews, SelectionPolicyPicksAFullyDefinedToken) {
+    Fixture f;
+    // Synthetic offsets: the largest one is where every offset becomes valid.
+    const int m = maxOffset(f.d);
+    ASSERT_GT(m, 0);
+    EXPECT_EQ(defaultToken(f.d), m);
+    EXPECT_TRUE(tokenFullyDefined(f.d, m));
+    EXPECT_FALSE(tokenFullyDefined(f.d, m - 1));
+    EXPECT_EQ(tokenAfterRun(f.d, m + 1), m + 1); // the user's valid choice is kept
+    EXPECT_EQ(tokenAfterRun(f.d, 0), m);         // token 0 is moved
+    EXPECT_EQ(defaultToken(WorkbenchData{}), -1);
+}
+
+TEST(NewViews, TokenStripTooltipExplainsUndefinedValues) {
+    Fixture f;
+    TokenStrip strip;
+    strip.setData(f.d);
+    strip.setScalar(TokenStrip::Scalar::Surprisal);
+    const QString first = strip.tokenToolTip(0);
+    EXPECT_TRUE(first.contains(QStringLiteral("\u2014"))) << first.toStdString();
+    EXPECT_TRUE(first.contains(QStringLiteral("no prediction"))) << first.toStdString();
+    EXPECT_FALSE(first.contains(QStringLiteral("nan"), Qt::CaseInsensitive));
+    const QString later = strip.tokenToolTip(5);
+    EXPECT_FALSE(later.contains(QStringLiteral("\u2014"))) << later.toStdString();
+}

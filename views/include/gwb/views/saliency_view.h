@@ -1,0 +1,92 @@
+#pragma once
+// Saliency view, both models (workbench-spec.md section 1, "Model-agnostic attribution"):
+// gradient x input saliency of log p(target | x_0..x_t) over the past tokens of the selected token,
+// for a target that is the actual next token (default) or a vocabulary piece the user types. Drawn
+// as token chips coloured by the share |s_j| / sum |s| and as bars, next to the Grassmann influence
+// row and the attention rows of the selected layer, with the Compare view's JS / top-1 metrics.
+// The view never runs a model: it asks for saliency (saliencyRequested) and the application
+// computes it off the GUI thread and hands it back (setSaliency).
+
+#include "gwb/views/view.h"
+
+class QLabel;
+class QLineEdit;
+class QTableWidget;
+
+namespace gwb::views {
+
+class ChartWidget;
+struct ChartData;
+
+/// Saliency of one (token, target) for both models, as computed by the application.
+struct SaliencyResult {
+    int token = -1;               ///< position t of the query
+    QString target;               ///< what the user asked for ("" = the actual next token)
+    QString grassmannTarget;      ///< target piece as the Grassmann model's tokenizer reads it
+    QString baselineTarget;       ///< the same for the Transformer
+    std::vector<float> grassmann; ///< T_G  gradient x input per token (0 after t); empty = not computed
+    std::vector<float> baseline;  ///< T_B  same for the Transformer
+    QString grassmannError;       ///< why the Grassmann saliency is missing ("" = fine)
+    QString baselineError;
+};
+
+/// |s_j| / sum_{i<=t} |s_i| over j = 0..t (NaN-free; all zero when the sum is 0).
+std::vector<float> saliencyShares(const std::vector<float>& s, int64_t t);
+
+class SaliencyView : public View {
+    Q_OBJECT
+public:
+    explicit SaliencyView(QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("saliency"); }
+    QString title() const override { return QStringLiteral("Saliency"); }
+    QJsonObject settings() const override;
+    void setSettings(const QJsonObject& settings) override;
+    QString caption() const override;
+    std::vector<DataTable> dataTables() const override;
+    bool hasContent() const override;
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.1 : 0.7; }
+
+    /// The typed target piece ("" = actual next token).
+    QString target() const;
+    void setTarget(const QString& piece);
+    /// Hands in a computed result; ignored unless it is for the current token and target.
+    void setSaliency(const SaliencyResult& result);
+    const SaliencyResult& saliency() const { return m_result; }
+    /// Rows compared with the saliency: names and JS / top-1 (NaN JS = undefined).
+    struct Comparison {
+        QString name;
+        double js = 0;
+        bool top1 = false;
+    };
+    std::vector<Comparison> comparisons() const;
+    ChartData barChart() const;
+    QTableWidget* table() const { return m_table; }
+
+Q_SIGNALS:
+    /// The view needs saliency for token t and target ("" = actual next token).
+    void saliencyRequested(int token, const QString& target);
+
+protected:
+    void refresh() override;
+    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
+    QString missingDataMessage() const override;
+
+private:
+    bool resultCurrent() const;
+    void requestIfNeeded();
+    std::vector<float> attentionMean(int64_t t) const;
+    std::vector<float> grassmannInfluence(int64_t t) const;
+    void paintChips(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const;
+
+    QLineEdit* m_target;
+    QLabel* m_status;
+    QWidget* m_chips;
+    ChartWidget* m_chart;
+    QTableWidget* m_table;
+    SaliencyResult m_result;
+    int m_requestedToken = -1;
+    QString m_requestedTarget;
+    const void* m_requestedData = nullptr;
+};
+
+} // namespace gwb::views

@@ -1,0 +1,417 @@
+#include "gwb/views/lens_view.h"
+
+#include "plot_util.h"
+#include "view_common.h"
+
+#include "gwb/views/chart_widget.h"
+#include "gwb/views/selection_policy.h"
+
+#include <QHeaderView>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace gwb::views {
+
+namespace {
+QString pieceText(const gwb::engine::Trace& t, int32_t id) {
+    const auto it = t.lensPieces.find(id);
+    return it != t.lensPieces.end() ? QString::fromStdString(it->second) : QStringLiteral("#%1").arg(id);
+}
+
+int64_t lensK(const gwb::engine::Trace& t) {
+    return t.lensTopIds.rank() == 3 ? t.lensTopIds.dim(2) : 0;
+}
+
+bool hasLens(const gwb::engine::TracePtr& t) {
+    return t && lensK(*t) > 0 && t->lensTopIds.dim(1) == t->length();
+}
+
+QString layerLabel(int64_t l, int64_t N) {
+    return l == N ? QStringLiteral("final") : QStringLiteral("h%1").arg(l);
+}
+
+/// Cell geometry shared by the widget (clicks) and the painter.
+struct GridGeometry {
+    QRectF cells;
+    double labelW = 0, headerH = 0, cw = 0, ch = 0;
+};
+
+GridGeometry gridGeometry(const QRectF& rect, const LensGridData& d, const QFontMetricsF& fm) {
+    GridGeometry g;
+    g.labelW = fm.horizontalAdvance(QStringLiteral("final")) + fm.height() * 0.6;
+    g.headerH = fm.height() * 1.3;
+    g.cells = QRectF(rect.left() + g.labelW, rect.top() + g.headerH, std::max(1.0, rect.width() - g.labelW),
+                     std::max(1.0, rect.height() - g.headerH));
+    g.cw = d.cols() > 0 ? g.cells.width() / d.cols() : 0;
+    g.ch = d.rows() > 0 ? g.cells.height() / d.rows() : 0;
+    return g;
+}
+} // namespace
+
+void paintLensGrid(QPainter& p, const QRectF& rectIn, const LensGridData& d, const FigureStyle& style, ColormapId map) {
+    QRectF rect = detail::paintPanelTitle(p, rectIn, d.title, style);
+    if (d.rows() == 0 || d.cols() == 0) return;
+    p.save();
+    p.setFont(style.small);
+    const QFontMetricsF fm = style.metrics(style.small);
+    const GridGeometry g = gridGeometry(rect, d, fm);
+    const ColorScale scale = ColorScale::fromRange(map, 0, 1, false);
+    p.setPen(Qt::black);
+    for (int c = 0; c < d.cols(); ++c)
+        p.drawText(QRectF(g.cells.left() + c * g.cw, rect.top(), g.cw, g.headerH), Qt::AlignCenter,
+                   fm.elidedText(detail::labelText(d.colLabels[c], 10), Qt::ElideRight, g.cw));
+    for (int r = 0; r < d.rows(); ++r) {
+        p.setPen(Qt::black);
+        p.drawText(QRectF(rect.left(), g.cells.top() + r * g.ch, g.labelW - 2, g.ch), Qt::AlignRight | Qt::AlignVCenter,
+                   d.rowLabels[r]);
+        for (int c = 0; c < d.cols(); ++c) {
+            const size_t i = static_cast<size_t>(r * d.cols() + c);
+            const QRectF cell(g.cells.left() + c * g.cw, g.cells.top() + r * g.ch, g.cw, g.ch);
+            const float v = d.prob[i];
+            const QColor bg = std::isnan(v) ? QColor::fromRgb(kNanColor) : QColor::fromRgb(scale.color(v));
+            p.fillRect(cell, bg);
+            const double lum = 0.2126 * bg.redF() + 0.7152 * bg.greenF() + 0.0722 * bg.blueF();
+            p.setPen(lum > 0.5 ? Qt::black : Qt::white);
+            QFont f = style.small;
+            f.setBold(d.hitsNext[i]);
+            p.setFont(f);
+            p.drawText(cell.adjusted(1, 0, -1, 0), Qt::AlignCenter,
+                       fm.elidedText(detail::labelText(d.text[i], 10), Qt::ElideRight, cell.width() - 2));
+            p.setFont(style.small);
+            if (d.hitsNext[i]) {
+                p.setPen(QPen(Qt::white, 1.2));
+                p.drawLine(cell.bottomLeft() + QPointF(2, -2), cell.bottomRight() + QPointF(-2, -2));
+            }
+        }
+    }
+    if (d.markCol >= 0 && d.markCol < d.cols()) {
+        p.setPen(QPen(QColor(220, 30, 30), 1.5));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRectF(g.cells.left() + d.markCol * g.cw, g.cells.top(), g.cw, g.cells.height()));
+        if (d.markRow >= 0 && d.markRow < d.rows())
+            p.drawRect(QRectF(g.cells.left() + d.markCol * g.cw, g.cells.top() + d.markRow * g.ch, g.cw, g.ch)
+                           .adjusted(1.5, 1.5, -1.5, -1.5));
+    }
+    p.restore();
+}
+
+/// On-screen lens grid: paints with paintLensGrid, reports clicked cells.
+class LensGrid : public QWidget {
+public:
+    explicit LensGrid(QWidget* parent) : QWidget(parent) { setMinimumSize(200, 120); }
+    void setGrid(const LensGridData& d, ColormapId map) {
+        m_data = d;
+        m_map = map;
+        m_placeholder.clear();
+        update();
+    }
+    void setPlaceholder(const QString& text) {
+        m_data = {};
+        m_placeholder = text;
+        update();
+    }
+    const LensGridData& grid() const { return m_data; }
+    std::function<void(int row, int64_t token)> onClick;
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        p.fillRect(rect(), Qt::white);
+        if (!m_placeholder.isEmpty()) {
+            p.drawText(rect().adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap, m_placeholder);
+            return;
+        }
+        paintLensGrid(p, QRectF(rect()).adjusted(4, 4, -4, -4), m_data, FigureStyle::forScreen(font()), m_map);
+    }
+    void mousePressEvent(QMouseEvent* e) override {
+        if (!onClick || m_data.rows() == 0) return;
+        const FigureStyle style = FigureStyle::forScreen(font());
+        // Same layout as the painter: title line, then the grid.
+        const double titleH = style.metrics(style.title).height() * 1.3;
+        const QRectF area = QRectF(rect()).adjusted(4, 4 + (m_data.title.isEmpty() ? 0 : titleH), -4, -4);
+        const GridGeometry g = gridGeometry(area, m_data, style.metrics(style.small));
+        if (!g.cells.contains(e->position()) || g.cw <= 0 || g.ch <= 0) return;
+        const int c = static_cast<int>((e->position().x() - g.cells.left()) / g.cw);
+        const int r = static_cast<int>((e->position().y() - g.cells.top()) / g.ch);
+        onClick(std::clamp(r, 0, m_data.rows() - 1), m_data.firstToken + std::clamp(c, 0, m_data.cols() - 1));
+    }
+
+private:
+    LensGridData m_data;
+    ColormapId m_map = ColormapId::Viridis;
+    QString m_placeholder;
+};
+
+LensView::LensView(QWidget* parent) : View(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout();
+    auto* map = detail::addColormapCombo(bar, this);
+    bar->addStretch();
+    layout->addLayout(bar);
+    auto* vsplit = new QSplitter(Qt::Vertical, this);
+    auto* grids = new QSplitter(Qt::Horizontal, vsplit);
+    m_grassmannGrid = new LensGrid(grids);
+    m_baselineGrid = new LensGrid(grids);
+    grids->addWidget(m_grassmannGrid);
+    grids->addWidget(m_baselineGrid);
+    auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
+    m_table = new QTableWidget(bottom);
+    m_table->setObjectName(QStringLiteral("lensTable"));
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->verticalHeader()->hide();
+    m_rank = new ChartWidget(bottom);
+    bottom->addWidget(m_table);
+    bottom->addWidget(m_rank);
+    vsplit->addWidget(grids);
+    vsplit->addWidget(bottom);
+    vsplit->setSizes({560, 340}); // applied proportionally when shown
+    bottom->setSizes({450, 550});
+    m_grassmannGrid->setMinimumHeight(220);
+    m_baselineGrid->setMinimumHeight(220);
+    layout->addWidget(vsplit, 1);
+    connect(map, &QComboBox::currentTextChanged, this,
+            [this](const QString& n) { setColormapId(colormapFromName(n)); });
+    auto click = [this](int row, int64_t token) {
+        setLensLayer(row);
+        if (selection()) selection()->setToken(static_cast<int>(token));
+    };
+    m_grassmannGrid->onClick = click;
+    m_baselineGrid->onClick = click;
+    refresh();
+}
+
+void LensView::setLensLayer(int l) {
+    if (l == m_lensLayer) return;
+    m_lensLayer = l;
+    refresh();
+    Q_EMIT settingsChanged();
+}
+
+QJsonObject LensView::settings() const {
+    QJsonObject o = View::settings();
+    o.insert(QStringLiteral("lensLayer"), m_lensLayer);
+    return o;
+}
+
+void LensView::setSettings(const QJsonObject& s) {
+    View::setSettings(s);
+    if (s.contains(QStringLiteral("lensLayer"))) setLensLayer(s.value(QStringLiteral("lensLayer")).toInt());
+}
+
+QString LensView::missingDataMessage() const {
+    if (!m_data.grassmann && !m_data.baseline) return detail::noModelMessage(QStringLiteral("either"));
+    return QStringLiteral("No logit lens in these traces (traced with lens top-K = 0).");
+}
+
+bool LensView::hasContent() const {
+    return hasLens(m_data.grassmann) || hasLens(m_data.baseline);
+}
+
+int LensView::clampedLensLayer(const gwb::engine::Trace& t) const {
+    const int64_t rows = t.lensTopIds.dim(0);
+    return m_lensLayer < 0 || m_lensLayer >= rows ? static_cast<int>(rows - 1) : m_lensLayer;
+}
+
+LensGridData LensView::gridData(const gwb::engine::TracePtr& trace, int window) const {
+    LensGridData d;
+    if (!hasLens(trace)) return d;
+    const auto& t = *trace;
+    const int64_t L = t.lensTopIds.dim(0), T = t.length(), K = lensK(t);
+    const int64_t sel = std::clamp<int64_t>(selToken(), 0, T - 1);
+    const int64_t w = std::min<int64_t>(std::max(1, window), T);
+    d.firstToken = std::clamp<int64_t>(sel - w / 2, 0, T - w);
+    d.title = QStringLiteral("%1: top-1 next token per lens layer")
+                  .arg(QString::fromStdString(
+                      t.modelName.empty() ? std::string(t.isGrassmann() ? "Grassmann" : "Transformer") : t.modelName));
+    for (int64_t l = 0; l < L; ++l)
+        d.rowLabels << layerLabel(l, L - 1);
+    const QStringList tokens = tokenLabels(t);
+    for (int64_t c = 0; c < w; ++c)
+        d.colLabels << tokens[static_cast<int>(d.firstToken + c)];
+    for (int64_t l = 0; l < L; ++l)
+        for (int64_t c = 0; c < w; ++c) {
+            const int64_t tok = d.firstToken + c;
+            const size_t i = static_cast<size_t>((l * T + tok) * K);
+            const int32_t id = t.lensTopIds.data[i];
+            d.text.push_back(pieceText(t, id));
+            d.prob.push_back(std::exp(t.lensTopLogProbs.data[i]));
+            d.hitsNext.push_back(tok + 1 < T && t.tokens[static_cast<size_t>(tok + 1)].id == id);
+        }
+    d.markCol = static_cast<int>(sel - d.firstToken);
+    d.markRow = clampedLensLayer(t);
+    return d;
+}
+
+ChartData LensView::rankChart() const {
+    ChartData c;
+    c.kind = ChartData::Kind::Line;
+    const int t = selToken();
+    c.title = QStringLiteral("Rank of the actual next token (token %1), 0 = top-1").arg(t);
+    c.xTitle = QStringLiteral("lens layer");
+    c.yTitle = QStringLiteral("rank");
+    c.yMin = 0;
+    int idx = 0;
+    for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
+        ++idx;
+        if (!tr || tr->lensNextRank.rank() != 2 || t >= tr->lensNextRank.dim(1)) continue;
+        ChartSeries s;
+        s.name = tr->isGrassmann() ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+        s.color = seriesColor(idx - 1);
+        const int64_t L = tr->lensNextRank.dim(0);
+        for (int64_t l = 0; l < L; ++l) {
+            const int32_t r = tr->lensNextRank.at2(l, t);
+            s.x.push_back(static_cast<double>(l));
+            s.y.push_back(r < 0 ? std::nan("") : static_cast<double>(r));
+        }
+        c.series.push_back(s);
+    }
+    return c;
+}
+
+QStringList LensView::topKLines(const gwb::engine::TracePtr& trace) const {
+    QStringList out;
+    if (!hasLens(trace)) return out;
+    const auto& t = *trace;
+    const int64_t T = t.length(), K = lensK(t);
+    const int64_t tok = std::clamp<int64_t>(selToken(), 0, T - 1);
+    const int l = clampedLensLayer(t);
+    const int32_t next = tok + 1 < T ? t.tokens[static_cast<size_t>(tok + 1)].id : -1;
+    for (int64_t k = 0; k < K; ++k) {
+        const size_t i = static_cast<size_t>((l * T + tok) * K + k);
+        const int32_t id = t.lensTopIds.data[i];
+        out << QStringLiteral("%1 %2%3").arg(detail::labelText(pieceText(t, id), 14),
+                                             detail::formatValue(std::exp(t.lensTopLogProbs.data[i])),
+                                             id == next ? QStringLiteral(" \u2190 next") : QString());
+    }
+    return out;
+}
+
+void LensView::refresh() {
+    if (!hasContent()) {
+        m_grassmannGrid->setPlaceholder(missingDataMessage());
+        m_baselineGrid->setPlaceholder(missingDataMessage());
+        m_rank->setPlaceholder(missingDataMessage());
+        m_table->setRowCount(0);
+        return;
+    }
+    for (auto [grid, tr] : {std::pair{m_grassmannGrid, m_data.grassmann}, std::pair{m_baselineGrid, m_data.baseline}})
+        if (hasLens(tr))
+            grid->setGrid(gridData(tr), colormapId());
+        else
+            grid->setPlaceholder(tr ? QStringLiteral("This trace has no logit lens.")
+                                    : detail::noModelMessage(grid == m_grassmannGrid ? QStringLiteral("Grassmann")
+                                                                                     : QStringLiteral("Transformer")));
+    m_rank->setChart(rankChart());
+    const QStringList g = topKLines(m_data.grassmann), b = topKLines(m_data.baseline);
+    const auto primary = m_data.primary();
+    const int64_t T = primary->length();
+    const int t = selToken();
+    const QString lay = layerLabel(primary->lensTopIds.rank() == 3 ? clampedLensLayer(*primary) : 0,
+                                   primary->lensTopIds.rank() == 3 ? primary->lensTopIds.dim(0) - 1 : 0);
+    m_table->setColumnCount(2);
+    m_table->setHorizontalHeaderLabels({QStringLiteral("Grassmann top-K (%1, token %2)").arg(lay).arg(t),
+                                        QStringLiteral("Transformer top-K (%1, token %2)").arg(lay).arg(t)});
+    const int rows = static_cast<int>(std::max(g.size(), b.size()));
+    m_table->setRowCount(rows + 1);
+    for (int i = 0; i < rows; ++i) {
+        m_table->setItem(i, 0, new QTableWidgetItem(i < g.size() ? g[i] : QString()));
+        m_table->setItem(i, 1, new QTableWidgetItem(i < b.size() ? b[i] : QString()));
+    }
+    auto rankText = [&](const gwb::engine::TracePtr& tr) -> QTableWidgetItem* {
+        if (!tr || tr->lensNextRank.rank() != 2 || t >= tr->lensNextRank.dim(1)) return new QTableWidgetItem();
+        const int32_t r = tr->lensNextRank.at2(clampedLensLayer(*tr), t);
+        auto* item = new QTableWidgetItem(r < 0 ? QStringLiteral("next token: \u2014")
+                                                : QStringLiteral("next token rank %1").arg(r));
+        if (r < 0) item->setToolTip(QStringLiteral("The last token has no next token in the prompt."));
+        return item;
+    };
+    m_table->setItem(rows, 0, rankText(m_data.grassmann));
+    m_table->setItem(rows, 1, rankText(m_data.baseline));
+    (void)T;
+    m_table->resizeColumnsToContents();
+}
+
+std::vector<DataTable> LensView::dataTables() const {
+    std::vector<DataTable> out;
+    for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
+        if (!hasLens(tr)) continue;
+        const auto& t = *tr;
+        const QString m = t.isGrassmann() ? QStringLiteral("grassmann") : QStringLiteral("transformer");
+        const int64_t L = t.lensTopIds.dim(0), T = t.length(), K = lensK(t);
+        DataTable top;
+        top.name = QStringLiteral("lens_top1_prob_%1").arg(m);
+        top.quantity = QStringLiteral("probability of the top-1 next token per lens layer and token");
+        std::vector<float> v;
+        for (int64_t l = 0; l < L; ++l)
+            for (int64_t i = 0; i < T; ++i)
+                v.push_back(std::exp(t.lensTopLogProbs.data[static_cast<size_t>((l * T + i) * K)]));
+        top.values = gwb::engine::FloatArray({L, T}, v);
+        top.rowAxis = QStringLiteral("lens layer");
+        top.colAxis = QStringLiteral("token");
+        for (int64_t l = 0; l < L; ++l)
+            top.rowLabels << layerLabel(l, L - 1);
+        top.colLabels = tokenLabels(t);
+        out.push_back(top);
+        if (t.lensNextRank.rank() == 2) {
+            DataTable rank = top;
+            rank.name = QStringLiteral("lens_next_rank_%1").arg(m);
+            rank.quantity = QStringLiteral("lens rank (0 = top-1) of the actual next token; NaN at the last token");
+            std::vector<float> r;
+            for (int32_t x : t.lensNextRank.data)
+                r.push_back(x < 0 ? std::nanf("") : static_cast<float>(x));
+            rank.values = gwb::engine::FloatArray({L, T}, r);
+            out.push_back(rank);
+        }
+    }
+    return out;
+}
+
+QString LensView::caption() const {
+    return QStringLiteral("Logit lens: each block's input state h^l (rows h0..h%1) and the final state through the "
+                          "final LayerNorm and the tied head; cells show the top-1 next token coloured by its "
+                          "probability (bold, underlined: it is the actual next token), window around token %2 "
+                          "(red). Below: top-K of the selected cell and the rank of the actual next token per lens "
+                          "layer, both models.")
+        .arg(std::max<int64_t>(0, m_data.layerCount() - 1))
+        .arg(selToken());
+}
+
+void LensView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
+    const double gap = style.metrics(style.body).height();
+    const auto [top, bottom] = detail::splitPanels(rect, 0.6, false, gap);
+    const auto [left, right] = detail::splitPanels(top, 0.5, true, gap);
+    // As many tokens as fit with readable pieces (about 3 em per cell).
+    const int window = std::clamp(static_cast<int>(left.width() / (style.metrics(style.small).height() * 3.2)), 4,
+                                  static_cast<int>(kWindow));
+    paintLensGrid(p, left, gridData(m_data.grassmann, window), style, map);
+    paintLensGrid(p, right, gridData(m_data.baseline, window), style, map);
+    const auto [listRect, chartRect] = detail::splitPanels(bottom, 0.45, true, gap);
+    const auto [gl, bl] = detail::splitPanels(listRect, 0.5, true, gap * 0.5);
+    for (auto [r, tr] : {std::pair{gl, m_data.grassmann}, std::pair{bl, m_data.baseline}}) {
+        const QString head =
+            tr ? (tr->isGrassmann() ? QStringLiteral("Grassmann top-K") : QStringLiteral("Transformer top-K"))
+               : QString();
+        const QRectF body = detail::paintPanelTitle(p, r, head, style);
+        p.save();
+        p.setFont(style.small);
+        p.setPen(Qt::black);
+        const double lineH = style.metrics(style.small).height() * 1.2;
+        double y = body.top();
+        for (const QString& line : topKLines(tr)) {
+            if (y + lineH > body.bottom()) break;
+            p.drawText(QRectF(body.left(), y, body.width(), lineH), Qt::AlignLeft | Qt::AlignVCenter,
+                       style.metrics(style.small).elidedText(line, Qt::ElideRight, body.width()));
+            y += lineH;
+        }
+        p.restore();
+    }
+    paintChart(p, chartRect, rankChart(), style);
+}
+
+} // namespace gwb::views
