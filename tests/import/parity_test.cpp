@@ -192,5 +192,54 @@ INSTANTIATE_TEST_SUITE_P(Families, Parity,
                                          Case{"kanenorman", "grassmann", "post", "safetensors", "float32", "tiny"}),
                          caseName);
 
+// The 1.8e-3 paper-size Transformer gap reported with the old parity weights (all N(0, 0.35^2)):
+// not a semantic difference but float32 rounding amplified by an ill-conditioned network
+// (attention scores ~1e2, nearly one-hot softmax rows). Pinned three ways on those weights:
+// the float32 PyTorch reference is itself > 1e-4 from the float64 one; our engine is as far
+// from the float64 reference in float32; and our engine run in float64 on the same weights
+// matches the float64 reference to 1e-8, so every operation agrees.
+TEST(ParityConditioning, OldTransformerGapIsFloat32RoundingNotSemantics) {
+    const auto py = test::findPython("torch");
+    if (!py) GTEST_SKIP() << "python3 with torch (Debian python3-torch) not found: PyTorch parity skipped";
+    const auto cases = casesFolder(*py);
+    ASSERT_TRUE(cases) << "parity_all.py failed";
+    const auto dir = *cases / "conditioning";
+    const auto meta = nlohmann::json::parse(std::ifstream((dir / "expected.json").string()));
+    const auto ids = meta["prompt"].get<std::vector<int64_t>>();
+    const size_t n = ids.size() * meta["config"]["V"].get<size_t>();
+    std::vector<float> ref32(n);
+    std::vector<double> ref64(n);
+    std::ifstream((dir / "logits32.f32").string(), std::ios::binary)
+        .read(reinterpret_cast<char*>(ref32.data()), static_cast<std::streamsize>(n * sizeof(float)));
+    std::ifstream((dir / "logits64.f64").string(), std::ios::binary)
+        .read(reinterpret_cast<char*>(ref64.data()), static_cast<std::streamsize>(n * sizeof(double)));
+
+    ImportedModel m = importCheckpoint((dir / "model.pt").string());
+    ASSERT_EQ(m.model.config().kind, ModelKind::Transformer);
+    const auto ours32 = logits(m.model, ids);
+    double refGap = 0.0, ourGap32 = 0.0, ourGap64 = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        refGap = std::max(refGap, std::abs(static_cast<double>(ref32[i]) - ref64[i]));
+        ourGap32 = std::max(ourGap32, std::abs(static_cast<double>(ours32[i]) - ref64[i]));
+    }
+    {
+        torch::NoGradGuard noGrad;
+        auto& net = *m.model.impl().net;
+        net.eval();
+        net.to(torch::kDouble);
+        const torch::Tensor y = net.forward(torch::tensor(ids, torch::kLong).view({1, -1})).contiguous();
+        ASSERT_EQ(y.scalar_type(), torch::kDouble);
+        const double* p = y.data_ptr<double>();
+        for (size_t i = 0; i < n; ++i)
+            ourGap64 = std::max(ourGap64, std::abs(p[i] - ref64[i]));
+    }
+    std::cout << "[          ] old 0.35 weights (max attention score " << meta["max_attention_score"].get<double>()
+              << "): PyTorch f32 vs f64 " << refGap << ", ours f32 vs PyTorch f64 " << ourGap32
+              << ", ours f64 vs PyTorch f64 " << ourGap64 << "\n";
+    EXPECT_GT(refGap, kTolerance) << "the old weights no longer show the float32 amplification";
+    EXPECT_GT(ourGap32, kTolerance);
+    EXPECT_LT(ourGap64, 1e-8) << "in float64 the engine must agree with the reference exactly";
+}
+
 } // namespace
 } // namespace gwb::engine

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes every parity case of tests/import/parity_test.cpp in one process (importing torch
 once): OUT/<family>_<kind>_<norm>_<format>_<dtype>_<size>/{checkpoint, expected.json, logits.f32}.
-Every family x kind at paper size; bf16/fp16/safetensors readers at the tiny size.
+Every family x kind at paper size; bf16/fp16/safetensors readers at the tiny size; and
+OUT/conditioning (parity_conditioning.py).
 Usage: parity_all.py OUT"""
 
 import os
@@ -9,6 +10,7 @@ import sys
 
 import parity_alphaxiv
 import parity_common as pc
+import parity_conditioning
 import parity_grasslm
 import parity_kanenorman
 
@@ -36,6 +38,7 @@ def main():
         if family == "kanenorman":
             argv += ["--norm", norm]
         FAMILIES[family].make(pc.parser("").parse_args(argv))
+    parity_conditioning.make(os.path.join(out, "conditioning"))
 
 
 if __name__ == "__main__":
