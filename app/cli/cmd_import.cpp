@@ -23,7 +23,9 @@ int runImport(const QStringList& args) {
                        "shapes; each layout brings\n"
                        "its own block variant and offset schedule (GrassLM: one offset per layer "
                        "from 1,2,4,8,12,16;\n"
-                       "alphaXiv, kanenorman: all six in every layer).\n"
+                       "alphaXiv, kanenorman: all six in every layer). A config found with the checkpoint\n"
+                       "(args/config in the .pt, config.json beside it) supplies offsets and flags; the\n"
+                       "options below override it.\n"
                        "Offsets: \"1,2,4\" = this set in every layer; \"per_layer:1,2,4,8,12,16\" "
                        "= one per layer;\n"
                        "\"1,2;4;8,12\" = one set per layer."));
@@ -42,14 +44,27 @@ int runImport(const QStringList& args) {
     const QCommandLineOption heads(QStringLiteral("heads"),
                                    QStringLiteral("Transformer heads (default: from the checkpoint's args, else 4)."),
                                    QStringLiteral("N"));
-    const QCommandLineOption eps(QStringLiteral("plucker-eps"), QStringLiteral("Override the layout's Plücker eps."),
+    const QCommandLineOption eps(QStringList{QStringLiteral("eps"), QStringLiteral("plucker-eps")},
+                                 QStringLiteral("Override the family's (or found config's) Plücker eps."),
                                  QStringLiteral("EPS"));
+    const QCommandLineOption norm(QStringLiteral("norm"),
+                                  QStringLiteral("pre or post: block arrangement (kanenorman's pre_norm flag)."),
+                                  QStringLiteral("P"));
+    const QCommandLineOption empty(QStringLiteral("empty"),
+                                   QStringLiteral("zero or bias: g at a token with no valid offset."),
+                                   QStringLiteral("RULE"));
+    const QCommandLineOption gate(QStringLiteral("gate"), QStringLiteral("paper or geometry_only."),
+                                  QStringLiteral("GATE"));
+    const QCommandLineOption noConfig(QStringLiteral("ignore-config"),
+                                      QStringLiteral("Do not read args/config in the .pt or a config.json beside it."));
     const QCommandLineOption kind(QStringLiteral("kind"),
                                   QStringLiteral("grassmann or transformer: refuse the other kind."),
                                   QStringLiteral("KIND"));
     const QCommandLineOption f16(QStringLiteral("f16"), QStringLiteral("Store weights as float16."));
-    p.addOptions({layout, vocab, merges, offsets, heads, eps, kind, f16});
-    p.addPositionalArgument(QStringLiteral("IN"), QStringLiteral("Checkpoint: .pt/.pth (torch.save) or .safetensors."));
+    p.addOptions({layout, vocab, merges, offsets, heads, eps, norm, empty, gate, noConfig, kind, f16});
+    p.addPositionalArgument(QStringLiteral("IN"),
+                           QStringLiteral("Checkpoint: .pt/.pth (torch.save), .safetensors, or a folder with "
+                                          "config.json + model.safetensors."));
     p.addPositionalArgument(QStringLiteral("OUT"), QStringLiteral("Output .gwb file (written atomically)."));
     p.process(args);
     try {
@@ -68,8 +83,27 @@ int runImport(const QStringList& args) {
         if (p.isSet(eps)) {
             bool ok = false;
             o.pluckerEps = p.value(eps).toDouble(&ok);
-            if (!ok || *o.pluckerEps <= 0) throw std::invalid_argument("--plucker-eps must be a positive number");
+            if (!ok || *o.pluckerEps <= 0) throw std::invalid_argument("--eps must be a positive number");
         }
+        if (p.isSet(norm)) {
+            const QString v = p.value(norm).toLower();
+            if (v != QLatin1String("pre") && v != QLatin1String("post"))
+                throw std::invalid_argument("--norm must be pre or post");
+            o.norm = v == QLatin1String("pre") ? NormPlacement::Pre : NormPlacement::Post;
+        }
+        if (p.isSet(empty)) {
+            const QString v = p.value(empty).toLower();
+            if (v != QLatin1String("zero") && v != QLatin1String("bias"))
+                throw std::invalid_argument("--empty must be zero or bias");
+            o.empty = v == QLatin1String("zero") ? EmptyRule::Zero : EmptyRule::Bias;
+        }
+        if (p.isSet(gate)) {
+            const QString v = p.value(gate).toLower();
+            if (v != QLatin1String("paper") && v != QLatin1String("geometry_only"))
+                throw std::invalid_argument("--gate must be paper or geometry_only");
+            o.gate = v == QLatin1String("paper") ? GateVariant::Paper : GateVariant::GeometryOnly;
+        }
+        o.useFoundConfig = !p.isSet(noConfig);
         if (p.isSet(kind)) {
             const QString k = p.value(kind).toLower();
             if (k != QLatin1String("grassmann") && k != QLatin1String("transformer"))

@@ -5,6 +5,7 @@
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"
+#include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 
 #include <QCommandLineParser>
@@ -33,7 +34,10 @@ int runInfo(const QStringList& args) {
         if (p.isSet(model) || !p.isSet(config)) {
             const QString path = gwb::app::modelArgument(p.value(model));
             const Model m = Model::load(path.toStdString(), p.value(device).toStdString());
-            std::printf("file:        %s\n%s", qPrintable(path), m.summary().c_str());
+            std::printf("file:        %s\n", qPrintable(path));
+            if (const std::string v = importedVariantText(m.config()); !v.empty())
+                std::printf("family:      %s\n", v.c_str());
+            std::printf("%s", m.summary().c_str());
             std::printf("training:    %s\n", m.trainingSummary().c_str());
         } else {
             const ModelConfig c = loadConfigFile(p.value(config).toStdString());

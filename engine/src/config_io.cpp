@@ -150,7 +150,7 @@ ModelConfig configFromJson(const std::string& text) {
     static const std::set<std::string> known = {
         "kind",    "name",   "vocab_size", "d_model", "reduced",     "n_layers",       "d_ff",    "max_len",
         "n_heads", "norm",   "gate",       "empty",   "plucker_eps", "layer_norm_eps", "dropout", "mixer_layer_norm",
-        "offsets", "comment"};
+        "offsets", "comment",  "family"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) fail(it.key(), "is not a known config field");
 
@@ -163,6 +163,7 @@ ModelConfig configFromJson(const std::string& text) {
     else
         fail("kind", "must be \"grassmann\" or \"transformer\" (got '" + kind + "')");
     c.name = getString(j, "name", "");
+    c.family = getString(j, "family", ""); // absent in files written before import kept it
     c.vocabSize = getInt(j, "vocab_size", c.vocabSize);
     c.dModel = getInt(j, "d_model", c.dModel);
     c.reduced = getInt(j, "reduced", c.reduced);
@@ -223,6 +224,7 @@ std::string configToJson(const ModelConfig& c, int indent) {
     json j = json::object();
     j["kind"] = kindName(c.kind);
     j["name"] = c.name;
+    if (!c.family.empty()) j["family"] = c.family;
     j["vocab_size"] = c.vocabSize;
     j["d_model"] = c.dModel;
     j["n_layers"] = c.nLayers;

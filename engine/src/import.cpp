@@ -4,6 +4,7 @@
 
 #include "bpe_tokenizer.h"
 #include "gwb/engine/config_io.h"
+#include "import_config.h"
 #include "import_layouts.h"
 #include "import_tensor_file.h"
 
@@ -99,23 +100,120 @@ std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const 
     return cols;
 }
 
-/// Heads: the option, else the checkpoint's saved arguments, else model-spec's 4.
-int64_t headsFor(const ImportOptions& o, const TensorFile& f, ImportReport& report) {
+/// A causal-mask buffer: [1, 1,] L x L with L >= Lmax, ones on and below the diagonal, zeros
+/// above (only the leading Lmax x Lmax block is ever used). Throws naming the buffer otherwise.
+void checkCausalMask(const RawTensor& t, int64_t maxLen, const std::string& name) {
+    const auto& s = t.shape;
+    bool ok = s.size() >= 2 && s[s.size() - 1] == s[s.size() - 2];
+    for (size_t i = 0; ok && i + 2 < s.size(); ++i)
+        ok = s[i] == 1;
+    if (!ok) throw std::runtime_error("'" + name + "' is " + t.describe() + ", not a square causal mask");
+    const int64_t n = s.back();
+    if (n < maxLen)
+        throw std::runtime_error("'" + name + "' is " + t.describe() + " but the position table has " +
+                                 std::to_string(maxLen) + " rows: the buffer disagrees with the weights");
+    const std::vector<float> v = t.toFloat();
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            const float want = j <= i ? 1.0f : 0.0f;
+            if (v[static_cast<size_t>(i * n + j)] != want)
+                throw std::runtime_error("'" + name + "' is not lower-triangular ones (entry [" + std::to_string(i) +
+                                         ", " + std::to_string(j) + "] is " +
+                                         std::to_string(v[static_cast<size_t>(i * n + j)]) +
+                                         "): the engine runs causal attention only, so this model cannot be "
+                                         "opened exactly");
+        }
+}
+
+/// Heads: the option, else a found config (the checkpoint's saved arguments, config.json),
+/// else model-spec's 4.
+int64_t headsFor(const ImportOptions& o, const FoundConfig& found, ImportReport& report) {
     if (o.nHeads) return *o.nHeads;
-    for (const auto& [k, v] : f.metadata) {
-        const size_t dot = k.rfind('.');
-        const std::string leaf = dot == std::string::npos ? k : k.substr(dot + 1);
-        if (leaf == "n_heads" || leaf == "num_heads" || leaf == "nhead" || leaf == "n_head") {
-            try {
-                const int64_t h = std::stoll(v);
-                report.notes.push_back("heads: " + std::to_string(h) + " (from " + k + " in the checkpoint)");
-                return h;
-            } catch (const std::exception&) {
-            }
+    if (const auto h = found.get({"n_heads", "num_heads", "nhead", "n_head", "num_attention_heads"})) {
+        try {
+            const int64_t v = std::stoll(h->value);
+            report.notes.push_back("heads: " + std::to_string(v) + " (from " + h->source + ")");
+            return v;
+        } catch (const std::exception&) {
         }
     }
     report.notes.push_back("heads: 4 (model-spec default; the shapes do not show it, use --heads to change)");
     return 4;
+}
+
+/// Sizes a found config states must equal what the tensor shapes show.
+void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportReport& report) {
+    struct Size {
+        std::initializer_list<const char*> names;
+        const char* ours;
+        int64_t value;
+    };
+    const bool g = c.kind == ModelKind::Grassmann;
+    const Size sizes[] = {
+        {{"vocab_size"}, "V", c.vocabSize},
+        {{"d_model", "n_embd", "hidden_size"}, "d", c.dModel},
+        {{"n_layers", "num_layers", "n_layer"}, "N", c.nLayers},
+        {{"d_ff", "ffn_dim", "intermediate_size"}, "d_ff", c.dFF},
+        {{"max_seq_len", "max_len", "block_size", "context_length", "max_position_embeddings"}, "Lmax", c.maxLen},
+        {{"d_reduce", "reduced", "reduce_dim"}, "r", g ? c.reduced : -1},
+    };
+    std::string checked;
+    for (const Size& s : sizes) {
+        const auto f = found.get(s.names);
+        if (!f || s.value < 0) continue;
+        int64_t v = 0;
+        try {
+            v = std::stoll(f->value);
+        } catch (const std::exception&) {
+            continue;
+        }
+        if (v != s.value)
+            throw std::runtime_error(f->source + " says " + f->value + " but the tensor shapes give " + s.ours + " = " +
+                                     std::to_string(s.value) + ": the config does not belong to these weights");
+        checked += std::string(checked.empty() ? "" : ", ") + s.ours + "=" + f->value;
+    }
+    if (!checked.empty()) report.notes.push_back("config: sizes " + checked + " agree with the tensor shapes");
+}
+
+/// Family defaults, then what a found config says, then the command-line overrides. Every
+/// setting taken from a config or left undecided is reported.
+void applyVariant(ImportLayout layout, const FoundConfig& found, const ImportOptions& o, ModelConfig& c,
+                  ImportReport& report) {
+    applyLayoutVariant(layout, c);
+    const bool g = c.kind == ModelKind::Grassmann;
+    bool normKnown = layout != ImportLayout::KaneNorman; // kanenorman's pre_norm is not in its keys
+    if (const auto f = found.get({"pre_norm"})) {
+        if (f->value != "true" && f->value != "false" && f->value != "True" && f->value != "False")
+            throw std::runtime_error(f->source + " is '" + f->value + "', not a boolean: pass --norm pre|post");
+        c.norm = (f->value == "true" || f->value == "True") ? NormPlacement::Pre : NormPlacement::Post;
+        normKnown = true;
+        report.notes.push_back(std::string("config: norm=") + normName(c.norm) + " (from " + f->source + ")");
+    } else if (const auto n = found.get({"norm", "norm_placement"}); n && (n->value == "pre" || n->value == "post")) {
+        c.norm = n->value == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+        normKnown = true;
+        report.notes.push_back("config: norm=" + n->value + " (from " + n->source + ")");
+    }
+    if (const auto f = found.get({"plucker_eps"}); f && g) {
+        try {
+            c.pluckerEps = std::stod(f->value);
+            report.notes.push_back("config: eps=" + f->value + " (from " + f->source + ")");
+        } catch (const std::exception&) {
+            throw std::runtime_error(f->source + " is '" + f->value + "', not a number: pass --eps");
+        }
+    }
+    if (o.norm) {
+        c.norm = *o.norm;
+        normKnown = true;
+    }
+    if (o.empty) c.empty = *o.empty;
+    if (o.gate) c.gate = *o.gate;
+    if (o.pluckerEps) c.pluckerEps = *o.pluckerEps;
+    if (c.norm == NormPlacement::Post && c.mixerLayerNorm)
+        throw std::runtime_error("alphaxiv's Grassmann blocks carry a mixer LayerNorm, which exists only in the pre "
+                                 "arrangement: drop --norm post");
+    if (!normKnown)
+        report.notes.push_back("norm: post (kanenorman's default; its state dict cannot show the pre_norm flag: "
+                               "pass --norm pre for a model trained with pre_norm=True)");
 }
 
 TokenizerPtr loadVocabulary(const ImportOptions& o) {
@@ -139,6 +237,9 @@ TokenizerPtr loadVocabulary(const ImportOptions& o) {
 /// The heart of the import: tensors of one family -> our named parameters and config.
 ImportedModel convert(const std::string& path, TensorFile file, const ImportOptions& o) {
     ImportReport report;
+    const FoundConfig found =
+        o.useFoundConfig ? findConfig(std::filesystem::path(path).parent_path().string(), file.metadata) : FoundConfig{};
+    if (!found.files.empty()) report.notes.push_back("config: read " + found.files);
     report.format = file.format;
     report.metadata = file.metadata;
     for (const auto& w : file.warnings)
@@ -218,14 +319,29 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         c.reduced = dims(b0 + k.reduceWeight, 2)[0];
         c.nHeads = 4;
     } else {
-        c.nHeads = headsFor(o, file, report);
+        c.nHeads = headsFor(o, found, report);
     }
-    applyLayoutVariant(layout, c);
-    if (o.pluckerEps) c.pluckerEps = *o.pluckerEps;
+    checkFoundSizes(found, c, report);
+    applyVariant(layout, found, o, c, report);
+    c.family = layoutName(layout);
     c.name = std::filesystem::path(path).stem().string();
     if (c.kind == ModelKind::Grassmann) {
-        c.layerOffsets = o.offsetSchedule.empty() ? defaultLayoutOffsets(layout, layers)
-                                                  : parseOffsetSchedule(o.offsetSchedule, layers);
+        const auto foundOffsets = found.get({"window_schedule", "window_offsets", "offsets", "lags"});
+        if (!o.offsetSchedule.empty()) {
+            c.layerOffsets = parseOffsetSchedule(o.offsetSchedule, layers);
+        } else if (foundOffsets) {
+            // GrassLM spreads its list over the layers, one offset each; the others use the set.
+            const std::string spec =
+                (layout == ImportLayout::GrassLM ? "per_layer:" : "") + foundOffsets->value;
+            try {
+                c.layerOffsets = parseOffsetSchedule(spec, layers);
+            } catch (const std::invalid_argument& e) {
+                throw std::runtime_error(foundOffsets->source + ": " + e.what() + " (pass --offsets)");
+            }
+            report.notes.push_back("config: offsets " + spec + " (from " + foundOffsets->source + ")");
+        } else {
+            c.layerOffsets = defaultLayoutOffsets(layout, layers);
+        }
     } else {
         c.layerOffsets.clear();
         if (!o.offsetSchedule.empty()) report.notes.push_back("--offsets ignored: a Transformer has no offsets");
@@ -291,6 +407,17 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
         }
     }
 
+    // Causal-mask buffers: must be the Lmax x Lmax lower-triangular ones our attention applies.
+    if (c.kind == ModelKind::Transformer && !k.causalMask.empty()) {
+        for (int64_t l = 0; l < layers; ++l) {
+            const std::string name = k.blockPrefix + std::to_string(l) + "." + k.causalMask;
+            const auto it = file.tensors.find(name);
+            if (it == file.tensors.end()) continue;
+            checkCausalMask(it->second, c.maxLen, name);
+            used.insert(name);
+        }
+    }
+
     // Tied head: optional, but when present it must be the token table.
     if (const auto it = file.tensors.find(k.lmHead); it != file.tensors.end()) {
         used.insert(k.lmHead);
@@ -329,7 +456,9 @@ ImportedModel convert(const std::string& path, TensorFile file, const ImportOpti
     line << layoutName(layout) << " " << kindName(c.kind) << ": V=" << c.vocabSize << " d=" << c.dModel;
     if (c.kind == ModelKind::Grassmann) line << " r=" << c.reduced;
     line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen << " norm=" << normName(c.norm)
-         << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << (c.mixerLayerNorm ? " mixer-LN" : "");
+         << (c.mixerLayerNorm ? " mixer-LN" : "");
+    if (c.kind == ModelKind::Grassmann)
+        line << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << " eps=" << c.pluckerEps;
     if (!c.layerOffsets.empty()) {
         line << " offsets=";
         for (size_t l = 0; l < c.layerOffsets.size(); ++l) {
@@ -367,6 +496,15 @@ ImportLayout layoutFromName(const std::string& name) {
     throw std::invalid_argument("unknown layout '" + name + "' (use auto, grasslm, alphaxiv or kanenorman)");
 }
 
+std::string importedVariantText(const ModelConfig& c) {
+    if (c.family.empty()) return "";
+    std::ostringstream s;
+    s << c.family << " " << kindName(c.kind) << ": norm=" << normName(c.norm) << (c.mixerLayerNorm ? "+mixer-LN" : "");
+    if (c.kind == ModelKind::Grassmann)
+        s << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << " eps=" << c.pluckerEps;
+    return s.str();
+}
+
 bool isImportableCheckpointPath(const std::string& path) {
     const std::string ext = lower(std::filesystem::path(path).extension().string());
     return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors";
@@ -401,7 +539,17 @@ std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64
     return out;
 }
 
-ImportedModel importCheckpoint(const std::string& path, const ImportOptions& options) {
+/// An HF-style or GrassLM model folder: the weights file inside it.
+static std::string checkpointInFolder(const std::string& folder) {
+    for (const char* name : {"model.safetensors", "best_model.pt", "latest.pt", "model.pt", "pytorch_model.bin"})
+        if (std::filesystem::is_regular_file(std::filesystem::path(folder) / name))
+            return (std::filesystem::path(folder) / name).string();
+    throw std::runtime_error(folder + ": a folder without model.safetensors, best_model.pt, latest.pt, model.pt or "
+                                      "pytorch_model.bin");
+}
+
+ImportedModel importCheckpoint(const std::string& given, const ImportOptions& options) {
+    const std::string path = std::filesystem::is_directory(given) ? checkpointInFolder(given) : given;
     try {
         TensorFile file = readTensorFile(path);
         if (file.format == "safetensors" && file.metadata.count("model_config")) {
@@ -432,7 +580,8 @@ ImportedModel loadOrImportModel(const std::string& path, const std::string& devi
     ImportOptions o;
     o.device = device;
     o.expectedKind = expectedKind;
-    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    const std::filesystem::path folder =
+        std::filesystem::is_directory(path) ? std::filesystem::path(path) : std::filesystem::path(path).parent_path();
     for (const char* name : {"vocab.txt", "vocab.json"}) {
         if (std::filesystem::exists(folder / name)) {
             o.vocabPath = (folder / name).string();

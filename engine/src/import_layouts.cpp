@@ -53,10 +53,9 @@ Pairs blockPairs(ImportLayout layout, ModelKind kind) {
             both(p, "w_red", "attention.reduce");
             both(p, "w_plu", "attention.expand");
             both(p, "w_gate", "attention.gate_proj");
-        } else { // nn.MultiheadAttention: fused in_proj (rows q | k | v) + out_proj
-            p.emplace_back("qkv.weight", "attention.in_proj_weight");
-            p.emplace_back("qkv.bias", "attention.in_proj_bias");
-            both(p, "out_proj", "attention.out_proj");
+        } else { // fused projection split as (qkv, head, d_head): rows q | k | v, heads inside
+            both(p, "qkv", "attention.qkv_projection");
+            both(p, "out_proj", "attention.out_projection");
         }
         both(p, "ln2", "ffn_norm");
         both(p, "ffn_in", "ffn.layers.0");
@@ -79,19 +78,24 @@ const LayoutKeys& layoutKeys(ImportLayout layout) {
                                     "mixing.plucker_encoder.W_red.weight",
                                     "ffn.0.weight",
                                     "mixing.plucker_encoder.idx_i",
-                                    "mixing.plucker_encoder.idx_j"};
+                                    "mixing.plucker_encoder.idx_j",
+                                    "lm_head.weight",
+                                    ""};
     static const LayoutKeys alphaxiv{"token_embedding.weight", "position_embedding.weight", "blocks.",
                                      "grassmann.W_red.weight", "qkv_proj.weight",           "grassmann.W_red.weight",
-                                     "ffn.0.weight",           "grassmann.plucker.idx_i",   "grassmann.plucker.idx_j"};
+                                     "ffn.0.weight",           "grassmann.plucker.idx_i",   "grassmann.plucker.idx_j",
+                                     "lm_head.weight",         ""};
     static const LayoutKeys kanenorman{"token_embedding.weight",
                                        "position_embedding.weight",
                                        "transformer_blocks.",
                                        "attention.reduce.weight",
-                                       "attention.in_proj_weight",
+                                       "attention.qkv_projection.weight",
                                        "attention.reduce.weight",
                                        "ffn.layers.0.weight",
-                                       "",
-                                       ""};
+                                       "attention.idx_i",
+                                       "attention.idx_j",
+                                       "lm_head.weight",
+                                       "attention.causal_mask"};
     switch (layout) {
     case ImportLayout::GrassLM:
         return grasslm;
@@ -109,10 +113,12 @@ void applyLayoutVariant(ImportLayout layout, ModelConfig& c) {
     c.layerNormEps = 1e-5; // every family uses nn.LayerNorm's default
     switch (layout) {
     case ImportLayout::GrassLM:
+        // Projects each offset's p^ separately, pads rows t < D with zeros, divides the sum by
+        // the number of valid offsets (at least 1): a token with none gets g = 0.
         c.norm = NormPlacement::Post;
         c.gate = GateVariant::Paper;
         c.mixerLayerNorm = false;
-        c.empty = EmptyRule::Bias; // the encoder projects a zero bivector: g = b_plu
+        c.empty = EmptyRule::Zero;
         c.pluckerEps = 1e-8;
         return;
     case ImportLayout::AlphaXiv:
@@ -123,11 +129,13 @@ void applyLayoutVariant(ImportLayout layout, ModelConfig& c) {
         c.pluckerEps = 1e-6;
         return;
     case ImportLayout::KaneNorman:
+        // Averages p^ in Plücker space (count clamped to 1), then projects once: g = b_plu at a
+        // token with no valid lag. Post-norm unless trained with pre_norm (--norm pre).
         c.norm = NormPlacement::Post;
         c.gate = GateVariant::GeometryOnly;
         c.mixerLayerNorm = false;
-        c.empty = EmptyRule::Zero;
-        c.pluckerEps = 1e-8;
+        c.empty = EmptyRule::Bias;
+        c.pluckerEps = 1e-6;
         return;
     case ImportLayout::Auto:
         break;

@@ -27,6 +27,7 @@ struct LayoutKeys {
     std::string ffnInWeight;               ///< block-relative first FFN weight (d_ff x d)
     std::string idxI, idxJ;                ///< block-relative pair-index buffers ("" when the family has none)
     std::string lmHead = "lm_head.weight"; ///< tied head (optional in the file)
+    std::string causalMask;                ///< block-relative Lmax x Lmax lower-triangular buffer ("" = none)
 };
 
 const LayoutKeys& layoutKeys(ImportLayout layout);

@@ -72,7 +72,20 @@ bool isScalar(const PickleValue& v) {
            (v.kind == K::Object && v.text.find("scalar") != std::string::npos);
 }
 
-/// Scalars of the root dict and of plain-data records one level below it (args.lr, ...).
+/// "1,2,4" for a list or tuple of integers (offset lists in saved arguments); "" otherwise.
+std::string intListText(const PickleDocument& doc, const PickleValue& v) {
+    if ((v.kind != K::List && v.kind != K::Tuple) || v.items.empty() || v.items.size() > 4096) return "";
+    std::string s;
+    for (PickleId id : v.items) {
+        const PickleValue& e = doc.at(id);
+        if (e.kind != K::Int) return "";
+        s += (s.empty() ? "" : ",") + std::to_string(e.integer);
+    }
+    return s;
+}
+
+/// Scalars (and integer lists) of the root dict and of plain-data records one level below it
+/// (args.lr, config.window_offsets, ...).
 void collectMetadata(const PickleDocument& doc, PickleId root, PickleId stateDict, TensorFile& out) {
     const PickleValue& r = doc.at(root);
     if (r.kind != K::Dict || root == stateDict) return;
@@ -87,8 +100,12 @@ void collectMetadata(const PickleDocument& doc, PickleId root, PickleId stateDic
         PickleId fields = val.kind == K::Dict ? v : (val.kind == K::Object ? val.state : -1);
         if (fields < 0 || doc.at(fields).kind != K::Dict) continue;
         for (const auto& [fk, fv] : doc.at(fields).entries)
-            if (doc.at(fk).kind == K::String && isScalar(doc.at(fv)))
-                out.metadata[key.text + "." + doc.at(fk).text] = scalarText(doc, fv);
+            if (doc.at(fk).kind == K::String) {
+                if (isScalar(doc.at(fv)))
+                    out.metadata[key.text + "." + doc.at(fk).text] = scalarText(doc, fv);
+                else if (const std::string list = intListText(doc, doc.at(fv)); !list.empty())
+                    out.metadata[key.text + "." + doc.at(fk).text] = list;
+            }
     }
 }
 

@@ -122,6 +122,7 @@ TEST_P(LayoutRoundTrip, RenamedWeightsGiveIdenticalLogits) {
     got.model.save(dir.file("out.gwb"));
     const ImportedModel again = importCheckpoint(dir.file("out.gwb"));
     EXPECT_EQ(again.report.format, "gwb");
+    EXPECT_EQ(again.model.config().family, layoutName(layout)); // the .gwb keeps where it came from
     EXPECT_EQ(logits(again.model, ids), logits(ref, ids));
 }
 
@@ -281,6 +282,118 @@ TEST(Import, VocabularyIsAttached) {
     ASSERT_TRUE(m.model.tokenizer());
     EXPECT_EQ(m.model.tokenizer()->kind(), "wordpiece");
     EXPECT_EQ(m.model.tokenizer()->encodeIds("W7 w49 zz"), (std::vector<int32_t>{7, 49, 1}));
+}
+
+/// An int64 or float tensor for buffers.
+StoredTensor i64(const std::vector<int64_t>& v) {
+    StoredTensor s;
+    s.dtype = "I64";
+    s.shape = {static_cast<int64_t>(v.size())};
+    s.bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * 8);
+    return s;
+}
+
+std::string writeWithBuffers(const TempDir& dir, const Tensors& t, const std::map<std::string, StoredTensor>& extra,
+                             const std::string& name) {
+    SafetensorsFile f;
+    for (const auto& [n, a] : t)
+        f.tensors[n] = makeStoredTensor(a.shape, a.data.data(), "F32");
+    for (const auto& [n, s] : extra)
+        f.tensors[n] = s;
+    writeSafetensors(dir.file(name), f);
+    return dir.file(name);
+}
+
+TEST(Import, KaneNormanBuffersAreCheckedAndSkipped) {
+    TempDir dir;
+    // Grassmann: idx_i / idx_j in the lexicographic order are accepted; a wrong count refused.
+    const Model g = randomModel(tinyConfig(ImportLayout::KaneNorman, ModelKind::Grassmann), 11);
+    std::map<std::string, StoredTensor> idx;
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "transformer_blocks." + std::to_string(l) + ".attention.";
+        idx[p + "idx_i"] = i64({0, 0, 0, 1, 1, 2});
+        idx[p + "idx_j"] = i64({1, 2, 3, 2, 3, 3});
+    }
+    const auto m = importCheckpoint(writeWithBuffers(dir, familyTensors(g, ImportLayout::KaneNorman), idx, "g.st"));
+    EXPECT_EQ(m.model.config().empty, EmptyRule::Bias);
+    EXPECT_EQ(m.model.config().pluckerEps, 1e-6);
+    EXPECT_EQ(m.model.config().gate, GateVariant::GeometryOnly);
+    EXPECT_EQ(importedVariantText(m.model.config()),
+              "kanenorman grassmann: norm=post gate=geometry_only empty=bias eps=1e-06");
+    bool asksForNorm = false;
+    for (const auto& n : m.report.notes)
+        asksForNorm |= n.find("pass --norm pre") != std::string::npos;
+    EXPECT_TRUE(asksForNorm) << "the undecidable pre_norm flag must be reported";
+    idx["transformer_blocks.1.attention.idx_i"] = i64({0, 0, 1});
+    expectImportError(
+        [&] { importCheckpoint(writeWithBuffers(dir, familyTensors(g, ImportLayout::KaneNorman), idx, "g2.st")); },
+        "index buffers hold 3 and 6 pairs");
+
+    // Transformer: the causal_mask buffer must be Lmax x Lmax lower-triangular ones.
+    const Model t = randomModel(tinyConfig(ImportLayout::KaneNorman, ModelKind::Transformer), 12);
+    auto mask = [](int64_t n, bool causal) {
+        std::vector<float> v(static_cast<size_t>(n * n));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j)
+                v[static_cast<size_t>(i * n + j)] = (!causal || j <= i) ? 1.0f : 0.0f;
+        return makeStoredTensor({n, n}, v.data(), "F32");
+    };
+    std::map<std::string, StoredTensor> masks{{"transformer_blocks.0.attention.causal_mask", mask(40, true)},
+                                              {"transformer_blocks.1.attention.causal_mask", mask(40, true)}};
+    const auto tm =
+        importCheckpoint(writeWithBuffers(dir, familyTensors(t, ImportLayout::KaneNorman), masks, "t.st"));
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
+    EXPECT_EQ(logits(tm.model, ids), logits(t, ids));
+    masks["transformer_blocks.1.attention.causal_mask"] = mask(40, false);
+    expectImportError(
+        [&] { importCheckpoint(writeWithBuffers(dir, familyTensors(t, ImportLayout::KaneNorman), masks, "t2.st")); },
+        "'transformer_blocks.1.attention.causal_mask' is not lower-triangular ones (entry [0, 1]");
+    masks["transformer_blocks.1.attention.causal_mask"] = mask(20, true);
+    expectImportError(
+        [&] { importCheckpoint(writeWithBuffers(dir, familyTensors(t, ImportLayout::KaneNorman), masks, "t3.st")); },
+        "the buffer disagrees with the weights");
+}
+
+TEST(Import, ConfigBesideTheCheckpointIsReadAndChecked) {
+    TempDir dir;
+    const Model ref = randomModel(tinyConfig(ImportLayout::KaneNorman, ModelKind::Grassmann), 13);
+    const Tensors t = familyTensors(ref, ImportLayout::KaneNorman);
+    // An HF-style folder: config.json + model.safetensors, opened by its folder name.
+    const std::filesystem::path folder = dir.file("hf");
+    std::filesystem::create_directories(folder);
+    writeFile(dir, t, "hf/model.safetensors");
+    std::ofstream((folder / "config.json").string())
+        << R"({"vocab_size": 50, "d_model": 16, "n_layers": 2, "pre_norm": true, "lags": [1, 3]})";
+    const auto m = importCheckpoint(folder.string());
+    EXPECT_EQ(m.model.config().norm, NormPlacement::Pre);
+    EXPECT_EQ(m.model.config().layerOffsets, (std::vector<std::vector<int>>{{1, 3}, {1, 3}}));
+    std::string notes;
+    for (const auto& n : m.report.notes)
+        notes += n + "\n";
+    EXPECT_NE(notes.find("config: norm=pre (from config.json: pre_norm)"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("config: offsets 1,3"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("sizes V=50, d=16, N=2 agree"), std::string::npos) << notes;
+    // The command line wins over the config.
+    ImportOptions o;
+    o.norm = NormPlacement::Post;
+    o.empty = EmptyRule::Zero;
+    EXPECT_EQ(importCheckpoint(folder.string(), o).model.config().norm, NormPlacement::Post);
+    EXPECT_EQ(importCheckpoint(folder.string(), o).model.config().empty, EmptyRule::Zero);
+    // A config that belongs to other weights is refused, naming the field.
+    std::ofstream((folder / "config.json").string()) << R"({"architecture": {"d_model": 32}})";
+    expectImportError([&] { importCheckpoint(folder.string()); },
+                      "config.json: architecture.d_model says 32 but the tensor shapes give d = 16");
+    std::ofstream((folder / "config.json").string()) << R"({"pre_norm": "maybe"})";
+    expectImportError([&] { importCheckpoint(folder.string()); }, "pass --norm pre|post");
+
+    // GrassLM: window_schedule is spread over the layers, one offset each.
+    const Model gl = randomModel(tinyConfig(ImportLayout::GrassLM, ModelKind::Grassmann), 14);
+    std::filesystem::create_directories(dir.file("grasslm"));
+    writeFile(dir, familyTensors(gl, ImportLayout::GrassLM), "grasslm/best_model.safetensors");
+    std::ofstream(dir.file("grasslm/config.json")) << R"({"architecture": {"window_schedule": [2, 8]}})";
+    const auto g = importCheckpoint(dir.file("grasslm/best_model.safetensors"));
+    EXPECT_EQ(g.model.config().layerOffsets, (std::vector<std::vector<int>>{{2}, {8}}));
+    EXPECT_EQ(g.model.config().empty, EmptyRule::Zero);
 }
 
 } // namespace

@@ -1,9 +1,15 @@
-// PyTorch parity: for each family, tests/python/parity_<family>.py builds the family's model
-// from model-spec.md with its own module names, saves random weights the way the family saves
-// them, and records logits for prompts of length 1 (t = 0 alone), 5, 18 (past the largest
-// offset 16) and Lmax = 40. We import the file and require max |ours - PyTorch| < 1e-4.
-// Skipped with a message when no python3 with torch is found.
+// PyTorch parity: for each family, tests/python/parity_<family>.py implements that family's
+// forward pass in its own style from model-spec.md ("Verified semantics of each family"), with
+// its own module names and buffers, saves random weights (non-zero biases and LayerNorm
+// parameters) the way the family saves them, and records logits for prompts of length 1
+// (t = 0 alone), 5, 18 (past the largest offset 16) and Lmax. Every family x kind runs at the
+// paper size (V=30522, d=256, r=32, 6 layers, T=128); the reader formats (bf16 safetensors,
+// fp16 .pt) at a tiny size. We import the file and require max |ours - PyTorch| < 1e-4 on the
+// logits. Negative controls: flipping each variant switch (empty, eps, gate, norm) and the
+// offset schedule must break that tolerance. Skipped with a message when no python3 with torch
+// is found.
 
+#include "gwb/engine/config_io.h"
 #include "gwb/engine/import.h"
 #include "model_impl.h"
 #include "python_runner.h"
@@ -12,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <optional>
 #include <ostream>
@@ -21,17 +28,16 @@
 namespace gwb::engine {
 namespace {
 
+constexpr double kTolerance = 1e-4;
+
 struct Case {
-    std::string family, kind, format, dtype;
+    std::string family, kind, norm, format, dtype, size;
+    std::string name() const { return family + "_" + kind + "_" + norm + "_" + format + "_" + dtype + "_" + size; }
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.family << " " << c.kind << " " << c.format << " " << c.dtype;
-}
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 
-std::string caseName(const testing::TestParamInfo<Case>& info) {
-    return info.param.family + "_" + info.param.kind + "_" + info.param.format + "_" + info.param.dtype;
-}
+std::string caseName(const testing::TestParamInfo<Case>& info) { return info.param.name(); }
 
 /// Logits (T x V, row-major) of `ids` through the imported model in eval mode.
 std::vector<float> logits(const Model& model, const std::vector<int64_t>& ids) {
@@ -41,6 +47,40 @@ std::vector<float> logits(const Model& model, const std::vector<int64_t>& ids) {
     const torch::Tensor x = torch::tensor(ids, torch::kLong).view({1, -1}).to(model.impl().device);
     const torch::Tensor y = net.forward(x).to(torch::kCPU).contiguous();
     return {y.data_ptr<float>(), y.data_ptr<float>() + y.numel()};
+}
+
+/// What parity_<family>.py wrote for one case.
+struct Expected {
+    nlohmann::json meta;
+    std::vector<std::vector<int64_t>> prompts;
+    std::vector<std::vector<float>> logits; ///< per prompt, T x V row-major
+};
+
+Expected readExpected(const std::filesystem::path& dir) {
+    Expected e;
+    e.meta = nlohmann::json::parse(std::ifstream((dir / "expected.json").string()));
+    const int64_t v = e.meta["config"]["V"].get<int64_t>();
+    std::ifstream in((dir / e.meta["logits_file"].get<std::string>()).string(), std::ios::binary);
+    for (const auto& p : e.meta["prompts"]) {
+        e.prompts.push_back(p.get<std::vector<int64_t>>());
+        std::vector<float> rows(e.prompts.back().size() * static_cast<size_t>(v));
+        in.read(reinterpret_cast<char*>(rows.data()), static_cast<std::streamsize>(rows.size() * sizeof(float)));
+        e.logits.push_back(std::move(rows));
+    }
+    EXPECT_TRUE(in.good()) << "logits file shorter than its prompts";
+    return e;
+}
+
+/// max |ours - reference| over every prompt.
+double maxDiff(const Model& model, const Expected& e) {
+    double worst = 0.0;
+    for (size_t p = 0; p < e.prompts.size(); ++p) {
+        const auto got = logits(model, e.prompts[p]);
+        EXPECT_EQ(got.size(), e.logits[p].size());
+        for (size_t i = 0; i < got.size() && i < e.logits[p].size(); ++i)
+            worst = std::max(worst, static_cast<double>(std::abs(got[i] - e.logits[p][i])));
+    }
+    return worst;
 }
 
 /// The folder holding every case, generated once by parity_all.py (one torch start-up) and
@@ -80,64 +120,126 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     if (!py) GTEST_SKIP() << "python3 with torch (Debian python3-torch) not found: PyTorch parity skipped";
     const auto cases = casesFolder(*py);
     ASSERT_TRUE(cases) << "parity_all.py failed";
-    const auto dir = *cases / (c.family + "_" + c.kind + "_" + c.format + "_" + c.dtype);
-    const auto expected = nlohmann::json::parse(std::ifstream((dir / "expected.json").string()));
+    const auto dir = *cases / c.name();
+    const Expected e = readExpected(dir);
     const std::string checkpoint = (dir / (c.format == "pt" ? "model.pt" : "model.safetensors")).string();
 
     ImportOptions options;
     options.expectedKind = c.kind == "grassmann" ? ModelKind::Grassmann : ModelKind::Transformer;
+    // kanenorman's pre_norm flag is not in its state dict: a user passes --norm pre.
+    if (c.family == "kanenorman" && c.norm == "pre") options.norm = NormPlacement::Pre;
     const ImportedModel imported = importCheckpoint(checkpoint, options);
     EXPECT_EQ(layoutName(imported.report.layout), c.family);
     const ModelConfig& cfg = imported.model.config();
-    EXPECT_EQ(cfg.vocabSize, 50);
-    EXPECT_EQ(cfg.dModel, 16);
-    EXPECT_EQ(cfg.nLayers, 2);
-    EXPECT_EQ(cfg.maxLen, 40);
-    EXPECT_EQ(cfg.dFF, 64);
+    const auto& size = e.meta["config"];
+    EXPECT_EQ(cfg.family, c.family);
+    EXPECT_EQ(cfg.vocabSize, size["V"].get<int64_t>());
+    EXPECT_EQ(cfg.dModel, size["d"].get<int64_t>());
+    EXPECT_EQ(cfg.nLayers, size["N"].get<int64_t>());
+    EXPECT_EQ(cfg.maxLen, size["Lmax"].get<int64_t>());
+    EXPECT_EQ(cfg.dFF, size["d_ff"].get<int64_t>());
+    const auto& variant = e.meta["variant"];
+    EXPECT_EQ(normName(cfg.norm), variant["norm"].get<std::string>());
     if (c.kind == "grassmann") {
-        EXPECT_EQ(cfg.reduced, 4);
+        EXPECT_EQ(cfg.reduced, size["r"].get<int64_t>());
+        EXPECT_EQ(gateName(cfg.gate), variant["gate"].get<std::string>());
+        EXPECT_EQ(emptyName(cfg.empty), variant["empty"].get<std::string>());
+        EXPECT_DOUBLE_EQ(cfg.pluckerEps, variant["eps"].get<double>());
     }
 
-    double worst = 0.0;
-    for (size_t p = 0; p < expected["prompts"].size(); ++p) {
-        const auto ids = expected["prompts"][p].get<std::vector<int64_t>>();
-        const auto want = expected["logits"][p].get<std::vector<float>>();
-        const auto got = logits(imported.model, ids);
-        ASSERT_EQ(got.size(), want.size());
-        double diff = 0.0;
-        for (size_t i = 0; i < got.size(); ++i)
-            diff = std::max(diff, static_cast<double>(std::abs(got[i] - want[i])));
-        EXPECT_LT(diff, 1e-4) << "prompt of length " << ids.size();
-        worst = std::max(worst, diff);
-    }
-    // Negative control: a different offset schedule must change the logits, so the comparison
-    // above can fail.
-    if (c.kind == "grassmann") {
-        options.offsetSchedule = "3";
-        const ImportedModel wrong = importCheckpoint(checkpoint, options);
-        const auto ids = expected["prompts"][3].get<std::vector<int64_t>>();
-        const auto want = expected["logits"][3].get<std::vector<float>>();
-        const auto got = logits(wrong.model, ids);
-        double diff = 0.0;
-        for (size_t i = 0; i < got.size(); ++i)
-            diff = std::max(diff, static_cast<double>(std::abs(got[i] - want[i])));
-        EXPECT_GT(diff, 1e-2) << "the offset schedule does not reach the logits";
-    }
-    std::cout << "[          ] " << c.family << " " << c.kind << " (" << c.format << ", " << c.dtype
-              << "): max |logit diff| = " << worst << "\n";
+    const double diff = maxDiff(imported.model, e);
+    EXPECT_LT(diff, kTolerance);
+    std::cout << "[          ] " << c.name() << ": max |logit diff| = " << diff << "\n";
+    if (c.size != "paper") return;
+
+    // Negative controls: each switch flipped alone must break the tolerance.
+    auto flipped = [&](const char* what, const std::function<void(ImportOptions&)>& change) {
+        ImportOptions o = options;
+        change(o);
+        const double d = maxDiff(importCheckpoint(checkpoint, o).model, e);
+        EXPECT_GT(d, kTolerance) << what << " flipped still matches: the comparison cannot see it";
+        std::cout << "[          ]   " << what << " flipped: max |logit diff| = " << d << "\n";
+    };
+    const bool pre = cfg.norm == NormPlacement::Pre;
+    if (cfg.mixerLayerNorm) // alphaXiv Grassmann: post has no place for the mixer LayerNorm
+        EXPECT_THROW(importCheckpoint(checkpoint, [&] {
+                         ImportOptions o = options;
+                         o.norm = NormPlacement::Post;
+                         return o;
+                     }()),
+                     std::runtime_error);
+    else
+        flipped("norm", [&](ImportOptions& o) { o.norm = pre ? NormPlacement::Post : NormPlacement::Pre; });
+    if (c.kind != "grassmann") return;
+    flipped("empty", [&](ImportOptions& o) { o.empty = cfg.empty == EmptyRule::Zero ? EmptyRule::Bias : EmptyRule::Zero; });
+    flipped("eps", [&](ImportOptions& o) { o.pluckerEps = cfg.pluckerEps < 1e-7 ? 1e-6 : 1e-8; });
+    flipped("gate", [&](ImportOptions& o) {
+        o.gate = cfg.gate == GateVariant::Paper ? GateVariant::GeometryOnly : GateVariant::Paper;
+    });
+    flipped("offsets", [&](ImportOptions& o) { o.offsetSchedule = "3"; });
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, Parity,
-                         testing::Values(Case{"grasslm", "grassmann", "pt", "float32"},
-                                         Case{"grasslm", "transformer", "pt", "float32"},
-                                         Case{"alphaxiv", "grassmann", "pt", "float32"},
-                                         Case{"alphaxiv", "transformer", "pt", "float32"},
-                                         Case{"kanenorman", "grassmann", "pt", "float32"},
-                                         Case{"kanenorman", "transformer", "pt", "float32"},
-                                         Case{"grasslm", "grassmann", "safetensors", "bfloat16"},
-                                         Case{"alphaxiv", "grassmann", "pt", "float16"},
-                                         Case{"kanenorman", "grassmann", "safetensors", "float32"}),
+                         testing::Values(Case{"grasslm", "grassmann", "post", "pt", "float32", "paper"},
+                                         Case{"alphaxiv", "grassmann", "pre", "pt", "float32", "paper"},
+                                         Case{"alphaxiv", "transformer", "pre", "pt", "float32", "paper"},
+                                         Case{"kanenorman", "grassmann", "post", "pt", "float32", "paper"},
+                                         Case{"kanenorman", "grassmann", "pre", "pt", "float32", "paper"},
+                                         Case{"kanenorman", "transformer", "post", "pt", "float32", "paper"},
+                                         Case{"kanenorman", "transformer", "pre", "pt", "float32", "paper"},
+                                         Case{"grasslm", "grassmann", "post", "safetensors", "bfloat16", "tiny"},
+                                         Case{"alphaxiv", "grassmann", "pre", "pt", "float16", "tiny"},
+                                         Case{"kanenorman", "grassmann", "post", "safetensors", "float32", "tiny"}),
                          caseName);
+
+// The 1.8e-3 paper-size Transformer gap reported with the old parity weights (all N(0, 0.35^2)):
+// not a semantic difference but float32 rounding amplified by an ill-conditioned network
+// (attention scores ~1e2, nearly one-hot softmax rows). Pinned three ways on those weights:
+// the float32 PyTorch reference is itself > 1e-4 from the float64 one; our engine is as far
+// from the float64 reference in float32; and our engine run in float64 on the same weights
+// matches the float64 reference to 1e-8, so every operation agrees.
+TEST(ParityConditioning, OldTransformerGapIsFloat32RoundingNotSemantics) {
+    const auto py = test::findPython("torch");
+    if (!py) GTEST_SKIP() << "python3 with torch (Debian python3-torch) not found: PyTorch parity skipped";
+    const auto cases = casesFolder(*py);
+    ASSERT_TRUE(cases) << "parity_all.py failed";
+    const auto dir = *cases / "conditioning";
+    const auto meta = nlohmann::json::parse(std::ifstream((dir / "expected.json").string()));
+    const auto ids = meta["prompt"].get<std::vector<int64_t>>();
+    const size_t n = ids.size() * meta["config"]["V"].get<size_t>();
+    std::vector<float> ref32(n);
+    std::vector<double> ref64(n);
+    std::ifstream((dir / "logits32.f32").string(), std::ios::binary)
+        .read(reinterpret_cast<char*>(ref32.data()), static_cast<std::streamsize>(n * sizeof(float)));
+    std::ifstream((dir / "logits64.f64").string(), std::ios::binary)
+        .read(reinterpret_cast<char*>(ref64.data()), static_cast<std::streamsize>(n * sizeof(double)));
+
+    ImportedModel m = importCheckpoint((dir / "model.pt").string());
+    ASSERT_EQ(m.model.config().kind, ModelKind::Transformer);
+    const auto ours32 = logits(m.model, ids);
+    double refGap = 0.0, ourGap32 = 0.0, ourGap64 = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        refGap = std::max(refGap, std::abs(static_cast<double>(ref32[i]) - ref64[i]));
+        ourGap32 = std::max(ourGap32, std::abs(static_cast<double>(ours32[i]) - ref64[i]));
+    }
+    {
+        torch::NoGradGuard noGrad;
+        auto& net = *m.model.impl().net;
+        net.eval();
+        net.to(torch::kDouble);
+        const torch::Tensor y = net.forward(torch::tensor(ids, torch::kLong).view({1, -1})).contiguous();
+        ASSERT_EQ(y.scalar_type(), torch::kDouble);
+        const double* p = y.data_ptr<double>();
+        for (size_t i = 0; i < n; ++i)
+            ourGap64 = std::max(ourGap64, std::abs(p[i] - ref64[i]));
+    }
+    std::cout << "[          ] old 0.35 weights (max attention score " << meta["max_attention_score"].get<double>()
+              << "): PyTorch f32 vs f64 " << refGap << ", ours f32 vs PyTorch f64 " << ourGap32
+              << ", ours f64 vs PyTorch f64 " << ourGap64 << "\n";
+    EXPECT_GT(refGap, kTolerance) << "the old weights no longer show the float32 amplification";
+    EXPECT_GT(ourGap32, kTolerance);
+    EXPECT_LT(ourGap64, 1e-8) << "in float64 the engine must agree with the reference exactly";
+}
 
 } // namespace
 } // namespace gwb::engine

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""alphaXiv family: pre-norm blocks with an extra LayerNorm around the mix, all six offsets in
-every layer, Plücker eps 1e-6, g = 0 at a token with no valid offset (empty=zero). Saved from a
-compiled model, so every key carries the `_orig_mod.` prefix. Checkpoint: a dict with
-model_state_dict, epoch, val_loss and val_ppl (a numpy float64). Its Transformer uses
-blocks.{i}.qkv_proj and blocks.{i}.out_proj."""
+"""alphaXiv family (model-spec.md): pre-norm blocks, the Grassmann mixer wrapped in its own
+LayerNorm, all six offsets in every layer, Plücker eps 1e-6, g = 0 at a token with no valid
+offset (empty=zero), paper gate on the normalized input. Saved from a compiled model, so every
+key carries `_orig_mod.`. Checkpoint: dict with model_state_dict, epoch, val_loss, val_ppl (a
+numpy float64). Its Transformer uses blocks.{i}.qkv_proj and blocks.{i}.out_proj."""
+
+import math
 
 import numpy as np
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 import parity_common as pc
 
@@ -19,9 +22,9 @@ class PluckerIndex(nn.Module):
 
     def __init__(self, r):
         super().__init__()
-        ii, jj = pc.pair_indices(r)
-        self.register_buffer("idx_i", ii)
-        self.register_buffer("idx_j", jj)
+        pairs = [(i, j) for i in range(r) for j in range(i + 1, r)]
+        self.register_buffer("idx_i", torch.tensor([p[0] for p in pairs], dtype=torch.long))
+        self.register_buffer("idx_j", torch.tensor([p[1] for p in pairs], dtype=torch.long))
 
 
 class Grassmann(nn.Module):
@@ -35,8 +38,18 @@ class Grassmann(nn.Module):
 
     def forward(self, n):
         z = self.W_red(n)
-        bivec, count = pc.plucker_bivector(z, pc.ALL_OFFSETS, self.plucker.idx_i, self.plucker.idx_j, EPS)
-        g = pc.geometric_feature(bivec, count, self.W_plu, "zero")
+        t = z.shape[1]
+        ii, jj = self.plucker.idx_i, self.plucker.idx_j
+        feats, masks = [], []
+        for delta in pc.ALL_OFFSETS:
+            past = F.pad(z, (0, 0, delta, 0))[:, :t]  # z_{t-delta}, zeros before the start
+            p = z[..., ii] * past[..., jj] - z[..., jj] * past[..., ii]
+            p = p / p.norm(dim=-1, keepdim=True).clamp(min=EPS)
+            ok = (torch.arange(t) >= delta).float()[None, :, None]
+            feats.append(p * ok)
+            masks.append(ok)
+        count = torch.stack(masks).sum(0)
+        g = self.W_plu(torch.stack(feats).sum(0) / count.clamp(min=1)) * (count > 0).float()
         a = torch.sigmoid(self.W_gate(torch.cat([n, g], dim=-1)))
         return self.layer_norm(a * n + (1 - a) * g)
 
@@ -56,12 +69,18 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(d)
         self.ffn = nn.Sequential(nn.Linear(d, c["d_ff"]), nn.GELU(), nn.Dropout(0.1), nn.Linear(c["d_ff"], d))
 
+    def attend(self, n):
+        b, t, d = n.shape
+        dh = d // self.heads
+        q, k, v = (y.reshape(b, t, self.heads, dh).transpose(1, 2) for y in self.qkv_proj(n).chunk(3, dim=-1))
+        att = torch.einsum("bhqe,bhke->bhqk", q, k) / math.sqrt(dh)
+        att = att + torch.full((t, t), float("-inf")).triu(1)
+        y = torch.einsum("bhqk,bhke->bhqe", att.softmax(-1), v)
+        return self.out_proj(y.transpose(1, 2).reshape(b, t, d))
+
     def forward(self, h):
         n = self.ln1(h)
-        if self.kind == "grassmann":
-            h = h + self.grassmann(n)
-        else:
-            h = h + pc.causal_attention(n, self.qkv_proj, self.out_proj, self.heads)
+        h = h + (self.grassmann(n) if self.kind == "grassmann" else self.attend(n))
         return h + self.ffn(self.ln2(h))
 
 
@@ -91,9 +110,13 @@ def save(state, path):
 def make(args):
     """Builds, saves and records one case (args as parity_common.parser() defines them)."""
     torch.manual_seed(args.seed)
-    model = Model(pc.sizes(args), args.kind)
-    pc.randomize(model, args.seed)
-    pc.finish(args, model, save, "alphaxiv", pc.sizes(args))
+    c = pc.sizes(args)
+    model = Model(c, args.kind)
+    pc.randomize(model, args.seed, ("blocks.0.grassmann.W_red",), 5e-6 if c["d"] > 16 else 1e-4)
+    variant = {"norm": "pre"}
+    if args.kind == "grassmann":
+        variant.update(gate="paper", empty="zero", eps=EPS)
+    pc.finish(args, model, save, "alphaxiv", variant)
 
 
 if __name__ == "__main__":

@@ -1,97 +1,54 @@
-"""Shared pieces of the import parity scripts (parity_<family>.py).
+"""Harness shared by the import parity scripts (parity_<family>.py). No model maths here: each
+family script implements its own forward pass, in that family's own style, from the section
+"Verified semantics of each family" of docs/model-spec.md, with the family's own module names
+(so its state_dict keys and buffers come out as that family's checkpoints have them). This file
+only fills weights, saves, runs prompts and writes what tests/import/parity_test.cpp compares:
 
-Each family script builds that family's model in PyTorch from the equations in
-docs/model-spec.md, with the family's own module names (so its state_dict keys
-come out as that family's checkpoints have them), fills it with random weights,
-saves it the way the family saves it, and writes the logits of a few prompts to
-expected.json. tests/import/ then imports the file with `gwb` and compares.
+  OUT/model.pt | model.safetensors   the checkpoint, saved as the family saves it
+  OUT/expected.json                  family, kind, sizes, prompts, variant flags
+  OUT/logits.f32                     float32 logits of every prompt, rows concatenated (T x V each)
 
-This is our own code, written from the spec; it does not copy any of the
-public repositories.
+This is our own code, written from the spec; it does not copy any of the public repositories.
 """
 
 import argparse
 import json
-import math
 import os
 import struct
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-# Tiny sizes: positions up to Lmax - 1 = 39 lie past the largest offset (16).
-TINY = dict(V=50, d=16, r=4, N=2, d_ff=64, Lmax=40, heads=4)
-# The paper's 6-layer size (model-spec parameter counts), for manual checks of `gwb import`.
+# The paper's 6-layer size (model-spec parameter counts); every family x kind is tested here.
 PAPER = dict(V=30522, d=256, r=32, N=6, d_ff=1024, Lmax=128, heads=4)
+# Small size for the format / dtype cases (bf16 safetensors, fp16 .pt).
+TINY = dict(V=50, d=16, r=4, N=2, d_ff=64, Lmax=40, heads=4)
 ALL_OFFSETS = [1, 2, 4, 8, 12, 16]
 
 
-def per_layer_offsets(n_layers):
-    """GrassLM's schedule: one offset per layer, layer l gets entry floor(l * 6 / N)."""
-    return [[ALL_OFFSETS[(l * len(ALL_OFFSETS)) // n_layers]] for l in range(n_layers)]
-
-
-def pair_indices(r):
-    """(i, j) with i < j in lexicographic order, as int64 index buffers."""
-    ii, jj = torch.triu_indices(r, r, offset=1)
-    return ii.long(), jj.long()
-
-
-def plucker_bivector(z, offsets, idx_i, idx_j, eps):
-    """Spec steps 3-5 for a batch. z: B x T x r. Returns (mean of normalized Plücker vectors
-    B x T x C, number of valid offsets per token T)."""
-    b, t, _ = z.shape
-    total = z.new_zeros(b, t, idx_i.numel())
-    count = z.new_zeros(t)
-    for dist in offsets:
-        if dist >= t:
-            continue
-        cur = z[:, dist:, :]   # token t
-        past = z[:, :-dist, :]  # token t - D
-        p = cur[..., idx_i] * past[..., idx_j] - cur[..., idx_j] * past[..., idx_i]
-        p = p / p.norm(dim=-1, keepdim=True).clamp(min=eps)
-        total[:, dist:, :] += p
-        count[dist:] += 1
-    return total / count.clamp(min=1).view(1, t, 1), count
-
-
-def geometric_feature(bivec, count, w_plu, empty):
-    """Spec step 6 with the empty-offset rule: 'zero' -> g = 0, 'bias' -> g = b_plu at t with
-    no valid offset (W_plu applied to a zero bivector gives exactly b_plu)."""
-    g = w_plu(bivec)
-    if empty == "zero":
-        g = g * (count > 0).to(g.dtype).view(1, -1, 1)
-    return g
-
-
-def causal_attention(x, qkv, out, heads):
-    """Fused qkv (rows q | k | v, heads contiguous inside each), scale 1/sqrt(d_head)."""
-    b, t, d = x.shape
-    dh = d // heads
-    q, k, v = qkv(x).split(d, dim=-1)
-    q, k, v = (y.view(b, t, heads, dh).transpose(1, 2) for y in (q, k, v))
-    att = (q @ k.transpose(-2, -1)) / math.sqrt(dh)
-    mask = torch.ones(t, t, dtype=torch.bool).tril()
-    att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-    y = (att @ v).transpose(1, 2).reshape(b, t, d)
-    return out(y)
-
-
-def randomize(model, seed, scale=0.35):
-    """Every parameter random (LayerNorm weights around 1), so a wrong mapping shows."""
+def randomize(model, seed, reduce_names=(), reduce_scale=None):
+    """Every parameter random and non-zero: weights N(0, (1/sqrt(fan_in))^2), biases N(0, 0.1^2),
+    LayerNorm weights 1 + N(0, 0.2^2) and biases N(0, 0.1^2), embeddings N(0, 0.5^2). Parameters
+    whose name starts with one of `reduce_names` are scaled to `reduce_scale` instead (used to
+    put layer 0's Plücker norms between 1e-8 and 1e-6, so the eps switch reaches the logits)."""
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            noise = torch.randn(p.shape, generator=gen) * scale
-            if ("norm" in name or "ln" in name) and name.endswith("weight"):
-                p.copy_(1.0 + noise * 0.5)
+            noise = torch.randn(p.shape, generator=gen)
+            is_norm = "norm" in name or ".ln" in name or name.startswith("ln")
+            if any(name.startswith(r) for r in reduce_names):
+                p.copy_(noise * reduce_scale)
+            elif is_norm and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * noise)
+            elif name.endswith("bias") or is_norm:
+                p.copy_(0.1 * noise)
+            elif "embed" in name:
+                p.copy_(0.5 * noise)
             else:
-                p.copy_(noise)
+                p.copy_(noise / (p.shape[-1] ** 0.5))
 
 
 def prompts(vocab, lmax, seed):
-    """t = 0 alone, a short prompt, one just past the largest offset, and a full-length one."""
+    """t = 0 alone, a short prompt, one just past the largest offset (16), and a full-length one."""
     gen = torch.Generator().manual_seed(seed + 1)
     return [torch.randint(0, vocab, (n,), generator=gen).tolist() for n in (1, 5, 18, lmax)]
 
@@ -133,16 +90,18 @@ def parser(description):
     ap.add_argument("--format", choices=["pt", "safetensors"], default="pt")
     ap.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--size", choices=["tiny", "paper"], default="tiny",
-                    help="tiny (the tests) or paper (V=30522, d=256, r=32, N=6; ~50 MB)")
-    ap.add_argument("--out", required=True, help="folder for model.pt|model.safetensors + expected.json")
+    ap.add_argument("--size", choices=["tiny", "paper"], default="paper")
+    ap.add_argument("--norm", choices=["post", "pre"], default="post", help="kanenorman's pre_norm flag")
+    ap.add_argument("--out", required=True, help="folder for the checkpoint + expected.json + logits.f32")
     return ap
 
 
-def finish(args, model, save_pt, family, config):
+def finish(args, model, save_pt, family, variant, buffers_in_safetensors=True):
     """Casts (if asked), saves the checkpoint, runs the prompts with the saved weights and writes
-    expected.json. `save_pt(state_dict, path)` saves the way the family does."""
+    expected.json + logits.f32. `save_pt(state_dict, path)` saves the way the family does;
+    `variant` records the flags the family uses (for the test's report and negative controls)."""
     os.makedirs(args.out, exist_ok=True)
+    config = sizes(args)
     dtype = getattr(torch, args.dtype)
     state = cast_state(model.state_dict(), dtype)
     # The reference runs in float32 on exactly the weights that were saved (after rounding).
@@ -154,15 +113,14 @@ def finish(args, model, save_pt, family, config):
     else:
         path = os.path.join(args.out, "model.safetensors")
         # safetensors refuses shared storage: the tied head is written once, as the family would.
-        write_safetensors(path, {k: v for k, v in state.items() if k != "lm_head.weight"},
-                          {"format": "pt"})
-    result = {"family": family, "kind": args.kind, "config": config, "checkpoint": path,
-              "prompts": [], "logits": []}
-    with torch.no_grad():
+        write_safetensors(path, {k: v for k, v in state.items() if k != "lm_head.weight"}, {"format": "pt"})
+    result = {"family": family, "kind": args.kind, "config": config, "variant": variant,
+              "checkpoint": path, "prompts": [], "logits_file": "logits.f32"}
+    with torch.no_grad(), open(os.path.join(args.out, "logits.f32"), "wb") as f:
         for ids in prompts(config["V"], config["Lmax"], args.seed):
-            logits = model(torch.tensor([ids]))[0]
+            logits = model(torch.tensor([ids]))[0].float().contiguous()
             result["prompts"].append(ids)
-            result["logits"].append([float(x) for x in logits.reshape(-1)])
+            f.write(logits.numpy().astype("<f4").tobytes())
     with open(os.path.join(args.out, "expected.json"), "w") as f:
         json.dump(result, f)
     print(path)

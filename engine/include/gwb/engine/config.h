@@ -18,6 +18,9 @@ enum class EmptyRule { Zero, Bias };
 struct ModelConfig {
     ModelKind kind = ModelKind::Grassmann;
     std::string name;          ///< free-form label shown in the GUI
+    /// Implementation whose checkpoint this model was imported from ("grasslm", "alphaxiv",
+    /// "kanenorman"); empty for models trained or created here.
+    std::string family;
     int64_t vocabSize = 30522; ///< V
     int64_t dModel = 256;      ///< d
     int64_t reduced = 32;      ///< r (Grassmann only)

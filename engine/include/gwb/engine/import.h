@@ -18,13 +18,17 @@
 
 namespace gwb::engine {
 
-/// Key-name families. Each brings its own block arrangement and offset schedule:
+/// Key-name families, each with its verified semantics (model-spec.md, "Verified semantics of
+/// each family"):
 ///  GrassLM    post-norm, paper gate, one offset per layer (1,2,4,8,12,16 spread over N layers),
-///             g = b_plu at t = 0 (empty=bias), eps 1e-8; dict with model_state_dict.
+///             each offset projected then averaged with zero padding (empty=zero), eps 1e-8;
+///             dict with model_state_dict. No Transformer baseline.
 ///  AlphaXiv   pre-norm with mixer LayerNorm, all six offsets per layer, empty=zero, eps 1e-6;
 ///             keys may carry `_orig_mod.`.
-///  KaneNorman geometry-only gate (x = LN(x + sigmoid(W[x;g]) * g)), post-norm, all six offsets,
-///             empty=zero, eps 1e-8; bare state_dict.
+///  KaneNorman geometry-only gate (x = LN(x + sigmoid(W[x;g]) * g)), post-norm (pre with its
+///             pre_norm flag), all six offsets, mean in Plücker space then one projection
+///             (empty=bias), eps 1e-6; idx_i/idx_j buffers; Transformer with qkv_projection,
+///             out_projection and a causal_mask buffer; bare state_dict.
 enum class ImportLayout { Auto, GrassLM, AlphaXiv, KaneNorman };
 
 /// "auto", "grasslm", "alphaxiv", "kanenorman".
@@ -41,7 +45,13 @@ struct ImportOptions {
     /// Transformer heads: not visible in the tensor shapes. Default: the checkpoint's `args`
     /// (n_heads / num_heads / nhead) when present, else 4 (model-spec).
     std::optional<int64_t> nHeads;
-    std::optional<double> pluckerEps; ///< overrides the layout's eps
+    std::optional<double> pluckerEps;         ///< overrides the layout's (and a found config's) eps
+    std::optional<NormPlacement> norm;        ///< overrides the layout's block arrangement
+    std::optional<EmptyRule> empty;           ///< overrides the layout's empty-offset rule
+    std::optional<GateVariant> gate;          ///< overrides the layout's gate
+    /// Read sizes, offsets and flags from a config found with the checkpoint (`args` / `config`
+    /// in the .pt, config.json beside it or in its folder). Off: the family's defaults only.
+    bool useFoundConfig = true;
     /// Tokenizer: a WordPiece vocab.txt, or a GPT-2 vocab.json (merges.txt beside it or
     /// mergesPath).
     std::string vocabPath;
@@ -61,7 +71,7 @@ struct ImportedModel {
     ImportReport report;
 };
 
-/// Reads `path`, maps its tensors onto our model with the layout's variant, checks every key
+/// Reads `path` (a checkpoint file, or a folder holding config.json + model.safetensors), maps its tensors onto our model with the layout's variant, checks every key
 /// and shape, and attaches the tokenizer. A .gwb file is loaded as is. Throws std::runtime_error
 /// whose message names the file and the problem: unknown or missing keys, shape mismatches, a
 /// Transformer checkpoint where a Grassmann one was expected (and vice versa), index buffers
@@ -75,6 +85,10 @@ ImportedModel importCheckpoint(const std::string& path, const ImportOptions& opt
 /// std::runtime_error naming the file and the problem.
 ImportedModel loadOrImportModel(const std::string& path, const std::string& device = "auto",
                                 std::optional<ModelKind> expectedKind = std::nullopt);
+
+/// "kanenorman grassmann: norm=post gate=geometry_only empty=bias eps=1e-06" for an imported
+/// model (status lines, gwb info); "" when config.family is empty (a model made here).
+std::string importedVariantText(const ModelConfig& config);
 
 /// True for names the importer reads: .pt, .pth, .bin, .ckpt, .safetensors (case-insensitive).
 bool isImportableCheckpointPath(const std::string& path);

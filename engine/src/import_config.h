@@ -1,0 +1,32 @@
+#pragma once
+// Configs found with a foreign checkpoint: the `args` / `config` records inside a .pt, a
+// config.json beside the file (GrassLM's model folders keep it under `architecture`), or the
+// config.json of an HF-style folder. Values are kept as text under their leaf names
+// ("pre_norm" -> "true", "window_schedule" -> "1,2,4,8,12,16"). Engine-internal, Torch-free.
+
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace gwb::engine {
+
+struct FoundSetting {
+    std::string value;  ///< "256", "true", "1,2,4" (integer lists comma-joined)
+    std::string source; ///< "args.pre_norm in the checkpoint", "config.json: architecture.d_model"
+};
+
+struct FoundConfig {
+    std::map<std::string, FoundSetting> values; ///< leaf name -> setting (first source wins)
+    std::string files;                          ///< "config.json" when one was read, else ""
+
+    /// The first of `names` present.
+    std::optional<FoundSetting> get(std::initializer_list<const char*> names) const;
+};
+
+/// Gathers the settings of `metadata` (keys `args.*`, `config.*`, as readTensorFile() collects
+/// them) and of `folder`/config.json when it exists. Throws std::runtime_error for a config.json
+/// that is not valid JSON.
+FoundConfig findConfig(const std::string& folder, const std::map<std::string, std::string>& metadata);
+
+} // namespace gwb::engine
