@@ -55,36 +55,89 @@ GrassmannBlockImpl::GrassmannBlockImpl(const ModelConfig& config, std::vector<in
     m_idxJ = torch::tensor(jj, torch::kLong);
 }
 
-std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch::Tensor& x, torch::Tensor* zOut) {
-    const int64_t B = x.size(0), T = x.size(1);
-    const torch::Tensor z = wRed(x); // B x T x r
-    if (m_idxI.device() != z.device()) {
-        m_idxI = m_idxI.to(z.device());
-        m_idxJ = m_idxJ.to(z.device());
+void GrassmannBlockImpl::moveIndices(const torch::Device& device) {
+    if (m_idxI.device() != device) {
+        m_idxI = m_idxI.to(device);
+        m_idxJ = m_idxJ.to(device);
     }
-    if (zOut) *zOut = z;
-    // Coordinates z_i and z_j of every pair (i < j): B x T x C.
-    const torch::Tensor zi = z.index_select(-1, m_idxI);
-    const torch::Tensor zj = z.index_select(-1, m_idxJ);
-    const int64_t C = zi.size(-1);
+}
 
-    torch::Tensor sum = torch::zeros({B, T, C}, z.options());
+torch::Tensor GrassmannBlockImpl::wedge(const torch::Tensor& a, const torch::Tensor& b) {
+    moveIndices(a.device());
+    return a.index_select(-1, m_idxI) * b.index_select(-1, m_idxJ) -
+           a.index_select(-1, m_idxJ) * b.index_select(-1, m_idxI);
+}
+
+torch::Tensor GrassmannBlockImpl::offsetCounts(int64_t T, const torch::Device& device) const {
     std::vector<float> count(static_cast<size_t>(T), 0.0f);
+    for (int D : m_offsets)
+        for (int64_t t = D; t < T; ++t)
+            count[static_cast<size_t>(t)] += 1.0f;
+    return torch::tensor(count, torch::kFloat).to(device).view({1, T, 1});
+}
+
+torch::Tensor GrassmannBlockImpl::featureFromDirection(const torch::Tensor& z, const torch::Tensor& y,
+                                                       const torch::Tensor& valid) {
+    // B_t = z_t ^ y_t: one Plucker vector per token, W_plu applied once.
+    torch::Tensor g = wPlu(wedge(z, y));
+    // Tokens with no valid offset have y = 0, so g = b_plu ("bias"); "zero" masks them to 0.
+    if (m_config.empty == EmptyRule::Zero) g = g * valid.to(g.dtype());
+    return g;
+}
+
+torch::Tensor GrassmannBlockImpl::pastDirection(const torch::Tensor& zCur, const torch::Tensor& zPast,
+                                                const torch::Tensor& curNormSq, const torch::Tensor& pastNormSq) const {
+    // z_t ^ z_{t-D} = z_t ^ u with u = z_{t-D} - (z_t . z_{t-D} / ||z_t||^2) z_t, the part of the past vector
+    // orthogonal to z_t, and ||z_t ^ z_{t-D}||^2 = ||z_t||^2 ||u||^2 (Lagrange: ||z_t||^2 ||z_{t-D}||^2 -
+    // (z_t . z_{t-D})^2, written without its cancellation). Because every u is orthogonal to z_t, the
+    // wedge z_t ^ y of the averaged direction has no cancellation either, so nearly parallel pairs keep
+    // the accuracy of the per-offset formula. max(sqrt(x), eps) is written sqrt(max(x, eps^2)): same value,
+    // and a finite (zero) gradient where the plane degenerates. pastNormSq is not needed in this form.
+    (void)pastNormSq;
+    const torch::Tensor dot = (zCur * zPast).sum(-1, /*keepdim=*/true);
+    const torch::Tensor u = zPast - (dot / curNormSq.clamp_min(1e-30)) * zCur;
+    const double eps = m_config.pluckerEps;
+    const torch::Tensor norm = (curNormSq * (u * u).sum(-1, /*keepdim=*/true)).clamp_min(eps * eps).sqrt();
+    return u / norm;
+}
+
+std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch::Tensor& x, torch::Tensor* zOut) {
+    const int64_t T = x.size(1);
+    const torch::Tensor z = wRed(x); // B x T x r
+    if (zOut) *zOut = z;
+    // y_t = (1/|W_t|) sum_D z_{t-D} / max(||z_t ^ z_{t-D}||, eps); then B_t = z_t ^ y_t = mean_D p^(D).
+    const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true); // B x T x 1
+    torch::Tensor sum;
     for (int D : m_offsets) {
         if (D >= T) continue; // no token has t - D >= 0
         const int64_t n = T - D;
-        // p_ij = z_{t,i} z_{t-D,j} - z_{t,j} z_{t-D,i} for t >= D (current x past).
-        torch::Tensor p = zi.narrow(1, D, n) * zj.narrow(1, 0, n) - zj.narrow(1, D, n) * zi.narrow(1, 0, n);
-        p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
-        // Rows t < D are invalid: pad them with zeros in front.
-        sum = sum + torch::constant_pad_nd(p, {0, 0, D, 0});
-        for (int64_t t = D; t < T; ++t)
-            count[static_cast<size_t>(t)] += 1.0f;
+        const torch::Tensor term =
+            pastDirection(z.narrow(1, D, n), z.narrow(1, 0, n), normSq.narrow(1, D, n), normSq.narrow(1, 0, n));
+        const torch::Tensor padded = torch::constant_pad_nd(term, {0, 0, D, 0}); // rows t < D are zero
+        sum = sum.defined() ? sum + padded : padded;
     }
-    const torch::Tensor cnt = torch::tensor(count, torch::kFloat).to(z.device()).view({1, T, 1});
-    const torch::Tensor meanBivector = sum / cnt.clamp_min(1.0f).to(sum.dtype());
-    torch::Tensor g = wPlu(meanBivector);
-    // Tokens with no valid offset: W_plu * 0 + b_plu = b_plu ("bias"), or 0 ("zero").
+    const torch::Tensor cnt = offsetCounts(T, z.device());
+    const torch::Tensor y = sum.defined() ? sum / cnt.clamp_min(1.0f).to(z.dtype()) : torch::zeros_like(z);
+    const torch::Tensor g = featureFromDirection(z, y, cnt > 0);
+    const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
+    return {g, a};
+}
+
+std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometryPerOffset(const torch::Tensor& x) {
+    // Test oracle: model-spec steps 1-7 literally, one normalized Plucker vector per valid offset.
+    const int64_t B = x.size(0), T = x.size(1);
+    const torch::Tensor z = wRed(x);
+    const int64_t r = z.size(-1), C = r * (r - 1) / 2;
+    torch::Tensor sum = torch::zeros({B, T, C}, z.options());
+    for (int D : m_offsets) {
+        if (D >= T) continue;
+        const int64_t n = T - D;
+        torch::Tensor p = wedge(z.narrow(1, D, n), z.narrow(1, 0, n)); // current x past
+        p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+        sum = sum + torch::constant_pad_nd(p, {0, 0, D, 0});
+    }
+    const torch::Tensor cnt = offsetCounts(T, z.device());
+    torch::Tensor g = wPlu(sum / cnt.clamp_min(1.0f).to(sum.dtype()));
     if (m_config.empty == EmptyRule::Zero) g = g * (cnt > 0).to(g.dtype());
     const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
     return {g, a};
@@ -94,14 +147,21 @@ torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* 
     const bool pre = m_config.norm == NormPlacement::Pre;
     const torch::Tensor x = pre ? ln1(h) : h;
     torch::Tensor z;
-    auto [g, a] = geometry(x, capture ? &z : nullptr);
+    auto [g, a] = perOffsetOracle ? geometryPerOffset(x) : geometry(x, capture ? &z : nullptr);
     if (capture) {
+        if (perOffsetOracle) z = wRed(x);
         capture->h = h;
         capture->mixerInput = x;
         capture->z = z;
         capture->g = g;
         capture->gate = a;
     }
+    return finish(h, x, g, a);
+}
+
+torch::Tensor GrassmannBlockImpl::finish(const torch::Tensor& h, const torch::Tensor& x, const torch::Tensor& g,
+                                         const torch::Tensor& a) {
+    const bool pre = m_config.norm == NormPlacement::Pre;
     const bool paper = m_config.gate == GateVariant::Paper;
     torch::Tensor mix = paper ? a * x + (1 - a) * g : a * g;
     if (pre) {
@@ -112,6 +172,51 @@ torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* 
     // Post-norm. Paper gate: no residual around the mixer (a * h is the skip path).
     const torch::Tensor y = paper ? m_drop(ln1(mix)) : ln1(h + m_drop(mix));
     return ln2(y + m_drop(m_ffn(y)));
+}
+
+torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& state) {
+    const bool pre = m_config.norm == NormPlacement::Pre;
+    const torch::Tensor x = pre ? ln1(h) : h; // 1 x 1 x d
+    const torch::Tensor z = wRed(x);          // 1 x 1 x r
+    const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);
+    const int64_t t = state.position;
+    torch::Tensor sum;
+    int64_t count = 0;
+    for (int D : m_offsets) {
+        if (D > t) continue;
+        const auto& past = state.history[static_cast<size_t>((t - D) % state.capacity)];
+        const torch::Tensor term = pastDirection(z, past.first, normSq, past.second);
+        sum = sum.defined() ? sum + term : term;
+        ++count;
+    }
+    const torch::Tensor y = count > 0 ? sum / static_cast<double>(count) : torch::zeros_like(z);
+    const torch::Tensor valid = torch::full({1, 1, 1}, count > 0, z.options().dtype(torch::kBool));
+    const torch::Tensor g = featureFromDirection(z, y, valid);
+    const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
+    if (state.capacity > 0) state.history[static_cast<size_t>(t % state.capacity)] = {z, normSq};
+    ++state.position;
+    return finish(h, x, g, a);
+}
+
+torch::Tensor GrassmannBlockImpl::prefill(const torch::Tensor& h, GrassmannState& state) {
+    const bool pre = m_config.norm == NormPlacement::Pre;
+    const torch::Tensor x = pre ? ln1(h) : h;
+    torch::Tensor z;
+    auto [g, a] = geometry(x, &z);
+    const int64_t T = h.size(1);
+    const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);
+    for (int64_t t = std::max<int64_t>(0, T - state.capacity); t < T; ++t)
+        state.history[static_cast<size_t>(t % state.capacity)] = {z.narrow(1, t, 1), normSq.narrow(1, t, 1)};
+    state.position = T;
+    return finish(h, x, g, a);
+}
+
+GrassmannState GrassmannBlockImpl::initialState() const {
+    GrassmannState s;
+    for (int D : m_offsets)
+        s.capacity = std::max<int64_t>(s.capacity, D);
+    s.history.resize(static_cast<size_t>(s.capacity));
+    return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -126,12 +231,20 @@ AttentionBlockImpl::AttentionBlockImpl(const ModelConfig& config) : m_config(con
     m_ffn = makeFfn(*this, config, m_drop);
 }
 
-torch::Tensor AttentionBlockImpl::attend(const torch::Tensor& x, BlockCapture* capture) {
+torch::Tensor AttentionBlockImpl::attend(const torch::Tensor& x, BlockCapture* capture, AttentionState* cache) {
     const int64_t B = x.size(0), T = x.size(1), d = m_config.dModel, H = m_config.nHeads, dh = d / H;
     // Fused projection rows are q | k | v, heads contiguous inside each.
     const auto parts = qkv(x).chunk(3, -1);
     auto heads = [&](const torch::Tensor& t) { return t.reshape({B, T, H, dh}).transpose(1, 2); };
     const torch::Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]); // B x H x T x dh
+    if (cache) {
+        TORCH_CHECK(B == 1 && T <= m_config.maxLen, "prefill takes one sequence of at most max_len tokens");
+        cache->keys = torch::zeros({1, H, m_config.maxLen, dh}, x.options());
+        cache->values = torch::zeros({1, H, m_config.maxLen, dh}, x.options());
+        cache->keys.narrow(2, 0, T).copy_(k);
+        cache->values.narrow(2, 0, T).copy_(v);
+        cache->length = T;
+    }
     const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
     const bool keep = capture && (capture->keepAttention);
     if (capture) {
@@ -168,14 +281,44 @@ torch::Tensor AttentionBlockImpl::forward(const torch::Tensor& h, BlockCapture* 
         capture->h = h;
         capture->mixerInput = x;
     }
-    torch::Tensor a = attend(x, capture);
-    if (pre) {
+    return finish(h, attend(x, capture));
+}
+
+torch::Tensor AttentionBlockImpl::prefill(const torch::Tensor& h, AttentionState& state) {
+    const torch::Tensor x = m_config.norm == NormPlacement::Pre ? ln1(h) : h;
+    return finish(h, attend(x, nullptr, &state));
+}
+
+torch::Tensor AttentionBlockImpl::finish(const torch::Tensor& h, torch::Tensor a) {
+    if (m_config.norm == NormPlacement::Pre) {
         if (lnMix) a = lnMix(a);
         torch::Tensor out = h + m_drop(a);
         return out + m_drop(m_ffn(ln2(out)));
     }
     const torch::Tensor y = ln1(h + m_drop(a));
     return ln2(y + m_drop(m_ffn(y)));
+}
+
+torch::Tensor AttentionBlockImpl::step(const torch::Tensor& h, AttentionState& state) {
+    const int64_t d = m_config.dModel, H = m_config.nHeads, dh = d / H;
+    const torch::Tensor x = m_config.norm == NormPlacement::Pre ? ln1(h) : h; // 1 x 1 x d
+    const auto parts = qkv(x).chunk(3, -1);
+    auto heads = [&](const torch::Tensor& t) { return t.reshape({1, 1, H, dh}).transpose(1, 2); }; // 1 x H x 1 x dh
+    const int64_t t = state.length;
+    if (!state.keys.defined()) {
+        const int64_t cap = m_config.maxLen;
+        state.keys = torch::zeros({1, H, cap, dh}, x.options());
+        state.values = torch::zeros({1, H, cap, dh}, x.options());
+    }
+    TORCH_CHECK(t < state.keys.size(2), "KV cache full at ", t, " tokens");
+    state.keys.narrow(2, t, 1).copy_(heads(parts[1]));
+    state.values.narrow(2, t, 1).copy_(heads(parts[2]));
+    state.length = t + 1;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+    const torch::Tensor scores =
+        torch::matmul(heads(parts[0]), state.keys.narrow(2, 0, t + 1).transpose(-2, -1)) * scale; // 1 x H x 1 x t+1
+    const torch::Tensor y = torch::matmul(torch::softmax(scores, -1), state.values.narrow(2, 0, t + 1));
+    return finish(h, outProj(y.transpose(1, 2).reshape({1, 1, d})));
 }
 
 // ---------------------------------------------------------------------------------------------

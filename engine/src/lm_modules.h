@@ -25,6 +25,20 @@ struct FeedForward {
     torch::Tensor operator()(const torch::Tensor& x);
 };
 
+/// Incremental-decoding state of one Grassmann block: the last max(W) reduced vectors (ring buffer).
+struct GrassmannState {
+    int64_t position = 0;                                         ///< index of the next token
+    int64_t capacity = 0;                                         ///< max(W_l)
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> history; ///< slot t % capacity: z_t (1x1xr), ||z_t||^2 (1x1x1)
+};
+
+/// Incremental-decoding state of one attention block: keys and values of the tokens so far.
+struct AttentionState {
+    int64_t length = 0;   ///< tokens in the cache
+    torch::Tensor keys;   ///< 1 x H x max_len x d_head (rows < length valid)
+    torch::Tensor values; ///< 1 x H x max_len x d_head
+};
+
 /// Causal Grassmann mixing block (model-spec steps 1-9), vectorized over T.
 class GrassmannBlockImpl : public BlockImpl {
 public:
@@ -32,8 +46,29 @@ public:
     torch::Tensor forward(const torch::Tensor& h, BlockCapture* capture) override;
 
     /// Mixer steps 1-7 on x (B x T x d): returns g and the gate a; z into *zOut when non-null.
+    /// Exact one-plane form: B_t = z_t ^ y_t with y_t = mean_D z_{t-D} / max(||z_t ^ z_{t-D}||, eps).
     std::pair<torch::Tensor, torch::Tensor> geometry(const torch::Tensor& x, torch::Tensor* zOut);
+    /// The same quantities by the literal per-offset formula (one Plucker vector per offset); test oracle.
+    std::pair<torch::Tensor, torch::Tensor> geometryPerOffset(const torch::Tensor& x);
+    /// Plucker coordinates of a ^ b over the last dimension (..., r) -> (..., C(r,2)), pairs i < j.
+    torch::Tensor wedge(const torch::Tensor& a, const torch::Tensor& b);
+    /// z_{t-D} / max(||z_t ^ z_{t-D}||, eps) for matching rows of zCur and zPast (norms squared given, ... x 1).
+    torch::Tensor pastDirection(const torch::Tensor& zCur, const torch::Tensor& zPast, const torch::Tensor& curNormSq,
+                                const torch::Tensor& pastNormSq) const;
+    /// g from z and the averaged direction y (both ... x r); valid (... x 1 bool) marks tokens with >= 1 offset.
+    torch::Tensor featureFromDirection(const torch::Tensor& z, const torch::Tensor& y, const torch::Tensor& valid);
+    /// Mixer output given x, g, a (model-spec step 8 and the block arrangement); used by forward and generation.
+    torch::Tensor finish(const torch::Tensor& h, const torch::Tensor& x, const torch::Tensor& g,
+                         const torch::Tensor& a);
     const std::vector<int>& offsets() const { return m_offsets; }
+    /// One new token h (1 x 1 x d) at position state.position -> block output (1 x 1 x d); O(|W| r + d r^2).
+    torch::Tensor step(const torch::Tensor& h, GrassmannState& state);
+    GrassmannState initialState() const;
+    /// Whole prompt h (1 x T x d, state fresh from initialState()) -> block output, state filled.
+    torch::Tensor prefill(const torch::Tensor& h, GrassmannState& state);
+
+    /// Tests only: forward() uses geometryPerOffset() instead of the one-plane geometry().
+    bool perOffsetOracle = false;
 
     torch::nn::LayerNorm ln1{nullptr}, lnMix{nullptr}, ln2{nullptr};
     torch::nn::Linear wRed{nullptr}, wPlu{nullptr}, wGate{nullptr};
@@ -43,6 +78,9 @@ private:
     std::vector<int> m_offsets;
     FeedForward m_ffn;
     torch::nn::Dropout m_drop{nullptr};
+    void moveIndices(const torch::Device& device);
+    /// 1 x T x 1 float: number of valid offsets |W_t| of every position.
+    torch::Tensor offsetCounts(int64_t T, const torch::Device& device) const;
     torch::Tensor m_idxI, m_idxJ; ///< C(r,2) pair indices i < j in lexicographic order (int64, model's device)
 };
 
@@ -51,12 +89,18 @@ class AttentionBlockImpl : public BlockImpl {
 public:
     explicit AttentionBlockImpl(const ModelConfig& config);
     torch::Tensor forward(const torch::Tensor& h, BlockCapture* capture) override;
+    /// One new token h (1 x 1 x d) appended to the KV cache -> block output (1 x 1 x d).
+    torch::Tensor step(const torch::Tensor& h, AttentionState& state);
+    /// Whole prompt h (1 x T x d) -> block output, with the KV cache filled.
+    torch::Tensor prefill(const torch::Tensor& h, AttentionState& state);
 
     torch::nn::LayerNorm ln1{nullptr}, lnMix{nullptr}, ln2{nullptr};
     torch::nn::Linear qkv{nullptr}, outProj{nullptr};
 
 private:
-    torch::Tensor attend(const torch::Tensor& x, BlockCapture* capture);
+    torch::Tensor attend(const torch::Tensor& x, BlockCapture* capture, AttentionState* cache = nullptr);
+    /// Residual / norm / FFN arrangement around the attention output a.
+    torch::Tensor finish(const torch::Tensor& h, torch::Tensor a);
     ModelConfig m_config;
     FeedForward m_ffn;
     torch::nn::Dropout m_drop{nullptr};
