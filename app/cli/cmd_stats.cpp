@@ -123,10 +123,12 @@ int statsRun(const QStringList& args) {
     Model b;
     if (p.value(baseline) != QLatin1String("none"))
         b = Model::load(gwb::app::modelArgument(p.value(baseline)).toStdString(), dev);
+    CorpusProgress last;
     std::signal(SIGINT, onStatsInterrupt);
     const CorpusStats s = runCorpus(
         m, b.valid() ? &b : nullptr, o,
-        [](const CorpusProgress& pr) {
+        [&last](const CorpusProgress& pr) {
+            last = pr;
             const double rate = pr.seconds > 0 ? static_cast<double>(pr.tokensDone) / pr.seconds : 0;
             const double eta = pr.windowsDone > 0 ? pr.seconds / static_cast<double>(pr.windowsDone) *
                                                         static_cast<double>(pr.windowsTotal - pr.windowsDone)
@@ -138,7 +140,8 @@ int statsRun(const QStringList& args) {
         },
         &g_stop, [](const std::string& w) { std::fprintf(stderr, "\nwarning: %s\n", w.c_str()); });
     std::signal(SIGINT, SIG_DFL);
-    std::fprintf(stderr, "\n");
+    std::fprintf(stderr, "\ntime: %.1f s (forward passes %.1f s, analyses %.1f s, statistics %.1f s)\n", last.seconds,
+                 last.traceSeconds, last.analysisSeconds, last.accumulateSeconds);
     s.write(p.value(out).toStdString());
     std::printf("windows: %zu of %lld planned for shard %d/%d%s\nwrote %s\n", s.windows.size(),
                 static_cast<long long>(s.windowsPlanned), s.shardIndex, s.shardCount,

@@ -30,7 +30,7 @@ QProcessEnvironment environment() {
     return env;
 }
 
-Result gwb(const QStringList& args) {
+Result runGwb(const QStringList& args) {
     QProcess p;
     p.setProcessEnvironment(environment());
     p.start(QStringLiteral(GWB_EXECUTABLE), args);
@@ -80,7 +80,7 @@ TEST(CmdStats, ShardsMergeToTheUnshardedRunAndBadFilesAreSkipped) {
     writeText(a, (promptOfTokens(200) + QLatin1Char('\n')).toUtf8());
     writeText(bad, QByteArray("it is \xff a truth"));
     const QStringList data{a, bad};
-    const Result one = gwb(statsArgs(data, dir.filePath(QStringLiteral("one.npz"))));
+    const Result one = runGwb(statsArgs(data, dir.filePath(QStringLiteral("one.npz"))));
     ASSERT_EQ(one.code, 0) << show(one);
     EXPECT_TRUE(one.err.contains(QStringLiteral("skipping"))) << show(one);
     EXPECT_TRUE(one.err.contains(QStringLiteral("tokens/s"))) << show(one);
@@ -88,11 +88,11 @@ TEST(CmdStats, ShardsMergeToTheUnshardedRunAndBadFilesAreSkipped) {
     for (int i = 0; i < 2; ++i) {
         shards << dir.filePath(QStringLiteral("s%1.npz").arg(i));
         const Result r =
-            gwb(statsArgs(data, shards.back()) << QStringLiteral("--shard") << QStringLiteral("%1/2").arg(i));
+            runGwb(statsArgs(data, shards.back()) << QStringLiteral("--shard") << QStringLiteral("%1/2").arg(i));
         ASSERT_EQ(r.code, 0) << show(r);
     }
-    const Result m = gwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge")}
-                         << shards << QStringLiteral("--out") << dir.filePath(QStringLiteral("m.npz")));
+    const Result m = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge")}
+                            << shards << QStringLiteral("--out") << dir.filePath(QStringLiteral("m.npz")));
     ASSERT_EQ(m.code, 0) << show(m);
     EXPECT_TRUE(m.out.contains(QStringLiteral("(complete)"))) << show(m);
     using gwb::engine::CorpusStats;
@@ -108,8 +108,8 @@ TEST(CmdStats, ShardsMergeToTheUnshardedRunAndBadFilesAreSkipped) {
                 EXPECT_NEAR(sm.quantities.at(name).mean(g), q.mean(g), 1e-6) << name;
             }
     }
-    const Result twice = gwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge"), shards[0], shards[0],
-                                         QStringLiteral("--out"), dir.filePath(QStringLiteral("x.npz"))});
+    const Result twice = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge"), shards[0], shards[0],
+                                            QStringLiteral("--out"), dir.filePath(QStringLiteral("x.npz"))});
     EXPECT_EQ(twice.code, 1) << show(twice);
     EXPECT_TRUE(twice.err.contains(QStringLiteral("covered by two"))) << show(twice);
 }

@@ -133,14 +133,19 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
                 b, b + std::min<int64_t>(o.window, static_cast<int64_t>(ids.size()) - starts[w]));
             const int64_t chars = codePoints(tok.decode(std::vector<int32_t>(win.begin() + 1, win.end())));
             try {
+                using Clock = std::chrono::steady_clock;
+                auto since = [](Clock::time_point t) {
+                    return std::chrono::duration<double>(Clock::now() - t).count();
+                };
+                auto t0 = Clock::now();
                 const TracePtr tm = traceIds(model, win, to, {}, cancel);
+                const TracePtr tb = baseline ? traceIds(*baseline, win, to, {}, cancel) : nullptr;
+                pr.traceSeconds += since(t0);
+                t0 = Clock::now();
                 const TraceAnalysis am = analyzeTrace(*tm);
-                TracePtr tb;
-                TraceAnalysis ab;
-                if (baseline) {
-                    tb = traceIds(*baseline, win, to, {}, cancel);
-                    ab = analyzeTrace(*tb);
-                }
+                const TraceAnalysis ab = tb ? analyzeTrace(*tb) : TraceAnalysis{};
+                pr.analysisSeconds += since(t0);
+                t0 = Clock::now();
                 // Only a finished window is added: a cancel never leaves half a window in the sums.
                 accumulateWindow(s, "model", *tm, am, chars);
                 if (baseline) {
@@ -162,6 +167,7 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
         g0 += perFile[f];
     }
     s.complete = static_cast<int64_t>(s.windows.size()) == s.windowsPlanned;
+    if (progress) progress(pr); // final report (phase times); its answer no longer matters
     return s;
 }
 

@@ -29,10 +29,13 @@ struct CorpusOptions {
 std::vector<int64_t> windowStarts(int64_t tokens, int64_t window, int64_t stride);
 
 struct CorpusProgress {
-    int64_t windowsDone = 0;  ///< windows of this shard finished
-    int64_t windowsTotal = 0; ///< windows this shard covers
-    int64_t tokensDone = 0;   ///< tokens traced (per model)
-    double seconds = 0;       ///< wall time since the windows started
+    int64_t windowsDone = 0;      ///< windows of this shard finished
+    int64_t windowsTotal = 0;     ///< windows this shard covers
+    int64_t tokensDone = 0;       ///< tokens traced (per model)
+    double seconds = 0;           ///< wall time since the windows started
+    double traceSeconds = 0;      ///< of which: forward passes (both models)
+    double analysisSeconds = 0;   ///< analyzeTrace (both models)
+    double accumulateSeconds = 0; ///< histogram/sum updates and the influence-attention comparison
 };
 /// Returns false to cancel.
 using CorpusProgressFn = std::function<bool(const CorpusProgress&)>;
