@@ -143,6 +143,12 @@ int statsRun(const QStringList& args) {
     std::fprintf(stderr, "\ntime: %.1f s (forward passes %.1f s, analyses %.1f s, statistics %.1f s)\n", last.seconds,
                  last.traceSeconds, last.analysisSeconds, last.accumulateSeconds);
     s.write(p.value(out).toStdString());
+    for (const char* role : {"model", "baseline"}) {
+        const auto bits = s.totals.find(std::string(role) + ".bits");
+        const auto chars = s.totals.find(std::string(role) + ".characters");
+        if (bits != s.totals.end() && chars != s.totals.end() && chars->second > 0)
+            std::printf("%s bits per character: %.4f\n", role, bits->second / chars->second);
+    }
     std::printf("windows: %zu of %lld planned for shard %d/%d%s\nwrote %s\n", s.windows.size(),
                 static_cast<long long>(s.windowsPlanned), s.shardIndex, s.shardCount,
                 s.complete ? "" : " (partial: interrupted)", qPrintable(p.value(out)));

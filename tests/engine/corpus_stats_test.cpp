@@ -1,5 +1,5 @@
-// Corpus statistics: binning, window plan, equality with per-window traces recomputed here,
-// sharding + exact merge, cancel, bad files, NPZ round trip.
+// Corpus statistics (binning and merge of synthetic data: tests/trace): window plan, equality with per-window traces
+// recomputed here, sharding + exact merge, cancel, bad files, NPZ round trip.
 
 #include "engine_test_util.h"
 
@@ -15,20 +15,6 @@
 #include <numeric>
 
 using namespace gwb::engine;
-
-TEST(CorpusStats, HistogramBinsAndMoments) {
-    CorpusStats s;
-    StatQuantity& q = s.quantity("x", "test", {"layer"}, {2}, {0.0, 1.0, 2.0}, 3);
-    for (double v : {-1.0, 0.0, 0.5, 1.0, 1.999, 2.0, 7.0})
-        q.add(1, v, 2);
-    q.add(0, std::nan(""), 0); // ignored
-    EXPECT_EQ(q.counts, (std::vector<int64_t>{0, 0, 0, 0, 1, 2, 2, 2}));
-    EXPECT_EQ(q.n, (std::vector<int64_t>{0, 7}));
-    EXPECT_TRUE(std::isnan(q.mean(0)));
-    EXPECT_NEAR(q.mean(1), (-1 + 0 + 0.5 + 1 + 1.999 + 2 + 7) / 7.0, 1e-12);
-    EXPECT_EQ(q.posN, (std::vector<int64_t>{0, 0, 0, 0, 0, 7}));
-    EXPECT_THROW(s.quantity("x", "test", {"layer"}, {3}, {0.0, 1.0, 2.0}, 3), std::invalid_argument);
-}
 
 TEST(CorpusStats, WindowStarts) {
     EXPECT_EQ(windowStarts(10, 4, 4), (std::vector<int64_t>{0, 4, 8}));
