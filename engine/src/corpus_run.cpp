@@ -155,6 +155,7 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
                     else if (tb->isGrassmann() && !tm->isGrassmann())
                         accumulateComparison(s, *tb, ab, *tm);
                 }
+                pr.accumulateSeconds += since(t0);
             } catch (const Cancelled&) {
                 cancelled = true;
                 break;
