@@ -1,0 +1,176 @@
+// gwb stats: corpus statistics of a model (and a baseline) over text files, shardable;
+// gwb stats merge: adds shards into one file.
+
+#include "cli/bundled_models.h"
+#include "cli/command_registry.h"
+
+#include "gwb/engine/corpus_run.h"
+#include "gwb/engine/device.h"
+
+#include <QCommandLineParser>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void onStatsInterrupt(int) {
+    g_stop.store(true);
+    std::signal(SIGINT, SIG_DFL); // a second Ctrl-C kills at once
+}
+
+std::string clock(double s) {
+    if (!std::isfinite(s) || s < 0) return "?";
+    const long t = std::lround(s);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    return buf;
+}
+
+int statsMerge(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Merge statistics shards (from --shard i/n runs) into one file.\n"
+                                               "Counts and sums add exactly; a window covered twice is an error."));
+    p.addHelpOption();
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Merged statistics (.npz)."),
+                                 QStringLiteral("FILE"));
+    p.addOption(out);
+    p.addPositionalArgument(QStringLiteral("shards"), QStringLiteral("Statistics files to merge."),
+                            QStringLiteral("A.npz B.npz ..."));
+    p.process(args);
+    if (!p.isSet(out) || p.positionalArguments().isEmpty())
+        throw std::invalid_argument("usage: gwb stats merge A.npz B.npz ... --out S.npz");
+    gwb::engine::CorpusStats all;
+    bool first = true;
+    for (const QString& f : p.positionalArguments()) {
+        auto s = gwb::engine::CorpusStats::read(f.toStdString());
+        if (first)
+            all = std::move(s);
+        else
+            all.merge(s);
+        first = false;
+    }
+    all.write(p.value(out).toStdString());
+    std::printf("windows: %zu of %lld%s\n", all.windows.size(), static_cast<long long>(all.windowsTotal),
+                all.complete ? " (complete)" : " (partial: some windows are missing)");
+    return 0;
+}
+
+int statsRun(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(
+        QStringLiteral("Stream text files window by window through a model and a baseline and accumulate\n"
+                       "mergeable statistics (fixed-edge histograms, counts, sums, curves against position).\n"
+                       "Ctrl-C stops after the current window and writes a valid partial file."));
+    p.addHelpOption();
+    const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
+    const QCommandLineOption baseline(QStringLiteral("baseline"),
+                                      QStringLiteral("Baseline model ('none' for none; default: the bundled "
+                                                     "Transformer)."),
+                                      QStringLiteral("FILE"), QStringLiteral("transformer"));
+    const QCommandLineOption data(QStringLiteral("data"), QStringLiteral("UTF-8 text file (repeat for several)."),
+                                  QStringLiteral("FILE"));
+    const QCommandLineOption window(QStringLiteral("window"), QStringLiteral("Tokens per window (default 256)."),
+                                    QStringLiteral("N"), QStringLiteral("256"));
+    const QCommandLineOption stride(QStringLiteral("stride"), QStringLiteral("Tokens between windows (default 256)."),
+                                    QStringLiteral("N"), QStringLiteral("256"));
+    const QCommandLineOption maxWindows(QStringLiteral("max-windows"),
+                                        QStringLiteral("Only the first N windows of all files (default all)."),
+                                        QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption shard(QStringLiteral("shard"),
+                                   QStringLiteral("i/n: cover windows g with g mod n = i (0 <= i < n)."),
+                                   QStringLiteral("i/n"), QStringLiteral("0/1"));
+    const QCommandLineOption lensK(QStringLiteral("lens-k"),
+                                   QStringLiteral("Logit-lens depth; ranks above K count as K+1 (default 10)."),
+                                   QStringLiteral("K"), QStringLiteral("10"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Statistics file (.npz)."),
+                                 QStringLiteral("FILE"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
+                                    QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
+                                     QStringLiteral("N"), QStringLiteral("0"));
+    p.addOptions({model, baseline, data, window, stride, maxWindows, shard, lensK, out, device, threads});
+    p.process(args);
+    using namespace gwb::engine;
+    if (!p.isSet(data)) throw std::invalid_argument("--data is required");
+    if (!p.isSet(out)) throw std::invalid_argument("--out is required");
+    auto integer = [&](const QCommandLineOption& o) {
+        bool ok = false;
+        const qlonglong v = p.value(o).toLongLong(&ok);
+        if (!ok || v < 0) throw std::invalid_argument("--" + o.names().first().toStdString() + " needs a number >= 0");
+        return static_cast<int64_t>(v);
+    };
+    CorpusOptions o;
+    for (const QString& f : p.values(data))
+        o.files.push_back(f.toStdString());
+    o.window = integer(window);
+    o.stride = integer(stride);
+    o.maxWindows = integer(maxWindows);
+    o.lensTopK = static_cast<int>(integer(lensK));
+    const QStringList sh = p.value(shard).split(QLatin1Char('/'));
+    bool ok1 = false, ok2 = false;
+    if (sh.size() != 2) throw std::invalid_argument("--shard needs i/n, e.g. 0/4");
+    o.shardIndex = sh[0].toInt(&ok1);
+    o.shardCount = sh[1].toInt(&ok2);
+    if (!ok1 || !ok2) throw std::invalid_argument("--shard needs i/n, e.g. 0/4");
+    setThreads(static_cast<int>(integer(threads)));
+    const std::string dev = p.value(device).toStdString();
+    const Model m = Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), dev);
+    Model b;
+    if (p.value(baseline) != QLatin1String("none"))
+        b = Model::load(gwb::app::modelArgument(p.value(baseline)).toStdString(), dev);
+    CorpusProgress last;
+    std::signal(SIGINT, onStatsInterrupt);
+    const CorpusStats s = runCorpus(
+        m, b.valid() ? &b : nullptr, o,
+        [&last](const CorpusProgress& pr) {
+            last = pr;
+            const double rate = pr.seconds > 0 ? static_cast<double>(pr.tokensDone) / pr.seconds : 0;
+            const double eta = pr.windowsDone > 0 ? pr.seconds / static_cast<double>(pr.windowsDone) *
+                                                        static_cast<double>(pr.windowsTotal - pr.windowsDone)
+                                                  : NAN;
+            std::fprintf(stderr, "\rwindows %lld/%lld  %.0f tokens/s  elapsed %s  ETA %s   ",
+                         static_cast<long long>(pr.windowsDone), static_cast<long long>(pr.windowsTotal), rate,
+                         clock(pr.seconds).c_str(), clock(eta).c_str());
+            return true;
+        },
+        &g_stop, [](const std::string& w) { std::fprintf(stderr, "\nwarning: %s\n", w.c_str()); });
+    std::signal(SIGINT, SIG_DFL);
+    std::fprintf(stderr, "\ntime: %.1f s (forward passes %.1f s, analyses %.1f s, statistics %.1f s)\n", last.seconds,
+                 last.traceSeconds, last.analysisSeconds, last.accumulateSeconds);
+    s.write(p.value(out).toStdString());
+    for (const char* role : {"model", "baseline"}) {
+        const auto bits = s.totals.find(std::string(role) + ".bits");
+        const auto chars = s.totals.find(std::string(role) + ".characters");
+        if (bits != s.totals.end() && chars != s.totals.end() && chars->second > 0)
+            std::printf("%s bits per character: %.4f\n", role, bits->second / chars->second);
+    }
+    std::printf("windows: %zu of %lld planned for shard %d/%d%s\nwrote %s\n", s.windows.size(),
+                static_cast<long long>(s.windowsPlanned), s.shardIndex, s.shardCount,
+                s.complete ? "" : " (partial: interrupted)", qPrintable(p.value(out)));
+    return s.complete ? 0 : 130;
+}
+
+int runStats(const QStringList& args) {
+    const bool merge = args.size() > 1 && args.at(1) == QLatin1String("merge");
+    QStringList rest = args;
+    if (merge) {
+        rest[0] = rest[0] + QStringLiteral(" merge");
+        rest.removeAt(1);
+    }
+    try {
+        return merge ? statsMerge(rest) : statsRun(rest);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gwb stats%s: %s\n", merge ? " merge" : "", e.what());
+        return 1;
+    }
+}
+
+} // namespace
+
+GWB_REGISTER_COMMAND("stats", "Corpus statistics over text files (--shard i/n; 'stats merge' adds shards)", runStats,
+                     false);

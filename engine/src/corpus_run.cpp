@@ -1,0 +1,175 @@
+// runCorpus: file -> ids -> windows (sharded) -> trace + analysis of both models -> CorpusStats.
+
+#include "gwb/engine/corpus_run.h"
+
+#include "gwb/engine/analysis.h"
+#include "gwb/engine/tokenizer.h"
+#include "gwb/engine/tracer.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace gwb::engine {
+
+std::vector<int64_t> windowStarts(int64_t tokens, int64_t window, int64_t stride) {
+    std::vector<int64_t> out;
+    for (int64_t s = 0; tokens - s >= 2; s += stride) {
+        out.push_back(s);
+        if (s + window >= tokens) break;
+    }
+    return out;
+}
+
+namespace {
+
+int64_t codePoints(const std::string& s) {
+    int64_t n = 0;
+    for (unsigned char c : s)
+        n += (c & 0xc0) != 0x80;
+    return n;
+}
+
+/// The file's ids, or an error message (unreadable, not UTF-8, too short).
+std::vector<int32_t> fileIds(const Tokenizer& tok, const std::string& path, std::string& error) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        error = "cannot open";
+        return {};
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    try {
+        checkUtf8(text);
+    } catch (const std::exception& e) {
+        error = std::string("not UTF-8: ") + e.what();
+        return {};
+    }
+    std::vector<int32_t> ids = tok.encodeIds(text);
+    if (ids.size() < 2) error = "fewer than 2 tokens";
+    return ids;
+}
+
+void checkOptions(const Model& model, const Model* baseline, const CorpusOptions& o) {
+    if (!model.tokenizer()) throw std::invalid_argument("the model has no tokenizer: cannot read text files");
+    if (o.window < 2 || o.stride < 1) throw std::invalid_argument("--window must be >= 2 and --stride >= 1");
+    if (o.shardCount < 1 || o.shardIndex < 0 || o.shardIndex >= o.shardCount)
+        throw std::invalid_argument("--shard i/n needs 0 <= i < n");
+    if (o.files.empty()) throw std::invalid_argument("no data files");
+    if (o.window > model.config().maxLen)
+        throw std::invalid_argument("--window " + std::to_string(o.window) + " exceeds the model's max_len " +
+                                    std::to_string(model.config().maxLen));
+    if (baseline) {
+        if (o.window > baseline->config().maxLen)
+            throw std::invalid_argument("--window " + std::to_string(o.window) + " exceeds the baseline's max_len " +
+                                        std::to_string(baseline->config().maxLen));
+        if (baseline->config().vocabSize != model.config().vocabSize ||
+            (baseline->tokenizer() && baseline->tokenizer()->serialize() != model.tokenizer()->serialize()))
+            throw std::invalid_argument("the model and the baseline do not share one tokenizer");
+    }
+}
+
+} // namespace
+
+CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOptions& o,
+                      const CorpusProgressFn& progress, const std::atomic<bool>* cancel,
+                      const std::function<void(const std::string&)>& warn) {
+    checkOptions(model, baseline, o);
+    const Tokenizer& tok = *model.tokenizer();
+    CorpusStats s;
+    s.window = o.window;
+    s.stride = o.stride;
+    s.maxWindows = o.maxWindows;
+    s.shardIndex = o.shardIndex;
+    s.shardCount = o.shardCount;
+    s.files = o.files;
+    s.models["model"] = model.displayName() + " (" + model.path() + ")";
+    if (baseline) s.models["baseline"] = baseline->displayName() + " (" + baseline->path() + ")";
+
+    // Pass 1: count windows per file (ids are not kept: memory stays one file's worth).
+    std::vector<int64_t> perFile(o.files.size(), 0);
+    for (size_t f = 0; f < o.files.size(); ++f) {
+        std::string error;
+        const auto ids = fileIds(tok, o.files[f], error);
+        if (!error.empty()) {
+            s.skipped.push_back({o.files[f], error});
+            if (warn) warn("skipping '" + o.files[f] + "': " + error);
+            continue;
+        }
+        perFile[f] = static_cast<int64_t>(windowStarts(static_cast<int64_t>(ids.size()), o.window, o.stride).size());
+        s.windowsTotal += perFile[f];
+    }
+    if (o.maxWindows > 0) s.windowsTotal = std::min(s.windowsTotal, o.maxWindows);
+    for (int64_t g = 0; g < s.windowsTotal; ++g)
+        s.windowsPlanned += g % o.shardCount == o.shardIndex;
+
+    TraceOptions to;
+    to.lensTopK = o.lensTopK;
+    to.maxTokens = o.window;
+    CorpusProgress pr;
+    pr.windowsTotal = s.windowsPlanned;
+    const auto start = std::chrono::steady_clock::now();
+    auto stopped = [&] {
+        pr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return (cancel && cancel->load()) || (progress && !progress(pr));
+    };
+    bool cancelled = stopped();
+    int64_t g0 = 0; // global index of the current file's first window
+    for (size_t f = 0; f < o.files.size() && !cancelled && g0 < s.windowsTotal; ++f) {
+        if (perFile[f] == 0) continue;
+        std::string error;
+        const auto ids = fileIds(tok, o.files[f], error);
+        const auto starts = windowStarts(static_cast<int64_t>(ids.size()), o.window, o.stride);
+        if (!error.empty() || static_cast<int64_t>(starts.size()) != perFile[f])
+            throw std::runtime_error("'" + o.files[f] + "' changed while it was being read");
+        for (size_t w = 0; w < starts.size() && !cancelled; ++w) {
+            const int64_t g = g0 + static_cast<int64_t>(w);
+            if (g >= s.windowsTotal) break;
+            if (g % o.shardCount != o.shardIndex) continue;
+            const auto b = ids.begin() + starts[w];
+            const std::vector<int32_t> win(
+                b, b + std::min<int64_t>(o.window, static_cast<int64_t>(ids.size()) - starts[w]));
+            const int64_t chars = codePoints(tok.decode(std::vector<int32_t>(win.begin() + 1, win.end())));
+            try {
+                using Clock = std::chrono::steady_clock;
+                auto since = [](Clock::time_point t) {
+                    return std::chrono::duration<double>(Clock::now() - t).count();
+                };
+                auto t0 = Clock::now();
+                const TracePtr tm = traceIds(model, win, to, {}, cancel);
+                const TracePtr tb = baseline ? traceIds(*baseline, win, to, {}, cancel) : nullptr;
+                pr.traceSeconds += since(t0);
+                t0 = Clock::now();
+                const TraceAnalysis am = analyzeTrace(*tm);
+                const TraceAnalysis ab = tb ? analyzeTrace(*tb) : TraceAnalysis{};
+                pr.analysisSeconds += since(t0);
+                t0 = Clock::now();
+                // Only a finished window is added: a cancel never leaves half a window in the sums.
+                accumulateWindow(s, "model", *tm, am, chars);
+                if (baseline) {
+                    accumulateWindow(s, "baseline", *tb, ab, chars);
+                    if (tm->isGrassmann() && !tb->isGrassmann())
+                        accumulateComparison(s, *tm, am, *tb);
+                    else if (tb->isGrassmann() && !tm->isGrassmann())
+                        accumulateComparison(s, *tb, ab, *tm);
+                }
+                pr.accumulateSeconds += since(t0);
+            } catch (const Cancelled&) {
+                cancelled = true;
+                break;
+            }
+            s.windows.push_back(g);
+            ++pr.windowsDone;
+            pr.tokensDone += static_cast<int64_t>(win.size());
+            cancelled = stopped();
+        }
+        g0 += perFile[f];
+    }
+    s.complete = static_cast<int64_t>(s.windows.size()) == s.windowsPlanned;
+    if (progress) progress(pr); // final report (phase times); its answer no longer matters
+    return s;
+}
+
+} // namespace gwb::engine

@@ -1,0 +1,144 @@
+// `gwb stats` and `gwb stats merge` as processes of the real executable on the tiny test models:
+// two shards merged equal one run, a bad file is skipped, Ctrl-C leaves a readable partial file.
+
+#include "test_models.h"
+
+#include "gwb/engine/corpus_stats.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+using gwb::app::test::promptOfTokens;
+using gwb::app::test::testModels;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QString out, err;
+};
+
+QProcessEnvironment environment() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
+    return env;
+}
+
+Result runGwb(const QStringList& args) {
+    QProcess p;
+    p.setProcessEnvironment(environment());
+    p.start(QStringLiteral(GWB_EXECUTABLE), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+std::string show(const Result& r) {
+    return ("stdout: " + r.out + "\nstderr: " + r.err).toStdString();
+}
+
+void writeText(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(text);
+}
+
+QStringList statsArgs(const QStringList& data, const QString& out) {
+    QStringList a{QStringLiteral("stats"),
+                  QStringLiteral("--model"),
+                  testModels().grassmann,
+                  QStringLiteral("--baseline"),
+                  testModels().transformer,
+                  QStringLiteral("--window"),
+                  QStringLiteral("16"),
+                  QStringLiteral("--stride"),
+                  QStringLiteral("16"),
+                  QStringLiteral("--threads"),
+                  QStringLiteral("1"),
+                  QStringLiteral("--out"),
+                  out};
+    for (const QString& d : data)
+        a << QStringLiteral("--data") << d;
+    return a;
+}
+
+} // namespace
+
+TEST(CmdStats, ShardsMergeToTheUnshardedRunAndBadFilesAreSkipped) {
+    QTemporaryDir dir;
+    const QString a = dir.filePath(QStringLiteral("a.txt")), bad = dir.filePath(QStringLiteral("bad.txt"));
+    writeText(a, (promptOfTokens(200) + QLatin1Char('\n')).toUtf8());
+    writeText(bad, QByteArray("it is \xff a truth"));
+    const QStringList data{a, bad};
+    const Result one = runGwb(statsArgs(data, dir.filePath(QStringLiteral("one.npz"))));
+    ASSERT_EQ(one.code, 0) << show(one);
+    EXPECT_TRUE(one.err.contains(QStringLiteral("skipping"))) << show(one);
+    EXPECT_TRUE(one.err.contains(QStringLiteral("tokens/s"))) << show(one);
+    QStringList shards;
+    for (int i = 0; i < 2; ++i) {
+        shards << dir.filePath(QStringLiteral("s%1.npz").arg(i));
+        const Result r =
+            runGwb(statsArgs(data, shards.back()) << QStringLiteral("--shard") << QStringLiteral("%1/2").arg(i));
+        ASSERT_EQ(r.code, 0) << show(r);
+    }
+    const Result m = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge")}
+                            << shards << QStringLiteral("--out") << dir.filePath(QStringLiteral("m.npz")));
+    ASSERT_EQ(m.code, 0) << show(m);
+    EXPECT_TRUE(m.out.contains(QStringLiteral("(complete)"))) << show(m);
+    using gwb::engine::CorpusStats;
+    const CorpusStats s1 = CorpusStats::read(dir.filePath(QStringLiteral("one.npz")).toStdString());
+    const CorpusStats sm = CorpusStats::read(dir.filePath(QStringLiteral("m.npz")).toStdString());
+    ASSERT_GT(s1.windows.size(), 3u);
+    EXPECT_EQ(sm.windows, s1.windows);
+    ASSERT_EQ(s1.skipped.size(), 1u);
+    for (const auto& [name, q] : s1.quantities) {
+        EXPECT_EQ(sm.quantities.at(name).counts, q.counts) << name;
+        for (int64_t g = 0; g < q.groups(); ++g)
+            if (q.n[g]) {
+                EXPECT_NEAR(sm.quantities.at(name).mean(g), q.mean(g), 1e-6) << name;
+            }
+    }
+    const Result twice = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge"), shards[0], shards[0],
+                                            QStringLiteral("--out"), dir.filePath(QStringLiteral("x.npz"))});
+    EXPECT_EQ(twice.code, 1) << show(twice);
+    EXPECT_TRUE(twice.err.contains(QStringLiteral("covered by two"))) << show(twice);
+}
+
+TEST(CmdStats, CtrlCLeavesAReadablePartialFile) {
+    QTemporaryDir dir;
+    const QString a = dir.filePath(QStringLiteral("big.txt"));
+    QByteArray text;
+    const QByteArray line = (promptOfTokens(400) + QLatin1Char('\n')).toUtf8();
+    for (int i = 0; i < 400; ++i)
+        text += line; // thousands of windows: far more than run before the signal arrives
+    writeText(a, text);
+    const QString out = dir.filePath(QStringLiteral("partial.npz"));
+    QProcess p;
+    p.setProcessEnvironment(environment());
+    p.start(QStringLiteral(GWB_EXECUTABLE), statsArgs({a}, out));
+    ASSERT_TRUE(p.waitForStarted());
+    QByteArray err;
+    while (!err.contains("windows 3/") && p.state() == QProcess::Running) {
+        p.waitForReadyRead(200);
+        err += p.readAllStandardError();
+    }
+    ASSERT_EQ(p.state(), QProcess::Running) << err.toStdString();
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    ASSERT_TRUE(p.waitForFinished(60000));
+    EXPECT_EQ(p.exitCode(), 130) << p.readAllStandardError().toStdString();
+    const auto s = gwb::engine::CorpusStats::read(out.toStdString());
+    EXPECT_FALSE(s.complete);
+    EXPECT_GE(s.windows.size(), 3u);
+    EXPECT_LT(static_cast<int64_t>(s.windows.size()), s.windowsPlanned);
+    EXPECT_EQ(s.quantities.at("model.gate_mean").n[0], static_cast<int64_t>(s.windows.size()) * 16);
+}
