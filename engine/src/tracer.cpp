@@ -1,5 +1,6 @@
 // One forward pass with every capture point on, converted into a Trace; saliency.
 
+#include "device_errors.h"
 #include "gwb/engine/tracer.h"
 
 #include "model_impl.h"
@@ -155,7 +156,9 @@ TracePtr trace(const Model& model, const std::string& prompt, const TraceOptions
     std::vector<TraceToken> tokens;
     for (const TokenPiece& p : tok->encode(prompt))
         tokens.push_back({p.id, p.text, p.begin, p.end});
-    return runTrace(model, std::move(tokens), prompt, options, progress, cancel);
+    const std::string work = "tracing " + std::to_string(tokens.size()) + " tokens";
+    return withDeviceErrors(work, model.device(),
+                            [&] { return runTrace(model, std::move(tokens), prompt, options, progress, cancel); });
 }
 
 TracePtr traceIds(const Model& model, const std::vector<int32_t>& ids, const TraceOptions& options,
@@ -168,7 +171,9 @@ TracePtr traceIds(const Model& model, const std::vector<int32_t>& ids, const Tra
         text += std::to_string(id);
         tokens.push_back({id, known ? tok->pieceText(id) : text, -1, -1});
     }
-    return runTrace(model, std::move(tokens), "", options, progress, cancel);
+    const std::string work = "tracing " + std::to_string(tokens.size()) + " tokens";
+    return withDeviceErrors(work, model.device(),
+                            [&] { return runTrace(model, std::move(tokens), "", options, progress, cancel); });
 }
 
 std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids, int64_t position, int32_t targetId) {
@@ -188,15 +193,17 @@ std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids,
         if (id < 0 || id >= m.config.vocabSize)
             throw std::invalid_argument("token id " + std::to_string(id) + " outside the vocabulary");
     std::lock_guard<std::mutex> lock(m.mutex);
-    m.net->eval();
-    torch::AutoGradMode grad(true);
-    const torch::Tensor x = torch::tensor(idv, torch::kLong).view({1, T}).to(m.device);
-    const torch::Tensor h0 = m.net->embed(x).detach().requires_grad_(true);
-    const torch::Tensor logits = m.net->forwardFromEmbedding(h0);
-    const torch::Tensor logp = torch::log_softmax(logits[0][position], -1)[targetId];
-    const torch::Tensor g = torch::autograd::grad({logp}, {h0})[0];
-    const torch::Tensor s = (g * h0).sum(-1)[0].detach().to(torch::kCPU, torch::kFloat).contiguous();
-    return std::vector<float>(s.data_ptr<float>(), s.data_ptr<float>() + T);
+    return withDeviceErrors("saliency over " + std::to_string(T) + " tokens", model.device(), [&] {
+        m.net->eval();
+        torch::AutoGradMode grad(true);
+        const torch::Tensor x = torch::tensor(idv, torch::kLong).view({1, T}).to(m.device);
+        const torch::Tensor h0 = m.net->embed(x).detach().requires_grad_(true);
+        const torch::Tensor logits = m.net->forwardFromEmbedding(h0);
+        const torch::Tensor logp = torch::log_softmax(logits[0][position], -1)[targetId];
+        const torch::Tensor g = torch::autograd::grad({logp}, {h0})[0];
+        const torch::Tensor s = (g * h0).sum(-1)[0].detach().to(torch::kCPU, torch::kFloat).contiguous();
+        return std::vector<float>(s.data_ptr<float>(), s.data_ptr<float>() + T);
+    });
 }
 
 } // namespace gwb::engine
