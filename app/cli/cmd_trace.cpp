@@ -3,6 +3,7 @@
 
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
+#include "cli/trace_writer.h"
 
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/config_io.h"
@@ -173,6 +174,14 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
     npz.addFile("meta.json", metaJson(t, withAnalysis ? &analysis : nullptr));
     npz.write(out);
 }
+
+} // namespace
+
+void gwb::app::writeTraceNpz(const Trace& trace, bool withAnalysis, const std::string& out) {
+    writeTrace(trace, withAnalysis, out);
+}
+
+namespace {
 
 std::string indexedName(const std::string& out, size_t i) {
     const QFileInfo fi(QString::fromStdString(out));

@@ -114,8 +114,18 @@ int runFigure(const QStringList& args) {
                                     QStringLiteral("DEV"), QStringLiteral("auto"));
     const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
                                      QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption continueN(
+        QStringLiteral("continue"),
+        QStringLiteral("First let the Grassmann model continue the prompt by N tokens (greedy unless --sample), "
+                       "then draw prompt + continuation (generated tokens are marked)."),
+        QStringLiteral("N"));
+    const QCommandLineOption sample(QStringLiteral("sample"),
+                                    QStringLiteral("With --continue: sample (temperature 1, top-p 0.9)."));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --continue --sample: seed (default 0)."),
+                                  QStringLiteral("N"), QStringLiteral("0"));
     p.addOptions({view,  model, baseline, layer, head,      token,      offset, prompt, promptFile, out,
                   width, dpi,   colormap, font,  noCaption, noColorbar, data,   device, threads,    target});
+    p.addOptions({continueN, sample, seed});
     p.process(args);
     QTextStream err(stderr);
     try {
@@ -175,6 +185,14 @@ int runFigure(const QStringList& args) {
         request.prompt = p.isSet(prompt) ? p.value(prompt) : readPromptFile(p.value(promptFile));
         request.device = p.value(device);
         request.threads = intOption(p, threads, "threads", 0);
+        if (p.isSet(continueN)) {
+            request.continuation.tokens = intOption(p, continueN, "continue", 1);
+            request.continuation.greedy = !p.isSet(sample);
+            if (p.isSet(sample)) request.continuation.topP = 0.9;
+            request.continuation.seed = static_cast<quint64>(intOption(p, seed, "seed", 0));
+        } else if (p.isSet(sample)) {
+            throw std::invalid_argument("--sample only applies with --continue N");
+        }
 
         gwb::app::ModelCache cache;
         gwb::app::TraceJobState state;
@@ -183,6 +201,10 @@ int runFigure(const QStringList& args) {
             throw std::runtime_error(outcome.message.toStdString());
         for (const QString& n : outcome.notices)
             err << "gwb figure: note: " << n << "\n";
+        if (outcome.continuationFrom >= 0)
+            err << "gwb figure: continued the prompt by " << outcome.generated << " tokens ("
+                << QString::number(outcome.tokensPerSecond, 'f', 1) << " tokens/s): \""
+                << outcome.prompt.mid(outcome.continuationFrom) << "\"\n";
         err.flush();
 
         std::unique_ptr<gwb::views::View> v = gwb::views::createView(viewId);

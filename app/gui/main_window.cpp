@@ -15,6 +15,7 @@
 
 #include <QAbstractSpinBox>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -163,6 +164,7 @@ void MainWindow::buildDocks() {
     m_prompt = new PromptPanel(this);
     connect(m_prompt, &PromptPanel::runRequested, this, &MainWindow::run);
     connect(m_prompt, &PromptPanel::cancelRequested, this, &MainWindow::cancelRun);
+    connect(m_prompt, &PromptPanel::continueRequested, this, &MainWindow::continueRun);
     m_promptDock = new QDockWidget(QStringLiteral("Prompt"), this);
     m_promptDock->setObjectName(QStringLiteral("dock_prompt"));
     m_promptDock->setWidget(m_prompt);
@@ -280,6 +282,11 @@ void MainWindow::buildActions() {
     QMenu* runMenu = menuBar()->addMenu(QStringLiteral("&Run"));
     QAction* runAct = runMenu->addAction(QStringLiteral("&Run Prompt"), this, &MainWindow::run);
     runAct->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::Key_F5)});
+    QAction* continueAct = runMenu->addAction(QStringLiteral("C&ontinue Prompt"), this, [this] {
+        continueRun(m_prompt->continueCount()->value(), m_prompt->sampleBox()->isChecked());
+    });
+    continueAct->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return));
+    continueAct->setToolTip(QStringLiteral("Generate the next tokens with the Grassmann model and trace them"));
     QAction* cancelAct = runMenu->addAction(QStringLiteral("&Cancel"), this, &MainWindow::cancelRun);
     cancelAct->setShortcut(QKeySequence(Qt::Key_Escape));
 
@@ -451,7 +458,17 @@ void MainWindow::updateDeviceLabel() {
 // ---- running --------------------------------------------------------------------------------
 
 void MainWindow::run() {
+    continueRun(0, false);
+}
+
+void MainWindow::continueRun(int tokens, bool sample) {
     TraceRequest request;
+    request.continuation.tokens = tokens;
+    request.continuation.greedy = !sample;
+    if (sample) {
+        request.continuation.topP = 0.9;
+        request.continuation.seed = m_continueSeed++;
+    }
     request.grassmannPath = m_grassmannPath;
     request.baselinePath = m_baselinePath;
     request.prompt = m_prompt->prompt();
@@ -502,6 +519,11 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
     if (id != m_controller->currentRunId()) return; // stale
     setRunningUi(false);
     const int previousToken = m_data.tokenCount() > 0 ? m_selection->token() : -1;
+    if (outcome.continuationFrom >= 0) {
+        // The generated text joins the prompt, tinted until the user edits it.
+        m_prompt->setPrompt(outcome.prompt);
+        m_prompt->markContinuation(outcome.continuationFrom);
+    }
     setData(outcome.data);
     // A token every view can show: the user's if it still is one, else the first fully defined.
     m_selection->setToken(gwb::views::tokenAfterRun(m_data, previousToken));
@@ -514,7 +536,12 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
     }
     if (!outcome.notices.isEmpty()) m_prompt->setNotice(outcome.notices.join(QLatin1Char('\n')));
     const auto primary = m_data.primary();
-    showStatus(QStringLiteral("Traced %1 tokens%2")
+    const QString generated = outcome.continuationFrom >= 0 ? QStringLiteral("Generated %1 tokens (%2 tokens/s); ")
+                                                                  .arg(outcome.generated)
+                                                                  .arg(outcome.tokensPerSecond, 0, 'f', 1)
+                                                            : QString();
+    showStatus(QStringLiteral("%1Traced %2 tokens%3")
+                   .arg(generated)
                    .arg(primary ? primary->length() : 0)
                    .arg(outcome.notices.isEmpty() ? QString() : QStringLiteral(" (see the notice above the tokens)")));
     updateDeviceLabel();

@@ -74,6 +74,9 @@ public:
 
     /// Starts a run of the current prompt (drops any older one's results).
     void run();
+    /// Continue: generate `tokens` after the prompt (greedy, or sampled with a fresh seed), append
+    /// them marked, and trace prompt + continuation through both models.
+    void continueRun(int tokens, bool sample);
     void cancelRun();
     bool isRunning() const;
 
@@ -179,6 +182,7 @@ private:
     QString m_grassmannName; ///< display name once probed
     QString m_baselineName;
     QString m_sessionPath;
+    quint64 m_continueSeed = 0; ///< next seed for sampled continuations
     QString m_currentView;
     QString m_tokenScalar = QStringLiteral("surprisal");
     gwb::views::WorkbenchData m_data;

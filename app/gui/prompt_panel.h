@@ -4,10 +4,12 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QSpinBox;
 
 namespace gwb::app {
 
@@ -26,10 +28,19 @@ public:
     QPlainTextEdit* editor() const { return m_editor; }
     QPushButton* runButton() const { return m_run; }
     QPushButton* cancelButton() const { return m_cancel; }
+    QPushButton* continueButton() const { return m_continue; }
+    QSpinBox* continueCount() const { return m_continueCount; }
+    QCheckBox* sampleBox() const { return m_sample; }
+    /// Shows text[from..] as generated (tinted) until the user edits the prompt; -1 clears.
+    void markContinuation(int from);
+    /// Where the tinted generated text starts, -1 when none is shown.
+    int continuationFrom() const { return m_continuationFrom; }
 
 Q_SIGNALS:
     void runRequested();
     void cancelRequested();
+    /// Continue pressed: generate `tokens` more (greedy unless `sample`), then trace.
+    void continueRequested(int tokens, bool sample);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -41,6 +52,11 @@ private:
     QComboBox* m_samples;
     QPushButton* m_run;
     QPushButton* m_cancel;
+    QPushButton* m_continue;
+    QSpinBox* m_continueCount;
+    QCheckBox* m_sample;
+    int m_continuationFrom = -1;
+    bool m_marking = false;
     QLabel* m_notice;
     QLabel* m_count;
 };

@@ -2,6 +2,7 @@
 
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/device.h"
+#include "gwb/engine/generate.h"
 #include "gwb/engine/import.h"
 #include "gwb/engine/tracer.h"
 
@@ -45,6 +46,8 @@ QString stageName(TraceStage stage) {
     switch (stage) {
     case TraceStage::Idle:
         return QStringLiteral("idle");
+    case TraceStage::Generate:
+        return QStringLiteral("Continuing the prompt");
     case TraceStage::LoadGrassmann:
         return QStringLiteral("Loading the Grassmann model");
     case TraceStage::TraceGrassmann:
@@ -82,7 +85,12 @@ double TraceJobState::fraction(bool withGrassmann, bool withBaseline) const {
     double f = 0;
     if (withGrassmann) f += partOf(static_cast<int>(TraceStage::LoadGrassmann));
     if (withBaseline) f += partOf(static_cast<int>(TraceStage::LoadBaseline));
-    return f / models;
+    f /= models;
+    if (!continuing.load()) return f;
+    // Generating (which includes loading the generating model) is the first third of the bar.
+    if (s <= static_cast<int>(TraceStage::Generate))
+        return s == static_cast<int>(TraceStage::Generate) ? within / 3 : 0;
+    return 1.0 / 3 + 2.0 / 3 * f;
 }
 
 gwb::engine::Model ModelCache::get(const QString& path, const QString& device) {
@@ -141,11 +149,65 @@ void ModelCache::clear() {
     m_entries.clear();
 }
 
+Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt, const ContinueRequest& request,
+                            TraceJobState& state) {
+    const gwb::engine::TokenizerPtr tok = model.tokenizer();
+    if (!tok) throw std::runtime_error("the model has no tokenizer, so it cannot continue a text prompt");
+    const std::string text = prompt.toStdString();
+    gwb::engine::checkUtf8(text);
+    const std::vector<int32_t> ids = tok->encodeIds(text);
+    if (ids.empty()) throw std::invalid_argument("the prompt encodes to no tokens: nothing to continue");
+    const int64_t maxLen = model.config().maxLen;
+    if (static_cast<int64_t>(ids.size()) >= maxLen)
+        throw std::invalid_argument("the prompt already fills the model's context (" + std::to_string(ids.size()) +
+                                    " tokens of " + std::to_string(maxLen) + "): nothing can be appended");
+    gwb::engine::GenerateOptions o;
+    o.maxNew = request.tokens;
+    o.greedy = request.greedy;
+    o.temperature = request.temperature;
+    o.topK = request.topK;
+    o.topP = request.topP;
+    o.seed = request.seed;
+    state.done.store(0);
+    state.total.store(std::min<int64_t>(request.tokens, maxLen - static_cast<int64_t>(ids.size())));
+    int64_t produced = 0;
+    const gwb::engine::GenerateResult r = gwb::engine::generate(
+        model, ids, o,
+        [&](int32_t, int64_t) {
+            state.done.store(++produced);
+            return true;
+        },
+        &state.cancel);
+    Continuation out;
+    out.generated = static_cast<int>(r.ids.size() - ids.size());
+    out.tokensPerSecond = r.tokensPerSecond;
+    out.stoppedAtMaxLen = r.stoppedAtMaxLen;
+    // The text the continuation adds: what decoding the whole sequence adds to decoding the prompt
+    // (so that the tokenizer's own spacing between pieces is kept), else the continuation alone.
+    const std::string before = tok->decode(ids);
+    const std::string after = tok->decode(r.ids);
+    std::string added;
+    if (after.compare(0, before.size(), before) == 0) {
+        added = after.substr(before.size());
+    } else {
+        const std::vector<int32_t> tail(r.ids.begin() + static_cast<std::ptrdiff_t>(ids.size()), r.ids.end());
+        added = " "; // built with +=: GCC 12 warns falsely on " " + s
+        added += tok->decode(tail);
+    }
+    out.appended = QString::fromStdString(added);
+    // A prompt that ends in white space needs no second separator.
+    if (!prompt.isEmpty() && prompt.back().isSpace())
+        while (!out.appended.isEmpty() && out.appended.front() == QLatin1Char(' '))
+            out.appended.remove(0, 1);
+    return out;
+}
+
 QString validateRequest(const TraceRequest& request) {
     if (request.grassmannPath.isEmpty() && request.baselinePath.isEmpty())
         return QStringLiteral("no model to run: open a Grassmann model or a Transformer baseline (File > Open Model)");
     if (request.prompt.trimmed().isEmpty())
         return QStringLiteral("the prompt is empty: type or open some text, then Run");
+    if (request.continuation.tokens < 0) return QStringLiteral("the number of tokens to continue must not be negative");
     return {};
 }
 
@@ -173,9 +235,31 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
          TraceStage::AnalyseBaseline, QStringLiteral("Transformer baseline")},
     };
     QString current;
+    state.continuing.store(request.continuation.tokens > 0);
     try {
         gwb::engine::setThreads(request.threads);
-        const std::string prompt = request.prompt.toStdString();
+        QString text = request.prompt;
+        if (request.continuation.tokens > 0) {
+            // The model under study continues the prompt; the baseline only when it is alone.
+            const Slot& gen = request.grassmannPath.isEmpty() ? slots[1] : slots[0];
+            current = gen.label;
+            enterStage(state, TraceStage::Generate);
+            const gwb::engine::Model model = cache.get(gen.path, request.device);
+            const Continuation c = continuePrompt(model, text, request.continuation, state);
+            out.continuationFrom = static_cast<int>(text.size());
+            out.generated = c.generated;
+            out.tokensPerSecond = c.tokensPerSecond;
+            out.data.continuationFrom = static_cast<int64_t>(text.toStdString().size());
+            text += c.appended;
+            if (c.stoppedAtMaxLen)
+                out.notices << QStringLiteral(
+                                   "%1: the continuation stopped after %2 tokens, at the context length of %3")
+                                   .arg(gen.label)
+                                   .arg(c.generated)
+                                   .arg(model.config().maxLen);
+        }
+        out.prompt = text;
+        const std::string prompt = text.toStdString();
         gwb::engine::checkUtf8(prompt);
         for (const Slot& slot : slots) {
             if (slot.path.isEmpty()) continue;
@@ -211,14 +295,14 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
         enterStage(state, TraceStage::Done);
         out.status = TraceOutcome::Status::Ok;
     } catch (const gwb::engine::Cancelled&) {
+        out = TraceOutcome{};
         out.status = TraceOutcome::Status::Cancelled;
         out.message = QStringLiteral("cancelled");
-        out.data = {};
     } catch (const std::exception& e) {
-        out.status = TraceOutcome::Status::Failed;
         const QString what = QString::fromUtf8(e.what());
+        out = TraceOutcome{};
+        out.status = TraceOutcome::Status::Failed;
         out.message = current.isEmpty() ? what : current + QStringLiteral(": ") + what;
-        out.data = {};
     }
     return out;
 }

@@ -17,6 +17,18 @@
 
 namespace gwb::app {
 
+/// Continue: before tracing, generate tokens after the prompt with the incremental generator
+/// (gwb::engine::generate) of the Grassmann model (the baseline when there is no Grassmann model),
+/// append their text to the prompt and trace prompt + continuation.
+struct ContinueRequest {
+    int tokens = 0;     ///< tokens to generate; 0 = a plain run
+    bool greedy = true; ///< always the likeliest token; else sample
+    double temperature = 1.0;
+    int topK = 0;      ///< 0 = off
+    double topP = 1.0; ///< 1 = off
+    quint64 seed = 0;
+};
+
 /// What to run. An empty model path means "leave that model out".
 struct TraceRequest {
     QString grassmannPath;                   ///< .gwb of the Grassmann model ("" = none)
@@ -25,11 +37,13 @@ struct TraceRequest {
     QString device = QStringLiteral("auto"); ///< "auto", "cpu", "cuda", "cuda:N"
     int threads = 0;                         ///< CPU threads for the engine (0 = all cores)
     int promptSubspaceK = 4;                 ///< k of the prompt subspaces (analysis)
+    ContinueRequest continuation;            ///< generate first (tokens > 0)
 };
 
 /// Steps of a run, in order; the progress bar shows the step's name.
 enum class TraceStage : int {
     Idle,
+    Generate, ///< continuing the prompt (only when asked for)
     LoadGrassmann,
     TraceGrassmann,
     AnalyseGrassmann,
@@ -42,10 +56,11 @@ QString stageName(TraceStage stage);
 
 /// Shared between the worker and the GUI, which polls it (Tracy-style atomics).
 struct TraceJobState {
-    std::atomic<int> stage{0};       ///< a TraceStage
-    std::atomic<int64_t> done{0};    ///< units done within the stage
-    std::atomic<int64_t> total{0};   ///< units in the stage (0 = unknown)
-    std::atomic<bool> cancel{false}; ///< set by the GUI; the engine stops at its next check
+    std::atomic<int> stage{0};           ///< a TraceStage
+    std::atomic<int64_t> done{0};        ///< units done within the stage
+    std::atomic<int64_t> total{0};       ///< units in the stage (0 = unknown)
+    std::atomic<bool> cancel{false};     ///< set by the GUI; the engine stops at its next check
+    std::atomic<bool> continuing{false}; ///< the run starts by generating (Generate stage)
     /// Overall fraction in [0, 1] given which models take part.
     double fraction(bool withGrassmann, bool withBaseline) const;
 };
@@ -56,6 +71,10 @@ struct TraceOutcome {
     QString message;                ///< the error for Failed; "" otherwise
     gwb::views::WorkbenchData data; ///< traces and analyses (Ok only)
     QStringList notices;            ///< things the user must see: truncation, analysis warnings
+    QString prompt;                 ///< the text traced: the request's prompt, plus the continuation
+    int continuationFrom = -1;      ///< index in `prompt` (QChar) where the generated text starts; -1 = none
+    int generated = 0;              ///< tokens generated
+    double tokensPerSecond = 0;     ///< generation speed
 };
 
 /// Loaded models by (absolute path, device); a file changed on disk is loaded again.
@@ -91,6 +110,22 @@ QString validateRequest(const TraceRequest& request);
 /// Runs the whole job synchronously. Never throws: every problem comes back as the outcome's
 /// message. `state` reports progress and carries the cancel flag.
 TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJobState& state);
+
+/// What continuing a prompt produced: the text to append (starting with the space the tokenizer
+/// puts between pieces, if any) and how it went.
+struct Continuation {
+    QString appended;
+    int generated = 0;
+    double tokensPerSecond = 0;
+    bool stoppedAtMaxLen = false;
+};
+
+/// Generates `request.tokens` tokens after `prompt` with `model` (its tokenizer encodes the prompt
+/// and decodes the result). Progress goes into `state` (done/total tokens); its cancel flag stops
+/// it (gwb::engine::Cancelled). Throws std::runtime_error / std::invalid_argument naming the problem
+/// (no tokenizer, prompt longer than the context, bad sampling settings).
+Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt, const ContinueRequest& request,
+                            TraceJobState& state);
 
 /// The truncation notice for a trace ("" when nothing was dropped).
 QString truncationNotice(const gwb::engine::Trace& trace, const QString& label);

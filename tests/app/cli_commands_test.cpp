@@ -159,3 +159,64 @@ TEST_F(CliTinyModel, BadInputExitsNonZeroNamingTheProblem) {
     EXPECT_NE(badIds.code, 0);
     EXPECT_TRUE(badIds.err.contains(QStringLiteral("'x' is not a token id"))) << show(badIds);
 }
+
+TEST_F(CliTinyModel, GenerateStreamsAContinuationAndTracesIt) {
+    const QStringList common = {
+        QStringLiteral("generate"), QStringLiteral("--model"),       path("m.gwb"),
+        QStringLiteral("--prompt"), QStringLiteral("it is a truth"), QStringLiteral("--max-new"),
+        QStringLiteral("6"),        QStringLiteral("--threads"),     QStringLiteral("1")};
+    const Result r =
+        runGwb(common + QStringList{QStringLiteral("--seed"), QStringLiteral("7"), QStringLiteral("--top-k"),
+                                    QStringLiteral("5"), QStringLiteral("--trace"), path("g.npz")});
+    ASSERT_EQ(r.code, 0) << show(r);
+    EXPECT_TRUE(r.out.startsWith(QStringLiteral("it is a truth"))) << show(r);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("4 tokens in, 6 generated"))) << show(r);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("tokens/s"))) << show(r);
+    // The trace covers prompt + continuation: the prompt ids first, then 6 ids inside the vocabulary.
+    const auto members = gwb::engine::readZipStored(gwb::engine::readBinaryFile(path("g.npz").toStdString()));
+    ASSERT_TRUE(members.count("token_ids.npy"));
+    const std::vector<int64_t> ids = gwb::engine::parseNpy(members.at("token_ids.npy")).values<int64_t>();
+    ASSERT_EQ(ids.size(), 10u);
+    EXPECT_EQ((std::vector<int64_t>(ids.begin(), ids.begin() + 4)), (std::vector<int64_t>{5, 6, 7, 8}));
+    for (int64_t id : ids)
+        EXPECT_TRUE(id >= 0 && id < kVocab) << id;
+
+    // Same seed, same text; greedy is deterministic too.
+    const Result again = runGwb(common + QStringList{QStringLiteral("--seed"), QStringLiteral("7"),
+                                                     QStringLiteral("--top-k"), QStringLiteral("5")});
+    ASSERT_EQ(again.code, 0) << show(again);
+    EXPECT_EQ(again.out, r.out);
+    const Result g1 = runGwb(common + QStringList{QStringLiteral("--greedy")});
+    const Result g2 =
+        runGwb(common + QStringList{QStringLiteral("--greedy"), QStringLiteral("--seed"), QStringLiteral("99")});
+    ASSERT_EQ(g1.code, 0) << show(g1);
+    EXPECT_EQ(g1.out, g2.out);
+
+    // The context stops at max_len (16): 4 + 12, said on the terminal.
+    const Result full =
+        runGwb({QStringLiteral("generate"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--prompt"),
+                QStringLiteral("it is a truth"), QStringLiteral("--max-new"), QStringLiteral("50")});
+    ASSERT_EQ(full.code, 0) << show(full);
+    EXPECT_TRUE(full.err.contains(QStringLiteral("12 generated"))) << show(full);
+    EXPECT_TRUE(full.err.contains(QStringLiteral("max_len"))) << show(full);
+}
+
+TEST_F(CliTinyModel, GenerateRefusesBadOptionsNamingThem) {
+    const QStringList base = {QStringLiteral("generate"), QStringLiteral("--model"), path("m.gwb")};
+    const Result noPrompt = runGwb(base);
+    EXPECT_NE(noPrompt.code, 0);
+    EXPECT_TRUE(noPrompt.err.contains(QStringLiteral("--prompt"))) << show(noPrompt);
+    const QStringList withPrompt = base + QStringList{QStringLiteral("--prompt"), QStringLiteral("it is")};
+    const Result temp = runGwb(withPrompt + QStringList{QStringLiteral("--temperature"), QStringLiteral("0")});
+    EXPECT_NE(temp.code, 0);
+    EXPECT_TRUE(temp.err.contains(QStringLiteral("temperature"))) << show(temp);
+    const Result topP = runGwb(withPrompt + QStringList{QStringLiteral("--top-p"), QStringLiteral("1.5")});
+    EXPECT_NE(topP.code, 0);
+    EXPECT_TRUE(topP.err.contains(QStringLiteral("top_p")) || topP.err.contains(QStringLiteral("top-p"))) << show(topP);
+    const Result notNumber = runGwb(withPrompt + QStringList{QStringLiteral("--max-new"), QStringLiteral("many")});
+    EXPECT_NE(notNumber.code, 0);
+    EXPECT_TRUE(notNumber.err.contains(QStringLiteral("--max-new needs a number"))) << show(notNumber);
+    const Result readOnly = runGwb(withPrompt + QStringList{QStringLiteral("--trace"), QStringLiteral("/proc/g.npz")});
+    EXPECT_NE(readOnly.code, 0);
+    EXPECT_TRUE(readOnly.err.contains(QStringLiteral("/proc/g.npz"))) << show(readOnly);
+}

@@ -189,6 +189,8 @@ ExportResult exportData(const View& view, const QString& basePath) {
     if (d.baseline) models.insert(QStringLiteral("baseline"), traceInfo(*d.baseline));
     meta.insert(QStringLiteral("model"), models);
     meta.insert(QStringLiteral("prompt"), d.prompt());
+    // Continue: tokens from here on were generated, not typed (-1: all typed).
+    meta.insert(QStringLiteral("first_generated_token"), static_cast<qint64>(d.firstGenerated()));
     QJsonObject sel;
     if (const Selection* s = view.selection()) {
         sel.insert(QStringLiteral("token"), s->token());

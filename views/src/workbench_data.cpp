@@ -37,6 +37,27 @@ QString WorkbenchData::prompt() const {
     return t ? QString::fromStdString(t->prompt) : QString();
 }
 
+bool WorkbenchData::isGenerated(int64_t t) const {
+    const TracePtr p = primary();
+    if (!p || continuationFrom < 0 || t < 0 || t >= p->length()) return false;
+    const auto& tok = p->tokens[static_cast<size_t>(t)];
+    // A piece that ends after the typed text was (at least partly) generated.
+    return tok.end > continuationFrom || (tok.end < 0 && tok.begin >= continuationFrom);
+}
+
+int64_t WorkbenchData::generatedCount() const {
+    int64_t n = 0;
+    for (int64_t t = 0; t < tokenCount(); ++t)
+        n += isGenerated(t) ? 1 : 0;
+    return n;
+}
+
+int64_t WorkbenchData::firstGenerated() const {
+    for (int64_t t = 0; t < tokenCount(); ++t)
+        if (isGenerated(t)) return t;
+    return -1;
+}
+
 QStringList tokenLabels(const gwb::engine::Trace& trace) {
     QStringList out;
     out.reserve(static_cast<int>(trace.tokens.size()));

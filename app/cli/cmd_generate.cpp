@@ -1,0 +1,136 @@
+// gwb generate: continue a prompt with the incremental generator (the prompt runs once; each new
+// token costs O(1) per Grassmann layer, one KV-cache row per attention layer), streaming the text
+// as it comes; optionally trace prompt + continuation into an NPZ like `gwb trace`.
+
+#include "cli/bundled_models.h"
+#include "cli/command_registry.h"
+#include "cli/trace_writer.h"
+
+#include "gwb/engine/device.h"
+#include "gwb/engine/generate.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/tracer.h"
+
+#include <QCommandLineParser>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+using namespace gwb::engine;
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void onGenerateInterrupt(int) {
+    g_interrupted.store(true);
+}
+
+int runGenerate(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(
+        QStringLiteral("Continue a prompt with the model, printing the text as it is generated and the speed\n"
+                       "(tokens/s) at the end. --trace writes the trace of prompt + continuation (as gwb trace)."));
+    p.addHelpOption();
+    const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
+    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
+    const QCommandLineOption maxNew(QStringLiteral("max-new"), QStringLiteral("Tokens to generate (default 32)."),
+                                    QStringLiteral("N"), QStringLiteral("32"));
+    const QCommandLineOption temperature(QStringLiteral("temperature"),
+                                         QStringLiteral("Sampling temperature > 0 (default 1)."), QStringLiteral("T"),
+                                         QStringLiteral("1"));
+    const QCommandLineOption topK(QStringLiteral("top-k"), QStringLiteral("Keep the K likeliest tokens (0 = all)."),
+                                  QStringLiteral("K"), QStringLiteral("0"));
+    const QCommandLineOption topP(QStringLiteral("top-p"), QStringLiteral("Nucleus mass in (0, 1] (default 1 = off)."),
+                                  QStringLiteral("P"), QStringLiteral("1"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."),
+                                  QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption greedy(QStringLiteral("greedy"), QStringLiteral("Always take the likeliest token."));
+    const QCommandLineOption traceOut(QStringLiteral("trace"),
+                                      QStringLiteral("Also trace prompt + continuation into this .npz."),
+                                      QStringLiteral("FILE"));
+    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
+                                    QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
+                                     QStringLiteral("N"), QStringLiteral("0"));
+    p.addOptions({model, prompt, maxNew, temperature, topK, topP, seed, greedy, traceOut, device, threads});
+    p.process(args);
+    try {
+        if (!p.isSet(prompt)) throw std::invalid_argument("--prompt is required");
+        auto number = [&](const QCommandLineOption& o) {
+            bool ok = false;
+            const double v = p.value(o).toDouble(&ok);
+            if (!ok) throw std::invalid_argument("--" + o.names().first().toStdString() + " needs a number");
+            return v;
+        };
+        GenerateOptions o;
+        o.maxNew = static_cast<int64_t>(number(maxNew));
+        o.temperature = number(temperature);
+        o.topK = static_cast<int64_t>(number(topK));
+        o.topP = number(topP);
+        o.seed = static_cast<uint64_t>(number(seed));
+        o.greedy = p.isSet(greedy);
+        setThreads(p.value(threads).toInt());
+        const Model m =
+            Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
+        const TokenizerPtr tok = m.tokenizer();
+        if (!tok) throw std::invalid_argument("this model has no tokenizer: it cannot read a text prompt");
+        const std::string text = p.value(prompt).toStdString();
+        const std::vector<int32_t> promptIds = tok->encodeIds(text);
+        if (promptIds.empty()) throw std::invalid_argument("the prompt encodes to no tokens");
+
+        // Stream: print what decoding the continuation so far adds to what was already printed.
+        std::vector<int32_t> generated;
+        std::string printed;
+        std::fputs(text.c_str(), stdout);
+        std::fflush(stdout);
+        auto onToken = [&](int32_t id, int64_t) {
+            generated.push_back(id);
+            const std::string now = tok->decode(generated);
+            if (now.compare(0, printed.size(), printed) == 0) {
+                std::fputs(now.c_str() + printed.size(), stdout);
+                printed = now;
+            } else { // a piece changed how earlier ones decode: print the rest as it stands
+                std::fputs(now.c_str() + std::min(printed.size(), now.size()), stdout);
+                printed = now;
+            }
+            std::fflush(stdout);
+            return true;
+        };
+        g_interrupted = false;
+        auto previous = std::signal(SIGINT, onGenerateInterrupt);
+        GenerateResult r;
+        try {
+            r = generate(m, promptIds, o, onToken, &g_interrupted);
+        } catch (const Cancelled&) {
+            std::signal(SIGINT, previous);
+            std::fprintf(stderr, "\ninterrupted after %zu tokens\n", generated.size());
+            return 130;
+        }
+        std::signal(SIGINT, previous);
+        const int64_t produced = static_cast<int64_t>(r.ids.size()) - r.promptLength;
+        std::fprintf(stderr, "\n%lld tokens in, %lld generated, %.1f tokens/s on %s%s\n",
+                     static_cast<long long>(r.promptLength), static_cast<long long>(produced), r.tokensPerSecond,
+                     m.device().c_str(), r.stoppedAtMaxLen ? " (stopped at max_len)" : "");
+        if (p.isSet(traceOut)) {
+            const std::string out = p.value(traceOut).toStdString();
+            const TracePtr t = traceIds(m, r.ids);
+            gwb::app::writeTraceNpz(*t, /*withAnalysis=*/false, out);
+            std::fprintf(stderr, "wrote %s (%lld tokens: prompt %lld + continuation %lld)\n", out.c_str(),
+                         static_cast<long long>(t->length()), static_cast<long long>(r.promptLength),
+                         static_cast<long long>(produced));
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gwb generate: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace
+
+GWB_REGISTER_COMMAND("generate", "Continue a prompt (incremental decoding), optionally trace the result", runGenerate,
+                     false);

@@ -1,0 +1,205 @@
+// Continue: the incremental generator extends the prompt before tracing, in the job (exact
+// token accounting, greedy equals the engine's own greedy generation, cancel), in the window
+// (button, marked text, marked tokens) and in `gwb figure --continue N`.
+
+#include "gui/main_window.h"
+#include "gui/prompt_panel.h"
+#include "gui/trace_job.h"
+
+#include "app_test_util.h"
+#include "test_models.h"
+
+#include "gwb/engine/generate.h"
+#include "gwb/engine/model.h"
+#include "gwb/views/token_strip.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+using namespace gwb::app;
+using gwb::app::test::ensureApp;
+using gwb::app::test::testModels;
+
+namespace {
+
+const QString kPrompt = QStringLiteral("it is a truth universally acknowledged");
+
+TraceRequest continueRequest(int tokens) {
+    TraceRequest r;
+    r.grassmannPath = testModels().grassmann;
+    r.baselinePath = testModels().transformer;
+    r.prompt = kPrompt;
+    r.threads = 1;
+    r.continuation.tokens = tokens;
+    return r;
+}
+
+} // namespace
+
+TEST(Continue, JobAppendsTheGreedyContinuationAndTracesIt) {
+    ModelCache cache;
+    TraceJobState state;
+    const TraceOutcome out = runTraceJob(continueRequest(5), cache, state);
+    ASSERT_EQ(out.status, TraceOutcome::Status::Ok) << out.message.toStdString();
+    EXPECT_EQ(out.generated, 5);
+    EXPECT_EQ(out.continuationFrom, kPrompt.size());
+    ASSERT_TRUE(out.prompt.startsWith(kPrompt));
+    EXPECT_GT(out.prompt.size(), kPrompt.size());
+    EXPECT_EQ(out.data.continuationFrom, static_cast<int64_t>(kPrompt.toUtf8().size()));
+
+    // The appended text is the engine's greedy continuation of the same ids, decoded.
+    const gwb::engine::Model m = cache.get(testModels().grassmann, QStringLiteral("auto"));
+    const auto tok = m.tokenizer();
+    const std::vector<int32_t> ids = tok->encodeIds(kPrompt.toStdString());
+    gwb::engine::GenerateOptions o;
+    o.maxNew = 5;
+    o.greedy = true;
+    const gwb::engine::GenerateResult g = gwb::engine::generate(m, ids, o);
+    EXPECT_EQ(out.prompt.toStdString(), kPrompt.toStdString() + tok->decode(g.ids).substr(tok->decode(ids).size()));
+
+    // Both traces cover prompt + continuation; the generated tokens are the ones after the prompt.
+    ASSERT_TRUE(out.data.grassmann && out.data.baseline);
+    const int64_t T = out.data.tokenCount();
+    EXPECT_EQ(out.data.baseline->length(), T);
+    const int64_t typed = static_cast<int64_t>(ids.size());
+    EXPECT_EQ(out.data.firstGenerated(), typed);
+    EXPECT_EQ(out.data.generatedCount(), T - typed);
+    EXPECT_GE(T - typed, 1);
+    for (int64_t t = 0; t < typed; ++t)
+        EXPECT_FALSE(out.data.isGenerated(t)) << t;
+    // Re-encoding the decoded text gives the generated ids back (WordPiece, whole words).
+    std::vector<int32_t> traced;
+    for (const auto& tk : out.data.grassmann->tokens)
+        traced.push_back(tk.id);
+    EXPECT_EQ(traced, g.ids);
+}
+
+TEST(Continue, SampledContinuationsFollowTheSeed) {
+    ModelCache cache;
+    TraceJobState s1, s2, s3;
+    TraceRequest r = continueRequest(8);
+    r.continuation.greedy = false;
+    r.continuation.seed = 11;
+    const TraceOutcome a = runTraceJob(r, cache, s1);
+    const TraceOutcome b = runTraceJob(r, cache, s2);
+    ASSERT_EQ(a.status, TraceOutcome::Status::Ok) << a.message.toStdString();
+    EXPECT_EQ(a.prompt, b.prompt);
+    // Some seed gives another text (a random 2-layer model is close to uniform over 40 pieces).
+    bool differs = false;
+    for (quint64 seed = 12; seed < 20 && !differs; ++seed) {
+        r.continuation.seed = seed;
+        differs = runTraceJob(r, cache, s3).prompt != a.prompt;
+    }
+    EXPECT_TRUE(differs);
+}
+
+TEST(Continue, StopsAtTheContextAndSaysSo) {
+    ModelCache cache;
+    TraceJobState state;
+    const TraceOutcome out = runTraceJob(continueRequest(500), cache, state); // context is 24
+    ASSERT_EQ(out.status, TraceOutcome::Status::Ok) << out.message.toStdString();
+    EXPECT_LT(out.generated, 24);
+    EXPECT_TRUE(out.notices.join(QLatin1Char(' ')).contains(QStringLiteral("context length of 24")))
+        << out.notices.join(QLatin1Char('\n')).toStdString();
+
+    // A prompt that already fills the context cannot be continued: a message, not a crash.
+    TraceRequest full = continueRequest(4);
+    full.prompt = gwb::app::test::promptOfTokens(40);
+    TraceJobState s2;
+    const TraceOutcome refused = runTraceJob(full, cache, s2);
+    EXPECT_EQ(refused.status, TraceOutcome::Status::Failed);
+    EXPECT_TRUE(refused.message.contains(QStringLiteral("fills the model's context"))) << refused.message.toStdString();
+}
+
+TEST(Continue, CancelStopsTheGeneration) {
+    ModelCache cache;
+    TraceJobState state;
+    state.cancel.store(true);
+    const TraceOutcome out = runTraceJob(continueRequest(5), cache, state);
+    EXPECT_EQ(out.status, TraceOutcome::Status::Cancelled);
+    EXPECT_TRUE(out.prompt.isEmpty());
+}
+
+TEST(Continue, WindowButtonAppendsMarkedTextAndTokens) {
+    ensureApp();
+    MainWindowOptions o;
+    o.useBundledModels = false;
+    o.restoreSettings = false;
+    MainWindow w(o);
+    w.setModelPaths(testModels().grassmann, testModels().transformer);
+    w.setPrompt(kPrompt);
+    auto* panel = w.findChild<PromptPanel*>();
+    ASSERT_TRUE(panel);
+    panel->continueCount()->setValue(3);
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QSignalSpy failed(&w, &MainWindow::runFailed);
+    panel->continueButton()->click();
+    ASSERT_TRUE(done.wait(60000)) << w.statusText().toStdString() << " / " << panel->notice().toStdString()
+                                  << " / failed: " << failed.count();
+    EXPECT_TRUE(w.prompt().startsWith(kPrompt));
+    EXPECT_GT(w.prompt().size(), kPrompt.size());
+    EXPECT_EQ(panel->continuationFrom(), kPrompt.size());
+    EXPECT_TRUE(w.statusText().startsWith(QStringLiteral("Generated 3 tokens"))) << w.statusText().toStdString();
+    const auto& d = w.workbenchData();
+    EXPECT_GE(d.generatedCount(), 1);
+    auto* strip = w.findChild<gwb::views::TokenStrip*>();
+    ASSERT_TRUE(strip);
+    const int first = static_cast<int>(d.firstGenerated());
+    EXPECT_TRUE(strip->tokenToolTip(first).contains(QStringLiteral("generated"))) << first;
+    EXPECT_FALSE(strip->tokenToolTip(0).contains(QStringLiteral("generated")));
+
+    // Continue again extends the extended prompt; the mark covers both continuations.
+    const QString once = w.prompt();
+    panel->continueButton()->click();
+    ASSERT_TRUE(done.wait(60000));
+    EXPECT_TRUE(w.prompt().startsWith(once));
+    EXPECT_EQ(panel->continuationFrom(), once.size());
+
+    // Typing removes the mark; a plain Run then traces it as typed text.
+    panel->editor()->appendPlainText(QStringLiteral(" the"));
+    EXPECT_EQ(panel->continuationFrom(), -1);
+    w.run();
+    ASSERT_TRUE(done.wait(60000));
+    EXPECT_EQ(w.workbenchData().generatedCount(), 0);
+}
+
+TEST(Continue, FigureCommandContinuesAndMarksTheExport) {
+    QTemporaryDir dir;
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(GWB_EXECUTABLE),
+            {QStringLiteral("figure"), QStringLiteral("--view"), QStringLiteral("lens"), QStringLiteral("--model"),
+             testModels().grassmann, QStringLiteral("--baseline"), testModels().transformer, QStringLiteral("--prompt"),
+             kPrompt, QStringLiteral("--continue"), QStringLiteral("4"), QStringLiteral("--threads"),
+             QStringLiteral("1"), QStringLiteral("--out"), dir.filePath(QStringLiteral("lens.svg")),
+             QStringLiteral("--data"), dir.filePath(QStringLiteral("lens.csv"))});
+    ASSERT_TRUE(p.waitForFinished(120000));
+    const QString err = QString::fromLocal8Bit(p.readAllStandardError());
+    ASSERT_EQ(p.exitCode(), 0) << err.toStdString();
+    EXPECT_TRUE(err.contains(QStringLiteral("continued the prompt by 4 tokens"))) << err.toStdString();
+    QFile svg(dir.filePath(QStringLiteral("lens.svg")));
+    ASSERT_TRUE(svg.open(QIODevice::ReadOnly));
+    EXPECT_TRUE(svg.readAll().contains("were generated by the model"));
+    QFile json(dir.filePath(QStringLiteral("lens.json")));
+    ASSERT_TRUE(json.open(QIODevice::ReadOnly));
+    const QJsonObject meta = QJsonDocument::fromJson(json.readAll()).object();
+    const auto typed = gwb::engine::Model::load(testModels().grassmann.toStdString(), "cpu")
+                           .tokenizer()
+                           ->encodeIds(kPrompt.toStdString());
+    EXPECT_EQ(meta.value(QStringLiteral("first_generated_token")).toInt(-2), static_cast<int>(typed.size()));
+    EXPECT_TRUE(meta.value(QStringLiteral("prompt")).toString().startsWith(kPrompt));
+}
