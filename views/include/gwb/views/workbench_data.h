@@ -3,10 +3,13 @@
 // missing; views then show a "run a prompt" message.
 
 #include "gwb/engine/analysis.h"
+#include "gwb/engine/corpus_stats.h"
 #include "gwb/engine/trace.h"
 
 #include <QString>
 #include <QStringList>
+
+#include <memory>
 
 namespace gwb::views {
 
@@ -18,6 +21,10 @@ struct WorkbenchData {
     AnalysisPtr grassmannAnalysis; ///< analyzeTrace(*grassmann) (may be null while computing)
     TracePtr baseline;             ///< trace of the Transformer baseline (may be null)
     AnalysisPtr baselineAnalysis;  ///< analyzeTrace(*baseline)
+    /// Corpus statistics (gwb stats, File > Open Statistics, Run > Corpus) for the Corpus view;
+    /// independent of the prompt (may be null).
+    std::shared_ptr<const gwb::engine::CorpusStats> corpus;
+    QString corpusPath; ///< the statistics file they were read from ("" = not from a file)
 
     bool hasGrassmann() const { return grassmann != nullptr; }
     bool hasBaseline() const { return baseline != nullptr; }
