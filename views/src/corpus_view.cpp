@@ -120,8 +120,8 @@ CorpusView::CorpusView(QWidget* parent) : View(parent) {
     m_curveChart = new ChartWidget(split);
     split->addWidget(m_dist);
     split->addWidget(m_curveChart);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
     layout->addWidget(split, 1);
 
     connect(m_quantityCombo, &QComboBox::currentIndexChanged, this, [this](int i) {

@@ -221,16 +221,17 @@ void paintDistributionChart(QPainter& p, const QRectF& rect, const DistributionC
             p.drawLine(QPointF(cx - half, Y(b.median)), QPointF(cx + half, Y(b.median)));
             // Mean with its 95% interval.
             if (std::isfinite(b.ciLow) && std::isfinite(b.ciHigh)) {
-                const double mx = cx + half + sub * 0.1;
+                const double mx = cx + half + std::min(sub * 0.1, fmS.height() * 0.6);
                 p.setPen(QPen(Qt::black, style.hairline * 3, Qt::SolidLine, Qt::FlatCap));
                 p.drawLine(QPointF(mx, Y(b.ciLow)), QPointF(mx, Y(b.ciHigh)));
                 p.setPen(QPen(Qt::black, style.hairline * 1.5));
                 p.setBrush(Qt::white);
-                drawDiamond(p, QPointF(mx, Y(b.mean)), std::max(1.5, fmS.height() * 0.22));
+                drawDiamond(p, QPointF(mx, Y(b.mean)), std::max(1.5, fmS.height() * 0.3));
             } else if (std::isfinite(b.mean)) {
                 p.setPen(QPen(Qt::black, style.hairline * 1.5));
                 p.setBrush(Qt::white);
-                drawDiamond(p, QPointF(cx + half + sub * 0.1, Y(b.mean)), std::max(1.5, fmS.height() * 0.22));
+                drawDiamond(p, QPointF(cx + half + std::min(sub * 0.1, fmS.height() * 0.6), Y(b.mean)),
+                            std::max(1.5, fmS.height() * 0.3));
             }
             p.setBrush(Qt::NoBrush);
         }
