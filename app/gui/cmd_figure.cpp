@@ -3,6 +3,7 @@
 
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
+#include "gui/corpus_figure.h"
 #include "gui/figure_request.h"
 #include "gui/saliency_job.h"
 #include "gui/trace_job.h"
@@ -61,11 +62,13 @@ int runFigure(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Make one view's figure for a prompt without a window (same figure as the window's Export Figure).\n"
-        "Example: gwb figure --view gate --prompt \"It is a truth universally acknowledged\" --out gate.pdf"));
+        "Example: gwb figure --view gate --prompt \"It is a truth universally acknowledged\" --out gate.pdf\n"
+        "Corpus statistics: gwb figure --stats S.npz --view corpus --quantity surprisal --out surprisal.pdf"));
     p.addHelpOption();
     const QCommandLineOption view(
         QStringLiteral("view"),
-        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens or saliency."),
+        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency or corpus "
+                       "(with --stats)."),
         QStringLiteral("ID"));
     const QCommandLineOption model(QStringLiteral("model"),
                                    QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
@@ -123,8 +126,18 @@ int runFigure(const QStringList& args) {
                                     QStringLiteral("With --continue: sample (temperature 1, top-p 0.9)."));
     const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --continue --sample: seed (default 0)."),
                                   QStringLiteral("N"), QStringLiteral("0"));
-    p.addOptions({view,  model, baseline, layer, head,      token,      offset, prompt, promptFile, out,
-                  width, dpi,   colormap, font,  noCaption, noColorbar, data,   device, threads,    target});
+    const QCommandLineOption stats(QStringLiteral("stats"),
+                                   QStringLiteral("Corpus statistics (gwb stats) for --view corpus (no prompt)."),
+                                   QStringLiteral("S.npz"));
+    const QCommandLineOption quantity(
+        QStringLiteral("quantity"),
+        QStringLiteral("Corpus quantity, e.g. surprisal, gate_mean, attn_entropy (default surprisal)."),
+        QStringLiteral("NAME"));
+    const QCommandLineOption shape(QStringLiteral("shape"), QStringLiteral("Corpus distributions: box or violin."),
+                                   QStringLiteral("box|violin"));
+    p.addOptions({view,       model,  baseline, layer,  head,     token,    offset,    prompt,
+                  promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,
+                  data,       device, threads,  target, stats,    quantity, shape});
     p.addOptions({continueN, sample, seed});
     p.process(args);
     QTextStream err(stderr);
@@ -136,8 +149,6 @@ int runFigure(const QStringList& args) {
             throw std::invalid_argument("--view must be one of " +
                                         gwb::views::viewIds().join(QStringLiteral(", ")).toStdString() +
                                         (viewId.isEmpty() ? std::string() : ", got '" + viewId.toStdString() + "'"));
-        if (p.isSet(prompt) == p.isSet(promptFile))
-            throw std::invalid_argument("give exactly one of --prompt and --prompt-file");
         if (!p.isSet(out)) throw std::invalid_argument("--out FILE.(png|svg|pdf) is required");
         const QString outPath = p.value(out);
         if (gwb::app::figureFormat(outPath).isEmpty())
@@ -167,6 +178,29 @@ int runFigure(const QStringList& args) {
         }
         settings.caption = !p.isSet(noCaption);
         settings.colorbar = !p.isSet(noColorbar);
+
+        const bool corpus = viewId == QLatin1String("corpus");
+        if (corpus != p.isSet(stats))
+            throw std::invalid_argument(corpus ? "--view corpus needs --stats S.npz (made by gwb stats)"
+                                               : "--stats only applies to --view corpus");
+        if (!corpus && (p.isSet(quantity) || p.isSet(shape)))
+            throw std::invalid_argument("--quantity and --shape only apply to --view corpus");
+        if (corpus) {
+            if (p.isSet(prompt) || p.isSet(promptFile) || p.isSet(continueN))
+                throw std::invalid_argument("--view corpus draws a statistics file: leave out --prompt and --continue");
+            gwb::app::CorpusFigureRequest cr;
+            cr.statsPath = p.value(stats);
+            cr.quantity = p.value(quantity);
+            cr.shape = p.value(shape);
+            cr.outPath = outPath;
+            cr.dataBase = dataBase;
+            cr.settings = settings;
+            const gwb::views::ExportResult res = gwb::app::writeCorpusFigure(cr);
+            QTextStream(stdout) << "wrote " << res.files.join(QStringLiteral(", ")) << "\n";
+            return 0;
+        }
+        if (p.isSet(prompt) == p.isSet(promptFile))
+            throw std::invalid_argument("give exactly one of --prompt and --prompt-file");
 
         bool needG = false, needB = false;
         modelsFor(viewId, needG, needB);

@@ -30,7 +30,10 @@ int runGui(QApplication& app) {
                                     QStringLiteral("T,L"));
     const QCommandLineOption fresh(QStringLiteral("fresh"),
                                    QStringLiteral("Ignore and keep the saved layout and settings."));
-    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh});
+    const QCommandLineOption stats(QStringLiteral("stats"),
+                                   QStringLiteral("Corpus statistics (gwb stats) to open in the Corpus view."),
+                                   QStringLiteral("S.npz"));
+    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh, stats});
     p.addHelpOption();
     p.process(app);
 
@@ -51,6 +54,7 @@ int runGui(QApplication& app) {
         window.setGeometry(window.screen()->availableGeometry());
     }
     window.show();
+    if (p.isSet(stats)) window.openStatistics(p.value(stats));
     if (p.isSet(session))
         QTimer::singleShot(0, &window, [&window, path = p.value(session)] { window.openSession(path); });
     else if (p.isSet(run) || p.isSet(tour))

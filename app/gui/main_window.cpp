@@ -78,6 +78,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     buildDocks();
     buildActions();
     buildStatusBar();
+    buildCorpusUi();
 
     connect(m_controller, &TraceController::started, this, &MainWindow::onRunStarted);
     connect(m_controller, &TraceController::progress, this, &MainWindow::onProgress);
@@ -259,6 +260,7 @@ void MainWindow::buildActions() {
     file->addAction(QStringLiteral("Use &Bundled Models"), this, &MainWindow::useBundledModels);
     file->addSeparator();
     file->addAction(QStringLiteral("Open &Prompt File…"), this, &MainWindow::choosePromptFile);
+    file->addAction(QStringLiteral("Open S&tatistics…"), this, &MainWindow::chooseStatistics);
     file->addSeparator();
     file->addAction(QStringLiteral("Open S&ession…"), this, &MainWindow::chooseSession);
     file->addMenu(m_recentSessions->menu());
@@ -289,6 +291,8 @@ void MainWindow::buildActions() {
     continueAct->setToolTip(QStringLiteral("Generate the next tokens with the Grassmann model and trace them"));
     QAction* cancelAct = runMenu->addAction(QStringLiteral("&Cancel"), this, &MainWindow::cancelRun);
     cancelAct->setShortcut(QKeySequence(Qt::Key_Escape));
+    runMenu->addSeparator();
+    runMenu->addAction(QStringLiteral("C&orpus…"), this, &MainWindow::showCorpusDialog);
 
     m_viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
     for (QDockWidget* d : {m_promptDock, m_stripDock})
@@ -297,7 +301,7 @@ void MainWindow::buildActions() {
     for (size_t i = 0; i < m_viewDocks.size(); ++i) {
         const QString id = m_views[i]->viewId();
         QAction* a = m_viewMenu->addAction(m_views[i]->title(), this, [this, id] { showView(id); });
-        a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + static_cast<int>(i))));
+        if (i < 9) a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + static_cast<int>(i))));
     }
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(QStringLiteral("Reset &Layout"), this, &MainWindow::resetLayout);
@@ -566,7 +570,13 @@ void MainWindow::onCancelled(quint64 id) {
 }
 
 void MainWindow::setData(const gwb::views::WorkbenchData& data) {
+    const auto corpus = m_data.corpus;
+    const QString corpusPath = m_data.corpusPath;
     m_data = data;
+    if (!m_data.corpus) { // prompt runs keep the open statistics
+        m_data.corpus = corpus;
+        m_data.corpusPath = corpusPath;
+    }
     m_selection->setExtents(m_data);
     for (View* v : m_views)
         v->setData(m_data);

@@ -3,6 +3,7 @@
 // in docks, the shared selection, status bar with progress and Cancel. Long work goes through the
 // TraceController (worker thread); this class only reacts to its queued results.
 
+#include "gui/corpus_job.h"
 #include "gui/figure_request.h"
 #include "gui/session.h"
 #include "gui/trace_controller.h"
@@ -93,6 +94,18 @@ public:
     /// Exports the view's numbers as <basePath>_<table>.csv/.npy and <basePath>.json.
     bool exportDataTo(const QString& basePath, const QString& viewId = {});
 
+    /// Opens corpus statistics (gwb stats, Run > Corpus) in the Corpus view and shows it; returns
+    /// "" or the error (also shown, in a dialog when the window is visible). Code in main_window_corpus.cpp.
+    QString openStatistics(const QString& path);
+    /// The Run > Corpus request for the window's models, device and threads and the last files used.
+    CorpusRequest corpusRequest() const;
+    /// Starts a corpus run on the worker thread (progress and Cancel in the status bar); the file
+    /// opens in the Corpus view when it is written, also after Cancel (the windows done). Returns
+    /// false and shows the problem when nothing started.
+    bool runCorpus(const CorpusRequest& request);
+    void cancelCorpus();
+    bool isCorpusRunning() const;
+
     gwb::views::Selection* selection() const { return m_selection; }
     const gwb::views::WorkbenchData& workbenchData() const { return m_data; }
     TraceController* controller() const { return m_controller; }
@@ -109,6 +122,9 @@ Q_SIGNALS:
     void runFailed(const QString& message);
     void runCancelled();
     void modelsChanged();
+    /// A corpus run ended and its file (complete or partial) is open; `path` is the file.
+    void corpusFinished(const QString& path);
+    void corpusFailed(const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -121,6 +137,10 @@ private:
     void buildModelBar();
     void buildDocks();
     void buildStatusBar();
+    void buildCorpusUi();
+    void chooseStatistics();
+    void showCorpusDialog();
+    void onCorpusFinished(const CorpusOutcome& outcome);
     void restoreWindowSettings();
     void saveWindowSettings() const;
     void resetLayout();
@@ -188,6 +208,12 @@ private:
     gwb::views::WorkbenchData m_data;
     std::optional<Session> m_pendingSelection; ///< applied when the session's run finishes
     quint64 m_runId = 0;
+
+    CorpusRunner* m_corpusRunner = nullptr; ///< Run > Corpus (main_window_corpus.cpp)
+    QLabel* m_corpusStatus = nullptr;
+    QProgressBar* m_corpusProgress = nullptr;
+    QPushButton* m_corpusCancel = nullptr;
+    CorpusRequest m_lastCorpus; ///< files, window, stride, output of the last corpus run
 };
 
 } // namespace gwb::app

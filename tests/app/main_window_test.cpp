@@ -209,6 +209,21 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
     const auto* sv = qobject_cast<const gwb::views::SaliencyView*>(w->view(QStringLiteral("saliency")));
     ASSERT_TRUE(sv);
     ASSERT_TRUE(QTest::qWaitFor([&] { return !sv->dataTables().empty(); }, kWaitMs));
+    // The Corpus view draws corpus statistics: a short Run > Corpus over a text file.
+    {
+        QFile text(dir.filePath(QStringLiteral("corpus.txt")));
+        ASSERT_TRUE(text.open(QIODevice::WriteOnly));
+        text.write(gwb::app::test::promptOfTokens(60).toUtf8());
+        text.close();
+        gwb::app::CorpusRequest r = w->corpusRequest();
+        r.files = {text.fileName()};
+        r.window = 12;
+        r.stride = 12;
+        r.outPath = dir.filePath(QStringLiteral("S.npz"));
+        QSignalSpy corpusDone(w.get(), &gwb::app::MainWindow::corpusFinished);
+        ASSERT_TRUE(w->runCorpus(r));
+        ASSERT_TRUE(corpusDone.wait(kWaitMs));
+    }
     for (const auto* v : w->views()) {
         for (const char* suffix : {".png", ".svg", ".pdf"}) {
             const QString path = dir.filePath(v->viewId() + QLatin1String(suffix));

@@ -252,7 +252,50 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
     data.grassmannAnalysis = ga;
     data.baseline = b;
     data.baselineAnalysis = ba;
+    data.corpus = makeCorpusStats(N, s.heads, s.tokens);
+    data.corpusPath = QStringLiteral("/data/S.npz");
     return data;
+}
+
+std::shared_ptr<gwb::engine::CorpusStats> makeCorpusStats(int64_t N, int64_t H, int64_t P) {
+    using gwb::engine::linearEdges;
+    auto s = std::make_shared<gwb::engine::CorpusStats>();
+    s->window = P;
+    s->stride = P;
+    s->windowsPlanned = 5;
+    s->windowsTotal = 5;
+    s->windows = {0, 1, 2, 3};
+    s->complete = false;
+    s->files = {"/data/a.txt", "/data/b.txt"};
+    s->skipped = {{"/data/bad.txt", "not valid UTF-8"}};
+    s->models = {{"model", "tiny-grassmann (g.gwb)"}, {"baseline", "tiny-transformer (t.gwb)"}};
+    s->totals = {{"model.tokens_scored", 4.0 * static_cast<double>(P - 1)},
+                 {"baseline.tokens_scored", 4.0 * static_cast<double>(P - 1)}};
+    auto& gm = s->quantity("model.gate_mean", "mean over channels of the gate a_t, per token", {"layer"}, {N},
+                           linearEdges(0, 1, 50), P);
+    auto& ae = s->quantity("baseline.attn_entropy", "entropy -sum a log a (nats) of a query row", {"layer", "head"},
+                           {N, H}, linearEdges(0, 8, 80), P);
+    auto& pn = s->quantity("model.pair_norm", "||z_t ^ z_{t-D}||", {"layer", "offset"}, {N, 3},
+                           gwb::engine::logEdges(1e-3, 1e3, 60), P);
+    for (const char* role : {"model", "baseline"}) {
+        auto& su = s->quantity(std::string(role) + ".surprisal", "-log p(x_t | x_<t) in nats, tokens t >= 1", {}, {},
+                               linearEdges(0, 20, 80), P);
+        const double shift = std::string(role) == "model" ? 0.0 : 0.7;
+        for (int64_t w = 0; w < 4; ++w)
+            for (int64_t t = 1; t < P; ++t)
+                su.add(0, 2.0 + shift + 3.0 / static_cast<double>(t) + 0.4 * static_cast<double>((w * 7 + t) % 5), t);
+    }
+    for (int64_t w = 0; w < 4; ++w)
+        for (int64_t t = 0; t < P; ++t)
+            for (int64_t l = 0; l < N; ++l) {
+                const double u = static_cast<double>((w * 13 + t * 7 + l * 3) % 17) / 17.0;
+                gm.add(l, 0.2 + 0.15 * static_cast<double>(l) + 0.3 * u, t);
+                for (int64_t h = 0; h < H; ++h)
+                    ae.add(l * H + h, 0.5 + 0.2 * static_cast<double>(h) + std::log1p(static_cast<double>(t)) * u, t);
+                for (int64_t k = 0; k < 3; ++k)
+                    pn.add(l * 3 + k, std::pow(10.0, -1.0 + 0.5 * static_cast<double>(k) + u), t);
+            }
+    return s;
 }
 
 } // namespace gwb::views::synthetic

@@ -18,7 +18,13 @@ struct SyntheticSizes {
 /// Creates the one QApplication of the test process (offscreen platform from the environment).
 void ensureApp();
 
-/// Grassmann trace + analysis and baseline trace + analysis on the same synthetic prompt.
+/// Corpus statistics as `gwb stats` makes them (model = Grassmann, baseline = Transformer) with
+/// deterministic values: gate_mean, attn_entropy (layer x head), surprisal of both models (with
+/// position curves) and pair_norm (log-spaced edges).
+std::shared_ptr<gwb::engine::CorpusStats> makeCorpusStats(int64_t layers = 3, int64_t heads = 4, int64_t window = 12);
+
+/// Grassmann trace + analysis and baseline trace + analysis on the same synthetic prompt, and
+/// corpus statistics from makeCorpusStats.
 WorkbenchData makeWorkbenchData(const SyntheticSizes& sizes = {});
 
 } // namespace gwb::views::synthetic

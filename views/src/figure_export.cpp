@@ -1,5 +1,7 @@
 #include "gwb/views/figure_export.h"
 
+#include "gwb/views/corpus_summary.h"
+
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/npy.h"
 
@@ -166,6 +168,36 @@ QJsonObject traceInfo(const gwb::engine::Trace& t) {
     return o;
 }
 
+// What a statistics file covers (the Corpus view's header), for the data export's JSON.
+QJsonObject corpusInfo(const gwb::engine::CorpusStats& s, const QString& path) {
+    QJsonObject o;
+    o.insert(QStringLiteral("file"), path);
+    o.insert(QStringLiteral("windows_covered"), static_cast<qint64>(s.windows.size()));
+    o.insert(QStringLiteral("windows_planned"), static_cast<qint64>(s.windowsPlanned));
+    o.insert(QStringLiteral("windows_total"), static_cast<qint64>(s.windowsTotal));
+    o.insert(QStringLiteral("complete"), s.complete);
+    o.insert(QStringLiteral("window"), static_cast<qint64>(s.window));
+    o.insert(QStringLiteral("stride"), static_cast<qint64>(s.stride));
+    o.insert(QStringLiteral("shard"), QJsonArray{s.shardIndex, s.shardCount});
+    o.insert(QStringLiteral("tokens_per_model"), static_cast<qint64>(corpusTokens(s)));
+    QJsonArray files, skipped;
+    for (const auto& f : s.files)
+        files.append(QString::fromStdString(f));
+    for (const auto& k : s.skipped)
+        skipped.append(QJsonObject{{QStringLiteral("file"), QString::fromStdString(k.file)},
+                                   {QStringLiteral("reason"), QString::fromStdString(k.reason)}});
+    o.insert(QStringLiteral("files"), files);
+    o.insert(QStringLiteral("skipped"), skipped);
+    QJsonObject models;
+    for (const auto& [role, name] : s.models)
+        models.insert(QString::fromStdString(role), QString::fromStdString(name));
+    o.insert(QStringLiteral("models"), models);
+    o.insert(QStringLiteral("interval"), QStringLiteral("95% normal interval of the mean: mean +- 1.96 sd / sqrt(n)"));
+    o.insert(QStringLiteral("quantiles"),
+             QStringLiteral("from the fixed-edge histogram, linear inside a bin (geometric for log-spaced edges)"));
+    return o;
+}
+
 QJsonArray toJson(const QStringList& l) {
     return QJsonArray::fromStringList(l);
 }
@@ -191,6 +223,7 @@ ExportResult exportData(const View& view, const QString& basePath) {
     meta.insert(QStringLiteral("prompt"), d.prompt());
     // Continue: tokens from here on were generated, not typed (-1: all typed).
     meta.insert(QStringLiteral("first_generated_token"), static_cast<qint64>(d.firstGenerated()));
+    if (d.corpus) meta.insert(QStringLiteral("corpus"), corpusInfo(*d.corpus, d.corpusPath));
     QJsonObject sel;
     if (const Selection* s = view.selection()) {
         sel.insert(QStringLiteral("token"), s->token());

@@ -3,6 +3,7 @@
 #include "gwb/views/angles_view.h"
 #include "gwb/views/attention_view.h"
 #include "gwb/views/compare_view.h"
+#include "gwb/views/corpus_view.h"
 #include "gwb/views/gate_view.h"
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/lens_view.h"
@@ -15,7 +16,8 @@ namespace gwb::views {
 QStringList viewIds() {
     return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
             QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
-            QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency")};
+            QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency"),
+            QStringLiteral("corpus")};
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
@@ -28,6 +30,7 @@ std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
     if (id == QLatin1String("readout")) return std::make_unique<ReadoutView>(parent);
     if (id == QLatin1String("lens")) return std::make_unique<LensView>(parent);
     if (id == QLatin1String("saliency")) return std::make_unique<SaliencyView>(parent);
+    if (id == QLatin1String("corpus")) return std::make_unique<CorpusView>(parent);
     return nullptr;
 }
 

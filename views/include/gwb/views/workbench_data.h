@@ -3,10 +3,13 @@
 // missing; views then show a "run a prompt" message.
 
 #include "gwb/engine/analysis.h"
+#include "gwb/engine/corpus_stats.h"
 #include "gwb/engine/trace.h"
 
 #include <QString>
 #include <QStringList>
+
+#include <memory>
 
 namespace gwb::views {
 
@@ -20,6 +23,10 @@ struct WorkbenchData {
     AnalysisPtr baselineAnalysis;  ///< analyzeTrace(*baseline)
     /// Byte offset in the prompt where generated text (Continue) starts; -1 = all typed.
     int64_t continuationFrom = -1;
+    /// Corpus statistics (gwb stats, File > Open Statistics, Run > Corpus) for the Corpus view;
+    /// independent of the prompt (may be null).
+    std::shared_ptr<const gwb::engine::CorpusStats> corpus;
+    QString corpusPath; ///< the statistics file they were read from ("" = not from a file)
 
     bool hasGrassmann() const { return grassmann != nullptr; }
     bool hasBaseline() const { return baseline != nullptr; }
