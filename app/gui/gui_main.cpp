@@ -33,7 +33,11 @@ int runGui(QApplication& app) {
     const QCommandLineOption stats(QStringLiteral("stats"),
                                    QStringLiteral("Corpus statistics (gwb stats) to open in the Corpus view."),
                                    QStringLiteral("S.npz"));
-    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh, stats});
+    const QCommandLineOption continueN(
+        QStringLiteral("continue"),
+        QStringLiteral("With --run or --tour: let the Grassmann model continue the prompt by N tokens first."),
+        QStringLiteral("N"));
+    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh, stats, continueN});
     p.addHelpOption();
     p.process(app);
 
@@ -58,7 +62,12 @@ int runGui(QApplication& app) {
     if (p.isSet(session))
         QTimer::singleShot(0, &window, [&window, path = p.value(session)] { window.openSession(path); });
     else if (p.isSet(run) || p.isSet(tour))
-        QTimer::singleShot(0, &window, [&window] { window.run(); });
+        QTimer::singleShot(0, &window, [&window, n = p.value(continueN).toInt()] {
+            if (n > 0)
+                window.continueRun(n, false);
+            else
+                window.run();
+        });
     return app.exec();
 }
 
