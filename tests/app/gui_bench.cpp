@@ -1,0 +1,85 @@
+// Prompt -> every view updated, with the bundled models in the real MainWindow (offscreen): the
+// time from Run to the moment every view has its new data and has painted once (each view is
+// grabbed, which paints it whether or not its tab is in front). The model cache is warm after the
+// first iteration, as in the window after the first Run. The bundled models have a context of 256
+// tokens, so a 512-token prompt is cut to 256 (the window's own truncation); the benchmark runs at
+// 64, 128 and 256 tokens, and the split into the worker's job and the GUI's update is reported too.
+
+#include "cli/bundled_models.h"
+#include "gui/main_window.h"
+#include "gui/trace_job.h"
+
+#include "app_test_util.h"
+
+#include "gwb/views/view.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSignalSpy>
+
+#include <benchmark/benchmark.h>
+
+using namespace gwb::app;
+
+namespace {
+
+/// About n tokens of Austen for the bundled tokenizer (the corpus's Pride and Prejudice opening, repeated).
+QString austenPrompt(int words) {
+    QFile f(QStringLiteral(GWB_SOURCE_DIR "/resources/prompts/pride-opening.txt"));
+    QString base = f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()).simplified()
+                                               : QStringLiteral("It is a truth universally acknowledged.");
+    const QStringList w = base.split(QLatin1Char(' '));
+    QStringList out;
+    for (int i = 0; i < words; ++i)
+        out << w[i % w.size()];
+    return out.join(QLatin1Char(' '));
+}
+
+bool haveBundled() {
+    return !findBundledModel(gwb::engine::ModelKind::Grassmann).isEmpty() &&
+           !findBundledModel(gwb::engine::ModelKind::Transformer).isEmpty();
+}
+
+void BM_PromptToEveryViewUpdated(benchmark::State& state) {
+    if (!haveBundled()) {
+        state.SkipWithError("bundled models not found");
+        return;
+    }
+    gwb::app::test::ensureApp();
+    MainWindowOptions o;
+    o.useBundledModels = true;
+    o.restoreSettings = false;
+    MainWindow w(o);
+    w.resize(1600, 1000);
+    w.show();
+    // Words -> tokens: the bundled tokenizer gives about 1.3 pieces per word of Austen.
+    w.setPrompt(austenPrompt(static_cast<int>(state.range(0) * 3 / 4)));
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    double job = 0, gui = 0;
+    int64_t tokens = 0;
+    for (auto _ : state) {
+        QElapsedTimer t;
+        t.start();
+        w.run();
+        if (!done.wait(120000)) {
+            state.SkipWithError("run did not finish");
+            return;
+        }
+        const double untilData = t.nsecsElapsed() * 1e-9;
+        for (gwb::views::View* v : w.views())
+            benchmark::DoNotOptimize(v->grab());
+        const double total = t.nsecsElapsed() * 1e-9;
+        state.SetIterationTime(total);
+        job += untilData;
+        gui += total - untilData;
+        tokens = w.workbenchData().tokenCount();
+    }
+    state.counters["tokens"] = static_cast<double>(tokens);
+    state.counters["job_until_data_s"] = benchmark::Counter(job, benchmark::Counter::kAvgIterations);
+    state.counters["paint_every_view_s"] = benchmark::Counter(gui, benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_PromptToEveryViewUpdated)->Arg(64)->Arg(128)->Arg(256)->Arg(512)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
