@@ -13,32 +13,13 @@
 
 #include <gtest/gtest.h>
 
+#include "gwb_process.h"
+
+using gwb::app::test::GwbResult;
+using gwb::app::test::runGwb;
+using gwb::app::test::show;
+
 namespace {
-
-struct Result {
-    int code = -1;
-    QString out, err;
-};
-
-Result runGwb(const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(GWB_EXECUTABLE), args);
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        p.waitForFinished();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
-}
-
-std::string show(const Result& r) {
-    return ("stdout: " + r.out + "\nstderr: " + r.err).toStdString();
-}
 
 QString config(const char* name) {
     return QStringLiteral(GWB_SOURCE_DIR "/resources/configs/") + QLatin1String(name);
@@ -65,7 +46,7 @@ protected:
                   "{\"kind\": \"grassmann\", \"name\": \"tiny\", \"vocab_size\": 40, \"d_model\": 16, "
                   "\"n_layers\": 2, \"d_ff\": 32, \"max_len\": 16, \"dropout\": 0, \"reduced\": 4, "
                   "\"offsets\": {\"schedule\": \"all\", \"set\": [1, 2]}}\n");
-        const Result r =
+        const GwbResult r =
             runGwb({QStringLiteral("init"), QStringLiteral("--config"), path("tiny.json"),
                     QStringLiteral("--tokenizer"), path("vocab.txt"), QStringLiteral("--out"), path("m.gwb")});
         ASSERT_EQ(r.code, 0) << show(r);
@@ -80,11 +61,11 @@ private:
 } // namespace
 
 TEST(CliCommands, VersionAndHelp) {
-    const Result v = runGwb({QStringLiteral("--version")});
+    const GwbResult v = runGwb({QStringLiteral("--version")});
     EXPECT_EQ(v.code, 0) << show(v);
     EXPECT_TRUE((v.out + v.err).contains(QRegularExpression(QStringLiteral("gwb \\d+\\.\\d+")))) << show(v);
 
-    const Result h = runGwb({QStringLiteral("--help")});
+    const GwbResult h = runGwb({QStringLiteral("--help")});
     EXPECT_EQ(h.code, 0) << show(h);
     for (const char* command : {"eval", "figure", "import", "info", "init", "tokenizer", "train", "trace"})
         EXPECT_TRUE(h.out.contains(QRegularExpression(QStringLiteral("\\n  %1 ").arg(QLatin1String(command)))))
@@ -93,21 +74,22 @@ TEST(CliCommands, VersionAndHelp) {
 }
 
 TEST(CliCommands, InfoCountsTheTable1Parameters) {
-    const Result g =
+    const GwbResult g =
         runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-grassmann.json")});
     ASSERT_EQ(g.code, 0) << show(g);
     EXPECT_TRUE(g.out.contains(QStringLiteral("12607168"))) << show(g);
     EXPECT_TRUE(g.out.contains(QStringLiteral("grassmann"))) << show(g);
-    const Result t =
+    const GwbResult t =
         runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-transformer.json")});
     ASSERT_EQ(t.code, 0) << show(t);
     EXPECT_TRUE(t.out.contains(QStringLiteral("12585472"))) << show(t);
 }
 
 TEST_F(CliTinyModel, TraceWritesAnNpzWithTheTokensAndStates) {
-    const Result r = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"),
-                             QStringLiteral("--token-ids"), QStringLiteral("3,17,5,9"), QStringLiteral("--analysis"),
-                             QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--out"), path("t.npz")});
+    const GwbResult r =
+        runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
+                QStringLiteral("3,17,5,9"), QStringLiteral("--analysis"), QStringLiteral("--threads"),
+                QStringLiteral("1"), QStringLiteral("--out"), path("t.npz")});
     ASSERT_EQ(r.code, 0) << show(r);
     ASSERT_TRUE(QFileInfo::exists(path("t.npz")));
     const auto members = gwb::engine::readZipStored(gwb::engine::readBinaryFile(path("t.npz").toStdString()));
@@ -123,12 +105,12 @@ TEST_F(CliTinyModel, TraceWritesAnNpzWithTheTokensAndStates) {
 }
 
 TEST_F(CliTinyModel, InfoAndEvalOnTheModel) {
-    const Result info = runGwb({QStringLiteral("info"), QStringLiteral("--model"), path("m.gwb")});
+    const GwbResult info = runGwb({QStringLiteral("info"), QStringLiteral("--model"), path("m.gwb")});
     ASSERT_EQ(info.code, 0) << show(info);
     EXPECT_TRUE(info.out.contains(QStringLiteral("tiny"))) << show(info);
 
     writeText(path("eval.txt"), "it is a truth .\nthe truth is w12 w30 .\n");
-    const Result eval =
+    const GwbResult eval =
         runGwb({QStringLiteral("eval"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--data"),
                 path("eval.txt"), QStringLiteral("--threads"), QStringLiteral("1")});
     ASSERT_EQ(eval.code, 0) << show(eval);
@@ -138,22 +120,22 @@ TEST_F(CliTinyModel, InfoAndEvalOnTheModel) {
 }
 
 TEST_F(CliTinyModel, BadInputExitsNonZeroNamingTheProblem) {
-    const Result unknown = runGwb({QStringLiteral("frobnicate")});
+    const GwbResult unknown = runGwb({QStringLiteral("frobnicate")});
     EXPECT_NE(unknown.code, 0);
     EXPECT_TRUE(unknown.err.contains(QStringLiteral("unknown command 'frobnicate'"))) << show(unknown);
 
-    const Result missing =
+    const GwbResult missing =
         runGwb({QStringLiteral("info"), QStringLiteral("--model"), QStringLiteral("/nonexistent.gwb")});
     EXPECT_NE(missing.code, 0);
     EXPECT_TRUE(missing.err.contains(QStringLiteral("/nonexistent.gwb"))) << show(missing);
 
-    const Result empty = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"),
-                                 QStringLiteral("--prompt"), QString(), QStringLiteral("--out"), path("e.npz")});
+    const GwbResult empty = runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"),
+                                    QStringLiteral("--prompt"), QString(), QStringLiteral("--out"), path("e.npz")});
     EXPECT_NE(empty.code, 0);
     EXPECT_TRUE(empty.err.contains(QStringLiteral("empty"), Qt::CaseInsensitive)) << show(empty);
     EXPECT_FALSE(QFileInfo::exists(path("e.npz")));
 
-    const Result badIds =
+    const GwbResult badIds =
         runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
                 QStringLiteral("3,x"), QStringLiteral("--out"), path("e.npz")});
     EXPECT_NE(badIds.code, 0);
@@ -165,7 +147,7 @@ TEST_F(CliTinyModel, GenerateStreamsAContinuationAndTracesIt) {
         QStringLiteral("generate"), QStringLiteral("--model"),       path("m.gwb"),
         QStringLiteral("--prompt"), QStringLiteral("it is a truth"), QStringLiteral("--max-new"),
         QStringLiteral("6"),        QStringLiteral("--threads"),     QStringLiteral("1")};
-    const Result r =
+    const GwbResult r =
         runGwb(common + QStringList{QStringLiteral("--seed"), QStringLiteral("7"), QStringLiteral("--top-k"),
                                     QStringLiteral("5"), QStringLiteral("--trace"), path("g.npz")});
     ASSERT_EQ(r.code, 0) << show(r);
@@ -182,18 +164,18 @@ TEST_F(CliTinyModel, GenerateStreamsAContinuationAndTracesIt) {
         EXPECT_TRUE(id >= 0 && id < kVocab) << id;
 
     // Same seed, same text; greedy is deterministic too.
-    const Result again = runGwb(common + QStringList{QStringLiteral("--seed"), QStringLiteral("7"),
-                                                     QStringLiteral("--top-k"), QStringLiteral("5")});
+    const GwbResult again = runGwb(common + QStringList{QStringLiteral("--seed"), QStringLiteral("7"),
+                                                        QStringLiteral("--top-k"), QStringLiteral("5")});
     ASSERT_EQ(again.code, 0) << show(again);
     EXPECT_EQ(again.out, r.out);
-    const Result g1 = runGwb(common + QStringList{QStringLiteral("--greedy")});
-    const Result g2 =
+    const GwbResult g1 = runGwb(common + QStringList{QStringLiteral("--greedy")});
+    const GwbResult g2 =
         runGwb(common + QStringList{QStringLiteral("--greedy"), QStringLiteral("--seed"), QStringLiteral("99")});
     ASSERT_EQ(g1.code, 0) << show(g1);
     EXPECT_EQ(g1.out, g2.out);
 
     // The context stops at max_len (16): 4 + 12, said on the terminal.
-    const Result full =
+    const GwbResult full =
         runGwb({QStringLiteral("generate"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--prompt"),
                 QStringLiteral("it is a truth"), QStringLiteral("--max-new"), QStringLiteral("50")});
     ASSERT_EQ(full.code, 0) << show(full);
@@ -203,20 +185,21 @@ TEST_F(CliTinyModel, GenerateStreamsAContinuationAndTracesIt) {
 
 TEST_F(CliTinyModel, GenerateRefusesBadOptionsNamingThem) {
     const QStringList base = {QStringLiteral("generate"), QStringLiteral("--model"), path("m.gwb")};
-    const Result noPrompt = runGwb(base);
+    const GwbResult noPrompt = runGwb(base);
     EXPECT_NE(noPrompt.code, 0);
     EXPECT_TRUE(noPrompt.err.contains(QStringLiteral("--prompt"))) << show(noPrompt);
     const QStringList withPrompt = base + QStringList{QStringLiteral("--prompt"), QStringLiteral("it is")};
-    const Result temp = runGwb(withPrompt + QStringList{QStringLiteral("--temperature"), QStringLiteral("0")});
+    const GwbResult temp = runGwb(withPrompt + QStringList{QStringLiteral("--temperature"), QStringLiteral("0")});
     EXPECT_NE(temp.code, 0);
     EXPECT_TRUE(temp.err.contains(QStringLiteral("temperature"))) << show(temp);
-    const Result topP = runGwb(withPrompt + QStringList{QStringLiteral("--top-p"), QStringLiteral("1.5")});
+    const GwbResult topP = runGwb(withPrompt + QStringList{QStringLiteral("--top-p"), QStringLiteral("1.5")});
     EXPECT_NE(topP.code, 0);
     EXPECT_TRUE(topP.err.contains(QStringLiteral("top_p")) || topP.err.contains(QStringLiteral("top-p"))) << show(topP);
-    const Result notNumber = runGwb(withPrompt + QStringList{QStringLiteral("--max-new"), QStringLiteral("many")});
+    const GwbResult notNumber = runGwb(withPrompt + QStringList{QStringLiteral("--max-new"), QStringLiteral("many")});
     EXPECT_NE(notNumber.code, 0);
     EXPECT_TRUE(notNumber.err.contains(QStringLiteral("--max-new needs a number"))) << show(notNumber);
-    const Result readOnly = runGwb(withPrompt + QStringList{QStringLiteral("--trace"), QStringLiteral("/proc/g.npz")});
+    const GwbResult readOnly =
+        runGwb(withPrompt + QStringList{QStringLiteral("--trace"), QStringLiteral("/proc/g.npz")});
     EXPECT_NE(readOnly.code, 0);
     EXPECT_TRUE(readOnly.err.contains(QStringLiteral("/proc/g.npz"))) << show(readOnly);
 }

@@ -11,41 +11,18 @@
 
 #include <gtest/gtest.h>
 
+#include "gwb_process.h"
+
+using gwb::app::test::GwbResult;
+using gwb::app::test::runGwb;
+using gwb::app::test::show;
+
 #include <csignal>
 
 using gwb::app::test::promptOfTokens;
 using gwb::app::test::testModels;
 
 namespace {
-
-struct Result {
-    int code = -1;
-    QString out, err;
-};
-
-QProcessEnvironment environment() {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
-    return env;
-}
-
-Result runGwb(const QStringList& args) {
-    QProcess p;
-    p.setProcessEnvironment(environment());
-    p.start(QStringLiteral(GWB_EXECUTABLE), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
-}
-
-std::string show(const Result& r) {
-    return ("stdout: " + r.out + "\nstderr: " + r.err).toStdString();
-}
 
 void writeText(const QString& path, const QByteArray& text) {
     QFile f(path);
@@ -80,19 +57,19 @@ TEST(CmdStats, ShardsMergeToTheUnshardedRunAndBadFilesAreSkipped) {
     writeText(a, (promptOfTokens(200) + QLatin1Char('\n')).toUtf8());
     writeText(bad, QByteArray("it is \xff a truth"));
     const QStringList data{a, bad};
-    const Result one = runGwb(statsArgs(data, dir.filePath(QStringLiteral("one.npz"))));
+    const GwbResult one = runGwb(statsArgs(data, dir.filePath(QStringLiteral("one.npz"))));
     ASSERT_EQ(one.code, 0) << show(one);
     EXPECT_TRUE(one.err.contains(QStringLiteral("skipping"))) << show(one);
     EXPECT_TRUE(one.err.contains(QStringLiteral("tokens/s"))) << show(one);
     QStringList shards;
     for (int i = 0; i < 2; ++i) {
         shards << dir.filePath(QStringLiteral("s%1.npz").arg(i));
-        const Result r =
+        const GwbResult r =
             runGwb(statsArgs(data, shards.back()) << QStringLiteral("--shard") << QStringLiteral("%1/2").arg(i));
         ASSERT_EQ(r.code, 0) << show(r);
     }
-    const Result m = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge")}
-                            << shards << QStringLiteral("--out") << dir.filePath(QStringLiteral("m.npz")));
+    const GwbResult m = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge")}
+                               << shards << QStringLiteral("--out") << dir.filePath(QStringLiteral("m.npz")));
     ASSERT_EQ(m.code, 0) << show(m);
     EXPECT_TRUE(m.out.contains(QStringLiteral("(complete)"))) << show(m);
     using gwb::engine::CorpusStats;
@@ -108,8 +85,8 @@ TEST(CmdStats, ShardsMergeToTheUnshardedRunAndBadFilesAreSkipped) {
                 EXPECT_NEAR(sm.quantities.at(name).mean(g), q.mean(g), 1e-6) << name;
             }
     }
-    const Result twice = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge"), shards[0], shards[0],
-                                            QStringLiteral("--out"), dir.filePath(QStringLiteral("x.npz"))});
+    const GwbResult twice = runGwb(QStringList{QStringLiteral("stats"), QStringLiteral("merge"), shards[0], shards[0],
+                                               QStringLiteral("--out"), dir.filePath(QStringLiteral("x.npz"))});
     EXPECT_EQ(twice.code, 1) << show(twice);
     EXPECT_TRUE(twice.err.contains(QStringLiteral("covered by two"))) << show(twice);
 }
@@ -124,7 +101,7 @@ TEST(CmdStats, CtrlCLeavesAReadablePartialFile) {
     writeText(a, text);
     const QString out = dir.filePath(QStringLiteral("partial.npz"));
     QProcess p;
-    p.setProcessEnvironment(environment());
+    p.setProcessEnvironment(gwb::app::test::gwbEnvironment());
     p.start(QStringLiteral(GWB_EXECUTABLE), statsArgs({a}, out));
     ASSERT_TRUE(p.waitForStarted());
     QByteArray err;

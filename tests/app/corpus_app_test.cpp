@@ -19,31 +19,16 @@
 
 #include <gtest/gtest.h>
 
+#include "gwb_process.h"
+
+using gwb::app::test::GwbResult;
+using gwb::app::test::runGwb;
+using gwb::app::test::show;
+
 using gwb::app::test::promptOfTokens;
 using gwb::app::test::testModels;
 
 namespace {
-
-struct Result {
-    int code = -1;
-    QString out, err;
-};
-
-Result runGwb(const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(GWB_EXECUTABLE), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
-}
 
 void writeText(const QString& path, const QByteArray& text) {
     QFile f(path);
@@ -58,7 +43,7 @@ const QString& statsFile() {
         const QString text = dir.filePath(QStringLiteral("corpus.txt"));
         writeText(text, promptOfTokens(120).toUtf8());
         const QString out = dir.filePath(QStringLiteral("S.npz"));
-        const Result r =
+        const GwbResult r =
             runGwb({QStringLiteral("stats"), QStringLiteral("--model"), testModels().grassmann,
                     QStringLiteral("--baseline"), testModels().transformer, QStringLiteral("--data"), text,
                     QStringLiteral("--window"), QStringLiteral("16"), QStringLiteral("--stride"), QStringLiteral("16"),
@@ -203,7 +188,7 @@ TEST(CorpusApp, FigureCommandDrawsStatistics) {
     QTemporaryDir dir;
     for (const char* ext : {"png", "svg"}) {
         const QString out = dir.filePath(QStringLiteral("corpus.") + QLatin1String(ext));
-        const Result r =
+        const GwbResult r =
             runGwb({QStringLiteral("figure"), QStringLiteral("--stats"), statsFile(), QStringLiteral("--view"),
                     QStringLiteral("corpus"), QStringLiteral("--quantity"), QStringLiteral("model.gate_mean"),
                     QStringLiteral("--dpi"), QStringLiteral("100"), QStringLiteral("--out"), out,
@@ -221,9 +206,9 @@ TEST(CorpusApp, FigureCommandDrawsStatistics) {
     EXPECT_TRUE(QFile::exists(dir.filePath(QStringLiteral("gate.json"))));
     // Clear errors: unknown quantity (with the list), a broken file, no --stats.
     const QString out = dir.filePath(QStringLiteral("x.png"));
-    Result r = runGwb({QStringLiteral("figure"), QStringLiteral("--stats"), statsFile(), QStringLiteral("--view"),
-                       QStringLiteral("corpus"), QStringLiteral("--quantity"), QStringLiteral("nope"),
-                       QStringLiteral("--out"), out});
+    GwbResult r = runGwb({QStringLiteral("figure"), QStringLiteral("--stats"), statsFile(), QStringLiteral("--view"),
+                          QStringLiteral("corpus"), QStringLiteral("--quantity"), QStringLiteral("nope"),
+                          QStringLiteral("--out"), out});
     EXPECT_EQ(r.code, 1);
     EXPECT_TRUE(r.err.contains(QStringLiteral("'nope' is not in"))) << r.err.toStdString();
     EXPECT_TRUE(r.err.contains(QStringLiteral("surprisal"))) << r.err.toStdString();

@@ -21,6 +21,12 @@
 
 #include <gtest/gtest.h>
 
+#include "gwb_process.h"
+
+using gwb::app::test::GwbResult;
+using gwb::app::test::runGwb;
+using gwb::app::test::show;
+
 #include <cmath>
 
 using namespace gwb::app;
@@ -40,23 +46,6 @@ std::unique_ptr<MainWindow> makeWindow() {
     auto w = std::make_unique<MainWindow>(o);
     w->setModelPaths(testModels().grassmann, testModels().transformer);
     return w;
-}
-
-struct Result {
-    int code = -1;
-    QString err;
-};
-
-Result runGwb(QStringList args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(GWB_EXECUTABLE), args);
-    if (!p.waitForFinished(120000)) return {};
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromLocal8Bit(p.readAllStandardError())};
 }
 
 QStringList models() {
@@ -140,12 +129,12 @@ TEST(SaliencyInWindow, ComputedOffTheGuiThreadForTheSelectedToken) {
 
 TEST(NewViewFigures, ReadoutDataEqualsTheTraceNpz) {
     QTemporaryDir dir;
-    const Result tr =
+    const GwbResult tr =
         runGwb({QStringLiteral("trace"), QStringLiteral("--model"), testModels().grassmann, QStringLiteral("--prompt"),
                 kPrompt, QStringLiteral("--analysis"), QStringLiteral("--threads"), QStringLiteral("1"),
                 QStringLiteral("--out"), dir.filePath(QStringLiteral("t.npz"))});
     ASSERT_EQ(tr.code, 0) << tr.err.toStdString();
-    const Result fig =
+    const GwbResult fig =
         runGwb(QStringList{QStringLiteral("figure")} + models() +
                QStringList{QStringLiteral("--view"), QStringLiteral("readout"), QStringLiteral("--prompt"), kPrompt,
                            QStringLiteral("--layer"), QStringLiteral("1"), QStringLiteral("--token"),
@@ -176,18 +165,18 @@ TEST(NewViewFigures, LensAndSaliencyFiguresAndData) {
     QTemporaryDir dir;
     for (const char* view : {"lens", "saliency"}) {
         const QString id = QString::fromLatin1(view);
-        const Result r = runGwb(QStringList{QStringLiteral("figure")} + models() +
-                                QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"), kPrompt,
-                                            QStringLiteral("--dpi"), QStringLiteral("100"), QStringLiteral("--out"),
-                                            dir.filePath(id + QStringLiteral(".png")), QStringLiteral("--data"),
-                                            dir.filePath(id + QStringLiteral(".csv"))});
+        const GwbResult r = runGwb(QStringList{QStringLiteral("figure")} + models() +
+                                   QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"), kPrompt,
+                                               QStringLiteral("--dpi"), QStringLiteral("100"), QStringLiteral("--out"),
+                                               dir.filePath(id + QStringLiteral(".png")), QStringLiteral("--data"),
+                                               dir.filePath(id + QStringLiteral(".csv"))});
         ASSERT_EQ(r.code, 0) << view << ": " << r.err.toStdString();
         EXPECT_TRUE(QFileInfo::exists(dir.filePath(id + QStringLiteral(".png"))));
         EXPECT_TRUE(QFileInfo::exists(dir.filePath(id + QStringLiteral(".json"))));
     }
     EXPECT_TRUE(QFileInfo::exists(dir.filePath(QStringLiteral("lens_lens_next_rank_grassmann.npy"))));
     // --target only for saliency; a bad target is reported.
-    const Result wrong =
+    const GwbResult wrong =
         runGwb(QStringList{QStringLiteral("figure")} + models() +
                QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--prompt"), kPrompt,
                            QStringLiteral("--target"), QStringLiteral("the"), QStringLiteral("--out"),

@@ -1,0 +1,43 @@
+#pragma once
+// Running the real `gwb` executable as a process from the app tests: offscreen, with no bundled
+// model fallback (GWB_MODELS_DIR points nowhere), so every test names the models it uses.
+
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+#include <string>
+
+namespace gwb::app::test {
+
+struct GwbResult {
+    int code = -1; ///< exit code; -1 when it crashed or timed out
+    QString out, err;
+};
+
+inline QProcessEnvironment gwbEnvironment() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("GWB_MODELS_DIR"), QStringLiteral("/nonexistent-gwb-models"));
+    return env;
+}
+
+inline GwbResult runGwb(const QStringList& args, int timeoutMs = 120000) {
+    QProcess p;
+    p.setProcessEnvironment(gwbEnvironment());
+    p.start(QStringLiteral(GWB_EXECUTABLE), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+/// Both streams, for failure messages.
+inline std::string show(const GwbResult& r) {
+    return ("stdout: " + r.out + "\nstderr: " + r.err).toStdString();
+}
+
+} // namespace gwb::app::test
