@@ -322,9 +322,16 @@ torch::Tensor AttentionBlockImpl::step(const torch::Tensor& h, AttentionState& s
 }
 
 // ---------------------------------------------------------------------------------------------
-LanguageModelImpl::LanguageModelImpl(const ModelConfig& config) : m_config(config) {
-    tokEmbed = register_module("tok_embed", torch::nn::Embedding(config.vocabSize, config.dModel));
-    posEmbed = register_module("pos_embed", torch::nn::Embedding(config.maxLen, config.dModel));
+LanguageModelImpl::LanguageModelImpl(const ModelConfig& config, bool initialize) : m_config(config) {
+    // The embedding tables are the largest parameters: without initialize they are not even filled
+    // by torch's default N(0, 1) (an Embedding given _weight takes it as is).
+    auto table = [&](int64_t rows) {
+        torch::nn::EmbeddingOptions o(rows, config.dModel);
+        if (!initialize) o._weight(torch::empty({rows, config.dModel}));
+        return torch::nn::Embedding(o);
+    };
+    tokEmbed = register_module("tok_embed", table(config.vocabSize));
+    posEmbed = register_module("pos_embed", table(config.maxLen));
     m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
     m_blockList = register_module("blocks", torch::nn::ModuleList());
     for (int64_t l = 0; l < config.nLayers; ++l) {
@@ -337,7 +344,7 @@ LanguageModelImpl::LanguageModelImpl(const ModelConfig& config) : m_config(confi
         m_blocks.push_back(block);
     }
     lnFinal = register_module("ln_final", makeNorm(config));
-    resetParameters();
+    if (initialize) resetParameters();
 }
 
 void LanguageModelImpl::resetParameters() {
@@ -368,6 +375,14 @@ torch::Tensor LanguageModelImpl::embed(const torch::Tensor& ids) {
 }
 
 torch::Tensor LanguageModelImpl::forwardFromEmbedding(const torch::Tensor& h0, ForwardCapture* capture) {
+    return head(blocksFrom(h0, capture));
+}
+
+torch::Tensor LanguageModelImpl::forwardHidden(const torch::Tensor& ids, ForwardCapture* capture) {
+    return blocksFrom(embed(ids), capture);
+}
+
+torch::Tensor LanguageModelImpl::blocksFrom(const torch::Tensor& h0, ForwardCapture* capture) {
     torch::Tensor h = m_drop(h0);
     if (capture) {
         BlockCapture proto;
@@ -377,7 +392,7 @@ torch::Tensor LanguageModelImpl::forwardFromEmbedding(const torch::Tensor& h0, F
     for (size_t l = 0; l < m_blocks.size(); ++l)
         h = m_blocks[l]->forward(h, capture ? &capture->blocks[l] : nullptr);
     if (capture) capture->finalH = h;
-    return head(h);
+    return h;
 }
 
 torch::Tensor LanguageModelImpl::forward(const torch::Tensor& ids, ForwardCapture* capture) {

@@ -109,7 +109,9 @@ private:
 /// Embeddings + N blocks + final LayerNorm + head tied to the token table.
 class LanguageModelImpl : public torch::nn::Module {
 public:
-    explicit LanguageModelImpl(const ModelConfig& config);
+    /// initialize = false leaves the parameters uninitialized (and skips the token table's random
+    /// fill): for loading, where every parameter is overwritten at once.
+    explicit LanguageModelImpl(const ModelConfig& config, bool initialize = true);
 
     /// ids: B x T int64 (T <= maxLen) -> logits B x T x V.
     torch::Tensor forward(const torch::Tensor& ids, ForwardCapture* capture = nullptr);
@@ -117,6 +119,9 @@ public:
     torch::Tensor embed(const torch::Tensor& ids);
     /// From the embedding output (dropout applied here) to logits.
     torch::Tensor forwardFromEmbedding(const torch::Tensor& h0, ForwardCapture* capture = nullptr);
+    /// ids -> output of the last block (B x T x d, before the final LayerNorm), without the T x V head:
+    /// tracing applies head() to a few rows at a time.
+    torch::Tensor forwardHidden(const torch::Tensor& ids, ForwardCapture* capture = nullptr);
     /// Final LayerNorm + tied head on any state B x T x d (logit lens).
     torch::Tensor head(const torch::Tensor& h);
 
@@ -130,6 +135,8 @@ public:
     torch::nn::LayerNorm lnFinal{nullptr};
 
 private:
+    /// Dropout and the N blocks from h0; returns the last block's output.
+    torch::Tensor blocksFrom(const torch::Tensor& h0, ForwardCapture* capture);
     ModelConfig m_config;
     torch::nn::Dropout m_drop{nullptr};
     torch::nn::ModuleList m_blockList{nullptr};
