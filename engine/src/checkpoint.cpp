@@ -135,24 +135,24 @@ StoredTensor makeStoredTensor(const std::vector<int64_t>& shape, const float* va
     return t;
 }
 
-SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& what) {
-    if (bytes.size() < 8)
-        bad(what, "file is " + std::to_string(bytes.size()) + " bytes, too short for a safetensors header");
-    const uint64_t headerLen = readLe<uint64_t>(bytes.data());
-    if (headerLen > kMaxHeader || headerLen > bytes.size() - 8)
-        bad(what, "header length " + std::to_string(headerLen) + " exceeds the file size (" +
-                      std::to_string(bytes.size()) + " bytes): truncated or not a safetensors file");
+SafetensorsHeader parseSafetensorsHeader(const char* bytes, size_t size, const std::string& what) {
+    if (size < 8) bad(what, "file is " + std::to_string(size) + " bytes, too short for a safetensors header");
+    const uint64_t headerLen = readLe<uint64_t>(bytes);
+    if (headerLen > kMaxHeader || headerLen > size - 8)
+        bad(what, "header length " + std::to_string(headerLen) + " exceeds the file size (" + std::to_string(size) +
+                      " bytes): truncated or not a safetensors file");
     json header;
     try {
-        header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(headerLen));
+        header = json::parse(bytes + 8, bytes + 8 + headerLen);
     } catch (const json::parse_error& e) {
         bad(what, std::string("header is not valid JSON (") + e.what() + ")");
     }
     if (!header.is_object()) bad(what, "header is not a JSON object");
 
-    SafetensorsFile file;
+    SafetensorsHeader file;
     const uint64_t dataStart = 8 + headerLen;
-    const uint64_t dataSize = bytes.size() - dataStart;
+    const uint64_t dataSize = size - dataStart;
+    file.dataStart = dataStart;
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
     std::vector<std::string> rangeNames;
     for (auto it = header.begin(); it != header.end(); ++it) {
@@ -170,7 +170,7 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
         if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
             bad(what, t + " needs dtype, shape and data_offsets");
         if (!e["dtype"].is_string()) bad(what, t + ": dtype is not a string");
-        StoredTensor st;
+        TensorEntry st;
         st.dtype = e["dtype"].get<std::string>();
         const int64_t esize = dtypeSize(st.dtype);
         if (esize == 0) bad(what, t + ": unsupported dtype " + st.dtype);
@@ -193,7 +193,8 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
         if (expect != static_cast<long double>(en - b))
             bad(what, t + ": data_offsets span " + std::to_string(en - b) + " bytes but dtype " + st.dtype +
                           " and its shape need " + std::to_string(static_cast<uint64_t>(expect)));
-        st.bytes.assign(bytes.data() + dataStart + b, static_cast<size_t>(en - b));
+        st.begin = b;
+        st.end = en;
         ranges.push_back({b, en});
         rangeNames.push_back(name);
         file.tensors.emplace(name, std::move(st));
@@ -216,6 +217,20 @@ SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& wh
     }
     if (pos != dataSize)
         bad(what, "data section has " + std::to_string(dataSize - pos) + " bytes not covered by any tensor");
+    return file;
+}
+
+SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& what) {
+    const SafetensorsHeader header = parseSafetensorsHeader(bytes.data(), bytes.size(), what);
+    SafetensorsFile file;
+    file.metadata = header.metadata;
+    for (const auto& [name, e] : header.tensors) {
+        StoredTensor t;
+        t.dtype = e.dtype;
+        t.shape = e.shape;
+        t.bytes.assign(bytes.data() + header.dataStart + e.begin, static_cast<size_t>(e.end - e.begin));
+        file.tensors.emplace(name, std::move(t));
+    }
     return file;
 }
 

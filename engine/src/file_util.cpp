@@ -12,9 +12,18 @@
 namespace gwb::engine {
 
 std::string readFileBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) throw std::runtime_error("cannot open " + path);
-    std::ostringstream ss;
+    // One read into a string of the file's size (no doubling buffer, no second copy).
+    const std::streamoff size = in.tellg();
+    if (size >= 0) {
+        std::string bytes(static_cast<size_t>(size), '\0');
+        in.seekg(0);
+        if (in.read(bytes.data(), size)) return bytes;
+        in.clear();
+        in.seekg(0);
+    }
+    std::ostringstream ss; // not seekable (a pipe): read to the end
     ss << in.rdbuf();
     if (in.bad()) throw std::runtime_error("cannot read " + path);
     return ss.str();

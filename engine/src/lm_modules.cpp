@@ -14,10 +14,10 @@ torch::nn::LayerNorm makeNorm(const ModelConfig& c) {
     return torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dModel}).eps(c.layerNormEps));
 }
 
-FeedForward makeFfn(torch::nn::Module& owner, const ModelConfig& c, const torch::nn::Dropout& drop) {
+FeedForward makeFfn(torch::nn::Module& owner, const ModelConfig& c, const torch::nn::Dropout& drop, bool init) {
     FeedForward f;
-    f.in = owner.register_module("ffn_in", torch::nn::Linear(c.dModel, c.dFF));
-    f.out = owner.register_module("ffn_out", torch::nn::Linear(c.dFF, c.dModel));
+    f.in = owner.register_module("ffn_in", Dense(c.dModel, c.dFF, init));
+    f.out = owner.register_module("ffn_out", Dense(c.dFF, c.dModel, init));
     f.drop = drop;
     return f;
 }
@@ -27,22 +27,37 @@ constexpr int64_t kAttentionChunk = 1024;
 
 } // namespace
 
+DenseImpl::DenseImpl(int64_t in, int64_t out, bool initialize) {
+    weight = register_parameter("weight", torch::empty({out, in}));
+    bias = register_parameter("bias", torch::empty({out}));
+    if (initialize) { // what torch's LinearImpl::reset_parameters() does
+        torch::NoGradGuard noGrad;
+        torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
+        const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+        torch::nn::init::uniform_(bias, -bound, bound);
+    }
+}
+
+torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
+    return torch::nn::functional::linear(x, weight, bias);
+}
+
 torch::Tensor FeedForward::operator()(const torch::Tensor& x) {
     return out(drop(torch::gelu(in(x)))); // exact (erf) GELU is torch's default
 }
 
 // ---------------------------------------------------------------------------------------------
-GrassmannBlockImpl::GrassmannBlockImpl(const ModelConfig& config, std::vector<int> offsets)
+GrassmannBlockImpl::GrassmannBlockImpl(const ModelConfig& config, std::vector<int> offsets, bool initialize)
     : m_config(config), m_offsets(std::move(offsets)) {
     const int64_t d = config.dModel, r = config.reduced;
     m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
     ln1 = register_module("ln1", makeNorm(config));
-    wRed = register_module("w_red", torch::nn::Linear(d, r));
-    wPlu = register_module("w_plu", torch::nn::Linear(r * (r - 1) / 2, d));
-    wGate = register_module("w_gate", torch::nn::Linear(2 * d, d));
+    wRed = register_module("w_red", Dense(d, r, initialize));
+    wPlu = register_module("w_plu", Dense(r * (r - 1) / 2, d, initialize));
+    wGate = register_module("w_gate", Dense(2 * d, d, initialize));
     if (config.mixerLayerNorm) lnMix = register_module("ln_mix", makeNorm(config));
     ln2 = register_module("ln2", makeNorm(config));
-    m_ffn = makeFfn(*this, config, m_drop);
+    m_ffn = makeFfn(*this, config, m_drop, initialize);
 
     std::vector<int64_t> ii, jj;
     for (int64_t i = 0; i < r; ++i)
@@ -220,15 +235,15 @@ GrassmannState GrassmannBlockImpl::initialState() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-AttentionBlockImpl::AttentionBlockImpl(const ModelConfig& config) : m_config(config) {
+AttentionBlockImpl::AttentionBlockImpl(const ModelConfig& config, bool initialize) : m_config(config) {
     const int64_t d = config.dModel;
     m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
     ln1 = register_module("ln1", makeNorm(config));
-    qkv = register_module("qkv", torch::nn::Linear(d, 3 * d));
-    outProj = register_module("out_proj", torch::nn::Linear(d, d));
+    qkv = register_module("qkv", Dense(d, 3 * d, initialize));
+    outProj = register_module("out_proj", Dense(d, d, initialize));
     if (config.mixerLayerNorm) lnMix = register_module("ln_mix", makeNorm(config));
     ln2 = register_module("ln2", makeNorm(config));
-    m_ffn = makeFfn(*this, config, m_drop);
+    m_ffn = makeFfn(*this, config, m_drop, initialize);
 }
 
 torch::Tensor AttentionBlockImpl::attend(const torch::Tensor& x, BlockCapture* capture, AttentionState* cache) {
@@ -322,22 +337,30 @@ torch::Tensor AttentionBlockImpl::step(const torch::Tensor& h, AttentionState& s
 }
 
 // ---------------------------------------------------------------------------------------------
-LanguageModelImpl::LanguageModelImpl(const ModelConfig& config) : m_config(config) {
-    tokEmbed = register_module("tok_embed", torch::nn::Embedding(config.vocabSize, config.dModel));
-    posEmbed = register_module("pos_embed", torch::nn::Embedding(config.maxLen, config.dModel));
+LanguageModelImpl::LanguageModelImpl(const ModelConfig& config, bool initialize) : m_config(config) {
+    // The embedding tables are the largest parameters: without initialize they are not even filled
+    // by torch's default N(0, 1) (an Embedding given _weight takes it as is).
+    auto table = [&](int64_t rows) {
+        torch::nn::EmbeddingOptions o(rows, config.dModel);
+        if (!initialize) o._weight(torch::empty({rows, config.dModel}));
+        return torch::nn::Embedding(o);
+    };
+    tokEmbed = register_module("tok_embed", table(config.vocabSize));
+    posEmbed = register_module("pos_embed", table(config.maxLen));
     m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
     m_blockList = register_module("blocks", torch::nn::ModuleList());
     for (int64_t l = 0; l < config.nLayers; ++l) {
         std::shared_ptr<BlockImpl> block;
         if (config.kind == ModelKind::Grassmann)
-            block = std::make_shared<GrassmannBlockImpl>(config, config.layerOffsets.at(static_cast<size_t>(l)));
+            block = std::make_shared<GrassmannBlockImpl>(config, config.layerOffsets.at(static_cast<size_t>(l)),
+                                                         initialize);
         else
-            block = std::make_shared<AttentionBlockImpl>(config);
+            block = std::make_shared<AttentionBlockImpl>(config, initialize);
         m_blockList->push_back(block);
         m_blocks.push_back(block);
     }
     lnFinal = register_module("ln_final", makeNorm(config));
-    resetParameters();
+    if (initialize) resetParameters();
 }
 
 void LanguageModelImpl::resetParameters() {
@@ -368,6 +391,14 @@ torch::Tensor LanguageModelImpl::embed(const torch::Tensor& ids) {
 }
 
 torch::Tensor LanguageModelImpl::forwardFromEmbedding(const torch::Tensor& h0, ForwardCapture* capture) {
+    return head(blocksFrom(h0, capture));
+}
+
+torch::Tensor LanguageModelImpl::forwardHidden(const torch::Tensor& ids, ForwardCapture* capture) {
+    return blocksFrom(embed(ids), capture);
+}
+
+torch::Tensor LanguageModelImpl::blocksFrom(const torch::Tensor& h0, ForwardCapture* capture) {
     torch::Tensor h = m_drop(h0);
     if (capture) {
         BlockCapture proto;
@@ -377,7 +408,7 @@ torch::Tensor LanguageModelImpl::forwardFromEmbedding(const torch::Tensor& h0, F
     for (size_t l = 0; l < m_blocks.size(); ++l)
         h = m_blocks[l]->forward(h, capture ? &capture->blocks[l] : nullptr);
     if (capture) capture->finalH = h;
-    return head(h);
+    return h;
 }
 
 torch::Tensor LanguageModelImpl::forward(const torch::Tensor& ids, ForwardCapture* capture) {

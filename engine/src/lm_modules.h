@@ -12,6 +12,17 @@
 
 namespace gwb::engine {
 
+/// y = x W^T + b, as torch::nn::Linear. With initialize it draws exactly what torch::nn::Linear
+/// draws (kaiming_uniform_(a = sqrt 5), then the bias), so a seed gives the same model as before;
+/// without, the parameters are left uninitialized (loading overwrites every one of them).
+class DenseImpl : public torch::nn::Module {
+public:
+    DenseImpl(int64_t in, int64_t out, bool initialize);
+    torch::Tensor forward(const torch::Tensor& x);
+    torch::Tensor weight, bias;
+};
+TORCH_MODULE(Dense);
+
 /// Common interface of a block: input B x T x d -> output B x T x d.
 class BlockImpl : public torch::nn::Module {
 public:
@@ -20,7 +31,7 @@ public:
 
 /// Position-wise feed-forward: Linear(d, d_ff) -> GELU (erf) -> Dropout -> Linear(d_ff, d).
 struct FeedForward {
-    torch::nn::Linear in{nullptr}, out{nullptr};
+    Dense in{nullptr}, out{nullptr};
     torch::nn::Dropout drop{nullptr};
     torch::Tensor operator()(const torch::Tensor& x);
 };
@@ -42,7 +53,7 @@ struct AttentionState {
 /// Causal Grassmann mixing block (model-spec steps 1-9), vectorized over T.
 class GrassmannBlockImpl : public BlockImpl {
 public:
-    GrassmannBlockImpl(const ModelConfig& config, std::vector<int> offsets);
+    GrassmannBlockImpl(const ModelConfig& config, std::vector<int> offsets, bool initialize = true);
     torch::Tensor forward(const torch::Tensor& h, BlockCapture* capture) override;
 
     /// Mixer steps 1-7 on x (B x T x d): returns g and the gate a; z into *zOut when non-null.
@@ -71,7 +82,7 @@ public:
     bool perOffsetOracle = false;
 
     torch::nn::LayerNorm ln1{nullptr}, lnMix{nullptr}, ln2{nullptr};
-    torch::nn::Linear wRed{nullptr}, wPlu{nullptr}, wGate{nullptr};
+    Dense wRed{nullptr}, wPlu{nullptr}, wGate{nullptr};
 
 private:
     ModelConfig m_config;
@@ -87,7 +98,7 @@ private:
 /// Causal multi-head self-attention block of the baseline.
 class AttentionBlockImpl : public BlockImpl {
 public:
-    explicit AttentionBlockImpl(const ModelConfig& config);
+    explicit AttentionBlockImpl(const ModelConfig& config, bool initialize = true);
     torch::Tensor forward(const torch::Tensor& h, BlockCapture* capture) override;
     /// One new token h (1 x 1 x d) appended to the KV cache -> block output (1 x 1 x d).
     torch::Tensor step(const torch::Tensor& h, AttentionState& state);
@@ -95,7 +106,7 @@ public:
     torch::Tensor prefill(const torch::Tensor& h, AttentionState& state);
 
     torch::nn::LayerNorm ln1{nullptr}, lnMix{nullptr}, ln2{nullptr};
-    torch::nn::Linear qkv{nullptr}, outProj{nullptr};
+    Dense qkv{nullptr}, outProj{nullptr};
 
 private:
     torch::Tensor attend(const torch::Tensor& x, BlockCapture* capture, AttentionState* cache = nullptr);
@@ -109,7 +120,9 @@ private:
 /// Embeddings + N blocks + final LayerNorm + head tied to the token table.
 class LanguageModelImpl : public torch::nn::Module {
 public:
-    explicit LanguageModelImpl(const ModelConfig& config);
+    /// initialize = false leaves the parameters uninitialized (and skips the token table's random
+    /// fill): for loading, where every parameter is overwritten at once.
+    explicit LanguageModelImpl(const ModelConfig& config, bool initialize = true);
 
     /// ids: B x T int64 (T <= maxLen) -> logits B x T x V.
     torch::Tensor forward(const torch::Tensor& ids, ForwardCapture* capture = nullptr);
@@ -117,6 +130,9 @@ public:
     torch::Tensor embed(const torch::Tensor& ids);
     /// From the embedding output (dropout applied here) to logits.
     torch::Tensor forwardFromEmbedding(const torch::Tensor& h0, ForwardCapture* capture = nullptr);
+    /// ids -> output of the last block (B x T x d, before the final LayerNorm), without the T x V head:
+    /// tracing applies head() to a few rows at a time.
+    torch::Tensor forwardHidden(const torch::Tensor& ids, ForwardCapture* capture = nullptr);
     /// Final LayerNorm + tied head on any state B x T x d (logit lens).
     torch::Tensor head(const torch::Tensor& h);
 
@@ -130,6 +146,8 @@ public:
     torch::nn::LayerNorm lnFinal{nullptr};
 
 private:
+    /// Dropout and the N blocks from h0; returns the last block's output.
+    torch::Tensor blocksFrom(const torch::Tensor& h0, ForwardCapture* capture);
     ModelConfig m_config;
     torch::nn::Dropout m_drop{nullptr};
     torch::nn::ModuleList m_blockList{nullptr};

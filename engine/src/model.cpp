@@ -4,10 +4,12 @@
 
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/device.h"
+#include "mapped_file.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -19,7 +21,8 @@ namespace {
 
 constexpr const char* kTokenizerTensor = "tokenizer.model";
 
-std::shared_ptr<Model::Impl> makeImpl(const ModelConfig& config, TokenizerPtr tokenizer, const std::string& device) {
+std::shared_ptr<Model::Impl> makeImpl(const ModelConfig& config, TokenizerPtr tokenizer, const std::string& device,
+                                      bool initialize = true) {
     validateConfig(config);
     if (tokenizer && tokenizer->vocabSize() != config.vocabSize)
         throw std::invalid_argument("tokenizer has " + std::to_string(tokenizer->vocabSize()) +
@@ -28,7 +31,7 @@ std::shared_ptr<Model::Impl> makeImpl(const ModelConfig& config, TokenizerPtr to
     impl->config = config;
     impl->tokenizer = std::move(tokenizer);
     impl->device = torch::Device(resolveDevice(device));
-    impl->net = std::make_shared<LanguageModelImpl>(config);
+    impl->net = std::make_shared<LanguageModelImpl>(config, initialize);
     impl->net->to(impl->device);
     impl->net->eval();
     return impl;
@@ -65,7 +68,8 @@ Model Model::init(const ModelConfig& config, uint64_t seed, TokenizerPtr tokeniz
 
 Model Model::fromParameters(const ModelConfig& config, const std::map<std::string, FloatArray>& parameters,
                             TokenizerPtr tokenizer, const std::string& device) {
-    auto impl = makeImpl(config, std::move(tokenizer), "cpu");
+    // Every parameter is overwritten below (or the call throws): no random initialisation.
+    auto impl = makeImpl(config, std::move(tokenizer), "cpu", /*initialize=*/false);
     const auto specs = parameterSpecs(config);
     std::set<std::string> expected;
     for (const auto& s : specs)
@@ -90,7 +94,10 @@ Model Model::fromParameters(const ModelConfig& config, const std::map<std::strin
 }
 
 Model Model::load(const std::string& path, const std::string& device, std::optional<ModelKind> expectedKind) {
-    const SafetensorsFile file = readSafetensors(path);
+    // The file is memory-mapped; F32 tensors become parameters over the mapping without a copy
+    // (the mapping lives as long as any tensor uses it), other float dtypes are converted once.
+    const auto map = std::make_shared<MappedFile>(path);
+    const SafetensorsHeader file = parseSafetensorsHeader(map->data(), map->size(), path);
     auto fail = [&](const std::string& problem) { throw std::runtime_error(path + ": " + problem); };
     const auto meta = [&](const std::string& key) -> const std::string* {
         const auto it = file.metadata.find(key);
@@ -128,17 +135,38 @@ Model Model::load(const std::string& path, const std::string& device, std::optio
         fail("unexpected tensor '" + unexpected.front() + "'" +
              (unexpected.size() > 1 ? " (and " + std::to_string(unexpected.size() - 1) + " more)" : ""));
     }
-    std::map<std::string, FloatArray> params;
+    const char* data = map->data() + file.dataStart;
+    std::map<std::string, torch::Tensor> params;
     for (const auto& s : specs) {
         const auto it = file.tensors.find(s.name);
         if (it == file.tensors.end()) fail("missing tensor '" + s.name + "'");
-        const StoredTensor& t = it->second;
+        const TensorEntry& t = it->second;
         if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16")
             fail("tensor '" + s.name + "' has dtype " + t.dtype + " (expected F32, F16 or BF16)");
         if (t.shape != s.shape)
             fail("tensor '" + s.name + "' has shape " + shapeText(t.shape) + " but the config needs " +
                  shapeText(s.shape));
-        params.emplace(s.name, t.toArray());
+        const char* p = data + t.begin;
+        const int64_t n = static_cast<int64_t>(t.end - t.begin) / dtypeSize(t.dtype);
+        if (t.dtype == "F32" && reinterpret_cast<uintptr_t>(p) % alignof(float) == 0) {
+            params.emplace(s.name, torch::from_blob(
+                                       map->mutableData() + file.dataStart + t.begin, t.shape,
+                                       [keep = map](void*) mutable { keep.reset(); }, torch::kFloat));
+            continue;
+        }
+        torch::Tensor f = torch::empty(t.shape, torch::kFloat);
+        float* out = f.data_ptr<float>();
+        if (t.dtype == "F32") {
+            std::memcpy(out, p, static_cast<size_t>(n) * sizeof(float)); // unaligned in the file
+        } else {
+            const bool half = t.dtype == "F16";
+            for (int64_t i = 0; i < n; ++i) {
+                uint16_t bits;
+                std::memcpy(&bits, p + 2 * i, 2);
+                out[i] = half ? halfToFloat(bits) : bfloat16ToFloat(bits);
+            }
+        }
+        params.emplace(s.name, std::move(f));
     }
     TokenizerPtr tokenizer;
     if (const auto it = file.tensors.find(kTokenizerTensor); it != file.tensors.end()) {
@@ -147,20 +175,32 @@ Model Model::load(const std::string& path, const std::string& device, std::optio
         const std::string* kind = meta("tokenizer_kind");
         if (!kind) fail("embedded tokenizer without tokenizer_kind in __metadata__");
         try {
-            tokenizer = makeTokenizer(*kind, it->second.bytes);
+            tokenizer = makeTokenizer(
+                *kind, std::string(data + it->second.begin, static_cast<size_t>(it->second.end - it->second.begin)));
         } catch (const std::exception& e) {
             fail(std::string("embedded tokenizer: ") + e.what());
         }
     }
-    Model model;
+    std::shared_ptr<Impl> impl;
     try {
-        model = fromParameters(config, params, tokenizer, device);
+        impl = makeImpl(config, tokenizer, "cpu", /*initialize=*/false);
     } catch (const std::invalid_argument& e) {
         fail(e.what());
     }
-    model.m_impl->path = path;
-    if (const std::string* s = meta("training_summary")) model.m_impl->trainingSummary = *s;
-    return model;
+    {
+        torch::NoGradGuard noGrad;
+        auto named = impl->net->named_parameters();
+        for (auto& [name, t] : params) {
+            torch::Tensor* p = named.find(name);
+            if (!p) throw std::logic_error("model has no parameter " + name);
+            p->set_(t); // the parameter now uses t's storage (the mapping, or the converted copy)
+        }
+    }
+    impl->device = torch::Device(resolveDevice(device));
+    impl->net->to(impl->device);
+    impl->path = path;
+    if (const std::string* s = meta("training_summary")) impl->trainingSummary = *s;
+    return Model(impl);
 }
 
 void Model::save(const std::string& path, SaveDtype dtype) const {

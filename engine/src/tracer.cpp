@@ -5,6 +5,7 @@
 
 #include "model_impl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -18,6 +19,58 @@ FloatArray toArray(const torch::Tensor& t) {
     const float* p = c.data_ptr<float>();
     return FloatArray(c.sizes().vec(), std::vector<float>(p, p + c.numel()));
 }
+
+/// Rows of the T x V head computed at once when TraceOptions::headChunkRows is 0.
+constexpr int64_t kDefaultHeadChunkRows = 64;
+
+/// The tied head (final LayerNorm, then E^T) over a few rows at a time, with every rows x V
+/// intermediate in buffers allocated once per trace: no fresh pages (and page faults) per chunk.
+class HeadChunks {
+public:
+    HeadChunks(LanguageModelImpl& net, int64_t rows, int64_t T, const torch::Device& device)
+        : m_net(net), m_rows(std::min(rows, T)) {
+        const auto f = torch::TensorOptions().dtype(torch::kFloat).device(device);
+        const int64_t V = net.config().vocabSize;
+        m_logits = torch::empty({m_rows, V}, f);
+        m_scratch = torch::empty({m_rows, V}, f);
+        m_above = torch::empty({m_rows, V}, f.dtype(torch::kBool));
+        m_cpu = device.is_cpu();
+    }
+    int64_t rows() const { return m_rows; }
+
+    /// n x V logits of states (n x d, n <= rows()). With `keep` (room for n x V floats) they are
+    /// written there (directly on the CPU, copied from the device otherwise).
+    torch::Tensor logits(const torch::Tensor& states, float* keep) {
+        const int64_t n = states.size(0), V = m_logits.size(1);
+        torch::Tensor out = keep && m_cpu ? torch::from_blob(keep, {n, V}, torch::kFloat) : m_logits.narrow(0, 0, n);
+        torch::mm_out(out, m_net.lnFinal(states).to(torch::kFloat), m_net.tokEmbed->weight.t().to(torch::kFloat));
+        if (keep && !m_cpu) {
+            const torch::Tensor cpu = out.to(torch::kCPU).contiguous();
+            std::copy(cpu.data_ptr<float>(), cpu.data_ptr<float>() + n * V, keep);
+        }
+        return out;
+    }
+    /// log sum_v exp(logits[i][v]) per row (n x 1).
+    torch::Tensor logSumExp(const torch::Tensor& logits) {
+        const torch::Tensor mx = logits.amax({1}, /*keepdim=*/true);
+        torch::Tensor s = m_scratch.narrow(0, 0, logits.size(0));
+        torch::sub_out(s, logits, mx);
+        s.exp_();
+        return mx + s.sum(1, /*keepdim=*/true).log_();
+    }
+    /// Number of entries of each row above that row's target (m x 1): the rank of the target (CPU int32).
+    torch::Tensor countAbove(const torch::Tensor& logits, const torch::Tensor& target) {
+        torch::Tensor a = m_above.narrow(0, 0, logits.size(0));
+        torch::gt_out(a, logits, target);
+        return a.sum(1).to(torch::kCPU, torch::kInt).contiguous();
+    }
+
+private:
+    LanguageModelImpl& m_net;
+    int64_t m_rows;
+    bool m_cpu = true;
+    torch::Tensor m_logits, m_scratch, m_above;
+};
 
 void checkCancel(const std::atomic<bool>* cancel, const ProgressFn& progress, int64_t done, int64_t total) {
     if ((cancel && cancel->load()) || (progress && !progress(done, total))) throw Cancelled();
@@ -40,7 +93,8 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
             throw std::invalid_argument("token id " + std::to_string(t.id) + " is outside the vocabulary of " +
                                         std::to_string(c.vocabSize));
     const int64_t N = c.nLayers;
-    const int64_t total = 2 + N + (o.lensTopK > 0 ? N + 1 : 0);
+    // Steps: forward, final head (surprisal), N layer copies, N lens layers, done.
+    const int64_t total = 3 + N + (o.lensTopK > 0 ? N : 0);
     int64_t done = 0;
     checkCancel(cancel, progress, done, total);
 
@@ -54,7 +108,7 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
     const torch::Tensor ids = torch::tensor(idv, torch::kLong).view({1, T}).to(m.device);
     ForwardCapture cap;
     cap.keepAttention = T <= o.denseAttentionLimit;
-    const torch::Tensor logits = m.net->forward(ids, &cap)[0].to(torch::kFloat); // T x V
+    m.net->forwardHidden(ids, &cap); // blocks only: the T x V head runs in row chunks below
     checkCancel(cancel, progress, ++done, total);
 
     out->modelPath = m.path;
@@ -64,15 +118,59 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
     out->prompt = prompt;
     out->tokens = std::move(tokens);
 
-    // Surprisal of x_t is read from the prediction at t-1.
-    const torch::Tensor logp = torch::log_softmax(logits, -1);
+    // The T x V work (surprisal, kept logits, logit lens) runs over row chunks into buffers that are
+    // allocated once, so no T x V array exists unless keepLogits asks for it.
+    const int64_t V = c.vocabSize;
+    const int64_t K = o.lensTopK > 0 ? std::min<int64_t>(o.lensTopK, V) : 0;
+    HeadChunks head(*m.net, o.headChunkRows > 0 ? o.headChunkRows : kDefaultHeadChunkRows, T, m.device);
+    const torch::Tensor next = T > 1 ? ids[0].narrow(0, 1, T - 1) : torch::Tensor(); // x_{t+1} for t < T-1
     out->surprisal.assign(static_cast<size_t>(T), std::numeric_limits<float>::quiet_NaN());
-    if (T > 1) {
-        const torch::Tensor next = ids[0].narrow(0, 1, T - 1).view({T - 1, 1});
-        const torch::Tensor s = (-logp.narrow(0, 0, T - 1).gather(1, next)).view({T - 1}).to(torch::kCPU).contiguous();
-        std::copy(s.data_ptr<float>(), s.data_ptr<float>() + (T - 1), out->surprisal.begin() + 1);
+    if (o.keepLogits) out->logits = FloatArray::zeros({T, V});
+    if (K > 0) {
+        out->lensTopIds = IntArray::zeros({N + 1, T, K});
+        out->lensTopLogProbs = FloatArray::zeros({N + 1, T, K});
+        out->lensNextRank = IntArray::zeros({N + 1, T});
+        out->lensNextLogProb = FloatArray::zeros({N + 1, T});
     }
-    if (o.keepLogits) out->logits = toArray(logits);
+    // Layer l's lens (l = N: the final state, which is also the model's prediction).
+    auto headPass = [&](int64_t l) {
+        const torch::Tensor states = (l < N ? cap.blocks[static_cast<size_t>(l)].h : cap.finalH)[0];
+        const bool final = l == N;
+        for (int64_t t0 = 0; t0 < T; t0 += head.rows()) {
+            const int64_t n = std::min(head.rows(), T - t0);
+            const int64_t m1 = std::min(n, T - 1 - t0); // rows whose next token exists
+            float* keep = final && o.keepLogits ? out->logits.row(t0) : nullptr;
+            const torch::Tensor logits = head.logits(states.narrow(0, t0, n), keep);
+            const torch::Tensor lse = head.logSumExp(logits); // n x 1
+            torch::Tensor target;                             // m1 x 1 logits of x_{t+1}
+            if (m1 > 0) target = logits.narrow(0, 0, m1).gather(1, next.narrow(0, t0, m1).view({m1, 1}));
+            if (final && m1 > 0) {
+                const torch::Tensor s = (lse.narrow(0, 0, m1) - target).view({m1}).to(torch::kCPU).contiguous();
+                std::copy(s.data_ptr<float>(), s.data_ptr<float>() + m1, out->surprisal.begin() + t0 + 1);
+            }
+            if (K == 0) continue;
+            const auto top = logits.topk(K, -1);
+            const torch::Tensor vals = (std::get<0>(top) - lse).to(torch::kCPU).contiguous();
+            const torch::Tensor idx = std::get<1>(top).to(torch::kCPU, torch::kInt).contiguous();
+            const int64_t at = (l * T + t0);
+            std::copy(vals.data_ptr<float>(), vals.data_ptr<float>() + n * K,
+                      out->lensTopLogProbs.data.begin() + at * K);
+            std::copy(idx.data_ptr<int32_t>(), idx.data_ptr<int32_t>() + n * K, out->lensTopIds.data.begin() + at * K);
+            // Rank (0 = top-1) and log-prob of the actual next token x_{t+1}; -1 / NaN at t = T-1.
+            if (m1 > 0) {
+                const torch::Tensor rank = head.countAbove(logits.narrow(0, 0, m1), target);
+                const torch::Tensor tlp = (target - lse.narrow(0, 0, m1)).view({m1}).to(torch::kCPU).contiguous();
+                std::copy(rank.data_ptr<int32_t>(), rank.data_ptr<int32_t>() + m1, out->lensNextRank.data.begin() + at);
+                std::copy(tlp.data_ptr<float>(), tlp.data_ptr<float>() + m1, out->lensNextLogProb.data.begin() + at);
+            }
+            if (m1 < n) {
+                out->lensNextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
+                out->lensNextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
+            }
+        }
+        checkCancel(cancel, progress, ++done, total);
+    };
+    headPass(N);
 
     for (int64_t l = 0; l < N; ++l) {
         const BlockCapture& b = cap.blocks[static_cast<size_t>(l)];
@@ -106,37 +204,9 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
     }
     out->finalH = toArray(cap.finalH[0]);
 
-    if (o.lensTopK > 0) {
-        const int64_t K = std::min<int64_t>(o.lensTopK, c.vocabSize);
-        out->lensTopIds = IntArray::zeros({N + 1, T, K});
-        out->lensTopLogProbs = FloatArray::zeros({N + 1, T, K});
-        out->lensNextRank = IntArray::zeros({N + 1, T});
-        out->lensNextLogProb = FloatArray::zeros({N + 1, T});
-        for (int64_t l = 0; l <= N; ++l) {
-            const torch::Tensor h = l < N ? cap.blocks[static_cast<size_t>(l)].h : cap.finalH;
-            const torch::Tensor lp = torch::log_softmax(m.net->head(h)[0].to(torch::kFloat), -1);
-            const auto top = lp.topk(K, -1);
-            const torch::Tensor vals = std::get<0>(top).to(torch::kCPU).contiguous();
-            const torch::Tensor idx = std::get<1>(top).to(torch::kCPU, torch::kInt).contiguous();
-            std::copy(vals.data_ptr<float>(), vals.data_ptr<float>() + T * K,
-                      out->lensTopLogProbs.data.begin() + l * T * K);
-            std::copy(idx.data_ptr<int32_t>(), idx.data_ptr<int32_t>() + T * K,
-                      out->lensTopIds.data.begin() + l * T * K);
-            // Rank (0 = top-1) and log-prob of the actual next token x_{t+1}; -1 / NaN at t = T-1.
-            out->lensNextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
-            out->lensNextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
-            if (T > 1) {
-                const torch::Tensor head = lp.slice(0, 0, T - 1);
-                const torch::Tensor target = head.gather(1, ids[0].slice(0, 1).view({T - 1, 1}));
-                const torch::Tensor rank = (head > target).sum(1).to(torch::kCPU, torch::kInt).contiguous();
-                const torch::Tensor tlp = target.view({T - 1}).to(torch::kCPU).contiguous();
-                std::copy(rank.data_ptr<int32_t>(), rank.data_ptr<int32_t>() + T - 1,
-                          out->lensNextRank.data.begin() + l * T);
-                std::copy(tlp.data_ptr<float>(), tlp.data_ptr<float>() + T - 1,
-                          out->lensNextLogProb.data.begin() + l * T);
-            }
-            checkCancel(cancel, progress, ++done, total);
-        }
+    if (K > 0) {
+        for (int64_t l = 0; l < N; ++l)
+            headPass(l);
         if (const TokenizerPtr tok = model.tokenizer())
             for (int32_t id : out->lensTopIds.data)
                 if (id < tok->vocabSize() && !out->lensPieces.count(id))

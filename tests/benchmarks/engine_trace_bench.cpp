@@ -1,14 +1,18 @@
-// Engine speed: trace (one forward pass with every capture point) of both bundled-size models vs
-// prompt length T, and training throughput. After the runs, prints the least-squares exponent of
-// the Grassmann trace CPU time vs T (linear in T expected; attention is quadratic). CPU time, not
-// wall time, because the machine is shared: wall time includes waiting for other processes.
+// Engine speed (issue 10): trace (one forward pass with every capture point, surprisal from the
+// chunked head) of the paper-size models (V=30522, d=256, r=32, 6 layers) vs prompt length T, with
+// and without the logit lens, Model::load of a paper-size checkpoint, incremental generation and
+// training throughput. After the runs, prints the least-squares exponent of the Grassmann trace
+// time vs T. scripts/bench runs this next to a PyTorch reference and writes docs/performance.md.
 //
-//   engine_trace_bench                                  all sizes (Grassmann up to T = 65536)
-//   engine_trace_bench --benchmark_filter='T:(128|512|2048)$'   quick run
-// GWB_BENCH_THREADS sets the CPU threads (default: all cores).
+//   engine_trace_bench                                  everything
+//   engine_trace_bench --benchmark_filter='trace/grassmann/T:(128|512|2048)$'   quick run
+// GWB_BENCH_THREADS sets the CPU threads (default: all cores). GWB_BENCH_CHECKPOINT names the
+// checkpoint the load benchmark reads (default: a paper-size one written to a temporary folder).
+// GWB_BENCH_FIT_TIME=cpu fits the exponent on CPU time instead of wall time.
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"
+#include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/tracer.h"
 #include "gwb/engine/train.h"
@@ -22,21 +26,23 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 
 using namespace gwb::engine;
 
 namespace {
 
-/// The bundled architecture (d=256, r=32, 6 layers, offsets {1,2,4,8,12,16}) with a position
-/// table long enough for the largest T.
-ModelConfig benchConfig(ModelKind kind, int64_t maxLen) {
-    // Same fields as resources/configs/austen-6L-256-*.json.
+/// Training runs the bundled architecture (V=8000, d=256, r=32, 6 layers, offsets
+/// {1,2,4,8,12,16}); tracing, loading and generation the paper's 6-layer size (V=30522), with a
+/// position table long enough for the largest T.
+ModelConfig benchConfig(ModelKind kind, int64_t maxLen, int64_t vocab = 30522) {
     ModelConfig c =
         configFromJson(kind == ModelKind::Grassmann
                            ? R"({"kind":"grassmann","vocab_size":8000,"d_model":256,"reduced":32,"n_layers":6,
                                             "d_ff":1024,"offsets":{"schedule":"all","set":[1,2,4,8,12,16]}})"
                            : R"({"kind":"transformer","vocab_size":8000,"d_model":256,"n_heads":4,"n_layers":6,
                                             "d_ff":1024})");
+    c.vocabSize = vocab;
     c.maxLen = maxLen;
     c.dropout = 0.0;
     return c;
@@ -45,7 +51,7 @@ ModelConfig benchConfig(ModelKind kind, int64_t maxLen) {
 const Model& model(ModelKind kind) {
     static std::map<ModelKind, std::unique_ptr<Model>> cache;
     auto& slot = cache[kind];
-    if (!slot) slot = std::make_unique<Model>(Model::init(benchConfig(kind, 65536), 0, nullptr, "cpu"));
+    if (!slot) slot = std::make_unique<Model>(Model::init(benchConfig(kind, 8192), 0, nullptr, "cpu"));
     return *slot;
 }
 
@@ -57,12 +63,12 @@ std::vector<int32_t> randomIds(int64_t n, int64_t V) {
     return ids;
 }
 
-void traceBench(benchmark::State& state, ModelKind kind) {
+void traceBench(benchmark::State& state, ModelKind kind, int lensTopK) {
     const int64_t T = state.range(0);
     const Model& m = model(kind);
     const auto ids = randomIds(T, m.config().vocabSize);
     TraceOptions o;
-    o.lensTopK = 0; // the lens is a separate (linear) cost; keep the forward pass itself
+    o.lensTopK = lensTopK;
     for (auto _ : state) {
         TracePtr t = traceIds(m, ids, o);
         benchmark::DoNotOptimize(t.get());
@@ -71,8 +77,41 @@ void traceBench(benchmark::State& state, ModelKind kind) {
                                                     benchmark::Counter::kIsRate);
 }
 
+void loadBench(benchmark::State& state) {
+    std::string path;
+    std::filesystem::path dir;
+    if (const char* p = std::getenv("GWB_BENCH_CHECKPOINT")) {
+        path = p;
+    } else {
+        dir = std::filesystem::temp_directory_path() / "gwb-load-bench";
+        std::filesystem::create_directories(dir);
+        path = (dir / "paper.gwb").string();
+        Model::init(benchConfig(ModelKind::Grassmann, 128), 0, nullptr, "cpu").save(path);
+    }
+    for (auto _ : state) {
+        Model m = Model::load(path, "cpu");
+        benchmark::DoNotOptimize(&m);
+    }
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+}
+
+void generateBench(benchmark::State& state, ModelKind kind) {
+    const Model& m = model(kind);
+    const auto prompt = randomIds(16, m.config().vocabSize);
+    GenerateOptions o;
+    o.maxNew = state.range(0);
+    o.greedy = true;
+    double tokensPerSecond = 0;
+    for (auto _ : state) {
+        const GenerateResult r = generate(m, prompt, o);
+        tokensPerSecond = r.tokensPerSecond;
+        benchmark::DoNotOptimize(r.ids.data());
+    }
+    state.counters["gen tokens/s"] = tokensPerSecond;
+}
+
 void trainBench(benchmark::State& state, ModelKind kind) {
-    const ModelConfig c = benchConfig(kind, 256);
+    const ModelConfig c = benchConfig(kind, 256, 8000);
     const auto dir = std::filesystem::temp_directory_path() / "gwb-train-bench";
     std::filesystem::create_directories(dir);
     const auto train = randomIds(8 * 257 * 4, c.vocabSize), valid = randomIds(600, c.vocabSize);
@@ -94,16 +133,19 @@ void trainBench(benchmark::State& state, ModelKind kind) {
     state.counters["train tokens/s"] = tokensPerSecond;
 }
 
-/// Collects Grassmann trace times to fit time ~ T^k.
+/// Collects Grassmann trace times (no lens) to fit time ~ T^k.
 class FitReporter : public benchmark::ConsoleReporter {
 public:
+    explicit FitReporter(bool cpu) : m_cpu(cpu) {}
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
         for (const Run& r : runs) {
             const std::string name = r.benchmark_name(); // "trace/grassmann/T:2048/min_time:0.500"
             const auto at = name.find("/T:");
-            if (name.rfind("trace/grassmann/", 0) == 0 && at != std::string::npos && r.iterations > 0)
-                m_points.emplace_back(std::stod(name.substr(at + 3)), r.GetAdjustedCPUTime());
+            if (name.rfind("trace/grassmann/", 0) == 0 && at != std::string::npos && r.iterations > 0 &&
+                r.run_type == Run::RT_Iteration)
+                m_points.emplace_back(std::stod(name.substr(at + 3)),
+                                      m_cpu ? r.GetAdjustedCPUTime() : r.GetAdjustedRealTime());
         }
     }
     void fit() const {
@@ -117,36 +159,59 @@ public:
             sxx += x * x;
             sxy += x * y;
         }
-        std::printf("Grassmann trace CPU time ~ T^%.3f over %zu sizes (1 = linear)\n",
+        std::printf("Grassmann trace %s time ~ T^%.3f over %zu runs (1 = linear)\n", m_cpu ? "CPU" : "wall",
                     (n * sxy - sx * sy) / (n * sxx - sx * sx), m_points.size());
     }
 
 private:
+    bool m_cpu;
     std::vector<std::pair<double, double>> m_points;
 };
 
 } // namespace
 
-BENCHMARK_CAPTURE(traceBench, grassmann, ModelKind::Grassmann)
+BENCHMARK_CAPTURE(traceBench, grassmann, ModelKind::Grassmann, 0)
     ->Name("trace/grassmann")
     ->ArgName("T")
     ->Arg(128)
+    ->Arg(256)
     ->Arg(512)
+    ->Arg(1024)
     ->Arg(2048)
-    ->Arg(8192)
-    ->Arg(32768)
-    ->Arg(65536)
+    ->Arg(4096)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5);
-BENCHMARK_CAPTURE(traceBench, transformer, ModelKind::Transformer)
+BENCHMARK_CAPTURE(traceBench, grassmann_lens, ModelKind::Grassmann, 5)
+    ->Name("trace_lens5/grassmann")
+    ->ArgName("T")
+    ->Arg(128)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(traceBench, transformer, ModelKind::Transformer, 0)
     ->Name("trace/transformer")
     ->ArgName("T")
     ->Arg(128)
+    ->Arg(256)
     ->Arg(512)
     ->Arg(2048)
-    ->Arg(8192)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5);
+BENCHMARK(loadBench)->Name("load/grassmann")->Unit(benchmark::kMillisecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(generateBench, grassmann, ModelKind::Grassmann)
+    ->Name("generate/grassmann")
+    ->ArgName("new")
+    ->Arg(64)
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(generateBench, transformer, ModelKind::Transformer)
+    ->Name("generate/transformer")
+    ->ArgName("new")
+    ->Arg(64)
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(trainBench, grassmann, ModelKind::Grassmann)
     ->Name("train/grassmann")
     ->ArgName("steps")
@@ -166,7 +231,8 @@ int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     std::printf("device: %s\n", deviceSummary("cpu").c_str());
-    FitReporter reporter;
+    const char* fitTime = std::getenv("GWB_BENCH_FIT_TIME");
+    FitReporter reporter(fitTime && std::string(fitTime) == "cpu");
     benchmark::RunSpecifiedBenchmarks(&reporter);
     reporter.fit();
     benchmark::Shutdown();

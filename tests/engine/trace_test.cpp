@@ -255,3 +255,61 @@ TEST(Trace, LensRankOfTheActualNextToken) {
             EXPECT_TRUE(t->lensPieces.count(id)) << id;
     }
 }
+
+TEST(Trace, ChunkedHeadEqualsWholeLogitsReference) {
+    // Surprisal, kept logits and the logit lens are computed a few rows at a time; they must equal
+    // the same quantities from the whole T x V logits of every layer, computed here directly.
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const ModelConfig c = test::tinyConfig(kind);
+        const Model m = Model::init(c, 5, nullptr, "cpu");
+        const int64_t T = 23, V = c.vocabSize, N = c.nLayers, K = 5;
+        const std::vector<int32_t> idv = someIds(T, V);
+
+        // Reference: one forward pass, whole-row log-softmax per layer.
+        Model::Impl& impl = m.impl();
+        torch::NoGradGuard noGrad;
+        const torch::Tensor ids = torch::tensor(std::vector<int64_t>(idv.begin(), idv.end())).view({1, T});
+        ForwardCapture cap;
+        const torch::Tensor logits = impl.net->forward(ids, &cap)[0]; // T x V
+        std::vector<torch::Tensor> lensLogits;
+        for (int64_t l = 0; l < N; ++l)
+            lensLogits.push_back(impl.net->head(cap.blocks[size_t(l)].h)[0]);
+        lensLogits.push_back(logits);
+
+        for (int64_t rows : {int64_t(1), int64_t(4), int64_t(7), int64_t(1000)}) {
+            SCOPED_TRACE(std::string(kindName(kind)) + " rows " + std::to_string(rows));
+            TraceOptions o;
+            o.keepLogits = true;
+            o.lensTopK = int(K);
+            o.headChunkRows = rows;
+            const TracePtr t = traceIds(m, idv, o);
+            ASSERT_EQ(t->logits.shape, (Shape{T, V}));
+            for (int64_t s = 0; s < T; ++s)
+                for (int64_t v = 0; v < V; ++v)
+                    ASSERT_NEAR(t->logits.at2(s, v), logits[s][v].item<float>(), 1e-5);
+            const torch::Tensor lp = torch::log_softmax(logits, -1);
+            EXPECT_TRUE(std::isnan(t->surprisal[0]));
+            for (int64_t s = 1; s < T; ++s)
+                EXPECT_NEAR(t->surprisal[s], -lp[s - 1][idv[s]].item<float>(), 1e-5) << s;
+            for (int64_t l = 0; l <= N; ++l) {
+                const torch::Tensor ll = lensLogits[size_t(l)];
+                const torch::Tensor llp = torch::log_softmax(ll, -1);
+                const auto top = llp.topk(K, -1);
+                for (int64_t s = 0; s < T; ++s) {
+                    for (int64_t k = 0; k < K; ++k) {
+                        EXPECT_EQ(t->lensTopIds.at3(l, s, k), std::get<1>(top)[s][k].item<int64_t>()) << l << " " << s;
+                        EXPECT_NEAR(t->lensTopLogProbs.at3(l, s, k), std::get<0>(top)[s][k].item<float>(), 1e-5);
+                    }
+                    if (s + 1 == T) {
+                        EXPECT_EQ(t->lensNextRank.at2(l, s), -1);
+                        EXPECT_TRUE(std::isnan(t->lensNextLogProb.at2(l, s)));
+                        continue;
+                    }
+                    const int64_t above = (ll[s] > ll[s][idv[s + 1]]).sum().item<int64_t>();
+                    EXPECT_EQ(t->lensNextRank.at2(l, s), above) << l << " " << s;
+                    EXPECT_NEAR(t->lensNextLogProb.at2(l, s), llp[s][idv[s + 1]].item<float>(), 1e-5);
+                }
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@
 
 #include "gwb/engine/array.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -32,6 +33,20 @@ struct SafetensorsFile {
     std::map<std::string, StoredTensor> tensors; ///< by name
 };
 
+/// A tensor's header entry: dtype, shape, and its bytes [begin, end) relative to the data section.
+struct TensorEntry {
+    std::string dtype;
+    std::vector<int64_t> shape;
+    uint64_t begin = 0, end = 0;
+};
+
+/// The checked header of a safetensors file; tensor data stays where it is.
+struct SafetensorsHeader {
+    std::map<std::string, std::string> metadata;
+    std::map<std::string, TensorEntry> tensors;
+    uint64_t dataStart = 0; ///< offset of the data section in the file (8 + header length)
+};
+
 /// Bytes per element of a safetensors dtype name, 0 when unknown.
 int64_t dtypeSize(const std::string& dtype);
 
@@ -40,6 +55,8 @@ int64_t dtypeSize(const std::string& dtype);
 /// covering the data section). Throws std::runtime_error naming `what` (usually the path) and the
 /// problem.
 SafetensorsFile parseSafetensors(const std::string& bytes, const std::string& what);
+/// The same checks on `size` bytes at `bytes` (e.g. a memory-mapped file), without copying tensor data.
+SafetensorsHeader parseSafetensorsHeader(const char* bytes, size_t size, const std::string& what);
 SafetensorsFile readSafetensors(const std::string& path);
 /// Serializes (tensors in name order, header padded to 8 bytes).
 std::string serializeSafetensors(const SafetensorsFile& file);

@@ -24,6 +24,10 @@ struct TraceOptions {
     /// in Trace::droppedTokens.
     int64_t maxTokens = 0;
     bool keepWeights = true; ///< copy W_red, b_red, W_plu, b_plu into Grassmann layer traces
+    /// Rows of T whose V logits are computed at once for the surprisal and the logit lens (0 = the
+    /// default, 64). Only this many rows x V floats exist at a time unless keepLogits is set; the
+    /// results do not depend on it.
+    int64_t headChunkRows = 0;
 };
 
 /// Traces a text prompt (needs the model's tokenizer). Throws std::invalid_argument for an empty
