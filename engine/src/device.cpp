@@ -4,6 +4,10 @@
 
 #include <torch/torch.h>
 
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <thread>
 
@@ -33,13 +37,39 @@ std::string resolveDevice(const std::string& choice) {
     throw std::invalid_argument("device must be auto, cpu or cuda (got '" + choice + "')");
 }
 
+namespace {
+
+std::atomic<int> g_threads{0};
+
+/// OpenBLAS's thread setter when OpenBLAS is the BLAS in this process (Debian's LibTorch), else null.
+using SetBlasThreads = void (*)(int);
+SetBlasThreads openBlasSetter() {
+    static const SetBlasThreads f =
+        reinterpret_cast<SetBlasThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    return f;
+}
+
+} // namespace
+
 void setThreads(int n) {
     if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    at::set_num_threads(n);
+    g_threads.store(n);
+    // One thread pool, not two: with OpenBLAS as the BLAS (a pthread pool of its own), LibTorch's
+    // OpenMP pool and OpenBLAS's threads spin against each other on the same cores, and a trace
+    // takes 2-3x longer (docs/performance.md). The matrix products, where the time goes, then use
+    // OpenBLAS's n threads, and LibTorch's own kernels run on the calling thread. Without OpenBLAS
+    // (MKL, a CUDA build's CPU side), LibTorch's pool gets the n threads as before.
+    if (const SetBlasThreads setBlas = openBlasSetter()) {
+        setBlas(n);
+        at::set_num_threads(1);
+    } else {
+        at::set_num_threads(n);
+    }
 }
 
 int threads() {
-    return at::get_num_threads();
+    const int n = g_threads.load();
+    return n > 0 ? n : at::get_num_threads();
 }
 
 std::string deviceSummary(const std::string& device) {
