@@ -56,7 +56,10 @@ void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
     if (runId != m_runId) return; // stale: a newer run was started
     m_running = false;
     m_poll.stop();
-    switch (outcome.status) {
+    // A Cancel the user pressed wins over a result that finished just before the worker saw it:
+    // what the window shows must not depend on that race (the earlier results stay).
+    const bool cancelRequested = m_state && m_state->cancel.load();
+    switch (cancelRequested ? TraceOutcome::Status::Cancelled : outcome.status) {
     case TraceOutcome::Status::Ok:
         Q_EMIT progress(runId, stageName(TraceStage::Done), 1.0);
         Q_EMIT finished(runId, outcome);
