@@ -107,6 +107,10 @@ int statsRun(const QStringList& args) {
     CorpusOptions o;
     for (const QString& f : p.values(data))
         o.files.push_back(f.toStdString());
+    // `--data valid/*.txt`: the shell expands the glob, so every file after the first arrives as a
+    // positional argument; they are data files too (dropping them silently lost most of a corpus).
+    for (const QString& f : p.positionalArguments())
+        o.files.push_back(f.toStdString());
     o.window = integer(window);
     o.stride = integer(stride);
     o.maxWindows = integer(maxWindows);

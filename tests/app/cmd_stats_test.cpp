@@ -119,3 +119,22 @@ TEST(CmdStats, CtrlCLeavesAReadablePartialFile) {
     EXPECT_LT(static_cast<int64_t>(s.windows.size()), s.windowsPlanned);
     EXPECT_EQ(s.quantities.at("model.gate_mean").n[0], static_cast<int64_t>(s.windows.size()) * 16);
 }
+
+// `--data dir/*.txt`: the shell's expansion puts every file after the first as a positional
+// argument; they must all be read, as with one --data per file.
+TEST(CmdStats, ShellGlobAfterDataReadsEveryFile) {
+    QTemporaryDir dir;
+    const QString a = dir.filePath(QStringLiteral("a.txt")), b = dir.filePath(QStringLiteral("b.txt"));
+    writeText(a, (promptOfTokens(40) + QLatin1Char('\n')).toUtf8());
+    writeText(b, (promptOfTokens(60) + QLatin1Char('\n')).toUtf8());
+    const GwbResult each = runGwb(statsArgs({a, b}, dir.filePath(QStringLiteral("each.npz"))));
+    ASSERT_EQ(each.code, 0) << show(each);
+    const GwbResult glob = runGwb(statsArgs({a}, dir.filePath(QStringLiteral("glob.npz"))) + QStringList{b});
+    ASSERT_EQ(glob.code, 0) << show(glob);
+    const auto s1 = gwb::engine::CorpusStats::read(dir.filePath(QStringLiteral("each.npz")).toStdString());
+    const auto s2 = gwb::engine::CorpusStats::read(dir.filePath(QStringLiteral("glob.npz")).toStdString());
+    EXPECT_EQ(s2.files, s1.files);
+    EXPECT_EQ(s2.files.size(), 2u);
+    EXPECT_EQ(s2.windowsTotal, s1.windowsTotal);
+    EXPECT_GT(s2.windowsTotal, 2); // both files' windows (16-token windows)
+}
