@@ -90,13 +90,10 @@ int runGenerate(const QStringList& args) {
         auto onToken = [&](int32_t id, int64_t) {
             generated.push_back(id);
             const std::string now = tok->decode(generated);
-            if (now.compare(0, printed.size(), printed) == 0) {
-                std::fputs(now.c_str() + printed.size(), stdout);
-                printed = now;
-            } else { // a piece changed how earlier ones decode: print the rest as it stands
-                std::fputs(now.c_str() + std::min(printed.size(), now.size()), stdout);
-                printed = now;
-            }
+            // Normally `now` extends what was printed; if a new piece changed how earlier ones
+            // decode, the text already on the terminal stays and only the rest is printed.
+            std::fputs(now.c_str() + std::min(printed.size(), now.size()), stdout);
+            printed = now;
             std::fflush(stdout);
             return true;
         };

@@ -220,10 +220,8 @@ int runFigure(const QStringList& args) {
         request.device = p.value(device);
         request.threads = intOption(p, threads, "threads", 0);
         if (p.isSet(continueN)) {
-            request.continuation.tokens = intOption(p, continueN, "continue", 1);
-            request.continuation.greedy = !p.isSet(sample);
-            if (p.isSet(sample)) request.continuation.topP = 0.9;
-            request.continuation.seed = static_cast<quint64>(intOption(p, seed, "seed", 0));
+            request.continuation = gwb::app::continueOptions(intOption(p, continueN, "continue", 1), p.isSet(sample),
+                                                             static_cast<quint64>(intOption(p, seed, "seed", 0)));
         } else if (p.isSet(sample)) {
             throw std::invalid_argument("--sample only applies with --continue N");
         }

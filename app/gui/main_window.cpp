@@ -467,12 +467,7 @@ void MainWindow::run() {
 
 void MainWindow::continueRun(int tokens, bool sample) {
     TraceRequest request;
-    request.continuation.tokens = tokens;
-    request.continuation.greedy = !sample;
-    if (sample) {
-        request.continuation.topP = 0.9;
-        request.continuation.seed = m_continueSeed++;
-    }
+    request.continuation = continueOptions(tokens, sample, sample ? m_continueSeed++ : 0);
     request.grassmannPath = m_grassmannPath;
     request.baselinePath = m_baselinePath;
     request.prompt = m_prompt->prompt();

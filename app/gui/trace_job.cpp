@@ -149,8 +149,17 @@ void ModelCache::clear() {
     m_entries.clear();
 }
 
-Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt, const ContinueRequest& request,
-                            TraceJobState& state) {
+gwb::engine::GenerateOptions continueOptions(int tokens, bool sample, quint64 seed) {
+    gwb::engine::GenerateOptions o;
+    o.maxNew = tokens;
+    o.greedy = !sample;
+    o.topP = sample ? 0.9 : 1.0;
+    o.seed = seed;
+    return o;
+}
+
+Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt,
+                            const gwb::engine::GenerateOptions& options, TraceJobState& state) {
     const gwb::engine::TokenizerPtr tok = model.tokenizer();
     if (!tok) throw std::runtime_error("the model has no tokenizer, so it cannot continue a text prompt");
     const std::string text = prompt.toStdString();
@@ -161,18 +170,11 @@ Continuation continuePrompt(const gwb::engine::Model& model, const QString& prom
     if (static_cast<int64_t>(ids.size()) >= maxLen)
         throw std::invalid_argument("the prompt already fills the model's context (" + std::to_string(ids.size()) +
                                     " tokens of " + std::to_string(maxLen) + "): nothing can be appended");
-    gwb::engine::GenerateOptions o;
-    o.maxNew = request.tokens;
-    o.greedy = request.greedy;
-    o.temperature = request.temperature;
-    o.topK = request.topK;
-    o.topP = request.topP;
-    o.seed = request.seed;
     state.done.store(0);
-    state.total.store(std::min<int64_t>(request.tokens, maxLen - static_cast<int64_t>(ids.size())));
+    state.total.store(std::min<int64_t>(options.maxNew, maxLen - static_cast<int64_t>(ids.size())));
     int64_t produced = 0;
     const gwb::engine::GenerateResult r = gwb::engine::generate(
-        model, ids, o,
+        model, ids, options,
         [&](int32_t, int64_t) {
             state.done.store(++produced);
             return true;
@@ -207,7 +209,7 @@ QString validateRequest(const TraceRequest& request) {
         return QStringLiteral("no model to run: open a Grassmann model or a Transformer baseline (File > Open Model)");
     if (request.prompt.trimmed().isEmpty())
         return QStringLiteral("the prompt is empty: type or open some text, then Run");
-    if (request.continuation.tokens < 0) return QStringLiteral("the number of tokens to continue must not be negative");
+    if (request.continuation.maxNew < 0) return QStringLiteral("the number of tokens to continue must not be negative");
     return {};
 }
 
@@ -235,11 +237,11 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
          TraceStage::AnalyseBaseline, QStringLiteral("Transformer baseline")},
     };
     QString current;
-    state.continuing.store(request.continuation.tokens > 0);
+    state.continuing.store(request.continuation.maxNew > 0);
     try {
         gwb::engine::setThreads(request.threads);
         QString text = request.prompt;
-        if (request.continuation.tokens > 0) {
+        if (request.continuation.maxNew > 0) {
             // The model under study continues the prompt; the baseline only when it is alone.
             const Slot& gen = request.grassmannPath.isEmpty() ? slots[1] : slots[0];
             current = gen.label;

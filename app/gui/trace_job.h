@@ -3,6 +3,7 @@
 // runs it on a worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
 
 #include "gui/import_choice.h"
+#include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
 #include "gwb/views/workbench_data.h"
 
@@ -17,18 +18,6 @@
 
 namespace gwb::app {
 
-/// Continue: before tracing, generate tokens after the prompt with the incremental generator
-/// (gwb::engine::generate) of the Grassmann model (the baseline when there is no Grassmann model),
-/// append their text to the prompt and trace prompt + continuation.
-struct ContinueRequest {
-    int tokens = 0;     ///< tokens to generate; 0 = a plain run
-    bool greedy = true; ///< always the likeliest token; else sample
-    double temperature = 1.0;
-    int topK = 0;      ///< 0 = off
-    double topP = 1.0; ///< 1 = off
-    quint64 seed = 0;
-};
-
 /// What to run. An empty model path means "leave that model out".
 struct TraceRequest {
     QString grassmannPath;                   ///< .gwb of the Grassmann model ("" = none)
@@ -37,7 +26,10 @@ struct TraceRequest {
     QString device = QStringLiteral("auto"); ///< "auto", "cpu", "cuda", "cuda:N"
     int threads = 0;                         ///< CPU threads for the engine (0 = all cores)
     int promptSubspaceK = 4;                 ///< k of the prompt subspaces (analysis)
-    ContinueRequest continuation;            ///< generate first (tokens > 0)
+    /// Continue: before tracing, generate continuation.maxNew tokens after the prompt with the
+    /// incremental generator of the Grassmann model (the baseline when there is no Grassmann
+    /// model), append their text to the prompt and trace prompt + continuation. 0 = a plain run.
+    gwb::engine::GenerateOptions continuation{.maxNew = 0, .greedy = true};
 };
 
 /// Steps of a run, in order; the progress bar shows the step's name.
@@ -120,12 +112,16 @@ struct Continuation {
     bool stoppedAtMaxLen = false;
 };
 
-/// Generates `request.tokens` tokens after `prompt` with `model` (its tokenizer encodes the prompt
+/// Generates `options.maxNew` tokens after `prompt` with `model` (its tokenizer encodes the prompt
 /// and decodes the result). Progress goes into `state` (done/total tokens); its cancel flag stops
 /// it (gwb::engine::Cancelled). Throws std::runtime_error / std::invalid_argument naming the problem
 /// (no tokenizer, prompt longer than the context, bad sampling settings).
-Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt, const ContinueRequest& request,
-                            TraceJobState& state);
+Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt,
+                            const gwb::engine::GenerateOptions& options, TraceJobState& state);
+
+/// The generation settings of Continue (the window's button and `gwb figure --continue`): greedy,
+/// or with `sample` temperature 1 and nucleus top-p 0.9 from `seed`.
+gwb::engine::GenerateOptions continueOptions(int tokens, bool sample, quint64 seed);
 
 /// The truncation notice for a trace ("" when nothing was dropped).
 QString truncationNotice(const gwb::engine::Trace& trace, const QString& label);

@@ -44,8 +44,7 @@ std::atomic<int> g_threads{0};
 /// OpenBLAS's thread setter when OpenBLAS is the BLAS in this process (Debian's LibTorch), else null.
 using SetBlasThreads = void (*)(int);
 SetBlasThreads openBlasSetter() {
-    static const SetBlasThreads f =
-        reinterpret_cast<SetBlasThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    static const SetBlasThreads f = reinterpret_cast<SetBlasThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
     return f;
 }
 

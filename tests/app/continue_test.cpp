@@ -41,7 +41,7 @@ TraceRequest continueRequest(int tokens) {
     r.baselinePath = testModels().transformer;
     r.prompt = kPrompt;
     r.threads = 1;
-    r.continuation.tokens = tokens;
+    r.continuation.maxNew = tokens;
     return r;
 }
 

@@ -78,7 +78,13 @@ void BM_PromptToEveryViewUpdated(benchmark::State& state) {
     state.counters["job_until_data_s"] = benchmark::Counter(job, benchmark::Counter::kAvgIterations);
     state.counters["paint_every_view_s"] = benchmark::Counter(gui, benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_PromptToEveryViewUpdated)->Arg(64)->Arg(128)->Arg(256)->Arg(512)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PromptToEveryViewUpdated)
+    ->Arg(64)
+    ->Arg(128)
+    ->Arg(256)
+    ->Arg(512)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 } // namespace
 

@@ -45,17 +45,16 @@ bool WorkbenchData::isGenerated(int64_t t) const {
     return tok.end > continuationFrom || (tok.end < 0 && tok.begin >= continuationFrom);
 }
 
-int64_t WorkbenchData::generatedCount() const {
-    int64_t n = 0;
-    for (int64_t t = 0; t < tokenCount(); ++t)
-        n += isGenerated(t) ? 1 : 0;
-    return n;
-}
-
 int64_t WorkbenchData::firstGenerated() const {
     for (int64_t t = 0; t < tokenCount(); ++t)
         if (isGenerated(t)) return t;
     return -1;
+}
+
+int64_t WorkbenchData::generatedCount() const {
+    // Generated text is appended, so the generated tokens are a suffix.
+    const int64_t first = firstGenerated();
+    return first < 0 ? 0 : tokenCount() - first;
 }
 
 QStringList tokenLabels(const gwb::engine::Trace& trace) {
