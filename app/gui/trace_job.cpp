@@ -17,6 +17,12 @@ namespace {
 
 using gwb::engine::ModelKind;
 
+/// One cache of weight-only analysis results for every run of this process (keyed by the weights).
+std::shared_ptr<gwb::engine::AnalysisCache> analysisCache() {
+    static const std::shared_ptr<gwb::engine::AnalysisCache> cache = gwb::engine::makeAnalysisCache();
+    return cache;
+}
+
 struct Slot {
     ModelKind kind;
     QString path;
@@ -280,6 +286,7 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
             enterStage(state, slot.analyse);
             gwb::engine::AnalysisOptions analysisOptions;
             analysisOptions.promptSubspaceK = request.promptSubspaceK;
+            analysisOptions.cache = analysisCache(); // the same models are traced again and again
             auto analysis = std::make_shared<const gwb::engine::TraceAnalysis>(
                 gwb::engine::analyzeTrace(*trace, analysisOptions, progressInto(state)));
             const QString notice = truncationNotice(*trace, slot.label);

@@ -3,9 +3,11 @@
 #include "gwb/engine/corpus_run.h"
 
 #include "gwb/engine/analysis.h"
+#include "gwb/engine/device.h"
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/tracer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <optional>
@@ -73,6 +75,18 @@ void checkOptions(const Model& model, const Model* baseline, const CorpusOptions
     }
 }
 
+/// The forward passes' thread count for the length of a corpus run, restored afterwards.
+class ScopedThreads {
+public:
+    explicit ScopedThreads(int n) : m_previous(threads()) { setThreads(n); }
+    ~ScopedThreads() { setThreads(m_previous); }
+    ScopedThreads(const ScopedThreads&) = delete;
+    ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+private:
+    int m_previous;
+};
+
 } // namespace
 
 CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOptions& o,
@@ -132,7 +146,13 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
         std::future<Analysed> analyses;
         int64_t g = 0, chars = 0, tokens = 0;
     };
+    // The analyses keep one core busy, so the forward passes get the others: with all of them, the
+    // matrix products' idle workers spin against the analysis thread (a 40-window run took 12.0 s
+    // with both cores for the forward passes, 8.8 s with one; docs/performance-stats.md).
+    const ScopedThreads forwardThreads(std::max(1, threads() - 1));
     std::optional<Pending> pending;
+    AnalysisOptions analysis; // every window has the same weights: their read-out planes are computed once
+    analysis.cache = makeAnalysisCache();
     auto finish = [&] {
         if (!pending) return;
         Pending p = std::move(*pending);
@@ -183,11 +203,11 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
             next.g = g;
             next.chars = chars;
             next.tokens = static_cast<int64_t>(win.size());
-            next.analyses = std::async(std::launch::async, [tm = next.tm, tb = next.tb] {
+            next.analyses = std::async(std::launch::async, [tm = next.tm, tb = next.tb, analysis] {
                 const auto t0 = Clock::now();
                 Analysed a;
-                a.am = analyzeTrace(*tm);
-                if (tb) a.ab = analyzeTrace(*tb);
+                a.am = analyzeTrace(*tm, analysis);
+                if (tb) a.ab = analyzeTrace(*tb, analysis);
                 a.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
                 return a;
             });

@@ -3,6 +3,8 @@
 #include "gwb/geometry/bivector.h"
 #include "gwb/geometry/plucker.h"
 
+#include "plane_angles_core.h"
+
 #include <Eigen/Eigenvalues>
 #include <Eigen/SVD>
 
@@ -150,35 +152,56 @@ Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b) {
     return out;
 }
 
-Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qa,
-                            const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qb) {
-    if (qa.rows() != qb.rows()) throw std::invalid_argument("planeAngles: planes live in different dimensions");
-    const Eigen::Matrix2d c = qa.transpose() * qb;
-    Eigen::JacobiSVD<Eigen::Matrix2d> svd(c, Eigen::ComputeFullV);
+namespace detail {
+
+Eigen::Vector2d planeAnglesFromParts(const Eigen::Matrix2d& c, double* s0, double* s1, Eigen::Index n) {
+    const Eigen::JacobiSVD<Eigen::Matrix2d> svd(c, Eigen::ComputeFullV);
     const Eigen::Vector2d cosines = svd.singularValues();
-    // Rotate qb onto its principal vectors, then one-sided Jacobi on the two sine columns.
-    Eigen::Matrix<double, Eigen::Dynamic, 2> sm = qb * svd.matrixV();
-    const Eigen::Matrix2d proj = qa.transpose() * sm;
-    sm.noalias() -= qa * proj;
+    const Eigen::Matrix2d& v = svd.matrixV();
+    // Rotate the sine part onto Qb's principal vectors: (I - Qa Qa^T) Qb V.
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double a = s0[i], b = s1[i];
+        s0[i] = a * v(0, 0) + b * v(1, 0);
+        s1[i] = a * v(0, 1) + b * v(1, 1);
+    }
+    // One-sided Jacobi on the two sine columns.
+    auto dot = [n](const double* x, const double* y) {
+        double sum = 0;
+        for (Eigen::Index i = 0; i < n; ++i)
+            sum += x[i] * y[i];
+        return sum;
+    };
     for (int sweep = 0; sweep < 4; ++sweep) {
-        const double alpha = sm.col(0).squaredNorm(), beta = sm.col(1).squaredNorm();
-        const double gamma = sm.col(0).dot(sm.col(1));
+        const double alpha = dot(s0, s0), beta = dot(s1, s1), gamma = dot(s0, s1);
         if (gamma == 0 || std::abs(gamma) <= 1e-15 * std::sqrt(alpha * beta)) break;
         const double zeta = (beta - alpha) / (2 * gamma);
         const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
         const double cs = 1 / std::sqrt(1 + t * t), sn = cs * t;
-        const Eigen::VectorXd a0 = sm.col(0);
-        sm.col(0) = cs * a0 - sn * sm.col(1);
-        sm.col(1) = sn * a0 + cs * sm.col(1);
+        for (Eigen::Index i = 0; i < n; ++i) {
+            const double a = s0[i];
+            s0[i] = cs * a - sn * s1[i];
+            s1[i] = sn * a + cs * s1[i];
+        }
     }
-    double s0 = sm.col(0).norm(), s1 = sm.col(1).norm();
-    if (s0 > s1) std::swap(s0, s1);
-    const double sines[2] = {std::min(s0, 1.0), std::min(s1, 1.0)};
+    double n0 = std::sqrt(dot(s0, s0)), n1 = std::sqrt(dot(s1, s1));
+    if (n0 > n1) std::swap(n0, n1);
+    const double sines[2] = {std::min(n0, 1.0), std::min(n1, 1.0)};
     Eigen::Vector2d th;
     for (int i = 0; i < 2; ++i)
         th[i] = sines[i] * sines[i] <= 0.5 ? std::asin(sines[i]) : std::acos(std::min(cosines[i], 1.0));
     if (th[0] > th[1]) std::swap(th[0], th[1]);
     return th;
+}
+
+} // namespace detail
+
+Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qa,
+                            const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qb) {
+    if (qa.rows() != qb.rows()) throw std::invalid_argument("planeAngles: planes live in different dimensions");
+    const Eigen::Matrix2d c = qa.transpose() * qb;
+    Eigen::Matrix<double, Eigen::Dynamic, 2> s = qb;
+    s.noalias() -= qa * c;
+    return detail::planeAnglesFromParts(c, s.col(0).data(), s.col(1).data(), s.rows());
 }
 
 PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, const Eigen::Ref<const RowMatrixXd>& b,
@@ -191,7 +214,7 @@ PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, co
     const Eigen::Index T = a.rows(), d = a.cols(), O = static_cast<Eigen::Index>(offsets.size());
     PlaneAnglesBatch out;
     out.angles = RowMatrixXd::Constant(T, 2 * O, kNaN);
-    Eigen::Matrix<double, Eigen::Dynamic, 2> qa(d, 2), qb(d, 2);
+    Eigen::Matrix<double, Eigen::Dynamic, 2> qa(d, 2), qb(d, 2), sine(d, 2);
     // Orthonormal basis of span(x, y) into q (longer vector first, Gram-Schmidt twice); false if rank < 2.
     auto basis = [relTol](const auto& x, const auto& y, Eigen::Matrix<double, Eigen::Dynamic, 2>& q) {
         const double nx = x.norm(), ny = y.norm();
@@ -215,7 +238,10 @@ PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, co
                 ++out.degenerate;
                 continue;
             }
-            const Eigen::Vector2d th = planeAngles(qa, qb);
+            const Eigen::Matrix2d c = qa.transpose() * qb;
+            sine = qb;
+            sine.noalias() -= qa * c;
+            const Eigen::Vector2d th = detail::planeAnglesFromParts(c, sine.col(0).data(), sine.col(1).data(), d);
             out.angles(t, 2 * o) = th[0];
             out.angles(t, 2 * o + 1) = th[1];
         }

@@ -5,6 +5,8 @@
 #include "gwb/geometry/plucker.h"
 #include "gwb/geometry/subspace.h"
 
+#include "plane_angles_core.h"
+
 #include <Eigen/Eigenvalues>
 
 #include <cmath>
@@ -89,19 +91,48 @@ RowMatrixXd contextVectors(const Eigen::Ref<const RowMatrixXd>& z, const std::ve
     return y;
 }
 
-RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
-                               const ReadoutPlanes& planes) {
-    const auto d = static_cast<int64_t>(planes.topPlane.size());
-    RowMatrixXd out = RowMatrixXd::Constant(d, 2, kNaN);
-    if (!z.allFinite() || !y.allFinite()) return out;
-    const Basis token = planeBasis(z, y);
-    if (token.rank < 2) return out;
-    for (int64_t c = 0; c < d; ++c) {
+RowMatrixXd readoutPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& z, const Eigen::Ref<const RowMatrixXd>& y,
+                                    const ReadoutPlanes& planes) {
+    if (z.rows() != y.rows() || z.cols() != y.cols())
+        throw std::invalid_argument("readoutPlaneAnglesBatch: z and y have different shapes");
+    const Eigen::Index T = z.rows(), r = z.cols();
+    const auto d = static_cast<Eigen::Index>(planes.topPlane.size());
+    RowMatrixXd out = RowMatrixXd::Constant(T, 2 * d, kNaN);
+    // Every channel's top plane side by side (columns 2c, 2c+1), so that one token's cosine
+    // matrices against all channels are one (2 x r) x (r x 2d) product.
+    Eigen::MatrixXd all = Eigen::MatrixXd::Zero(r, 2 * d);
+    std::vector<char> valid(static_cast<size_t>(d), 0);
+    for (Eigen::Index c = 0; c < d; ++c) {
         const Eigen::MatrixXd& q = planes.topPlane[static_cast<size_t>(c)];
-        if (q.rows() != z.size() || !q.allFinite()) continue;
-        out.row(c) = planeAngles(token.q, q).transpose();
+        if (q.rows() != r || q.cols() != 2 || !q.allFinite()) continue;
+        all.middleCols(2 * c, 2) = q;
+        valid[static_cast<size_t>(c)] = 1;
+    }
+    Eigen::MatrixXd cos(2, 2 * d), sine(r, 2 * d);
+    for (Eigen::Index t = 0; t < T; ++t) {
+        if (!z.row(t).allFinite() || !y.row(t).allFinite()) continue;
+        const Basis token = planeBasis(z.row(t).transpose(), y.row(t).transpose());
+        if (token.rank < 2) continue;
+        cos.noalias() = token.q.transpose() * all;
+        sine = all;
+        sine.noalias() -= token.q * cos;
+        for (Eigen::Index c = 0; c < d; ++c) {
+            if (!valid[static_cast<size_t>(c)]) continue;
+            const Eigen::Matrix2d cc = cos.middleCols(2 * c, 2);
+            const Eigen::Vector2d th =
+                detail::planeAnglesFromParts(cc, sine.col(2 * c).data(), sine.col(2 * c + 1).data(), r);
+            out(t, 2 * c) = th[0];
+            out(t, 2 * c + 1) = th[1];
+        }
     }
     return out;
+}
+
+RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
+                               const ReadoutPlanes& planes) {
+    if (z.size() != y.size()) throw std::invalid_argument("readoutPlaneAngles: z and y have different lengths");
+    const RowMatrixXd row = readoutPlaneAnglesBatch(z.transpose(), y.transpose(), planes); // 1 x 2d
+    return Eigen::Map<const RowMatrixXd>(row.data(), static_cast<Eigen::Index>(planes.topPlane.size()), 2);
 }
 
 } // namespace gwb::geometry

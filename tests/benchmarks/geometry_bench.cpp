@@ -2,6 +2,7 @@
 // and a whole analyzeTrace of a 6-layer Grassmann trace at T = 8192.
 #include "gwb/engine/analysis.h"
 #include "gwb/geometry/batch.h"
+#include "gwb/geometry/readout.h"
 #include "gwb/geometry/subspace.h"
 
 #include <benchmark/benchmark.h>
@@ -88,6 +89,16 @@ void BM_PlaneAnglesLifted(benchmark::State& state) {
 }
 BENCHMARK(BM_PlaneAnglesLifted)->Unit(benchmark::kMillisecond);
 
+// Read-out planes of one layer's W_plu (d = 256 channels, each an r x r antisymmetric matrix):
+// weight-only, so a corpus run computes it once per model, not once per window.
+void BM_ReadoutPlanes(benchmark::State& state) {
+    const geo::RowMatrixXd w = randomRows(kModel, kReduced * (kReduced - 1) / 2, 15);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(geo::readoutPlanes(w).residual.data());
+    state.SetItemsProcessed(state.iterations() * kModel);
+}
+BENCHMARK(BM_ReadoutPlanes)->Unit(benchmark::kMillisecond);
+
 // A whole analysis of a synthetic 6-layer Grassmann trace (d = 256, r = 32, 6 offsets).
 void BM_AnalyzeGrassmannTrace(benchmark::State& state) {
     using namespace gwb::engine;
@@ -121,6 +132,8 @@ void BM_AnalyzeGrassmannTrace(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * T);
 }
 BENCHMARK(BM_AnalyzeGrassmannTrace)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond)->Iterations(1);
+// One corpus-statistics window (gwb stats --window 256).
+BENCHMARK(BM_AnalyzeGrassmannTrace)->Arg(256)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 // Attention-row metrics of a 6-layer, 4-head Transformer trace without dense attention (rows are
 // recomputed from q and k through attentionRow): inherently O(T^2 d_head) per head.

@@ -42,7 +42,8 @@ void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l) {
 
 /// Everything of one Grassmann layer except anglesNext (which needs the next layer).
 GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64_t T, double eps, size_t l,
-                                             Progress& progress, std::vector<std::string>& warnings) {
+                                             Progress& progress, std::vector<std::string>& warnings,
+                                             AnalysisCache* cache) {
     GrassmannLayerAnalysis out;
     out.offsets = g.offsets;
     const auto O = static_cast<int64_t>(g.offsets.size());
@@ -121,7 +122,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     if (zeroRows > 0)
         warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
 
-    analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at);
+    analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at, cache);
 
     out.meanGate.resize(static_cast<size_t>(T));
     out.gateAboveHalf.resize(static_cast<size_t>(T));
@@ -256,7 +257,8 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         try {
             if (grassmann)
                 out.grassmann.push_back(
-                    analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress, out.warnings));
+                    analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress, out.warnings,
+                                          options.cache.get()));
             else
                 out.attention.push_back(analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress));
         } catch (const std::invalid_argument& e) {

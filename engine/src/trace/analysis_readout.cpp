@@ -5,21 +5,60 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <deque>
+#include <mutex>
 #include <numeric>
 
 namespace gwb::engine {
 
 namespace geo = gwb::geometry;
 
+class AnalysisCache {
+public:
+    /// The read-out planes of wPlu (d x C(r,2)), computed on a miss.
+    std::shared_ptr<const geo::ReadoutPlanes> readoutPlanes(const FloatArray& wPlu, const geo::RowMatrixXd& w) {
+        {
+            const std::lock_guard<std::mutex> lock(m_mutex);
+            for (const Entry& e : m_entries)
+                if (e.shape == wPlu.shape && e.weights.size() == wPlu.data.size() &&
+                    std::memcmp(e.weights.data(), wPlu.data.data(), e.weights.size() * sizeof(float)) == 0)
+                    return e.planes;
+        }
+        // Computed outside the lock: two threads missing at once both compute, and both results are equal.
+        auto planes = std::make_shared<const geo::ReadoutPlanes>(geo::readoutPlanes(w));
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_entries.push_front({wPlu.shape, wPlu.data, planes});
+        if (m_entries.size() > kMaxEntries) m_entries.pop_back();
+        return planes;
+    }
+
+private:
+    static constexpr size_t kMaxEntries = 64;
+    struct Entry {
+        std::vector<int64_t> shape;
+        std::vector<float> weights;
+        std::shared_ptr<const geo::ReadoutPlanes> planes;
+    };
+    std::mutex m_mutex;
+    std::deque<Entry> m_entries;
+};
+
+std::shared_ptr<AnalysisCache> makeAnalysisCache() {
+    return std::make_shared<AnalysisCache>();
+}
+
 namespace analysis_detail {
 
 void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& b,
                     const std::vector<int>& validCount, double eps, GrassmannLayerAnalysis& out, Progress& progress,
-                    std::vector<std::string>& warnings, const std::string& at) {
+                    std::vector<std::string>& warnings, const std::string& at, AnalysisCache* cache) {
     const int64_t T = z.rows(), r = z.cols();
     const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
     const int64_t d = wPlu.rows();
-    const geo::ReadoutPlanes planes = geo::readoutPlanes(wPlu);
+    const std::shared_ptr<const geo::ReadoutPlanes> shared =
+        cache ? cache->readoutPlanes(g.wPlu, wPlu) : std::make_shared<const geo::ReadoutPlanes>(geo::readoutPlanes(wPlu));
+    const geo::ReadoutPlanes& planes = *shared;
     if (planes.zeroRows > 0)
         warnings.push_back(at + std::to_string(planes.zeroRows) + " W_plu rows are zero (read-out values left NaN)");
     out.readoutResidual.resize(static_cast<size_t>(d));
@@ -44,24 +83,26 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     const geo::RowMatrixXd y = geo::contextVectors(z, g.offsets, eps);
     out.readoutContribution = FloatArray::zeros({T, d});
     out.readoutAngles = FloatArray::zeros({T, d, 2});
-    for (int64_t t = 0; t < T; ++t) {
-        float* cRow = out.readoutContribution.row(t);
-        float* aRow = out.readoutAngles.data.data() + t * d * 2;
-        if (validCount[static_cast<size_t>(t)] == 0) {
-            std::fill(cRow, cRow + d, kNaNf);
-            std::fill(aRow, aRow + d * 2, kNaNf);
-            continue;
+    constexpr int64_t kChunk = 256; // tokens per progress step
+    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+        const int64_t n = std::min(kChunk, T - t0);
+        const geo::RowMatrixXd ang = geo::readoutPlaneAnglesBatch(z.middleRows(t0, n), y.middleRows(t0, n), planes);
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t t = t0 + i;
+            float* cRow = out.readoutContribution.row(t);
+            float* aRow = out.readoutAngles.data.data() + t * d * 2;
+            if (validCount[static_cast<size_t>(t)] == 0) {
+                std::fill(cRow, cRow + d, kNaNf);
+                std::fill(aRow, aRow + d * 2, kNaNf);
+                continue;
+            }
+            for (int64_t c = 0; c < d; ++c)
+                cRow[c] = static_cast<float>(contrib(t, c));
+            for (int64_t k = 0; k < 2 * d; ++k)
+                aRow[k] = static_cast<float>(ang(i, k));
         }
-        for (int64_t c = 0; c < d; ++c)
-            cRow[c] = static_cast<float>(contrib(t, c));
-        const geo::RowMatrixXd ang = geo::readoutPlaneAngles(z.row(t).transpose(), y.row(t).transpose(), planes);
-        for (int64_t c = 0; c < d; ++c) {
-            aRow[c * 2] = static_cast<float>(ang(c, 0));
-            aRow[c * 2 + 1] = static_cast<float>(ang(c, 1));
-        }
-        if ((t + 1) % 256 == 0) progress.advance(256);
+        progress.advance(n);
     }
-    progress.advance(T % 256);
 }
 
 } // namespace analysis_detail

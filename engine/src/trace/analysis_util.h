@@ -31,9 +31,10 @@ private:
 };
 
 /// Fills the read-out fields of `out` (analysis_readout.cpp) from the layer's weights, z and the
-/// mean bivectors B (T x C(r,2)) with their valid-offset counts. Advances progress by T.
+/// mean bivectors B (T x C(r,2)) with their valid-offset counts. Advances progress by T. The
+/// weight-only read-out planes come from `cache` when it holds this W_plu (cache may be null).
 void analyzeReadout(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, const geometry::RowMatrixXd& b,
                     const std::vector<int>& validCount, double eps, GrassmannLayerAnalysis& out, Progress& progress,
-                    std::vector<std::string>& warnings, const std::string& at);
+                    std::vector<std::string>& warnings, const std::string& at, AnalysisCache* cache);
 
 } // namespace gwb::engine::analysis_detail

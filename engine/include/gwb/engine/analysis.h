@@ -72,9 +72,18 @@ struct TraceAnalysis {
 
 using AnalysisPtr = std::shared_ptr<const TraceAnalysis>;
 
+/// Weight-only results (the read-out planes of each layer's W_plu: d small eigenproblems per
+/// layer) kept between analyzeTrace calls, since a corpus run or a session in the window analyses
+/// many traces of the same weights. Entries are keyed by the exact weight values, so one cache can
+/// serve any number of models and never returns another model's planes. Thread-safe; it keeps
+/// the most recent 64 layers.
+class AnalysisCache;
+std::shared_ptr<AnalysisCache> makeAnalysisCache();
+
 struct AnalysisOptions {
     int promptSubspaceK = 4;          ///< k of the prompt subspaces
     bool centerPromptSubspace = true; ///< subtract the mean state before the principal subspace
+    std::shared_ptr<AnalysisCache> cache; ///< optional: reuse weight-only results (see AnalysisCache)
 };
 
 /// Progress callback: (done, total) -> false to cancel.

@@ -35,5 +35,10 @@ RowMatrixXd contextVectors(const Eigen::Ref<const RowMatrixXd>& z, const std::ve
 /// plane: d x 2; NaN rows for a zero channel, NaN everywhere when z, y do not span a plane.
 RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
                                const ReadoutPlanes& planes);
+/// readoutPlaneAngles for every token at once: row t of the T x 2d result holds channel c's two
+/// angles in columns 2c, 2c+1 (NaN as above). The same method, with the channel planes stacked
+/// once so each token's cosines against every channel are one small matrix product.
+RowMatrixXd readoutPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& z, const Eigen::Ref<const RowMatrixXd>& y,
+                                    const ReadoutPlanes& planes);
 
 } // namespace gwb::geometry
