@@ -5,6 +5,7 @@
 
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/corpus_run.h"
+#include "gwb/engine/device.h"
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/tracer.h"
 
@@ -237,4 +238,17 @@ TEST(CorpusStats, BadFilesAreSkippedNotFatal) {
     EXPECT_THROW(runCorpus(fx.g, nullptr, big), std::invalid_argument);
     big = fx.options(3, 3);
     EXPECT_THROW(runCorpus(fx.g, nullptr, big), std::invalid_argument);
+}
+
+TEST(CorpusStats, ForwardThreadsAreRestoredAfterARun) {
+    // runCorpus gives its forward passes one thread fewer (the analyses take a core) and must
+    // hand the caller's setting back, after a normal run and after a cancelled one.
+    Fixture& fx = fixture();
+    const int before = threads();
+    setThreads(3);
+    runCorpus(fx.g, &fx.t, fx.options());
+    EXPECT_EQ(threads(), 3);
+    runCorpus(fx.g, &fx.t, fx.options(), [](const CorpusProgress& p) { return p.windowsDone < 1; });
+    EXPECT_EQ(threads(), 3);
+    setThreads(before);
 }

@@ -4,6 +4,7 @@
 #include "gwb/geometry/bivector.h"
 #include "gwb/geometry/plucker.h"
 #include "gwb/geometry/readout.h"
+#include "gwb/geometry/subspace.h"
 #include "test_util.h"
 
 #include <gtest/gtest.h>
@@ -133,4 +134,44 @@ TEST(Readout, ContextVectorsReproduceTheMeanBivector) {
     const RowMatrixXd a = bivectorToMatrix(wc);
     for (int t = 1; t < 12; ++t)
         EXPECT_NEAR(wc.dot(agg.b.row(t).transpose()), z.row(t) * a * y.row(t).transpose(), 1e-12);
+}
+
+TEST(Readout, BatchedAnglesEqualTheKnyazevArgentatiMethodPerChannel) {
+    // readoutPlaneAnglesBatch (stacked channel planes, one product per token) against
+    // principalAnglesOrthonormal (a separate SVD-based implementation), channel by channel,
+    // including tokens whose plane nearly coincides with a channel's top plane (tiny angles).
+    const int64_t r = 9, d = 7, T = 6;
+    RowMatrixXd w(d, pairCount(r));
+    for (int64_t c = 0; c < d; ++c)
+        w.row(c) = randomVector(pairCount(r), 300 + static_cast<uint64_t>(c)).transpose();
+    const ReadoutPlanes p = readoutPlanes(w);
+    RowMatrixXd z(T, r), y(T, r);
+    for (int64_t t = 0; t < T; ++t) {
+        z.row(t) = randomVector(r, 400 + static_cast<uint64_t>(t)).transpose();
+        y.row(t) = randomVector(r, 500 + static_cast<uint64_t>(t)).transpose();
+    }
+    // Token 4 lies in channel 2's top plane up to 1e-9; token 5 has no plane (y parallel to z).
+    const Eigen::MatrixXd& q2 = p.topPlane[2];
+    z.row(4) = (q2.col(0) + 1e-9 * randomVector(r, 600)).transpose();
+    y.row(4) = (q2.col(1) - 0.4 * q2.col(0)).transpose();
+    y.row(5) = 2.0 * z.row(5);
+    const RowMatrixXd batch = readoutPlaneAnglesBatch(z, y, p);
+    ASSERT_EQ(batch.rows(), T);
+    ASSERT_EQ(batch.cols(), 2 * d);
+    for (int64_t t = 0; t < 5; ++t) {
+        const Basis token = planeBasis(z.row(t).transpose(), y.row(t).transpose());
+        ASSERT_EQ(token.rank, 2);
+        const RowMatrixXd single = readoutPlaneAngles(z.row(t).transpose(), y.row(t).transpose(), p);
+        for (int64_t c = 0; c < d; ++c) {
+            const Eigen::VectorXd ref = principalAnglesOrthonormal(token.q, p.topPlane[static_cast<size_t>(c)]);
+            for (int k = 0; k < 2; ++k) {
+                EXPECT_NEAR(batch(t, 2 * c + k), ref[k], 1e-12 + 1e-10 * ref[k]) << "t " << t << " c " << c;
+                EXPECT_EQ(batch(t, 2 * c + k), single(c, k));
+            }
+        }
+    }
+    EXPECT_LT(batch(4, 2 * 2 + 1), 1e-7); // both angles tiny for the coinciding plane
+    EXPECT_GT(batch(4, 2 * 2 + 1), 0.0);
+    for (int64_t k = 0; k < 2 * d; ++k)
+        EXPECT_TRUE(std::isnan(batch(5, k))) << "a token without a plane has no angles";
 }

@@ -119,3 +119,41 @@ TEST(ReadoutAnalysis, ContributionsAndAnglesMatchDirectRecomputation) {
                             "readoutContribution", "readoutAngles"})
         EXPECT_TRUE(definitions().count(key)) << key;
 }
+
+TEST(ReadoutAnalysis, CacheGivesTheSameAnalysisAndIsKeyedByTheWeights) {
+    // One cache across traces of two different models (and again): every analysis equals the one
+    // computed without a cache, so a hit never hands one model's read-out planes to another.
+    const Trace a = grassmannTrace(12, 10, 5, 2, {1, 2}, 31);
+    const Trace b = grassmannTrace(12, 10, 5, 2, {1, 2}, 32);
+    // b's layer 1 differs from a's in one W_plu entry only.
+    Trace c = a;
+    c.layers[1].grassmann->wPlu.data[7] += 0.25f;
+    const std::shared_ptr<AnalysisCache> cache = makeAnalysisCache();
+    AnalysisOptions cached;
+    cached.cache = cache;
+    for (int round = 0; round < 2; ++round)
+        for (const Trace* tr : std::initializer_list<const Trace*>{&a, &b, &c}) {
+            const TraceAnalysis plain = analyzeTrace(*tr);
+            const TraceAnalysis hit = analyzeTrace(*tr, cached);
+            ASSERT_EQ(plain.grassmann.size(), hit.grassmann.size());
+            for (size_t l = 0; l < plain.grassmann.size(); ++l) {
+                const GrassmannLayerAnalysis& p = plain.grassmann[l];
+                const GrassmannLayerAnalysis& h = hit.grassmann[l];
+                auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
+                    return x.size() == y.size() &&
+                           std::equal(x.begin(), x.end(), y.begin(), [](float u, float v) {
+                               return u == v || (std::isnan(u) && std::isnan(v));
+                           });
+                };
+                EXPECT_TRUE(same(p.readoutResidual, h.readoutResidual)) << "layer " << l;
+                EXPECT_TRUE(same(p.readoutPlanarity, h.readoutPlanarity)) << "layer " << l;
+                EXPECT_TRUE(same(p.readoutSpectrum.data, h.readoutSpectrum.data)) << "layer " << l;
+                EXPECT_TRUE(same(p.readoutTopPlane.data, h.readoutTopPlane.data)) << "layer " << l;
+                EXPECT_TRUE(same(p.readoutAngles.data, h.readoutAngles.data)) << "layer " << l;
+            }
+        }
+    // The changed entry changes layer 1's read-out of c, so the cache must have told them apart.
+    const TraceAnalysis ta = analyzeTrace(a, cached), tc = analyzeTrace(c, cached);
+    EXPECT_NE(ta.grassmann[1].readoutSpectrum.data, tc.grassmann[1].readoutSpectrum.data);
+    EXPECT_EQ(ta.grassmann[0].readoutSpectrum.data, tc.grassmann[0].readoutSpectrum.data);
+}
