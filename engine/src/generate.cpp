@@ -34,7 +34,7 @@ torch::Tensor IncrementalDecoder::prefill(const torch::Tensor& ids) {
         }
     }
     m_length = ids.size(1);
-    return m_net.head(h);
+    return m_net.head(h.narrow(1, m_length - 1, 1));
 }
 
 torch::Tensor IncrementalDecoder::next(int64_t id) {
@@ -131,14 +131,14 @@ GenerateResult generate(const Model& model, const std::vector<int32_t>& promptId
         bool training;
         ~Restore() { net.train(training); }
     } restore{*impl.net, wasTraining};
-    torch::NoGradGuard noGrad;
+    torch::InferenceMode inference; // no autograd bookkeeping at all: a token step is ~100 small ops
 
     std::mt19937_64 rng(options.seed);
     IncrementalDecoder decoder(*impl.net);
     const auto start = std::chrono::steady_clock::now();
     std::vector<int64_t> ids64(promptIds.begin(), promptIds.end());
     const torch::Tensor ids = torch::tensor(ids64, torch::kLong).view({1, -1}).to(impl.device);
-    torch::Tensor last = decoder.prefill(ids).select(1, ids.size(1) - 1); // 1 x V
+    torch::Tensor last = decoder.prefill(ids).select(1, 0); // 1 x V
     int64_t generated = 0;
     while (generated < options.maxNew) {
         if (cancel && cancel->load()) throw Cancelled();

@@ -16,7 +16,8 @@ public:
     /// The model must be in eval mode; calls run under the caller's no-grad guard.
     explicit IncrementalDecoder(LanguageModelImpl& net);
 
-    /// ids: 1 x T int64 on the model's device (1 <= T <= max_len) -> logits 1 x T x V. Resets the state.
+    /// ids: 1 x T int64 on the model's device (1 <= T <= max_len) -> the last position's logits
+    /// 1 x 1 x V (the head runs on that row only). Resets the state.
     torch::Tensor prefill(const torch::Tensor& ids);
     /// Appends one token -> its logits 1 x 1 x V. Throws when the context is already max_len long.
     torch::Tensor next(int64_t id);

@@ -39,6 +39,13 @@ DenseImpl::DenseImpl(int64_t in, int64_t out, bool initialize) {
 }
 
 torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
+    // One row (a generated token): a matrix-vector product. The 1-row GEMM path of OpenBLAS is 3-6x
+    // slower at these sizes (80 us against 14 us for 256 -> 1024) and was most of a token step.
+    if (x.dim() >= 1 && x.numel() == x.size(-1)) {
+        std::vector<int64_t> sizes = x.sizes().vec();
+        sizes.back() = weight.size(0);
+        return torch::addmv(bias, weight, x.reshape({-1})).view(sizes);
+    }
     return torch::nn::functional::linear(x, weight, bias);
 }
 
@@ -192,23 +199,27 @@ torch::Tensor GrassmannBlockImpl::finish(const torch::Tensor& h, const torch::Te
 torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& state) {
     const bool pre = m_config.norm == NormPlacement::Pre;
     const torch::Tensor x = pre ? ln1(h) : h; // 1 x 1 x d
-    const torch::Tensor z = wRed(x);          // 1 x 1 x r
-    const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);
+    const int64_t r = m_config.reduced;
+    const torch::Tensor z = wRed(x).view({1, r});
     const int64_t t = state.position;
-    torch::Tensor sum;
-    int64_t count = 0;
-    for (int D : m_offsets) {
-        if (D > t) continue;
-        const auto& past = state.history[static_cast<size_t>((t - D) % state.capacity)];
-        const torch::Tensor term = pastDirection(z, past.first, normSq, past.second);
-        sum = sum.defined() ? sum + term : term;
-        ++count;
+    if (!state.z.defined()) state.z = torch::zeros({std::max<int64_t>(state.capacity, 1), r}, z.options());
+    // Every valid offset at once: the past vectors z_{t-D} gathered from the ring buffer (|W_t| x r).
+    std::vector<int64_t> rows;
+    for (int D : m_offsets)
+        if (D <= t) rows.push_back((t - D) % state.capacity);
+    torch::Tensor y;
+    if (!rows.empty()) {
+        const torch::Tensor past =
+            state.z.index_select(0, torch::tensor(rows, torch::kLong).to(z.device())); // |W_t| x r
+        const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);                 // 1 x 1
+        y = pastDirection(z, past, normSq, torch::Tensor()).sum(0, /*keepdim=*/true) / static_cast<double>(rows.size());
+    } else {
+        y = torch::zeros_like(z);
     }
-    const torch::Tensor y = count > 0 ? sum / static_cast<double>(count) : torch::zeros_like(z);
-    const torch::Tensor valid = torch::full({1, 1, 1}, count > 0, z.options().dtype(torch::kBool));
-    const torch::Tensor g = featureFromDirection(z, y, valid);
+    const torch::Tensor valid = torch::full({1, 1}, !rows.empty(), z.options().dtype(torch::kBool));
+    const torch::Tensor g = featureFromDirection(z, y, valid).view({1, 1, -1});
     const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
-    if (state.capacity > 0) state.history[static_cast<size_t>(t % state.capacity)] = {z, normSq};
+    if (state.capacity > 0) state.z[t % state.capacity].copy_(z[0]);
     ++state.position;
     return finish(h, x, g, a);
 }
@@ -219,9 +230,9 @@ torch::Tensor GrassmannBlockImpl::prefill(const torch::Tensor& h, GrassmannState
     torch::Tensor z;
     auto [g, a] = geometry(x, &z);
     const int64_t T = h.size(1);
-    const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);
+    state.z = torch::zeros({std::max<int64_t>(state.capacity, 1), m_config.reduced}, z.options());
     for (int64_t t = std::max<int64_t>(0, T - state.capacity); t < T; ++t)
-        state.history[static_cast<size_t>(t % state.capacity)] = {z.narrow(1, t, 1), normSq.narrow(1, t, 1)};
+        state.z[t % state.capacity].copy_(z[0][t]);
     state.position = T;
     return finish(h, x, g, a);
 }
@@ -230,7 +241,6 @@ GrassmannState GrassmannBlockImpl::initialState() const {
     GrassmannState s;
     for (int D : m_offsets)
         s.capacity = std::max<int64_t>(s.capacity, D);
-    s.history.resize(static_cast<size_t>(s.capacity));
     return s;
 }
 
@@ -416,7 +426,13 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& ids, ForwardCaptur
 }
 
 torch::Tensor LanguageModelImpl::head(const torch::Tensor& h) {
-    return torch::matmul(lnFinal(h), tokEmbed->weight.t());
+    const torch::Tensor x = lnFinal(h);
+    if (x.numel() == x.size(-1)) { // one position (generation): E x as a matrix-vector product, 3.5x faster
+        std::vector<int64_t> sizes = x.sizes().vec();
+        sizes.back() = tokEmbed->weight.size(0);
+        return torch::mv(tokEmbed->weight, x.reshape({-1})).view(sizes);
+    }
+    return torch::matmul(x, tokEmbed->weight.t());
 }
 
 } // namespace gwb::engine

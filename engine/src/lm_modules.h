@@ -38,9 +38,9 @@ struct FeedForward {
 
 /// Incremental-decoding state of one Grassmann block: the last max(W) reduced vectors (ring buffer).
 struct GrassmannState {
-    int64_t position = 0;                                         ///< index of the next token
-    int64_t capacity = 0;                                         ///< max(W_l)
-    std::vector<std::pair<torch::Tensor, torch::Tensor>> history; ///< slot t % capacity: z_t (1x1xr), ||z_t||^2 (1x1x1)
+    int64_t position = 0; ///< index of the next token
+    int64_t capacity = 0; ///< max(W_l)
+    torch::Tensor z;      ///< capacity x r ring buffer: row t % capacity holds z_t (rows of tokens seen)
 };
 
 /// Incremental-decoding state of one attention block: keys and values of the tokens so far.
