@@ -135,7 +135,9 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
     }
     TraceAnalysis analysis;
     if (withAnalysis) {
-        analysis = analyzeTrace(t);
+        AnalysisOptions options;
+        options.threads = gwb::engine::threads(); // layers in parallel, as many as the engine's threads
+        analysis = analyzeTrace(t, options);
         for (size_t l = 0; l < analysis.grassmann.size(); ++l) {
             const auto& a = analysis.grassmann[l];
             const std::string p = layerPrefix(l);

@@ -287,6 +287,7 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
             gwb::engine::AnalysisOptions analysisOptions;
             analysisOptions.promptSubspaceK = request.promptSubspaceK;
             analysisOptions.cache = analysisCache(); // the same models are traced again and again
+            analysisOptions.threads = gwb::engine::threads(); // layers in parallel
             auto analysis = std::make_shared<const gwb::engine::TraceAnalysis>(
                 gwb::engine::analyzeTrace(*trace, analysisOptions, progressInto(state)));
             const QString notice = truncationNotice(*trace, slot.label);

@@ -6,6 +6,7 @@
 //
 //   engine_trace_bench                                  everything
 //   engine_trace_bench --benchmark_filter='trace/grassmann/T:(128|512|2048)$'   quick run
+// GWB_BENCH_GRASSMANN / GWB_BENCH_TRANSFORMER trace a given .gwb instead of the paper-size models.
 // GWB_BENCH_THREADS sets the CPU threads (default: all cores). GWB_BENCH_CHECKPOINT names the
 // checkpoint the load benchmark reads (default: a paper-size one written to a temporary folder).
 // GWB_BENCH_FIT_TIME=cpu fits the exponent on CPU time instead of wall time.
@@ -48,10 +49,16 @@ ModelConfig benchConfig(ModelKind kind, int64_t maxLen, int64_t vocab = 30522) {
     return c;
 }
 
+/// The traced model: paper size, or GWB_BENCH_GRASSMANN / GWB_BENCH_TRANSFORMER (a .gwb, e.g. a
+/// bundled model) to time that one instead.
 const Model& model(ModelKind kind) {
     static std::map<ModelKind, std::unique_ptr<Model>> cache;
     auto& slot = cache[kind];
-    if (!slot) slot = std::make_unique<Model>(Model::init(benchConfig(kind, 8192), 0, nullptr, "cpu"));
+    if (!slot) {
+        const char* path = std::getenv(kind == ModelKind::Grassmann ? "GWB_BENCH_GRASSMANN" : "GWB_BENCH_TRANSFORMER");
+        slot = std::make_unique<Model>(path ? Model::load(path, "cpu")
+                                            : Model::init(benchConfig(kind, 8192), 0, nullptr, "cpu"));
+    }
     return *slot;
 }
 

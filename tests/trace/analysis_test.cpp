@@ -302,3 +302,53 @@ TEST(Analysis, CoherenceIsNormOfMeanUnitPlane) {
     const TraceAnalysis same = analyzeTrace(tr);
     EXPECT_NEAR(same.grassmann[0].coherence[2], 1.0f, 1e-6f);
 }
+
+TEST(Analysis, LayersInParallelGiveTheSameResultProgressAndCancel) {
+    // threads only changes who computes each layer: every array, the warnings (in layer order) and
+    // the progress total are those of the one-thread analysis; a cancel still throws Cancelled.
+    auto same = [](const FloatArray& a, const FloatArray& b) {
+        return a.shape == b.shape && std::equal(a.data.begin(), a.data.end(), b.data.begin(), [](float x, float y) {
+                   return x == y || (std::isnan(x) && std::isnan(y));
+               });
+    };
+    Trace g = grassmannTrace(30, 8, 4, 5, {1, 2, 4}, 21);
+    // Layer 3 gets a rank-deficient prompt subspace (all states equal) so there are warnings to order.
+    for (float& v : g.layers[3].h.data)
+        v = 0.5f;
+    const Trace a = attentionTrace(30, 8, 2, 3, true, 22);
+    for (const Trace* tr : {static_cast<const Trace*>(&g), &a}) {
+        AnalysisOptions one, many;
+        many.threads = 3;
+        int64_t total1 = 0, total3 = 0, last3 = -1;
+        bool monotone = true;
+        const TraceAnalysis x = analyzeTrace(*tr, one, [&](int64_t, int64_t t) {
+            total1 = t;
+            return true;
+        });
+        const TraceAnalysis y = analyzeTrace(*tr, many, [&](int64_t done, int64_t t) {
+            monotone &= done >= last3;
+            last3 = done;
+            total3 = t;
+            return true;
+        });
+        EXPECT_EQ(total1, total3);
+        EXPECT_EQ(last3, total3);
+        EXPECT_TRUE(monotone);
+        EXPECT_EQ(x.warnings, y.warnings);
+        EXPECT_TRUE(same(x.promptSubspaceDistance, y.promptSubspaceDistance));
+        ASSERT_EQ(x.grassmann.size(), y.grassmann.size());
+        for (size_t l = 0; l < x.grassmann.size(); ++l) {
+            EXPECT_TRUE(same(x.grassmann[l].influence, y.grassmann[l].influence)) << l;
+            EXPECT_TRUE(same(x.grassmann[l].anglesNext, y.grassmann[l].anglesNext)) << l;
+            EXPECT_TRUE(same(x.grassmann[l].readoutAngles, y.grassmann[l].readoutAngles)) << l;
+            EXPECT_EQ(x.grassmann[l].coherence.size(), y.grassmann[l].coherence.size()) << l;
+        }
+        ASSERT_EQ(x.attention.size(), y.attention.size());
+        for (size_t l = 0; l < x.attention.size(); ++l) {
+            EXPECT_TRUE(same(x.attention[l].entropy, y.attention[l].entropy)) << l;
+            EXPECT_TRUE(same(x.attention[l].transportCost, y.attention[l].transportCost)) << l;
+        }
+        EXPECT_THROW(analyzeTrace(*tr, many, [](int64_t, int64_t) { return false; }), Cancelled);
+    }
+    EXPECT_FALSE(analyzeTrace(g, {}).warnings.empty());
+}

@@ -9,9 +9,11 @@
 #include "gwb/geometry/plucker.h"
 #include "gwb/geometry/subspace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 namespace gwb::engine {
 
@@ -19,6 +21,7 @@ namespace geo = gwb::geometry;
 using analysis_detail::analyzeReadout;
 using analysis_detail::kNaNf;
 using analysis_detail::matrixOf;
+using analysis_detail::parallelFor;
 using analysis_detail::Progress;
 using analysis_detail::toFloatArray;
 
@@ -253,33 +256,42 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     TraceAnalysis out;
     out.promptSubspaceK = options.promptSubspaceK;
     const double eps = trace.config.pluckerEps > 0 ? trace.config.pluckerEps : 1e-8;
-    for (size_t l = 0; l < N; ++l) {
+    const int workers = options.threads > 0 ? options.threads
+                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // Layers are independent here: each is analysed on its own thread, with its own warnings, which
+    // are joined in layer order afterwards so the result is the same for any number of threads.
+    if (grassmann)
+        out.grassmann.resize(N);
+    else
+        out.attention.resize(N);
+    std::vector<std::vector<std::string>> layerWarnings(N);
+    std::vector<geo::Basis> prompt(N);
+    parallelFor(N, workers, [&](size_t l) {
         try {
             if (grassmann)
-                out.grassmann.push_back(
-                    analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress, out.warnings,
-                                          options.cache.get()));
+                out.grassmann[l] = analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress,
+                                                         layerWarnings[l], options.cache.get());
             else
-                out.attention.push_back(analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress));
+                out.attention[l] = analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress);
         } catch (const std::invalid_argument& e) {
             // Say which layer's data was bad (e.g. NaN in z).
             throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": " + e.what());
         }
-    }
-    if (grassmann) fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings);
-
-    // Prompt subspaces (both kinds) and reading subspaces (Grassmann).
-    std::vector<geo::Basis> prompt;
-    for (size_t l = 0; l < N; ++l) {
+        // The layer's prompt subspace (both kinds).
         const geo::RowMatrixXd h = matrixOf(trace.layers[l].h, "h");
         const int64_t k = std::min<int64_t>(options.promptSubspaceK, h.cols());
-        prompt.push_back(geo::principalSubspace(h, k, options.centerPromptSubspace));
-        if (prompt.back().rankDeficient)
-            out.warnings.push_back("layer " + std::to_string(l) + ": prompt subspace has rank " +
-                                   std::to_string(prompt.back().rank) +
-                                   " < k = " + std::to_string(options.promptSubspaceK) + " (too few distinct states)");
+        prompt[l] = geo::principalSubspace(h, k, options.centerPromptSubspace);
+        if (prompt[l].rankDeficient)
+            layerWarnings[l].push_back("layer " + std::to_string(l) + ": prompt subspace has rank " +
+                                       std::to_string(prompt[l].rank) + " < k = " +
+                                       std::to_string(options.promptSubspaceK) + " (too few distinct states)");
         progress.advance(1);
-    }
+    });
+    for (const std::vector<std::string>& w : layerWarnings)
+        out.warnings.insert(out.warnings.end(), w.begin(), w.end());
+    if (grassmann) fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings);
+
+    // Prompt subspace distances (both kinds) and reading subspaces (Grassmann).
     out.promptSubspaceDistance = distanceMatrix(prompt);
     if (grassmann) {
         std::vector<geo::Basis> reading;

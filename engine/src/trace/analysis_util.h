@@ -4,7 +4,9 @@
 #include "gwb/engine/analysis.h"
 #include "gwb/geometry/types.h"
 
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,8 @@ geometry::RowMatrixXd matrixOf(const FloatArray& a, const char* what);
 FloatArray toFloatArray(const geometry::RowMatrixXd& m);
 
 /// Counts work units and calls the user's callback; throws Cancelled when it returns false.
+/// Thread-safe: layers analysed in parallel advance one Progress, and the callback is called by one
+/// thread at a time.
 class Progress {
 public:
     Progress(const ProgressFn& fn, int64_t total) : m_fn(fn), m_total(total) {}
@@ -28,7 +32,13 @@ private:
     const ProgressFn& m_fn;
     int64_t m_total = 0;
     int64_t m_done = 0;
+    std::mutex m_mutex;
 };
+
+/// Runs fn(0) ... fn(n-1) on up to `workers` threads (the caller's among them). The first
+/// exception thrown by any fn is rethrown here after every thread has stopped; the others then
+/// start no further items.
+void parallelFor(size_t n, int workers, const std::function<void(size_t)>& fn);
 
 /// Fills the read-out fields of `out` (analysis_readout.cpp) from the layer's weights, z and the
 /// mean bivectors B (T x C(r,2)) with their valid-offset counts. Advances progress by T. The
