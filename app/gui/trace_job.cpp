@@ -286,7 +286,7 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
             enterStage(state, slot.analyse);
             gwb::engine::AnalysisOptions analysisOptions;
             analysisOptions.promptSubspaceK = request.promptSubspaceK;
-            analysisOptions.cache = analysisCache(); // the same models are traced again and again
+            analysisOptions.cache = analysisCache();          // the same models are traced again and again
             analysisOptions.threads = gwb::engine::threads(); // layers in parallel
             auto analysis = std::make_shared<const gwb::engine::TraceAnalysis>(
                 gwb::engine::analyzeTrace(*trace, analysisOptions, progressInto(state)));

@@ -211,7 +211,7 @@ torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& s
     if (!rows.empty()) {
         const torch::Tensor past =
             state.z.index_select(0, torch::tensor(rows, torch::kLong).to(z.device())); // |W_t| x r
-        const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);                 // 1 x 1
+        const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);                // 1 x 1
         y = pastDirection(z, past, normSq, torch::Tensor()).sum(0, /*keepdim=*/true) / static_cast<double>(rows.size());
     } else {
         y = torch::zeros_like(z);

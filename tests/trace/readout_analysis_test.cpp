@@ -140,8 +140,7 @@ TEST(ReadoutAnalysis, CacheGivesTheSameAnalysisAndIsKeyedByTheWeights) {
                 const GrassmannLayerAnalysis& p = plain.grassmann[l];
                 const GrassmannLayerAnalysis& h = hit.grassmann[l];
                 auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
-                    return x.size() == y.size() &&
-                           std::equal(x.begin(), x.end(), y.begin(), [](float u, float v) {
+                    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](float u, float v) {
                                return u == v || (std::isnan(u) && std::isnan(v));
                            });
                 };

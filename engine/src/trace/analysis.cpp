@@ -256,8 +256,8 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     TraceAnalysis out;
     out.promptSubspaceK = options.promptSubspaceK;
     const double eps = trace.config.pluckerEps > 0 ? trace.config.pluckerEps : 1e-8;
-    const int workers = options.threads > 0 ? options.threads
-                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int workers =
+        options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // Layers are independent here: each is analysed on its own thread, with its own warnings, which
     // are joined in layer order afterwards so the result is the same for any number of threads.
     if (grassmann)
@@ -282,9 +282,9 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         const int64_t k = std::min<int64_t>(options.promptSubspaceK, h.cols());
         prompt[l] = geo::principalSubspace(h, k, options.centerPromptSubspace);
         if (prompt[l].rankDeficient)
-            layerWarnings[l].push_back("layer " + std::to_string(l) + ": prompt subspace has rank " +
-                                       std::to_string(prompt[l].rank) + " < k = " +
-                                       std::to_string(options.promptSubspaceK) + " (too few distinct states)");
+            layerWarnings[l].push_back(
+                "layer " + std::to_string(l) + ": prompt subspace has rank " + std::to_string(prompt[l].rank) +
+                " < k = " + std::to_string(options.promptSubspaceK) + " (too few distinct states)");
         progress.advance(1);
     });
     for (const std::vector<std::string>& w : layerWarnings)

@@ -57,7 +57,8 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
     const int64_t d = wPlu.rows();
     const std::shared_ptr<const geo::ReadoutPlanes> shared =
-        cache ? cache->readoutPlanes(g.wPlu, wPlu) : std::make_shared<const geo::ReadoutPlanes>(geo::readoutPlanes(wPlu));
+        cache ? cache->readoutPlanes(g.wPlu, wPlu)
+              : std::make_shared<const geo::ReadoutPlanes>(geo::readoutPlanes(wPlu));
     const geo::ReadoutPlanes& planes = *shared;
     if (planes.zeroRows > 0)
         warnings.push_back(at + std::to_string(planes.zeroRows) + " W_plu rows are zero (read-out values left NaN)");

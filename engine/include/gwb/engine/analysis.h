@@ -81,8 +81,8 @@ class AnalysisCache;
 std::shared_ptr<AnalysisCache> makeAnalysisCache();
 
 struct AnalysisOptions {
-    int promptSubspaceK = 4;          ///< k of the prompt subspaces
-    bool centerPromptSubspace = true; ///< subtract the mean state before the principal subspace
+    int promptSubspaceK = 4;              ///< k of the prompt subspaces
+    bool centerPromptSubspace = true;     ///< subtract the mean state before the principal subspace
     std::shared_ptr<AnalysisCache> cache; ///< optional: reuse weight-only results (see AnalysisCache)
     /// Threads analysing layers in parallel (<= 0: one per core). The result does not depend on it.
     int threads = 1;
