@@ -50,9 +50,10 @@ public:
         }
         return out;
     }
-    /// log sum_v exp(logits[i][v]) per row (n x 1).
-    torch::Tensor logSumExp(const torch::Tensor& logits) {
-        const torch::Tensor mx = logits.amax({1}, /*keepdim=*/true);
+    bool cpu() const { return m_cpu; }
+    /// log sum_v exp(logits[i][v]) per row (n x 1); mx: the rows' maxima (n x 1) when known.
+    torch::Tensor logSumExp(const torch::Tensor& logits, torch::Tensor mx = {}) {
+        if (!mx.defined()) mx = logits.amax({1}, /*keepdim=*/true);
         torch::Tensor s = m_scratch.narrow(0, 0, logits.size(0));
         torch::sub_out(s, logits, mx);
         s.exp_();
@@ -73,6 +74,53 @@ private:
     bool m_cpu = true;
     torch::Tensor m_logits, m_scratch, m_above;
 };
+
+/// One read of each logits row on the CPU for the lens: the row's maximum, its K largest entries
+/// (descending; the lower index first among equals) and, for rows with a next token, how many
+/// entries exceed that token's logit. Rows are split over LibTorch's threads. This replaces
+/// amax, topk, a comparison and a count (four passes, and topk's sort) over the n x V chunk.
+struct RowScan {
+    std::vector<float> max, topValue, target; ///< n, n x K, m (logit of the next token)
+    std::vector<int32_t> topId, above;        ///< n x K, m
+};
+RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int64_t* next, int64_t m) {
+    RowScan r;
+    r.max.assign(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
+    r.topValue.assign(static_cast<size_t>(n * K), -std::numeric_limits<float>::infinity());
+    r.topId.assign(static_cast<size_t>(n * K), -1);
+    r.target.assign(static_cast<size_t>(m), 0.0f);
+    r.above.assign(static_cast<size_t>(m), 0);
+    at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const float* row = logits + i * V;
+            float* val = r.topValue.data() + i * K;
+            int32_t* id = r.topId.data() + i * K;
+            float mx = -std::numeric_limits<float>::infinity();
+            for (int64_t v = 0; v < V; ++v) {
+                const float x = row[v];
+                mx = std::max(mx, x);
+                if (!(x > val[K - 1])) continue; // the common case: not among the K largest so far
+                int64_t k = K - 1;
+                for (; k > 0 && x > val[k - 1]; --k) {
+                    val[k] = val[k - 1];
+                    id[k] = id[k - 1];
+                }
+                val[k] = x;
+                id[k] = static_cast<int32_t>(v);
+            }
+            r.max[static_cast<size_t>(i)] = mx;
+            if (i < m) {
+                const float t = row[next[i]];
+                int32_t count = 0;
+                for (int64_t v = 0; v < V; ++v)
+                    count += row[v] > t;
+                r.target[static_cast<size_t>(i)] = t;
+                r.above[static_cast<size_t>(i)] = count;
+            }
+        }
+    });
+    return r;
+}
 
 void checkCancel(const std::atomic<bool>* cancel, const ProgressFn& progress, int64_t done, int64_t total) {
     if ((cancel && cancel->load()) || (progress && !progress(done, total))) throw Cancelled();
@@ -143,6 +191,32 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
             const int64_t m1 = std::min(n, T - 1 - t0); // rows whose next token exists
             float* keep = final && o.keepLogits ? out->logits.row(t0) : nullptr;
             const torch::Tensor logits = head.logits(states.narrow(0, t0, n), keep);
+            if (K > 0 && head.cpu()) {
+                // The lens on the CPU: one scan per row for max, top-K and the next token's rank.
+                const RowScan scan = scanRows(logits.data_ptr<float>(), n, V, K, idv.data() + t0 + 1, m1);
+                const torch::Tensor mx = torch::from_blob(const_cast<float*>(scan.max.data()), {n, 1}, torch::kFloat);
+                const torch::Tensor lseT = head.logSumExp(logits, mx);
+                const float* lse = lseT.data_ptr<float>();
+                const int64_t at = l * T + t0;
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t k = 0; k < K; ++k) {
+                        const size_t src = static_cast<size_t>(i * K + k), dst = static_cast<size_t>((at + i) * K + k);
+                        out->lensTopLogProbs.data[dst] = scan.topValue[src] - lse[i];
+                        out->lensTopIds.data[dst] = scan.topId[src];
+                    }
+                for (int64_t i = 0; i < m1; ++i) {
+                    out->lensNextRank.data[static_cast<size_t>(at + i)] = scan.above[static_cast<size_t>(i)];
+                    out->lensNextLogProb.data[static_cast<size_t>(at + i)] =
+                        scan.target[static_cast<size_t>(i)] - lse[i];
+                    if (final)
+                        out->surprisal[static_cast<size_t>(t0 + i + 1)] = lse[i] - scan.target[static_cast<size_t>(i)];
+                }
+                if (m1 < n) {
+                    out->lensNextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
+                    out->lensNextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
+                }
+                continue;
+            }
             const torch::Tensor lse = head.logSumExp(logits); // n x 1
             torch::Tensor target;                             // m1 x 1 logits of x_{t+1}
             if (m1 > 0) target = logits.narrow(0, 0, m1).gather(1, next.narrow(0, t0, m1).view({m1, 1}));
