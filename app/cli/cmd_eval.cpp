@@ -24,10 +24,8 @@ int runEval(const QStringList& args) {
                                   QStringLiteral("FILE"));
     const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Sequences per batch (default 8)."),
                                    QStringLiteral("B"), QStringLiteral("8"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
-                                    QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
-                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, data, batch, device, threads});
     p.process(args);
     try {

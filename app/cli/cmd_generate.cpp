@@ -52,10 +52,8 @@ int runGenerate(const QStringList& args) {
     const QCommandLineOption traceOut(QStringLiteral("trace"),
                                       QStringLiteral("Also trace prompt + continuation into this .npz."),
                                       QStringLiteral("FILE"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
-                                    QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
-                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, prompt, maxNew, temperature, topK, topP, seed, greedy, traceOut, device, threads});
     p.process(args);
     try {

@@ -22,10 +22,8 @@ int runInfo(const QStringList& args) {
     const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON."),
                                     QStringLiteral("FILE"));
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
-                                    QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
-                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({config, model, device, threads});
     p.process(args);
     try {

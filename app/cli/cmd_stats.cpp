@@ -89,10 +89,8 @@ int statsRun(const QStringList& args) {
                                    QStringLiteral("K"), QStringLiteral("10"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Statistics file (.npz)."),
                                  QStringLiteral("FILE"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
-                                    QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
-                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, baseline, data, window, stride, maxWindows, shard, lensK, out, device, threads});
     p.process(args);
     using namespace gwb::engine;

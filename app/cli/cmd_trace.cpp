@@ -218,10 +218,8 @@ int runTrace(const QStringList& args) {
                                        QStringLiteral("0"));
     const QCommandLineOption lensK(QStringLiteral("lens-k"), QStringLiteral("Logit-lens top K (default 5)."),
                                    QStringLiteral("K"), QStringLiteral("5"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
-                                    QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
-                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions(
         {model, prompt, promptFile, tokenIds, logits, analysis, out, dense, maxTokens, lensK, device, threads});
     p.process(args);

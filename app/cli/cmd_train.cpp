@@ -79,16 +79,14 @@ int runTrain(const QStringList& args) {
     const QCommandLineOption evalBlocks(QStringLiteral("eval-max-blocks"),
                                         QStringLiteral("Validation blocks per evaluation (default all)."),
                                         QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
-                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption threads = gwb::app::threadsOption();
     const QCommandLineOption timeLimit(QStringLiteral("time-limit"), QStringLiteral("Stop after this many minutes."),
                                        QStringLiteral("MINUTES"), QStringLiteral("0"));
     const QCommandLineOption resume(QStringLiteral("resume"),
                                     QStringLiteral("Continue from --out and its optimizer state."));
     const QCommandLineOption dtype(QStringLiteral("save-dtype"), QStringLiteral("f32 (default) or f16."),
                                    QStringLiteral("DTYPE"), QStringLiteral("f32"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
-                                    QStringLiteral("DEV"), QStringLiteral("auto"));
+    const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption logEvery(QStringLiteral("log-every"),
                                       QStringLiteral("Steps between progress lines (default 10)."), QStringLiteral("N"),
                                       QStringLiteral("10"));

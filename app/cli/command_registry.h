@@ -2,6 +2,7 @@
 // Subcommands of the `gwb` executable. Each lives in its own cli/cmd_*.cpp and registers itself
 // with GWB_REGISTER_COMMAND; main() dispatches on the first argument.
 
+#include <QCommandLineOption>
 #include <QStringList>
 
 #include <vector>
@@ -16,6 +17,16 @@ struct Command {
     int (*run)(const QStringList& args);
     bool needsGui = false; ///< true: a QApplication (offscreen when headless) is created first
 };
+
+/// --device and --threads, the same for every command that runs a model.
+inline QCommandLineOption deviceOption() {
+    return {QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."), QStringLiteral("DEV"),
+            QStringLiteral("auto")};
+}
+inline QCommandLineOption threadsOption() {
+    return {QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."), QStringLiteral("N"),
+            QStringLiteral("0")};
+}
 
 /// Adds a command; called from static initializers through GWB_REGISTER_COMMAND.
 bool registerCommand(const Command& command);

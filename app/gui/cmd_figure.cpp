@@ -113,10 +113,8 @@ int runFigure(const QStringList& args) {
         QStringLiteral("data"),
         QStringLiteral("Also write the numbers: FILE.csv names the base; writes FILE_<table>.csv/.npy and FILE.json."),
         QStringLiteral("FILE.csv"));
-    const QCommandLineOption device(QStringLiteral("device"), QStringLiteral("auto, cpu or cuda (default auto)."),
-                                    QStringLiteral("DEV"), QStringLiteral("auto"));
-    const QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("CPU threads (default all cores)."),
-                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
     const QCommandLineOption continueN(
         QStringLiteral("continue"),
         QStringLiteral("First let the Grassmann model continue the prompt by N tokens (greedy unless --sample), "

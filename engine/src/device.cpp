@@ -5,15 +5,11 @@
 #include <torch/torch.h>
 
 #include <dlfcn.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -55,21 +51,6 @@ SetBlasThreads openBlasSetter() {
     return f;
 }
 
-/// Keeps freed large blocks in the heap instead of handing them back to the kernel. glibc serves
-/// blocks over 128 KiB with fresh mmap() pages and trims the heap top beyond 128 KiB; every trace
-/// allocates and frees tens of MB of T x d captures, chunk buffers and copies, so each one paid
-/// again for every page (a page fault, far dearer in a virtual machine). That was half of a
-/// 128-token trace (77 ms -> 29 ms; docs/performance.md). The cost: up to kTrim bytes of freed
-/// memory stay with the process until it exits.
-void keepFreedMemory() {
-#if defined(__GLIBC__)
-    constexpr int kMmap = 32 << 20; // the largest value glibc accepts; bigger blocks are still mmap()ed
-    constexpr int kTrim = 512 << 20;
-    mallopt(M_MMAP_THRESHOLD, kMmap);
-    mallopt(M_TRIM_THRESHOLD, kTrim);
-#endif
-}
-
 /// True when libgomp was started with OMP_WAIT_POLICY=PASSIVE (idle OpenMP threads sleep).
 bool openMpWaitsPassively() {
     const char* policy = std::getenv("OMP_WAIT_POLICY");
@@ -82,8 +63,6 @@ bool openMpWaitsPassively() {
 } // namespace
 
 void setThreads(int n) {
-    static std::once_flag allocator;
-    std::call_once(allocator, keepFreedMemory);
     if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     g_threads.store(n);
     // One thread pool, not two: with OpenBLAS as the BLAS (a pthread pool of its own), LibTorch's

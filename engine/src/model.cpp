@@ -8,9 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -21,8 +26,25 @@ namespace {
 
 constexpr const char* kTokenizerTensor = "tokenizer.model";
 
+/// Keeps freed large blocks in the heap instead of handing them back to the kernel. glibc serves
+/// blocks over 128 KiB with fresh mmap() pages and trims the heap top beyond 128 KiB; every trace
+/// allocates and frees tens of MB of T x d captures, chunk buffers and copies, so each one paid
+/// again for every page (a page fault, far dearer in a virtual machine). That was half of a
+/// 128-token trace (77 ms -> 29 ms; docs/performance.md). The cost: up to kTrim bytes of freed
+/// memory stay with the process until it exits.
+void keepFreedMemory() {
+#if defined(__GLIBC__)
+    constexpr int kMmap = 32 << 20; // the largest value glibc accepts; bigger blocks are still mmap()ed
+    constexpr int kTrim = 512 << 20;
+    mallopt(M_MMAP_THRESHOLD, kMmap);
+    mallopt(M_TRIM_THRESHOLD, kTrim);
+#endif
+}
+
 std::shared_ptr<Model::Impl> makeImpl(const ModelConfig& config, TokenizerPtr tokenizer, const std::string& device,
                                       bool initialize = true) {
+    static std::once_flag allocator; // process-wide, once the engine holds its first model
+    std::call_once(allocator, keepFreedMemory);
     validateConfig(config);
     if (tokenizer && tokenizer->vocabSize() != config.vocabSize)
         throw std::invalid_argument("tokenizer has " + std::to_string(tokenizer->vocabSize()) +

@@ -18,17 +18,12 @@
 using gwb::app::test::GwbResult;
 using gwb::app::test::runGwb;
 using gwb::app::test::show;
+using gwb::app::test::writeText;
 
 namespace {
 
 QString config(const char* name) {
     return QStringLiteral(GWB_SOURCE_DIR "/resources/configs/") + QLatin1String(name);
-}
-
-void writeText(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    ASSERT_TRUE(f.open(QIODevice::WriteOnly)) << path.toStdString();
-    f.write(text);
 }
 
 /// A temp folder with vocab.txt (40 WordPiece entries), tiny.json (2-layer Grassmann config over

@@ -11,24 +11,18 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "gwb_process.h"
 
 using gwb::app::test::GwbResult;
+using gwb::app::test::promptOfTokens;
 using gwb::app::test::runGwb;
 using gwb::app::test::show;
-
-#include <csignal>
-
-using gwb::app::test::promptOfTokens;
 using gwb::app::test::testModels;
+using gwb::app::test::writeText;
 
 namespace {
-
-void writeText(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-    f.write(text);
-}
 
 QStringList statsArgs(const QStringList& data, const QString& out) {
     QStringList a{QStringLiteral("stats"),

@@ -24,17 +24,12 @@
 using gwb::app::test::GwbResult;
 using gwb::app::test::runGwb;
 using gwb::app::test::show;
+using gwb::app::test::writeText;
 
 using gwb::app::test::promptOfTokens;
 using gwb::app::test::testModels;
 
 namespace {
-
-void writeText(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-    f.write(text);
-}
 
 /// Statistics from the real `gwb stats` on the test models (made once per test binary).
 const QString& statsFile() {

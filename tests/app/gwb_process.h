@@ -2,9 +2,13 @@
 // Running the real `gwb` executable as a process from the app tests: offscreen, with no bundled
 // model fallback (GWB_MODELS_DIR points nowhere), so every test names the models it uses.
 
+#include <QByteArray>
+#include <QFile>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+
+#include <gtest/gtest.h>
 
 #include <string>
 
@@ -33,6 +37,13 @@ inline GwbResult runGwb(const QStringList& args, int timeoutMs = 120000) {
     }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
             QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+/// Writes a file for a gwb process to read (a corpus, a prompt); fails the test when it cannot.
+inline void writeText(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly)) << path.toStdString();
+    f.write(text);
 }
 
 /// Both streams, for failure messages.

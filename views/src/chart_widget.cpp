@@ -149,17 +149,7 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
     auto X = [&](double x) { return plot.left() + (x - xlo) / (xhi - xlo) * plot.width(); };
     auto Y = [&](double y) { return plot.bottom() - (y - ylo) / (yhi - ylo) * plot.height(); };
 
-    p.setFont(style.small);
-    for (double t : yTicks) {
-        const double y = Y(t);
-        p.setPen(QPen(QColor(225, 225, 225), style.hairline));
-        p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
-        p.setPen(QPen(Qt::black, style.hairline));
-        p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
-        const QString s = detail::formatValue(t);
-        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2),
-                   s);
-    }
+    detail::paintYTicks(p, plot, yTicks, Y, detail::formatValue, tick, style);
     // Thin x labels so that they do not overlap.
     const double labelPitch = rotate ? fmS.height() * 1.05 : xLabelW + fmS.height();
     const double cellW = xTickPos.size() > 1 ? std::abs(X(xTickPos[1]) - X(xTickPos[0])) : plot.width();
@@ -180,13 +170,7 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
                        xLabels[static_cast<int>(i)]);
         }
     }
-    p.setFont(style.body);
-    if (!d.yTitle.isEmpty())
-        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), d.yTitle,
-                                Qt::AlignHCenter);
-    if (!d.xTitle.isEmpty())
-        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + xLabelH, plot.width(), fmB.height() * 1.2),
-                   Qt::AlignHCenter | Qt::AlignVCenter, d.xTitle);
+    detail::paintAxisTitles(p, r, plot, d.yTitle, d.xTitle, tick, xLabelH, style);
 
     p.save();
     p.setClipRect(plot.adjusted(-2, -2, 2, 2));
@@ -235,9 +219,7 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
         }
     }
     p.restore();
-    p.setPen(QPen(Qt::black, style.hairline));
-    p.drawLine(plot.bottomLeft(), plot.bottomRight());
-    p.drawLine(plot.bottomLeft(), plot.topLeft());
+    detail::paintAxisLines(p, plot, style);
     p.restore();
 }
 

@@ -124,23 +124,10 @@ void paintDistributionChart(QPainter& p, const QRectF& rect, const DistributionC
     const double xLabelH = rotate ? catW : fmS.height();
     plot.setBottom(plot.bottom() - (xLabelH + tick * 2 + (d.xTitle.isEmpty() ? 0 : fmB.height() * 1.2)));
     auto X = [&](double i) { return plot.left() + (i + 0.5) * slot; };
-    auto Y = [&](double v) {
-        const double a = axisValue(v, logAxis);
-        return plot.bottom() - (a - ylo) / (yhi - ylo) * plot.height();
-    };
-    auto Ya = [&](double a) { return plot.bottom() - (a - ylo) / (yhi - ylo) * plot.height(); };
+    auto Ya = [&](double a) { return plot.bottom() - (a - ylo) / (yhi - ylo) * plot.height(); }; // axis units
+    auto Y = [&](double v) { return Ya(axisValue(v, logAxis)); };                                // data values
 
-    for (double t : yTicks) {
-        const double y = Ya(t);
-        if (y < plot.top() - 1 || y > plot.bottom() + 1) continue;
-        p.setPen(QPen(QColor(225, 225, 225), style.hairline));
-        p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
-        p.setPen(QPen(Qt::black, style.hairline));
-        p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
-        const QString s = tickText(t);
-        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2),
-                   s);
-    }
+    detail::paintYTicks(p, plot, yTicks, Ya, tickText, tick, style);
     const int step = std::max(
         1, static_cast<int>(std::ceil((rotate ? fmS.height() * 1.05 : catW + fmS.height()) / std::max(1e-9, slot))));
     for (int i = 0; i < C; i += step) {
@@ -152,13 +139,7 @@ void paintDistributionChart(QPainter& p, const QRectF& rect, const DistributionC
             p.drawText(QRectF(x - slot * step / 2, plot.bottom() + tick * 2, slot * step, fmS.height()),
                        Qt::AlignHCenter | Qt::AlignTop, d.categories[i]);
     }
-    p.setFont(style.body);
-    if (!d.yTitle.isEmpty())
-        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), d.yTitle,
-                                Qt::AlignHCenter);
-    if (!d.xTitle.isEmpty())
-        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + xLabelH, plot.width(), fmB.height() * 1.2),
-                   Qt::AlignHCenter | Qt::AlignVCenter, d.xTitle);
+    detail::paintAxisTitles(p, r, plot, d.yTitle, d.xTitle, tick, xLabelH, style);
 
     p.save();
     p.setClipRect(plot.adjusted(-2, -2, 2, 2));
@@ -237,9 +218,7 @@ void paintDistributionChart(QPainter& p, const QRectF& rect, const DistributionC
         }
     }
     p.restore();
-    p.setPen(QPen(Qt::black, style.hairline));
-    p.drawLine(plot.bottomLeft(), plot.bottomRight());
-    p.drawLine(plot.bottomLeft(), plot.topLeft());
+    detail::paintAxisLines(p, plot, style);
     p.restore();
 }
 

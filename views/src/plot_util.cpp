@@ -73,6 +73,41 @@ double drawWrappedText(QPainter& p, const QRectF& rect, const QString& text, boo
     return need.height();
 }
 
+void paintYTicks(QPainter& p, const QRectF& plot, const std::vector<double>& ticks,
+                 const std::function<double(double)>& y, const std::function<QString(double)>& label, double tick,
+                 const FigureStyle& style) {
+    const QFontMetricsF fmS = style.metrics(style.small);
+    p.setFont(style.small);
+    for (double t : ticks) {
+        const double at = y(t);
+        if (at < plot.top() - 1 || at > plot.bottom() + 1) continue;
+        p.setPen(QPen(QColor(225, 225, 225), style.hairline));
+        p.drawLine(QPointF(plot.left(), at), QPointF(plot.right(), at));
+        p.setPen(QPen(Qt::black, style.hairline));
+        p.drawLine(QPointF(plot.left() - tick, at), QPointF(plot.left(), at));
+        const QString s = label(t);
+        p.drawText(
+            QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), at + fmS.ascent() / 2 - fmS.descent() / 2), s);
+    }
+}
+
+void paintAxisTitles(QPainter& p, const QRectF& panel, const QRectF& plot, const QString& yTitle, const QString& xTitle,
+                     double tick, double xLabelHeight, const FigureStyle& style) {
+    const QFontMetricsF fmB = style.metrics(style.body);
+    p.setFont(style.body);
+    if (!yTitle.isEmpty())
+        drawRotatedText(p, QPointF(panel.left() + fmB.height() * 0.5, plot.center().y()), yTitle, Qt::AlignHCenter);
+    if (!xTitle.isEmpty())
+        p.drawText(QRectF(plot.left(), plot.bottom() + tick * 2 + xLabelHeight, plot.width(), fmB.height() * 1.2),
+                   Qt::AlignHCenter | Qt::AlignVCenter, xTitle);
+}
+
+void paintAxisLines(QPainter& p, const QRectF& plot, const FigureStyle& style) {
+    p.setPen(QPen(Qt::black, style.hairline));
+    p.drawLine(plot.bottomLeft(), plot.bottomRight());
+    p.drawLine(plot.bottomLeft(), plot.topLeft());
+}
+
 QRectF paintPanelTitle(QPainter& p, const QRectF& rect, const QString& title, const FigureStyle& style) {
     if (title.isEmpty()) return rect;
     const QFontMetricsF fmT = style.metrics(style.title);

@@ -7,6 +7,7 @@
 #include <QFontMetricsF>
 #include <QPainter>
 #include <QString>
+#include <functional>
 #include <vector>
 
 namespace gwb::views::detail {
@@ -22,6 +23,17 @@ void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt
 /// Draws a panel title (title font, elided to the width) at the top of rect and returns the rest
 /// of rect below it; an empty title leaves rect as it is.
 QRectF paintPanelTitle(QPainter& p, const QRectF& rect, const QString& title, const FigureStyle& style);
+/// Horizontal grid lines, tick marks and labels of a value axis on the left of plot: tick t at
+/// height y(t), labelled label(t); ticks outside the plot are skipped. Uses the small font.
+void paintYTicks(QPainter& p, const QRectF& plot, const std::vector<double>& ticks,
+                 const std::function<double(double)>& y, const std::function<QString(double)>& label, double tick,
+                 const FigureStyle& style);
+/// The axis titles in the body font: yTitle rotated at the left edge of panel, xTitle centred below
+/// the x labels (xLabelHeight tall, tick * 2 below the plot). Empty titles are not drawn.
+void paintAxisTitles(QPainter& p, const QRectF& panel, const QRectF& plot, const QString& yTitle, const QString& xTitle,
+                     double tick, double xLabelHeight, const FigureStyle& style);
+/// The plot's left and bottom axis lines.
+void paintAxisLines(QPainter& p, const QRectF& plot, const FigureStyle& style);
 /// Text wrapped to width, returns the height used (drawing when `draw`).
 double drawWrappedText(QPainter& p, const QRectF& rect, const QString& text, bool draw);
 

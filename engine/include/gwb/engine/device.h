@@ -10,9 +10,7 @@ bool cudaAvailable();
 /// "auto" (CUDA when available, else CPU), "cpu" or "cuda" / "cuda:N" -> a concrete device name
 /// ("cpu", "cuda:0"). Throws std::invalid_argument for an unknown name or CUDA when unavailable.
 std::string resolveDevice(const std::string& choice);
-/// Intra-op threads; n <= 0 means all cores. The first call also sets the process's allocator
-/// (glibc) to keep freed blocks of up to 32 MiB for reuse rather than return them to the kernel:
-/// the engine's per-trace buffers then cost no page faults (see device.cpp).
+/// Intra-op threads; n <= 0 means all cores.
 void setThreads(int n);
 int threads();
 /// One line: "cpu, 2 threads" / "cuda:0 (NVIDIA ...), CPU threads 16".
