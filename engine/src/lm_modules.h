@@ -130,6 +130,8 @@ public:
     torch::Tensor embed(const torch::Tensor& ids);
     /// From the embedding output (dropout applied here) to logits.
     torch::Tensor forwardFromEmbedding(const torch::Tensor& h0, ForwardCapture* capture = nullptr);
+    /// From the embedding output (dropout applied here) to the last block's output, without the head.
+    torch::Tensor hiddenFromEmbedding(const torch::Tensor& h0) { return blocksFrom(h0, nullptr); }
     /// ids -> output of the last block (B x T x d, before the final LayerNorm), without the T x V head:
     /// tracing applies head() to a few rows at a time.
     torch::Tensor forwardHidden(const torch::Tensor& ids, ForwardCapture* capture = nullptr);

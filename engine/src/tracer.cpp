@@ -4,6 +4,7 @@
 #include "gwb/engine/tracer.h"
 
 #include "model_impl.h"
+#include "row_scan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,8 +21,13 @@ FloatArray toArray(const torch::Tensor& t) {
     return FloatArray(c.sizes().vec(), std::vector<float>(p, p + c.numel()));
 }
 
-/// Rows of the T x V head computed at once when TraceOptions::headChunkRows is 0.
-constexpr int64_t kDefaultHeadChunkRows = 64;
+/// Rows of the T x V head computed at once when TraceOptions::headChunkRows is 0: 256 (taller
+/// products run nearer the BLAS's peak: a paper-size T = 256 trace takes 56 instead of 61 ms, its
+/// lens 240 instead of 280 ms), fewer for large vocabularies so that a chunk stays within 32 MiB.
+int64_t defaultHeadChunkRows(int64_t V) {
+    constexpr int64_t kBytes = int64_t{32} << 20;
+    return std::clamp<int64_t>(kBytes / (4 * std::max<int64_t>(V, 1)), 64, 256);
+}
 
 /// The tied head (final LayerNorm, then E^T) over a few rows at a time, with every rows x V
 /// intermediate in buffers allocated once per trace: no fresh pages (and page faults) per chunk.
@@ -32,9 +38,11 @@ public:
         const auto f = torch::TensorOptions().dtype(torch::kFloat).device(device);
         const int64_t V = net.config().vocabSize;
         m_logits = torch::empty({m_rows, V}, f);
-        m_scratch = torch::empty({m_rows, V}, f);
-        m_above = torch::empty({m_rows, V}, f.dtype(torch::kBool));
         m_cpu = device.is_cpu();
+        if (!m_cpu) { // the device path's log-sum-exp and rank (the CPU scans rows instead)
+            m_scratch = torch::empty({m_rows, V}, f);
+            m_above = torch::empty({m_rows, V}, f.dtype(torch::kBool));
+        }
     }
     int64_t rows() const { return m_rows; }
 
@@ -51,9 +59,9 @@ public:
         return out;
     }
     bool cpu() const { return m_cpu; }
-    /// log sum_v exp(logits[i][v]) per row (n x 1); mx: the rows' maxima (n x 1) when known.
-    torch::Tensor logSumExp(const torch::Tensor& logits, torch::Tensor mx = {}) {
-        if (!mx.defined()) mx = logits.amax({1}, /*keepdim=*/true);
+    /// log sum_v exp(logits[i][v]) per row (n x 1), on the device.
+    torch::Tensor logSumExp(const torch::Tensor& logits) {
+        const torch::Tensor mx = logits.amax({1}, /*keepdim=*/true);
         torch::Tensor s = m_scratch.narrow(0, 0, logits.size(0));
         torch::sub_out(s, logits, mx);
         s.exp_();
@@ -74,53 +82,6 @@ private:
     bool m_cpu = true;
     torch::Tensor m_logits, m_scratch, m_above;
 };
-
-/// One read of each logits row on the CPU for the lens: the row's maximum, its K largest entries
-/// (descending; the lower index first among equals) and, for rows with a next token, how many
-/// entries exceed that token's logit. Rows are split over LibTorch's threads. This replaces
-/// amax, topk, a comparison and a count (four passes, and topk's sort) over the n x V chunk.
-struct RowScan {
-    std::vector<float> max, topValue, target; ///< n, n x K, m (logit of the next token)
-    std::vector<int32_t> topId, above;        ///< n x K, m
-};
-RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int64_t* next, int64_t m) {
-    RowScan r;
-    r.max.assign(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
-    r.topValue.assign(static_cast<size_t>(n * K), -std::numeric_limits<float>::infinity());
-    r.topId.assign(static_cast<size_t>(n * K), -1);
-    r.target.assign(static_cast<size_t>(m), 0.0f);
-    r.above.assign(static_cast<size_t>(m), 0);
-    at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-            const float* row = logits + i * V;
-            float* val = r.topValue.data() + i * K;
-            int32_t* id = r.topId.data() + i * K;
-            float mx = -std::numeric_limits<float>::infinity();
-            for (int64_t v = 0; v < V; ++v) {
-                const float x = row[v];
-                mx = std::max(mx, x);
-                if (!(x > val[K - 1])) continue; // the common case: not among the K largest so far
-                int64_t k = K - 1;
-                for (; k > 0 && x > val[k - 1]; --k) {
-                    val[k] = val[k - 1];
-                    id[k] = id[k - 1];
-                }
-                val[k] = x;
-                id[k] = static_cast<int32_t>(v);
-            }
-            r.max[static_cast<size_t>(i)] = mx;
-            if (i < m) {
-                const float t = row[next[i]];
-                int32_t count = 0;
-                for (int64_t v = 0; v < V; ++v)
-                    count += row[v] > t;
-                r.target[static_cast<size_t>(i)] = t;
-                r.above[static_cast<size_t>(i)] = count;
-            }
-        }
-    });
-    return r;
-}
 
 void checkCancel(const std::atomic<bool>* cancel, const ProgressFn& progress, int64_t done, int64_t total) {
     if ((cancel && cancel->load()) || (progress && !progress(done, total))) throw Cancelled();
@@ -172,7 +133,7 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
     // allocated once, so no T x V array exists unless keepLogits asks for it.
     const int64_t V = c.vocabSize;
     const int64_t K = o.lensTopK > 0 ? std::min<int64_t>(o.lensTopK, V) : 0;
-    HeadChunks head(*m.net, o.headChunkRows > 0 ? o.headChunkRows : kDefaultHeadChunkRows, T, m.device);
+    HeadChunks head(*m.net, o.headChunkRows > 0 ? o.headChunkRows : defaultHeadChunkRows(c.vocabSize), T, m.device);
     const torch::Tensor next = T > 1 ? ids[0].narrow(0, 1, T - 1) : torch::Tensor(); // x_{t+1} for t < T-1
     out->surprisal.assign(static_cast<size_t>(T), std::numeric_limits<float>::quiet_NaN());
     if (o.keepLogits) out->logits = FloatArray::zeros({T, V});
@@ -191,12 +152,16 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
             const int64_t m1 = std::min(n, T - 1 - t0); // rows whose next token exists
             float* keep = final && o.keepLogits ? out->logits.row(t0) : nullptr;
             const torch::Tensor logits = head.logits(states.narrow(0, t0, n), keep);
-            if (K > 0 && head.cpu()) {
-                // The lens on the CPU: one scan per row for max, top-K and the next token's rank.
-                const RowScan scan = scanRows(logits.data_ptr<float>(), n, V, K, idv.data() + t0 + 1, m1);
-                const torch::Tensor mx = torch::from_blob(const_cast<float*>(scan.max.data()), {n, 1}, torch::kFloat);
-                const torch::Tensor lseT = head.logSumExp(logits, mx);
-                const float* lse = lseT.data_ptr<float>();
+            if (head.cpu()) {
+                // On the CPU one scan per row gives the log-sum-exp, the next token's logit and
+                // rank, and the lens's top K (detail::scanRows), while the row is in cache.
+                const detail::RowScan scan =
+                    detail::scanRows(logits.data_ptr<float>(), n, V, K, idv.data() + t0 + 1, m1);
+                const float* lse = scan.lse.data();
+                if (final)
+                    for (int64_t i = 0; i < m1; ++i)
+                        out->surprisal[static_cast<size_t>(t0 + i + 1)] = lse[i] - scan.target[static_cast<size_t>(i)];
+                if (K == 0) continue;
                 const int64_t at = l * T + t0;
                 for (int64_t i = 0; i < n; ++i)
                     for (int64_t k = 0; k < K; ++k) {
@@ -208,8 +173,6 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
                     out->lensNextRank.data[static_cast<size_t>(at + i)] = scan.above[static_cast<size_t>(i)];
                     out->lensNextLogProb.data[static_cast<size_t>(at + i)] =
                         scan.target[static_cast<size_t>(i)] - lse[i];
-                    if (final)
-                        out->surprisal[static_cast<size_t>(t0 + i + 1)] = lse[i] - scan.target[static_cast<size_t>(i)];
                 }
                 if (m1 < n) {
                     out->lensNextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
@@ -342,13 +305,20 @@ std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids,
     return withDeviceErrors("saliency over " + std::to_string(T) + " tokens", model.device(), [&] {
         m.net->eval();
         torch::AutoGradMode grad(true);
-        const torch::Tensor x = torch::tensor(idv, torch::kLong).view({1, T}).to(m.device);
+        // Both models are causal, so tokens after `position` neither change its logits nor get a
+        // gradient: only the prefix 0..position runs, and the head is applied to its last row alone
+        // (not T x V). The entries after `position` are exactly zero.
+        const int64_t n = position + 1;
+        const torch::Tensor x =
+            torch::tensor(std::vector<int64_t>(idv.begin(), idv.begin() + n), torch::kLong).view({1, n}).to(m.device);
         const torch::Tensor h0 = m.net->embed(x).detach().requires_grad_(true);
-        const torch::Tensor logits = m.net->forwardFromEmbedding(h0);
-        const torch::Tensor logp = torch::log_softmax(logits[0][position], -1)[targetId];
+        const torch::Tensor last = m.net->hiddenFromEmbedding(h0)[0][position];
+        const torch::Tensor logp = torch::log_softmax(m.net->head(last), -1)[targetId];
         const torch::Tensor g = torch::autograd::grad({logp}, {h0})[0];
         const torch::Tensor s = (g * h0).sum(-1)[0].detach().to(torch::kCPU, torch::kFloat).contiguous();
-        return std::vector<float>(s.data_ptr<float>(), s.data_ptr<float>() + T);
+        std::vector<float> out(static_cast<size_t>(T), 0.0f);
+        std::copy(s.data_ptr<float>(), s.data_ptr<float>() + n, out.begin());
+        return out;
     });
 }
 

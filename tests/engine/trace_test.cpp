@@ -191,6 +191,44 @@ TEST(Trace, SaliencyIsCausalAndMatchesFiniteDifference) {
     }
 }
 
+// saliency() runs only the prefix up to the position and applies the head to one row; the oracle
+// here runs the whole sequence with the T x V head in double precision, entry by entry.
+TEST(Trace, SaliencyEqualsTheWholeSequenceGradientPerToken) {
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const ModelConfig c = test::tinyConfig(kind);
+        const Model m = Model::init(c, 8, nullptr, "cpu");
+        const auto ids = someIds(12, c.vocabSize);
+        auto& net = *m.impl().net;
+        for (int64_t pos : {int64_t{0}, int64_t{4}, int64_t{10}, int64_t{11}}) {
+            const int32_t target = 3;
+            const std::vector<float> s = saliency(m, ids, pos, target);
+            ASSERT_EQ(s.size(), ids.size());
+            net.to(torch::kDouble);
+            net.eval();
+            const torch::Tensor x = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end())).view({1, -1});
+            torch::Tensor h0;
+            {
+                torch::NoGradGuard noGrad;
+                h0 = net.embed(x).to(torch::kDouble);
+            }
+            h0.requires_grad_(true);
+            const torch::Tensor logp = torch::log_softmax(net.forwardFromEmbedding(h0)[0][pos], -1)[target];
+            const torch::Tensor want = (torch::autograd::grad({logp}, {h0})[0] * h0).sum(-1)[0].detach();
+            net.to(torch::kFloat);
+            const double scale = want.abs().max().item<double>();
+            for (int64_t i = 0; i < static_cast<int64_t>(ids.size()); ++i) {
+                if (i > pos) {
+                    EXPECT_EQ(s[static_cast<size_t>(i)], 0.0f) << "token " << i << " after position " << pos;
+                    continue;
+                }
+                EXPECT_NEAR(s[static_cast<size_t>(i)], want[i].item<double>(), 1e-4 * std::max(1.0, scale))
+                    << (kind == ModelKind::Grassmann ? "Grassmann" : "Transformer") << ", position " << pos
+                    << ", token " << i;
+            }
+        }
+    }
+}
+
 TEST(Trace, TextPromptHasSpans) {
     if (std::system("command -v spm_train > /dev/null 2>&1") != 0) GTEST_SKIP() << "spm_train not installed";
     test::TempDir dir;

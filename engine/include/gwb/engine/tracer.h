@@ -25,8 +25,8 @@ struct TraceOptions {
     int64_t maxTokens = 0;
     bool keepWeights = true; ///< copy W_red, b_red, W_plu, b_plu into Grassmann layer traces
     /// Rows of T whose V logits are computed at once for the surprisal and the logit lens (0 = the
-    /// default, 64). Only this many rows x V floats exist at a time unless keepLogits is set; the
-    /// results do not depend on it.
+    /// default: 256, fewer when 256 x V floats would exceed 32 MiB, but at least 64). Only this many rows x V floats
+    /// exist at a time unless keepLogits is set; the results do not depend on it.
     int64_t headChunkRows = 0;
 };
 

@@ -1,0 +1,219 @@
+#include "row_scan.h"
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+#include <limits>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define GWB_ROW_SCAN_X86 1
+#endif
+
+namespace gwb::engine::detail {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+/// What one row gives; `target` null when the row has no next token.
+struct RowOut {
+    float* topValue;
+    int32_t* topId;
+    const float* target;
+    int32_t* above;
+    float max;
+    float lse;
+};
+
+/// Puts x (> val[K-1]) into the descending top-K list; equal values keep the earlier index first.
+inline void insertTop(float x, int32_t v, float* val, int32_t* id, int64_t K) {
+    int64_t k = K - 1;
+    for (; k > 0 && x > val[k - 1]; --k) {
+        val[k] = val[k - 1];
+        id[k] = id[k - 1];
+    }
+    val[k] = x;
+    id[k] = v;
+}
+
+/// The scalar part of the first pass over row[begin, end): max, NaN, count above the target, top-K.
+inline void firstPassScalar(const float* row, int64_t begin, int64_t end, int64_t K, RowOut& o, float& mx, bool& nan,
+                            int32_t& count) {
+    for (int64_t v = begin; v < end; ++v) {
+        const float x = row[v];
+        if (x != x) nan = true;
+        mx = x > mx ? x : mx;
+        if (o.target && x > *o.target) ++count;
+        if (K > 0 && x > o.topValue[K - 1]) insertTop(x, static_cast<int32_t>(v), o.topValue, o.topId, K);
+    }
+}
+
+/// max + log sum exp(x - max) from the sum, with the special rows: NaN anywhere gives NaN, a row
+/// of -inf gives -inf, a +inf entry gives +inf.
+inline bool specialRow(RowOut& o, float mx, bool nan) {
+    if (nan) {
+        o.max = kNaN;
+        o.lse = kNaN;
+        return true;
+    }
+    o.max = mx;
+    if (std::isinf(mx)) {
+        o.lse = mx;
+        return true;
+    }
+    return false;
+}
+
+void scanRowPortable(const float* row, int64_t V, int64_t K, RowOut& o) {
+    float mx = -kInf;
+    bool nan = false;
+    int32_t count = 0;
+    firstPassScalar(row, 0, V, K, o, mx, nan, count);
+    if (o.target) *o.above = count;
+    if (specialRow(o, mx, nan)) return;
+    double s = 0;
+    for (int64_t v = 0; v < V; ++v)
+        s += std::exp(row[v] - mx);
+    o.lse = mx + static_cast<float>(std::log(s));
+}
+
+#ifdef GWB_ROW_SCAN_X86
+
+/// exp(x) for 8 floats (Cephes' expf: range reduction by ln 2 in two parts, a degree-5
+/// polynomial; about 1e-7 relative error). Inputs below -87.3 give exp(-87.3) = 1.2e-38, which
+/// is nothing next to the row's largest term exp(0) = 1.
+__attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3365478515625f)), _mm256_set1_ps(88.3762626647949f));
+    __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
+    __m256 y = _mm256_set1_ps(1.9875691500e-4f);
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507e-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073e-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894e-2f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201e-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), x);
+    y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+__attribute__((target("avx2,fma"))) inline float horizontalMax(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+
+__attribute__((target("avx2,fma"))) inline int32_t horizontalSum(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+__attribute__((target("avx2,fma"))) inline double horizontalSum(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+
+__attribute__((target("avx2,fma"))) void scanRowAvx2(const float* row, int64_t V, int64_t K, RowOut& o) {
+    const int64_t V8 = V & ~int64_t{7};
+    // Pass 1: maximum, NaN, count above the target and the top-K (a block of 8 goes to the scalar
+    // insertion only when one of its entries beats the current K-th largest: rare after the start).
+    __m256 vmax = _mm256_set1_ps(-kInf);
+    __m256 vnan = _mm256_setzero_ps();
+    __m256i vcount = _mm256_setzero_si256();
+    const __m256 vtarget = _mm256_set1_ps(o.target ? *o.target : kInf);
+    __m256 vthr = _mm256_set1_ps(K > 0 ? o.topValue[K - 1] : kInf);
+    for (int64_t v = 0; v < V8; v += 8) {
+        const __m256 x = _mm256_loadu_ps(row + v);
+        vmax = _mm256_max_ps(x, vmax); // a NaN x leaves vmax as it was; vnan records it
+        vnan = _mm256_or_ps(vnan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        vcount = _mm256_sub_epi32(vcount, _mm256_castps_si256(_mm256_cmp_ps(x, vtarget, _CMP_GT_OQ)));
+        if (K > 0) {
+            int mask = _mm256_movemask_ps(_mm256_cmp_ps(x, vthr, _CMP_GT_OQ));
+            if (mask != 0) {
+                for (int j = 0; j < 8; ++j)
+                    if (((mask >> j) & 1) != 0 && row[v + j] > o.topValue[K - 1])
+                        insertTop(row[v + j], static_cast<int32_t>(v + j), o.topValue, o.topId, K);
+                vthr = _mm256_set1_ps(o.topValue[K - 1]);
+            }
+        }
+    }
+    float mx = horizontalMax(vmax);
+    bool nan = _mm256_movemask_ps(vnan) != 0;
+    int32_t count = o.target ? horizontalSum(vcount) : 0;
+    firstPassScalar(row, V8, V, K, o, mx, nan, count);
+    if (o.target) *o.above = count;
+    if (specialRow(o, mx, nan)) return;
+    // Pass 2 (the row is in cache now): sum of exp(x - max), accumulated in double.
+    const __m256 vm = _mm256_set1_ps(mx);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    for (int64_t v = 0; v < V8; v += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(row + v), vm));
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double s = horizontalSum(_mm256_add_pd(s0, s1));
+    for (int64_t v = V8; v < V; ++v)
+        s += std::exp(row[v] - mx);
+    o.lse = mx + static_cast<float>(std::log(s));
+}
+
+bool cpuHasAvx2() {
+    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has;
+}
+
+#endif
+
+} // namespace
+
+bool rowScanUsesAvx2() {
+#ifdef GWB_ROW_SCAN_X86
+    return cpuHasAvx2();
+#else
+    return false;
+#endif
+}
+
+RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int64_t* next, int64_t m,
+                 RowKernel kernel) {
+    RowScan r;
+    r.max.assign(static_cast<size_t>(n), kNaN);
+    r.lse.assign(static_cast<size_t>(n), kNaN);
+    r.topValue.assign(static_cast<size_t>(n * K), -kInf);
+    r.topId.assign(static_cast<size_t>(n * K), -1);
+    r.target.assign(static_cast<size_t>(m), 0.0f);
+    r.above.assign(static_cast<size_t>(m), 0);
+    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const float* row = logits + i * V;
+            RowOut o{r.topValue.data() + i * K, r.topId.data() + i * K, nullptr, nullptr, 0.0f, 0.0f};
+            if (i < m) {
+                r.target[static_cast<size_t>(i)] = row[next[i]];
+                o.target = &r.target[static_cast<size_t>(i)];
+                o.above = &r.above[static_cast<size_t>(i)];
+            }
+#ifdef GWB_ROW_SCAN_X86
+            if (avx2)
+                scanRowAvx2(row, V, K, o);
+            else
+                scanRowPortable(row, V, K, o);
+#else
+            (void)avx2;
+            scanRowPortable(row, V, K, o);
+#endif
+            r.max[static_cast<size_t>(i)] = o.max;
+            r.lse[static_cast<size_t>(i)] = o.lse;
+        }
+    });
+    return r;
+}
+
+} // namespace gwb::engine::detail

@@ -1,0 +1,34 @@
+#pragma once
+// One pass of the CPU over each row of a logits block (n x V floats), for the surprisal and the
+// logit lens: the row's maximum and log-sum-exp, its K largest entries, and the logit and rank of
+// the next token. It replaces amax, subtract, exp, sum, topk, compare and count (seven passes over
+// the block, most of them out of cache) with two passes over one row while it is in cache.
+
+#include <cstdint>
+#include <vector>
+
+namespace gwb::engine::detail {
+
+struct RowScan {
+    std::vector<float> max;      ///< n: the row's largest logit (NaN when the row has a NaN)
+    std::vector<float> lse;      ///< n: log sum_v exp(row[v]) (NaN when the row has a NaN)
+    std::vector<float> topValue; ///< n x K logits, descending; the lower index first among equals
+    std::vector<int32_t> topId;  ///< n x K vocabulary ids (-1 where V < K)
+    std::vector<float> target;   ///< m: the logit of next[i]
+    std::vector<int32_t> above;  ///< m: how many entries of row i exceed target[i] (its rank, 0 = top)
+};
+
+/// Which code scans: the AVX2 kernels when the CPU has them (Auto), or the portable one.
+enum class RowKernel { Auto, Portable };
+
+/// Scans rows [0, n) of `logits` (row-major, n x V). K may be 0 (no top-K); rows i < m also get
+/// the logit and rank of next[i] (next may be null when m = 0). Rows are split over LibTorch's
+/// threads. The AVX2 kernel's exponential has a relative error of about 1e-7 per term (summed in
+/// double); the portable kernel uses the C library's.
+RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int64_t* next, int64_t m,
+                 RowKernel kernel = RowKernel::Auto);
+
+/// True when RowKernel::Auto runs the AVX2 kernels on this CPU.
+bool rowScanUsesAvx2();
+
+} // namespace gwb::engine::detail

@@ -1,0 +1,106 @@
+// detail::scanRows (the CPU's one pass per logits row for surprisal and the logit lens) against
+// torch in double precision: log-sum-exp, top K with its tie order, the next token's rank.
+#include "row_scan.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace gwb::engine::detail {
+namespace {
+
+/// n x V logits: normal values times `scale`.
+std::vector<float> randomLogits(int64_t n, int64_t V, float scale, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd;
+    std::vector<float> x(static_cast<size_t>(n * V));
+    for (float& v : x)
+        v = scale * nd(rng);
+    return x;
+}
+
+void expectKernelMatchesTorch(const std::vector<float>& x, int64_t n, int64_t V, int64_t K, RowKernel kernel) {
+    std::vector<int64_t> next(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+        next[static_cast<size_t>(i)] = (i * 7919) % V;
+    const int64_t m = n - 1; // the last row has no next token
+    const RowScan r = scanRows(x.data(), n, V, K, next.data(), m, kernel);
+    const torch::Tensor t = torch::from_blob(const_cast<float*>(x.data()), {n, V}, torch::kFloat).to(torch::kDouble);
+    const torch::Tensor lse = torch::logsumexp(t, 1);
+    for (int64_t i = 0; i < n; ++i) {
+        SCOPED_TRACE("row " + std::to_string(i) + ", V " + std::to_string(V) + ", K " + std::to_string(K));
+        EXPECT_EQ(r.max[static_cast<size_t>(i)], t[i].max().item<double>());
+        const double want = lse[i].item<double>();
+        EXPECT_NEAR(r.lse[static_cast<size_t>(i)], want, 2e-6 * std::max(1.0, std::abs(want)));
+        // The top K: descending values, the lower index first among equals (a stable sort), and
+        // id -1 (value -inf) where the row has fewer than K entries.
+        std::vector<int32_t> order(static_cast<size_t>(V));
+        std::iota(order.begin(), order.end(), 0);
+        const float* row = x.data() + i * V;
+        std::stable_sort(order.begin(), order.end(), [row](int32_t a, int32_t b) { return row[a] > row[b]; });
+        for (int64_t k = 0; k < K; ++k) {
+            const int32_t id = k < V ? order[static_cast<size_t>(k)] : -1;
+            EXPECT_EQ(r.topId[static_cast<size_t>(i * K + k)], id) << k;
+            EXPECT_EQ(r.topValue[static_cast<size_t>(i * K + k)], id >= 0 ? row[id] : -INFINITY) << k;
+        }
+        if (i < m) {
+            const double target = t[i][next[static_cast<size_t>(i)]].item<double>();
+            EXPECT_EQ(r.target[static_cast<size_t>(i)], static_cast<float>(target));
+            EXPECT_EQ(r.above[static_cast<size_t>(i)], (t[i] > target).sum().item<int64_t>());
+        }
+    }
+}
+
+/// Both kernels (the AVX2 one runs only where the CPU has it).
+void expectMatchesTorchBoth(const std::vector<float>& x, int64_t n, int64_t V, int64_t K) {
+    for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
+        SCOPED_TRACE(kernel == RowKernel::Auto ? (rowScanUsesAvx2() ? "AVX2 kernel" : "portable kernel (auto)")
+                                               : "portable kernel");
+        expectKernelMatchesTorch(x, n, V, K, kernel);
+    }
+}
+
+TEST(RowScan, MatchesTorchForEveryWidthAndK) {
+    // Widths around the 8-lane blocks (tails of 0..7), the paper's vocabulary and the bundled one.
+    for (int64_t V : {1, 5, 8, 9, 15, 16, 17, 1003, 8000, 30522})
+        for (int64_t K : {0, 1, 5})
+            expectMatchesTorchBoth(randomLogits(6, V, 3.0f, static_cast<unsigned>(V * 10 + K)), 6, V, K);
+}
+
+TEST(RowScan, WideRangesAndTies) {
+    // Logits spread over +-200 (exp underflows for most entries) and rows with equal values: the
+    // top K keeps the lower index first among equals.
+    expectMatchesTorchBoth(randomLogits(5, 4099, 60.0f, 3), 5, 4099, 5);
+    std::vector<float> ties(static_cast<size_t>(3 * 40));
+    for (size_t j = 0; j < ties.size(); ++j)
+        ties[j] = static_cast<float>((j * 13) % 5);
+    expectMatchesTorchBoth(ties, 3, 40, 5);
+}
+
+TEST(RowScan, SpecialRows) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int64_t V = 37;
+    std::vector<float> x(static_cast<size_t>(4 * V), 0.5f);
+    x[3] = std::nanf("");           // row 0: a NaN
+    for (int64_t v = 0; v < V; ++v) // row 1: all -inf
+        x[static_cast<size_t>(V + v)] = -inf;
+    x[static_cast<size_t>(2 * V + 20)] = inf;  // row 2: one +inf
+    x[static_cast<size_t>(3 * V + 30)] = -inf; // row 3: one -inf among finite entries
+    for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
+        const RowScan r = scanRows(x.data(), 4, V, 2, nullptr, 0, kernel);
+        EXPECT_TRUE(std::isnan(r.lse[0]));
+        EXPECT_TRUE(std::isnan(r.max[0]));
+        EXPECT_EQ(r.lse[1], -inf);
+        EXPECT_EQ(r.lse[2], inf);
+        EXPECT_EQ(r.topId[4], 20);
+        EXPECT_NEAR(r.lse[3], 0.5 + std::log(static_cast<double>(V - 1)), 1e-6);
+    }
+}
+
+} // namespace
+} // namespace gwb::engine::detail
