@@ -523,15 +523,19 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
         m_prompt->setPrompt(outcome.prompt);
         m_prompt->markContinuation(outcome.continuationFrom);
     }
-    setData(outcome.data);
-    // A token every view can show: the user's if it still is one, else the first fully defined.
-    m_selection->setToken(gwb::views::tokenAfterRun(m_data, previousToken));
-    if (m_pendingSelection) {
-        m_selection->setLayer(m_pendingSelection->layer);
-        m_selection->setToken(m_pendingSelection->token);
-        m_selection->setHead(m_pendingSelection->head);
-        m_selection->setOffsetIndex(m_pendingSelection->offsetIndex);
-        m_pendingSelection.reset();
+    {
+        // New data, extents and token: each view refreshes once, with all of them in place.
+        const gwb::views::View::RefreshBatch batch;
+        setData(outcome.data);
+        // A token every view can show: the user's if it still is one, else the first fully defined.
+        m_selection->setToken(gwb::views::tokenAfterRun(m_data, previousToken));
+        if (m_pendingSelection) {
+            m_selection->setLayer(m_pendingSelection->layer);
+            m_selection->setToken(m_pendingSelection->token);
+            m_selection->setHead(m_pendingSelection->head);
+            m_selection->setOffsetIndex(m_pendingSelection->offsetIndex);
+            m_pendingSelection.reset();
+        }
     }
     if (!outcome.notices.isEmpty()) m_prompt->setNotice(outcome.notices.join(QLatin1Char('\n')));
     const auto primary = m_data.primary();
@@ -565,6 +569,7 @@ void MainWindow::onCancelled(quint64 id) {
 }
 
 void MainWindow::setData(const gwb::views::WorkbenchData& data) {
+    const gwb::views::View::RefreshBatch batch; // the extents and the data: one refresh per view
     const auto corpus = m_data.corpus;
     const QString corpusPath = m_data.corpusPath;
     m_data = data;

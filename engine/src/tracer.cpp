@@ -33,11 +33,14 @@ int64_t defaultHeadChunkRows(int64_t V) {
 /// intermediate in buffers allocated once per trace: no fresh pages (and page faults) per chunk.
 class HeadChunks {
 public:
-    HeadChunks(LanguageModelImpl& net, int64_t rows, int64_t T, const torch::Device& device)
+    /// `buffer`: the model's kept logits buffer, reused when it is large enough (else replaced).
+    HeadChunks(LanguageModelImpl& net, int64_t rows, int64_t T, const torch::Device& device, torch::Tensor& buffer)
         : m_net(net), m_rows(std::min(rows, T)) {
         const auto f = torch::TensorOptions().dtype(torch::kFloat).device(device);
         const int64_t V = net.config().vocabSize;
-        m_logits = torch::empty({m_rows, V}, f);
+        if (!buffer.defined() || buffer.device() != device || buffer.size(1) != V || buffer.size(0) < m_rows)
+            buffer = torch::empty({m_rows, V}, f);
+        m_logits = buffer;
         m_cpu = device.is_cpu();
         if (!m_cpu) { // the device path's log-sum-exp and rank (the CPU scans rows instead)
             m_scratch = torch::empty({m_rows, V}, f);
@@ -133,7 +136,8 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
     // allocated once, so no T x V array exists unless keepLogits asks for it.
     const int64_t V = c.vocabSize;
     const int64_t K = o.lensTopK > 0 ? std::min<int64_t>(o.lensTopK, V) : 0;
-    HeadChunks head(*m.net, o.headChunkRows > 0 ? o.headChunkRows : defaultHeadChunkRows(c.vocabSize), T, m.device);
+    HeadChunks head(*m.net, o.headChunkRows > 0 ? o.headChunkRows : defaultHeadChunkRows(c.vocabSize), T, m.device,
+                    m.headBuffer);
     const torch::Tensor next = T > 1 ? ids[0].narrow(0, 1, T - 1) : torch::Tensor(); // x_{t+1} for t < T-1
     out->surprisal.assign(static_cast<size_t>(T), std::numeric_limits<float>::quiet_NaN());
     if (o.keepLogits) out->logits = FloatArray::zeros({T, V});

@@ -199,6 +199,8 @@ Eigen::Vector2d planeAngles(const Eigen::Ref<const Eigen::Matrix<double, Eigen::
                             const Eigen::Ref<const Eigen::Matrix<double, Eigen::Dynamic, 2>>& qb) {
     if (qa.rows() != qb.rows()) throw std::invalid_argument("planeAngles: planes live in different dimensions");
     const Eigen::Matrix2d c = qa.transpose() * qb;
+    Eigen::Vector2d th;
+    if (detail::planeAnglesFromCosines(c, th)) return th;
     Eigen::Matrix<double, Eigen::Dynamic, 2> s = qb;
     s.noalias() -= qa * c;
     return detail::planeAnglesFromParts(c, s.col(0).data(), s.col(1).data(), s.rows());
@@ -239,9 +241,12 @@ PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, co
                 continue;
             }
             const Eigen::Matrix2d c = qa.transpose() * qb;
-            sine = qb;
-            sine.noalias() -= qa * c;
-            const Eigen::Vector2d th = detail::planeAnglesFromParts(c, sine.col(0).data(), sine.col(1).data(), d);
+            Eigen::Vector2d th;
+            if (!detail::planeAnglesFromCosines(c, th)) {
+                sine = qb;
+                sine.noalias() -= qa * c;
+                th = detail::planeAnglesFromParts(c, sine.col(0).data(), sine.col(1).data(), d);
+            }
             out.angles(t, 2 * o) = th[0];
             out.angles(t, 2 * o + 1) = th[1];
         }

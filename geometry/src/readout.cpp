@@ -108,19 +108,22 @@ RowMatrixXd readoutPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& z, cons
         all.middleCols(2 * c, 2) = q;
         valid[static_cast<size_t>(c)] = 1;
     }
-    Eigen::MatrixXd cos(2, 2 * d), sine(r, 2 * d);
+    Eigen::MatrixXd cos(2, 2 * d);
+    Eigen::Matrix<double, Eigen::Dynamic, 2> sine(r, 2);
     for (Eigen::Index t = 0; t < T; ++t) {
         if (!z.row(t).allFinite() || !y.row(t).allFinite()) continue;
         const Basis token = planeBasis(z.row(t).transpose(), y.row(t).transpose());
         if (token.rank < 2) continue;
         cos.noalias() = token.q.transpose() * all;
-        sine = all;
-        sine.noalias() -= token.q * cos;
         for (Eigen::Index c = 0; c < d; ++c) {
             if (!valid[static_cast<size_t>(c)]) continue;
             const Eigen::Matrix2d cc = cos.middleCols(2 * c, 2);
-            const Eigen::Vector2d th =
-                detail::planeAnglesFromParts(cc, sine.col(2 * c).data(), sine.col(2 * c + 1).data(), r);
+            Eigen::Vector2d th;
+            if (!detail::planeAnglesFromCosines(cc, th)) { // an angle below ~48 degrees: the sine part too
+                sine = all.middleCols(2 * c, 2);
+                sine.noalias() -= token.q * cc;
+                th = detail::planeAnglesFromParts(cc, sine.col(0).data(), sine.col(1).data(), r);
+            }
             out(t, 2 * c) = th[0];
             out(t, 2 * c + 1) = th[1];
         }

@@ -48,6 +48,25 @@ TEST(PrincipalAngles, ExactSubspacesRelativeAccuracy) {
     }
 }
 
+TEST(PrincipalAngles, PlaneAnglesOnBothSidesOfTheCosineOnlyPath) {
+    // planeAngles takes acos of the cosines alone when cos^2 th1 + cos^2 th2 < 0.45 (both angles
+    // above ~48 degrees) and needs the sine part otherwise: pairs on both sides of that boundary,
+    // equal angles (a repeated singular value) and right angles, in exact and rotated coordinates.
+    const std::vector<std::vector<double>> pairs = {
+        {0.84, 0.85},       {0.83, 0.83},          {0.8, 1.5}, {1.0, 1.1}, {1.2, 1.4},
+        {kHalfPi, kHalfPi}, {kHalfPi - 1e-9, 1.3}, {0.9, 0.9}, {0.5, 1.3}};
+    uint64_t seed = 900;
+    for (const auto& th : pairs) {
+        const AnglePair exact = subspacesWithAngles(randomSignedPermutation(9, ++seed), th);
+        expectRelative(planeAngles(exact.qa, exact.qb), th, 1e-12, "planeAngles, exact coordinates");
+        const AnglePair rotated = subspacesWithAngles(randomOrthogonal(9, ++seed), th);
+        const Eigen::Vector2d got = planeAngles(rotated.qa, rotated.qb);
+        for (int i = 0; i < 2; ++i)
+            EXPECT_NEAR(got[i], std::min(th[0], th[1]) * (i == 0) + std::max(th[0], th[1]) * (i == 1), 1e-13)
+                << "rotated, angle " << i;
+    }
+}
+
 TEST(PrincipalAngles, RandomOrthogonalCoordinates) {
     // With a random (rounded) U the inputs themselves are only defined to ~1e-16 absolute, so tiny
     // angles are checked to that absolute floor, all others to 1e-10 relative.

@@ -7,25 +7,58 @@
 
 namespace gwb::views {
 
+namespace {
+int g_batchDepth = 0;
+std::vector<QPointer<View>>& pendingRefreshes() {
+    static std::vector<QPointer<View>> views;
+    return views;
+}
+} // namespace
+
+View::RefreshBatch::RefreshBatch() {
+    ++g_batchDepth;
+}
+
+View::RefreshBatch::~RefreshBatch() {
+    if (--g_batchDepth > 0) return;
+    const std::vector<QPointer<View>> views = std::move(pendingRefreshes());
+    pendingRefreshes().clear();
+    for (const QPointer<View>& v : views)
+        if (v && v->m_refreshPending) {
+            v->m_refreshPending = false;
+            v->refresh();
+        }
+}
+
 View::View(QWidget* parent) : QWidget(parent) {}
+
+void View::requestRefresh() {
+    if (g_batchDepth == 0) {
+        refresh();
+        return;
+    }
+    if (m_refreshPending) return;
+    m_refreshPending = true;
+    pendingRefreshes().push_back(this);
+}
 
 void View::setData(const WorkbenchData& data) {
     m_data = data;
-    refresh();
+    requestRefresh();
 }
 
 void View::setSelection(Selection* selection) {
     if (m_selection) disconnect(m_selection, nullptr, this, nullptr);
     m_selection = selection;
     if (m_selection) {
-        auto r = [this] { refresh(); };
+        auto r = [this] { requestRefresh(); };
         connect(m_selection, &Selection::tokenChanged, this, r);
         connect(m_selection, &Selection::layerChanged, this, r);
         connect(m_selection, &Selection::headChanged, this, r);
         connect(m_selection, &Selection::offsetIndexChanged, this, r);
         connect(m_selection, &Selection::extentsChanged, this, r);
     }
-    refresh();
+    requestRefresh();
 }
 
 QJsonObject View::settings() const {

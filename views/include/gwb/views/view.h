@@ -49,12 +49,26 @@ public:
     /// True when there is something to draw (else the figure shows the "no data" message).
     virtual bool hasContent() const = 0;
 
+    /// While one exists (GUI thread only), new data and selection changes only mark views for a
+    /// refresh, and each marked view refreshes once when the outermost batch ends. A new run's
+    /// data, token extents and token then cost one refresh per view instead of three (and the
+    /// Saliency view asks for one saliency, not one per intermediate token).
+    class RefreshBatch {
+    public:
+        RefreshBatch();
+        ~RefreshBatch();
+        RefreshBatch(const RefreshBatch&) = delete;
+        RefreshBatch& operator=(const RefreshBatch&) = delete;
+    };
+
 Q_SIGNALS:
     void settingsChanged();
 
 protected:
     /// Redraw from m_data and the selection.
     virtual void refresh() = 0;
+    /// refresh() now, or once at the end of the current RefreshBatch.
+    void requestRefresh();
     /// Figure body (without caption). `map` is the colormap to use for sequential data.
     virtual void drawFigure(QPainter& painter, const QRectF& rect, const FigureStyle& style, ColormapId map) const = 0;
     /// Message to show when the view's model is missing.
@@ -72,6 +86,7 @@ protected:
 private:
     QPointer<Selection> m_selection;
     ColormapId m_colormap = ColormapId::Viridis;
+    bool m_refreshPending = false; ///< marked in a RefreshBatch
 };
 
 /// The view ids in display order.
