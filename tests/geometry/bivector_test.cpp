@@ -102,17 +102,23 @@ TEST(Bivector, InvariantUnderOrthogonalChangeOfCoordinates) {
 }
 
 TEST(Bivector, BatchesAgreeWithSingleCalls) {
-    RowMatrixXd rows(3, pairCount(8));
+    // A general bivector, a plane, planes with small perturbations (1e-9: within the planarity
+    // shortcut's 1e-14; 1e-6: outside it, so the eigen-decomposition runs) and a zero row.
+    RowMatrixXd rows(5, pairCount(8));
     rows.row(0) = randomVector(pairCount(8), 41).transpose();
     rows.row(1) = wedge(randomVector(8, 42), randomVector(8, 43)).transpose();
-    rows.row(2).setZero();
+    rows.row(2) = rows.row(1) + 1e-9 * randomVector(pairCount(8), 44).transpose();
+    rows.row(3) = rows.row(1) + 1e-6 * randomVector(pairCount(8), 45).transpose();
+    rows.row(4).setZero();
     const Eigen::VectorXd res = residualBatch(rows), pla = planarityBatch(rows);
-    for (int i = 0; i < 2; ++i) {
-        EXPECT_NEAR(res[i], pluckerResidual(rows.row(i).transpose()), 1e-15);
-        EXPECT_NEAR(pla[i], planarityValue(rows.row(i).transpose()), 1e-14);
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_NEAR(res[i], pluckerResidual(rows.row(i).transpose()), 1e-15) << i;
+        EXPECT_NEAR(pla[i], planarityValue(rows.row(i).transpose()), 1e-14) << i;
     }
-    EXPECT_TRUE(std::isnan(res[2]));
-    EXPECT_TRUE(std::isnan(pla[2]));
+    EXPECT_LT(pla[0], 0.9);
+    EXPECT_LT(pla[3], 1 - 1e-13); // the 1e-6 perturbation is visible
+    EXPECT_TRUE(std::isnan(res[4]));
+    EXPECT_TRUE(std::isnan(pla[4]));
 }
 
 TEST(Bivector, BadInputThrows) {

@@ -178,53 +178,73 @@ AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64
     return out;
 }
 
-/// Angles between layer l's and layer l+1's lifted pair planes; NaN where undefined.
+/// Angles between layer l's and layer l+1's lifted pair planes; NaN where undefined. The layer
+/// pairs run on `workers` threads; each pair lifts both of its layers, so memory stays at two
+/// T x d arrays per thread however deep the model is. Warnings come in layer order.
 void fillAnglesNext(const std::vector<LayerTrace>& layers, std::vector<GrassmannLayerAnalysis>& out, int64_t T,
-                    Progress& progress, std::vector<std::string>& warnings) {
+                    Progress& progress, std::vector<std::string>& warnings, int workers) {
     const size_t N = layers.size();
-    // Lifted rows pinv(W_red^l) z^l_t (T x d) of the current and the next layer only, so memory
-    // stays at two T x d arrays however deep the model is.
-    auto lift = [&](size_t l) {
+    std::vector<std::string> rankWarning(N), pairWarning(N);
+    // Lifted rows pinv(W_red^l) z^l_t (T x d).
+    auto lift = [&](size_t l, std::string& warning) {
         const GrassmannLayerTrace& g = *layers[l].grassmann;
         const geo::PlaneLifter lifter(matrixOf(g.wRed, "wRed"));
         if (lifter.rankDeficient())
-            warnings.push_back("layer " + std::to_string(l) + ": W_red has rank " + std::to_string(lifter.rank()) +
-                               " < r = " + std::to_string(g.wRed.dim(0)) + " (pseudo-inverse drops directions)");
+            warning = "layer " + std::to_string(l) + ": W_red has rank " + std::to_string(lifter.rank()) +
+                      " < r = " + std::to_string(g.wRed.dim(0)) + " (pseudo-inverse drops directions)";
         return lifter.liftRows(matrixOf(g.z, "z"));
     };
-    geo::RowMatrixXd current = lift(0), next;
     for (size_t l = 0; l < N; ++l) {
         const auto O = static_cast<int64_t>(out[l].offsets.size());
         out[l].anglesNext = FloatArray({T, O, 2}, std::vector<float>(static_cast<size_t>(T * O * 2), kNaNf));
-        if (l + 1 < N) {
-            next = lift(l + 1);
-            if (current.cols() == next.cols()) {
-                const geo::PlaneAnglesBatch pa = geo::pairPlaneAnglesBatch(current, next, out[l].offsets);
-                out[l].anglesNext = toFloatArray(pa.angles);
-                out[l].anglesNext.shape = {T, O, 2};
-                if (pa.degenerate > 0)
-                    warnings.push_back("layer " + std::to_string(l) + ": " + std::to_string(pa.degenerate) +
-                                       " (t, D) with a degenerate lifted plane in this or the next layer (angles NaN)");
-            }
-            current.swap(next);
+    }
+    if (N == 1) lift(0, rankWarning[0]);
+    parallelFor(N > 0 ? N - 1 : 0, workers, [&](size_t l) {
+        std::string ignored; // layer l's own warning comes from pair l - 1 (or below, for layer 0)
+        const geo::RowMatrixXd current = lift(l, l == 0 ? rankWarning[0] : ignored);
+        const geo::RowMatrixXd next = lift(l + 1, rankWarning[l + 1]);
+        if (current.cols() == next.cols()) {
+            const geo::PlaneAnglesBatch pa = geo::pairPlaneAnglesBatch(current, next, out[l].offsets);
+            out[l].anglesNext = toFloatArray(pa.angles);
+            out[l].anglesNext.shape = {T, static_cast<int64_t>(out[l].offsets.size()), 2};
+            if (pa.degenerate > 0)
+                pairWarning[l] = "layer " + std::to_string(l) + ": " + std::to_string(pa.degenerate) +
+                                 " (t, D) with a degenerate lifted plane in this or the next layer (angles NaN)";
         }
         progress.advance(T);
+    });
+    progress.advance(T); // the last layer has no next layer
+    // The order a single pass gives: layer 0's rank, then per pair the next layer's rank and the pair's.
+    auto add = [&](const std::string& w) {
+        if (!w.empty()) warnings.push_back(w);
+    };
+    if (N > 0) add(rankWarning[0]);
+    for (size_t l = 0; l + 1 < N; ++l) {
+        add(rankWarning[l + 1]);
+        add(pairWarning[l]);
     }
 }
 
-/// N x N geodesic distances between orthonormal bases; rank-0 bases give NaN.
-FloatArray distanceMatrix(const std::vector<geo::Basis>& bases) {
+/// N x N geodesic distances between orthonormal bases; rank-0 bases give NaN. The distance is
+/// symmetric and 0 from a subspace to itself, so only the pairs i < j are computed (on `workers`
+/// threads).
+FloatArray distanceMatrix(const std::vector<geo::Basis>& bases, int workers) {
     const auto N = static_cast<int64_t>(bases.size());
     FloatArray out = FloatArray::zeros({N, N});
+    std::vector<std::pair<int64_t, int64_t>> pairs;
     for (int64_t i = 0; i < N; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-            const geo::Basis& a = bases[static_cast<size_t>(i)];
-            const geo::Basis& b = bases[static_cast<size_t>(j)];
-            float v = kNaNf;
-            if (a.rank > 0 && b.rank > 0)
-                v = static_cast<float>(geo::geodesicDistance(geo::principalAnglesOrthonormal(a.q, b.q)));
-            out.data[static_cast<size_t>(i * N + j)] = v;
-        }
+        for (int64_t j = i; j < N; ++j)
+            pairs.emplace_back(i, j);
+    parallelFor(pairs.size(), workers, [&](size_t p) {
+        const auto [i, j] = pairs[p];
+        const geo::Basis& a = bases[static_cast<size_t>(i)];
+        const geo::Basis& b = bases[static_cast<size_t>(j)];
+        float v = kNaNf;
+        if (a.rank > 0 && b.rank > 0)
+            v = i == j ? 0.0f : static_cast<float>(geo::geodesicDistance(geo::principalAnglesOrthonormal(a.q, b.q)));
+        out.data[static_cast<size_t>(i * N + j)] = v;
+        out.data[static_cast<size_t>(j * N + i)] = v;
+    });
     return out;
 }
 } // namespace
@@ -289,10 +309,10 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     });
     for (const std::vector<std::string>& w : layerWarnings)
         out.warnings.insert(out.warnings.end(), w.begin(), w.end());
-    if (grassmann) fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings);
+    if (grassmann) fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings, workers);
 
     // Prompt subspace distances (both kinds) and reading subspaces (Grassmann).
-    out.promptSubspaceDistance = distanceMatrix(prompt);
+    out.promptSubspaceDistance = distanceMatrix(prompt, workers);
     if (grassmann) {
         std::vector<geo::Basis> reading;
         for (size_t l = 0; l < N; ++l) {
@@ -302,7 +322,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
                                        std::to_string(reading.back().rank) + " (reading subspace smaller than r)");
             progress.advance(1);
         }
-        out.readingSubspaceDistance = distanceMatrix(reading);
+        out.readingSubspaceDistance = distanceMatrix(reading, workers);
     }
     return out;
 }

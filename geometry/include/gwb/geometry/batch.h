@@ -33,7 +33,9 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
 
 /// rho(B) of every row of b (rows x C(n,2)); NaN for zero rows.
 Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b);
-/// Planarity s1^2 / sum s_k^2 of every row of b; NaN for zero rows.
+/// Planarity s1^2 / sum s_k^2 of every row of b; NaN for zero rows. Rows within 1e-14 of a plane
+/// (planarity >= 1 - 1e-14) are certified by a Rayleigh quotient without the eigen-decomposition,
+/// to 1e-14 absolute; the others agree with planarity() to rounding.
 Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b);
 
 /// Principal angles (ascending) between planes span(a_t, a_{t-D}) and span(b_t, b_{t-D}) for every
