@@ -9,6 +9,7 @@
 #include <QFileInfo>
 
 #include <exception>
+#include <future>
 #include <iterator>
 #include <memory>
 
@@ -38,6 +39,18 @@ gwb::engine::ProgressFn progressInto(TraceJobState& state) {
         return !state.cancel.load();
     };
 }
+
+/// Puts the engine's thread count back when it goes out of scope.
+class RestoreThreads {
+public:
+    explicit RestoreThreads(int threads) : m_threads(threads) {}
+    ~RestoreThreads() { gwb::engine::setThreads(m_threads); }
+    RestoreThreads(const RestoreThreads&) = delete;
+    RestoreThreads& operator=(const RestoreThreads&) = delete;
+
+private:
+    int m_threads;
+};
 
 void enterStage(TraceJobState& state, TraceStage stage) {
     if (state.cancel.load()) throw gwb::engine::Cancelled();
@@ -269,8 +282,9 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
         out.prompt = text;
         const std::string prompt = text.toStdString();
         gwb::engine::checkUtf8(prompt);
-        for (const Slot& slot : slots) {
-            if (slot.path.isEmpty()) continue;
+        const int threads = gwb::engine::threads();
+        // Load and trace one model (its stages on the progress bar).
+        auto loadAndTrace = [&](const Slot& slot) {
             current = slot.label;
             enterStage(state, slot.load);
             const gwb::engine::Model model = cache.get(slot.path, request.device);
@@ -281,15 +295,19 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
                     (slot.kind == ModelKind::Grassmann ? "Grassmann model" : "Transformer baseline"));
             enterStage(state, slot.trace);
             gwb::engine::TraceOptions options;
-            const gwb::engine::TracePtr trace =
-                gwb::engine::trace(model, prompt, options, progressInto(state), &state.cancel);
-            enterStage(state, slot.analyse);
+            return gwb::engine::trace(model, prompt, options, progressInto(state), &state.cancel);
+        };
+        auto analyse = [&](const gwb::engine::TracePtr& trace, int analysisThreads,
+                           const gwb::engine::ProgressFn& progress) {
             gwb::engine::AnalysisOptions analysisOptions;
             analysisOptions.promptSubspaceK = request.promptSubspaceK;
-            analysisOptions.cache = analysisCache();          // the same models are traced again and again
-            analysisOptions.threads = gwb::engine::threads(); // layers in parallel
-            auto analysis = std::make_shared<const gwb::engine::TraceAnalysis>(
-                gwb::engine::analyzeTrace(*trace, analysisOptions, progressInto(state)));
+            analysisOptions.cache = analysisCache(); // the same models are traced again and again
+            analysisOptions.threads = analysisThreads;
+            return std::make_shared<const gwb::engine::TraceAnalysis>(
+                gwb::engine::analyzeTrace(*trace, analysisOptions, progress));
+        };
+        auto keep = [&](const Slot& slot, const gwb::engine::TracePtr& trace,
+                        const std::shared_ptr<const gwb::engine::TraceAnalysis>& analysis) {
             const QString notice = truncationNotice(*trace, slot.label);
             if (!notice.isEmpty()) out.notices << notice;
             for (const auto& w : analysis->warnings)
@@ -300,6 +318,37 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
             } else {
                 out.data.baseline = trace;
                 out.data.baselineAnalysis = analysis;
+            }
+        };
+        if (!slots[0].path.isEmpty() && !slots[1].path.isEmpty() && threads >= 2) {
+            // Both models: the Grassmann analysis (geometry on the CPU, no matrix library) runs on
+            // its own thread while the baseline loads, traces and is analysed on this one, each
+            // with half of the threads. Run after run, the two overlap instead of taking turns
+            // (tests/app/gui_bench). The progress bar follows the baseline meanwhile.
+            const gwb::engine::TracePtr grassmannTrace = loadAndTrace(slots[0]);
+            const int grassmannThreads = threads / 2;
+            const gwb::engine::ProgressFn cancelOnly = [&state](int64_t, int64_t) { return !state.cancel.load(); };
+            std::future<std::shared_ptr<const gwb::engine::TraceAnalysis>> grassmannAnalysis =
+                std::async(std::launch::async, analyse, grassmannTrace, grassmannThreads, cancelOnly);
+            gwb::engine::TracePtr baselineTrace;
+            std::shared_ptr<const gwb::engine::TraceAnalysis> baselineAnalysis;
+            {
+                const RestoreThreads restore(threads);
+                gwb::engine::setThreads(threads - grassmannThreads);
+                baselineTrace = loadAndTrace(slots[1]);
+                enterStage(state, slots[1].analyse);
+                baselineAnalysis = analyse(baselineTrace, threads - grassmannThreads, progressInto(state));
+            }
+            current = slots[0].label;
+            keep(slots[0], grassmannTrace, grassmannAnalysis.get());
+            current = slots[1].label;
+            keep(slots[1], baselineTrace, baselineAnalysis);
+        } else {
+            for (const Slot& slot : slots) {
+                if (slot.path.isEmpty()) continue;
+                const gwb::engine::TracePtr trace = loadAndTrace(slot);
+                enterStage(state, slot.analyse);
+                keep(slot, trace, analyse(trace, threads, progressInto(state))); // layers in parallel
             }
         }
         enterStage(state, TraceStage::Done);

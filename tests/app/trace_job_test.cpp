@@ -2,7 +2,11 @@
 
 #include "test_models.h"
 
+#include "gwb/engine/device.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 using namespace gwb::app;
 using gwb::app::test::testModels;
@@ -33,6 +37,62 @@ TEST(TraceJob, TracesAndAnalysesBothModels) {
     EXPECT_EQ(out.data.baselineAnalysis->attention.size(), 2u);
     EXPECT_EQ(static_cast<TraceStage>(state.stage.load()), TraceStage::Done);
     EXPECT_DOUBLE_EQ(state.fraction(true, true), 1.0);
+}
+
+TEST(TraceJob, WithTwoThreadsTheOverlappedJobGivesTheSameResults) {
+    // With two or more threads the Grassmann analysis runs beside the baseline's trace and
+    // analysis (half the threads each); the outcome must not depend on that, and the engine's
+    // thread count is restored afterwards.
+    ModelCache cache;
+    TraceJobState one, two;
+    const QString prompt = QStringLiteral("it is a truth universally acknowledged that a single man");
+    const TraceOutcome a = runTraceJob(request(prompt), cache, one);
+    TraceRequest r2 = request(prompt);
+    r2.threads = 2;
+    const TraceOutcome b = runTraceJob(r2, cache, two);
+    ASSERT_EQ(b.status, TraceOutcome::Status::Ok) << b.message.toStdString();
+    EXPECT_EQ(gwb::engine::threads(), 2);
+    EXPECT_EQ(static_cast<TraceStage>(two.stage.load()), TraceStage::Done);
+    ASSERT_TRUE(b.data.grassmannAnalysis && b.data.baselineAnalysis);
+    EXPECT_EQ(a.notices, b.notices);
+    const auto &ga = a.data.grassmannAnalysis->grassmann, &gb = b.data.grassmannAnalysis->grassmann;
+    ASSERT_EQ(ga.size(), gb.size());
+    for (size_t l = 0; l < ga.size(); ++l) {
+        ASSERT_EQ(ga[l].coherence.size(), gb[l].coherence.size());
+        for (size_t t = 0; t < ga[l].coherence.size(); ++t) {
+            if (std::isfinite(ga[l].coherence[t])) {
+                EXPECT_NEAR(ga[l].coherence[t], gb[l].coherence[t], 1e-5);
+            }
+        }
+    }
+    const auto &aa = a.data.baselineAnalysis->attention, &ab = b.data.baselineAnalysis->attention;
+    ASSERT_EQ(aa.size(), ab.size());
+    for (size_t l = 0; l < aa.size(); ++l)
+        for (size_t i = 0; i < aa[l].entropy.data.size(); ++i)
+            EXPECT_NEAR(aa[l].entropy.data[i], ab[l].entropy.data[i], 1e-5);
+    for (size_t t = 1; t < a.data.baseline->surprisal.size(); ++t)
+        EXPECT_NEAR(a.data.baseline->surprisal[t], b.data.baseline->surprisal[t], 1e-4);
+}
+
+TEST(TraceJob, WithTwoThreadsABadBaselineFailsWithItsMessage) {
+    // The failure comes while the Grassmann analysis runs on its own thread: the job waits for it
+    // and reports the baseline's problem.
+    ModelCache cache;
+    TraceJobState state;
+    TraceRequest missing = request(QStringLiteral("it is a truth"));
+    missing.threads = 2;
+    missing.baselinePath = QStringLiteral("/nonexistent/model.gwb");
+    TraceOutcome out = runTraceJob(missing, cache, state);
+    EXPECT_EQ(out.status, TraceOutcome::Status::Failed);
+    EXPECT_TRUE(out.message.contains(QStringLiteral("does not exist"))) << out.message.toStdString();
+    EXPECT_TRUE(out.message.contains(QStringLiteral("Transformer baseline"))) << out.message.toStdString();
+    TraceRequest wrongKind = request(QStringLiteral("it is a truth"));
+    wrongKind.threads = 2;
+    wrongKind.baselinePath = testModels().grassmann;
+    out = runTraceJob(wrongKind, cache, state);
+    EXPECT_EQ(out.status, TraceOutcome::Status::Failed);
+    EXPECT_TRUE(out.message.contains(QStringLiteral("not a Transformer baseline"))) << out.message.toStdString();
+    EXPECT_EQ(gwb::engine::threads(), 2);
 }
 
 TEST(TraceJob, LongPromptIsTruncatedWithNotice) {
