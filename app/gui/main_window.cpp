@@ -473,6 +473,12 @@ void MainWindow::continueRun(int tokens, bool sample) {
     request.prompt = m_prompt->prompt();
     request.device = m_device->currentText();
     request.threads = m_threads->value();
+    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
+        // The job computes the Saliency view's result for the token selected after the run.
+        request.withSaliency = true;
+        request.previousToken = m_data.tokenCount() > 0 ? m_selection->token() : -1;
+        request.saliencyTarget = sv->target();
+    }
     const QString problem = validateRequest(request);
     if (!problem.isEmpty()) {
         // Nothing starts; the last results stay on screen.
@@ -536,6 +542,10 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
             m_selection->setOffsetIndex(m_pendingSelection->offsetIndex);
             m_pendingSelection.reset();
         }
+        // The saliency the job computed (the view ignores it if the selection went elsewhere).
+        if (outcome.saliency)
+            if (auto* sv = view(QStringLiteral("saliency")))
+                if (auto* runner = sv->findChild<SaliencyRunner*>()) runner->deliver(*outcome.saliency);
     }
     if (!outcome.notices.isEmpty()) m_prompt->setNotice(outcome.notices.join(QLatin1Char('\n')));
     const auto primary = m_data.primary();

@@ -69,6 +69,12 @@ SaliencyRunner::~SaliencyRunner() {
     m_pool.waitForDone();
 }
 
+void SaliencyRunner::deliver(const gwb::views::SaliencyResult& result) {
+    ++m_latest;     // a request still running is stale now
+    m_pool.clear(); // and queued ones too
+    Q_EMIT ready(result);
+}
+
 void SaliencyRunner::request(const SaliencyRequest& request) {
     const quint64 id = ++m_latest;
     if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);

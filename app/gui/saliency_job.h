@@ -44,6 +44,9 @@ public:
     explicit SaliencyRunner(QObject* parent = nullptr);
     ~SaliencyRunner() override;
     void request(const SaliencyRequest& request);
+    /// A result computed elsewhere (with the run that produced the data): it supersedes any
+    /// request in flight and is emitted as `ready` now.
+    void deliver(const gwb::views::SaliencyResult& result);
 
 Q_SIGNALS:
     void ready(const gwb::views::SaliencyResult& result);

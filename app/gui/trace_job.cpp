@@ -1,10 +1,13 @@
 #include "gui/trace_job.h"
 
+#include "gui/saliency_job.h"
+
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/generate.h"
 #include "gwb/engine/import.h"
 #include "gwb/engine/tracer.h"
+#include "gwb/views/selection_policy.h"
 
 #include <QFileInfo>
 
@@ -350,6 +353,18 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
                 enterStage(state, slot.analyse);
                 keep(slot, trace, analyse(trace, threads, progressInto(state))); // layers in parallel
             }
+        }
+        if (request.withSaliency) {
+            if (state.cancel.load()) throw gwb::engine::Cancelled();
+            current.clear(); // computeSaliency reports per-model problems in the result, never throws
+            SaliencyRequest s;
+            s.grassmannPath = request.grassmannPath;
+            s.baselinePath = request.baselinePath;
+            s.device = request.device;
+            s.data = out.data;
+            s.token = gwb::views::tokenAfterRun(out.data, request.previousToken);
+            s.target = request.saliencyTarget;
+            if (s.token >= 0) out.saliency = computeSaliency(cache, s);
         }
         enterStage(state, TraceStage::Done);
         out.status = TraceOutcome::Status::Ok;

@@ -5,6 +5,7 @@
 #include "gui/import_choice.h"
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
+#include "gwb/views/saliency_view.h"
 #include "gwb/views/workbench_data.h"
 
 #include <QString>
@@ -30,6 +31,12 @@ struct TraceRequest {
     /// incremental generator of the Grassmann model (the baseline when there is no Grassmann
     /// model), append their text to the prompt and trace prompt + continuation. 0 = a plain run.
     gwb::engine::GenerateOptions continuation{.maxNew = 0, .greedy = true};
+    /// The Saliency view's result for the token the window will select after the run
+    /// (gwb::views::tokenAfterRun of the new data and previousToken), computed at the end of the
+    /// job, so that the view has it with the data instead of asking for it afterwards.
+    bool withSaliency = false;
+    int previousToken = -1; ///< the selected token before the run (-1 = none)
+    QString saliencyTarget; ///< the view's target piece ("" = the actual next token)
 };
 
 /// Steps of a run, in order; the progress bar shows the step's name.
@@ -67,6 +74,7 @@ struct TraceOutcome {
     int continuationFrom = -1;      ///< index in `prompt` (QChar) where the generated text starts; -1 = none
     int generated = 0;              ///< tokens generated
     double tokensPerSecond = 0;     ///< generation speed
+    std::optional<gwb::views::SaliencyResult> saliency; ///< with TraceRequest::withSaliency (Ok only)
 };
 
 /// Loaded models by (absolute path, device); a file changed on disk is loaded again.

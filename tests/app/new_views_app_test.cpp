@@ -9,6 +9,7 @@
 #include "test_models.h"
 
 #include "gwb/engine/npy.h"
+#include "gui/saliency_job.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection_policy.h"
 #include "gwb/views/token_strip.h"
@@ -125,6 +126,39 @@ TEST(SaliencyInWindow, ComputedOffTheGuiThreadForTheSelectedToken) {
     sv->setTarget(QStringLiteral("qqqzzzxxyy unknownword"));
     ASSERT_TRUE(QTest::qWaitFor(
         [&] { return sv->saliency().target == sv->target() && !sv->saliency().grassmannError.isEmpty(); }, kWaitMs));
+}
+
+TEST(SaliencyInWindow, ArrivesWithTheRunForTheTokenSelectedAfterIt) {
+    // The run's job computes the Saliency view's result for the token the window selects after
+    // it, so the view has it when the run finishes and asks the runner for nothing more.
+    auto w = makeWindow();
+    w->setPrompt(kPrompt);
+    QSignalSpy done(w.get(), &MainWindow::runFinished);
+    auto* sv = qobject_cast<gwb::views::SaliencyView*>(w->view(QStringLiteral("saliency")));
+    ASSERT_TRUE(sv);
+    auto* runner = sv->findChild<gwb::app::SaliencyRunner*>();
+    ASSERT_TRUE(runner);
+    for (int run = 0; run < 2; ++run) {
+        if (run == 1) { // a valid token the user chose; the view asks for its saliency at once
+            const int chosen = w->selection()->token() + 2;
+            w->selection()->setToken(chosen);
+            ASSERT_TRUE(QTest::qWaitFor([&] { return sv->saliency().token == chosen; }, kWaitMs));
+        }
+        QSignalSpy ready(runner, &gwb::app::SaliencyRunner::ready);
+        w->run();
+        ASSERT_TRUE(done.wait(kWaitMs));
+        const int t = w->selection()->token();
+        ASSERT_EQ(ready.count(), 1) << "delivered with the run";
+        EXPECT_EQ(sv->saliency().token, t);
+        ASSERT_EQ(static_cast<int64_t>(sv->saliency().grassmann.size()), w->workbenchData().grassmann->length());
+        ASSERT_EQ(static_cast<int64_t>(sv->saliency().baseline.size()), w->workbenchData().baseline->length());
+        EXPECT_NE(sv->saliency().grassmann[static_cast<size_t>(t)], 0.0f);
+        QTest::qWait(300);
+        EXPECT_EQ(ready.count(), 1) << "the view asked for the saliency again";
+        auto* strip = w->findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
+        ASSERT_TRUE(strip);
+        EXPECT_EQ(strip->overlay(), gwb::views::saliencyShares(sv->saliency().grassmann, t));
+    }
 }
 
 TEST(NewViewFigures, ReadoutDataEqualsTheTraceNpz) {

@@ -133,7 +133,7 @@ void SaliencyView::setSaliency(const SaliencyResult& result) {
     m_requestedData = m_data.primary().get();
     m_requestedToken = result.token;
     m_requestedTarget = result.target;
-    refresh();
+    requestRefresh();
 }
 
 void SaliencyView::requestIfNeeded() {
