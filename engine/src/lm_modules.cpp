@@ -289,7 +289,7 @@ torch::Tensor AttentionBlockImpl::attend(const torch::Tensor& x, BlockCapture* c
         const torch::Tensor cols =
             torch::arange(0, keys, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
         const torch::Tensor future = cols.view({1, keys}) > rows.view({n, 1});
-        scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+        scores.masked_fill_(future, -std::numeric_limits<float>::infinity()); // in place: no T x T copy
         const torch::Tensor p = torch::softmax(scores, -1);
         outs.push_back(torch::matmul(p, v.narrow(2, 0, keys)));
         if (keep) probs.push_back(keys < T ? torch::constant_pad_nd(p, {0, T - keys}) : p);

@@ -6,6 +6,7 @@
 #include "file_util.h"
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/device.h"
+#include "linear_cross_entropy.h"
 #include "model_impl.h"
 
 #include <nlohmann/json.hpp>
@@ -252,7 +253,7 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
     const auto t0 = Clock::now();
     auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
     auto report = [&](TrainProgress p) { return callback ? callback(p) : true; };
-    const int64_t L = m.config.maxLen, V = m.config.vocabSize;
+    const int64_t L = m.config.maxLen;
     const int64_t nBlocks = (static_cast<int64_t>(trainIds.size()) - 1) / L;
     if (nBlocks < 1)
         throw std::invalid_argument("training text has " + std::to_string(trainIds.size()) +
@@ -399,9 +400,10 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
                 acc[b][t] = trainIds[static_cast<size_t>(start + t)];
         }
         batch = batch.to(m.device);
-        const torch::Tensor logits = m.net->forward(batch.narrow(1, 0, L));
-        const torch::Tensor loss =
-            torch::nll_loss(torch::log_softmax(logits.reshape({-1, V}), -1), batch.narrow(1, 1, L).reshape({-1}));
+        // The tied head and the loss together, a chunk of rows at a time (no B L x V logits).
+        const torch::Tensor hidden = m.net->lnFinal(m.net->forwardHidden(batch.narrow(1, 0, L)));
+        const torch::Tensor loss = detail::linearCrossEntropy(
+            hidden.reshape({-1, hidden.size(-1)}), m.net->tokEmbed->weight, batch.narrow(1, 1, L).reshape({-1}));
         optimizer.zero_grad();
         loss.backward();
         torch::nn::utils::clip_grad_norm_(m.net->parameters(), o.gradClip);
