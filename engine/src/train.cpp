@@ -99,11 +99,13 @@ LossSum sumStreamLoss(Model::Impl& m, const std::vector<int32_t>& ids, int64_t b
             for (int64_t t = 0; t <= len0; ++t)
                 acc[static_cast<int64_t>(b)][t] = ids[static_cast<size_t>(group[b] + t)];
         block = block.to(m.device);
-        const torch::Tensor logits = m.net->forward(block.narrow(1, 0, len0));
+        // The tied head and the loss a chunk of rows at a time, as in training (no blocks x V logits).
+        const torch::Tensor hidden = m.net->lnFinal(m.net->forwardHidden(block.narrow(1, 0, len0)));
         const torch::Tensor targets = block.narrow(1, 1, len0);
         const torch::Tensor nll =
-            torch::nll_loss(torch::log_softmax(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), -1),
-                            targets.reshape({-1}), {}, at::Reduction::Sum);
+            detail::linearCrossEntropy(hidden.reshape({-1, hidden.size(-1)}).to(torch::kFloat),
+                                       m.net->tokEmbed->weight.to(torch::kFloat), targets.reshape({-1})) *
+            static_cast<double>(targets.numel());
         sum.nll += nll.item<double>();
         sum.tokens += targets.numel();
         if (progress && !progress(done, total)) throw Cancelled();
