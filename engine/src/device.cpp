@@ -86,6 +86,21 @@ int threads() {
     return n > 0 ? n : at::get_num_threads();
 }
 
+std::string blasSummary() {
+    using TextFn = char* (*)();
+    const auto config = reinterpret_cast<TextFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+    const auto core = reinterpret_cast<TextFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+    if (!config) return "not OpenBLAS (LibTorch's own BLAS, e.g. MKL)";
+    std::string s = config();
+    if (core) s += "; kernels " + std::string(core());
+    if (const char* pin = std::getenv("OPENBLAS_CORETYPE"); pin && *pin)
+        s += std::string(" (pinned by OPENBLAS_CORETYPE=") + pin + ")";
+    const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+    s += "; idle workers spin 2^" + std::string(timeout && *timeout ? timeout : "28 (default)") +
+         " cycles (OPENBLAS_THREAD_TIMEOUT)";
+    return s;
+}
+
 std::string deviceSummary(const std::string& device) {
     return device + ", " + std::to_string(threads()) + " CPU thread" + (threads() == 1 ? "" : "s");
 }

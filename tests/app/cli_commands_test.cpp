@@ -103,6 +103,10 @@ TEST_F(CliTinyModel, InfoAndEvalOnTheModel) {
     const GwbResult info = runGwb({QStringLiteral("info"), QStringLiteral("--model"), path("m.gwb")});
     ASSERT_EQ(info.code, 0) << show(info);
     EXPECT_TRUE(info.out.contains(QStringLiteral("tiny"))) << show(info);
+    // Which BLAS runs the products, its kernels and the idle-spin setting (docs/performance.md).
+    EXPECT_TRUE(info.out.contains(QStringLiteral("blas:        OpenBLAS")) ||
+                info.out.contains(QStringLiteral("blas:        not OpenBLAS")))
+        << show(info);
 
     writeText(path("eval.txt"), "it is a truth .\nthe truth is w12 w30 .\n");
     const GwbResult eval =

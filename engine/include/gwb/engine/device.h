@@ -15,5 +15,9 @@ void setThreads(int n);
 int threads();
 /// One line: "cpu, 2 threads" / "cuda:0 (NVIDIA ...), CPU threads 16".
 std::string deviceSummary(const std::string& device);
+/// One line on the BLAS behind LibTorch's CPU products: OpenBLAS's build and kernel set, whether
+/// OPENBLAS_CORETYPE pins the kernels, and how long idle workers spin (OPENBLAS_THREAD_TIMEOUT);
+/// or that the BLAS is not OpenBLAS (MKL in a pip LibTorch).
+std::string blasSummary();
 
 } // namespace gwb::engine
