@@ -476,7 +476,7 @@ void MainWindow::continueRun(int tokens, bool sample) {
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
         // The job computes the Saliency view's result for the token selected after the run.
         request.withSaliency = true;
-        request.previousToken = m_data.tokenCount() > 0 ? m_selection->token() : -1;
+        request.previousToken = selectedTokenBeforeRun();
         request.saliencyTarget = sv->target();
     }
     const QString problem = validateRequest(request);
@@ -520,10 +520,14 @@ void MainWindow::onProgress(quint64 id, const QString& stage, double fraction) {
     showStatus(stage + QStringLiteral("…"));
 }
 
+int MainWindow::selectedTokenBeforeRun() const {
+    return m_data.tokenCount() > 0 ? m_selection->token() : -1;
+}
+
 void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
     if (id != m_controller->currentRunId()) return; // stale
     setRunningUi(false);
-    const int previousToken = m_data.tokenCount() > 0 ? m_selection->token() : -1;
+    const int previousToken = selectedTokenBeforeRun();
     if (outcome.continuationFrom >= 0) {
         // The generated text joins the prompt, tinted until the user edits it.
         m_prompt->setPrompt(outcome.prompt);

@@ -147,6 +147,8 @@ private:
 
     void onRunStarted(quint64 id);
     void onProgress(quint64 id, const QString& stage, double fraction);
+    /// The selected token a run starts from (tokenAfterRun keeps it when it stays valid); -1 = no data.
+    int selectedTokenBeforeRun() const;
     void onFinished(quint64 id, const TraceOutcome& outcome);
     void onFailed(quint64 id, const QString& message);
     void onCancelled(quint64 id);

@@ -43,18 +43,6 @@ gwb::engine::ProgressFn progressInto(TraceJobState& state) {
     };
 }
 
-/// Puts the engine's thread count back when it goes out of scope.
-class RestoreThreads {
-public:
-    explicit RestoreThreads(int threads) : m_threads(threads) {}
-    ~RestoreThreads() { gwb::engine::setThreads(m_threads); }
-    RestoreThreads(const RestoreThreads&) = delete;
-    RestoreThreads& operator=(const RestoreThreads&) = delete;
-
-private:
-    int m_threads;
-};
-
 void enterStage(TraceJobState& state, TraceStage stage) {
     if (state.cancel.load()) throw gwb::engine::Cancelled();
     state.done.store(0);
@@ -336,8 +324,7 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
             gwb::engine::TracePtr baselineTrace;
             std::shared_ptr<const gwb::engine::TraceAnalysis> baselineAnalysis;
             {
-                const RestoreThreads restore(threads);
-                gwb::engine::setThreads(threads - grassmannThreads);
+                const gwb::engine::ScopedThreads baselineThreads(threads - grassmannThreads);
                 baselineTrace = loadAndTrace(slots[1]);
                 enterStage(state, slots[1].analyse);
                 baselineAnalysis = analyse(baselineTrace, threads - grassmannThreads, progressInto(state));

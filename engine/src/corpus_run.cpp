@@ -75,18 +75,6 @@ void checkOptions(const Model& model, const Model* baseline, const CorpusOptions
     }
 }
 
-/// The forward passes' thread count for the length of a corpus run, restored afterwards.
-class ScopedThreads {
-public:
-    explicit ScopedThreads(int n) : m_previous(threads()) { setThreads(n); }
-    ~ScopedThreads() { setThreads(m_previous); }
-    ScopedThreads(const ScopedThreads&) = delete;
-    ScopedThreads& operator=(const ScopedThreads&) = delete;
-
-private:
-    int m_previous;
-};
-
 } // namespace
 
 CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOptions& o,

@@ -2,6 +2,8 @@
 
 #include "lm_modules.h"
 
+#include "linear_cross_entropy.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -423,6 +425,11 @@ torch::Tensor LanguageModelImpl::blocksFrom(const torch::Tensor& h0, ForwardCapt
 
 torch::Tensor LanguageModelImpl::forward(const torch::Tensor& ids, ForwardCapture* capture) {
     return forwardFromEmbedding(embed(ids), capture);
+}
+
+torch::Tensor LanguageModelImpl::nextTokenLoss(const torch::Tensor& h, const torch::Tensor& targets) {
+    const torch::Tensor x = lnFinal(h);
+    return detail::linearCrossEntropy(x.reshape({-1, x.size(-1)}), tokEmbed->weight, targets.reshape({-1}));
 }
 
 torch::Tensor LanguageModelImpl::head(const torch::Tensor& h) {

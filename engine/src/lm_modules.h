@@ -137,6 +137,9 @@ public:
     torch::Tensor forwardHidden(const torch::Tensor& ids, ForwardCapture* capture = nullptr);
     /// Final LayerNorm + tied head on any state B x T x d (logit lens).
     torch::Tensor head(const torch::Tensor& h);
+    /// Mean next-token cross-entropy of head(h) against targets (B x T ids), i.e.
+    /// nll_loss(log_softmax(head(h))), without the B T x V logits (detail::linearCrossEntropy).
+    torch::Tensor nextTokenLoss(const torch::Tensor& h, const torch::Tensor& targets);
 
     /// N(0, 0.02) weights, zero biases, LayerNorm 1/0.
     void resetParameters();

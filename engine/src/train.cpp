@@ -6,7 +6,6 @@
 #include "file_util.h"
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/device.h"
-#include "linear_cross_entropy.h"
 #include "model_impl.h"
 
 #include <nlohmann/json.hpp>
@@ -99,13 +98,9 @@ LossSum sumStreamLoss(Model::Impl& m, const std::vector<int32_t>& ids, int64_t b
             for (int64_t t = 0; t <= len0; ++t)
                 acc[static_cast<int64_t>(b)][t] = ids[static_cast<size_t>(group[b] + t)];
         block = block.to(m.device);
-        // The tied head and the loss a chunk of rows at a time, as in training (no blocks x V logits).
-        const torch::Tensor hidden = m.net->lnFinal(m.net->forwardHidden(block.narrow(1, 0, len0)));
         const torch::Tensor targets = block.narrow(1, 1, len0);
-        const torch::Tensor nll =
-            detail::linearCrossEntropy(hidden.reshape({-1, hidden.size(-1)}).to(torch::kFloat),
-                                       m.net->tokEmbed->weight.to(torch::kFloat), targets.reshape({-1})) *
-            static_cast<double>(targets.numel());
+        const torch::Tensor nll = m.net->nextTokenLoss(m.net->forwardHidden(block.narrow(1, 0, len0)), targets) *
+                                  static_cast<double>(targets.numel());
         sum.nll += nll.item<double>();
         sum.tokens += targets.numel();
         if (progress && !progress(done, total)) throw Cancelled();
@@ -402,10 +397,8 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
                 acc[b][t] = trainIds[static_cast<size_t>(start + t)];
         }
         batch = batch.to(m.device);
-        // The tied head and the loss together, a chunk of rows at a time (no B L x V logits).
-        const torch::Tensor hidden = m.net->lnFinal(m.net->forwardHidden(batch.narrow(1, 0, L)));
-        const torch::Tensor loss = detail::linearCrossEntropy(
-            hidden.reshape({-1, hidden.size(-1)}), m.net->tokEmbed->weight, batch.narrow(1, 1, L).reshape({-1}));
+        const torch::Tensor loss =
+            m.net->nextTokenLoss(m.net->forwardHidden(batch.narrow(1, 0, L)), batch.narrow(1, 1, L));
         optimizer.zero_grad();
         loss.backward();
         torch::nn::utils::clip_grad_norm_(m.net->parameters(), o.gradClip);

@@ -13,6 +13,18 @@ std::string resolveDevice(const std::string& choice);
 /// Intra-op threads; n <= 0 means all cores.
 void setThreads(int n);
 int threads();
+
+/// setThreads(n) for as long as it lives, then the count from before.
+class ScopedThreads {
+public:
+    explicit ScopedThreads(int n) : m_previous(threads()) { setThreads(n); }
+    ~ScopedThreads() { setThreads(m_previous); }
+    ScopedThreads(const ScopedThreads&) = delete;
+    ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+private:
+    int m_previous;
+};
 /// One line: "cpu, 2 threads" / "cuda:0 (NVIDIA ...), CPU threads 16".
 std::string deviceSummary(const std::string& device);
 /// One line on the BLAS behind LibTorch's CPU products: OpenBLAS's build and kernel set, whether
