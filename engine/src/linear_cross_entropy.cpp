@@ -1,5 +1,7 @@
 #include "linear_cross_entropy.h"
 
+#include "row_scan.h"
+
 #include <algorithm>
 
 namespace gwb::engine::detail {
@@ -14,61 +16,92 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+int64_t chunkRowsFor(int64_t chunkRows, int64_t N, int64_t V) {
+    return std::min(chunkRows > 0 ? chunkRows : linearCrossEntropyChunkRows(V), std::max<int64_t>(N, 1));
+}
+
+/// Sum over a chunk's rows of lse - logit[target] (double), with the chunk's logits `l` (n x V)
+/// replaced by softmax(l) - onehot(targets) when `gradient` is set (left as they are otherwise).
+torch::Tensor chunkLoss(torch::Tensor& l, const torch::Tensor& targets, bool gradient) {
+    const int64_t n = l.size(0), V = l.size(1);
+    if (l.is_cpu() && l.scalar_type() == torch::kFloat && l.is_contiguous()) {
+        torch::Tensor lse = torch::empty({n}, l.options()), picked = torch::empty({n}, l.options());
+        if (gradient) {
+            softmaxMinusOneHotRows(l.data_ptr<float>(), n, V, targets.data_ptr<int64_t>(), lse.data_ptr<float>(),
+                                   picked.data_ptr<float>());
+        } else {
+            const RowScan scan = scanRows(l.data_ptr<float>(), n, V, 0, targets.data_ptr<int64_t>(), n);
+            std::copy(scan.lse.begin(), scan.lse.end(), lse.data_ptr<float>());
+            std::copy(scan.target.begin(), scan.target.end(), picked.data_ptr<float>());
+        }
+        return (lse.to(torch::kDouble) - picked.to(torch::kDouble)).sum();
+    }
+    // Other devices and dtypes: torch's operations.
+    const torch::Tensor lse = torch::logsumexp(l, 1, /*keepdim=*/true);
+    const torch::Tensor picked = l.gather(1, targets.view({n, 1}));
+    const torch::Tensor sum = (lse - picked).sum().to(torch::kDouble);
+    if (gradient) {
+        l.sub_(lse).exp_();
+        l.scatter_add_(1, targets.view({n, 1}), torch::full({n, 1}, -1.0, l.options()));
+    }
+    return sum;
+}
+
+/// The loss and its gradients in one pass: the gradient of a chunk's logits (softmax - onehot) is
+/// known as soon as the chunk's log-sum-exp is, so forward turns it into the gradients of x and
+/// E right away (d loss / d x = G E / N, d loss / d E = G^T x / N) and backward only scales them by
+/// the upstream gradient. Three products of the head's size, as for unchunked logits, and no
+/// recomputation of the logits in backward.
 class LinearCrossEntropy : public torch::autograd::Function<LinearCrossEntropy> {
 public:
     static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
                                  const torch::Tensor& targets, int64_t chunkRows) {
         const int64_t N = x.size(0), V = weight.size(0);
-        const int64_t rows =
-            std::min(chunkRows > 0 ? chunkRows : linearCrossEntropyChunkRows(V), std::max<int64_t>(N, 1));
-        ctx->saved_data["rows"] = rows;
+        const int64_t rows = chunkRowsFor(chunkRows, N, V);
         torch::Tensor logits = torch::empty({rows, V}, x.options());
-        torch::Tensor lse = torch::empty({N}, x.options());
+        torch::Tensor gx = torch::empty_like(x);
+        torch::Tensor gw = torch::zeros_like(weight);
         torch::Tensor sum = torch::zeros({}, x.options().dtype(torch::kDouble));
         const torch::Tensor wt = weight.t();
         for (int64_t s = 0; s < N; s += rows) {
             const int64_t n = std::min(rows, N - s);
             torch::Tensor l = logits.narrow(0, 0, n);
-            torch::mm_out(l, x.narrow(0, s, n), wt);
-            const torch::Tensor chunkLse = torch::logsumexp(l, 1);
-            lse.narrow(0, s, n).copy_(chunkLse);
-            const torch::Tensor picked = l.gather(1, targets.narrow(0, s, n).view({n, 1})).view({n});
-            sum += (chunkLse - picked).sum().to(torch::kDouble);
+            const torch::Tensor xs = x.narrow(0, s, n);
+            torch::mm_out(l, xs, wt);
+            sum += chunkLoss(l, targets.narrow(0, s, n), /*gradient=*/true);
+            torch::Tensor gxs = gx.narrow(0, s, n);
+            torch::mm_out(gxs, l, weight);
+            gw.addmm_(l.t(), xs);
         }
-        ctx->save_for_backward({x, weight, targets, lse});
+        ctx->save_for_backward({gx, gw});
+        ctx->saved_data["rows"] = N;
         return (sum / static_cast<double>(std::max<int64_t>(N, 1))).to(x.scalar_type());
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         const variable_list saved = ctx->get_saved_variables();
-        const torch::Tensor& x = saved[0];
-        const torch::Tensor& weight = saved[1];
-        const torch::Tensor& targets = saved[2];
-        const torch::Tensor& lse = saved[3];
-        const int64_t N = x.size(0), V = weight.size(0);
-        const int64_t rows = ctx->saved_data["rows"].toInt();
-        // d loss / d logits = (softmax - onehot(target)) * grad / N, chunk by chunk.
+        const int64_t N = ctx->saved_data["rows"].toInt();
         const torch::Tensor scale = grads[0] / static_cast<double>(std::max<int64_t>(N, 1));
-        torch::Tensor gx = torch::empty_like(x);
-        torch::Tensor gw = torch::zeros_like(weight);
-        torch::Tensor buffer = torch::empty({rows, V}, x.options());
-        const torch::Tensor minusOne = torch::full({rows, 1}, -1.0, x.options());
-        const torch::Tensor wt = weight.t();
-        for (int64_t s = 0; s < N; s += rows) {
-            const int64_t n = std::min(rows, N - s);
-            torch::Tensor g = buffer.narrow(0, 0, n);
-            const torch::Tensor xs = x.narrow(0, s, n);
-            torch::mm_out(g, xs, wt);
-            g.sub_(lse.narrow(0, s, n).view({n, 1})).exp_();
-            g.scatter_add_(1, targets.narrow(0, s, n).view({n, 1}), minusOne.narrow(0, 0, n));
-            g.mul_(scale);
-            torch::Tensor gxs = gx.narrow(0, s, n);
-            torch::mm_out(gxs, g, weight);
-            gw.addmm_(g.t(), xs);
-        }
-        return {gx, gw, torch::Tensor(), torch::Tensor()};
+        return {saved[0] * scale, saved[1] * scale, torch::Tensor(), torch::Tensor()};
     }
 };
+
+/// The loss alone (no gradient wanted): the chunks' log-sum-exp only.
+torch::Tensor lossOnly(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets,
+                       int64_t chunkRows) {
+    const int64_t N = x.size(0), V = weight.size(0);
+    const int64_t rows = chunkRowsFor(chunkRows, N, V);
+    torch::Tensor logits = torch::empty({rows, V}, x.options());
+    torch::Tensor sum = torch::zeros({}, x.options().dtype(torch::kDouble));
+    const torch::Tensor wt = weight.t();
+    for (int64_t s = 0; s < N; s += rows) {
+        const int64_t n = std::min(rows, N - s);
+        torch::Tensor l = logits.narrow(0, 0, n);
+        torch::mm_out(l, x.narrow(0, s, n), wt);
+        sum += chunkLoss(l, targets.narrow(0, s, n), /*gradient=*/false);
+    }
+    return (sum / static_cast<double>(std::max<int64_t>(N, 1))).to(x.scalar_type());
+}
 
 } // namespace
 
@@ -77,7 +110,16 @@ torch::Tensor linearCrossEntropy(const torch::Tensor& x, const torch::Tensor& we
     TORCH_CHECK(x.dim() == 2 && weight.dim() == 2 && x.size(1) == weight.size(1),
                 "linearCrossEntropy: x must be N x d and the weight V x d");
     TORCH_CHECK(targets.dim() == 1 && targets.size(0) == x.size(0), "linearCrossEntropy: one target per row");
-    return LinearCrossEntropy::apply(x.contiguous(), weight, targets.to(torch::kLong).contiguous(), chunkRows);
+    const torch::Tensor t = targets.to(torch::kLong).contiguous();
+    if (t.numel() > 0) {
+        const int64_t lo = t.min().item<int64_t>(), hi = t.max().item<int64_t>();
+        TORCH_CHECK(lo >= 0 && hi < weight.size(0), "linearCrossEntropy: target ", lo < 0 ? lo : hi,
+                    " is outside the vocabulary of ", weight.size(0));
+    }
+    if (torch::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad()))
+        return LinearCrossEntropy::apply(x.contiguous(), weight, t, chunkRows);
+    torch::NoGradGuard noGrad;
+    return lossOnly(x.contiguous(), weight, t, chunkRows);
 }
 
 } // namespace gwb::engine::detail

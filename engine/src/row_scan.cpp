@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -76,6 +77,35 @@ void scanRowPortable(const float* row, int64_t V, int64_t K, RowOut& o) {
     for (int64_t v = 0; v < V; ++v)
         s += std::exp(row[v] - mx);
     o.lse = mx + static_cast<float>(std::log(s));
+}
+
+/// The special rows of softmaxMinusOneHotRows: true (and the row set to NaN) when the maximum is
+/// not finite or the row has a NaN.
+inline bool specialSoftmaxRow(float* row, int64_t V, float mx, bool nan, float& lse) {
+    if (!nan && !std::isinf(mx)) return false;
+    lse = nan ? kNaN : mx;
+    std::fill(row, row + V, kNaN);
+    return true;
+}
+
+void softmaxRowPortable(float* row, int64_t V, int64_t target, float& lse) {
+    float mx = -kInf;
+    bool nan = false;
+    for (int64_t v = 0; v < V; ++v) {
+        nan = nan || row[v] != row[v];
+        mx = row[v] > mx ? row[v] : mx;
+    }
+    if (specialSoftmaxRow(row, V, mx, nan, lse)) return;
+    double s = 0;
+    for (int64_t v = 0; v < V; ++v) {
+        row[v] = std::exp(row[v] - mx);
+        s += row[v];
+    }
+    lse = mx + static_cast<float>(std::log(s));
+    const float inv = static_cast<float>(1.0 / s);
+    for (int64_t v = 0; v < V; ++v)
+        row[v] *= inv;
+    row[target] -= 1.0f;
 }
 
 #ifdef GWB_ROW_SCAN_X86
@@ -164,6 +194,49 @@ __attribute__((target("avx2,fma"))) void scanRowAvx2(const float* row, int64_t V
     o.lse = mx + static_cast<float>(std::log(s));
 }
 
+__attribute__((target("avx2,fma"))) void softmaxRowAvx2(float* row, int64_t V, int64_t target, float& lse) {
+    const int64_t V8 = V & ~int64_t{7};
+    __m256 vmax = _mm256_set1_ps(-kInf);
+    __m256 vnan = _mm256_setzero_ps();
+    for (int64_t v = 0; v < V8; v += 8) {
+        const __m256 x = _mm256_loadu_ps(row + v);
+        vmax = _mm256_max_ps(x, vmax);
+        vnan = _mm256_or_ps(vnan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    }
+    float mx = horizontalMax(vmax);
+    bool nan = _mm256_movemask_ps(vnan) != 0;
+    for (int64_t v = V8; v < V; ++v) {
+        nan = nan || row[v] != row[v];
+        mx = row[v] > mx ? row[v] : mx;
+    }
+    if (specialSoftmaxRow(row, V, mx, nan, lse)) return;
+    // exp(x - max) written back and summed in double, then scaled by 1 / sum: one exponential per
+    // entry.
+    const __m256 vm = _mm256_set1_ps(mx);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    for (int64_t v = 0; v < V8; v += 8) {
+        const __m256 x = _mm256_sub_ps(_mm256_loadu_ps(row + v), vm);
+        // exp8 clamps its input at -87.3; below that the probability is 0 (an -inf logit's is exactly 0).
+        const __m256 e = _mm256_and_ps(exp8(x), _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365478515625f), _CMP_GE_OQ));
+        _mm256_storeu_ps(row + v, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double s = horizontalSum(_mm256_add_pd(s0, s1));
+    for (int64_t v = V8; v < V; ++v) {
+        row[v] = std::exp(row[v] - mx);
+        s += row[v];
+    }
+    lse = mx + static_cast<float>(std::log(s));
+    const float inv = static_cast<float>(1.0 / s);
+    const __m256 vinv = _mm256_set1_ps(inv);
+    for (int64_t v = 0; v < V8; v += 8)
+        _mm256_storeu_ps(row + v, _mm256_mul_ps(_mm256_loadu_ps(row + v), vinv));
+    for (int64_t v = V8; v < V; ++v)
+        row[v] *= inv;
+    row[target] -= 1.0f;
+}
+
 bool cpuHasAvx2() {
     static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return has;
@@ -214,6 +287,26 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
         }
     });
     return r;
+}
+
+void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
+                            RowKernel kernel) {
+    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            float* row = logits + i * V;
+            picked[i] = row[target[i]];
+#ifdef GWB_ROW_SCAN_X86
+            if (avx2)
+                softmaxRowAvx2(row, V, target[i], lse[i]);
+            else
+                softmaxRowPortable(row, V, target[i], lse[i]);
+#else
+            (void)avx2;
+            softmaxRowPortable(row, V, target[i], lse[i]);
+#endif
+        }
+    });
 }
 
 } // namespace gwb::engine::detail

@@ -28,6 +28,15 @@ enum class RowKernel { Auto, Portable };
 RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int64_t* next, int64_t m,
                  RowKernel kernel = RowKernel::Auto);
 
+/// The cross-entropy rows of the training loss, in place: for each row i in [0, n) of `logits`
+/// (row-major, n x V), lse[i] = log sum_v exp(row[v]) and picked[i] = row[target[i]], and the row
+/// is replaced by softmax(row) - onehot(target[i]), the row's gradient of lse[i] - picked[i].
+/// Three passes over a row while it is in cache (max, sum of exponentials in double, the softmax),
+/// rows split over LibTorch's threads; same exponential as scanRows. A row with a NaN or an
+/// infinity gives lse = NaN or +-inf as log_softmax would, and a row of NaN.
+void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
+                            RowKernel kernel = RowKernel::Auto);
+
 /// True when RowKernel::Auto runs the AVX2 kernels on this CPU.
 bool rowScanUsesAvx2();
 

@@ -48,6 +48,28 @@ TEST(LinearCrossEntropy, FloatMatchesAndChunksStayUnder16MiB) {
     EXPECT_NEAR(loss.item<double>(), ref.item<double>(), 1e-5);
     EXPECT_LE((x.grad() - xr.grad()).abs().max().item<double>(), 1e-6);
     EXPECT_LE((w.grad() - wr.grad()).abs().max().item<double>(), 1e-6);
+    // Without a gradient (evaluation) the same value comes from the log-sum-exp scan alone.
+    {
+        torch::NoGradGuard noGrad;
+        EXPECT_NEAR(linearCrossEntropy(x0, w0, t, 64).item<double>(), ref.item<double>(), 1e-5);
+    }
+    {
+        torch::InferenceMode inference;
+        EXPECT_NEAR(linearCrossEntropy(x0, w0, t).item<double>(), ref.item<double>(), 1e-5);
+    }
+}
+
+TEST(LinearCrossEntropy, TargetsOutsideTheVocabularyAreAnError) {
+    const torch::Tensor x = torch::randn({4, 3}), w = torch::randn({10, 3});
+    for (int64_t bad : {-1, 10}) {
+        const torch::Tensor t = torch::tensor(std::vector<int64_t>{0, 1, bad, 2});
+        try {
+            linearCrossEntropy(x, w, t);
+            ADD_FAILURE() << "target " << bad << " accepted";
+        } catch (const c10::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("outside the vocabulary of 10"), std::string::npos) << e.what();
+        }
+    }
 }
 
 } // namespace

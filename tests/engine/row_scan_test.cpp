@@ -1,5 +1,6 @@
 // detail::scanRows (the CPU's one pass per logits row for surprisal and the logit lens) against
-// torch in double precision: log-sum-exp, top K with its tie order, the next token's rank.
+// torch in double precision: log-sum-exp, top K with its tie order, the next token's rank; and
+// detail::softmaxMinusOneHotRows (the training loss's rows) against torch's softmax in double.
 #include "row_scan.h"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,67 @@ TEST(RowScan, SpecialRows) {
         EXPECT_EQ(r.lse[2], inf);
         EXPECT_EQ(r.topId[4], 20);
         EXPECT_NEAR(r.lse[3], 0.5 + std::log(static_cast<double>(V - 1)), 1e-6);
+    }
+}
+
+/// softmaxMinusOneHotRows with `kernel` against torch in double: lse, the picked logit, and the
+/// row turned into softmax - onehot(target).
+void expectSoftmaxRowsMatchTorch(const std::vector<float>& x, int64_t n, int64_t V, RowKernel kernel) {
+    std::vector<int64_t> target(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+        target[static_cast<size_t>(i)] = (i * 7919 + 3) % V;
+    std::vector<float> rows = x, lse(static_cast<size_t>(n)), picked(static_cast<size_t>(n));
+    softmaxMinusOneHotRows(rows.data(), n, V, target.data(), lse.data(), picked.data(), kernel);
+    const torch::Tensor t = torch::from_blob(const_cast<float*>(x.data()), {n, V}, torch::kFloat).to(torch::kDouble);
+    const torch::Tensor wantLse = torch::logsumexp(t, 1);
+    torch::Tensor wantRows = torch::softmax(t, 1);
+    for (int64_t i = 0; i < n; ++i)
+        wantRows[i][target[static_cast<size_t>(i)]] -= 1.0;
+    const torch::Tensor got = torch::from_blob(rows.data(), {n, V}, torch::kFloat).to(torch::kDouble);
+    for (int64_t i = 0; i < n; ++i) {
+        SCOPED_TRACE("row " + std::to_string(i) + ", V " + std::to_string(V));
+        const double want = wantLse[i].item<double>();
+        EXPECT_NEAR(lse[static_cast<size_t>(i)], want, 2e-6 * std::max(1.0, std::abs(want)));
+        EXPECT_EQ(picked[static_cast<size_t>(i)], x[static_cast<size_t>(i * V + target[static_cast<size_t>(i)])]);
+        // Entries are probabilities (in [0, 1]) or a probability minus 1: absolute error ~1e-7.
+        EXPECT_LE((got[i] - wantRows[i]).abs().max().item<double>(), 1e-6);
+        EXPECT_NEAR(got[i].sum().item<double>(), 0.0, 1e-5); // sum of softmax - onehot
+    }
+}
+
+TEST(SoftmaxRows, MatchTorchForEveryWidth) {
+    for (int64_t V : {1, 5, 8, 9, 15, 16, 17, 1003, 8000, 30522})
+        for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
+            SCOPED_TRACE(kernel == RowKernel::Auto ? "auto kernel" : "portable kernel");
+            expectSoftmaxRowsMatchTorch(randomLogits(5, V, 3.0f, static_cast<unsigned>(V + 1)), 5, V, kernel);
+            expectSoftmaxRowsMatchTorch(randomLogits(3, V, 60.0f, static_cast<unsigned>(V + 2)), 3, V, kernel);
+        }
+}
+
+TEST(SoftmaxRows, SpecialRowsGiveNaNRowsAndTorchsLogSumExp) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const int64_t V = 37;
+    std::vector<float> x(static_cast<size_t>(4 * V), 0.5f);
+    x[3] = std::nanf("");           // row 0: a NaN
+    for (int64_t v = 0; v < V; ++v) // row 1: all -inf
+        x[static_cast<size_t>(V + v)] = -inf;
+    x[static_cast<size_t>(2 * V + 20)] = inf;  // row 2: one +inf
+    x[static_cast<size_t>(3 * V + 30)] = -inf; // row 3: one -inf among finite entries
+    const std::vector<int64_t> target = {0, 1, 2, 4};
+    for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
+        std::vector<float> rows = x, lse(4), picked(4);
+        softmaxMinusOneHotRows(rows.data(), 4, V, target.data(), lse.data(), picked.data(), kernel);
+        EXPECT_TRUE(std::isnan(lse[0]));
+        EXPECT_EQ(lse[1], -inf);
+        EXPECT_EQ(lse[2], inf);
+        for (int64_t i = 0; i < 3; ++i)
+            for (int64_t v = 0; v < V; ++v)
+                EXPECT_TRUE(std::isnan(rows[static_cast<size_t>(i * V + v)])) << i << " " << v;
+        // Row 3: the -inf entry has probability 0; the others 1/36, the target's minus 1.
+        EXPECT_NEAR(lse[3], 0.5 + std::log(36.0), 1e-6);
+        EXPECT_EQ(rows[static_cast<size_t>(3 * V + 30)], 0.0f);
+        EXPECT_NEAR(rows[static_cast<size_t>(3 * V + 5)], 1.0 / 36, 1e-7);
+        EXPECT_NEAR(rows[static_cast<size_t>(3 * V + 4)], 1.0 / 36 - 1, 1e-7);
     }
 }
 
