@@ -1,6 +1,7 @@
 #include "row_scan.h"
 
-#include <ATen/Parallel.h>
+#include "gwb/engine/device.h"
+#include "trace/parallel_for.h"
 
 #include <algorithm>
 #include <cmath>
@@ -264,27 +265,26 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
     r.target.assign(static_cast<size_t>(m), 0.0f);
     r.above.assign(static_cast<size_t>(m), 0);
     const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
-    at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-            const float* row = logits + i * V;
-            RowOut o{r.topValue.data() + i * K, r.topId.data() + i * K, nullptr, nullptr, 0.0f, 0.0f};
-            if (i < m) {
-                r.target[static_cast<size_t>(i)] = row[next[i]];
-                o.target = &r.target[static_cast<size_t>(i)];
-                o.above = &r.above[static_cast<size_t>(i)];
-            }
-#ifdef GWB_ROW_SCAN_X86
-            if (avx2)
-                scanRowAvx2(row, V, K, o);
-            else
-                scanRowPortable(row, V, K, o);
-#else
-            (void)avx2;
-            scanRowPortable(row, V, K, o);
-#endif
-            r.max[static_cast<size_t>(i)] = o.max;
-            r.lse[static_cast<size_t>(i)] = o.lse;
+    parallelFor(static_cast<size_t>(n), threads(), [&](size_t index) {
+        const auto i = static_cast<int64_t>(index);
+        const float* row = logits + i * V;
+        RowOut o{r.topValue.data() + i * K, r.topId.data() + i * K, nullptr, nullptr, 0.0f, 0.0f};
+        if (i < m) {
+            r.target[static_cast<size_t>(i)] = row[next[i]];
+            o.target = &r.target[static_cast<size_t>(i)];
+            o.above = &r.above[static_cast<size_t>(i)];
         }
+#ifdef GWB_ROW_SCAN_X86
+        if (avx2)
+            scanRowAvx2(row, V, K, o);
+        else
+            scanRowPortable(row, V, K, o);
+#else
+        (void)avx2;
+        scanRowPortable(row, V, K, o);
+#endif
+        r.max[static_cast<size_t>(i)] = o.max;
+        r.lse[static_cast<size_t>(i)] = o.lse;
     });
     return r;
 }
@@ -292,20 +292,19 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
 void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
                             RowKernel kernel) {
     const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
-    at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-            float* row = logits + i * V;
-            picked[i] = row[target[i]];
+    parallelFor(static_cast<size_t>(n), threads(), [&](size_t index) {
+        const auto i = static_cast<int64_t>(index);
+        float* row = logits + i * V;
+        picked[i] = row[target[i]];
 #ifdef GWB_ROW_SCAN_X86
-            if (avx2)
-                softmaxRowAvx2(row, V, target[i], lse[i]);
-            else
-                softmaxRowPortable(row, V, target[i], lse[i]);
-#else
-            (void)avx2;
+        if (avx2)
+            softmaxRowAvx2(row, V, target[i], lse[i]);
+        else
             softmaxRowPortable(row, V, target[i], lse[i]);
+#else
+        (void)avx2;
+        softmaxRowPortable(row, V, target[i], lse[i]);
 #endif
-        }
     });
 }
 

@@ -22,9 +22,9 @@ struct RowScan {
 enum class RowKernel { Auto, Portable };
 
 /// Scans rows [0, n) of `logits` (row-major, n x V). K may be 0 (no top-K); rows i < m also get
-/// the logit and rank of next[i] (next may be null when m = 0). Rows are split over LibTorch's
-/// threads. The AVX2 kernel's exponential has a relative error of about 1e-7 per term (summed in
-/// double); the portable kernel uses the C library's.
+/// the logit and rank of next[i] (next may be null when m = 0). Rows are split over the engine's
+/// threads (gwb::engine::threads()). The AVX2 kernel's exponential has a relative error of about 1e-7 per term (summed
+/// in double); the portable kernel uses the C library's.
 RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int64_t* next, int64_t m,
                  RowKernel kernel = RowKernel::Auto);
 
@@ -32,7 +32,7 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
 /// (row-major, n x V), lse[i] = log sum_v exp(row[v]) and picked[i] = row[target[i]], and the row
 /// is replaced by softmax(row) - onehot(target[i]), the row's gradient of lse[i] - picked[i].
 /// Three passes over a row while it is in cache (max, sum of exponentials in double, the softmax),
-/// rows split over LibTorch's threads; same exponential as scanRows. A row with a NaN or an
+/// rows split over the engine's threads; same exponential as scanRows. A row with a NaN or an
 /// infinity gives lse = NaN or +-inf as log_softmax would, and a row of NaN.
 void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
                             RowKernel kernel = RowKernel::Auto);

@@ -3,6 +3,7 @@
 
 #include "gwb/engine/analysis.h"
 #include "gwb/geometry/types.h"
+#include "parallel_for.h"
 
 #include <functional>
 #include <limits>
@@ -35,10 +36,7 @@ private:
     std::mutex m_mutex;
 };
 
-/// Runs fn(0) ... fn(n-1) on up to `workers` threads (the caller's among them). The first
-/// exception thrown by any fn is rethrown here after every thread has stopped; the others then
-/// start no further items.
-void parallelFor(size_t n, int workers, const std::function<void(size_t)>& fn);
+using detail::parallelFor; // parallel_for.h
 
 /// Fills the read-out fields of `out` (analysis_readout.cpp) from the layer's weights, z and the
 /// mean bivectors B (T x C(r,2)) with their valid-offset counts. Advances progress by T. The
