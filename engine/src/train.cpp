@@ -3,6 +3,7 @@
 
 #include "gwb/engine/train.h"
 
+#include "adamw_step.h"
 #include "file_util.h"
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/device.h"
@@ -402,7 +403,7 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
         optimizer.zero_grad();
         loss.backward();
         torch::nn::utils::clip_grad_norm_(m.net->parameters(), o.gradClip);
-        optimizer.step();
+        detail::adamwStep(optimizer);
         ++step;
         tokensSeen += o.batch * L;
         tokensSinceReport += o.batch * L;
