@@ -2,11 +2,11 @@
 
 #include "lm_modules.h"
 
+#include "causal_softmax.h"
 #include "linear_cross_entropy.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace gwb::engine {
 
@@ -285,14 +285,8 @@ torch::Tensor AttentionBlockImpl::attend(const torch::Tensor& x, BlockCapture* c
     for (int64_t s = 0; s < T; s += chunk) {
         const int64_t n = std::min(chunk, T - s);
         const int64_t keys = s + n; // query rows s..s+n-1 see keys 0..s+n-1
-        torch::Tensor scores = torch::matmul(q.narrow(2, s, n), k.narrow(2, 0, keys).transpose(-2, -1)) * scale;
-        const torch::Tensor rows =
-            torch::arange(s, s + n, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
-        const torch::Tensor cols =
-            torch::arange(0, keys, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
-        const torch::Tensor future = cols.view({1, keys}) > rows.view({n, 1});
-        scores.masked_fill_(future, -std::numeric_limits<float>::infinity()); // in place: no T x T copy
-        const torch::Tensor p = torch::softmax(scores, -1);
+        const torch::Tensor scores = torch::matmul(q.narrow(2, s, n), k.narrow(2, 0, keys).transpose(-2, -1));
+        const torch::Tensor p = detail::causalSoftmax(scores, scale, s); // future keys get weight 0
         outs.push_back(torch::matmul(p, v.narrow(2, 0, keys)));
         if (keep) probs.push_back(keys < T ? torch::constant_pad_nd(p, {0, T - keys}) : p);
     }

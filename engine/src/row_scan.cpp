@@ -109,6 +109,31 @@ void softmaxRowPortable(float* row, int64_t V, int64_t target, float& lse) {
     row[target] -= 1.0f;
 }
 
+void causalRowPortable(const float* in, float* out, int64_t valid, int64_t keys, float scale) {
+    float mx = -kInf;
+    for (int64_t j = 0; j < valid; ++j)
+        mx = std::max(mx, scale * in[j]);
+    double s = 0;
+    for (int64_t j = 0; j < valid; ++j) {
+        out[j] = std::exp(scale * in[j] - mx);
+        s += out[j];
+    }
+    const float inv = static_cast<float>(1.0 / s);
+    for (int64_t j = 0; j < valid; ++j)
+        out[j] *= inv;
+    std::fill(out + valid, out + keys, 0.0f);
+}
+
+void causalRowBackwardPortable(const float* p, const float* g, float* out, int64_t valid, int64_t keys, float scale) {
+    double dot = 0;
+    for (int64_t j = 0; j < valid; ++j)
+        dot += static_cast<double>(g[j]) * p[j];
+    const auto d = static_cast<float>(dot);
+    for (int64_t j = 0; j < valid; ++j)
+        out[j] = scale * p[j] * (g[j] - d);
+    std::fill(out + valid, out + keys, 0.0f);
+}
+
 #ifdef GWB_ROW_SCAN_X86
 
 /// exp(x) for 8 floats (Cephes' expf: range reduction by ln 2 in two parts, a degree-5
@@ -238,6 +263,59 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(float* row, int64_t V, i
     row[target] -= 1.0f;
 }
 
+__attribute__((target("avx2,fma"))) void causalRowAvx2(const float* in, float* out, int64_t valid, int64_t keys,
+                                                       float scale) {
+    const int64_t v8 = valid & ~int64_t{7};
+    const __m256 vs = _mm256_set1_ps(scale);
+    __m256 vmax = _mm256_set1_ps(-kInf);
+    for (int64_t j = 0; j < v8; j += 8)
+        vmax = _mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(in + j), vs), vmax);
+    float mx = horizontalMax(vmax);
+    for (int64_t j = v8; j < valid; ++j)
+        mx = std::max(mx, scale * in[j]);
+    const __m256 vm = _mm256_set1_ps(mx);
+    __m256 acc = _mm256_setzero_ps(); // a row has at most a few thousand terms <= 1: float suffices
+    for (int64_t j = 0; j < v8; j += 8) {
+        const __m256 e = exp8(_mm256_fmsub_ps(_mm256_loadu_ps(in + j), vs, vm));
+        _mm256_storeu_ps(out + j, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    double s = horizontalSum(
+        _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(acc)), _mm256_cvtps_pd(_mm256_extractf128_ps(acc, 1))));
+    for (int64_t j = v8; j < valid; ++j) {
+        out[j] = std::exp(scale * in[j] - mx);
+        s += out[j];
+    }
+    const float inv = static_cast<float>(1.0 / s);
+    const __m256 vinv = _mm256_set1_ps(inv);
+    for (int64_t j = 0; j < v8; j += 8)
+        _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_loadu_ps(out + j), vinv));
+    for (int64_t j = v8; j < valid; ++j)
+        out[j] *= inv;
+    std::fill(out + valid, out + keys, 0.0f);
+}
+
+__attribute__((target("avx2,fma"))) void causalRowBackwardAvx2(const float* p, const float* g, float* out,
+                                                               int64_t valid, int64_t keys, float scale) {
+    const int64_t v8 = valid & ~int64_t{7};
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t j = 0; j < v8; j += 8)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(p + j), acc);
+    double dot = horizontalSum(
+        _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(acc)), _mm256_cvtps_pd(_mm256_extractf128_ps(acc, 1))));
+    for (int64_t j = v8; j < valid; ++j)
+        dot += static_cast<double>(g[j]) * p[j];
+    const __m256 vd = _mm256_set1_ps(static_cast<float>(dot)), vs = _mm256_set1_ps(scale);
+    for (int64_t j = 0; j < v8; j += 8) {
+        const __m256 pj = _mm256_mul_ps(_mm256_loadu_ps(p + j), vs);
+        _mm256_storeu_ps(out + j, _mm256_mul_ps(pj, _mm256_sub_ps(_mm256_loadu_ps(g + j), vd)));
+    }
+    const auto d = static_cast<float>(dot);
+    for (int64_t j = v8; j < valid; ++j)
+        out[j] = scale * p[j] * (g[j] - d);
+    std::fill(out + valid, out + keys, 0.0f);
+}
+
 bool cpuHasAvx2() {
     static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return has;
@@ -305,6 +383,42 @@ void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* 
         (void)avx2;
         softmaxRowPortable(row, V, target[i], lse[i]);
 #endif
+    });
+}
+
+/// fn(r) for r in [0, rows), in blocks of 64 rows per work item (attention rows are short).
+template <class Fn> void forRowBlocks(int64_t rows, const Fn& fn) {
+    constexpr int64_t kBlock = 64;
+    parallelFor(static_cast<size_t>((rows + kBlock - 1) / kBlock), threads(), [&](size_t block) {
+        const int64_t begin = static_cast<int64_t>(block) * kBlock;
+        for (int64_t r = begin; r < std::min(rows, begin + kBlock); ++r)
+            fn(r);
+    });
+}
+
+void causalSoftmaxRows(const float* in, float* out, int64_t rows, int64_t n, int64_t keys, int64_t offset, float scale,
+                       RowKernel kernel) {
+    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    forRowBlocks(rows, [&](int64_t r) {
+        const int64_t valid = std::min(keys, offset + r % n + 1);
+#ifdef GWB_ROW_SCAN_X86
+        if (avx2) return causalRowAvx2(in + r * keys, out + r * keys, valid, keys, scale);
+#endif
+        (void)avx2;
+        causalRowPortable(in + r * keys, out + r * keys, valid, keys, scale);
+    });
+}
+
+void causalSoftmaxBackwardRows(const float* p, const float* g, float* out, int64_t rows, int64_t n, int64_t keys,
+                               int64_t offset, float scale, RowKernel kernel) {
+    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    forRowBlocks(rows, [&](int64_t r) {
+        const int64_t valid = std::min(keys, offset + r % n + 1);
+#ifdef GWB_ROW_SCAN_X86
+        if (avx2) return causalRowBackwardAvx2(p + r * keys, g + r * keys, out + r * keys, valid, keys, scale);
+#endif
+        (void)avx2;
+        causalRowBackwardPortable(p + r * keys, g + r * keys, out + r * keys, valid, keys, scale);
     });
 }
 

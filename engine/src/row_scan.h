@@ -37,6 +37,18 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
 void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
                             RowKernel kernel = RowKernel::Auto);
 
+/// Causal attention weights, row by row: `rows` rows of `keys` scores (row-major), where row r is
+/// query i = r % n of a chunk whose first query sits at position `offset`, so it sees keys
+/// 0 .. offset + i. out = softmax(scale * row) over those keys and 0 after them (what masking the
+/// future with -inf and a softmax give). in and out may be the same buffer.
+void causalSoftmaxRows(const float* in, float* out, int64_t rows, int64_t n, int64_t keys, int64_t offset, float scale,
+                       RowKernel kernel = RowKernel::Auto);
+
+/// Its backward: from the weights p and their gradient g, out = scale * p * (g - sum_j g_j p_j)
+/// over the visible keys and 0 after them. out may be g's buffer.
+void causalSoftmaxBackwardRows(const float* p, const float* g, float* out, int64_t rows, int64_t n, int64_t keys,
+                               int64_t offset, float scale, RowKernel kernel = RowKernel::Auto);
+
 /// True when RowKernel::Auto runs the AVX2 kernels on this CPU.
 bool rowScanUsesAvx2();
 
