@@ -176,6 +176,22 @@ __attribute__((target("avx2,fma"))) inline double horizontalSum(__m256d v) {
     return _mm_cvtsd_f64(s);
 }
 
+/// The sum of 8 floats, added in double.
+__attribute__((target("avx2,fma"))) inline double horizontalSumAsDouble(__m256 v) {
+    return horizontalSum(
+        _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
+}
+
+/// row[0, n) *= factor.
+__attribute__((target("avx2,fma"))) inline void scaleRow(float* row, int64_t n, float factor) {
+    const int64_t n8 = n & ~int64_t{7};
+    const __m256 f = _mm256_set1_ps(factor);
+    for (int64_t v = 0; v < n8; v += 8)
+        _mm256_storeu_ps(row + v, _mm256_mul_ps(_mm256_loadu_ps(row + v), f));
+    for (int64_t v = n8; v < n; ++v)
+        row[v] *= factor;
+}
+
 __attribute__((target("avx2,fma"))) void scanRowAvx2(const float* row, int64_t V, int64_t K, RowOut& o) {
     const int64_t V8 = V & ~int64_t{7};
     // Pass 1: maximum, NaN, count above the target and the top-K (a block of 8 goes to the scalar
@@ -254,12 +270,7 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(float* row, int64_t V, i
         s += row[v];
     }
     lse = mx + static_cast<float>(std::log(s));
-    const float inv = static_cast<float>(1.0 / s);
-    const __m256 vinv = _mm256_set1_ps(inv);
-    for (int64_t v = 0; v < V8; v += 8)
-        _mm256_storeu_ps(row + v, _mm256_mul_ps(_mm256_loadu_ps(row + v), vinv));
-    for (int64_t v = V8; v < V; ++v)
-        row[v] *= inv;
+    scaleRow(row, V, static_cast<float>(1.0 / s));
     row[target] -= 1.0f;
 }
 
@@ -280,18 +291,12 @@ __attribute__((target("avx2,fma"))) void causalRowAvx2(const float* in, float* o
         _mm256_storeu_ps(out + j, e);
         acc = _mm256_add_ps(acc, e);
     }
-    double s = horizontalSum(
-        _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(acc)), _mm256_cvtps_pd(_mm256_extractf128_ps(acc, 1))));
+    double s = horizontalSumAsDouble(acc);
     for (int64_t j = v8; j < valid; ++j) {
         out[j] = std::exp(scale * in[j] - mx);
         s += out[j];
     }
-    const float inv = static_cast<float>(1.0 / s);
-    const __m256 vinv = _mm256_set1_ps(inv);
-    for (int64_t j = 0; j < v8; j += 8)
-        _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_loadu_ps(out + j), vinv));
-    for (int64_t j = v8; j < valid; ++j)
-        out[j] *= inv;
+    scaleRow(out, valid, static_cast<float>(1.0 / s));
     std::fill(out + valid, out + keys, 0.0f);
 }
 
@@ -301,8 +306,7 @@ __attribute__((target("avx2,fma"))) void causalRowBackwardAvx2(const float* p, c
     __m256 acc = _mm256_setzero_ps();
     for (int64_t j = 0; j < v8; j += 8)
         acc = _mm256_fmadd_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(p + j), acc);
-    double dot = horizontalSum(
-        _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(acc)), _mm256_cvtps_pd(_mm256_extractf128_ps(acc, 1))));
+    double dot = horizontalSumAsDouble(acc);
     for (int64_t j = v8; j < valid; ++j)
         dot += static_cast<double>(g[j]) * p[j];
     const __m256 vd = _mm256_set1_ps(static_cast<float>(dot)), vs = _mm256_set1_ps(scale);

@@ -83,15 +83,23 @@ TEST(RowScan, WideRangesAndTies) {
     expectMatchesTorchBoth(ties, 3, 40, 5);
 }
 
+/// 4 rows of V entries 0.5 with: a NaN in row 0, row 1 all -inf, one +inf in row 2 (at 20), one
+/// -inf among finite entries in row 3 (at 30).
+std::vector<float> specialRows(int64_t V) {
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> x(static_cast<size_t>(4 * V), 0.5f);
+    x[3] = std::nanf("");
+    for (int64_t v = 0; v < V; ++v)
+        x[static_cast<size_t>(V + v)] = -inf;
+    x[static_cast<size_t>(2 * V + 20)] = inf;
+    x[static_cast<size_t>(3 * V + 30)] = -inf;
+    return x;
+}
+
 TEST(RowScan, SpecialRows) {
     const float inf = std::numeric_limits<float>::infinity();
     const int64_t V = 37;
-    std::vector<float> x(static_cast<size_t>(4 * V), 0.5f);
-    x[3] = std::nanf("");           // row 0: a NaN
-    for (int64_t v = 0; v < V; ++v) // row 1: all -inf
-        x[static_cast<size_t>(V + v)] = -inf;
-    x[static_cast<size_t>(2 * V + 20)] = inf;  // row 2: one +inf
-    x[static_cast<size_t>(3 * V + 30)] = -inf; // row 3: one -inf among finite entries
+    const std::vector<float> x = specialRows(V);
     for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
         const RowScan r = scanRows(x.data(), 4, V, 2, nullptr, 0, kernel);
         EXPECT_TRUE(std::isnan(r.lse[0]));
@@ -140,12 +148,7 @@ TEST(SoftmaxRows, MatchTorchForEveryWidth) {
 TEST(SoftmaxRows, SpecialRowsGiveNaNRowsAndTorchsLogSumExp) {
     const float inf = std::numeric_limits<float>::infinity();
     const int64_t V = 37;
-    std::vector<float> x(static_cast<size_t>(4 * V), 0.5f);
-    x[3] = std::nanf("");           // row 0: a NaN
-    for (int64_t v = 0; v < V; ++v) // row 1: all -inf
-        x[static_cast<size_t>(V + v)] = -inf;
-    x[static_cast<size_t>(2 * V + 20)] = inf;  // row 2: one +inf
-    x[static_cast<size_t>(3 * V + 30)] = -inf; // row 3: one -inf among finite entries
+    const std::vector<float> x = specialRows(V);
     const std::vector<int64_t> target = {0, 1, 2, 4};
     for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
         std::vector<float> rows = x, lse(4), picked(4);
