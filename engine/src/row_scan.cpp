@@ -10,6 +10,12 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define GWB_ROW_SCAN_X86 1
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports the undefined pass-through vector inside its own AVX-512 intrinsics
+// (_mm512_max_ps, _mm512_shuffle_f32x4, ...) as uninitialized (GCC bug 105593): not our code.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #endif
 
 namespace gwb::engine::detail {
@@ -320,14 +326,97 @@ __attribute__((target("avx2,fma"))) void causalRowBackwardAvx2(const float* p, c
     std::fill(out + valid, out + keys, 0.0f);
 }
 
+/// exp(x) for 16 floats: exp8's Cephes polynomial with AVX-512.
+__attribute__((target("avx512f,avx2,fma"))) inline __m512 exp16(__m512 x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3365478515625f)), _mm512_set1_ps(88.3762626647949f));
+    const __m512 n =
+        _mm512_roundscale_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f)),
+                             _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), x);
+    __m512 y = _mm512_set1_ps(1.9875691500e-4f);
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507e-3f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073e-3f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894e-2f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459e-1f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201e-1f));
+    y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), x);
+    y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+
+/// scanRowAvx2 with 16 lanes (AVX-512F): the same two passes and the same results.
+/// The upper 8 of 16 floats (without _mm512_extractf32x8_ps / _mm512_reduce_*: GCC 12 warns
+/// falsely about their undefined-vector argument).
+__attribute__((target("avx512f,avx2,fma"))) inline __m256 upperHalf(__m512 v) {
+    return _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xEE));
+}
+
+__attribute__((target("avx512f,avx2,fma"))) void scanRowAvx512(const float* row, int64_t V, int64_t K, RowOut& o) {
+    const int64_t V16 = V & ~int64_t{15};
+    __m512 vmax = _mm512_set1_ps(-kInf);
+    __mmask16 nanMask = 0;
+    int32_t count = 0;
+    const __m512 vtarget = _mm512_set1_ps(o.target ? *o.target : kInf);
+    __m512 vthr = _mm512_set1_ps(K > 0 ? o.topValue[K - 1] : kInf);
+    for (int64_t v = 0; v < V16; v += 16) {
+        const __m512 x = _mm512_loadu_ps(row + v);
+        vmax = _mm512_max_ps(x, vmax); // a NaN x leaves vmax as it was; nanMask records it
+        nanMask = static_cast<__mmask16>(nanMask | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q));
+        count += __builtin_popcount(_mm512_cmp_ps_mask(x, vtarget, _CMP_GT_OQ));
+        if (K > 0) {
+            const unsigned mask = _mm512_cmp_ps_mask(x, vthr, _CMP_GT_OQ);
+            if (mask != 0) {
+                for (int j = 0; j < 16; ++j)
+                    if (((mask >> j) & 1U) != 0 && row[v + j] > o.topValue[K - 1])
+                        insertTop(row[v + j], static_cast<int32_t>(v + j), o.topValue, o.topId, K);
+                vthr = _mm512_set1_ps(o.topValue[K - 1]);
+            }
+        }
+    }
+    float mx = horizontalMax(_mm256_max_ps(_mm512_castps512_ps256(vmax), upperHalf(vmax)));
+    bool nan = nanMask != 0;
+    if (!o.target) count = 0;
+    firstPassScalar(row, V16, V, K, o, mx, nan, count);
+    if (o.target) *o.above = count;
+    if (specialRow(o, mx, nan)) return;
+    const __m512 vm = _mm512_set1_ps(mx);
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    for (int64_t v = 0; v < V16; v += 16) {
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(row + v), vm));
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(upperHalf(e)));
+    }
+    const __m512d sum = _mm512_add_pd(s0, s1);
+    double s = horizontalSum(
+        _mm256_add_pd(_mm512_castpd512_pd256(sum), _mm512_castpd512_pd256(_mm512_shuffle_f64x2(sum, sum, 0xEE))));
+    for (int64_t v = V16; v < V; ++v)
+        s += std::exp(row[v] - mx);
+    o.lse = mx + static_cast<float>(std::log(s));
+}
+
 bool cpuHasAvx2() {
     static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has;
+}
+
+bool cpuHasAvx512() {
+    static const bool has = __builtin_cpu_supports("avx512f");
     return has;
 }
 
 #endif
 
 } // namespace
+
+bool rowScanUsesAvx512() {
+#ifdef GWB_ROW_SCAN_X86
+    return cpuHasAvx512();
+#else
+    return false;
+#endif
+}
 
 bool rowScanUsesAvx2() {
 #ifdef GWB_ROW_SCAN_X86
@@ -346,7 +435,8 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
     r.topId.assign(static_cast<size_t>(n * K), -1);
     r.target.assign(static_cast<size_t>(m), 0.0f);
     r.above.assign(static_cast<size_t>(m), 0);
-    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    const bool avx512 = kernel == RowKernel::Auto && rowScanUsesAvx512();
+    const bool avx2 = (kernel == RowKernel::Auto || kernel == RowKernel::Avx2) && rowScanUsesAvx2();
     parallelFor(static_cast<size_t>(n), threads(), [&](size_t index) {
         const auto i = static_cast<int64_t>(index);
         const float* row = logits + i * V;
@@ -357,11 +447,14 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
             o.above = &r.above[static_cast<size_t>(i)];
         }
 #ifdef GWB_ROW_SCAN_X86
-        if (avx2)
+        if (avx512)
+            scanRowAvx512(row, V, K, o);
+        else if (avx2)
             scanRowAvx2(row, V, K, o);
         else
             scanRowPortable(row, V, K, o);
 #else
+        (void)avx512;
         (void)avx2;
         scanRowPortable(row, V, K, o);
 #endif
@@ -373,7 +466,7 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
 
 void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
                             RowKernel kernel) {
-    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    const bool avx2 = kernel != RowKernel::Portable && rowScanUsesAvx2();
     parallelFor(static_cast<size_t>(n), threads(), [&](size_t index) {
         const auto i = static_cast<int64_t>(index);
         float* row = logits + i * V;
@@ -402,7 +495,7 @@ template <class Fn> void forRowBlocks(int64_t rows, const Fn& fn) {
 
 void causalSoftmaxRows(const float* in, float* out, int64_t rows, int64_t n, int64_t keys, int64_t offset, float scale,
                        RowKernel kernel) {
-    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    const bool avx2 = kernel != RowKernel::Portable && rowScanUsesAvx2();
     forRowBlocks(rows, [&](int64_t r) {
         const int64_t valid = std::min(keys, offset + r % n + 1);
 #ifdef GWB_ROW_SCAN_X86
@@ -415,7 +508,7 @@ void causalSoftmaxRows(const float* in, float* out, int64_t rows, int64_t n, int
 
 void causalSoftmaxBackwardRows(const float* p, const float* g, float* out, int64_t rows, int64_t n, int64_t keys,
                                int64_t offset, float scale, RowKernel kernel) {
-    const bool avx2 = kernel == RowKernel::Auto && rowScanUsesAvx2();
+    const bool avx2 = kernel != RowKernel::Portable && rowScanUsesAvx2();
     forRowBlocks(rows, [&](int64_t r) {
         const int64_t valid = std::min(keys, offset + r % n + 1);
 #ifdef GWB_ROW_SCAN_X86

@@ -18,8 +18,9 @@ struct RowScan {
     std::vector<int32_t> above;  ///< m: how many entries of row i exceed target[i] (its rank, 0 = top)
 };
 
-/// Which code scans: the AVX2 kernels when the CPU has them (Auto), or the portable one.
-enum class RowKernel { Auto, Portable };
+/// Which code runs: the widest the CPU has (Auto: scanRows uses AVX-512 where the CPU has it,
+/// the other kernels AVX2), the AVX2 kernels (Avx2, where the CPU has them), or the portable one.
+enum class RowKernel { Auto, Avx2, Portable };
 
 /// Scans rows [0, n) of `logits` (row-major, n x V). K may be 0 (no top-K); rows i < m also get
 /// the logit and rank of next[i] (next may be null when m = 0). Rows are split over the engine's
@@ -51,5 +52,9 @@ void causalSoftmaxBackwardRows(const float* p, const float* g, float* out, int64
 
 /// True when RowKernel::Auto runs the AVX2 kernels on this CPU.
 bool rowScanUsesAvx2();
+
+/// True when scanRows with RowKernel::Auto runs its AVX-512 kernel on this CPU. (OpenBLAS's
+/// kernels may still be pinned to AVX2 by OPENBLAS_CORETYPE: that setting is OpenBLAS's alone.)
+bool rowScanUsesAvx512();
 
 } // namespace gwb::engine::detail

@@ -57,11 +57,12 @@ void expectKernelMatchesTorch(const std::vector<float>& x, int64_t n, int64_t V,
     }
 }
 
-/// Both kernels (the AVX2 one runs only where the CPU has it).
+/// Every kernel: Auto (AVX-512 where the CPU has it), AVX2 (where the CPU has it), portable.
 void expectMatchesTorchBoth(const std::vector<float>& x, int64_t n, int64_t V, int64_t K) {
-    for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
-        SCOPED_TRACE(kernel == RowKernel::Auto ? (rowScanUsesAvx2() ? "AVX2 kernel" : "portable kernel (auto)")
-                                               : "portable kernel");
+    for (RowKernel kernel : {RowKernel::Auto, RowKernel::Avx2, RowKernel::Portable}) {
+        SCOPED_TRACE(kernel == RowKernel::Auto   ? (rowScanUsesAvx512() ? "AVX-512 kernel" : "auto kernel")
+                     : kernel == RowKernel::Avx2 ? (rowScanUsesAvx2() ? "AVX2 kernel" : "portable kernel (no AVX2)")
+                                                 : "portable kernel");
         expectKernelMatchesTorch(x, n, V, K, kernel);
     }
 }
@@ -100,7 +101,7 @@ TEST(RowScan, SpecialRows) {
     const float inf = std::numeric_limits<float>::infinity();
     const int64_t V = 37;
     const std::vector<float> x = specialRows(V);
-    for (RowKernel kernel : {RowKernel::Auto, RowKernel::Portable}) {
+    for (RowKernel kernel : {RowKernel::Auto, RowKernel::Avx2, RowKernel::Portable}) {
         const RowScan r = scanRows(x.data(), 4, V, 2, nullptr, 0, kernel);
         EXPECT_TRUE(std::isnan(r.lse[0]));
         EXPECT_TRUE(std::isnan(r.max[0]));
