@@ -142,22 +142,25 @@ void causalRowBackwardPortable(const float* p, const float* g, float* out, int64
 
 #ifdef GWB_ROW_SCAN_X86
 
-/// exp(x) for 8 floats (Cephes' expf: range reduction by ln 2 in two parts, a degree-5
-/// polynomial; about 1e-7 relative error). Inputs below -87.3 give exp(-87.3) = 1.2e-38, which
-/// is nothing next to the row's largest term exp(0) = 1.
+/// Cephes' expf, shared by exp8 and exp16: inputs clamped to [kExpLow, kExpHigh], n = round(x log2 e),
+/// x - n ln 2 in two parts, then a degree-5 polynomial (kExpPoly, highest power first) and 2^n;
+/// about 1e-7 relative error. Inputs below -87.3 give exp(-87.3) = 1.2e-38, which is nothing
+/// next to a row's largest term exp(0) = 1.
+constexpr float kExpLow = -87.3365478515625f, kExpHigh = 88.3762626647949f, kLog2e = 1.44269504088896341f;
+constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
+constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                              4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
+/// exp(x) for 8 floats (AVX2).
 __attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3365478515625f)), _mm256_set1_ps(88.3762626647949f));
-    __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
-    __m256 y = _mm256_set1_ps(1.9875691500e-4f);
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507e-3f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073e-3f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894e-2f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459e-1f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201e-1f));
-    y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), x);
-    y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpLow)), _mm256_set1_ps(kExpHigh));
+    __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), _mm256_set1_ps(0.5f)));
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2High), x);
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Low), x);
+    __m256 y = _mm256_setzero_ps();
+    for (float c : kExpPoly)
+        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(c));
+    y = _mm256_add_ps(_mm256_fmadd_ps(y, _mm256_mul_ps(x, x), x), _mm256_set1_ps(1.0f));
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
 }
@@ -265,7 +268,7 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(float* row, int64_t V, i
     for (int64_t v = 0; v < V8; v += 8) {
         const __m256 x = _mm256_sub_ps(_mm256_loadu_ps(row + v), vm);
         // exp8 clamps its input at -87.3; below that the probability is 0 (an -inf logit's is exactly 0).
-        const __m256 e = _mm256_and_ps(exp8(x), _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365478515625f), _CMP_GE_OQ));
+        const __m256 e = _mm256_and_ps(exp8(x), _mm256_cmp_ps(x, _mm256_set1_ps(kExpLow), _CMP_GE_OQ));
         _mm256_storeu_ps(row + v, e);
         s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
         s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
@@ -326,27 +329,21 @@ __attribute__((target("avx2,fma"))) void causalRowBackwardAvx2(const float* p, c
     std::fill(out + valid, out + keys, 0.0f);
 }
 
-/// exp(x) for 16 floats: exp8's Cephes polynomial with AVX-512.
+/// exp(x) for 16 floats (AVX-512): exp8 with 16 lanes.
 __attribute__((target("avx512f,avx2,fma"))) inline __m512 exp16(__m512 x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3365478515625f)), _mm512_set1_ps(88.3762626647949f));
-    const __m512 n =
-        _mm512_roundscale_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f)),
-                             _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), x);
-    __m512 y = _mm512_set1_ps(1.9875691500e-4f);
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507e-3f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073e-3f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894e-2f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459e-1f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201e-1f));
-    y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), x);
-    y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(kExpLow)), _mm512_set1_ps(kExpHigh));
+    const __m512 n = _mm512_roundscale_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(kLog2e), _mm512_set1_ps(0.5f)),
+                                          _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2High), x);
+    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Low), x);
+    __m512 y = _mm512_setzero_ps();
+    for (float c : kExpPoly)
+        y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(c));
+    y = _mm512_add_ps(_mm512_fmadd_ps(y, _mm512_mul_ps(x, x), x), _mm512_set1_ps(1.0f));
     const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
     return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
 }
 
-/// scanRowAvx2 with 16 lanes (AVX-512F): the same two passes and the same results.
 /// The upper 8 of 16 floats (without _mm512_extractf32x8_ps / _mm512_reduce_*: GCC 12 warns
 /// falsely about their undefined-vector argument).
 __attribute__((target("avx512f,avx2,fma"))) inline __m256 upperHalf(__m512 v) {
