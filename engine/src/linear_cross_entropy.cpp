@@ -16,10 +16,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-int64_t chunkRowsFor(int64_t chunkRows, int64_t N, int64_t V) {
-    return std::min(chunkRows > 0 ? chunkRows : linearCrossEntropyChunkRows(V), std::max<int64_t>(N, 1));
-}
-
 /// Sum over a chunk's rows of lse - logit[target] (double), with the chunk's logits `l` (n x V)
 /// replaced by softmax(l) - onehot(targets) when `gradient` is set (left as they are otherwise).
 torch::Tensor chunkLoss(torch::Tensor& l, const torch::Tensor& targets, bool gradient) {
@@ -47,6 +43,29 @@ torch::Tensor chunkLoss(torch::Tensor& l, const torch::Tensor& targets, bool gra
     return sum;
 }
 
+/// The mean loss over x's rows, chunk by chunk. With gx and gw (gx N x d uninitialised, gw V x d
+/// zero) it also writes sum_i d(lse_i - logit_i[t_i]) / dx and / dE there, unscaled by 1 / N.
+torch::Tensor chunkedLoss(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets,
+                          int64_t chunkRows, torch::Tensor* gx, torch::Tensor* gw) {
+    const int64_t N = x.size(0), V = weight.size(0);
+    const int64_t rows = std::min(chunkRows > 0 ? chunkRows : linearCrossEntropyChunkRows(V), std::max<int64_t>(N, 1));
+    torch::Tensor logits = torch::empty({rows, V}, x.options());
+    torch::Tensor sum = torch::zeros({}, x.options().dtype(torch::kDouble));
+    const torch::Tensor wt = weight.t();
+    for (int64_t s = 0; s < N; s += rows) {
+        const int64_t n = std::min(rows, N - s);
+        torch::Tensor l = logits.narrow(0, 0, n);
+        const torch::Tensor xs = x.narrow(0, s, n);
+        torch::mm_out(l, xs, wt);
+        sum += chunkLoss(l, targets.narrow(0, s, n), /*gradient=*/gx != nullptr);
+        if (!gx) continue;
+        torch::Tensor gxs = gx->narrow(0, s, n);
+        torch::mm_out(gxs, l, weight);
+        gw->addmm_(l.t(), xs);
+    }
+    return (sum / static_cast<double>(std::max<int64_t>(N, 1))).to(x.scalar_type());
+}
+
 /// The loss and its gradients in one pass: the gradient of a chunk's logits (softmax - onehot) is
 /// known as soon as the chunk's log-sum-exp is, so forward turns it into the gradients of x and
 /// E right away (d loss / d x = G E / N, d loss / d E = G^T x / N) and backward only scales them by
@@ -56,52 +75,20 @@ class LinearCrossEntropy : public torch::autograd::Function<LinearCrossEntropy> 
 public:
     static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
                                  const torch::Tensor& targets, int64_t chunkRows) {
-        const int64_t N = x.size(0), V = weight.size(0);
-        const int64_t rows = chunkRowsFor(chunkRows, N, V);
-        torch::Tensor logits = torch::empty({rows, V}, x.options());
-        torch::Tensor gx = torch::empty_like(x);
-        torch::Tensor gw = torch::zeros_like(weight);
-        torch::Tensor sum = torch::zeros({}, x.options().dtype(torch::kDouble));
-        const torch::Tensor wt = weight.t();
-        for (int64_t s = 0; s < N; s += rows) {
-            const int64_t n = std::min(rows, N - s);
-            torch::Tensor l = logits.narrow(0, 0, n);
-            const torch::Tensor xs = x.narrow(0, s, n);
-            torch::mm_out(l, xs, wt);
-            sum += chunkLoss(l, targets.narrow(0, s, n), /*gradient=*/true);
-            torch::Tensor gxs = gx.narrow(0, s, n);
-            torch::mm_out(gxs, l, weight);
-            gw.addmm_(l.t(), xs);
-        }
+        torch::Tensor gx = torch::empty_like(x), gw = torch::zeros_like(weight);
+        const torch::Tensor loss = chunkedLoss(x, weight, targets, chunkRows, &gx, &gw);
         ctx->save_for_backward({gx, gw});
-        ctx->saved_data["rows"] = N;
-        return (sum / static_cast<double>(std::max<int64_t>(N, 1))).to(x.scalar_type());
+        ctx->saved_data["n"] = x.size(0);
+        return loss;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         const variable_list saved = ctx->get_saved_variables();
-        const int64_t N = ctx->saved_data["rows"].toInt();
+        const int64_t N = ctx->saved_data["n"].toInt();
         const torch::Tensor scale = grads[0] / static_cast<double>(std::max<int64_t>(N, 1));
         return {saved[0] * scale, saved[1] * scale, torch::Tensor(), torch::Tensor()};
     }
 };
-
-/// The loss alone (no gradient wanted): the chunks' log-sum-exp only.
-torch::Tensor lossOnly(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets,
-                       int64_t chunkRows) {
-    const int64_t N = x.size(0), V = weight.size(0);
-    const int64_t rows = chunkRowsFor(chunkRows, N, V);
-    torch::Tensor logits = torch::empty({rows, V}, x.options());
-    torch::Tensor sum = torch::zeros({}, x.options().dtype(torch::kDouble));
-    const torch::Tensor wt = weight.t();
-    for (int64_t s = 0; s < N; s += rows) {
-        const int64_t n = std::min(rows, N - s);
-        torch::Tensor l = logits.narrow(0, 0, n);
-        torch::mm_out(l, x.narrow(0, s, n), wt);
-        sum += chunkLoss(l, targets.narrow(0, s, n), /*gradient=*/false);
-    }
-    return (sum / static_cast<double>(std::max<int64_t>(N, 1))).to(x.scalar_type());
-}
 
 } // namespace
 
@@ -118,8 +105,8 @@ torch::Tensor linearCrossEntropy(const torch::Tensor& x, const torch::Tensor& we
     }
     if (torch::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad()))
         return LinearCrossEntropy::apply(x.contiguous(), weight, t, chunkRows);
-    torch::NoGradGuard noGrad;
-    return lossOnly(x.contiguous(), weight, t, chunkRows);
+    torch::NoGradGuard noGrad; // the loss alone: the chunks' log-sum-exp scan, no gradients
+    return chunkedLoss(x.contiguous(), weight, t, chunkRows, nullptr, nullptr);
 }
 
 } // namespace gwb::engine::detail

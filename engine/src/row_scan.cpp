@@ -374,7 +374,6 @@ __attribute__((target("avx512f,avx2,fma"))) void scanRowAvx512(const float* row,
     }
     float mx = horizontalMax(_mm256_max_ps(_mm512_castps512_ps256(vmax), upperHalf(vmax)));
     bool nan = nanMask != 0;
-    if (!o.target) count = 0;
     firstPassScalar(row, V16, V, K, o, mx, nan, count);
     if (o.target) *o.above = count;
     if (specialRow(o, mx, nan)) return;
@@ -403,7 +402,32 @@ bool cpuHasAvx512() {
     return has;
 }
 
+#else
+
+// No x86 kernels in this build: their names stand for the portable ones, and rowScanUsesAvx2() /
+// rowScanUsesAvx512() say false, so the dispatch below never picks them.
+constexpr auto scanRowAvx512 = scanRowPortable;
+constexpr auto scanRowAvx2 = scanRowPortable;
+constexpr auto softmaxRowAvx2 = softmaxRowPortable;
+constexpr auto causalRowAvx2 = causalRowPortable;
+constexpr auto causalRowBackwardAvx2 = causalRowBackwardPortable;
+
 #endif
+
+/// The AVX2 kernels unless `kernel` asks for the portable ones or the CPU lacks AVX2.
+bool useAvx2(RowKernel kernel) {
+    return kernel != RowKernel::Portable && rowScanUsesAvx2();
+}
+
+/// fn(r) for r in [0, rows), in blocks of 64 rows per work item (attention rows are short).
+template <class Fn> void forRowBlocks(int64_t rows, const Fn& fn) {
+    constexpr int64_t kBlock = 64;
+    parallelFor(static_cast<size_t>((rows + kBlock - 1) / kBlock), threads(), [&](size_t block) {
+        const int64_t begin = static_cast<int64_t>(block) * kBlock;
+        for (int64_t r = begin; r < std::min(rows, begin + kBlock); ++r)
+            fn(r);
+    });
+}
 
 } // namespace
 
@@ -432,8 +456,9 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
     r.topId.assign(static_cast<size_t>(n * K), -1);
     r.target.assign(static_cast<size_t>(m), 0.0f);
     r.above.assign(static_cast<size_t>(m), 0);
-    const bool avx512 = kernel == RowKernel::Auto && rowScanUsesAvx512();
-    const bool avx2 = (kernel == RowKernel::Auto || kernel == RowKernel::Avx2) && rowScanUsesAvx2();
+    const auto scanRow = kernel == RowKernel::Auto && rowScanUsesAvx512() ? scanRowAvx512
+                         : useAvx2(kernel)                                ? scanRowAvx2
+                                                                          : scanRowPortable;
     parallelFor(static_cast<size_t>(n), threads(), [&](size_t index) {
         const auto i = static_cast<int64_t>(index);
         const float* row = logits + i * V;
@@ -443,18 +468,7 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
             o.target = &r.target[static_cast<size_t>(i)];
             o.above = &r.above[static_cast<size_t>(i)];
         }
-#ifdef GWB_ROW_SCAN_X86
-        if (avx512)
-            scanRowAvx512(row, V, K, o);
-        else if (avx2)
-            scanRowAvx2(row, V, K, o);
-        else
-            scanRowPortable(row, V, K, o);
-#else
-        (void)avx512;
-        (void)avx2;
-        scanRowPortable(row, V, K, o);
-#endif
+        scanRow(row, V, K, o);
         r.max[static_cast<size_t>(i)] = o.max;
         r.lse[static_cast<size_t>(i)] = o.lse;
     });
@@ -463,56 +477,28 @@ RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int
 
 void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
                             RowKernel kernel) {
-    const bool avx2 = kernel != RowKernel::Portable && rowScanUsesAvx2();
+    const auto softmaxRow = useAvx2(kernel) ? softmaxRowAvx2 : softmaxRowPortable;
     parallelFor(static_cast<size_t>(n), threads(), [&](size_t index) {
         const auto i = static_cast<int64_t>(index);
         float* row = logits + i * V;
         picked[i] = row[target[i]];
-#ifdef GWB_ROW_SCAN_X86
-        if (avx2)
-            softmaxRowAvx2(row, V, target[i], lse[i]);
-        else
-            softmaxRowPortable(row, V, target[i], lse[i]);
-#else
-        (void)avx2;
-        softmaxRowPortable(row, V, target[i], lse[i]);
-#endif
-    });
-}
-
-/// fn(r) for r in [0, rows), in blocks of 64 rows per work item (attention rows are short).
-template <class Fn> void forRowBlocks(int64_t rows, const Fn& fn) {
-    constexpr int64_t kBlock = 64;
-    parallelFor(static_cast<size_t>((rows + kBlock - 1) / kBlock), threads(), [&](size_t block) {
-        const int64_t begin = static_cast<int64_t>(block) * kBlock;
-        for (int64_t r = begin; r < std::min(rows, begin + kBlock); ++r)
-            fn(r);
+        softmaxRow(row, V, target[i], lse[i]);
     });
 }
 
 void causalSoftmaxRows(const float* in, float* out, int64_t rows, int64_t n, int64_t keys, int64_t offset, float scale,
                        RowKernel kernel) {
-    const bool avx2 = kernel != RowKernel::Portable && rowScanUsesAvx2();
+    const auto causalRow = useAvx2(kernel) ? causalRowAvx2 : causalRowPortable;
     forRowBlocks(rows, [&](int64_t r) {
-        const int64_t valid = std::min(keys, offset + r % n + 1);
-#ifdef GWB_ROW_SCAN_X86
-        if (avx2) return causalRowAvx2(in + r * keys, out + r * keys, valid, keys, scale);
-#endif
-        (void)avx2;
-        causalRowPortable(in + r * keys, out + r * keys, valid, keys, scale);
+        causalRow(in + r * keys, out + r * keys, std::min(keys, offset + r % n + 1), keys, scale);
     });
 }
 
 void causalSoftmaxBackwardRows(const float* p, const float* g, float* out, int64_t rows, int64_t n, int64_t keys,
                                int64_t offset, float scale, RowKernel kernel) {
-    const bool avx2 = kernel != RowKernel::Portable && rowScanUsesAvx2();
+    const auto causalRowBackward = useAvx2(kernel) ? causalRowBackwardAvx2 : causalRowBackwardPortable;
     forRowBlocks(rows, [&](int64_t r) {
-        const int64_t valid = std::min(keys, offset + r % n + 1);
-#ifdef GWB_ROW_SCAN_X86
-        if (avx2) return causalRowBackwardAvx2(p + r * keys, g + r * keys, out + r * keys, valid, keys, scale);
-#endif
-        (void)avx2;
-        causalRowBackwardPortable(p + r * keys, g + r * keys, out + r * keys, valid, keys, scale);
+        causalRowBackward(p + r * keys, g + r * keys, out + r * keys, std::min(keys, offset + r % n + 1), keys, scale);
     });
 }
 

@@ -1,8 +1,11 @@
 #pragma once
-// One pass of the CPU over each row of a logits block (n x V floats), for the surprisal and the
-// logit lens: the row's maximum and log-sum-exp, its K largest entries, and the logit and rank of
-// the next token. It replaces amax, subtract, exp, sum, topk, compare and count (seven passes over
-// the block, most of them out of cache) with two passes over one row while it is in cache.
+// The engine's row kernels on the CPU, each a few passes over one row while it is in cache, rows
+// split over the engine's threads (gwb::engine::threads()):
+// - scanRows, for the surprisal and the logit lens: a logits row's maximum and log-sum-exp, its K
+//   largest entries, and the logit and rank of the next token (in place of amax, subtract, exp,
+//   sum, topk, compare and count: seven passes over the block, most of them out of cache);
+// - softmaxMinusOneHotRows, the rows of the training loss and their gradient;
+// - causalSoftmaxRows and its backward, the causal Transformer's attention weights.
 
 #include <cstdint>
 #include <vector>
@@ -23,17 +26,17 @@ struct RowScan {
 enum class RowKernel { Auto, Avx2, Portable };
 
 /// Scans rows [0, n) of `logits` (row-major, n x V). K may be 0 (no top-K); rows i < m also get
-/// the logit and rank of next[i] (next may be null when m = 0). Rows are split over the engine's
-/// threads (gwb::engine::threads()). The AVX2 kernel's exponential has a relative error of about 1e-7 per term (summed
-/// in double); the portable kernel uses the C library's.
+/// the logit and rank of next[i] (next may be null when m = 0). The AVX-512 and AVX2 kernels'
+/// exponential has a relative error of about 1e-7 per term (summed in double); the portable
+/// kernel uses the C library's.
 RowScan scanRows(const float* logits, int64_t n, int64_t V, int64_t K, const int64_t* next, int64_t m,
                  RowKernel kernel = RowKernel::Auto);
 
 /// The cross-entropy rows of the training loss, in place: for each row i in [0, n) of `logits`
 /// (row-major, n x V), lse[i] = log sum_v exp(row[v]) and picked[i] = row[target[i]], and the row
 /// is replaced by softmax(row) - onehot(target[i]), the row's gradient of lse[i] - picked[i].
-/// Three passes over a row while it is in cache (max, sum of exponentials in double, the softmax),
-/// rows split over the engine's threads; same exponential as scanRows. A row with a NaN or an
+/// Three passes over a row (max, sum of exponentials in double, the softmax); same exponential as
+/// scanRows. A row with a NaN or an
 /// infinity gives lse = NaN or +-inf as log_softmax would, and a row of NaN.
 void softmaxMinusOneHotRows(float* logits, int64_t n, int64_t V, const int64_t* target, float* lse, float* picked,
                             RowKernel kernel = RowKernel::Auto);
