@@ -126,6 +126,11 @@ void adamwStep(torch::optim::AdamW& optimizer) {
         }
     }
     parallelFor(work.size(), threads(), [&](size_t i) { run(work[i]); });
+    // The parameters changed in place behind LibTorch's back: move their version counters as an
+    // in-place op would, so that what is keyed by them (the packed inference weights) sees it.
+    for (auto& group : optimizer.param_groups())
+        for (const torch::Tensor& p : group.params())
+            if (p.grad().defined()) torch::autograd::impl::bump_version(p);
 }
 
 } // namespace gwb::engine::detail

@@ -4,6 +4,7 @@
 
 #include "forward_capture.h"
 #include "gwb/engine/config.h"
+#include "packed_weight.h"
 
 #include <torch/torch.h>
 
@@ -20,6 +21,9 @@ public:
     DenseImpl(int64_t in, int64_t out, bool initialize);
     torch::Tensor forward(const torch::Tensor& x);
     torch::Tensor weight, bias;
+
+private:
+    detail::PackedWeight m_packed; ///< the weight as packedGemm reads it (inference on the CPU)
 };
 TORCH_MODULE(Dense);
 
@@ -148,6 +152,8 @@ public:
     const std::vector<std::shared_ptr<BlockImpl>>& blocks() const { return m_blocks; }
 
     torch::nn::Embedding tokEmbed{nullptr}, posEmbed{nullptr};
+    /// The token table packed for the tied head's inference products (head(), the tracer's chunks).
+    detail::PackedWeight headPacked;
     torch::nn::LayerNorm lnFinal{nullptr};
 
 private:

@@ -54,7 +54,9 @@ public:
     torch::Tensor logits(const torch::Tensor& states, float* keep) {
         const int64_t n = states.size(0), V = m_logits.size(1);
         torch::Tensor out = keep && m_cpu ? torch::from_blob(keep, {n, V}, torch::kFloat) : m_logits.narrow(0, 0, n);
-        torch::mm_out(out, m_net.lnFinal(states).to(torch::kFloat), m_net.tokEmbed->weight.t().to(torch::kFloat));
+        const torch::Tensor x = m_net.lnFinal(states).to(torch::kFloat);
+        if (!detail::packedLinearOut(out, x, m_net.tokEmbed->weight, {}, m_net.headPacked))
+            torch::mm_out(out, x, m_net.tokEmbed->weight.t().to(torch::kFloat));
         if (keep && !m_cpu) {
             const torch::Tensor cpu = out.to(torch::kCPU).contiguous();
             std::copy(cpu.data_ptr<float>(), cpu.data_ptr<float>() + n * V, keep);

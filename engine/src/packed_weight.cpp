@@ -1,0 +1,64 @@
+#include "packed_weight.h"
+
+#include "gwb/engine/device.h"
+
+namespace gwb::engine::detail {
+
+namespace {
+
+bool usable(const torch::Tensor& t) {
+    return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat;
+}
+
+/// Rows of x when the packed product applies to x, w and bias; -1 otherwise.
+int64_t packedRows(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias) {
+    if (!packedGemmAvailable() || !usable(x) || !usable(w) || w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1) ||
+        (bias.defined() && (!usable(bias) || bias.numel() != w.size(0))))
+        return -1;
+    if (torch::GradMode::is_enabled() &&
+        (x.requires_grad() || w.requires_grad() || (bias.defined() && bias.requires_grad())))
+        return -1;
+    return w.size(1) == 0 ? -1 : x.numel() / w.size(1);
+}
+
+} // namespace
+
+std::shared_ptr<const PackedMatrix> PackedWeight::get(const torch::Tensor& w) {
+    if (!packedGemmAvailable() || !usable(w) || w.dim() != 2) return nullptr;
+    // Inference tensors keep no version counter; a parameter is never one, but a tensor made
+    // under InferenceMode could be: its storage alone keys it then.
+    const int64_t version = w.is_inference() ? 0 : static_cast<int64_t>(w._version());
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_packed || m_data != w.data_ptr() || m_version != version || m_packed->rows() != w.size(0) ||
+        m_packed->cols() != w.size(1)) {
+        const torch::Tensor c = w.contiguous();
+        m_packed = std::make_shared<const PackedMatrix>(c.data_ptr<float>(), c.size(0), c.size(1), c.size(1));
+        m_data = w.data_ptr();
+        m_version = version;
+    }
+    return m_packed;
+}
+
+bool packedLinearOut(torch::Tensor& out, const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias,
+                     PackedWeight& packed) {
+    const int64_t m = packedRows(x, w, bias);
+    if (m < 0 || !usable(out) || !out.is_contiguous() || out.numel() != m * w.size(0)) return false;
+    const auto p = packed.get(w);
+    if (!p) return false;
+    const torch::Tensor xc = x.contiguous();
+    const torch::Tensor bc = bias.defined() ? bias.contiguous() : bias;
+    packedGemm(xc.data_ptr<float>(), m, w.size(1), *p, bc.defined() ? bc.data_ptr<float>() : nullptr,
+               out.data_ptr<float>(), w.size(0), threads());
+    return true;
+}
+
+torch::Tensor packedLinear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias,
+                           PackedWeight& packed) {
+    if (packedRows(x, w, bias) < 0) return {};
+    std::vector<int64_t> sizes = x.sizes().vec();
+    sizes.back() = w.size(0);
+    torch::Tensor out = torch::empty(sizes, x.options());
+    return packedLinearOut(out, x, w, bias, packed) ? out : torch::Tensor();
+}
+
+} // namespace gwb::engine::detail

@@ -1,0 +1,41 @@
+#pragma once
+// A weight tensor's packed copy for detail::packedGemm, and the inference-time products over it
+// (engine-internal; Torch types).
+
+#include "packed_gemm.h"
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace gwb::engine::detail {
+
+/// The packed form of one weight tensor, rebuilt when the tensor's storage or version counter
+/// moves (an optimizer step, a load, a copy_ into it). Thread-safe.
+class PackedWeight {
+public:
+    /// The packed form of w (n x k), or null where packedGemm does not run (no AVX-512F, a device
+    /// tensor, not float).
+    std::shared_ptr<const PackedMatrix> get(const torch::Tensor& w);
+
+private:
+    std::mutex m_mutex;
+    std::shared_ptr<const PackedMatrix> m_packed;
+    const void* m_data = nullptr;
+    int64_t m_version = -1;
+};
+
+/// out = x w^T (+ bias) through packedGemm, when it runs here and nothing needs a gradient: x is
+/// ... x k (CPU float), w is n x k, out a contiguous CPU float tensor of x's rows x n. Returns
+/// false, with out untouched, when the caller should use LibTorch's product instead.
+bool packedLinearOut(torch::Tensor& out, const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias,
+                     PackedWeight& packed);
+
+/// x w^T (+ bias) as a new tensor of shape x.shape[:-1] + [n] through packedGemm, or an
+/// undefined tensor when the caller should use LibTorch's product instead.
+torch::Tensor packedLinear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias,
+                           PackedWeight& packed);
+
+} // namespace gwb::engine::detail
