@@ -6,7 +6,8 @@
 // clears the output on every call, and its worker threads yield between calls: on the 2-core
 // development machine that was a fifth of a paper-size forward pass and a tenth of its head
 // (perf, 2026-11-24). Here the weight is laid out once in the order the kernel reads it, the
-// bias seeds the accumulators, and each 12 x 32 block of the output is finished in registers.
+// bias seeds the accumulators, and each 12 x 32 block of the output (6 x 16 with AVX2 alone) is
+// finished in registers.
 
 #include <cstdint>
 #include <memory>
@@ -37,9 +38,16 @@ private:
     std::unique_ptr<float[], Free> m_data;
 };
 
-/// True when packedGemm runs here: an x86-64 CPU with AVX-512F (the kernel's only form; elsewhere
-/// the callers keep LibTorch's product).
+/// True when packedGemm runs here: an x86-64 CPU with AVX2 and FMA (elsewhere the callers keep
+/// LibTorch's product).
 bool packedGemmAvailable();
+
+/// True when GemmKernel::Auto runs the AVX-512 form (12 x 32 register blocks) here; otherwise it
+/// runs the AVX2 form (6 x 16 blocks, 16 vector registers). Both accumulate in the same order.
+bool packedGemmUsesAvx512();
+
+/// Which form runs: the widest the CPU has, or the AVX2 one (tests, comparisons).
+enum class GemmKernel { Auto, Avx2 };
 
 /// y[i][j] = sum_c x[i][c] W[j][c] (+ bias[j] when bias is not null) for i < m, j < W.rows():
 /// x is m x W.cols() with row stride ldx, y is m x W.rows() with row stride ldy (y must not
@@ -47,6 +55,6 @@ bool packedGemmAvailable();
 /// plain dot product). Runs on up to `workers` threads; small products run on the caller's alone.
 /// Requires packedGemmAvailable().
 void packedGemm(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y, int64_t ldy,
-                int workers);
+                int workers, GemmKernel kernel = GemmKernel::Auto);
 
 } // namespace gwb::engine::detail

@@ -16,7 +16,7 @@ namespace gwb::engine::detail {
 /// moves (an optimizer step, a load, a copy_ into it). Thread-safe.
 class PackedWeight {
 public:
-    /// The packed form of w (n x k), or null where packedGemm does not run (no AVX-512F, a device
+    /// The packed form of w (n x k), or null where packedGemm does not run (no AVX2, a device
     /// tensor, not float).
     std::shared_ptr<const PackedMatrix> get(const torch::Tensor& w);
 

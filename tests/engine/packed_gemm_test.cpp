@@ -1,5 +1,6 @@
 // detail::packedGemm (the engine's inference product over a weight packed once) against a double
-// product for every edge of its blocking (row and panel remainders, strides, bias, threads), and
+// product for every edge of its blocking (row and panel remainders, strides, bias, threads, both
+// kernel forms; the AVX-512 and AVX2 forms must also agree bit for bit), and
 // the packed weights' cache: repacked when the weight changes (a training step, a copy, a load),
 // used only where no gradient is needed.
 #include "adamw_step.h"
@@ -17,7 +18,7 @@ namespace gwb::engine::detail {
 namespace {
 
 #define SKIP_WITHOUT_KERNEL()                                                                                          \
-    if (!packedGemmAvailable()) GTEST_SKIP() << "this CPU has no AVX-512F: packedGemm does not run here"
+    if (!packedGemmAvailable()) GTEST_SKIP() << "this CPU has no AVX2 and FMA: packedGemm does not run here"
 
 TEST(PackedGemm, MatchesADoubleProductForEveryBlockingEdge) {
     SKIP_WITHOUT_KERNEL();
@@ -26,28 +27,41 @@ TEST(PackedGemm, MatchesADoubleProductForEveryBlockingEdge) {
         for (int64_t n : {1, 5, 16, 17, 31, 32, 33, 100, 1000})
             for (int64_t k : {1, 3, 64, 257})
                 for (bool withBias : {false, true})
-                    for (int workers : {1, 3}) {
-                        // Strides wider than the rows: x and y are views into wider matrices.
-                        const int64_t ldx = k + 3, ldy = n + 5;
-                        const torch::Tensor xs = torch::randn({m, ldx}), w = torch::randn({n, k}),
-                                            b = torch::randn({n});
-                        torch::Tensor ys = torch::full({m, ldy}, 7.0f);
-                        const PackedMatrix p(w.data_ptr<float>(), n, k, k);
-                        // Large products only go parallel: this one is made large enough at n = 1000.
-                        packedGemm(xs.data_ptr<float>(), m, ldx, p, withBias ? b.data_ptr<float>() : nullptr,
-                                   ys.data_ptr<float>(), ldy, workers);
-                        const torch::Tensor x = xs.narrow(1, 0, k).to(torch::kDouble);
-                        torch::Tensor ref = torch::mm(x, w.to(torch::kDouble).t());
-                        if (withBias) ref = ref + b.to(torch::kDouble);
-                        const torch::Tensor scale = torch::mm(x.abs(), w.to(torch::kDouble).abs().t()) + 1.0;
-                        const double err =
-                            ((ys.narrow(1, 0, n).to(torch::kDouble) - ref).abs() / scale).max().item<double>();
-                        EXPECT_LT(err, 1e-6)
-                            << "m " << m << " n " << n << " k " << k << " bias " << withBias << " workers " << workers;
-                        // Nothing outside the m x n block is written.
-                        EXPECT_TRUE(torch::all(ys.narrow(1, n, ldy - n) == 7.0f).item<bool>())
-                            << "m " << m << " n " << n << " k " << k;
-                    }
+                    for (int workers : {1, 3})
+                        for (GemmKernel kernel : {GemmKernel::Auto, GemmKernel::Avx2}) {
+                            // Strides wider than the rows: x and y are views into wider matrices.
+                            const int64_t ldx = k + 3, ldy = n + 5;
+                            const torch::Tensor xs = torch::randn({m, ldx}), w = torch::randn({n, k}),
+                                                b = torch::randn({n});
+                            torch::Tensor ys = torch::full({m, ldy}, 7.0f);
+                            const PackedMatrix p(w.data_ptr<float>(), n, k, k);
+                            // Large products only go parallel: this one is made large enough at n = 1000.
+                            packedGemm(xs.data_ptr<float>(), m, ldx, p, withBias ? b.data_ptr<float>() : nullptr,
+                                       ys.data_ptr<float>(), ldy, workers, kernel);
+                            const torch::Tensor x = xs.narrow(1, 0, k).to(torch::kDouble);
+                            torch::Tensor ref = torch::mm(x, w.to(torch::kDouble).t());
+                            if (withBias) ref = ref + b.to(torch::kDouble);
+                            const torch::Tensor scale = torch::mm(x.abs(), w.to(torch::kDouble).abs().t()) + 1.0;
+                            const double err =
+                                ((ys.narrow(1, 0, n).to(torch::kDouble) - ref).abs() / scale).max().item<double>();
+                            EXPECT_LT(err, 1e-6)
+                                << "m " << m << " n " << n << " k " << k << " bias " << withBias << " workers "
+                                << workers << " AVX2 form " << (kernel == GemmKernel::Avx2);
+                            // Nothing outside the m x n block is written.
+                            EXPECT_TRUE(torch::all(ys.narrow(1, n, ldy - n) == 7.0f).item<bool>())
+                                << "m " << m << " n " << n << " k " << k;
+                        }
+}
+
+TEST(PackedGemm, BothKernelFormsGiveTheSameBits) {
+    SKIP_WITHOUT_KERNEL();
+    torch::manual_seed(4);
+    const torch::Tensor x = torch::randn({37, 100}), w = torch::randn({70, 100}), b = torch::randn({70});
+    const PackedMatrix p(w.data_ptr<float>(), 70, 100, 100);
+    torch::Tensor a = torch::empty({37, 70}), c = torch::empty({37, 70});
+    packedGemm(x.data_ptr<float>(), 37, 100, p, b.data_ptr<float>(), a.data_ptr<float>(), 70, 2, GemmKernel::Auto);
+    packedGemm(x.data_ptr<float>(), 37, 100, p, b.data_ptr<float>(), c.data_ptr<float>(), 70, 2, GemmKernel::Avx2);
+    EXPECT_TRUE(torch::equal(a, c));
 }
 
 TEST(PackedGemm, PackedLayoutIsPanelsOf32RowsColumnMajorWithZeroPadding) {
