@@ -1,8 +1,11 @@
 // Engine speed (issue 10): trace (one forward pass with every capture point, surprisal from the
 // chunked head) of the paper-size models (V=30522, d=256, r=32, 6 layers) vs prompt length T, with
 // and without the logit lens, Model::load of a paper-size checkpoint, incremental generation and
-// training throughput. After the runs, prints the least-squares exponent of the Grassmann trace
-// time vs T. scripts/bench runs this next to a PyTorch reference and writes docs/performance.md.
+// training throughput; and this CPU's single-precision multiply-add peak over the same threads
+// (peak/fma) and its memory read bandwidth (peak/read), the ceilings that the floors in
+// docs/performance.md are computed from. After the
+// runs, prints the least-squares exponent of the Grassmann trace time vs T. scripts/bench runs this next to a PyTorch
+// reference and writes docs/performance.md.
 //
 //   engine_trace_bench                                  everything
 //   engine_trace_bench --benchmark_filter='trace/grassmann/T:(128|512|2048)$'   quick run
@@ -27,6 +30,12 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define GWB_BENCH_X86 1
+#endif
 #include <string>
 
 using namespace gwb::engine;
@@ -175,8 +184,115 @@ private:
     std::vector<std::pair<double, double>> m_points;
 };
 
+#ifdef GWB_BENCH_X86
+// Independent multiply-adds in registers, no memory traffic: 24 (AVX-512) or 12 (AVX2) chains,
+// enough to fill both FMA pipes at a latency of 4 cycles. Returns the flops done.
+__attribute__((target("avx512f"))) double fmaLoopAvx512(int64_t n, float* sink) {
+    __m512 acc[24];
+    for (int i = 0; i < 24; ++i)
+        acc[i] = _mm512_set1_ps(1e-9f * static_cast<float>(i));
+    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+    for (int64_t k = 0; k < n; ++k)
+#pragma GCC unroll 24
+        for (int i = 0; i < 24; ++i)
+            acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    __m512 s = acc[0];
+    for (int i = 1; i < 24; ++i)
+        s = _mm512_add_ps(s, acc[i]);
+    alignas(64) float out[16];
+    _mm512_store_ps(out, s);
+    *sink = out[0];
+    return 2.0 * 16 * 24 * static_cast<double>(n);
+}
+
+__attribute__((target("avx2,fma"))) double fmaLoopAvx2(int64_t n, float* sink) {
+    __m256 acc[12];
+    for (int i = 0; i < 12; ++i)
+        acc[i] = _mm256_set1_ps(1e-9f * static_cast<float>(i));
+    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+    for (int64_t k = 0; k < n; ++k)
+#pragma GCC unroll 12
+        for (int i = 0; i < 12; ++i)
+            acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    alignas(32) float out[8];
+    __m256 s = acc[0];
+    for (int i = 1; i < 12; ++i)
+        s = _mm256_add_ps(s, acc[i]);
+    _mm256_store_ps(out, s);
+    *sink = out[0];
+    return 2.0 * 8 * 12 * static_cast<double>(n);
+}
+#endif
+
+/// Single-precision multiply-add peak of threads() threads with the widest vectors the CPU has.
+void peakBench(benchmark::State& state) {
+#ifdef GWB_BENCH_X86
+    const bool wide = __builtin_cpu_supports("avx512f");
+    if (!wide && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+        state.SkipWithError("no AVX2/FMA");
+        return;
+    }
+    const int n = threads();
+    constexpr int64_t kIterations = 20'000'000;
+    double flops = 0;
+    for (auto _ : state) {
+        std::vector<float> sink(static_cast<size_t>(n));
+        std::vector<double> done(static_cast<size_t>(n));
+        std::vector<std::thread> pool;
+        for (int t = 0; t < n; ++t)
+            pool.emplace_back([&, t] {
+                const size_t i = static_cast<size_t>(t);
+                done[i] = wide ? fmaLoopAvx512(kIterations / 2, &sink[i]) : fmaLoopAvx2(kIterations, &sink[i]);
+            });
+        for (auto& th : pool)
+            th.join();
+        for (double d : done)
+            flops += d;
+        benchmark::DoNotOptimize(sink.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsRate);
+    state.counters["threads"] = n;
+    state.SetLabel(wide ? "AVX-512" : "AVX2");
+#else
+    state.SkipWithError("x86-64 only");
+#endif
+}
+
+/// Memory read bandwidth of threads() threads streaming over 256 MiB (far beyond the caches): the
+/// ceiling of generation, which reads every weight once per new token.
+void readBench(benchmark::State& state) {
+    const int n = threads();
+    constexpr size_t kFloats = size_t{64} << 20;
+    std::vector<float> data(kFloats, 1.0f);
+    double bytes = 0;
+    for (auto _ : state) {
+        std::vector<double> sums(static_cast<size_t>(n));
+        std::vector<std::thread> pool;
+        for (int t = 0; t < n; ++t)
+            pool.emplace_back([&, t] {
+                const size_t begin = kFloats / static_cast<size_t>(n) * static_cast<size_t>(t);
+                const size_t end = t + 1 == n ? kFloats : begin + kFloats / static_cast<size_t>(n);
+                float acc[16] = {};
+                for (size_t i = begin; i + 16 <= end; i += 16)
+                    for (int j = 0; j < 16; ++j) // 16 independent sums: the compiler vectorizes them
+                        acc[j] += data[i + static_cast<size_t>(j)];
+                double total = 0;
+                for (float a : acc)
+                    total += a;
+                sums[static_cast<size_t>(t)] = total;
+            });
+        for (auto& th : pool)
+            th.join();
+        bytes += static_cast<double>(kFloats) * sizeof(float);
+        benchmark::DoNotOptimize(sums.data());
+    }
+    state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsRate);
+}
+
 } // namespace
 
+BENCHMARK(readBench)->Name("peak/read")->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+BENCHMARK(peakBench)->Name("peak/fma")->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 BENCHMARK_CAPTURE(traceBench, grassmann, ModelKind::Grassmann, 0)
     ->Name("trace/grassmann")
     ->ArgName("T")
