@@ -41,15 +41,16 @@ DenseImpl::DenseImpl(int64_t in, int64_t out, bool initialize) {
 }
 
 torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
-    // One row (a generated token): a matrix-vector product. The 1-row GEMM path of OpenBLAS is 3-6x
-    // slower at these sizes (80 us against 14 us for 256 -> 1024) and was most of a token step.
+    // Inference on the CPU: the engine's product over the weight packed once (packed_gemm.h), one
+    // row (a generated token) included: it streams the packed weight once.
+    if (torch::Tensor y = detail::packedLinear(x, weight, bias, m_packed); y.defined()) return y;
+    // One row elsewhere: a matrix-vector product. The 1-row GEMM path of OpenBLAS is 3-6x slower at
+    // these sizes (80 us against 14 us for 256 -> 1024) and was most of a token step.
     if (x.dim() >= 1 && x.numel() == x.size(-1)) {
         std::vector<int64_t> sizes = x.sizes().vec();
         sizes.back() = weight.size(0);
         return torch::addmv(bias, weight, x.reshape({-1})).view(sizes);
     }
-    // Inference on the CPU: the engine's product over the weight packed once (packed_gemm.h).
-    if (torch::Tensor y = detail::packedLinear(x, weight, bias, m_packed); y.defined()) return y;
     return torch::nn::functional::linear(x, weight, bias);
 }
 
@@ -454,12 +455,12 @@ torch::Tensor LanguageModelImpl::nextTokenLoss(const torch::Tensor& h, const tor
 
 torch::Tensor LanguageModelImpl::head(const torch::Tensor& h) {
     const torch::Tensor x = lnFinal(h);
+    if (torch::Tensor y = detail::packedLinear(x, tokEmbed->weight, {}, headPacked); y.defined()) return y;
     if (x.numel() == x.size(-1)) { // one position (generation): E x as a matrix-vector product, 3.5x faster
         std::vector<int64_t> sizes = x.sizes().vec();
         sizes.back() = tokEmbed->weight.size(0);
         return torch::mv(tokEmbed->weight, x.reshape({-1})).view(sizes);
     }
-    if (torch::Tensor y = detail::packedLinear(x, tokEmbed->weight, {}, headPacked); y.defined()) return y;
     return torch::matmul(x, tokEmbed->weight.t());
 }
 
