@@ -152,6 +152,42 @@ torch::Tensor GrassmannBlockImpl::pastDirection(const torch::Tensor& zCur, const
     return u / norm;
 }
 
+torch::Tensor GrassmannBlockImpl::pastDirectionMean(const torch::Tensor& z, const torch::Tensor& ring,
+                                                    const std::vector<int64_t>& rows) const {
+    // pastDirection's formula for one current vector (1 x r) against ring rows `rows`, averaged.
+    const int64_t r = z.size(-1);
+    const float* zc = z.data_ptr<float>();
+    const torch::Tensor ringc = ring.contiguous();
+    const float* base = ringc.data_ptr<float>();
+    float normSq = 0.0f;
+    for (int64_t i = 0; i < r; ++i)
+        normSq += zc[i] * zc[i];
+    const float eps = static_cast<float>(m_config.pluckerEps);
+    const float scale = std::max(normSq, 1e-30f);
+    torch::Tensor y = torch::zeros({1, r}, z.options());
+    float* out = y.data_ptr<float>();
+    std::vector<float> u(static_cast<size_t>(r));
+    for (int64_t row : rows) {
+        const float* past = base + row * r;
+        float dot = 0.0f;
+        for (int64_t i = 0; i < r; ++i)
+            dot += zc[i] * past[i];
+        const float coef = dot / scale;
+        float uu = 0.0f;
+        for (int64_t i = 0; i < r; ++i) {
+            u[static_cast<size_t>(i)] = past[i] - coef * zc[i];
+            uu += u[static_cast<size_t>(i)] * u[static_cast<size_t>(i)];
+        }
+        const float norm = std::sqrt(std::max(normSq * uu, eps * eps));
+        for (int64_t i = 0; i < r; ++i)
+            out[i] += u[static_cast<size_t>(i)] / norm;
+    }
+    const float count = static_cast<float>(rows.size());
+    for (int64_t i = 0; i < r; ++i)
+        out[i] /= count;
+    return y;
+}
+
 std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch::Tensor& x, torch::Tensor* zOut) {
     const int64_t T = x.size(1);
     const torch::Tensor z = wRed(x); // B x T x r
@@ -237,7 +273,11 @@ torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& s
     for (int D : m_offsets)
         if (D <= t) rows.push_back((t - D) % state.capacity);
     torch::Tensor y;
-    if (!rows.empty()) {
+    if (!rows.empty() && !torch::GradMode::is_enabled() && z.device().is_cpu() && z.scalar_type() == torch::kFloat) {
+        // The same sum in one pass over the |W_t| past vectors (generation runs this once per layer
+        // and token; the tensor form below is a dozen small operations).
+        y = pastDirectionMean(z.contiguous(), state.z, rows);
+    } else if (!rows.empty()) {
         const torch::Tensor past =
             state.z.index_select(0, torch::tensor(rows, torch::kLong).to(z.device())); // |W_t| x r
         const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);                // 1 x 1

@@ -70,6 +70,10 @@ public:
     /// z_{t-D} / max(||z_t ^ z_{t-D}||, eps) for matching rows of zCur and zPast (norms squared given, ... x 1).
     torch::Tensor pastDirection(const torch::Tensor& zCur, const torch::Tensor& zPast, const torch::Tensor& curNormSq,
                                 const torch::Tensor& pastNormSq) const;
+    /// pastDirection of z (1 x r, CPU float) against rows `rows` of the ring buffer (capacity x r),
+    /// averaged over the rows: y_t of one generated token, computed in place of the tensor form.
+    torch::Tensor pastDirectionMean(const torch::Tensor& z, const torch::Tensor& ring,
+                                    const std::vector<int64_t>& rows) const;
     /// g from z and the averaged direction y (both ... x r); valid (... x 1 bool) marks tokens with >= 1 offset.
     torch::Tensor featureFromDirection(const torch::Tensor& z, const torch::Tensor& y, const torch::Tensor& valid);
     /// Mixer output given x, g, a (model-spec step 8 and the block arrangement); used by forward and generation.
