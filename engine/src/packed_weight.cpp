@@ -2,9 +2,23 @@
 
 #include "gwb/engine/device.h"
 
+#include <unistd.h>
+
+#include <atomic>
+
 namespace gwb::engine::detail {
 
 namespace {
+
+std::atomic<int64_t> g_bytes{0};
+
+std::atomic<int64_t>& budget() {
+    static std::atomic<int64_t> b{[] {
+        const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        return pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size / 4 : int64_t{1} << 30;
+    }()};
+    return b;
+}
 
 bool usable(const torch::Tensor& t) {
     return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat;
@@ -23,6 +37,29 @@ int64_t packedRows(const torch::Tensor& x, const torch::Tensor& w, const torch::
 
 } // namespace
 
+int64_t packedWeightBudget() {
+    return budget().load();
+}
+
+int64_t setPackedWeightBudget(int64_t bytes) {
+    return budget().exchange(bytes);
+}
+
+int64_t packedWeightBytes() {
+    return g_bytes.load();
+}
+
+PackedWeight::~PackedWeight() {
+    g_bytes -= m_bytes;
+}
+
+void PackedWeight::release() {
+    g_bytes -= m_bytes;
+    m_bytes = 0;
+    m_packed.reset();
+    m_data = nullptr;
+}
+
 std::shared_ptr<const PackedMatrix> PackedWeight::get(const torch::Tensor& w) {
     if (!packedGemmAvailable() || !usable(w) || w.dim() != 2) return nullptr;
     // Inference tensors keep no version counter; a parameter is never one, but a tensor made
@@ -31,10 +68,16 @@ std::shared_ptr<const PackedMatrix> PackedWeight::get(const torch::Tensor& w) {
     const std::lock_guard<std::mutex> lock(m_mutex);
     if (!m_packed || m_data != w.data_ptr() || m_version != version || m_packed->rows() != w.size(0) ||
         m_packed->cols() != w.size(1)) {
+        release();
+        const int64_t bytes =
+            (w.size(0) + PackedMatrix::kPanel - 1) / PackedMatrix::kPanel * PackedMatrix::kPanel * w.size(1) * 4;
+        if (g_bytes.load() + bytes > budget().load()) return nullptr;
         const torch::Tensor c = w.contiguous();
         m_packed = std::make_shared<const PackedMatrix>(c.data_ptr<float>(), c.size(0), c.size(1), c.size(1));
         m_data = w.data_ptr();
         m_version = version;
+        m_bytes = bytes;
+        g_bytes += bytes;
     }
     return m_packed;
 }

@@ -16,16 +16,33 @@ namespace gwb::engine::detail {
 /// moves (an optimizer step, a load, a copy_ into it). Thread-safe.
 class PackedWeight {
 public:
+    PackedWeight() = default;
+    PackedWeight(const PackedWeight&) = delete;
+    PackedWeight& operator=(const PackedWeight&) = delete;
+    ~PackedWeight();
+
     /// The packed form of w (n x k), or null where packedGemm does not run (no AVX2, a device
-    /// tensor, not float).
+    /// tensor, not float) or where the copy would take the process's packed copies past their
+    /// budget (packedWeightBudget()).
     std::shared_ptr<const PackedMatrix> get(const torch::Tensor& w);
 
 private:
+    void release(); // with m_mutex held
     std::mutex m_mutex;
     std::shared_ptr<const PackedMatrix> m_packed;
     const void* m_data = nullptr;
     int64_t m_version = -1;
+    int64_t m_bytes = 0;
 };
+
+/// The most memory all packed copies in the process may take together: a quarter of the
+/// machine's physical memory unless set. Past it, products keep LibTorch's path (each packed copy
+/// doubles its weight's memory; a large model on a small machine must still run).
+int64_t packedWeightBudget();
+/// Sets the budget in bytes (tests); returns the previous one.
+int64_t setPackedWeightBudget(int64_t bytes);
+/// Bytes the packed copies take now.
+int64_t packedWeightBytes();
 
 /// out = x w^T (+ bias) through packedGemm, when it runs here and nothing needs a gradient: x is
 /// ... x k (CPU float), w is n x k, out a contiguous CPU float tensor of x's rows x n. Returns

@@ -96,6 +96,28 @@ TEST(PackedWeight, RepacksWhenTheWeightChanges) {
     EXPECT_FALSE(cache.get(w.to(torch::kDouble))) << "only float weights are packed";
 }
 
+/// Past the budget of packed memory a weight is not packed, and its products keep LibTorch's path
+/// with the same values; the bytes are given back when a packed weight goes.
+TEST(PackedWeight, PastTheBudgetProductsKeepLibTorchsPath) {
+    SKIP_WITHOUT_KERNEL();
+    torch::manual_seed(9);
+    const int64_t before = packedWeightBytes();
+    const int64_t previous = setPackedWeightBudget(before + 32 * 64 * 4); // one panel of 32 rows x 64
+    {
+        torch::Tensor small = torch::randn({32, 64}), large = torch::randn({100, 64});
+        PackedWeight a, b;
+        EXPECT_TRUE(a.get(small)) << "32 x 64 floats fit the budget";
+        EXPECT_EQ(packedWeightBytes(), before + 32 * 64 * 4);
+        EXPECT_FALSE(b.get(large)) << "the budget is spent";
+        Dense dense(64, 100, /*initialize=*/true);
+        const torch::Tensor x = torch::randn({7, 64});
+        torch::NoGradGuard noGrad;
+        EXPECT_TRUE(torch::allclose(dense(x), torch::nn::functional::linear(x, dense->weight, dense->bias)));
+    }
+    EXPECT_EQ(packedWeightBytes(), before) << "destroyed packed weights give their bytes back";
+    setPackedWeightBudget(previous);
+}
+
 /// Dense::forward takes the packed product under NoGradGuard and LibTorch's where a gradient is
 /// needed; both give torch::nn::functional::linear's values.
 TEST(PackedWeight, DenseUsesThePackedProductOnlyWithoutGradients) {
