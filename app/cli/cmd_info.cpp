@@ -37,11 +37,13 @@ int runInfo(const QStringList& args) {
                 std::printf("family:      %s\n", v.c_str());
             std::printf("%s", m.summary().c_str());
             std::printf("training:    %s\n", m.trainingSummary().c_str());
+            std::printf("kernels:     %s\n", kernelSummary().c_str());
             std::printf("blas:        %s\n", blasSummary().c_str());
         } else {
             const ModelConfig c = loadConfigFile(p.value(config).toStdString());
             std::printf("%s", configSummary(c).c_str());
             std::printf("device:      %s\n", deviceSummary(resolveDevice(p.value(device).toStdString())).c_str());
+            std::printf("kernels:     %s\n", kernelSummary().c_str());
             std::printf("blas:        %s\n", blasSummary().c_str());
         }
         return 0;

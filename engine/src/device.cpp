@@ -2,6 +2,8 @@
 
 #include "gwb/engine/device.h"
 
+#include "packed_gemm.h"
+
 #include <torch/torch.h>
 
 #include <dlfcn.h>
@@ -84,6 +86,13 @@ void setThreads(int n) {
 int threads() {
     const int n = g_threads.load();
     return n > 0 ? n : at::get_num_threads();
+}
+
+std::string kernelSummary() {
+    if (!detail::packedGemmAvailable())
+        return "inference products through the BLAS below (this CPU has no AVX2 and FMA for gwb's packed kernels)";
+    return std::string("inference products in gwb's packed kernels (") +
+           (detail::packedGemmUsesAvx512() ? "AVX-512" : "AVX2") + "); training's through the BLAS below";
 }
 
 std::string blasSummary() {

@@ -107,6 +107,10 @@ TEST_F(CliTinyModel, InfoAndEvalOnTheModel) {
     EXPECT_TRUE(info.out.contains(QStringLiteral("blas:        OpenBLAS")) ||
                 info.out.contains(QStringLiteral("blas:        not OpenBLAS")))
         << show(info);
+    // Which form of gwb's own inference products runs (docs/performance.md, "Matrix products").
+    EXPECT_TRUE(info.out.contains(QStringLiteral("kernels:     inference products in gwb's packed kernels")) ||
+                info.out.contains(QStringLiteral("kernels:     inference products through the BLAS")))
+        << show(info);
 
     writeText(path("eval.txt"), "it is a truth .\nthe truth is w12 w30 .\n");
     const GwbResult eval =

@@ -31,5 +31,9 @@ std::string deviceSummary(const std::string& device);
 /// OPENBLAS_CORETYPE pins the kernels, and how long idle workers spin (OPENBLAS_THREAD_TIMEOUT);
 /// or that the BLAS is not OpenBLAS (MKL in a pip LibTorch).
 std::string blasSummary();
+/// One line on the engine's own CPU kernels: which form of the packed inference products runs
+/// (AVX-512 or AVX2; every inference product of a Dense layer and the tied head) or that this CPU
+/// has neither and LibTorch's BLAS runs them; training's products always go through the BLAS.
+std::string kernelSummary();
 
 } // namespace gwb::engine
