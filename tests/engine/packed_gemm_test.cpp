@@ -53,7 +53,7 @@ TEST(PackedGemm, MatchesADoubleProductForEveryBlockingEdge) {
                         }
 }
 
-TEST(PackedGemm, BothKernelFormsGiveTheSameBits) {
+TEST(PackedGemm, BothKernelFormsAndAnyThreadCountGiveTheSameBits) {
     SKIP_WITHOUT_KERNEL();
     torch::manual_seed(4);
     const torch::Tensor x = torch::randn({37, 100}), w = torch::randn({70, 100}), b = torch::randn({70});
@@ -62,6 +62,13 @@ TEST(PackedGemm, BothKernelFormsGiveTheSameBits) {
     packedGemm(x.data_ptr<float>(), 37, 100, p, b.data_ptr<float>(), a.data_ptr<float>(), 70, 2, GemmKernel::Auto);
     packedGemm(x.data_ptr<float>(), 37, 100, p, b.data_ptr<float>(), c.data_ptr<float>(), 70, 2, GemmKernel::Avx2);
     EXPECT_TRUE(torch::equal(a, c));
+    // Every output is one tile's sum in a fixed order, so the thread count does not change a bit.
+    const torch::Tensor xl = torch::randn({100, 100}), wl = torch::randn({1000, 100});
+    const PackedMatrix pl(wl.data_ptr<float>(), 1000, 100, 100);
+    torch::Tensor one = torch::empty({100, 1000}), three = torch::empty({100, 1000});
+    packedGemm(xl.data_ptr<float>(), 100, 100, pl, nullptr, one.data_ptr<float>(), 1000, 1);
+    packedGemm(xl.data_ptr<float>(), 100, 100, pl, nullptr, three.data_ptr<float>(), 1000, 3);
+    EXPECT_TRUE(torch::equal(one, three));
 }
 
 TEST(PackedGemm, PackedLayoutIsPanelsOf32RowsColumnMajorWithZeroPadding) {
