@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -24,11 +25,15 @@ public:
     bool run(size_t extra, const std::function<void()>& work) {
         std::unique_lock<std::mutex> lock(m_mutex);
         if (m_busy) return false;
-        m_busy = true;
-        while (m_threads.size() < extra) {
-            const size_t index = m_threads.size();
-            m_threads.emplace_back([this, index] { loop(index); });
+        try {
+            while (m_threads.size() < extra) {
+                const size_t index = m_threads.size();
+                m_threads.emplace_back([this, index] { loop(index); });
+            }
+        } catch (...) { // no thread to be had: the pool stays usable with the ones it has
+            if (m_threads.size() < extra) return false;
         }
+        m_busy = true;
         m_work = &work;
         m_wanted = extra;
         m_pending = extra;
@@ -98,8 +103,11 @@ void parallelFor(size_t n, int workers, const std::function<void(size_t)>& fn) {
         work();
     } else if (!pool().run(threads - 1, work)) {
         std::vector<std::thread> own;
-        for (size_t t = 1; t < threads; ++t)
-            own.emplace_back(work);
+        try {
+            for (size_t t = 1; t < threads; ++t)
+                own.emplace_back(work);
+        } catch (const std::system_error&) { // fewer threads to be had: the others take the items
+        }
         work();
         for (std::thread& t : own)
             t.join();
