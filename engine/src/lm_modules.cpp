@@ -92,9 +92,7 @@ void GrassmannBlockImpl::moveIndices(const torch::Device& device) {
 torch::Tensor GrassmannBlockImpl::wedge(const torch::Tensor& a, const torch::Tensor& b) {
     // Inference on the CPU: one pass that writes each coordinate a_i b_j - a_j b_i (i < j) in place
     // of four index_selects, two products and a difference (a seventh of a paper-size forward pass).
-    const bool noGrad = !torch::GradMode::is_enabled() || (!a.requires_grad() && !b.requires_grad());
-    if (noGrad && a.device().is_cpu() && a.scalar_type() == torch::kFloat && b.scalar_type() == torch::kFloat &&
-        a.sizes() == b.sizes()) {
+    if (detail::cpuInference(a) && detail::cpuInference(b) && a.sizes() == b.sizes()) {
         const torch::Tensor ac = a.contiguous(), bc = b.contiguous();
         const int64_t r = a.size(-1), rows = r == 0 ? 0 : a.numel() / r, C = r * (r - 1) / 2;
         std::vector<int64_t> sizes = a.sizes().vec();
@@ -273,7 +271,7 @@ torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& s
     for (int D : m_offsets)
         if (D <= t) rows.push_back((t - D) % state.capacity);
     torch::Tensor y;
-    if (!rows.empty() && !torch::GradMode::is_enabled() && z.device().is_cpu() && z.scalar_type() == torch::kFloat) {
+    if (!rows.empty() && detail::cpuInference(z)) {
         // The same sum in one pass over the |W_t| past vectors (generation runs this once per layer
         // and token; the tensor form below is a dozen small operations).
         y = pastDirectionMean(z.contiguous(), state.z, rows);

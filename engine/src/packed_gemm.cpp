@@ -1,6 +1,7 @@
 #include "packed_gemm.h"
 
 #include "trace/parallel_for.h"
+#include "x86_kernels.h"
 
 #include <algorithm>
 #include <array>
@@ -8,17 +9,6 @@
 #include <new>
 #include <stdexcept>
 #include <utility>
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define GWB_PACKED_GEMM_X86 1
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports the undefined pass-through vector inside its own AVX-512 intrinsics as
-// uninitialized (GCC bug 105593): not our code.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#endif
 
 namespace gwb::engine::detail {
 
@@ -50,7 +40,7 @@ PackedMatrix::PackedMatrix(const float* w, int64_t n, int64_t k, int64_t ld) : m
     }
 }
 
-#ifdef GWB_PACKED_GEMM_X86
+#ifdef GWB_X86_KERNELS
 
 namespace {
 
@@ -156,16 +146,6 @@ void panelAvx2(int rows, const float* x, int64_t ldx, const float* panel, int64_
     const TileFn tile = kTilesAvx2[static_cast<size_t>(rows - 1)];
     tile(x, ldx, panel, k, bias, y, ldy, std::min<int64_t>(16, cols));
     if (cols > 16) tile(x, ldx, panel + 16, k, bias ? bias + 16 : nullptr, y + 16, ldy, cols - 16);
-}
-
-bool cpuHasAvx512() {
-    static const bool has = __builtin_cpu_supports("avx512f");
-    return has;
-}
-
-bool cpuHasAvx2() {
-    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return has;
 }
 
 Kernel pickKernel(GemmKernel which) {

@@ -26,16 +26,27 @@ bool usable(const torch::Tensor& t) {
 
 /// Rows of x when the packed product applies to x, w and bias; -1 otherwise.
 int64_t packedRows(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias) {
-    if (!packedGemmAvailable() || !usable(x) || !usable(w) || w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1) ||
-        (bias.defined() && (!usable(bias) || bias.numel() != w.size(0))))
+    if (!packedGemmAvailable() || !cpuInference(x) || !cpuInference(w) || w.dim() != 2 || x.dim() < 1 ||
+        x.size(-1) != w.size(1) || w.size(1) == 0 ||
+        (bias.defined() && (!cpuInference(bias) || bias.numel() != w.size(0))))
         return -1;
-    if (torch::GradMode::is_enabled() &&
-        (x.requires_grad() || w.requires_grad() || (bias.defined() && bias.requires_grad())))
-        return -1;
-    return w.size(1) == 0 ? -1 : x.numel() / w.size(1);
+    return x.numel() / w.size(1);
+}
+
+/// out (rows x n, contiguous) = x w^T (+ bias) over the packed w.
+void multiply(torch::Tensor& out, const torch::Tensor& x, const torch::Tensor& bias, const PackedMatrix& w,
+              int64_t rows) {
+    const torch::Tensor xc = x.contiguous();
+    const torch::Tensor bc = bias.defined() ? bias.contiguous() : bias;
+    packedGemm(xc.data_ptr<float>(), rows, w.cols(), w, bc.defined() ? bc.data_ptr<float>() : nullptr,
+               out.data_ptr<float>(), w.rows(), threads());
 }
 
 } // namespace
+
+bool cpuInference(const torch::Tensor& t) {
+    return usable(t) && (!torch::GradMode::is_enabled() || !t.requires_grad());
+}
 
 int64_t packedWeightBudget() {
     return budget().load();
@@ -84,24 +95,24 @@ std::shared_ptr<const PackedMatrix> PackedWeight::get(const torch::Tensor& w) {
 
 bool packedLinearOut(torch::Tensor& out, const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias,
                      PackedWeight& packed) {
-    const int64_t m = packedRows(x, w, bias);
-    if (m < 0 || !usable(out) || !out.is_contiguous() || out.numel() != m * w.size(0)) return false;
+    const int64_t rows = packedRows(x, w, bias);
+    if (rows < 0 || !usable(out) || !out.is_contiguous() || out.numel() != rows * w.size(0)) return false;
     const auto p = packed.get(w);
     if (!p) return false;
-    const torch::Tensor xc = x.contiguous();
-    const torch::Tensor bc = bias.defined() ? bias.contiguous() : bias;
-    packedGemm(xc.data_ptr<float>(), m, w.size(1), *p, bc.defined() ? bc.data_ptr<float>() : nullptr,
-               out.data_ptr<float>(), w.size(0), threads());
+    multiply(out, x, bias, *p, rows);
     return true;
 }
 
 torch::Tensor packedLinear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias,
                            PackedWeight& packed) {
-    if (packedRows(x, w, bias) < 0) return {};
+    const int64_t rows = packedRows(x, w, bias);
+    const auto p = rows < 0 ? nullptr : packed.get(w);
+    if (!p) return {};
     std::vector<int64_t> sizes = x.sizes().vec();
     sizes.back() = w.size(0);
     torch::Tensor out = torch::empty(sizes, x.options());
-    return packedLinearOut(out, x, w, bias, packed) ? out : torch::Tensor();
+    multiply(out, x, bias, *p, rows);
+    return out;
 }
 
 } // namespace gwb::engine::detail

@@ -44,6 +44,11 @@ int64_t setPackedWeightBudget(int64_t bytes);
 /// Bytes the packed copies take now.
 int64_t packedWeightBytes();
 
+/// True for a defined CPU float tensor that needs no gradient here (grad mode off, or it does not
+/// require one): where the engine's inference kernels (the packed products, the one-pass wedge and
+/// generation step) may replace LibTorch's operations.
+bool cpuInference(const torch::Tensor& t);
+
 /// out = x w^T (+ bias) through packedGemm, when it runs here and nothing needs a gradient: x is
 /// ... x k (CPU float), w is n x k, out a contiguous CPU float tensor of x's rows x n. Returns
 /// false, with out untouched, when the caller should use LibTorch's product instead.

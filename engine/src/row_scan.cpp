@@ -2,21 +2,11 @@
 
 #include "gwb/engine/device.h"
 #include "trace/parallel_for.h"
+#include "x86_kernels.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define GWB_ROW_SCAN_X86 1
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports the undefined pass-through vector inside its own AVX-512 intrinsics
-// (_mm512_max_ps, _mm512_shuffle_f32x4, ...) as uninitialized (GCC bug 105593): not our code.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#endif
 
 namespace gwb::engine::detail {
 namespace {
@@ -140,7 +130,7 @@ void causalRowBackwardPortable(const float* p, const float* g, float* out, int64
     std::fill(out + valid, out + keys, 0.0f);
 }
 
-#ifdef GWB_ROW_SCAN_X86
+#ifdef GWB_X86_KERNELS
 
 /// Cephes' expf, shared by exp8 and exp16: inputs clamped to [kExpLow, kExpHigh], n = round(x log2 e),
 /// x - n ln 2 in two parts, then a degree-5 polynomial (kExpPoly, highest power first) and 2^n;
@@ -392,16 +382,6 @@ __attribute__((target("avx512f,avx2,fma"))) void scanRowAvx512(const float* row,
     o.lse = mx + static_cast<float>(std::log(s));
 }
 
-bool cpuHasAvx2() {
-    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return has;
-}
-
-bool cpuHasAvx512() {
-    static const bool has = __builtin_cpu_supports("avx512f");
-    return has;
-}
-
 #else
 
 // No x86 kernels in this build: their names stand for the portable ones, and rowScanUsesAvx2() /
@@ -432,7 +412,7 @@ template <class Fn> void forRowBlocks(int64_t rows, const Fn& fn) {
 } // namespace
 
 bool rowScanUsesAvx512() {
-#ifdef GWB_ROW_SCAN_X86
+#ifdef GWB_X86_KERNELS
     return cpuHasAvx512();
 #else
     return false;
@@ -440,7 +420,7 @@ bool rowScanUsesAvx512() {
 }
 
 bool rowScanUsesAvx2() {
-#ifdef GWB_ROW_SCAN_X86
+#ifdef GWB_X86_KERNELS
     return cpuHasAvx2();
 #else
     return false;

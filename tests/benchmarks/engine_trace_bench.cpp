@@ -3,9 +3,9 @@
 // and without the logit lens, Model::load of a paper-size checkpoint, incremental generation and
 // training throughput; and this CPU's single-precision multiply-add peak over the same threads
 // (peak/fma) and its memory read bandwidth (peak/read), the ceilings that the floors in
-// docs/performance.md are computed from. After the
-// runs, prints the least-squares exponent of the Grassmann trace time vs T. scripts/bench runs this next to a PyTorch
-// reference and writes docs/performance.md.
+// docs/performance.md are computed from. After the runs, prints the least-squares exponent of the
+// Grassmann trace time vs T. scripts/bench runs this next to a PyTorch reference and writes
+// docs/performance.md.
 //
 //   engine_trace_bench                                  everything
 //   engine_trace_bench --benchmark_filter='trace/grassmann/T:(128|512|2048)$'   quick run
@@ -30,13 +30,13 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define GWB_BENCH_X86 1
 #endif
-#include <string>
 
 using namespace gwb::engine;
 
@@ -184,6 +184,15 @@ private:
     std::vector<std::pair<double, double>> m_points;
 };
 
+/// fn(0) ... fn(n-1), each on a thread of its own, started together and joined.
+template <class Fn> void onThreads(int n, const Fn& fn) {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < n; ++t)
+        pool.emplace_back([&fn, t] { fn(static_cast<size_t>(t)); });
+    for (auto& th : pool)
+        th.join();
+}
+
 #ifdef GWB_BENCH_X86
 // Independent multiply-adds in registers, no memory traffic: 24 (AVX-512) or 12 (AVX2) chains,
 // enough to fill both FMA pipes at a latency of 4 cycles. Returns the flops done.
@@ -238,14 +247,9 @@ void peakBench(benchmark::State& state) {
     for (auto _ : state) {
         std::vector<float> sink(static_cast<size_t>(n));
         std::vector<double> done(static_cast<size_t>(n));
-        std::vector<std::thread> pool;
-        for (int t = 0; t < n; ++t)
-            pool.emplace_back([&, t] {
-                const size_t i = static_cast<size_t>(t);
-                done[i] = wide ? fmaLoopAvx512(kIterations / 2, &sink[i]) : fmaLoopAvx2(kIterations, &sink[i]);
-            });
-        for (auto& th : pool)
-            th.join();
+        onThreads(n, [&](size_t i) {
+            done[i] = wide ? fmaLoopAvx512(kIterations / 2, &sink[i]) : fmaLoopAvx2(kIterations, &sink[i]);
+        });
         for (double d : done)
             flops += d;
         benchmark::DoNotOptimize(sink.data());
@@ -267,22 +271,18 @@ void readBench(benchmark::State& state) {
     double bytes = 0;
     for (auto _ : state) {
         std::vector<double> sums(static_cast<size_t>(n));
-        std::vector<std::thread> pool;
-        for (int t = 0; t < n; ++t)
-            pool.emplace_back([&, t] {
-                const size_t begin = kFloats / static_cast<size_t>(n) * static_cast<size_t>(t);
-                const size_t end = t + 1 == n ? kFloats : begin + kFloats / static_cast<size_t>(n);
-                float acc[16] = {};
-                for (size_t i = begin; i + 16 <= end; i += 16)
-                    for (int j = 0; j < 16; ++j) // 16 independent sums: the compiler vectorizes them
-                        acc[j] += data[i + static_cast<size_t>(j)];
-                double total = 0;
-                for (float a : acc)
-                    total += a;
-                sums[static_cast<size_t>(t)] = total;
-            });
-        for (auto& th : pool)
-            th.join();
+        const size_t share = kFloats / static_cast<size_t>(n);
+        onThreads(n, [&](size_t t) {
+            const size_t begin = share * t, end = t + 1 == sums.size() ? kFloats : begin + share;
+            float acc[16] = {};
+            for (size_t i = begin; i + 16 <= end; i += 16)
+                for (int j = 0; j < 16; ++j) // 16 independent sums: the compiler vectorizes them
+                    acc[j] += data[i + static_cast<size_t>(j)];
+            double total = 0;
+            for (float a : acc)
+                total += a;
+            sums[t] = total;
+        });
         bytes += static_cast<double>(kFloats) * sizeof(float);
         benchmark::DoNotOptimize(sums.data());
     }
