@@ -18,7 +18,7 @@ QString noVocabularyMessage(const QString& path) {
 
 bool needsImportChoice(const QString& path, const QString& message) {
     if (!gwb::engine::isImportableCheckpointPath(path.toStdString())) return false;
-    // Phrases of the importer's messages (engine/src/import.cpp, import_layouts.cpp) that a
+    // Phrases of the importer's messages (engine/src/import/import.cpp, import_layouts.cpp) that a
     // different layout, vocabulary or offset schedule can fix.
     static const char* const fixable[] = {
         "no vocabulary found",              // ours, above

@@ -10,7 +10,7 @@
 #include "app_test_util.h"
 
 #include "gwb/engine/checkpoint.h"
-#include "import_layouts.h" // engine-internal key tables (Torch-free)
+#include "import/import_layouts.h" // engine-internal key tables (Torch-free)
 
 #include <QDir>
 #include <QFile>

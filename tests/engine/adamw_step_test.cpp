@@ -1,7 +1,7 @@
 // detail::adamwStep (the fused AdamW step the trainer uses) against LibTorch's AdamW::step on the
 // same parameters, gradients and groups, over several steps with a changing learning rate; its
 // state is LibTorch's own, so an optimizer saved after fused steps resumes in LibTorch's.
-#include "adamw_step.h"
+#include "kernels/adamw_step.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

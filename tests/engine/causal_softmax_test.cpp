@@ -1,8 +1,8 @@
 // detail::causalSoftmax (the causal Transformer's attention weights, with its row kernels) against
 // torch's scale, -inf mask and softmax in double: weights and gradients, for a whole sequence and
 // for a query chunk that starts later, both kernels, widths with and without 8-lane tails.
-#include "causal_softmax.h"
-#include "row_scan.h"
+#include "kernels/causal_softmax.h"
+#include "kernels/row_scan.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

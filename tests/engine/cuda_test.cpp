@@ -5,7 +5,7 @@
 // orders): logits and traced states to 1e-4 of the array's largest magnitude, weights after one
 // AdamW step to 1e-5 absolute (the step itself is ~lr = 1e-3 per weight).
 
-#include "device_errors.h"
+#include "runtime/device_errors.h"
 #include "engine_test_util.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/model.h"

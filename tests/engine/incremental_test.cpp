@@ -5,9 +5,9 @@
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
-#include "incremental_decoder.h"
-#include "lm_modules.h"
-#include "model_impl.h"
+#include "model/incremental_decoder.h"
+#include "model/lm_modules.h"
+#include "model/model_impl.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

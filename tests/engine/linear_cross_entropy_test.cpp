@@ -1,6 +1,6 @@
 // detail::linearCrossEntropy (the training loss of the tied head, a chunk of rows at a time)
 // against nll_loss(log_softmax(x E^T)) in double precision: value and both gradients.
-#include "linear_cross_entropy.h"
+#include "kernels/linear_cross_entropy.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -3,8 +3,8 @@
 
 #include "engine_test_util.h"
 #include "gwb/engine/model.h"
-#include "lm_modules.h"
-#include "model_impl.h"
+#include "model/lm_modules.h"
+#include "model/model_impl.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

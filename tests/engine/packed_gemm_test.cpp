@@ -3,10 +3,10 @@
 // kernel forms; the AVX-512 and AVX2 forms must also agree bit for bit), and
 // the packed weights' cache: repacked when the weight changes (a training step, a copy, a load),
 // used only where no gradient is needed.
-#include "adamw_step.h"
-#include "lm_modules.h"
-#include "packed_gemm.h"
-#include "packed_weight.h"
+#include "kernels/adamw_step.h"
+#include "model/lm_modules.h"
+#include "kernels/packed_gemm.h"
+#include "kernels/packed_weight.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,7 +1,7 @@
 // detail::scanRows (the CPU's one pass per logits row for surprisal and the logit lens) against
 // torch in double precision: log-sum-exp, top K with its tie order, the next token's rank; and
 // detail::softmaxMinusOneHotRows (the training loss's rows) against torch's softmax in double.
-#include "row_scan.h"
+#include "kernels/row_scan.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -4,7 +4,7 @@
 #include "engine_test_util.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/tracer.h"
-#include "model_impl.h"
+#include "model/model_impl.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -2,9 +2,9 @@
 // CMakeLists.txt). The first byte picks the reader; reader exceptions are expected outcomes,
 // anything else (a crash, a sanitizer report, a foreign exception) is a finding.
 
-#include "import_tensor_file.h"
-#include "pickle_reader.h"
-#include "zip_reader.h"
+#include "import/import_tensor_file.h"
+#include "import/pickle_reader.h"
+#include "import/zip_reader.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,8 +4,8 @@
 
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/import.h"
-#include "import_layouts.h"
-#include "model_impl.h"
+#include "import/import_layouts.h"
+#include "model/model_impl.h"
 #include "test_builders.h"
 
 #include <gtest/gtest.h>

@@ -11,7 +11,7 @@
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/import.h"
-#include "model_impl.h"
+#include "model/model_impl.h"
 #include "python_runner.h"
 
 #include <gtest/gtest.h>

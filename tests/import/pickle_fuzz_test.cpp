@@ -3,10 +3,10 @@
 // TensorFileError) with a message, never in a crash, a hang or a foreign exception.
 // fuzz_pickle.cpp is the same harness for libFuzzer (clang builds).
 
-#include "import_tensor_file.h"
-#include "pickle_reader.h"
+#include "import/import_tensor_file.h"
+#include "import/pickle_reader.h"
 #include "test_builders.h"
-#include "zip_reader.h"
+#include "import/zip_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // The Torch-free checkpoint readers: zip records, the restricted unpickler, tensor views,
 // safetensors. Inputs are a real torch.save archive (torch_fixture.inc) and hand-built bytes.
 
-#include "import_tensor_file.h"
-#include "pickle_reader.h"
+#include "import/import_tensor_file.h"
+#include "import/pickle_reader.h"
 #include "test_builders.h"
-#include "zip_reader.h"
+#include "import/zip_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // WordPiece (bert-base-uncased behaviour) and GPT-2 byte-level BPE: fixed expectations with
 // byte spans, and a comparison with a Python reference built on Python's own unicodedata.
 
-#include "bpe_tokenizer.h"
+#include "tokenizers/bpe_tokenizer.h"
 #include "gwb/engine/tokenizer.h"
 #include "python_runner.h"
 

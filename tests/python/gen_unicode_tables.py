@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Generates engine/src/wordpiece_unicode_data.cpp: the Unicode facts that BERT's basic
+"""Generates engine/src/tokenizers/wordpiece_unicode_data.cpp: the Unicode facts that BERT's basic
 tokenizer takes from Python (unicodedata.category, str.lower, NFD), as compact C++ tables, so
 the C++ WordPiece tokenizer matches Python's bert-base-uncased behaviour without ICU.
-Run: python3 tests/python/gen_unicode_tables.py engine/src/wordpiece_unicode_data.cpp"""
+Run: python3 tests/python/gen_unicode_tables.py engine/src/tokenizers/wordpiece_unicode_data.cpp"""
 
 import sys
 import unicodedata

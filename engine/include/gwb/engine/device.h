@@ -10,9 +10,15 @@ bool cudaAvailable();
 /// "auto" (CUDA when available, else CPU), "cpu" or "cuda" / "cuda:N" -> a concrete device name
 /// ("cpu", "cuda:0"). Throws std::invalid_argument for an unknown name or CUDA when unavailable.
 std::string resolveDevice(const std::string& choice);
-/// Intra-op threads; n <= 0 means all cores.
+/// Intra-op threads; n <= 0 means all cores. Without a call, the engine configures itself as
+/// setThreads(0) the first time it needs threads (a model is made or loaded, threads() is asked):
+/// every core, and with OpenBLAS one thread pool. Ask for fewer with setThreads(n).
 void setThreads(int n);
 int threads();
+namespace detail {
+/// Applies setThreads(0) unless a thread count is already configured (engine-internal).
+void useDefaultThreads();
+} // namespace detail
 
 /// setThreads(n) for as long as it lives, then the count from before.
 class ScopedThreads {

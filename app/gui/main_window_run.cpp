@@ -1,0 +1,170 @@
+// MainWindow: running a prompt through both models (Run, Continue, Cancel) and taking the
+// worker's results, progress and failures into the views.
+
+#include "gui/main_window.h"
+
+#include "gui/prompt_panel.h"
+#include "gui/saliency_job.h"
+#include "gui/selection_bar.h"
+#include "gui/token_scalars.h"
+
+#include "gwb/views/saliency_view.h"
+#include "gwb/views/selection_policy.h"
+#include "gwb/views/token_strip.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStatusBar>
+
+namespace gwb::app {
+
+using gwb::views::Selection;
+using gwb::views::View;
+
+void MainWindow::run() {
+    continueRun(0, false);
+}
+
+void MainWindow::continueRun(int tokens, bool sample) {
+    TraceRequest request;
+    request.continuation = continueOptions(tokens, sample, sample ? m_continueSeed++ : 0);
+    request.grassmannPath = m_grassmannPath;
+    request.baselinePath = m_baselinePath;
+    request.prompt = m_prompt->prompt();
+    request.device = m_device->currentText();
+    request.threads = m_threads->value();
+    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
+        // The job computes the Saliency view's result for the token selected after the run.
+        request.withSaliency = true;
+        request.previousToken = selectedTokenBeforeRun();
+        request.saliencyTarget = sv->target();
+    }
+    const QString problem = validateRequest(request);
+    if (!problem.isEmpty()) {
+        // Nothing starts; the last results stay on screen.
+        m_prompt->setNotice(problem, QStringLiteral("error"));
+        showError(problem, false);
+        Q_EMIT runFailed(problem);
+        return;
+    }
+    m_prompt->setNotice({});
+    m_runId = m_controller->run(request);
+}
+
+void MainWindow::cancelRun() {
+    if (!m_controller->isRunning()) return;
+    m_controller->cancel();
+    showStatus(QStringLiteral("Cancelling…"));
+}
+
+bool MainWindow::isRunning() const {
+    return m_controller->isRunning();
+}
+
+void MainWindow::setRunningUi(bool running) {
+    m_prompt->setRunning(running);
+    m_progress->setVisible(running);
+    m_statusCancel->setVisible(running);
+    if (running) m_progress->setValue(0);
+}
+
+void MainWindow::onRunStarted(quint64 id) {
+    if (id != m_controller->currentRunId()) return;
+    setRunningUi(true);
+    showStatus(QStringLiteral("Running…"));
+}
+
+void MainWindow::onProgress(quint64 id, const QString& stage, double fraction) {
+    if (id != m_controller->currentRunId()) return;
+    m_progress->setValue(static_cast<int>(fraction * 1000));
+    showStatus(stage + QStringLiteral("…"));
+}
+
+int MainWindow::selectedTokenBeforeRun() const {
+    return m_data.tokenCount() > 0 ? m_selection->token() : -1;
+}
+
+void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
+    if (id != m_controller->currentRunId()) return; // stale
+    setRunningUi(false);
+    const int previousToken = selectedTokenBeforeRun();
+    if (outcome.continuationFrom >= 0) {
+        // The generated text joins the prompt, tinted until the user edits it.
+        m_prompt->setPrompt(outcome.prompt);
+        m_prompt->markContinuation(outcome.continuationFrom);
+    }
+    {
+        // New data, extents and token: each view refreshes once, with all of them in place.
+        const gwb::views::View::RefreshBatch batch;
+        setData(outcome.data);
+        // A token every view can show: the user's if it still is one, else the first fully defined.
+        m_selection->setToken(gwb::views::tokenAfterRun(m_data, previousToken));
+        if (m_pendingSelection) {
+            m_selection->setLayer(m_pendingSelection->layer);
+            m_selection->setToken(m_pendingSelection->token);
+            m_selection->setHead(m_pendingSelection->head);
+            m_selection->setOffsetIndex(m_pendingSelection->offsetIndex);
+            m_pendingSelection.reset();
+        }
+        // The saliency the job computed (the view ignores it if the selection went elsewhere).
+        if (outcome.saliency)
+            if (auto* sv = view(QStringLiteral("saliency")))
+                if (auto* runner = sv->findChild<SaliencyRunner*>()) runner->deliver(*outcome.saliency);
+    }
+    if (!outcome.notices.isEmpty()) m_prompt->setNotice(outcome.notices.join(QLatin1Char('\n')));
+    const auto primary = m_data.primary();
+    const QString generated = outcome.continuationFrom >= 0 ? QStringLiteral("Generated %1 tokens (%2 tokens/s); ")
+                                                                  .arg(outcome.generated)
+                                                                  .arg(outcome.tokensPerSecond, 0, 'f', 1)
+                                                            : QString();
+    showStatus(QStringLiteral("%1Traced %2 tokens%3")
+                   .arg(generated)
+                   .arg(primary ? primary->length() : 0)
+                   .arg(outcome.notices.isEmpty() ? QString() : QStringLiteral(" (see the notice above the tokens)")));
+    updateDeviceLabel();
+    Q_EMIT runFinished();
+}
+
+void MainWindow::onFailed(quint64 id, const QString& message) {
+    if (id != m_controller->currentRunId()) return;
+    setRunningUi(false);
+    m_pendingSelection.reset();
+    m_prompt->setNotice(message, QStringLiteral("error"));
+    showError(QStringLiteral("Run failed: ") + message, false);
+    Q_EMIT runFailed(message);
+}
+
+void MainWindow::onCancelled(quint64 id) {
+    if (id != m_controller->currentRunId()) return;
+    setRunningUi(false);
+    m_pendingSelection.reset();
+    showStatus(QStringLiteral("Cancelled; the previous results are still shown"));
+    Q_EMIT runCancelled();
+}
+
+void MainWindow::setData(const gwb::views::WorkbenchData& data) {
+    const gwb::views::View::RefreshBatch batch; // the extents and the data: one refresh per view
+    const auto corpus = m_data.corpus;
+    const QString corpusPath = m_data.corpusPath;
+    m_data = data;
+    if (!m_data.corpus) { // prompt runs keep the open statistics
+        m_data.corpus = corpus;
+        m_data.corpusPath = corpusPath;
+    }
+    m_selection->setExtents(m_data);
+    for (View* v : m_views)
+        v->setData(m_data);
+    m_selectionBar->setData(m_data);
+    m_strip->setData(m_data);
+    updateTokenStrip();
+}
+
+void MainWindow::updateTokenStrip() {
+    m_strip->setScalar(tokenScalarFromId(m_tokenScalar));
+}
+
+} // namespace gwb::app

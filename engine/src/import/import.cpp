@@ -1,0 +1,169 @@
+// gwb import: foreign PyTorch checkpoints -> our Model (see import.h for the rules).
+
+#include "gwb/engine/import.h"
+
+#include "import/import_convert.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace gwb::engine {
+namespace {
+
+using detail::asciiLower;
+
+std::vector<int> parseIntList(const std::string& text) {
+    std::vector<int> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        size_t used = 0;
+        int v = 0;
+        try {
+            v = std::stoi(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (item.empty() || used != item.size() || v <= 0)
+            throw std::invalid_argument("offset '" + item + "' is not a positive integer");
+        out.push_back(v);
+    }
+    if (out.empty()) throw std::invalid_argument("empty offset list");
+    return out;
+}
+
+/// Sorted, unique: the engine's per-layer sets are ascending sets.
+std::vector<int> asSet(std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+}
+
+} // namespace
+
+const char* layoutName(ImportLayout layout) {
+    switch (layout) {
+    case ImportLayout::Auto:
+        return "auto";
+    case ImportLayout::GrassLM:
+        return "grasslm";
+    case ImportLayout::AlphaXiv:
+        return "alphaxiv";
+    case ImportLayout::KaneNorman:
+        return "kanenorman";
+    }
+    return "?";
+}
+
+ImportLayout layoutFromName(const std::string& name) {
+    const std::string n = asciiLower(name);
+    for (ImportLayout l : {ImportLayout::Auto, ImportLayout::GrassLM, ImportLayout::AlphaXiv, ImportLayout::KaneNorman})
+        if (n == layoutName(l)) return l;
+    throw std::invalid_argument("unknown layout '" + name + "' (use auto, grasslm, alphaxiv or kanenorman)");
+}
+
+std::string importedVariantText(const ModelConfig& c) {
+    if (c.family.empty()) return "";
+    std::ostringstream s;
+    s << c.family << " " << kindName(c.kind) << ": norm=" << normName(c.norm) << (c.mixerLayerNorm ? "+mixer-LN" : "");
+    if (c.kind == ModelKind::Grassmann)
+        s << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << " eps=" << c.pluckerEps;
+    return s.str();
+}
+
+bool isImportableCheckpointPath(const std::string& path) {
+    const std::string ext = asciiLower(std::filesystem::path(path).extension().string());
+    return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors";
+}
+
+std::vector<std::vector<int>> defaultLayoutOffsets(ImportLayout layout, int64_t nLayers) {
+    return parseOffsetSchedule(layout == ImportLayout::GrassLM ? "per_layer:1,2,4,8,12,16" : "1,2,4,8,12,16", nLayers);
+}
+
+std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64_t nLayers) {
+    if (nLayers <= 0) throw std::invalid_argument("offset schedule for " + std::to_string(nLayers) + " layers");
+    std::vector<std::vector<int>> out;
+    const std::string perLayer = "per_layer:";
+    if (text.rfind(perLayer, 0) == 0) {
+        const std::vector<int> list = parseIntList(text.substr(perLayer.size()));
+        const auto k = static_cast<int64_t>(list.size());
+        for (int64_t l = 0; l < nLayers; ++l)
+            out.push_back({list[static_cast<size_t>(l * k / nLayers)]});
+        return out;
+    }
+    if (text.find(';') != std::string::npos) {
+        std::stringstream ss(text);
+        std::string part;
+        while (std::getline(ss, part, ';'))
+            out.push_back(asSet(parseIntList(part)));
+        if (static_cast<int64_t>(out.size()) != nLayers)
+            throw std::invalid_argument("offset schedule lists " + std::to_string(out.size()) + " sets for " +
+                                        std::to_string(nLayers) + " layers");
+        return out;
+    }
+    out.assign(static_cast<size_t>(nLayers), asSet(parseIntList(text)));
+    return out;
+}
+
+/// An HF-style or GrassLM model folder: the weights file inside it.
+static std::string checkpointInFolder(const std::string& folder) {
+    for (const char* name : {"model.safetensors", "best_model.pt", "latest.pt", "model.pt", "pytorch_model.bin"})
+        if (std::filesystem::is_regular_file(std::filesystem::path(folder) / name))
+            return (std::filesystem::path(folder) / name).string();
+    throw std::runtime_error(folder + ": a folder without model.safetensors, best_model.pt, latest.pt, model.pt or "
+                                      "pytorch_model.bin");
+}
+
+ImportedModel importCheckpoint(const std::string& given, const ImportOptions& options) {
+    const std::string path = std::filesystem::is_directory(given) ? checkpointInFolder(given) : given;
+    try {
+        TensorFile file = readTensorFile(path);
+        if (file.format == "safetensors" && file.metadata.count("model_config")) {
+            // Our own .gwb (a safetensors file with our config): nothing to convert.
+            ImportedModel m{Model::load(path, options.device, options.expectedKind), {}};
+            m.report.format = "gwb";
+            return m;
+        }
+        return detail::convertTensors(path, std::move(file), options);
+    } catch (const TensorFileError& e) {
+        throw std::runtime_error(e.what()); // already names the file
+    } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        if (what.rfind(path, 0) == 0) throw;
+        throw std::runtime_error(path + ": " + what);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+}
+
+ImportedModel loadOrImportModel(const std::string& path, const std::string& device,
+                                std::optional<ModelKind> expectedKind) {
+    if (!isImportableCheckpointPath(path)) {
+        ImportedModel m{Model::load(path, device, expectedKind), {}};
+        m.report.format = "gwb";
+        return m;
+    }
+    ImportOptions o;
+    o.device = device;
+    o.expectedKind = expectedKind;
+    const std::filesystem::path folder =
+        std::filesystem::is_directory(path) ? std::filesystem::path(path) : std::filesystem::path(path).parent_path();
+    for (const char* name : {"vocab.txt", "vocab.json"}) {
+        if (std::filesystem::exists(folder / name)) {
+            o.vocabPath = (folder / name).string();
+            break;
+        }
+    }
+    ImportedModel m = importCheckpoint(path, o);
+    if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found next to the checkpoint)");
+    return m;
+}
+
+} // namespace gwb::engine

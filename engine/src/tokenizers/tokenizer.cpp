@@ -1,0 +1,73 @@
+// Tokenizer factory, file loading and UTF-8 validation.
+
+#include "gwb/engine/tokenizer.h"
+
+#include "tokenizers/bpe_tokenizer.h"
+#include "formats/file_util.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace gwb::engine {
+
+std::vector<int32_t> Tokenizer::encodeIds(std::string_view text) const {
+    std::vector<int32_t> ids;
+    for (const TokenPiece& p : encode(text))
+        ids.push_back(p.id);
+    return ids;
+}
+
+TokenizerPtr makeTokenizer(const std::string& kind, const std::string& bytes) {
+    if (kind == "sentencepiece") return makeSentencePieceTokenizer(bytes);
+    if (kind == "wordpiece") return makeWordPieceTokenizer(bytes);
+    if (kind == "bpe") return makeByteLevelBpeFromSerialized(bytes);
+    throw std::invalid_argument("unknown tokenizer kind '" + kind + "'");
+}
+
+TokenizerPtr loadTokenizerFile(const std::string& path) {
+    const std::string bytes = readFileBytes(path);
+    const std::string ext = std::filesystem::path(path).extension().string();
+    try {
+        if (ext == ".txt") return makeTokenizer("wordpiece", bytes);
+        return makeTokenizer("sentencepiece", bytes);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+}
+
+void checkUtf8(std::string_view s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const size_t n = s.size();
+    size_t i = 0;
+    auto fail = [&](const char* what) {
+        throw std::invalid_argument("invalid UTF-8 at byte " + std::to_string(i) + ": " + what);
+    };
+    while (i < n) {
+        const unsigned char c = p[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        int len;
+        uint32_t cp;
+        if ((c & 0xe0) == 0xc0)
+            len = 2, cp = c & 0x1f;
+        else if ((c & 0xf0) == 0xe0)
+            len = 3, cp = c & 0x0f;
+        else if ((c & 0xf8) == 0xf0)
+            len = 4, cp = c & 0x07;
+        else
+            fail("byte is not a valid UTF-8 lead byte");
+        if (i + static_cast<size_t>(len) > n) fail("sequence truncated at end of text");
+        for (int k = 1; k < len; ++k) {
+            if ((p[i + static_cast<size_t>(k)] & 0xc0) != 0x80) fail("missing continuation byte");
+            cp = (cp << 6) | (p[i + static_cast<size_t>(k)] & 0x3f);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
+            fail("overlong encoding");
+        if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) fail("code point out of range or a surrogate");
+        i += static_cast<size_t>(len);
+    }
+}
+
+} // namespace gwb::engine

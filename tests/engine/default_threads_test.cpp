@@ -1,0 +1,60 @@
+// Fast by default: an engine nobody configured runs on every core with one BLAS thread pool, the
+// configuration of setThreads(0). Checked in a fresh process (a death-test child re-runs this
+// binary for this test alone), since other tests of the same binary set their own counts.
+
+#include "engine_test_util.h"
+
+#include "gwb/engine/device.h"
+#include "gwb/engine/model.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace gwb::engine {
+namespace {
+
+/// Exits 0 when the engine's configuration after making a model is every core with one pool;
+/// otherwise prints what it found and exits 1.
+[[noreturn]] void makeModelAndCheckThreads() {
+    const Model model = Model::init(test::tinyConfig(ModelKind::Grassmann), 1, nullptr, "cpu");
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    using GetThreads = int (*)();
+    const auto openBlasThreads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const bool passive = policy && (std::strcmp(policy, "PASSIVE") == 0 || std::strcmp(policy, "passive") == 0);
+    // With OpenBLAS, its pool gets every core and LibTorch's OpenMP pool one thread (unless idle
+    // OpenMP threads sleep); otherwise LibTorch's pool gets every core.
+    const int expectedTorch = openBlasThreads && !passive ? 1 : cores;
+    const int blas = openBlasThreads ? openBlasThreads() : cores;
+    const bool ok = threads() == cores && at::get_num_threads() == expectedTorch && blas == cores;
+    std::fprintf(stderr, "cores %d: engine threads %d, LibTorch threads %d (expected %d), BLAS threads %d\n", cores,
+                 threads(), at::get_num_threads(), expectedTorch, blas);
+    std::exit(ok ? 0 : 1);
+}
+
+TEST(DefaultThreads, AnEngineNobodyConfiguredUsesEveryCoreWithOneBlasPool) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe"); // a fresh process, not a fork of this one
+    EXPECT_EXIT(makeModelAndCheckThreads(), ::testing::ExitedWithCode(0), "engine threads");
+}
+
+TEST(DefaultThreads, ACallersCountStands) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            setThreads(1);
+            const Model model = Model::init(test::tinyConfig(ModelKind::Grassmann), 1, nullptr, "cpu");
+            std::fprintf(stderr, "engine threads %d\n", threads());
+            std::exit(threads() == 1 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "engine threads 1");
+}
+
+} // namespace
+} // namespace gwb::engine
