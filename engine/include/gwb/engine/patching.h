@@ -1,0 +1,124 @@
+#pragma once
+// Causal tests: ablation and activation patching in both models. Std types only.
+//
+// Sites (layer l, 0-based):
+//   resid  the block input h^l, l = 0..N (l = N: the final state before the final LayerNorm);
+//   mixer  the mixing sublayer's output: Grassmann g_t (after the empty rule, before the gate);
+//          Transformer the attention output after out_proj;
+//   gate   (Grassmann) the gate a_t;
+//   ffn    the FFN output (before dropout and the residual);
+//   offset (Grassmann) offset D of layer l: zero drops D from the average (y_t / B_t averaged over
+//          the remaining valid offsets, the layer's empty rule where none remain); patch puts in
+//          the source run's normalised Plucker vector of that offset; mean puts in its mean over
+//          the positions where the offset is valid;
+//   head   (Transformer) head h's context rows (its slice of the input to out_proj).
+// Modes: patch (the value from the source run, same length), zero, mean (mean over the prompt's
+// positions of that site in the run being changed).
+//
+// Metric: with answer and wrong ids, the logit difference logit[answer] - logit[wrong] at the
+// metric position (default the last). Patching runs the corrupted prompt with clean values put in
+// and reports (patched - corrupted) / (clean - corrupted); ablation (zero/mean) runs the clean
+// prompt and reports the same ratio when a corrupted prompt is given. Without a corrupted prompt
+// an ablation reports the change of log p of the actual next token at every position.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gwb::engine {
+
+class Model;
+
+enum class PatchSite { Resid, Mixer, Gate, Ffn, Offset, Head };
+enum class PatchMode { Patch, Zero, Mean };
+
+const char* patchSiteName(PatchSite site); ///< "resid", "mixer", ...
+const char* patchModeName(PatchMode mode); ///< "patch", "zero", "mean"
+/// Throws std::invalid_argument naming the accepted values.
+PatchSite patchSiteFromName(const std::string& name);
+PatchMode patchModeFromName(const std::string& name);
+
+/// One intervention: a cell of a sweep or a quick ablation.
+struct Intervention {
+    PatchSite site = PatchSite::Resid;
+    PatchMode mode = PatchMode::Zero;
+    int layer = 0;     ///< block index; resid: 0..N
+    int position = -1; ///< resid, mixer, gate, ffn: the one position changed; -1: every position
+    int offset = 0;    ///< offset site: D (must be in the layer's offset set)
+    int head = -1;     ///< head site: 0..H-1
+};
+
+struct PatchRequest {
+    std::vector<int64_t> clean;   ///< token ids of the clean prompt
+    std::vector<int64_t> corrupt; ///< same length, or empty (then zero/mean ablate the clean prompt)
+    PatchSite site = PatchSite::Resid;
+    PatchMode mode = PatchMode::Patch;
+    int64_t answer = -1;   ///< with wrong: the logit difference metric
+    int64_t wrong = -1;    ///<
+    int64_t position = -1; ///< metric position; -1: the last
+};
+
+/// A sweep: rows x columns of interventions of one site and mode, with the metric of each.
+///   resid: rows l = 0..N (labels "h^0".."h^N"), columns positions; mixer/gate/ffn: rows the
+///   blocks, columns positions; offset: rows the blocks, columns the offsets of any layer (cells
+///   whose offset the layer lacks are undefined); head: rows the blocks, columns the heads.
+struct PatchSweep {
+    PatchSite site = PatchSite::Resid;
+    PatchMode mode = PatchMode::Patch;
+    std::string modelName;
+    int64_t rows = 0, cols = 0;
+    std::vector<std::string> rowLabels, colLabels;
+    std::vector<Intervention> cells; ///< rows * cols, row-major
+    std::vector<uint8_t> defined;    ///< rows * cols: 0 where the cell does not exist
+    int64_t T = 0;
+    std::vector<int64_t> clean, corrupt;
+    int64_t metricPosition = -1;
+    bool hasMetric = false;     ///< answer and wrong given: metric/effect are filled
+    double cleanMetric = 0.0;   ///< metric of the clean run
+    double corruptMetric = 0.0; ///< of the corrupted run (equal to cleanMetric without one)
+    std::vector<double> metric; ///< rows * cols raw metric of the changed run (NaN: undefined cell)
+    bool effectDefined = false; ///< clean and corrupted metrics differ
+    std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
+    /// rows * cols * T: log p(next token) of the changed run minus the unchanged run's, at every
+    /// position t (predicting token t+1); NaN at t = T-1 and in undefined cells. Filled for
+    /// ablations without a corrupted prompt.
+    std::vector<double> deltaLogprob;
+    /// rows * cols: mean of deltaLogprob over t < T-1 (the cell value shown without a metric).
+    std::vector<double> meanDeltaLogprob;
+};
+
+/// Called with the fraction done; returning false cancels (runPatchSweep then throws
+/// PatchCancelled).
+using PatchProgress = std::function<bool(double)>;
+
+struct PatchCancelled : std::exception {
+    const char* what() const noexcept override { return "patching cancelled"; }
+};
+
+/// Checks a request against the model (lengths, ids, site for the model's kind, position) and
+/// throws std::invalid_argument with a message for a person: the two prompts tokenize to
+/// different lengths (both lengths and the first differing position), an id outside the
+/// vocabulary, a site the model's kind has not, ...
+void validatePatchRequest(const Model& model, const PatchRequest& request);
+
+/// The whole sweep of request.site x request.mode. A patch at layer l starts from the cached
+/// inputs of layer l of the run being changed; only positions >= the changed position are
+/// recomputed (causality); cells sharing a start position run as one batch; a cell whose new
+/// values equal the old ones bitwise is not recomputed.
+PatchSweep runPatchSweep(const Model& model, const PatchRequest& request, const PatchProgress& progress = {});
+
+/// Logits (V) at `position` of the run changed by one intervention (request gives the prompts
+/// and, for patch mode, the source run). For a clicked cell's top-K.
+std::vector<float> interventionLogits(const Model& model, const PatchRequest& request, const Intervention& cell,
+                                      int64_t position);
+
+/// Quick ablation on one prompt: log p(next token) with the intervention minus without, at every
+/// position (T values, NaN at T-1). The intervention's mode must be zero or mean.
+std::vector<double> ablationDeltaLogprob(const Model& model, const std::vector<int64_t>& ids,
+                                         const Intervention& intervention);
+
+/// Offsets of layer l and heads of the model, for labels and checks.
+std::vector<int> layerOffsets(const Model& model, int layer);
+
+} // namespace gwb::engine
