@@ -158,6 +158,32 @@ def load_gwb(path):
     return model.eval()
 
 
+def resid_patch_loop(model, clean, corrupt, answer, wrong):
+    """Activation patching the plain PyTorch way: for every cell (layer l = 0..N, position p) the
+    whole model runs on the corrupted prompt, with a forward pre-hook on block l (the final
+    LayerNorm for l = N) that puts in the clean run's h^l at position p; the metric is the logit
+    difference at the last position. (N + 1) x T full forward passes."""
+    with torch.inference_mode():
+        cap = []
+        final = model.hidden(clean, cap)
+        clean_h = [c["h"] for c in cap] + [final]
+        N, T = len(model.blocks), clean.shape[1]
+        out = torch.empty(N + 1, T)
+        for l in range(N + 1):
+            target = model.blocks[l] if l < N else model.ln_final
+            for p in range(T):
+                def hook(module, args, l=l, p=p):
+                    h = args[0].clone()
+                    h[:, p] = clean_h[l][:, p]
+                    return (h,)
+
+                handle = target.register_forward_pre_hook(hook)
+                logits = model(corrupt)
+                handle.remove()
+                out[l, p] = logits[0, -1, answer] - logits[0, -1, wrong]
+        return out
+
+
 def emit(name, seconds, **extra):
     print(json.dumps(dict(name=name, seconds=seconds, extra=extra)), flush=True)
 
@@ -172,6 +198,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: all cores)")
     ap.add_argument("--train-steps", type=int, default=4)
     ap.add_argument("--out", help="process: where to write the trace NPZ")
+    ap.add_argument("--bundled", help="patching: folder with grassmann-austen.gwb and transformer-austen.gwb")
     args = ap.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -186,6 +213,18 @@ def main():
         return
 
     p = PAPER
+    if "patching" in only:  # a full resid sweep, (N + 1) x T cells (issue 21)
+        cases = [(kind, "paper", 128, LM(kind, p["V"], p["d"], p["r"], p["N"], p["d_ff"], p["heads"], 8192).eval())
+                 for kind in ("grassmann", "transformer")]
+        if args.bundled:
+            cases = [(kind, "bundled", 64, load_gwb(f"{args.bundled}/{kind}-austen.gwb"))
+                     for kind in ("grassmann", "transformer")] + cases
+        for kind, size, T, m in cases:
+            V = m.tok_embed.num_embeddings
+            gen = torch.Generator().manual_seed(11)
+            clean, corrupt = torch.randint(0, V, (1, T), generator=gen), torch.randint(0, V, (1, T), generator=gen)
+            emit(f"patch/resid/{kind}/{size}/T:{T}", timed(lambda: resid_patch_loop(m, clean, corrupt, 3, 4), min_time=0))
+        return
     if only & {"trace", "lens", "generate"}:
         g = LM("grassmann", p["V"], p["d"], p["r"], p["N"], p["d_ff"], p["heads"], 8192).eval()
         for T in [int(t) for t in args.T.split(",")] if "trace" in only else []:

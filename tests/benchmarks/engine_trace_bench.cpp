@@ -12,12 +12,15 @@
 // GWB_BENCH_GRASSMANN / GWB_BENCH_TRANSFORMER trace a given .gwb instead of the paper-size models.
 // GWB_BENCH_THREADS sets the CPU threads (default: all cores). GWB_BENCH_CHECKPOINT names the
 // checkpoint the load benchmark reads (default: a paper-size one written to a temporary folder).
-// GWB_BENCH_FIT_TIME=cpu fits the exponent on CPU time instead of wall time.
+// GWB_BENCH_FIT_TIME=cpu fits the exponent on CPU time instead of wall time. patch/resid/*: a full
+// resid patching sweep ((N + 1) x T cells, issue 21) of the paper-size models at T = 128 and, with
+// GWB_BENCH_BUNDLED naming resources/models, of the bundled pair at T = 64.
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/patching.h"
 #include "gwb/engine/tracer.h"
 #include "gwb/engine/train.h"
 
@@ -293,6 +296,67 @@ void readBench(benchmark::State& state) {
 
 BENCHMARK(readBench)->Name("peak/read")->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 BENCHMARK(peakBench)->Name("peak/fma")->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+/// A full resid sweep of two random prompts that differ at every position (so no cell is
+/// skipped as unchanged): what scripts/bench_reference.py's plain hook-per-cell loop computes.
+void patchBench(benchmark::State& state, ModelKind kind, bool bundled) {
+    const int64_t T = state.range(0);
+    static std::map<ModelKind, std::unique_ptr<Model>> bundledModels;
+    const Model* m = &model(kind);
+    if (bundled) {
+        const char* dir = std::getenv("GWB_BENCH_BUNDLED");
+        if (!dir) {
+            state.SkipWithError("set GWB_BENCH_BUNDLED to resources/models");
+            return;
+        }
+        auto& slot = bundledModels[kind];
+        if (!slot)
+            slot = std::make_unique<Model>(Model::load(
+                std::string(dir) + (kind == ModelKind::Grassmann ? "/grassmann-austen.gwb" : "/transformer-austen.gwb"),
+                "cpu"));
+        m = slot.get();
+    }
+    std::mt19937 rng(11);
+    PatchRequest r;
+    for (int64_t t = 0; t < T; ++t) {
+        r.clean.push_back(static_cast<int64_t>(rng() % static_cast<uint32_t>(m->config().vocabSize)));
+        r.corrupt.push_back(static_cast<int64_t>(rng() % static_cast<uint32_t>(m->config().vocabSize)));
+    }
+    r.site = PatchSite::Resid;
+    r.mode = PatchMode::Patch;
+    r.answer = 3;
+    r.wrong = 4;
+    for (auto _ : state) {
+        const PatchSweep sweep = runPatchSweep(*m, r);
+        benchmark::DoNotOptimize(sweep.metric.data());
+    }
+    state.counters["cells"] = static_cast<double>((m->config().nLayers + 1) * T);
+}
+
+BENCHMARK_CAPTURE(patchBench, bundled_grassmann, ModelKind::Grassmann, true)
+    ->Name("patch/resid/grassmann/bundled")
+    ->ArgName("T")
+    ->Arg(64)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(patchBench, bundled_transformer, ModelKind::Transformer, true)
+    ->Name("patch/resid/transformer/bundled")
+    ->ArgName("T")
+    ->Arg(64)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(patchBench, paper_grassmann, ModelKind::Grassmann, false)
+    ->Name("patch/resid/grassmann/paper")
+    ->ArgName("T")
+    ->Arg(128)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(patchBench, paper_transformer, ModelKind::Transformer, false)
+    ->Name("patch/resid/transformer/paper")
+    ->ArgName("T")
+    ->Arg(128)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK_CAPTURE(traceBench, grassmann, ModelKind::Grassmann, 0)
     ->Name("trace/grassmann")
     ->ArgName("T")

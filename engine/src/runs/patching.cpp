@@ -25,6 +25,8 @@ namespace gwb::engine {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+/// Cells whose first changed positions fall in one chunk of this many positions run as one batch.
+constexpr int64_t kPositionChunk = 8;
 
 using Site = BlockEdit::Site;
 
@@ -258,13 +260,28 @@ private:
     const RunRecord* m_source;
 };
 
-/// Final states (B x S x d, positions start..T-1) of a batch of jobs sharing `start`.
+/// Rows [start, T) of a job whose own first recomputed position is later: the recorded rows
+/// [start, job.start) go in front (unchanged inputs; edits there: none).
+torch::Tensor padFront(const torch::Tensor& t, int64_t rows, int64_t jobRows) {
+    if (!t.defined() || rows == 0 || t.size(1) != jobRows) return t; // broadcast over rows: nothing to pad
+    std::vector<int64_t> shape = t.sizes().vec();
+    shape[1] = rows;
+    return torch::cat({torch::zeros(shape, t.options()), t}, 1);
+}
+
+/// Final states (B x S x d, positions start..T-1) of a batch of jobs starting at or after `start`.
 torch::Tensor runJobs(LanguageModelImpl& net, const RunRecord& base, const std::vector<const CellJob*>& jobs,
                       int64_t start) {
     const int N = static_cast<int>(net.blocks().size());
+    const int64_t T = base.final.size(1);
     int first = N;
     for (const CellJob* j : jobs)
         first = std::min(first, j->startLayer);
+    auto inputFrom = [&](const CellJob* j) {
+        if (j->start == start) return j->input;
+        const torch::Tensor& h = j->startLayer == N ? base.final : base.blocks[static_cast<size_t>(j->startLayer)].h;
+        return torch::cat({h.narrow(1, start, j->start - start), j->input}, 1);
+    };
     torch::Tensor h; // batch so far
     std::vector<const CellJob*> order;
     for (int l = first; l <= N; ++l) {
@@ -272,7 +289,7 @@ torch::Tensor runJobs(LanguageModelImpl& net, const RunRecord& base, const std::
         std::vector<torch::Tensor> joining;
         for (const CellJob* j : jobs)
             if (j->startLayer == l) {
-                joining.push_back(j->input);
+                joining.push_back(inputFrom(j));
                 order.push_back(j);
             }
         if (!joining.empty()) {
@@ -295,10 +312,17 @@ torch::Tensor runJobs(LanguageModelImpl& net, const RunRecord& base, const std::
         for (const CellJob* j : order) {
             const bool here = j->blockEdit && j->startLayer == l;
             const BlockEdit& e = anyEdit->edit;
+            const int64_t pad = anyEdit->start - start, own = T - anyEdit->start;
+            const torch::Tensor em = padFront(e.mask, pad, own), ev = padFront(e.value, pad, own);
             if (e.mask.defined()) {
-                const torch::Tensor m = here ? j->edit.mask : torch::zeros_like(e.mask);
-                masks.push_back(m.expand(e.mask.sizes()));
-                values.push_back(here ? j->edit.value.expand(e.value.sizes()) : torch::zeros_like(e.value));
+                if (here) {
+                    const int64_t jp = j->start - start, jo = T - j->start;
+                    masks.push_back(padFront(j->edit.mask, jp, jo).expand(em.sizes()));
+                    values.push_back(padFront(j->edit.value, jp, jo).expand(ev.sizes()));
+                } else {
+                    masks.push_back(torch::zeros_like(em));
+                    values.push_back(torch::zeros_like(ev));
+                }
             }
             if (e.keep.defined()) keeps.push_back(here ? j->edit.keep : torch::ones_like(e.keep));
         }
@@ -596,12 +620,14 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
         job->index = i;
         jobs.push_back(std::move(*job));
     }
-    // Batches: jobs with the same first recomputed position.
+    // Batches: jobs whose first recomputed positions lie in one chunk of kPositionChunk positions
+    // run together from the chunk's first position (the rows before a job's own start are its
+    // recorded, unchanged inputs): fewer, larger products.
     std::map<int64_t, std::vector<const CellJob*>> groups;
     for (const CellJob& j : jobs)
-        groups[j.start].push_back(&j);
+        groups[j.start / kPositionChunk * kPositionChunk].push_back(&j);
     size_t done = 0;
-    constexpr size_t kMaxBatch = 32;
+    constexpr size_t kMaxBatch = 64;
     for (const auto& [start, group] : groups) {
         for (size_t b = 0; b < group.size(); b += kMaxBatch) {
             if (progress &&
@@ -624,7 +650,7 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
                     const size_t i = batch[k]->index;
                     double sum = 0.0;
                     for (int64_t t = 0; t + 1 < s.T; ++t) {
-                        const double d = t < start ? 0.0 : lp[static_cast<int64_t>(k)][t - start] - baseLp[t];
+                        const double d = t < batch[k]->start ? 0.0 : lp[static_cast<int64_t>(k)][t - start] - baseLp[t];
                         s.deltaLogprob[i * static_cast<size_t>(s.T) + static_cast<size_t>(t)] = d;
                         sum += d;
                     }
