@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace {
@@ -18,7 +19,7 @@ int runImport(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(
         QStringLiteral("Convert a checkpoint trained with a public PyTorch implementation "
-                       "(GrassLM, alphaXiv, kanenorman;\n"
+                       "(GrassLM, alphaXiv, kanenorman, or a layout file;\n"
                        "Grassmann or Transformer) into a .gwb file. Sizes come from the tensor "
                        "shapes; each layout brings\n"
                        "its own block variant and offset schedule (GrassLM: one offset per layer "
@@ -31,11 +32,20 @@ int runImport(const QStringList& args) {
                        "\"1,2;4;8,12\" = one set per layer."));
     p.addHelpOption();
     const QCommandLineOption layout(QStringLiteral("layout"),
-                                    QStringLiteral("grasslm, alphaxiv, kanenorman or auto (default)."),
+                                    QStringLiteral("A built-in layout (gwb import --list-layouts) or auto (default)."),
                                     QStringLiteral("NAME"), QStringLiteral("auto"));
-    const QCommandLineOption vocab(QStringLiteral("vocab"),
-                                   QStringLiteral("WordPiece vocab.txt, or GPT-2 vocab.json (merges.txt beside it)."),
-                                   QStringLiteral("FILE"));
+    const QCommandLineOption layoutFile(QStringLiteral("layout-file"),
+                                        QStringLiteral("A layout file (gwb-layout JSON, README \"Layout files\") "
+                                                       "instead of a built-in layout."),
+                                        QStringLiteral("F.json"));
+    const QCommandLineOption listLayouts(QStringLiteral("list-layouts"),
+                                         QStringLiteral("List the built-in layouts and exit; with --layout-file, "
+                                                        "check that file."));
+    const QCommandLineOption vocab(
+        QStringLiteral("vocab"),
+        QStringLiteral("tokenizer.json (Hugging Face or Wake2vec), WordPiece vocab.txt, or GPT-2 "
+                       "vocab.json (merges.txt beside it)."),
+        QStringLiteral("FILE"));
     const QCommandLineOption merges(QStringLiteral("merges"),
                                     QStringLiteral("GPT-2 merges.txt (default: next to vocab.json)."),
                                     QStringLiteral("FILE"));
@@ -61,17 +71,38 @@ int runImport(const QStringList& args) {
                                   QStringLiteral("grassmann or transformer: refuse the other kind."),
                                   QStringLiteral("KIND"));
     const QCommandLineOption f16(QStringLiteral("f16"), QStringLiteral("Store weights as float16."));
-    p.addOptions({layout, vocab, merges, offsets, heads, eps, norm, empty, gate, noConfig, kind, f16});
+    p.addOptions(
+        {layout, layoutFile, listLayouts, vocab, merges, offsets, heads, eps, norm, empty, gate, noConfig, kind, f16});
     p.addPositionalArgument(QStringLiteral("IN"),
-                           QStringLiteral("Checkpoint: .pt/.pth (torch.save), .safetensors, or a folder with "
-                                          "config.json + model.safetensors."));
+                            QStringLiteral("Checkpoint: .pt/.pth (torch.save), .safetensors, or a folder with "
+                                           "config.json + model.safetensors."));
     p.addPositionalArgument(QStringLiteral("OUT"), QStringLiteral("Output .gwb file (written atomically)."));
     p.process(args);
     try {
         using namespace gwb::engine;
+        if (p.isSet(listLayouts)) {
+            std::printf("%s", describeLayouts().c_str());
+            if (p.isSet(layoutFile))
+                std::printf("%s: a valid layout file (layout %s)\n", p.value(layoutFile).toLocal8Bit().constData(),
+                            checkLayoutFile(p.value(layoutFile).toStdString()).c_str());
+            return 0;
+        }
         if (p.positionalArguments().size() != 2) throw std::invalid_argument("give IN and OUT (gwb import --help)");
         ImportOptions o;
-        o.layout = layoutFromName(p.value(layout).toStdString());
+        o.layout = p.value(layout).toLower().toStdString();
+        o.layoutFile = p.value(layoutFile).toStdString();
+        if (!o.layoutFile.empty() && p.isSet(layout))
+            throw std::invalid_argument("give --layout or --layout-file, not both");
+        if (o.layout != "auto" && o.layoutFile.empty()) {
+            const std::vector<std::string> known = builtinLayoutNames();
+            if (std::find(known.begin(), known.end(), o.layout) == known.end()) {
+                std::string list;
+                for (const auto& n : known)
+                    list += ", " + n;
+                throw std::invalid_argument("unknown layout '" + o.layout + "' (use auto" + list +
+                                            ", or --layout-file F.json)");
+            }
+        }
         o.vocabPath = p.value(vocab).toStdString();
         o.mergesPath = p.value(merges).toStdString();
         o.offsetSchedule = p.value(offsets).toStdString();
@@ -113,15 +144,18 @@ int runImport(const QStringList& args) {
         const std::string in = p.positionalArguments().at(0).toStdString();
         const std::string out = p.positionalArguments().at(1).toStdString();
         ImportedModel m = importCheckpoint(in, o);
-        nlohmann::json summary{
-            {"imported_from", in}, {"layout", layoutName(m.report.layout)}, {"format", m.report.format}};
+        nlohmann::json summary{{"imported_from", in}, {"layout", m.report.layout}, {"format", m.report.format}};
         for (const auto& [key, value] : m.report.metadata)
             summary["checkpoint"][key] = value; // epoch, val_ppl, args.* as the file had them
         m.model.setTrainingSummary(summary.dump());
         m.model.save(out, p.isSet(f16) ? SaveDtype::F16 : SaveDtype::F32);
         std::printf("%s (%s) -> %s\n", in.c_str(), m.report.format.c_str(), out.c_str());
+        for (const auto& line : m.report.detection)
+            std::printf("  %s\n", line.c_str());
         for (const auto& note : m.report.notes)
             std::printf("  %s\n", note.c_str());
+        for (const auto& flag : m.report.flags)
+            std::printf("  %s\n", flag.c_str());
         for (const auto& [key, value] : m.report.metadata)
             std::printf("  %s = %s\n", key.c_str(), value.c_str());
         std::printf("  parameters: %lld\n", static_cast<long long>(m.model.parameterCount()));

@@ -1,12 +1,14 @@
 #include "gui/import_choice.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace gwb::app {
 
 QStringList importLayoutNames() {
-    QStringList names;
-    for (auto l : {gwb::engine::ImportLayout::Auto, gwb::engine::ImportLayout::GrassLM,
-                   gwb::engine::ImportLayout::AlphaXiv, gwb::engine::ImportLayout::KaneNorman})
-        names << QString::fromLatin1(gwb::engine::layoutName(l));
+    QStringList names{QStringLiteral("auto")};
+    for (const std::string& n : gwb::engine::builtinLayoutNames())
+        names << QString::fromStdString(n);
     return names;
 }
 
@@ -18,15 +20,13 @@ QString noVocabularyMessage(const QString& path) {
 
 bool needsImportChoice(const QString& path, const QString& message) {
     if (!gwb::engine::isImportableCheckpointPath(path.toStdString())) return false;
-    // Phrases of the importer's messages (engine/src/import/import.cpp, import_layouts.cpp) that a
+    // Phrases of the importer's messages (engine/src/import/import_convert.cpp, layout_file.cpp) that a
     // different layout, vocabulary or offset schedule can fix.
     static const char* const fixable[] = {
         "no vocabulary found",              // ours, above
         "cannot tell which implementation", // layout detection failed
         "checkpoint (the keys look like",
-        "not a grasslm",
-        "not a alphaxiv",
-        "not a kanenorman",
+        "keys: not a ", // a chosen layout that does not fit: "... keys: not a NAME checkpoint"
         "missing key",
         "unknown keys", // a chosen layout that does not fit
         "the vocabulary '",
@@ -41,7 +41,11 @@ bool needsImportChoice(const QString& path, const QString& message) {
 
 gwb::engine::ImportOptions importOptionsFor(const ImportChoice& choice, const QString& device) {
     gwb::engine::ImportOptions o;
-    o.layout = gwb::engine::layoutFromName(choice.layout.trimmed().toStdString());
+    o.layout = choice.layout.trimmed().toLower().toStdString();
+    const std::vector<std::string> known = gwb::engine::builtinLayoutNames();
+    if (o.layout != "auto" && std::find(known.begin(), known.end(), o.layout) == known.end())
+        throw std::invalid_argument("unknown layout '" + o.layout + "' (use auto or " +
+                                    importLayoutNames().mid(1).join(QStringLiteral(", ")).toStdString() + ")");
     o.vocabPath = choice.vocabPath.trimmed().toStdString();
     o.offsetSchedule = choice.offsets.trimmed().toStdString();
     o.device = device.toStdString();

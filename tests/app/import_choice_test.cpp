@@ -10,7 +10,7 @@
 #include "app_test_util.h"
 
 #include "gwb/engine/checkpoint.h"
-#include "import/import_layouts.h" // engine-internal key tables (Torch-free)
+#include "import/layout_file.h" // engine-internal key tables (Torch-free)
 
 #include <QDir>
 #include <QFile>
@@ -50,13 +50,13 @@ struct Fixture {
         c.nLayers = 2;
         c.dFF = 32;
         c.maxLen = 24;
-        eng::applyLayoutVariant(eng::ImportLayout::GrassLM, c);
-        c.layerOffsets = eng::defaultLayoutOffsets(eng::ImportLayout::GrassLM, c.nLayers);
+        eng::applyLayoutVariant(eng::builtinLayout("grasslm"), c);
+        c.layerOffsets = eng::defaultLayoutOffsets("grasslm", c.nLayers);
         const auto ours = eng::Model::init(c, 7).parameters();
         eng::SafetensorsFile f;
-        for (const auto& k : eng::layoutMappings(eng::ImportLayout::GrassLM, c.kind, c.nLayers)) {
+        for (const auto& k : eng::layoutMappings(eng::builtinLayout("grasslm"), c.kind, c.nLayers, false)) {
             const auto& a = ours.at(k.ours);
-            f.tensors[k.theirs] = eng::makeStoredTensor(a.shape, a.data.data(), "F32");
+            f.tensors[k.theirs.at(0)] = eng::makeStoredTensor(a.shape, a.data.data(), "F32");
         }
         eng::writeSafetensors(checkpoint.toStdString(), f);
 
@@ -124,7 +124,7 @@ TEST(ImportChoice, OnlyErrorsAChoiceCanFixAreAskedAbout) {
     const eng::ImportOptions o =
         importOptionsFor(ImportChoice{QStringLiteral("AlphaXiv"), QStringLiteral(" v.txt "), QStringLiteral("1,2")},
                          QStringLiteral("cpu"));
-    EXPECT_EQ(o.layout, eng::ImportLayout::AlphaXiv);
+    EXPECT_EQ(o.layout, "alphaxiv");
     EXPECT_EQ(o.vocabPath, "v.txt");
     EXPECT_EQ(o.offsetSchedule, "1,2");
 }

@@ -4,7 +4,7 @@
 
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/import.h"
-#include "import/import_layouts.h"
+#include "import/layout_file.h"
 #include "model/model_impl.h"
 #include "test_builders.h"
 
@@ -21,7 +21,7 @@ namespace {
 
 using Tensors = std::map<std::string, FloatArray>;
 
-ModelConfig tinyConfig(ImportLayout layout, ModelKind kind) {
+ModelConfig tinyConfig(const std::string& layout, ModelKind kind) {
     ModelConfig c;
     c.kind = kind;
     c.vocabSize = 50;
@@ -31,7 +31,7 @@ ModelConfig tinyConfig(ImportLayout layout, ModelKind kind) {
     c.dFF = 64;
     c.maxLen = 40;
     c.nHeads = 4;
-    applyLayoutVariant(layout, c);
+    applyLayoutVariant(builtinLayout(layout), c);
     if (kind == ModelKind::Grassmann) c.layerOffsets = defaultLayoutOffsets(layout, c.nLayers);
     return c;
 }
@@ -58,12 +58,13 @@ std::vector<float> logits(const Model& m, std::vector<int64_t> ids) {
 }
 
 /// Our parameters under the family's names (tied head included, as the families save it).
-Tensors familyTensors(const Model& m, ImportLayout layout) {
+Tensors familyTensors(const Model& m, const std::string& layout) {
     const Tensors ours = m.parameters();
+    const Layout& l = builtinLayout(layout);
     Tensors theirs;
-    for (const KeyMapping& k : layoutMappings(layout, m.config().kind, m.config().nLayers))
-        theirs[k.theirs] = ours.at(k.ours);
-    theirs[layoutKeys(layout).lmHead] = ours.at("tok_embed.weight");
+    for (const KeyMapping& k : layoutMappings(l, m.config().kind, m.config().nLayers, m.config().mixerLayerNorm))
+        theirs[k.theirs.at(0)] = ours.at(k.ours);
+    theirs[l.head] = ours.at("tok_embed.weight");
     return theirs;
 }
 
@@ -98,7 +99,7 @@ template <typename F> void expectImportError(F fn, const std::string& needle) {
 }
 
 struct RoundTrip {
-    ImportLayout layout;
+    std::string layout;
     ModelKind kind;
 };
 
@@ -122,43 +123,40 @@ TEST_P(LayoutRoundTrip, RenamedWeightsGiveIdenticalLogits) {
     got.model.save(dir.file("out.gwb"));
     const ImportedModel again = importCheckpoint(dir.file("out.gwb"));
     EXPECT_EQ(again.report.format, "gwb");
-    EXPECT_EQ(again.model.config().family, layoutName(layout)); // the .gwb keeps where it came from
+    EXPECT_EQ(again.model.config().family, layout); // the .gwb keeps where it came from
     EXPECT_EQ(logits(again.model, ids), logits(ref, ids));
 }
 
-INSTANTIATE_TEST_SUITE_P(All, LayoutRoundTrip,
-                         testing::Values(RoundTrip{ImportLayout::GrassLM, ModelKind::Grassmann},
-                                         RoundTrip{ImportLayout::GrassLM, ModelKind::Transformer},
-                                         RoundTrip{ImportLayout::AlphaXiv, ModelKind::Grassmann},
-                                         RoundTrip{ImportLayout::AlphaXiv, ModelKind::Transformer},
-                                         RoundTrip{ImportLayout::KaneNorman, ModelKind::Grassmann},
-                                         RoundTrip{ImportLayout::KaneNorman, ModelKind::Transformer}));
+INSTANTIATE_TEST_SUITE_P(
+    All, LayoutRoundTrip,
+    testing::Values(RoundTrip{"grasslm", ModelKind::Grassmann}, RoundTrip{"grasslm", ModelKind::Transformer},
+                    RoundTrip{"alphaxiv", ModelKind::Grassmann}, RoundTrip{"alphaxiv", ModelKind::Transformer},
+                    RoundTrip{"kanenorman", ModelKind::Grassmann}, RoundTrip{"kanenorman", ModelKind::Transformer}));
 
 TEST(Import, LayoutDefaultsAndOffsetOverrides) {
-    EXPECT_EQ(defaultLayoutOffsets(ImportLayout::GrassLM, 6),
-              (std::vector<std::vector<int>>{{1}, {2}, {4}, {8}, {12}, {16}}));
-    EXPECT_EQ(defaultLayoutOffsets(ImportLayout::GrassLM, 12)[1], std::vector<int>{1});
-    EXPECT_EQ(defaultLayoutOffsets(ImportLayout::GrassLM, 12)[11], std::vector<int>{16});
-    EXPECT_EQ(defaultLayoutOffsets(ImportLayout::KaneNorman, 2)[1], (std::vector<int>{1, 2, 4, 8, 12, 16}));
+    EXPECT_EQ(defaultLayoutOffsets("grasslm", 6), (std::vector<std::vector<int>>{{1}, {2}, {4}, {8}, {12}, {16}}));
+    EXPECT_EQ(defaultLayoutOffsets("grasslm", 12)[1], std::vector<int>{1});
+    EXPECT_EQ(defaultLayoutOffsets("grasslm", 12)[11], std::vector<int>{16});
+    EXPECT_EQ(defaultLayoutOffsets("kanenorman", 2)[1], (std::vector<int>{1, 2, 4, 8, 12, 16}));
     EXPECT_EQ(parseOffsetSchedule("4,1,1", 2), (std::vector<std::vector<int>>{{1, 4}, {1, 4}}));
     EXPECT_EQ(parseOffsetSchedule("1,2;3", 2), (std::vector<std::vector<int>>{{1, 2}, {3}}));
     EXPECT_THROW(parseOffsetSchedule("1;2;3", 2), std::invalid_argument);
     EXPECT_THROW(parseOffsetSchedule("1,x", 2), std::invalid_argument);
     EXPECT_THROW(parseOffsetSchedule("0", 2), std::invalid_argument);
-    EXPECT_EQ(layoutFromName("AlphaXiv"), ImportLayout::AlphaXiv);
-    EXPECT_THROW(layoutFromName("gpt2"), std::invalid_argument);
+    EXPECT_EQ(builtinLayout("AlphaXiv").name, "alphaxiv");
+    EXPECT_THROW(builtinLayout("gpt2"), std::invalid_argument);
 
-    const Model ref = randomModel(tinyConfig(ImportLayout::KaneNorman, ModelKind::Grassmann), 2);
+    const Model ref = randomModel(tinyConfig("kanenorman", ModelKind::Grassmann), 2);
     TempDir dir;
     ImportOptions o;
     o.offsetSchedule = "per_layer:2,16";
-    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, ImportLayout::KaneNorman)), o);
+    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, "kanenorman")), o);
     EXPECT_EQ(m.model.config().layerOffsets, (std::vector<std::vector<int>>{{2}, {16}}));
 }
 
 TEST(Import, PermutedPairIndicesAreFoldedIntoWPlu) {
-    const Model ref = randomModel(tinyConfig(ImportLayout::GrassLM, ModelKind::Grassmann), 9);
-    Tensors t = familyTensors(ref, ImportLayout::GrassLM);
+    const Model ref = randomModel(tinyConfig("grasslm", ModelKind::Grassmann), 9);
+    Tensors t = familyTensors(ref, "grasslm");
     // Layer 0 stores its 6 pairs of r = 4 reversed and as (j, i): p flips sign, so the columns
     // of W_plu must be reversed and negated to describe the same model.
     // Our order: (0,1) (0,2) (0,3) (1,2) (1,3) (2,3). The file lists them reversed, three of
@@ -210,8 +208,8 @@ TEST(Import, PermutedPairIndicesAreFoldedIntoWPlu) {
 }
 
 TEST(Import, ErrorsNameTheProblem) {
-    const Model ref = randomModel(tinyConfig(ImportLayout::AlphaXiv, ModelKind::Grassmann), 3);
-    const Tensors good = familyTensors(ref, ImportLayout::AlphaXiv);
+    const Model ref = randomModel(tinyConfig("alphaxiv", ModelKind::Grassmann), 3);
+    const Tensors good = familyTensors(ref, "alphaxiv");
     TempDir dir;
 
     Tensors t = good;
@@ -234,10 +232,10 @@ TEST(Import, ErrorsNameTheProblem) {
     t["lm_head.weight"] = FloatArray::zeros({50, 16});
     expectImportError([&] { importCheckpoint(writeFile(dir, t)); }, "untied heads are not supported");
 
-    const Model tr = randomModel(tinyConfig(ImportLayout::AlphaXiv, ModelKind::Transformer), 3);
+    const Model tr = randomModel(tinyConfig("alphaxiv", ModelKind::Transformer), 3);
     ImportOptions wantG;
     wantG.expectedKind = ModelKind::Grassmann;
-    expectImportError([&] { importCheckpoint(writeFile(dir, familyTensors(tr, ImportLayout::AlphaXiv)), wantG); },
+    expectImportError([&] { importCheckpoint(writeFile(dir, familyTensors(tr, "alphaxiv")), wantG); },
                       "this is a Transformer checkpoint");
 
     ImportOptions vocab;
@@ -247,7 +245,7 @@ TEST(Import, ErrorsNameTheProblem) {
                       "has 3 entries but the embedding table has 50 rows");
 
     ImportOptions forced;
-    forced.layout = ImportLayout::KaneNorman;
+    forced.layout = "kanenorman";
     expectImportError([&] { importCheckpoint(writeFile(dir, good), forced); },
                       "not a kanenorman checkpoint (the keys look like the alphaxiv layout)");
 
@@ -267,7 +265,7 @@ TEST(Import, ErrorsNameTheProblem) {
 }
 
 TEST(Import, VocabularyIsAttached) {
-    const Model ref = randomModel(tinyConfig(ImportLayout::GrassLM, ModelKind::Grassmann), 4);
+    const Model ref = randomModel(tinyConfig("grasslm", ModelKind::Grassmann), 4);
     TempDir dir;
     std::string vocab = "[PAD]\n[UNK]\n";
     for (int i = 2; i < 50; ++i) {
@@ -278,7 +276,7 @@ TEST(Import, VocabularyIsAttached) {
     std::ofstream(dir.file("vocab.txt")) << vocab;
     ImportOptions o;
     o.vocabPath = dir.file("vocab.txt");
-    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, ImportLayout::GrassLM)), o);
+    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, "grasslm")), o);
     ASSERT_TRUE(m.model.tokenizer());
     EXPECT_EQ(m.model.tokenizer()->kind(), "wordpiece");
     EXPECT_EQ(m.model.tokenizer()->encodeIds("W7 w49 zz"), (std::vector<int32_t>{7, 49, 1}));
@@ -307,30 +305,29 @@ std::string writeWithBuffers(const TempDir& dir, const Tensors& t, const std::ma
 TEST(Import, KaneNormanBuffersAreCheckedAndSkipped) {
     TempDir dir;
     // Grassmann: idx_i / idx_j in the lexicographic order are accepted; a wrong count refused.
-    const Model g = randomModel(tinyConfig(ImportLayout::KaneNorman, ModelKind::Grassmann), 11);
+    const Model g = randomModel(tinyConfig("kanenorman", ModelKind::Grassmann), 11);
     std::map<std::string, StoredTensor> idx;
     for (int l = 0; l < 2; ++l) {
         const std::string p = "transformer_blocks." + std::to_string(l) + ".attention.";
         idx[p + "idx_i"] = i64({0, 0, 0, 1, 1, 2});
         idx[p + "idx_j"] = i64({1, 2, 3, 2, 3, 3});
     }
-    const auto m = importCheckpoint(writeWithBuffers(dir, familyTensors(g, ImportLayout::KaneNorman), idx, "g.st"));
+    const auto m = importCheckpoint(writeWithBuffers(dir, familyTensors(g, "kanenorman"), idx, "g.st"));
     EXPECT_EQ(m.model.config().empty, EmptyRule::Bias);
     EXPECT_EQ(m.model.config().pluckerEps, 1e-6);
     EXPECT_EQ(m.model.config().gate, GateVariant::GeometryOnly);
     EXPECT_EQ(importedVariantText(m.model.config()),
               "kanenorman grassmann: norm=post gate=geometry_only empty=bias eps=1e-06");
     bool asksForNorm = false;
-    for (const auto& n : m.report.notes)
+    for (const auto& n : m.report.flags)
         asksForNorm |= n.find("pass --norm pre") != std::string::npos;
     EXPECT_TRUE(asksForNorm) << "the undecidable pre_norm flag must be reported";
     idx["transformer_blocks.1.attention.idx_i"] = i64({0, 0, 1});
-    expectImportError(
-        [&] { importCheckpoint(writeWithBuffers(dir, familyTensors(g, ImportLayout::KaneNorman), idx, "g2.st")); },
-        "index buffers hold 3 and 6 pairs");
+    expectImportError([&] { importCheckpoint(writeWithBuffers(dir, familyTensors(g, "kanenorman"), idx, "g2.st")); },
+                      "index buffers hold 3 and 6 pairs");
 
     // Transformer: the causal_mask buffer must be Lmax x Lmax lower-triangular ones.
-    const Model t = randomModel(tinyConfig(ImportLayout::KaneNorman, ModelKind::Transformer), 12);
+    const Model t = randomModel(tinyConfig("kanenorman", ModelKind::Transformer), 12);
     auto mask = [](int64_t n, bool causal) {
         std::vector<float> v(static_cast<size_t>(n * n));
         for (int64_t i = 0; i < n; ++i)
@@ -340,24 +337,21 @@ TEST(Import, KaneNormanBuffersAreCheckedAndSkipped) {
     };
     std::map<std::string, StoredTensor> masks{{"transformer_blocks.0.attention.causal_mask", mask(40, true)},
                                               {"transformer_blocks.1.attention.causal_mask", mask(40, true)}};
-    const auto tm =
-        importCheckpoint(writeWithBuffers(dir, familyTensors(t, ImportLayout::KaneNorman), masks, "t.st"));
+    const auto tm = importCheckpoint(writeWithBuffers(dir, familyTensors(t, "kanenorman"), masks, "t.st"));
     const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
     EXPECT_EQ(logits(tm.model, ids), logits(t, ids));
     masks["transformer_blocks.1.attention.causal_mask"] = mask(40, false);
-    expectImportError(
-        [&] { importCheckpoint(writeWithBuffers(dir, familyTensors(t, ImportLayout::KaneNorman), masks, "t2.st")); },
-        "'transformer_blocks.1.attention.causal_mask' is not lower-triangular ones (entry [0, 1]");
+    expectImportError([&] { importCheckpoint(writeWithBuffers(dir, familyTensors(t, "kanenorman"), masks, "t2.st")); },
+                      "'transformer_blocks.1.attention.causal_mask' is not lower-triangular ones (entry [0, 1]");
     masks["transformer_blocks.1.attention.causal_mask"] = mask(20, true);
-    expectImportError(
-        [&] { importCheckpoint(writeWithBuffers(dir, familyTensors(t, ImportLayout::KaneNorman), masks, "t3.st")); },
-        "the buffer disagrees with the weights");
+    expectImportError([&] { importCheckpoint(writeWithBuffers(dir, familyTensors(t, "kanenorman"), masks, "t3.st")); },
+                      "the buffer disagrees with the weights");
 }
 
 TEST(Import, ConfigBesideTheCheckpointIsReadAndChecked) {
     TempDir dir;
-    const Model ref = randomModel(tinyConfig(ImportLayout::KaneNorman, ModelKind::Grassmann), 13);
-    const Tensors t = familyTensors(ref, ImportLayout::KaneNorman);
+    const Model ref = randomModel(tinyConfig("kanenorman", ModelKind::Grassmann), 13);
+    const Tensors t = familyTensors(ref, "kanenorman");
     // An HF-style folder: config.json + model.safetensors, opened by its folder name.
     const std::filesystem::path folder = dir.file("hf");
     std::filesystem::create_directories(folder);
@@ -370,7 +364,9 @@ TEST(Import, ConfigBesideTheCheckpointIsReadAndChecked) {
     std::string notes;
     for (const auto& n : m.report.notes)
         notes += n + "\n";
-    EXPECT_NE(notes.find("config: norm=pre (from config.json: pre_norm)"), std::string::npos) << notes;
+    for (const auto& n : m.report.flags)
+        notes += n + "\n";
+    EXPECT_NE(notes.find("norm=pre (from config.json: pre_norm)"), std::string::npos) << notes;
     EXPECT_NE(notes.find("config: offsets 1,3"), std::string::npos) << notes;
     EXPECT_NE(notes.find("sizes V=50, d=16, N=2 agree"), std::string::npos) << notes;
     // The command line wins over the config.
@@ -387,13 +383,148 @@ TEST(Import, ConfigBesideTheCheckpointIsReadAndChecked) {
     expectImportError([&] { importCheckpoint(folder.string()); }, "pass --norm pre|post");
 
     // GrassLM: window_schedule is spread over the layers, one offset each.
-    const Model gl = randomModel(tinyConfig(ImportLayout::GrassLM, ModelKind::Grassmann), 14);
+    const Model gl = randomModel(tinyConfig("grasslm", ModelKind::Grassmann), 14);
     std::filesystem::create_directories(dir.file("grasslm"));
-    writeFile(dir, familyTensors(gl, ImportLayout::GrassLM), "grasslm/best_model.safetensors");
+    writeFile(dir, familyTensors(gl, "grasslm"), "grasslm/best_model.safetensors");
     std::ofstream(dir.file("grasslm/config.json")) << R"({"architecture": {"window_schedule": [2, 8]}})";
     const auto g = importCheckpoint(dir.file("grasslm/best_model.safetensors"));
     EXPECT_EQ(g.model.config().layerOffsets, (std::vector<std::vector<int>>{{2}, {8}}));
     EXPECT_EQ(g.model.config().empty, EmptyRule::Zero);
+}
+
+TEST(Import, GrassLMOffsetsFollowItsOwnRuleAndItsModelFolder) {
+    // GrassLM's rule (python/grasslm/model.py): a built-in list for 6 and 12 layers, else [1] * N.
+    EXPECT_EQ(defaultLayoutOffsets("grasslm", 3), (std::vector<std::vector<int>>{{1}, {1}, {1}}));
+    EXPECT_EQ(defaultLayoutOffsets("grasslm", 2), (std::vector<std::vector<int>>{{1}, {1}}));
+    // Its trained model: models/NAME/config.json, weights in models/NAME/checkpoints/best_model.pt.
+    ModelConfig c = tinyConfig("grasslm", ModelKind::Grassmann);
+    c.layerOffsets = {{4}, {2}};
+    const Model gl = randomModel(c, 21);
+    TempDir dir;
+    std::filesystem::create_directories(dir.file("models/tiny/checkpoints"));
+    writeFile(dir, familyTensors(gl, "grasslm"), "models/tiny/checkpoints/best_model.pt");
+    std::ofstream(dir.file("models/tiny/config.json"))
+        << R"({"name": "tiny", "architecture": {"vocab_size": 50, "n_layers": 2, "window_schedule": [4, 2]}})";
+    for (const std::string& given : {dir.file("models/tiny/checkpoints/best_model.pt"), dir.file("models/tiny")}) {
+        const auto m = importCheckpoint(given);
+        EXPECT_EQ(m.model.config().layerOffsets, c.layerOffsets) << given;
+        const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
+        EXPECT_EQ(logits(m.model, ids), logits(gl, ids)) << given;
+    }
+    // A schedule whose length is not the layer count is refused, as GrassLM itself refuses it.
+    std::ofstream(dir.file("models/tiny/config.json")) << R"({"architecture": {"window_schedule": [1, 2, 4]}})";
+    expectImportError([&] { importCheckpoint(dir.file("models/tiny")); }, "lists 3 offsets for 2 layers");
+    // Without a config the default is reported as a default, with the option that overrides it.
+    TempDir bare;
+    const auto d = importCheckpoint(writeFile(bare, familyTensors(gl, "grasslm")));
+    std::string flags;
+    for (const auto& f : d.report.flags)
+        flags += f + "\n";
+    EXPECT_NE(flags.find("offsets=1 (default of the grasslm layout for 2 layers; --offsets overrides)"),
+              std::string::npos)
+        << flags;
+    EXPECT_NE(flags.find("norm=post (from the grasslm layout)"), std::string::npos) << flags;
+}
+
+TEST(Import, DetectionSaysWhyAndWhatCameSecond) {
+    const Model ref = randomModel(tinyConfig("alphaxiv", ModelKind::Grassmann), 22);
+    TempDir dir;
+    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, "alphaxiv")));
+    ASSERT_EQ(m.report.detection.size(), 2u);
+    EXPECT_NE(m.report.detection[0].find("layout alphaxiv (auto: token_embedding.weight, blocks.0.* and "
+                                         "blocks.0.grassmann.W_red.weight)"),
+              std::string::npos)
+        << m.report.detection[0];
+    EXPECT_NE(m.report.detection[1].find("second: "), std::string::npos) << m.report.detection[1];
+    EXPECT_NE(m.report.detection[1].find("does not fit"), std::string::npos) << m.report.detection[1];
+}
+
+/// A family that exists only as a file: its own key names, separate q/k/v projections stacked
+/// into our fused qkv, a pre-norm block.
+const char* kSeparateQkvLayout = R"({
+  "format": "gwb-layout", "version": 1, "name": "splitqkv", "title": "test family",
+  "detect": {"all": ["emb.tok.weight", "layers.0."]},
+  "embedding": {"tokens": "emb.tok.weight", "positions": "emb.pos.weight"},
+  "blocks": "layers.{i}.", "final_norm": "norm_out", "head": "head.weight",
+  "kinds": {
+    "transformer": {
+      "probe": "attn.q_proj.weight",
+      "parameters": {
+        "ln1": "n1",
+        "qkv": {"weight": ["attn.q_proj.weight", "attn.k_proj.weight", "attn.v_proj.weight"],
+                "bias": ["attn.q_proj.bias", "attn.k_proj.bias", "attn.v_proj.bias"]},
+        "out_proj": "attn.o",
+        "ln2": "n2", "ffn_in": "ff.fc1", "ffn_out": "ff.fc2"
+      },
+      "variant": {"norm": "pre", "mixer_layer_norm": false}
+    }
+  }
+})";
+
+TEST(Import, ALayoutFileIsAFamily) {
+    TempDir dir;
+    const std::string layoutPath = dir.file("splitqkv.json");
+    std::ofstream(layoutPath) << kSeparateQkvLayout;
+    EXPECT_EQ(checkLayoutFile(layoutPath), "splitqkv");
+    ModelConfig c = tinyConfig("alphaxiv", ModelKind::Transformer); // pre-norm, no mixer LN
+    const Model ref = randomModel(c, 23);
+    const Tensors ours = ref.parameters();
+    Tensors theirs{{"emb.tok.weight", ours.at("tok_embed.weight")},
+                   {"emb.pos.weight", ours.at("pos_embed.weight")},
+                   {"norm_out.weight", ours.at("ln_final.weight")},
+                   {"norm_out.bias", ours.at("ln_final.bias")}};
+    const int64_t d = c.dModel;
+    for (int64_t i = 0; i < c.nLayers; ++i) {
+        const std::string o = "blocks." + std::to_string(i) + ".", t = "layers." + std::to_string(i) + ".";
+        for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+                 {"ln1", "n1"}, {"out_proj", "attn.o"}, {"ln2", "n2"}, {"ffn_in", "ff.fc1"}, {"ffn_out", "ff.fc2"}})
+            for (const char* part : {".weight", ".bias"})
+                theirs[t + b + part] = ours.at(o + a + part);
+        const FloatArray& w = ours.at(o + "qkv.weight");
+        const FloatArray& bias = ours.at(o + "qkv.bias");
+        const char* names[] = {"q_proj", "k_proj", "v_proj"};
+        for (int64_t j = 0; j < 3; ++j) {
+            theirs[t + "attn." + names[j] + ".weight"] =
+                FloatArray({d, d}, std::vector<float>(w.data.begin() + j * d * d, w.data.begin() + (j + 1) * d * d));
+            theirs[t + "attn." + names[j] + ".bias"] =
+                FloatArray({d}, std::vector<float>(bias.data.begin() + j * d, bias.data.begin() + (j + 1) * d));
+        }
+    }
+    const std::string ckpt = writeFile(dir, theirs);
+    ImportOptions o;
+    o.layoutFile = layoutPath;
+    const auto m = importCheckpoint(ckpt, o);
+    EXPECT_EQ(m.report.layout, "splitqkv");
+    EXPECT_EQ(m.model.config().norm, NormPlacement::Pre);
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
+    EXPECT_EQ(logits(m.model, ids), logits(ref, ids));
+    // The built-in layouts do not know it: auto detection says so for each of them.
+    expectImportError([&] { importCheckpoint(ckpt); }, "no layout fits");
+}
+
+TEST(Import, LayoutFilesThatDoNotCoverOrMapTwiceAreRefused) {
+    auto refused = [](const std::string& text, const std::string& needle) {
+        try {
+            parseLayout(text, "bad.json");
+            ADD_FAILURE() << "accepted; expected an error mentioning " << needle;
+        } catch (const std::runtime_error& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    };
+    std::string t = kSeparateQkvLayout;
+    std::string noFfn = t;
+    noFfn.replace(noFfn.find(R"("ffn_out": "ff.fc2")"), std::string(R"("ffn_out": "ff.fc2")").size(),
+                  R"("ffn_outx": "ff.fc2")");
+    refused(noFfn, "names 'ffn_outx', which a transformer block does not have");
+    std::string missing = t;
+    missing.replace(missing.find(R"(, "ffn_out": "ff.fc2")"), std::string(R"(, "ffn_out": "ff.fc2")").size(), "");
+    refused(missing, "does not cover every tensor of a block: ffn_out missing");
+    std::string twice = t;
+    twice.replace(twice.find(R"("out_proj": "attn.o")"), std::string(R"("out_proj": "attn.o")").size(),
+                  R"("out_proj": "n1")");
+    refused(twice, "maps 'n1.weight' twice");
+    refused("{", "is not valid JSON");
+    refused(R"({"format": "gwb-layout", "version": 2})", "\"version\" must be 1");
 }
 
 } // namespace

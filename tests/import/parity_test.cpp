@@ -129,7 +129,7 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     // kanenorman's pre_norm flag is not in its state dict: a user passes --norm pre.
     if (c.family == "kanenorman" && c.norm == "pre") options.norm = NormPlacement::Pre;
     const ImportedModel imported = importCheckpoint(checkpoint, options);
-    EXPECT_EQ(layoutName(imported.report.layout), c.family);
+    EXPECT_EQ(imported.report.layout, c.family);
     const ModelConfig& cfg = imported.model.config();
     const auto& size = e.meta["config"];
     EXPECT_EQ(cfg.family, c.family);

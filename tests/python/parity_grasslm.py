@@ -116,7 +116,7 @@ def make(args):
 
     os.makedirs(args.out, exist_ok=True)
     arch = {"vocab_size": c["V"], "d_model": c["d"], "n_layers": c["N"], "d_reduce": c["r"],
-            "d_ff": c["d_ff"], "max_seq_len": c["Lmax"], "window_schedule": pc.ALL_OFFSETS}
+            "d_ff": c["d_ff"], "max_seq_len": c["Lmax"], "window_schedule": window_schedule(c["N"])}
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump({"architecture": arch, "training": {"lr": 3e-4}}, f)
     pc.finish(args, model, save, "grasslm", {"norm": "post", "gate": "paper", "empty": "zero", "eps": EPS})

@@ -3,6 +3,7 @@
 #include "gwb/engine/import.h"
 
 #include "import/import_convert.h"
+#include "import/layout_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -48,25 +49,38 @@ std::vector<int> asSet(std::vector<int> v) {
 
 } // namespace
 
-const char* layoutName(ImportLayout layout) {
-    switch (layout) {
-    case ImportLayout::Auto:
-        return "auto";
-    case ImportLayout::GrassLM:
-        return "grasslm";
-    case ImportLayout::AlphaXiv:
-        return "alphaxiv";
-    case ImportLayout::KaneNorman:
-        return "kanenorman";
-    }
-    return "?";
+std::vector<std::string> builtinLayoutNames() {
+    std::vector<std::string> names;
+    for (const Layout& l : builtinLayouts())
+        names.push_back(l.name);
+    return names;
 }
 
-ImportLayout layoutFromName(const std::string& name) {
-    const std::string n = asciiLower(name);
-    for (ImportLayout l : {ImportLayout::Auto, ImportLayout::GrassLM, ImportLayout::AlphaXiv, ImportLayout::KaneNorman})
-        if (n == layoutName(l)) return l;
-    throw std::invalid_argument("unknown layout '" + name + "' (use auto, grasslm, alphaxiv or kanenorman)");
+std::string describeLayouts() {
+    std::ostringstream s;
+    for (const Layout& l : builtinLayouts()) {
+        s << l.name << ": " << l.title << "\n  from " << l.source << "\n  recognised by";
+        for (const std::string& p : l.detectAll)
+            s << " " << p << (p.back() == '.' ? "*" : "");
+        for (const auto& [kind, k] : l.kinds) {
+            s << "\n  " << kindName(kind) << ": " << l.blocks << k.probe;
+            if (k.norm) s << "; norm=" << normName(*k.norm);
+            if (k.mixerLayerNorm && *k.mixerLayerNorm) s << " + mixer LayerNorm";
+            if (k.gate) s << ", gate=" << gateName(*k.gate);
+            if (k.empty) s << ", empty=" << emptyName(*k.empty);
+            if (k.eps) s << ", eps=" << *k.eps;
+        }
+        s << "\n  " << l.facts << "\n";
+    }
+    return s.str();
+}
+
+std::string checkLayoutFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open layout file '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parseLayout(ss.str(), path).name;
 }
 
 std::string importedVariantText(const ModelConfig& c) {
@@ -83,8 +97,8 @@ bool isImportableCheckpointPath(const std::string& path) {
     return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors";
 }
 
-std::vector<std::vector<int>> defaultLayoutOffsets(ImportLayout layout, int64_t nLayers) {
-    return parseOffsetSchedule(layout == ImportLayout::GrassLM ? "per_layer:1,2,4,8,12,16" : "1,2,4,8,12,16", nLayers);
+std::vector<std::vector<int>> defaultLayoutOffsets(const std::string& layout, int64_t nLayers) {
+    return parseOffsetSchedule(builtinLayout(layout).defaultOffsets(nLayers), nLayers);
 }
 
 std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64_t nLayers) {
@@ -112,13 +126,15 @@ std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64
     return out;
 }
 
-/// An HF-style or GrassLM model folder: the weights file inside it.
+/// An HF-style or GrassLM model folder: the weights file inside it (GrassLM keeps them in
+/// checkpoints/ beside config.json).
 static std::string checkpointInFolder(const std::string& folder) {
-    for (const char* name : {"model.safetensors", "best_model.pt", "latest.pt", "model.pt", "pytorch_model.bin"})
+    for (const char* name : {"model.safetensors", "best_model.pt", "latest.pt", "model.pt", "pytorch_model.bin",
+                             "checkpoints/best_model.pt", "checkpoints/latest.pt"})
         if (std::filesystem::is_regular_file(std::filesystem::path(folder) / name))
             return (std::filesystem::path(folder) / name).string();
-    throw std::runtime_error(folder + ": a folder without model.safetensors, best_model.pt, latest.pt, model.pt or "
-                                      "pytorch_model.bin");
+    throw std::runtime_error(folder + ": a folder without model.safetensors, best_model.pt, latest.pt, model.pt, "
+                                      "pytorch_model.bin or checkpoints/best_model.pt");
 }
 
 ImportedModel importCheckpoint(const std::string& given, const ImportOptions& options) {

@@ -7,7 +7,7 @@
 #include "tokenizers/bpe_tokenizer.h"
 #include "gwb/engine/config_io.h"
 #include "import/import_config.h"
-#include "import/import_layouts.h"
+#include "import/layout_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -150,45 +150,64 @@ void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportRepor
     if (!checked.empty()) report.notes.push_back("config: sizes " + checked + " agree with the tensor shapes");
 }
 
-/// Family defaults, then what a found config says, then the command-line overrides. Every
-/// setting taken from a config or left undecided is reported.
-void applyVariant(ImportLayout layout, const FoundConfig& found, const ImportOptions& o, ModelConfig& c,
+/// The layout's defaults, then what a found config says, then the command-line overrides. Every
+/// flag is reported with where it came from; a flag the checkpoint cannot show and nothing set is
+/// reported as a default with the option that overrides it.
+void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOptions& o, ModelConfig& c,
                   ImportReport& report) {
-    applyLayoutVariant(layout, c);
+    const KindLayout& k = layout.kind(c.kind);
     const bool g = c.kind == ModelKind::Grassmann;
-    bool normKnown = layout != ImportLayout::KaneNorman; // kanenorman's pre_norm is not in its keys
+    applyLayoutVariant(layout, c);
+    std::map<std::string, std::string> from;
+    const std::string dflt = "default of the " + layout.name + " layout";
+    auto set = [&](const char* flag, bool given, const std::string& source) {
+        if (given) from[flag] = source;
+    };
+    for (const char* f : {"norm", "gate", "mixer_layer_norm", "empty", "eps"})
+        from[f] = k.unseen.count(f) ? dflt + "; " + k.unseen.at(f) : "the " + layout.name + " layout";
     if (const auto f = found.get({"pre_norm"})) {
         if (f->value != "true" && f->value != "false" && f->value != "True" && f->value != "False")
             throw std::runtime_error(f->source + " is '" + f->value + "', not a boolean: pass --norm pre|post");
         c.norm = (f->value == "true" || f->value == "True") ? NormPlacement::Pre : NormPlacement::Post;
-        normKnown = true;
-        report.notes.push_back(std::string("config: norm=") + normName(c.norm) + " (from " + f->source + ")");
+        set("norm", true, f->source);
     } else if (const auto n = found.get({"norm", "norm_placement"}); n && (n->value == "pre" || n->value == "post")) {
         c.norm = n->value == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-        normKnown = true;
-        report.notes.push_back("config: norm=" + n->value + " (from " + n->source + ")");
+        set("norm", true, n->source);
     }
     if (const auto f = found.get({"plucker_eps"}); f && g) {
         try {
             c.pluckerEps = std::stod(f->value);
-            report.notes.push_back("config: eps=" + f->value + " (from " + f->source + ")");
         } catch (const std::exception&) {
             throw std::runtime_error(f->source + " is '" + f->value + "', not a number: pass --eps");
         }
+        set("eps", true, f->source);
     }
-    if (o.norm) {
-        c.norm = *o.norm;
-        normKnown = true;
-    }
+    if (o.norm) c.norm = *o.norm;
+    set("norm", o.norm.has_value(), "--norm");
     if (o.empty) c.empty = *o.empty;
+    set("empty", o.empty.has_value(), "--empty");
     if (o.gate) c.gate = *o.gate;
+    set("gate", o.gate.has_value(), "--gate");
     if (o.pluckerEps) c.pluckerEps = *o.pluckerEps;
+    set("eps", o.pluckerEps.has_value(), "--eps");
     if (c.norm == NormPlacement::Post && c.mixerLayerNorm)
-        throw std::runtime_error("alphaxiv's Grassmann blocks carry a mixer LayerNorm, which exists only in the pre "
-                                 "arrangement: drop --norm post");
-    if (!normKnown)
-        report.notes.push_back("norm: post (kanenorman's default; its state dict cannot show the pre_norm flag: "
-                               "pass --norm pre for a model trained with pre_norm=True)");
+        throw std::runtime_error(layout.name + "'s " + kindName(c.kind) +
+                                 " blocks carry a mixer LayerNorm, which "
+                                 "exists only in the pre arrangement: drop --norm post");
+    auto line = [&](const std::string& flag, const std::string& value, const char* option) {
+        std::string s = flag + "=" + value + " (from " + from[flag];
+        if (from[flag].rfind(dflt, 0) == 0 && option) s += "; " + std::string(option) + " overrides";
+        report.flags.push_back(s + ")");
+    };
+    line("norm", normName(c.norm), "--norm");
+    line("mixer_layer_norm", c.mixerLayerNorm ? "true" : "false", nullptr);
+    if (g) {
+        line("gate", gateName(c.gate), "--gate");
+        line("empty", emptyName(c.empty), "--empty");
+        std::ostringstream eps;
+        eps << c.pluckerEps;
+        line("eps", eps.str(), "--eps");
+    }
 }
 
 TokenizerPtr loadVocabulary(const ImportOptions& o) {
@@ -214,8 +233,7 @@ class Conversion {
 public:
     Conversion(const std::string& path, TensorFile file, const ImportOptions& o)
         : m_path(path), m_file(std::move(file)), m_o(o) {
-        m_found = o.useFoundConfig ? findConfig(std::filesystem::path(path).parent_path().string(), m_file.metadata)
-                                   : FoundConfig{};
+        m_found = o.useFoundConfig ? findConfig(configFolder(path), m_file.metadata) : FoundConfig{};
         if (!m_found.files.empty()) m_report.notes.push_back("config: read " + m_found.files);
         m_report.format = m_file.format;
         m_report.metadata = m_file.metadata;
@@ -223,8 +241,9 @@ public:
             m_report.notes.push_back(w);
         for (const auto& [n, t] : m_file.tensors)
             m_names.push_back(n);
-        m_layout = o.layout == ImportLayout::Auto ? detectLayout(m_names) : o.layout;
-        m_report.layout = m_layout;
+        chooseLayout();
+        m_report.layout = m_layout->name;
+        m_report.layoutSource = m_layout->source;
     }
 
     ImportedModel run() {
@@ -237,11 +256,62 @@ public:
     }
 
 private:
+    /// Where a config beside the checkpoint lives: its folder, or for GrassLM's
+    /// models/NAME/checkpoints/best_model.pt the model folder models/NAME.
+    static std::string configFolder(const std::string& path) {
+        const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+        if (!std::filesystem::exists(folder / "config.json") && folder.filename() == "checkpoints" &&
+            std::filesystem::exists(folder.parent_path() / "config.json"))
+            return folder.parent_path().string();
+        return folder.string();
+    }
+
+    /// --layout-file, --layout NAME, or the best-fitting built-in layout (with the runner-up).
+    void chooseLayout() {
+        if (!m_o.layoutFile.empty()) {
+            std::ifstream in(m_o.layoutFile, std::ios::binary);
+            if (!in) throw std::runtime_error("cannot open layout file '" + m_o.layoutFile + "'");
+            std::stringstream ss;
+            ss << in.rdbuf();
+            m_own = parseLayout(ss.str(), m_o.layoutFile);
+            m_layout = &m_own;
+            m_report.detection.push_back("layout " + m_own.name + " from " + m_o.layoutFile + " (--layout-file)");
+            return;
+        }
+        if (asciiLower(m_o.layout) != "auto" && !m_o.layout.empty()) {
+            m_layout = &builtinLayout(m_o.layout);
+            m_report.detection.push_back("layout " + m_layout->name + " (given with --layout)");
+            return;
+        }
+        const std::vector<LayoutMatch> ranked = rankLayouts(builtinLayouts(), m_names);
+        if (ranked.empty() || ranked.front().score < 0) {
+            std::string why;
+            for (const LayoutMatch& m : ranked)
+                why += "; " + m.layout->name + ": " + m.failure;
+            throw std::runtime_error("cannot tell which implementation wrote this checkpoint (no layout fits" + why +
+                                     "); pass --layout NAME or --layout-file F.json");
+        }
+        m_layout = ranked.front().layout;
+        m_report.detection.push_back("layout " + m_layout->name + " (auto: " + ranked.front().reason + ")");
+        if (ranked.size() > 1) {
+            const LayoutMatch& second = ranked[1];
+            m_report.detection.push_back("second: " + second.layout->name +
+                                         (second.score < 0 ? " (does not fit: " + second.failure + ")"
+                                                           : " (fits too, fewer signals: " + second.reason + ")"));
+        }
+    }
+
     const RawTensor& get(const std::string& name) const {
         const auto it = m_file.tensors.find(name);
         if (it == m_file.tensors.end())
-            throw std::runtime_error("missing key '" + name + "' (" + layoutName(m_layout) + " layout)");
+            throw std::runtime_error("missing key '" + name + "' (" + m_layout->name + " layout)");
         return it->second;
+    }
+    /// Their tensor names for one of ours (block-relative), or empty.
+    const std::vector<std::string>* theirsOf(const KindLayout& k, const std::string& ours) const {
+        for (const auto& [o, t] : k.parameters)
+            if (o == ours) return &t;
+        return nullptr;
     }
     std::vector<int64_t> dims(const std::string& name, size_t rank) const {
         const RawTensor& t = get(name);
@@ -254,75 +324,93 @@ private:
     /// Kind and sizes from the tensor shapes, the variant from the family, a found config and
     /// the options, the offsets; validated.
     ModelConfig inferConfig() {
-        const LayoutKeys& k = layoutKeys(m_layout);
-        const bool hasBlocks = std::any_of(m_names.begin(), m_names.end(),
-                                           [&](const std::string& n) { return n.rfind(k.blockPrefix + "0.", 0) == 0; });
-        if (!m_file.tensors.count(k.tokEmbed) || !hasBlocks) {
+        const Layout& L = *m_layout;
+        const std::string b0 = L.blockPrefix(0);
+        const bool hasBlocks =
+            std::any_of(m_names.begin(), m_names.end(), [&](const std::string& n) { return n.rfind(b0, 0) == 0; });
+        if (!m_file.tensors.count(L.tokens) || !hasBlocks) {
             std::string hint;
-            try {
-                hint = std::string(" (the keys look like the ") + layoutName(detectLayout(m_names)) + " layout)";
-            } catch (const std::runtime_error&) {
-            }
-            throw std::runtime_error("no '" + k.tokEmbed + "' and '" + k.blockPrefix + "0.*' keys: not a " +
-                                     layoutName(m_layout) + " checkpoint" + hint);
+            const std::vector<LayoutMatch> ranked = rankLayouts(builtinLayouts(), m_names);
+            if (!ranked.empty() && ranked.front().score >= 0 && ranked.front().layout->name != L.name)
+                hint = " (the keys look like the " + ranked.front().layout->name + " layout)";
+            throw std::runtime_error("no '" + L.tokens + "' and '" + b0 + "*' keys: not a " + L.name + " checkpoint" +
+                                     hint);
         }
         ModelConfig c;
         // Kind from what block 0 holds.
-        const std::string b0 = k.blockPrefix + "0.";
-        const bool hasG = m_file.tensors.count(b0 + k.grassmannProbe) != 0;
-        const bool hasT = m_file.tensors.count(b0 + k.transformerProbe) != 0;
+        const bool hasG = L.kinds.count(ModelKind::Grassmann) &&
+                          m_file.tensors.count(b0 + L.kinds.at(ModelKind::Grassmann).probe) != 0;
+        const bool hasT = L.kinds.count(ModelKind::Transformer) &&
+                          m_file.tensors.count(b0 + L.kinds.at(ModelKind::Transformer).probe) != 0;
+        auto probe = [&](ModelKind k) {
+            return L.kinds.count(k) ? b0 + L.kinds.at(k).probe : std::string("(no ") + kindName(k) + " in the layout)";
+        };
         if (hasG == hasT)
             throw std::runtime_error(std::string("cannot tell Grassmann from Transformer: block 0 has ") +
-                                     (hasG ? "both '" : "neither '") + b0 + k.grassmannProbe + "' " +
-                                     (hasG ? "and '" : "nor '") + b0 + k.transformerProbe + "'");
+                                     (hasG ? "both '" : "neither '") + probe(ModelKind::Grassmann) + "' " +
+                                     (hasG ? "and '" : "nor '") + probe(ModelKind::Transformer) + "'");
         c.kind = hasG ? ModelKind::Grassmann : ModelKind::Transformer;
         if (m_o.expectedKind && *m_o.expectedKind != c.kind)
             throw std::runtime_error(std::string("this is a ") + (hasG ? "Grassmann" : "Transformer") +
-                                     " checkpoint (block 0 has '" + b0 +
-                                     (hasG ? k.grassmannProbe : k.transformerProbe) + "'), not a " +
+                                     " checkpoint (block 0 has '" + probe(c.kind) + "'), not a " +
                                      (hasG ? "Transformer" : "Grassmann") + " one");
+        const KindLayout& k = L.kind(c.kind);
 
         // Sizes from the tensor shapes.
-        const auto tok = dims(k.tokEmbed, 2), pos = dims(k.posEmbed, 2);
+        const auto tok = dims(L.tokens, 2), pos = dims(L.positions, 2);
         c.vocabSize = tok[0];
         c.dModel = tok[1];
         c.maxLen = pos[0];
         int64_t layers = 0;
         std::set<int64_t> seenBlocks;
+        const std::string stem = L.blocks.substr(0, L.blocks.find("{i}"));
         for (const auto& n : m_names) {
-            if (n.rfind(k.blockPrefix, 0) != 0) continue;
-            const std::string rest = n.substr(k.blockPrefix.size());
-            const size_t dot = rest.find('.');
-            try {
-                size_t used = 0;
-                const int64_t i = std::stoll(rest.substr(0, dot), &used);
-                if (used == dot && i >= 0 && i < 100000) seenBlocks.insert(i);
-            } catch (const std::exception&) {
-            }
+            if (n.rfind(stem, 0) != 0) continue;
+            const std::string rest = n.substr(stem.size());
+            size_t digits = 0;
+            while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])))
+                ++digits;
+            if (digits == 0 || digits > 5) continue;
+            const int64_t i = std::stoll(rest.substr(0, digits));
+            if (n.rfind(L.blockPrefix(i), 0) == 0) seenBlocks.insert(i);
         }
         layers = seenBlocks.empty() ? 0 : *seenBlocks.rbegin() + 1;
         if (layers == 0 || static_cast<int64_t>(seenBlocks.size()) != layers)
-            throw std::runtime_error("block indices under '" + k.blockPrefix + "' are not 0.." +
-                                     std::to_string(layers - 1) + " without gaps");
+            throw std::runtime_error("block indices under '" + stem + "' are not 0.." + std::to_string(layers - 1) +
+                                     " without gaps");
         c.nLayers = layers;
-        c.dFF = dims(b0 + k.ffnInWeight, 2)[0];
+        auto rowsOf = [&](const std::string& ours) {
+            const std::vector<std::string>* t = theirsOf(k, ours);
+            int64_t rows = 0;
+            for (const std::string& name : *t)
+                rows += dims(b0 + name, 2)[0];
+            return rows;
+        };
+        c.dFF = rowsOf("ffn_in.weight");
         if (c.kind == ModelKind::Grassmann) {
-            c.reduced = dims(b0 + k.reduceWeight, 2)[0];
+            c.reduced = rowsOf("w_red.weight");
             c.nHeads = 4;
         } else {
             c.nHeads = headsFor(m_o, m_found, m_report);
         }
         checkFoundSizes(m_found, c, m_report);
-        applyVariant(m_layout, m_found, m_o, c, m_report);
-        c.family = layoutName(m_layout);
+        applyVariant(L, m_found, m_o, c, m_report);
+        c.family = L.name;
         c.name = std::filesystem::path(m_path).stem().string();
         if (c.kind == ModelKind::Grassmann) {
             const auto foundOffsets = m_found.get({"window_schedule", "window_offsets", "offsets", "lags"});
             if (!m_o.offsetSchedule.empty()) {
                 c.layerOffsets = parseOffsetSchedule(m_o.offsetSchedule, layers);
             } else if (foundOffsets) {
-                // GrassLM spreads its list over the layers, one offset each; the others use the set.
-                const std::string spec = (m_layout == ImportLayout::GrassLM ? "per_layer:" : "") + foundOffsets->value;
+                // GrassLM gives one offset per layer (its list must have N entries); the others a set.
+                if (L.configOffsetsPerLayer) {
+                    const auto n = std::count(foundOffsets->value.begin(), foundOffsets->value.end(), ',') + 1;
+                    if (n != layers)
+                        throw std::runtime_error(foundOffsets->source + " lists " + std::to_string(n) +
+                                                 " offsets for " + std::to_string(layers) + " layers (" + L.name +
+                                                 " gives each layer one; pass --offsets)");
+                }
+                const std::string spec = (L.configOffsetsPerLayer ? "per_layer:" : "") + foundOffsets->value;
                 try {
                     c.layerOffsets = parseOffsetSchedule(spec, layers);
                 } catch (const std::invalid_argument& e) {
@@ -330,7 +418,9 @@ private:
                 }
                 m_report.notes.push_back("config: offsets " + spec + " (from " + foundOffsets->source + ")");
             } else {
-                c.layerOffsets = defaultLayoutOffsets(m_layout, layers);
+                c.layerOffsets = parseOffsetSchedule(L.defaultOffsets(layers), layers);
+                m_report.flags.push_back("offsets=" + L.defaultOffsets(layers) + " (default of the " + L.name +
+                                         " layout for " + std::to_string(layers) + " layers; --offsets overrides)");
             }
         } else {
             c.layerOffsets.clear();
@@ -349,7 +439,8 @@ private:
     /// Our parameters through the layout's key table: every key present with exactly our shape,
     /// pair-index and causal-mask buffers checked, a tied head checked, no key left over.
     std::map<std::string, FloatArray> mapParameters(const ModelConfig& c) {
-        const LayoutKeys& k = layoutKeys(m_layout);
+        const Layout& L = *m_layout;
+        const KindLayout& k = L.kind(c.kind);
         // Parameters: every mapped key must be present with exactly our shape.
         std::map<std::string, std::vector<int64_t>> wanted;
         for (const auto& s : parameterSpecs(c))
@@ -357,31 +448,56 @@ private:
         std::set<std::string> used;
         std::vector<std::string> missing;
         std::map<std::string, FloatArray> params;
-        for (const KeyMapping& m : layoutMappings(m_layout, c.kind, c.nLayers)) {
-            const auto it = m_file.tensors.find(m.theirs);
-            if (it == m_file.tensors.end()) {
-                missing.push_back(m.theirs);
-                continue;
-            }
+        for (const KeyMapping& m : layoutMappings(L, c.kind, c.nLayers, c.mixerLayerNorm)) {
             const auto want = wanted.find(m.ours);
             if (want == wanted.end()) throw std::logic_error("import: layout table names unknown parameter " + m.ours);
-            if (it->second.shape != want->second)
-                throw std::runtime_error("shape mismatch: '" + m.theirs + "' is " + it->second.describe() +
-                                         ", expected " + shapeText(want->second) +
-                                         " (V=" + std::to_string(c.vocabSize) + ", d=" + std::to_string(c.dModel) +
-                                         ", r=" + std::to_string(c.reduced) + ", d_ff=" + std::to_string(c.dFF) + ")");
-            used.insert(m.theirs);
-            params[m.ours] = FloatArray(want->second, it->second.toFloat());
+            // One tensor of theirs, or several stacked along the first dimension (q | k | v).
+            std::vector<float> data;
+            std::vector<int64_t> shape;
+            std::string names;
+            bool complete = true;
+            for (const std::string& theirs : m.theirs) {
+                names += (names.empty() ? "'" : " + '") + theirs + "'";
+                const auto it = m_file.tensors.find(theirs);
+                if (it == m_file.tensors.end()) {
+                    missing.push_back(theirs);
+                    complete = false;
+                    continue;
+                }
+                used.insert(theirs);
+                const std::vector<int64_t>& s = it->second.shape;
+                if (shape.empty()) {
+                    shape = s;
+                } else if (s.empty() || s.size() != shape.size() ||
+                           !std::equal(s.begin() + 1, s.end(), shape.begin() + 1)) {
+                    throw std::runtime_error("shape mismatch: " + names + " cannot be stacked (" +
+                                             it->second.describe() + ")");
+                } else {
+                    shape[0] += s[0];
+                }
+                const std::vector<float> v = it->second.toFloat();
+                data.insert(data.end(), v.begin(), v.end());
+            }
+            if (!complete) continue;
+            if (shape != want->second) {
+                const std::string is = m.theirs.size() == 1 ? m_file.tensors.at(m.theirs[0]).describe()
+                                                            : "stacked " + shapeText(shape);
+                throw std::runtime_error("shape mismatch: " + names + " is " + is + ", expected " +
+                                         shapeText(want->second) + " (V=" + std::to_string(c.vocabSize) +
+                                         ", d=" + std::to_string(c.dModel) + ", r=" + std::to_string(c.reduced) +
+                                         ", d_ff=" + std::to_string(c.dFF) + ")");
+            }
+            params[m.ours] = FloatArray(want->second, std::move(data));
         }
         if (!missing.empty())
-            throw std::runtime_error("missing keys (" + std::string(layoutName(m_layout)) + " layout, " +
-                                     kindName(c.kind) + " model): " + listNames(missing));
+            throw std::runtime_error("missing keys (" + L.name + " layout, " + kindName(c.kind) +
+                                     " model): " + listNames(missing));
 
         // Pair-index buffers: checked against our order; another order of the same pairs is
         // folded into W_plu's columns (with a sign flip for pairs stored as (j, i)).
         if (c.kind == ModelKind::Grassmann && !k.idxI.empty()) {
             for (int64_t l = 0; l < c.nLayers; ++l) {
-                const std::string p = k.blockPrefix + std::to_string(l) + ".";
+                const std::string p = L.blockPrefix(l);
                 const bool hi = m_file.tensors.count(p + k.idxI) != 0, hj = m_file.tensors.count(p + k.idxJ) != 0;
                 if (!hi && !hj) continue;
                 if (hi != hj)
@@ -409,7 +525,7 @@ private:
         // Causal-mask buffers: must be the Lmax x Lmax lower-triangular ones our attention applies.
         if (c.kind == ModelKind::Transformer && !k.causalMask.empty()) {
             for (int64_t l = 0; l < c.nLayers; ++l) {
-                const std::string name = k.blockPrefix + std::to_string(l) + "." + k.causalMask;
+                const std::string name = L.blockPrefix(l) + k.causalMask;
                 const auto it = m_file.tensors.find(name);
                 if (it == m_file.tensors.end()) continue;
                 checkCausalMask(it->second, c.maxLen, name);
@@ -418,11 +534,11 @@ private:
         }
 
         // Tied head: optional, but when present it must be the token table.
-        if (const auto it = m_file.tensors.find(k.lmHead); it != m_file.tensors.end()) {
-            used.insert(k.lmHead);
+        if (const auto it = m_file.tensors.find(L.head); it != m_file.tensors.end()) {
+            used.insert(L.head);
             const FloatArray& e = params.at("tok_embed.weight");
             if (it->second.shape != e.shape || it->second.toFloat() != e.data)
-                throw std::runtime_error("'" + k.lmHead + "' (" + it->second.describe() +
+                throw std::runtime_error("'" + L.head + "' (" + it->second.describe() +
                                          ") differs from the token embedding: untied heads are not supported");
         }
 
@@ -430,13 +546,13 @@ private:
         for (const auto& n : m_names)
             if (!used.count(n)) unknown.push_back(n);
         if (!unknown.empty()) {
-            const bool otherKind =
-                c.kind == ModelKind::Grassmann
-                    ? std::any_of(unknown.begin(), unknown.end(),
-                                  [&](const std::string& n) { return n.find(k.transformerProbe) != std::string::npos; })
-                    : false;
-            throw std::runtime_error("unknown keys (" + std::string(layoutName(m_layout)) + " layout, " +
-                                     kindName(c.kind) + " model): " + listNames(unknown) +
+            const ModelKind other = c.kind == ModelKind::Grassmann ? ModelKind::Transformer : ModelKind::Grassmann;
+            const bool otherKind = c.kind == ModelKind::Grassmann && L.kinds.count(other) &&
+                                   std::any_of(unknown.begin(), unknown.end(), [&](const std::string& n) {
+                                       return n.find(L.kinds.at(other).probe) != std::string::npos;
+                                   });
+            throw std::runtime_error("unknown keys (" + L.name + " layout, " + kindName(c.kind) +
+                                     " model): " + listNames(unknown) +
                                      (otherKind ? " (it mixes Grassmann and attention blocks)" : ""));
         }
 
@@ -463,7 +579,7 @@ private:
     /// One line: what was inferred.
     std::string summary(const ModelConfig& c) const {
         std::ostringstream line; // one-line summary of what was inferred
-        line << layoutName(m_layout) << " " << kindName(c.kind) << ": V=" << c.vocabSize << " d=" << c.dModel;
+        line << m_layout->name << " " << kindName(c.kind) << ": V=" << c.vocabSize << " d=" << c.dModel;
         if (c.kind == ModelKind::Grassmann) line << " r=" << c.reduced;
         line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen << " norm=" << normName(c.norm)
              << (c.mixerLayerNorm ? " mixer-LN" : "");
@@ -487,7 +603,8 @@ private:
     FoundConfig m_found;
     ImportReport m_report;
     std::vector<std::string> m_names;
-    ImportLayout m_layout = ImportLayout::Auto;
+    Layout m_own;                     ///< a layout read with --layout-file
+    const Layout* m_layout = nullptr; ///< the layout in use
 };
 
 } // namespace

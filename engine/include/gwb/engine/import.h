@@ -18,26 +18,25 @@
 
 namespace gwb::engine {
 
-/// Key-name families, each with its verified semantics (model-spec.md, "Verified semantics of
-/// each family"):
-///  GrassLM    post-norm, paper gate, one offset per layer (1,2,4,8,12,16 spread over N layers),
-///             each offset projected then averaged with zero padding (empty=zero), eps 1e-8;
-///             dict with model_state_dict. No Transformer baseline.
-///  AlphaXiv   pre-norm with mixer LayerNorm, all six offsets per layer, empty=zero, eps 1e-6;
-///             keys may carry `_orig_mod.`.
-///  KaneNorman geometry-only gate (x = LN(x + sigmoid(W[x;g]) * g)), post-norm (pre with its
-///             pre_norm flag), all six offsets, mean in Plücker space then one projection
-///             (empty=bias), eps 1e-6; idx_i/idx_j buffers; Transformer with qkv_projection,
-///             out_projection and a causal_mask buffer; bare state_dict.
-enum class ImportLayout { Auto, GrassLM, AlphaXiv, KaneNorman };
+/// Layouts: how each public implementation names its tensors, its block arrangement and variant
+/// flags, its default offsets and how to recognise it, as data (resources/layouts/*.json,
+/// compiled in; README "Layout files"). The built-in ones: grasslm, alphaxiv, kanenorman
+/// (model-spec.md, "Verified semantics of each family").
 
-/// "auto", "grasslm", "alphaxiv", "kanenorman".
-const char* layoutName(ImportLayout layout);
-/// Inverse of layoutName (case-insensitive); throws std::invalid_argument listing the names.
-ImportLayout layoutFromName(const std::string& name);
+/// Names of the built-in layouts, sorted.
+std::vector<std::string> builtinLayoutNames();
+/// For `gwb import --list-layouts`: each built-in layout's name, title, kinds, variant and where
+/// its file came from, a paragraph each.
+std::string describeLayouts();
+/// Checks a layout file (every field, every tensor covered once) and returns its name. Throws
+/// std::runtime_error naming the file and the problem.
+std::string checkLayoutFile(const std::string& path);
 
 struct ImportOptions {
-    ImportLayout layout = ImportLayout::Auto;
+    /// "auto" (detect among the built-in layouts) or a built-in layout's name.
+    std::string layout = "auto";
+    /// A layout file (gwb-layout JSON) to use instead of a built-in one.
+    std::string layoutFile;
     /// When set, a checkpoint of the other kind is rejected by name.
     std::optional<ModelKind> expectedKind;
     /// Offset schedule overriding the layout's (text for parseOffsetSchedule()); "" = the layout's.
@@ -45,10 +44,10 @@ struct ImportOptions {
     /// Transformer heads: not visible in the tensor shapes. Default: the checkpoint's `args`
     /// (n_heads / num_heads / nhead) when present, else 4 (model-spec).
     std::optional<int64_t> nHeads;
-    std::optional<double> pluckerEps;         ///< overrides the layout's (and a found config's) eps
-    std::optional<NormPlacement> norm;        ///< overrides the layout's block arrangement
-    std::optional<EmptyRule> empty;           ///< overrides the layout's empty-offset rule
-    std::optional<GateVariant> gate;          ///< overrides the layout's gate
+    std::optional<double> pluckerEps;  ///< overrides the layout's (and a found config's) eps
+    std::optional<NormPlacement> norm; ///< overrides the layout's block arrangement
+    std::optional<EmptyRule> empty;    ///< overrides the layout's empty-offset rule
+    std::optional<GateVariant> gate;   ///< overrides the layout's gate
     /// Read sizes, offsets and flags from a config found with the checkpoint (`args` / `config`
     /// in the .pt, config.json beside it or in its folder). Off: the family's defaults only.
     bool useFoundConfig = true;
@@ -60,7 +59,14 @@ struct ImportOptions {
 };
 
 struct ImportReport {
-    ImportLayout layout = ImportLayout::Auto;    ///< the layout used (detected when Auto was asked)
+    std::string layout;       ///< name of the layout used (detected when auto was asked)
+    std::string layoutSource; ///< "built-in (resources/layouts/x.json)" or the file
+    /// How the layout was chosen: the choice and why, then the runner-up and why it lost (auto),
+    /// or "given with --layout".
+    std::vector<std::string> detection;
+    /// Each variant flag and where it came from: "norm=pre (from .hydra/config.yaml: model.pre_norm)",
+    /// "norm=post (default of the kanenorman layout; --norm pre overrides)".
+    std::vector<std::string> flags;
     std::string format;                          ///< "torch-zip", "safetensors" or "gwb"
     std::map<std::string, std::string> metadata; ///< epoch, val_ppl, args.* found in the file
     std::vector<std::string> notes;              ///< what was inferred or skipped, one line each
@@ -71,12 +77,12 @@ struct ImportedModel {
     ImportReport report;
 };
 
-/// Reads `path` (a checkpoint file, or a folder holding config.json + model.safetensors), maps its tensors onto our model with the layout's variant, checks every key
-/// and shape, and attaches the tokenizer. A .gwb file is loaded as is. Throws std::runtime_error
-/// whose message names the file and the problem: unknown or missing keys, shape mismatches, a
-/// Transformer checkpoint where a Grassmann one was expected (and vice versa), index buffers
-/// that are not a pair order, an untied head, a vocabulary whose size differs from the
-/// embedding table, a pickle asking for a class outside the allowed set.
+/// Reads `path` (a checkpoint file, or a folder holding config.json + model.safetensors), maps its tensors onto our
+/// model with the layout's variant, checks every key and shape, and attaches the tokenizer. A .gwb file is loaded as
+/// is. Throws std::runtime_error whose message names the file and the problem: unknown or missing keys, shape
+/// mismatches, a Transformer checkpoint where a Grassmann one was expected (and vice versa), index buffers that are not
+/// a pair order, an untied head, a vocabulary whose size differs from the embedding table, a pickle asking for a class
+/// outside the allowed set.
 ImportedModel importCheckpoint(const std::string& path, const ImportOptions& options = {});
 
 /// What the GUI calls for any model file: a .gwb is loaded with Model::load; a .pt/.pth/.bin/
@@ -100,7 +106,8 @@ bool isImportableCheckpointPath(const std::string& path);
 /// Throws std::invalid_argument naming the problem.
 std::vector<std::vector<int>> parseOffsetSchedule(const std::string& text, int64_t nLayers);
 
-/// The layout's default schedule for N layers.
-std::vector<std::vector<int>> defaultLayoutOffsets(ImportLayout layout, int64_t nLayers);
+/// A built-in layout's default schedule for N layers (GrassLM: one offset per layer,
+/// 1,2,4,8,12,16 for 6 layers, 1,1,2,2,...,16,16 for 12, 1 otherwise).
+std::vector<std::vector<int>> defaultLayoutOffsets(const std::string& layout, int64_t nLayers);
 
 } // namespace gwb::engine

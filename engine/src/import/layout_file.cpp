@@ -1,0 +1,375 @@
+// Layout files: parsing, checks, the compiled-in set, key mappings and detection (layout_file.h).
+
+#include "import/layout_file.h"
+
+#include "gwb/engine/config_io.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <stdexcept>
+
+namespace gwb::engine {
+
+namespace detail {
+/// {file name, text} of every resources/layouts/*.json (generated at configure time).
+const std::vector<std::pair<std::string, std::string>>& builtinLayoutTexts();
+} // namespace detail
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string lowerAscii(std::string s) {
+    for (char& ch : s)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+/// Our block tensors of each kind (module names; each has .weight and .bias).
+const std::vector<std::string>& ourModules(ModelKind kind) {
+    static const std::vector<std::string> g{"ln1", "w_red", "w_plu", "w_gate", "ln2", "ffn_in", "ffn_out"};
+    static const std::vector<std::string> t{"ln1", "qkv", "out_proj", "ln2", "ffn_in", "ffn_out"};
+    return kind == ModelKind::Grassmann ? g : t;
+}
+
+class Reader {
+public:
+    explicit Reader(std::string source) : m_source(std::move(source)) {}
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw std::runtime_error("layout " + m_source + ": " + what);
+    }
+    std::string text(const json& o, const char* key, bool required = true) const {
+        if (!o.contains(key)) {
+            if (required) fail(std::string("missing \"") + key + "\"");
+            return "";
+        }
+        if (!o.at(key).is_string()) fail(std::string("\"") + key + "\" must be a string");
+        return o.at(key).get<std::string>();
+    }
+    std::vector<std::string> texts(const json& v, const std::string& what) const {
+        std::vector<std::string> out;
+        if (v.is_string()) return {v.get<std::string>()};
+        if (!v.is_array() || v.empty()) fail(what + " must be a string or a non-empty list of strings");
+        for (const json& e : v) {
+            if (!e.is_string()) fail(what + " must be a string or a non-empty list of strings");
+            out.push_back(e.get<std::string>());
+        }
+        return out;
+    }
+
+    KindLayout kind(const json& k, ModelKind which) const {
+        const std::string kn = kindName(which);
+        if (!k.is_object()) fail("\"kinds\"." + kn + " must be an object");
+        KindLayout out;
+        out.probe = text(k, "probe");
+        if (!k.contains("parameters") || !k.at("parameters").is_object())
+            fail("\"kinds\"." + kn + " needs a \"parameters\" object (our module -> theirs)");
+        std::set<std::string> modules;
+        for (auto it = k.at("parameters").begin(); it != k.at("parameters").end(); ++it) {
+            const std::string ours = it.key();
+            const auto& allowed = ourModules(which);
+            if (ours != "ln_mix" && std::find(allowed.begin(), allowed.end(), ours) == allowed.end())
+                fail("\"kinds\"." + kn + ".parameters names '" + ours + "', which a " + kn + " block does not have");
+            modules.insert(ours);
+            const json& v = it.value();
+            if (v.is_string()) {
+                out.parameters.push_back({ours + ".weight", {v.get<std::string>() + ".weight"}});
+                out.parameters.push_back({ours + ".bias", {v.get<std::string>() + ".bias"}});
+            } else if (v.is_object()) {
+                for (const char* part : {"weight", "bias"}) {
+                    if (!v.contains(part)) fail("\"kinds\"." + kn + ".parameters." + ours + " needs \"" + part + "\"");
+                    out.parameters.push_back({ours + "." + part, texts(v.at(part), ours + "." + part)});
+                }
+            } else {
+                fail("\"kinds\"." + kn + ".parameters." + ours + " must be a module name or {\"weight\", \"bias\"}");
+            }
+        }
+        std::vector<std::string> missing;
+        for (const std::string& m : ourModules(which))
+            if (!modules.count(m)) missing.push_back(m);
+        if (!missing.empty()) {
+            std::string list;
+            for (const auto& m : missing)
+                list += (list.empty() ? "" : ", ") + m;
+            fail("\"kinds\"." + kn + ".parameters does not cover every tensor of a block: " + list + " missing");
+        }
+        // Each tensor of theirs feeds one of ours.
+        std::map<std::string, std::string> seen;
+        for (const auto& [ours, theirs] : out.parameters)
+            for (const std::string& t : theirs) {
+                const auto [it, fresh] = seen.emplace(t, ours);
+                if (!fresh)
+                    fail("\"kinds\"." + kn + " maps '" + t + "' twice (to " + it->second + " and " + ours + ")");
+            }
+        if (k.contains("pair_indices")) {
+            const auto p = texts(k.at("pair_indices"), "pair_indices");
+            if (p.size() != 2) fail("\"pair_indices\" lists the two buffers idx_i and idx_j");
+            out.idxI = p[0];
+            out.idxJ = p[1];
+        }
+        out.causalMask = text(k, "causal_mask", false);
+        if (k.contains("variant")) {
+            const json& v = k.at("variant");
+            if (!v.is_object()) fail("\"variant\" must be an object");
+            for (auto it = v.begin(); it != v.end(); ++it) {
+                const std::string f = it.key();
+                const json& val = it.value();
+                auto str = [&] {
+                    if (!val.is_string()) fail("variant \"" + f + "\" must be a string");
+                    return val.get<std::string>();
+                };
+                if (f == "norm") {
+                    const std::string s = str();
+                    if (s != "pre" && s != "post") fail("variant norm must be pre or post (got '" + s + "')");
+                    out.norm = s == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+                } else if (f == "gate") {
+                    const std::string s = str();
+                    if (s != "paper" && s != "geometry_only")
+                        fail("variant gate must be paper or geometry_only (got '" + s + "')");
+                    out.gate = s == "paper" ? GateVariant::Paper : GateVariant::GeometryOnly;
+                } else if (f == "empty") {
+                    const std::string s = str();
+                    if (s != "zero" && s != "bias") fail("variant empty must be zero or bias (got '" + s + "')");
+                    out.empty = s == "zero" ? EmptyRule::Zero : EmptyRule::Bias;
+                } else if (f == "mixer_layer_norm") {
+                    if (!val.is_boolean()) fail("variant mixer_layer_norm must be true or false");
+                    out.mixerLayerNorm = val.get<bool>();
+                } else if (f == "eps") {
+                    if (!val.is_number() || val.get<double>() <= 0) fail("variant eps must be a positive number");
+                    out.eps = val.get<double>();
+                } else {
+                    fail("unknown variant flag '" + f + "' (norm, gate, empty, mixer_layer_norm, eps)");
+                }
+            }
+        }
+        if (which == ModelKind::Transformer && (out.gate || out.empty || out.eps))
+            fail("a Transformer has no gate, empty rule or eps variant");
+        const bool mixLn = out.mixerLayerNorm.value_or(false);
+        if (mixLn != (modules.count("ln_mix") != 0))
+            fail(mixLn ? "variant mixer_layer_norm is true but parameters has no ln_mix"
+                       : "parameters maps ln_mix but variant mixer_layer_norm is not true");
+        if (mixLn && out.norm.value_or(NormPlacement::Post) != NormPlacement::Pre)
+            fail("a mixer LayerNorm exists only in the pre arrangement (variant norm pre)");
+        if (k.contains("unseen")) {
+            const json& u = k.at("unseen");
+            if (!u.is_object()) fail("\"unseen\" must be an object (flag -> why the checkpoint cannot show it)");
+            for (auto it = u.begin(); it != u.end(); ++it) {
+                if (!it.value().is_string()) fail("\"unseen\"." + it.key() + " must be a string");
+                out.unseen[it.key()] = it.value().get<std::string>();
+            }
+        }
+        return out;
+    }
+
+    Layout layout(const json& j) const {
+        if (!j.is_object()) fail("the top level must be a JSON object");
+        if (text(j, "format") != "gwb-layout") fail("\"format\" must be \"gwb-layout\"");
+        if (!j.contains("version") || !j.at("version").is_number_integer() || j.at("version").get<int>() != 1)
+            fail("\"version\" must be 1");
+        Layout l;
+        l.name = lowerAscii(text(j, "name"));
+        if (l.name.empty() || l.name == "auto") fail("\"name\" must be a name other than auto");
+        for (char ch : l.name)
+            if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-')
+                fail("\"name\" may hold letters, digits, _ and - only");
+        l.title = text(j, "title", false);
+        l.facts = text(j, "facts", false);
+        l.source = m_source;
+        if (!j.contains("detect") || !j.at("detect").is_object()) fail("missing \"detect\" {\"all\": [...]}");
+        const json& d = j.at("detect");
+        if (!d.contains("all")) fail("\"detect\" needs \"all\": the keys every checkpoint of the family has");
+        l.detectAll = texts(d.at("all"), "detect.all");
+        if (d.contains("none")) l.detectNone = texts(d.at("none"), "detect.none");
+        if (!j.contains("embedding") || !j.at("embedding").is_object())
+            fail("missing \"embedding\" {\"tokens\", \"positions\"}");
+        l.tokens = text(j.at("embedding"), "tokens");
+        l.positions = text(j.at("embedding"), "positions");
+        l.blocks = text(j, "blocks");
+        if (l.blocks.find("{i}") == std::string::npos) fail("\"blocks\" must contain {i} (e.g. \"blocks.{i}.\")");
+        l.finalNorm = text(j, "final_norm");
+        if (j.contains("head")) l.head = text(j, "head");
+        if (j.contains("offsets")) {
+            const json& o = j.at("offsets");
+            if (!o.is_object()) fail("\"offsets\" must be an object");
+            if (o.contains("otherwise")) l.offsetsOtherwise = text(o, "otherwise");
+            if (o.contains("by_layers")) {
+                if (!o.at("by_layers").is_object()) fail("\"offsets\".by_layers must map a layer count to a schedule");
+                for (auto it = o.at("by_layers").begin(); it != o.at("by_layers").end(); ++it) {
+                    int64_t n = 0;
+                    try {
+                        n = std::stoll(it.key());
+                    } catch (const std::exception&) {
+                        fail("\"offsets\".by_layers key '" + it.key() + "' is not a layer count");
+                    }
+                    if (!it.value().is_string()) fail("\"offsets\".by_layers values are schedule strings");
+                    l.offsetsByLayers[n] = it.value().get<std::string>();
+                }
+            }
+            if (o.contains("config")) {
+                const std::string c = text(o, "config");
+                if (c != "set" && c != "per_layer")
+                    fail("\"offsets\".config must be set or per_layer (how a found schedule reads)");
+                l.configOffsetsPerLayer = c == "per_layer";
+            }
+        }
+        if (!j.contains("kinds") || !j.at("kinds").is_object() || j.at("kinds").empty())
+            fail("missing \"kinds\" {\"grassmann\": ..., \"transformer\": ...}");
+        for (auto it = j.at("kinds").begin(); it != j.at("kinds").end(); ++it) {
+            if (it.key() != "grassmann" && it.key() != "transformer")
+                fail("unknown kind '" + it.key() + "' (grassmann, transformer)");
+            const ModelKind k = it.key() == "grassmann" ? ModelKind::Grassmann : ModelKind::Transformer;
+            l.kinds[k] = kind(it.value(), k);
+        }
+        // The embeddings, final norm and head are tensors of theirs too: none may be mapped twice.
+        std::set<std::string> top{l.tokens, l.positions, l.finalNorm + ".weight", l.finalNorm + ".bias"};
+        if (top.size() != 4) fail("the embeddings and the final norm must be four different tensors");
+        return l;
+    }
+
+private:
+    std::string m_source;
+};
+
+/// Key present (exact), or a key under the prefix when the pattern ends in '.'.
+bool present(const std::vector<std::string>& names, const std::string& pattern) {
+    if (!pattern.empty() && pattern.back() == '.')
+        return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(pattern, 0) == 0; });
+    return std::find(names.begin(), names.end(), pattern) != names.end();
+}
+
+std::string shown(const std::string& pattern) {
+    return !pattern.empty() && pattern.back() == '.' ? pattern + "*" : pattern;
+}
+
+} // namespace
+
+std::string Layout::blockPrefix(int64_t layer) const {
+    std::string s = blocks;
+    const size_t at = s.find("{i}");
+    return s.replace(at, 3, std::to_string(layer));
+}
+
+std::string Layout::defaultOffsets(int64_t nLayers) const {
+    const auto it = offsetsByLayers.find(nLayers);
+    return it != offsetsByLayers.end() ? it->second : offsetsOtherwise;
+}
+
+const KindLayout& Layout::kind(ModelKind k) const {
+    const auto it = kinds.find(k);
+    if (it == kinds.end()) throw std::runtime_error("the " + name + " layout has no " + kindName(k) + " models");
+    return it->second;
+}
+
+Layout parseLayout(const std::string& text, const std::string& source) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw std::runtime_error("layout " + source + " is not valid JSON: " + e.what());
+    }
+    return Reader(source).layout(j);
+}
+
+const std::vector<Layout>& builtinLayouts() {
+    static const std::vector<Layout> layouts = [] {
+        std::vector<Layout> out;
+        for (const auto& [file, text] : detail::builtinLayoutTexts())
+            out.push_back(parseLayout(text, "built-in (resources/layouts/" + file + ")"));
+        std::sort(out.begin(), out.end(), [](const Layout& a, const Layout& b) { return a.name < b.name; });
+        return out;
+    }();
+    return layouts;
+}
+
+const Layout& builtinLayout(const std::string& name) {
+    const std::string n = lowerAscii(name);
+    std::string names;
+    for (const Layout& l : builtinLayouts()) {
+        if (l.name == n) return l;
+        names += ", " + l.name;
+    }
+    throw std::invalid_argument("unknown layout '" + name + "' (use auto" + names + ", or --layout-file F.json)");
+}
+
+void applyLayoutVariant(const Layout& layout, ModelConfig& c) {
+    const KindLayout& k = layout.kind(c.kind);
+    c.layerNormEps = 1e-5;
+    if (k.norm) c.norm = *k.norm;
+    if (k.gate) c.gate = *k.gate;
+    if (k.mixerLayerNorm) c.mixerLayerNorm = *k.mixerLayerNorm;
+    if (k.empty) c.empty = *k.empty;
+    if (k.eps) c.pluckerEps = *k.eps;
+}
+
+std::vector<KeyMapping> layoutMappings(const Layout& layout, ModelKind kind, int64_t nLayers, bool mixerLayerNorm) {
+    const KindLayout& k = layout.kind(kind);
+    std::vector<KeyMapping> m{{"tok_embed.weight", {layout.tokens}}, {"pos_embed.weight", {layout.positions}}};
+    for (int64_t i = 0; i < nLayers; ++i) {
+        const std::string ours = "blocks." + std::to_string(i) + ".";
+        const std::string theirs = layout.blockPrefix(i);
+        for (const auto& [o, t] : k.parameters) {
+            if (!mixerLayerNorm && o.rfind("ln_mix.", 0) == 0) continue;
+            KeyMapping km{ours + o, {}};
+            for (const std::string& name : t)
+                km.theirs.push_back(theirs + name);
+            m.push_back(std::move(km));
+        }
+    }
+    m.push_back({"ln_final.weight", {layout.finalNorm + ".weight"}});
+    m.push_back({"ln_final.bias", {layout.finalNorm + ".bias"}});
+    return m;
+}
+
+std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, const std::vector<std::string>& names) {
+    std::vector<LayoutMatch> out;
+    for (const Layout& l : candidates) {
+        LayoutMatch m;
+        m.layout = &l;
+        std::vector<std::string> fit, misfit;
+        for (const std::string& p : l.detectAll)
+            (present(names, p) ? fit : misfit).push_back(shown(p) + (present(names, p) ? "" : " absent"));
+        for (const std::string& p : l.detectNone)
+            if (present(names, p)) misfit.push_back(shown(p) + " present");
+        // The kind probe of block 0.
+        std::string probe;
+        for (const auto& [kind, k] : l.kinds)
+            if (present(names, l.blockPrefix(0) + k.probe)) probe = l.blockPrefix(0) + k.probe;
+        if (probe.empty()) {
+            std::string probes;
+            for (const auto& [kind, k] : l.kinds)
+                probes += (probes.empty() ? "" : " or ") + l.blockPrefix(0) + k.probe;
+            misfit.push_back(probes + " absent");
+        } else {
+            fit.push_back(probe);
+        }
+        // Tensors of theirs the layout expects in block 0 that are present: a finer signal.
+        int blockHits = 0;
+        for (const auto& [kind, k] : l.kinds)
+            for (const auto& [o, t] : k.parameters)
+                for (const std::string& name : t)
+                    blockHits += present(names, l.blockPrefix(0) + name) ? 1 : 0;
+        auto join = [](const std::vector<std::string>& v) {
+            std::string s;
+            for (size_t i = 0; i < v.size(); ++i)
+                s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+            return s;
+        };
+        m.reason = join(fit);
+        if (misfit.empty()) {
+            m.score = static_cast<int>(fit.size()) * 100 + blockHits;
+        } else {
+            m.score = -static_cast<int>(misfit.size());
+            m.failure = join(misfit);
+        }
+        out.push_back(std::move(m));
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const LayoutMatch& a, const LayoutMatch& b) { return a.score > b.score; });
+    return out;
+}
+
+} // namespace gwb::engine

@@ -1,0 +1,92 @@
+#pragma once
+// Checkpoint layouts as data (engine-internal, Torch-free): a layout file says how one public
+// implementation names its tensors (key patterns -> our parameters), which block arrangement and
+// variant flags it uses, its default offsets, and how to recognise its checkpoints. The built-in
+// layouts are the files of resources/layouts/, compiled in; `gwb import --layout-file F.json`
+// reads another. README, "Layout files", documents the format.
+
+#include "gwb/engine/config.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gwb::engine {
+
+/// One of our tensors and where it comes from in the family's state dict: one tensor, or several
+/// concatenated along their first dimension (separate q, k, v projections -> our fused qkv).
+struct KeyMapping {
+    std::string ours;                ///< e.g. "blocks.0.w_red.weight"
+    std::vector<std::string> theirs; ///< e.g. {"blocks.0.mixing.plucker_encoder.W_red.weight"}
+};
+
+/// What a layout says about one kind of model (Grassmann or Transformer).
+struct KindLayout {
+    std::string probe; ///< block-relative key only this kind's blocks have
+    /// Our block-relative tensor ("w_red.weight") -> theirs (block-relative, one or several).
+    std::vector<std::pair<std::string, std::vector<std::string>>> parameters;
+    std::string idxI, idxJ; ///< block-relative pair-index buffers ("" = none)
+    std::string causalMask; ///< block-relative Lmax x Lmax lower-triangular buffer ("" = none)
+    std::optional<NormPlacement> norm;
+    std::optional<GateVariant> gate;
+    std::optional<bool> mixerLayerNorm;
+    std::optional<EmptyRule> empty;
+    std::optional<double> eps;
+    /// Flag -> why the checkpoint cannot show it ("norm" -> "its state dict cannot show ...").
+    std::map<std::string, std::string> unseen;
+};
+
+struct Layout {
+    std::string name;                               ///< "alphaxiv"
+    std::string title;                              ///< one line for people
+    std::string facts;                              ///< the family's semantics in words
+    std::string source;                             ///< "built-in (resources/layouts/alphaxiv.json)" or the file's path
+    std::vector<std::string> detectAll;             ///< keys (or prefixes ending in '.') that must be present
+    std::vector<std::string> detectNone;            ///< keys (or prefixes) that must be absent
+    std::string tokens, positions;                  ///< embedding tables
+    std::string blocks;                             ///< block prefix with {i}: "blocks.{i}."
+    std::string finalNorm;                          ///< final LayerNorm module ("ln_f": .weight, .bias)
+    std::string head = "lm_head.weight";            ///< tied head, optional in a file
+    std::map<int64_t, std::string> offsetsByLayers; ///< N -> schedule text (parseOffsetSchedule)
+    std::string offsetsOtherwise = "1,2,4,8,12,16"; ///< schedule for other N
+    bool configOffsetsPerLayer = false;             ///< a found schedule lists one offset per layer
+    std::map<ModelKind, KindLayout> kinds;
+
+    /// "blocks.3." for layer 3.
+    std::string blockPrefix(int64_t layer) const;
+    /// The default schedule text for N layers.
+    std::string defaultOffsets(int64_t nLayers) const;
+    const KindLayout& kind(ModelKind k) const; ///< throws std::runtime_error when the layout has no such kind
+};
+
+/// Parses a layout file. Throws std::runtime_error naming `source` and the problem: not JSON, a
+/// missing field, an unknown flag value, a kind that does not map every one of our block
+/// tensors, a tensor of theirs mapped twice.
+Layout parseLayout(const std::string& text, const std::string& source);
+
+/// The compiled-in layouts of resources/layouts/, sorted by name.
+const std::vector<Layout>& builtinLayouts();
+/// A built-in layout by name (case-insensitive); throws std::invalid_argument listing the names.
+const Layout& builtinLayout(const std::string& name);
+
+/// The layout's variant flags for c.kind applied to c (and LayerNorm eps 1e-5, nn.LayerNorm's).
+void applyLayoutVariant(const Layout& layout, ModelConfig& c);
+
+/// Every (ours, theirs) pair of a model of this kind and layer count; our names follow
+/// parameterSpecs() (ln_mix only when the variant has a mixer LayerNorm).
+std::vector<KeyMapping> layoutMappings(const Layout& layout, ModelKind kind, int64_t nLayers, bool mixerLayerNorm);
+
+/// How well a layout fits a set of key names.
+struct LayoutMatch {
+    const Layout* layout = nullptr;
+    int score = 0;       ///< signals that fit; < 0: the layout does not fit
+    std::string reason;  ///< what fit ("token_embedding.weight, blocks.0.* and blocks.0.grassmann.W_red.weight")
+    std::string failure; ///< what did not fit, when score < 0
+};
+
+/// Every candidate ranked best first.
+std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, const std::vector<std::string>& names);
+
+} // namespace gwb::engine
