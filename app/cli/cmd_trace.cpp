@@ -114,7 +114,7 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
         const LayerTrace& lt = t.layers[l];
         const std::string p = layerPrefix(l);
         npz.add(p + "h", lt.h);
-        if (t.config.norm == NormPlacement::Pre) npz.add(p + "mixer_input", lt.mixerInput);
+        if (mixerSeesNormedInput(t.config.norm)) npz.add(p + "mixer_input", lt.mixerInput);
         if (lt.grassmann) {
             npz.add(p + "z", lt.grassmann->z);
             npz.add(p + "g", lt.grassmann->g);

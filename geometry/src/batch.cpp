@@ -75,7 +75,7 @@ PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<
 }
 
 AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
-                                       double eps) {
+                                       double eps, bool meanThenNormalize) {
     checkStates(z, "aggregateBivectors");
     checkOffsets(offsets, "aggregateBivectors");
     if (!(eps > 0)) throw std::invalid_argument("aggregateBivectors: eps must be positive");
@@ -95,11 +95,15 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
             const double n = wedgeInto(z.row(t).data(), z.row(s).data(), r, p.data());
             out.norms(t, o) = n;
             if (n <= eps) ++out.degenerate;
-            bt += p.transpose() / std::max(n, eps);
+            if (meanThenNormalize)
+                bt += p.transpose();
+            else
+                bt += p.transpose() / std::max(n, eps);
             ++count;
         }
         out.validCount[static_cast<size_t>(t)] = count;
         if (count > 0) bt /= count;
+        if (meanThenNormalize && count > 0) bt /= std::sqrt(bt.squaredNorm() + eps);
     }
     return out;
 }

@@ -50,12 +50,29 @@ inline std::vector<ModelConfig> allVariants() {
     g.empty = EmptyRule::Bias;
     g.pluckerEps = 1e-6;
     out.push_back(g);
+    // The arrangements without a skip around the mixer (Wake2vec, youdie006's pre_norm) and the
+    // mean-then-normalise aggregation (Arledge's fused kernel).
+    g = tinyConfig(ModelKind::Grassmann);
+    g.norm = NormPlacement::PostMix;
+    out.push_back(g);
+    g.norm = NormPlacement::PreMix;
+    g.empty = EmptyRule::Bias;
+    out.push_back(g);
+    g = tinyConfig(ModelKind::Grassmann);
+    g.aggregation = Aggregation::MeanThenNormalize;
+    g.empty = EmptyRule::Bias;
+    out.push_back(g);
+    g.norm = NormPlacement::Pre;
+    g.mixerLayerNorm = true;
+    g.empty = EmptyRule::Zero;
+    out.push_back(g);
     return out;
 }
 
 inline std::string variantName(const ModelConfig& c) {
     return std::string(kindName(c.kind)) + "/" + normName(c.norm) + (c.mixerLayerNorm ? "+mixLN" : "") + "/" +
-           gateName(c.gate) + "/" + emptyName(c.empty);
+           gateName(c.gate) + "/" + emptyName(c.empty) +
+           (c.aggregation == Aggregation::MeanThenNormalize ? "/meanfirst" : "");
 }
 
 /// A fresh temporary folder removed when the object goes out of scope.

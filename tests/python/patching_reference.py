@@ -104,6 +104,9 @@ class Reference(torch.nn.Module):
         self.empty = config.get("empty", "zero")
         self.peps = config.get("plucker_eps", 1e-8)
         self.lneps = config.get("layer_norm_eps", 1e-5)
+        # model-spec steps 4-5: "normalize_then_mean" (paper) or "mean_then_normalize" (Arledge's
+        # fused kernel: mean of the raw p over valid offsets, then / sqrt(||mean||^2 + eps)).
+        self.aggregation = config.get("aggregation", "normalize_then_mean")
         self.mix_ln = config.get("mixer_layer_norm", False)
         self.heads = config.get("n_heads", 4)
         if self.kind == "grassmann":
@@ -130,7 +133,8 @@ class Reference(torch.nn.Module):
 
     # -- Grassmann mixing (model-spec steps 1-8) -----------------------------------------------
     def plucker_per_offset(self, l, x):
-        """{D: (T x C) normalised Plucker vectors, valid rows t >= D (other rows unused)}."""
+        """{D: (T x C) Plucker vectors, valid rows t >= D (other rows unused)}: normalised, or raw
+        when the layer averages first (mean_then_normalize)."""
         T = x.shape[0]
         z = self.linear(l, "w_red", x)  # T x r
         out = {}
@@ -139,8 +143,10 @@ class Reference(torch.nn.Module):
             if D < T:
                 cur, past = z[D:], z[:T - D]  # current x past
                 pd = cur[:, self.pi] * past[:, self.pj] - cur[:, self.pj] * past[:, self.pi]
-                norm = pd.norm(dim=1, keepdim=True).clamp(min=self.peps)
-                p[D:] = pd / norm
+                if self.aggregation == "mean_then_normalize":
+                    p[D:] = pd
+                else:
+                    p[D:] = pd / pd.norm(dim=1, keepdim=True).clamp(min=self.peps)
             out[D] = p
         return out
 
@@ -159,13 +165,16 @@ class Reference(torch.nn.Module):
             total = total + p * valid
             count = count + valid
         B = total / count.clamp(min=1.0)
+        if self.aggregation == "mean_then_normalize":
+            B = B / torch.sqrt((B * B).sum(dim=1, keepdim=True) + self.peps)
         g = self.linear(l, "w_plu", B)
         empty_row = torch.zeros(self.d, dtype=DTYPE) if self.empty == "zero" else self.p(l, "w_plu.bias")
         g = torch.where(count > 0, g, empty_row.unsqueeze(0).expand(T, self.d))
         return g
 
     def grassmann_block(self, l, h):
-        x = self.ln(h, f"blocks.{l}.ln1") if self.norm == "pre" else h  # the mixer's input
+        # The mixer's input: LN1(h) for pre and pre_mix, h for post and post_mix.
+        x = self.ln(h, f"blocks.{l}.ln1") if self.norm in ("pre", "pre_mix") else h
         g = self.hooks("mixer", l, self.geometry(l, x))
         a = torch.sigmoid(self.linear(l, "w_gate", torch.cat([x, g], dim=1)))
         a = self.hooks("gate", l, a)
@@ -177,6 +186,12 @@ class Reference(torch.nn.Module):
                 y = self.ln(h + mix, f"blocks.{l}.ln1")
             f = self.hooks("ffn", l, self.ffn(l, y))
             return self.ln(y + f, f"blocks.{l}.ln2")
+        if self.norm in ("post_mix", "pre_mix"):
+            # No skip path around the mixer; a pre-LN FFN with its residual. post_mix (Wake2vec):
+            # y = LN1(mix(h)); pre_mix (youdie006 pre_norm): y = mix(LN1(h)).
+            y = self.ln(mix, f"blocks.{l}.ln1") if self.norm == "post_mix" else mix
+            f = self.hooks("ffn", l, self.ffn(l, self.ln(y, f"blocks.{l}.ln2")))
+            return y + f
         if self.mix_ln:
             mix = self.ln(mix, f"blocks.{l}.ln_mix")
         h2 = h + mix

@@ -96,7 +96,37 @@ const char* kindName(ModelKind kind) {
     return kind == ModelKind::Grassmann ? "grassmann" : "transformer";
 }
 const char* normName(NormPlacement norm) {
-    return norm == NormPlacement::Post ? "post" : "pre";
+    switch (norm) {
+    case NormPlacement::Post:
+        return "post";
+    case NormPlacement::Pre:
+        return "pre";
+    case NormPlacement::PostMix:
+        return "post_mix";
+    case NormPlacement::PreMix:
+        return "pre_mix";
+    }
+    return "?";
+}
+
+const char* aggregationName(Aggregation a) {
+    return a == Aggregation::NormalizeThenMean ? "normalize_then_mean" : "mean_then_normalize";
+}
+
+NormPlacement normFromName(const std::string& name) {
+    for (NormPlacement n : {NormPlacement::Post, NormPlacement::Pre, NormPlacement::PostMix, NormPlacement::PreMix})
+        if (name == normName(n)) return n;
+    throw std::invalid_argument("norm must be post, pre, post_mix or pre_mix (got '" + name + "')");
+}
+
+Aggregation aggregationFromName(const std::string& name) {
+    for (Aggregation a : {Aggregation::NormalizeThenMean, Aggregation::MeanThenNormalize})
+        if (name == aggregationName(a)) return a;
+    throw std::invalid_argument("aggregation must be normalize_then_mean or mean_then_normalize (got '" + name + "')");
+}
+
+bool mixerSeesNormedInput(NormPlacement norm) {
+    return norm == NormPlacement::Pre || norm == NormPlacement::PreMix;
 }
 const char* gateName(GateVariant gate) {
     return gate == GateVariant::Paper ? "paper" : "geometry_only";
@@ -117,6 +147,11 @@ void validateConfig(const ModelConfig& c) {
     if (c.layerNormEps <= 0) fail("layer_norm_eps", "must be > 0");
     if (c.dropout < 0 || c.dropout >= 1) fail("dropout", "must be in [0, 1)");
     if (c.mixerLayerNorm && c.norm != NormPlacement::Pre) fail("mixer_layer_norm", "requires norm \"pre\"");
+    const bool noSkip = c.norm == NormPlacement::PostMix || c.norm == NormPlacement::PreMix;
+    if (noSkip && (c.kind != ModelKind::Grassmann || c.gate != GateVariant::Paper))
+        fail("norm", std::string("\"") + normName(c.norm) + "\" exists for Grassmann blocks with the paper gate");
+    if (c.aggregation != Aggregation::NormalizeThenMean && c.kind != ModelKind::Grassmann)
+        fail("aggregation", "applies to Grassmann models only");
     if (c.kind == ModelKind::Transformer) {
         positive(c.nHeads, "n_heads");
         if (c.dModel % c.nHeads != 0) fail("n_heads", "must divide d_model (" + std::to_string(c.dModel) + ")");
@@ -143,14 +178,15 @@ ModelConfig configFromJson(const std::string& text) {
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse_error, and out_of_range for a number like 1e999
         throw std::invalid_argument(std::string("model config: invalid JSON: ") + e.what());
     }
     if (!j.is_object()) throw std::invalid_argument("model config: top level must be a JSON object");
-    static const std::set<std::string> known = {
-        "kind",    "name",   "vocab_size", "d_model", "reduced",     "n_layers",       "d_ff",    "max_len",
-        "n_heads", "norm",   "gate",       "empty",   "plucker_eps", "layer_norm_eps", "dropout", "mixer_layer_norm",
-        "offsets", "comment",  "family"};
+    static const std::set<std::string> known = {"kind",        "name",           "vocab_size", "d_model",
+                                                "reduced",     "n_layers",       "d_ff",       "max_len",
+                                                "n_heads",     "norm",           "gate",       "empty",
+                                                "plucker_eps", "layer_norm_eps", "dropout",    "mixer_layer_norm",
+                                                "offsets",     "comment",        "family",     "aggregation"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) fail(it.key(), "is not a known config field");
 
@@ -172,12 +208,17 @@ ModelConfig configFromJson(const std::string& text) {
     c.maxLen = getInt(j, "max_len", c.maxLen);
     c.nHeads = getInt(j, "n_heads", c.nHeads);
     const std::string norm = getString(j, "norm", "post");
-    if (norm == "post")
-        c.norm = NormPlacement::Post;
-    else if (norm == "pre")
-        c.norm = NormPlacement::Pre;
-    else
-        fail("norm", "must be \"post\" or \"pre\" (got '" + norm + "')");
+    try {
+        c.norm = normFromName(norm);
+    } catch (const std::invalid_argument&) {
+        fail("norm", "must be \"post\", \"pre\", \"post_mix\" or \"pre_mix\" (got '" + norm + "')");
+    }
+    const std::string aggregation = getString(j, "aggregation", "normalize_then_mean");
+    try {
+        c.aggregation = aggregationFromName(aggregation);
+    } catch (const std::invalid_argument&) {
+        fail("aggregation", "must be \"normalize_then_mean\" or \"mean_then_normalize\" (got '" + aggregation + "')");
+    }
     const std::string gate = getString(j, "gate", "paper");
     if (gate == "paper")
         c.gate = GateVariant::Paper;
@@ -241,6 +282,8 @@ std::string configToJson(const ModelConfig& c, int indent) {
         j["gate"] = gateName(c.gate);
         j["empty"] = emptyName(c.empty);
         j["plucker_eps"] = c.pluckerEps;
+        // Written only when not the default, so files of the paper's models stay as they were.
+        if (c.aggregation != Aggregation::NormalizeThenMean) j["aggregation"] = aggregationName(c.aggregation);
         j["offsets"] = {{"schedule", "explicit"}, {"layers", c.layerOffsets}};
     }
     return j.dump(indent);

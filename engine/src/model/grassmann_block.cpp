@@ -3,6 +3,8 @@
 
 #include "model/lm_modules.h"
 
+#include "gwb/engine/config_io.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -97,9 +99,18 @@ torch::Tensor GrassmannBlockImpl::pastDirection(const torch::Tensor& zCur, const
     (void)pastNormSq;
     const torch::Tensor dot = (zCur * zPast).sum(-1, /*keepdim=*/true);
     const torch::Tensor u = zPast - (dot / curNormSq.clamp_min(1e-30)) * zCur;
+    if (m_config.aggregation == Aggregation::MeanThenNormalize) return u; // raw: z_t ^ u = p(D)
     const double eps = m_config.pluckerEps;
     const torch::Tensor norm = (curNormSq * (u * u).sum(-1, /*keepdim=*/true)).clamp_min(eps * eps).sqrt();
     return u / norm;
+}
+
+torch::Tensor GrassmannBlockImpl::finishDirection(const torch::Tensor& z, const torch::Tensor& y) const {
+    if (m_config.aggregation != Aggregation::MeanThenNormalize) return y;
+    // q = z ^ y with y orthogonal to z (a mean of orthogonal parts), so ||q||^2 = ||z||^2 ||y||^2;
+    // B = q / sqrt(||q||^2 + eps) = z ^ (y / sqrt(||z||^2 ||y||^2 + eps)).
+    const torch::Tensor qq = (z * z).sum(-1, /*keepdim=*/true) * (y * y).sum(-1, /*keepdim=*/true);
+    return y / (qq + m_config.pluckerEps).sqrt();
 }
 
 torch::Tensor GrassmannBlockImpl::pastDirectionMean(const torch::Tensor& z, const torch::Tensor& ring,
@@ -113,6 +124,7 @@ torch::Tensor GrassmannBlockImpl::pastDirectionMean(const torch::Tensor& z, cons
     for (int64_t i = 0; i < r; ++i)
         normSq += zc[i] * zc[i];
     const float eps = static_cast<float>(m_config.pluckerEps);
+    const bool meanFirst = m_config.aggregation == Aggregation::MeanThenNormalize;
     const float scale = std::max(normSq, 1e-30f);
     torch::Tensor y = torch::zeros({1, r}, z.options());
     float* out = y.data_ptr<float>();
@@ -128,13 +140,21 @@ torch::Tensor GrassmannBlockImpl::pastDirectionMean(const torch::Tensor& z, cons
             u[static_cast<size_t>(i)] = past[i] - coef * zc[i];
             uu += u[static_cast<size_t>(i)] * u[static_cast<size_t>(i)];
         }
-        const float norm = std::sqrt(std::max(normSq * uu, eps * eps));
+        const float norm = meanFirst ? 1.0f : std::sqrt(std::max(normSq * uu, eps * eps));
         for (int64_t i = 0; i < r; ++i)
             out[i] += u[static_cast<size_t>(i)] / norm;
     }
     const float count = static_cast<float>(rows.size());
-    for (int64_t i = 0; i < r; ++i)
+    float yy = 0.0f;
+    for (int64_t i = 0; i < r; ++i) {
         out[i] /= count;
+        yy += out[i] * out[i];
+    }
+    if (meanFirst) { // normalise the mean: y / sqrt(||z||^2 ||y||^2 + eps), as finishDirection
+        const float inv = 1.0f / std::sqrt(normSq * yy + eps);
+        for (int64_t i = 0; i < r; ++i)
+            out[i] *= inv;
+    }
     return y;
 }
 
@@ -154,7 +174,8 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch
         sum = sum.defined() ? sum + padded : padded;
     }
     const torch::Tensor cnt = offsetCounts(T, z.device());
-    const torch::Tensor y = sum.defined() ? sum / cnt.clamp_min(1.0f).to(z.dtype()) : torch::zeros_like(z);
+    const torch::Tensor y =
+        finishDirection(z, sum.defined() ? sum / cnt.clamp_min(1.0f).to(z.dtype()) : torch::zeros_like(z));
     const torch::Tensor g = featureFromDirection(z, y, cnt > 0);
     const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
     return {g, a};
@@ -170,19 +191,22 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometryPerOffset(co
         if (D >= T) continue;
         const int64_t n = T - D;
         torch::Tensor p = wedge(z.narrow(1, D, n), z.narrow(1, 0, n)); // current x past
-        p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+        if (m_config.aggregation == Aggregation::NormalizeThenMean)
+            p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
         sum = sum + torch::constant_pad_nd(p, {0, 0, D, 0});
     }
     const torch::Tensor cnt = offsetCounts(T, z.device());
-    torch::Tensor g = wPlu(sum / cnt.clamp_min(1.0f).to(sum.dtype()));
+    torch::Tensor b = sum / cnt.clamp_min(1.0f).to(sum.dtype());
+    if (m_config.aggregation == Aggregation::MeanThenNormalize)
+        b = b / ((b * b).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
+    torch::Tensor g = wPlu(b);
     if (m_config.empty == EmptyRule::Zero) g = g * (cnt > 0).to(g.dtype());
     const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
     return {g, a};
 }
 
 torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* capture) {
-    const bool pre = m_config.norm == NormPlacement::Pre;
-    const torch::Tensor x = pre ? ln1(h) : h;
+    const torch::Tensor x = mixerSeesNormedInput(m_config.norm) ? ln1(h) : h;
     torch::Tensor z;
     auto [g, a] = perOffsetOracle ? geometryPerOffset(x) : geometry(x, capture ? &z : nullptr);
     if (capture) {
@@ -198,18 +222,30 @@ torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* 
 
 torch::Tensor GrassmannBlockImpl::finish(const torch::Tensor& h, const torch::Tensor& x, const torch::Tensor& g,
                                          const torch::Tensor& a, const BlockEdit* edit, BlockRecord* record) {
-    const bool pre = m_config.norm == NormPlacement::Pre;
     const bool paper = m_config.gate == GateVariant::Paper;
     torch::Tensor mix = paper ? a * x + (1 - a) * g : a * g;
     const bool hooked = edit || record;
-    if (pre) {
+    auto ffn = [&](const torch::Tensor& in) { return hooked ? m_ffn(in, edit, record) : m_ffn(in); };
+    switch (m_config.norm) {
+    case NormPlacement::Pre: {
         if (lnMix) mix = lnMix(mix);
         torch::Tensor out = h + m_drop(mix);
-        return out + m_drop(hooked ? m_ffn(ln2(out), edit, record) : m_ffn(ln2(out)));
+        return out + m_drop(ffn(ln2(out)));
+    }
+    case NormPlacement::PostMix: { // LN after the mix, then a pre-LN FFN with its residual
+        const torch::Tensor y = m_drop(ln1(mix));
+        return y + m_drop(ffn(ln2(y)));
+    }
+    case NormPlacement::PreMix: { // the mix of LN1(h) with no skip path, then a pre-LN FFN
+        const torch::Tensor y = m_drop(mix);
+        return y + m_drop(ffn(ln2(y)));
+    }
+    case NormPlacement::Post:
+        break;
     }
     // Post-norm. Paper gate: no residual around the mixer (a * h is the skip path).
     const torch::Tensor y = paper ? m_drop(ln1(mix)) : ln1(h + m_drop(mix));
-    return ln2(y + m_drop(hooked ? m_ffn(y, edit, record) : m_ffn(y)));
+    return ln2(y + m_drop(ffn(y)));
 }
 
 torch::Tensor GrassmannBlockImpl::pluckerPerOffset(const torch::Tensor& z, int64_t start) {
@@ -224,7 +260,8 @@ torch::Tensor GrassmannBlockImpl::pluckerPerOffset(const torch::Tensor& z, int64
         }
         const int64_t n = T - t0;
         torch::Tensor p = wedge(z.narrow(1, t0, n), z.narrow(1, t0 - D, n)); // current x past
-        p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+        if (m_config.aggregation == Aggregation::NormalizeThenMean)
+            p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
         per.push_back(torch::constant_pad_nd(p, {0, 0, t0 - start, 0}));
     }
     return torch::stack(per, 2); // B x S x |W| x C
@@ -233,8 +270,7 @@ torch::Tensor GrassmannBlockImpl::pluckerPerOffset(const torch::Tensor& z, int64
 torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContext& ctx, const BlockEdit* edit,
                                       BlockRecord* record) {
     using Site = BlockEdit::Site;
-    const bool pre = m_config.norm == NormPlacement::Pre;
-    const torch::Tensor x = pre ? ln1(h) : h;
+    const torch::Tensor x = mixerSeesNormedInput(m_config.norm) ? ln1(h) : h;
     const int64_t B = h.size(0), S = h.size(1), start = ctx.start, T = start + S;
     const torch::Tensor zS = wRed(x); // B x S x r
     const torch::Tensor z =
@@ -251,7 +287,7 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
         sum = sum + torch::constant_pad_nd(term, {0, 0, t0 - start, 0});
     }
     const torch::Tensor cnt = offsetCounts(T, z.device()).narrow(1, start, S);
-    torch::Tensor g = featureFromDirection(zS, sum / cnt.clamp_min(1.0f).to(z.dtype()), cnt > 0);
+    torch::Tensor g = featureFromDirection(zS, finishDirection(zS, sum / cnt.clamp_min(1.0f).to(z.dtype())), cnt > 0);
     const bool offsetEdit = edit && edit->site == Site::Offset;
     if (offsetEdit || (record && record->wantPlucker)) {
         const torch::Tensor P = pluckerPerOffset(z, start); // B x S x |W| x C
@@ -265,8 +301,10 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
             const torch::Tensor valid = (t >= D).to(z.dtype()); // 1 x S x |W| x 1
             torch::Tensor Pe = edit->mask.defined() ? torch::where(edit->mask, edit->value, P) : P;
             const torch::Tensor w = edit->keep.defined() ? valid * edit->keep : valid.expand({B, S, -1, 1});
-            const torch::Tensor count = w.sum(2);                              // B x S x 1
-            const torch::Tensor agg = (Pe * w).sum(2) / count.clamp_min(1.0f); // B x S x C
+            const torch::Tensor count = w.sum(2);                        // B x S x 1
+            torch::Tensor agg = (Pe * w).sum(2) / count.clamp_min(1.0f); // B x S x C
+            if (m_config.aggregation == Aggregation::MeanThenNormalize)
+                agg = agg / ((agg * agg).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
             torch::Tensor gE = wPlu(agg);
             if (m_config.empty == EmptyRule::Zero) gE = gE * (count > 0).to(gE.dtype());
             torch::Tensor rows = torch::zeros({B, S, 1}, z.options().dtype(torch::kBool));
@@ -288,8 +326,7 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
 }
 
 torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& state) {
-    const bool pre = m_config.norm == NormPlacement::Pre;
-    const torch::Tensor x = pre ? ln1(h) : h; // 1 x 1 x d
+    const torch::Tensor x = mixerSeesNormedInput(m_config.norm) ? ln1(h) : h; // 1 x 1 x d
     const int64_t r = m_config.reduced;
     const torch::Tensor z = wRed(x).view({1, r});
     const int64_t t = state.position;
@@ -307,7 +344,8 @@ torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& s
         const torch::Tensor past =
             state.z.index_select(0, torch::tensor(rows, torch::kLong).to(z.device())); // |W_t| x r
         const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);                // 1 x 1
-        y = pastDirection(z, past, normSq, torch::Tensor()).sum(0, /*keepdim=*/true) / static_cast<double>(rows.size());
+        y = finishDirection(z, pastDirection(z, past, normSq, torch::Tensor()).sum(0, /*keepdim=*/true) /
+                                   static_cast<double>(rows.size()));
     } else {
         y = torch::zeros_like(z);
     }
@@ -320,8 +358,7 @@ torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& s
 }
 
 torch::Tensor GrassmannBlockImpl::prefill(const torch::Tensor& h, GrassmannState& state) {
-    const bool pre = m_config.norm == NormPlacement::Pre;
-    const torch::Tensor x = pre ? ln1(h) : h;
+    const torch::Tensor x = mixerSeesNormedInput(m_config.norm) ? ln1(h) : h;
     torch::Tensor z;
     auto [g, a] = geometry(x, &z);
     const int64_t T = h.size(1);

@@ -118,6 +118,9 @@ public:
     /// z_{t-D} / max(||z_t ^ z_{t-D}||, eps) for matching rows of zCur and zPast (norms squared given, ... x 1).
     torch::Tensor pastDirection(const torch::Tensor& zCur, const torch::Tensor& zPast, const torch::Tensor& curNormSq,
                                 const torch::Tensor& pastNormSq) const;
+    /// The averaged direction y -> the one B_t = z ^ y is made from: y itself (normalise then mean),
+    /// or y / sqrt(||z ^ y||^2 + eps) (mean then normalise; pastDirection then returned raw parts).
+    torch::Tensor finishDirection(const torch::Tensor& z, const torch::Tensor& y) const;
     /// pastDirection of z (1 x r, CPU float) against rows `rows` of the ring buffer (capacity x r),
     /// averaged over the rows: y_t of one generated token, computed in place of the tensor form.
     torch::Tensor pastDirectionMean(const torch::Tensor& z, const torch::Tensor& ring,

@@ -44,9 +44,9 @@ void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l) {
 }
 
 /// Everything of one Grassmann layer except anglesNext (which needs the next layer).
-GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64_t T, double eps, size_t l,
-                                             Progress& progress, std::vector<std::string>& warnings,
-                                             AnalysisCache* cache) {
+GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64_t T, double eps,
+                                             Aggregation aggregation, size_t l, Progress& progress,
+                                             std::vector<std::string>& warnings, AnalysisCache* cache) {
     GrassmannLayerAnalysis out;
     out.offsets = g.offsets;
     const auto O = static_cast<int64_t>(g.offsets.size());
@@ -55,7 +55,8 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     const std::string at = "layer " + std::to_string(l) + ": ";
 
     // B_t, its residual and planarity.
-    const geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps);
+    const bool meanThenNormalize = aggregation == Aggregation::MeanThenNormalize;
+    const geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps, meanThenNormalize);
     out.pairNorm = toFloatArray(agg.norms);
     if (agg.degenerate > 0)
         warnings.push_back(at + std::to_string(agg.degenerate) +
@@ -78,7 +79,8 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
         progress.advance(n);
     }
 
-    // Influence c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))|| / |W_t|, normalized per row.
+    // Influence c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))|| / |W_t|, normalized per row (mean then
+    // normalize: the raw p(D), since the common factor 1 / (|W_t| sqrt(||q||^2 + eps)) cancels).
     // W_plu (z_t ^ z_s) is bilinear: = M_t z_s with M_t = sum_i z_{t,i} A_i, A the antisymmetric
     // d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t, which costs
     // r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
@@ -109,7 +111,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
                 const int64_t s = t - g.offsets[static_cast<size_t>(o)];
                 if (s < 0) continue;
                 y.noalias() = m * z.row(s).transpose();
-                y /= std::max(agg.norms(t, o), eps);
+                if (!meanThenNormalize) y /= std::max(agg.norms(t, o), eps);
                 const double v = ((1.0 - gate.row(t).array()).transpose() * y.array()).matrix().norm() / count;
                 c[static_cast<size_t>(o)] = v;
                 sum += v;
@@ -289,8 +291,8 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     parallelFor(N, workers, [&](size_t l) {
         try {
             if (grassmann)
-                out.grassmann[l] = analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, l, progress,
-                                                         layerWarnings[l], options.cache.get());
+                out.grassmann[l] = analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, trace.config.aggregation,
+                                                         l, progress, layerWarnings[l], options.cache.get());
             else
                 out.attention[l] = analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress);
         } catch (const std::invalid_argument& e) {

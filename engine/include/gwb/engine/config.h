@@ -8,16 +8,26 @@
 namespace gwb::engine {
 
 enum class ModelKind { Grassmann, Transformer };
-/// Block arrangement (model-spec step 9): `post` is the paper's, `pre` alphaXiv's.
-enum class NormPlacement { Post, Pre };
+/// Block arrangement (model-spec step 9), with mix = the gated blend of the mixer input and g:
+///  Post    (paper):     x = LN1(mix(h));                 out = LN2(x + FFN(x))
+///  Pre     (alphaXiv):  h' = h + LN_mix?(mix(LN1(h)));   out = h' + FFN(LN2(h'))
+///  PostMix (Wake2vec):  x = LN1(mix(h));                 out = x + FFN(LN2(x))
+///  PreMix  (youdie006 pre_norm=True): x = mix(LN1(h));   out = x + FFN(LN2(x))
+/// PostMix and PreMix have no skip path around the mixer but a pre-LN FFN with its residual;
+/// they exist for Grassmann blocks with the paper gate.
+enum class NormPlacement { Post, Pre, PostMix, PreMix };
 /// `paper`: m = a*h + (1-a)*g. `geometry_only`: mix = sigmoid(W_gate[x;g]) * g, x = LN(x + mix).
 enum class GateVariant { Paper, GeometryOnly };
 /// What g is for a token with no valid offset (t = 0): zero (default) or b_plu.
 enum class EmptyRule { Zero, Bias };
+/// How the offsets' planes become B_t (model-spec steps 4-5):
+///  NormalizeThenMean (paper): B_t = mean_D p^(D), p^ = p / max(||p||, eps)
+///  MeanThenNormalize (Arledge's fused kernel): B_t = q / sqrt(||q||^2 + eps), q = mean_D p(D)
+enum class Aggregation { NormalizeThenMean, MeanThenNormalize };
 
 struct ModelConfig {
     ModelKind kind = ModelKind::Grassmann;
-    std::string name;          ///< free-form label shown in the GUI
+    std::string name; ///< free-form label shown in the GUI
     /// Implementation whose checkpoint this model was imported from ("grasslm", "alphaxiv",
     /// "kanenorman"); empty for models trained or created here.
     std::string family;
@@ -31,7 +41,8 @@ struct ModelConfig {
     NormPlacement norm = NormPlacement::Post;
     GateVariant gate = GateVariant::Paper;
     EmptyRule empty = EmptyRule::Zero;
-    double pluckerEps = 1e-8; ///< eps in p^ = p / max(||p||, eps)
+    double pluckerEps = 1e-8; ///< eps in p^ = p / max(||p||, eps) (MeanThenNormalize: sqrt(||q||^2 + eps))
+    Aggregation aggregation = Aggregation::NormalizeThenMean;
     double layerNormEps = 1e-5;
     double dropout = 0.1;
     bool mixerLayerNorm = false; ///< pre-norm variant's extra LayerNorm around the mix

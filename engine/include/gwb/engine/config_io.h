@@ -33,10 +33,16 @@ void validateConfig(const ModelConfig& config);
 /// The paper's default offsets {1, 2, 4, 8, 12, 16}.
 std::vector<int> defaultOffsets();
 
-const char* kindName(ModelKind kind);     ///< "grassmann" / "transformer"
-const char* normName(NormPlacement norm); ///< "post" / "pre"
-const char* gateName(GateVariant gate);   ///< "paper" / "geometry_only"
-const char* emptyName(EmptyRule empty);   ///< "zero" / "bias"
+const char* kindName(ModelKind kind);       ///< "grassmann" / "transformer"
+const char* normName(NormPlacement norm);   ///< "post" / "pre" / "post_mix" / "pre_mix"
+const char* aggregationName(Aggregation a); ///< "normalize_then_mean" / "mean_then_normalize"
+/// Inverses (std::invalid_argument naming the accepted values).
+NormPlacement normFromName(const std::string& name);
+Aggregation aggregationFromName(const std::string& name);
+/// True where the mixer sees LN1(h) (pre, pre_mix); false where it sees h (post, post_mix).
+bool mixerSeesNormedInput(NormPlacement norm);
+const char* gateName(GateVariant gate); ///< "paper" / "geometry_only"
+const char* emptyName(EmptyRule empty); ///< "zero" / "bias"
 
 /// Parameter counts computed from the config alone (tied head counted once).
 struct ParameterCounts {

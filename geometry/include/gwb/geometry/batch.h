@@ -21,7 +21,8 @@ struct PairPlanes {
 PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps = 1e-8,
                       int64_t tBegin = 0, int64_t tEnd = -1);
 
-/// B_t = mean over valid offsets of p^(t, D), without materializing the per-offset planes.
+/// B_t = mean over valid offsets of p^(t, D), without materializing the per-offset planes; with
+/// meanThenNormalize (Arledge's fused kernel) B_t = q / sqrt(||q||^2 + eps), q = mean of the raw p.
 struct AggregatedBivectors {
     RowMatrixXd b;               ///< T x C(r,2)  B_t; zero row where no offset is valid
     std::vector<int> validCount; ///< T  |W_t|, number of valid offsets
@@ -29,7 +30,7 @@ struct AggregatedBivectors {
     int64_t degenerate = 0;      ///< valid pairs with ||p|| <= eps
 };
 AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
-                                       double eps = 1e-8);
+                                       double eps = 1e-8, bool meanThenNormalize = false);
 
 /// rho(B) of every row of b (rows x C(n,2)); NaN for zero rows.
 Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b);
