@@ -57,9 +57,15 @@ int runImport(const QStringList& args) {
     const QCommandLineOption eps(QStringList{QStringLiteral("eps"), QStringLiteral("plucker-eps")},
                                  QStringLiteral("Override the family's (or found config's) Plücker eps."),
                                  QStringLiteral("EPS"));
-    const QCommandLineOption norm(QStringLiteral("norm"),
-                                  QStringLiteral("pre or post: block arrangement (kanenorman's pre_norm flag)."),
-                                  QStringLiteral("P"));
+    const QCommandLineOption norm(
+        QStringLiteral("norm"),
+        QStringLiteral("post, pre, post_mix or pre_mix: block arrangement (model-spec step 9; "
+                       "kanenorman's pre_norm flag is pre)."),
+        QStringLiteral("P"));
+    const QCommandLineOption aggregation(
+        QStringLiteral("aggregation"),
+        QStringLiteral("normalize_then_mean or mean_then_normalize: how the offsets' planes become B_t."),
+        QStringLiteral("A"));
     const QCommandLineOption empty(QStringLiteral("empty"),
                                    QStringLiteral("zero or bias: g at a token with no valid offset."),
                                    QStringLiteral("RULE"));
@@ -117,10 +123,18 @@ int runImport(const QStringList& args) {
             if (!ok || *o.pluckerEps <= 0) throw std::invalid_argument("--eps must be a positive number");
         }
         if (p.isSet(norm)) {
-            const QString v = p.value(norm).toLower();
-            if (v != QLatin1String("pre") && v != QLatin1String("post"))
-                throw std::invalid_argument("--norm must be pre or post");
-            o.norm = v == QLatin1String("pre") ? NormPlacement::Pre : NormPlacement::Post;
+            try {
+                o.norm = normFromName(p.value(norm).toLower().toStdString());
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("--") + e.what());
+            }
+        }
+        if (p.isSet(aggregation)) {
+            try {
+                o.aggregation = aggregationFromName(p.value(aggregation).toLower().toStdString());
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("--") + e.what());
+            }
         }
         if (p.isSet(empty)) {
             const QString v = p.value(empty).toLower();

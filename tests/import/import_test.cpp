@@ -62,8 +62,23 @@ Tensors familyTensors(const Model& m, const std::string& layout) {
     const Tensors ours = m.parameters();
     const Layout& l = builtinLayout(layout);
     Tensors theirs;
-    for (const KeyMapping& k : layoutMappings(l, m.config().kind, m.config().nLayers, m.config().mixerLayerNorm))
-        theirs[k.theirs.at(0)] = ours.at(k.ours);
+    for (const KeyMapping& k : layoutMappings(l, m.config().kind, m.config().nLayers, m.config().mixerLayerNorm)) {
+        const FloatArray& a = ours.at(k.ours);
+        if (k.theirs.size() == 1) {
+            theirs[k.theirs[0]] = a;
+            continue;
+        }
+        // Several tensors of theirs stacked along the first dimension: split ours evenly.
+        const int64_t parts = static_cast<int64_t>(k.theirs.size()), rows = a.shape[0] / parts;
+        const int64_t rowSize = static_cast<int64_t>(a.data.size()) / a.shape[0];
+        for (int64_t j = 0; j < parts; ++j) {
+            std::vector<int64_t> shape = a.shape;
+            shape[0] = rows;
+            theirs[k.theirs[static_cast<size_t>(j)]] =
+                FloatArray(shape, std::vector<float>(a.data.begin() + j * rows * rowSize,
+                                                     a.data.begin() + (j + 1) * rows * rowSize));
+        }
+    }
     theirs[l.head] = ours.at("tok_embed.weight");
     return theirs;
 }
@@ -367,7 +382,7 @@ TEST(Import, ConfigBesideTheCheckpointIsReadAndChecked) {
     for (const auto& n : m.report.flags)
         notes += n + "\n";
     EXPECT_NE(notes.find("norm=pre (from config.json: pre_norm)"), std::string::npos) << notes;
-    EXPECT_NE(notes.find("config: offsets 1,3"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("offsets=1,3 (from config.json: lags)"), std::string::npos) << notes;
     EXPECT_NE(notes.find("sizes V=50, d=16, N=2 agree"), std::string::npos) << notes;
     // The command line wins over the config.
     ImportOptions o;
@@ -525,6 +540,124 @@ TEST(Import, LayoutFilesThatDoNotCoverOrMapTwiceAreRefused) {
     refused(twice, "maps 'n1.weight' twice");
     refused("{", "is not valid JSON");
     refused(R"({"format": "gwb-layout", "version": 2})", "\"version\" must be 1");
+}
+
+/// The families that exist as layout files only: renamed weights (with the family's buffers)
+/// import by auto-detection with the family's variant and give the original logits bit for bit.
+struct NewFamily {
+    std::string layout;
+    ModelKind kind;
+    std::string hydraYaml; ///< written as .hydra/config.yaml beside the checkpoint when not empty
+};
+
+class NewFamilyRoundTrip : public testing::TestWithParam<NewFamily> {};
+
+TEST_P(NewFamilyRoundTrip, RenamedWeightsGiveIdenticalLogits) {
+    const NewFamily f = GetParam();
+    ModelConfig c = tinyConfig(f.layout, f.kind);
+    const Layout& l = builtinLayout(f.layout);
+    if (l.kind(f.kind).heads) c.nHeads = *l.kind(f.kind).heads;
+    // Offsets: Arledge's fused checkpoints carry them (window_sizes_tensor); youdie006's come
+    // from its Hydra config; the others use their layout's default (tinyConfig).
+    if (f.kind == ModelKind::Grassmann && f.layout == "arledge") c.layerOffsets = {{1, 2, 4}, {1, 3}};
+    if (f.kind == ModelKind::Grassmann && f.layout == "youdie006") c.layerOffsets = {{1, 3}, {1, 3}};
+    if (f.hydraYaml.find("pre_norm: true") != std::string::npos) c.norm = l.kind(f.kind).preNorm;
+    const Model ref = randomModel(c, 31);
+    TempDir dir;
+    std::filesystem::create_directories(dir.file("run/.hydra"));
+    if (!f.hydraYaml.empty()) std::ofstream(dir.file("run/.hydra/config.yaml")) << f.hydraYaml;
+    std::map<std::string, StoredTensor> buffers;
+    const KindLayout& k = l.kind(f.kind);
+    for (int64_t i = 0; i < c.nLayers; ++i) {
+        const std::string p = l.blockPrefix(i);
+        if (!k.offsetsBuffer.empty()) { // Arledge's fused kernel: int32 window sizes per layer
+            StoredTensor t;
+            t.dtype = "I32";
+            const auto& set = c.layerOffsets[static_cast<size_t>(i)];
+            t.shape = {static_cast<int64_t>(set.size())};
+            std::vector<int32_t> v(set.begin(), set.end());
+            t.bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+            buffers[p + k.offsetsBuffer] = t;
+        }
+        if (!k.causalMask.empty()) { // Wake2vec's 1 x 1 x Lmax x Lmax float mask
+            std::vector<float> mask(static_cast<size_t>(c.maxLen * c.maxLen), 0.0f);
+            for (int64_t a = 0; a < c.maxLen; ++a)
+                for (int64_t b = 0; b <= a; ++b)
+                    mask[static_cast<size_t>(a * c.maxLen + b)] = 1.0f;
+            buffers[p + k.causalMask] = makeStoredTensor({1, 1, c.maxLen, c.maxLen}, mask.data(), "F32");
+        }
+    }
+    const std::string path = writeWithBuffers(dir, familyTensors(ref, f.layout), buffers, "run/best.pt.safetensors");
+    const ImportedModel got = importCheckpoint(path);
+    EXPECT_EQ(got.report.layout, f.layout);
+    std::string report;
+    for (const auto& s : got.report.detection)
+        report += s + "\n";
+    for (const auto& s : got.report.flags)
+        report += s + "\n";
+    EXPECT_EQ(got.model.config().kind, f.kind) << report;
+    EXPECT_EQ(got.model.config().norm, c.norm) << report;
+    EXPECT_EQ(got.model.config().aggregation, c.aggregation) << report;
+    EXPECT_EQ(got.model.config().empty, c.empty) << report;
+    EXPECT_EQ(got.model.config().pluckerEps, c.pluckerEps) << report;
+    EXPECT_EQ(got.model.config().nHeads, c.nHeads) << report;
+    if (f.kind == ModelKind::Grassmann) {
+        EXPECT_EQ(got.model.config().layerOffsets, c.layerOffsets) << report;
+    }
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4};
+    EXPECT_EQ(logits(got.model, ids), logits(ref, ids)) << report;
+}
+
+const char* kYoudiePre = "model:\n  tensor_lifting_strategy: grassmann\n  num_layers: 2\n  lags:\n  - 1\n  - 2\n"
+                         "  - 4\n  pre_norm: true\n  weight_tying: true\ndata:\n  max_context_len: 40\n";
+const char* kYoudiePost = "model:\n  num_layers: 2\n  lags: [1, 3, 1, 3]\n  pre_norm: false # the paper's\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    All, NewFamilyRoundTrip,
+    testing::Values(NewFamily{"arledge", ModelKind::Grassmann, ""}, NewFamily{"arledge", ModelKind::Transformer, ""},
+                    NewFamily{"adipks", ModelKind::Grassmann, ""}, NewFamily{"adipks", ModelKind::Transformer, ""},
+                    NewFamily{"wake2vec", ModelKind::Grassmann, ""}, NewFamily{"wake2vec", ModelKind::Transformer, ""},
+                    NewFamily{"wake2vec-ln1", ModelKind::Grassmann, ""},
+                    NewFamily{"youdie006", ModelKind::Grassmann, kYoudiePost},
+                    NewFamily{"youdie006", ModelKind::Transformer, kYoudiePost}),
+    [](const testing::TestParamInfo<NewFamily>& info) {
+        std::string n = info.param.layout + "_" + kindName(info.param.kind);
+        for (char& ch : n)
+            if (ch == '-') ch = '_';
+        return n;
+    });
+
+TEST(Import, YoudieHydraConfigSetsPreNormAndLags) {
+    // youdie006's pre_norm: true is its pre_mix arrangement; the lags come from the YAML list.
+    ModelConfig c = tinyConfig("youdie006", ModelKind::Grassmann);
+    c.norm = NormPlacement::PreMix;
+    c.layerOffsets = {{1, 2, 4}, {1, 2, 4}};
+    const Model ref = randomModel(c, 32);
+    TempDir dir;
+    std::filesystem::create_directories(dir.file("run/.hydra"));
+    std::ofstream(dir.file("run/.hydra/config.yaml")) << kYoudiePre;
+    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, "youdie006"), "run/best.safetensors"));
+    EXPECT_EQ(m.report.layout, "youdie006");
+    EXPECT_EQ(m.model.config().norm, NormPlacement::PreMix);
+    EXPECT_EQ(m.model.config().layerOffsets, c.layerOffsets);
+    std::string flags;
+    for (const auto& f : m.report.flags)
+        flags += f + "\n";
+    EXPECT_NE(flags.find("norm=pre_mix (from .hydra/config.yaml: model.pre_norm)"), std::string::npos) << flags;
+    EXPECT_NE(flags.find("offsets=1,2,4 (from .hydra/config.yaml: model.lags)"), std::string::npos) << flags;
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
+    EXPECT_EQ(logits(m.model, ids), logits(ref, ids));
+    // Without the Hydra folder the same weights are kanenorman's (same keys), and the report
+    // names youdie006 as the runner-up that needs its config.
+    TempDir bare;
+    const auto k = importCheckpoint(writeFile(bare, familyTensors(ref, "youdie006")));
+    EXPECT_EQ(k.report.layout, "kanenorman");
+    ASSERT_EQ(k.report.detection.size(), 2u);
+    EXPECT_NE(k.report.detection[1].find(".hydra/config.yaml not beside the checkpoint"), std::string::npos)
+        << k.report.detection[1];
+    // Lags repeated unevenly would weigh some offsets more: refused, not averaged wrongly.
+    std::ofstream(dir.file("run/.hydra/config.yaml")) << "model:\n  lags: [1, 1, 2]\n";
+    expectImportError([&] { importCheckpoint(dir.file("run/best.safetensors")); }, "repeated unevenly");
 }
 
 } // namespace

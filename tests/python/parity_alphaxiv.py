@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """alphaXiv family (model-spec.md): pre-norm blocks, the Grassmann mixer wrapped in its own
-LayerNorm, all six offsets in every layer, Plücker eps 1e-6, g = 0 at a token with no valid
+LayerNorm, all six offsets in every layer, Plücker eps 1e-8, g = 0 at a token with no valid
 offset (empty=zero), paper gate on the normalized input. Saved from a compiled model, so every
 key carries `_orig_mod.`. Checkpoint: dict with model_state_dict, epoch, val_loss, val_ppl (a
 numpy float64). Its Transformer uses blocks.{i}.qkv_proj and blocks.{i}.out_proj."""
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import parity_common as pc
 
-EPS = 1e-6
+EPS = 1e-8  # PluckerEncoder(eps=1e-8), alphaXiv/paper-implementations models/grassmann.py
 
 
 class PluckerIndex(nn.Module):

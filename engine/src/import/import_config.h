@@ -22,6 +22,7 @@ struct FoundConfig {
 
     /// The first of `names` present.
     std::optional<FoundSetting> get(std::initializer_list<const char*> names) const;
+    std::optional<FoundSetting> get(const std::string& name) const { return get({name.c_str()}); }
 };
 
 /// Gathers the settings of `metadata` (keys `args.*`, `config.*`, as readTensorFile() collects

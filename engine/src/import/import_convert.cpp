@@ -102,7 +102,8 @@ void checkCausalMask(const RawTensor& t, int64_t maxLen, const std::string& name
 
 /// Heads: the option, else a found config (the checkpoint's saved arguments, config.json),
 /// else model-spec's 4.
-int64_t headsFor(const ImportOptions& o, const FoundConfig& found, ImportReport& report) {
+int64_t headsFor(const ImportOptions& o, const FoundConfig& found, const KindLayout& k, const std::string& layout,
+                 ImportReport& report) {
     if (o.nHeads) return *o.nHeads;
     if (const auto h = found.get({"n_heads", "num_heads", "nhead", "n_head", "num_attention_heads"})) {
         try {
@@ -111,6 +112,11 @@ int64_t headsFor(const ImportOptions& o, const FoundConfig& found, ImportReport&
             return v;
         } catch (const std::exception&) {
         }
+    }
+    if (k.heads) {
+        report.flags.push_back("heads=" + std::to_string(*k.heads) + " (default of the " + layout +
+                               " layout; the shapes do not show it; --heads overrides)");
+        return *k.heads;
     }
     report.notes.push_back("heads: 4 (model-spec default; the shapes do not show it, use --heads to change)");
     return 4;
@@ -163,12 +169,12 @@ void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOp
     auto set = [&](const char* flag, bool given, const std::string& source) {
         if (given) from[flag] = source;
     };
-    for (const char* f : {"norm", "gate", "mixer_layer_norm", "empty", "eps"})
+    for (const char* f : {"norm", "gate", "mixer_layer_norm", "empty", "eps", "aggregation"})
         from[f] = k.unseen.count(f) ? dflt + "; " + k.unseen.at(f) : "the " + layout.name + " layout";
     if (const auto f = found.get({"pre_norm"})) {
         if (f->value != "true" && f->value != "false" && f->value != "True" && f->value != "False")
             throw std::runtime_error(f->source + " is '" + f->value + "', not a boolean: pass --norm pre|post");
-        c.norm = (f->value == "true" || f->value == "True") ? NormPlacement::Pre : NormPlacement::Post;
+        c.norm = (f->value == "true" || f->value == "True") ? k.preNorm : (k.norm ? *k.norm : NormPlacement::Post);
         set("norm", true, f->source);
     } else if (const auto n = found.get({"norm", "norm_placement"}); n && (n->value == "pre" || n->value == "post")) {
         c.norm = n->value == "pre" ? NormPlacement::Pre : NormPlacement::Post;
@@ -190,6 +196,8 @@ void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOp
     set("gate", o.gate.has_value(), "--gate");
     if (o.pluckerEps) c.pluckerEps = *o.pluckerEps;
     set("eps", o.pluckerEps.has_value(), "--eps");
+    if (o.aggregation) c.aggregation = *o.aggregation;
+    set("aggregation", o.aggregation.has_value(), "--aggregation");
     if (c.norm == NormPlacement::Post && c.mixerLayerNorm)
         throw std::runtime_error(layout.name + "'s " + kindName(c.kind) +
                                  " blocks carry a mixer LayerNorm, which "
@@ -207,6 +215,7 @@ void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOp
         std::ostringstream eps;
         eps << c.pluckerEps;
         line("eps", eps.str(), "--eps");
+        line("aggregation", aggregationName(c.aggregation), "--aggregation");
     }
 }
 
@@ -283,7 +292,8 @@ private:
             m_report.detection.push_back("layout " + m_layout->name + " (given with --layout)");
             return;
         }
-        const std::vector<LayoutMatch> ranked = rankLayouts(builtinLayouts(), m_names);
+        const std::vector<LayoutMatch> ranked =
+            rankLayouts(builtinLayouts(), m_names, std::filesystem::path(m_path).parent_path().string());
         if (ranked.empty() || ranked.front().score < 0) {
             std::string why;
             for (const LayoutMatch& m : ranked)
@@ -319,6 +329,83 @@ private:
             throw std::runtime_error("shape mismatch: '" + name + "' is " + t.describe() + ", expected rank " +
                                      std::to_string(rank));
         return t.shape;
+    }
+
+    /// Offsets: --offsets, else the checkpoint's own offset buffers, else a found config, else the
+    /// layout's default (or its schedule for an older code generation whose config lacks a key).
+    std::vector<std::vector<int>> offsetsFor(const Layout& L, const KindLayout& k, int64_t layers) {
+        if (!m_o.offsetSchedule.empty()) {
+            m_report.flags.push_back("offsets=" + m_o.offsetSchedule + " (from --offsets)");
+            return parseOffsetSchedule(m_o.offsetSchedule, layers);
+        }
+        if (!k.offsetsBuffer.empty() && m_file.tensors.count(L.blockPrefix(0) + k.offsetsBuffer)) {
+            std::vector<std::vector<int>> out;
+            for (int64_t l = 0; l < layers; ++l) {
+                const std::string name = L.blockPrefix(l) + k.offsetsBuffer;
+                std::vector<int> set;
+                for (int64_t v : get(name).toInt64()) {
+                    if (v < 1 || v > 1 << 20)
+                        throw std::runtime_error("'" + name + "' holds " + std::to_string(v) + ", not an offset");
+                    set.push_back(static_cast<int>(v));
+                }
+                std::sort(set.begin(), set.end());
+                set.erase(std::unique(set.begin(), set.end()), set.end());
+                if (set.empty()) throw std::runtime_error("'" + name + "' holds no offsets");
+                out.push_back(set);
+            }
+            m_report.flags.push_back("offsets from the checkpoint's " + L.blockPrefix(0) + k.offsetsBuffer +
+                                     " (and the other layers')");
+            return out;
+        }
+        const auto found = m_found.get({"window_schedule", "window_offsets", "window_sizes", "offsets", "lags"});
+        if (found) {
+            bool perLayer = L.configOffsetsPerLayer;
+            std::string why;
+            if (!L.configPerLayerFlag.empty()) {
+                if (const auto f = m_found.get(L.configPerLayerFlag); f && (f->value == "true" || f->value == "True")) {
+                    perLayer = true;
+                    why = ", one per layer as " + f->source + " says";
+                }
+            }
+            const auto n = std::count(found->value.begin(), found->value.end(), ',') + 1;
+            if (perLayer && n != layers)
+                throw std::runtime_error(found->source + " lists " + std::to_string(n) + " offsets for " +
+                                         std::to_string(layers) + " layers (" + L.name +
+                                         " gives each layer one; pass --offsets)");
+            if (!perLayer) checkEvenMultiplicity(found->value, found->source);
+            const std::string spec = (perLayer ? "per_layer:" : "") + found->value;
+            try {
+                m_report.flags.push_back("offsets=" + spec + " (from " + found->source + why + ")");
+                return parseOffsetSchedule(spec, layers);
+            } catch (const std::invalid_argument& e) {
+                throw std::runtime_error(found->source + ": " + e.what() + " (pass --offsets)");
+            }
+        }
+        if (!L.lacksKey.empty() && !m_found.values.empty() && !m_found.get(L.lacksKey)) {
+            m_report.flags.push_back("offsets=" + L.lacksSchedule + " (the found config has no " + L.lacksKey + ": " +
+                                     L.lacksWhy + "; --offsets overrides)");
+            return parseOffsetSchedule(L.lacksSchedule, layers);
+        }
+        m_report.flags.push_back("offsets=" + L.defaultOffsets(layers) + " (default of the " + L.name + " layout for " +
+                                 std::to_string(layers) + " layers; --offsets overrides)");
+        return parseOffsetSchedule(L.defaultOffsets(layers), layers);
+    }
+
+    /// A list where an offset repeats weighs it more in the family's average; a set cannot say
+    /// that unless every offset repeats equally often.
+    static void checkEvenMultiplicity(const std::string& list, const std::string& source) {
+        std::map<std::string, int> count;
+        std::stringstream ss(list);
+        std::string item;
+        while (std::getline(ss, item, ','))
+            ++count[item];
+        std::set<int> multiplicities;
+        for (const auto& [v, n] : count)
+            multiplicities.insert(n);
+        if (multiplicities.size() > 1)
+            throw std::runtime_error(source + " lists " + list +
+                                     ": offsets repeated unevenly weigh some offsets more, which the engine's "
+                                     "offset sets cannot express (pass --offsets to choose a set)");
     }
 
     /// Kind and sizes from the tensor shapes, the variant from the family, a found config and
@@ -391,37 +478,14 @@ private:
             c.reduced = rowsOf("w_red.weight");
             c.nHeads = 4;
         } else {
-            c.nHeads = headsFor(m_o, m_found, m_report);
+            c.nHeads = headsFor(m_o, m_found, k, L.name, m_report);
         }
         checkFoundSizes(m_found, c, m_report);
         applyVariant(L, m_found, m_o, c, m_report);
         c.family = L.name;
         c.name = std::filesystem::path(m_path).stem().string();
         if (c.kind == ModelKind::Grassmann) {
-            const auto foundOffsets = m_found.get({"window_schedule", "window_offsets", "offsets", "lags"});
-            if (!m_o.offsetSchedule.empty()) {
-                c.layerOffsets = parseOffsetSchedule(m_o.offsetSchedule, layers);
-            } else if (foundOffsets) {
-                // GrassLM gives one offset per layer (its list must have N entries); the others a set.
-                if (L.configOffsetsPerLayer) {
-                    const auto n = std::count(foundOffsets->value.begin(), foundOffsets->value.end(), ',') + 1;
-                    if (n != layers)
-                        throw std::runtime_error(foundOffsets->source + " lists " + std::to_string(n) +
-                                                 " offsets for " + std::to_string(layers) + " layers (" + L.name +
-                                                 " gives each layer one; pass --offsets)");
-                }
-                const std::string spec = (L.configOffsetsPerLayer ? "per_layer:" : "") + foundOffsets->value;
-                try {
-                    c.layerOffsets = parseOffsetSchedule(spec, layers);
-                } catch (const std::invalid_argument& e) {
-                    throw std::runtime_error(foundOffsets->source + ": " + e.what() + " (pass --offsets)");
-                }
-                m_report.notes.push_back("config: offsets " + spec + " (from " + foundOffsets->source + ")");
-            } else {
-                c.layerOffsets = parseOffsetSchedule(L.defaultOffsets(layers), layers);
-                m_report.flags.push_back("offsets=" + L.defaultOffsets(layers) + " (default of the " + L.name +
-                                         " layout for " + std::to_string(layers) + " layers; --offsets overrides)");
-            }
+            c.layerOffsets = offsetsFor(L, k, layers);
         } else {
             c.layerOffsets.clear();
             if (!m_o.offsetSchedule.empty())
@@ -480,8 +544,8 @@ private:
             }
             if (!complete) continue;
             if (shape != want->second) {
-                const std::string is = m.theirs.size() == 1 ? m_file.tensors.at(m.theirs[0]).describe()
-                                                            : "stacked " + shapeText(shape);
+                const std::string is =
+                    m.theirs.size() == 1 ? m_file.tensors.at(m.theirs[0]).describe() : "stacked " + shapeText(shape);
                 throw std::runtime_error("shape mismatch: " + names + " is " + is + ", expected " +
                                          shapeText(want->second) + " (V=" + std::to_string(c.vocabSize) +
                                          ", d=" + std::to_string(c.dModel) + ", r=" + std::to_string(c.reduced) +
@@ -532,6 +596,12 @@ private:
                 used.insert(name);
             }
         }
+
+        // Offset buffers (read by offsetsFor).
+        if (!k.offsetsBuffer.empty())
+            for (int64_t l = 0; l < c.nLayers; ++l)
+                if (m_file.tensors.count(L.blockPrefix(l) + k.offsetsBuffer))
+                    used.insert(L.blockPrefix(l) + k.offsetsBuffer);
 
         // Tied head: optional, but when present it must be the token table.
         if (const auto it = m_file.tensors.find(L.head); it != m_file.tensors.end()) {

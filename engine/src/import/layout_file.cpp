@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -123,9 +124,17 @@ public:
                     return val.get<std::string>();
                 };
                 if (f == "norm") {
-                    const std::string s = str();
-                    if (s != "pre" && s != "post") fail("variant norm must be pre or post (got '" + s + "')");
-                    out.norm = s == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+                    try {
+                        out.norm = normFromName(str());
+                    } catch (const std::invalid_argument& e) {
+                        fail(std::string("variant ") + e.what());
+                    }
+                } else if (f == "aggregation") {
+                    try {
+                        out.aggregation = aggregationFromName(str());
+                    } catch (const std::invalid_argument& e) {
+                        fail(std::string("variant ") + e.what());
+                    }
                 } else if (f == "gate") {
                     const std::string s = str();
                     if (s != "paper" && s != "geometry_only")
@@ -142,12 +151,25 @@ public:
                     if (!val.is_number() || val.get<double>() <= 0) fail("variant eps must be a positive number");
                     out.eps = val.get<double>();
                 } else {
-                    fail("unknown variant flag '" + f + "' (norm, gate, empty, mixer_layer_norm, eps)");
+                    fail("unknown variant flag '" + f + "' (norm, gate, empty, mixer_layer_norm, eps, aggregation)");
                 }
             }
         }
-        if (which == ModelKind::Transformer && (out.gate || out.empty || out.eps))
-            fail("a Transformer has no gate, empty rule or eps variant");
+        if (which == ModelKind::Transformer && (out.gate || out.empty || out.eps || out.aggregation))
+            fail("a Transformer has no gate, empty rule, eps or aggregation variant");
+        if (k.contains("heads")) {
+            if (!k.at("heads").is_number_integer() || k.at("heads").get<int64_t>() < 1)
+                fail("\"heads\" must be a positive integer");
+            out.heads = k.at("heads").get<int64_t>();
+        }
+        out.offsetsBuffer = text(k, "offsets_buffer", false);
+        if (k.contains("pre_norm")) {
+            try {
+                out.preNorm = normFromName(text(k, "pre_norm"));
+            } catch (const std::invalid_argument& e) {
+                fail(std::string("\"pre_norm\": ") + e.what());
+            }
+        }
         const bool mixLn = out.mixerLayerNorm.value_or(false);
         if (mixLn != (modules.count("ln_mix") != 0))
             fail(mixLn ? "variant mixer_layer_norm is true but parameters has no ln_mix"
@@ -184,6 +206,7 @@ public:
         if (!d.contains("all")) fail("\"detect\" needs \"all\": the keys every checkpoint of the family has");
         l.detectAll = texts(d.at("all"), "detect.all");
         if (d.contains("none")) l.detectNone = texts(d.at("none"), "detect.none");
+        if (d.contains("files")) l.detectFiles = texts(d.at("files"), "detect.files");
         if (!j.contains("embedding") || !j.at("embedding").is_object())
             fail("missing \"embedding\" {\"tokens\", \"positions\"}");
         l.tokens = text(j.at("embedding"), "tokens");
@@ -208,6 +231,14 @@ public:
                     if (!it.value().is_string()) fail("\"offsets\".by_layers values are schedule strings");
                     l.offsetsByLayers[n] = it.value().get<std::string>();
                 }
+            }
+            if (o.contains("config_per_layer_flag")) l.configPerLayerFlag = text(o, "config_per_layer_flag");
+            if (o.contains("when_config_lacks")) {
+                const json& w = o.at("when_config_lacks");
+                if (!w.is_object()) fail("\"offsets\".when_config_lacks must be {\"key\", \"schedule\", \"why\"}");
+                l.lacksKey = text(w, "key");
+                l.lacksSchedule = text(w, "schedule");
+                l.lacksWhy = text(w, "why", false);
             }
             if (o.contains("config")) {
                 const std::string c = text(o, "config");
@@ -303,6 +334,7 @@ void applyLayoutVariant(const Layout& layout, ModelConfig& c) {
     if (k.mixerLayerNorm) c.mixerLayerNorm = *k.mixerLayerNorm;
     if (k.empty) c.empty = *k.empty;
     if (k.eps) c.pluckerEps = *k.eps;
+    if (k.aggregation) c.aggregation = *k.aggregation;
 }
 
 std::vector<KeyMapping> layoutMappings(const Layout& layout, ModelKind kind, int64_t nLayers, bool mixerLayerNorm) {
@@ -324,7 +356,8 @@ std::vector<KeyMapping> layoutMappings(const Layout& layout, ModelKind kind, int
     return m;
 }
 
-std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, const std::vector<std::string>& names) {
+std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, const std::vector<std::string>& names,
+                                     const std::string& folder) {
     std::vector<LayoutMatch> out;
     for (const Layout& l : candidates) {
         LayoutMatch m;
@@ -334,6 +367,10 @@ std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, cons
             (present(names, p) ? fit : misfit).push_back(shown(p) + (present(names, p) ? "" : " absent"));
         for (const std::string& p : l.detectNone)
             if (present(names, p)) misfit.push_back(shown(p) + " present");
+        for (const std::string& f : l.detectFiles) {
+            const bool there = !folder.empty() && std::filesystem::exists(std::filesystem::path(folder) / f);
+            (there ? fit : misfit).push_back(f + (there ? " beside the checkpoint" : " not beside the checkpoint"));
+        }
         // The kind probe of block 0.
         std::string probe;
         for (const auto& [kind, k] : l.kinds)

@@ -34,6 +34,11 @@ struct KindLayout {
     std::optional<bool> mixerLayerNorm;
     std::optional<EmptyRule> empty;
     std::optional<double> eps;
+    std::optional<Aggregation> aggregation;
+    std::optional<int64_t> heads; ///< the family's head count (Transformer; not in the shapes)
+    std::string offsetsBuffer;    ///< block-relative integer buffer that holds the layer's offsets
+    /// What a found `pre_norm: true` means for this kind (the family's pre-norm arrangement).
+    NormPlacement preNorm = NormPlacement::Pre;
     /// Flag -> why the checkpoint cannot show it ("norm" -> "its state dict cannot show ...").
     std::map<std::string, std::string> unseen;
 };
@@ -45,6 +50,7 @@ struct Layout {
     std::string source;                             ///< "built-in (resources/layouts/alphaxiv.json)" or the file's path
     std::vector<std::string> detectAll;             ///< keys (or prefixes ending in '.') that must be present
     std::vector<std::string> detectNone;            ///< keys (or prefixes) that must be absent
+    std::vector<std::string> detectFiles;           ///< files beside the checkpoint that must exist
     std::string tokens, positions;                  ///< embedding tables
     std::string blocks;                             ///< block prefix with {i}: "blocks.{i}."
     std::string finalNorm;                          ///< final LayerNorm module ("ln_f": .weight, .bias)
@@ -52,6 +58,9 @@ struct Layout {
     std::map<int64_t, std::string> offsetsByLayers; ///< N -> schedule text (parseOffsetSchedule)
     std::string offsetsOtherwise = "1,2,4,8,12,16"; ///< schedule for other N
     bool configOffsetsPerLayer = false;             ///< a found schedule lists one offset per layer
+    std::string configPerLayerFlag;                 ///< a found boolean that, when true, makes it one per layer
+    /// A schedule for checkpoints whose found config lacks a key (an older code generation).
+    std::string lacksKey, lacksSchedule, lacksWhy;
     std::map<ModelKind, KindLayout> kinds;
 
     /// "blocks.3." for layer 3.
@@ -86,7 +95,8 @@ struct LayoutMatch {
     std::string failure; ///< what did not fit, when score < 0
 };
 
-/// Every candidate ranked best first.
-std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, const std::vector<std::string>& names);
+/// Every candidate ranked best first; `folder` (the checkpoint's) is where detect.files are looked for.
+std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, const std::vector<std::string>& names,
+                                     const std::string& folder = "");
 
 } // namespace gwb::engine

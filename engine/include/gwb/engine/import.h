@@ -42,12 +42,13 @@ struct ImportOptions {
     /// Offset schedule overriding the layout's (text for parseOffsetSchedule()); "" = the layout's.
     std::string offsetSchedule;
     /// Transformer heads: not visible in the tensor shapes. Default: the checkpoint's `args`
-    /// (n_heads / num_heads / nhead) when present, else 4 (model-spec).
+    /// (n_heads / num_heads / nhead) when present, else the layout's, else 4 (model-spec).
     std::optional<int64_t> nHeads;
-    std::optional<double> pluckerEps;  ///< overrides the layout's (and a found config's) eps
-    std::optional<NormPlacement> norm; ///< overrides the layout's block arrangement
-    std::optional<EmptyRule> empty;    ///< overrides the layout's empty-offset rule
-    std::optional<GateVariant> gate;   ///< overrides the layout's gate
+    std::optional<double> pluckerEps;       ///< overrides the layout's (and a found config's) eps
+    std::optional<NormPlacement> norm;      ///< overrides the layout's block arrangement
+    std::optional<EmptyRule> empty;         ///< overrides the layout's empty-offset rule
+    std::optional<GateVariant> gate;        ///< overrides the layout's gate
+    std::optional<Aggregation> aggregation; ///< overrides the layout's aggregation order
     /// Read sizes, offsets and flags from a config found with the checkpoint (`args` / `config`
     /// in the .pt, config.json beside it or in its folder). Off: the family's defaults only.
     bool useFoundConfig = true;
