@@ -13,6 +13,9 @@
 
 namespace {
 
+constexpr const char* kTokenizerHelp = "Tokenizer file: SentencePiece .model, WordPiece vocab.txt, tokenizer.json "
+                                       "(Hugging Face's or Wake2vec's), or GPT-2 vocab.json with merges.txt beside it.";
+
 void writeAtomic(const std::string& path, const std::string& bytes) {
     const std::string tmp = path + ".tmp";
     {
@@ -70,7 +73,7 @@ int encodeCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Print the pieces of a text: id, byte span, piece."));
     p.addHelpOption();
-    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer file."),
+    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QString::fromUtf8(kTokenizerHelp),
                                     QStringLiteral("TOK"));
     const QCommandLineOption text(QStringLiteral("text"), QStringLiteral("Text to encode."), QStringLiteral("TEXT"));
     const QCommandLineOption file(QStringLiteral("file"), QStringLiteral("File to encode."), QStringLiteral("FILE"));
@@ -100,7 +103,7 @@ int decodeCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Print the text of comma-separated ids."));
     p.addHelpOption();
-    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QStringLiteral("Tokenizer file."),
+    const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QString::fromUtf8(kTokenizerHelp),
                                     QStringLiteral("TOK"));
     const QCommandLineOption ids(QStringLiteral("ids"), QStringLiteral("Ids, e.g. 5,17,3."), QStringLiteral("IDS"));
     p.addOptions({tokOpt, ids});

@@ -171,14 +171,25 @@ ImportedModel loadOrImportModel(const std::string& path, const std::string& devi
     o.expectedKind = expectedKind;
     const std::filesystem::path folder =
         std::filesystem::is_directory(path) ? std::filesystem::path(path) : std::filesystem::path(path).parent_path();
-    for (const char* name : {"vocab.txt", "vocab.json"}) {
+    std::string where = "next to the checkpoint";
+    for (const char* name : {"tokenizer.json", "vocab.txt", "vocab.json"}) {
         if (std::filesystem::exists(folder / name)) {
             o.vocabPath = (folder / name).string();
             break;
         }
     }
+    // Wake2vec keeps its tokenizer.json in the run folder, above grassmann/best.pt and
+    // transformer/best.pt (only those two folder names: a stray file higher up is not a tokenizer).
+    std::error_code ec;
+    const std::filesystem::path run = std::filesystem::absolute(folder, ec);
+    const std::filesystem::path above = run.parent_path() / "tokenizer.json";
+    if (o.vocabPath.empty() && !ec && (run.filename() == "grassmann" || run.filename() == "transformer") &&
+        std::filesystem::exists(above, ec)) {
+        o.vocabPath = above.string();
+        where = "in the folder above the checkpoint";
+    }
     ImportedModel m = importCheckpoint(path, o);
-    if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found next to the checkpoint)");
+    if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found " + where + ")");
     return m;
 }
 

@@ -159,7 +159,7 @@ FoundConfig findConfig(const std::string& folder, const std::map<std::string, st
     json j;
     try {
         j = json::parse(ss.str());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse_error, and out_of_range for a number like 1e999
         throw std::runtime_error(file.string() + " is not valid JSON: " + e.what());
     }
     if (!j.is_object()) throw std::runtime_error(file.string() + ": top level must be a JSON object");

@@ -5,6 +5,7 @@
 #include "import/import_convert.h"
 
 #include "tokenizers/bpe_tokenizer.h"
+#include "tokenizers/hf_tokenizer.h"
 #include "gwb/engine/config_io.h"
 #include "import/import_config.h"
 #include "import/layout_file.h"
@@ -225,6 +226,14 @@ TokenizerPtr loadVocabulary(const ImportOptions& o) {
     if (!in) throw std::runtime_error("cannot open vocabulary '" + o.vocabPath + "'");
     std::stringstream ss;
     ss << in.rdbuf();
+    if (ext == ".json" &&
+        (!tokenizerJsonFormat(ss.str()).empty() || std::filesystem::path(o.vocabPath).filename() == "tokenizer.json")) {
+        try { // Hugging Face's tokenizer.json or Wake2vec's character map, told apart by content
+            return makeTokenizerJson(ss.str());
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error("vocabulary '" + o.vocabPath + "': " + e.what());
+        }
+    }
     if (ext == ".json") {
         std::string merges = o.mergesPath;
         if (merges.empty()) merges = (std::filesystem::path(o.vocabPath).parent_path() / "merges.txt").string();

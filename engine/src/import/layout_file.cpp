@@ -299,7 +299,7 @@ Layout parseLayout(const std::string& text, const std::string& source) {
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse_error, and out_of_range for a number like 1e999
         throw std::runtime_error("layout " + source + " is not valid JSON: " + e.what());
     }
     return Reader(source).layout(j);

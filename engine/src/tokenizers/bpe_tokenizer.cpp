@@ -67,6 +67,12 @@ public:
             unicode::appendUtf8(c, s);
             if (!m_ids.count(s)) throw std::invalid_argument("vocab.json lacks the byte symbol '" + s + "'");
         }
+        // serialize() embeds the text in JSON, which must be UTF-8 (as merges.txt always is).
+        try {
+            checkUtf8(mergesText);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("merges.txt is not UTF-8 text: ") + e.what());
+        }
         std::istringstream in(mergesText);
         std::string line;
         int rank = 0;
@@ -125,7 +131,6 @@ public:
         return out;
     }
 
-private:
     /// End (exclusive) of the pre-token starting at chars[i], following GPT-2's alternation.
     static size_t preTokenEnd(const std::vector<unicode::DecodedChar>& c, size_t i) {
         const size_t n = c.size();
@@ -159,6 +164,7 @@ private:
         return k - 1;                       // \s+(?!\S): leave the last space to prefix the next word
     }
 
+private:
     std::string pieceBytes(int32_t id) const {
         std::string out;
         for (const auto& d : unicode::decodeUtf8(m_pieces[static_cast<size_t>(id)])) {
@@ -228,6 +234,14 @@ private:
 };
 
 } // namespace
+
+std::vector<char32_t> gpt2ByteAlphabet() {
+    return byteAlphabet();
+}
+
+size_t gpt2PreTokenEnd(const std::vector<unicode::DecodedChar>& chars, size_t i) {
+    return ByteLevelBpe::preTokenEnd(chars, i);
+}
 
 TokenizerPtr makeByteLevelBpeTokenizer(const std::string& vocabJson, const std::string& mergesText) {
     return std::make_shared<ByteLevelBpe>(vocabJson, mergesText);

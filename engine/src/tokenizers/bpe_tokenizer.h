@@ -4,8 +4,10 @@
 // "merges": <merges.txt text>} that makeByteLevelBpeFromSerialized() reads back.
 
 #include "gwb/engine/tokenizer.h"
+#include "tokenizers/wordpiece_unicode.h"
 
 #include <string>
+#include <vector>
 
 namespace gwb::engine {
 
@@ -13,5 +15,10 @@ namespace gwb::engine {
 /// symbols, a byte symbol missing from the vocabulary).
 TokenizerPtr makeByteLevelBpeTokenizer(const std::string& vocabJson, const std::string& mergesText);
 TokenizerPtr makeByteLevelBpeFromSerialized(const std::string& bytes);
+
+/// GPT-2's bytes_to_unicode(): the symbol of each byte value (shared with tokenizer.json's ByteLevel).
+std::vector<char32_t> gpt2ByteAlphabet();
+/// End (exclusive) of the GPT-2 pre-token that starts at chars[i] (the pattern in bpe_tokenizer.cpp).
+size_t gpt2PreTokenEnd(const std::vector<unicode::DecodedChar>& chars, size_t i);
 
 } // namespace gwb::engine

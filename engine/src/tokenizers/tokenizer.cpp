@@ -3,6 +3,7 @@
 #include "gwb/engine/tokenizer.h"
 
 #include "tokenizers/bpe_tokenizer.h"
+#include "tokenizers/hf_tokenizer.h"
 #include "formats/file_util.h"
 
 #include <filesystem>
@@ -21,6 +22,8 @@ TokenizerPtr makeTokenizer(const std::string& kind, const std::string& bytes) {
     if (kind == "sentencepiece") return makeSentencePieceTokenizer(bytes);
     if (kind == "wordpiece") return makeWordPieceTokenizer(bytes);
     if (kind == "bpe") return makeByteLevelBpeFromSerialized(bytes);
+    if (kind == "huggingface") return makeHuggingFaceTokenizer(bytes);
+    if (kind == "wake2vec_chars") return makeWake2vecCharTokenizer(bytes);
     throw std::invalid_argument("unknown tokenizer kind '" + kind + "'");
 }
 
@@ -29,6 +32,15 @@ TokenizerPtr loadTokenizerFile(const std::string& path) {
     const std::string ext = std::filesystem::path(path).extension().string();
     try {
         if (ext == ".txt") return makeTokenizer("wordpiece", bytes);
+        if (ext == ".json") {
+            if (!tokenizerJsonFormat(bytes).empty() || std::filesystem::path(path).filename() == "tokenizer.json")
+                return makeTokenizerJson(bytes);
+            const auto merges = std::filesystem::path(path).parent_path() / "merges.txt";
+            if (!std::filesystem::exists(merges))
+                throw std::invalid_argument(
+                    "neither a tokenizer.json nor a GPT-2 vocab.json with merges.txt beside it");
+            return makeByteLevelBpeTokenizer(bytes, readFileBytes(merges.string()));
+        }
         return makeTokenizer("sentencepiece", bytes);
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
@@ -48,8 +60,8 @@ void checkUtf8(std::string_view s) {
             ++i;
             continue;
         }
-        int len;
-        uint32_t cp;
+        int len = 0; // every branch below sets it or throws (clang cannot see that fail() throws)
+        uint32_t cp = 0;
         if ((c & 0xe0) == 0xc0)
             len = 2, cp = c & 0x1f;
         else if ((c & 0xf0) == 0xe0)

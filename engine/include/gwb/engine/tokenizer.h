@@ -1,7 +1,9 @@
 #pragma once
 // Text <-> token ids, with the byte span of every piece in the original text. Std types only.
-// Implementations: SentencePiece (sentencepiece_tokenizer.cpp, the bundled models) and
-// WordPiece (wordpiece_tokenizer.cpp, bert-base-uncased vocab.txt for imported checkpoints).
+// Implementations: SentencePiece (sentencepiece_tokenizer.cpp, the bundled models), WordPiece
+// (wordpiece_tokenizer.cpp, bert-base-uncased vocab.txt for imported checkpoints), GPT-2 BPE
+// (bpe_tokenizer.cpp, vocab.json + merges.txt), and the two tokenizer.json formats
+// (hf_tokenizer.cpp: Hugging Face's, and Wake2vec's character map).
 // A tokenizer travels inside a .gwb checkpoint as (kind(), serialize()) and comes back through
 // makeTokenizer(kind, bytes).
 
@@ -27,7 +29,8 @@ class Tokenizer {
 public:
     virtual ~Tokenizer() = default;
 
-    /// "sentencepiece", "wordpiece" or "bpe" (GPT-2 byte-level): the key makeTokenizer() dispatches on.
+    /// "sentencepiece", "wordpiece", "bpe" (GPT-2 byte-level), "huggingface" (a tokenizer.json) or
+    /// "wake2vec_chars" (Wake2vec's character map): the key makeTokenizer() dispatches on.
     virtual std::string kind() const = 0;
     /// Number of ids (rows of the embedding table the tokenizer expects).
     virtual int64_t vocabSize() const = 0;
@@ -55,8 +58,9 @@ using TokenizerPtr = std::shared_ptr<const Tokenizer>;
 /// kind or bytes that do not parse (message names which).
 TokenizerPtr makeTokenizer(const std::string& kind, const std::string& bytes);
 
-/// Loads a tokenizer file: a SentencePiece .model, or a WordPiece vocab.txt (one token per line,
-/// recognized by the .txt extension). Throws std::runtime_error naming the file and the problem.
+/// Loads a tokenizer file: a SentencePiece .model, a WordPiece vocab.txt (one token per line,
+/// recognized by the .txt extension), or a .json: a tokenizer.json (see makeTokenizerJson()) or a
+/// GPT-2 vocab.json with merges.txt beside it. Throws std::runtime_error naming the file and the problem.
 TokenizerPtr loadTokenizerFile(const std::string& path);
 
 /// SentencePiece model (unigram or BPE, identity normalization) from its serialized proto bytes;
@@ -65,6 +69,12 @@ TokenizerPtr makeSentencePieceTokenizer(const std::string& modelProto);
 /// WordPiece tokenizer (lower-cased BERT basic tokenization + greedy longest-match-first) from
 /// the text of a vocab.txt (implemented by the importer in wordpiece_tokenizer.cpp).
 TokenizerPtr makeWordPieceTokenizer(const std::string& vocabText);
+
+/// A tokenizer.json, the format picked by content: Hugging Face's (a "model" object: BPE,
+/// byte-level or not, WordPiece or WordLevel) or Wake2vec's character map ({"char_to_id": {...}},
+/// one code point a piece, unknown characters encode to 0). Throws std::invalid_argument
+/// ("tokenizer.json: ...") for bad files and for any component it does not implement, by name.
+TokenizerPtr makeTokenizerJson(const std::string& text);
 
 /// Settings of `gwb tokenizer train`.
 struct SentencePieceTrainOptions {
