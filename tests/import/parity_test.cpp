@@ -5,9 +5,12 @@
 // (t = 0 alone), 5, 18 (past the largest offset 16) and Lmax. Every family x kind runs at the
 // paper size (V=30522, d=256, r=32, 6 layers, T=128); the reader formats (bf16 safetensors,
 // fp16 .pt) at a tiny size. We import the file and require max |ours - PyTorch| < 1e-4 on the
-// logits. Negative controls: flipping each variant switch (empty, eps, gate, norm) and the
-// offset schedule must break that tolerance. Skipped with a message when no python3 with torch
-// is found.
+// logits. The families of issue 23 (arledge's fused kernel and SmallTransformer, adipks, wake2vec
+// and its earlier ln1 version, youdie006 with its .hydra/config.yaml) run at their own realistic
+// sizes, saved under their own file names. Negative controls: flipping each variant switch
+// (every other block arrangement, empty, eps, gate, aggregation, heads) and the offset schedule
+// must break that tolerance (or be refused). Skipped with a message when no python3 with torch is
+// found.
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/import.h"
@@ -17,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -35,9 +39,16 @@ struct Case {
     std::string name() const { return family + "_" + kind + "_" + norm + "_" + format + "_" + dtype + "_" + size; }
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
+void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.name();
+}
 
-std::string caseName(const testing::TestParamInfo<Case>& info) { return info.param.name(); }
+/// gtest names allow [A-Za-z0-9_] only: "wake2vec-ln1" -> "wake2vec_ln1".
+std::string caseName(const testing::TestParamInfo<Case>& info) {
+    std::string n = info.param.name();
+    std::replace(n.begin(), n.end(), '-', '_');
+    return n;
+}
 
 /// Logits (T x V, row-major) of `ids` through the imported model in eval mode.
 std::vector<float> logits(const Model& model, const std::vector<int64_t>& ids) {
@@ -122,7 +133,9 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     ASSERT_TRUE(cases) << "parity_all.py failed";
     const auto dir = *cases / c.name();
     const Expected e = readExpected(dir);
-    const std::string checkpoint = (dir / (c.format == "pt" ? "model.pt" : "model.safetensors")).string();
+    // The family's own file name (grassmann_best.pt, best.pt beside .hydra/, ...).
+    const std::string checkpoint =
+        (dir / e.meta.value("checkpoint_file", c.format == "pt" ? "model.pt" : "model.safetensors")).string();
 
     ImportOptions options;
     options.expectedKind = c.kind == "grassmann" ? ModelKind::Grassmann : ModelKind::Transformer;
@@ -145,6 +158,9 @@ TEST_P(Parity, LogitsMatchPyTorch) {
         EXPECT_EQ(gateName(cfg.gate), variant["gate"].get<std::string>());
         EXPECT_EQ(emptyName(cfg.empty), variant["empty"].get<std::string>());
         EXPECT_DOUBLE_EQ(cfg.pluckerEps, variant["eps"].get<double>());
+        EXPECT_EQ(aggregationName(cfg.aggregation), variant["aggregation"].get<std::string>());
+    } else {
+        EXPECT_EQ(cfg.nHeads, size["heads"].get<int64_t>());
     }
 
     const double diff = maxDiff(imported.model, e);
@@ -153,30 +169,53 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     if (c.size != "paper") return;
 
     // Negative controls: each switch flipped alone must break the tolerance.
-    auto flipped = [&](const char* what, const std::function<void(ImportOptions&)>& change) {
+    // A flip the importer refuses (the geometry-only gate in a post_mix / pre_mix block) passes
+    // too: either way the wrong variant cannot silently match.
+    auto flipped = [&](const std::string& what, const std::function<void(ImportOptions&)>& change) {
         ImportOptions o = options;
         change(o);
-        const double d = maxDiff(importCheckpoint(checkpoint, o).model, e);
+        std::optional<ImportedModel> m;
+        try {
+            m.emplace(importCheckpoint(checkpoint, o));
+        } catch (const std::runtime_error& err) {
+            std::cout << "[          ]   " << what << " flipped: refused (" << err.what() << ")\n";
+            return;
+        }
+        const double d = maxDiff(m->model, e);
         EXPECT_GT(d, kTolerance) << what << " flipped still matches: the comparison cannot see it";
         std::cout << "[          ]   " << what << " flipped: max |logit diff| = " << d << "\n";
     };
-    const bool pre = cfg.norm == NormPlacement::Pre;
-    if (cfg.mixerLayerNorm) // alphaXiv Grassmann: post has no place for the mixer LayerNorm
-        EXPECT_THROW(importCheckpoint(checkpoint, [&] {
-                         ImportOptions o = options;
-                         o.norm = NormPlacement::Post;
-                         return o;
-                     }()),
-                     std::runtime_error);
-    else
-        flipped("norm", [&](ImportOptions& o) { o.norm = pre ? NormPlacement::Post : NormPlacement::Pre; });
-    if (c.kind != "grassmann") return;
-    flipped("empty", [&](ImportOptions& o) { o.empty = cfg.empty == EmptyRule::Zero ? EmptyRule::Bias : EmptyRule::Zero; });
+    if (cfg.mixerLayerNorm) { // alphaXiv-style Grassmann: post has no place for the mixer LayerNorm
+        ImportOptions post = options;
+        post.norm = NormPlacement::Post;
+        EXPECT_THROW(importCheckpoint(checkpoint, post), std::runtime_error);
+    }
+    // Every other arrangement that exists for these blocks (a mixer LayerNorm exists only in pre;
+    // post_mix / pre_mix only for Grassmann blocks with the paper gate; the importer refuses the
+    // rest, as checked above for post).
+    for (const NormPlacement n :
+         {NormPlacement::Post, NormPlacement::Pre, NormPlacement::PostMix, NormPlacement::PreMix}) {
+        const bool mixOnly = n == NormPlacement::PostMix || n == NormPlacement::PreMix;
+        if (n == cfg.norm || cfg.mixerLayerNorm) continue;
+        if (mixOnly && (c.kind != "grassmann" || cfg.gate != GateVariant::Paper)) continue;
+        flipped(std::string("norm=") + normName(n), [&](ImportOptions& o) { o.norm = n; });
+    }
+    if (c.kind != "grassmann") {
+        flipped("heads", [&](ImportOptions& o) { o.nHeads = cfg.nHeads == 8 ? 4 : 8; });
+        return;
+    }
+    flipped("empty",
+            [&](ImportOptions& o) { o.empty = cfg.empty == EmptyRule::Zero ? EmptyRule::Bias : EmptyRule::Zero; });
     flipped("eps", [&](ImportOptions& o) { o.pluckerEps = cfg.pluckerEps < 1e-7 ? 1e-6 : 1e-8; });
     flipped("gate", [&](ImportOptions& o) {
         o.gate = cfg.gate == GateVariant::Paper ? GateVariant::GeometryOnly : GateVariant::Paper;
     });
-    flipped("offsets", [&](ImportOptions& o) { o.offsetSchedule = "3"; });
+    flipped("aggregation", [&](ImportOptions& o) {
+        o.aggregation = cfg.aggregation == Aggregation::NormalizeThenMean ? Aggregation::MeanThenNormalize
+                                                                          : Aggregation::NormalizeThenMean;
+    });
+    // std::string(1, '3'), not "3": GCC 12 reports a bogus -Wrestrict on the literal here.
+    flipped("offsets", [&](ImportOptions& o) { o.offsetSchedule = std::string(1, '3'); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, Parity,
@@ -187,6 +226,17 @@ INSTANTIATE_TEST_SUITE_P(Families, Parity,
                                          Case{"kanenorman", "grassmann", "pre", "pt", "float32", "paper"},
                                          Case{"kanenorman", "transformer", "post", "pt", "float32", "paper"},
                                          Case{"kanenorman", "transformer", "pre", "pt", "float32", "paper"},
+                                         Case{"arledge", "grassmann", "pre", "pt", "float32", "paper"},
+                                         Case{"arledge", "transformer", "pre", "pt", "float32", "paper"},
+                                         Case{"adipks", "grassmann", "pre", "pt", "float32", "paper"},
+                                         Case{"adipks", "transformer", "pre", "pt", "float32", "paper"},
+                                         Case{"wake2vec", "grassmann", "post_mix", "pt", "float32", "paper"},
+                                         Case{"wake2vec-ln1", "grassmann", "pre", "pt", "float32", "paper"},
+                                         Case{"wake2vec", "transformer", "pre", "pt", "float32", "paper"},
+                                         Case{"youdie006", "grassmann", "post", "pt", "float32", "paper"},
+                                         Case{"youdie006", "grassmann", "pre_mix", "pt", "float32", "paper"},
+                                         Case{"youdie006", "transformer", "post", "pt", "float32", "paper"},
+                                         Case{"youdie006", "transformer", "pre", "pt", "float32", "paper"},
                                          Case{"grasslm", "grassmann", "post", "safetensors", "bfloat16", "tiny"},
                                          Case{"alphaxiv", "grassmann", "pre", "pt", "float16", "tiny"},
                                          Case{"kanenorman", "grassmann", "post", "safetensors", "float32", "tiny"}),

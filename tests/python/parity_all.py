@@ -8,14 +8,24 @@ Usage: parity_all.py OUT"""
 import os
 import sys
 
+import parity_adipks
 import parity_alphaxiv
+import parity_arledge
 import parity_common as pc
 import parity_conditioning
 import parity_grasslm
 import parity_kanenorman
+import parity_wake2vec
+import parity_youdie006
 
-FAMILIES = {"grasslm": parity_grasslm, "alphaxiv": parity_alphaxiv, "kanenorman": parity_kanenorman}
-# (family, kind, norm, format, dtype, size). GrassLM has no Transformer baseline.
+# Layout name -> the function writing one case of it.
+FAMILIES = {"grasslm": parity_grasslm.make, "alphaxiv": parity_alphaxiv.make, "kanenorman": parity_kanenorman.make,
+            "arledge": parity_arledge.make, "adipks": parity_adipks.make, "wake2vec": parity_wake2vec.make,
+            "wake2vec-ln1": lambda args: parity_wake2vec.make(args, with_ln1=True),
+            "youdie006": parity_youdie006.make}
+# (family = layout name, kind, norm, format, dtype, size); the same list as parity_test.cpp's.
+# GrassLM has no Transformer baseline; the earlier Wake2vec version differs only in its Grassmann
+# block. Arledge's Grassmann case is the fused kernel's model (GrassmannGPTv4 is alphaXiv's).
 CASES = [
     ("grasslm", "grassmann", "post", "pt", "float32", "paper"),
     ("alphaxiv", "grassmann", "pre", "pt", "float32", "paper"),
@@ -24,6 +34,17 @@ CASES = [
     ("kanenorman", "grassmann", "pre", "pt", "float32", "paper"),
     ("kanenorman", "transformer", "post", "pt", "float32", "paper"),
     ("kanenorman", "transformer", "pre", "pt", "float32", "paper"),
+    ("arledge", "grassmann", "pre", "pt", "float32", "paper"),
+    ("arledge", "transformer", "pre", "pt", "float32", "paper"),
+    ("adipks", "grassmann", "pre", "pt", "float32", "paper"),
+    ("adipks", "transformer", "pre", "pt", "float32", "paper"),
+    ("wake2vec", "grassmann", "post_mix", "pt", "float32", "paper"),
+    ("wake2vec-ln1", "grassmann", "pre", "pt", "float32", "paper"),
+    ("wake2vec", "transformer", "pre", "pt", "float32", "paper"),
+    ("youdie006", "grassmann", "post", "pt", "float32", "paper"),
+    ("youdie006", "grassmann", "pre_mix", "pt", "float32", "paper"),
+    ("youdie006", "transformer", "post", "pt", "float32", "paper"),
+    ("youdie006", "transformer", "pre", "pt", "float32", "paper"),
     ("grasslm", "grassmann", "post", "safetensors", "bfloat16", "tiny"),
     ("alphaxiv", "grassmann", "pre", "pt", "float16", "tiny"),
     ("kanenorman", "grassmann", "post", "safetensors", "float32", "tiny"),
@@ -35,9 +56,9 @@ def main():
     for family, kind, norm, fmt, dtype, size in CASES:
         name = "_".join((family, kind, norm, fmt, dtype, size))
         argv = ["--kind", kind, "--format", fmt, "--dtype", dtype, "--size", size, "--out", os.path.join(out, name)]
-        if family == "kanenorman":
+        if family in ("kanenorman", "youdie006"):  # the families with a pre_norm switch
             argv += ["--norm", norm]
-        FAMILIES[family].make(pc.parser("").parse_args(argv))
+        FAMILIES[family](pc.parser("").parse_args(argv))
     parity_conditioning.make(os.path.join(out, "conditioning"))
 
 

@@ -115,7 +115,7 @@ def make(args):
     pc.randomize(model, args.seed, ("blocks.0.grassmann.W_red",), 5e-6 if c["d"] > 16 else 1e-4)
     variant = {"norm": "pre"}
     if args.kind == "grassmann":
-        variant.update(gate="paper", empty="zero", eps=EPS)
+        variant.update(gate="paper", empty="zero", eps=EPS, aggregation="normalize_then_mean")
     pc.finish(args, model, save, "alphaxiv", variant)
 
 

@@ -41,7 +41,7 @@ def randomize(model, seed, reduce_names=(), reduce_scale=None):
                 p.copy_(1.0 + 0.2 * noise)
             elif name.endswith("bias") or is_norm:
                 p.copy_(0.1 * noise)
-            elif "embed" in name:
+            elif "emb" in name:  # token_embedding, tok_emb, pos_encoding.embedding, ...
                 p.copy_(0.5 * noise)
             else:
                 p.copy_(noise / (p.shape[-1] ** 0.5))
@@ -91,31 +91,35 @@ def parser(description):
     ap.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--size", choices=["tiny", "paper"], default="paper")
-    ap.add_argument("--norm", choices=["post", "pre"], default="post", help="kanenorman's pre_norm flag")
+    ap.add_argument("--norm", choices=["post", "pre", "post_mix", "pre_mix"], default="post",
+                    help="kanenorman's / youdie006's pre_norm flag (the family fixes the rest)")
     ap.add_argument("--out", required=True, help="folder for the checkpoint + expected.json + logits.f32")
     return ap
 
 
-def finish(args, model, save_pt, family, variant, buffers_in_safetensors=True):
+def finish(args, model, save_pt, family, variant, buffers_in_safetensors=True, config=None, filename="model.pt"):
     """Casts (if asked), saves the checkpoint, runs the prompts with the saved weights and writes
-    expected.json + logits.f32. `save_pt(state_dict, path)` saves the way the family does;
-    `variant` records the flags the family uses (for the test's report and negative controls)."""
+    expected.json + logits.f32. `save_pt(state_dict, path)` saves the way the family does, as
+    OUT/`filename` (the family's own file name); `variant` records the flags the family uses (for
+    the test's report and negative controls); `config` the sizes when the family's own differ
+    from sizes(args)."""
     os.makedirs(args.out, exist_ok=True)
-    config = sizes(args)
+    config = config or sizes(args)
     dtype = getattr(torch, args.dtype)
     state = cast_state(model.state_dict(), dtype)
     # The reference runs in float32 on exactly the weights that were saved (after rounding).
     model.load_state_dict(cast_state(state, torch.float32))
     model.eval()
     if args.format == "pt":
-        path = os.path.join(args.out, "model.pt")
+        path = os.path.join(args.out, filename)
         save_pt(state, path)
     else:
         path = os.path.join(args.out, "model.safetensors")
         # safetensors refuses shared storage: the tied head is written once, as the family would.
         write_safetensors(path, {k: v for k, v in state.items() if k != "lm_head.weight"}, {"format": "pt"})
     result = {"family": family, "kind": args.kind, "config": config, "variant": variant,
-              "checkpoint": path, "prompts": [], "logits_file": "logits.f32"}
+              "checkpoint": path, "checkpoint_file": os.path.basename(path), "prompts": [],
+              "logits_file": "logits.f32"}
     with torch.no_grad(), open(os.path.join(args.out, "logits.f32"), "wb") as f:
         for ids in prompts(config["V"], config["Lmax"], args.seed):
             logits = model(torch.tensor([ids]))[0].float().contiguous()

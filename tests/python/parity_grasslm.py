@@ -119,7 +119,8 @@ def make(args):
             "d_ff": c["d_ff"], "max_seq_len": c["Lmax"], "window_schedule": window_schedule(c["N"])}
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump({"architecture": arch, "training": {"lr": 3e-4}}, f)
-    pc.finish(args, model, save, "grasslm", {"norm": "post", "gate": "paper", "empty": "zero", "eps": EPS})
+    pc.finish(args, model, save, "grasslm", {"norm": "post", "gate": "paper", "empty": "zero", "eps": EPS,
+                                                      "aggregation": "normalize_then_mean"})
 
 
 if __name__ == "__main__":

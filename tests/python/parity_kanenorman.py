@@ -120,7 +120,7 @@ def make(args):
     pc.randomize(model, args.seed, ("transformer_blocks.0.attention.reduce",), 5e-6 if c["d"] > 16 else 1e-4)
     variant = {"norm": args.norm}
     if args.kind == "grassmann":
-        variant.update(gate="geometry_only", empty="bias", eps=EPS)
+        variant.update(gate="geometry_only", empty="bias", eps=EPS, aggregation="normalize_then_mean")
     pc.finish(args, model, torch.save, "kanenorman", variant)
 
 
