@@ -29,9 +29,24 @@ QString helpText() {
                    QStringLiteral("Grassmann Workbench %1: look inside attention-free Grassmann language models.\n\n"
                                   "Options:\n"
                                   "  -h, --help      Show this help.\n"
-                                  "  -v, --version   Show the version.\n\n"
-                                  "Commands (gwb <command> --help for each):\n")
+                                  "  -v, --version   Show the version.\n\n")
                        .arg(QStringLiteral(GWB_VERSION));
+#ifndef GWB_HEADLESS
+    // The window's own options (app/gui/gui_main.cpp parses them).
+    text += QStringLiteral(
+        "Window options (gwb [options]):\n"
+        "  --model FILE        Grassmann model to open (default: the bundled one).\n"
+        "  --baseline FILE     Transformer baseline to open (default: the bundled one).\n"
+        "  --prompt TEXT       Prompt text.\n"
+        "  --prompt-file FILE  Prompt from a UTF-8 file.\n"
+        "  --run               Run the prompt at start.\n"
+        "  --continue N        With --run: let the Grassmann model continue the prompt by N tokens first\n"
+        "                      (sampled with seed 0, as the Continue button).\n"
+        "  --session FILE      Open a saved session (models, prompt, selection, view settings).\n"
+        "  --stats S.npz       Open corpus statistics (gwb stats) in the Corpus view.\n"
+        "  --fresh             Start with the default layout and settings (the saved ones are kept).\n\n");
+#endif
+    text += QStringLiteral("Commands (gwb <command> --help for each):\n");
     for (const auto& c : gwb::app::commands())
         text += QStringLiteral("  %1 %2\n").arg(QString::fromLatin1(c.name), -12).arg(QString::fromUtf8(c.summary));
     return text;
@@ -58,7 +73,24 @@ int main(int argc, char** argv) {
         QTextStream(stderr) << "gwb: this build has no window (GWB_BUILD_GUI=OFF); name a command\n\n" << helpText();
         return 2;
 #else
-        QApplication app(argc, argv);
+        // QGuiApplication takes "-session NAME" / "--session NAME" out of argv for X11 session
+        // management, so gwb's own --session FILE would never arrive. Joined into one argument
+        // ("--session=FILE") it passes through untouched.
+        static std::vector<std::string> joined;
+        static std::vector<char*> guiArgv;
+        for (int i = 0; i < argc; ++i) {
+            const std::string a = argv[i];
+            if ((a == "--session" || a == "-session") && i + 1 < argc) {
+                joined.push_back("--session=" + std::string(argv[++i]));
+            } else {
+                joined.push_back(a);
+            }
+        }
+        for (std::string& a : joined)
+            guiArgv.push_back(a.data());
+        guiArgv.push_back(nullptr);
+        int guiArgc = static_cast<int>(joined.size());
+        QApplication app(guiArgc, guiArgv.data());
         return gwb::app::runGui(app);
 #endif
     }

@@ -5,12 +5,14 @@
 #include "cli/command_registry.h"
 #include "gui/corpus_figure.h"
 #include "gui/figure_request.h"
+#include "gui/patching_job.h"
 #include "gui/saliency_job.h"
 #include "gui/trace_job.h"
 
 #include "gwb/engine/tokenizer.h"
 #include "gwb/views/colormap.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/patching_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection.h"
 #include "gwb/views/selection_policy.h"
@@ -55,7 +57,7 @@ int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const ch
 void modelsFor(const QString& view, bool& grassmann, bool& baseline) {
     grassmann = view != QLatin1String("attention");
     baseline = view == QLatin1String("attention") || view == QLatin1String("compare") ||
-               view == QLatin1String("lens") || view == QLatin1String("saliency");
+               view == QLatin1String("lens") || view == QLatin1String("saliency") || view == QLatin1String("patching");
 }
 
 int runFigure(const QStringList& args) {
@@ -67,8 +69,8 @@ int runFigure(const QStringList& args) {
     p.addHelpOption();
     const QCommandLineOption view(
         QStringLiteral("view"),
-        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency or corpus "
-                       "(with --stats)."),
+        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency, patching or "
+                       "corpus (with --stats)."),
         QStringLiteral("ID"));
     const QCommandLineOption model(QStringLiteral("model"),
                                    QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
@@ -137,6 +139,23 @@ int runFigure(const QStringList& args) {
                   promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,
                   data,       device, threads,  target, stats,    quantity, shape});
     p.addOptions({continueN, sample, seed});
+    const QCommandLineOption corrupt(QStringLiteral("corrupt"),
+                                     QStringLiteral("Patching: corrupted prompt of the same token length (without it, "
+                                                    "--mode zero|mean ablates the prompt)."),
+                                     QStringLiteral("TEXT"));
+    const QCommandLineOption answer(QStringLiteral("answer"), QStringLiteral("Patching: answer piece of the metric."),
+                                    QStringLiteral("PIECE"));
+    const QCommandLineOption wrong(QStringLiteral("wrong"), QStringLiteral("Patching: wrong piece of the metric."),
+                                   QStringLiteral("PIECE"));
+    const QCommandLineOption site(
+        QStringLiteral("site"),
+        QStringLiteral("Patching: resid (default), mixer, gate, ffn or offset/head (Grassmann "
+                       "offsets, Transformer heads)."),
+        QStringLiteral("SITE"));
+    const QCommandLineOption mode(QStringLiteral("mode"),
+                                  QStringLiteral("Patching: patch (default with --corrupt), zero or mean."),
+                                  QStringLiteral("MODE"));
+    p.addOptions({corrupt, answer, wrong, site, mode});
     p.process(args);
     QTextStream err(stderr);
     try {
@@ -297,6 +316,41 @@ int runFigure(const QStringList& args) {
             sv->setSaliency(res);
         } else if (p.isSet(target)) {
             throw std::invalid_argument("--target only applies to --view saliency");
+        }
+        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(v.get())) {
+            gwb::views::PatchingInputs in;
+            in.clean = outcome.data.prompt();
+            in.corrupt = p.value(corrupt);
+            in.answer = p.value(answer);
+            in.wrong = p.value(wrong);
+            in.site = p.isSet(site) ? p.value(site) : QStringLiteral("resid");
+            if (in.site == QLatin1String("offset") || in.site == QLatin1String("head"))
+                in.site = QStringLiteral("offset/head");
+            in.mode = p.isSet(mode)          ? p.value(mode)
+                      : in.corrupt.isEmpty() ? QStringLiteral("zero")
+                                             : QStringLiteral("patch");
+            if (const QString problem = pv->checkInputs(in); !problem.isEmpty())
+                throw std::invalid_argument(problem.toStdString());
+            pv->setInputs(in);
+            gwb::app::PatchingJobRequest pr;
+            pr.grassmannPath = request.grassmannPath;
+            pr.baselinePath = request.baselinePath;
+            pr.device = request.device;
+            pr.inputs = in;
+            const gwb::views::PatchingData res = gwb::app::computePatching(cache, pr);
+            if (!res.error.isEmpty()) throw std::invalid_argument(res.error.toStdString());
+            for (const auto* g : {&res.grassmann, &res.transformer})
+                if (!g->error.isEmpty()) err << "gwb figure: patching: " << g->model << ": " << g->error << "\n";
+            for (const auto* g : {&res.grassmann, &res.transformer})
+                if (g->hasGrid() && g->hasMetric && !g->effectDefined)
+                    err << "gwb figure: patching: " << g->model << ": the clean and corrupted metrics are equal ("
+                        << g->cleanMetric
+                        << "): the normalised effect is undefined; the figure shows the change of the metric\n";
+            err.flush();
+            pv->setResult(res);
+        } else if (p.isSet(corrupt) || p.isSet(answer) || p.isSet(wrong) || p.isSet(site) || p.isSet(mode)) {
+            throw std::invalid_argument(
+                "--corrupt, --answer, --wrong, --site and --mode only apply to --view patching");
         }
 
         const gwb::views::ExportResult fig = gwb::views::exportFigure(*v, gwb::app::figureOptions(settings), outPath);

@@ -73,6 +73,13 @@ CorpusDialog::CorpusDialog(const QString& models, const CorpusRequest& initial, 
     m_error->setStyleSheet(QStringLiteral("color: #a01010;"));
     m_error->hide();
     layout->addWidget(m_error);
+    // A message about the fields goes as soon as a field changes (it may no longer be true).
+    auto clearError = [this] { m_error->hide(); };
+    connect(m_files->model(), &QAbstractItemModel::rowsInserted, this, clearError);
+    connect(m_files->model(), &QAbstractItemModel::rowsRemoved, this, clearError);
+    for (QSpinBox* box : {m_window, m_stride, m_maxWindows})
+        connect(box, &QSpinBox::valueChanged, this, clearError);
+    connect(m_out, &QLineEdit::textChanged, this, clearError);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(QStringLiteral("Run"));
     connect(buttons, &QDialogButtonBox::accepted, this, &CorpusDialog::accept);

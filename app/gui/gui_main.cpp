@@ -35,7 +35,8 @@ int runGui(QApplication& app) {
                                    QStringLiteral("S.npz"));
     const QCommandLineOption continueN(
         QStringLiteral("continue"),
-        QStringLiteral("With --run or --tour: let the Grassmann model continue the prompt by N tokens first."),
+        QStringLiteral("With --run or --tour: let the Grassmann model continue the prompt by N tokens first "
+                       "(sampled with seed 0, as the Continue button)."),
         QStringLiteral("N"));
     p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh, stats, continueN});
     p.addHelpOption();
@@ -64,7 +65,7 @@ int runGui(QApplication& app) {
     else if (p.isSet(run) || p.isSet(tour))
         QTimer::singleShot(0, &window, [&window, n = p.value(continueN).toInt()] {
             if (n > 0)
-                window.continueRun(n, false);
+                window.continueRun(n, true);
             else
                 window.run();
         });

@@ -5,10 +5,14 @@
 #include "gui/recent_files.h"
 #include "gui/selection_bar.h"
 #include "gui/first_start.h"
+#include "gui/patching_job.h"
+#include "gui/quick_ablation.h"
 #include "gui/saliency_job.h"
 #include "gui/token_scalars.h"
+#include "gui/views_guide.h"
 
 #include "gwb/engine/device.h"
+#include "gwb/views/patching_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection_policy.h"
 #include "gwb/views/token_strip.h"
@@ -17,6 +21,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QResizeEvent>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -30,6 +35,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
@@ -59,7 +65,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     setWindowIcon(QIcon(QStringLiteral(":/gwb/icons/gwb.svg")));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
-    resize(1400, 900);
+    resize(initialWindowSize());
 
     m_recentModels = new RecentFiles(QStringLiteral("recent/models"), QStringLiteral("Open &Recent Model"), this);
     m_recentSessions = new RecentFiles(QStringLiteral("recent/sessions"), QStringLiteral("Open Recent &Session"), this);
@@ -99,6 +105,17 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     setData({});
     // First start (no saved session, nothing typed): show the instrument on a sample prompt.
     if (m_options.sampleOnFirstStart) startWithSample();
+}
+
+QSize MainWindow::initialWindowSize() const {
+    // 1400 x 900 where the screen has room; else the screen's available area (a 1280 x 720 or
+    // 1366 x 768 laptop), never less than the window's minimum.
+    QSize size(1400, 900);
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+        const QSize avail = screen->availableGeometry().size();
+        if (avail.width() > 0 && avail.height() > 0) size = size.boundedTo(avail);
+    }
+    return size.expandedTo(kWindowMinimum);
 }
 
 bool MainWindow::startWithSample() {
@@ -166,6 +183,7 @@ void MainWindow::buildDocks() {
     connect(m_prompt, &PromptPanel::runRequested, this, &MainWindow::run);
     connect(m_prompt, &PromptPanel::cancelRequested, this, &MainWindow::cancelRun);
     connect(m_prompt, &PromptPanel::continueRequested, this, &MainWindow::continueRun);
+    connect(m_prompt->editor(), &QPlainTextEdit::textChanged, this, &MainWindow::updateStaleness);
     m_promptDock = new QDockWidget(QStringLiteral("Prompt"), this);
     m_promptDock->setObjectName(QStringLiteral("dock_prompt"));
     m_promptDock->setWidget(m_prompt);
@@ -183,6 +201,9 @@ void MainWindow::buildDocks() {
     stripScroll->setWidgetResizable(true);
     stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     stripScroll->setFrameShape(QFrame::NoFrame);
+    // Not vertically expanding: when the window grows, the dock area with the views takes the
+    // height (Qt gives spare room to expanding docks first).
+    stripScroll->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     m_stripDock->setWidget(stripScroll);
     keepSelectionVisible(stripScroll, m_strip, m_selection);
     addDockWidget(Qt::TopDockWidgetArea, m_stripDock);
@@ -197,8 +218,15 @@ void MainWindow::buildDocks() {
         v->setSelection(m_selection);
         auto* dock = new QDockWidget(v->title(), this);
         dock->setObjectName(QStringLiteral("dock_") + id);
-        dock->setWidget(v);
-        v->setParent(dock);
+        // A view smaller than its dock's room scrolls inside it: a view's minimum size never
+        // raises the window's (1024 x 640 must stay possible) nor makes the window grow.
+        auto* scroll = new QScrollArea(dock);
+        scroll->setObjectName(QStringLiteral("scroll_") + id);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setWidget(v);
+        scroll->setMinimumSize(kViewAreaMinimum);
+        dock->setWidget(scroll);
         addDockWidget(Qt::BottomDockWidgetArea, dock);
         if (first)
             tabifyDockWidget(first, dock);
@@ -224,9 +252,37 @@ void MainWindow::buildDocks() {
                 return r;
             },
             m_strip);
+    if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")))) {
+        // Causal tests: the Patching view's sweeps and the quick ablations of the Plücker and
+        // Attention views share one runner (one worker thread, its own model cache).
+        PatchingRunner* runner = wirePatching(pv, [this] {
+            PatchingJobRequest r;
+            r.grassmannPath = m_data.grassmann ? m_grassmannPath : QString();
+            r.baselinePath = m_data.baseline ? m_baselinePath : QString();
+            r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
+            r.baselineChoice = m_controller->importChoice(m_baselinePath);
+            r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
+            return r;
+        });
+        wireQuickAblations(
+            runner, view(QStringLiteral("plucker")), view(QStringLiteral("attention")), m_strip, m_selection,
+            [this] {
+                AblationContext c;
+                c.grassmannPath = m_grassmannPath;
+                c.baselinePath = m_baselinePath;
+                c.grassmannChoice = m_controller->importChoice(m_grassmannPath);
+                c.baselineChoice = m_controller->importChoice(m_baselinePath);
+                c.device = m_device ? m_device->currentText() : QStringLiteral("auto");
+                c.data = m_data;
+                return c;
+            },
+            [this](const QString& text) { m_statusMessage->setText(text); });
+    }
     if (first) first->raise();
     // The views get the room; the prompt and the strip a few lines each.
-    if (first) resizeDocks({m_promptDock, m_stripDock, first}, {110, 100, 700}, Qt::Vertical);
+    if (first)
+        resizeDocks({m_promptDock, m_stripDock, first},
+                    {m_prompt->sizeHint().height(), 60, std::max(400, height() - 260)}, Qt::Vertical);
     if (!m_views.empty()) m_currentView = m_views.front()->viewId();
     setTabPosition(Qt::BottomDockWidgetArea, QTabWidget::North);
 }
@@ -307,6 +363,13 @@ void MainWindow::buildActions() {
     m_viewMenu->addAction(QStringLiteral("Reset &Layout"), this, &MainWindow::resetLayout);
 
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    QAction* guide = help->addAction(QStringLiteral("&Views Guide"), this, [this] {
+        if (!m_viewsGuide) m_viewsGuide = new ViewsGuide(this);
+        m_viewsGuide->show();
+        m_viewsGuide->raise();
+    });
+    guide->setObjectName(QStringLiteral("actionViewsGuide"));
+    guide->setShortcut(QKeySequence::HelpContents);
     help->addAction(QStringLiteral("&About"), this, [this] {
         QMessageBox::about(this, QStringLiteral("About Grassmann Workbench"),
                            QStringLiteral("<b>Grassmann Workbench %1</b><p>Look inside attention-free Grassmann "
@@ -321,7 +384,8 @@ void MainWindow::restoreWindowSettings() {
     QSettings s;
     if (s.contains(QStringLiteral("window/geometry")))
         restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    if (s.contains(QStringLiteral("window/state"))) restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    if (s.contains(QStringLiteral("window/state")))
+        m_layoutRestored = restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     m_device->setCurrentText(s.value(QStringLiteral("engine/device"), QStringLiteral("auto")).toString());
     m_threads->setValue(s.value(QStringLiteral("engine/threads"), 0).toInt());
     m_selectionBar->setTokenScalar(s.value(QStringLiteral("view/tokenScalar"), QStringLiteral("surprisal")).toString());
@@ -372,6 +436,31 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Show && watched == this && !m_shownOnce) {
+        // The first layout at the window's real size (a tour or a small screen sets it after the
+        // docks were made): the prompt and the strip a few lines each, the views the rest.
+        m_shownOnce = true;
+        if (!m_layoutRestored && !m_viewDocks.empty())
+            QTimer::singleShot(0, this, [this] {
+                resizeDocks({m_promptDock, m_stripDock, m_viewDocks.front()},
+                            {m_prompt->sizeHint().height(), 60, height()}, Qt::Vertical);
+            });
+    }
+    if (event->type() == QEvent::Resize && watched == this) {
+        // Qt shares a window's new height among all dock areas. This filter sees the resize
+        // before the layout does: the prompt and the token strip keep their heights for it, so
+        // the views take the spare height; afterwards the user may resize them freely again.
+        const auto* resize = static_cast<QResizeEvent*>(event);
+        if (resize->oldSize().isValid() && resize->size().height() > resize->oldSize().height() &&
+            m_promptDock->isVisible() && !m_promptDock->isFloating()) {
+            for (QDockWidget* d : {m_promptDock, m_stripDock})
+                d->setMaximumHeight(d->height());
+            QTimer::singleShot(0, this, [this] {
+                for (QDockWidget* d : {m_promptDock, m_stripDock})
+                    d->setMaximumHeight(QWIDGETSIZE_MAX);
+            });
+        }
+    }
     if (event->type() != QEvent::KeyPress) return QMainWindow::eventFilter(watched, event);
     auto* w = qobject_cast<QWidget*>(watched);
     if (!w || w->window() != this || QApplication::activeModalWidget()) return QMainWindow::eventFilter(watched, event);

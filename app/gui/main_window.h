@@ -51,6 +51,11 @@ public:
     explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
 
+    /// The window works down to this size (a small laptop screen at its panel's scale).
+    static constexpr QSize kWindowMinimum{1024, 640};
+    /// Each view's dock keeps at least this much room; a view needing more scrolls inside it.
+    static constexpr QSize kViewAreaMinimum{320, 200};
+
     /// Model files to run (""= leave that model out). Not loaded until Run (or probed for display).
     void setModelPaths(const QString& grassmannPath, const QString& baselinePath);
     QString grassmannPath() const { return m_grassmannPath; }
@@ -133,6 +138,12 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    /// The first size: 1400 x 900, or the screen's available area when that is smaller.
+    QSize initialWindowSize() const;
+    /// Whether the prompt was edited since the shown results were traced.
+    bool resultsAreStale() const;
+    /// Marks the token strip (and the notice) when the results are stale, unmarks when not.
+    void updateStaleness();
     void buildActions();
     void buildModelBar();
     void buildDocks();
@@ -204,7 +215,18 @@ private:
     QString m_grassmannName; ///< display name once probed
     QString m_baselineName;
     QString m_sessionPath;
-    quint64 m_continueSeed = 0; ///< next seed for sampled continuations
+    /// The tokens the last run traced from ids (a Continue's), for the text it left in the
+    /// prompt: while that text is unedited, Run and Continue trace these ids again (and extend
+    /// them), so generated pieces stay as generated and their marks stay.
+    struct IdTokens {
+        QString text;                                ///< the prompt they belong to
+        std::vector<gwb::engine::TraceToken> tokens; ///< ids, pieces, byte spans in text
+        int64_t firstGenerated = -1;                 ///< first generated token
+        int continuationFrom = -1;                   ///< QChar index of the generated text in text
+    } m_idTokens;
+    QPointer<QDialog> m_viewsGuide; ///< Help > Views guide, made on first use
+    bool m_shownOnce = false;       ///< the first show lays the docks out at the real size
+    bool m_layoutRestored = false;  ///< the user's saved dock layout was restored: keep it
     QString m_currentView;
     QString m_tokenScalar = QStringLiteral("surprisal");
     gwb::views::WorkbenchData m_data;

@@ -2,6 +2,7 @@
 
 #include "gui/corpus_dialog.h"
 #include "gui/main_window.h"
+#include "gui/prompt_panel.h"
 
 #include "gwb/views/corpus_view.h"
 
@@ -104,6 +105,7 @@ bool MainWindow::runCorpus(const CorpusRequest& request) {
         return false;
     }
     m_lastCorpus = request;
+    m_prompt->clearErrorNotice(); // e.g. a model that could not be opened: not this run's news
     m_corpusStatus->setText(QStringLiteral("Corpus: loading the models…"));
     m_corpusProgress->setRange(0, 0); // busy until the first window
     for (QWidget* w : std::initializer_list<QWidget*>{m_corpusStatus, m_corpusProgress, m_corpusCancel})

@@ -90,6 +90,7 @@ void MainWindow::onModelProbed(const ModelInfo& info) {
         m_baselineName = info.name;
         m_baselineLabel->setToolTip(info.path + QStringLiteral("\n\n") + info.summary);
     }
+    m_prompt->clearErrorNotice(); // a model opened: an earlier "cannot open" no longer holds
     const QString tipG = m_grassmannLabel->toolTip(), tipB = m_baselineLabel->toolTip();
     updateModelLabels();
     m_grassmannLabel->setToolTip(tipG);

@@ -14,6 +14,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -31,10 +32,17 @@ void MainWindow::run() {
 
 void MainWindow::continueRun(int tokens, bool sample) {
     TraceRequest request;
-    request.continuation = continueOptions(tokens, sample, sample ? m_continueSeed++ : 0);
+    // Sampled with one fixed seed (reproducible, as `gwb figure --continue N --sample`).
+    request.continuation = continueOptions(tokens, sample, kContinueSeed);
     request.grassmannPath = m_grassmannPath;
     request.baselinePath = m_baselinePath;
     request.prompt = m_prompt->prompt();
+    if (!m_idTokens.tokens.empty() && m_prompt->continuationFrom() >= 0 && request.prompt == m_idTokens.text) {
+        // Unedited since a Continue: trace (and extend) the generated ids, not a new encoding.
+        request.promptTokens = m_idTokens.tokens;
+        request.firstGeneratedToken = m_idTokens.firstGenerated;
+        request.continuationFrom = m_idTokens.continuationFrom;
+    }
     request.device = m_device->currentText();
     request.threads = m_threads->value();
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
@@ -92,10 +100,12 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
     if (id != m_controller->currentRunId()) return; // stale
     setRunningUi(false);
     const int previousToken = selectedTokenBeforeRun();
+    m_idTokens = {};
     if (outcome.continuationFrom >= 0) {
         // The generated text joins the prompt, tinted until the user edits it.
-        m_prompt->setPrompt(outcome.prompt);
+        if (m_prompt->prompt() != outcome.prompt) m_prompt->setPrompt(outcome.prompt);
         m_prompt->markContinuation(outcome.continuationFrom);
+        m_idTokens = {outcome.prompt, outcome.tokens, outcome.data.firstGeneratedToken, outcome.continuationFrom};
     }
     {
         // New data, extents and token: each view refreshes once, with all of them in place.
@@ -161,6 +171,25 @@ void MainWindow::setData(const gwb::views::WorkbenchData& data) {
     m_selectionBar->setData(m_data);
     m_strip->setData(m_data);
     updateTokenStrip();
+    updateStaleness();
+}
+
+bool MainWindow::resultsAreStale() const {
+    return m_data.tokenCount() > 0 && m_prompt->prompt() != m_data.prompt();
+}
+
+void MainWindow::updateStaleness() {
+    // Edited text: the tokens and the views still show the last run; say so where they are.
+    static const QString kStale =
+        QStringLiteral("The prompt was edited: the tokens and the views still show the last run. "
+                       "Run (Ctrl+Return) to trace the new text.");
+    const bool stale = resultsAreStale();
+    m_stripDock->setWindowTitle(stale ? QStringLiteral("Tokens (of the last run; the prompt was edited since)")
+                                      : QStringLiteral("Tokens"));
+    if (stale && m_prompt->notice().isEmpty())
+        m_prompt->setNotice(kStale, QStringLiteral("info"));
+    else if (!stale && m_prompt->notice() == kStale)
+        m_prompt->setNotice({});
 }
 
 void MainWindow::updateTokenStrip() {

@@ -3,6 +3,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QGridLayout>
+#include <QScrollArea>
 #include <QFile>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -59,8 +61,10 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_continueCount->setToolTip(QStringLiteral("How many tokens Continue generates"));
     m_sample = new QCheckBox(QStringLiteral("sample"), this);
     m_sample->setObjectName(QStringLiteral("continueSample"));
-    m_sample->setToolTip(QStringLiteral("Sample the continuation (temperature 1, top-p 0.9, a new seed each time) "
-                                        "instead of always taking the likeliest token"));
+    m_sample->setToolTip(QStringLiteral("Sample the continuation (temperature 1, top-p 0.9, seed 0: the same text "
+                                        "every time) instead of always taking the likeliest token (greedy), which "
+                                        "makes the bundled models write white space"));
+    m_sample->setChecked(true);
     connect(m_continue, &QPushButton::clicked, this,
             [this] { Q_EMIT continueRequested(m_continueCount->value(), m_sample->isChecked()); });
     // Editing the text makes the mark meaningless: the typed and generated parts mix.
@@ -78,27 +82,45 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_notice->setObjectName(QStringLiteral("promptNotice"));
     m_notice->setWordWrap(true);
     m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_notice->hide();
+    // A long notice scrolls inside a few lines instead of making the window taller.
+    m_noticeArea = new QScrollArea(this);
+    m_noticeArea->setWidget(m_notice);
+    m_noticeArea->setWidgetResizable(true);
+    m_noticeArea->setFrameShape(QFrame::NoFrame);
+    m_noticeArea->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_noticeArea->setMaximumHeight(QFontMetrics(m_notice->font()).lineSpacing() * 3 + 14);
+    m_noticeArea->hide();
 
-    auto* buttons = new QVBoxLayout;
-    buttons->addWidget(m_run);
-    buttons->addWidget(m_cancel);
-    auto* cont = new QHBoxLayout;
-    cont->addWidget(m_continue);
-    cont->addWidget(m_sample);
-    buttons->addLayout(cont);
-    buttons->addWidget(m_continueCount);
-    buttons->addWidget(m_samples);
-    buttons->addWidget(m_count);
-    buttons->addStretch();
+    // Two rows of buttons beside the editor, so the panel stays a few lines tall and the views
+    // keep the window's height (1280 x 720 laptops).
+    auto* buttons = new QGridLayout;
+    buttons->setContentsMargins(0, 0, 0, 0);
+    buttons->setVerticalSpacing(2);
+    buttons->addWidget(m_run, 0, 0);
+    buttons->addWidget(m_cancel, 0, 1);
+    buttons->addWidget(m_samples, 0, 2, 1, 2);
+    buttons->addWidget(m_continue, 1, 0);
+    buttons->addWidget(m_continueCount, 1, 1);
+    buttons->addWidget(m_sample, 1, 2);
+    buttons->addWidget(m_count, 1, 3);
+    buttons->setRowStretch(2, 1);
 
     auto* row = new QHBoxLayout;
     row->addWidget(m_editor, 1);
     row->addLayout(buttons);
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(6, 4, 6, 4);
+    layout->setContentsMargins(6, 2, 6, 2);
+    layout->setSpacing(2);
     layout->addLayout(row, 1);
-    layout->addWidget(m_notice);
+    layout->addWidget(m_noticeArea);
+    // Spare height goes to the views, not to the editor.
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+}
+
+QSize PromptPanel::sizeHint() const {
+    QSize s = QWidget::sizeHint();
+    s.setHeight(std::min(s.height(), minimumSizeHint().height() + QFontMetrics(font()).lineSpacing() * 2));
+    return s;
 }
 
 void PromptPanel::loadSamples() {
@@ -147,7 +169,8 @@ void PromptPanel::markContinuation(int from) {
 void PromptPanel::setNotice(const QString& text, const QString& kind) {
     if (text.isEmpty()) {
         m_notice->clear();
-        m_notice->hide();
+        m_noticeKind.clear();
+        m_noticeArea->hide();
         return;
     }
     QString style;
@@ -159,11 +182,12 @@ void PromptPanel::setNotice(const QString& text, const QString& kind) {
         style = QStringLiteral("background:#fff4cc; color:#5c4400; border:1px solid #e6cf7a;");
     m_notice->setStyleSheet(style + QStringLiteral(" padding:3px 6px; border-radius:3px;"));
     m_notice->setText(text);
-    m_notice->show();
+    m_noticeKind = kind;
+    m_noticeArea->show();
 }
 
 QString PromptPanel::notice() const {
-    return m_notice->isHidden() ? QString() : m_notice->text();
+    return m_noticeArea->isHidden() ? QString() : m_notice->text();
 }
 
 bool PromptPanel::eventFilter(QObject* watched, QEvent* event) {

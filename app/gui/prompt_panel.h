@@ -9,6 +9,7 @@ class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 
 namespace gwb::app {
@@ -17,6 +18,8 @@ class PromptPanel : public QWidget {
     Q_OBJECT
 public:
     explicit PromptPanel(QWidget* parent = nullptr);
+    /// A few lines taller than the minimum: the views get the rest of the window.
+    QSize sizeHint() const override;
 
     QString prompt() const;
     void setPrompt(const QString& text);
@@ -25,6 +28,12 @@ public:
     /// Notice under the editor; kind: "info", "warning" or "error"; "" text hides it.
     void setNotice(const QString& text, const QString& kind = QStringLiteral("warning"));
     QString notice() const;
+    /// The shown notice's kind ("" when none).
+    QString noticeKind() const { return m_noticeKind; }
+    /// Hides the notice when it is an error (its cause has gone: a model opened, a run started).
+    void clearErrorNotice() {
+        if (m_noticeKind == QLatin1String("error")) setNotice({});
+    }
     QPlainTextEdit* editor() const { return m_editor; }
     QPushButton* runButton() const { return m_run; }
     QPushButton* cancelButton() const { return m_cancel; }
@@ -58,6 +67,8 @@ private:
     int m_continuationFrom = -1;
     bool m_marking = false;
     QLabel* m_notice;
+    QScrollArea* m_noticeArea;
+    QString m_noticeKind; ///< holds m_notice: at most three lines tall, scrolls beyond
     QLabel* m_count;
 };
 

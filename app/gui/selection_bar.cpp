@@ -52,6 +52,7 @@ SelectionBar::SelectionBar(gwb::views::Selection* selection, QWidget* parent)
     m_scalar->addItem(QStringLiteral("mean gate"), QStringLiteral("mean_gate"));
     m_scalar->addItem(QStringLiteral("Plücker residual"), QStringLiteral("residual"));
     m_scalar->addItem(QStringLiteral("planarity"), QStringLiteral("planarity"));
+    m_scalar->addItem(QStringLiteral("coherence \u2016B_t\u2016"), QStringLiteral("coherence"));
 
     addWidget(caption(QStringLiteral("Token"), this));
     addWidget(m_token);

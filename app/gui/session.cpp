@@ -98,16 +98,20 @@ Session Session::load(const QString& path) {
                                  "': " + file.errorString().toStdString());
     if (file.size() > kMaxSessionBytes)
         throw std::runtime_error("'" + path.toStdString() + "' is too large to be a session file");
+    return parse(file.readAll(), path);
+}
+
+Session Session::parse(const QByteArray& bytes, const QString& what) {
     QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &error);
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
     if (doc.isNull())
-        throw std::runtime_error("'" + path.toStdString() + "' is not valid JSON: " +
+        throw std::runtime_error("'" + what.toStdString() + "' is not valid JSON: " +
                                  error.errorString().toStdString() + " at byte " + std::to_string(error.offset));
-    if (!doc.isObject()) throw std::runtime_error("'" + path.toStdString() + "' is not a workbench session");
+    if (!doc.isObject()) throw std::runtime_error("'" + what.toStdString() + "' is not a workbench session");
     try {
         return fromJson(doc.object());
     } catch (const std::exception& e) {
-        throw std::runtime_error("'" + path.toStdString() + "': " + e.what());
+        throw std::runtime_error("'" + what.toStdString() + "': " + e.what());
     }
 }
 

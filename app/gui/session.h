@@ -38,6 +38,8 @@ struct Session {
     QString save(const QString& path) const;
     /// Reads a session file; throws std::runtime_error naming the path and the problem.
     static Session load(const QString& path);
+    /// The same from a session file's bytes; `what` (usually the path) names it in messages.
+    static Session parse(const QByteArray& bytes, const QString& what);
 
     bool operator==(const Session& other) const;
 };

@@ -4,7 +4,7 @@ namespace gwb::app {
 
 QStringList tokenScalarIds() {
     return {QStringLiteral("surprisal"), QStringLiteral("mean_gate"), QStringLiteral("residual"),
-            QStringLiteral("planarity")};
+            QStringLiteral("planarity"), QStringLiteral("coherence")};
 }
 
 QString tokenScalarId(TokenScalar s) {

@@ -10,7 +10,8 @@ namespace gwb::app {
 
 using TokenScalar = gwb::views::TokenStrip::Scalar;
 
-QStringList tokenScalarIds(); ///< "surprisal", "mean_gate", "residual", "planarity" (enum order)
+/// "surprisal", "mean_gate", "residual", "planarity", "coherence" (enum order)
+QStringList tokenScalarIds();
 QString tokenScalarId(TokenScalar s);
 /// Parses an id; unknown ids give Surprisal.
 TokenScalar tokenScalarFromId(const QString& id);

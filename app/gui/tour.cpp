@@ -2,6 +2,8 @@
 
 #include "gui/main_window.h"
 
+#include "gwb/views/patching_view.h"
+
 #include <QApplication>
 #include <QDir>
 #include <QPixmap>
@@ -50,6 +52,22 @@ void Tour::next() {
         return;
     }
     m_window->showView(m_ids[m_index]);
+    // The Patching view shows a sweep only once it has run: with complete fields (from a session)
+    // press Run and take the picture when the sweep is in.
+    if (auto* pv = qobject_cast<gwb::views::PatchingView*>(m_window->view(m_ids[m_index]));
+        pv && !pv->hasContent() && pv->checkInputs(pv->inputs()).isEmpty()) {
+        pv->run();
+        waitForPatching(pv);
+        return;
+    }
+    QTimer::singleShot(m_settleMs, this, &Tour::next);
+}
+
+void Tour::waitForPatching(gwb::views::PatchingView* view) {
+    if (view->running()) {
+        QTimer::singleShot(100, this, [this, view] { waitForPatching(view); });
+        return;
+    }
     QTimer::singleShot(m_settleMs, this, &Tour::next);
 }
 

@@ -2,10 +2,16 @@
 // Screenshot tour (hidden `--tour DIR` option): once the window's run has finished, bring each
 // view to the front in turn and save a grab of the real screen (QScreen::grabWindow(0), so that
 // what is saved is what a user would see), then quit. Used by scripts/screenshots under Xvfb.
+// The Patching view, when its fields are complete (from a session), is run first and grabbed
+// once its sweep is in.
 
 #include <QObject>
 #include <QString>
 #include <QStringList>
+
+namespace gwb::views {
+class PatchingView;
+}
 
 namespace gwb::app {
 
@@ -25,6 +31,7 @@ public:
 private:
     void start(bool runOk);
     void next();
+    void waitForPatching(gwb::views::PatchingView* view);
     void grab(const QString& name);
 
     MainWindow* m_window;

@@ -9,11 +9,14 @@
 #include "gwb/engine/tracer.h"
 #include "gwb/views/selection_policy.h"
 
+#include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 
 #include <exception>
 #include <future>
 #include <iterator>
+#include <map>
 #include <memory>
 
 namespace gwb::app {
@@ -41,6 +44,42 @@ gwb::engine::ProgressFn progressInto(TraceJobState& state) {
         state.total.store(total);
         return !state.cancel.load();
     };
+}
+
+/// Whether a file starts like one of the model formats the workbench reads: safetensors / .gwb
+/// (an 8-byte header length, then the JSON header's '{'), a torch.save zip ("PK") or a legacy
+/// pickle (protocol byte 0x80).
+bool looksLikeModelFile(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return true; // unreadable: the loader's own message says so
+    const QByteArray head = f.read(9);
+    if (head.startsWith("PK") || (!head.isEmpty() && static_cast<unsigned char>(head[0]) == 0x80)) return true;
+    return head.size() == 9 && head[8] == '{';
+}
+
+/// Whether the model's tokenizer has these pieces under these ids (the bundled pair shares one).
+bool sameVocabulary(const gwb::engine::Model& model, const std::vector<gwb::engine::TraceToken>& tokens) {
+    const gwb::engine::TokenizerPtr tok = model.tokenizer();
+    if (!tok) return false;
+    for (const auto& t : tokens)
+        if (t.id < 0 || t.id >= tok->vocabSize() || tok->pieceText(t.id) != t.text) return false;
+    return true;
+}
+
+/// Traces the tokens' ids (not a new encoding of the text) and gives the trace the text and the
+/// tokens' byte spans in it.
+gwb::engine::TracePtr traceTokens(const gwb::engine::Model& model, const std::vector<gwb::engine::TraceToken>& tokens,
+                                  const std::string& text, const gwb::engine::TraceOptions& options,
+                                  const gwb::engine::ProgressFn& progress, const std::atomic<bool>* cancel) {
+    std::vector<int32_t> ids;
+    for (const auto& t : tokens)
+        ids.push_back(t.id);
+    const gwb::engine::TracePtr traced = gwb::engine::traceIds(model, ids, options, progress, cancel);
+    auto withText = std::make_shared<gwb::engine::Trace>(*traced);
+    withText->prompt = text;
+    for (size_t i = 0; i < withText->tokens.size() && i < tokens.size(); ++i)
+        withText->tokens[i] = tokens[i];
+    return withText;
 }
 
 void enterStage(TraceJobState& state, TraceStage stage) {
@@ -129,7 +168,14 @@ gwb::engine::Model ModelCache::get(const QString& path, const QString& device) {
             throw std::runtime_error(file + ": " + e.what());
         }
     } else {
-        model = gwb::engine::loadOrImportModel(file, device.toStdString()).model;
+        try {
+            model = gwb::engine::loadOrImportModel(file, device.toStdString()).model;
+        } catch (const std::exception& e) {
+            // A text file or an image opened by mistake: say that first, the parser's detail after.
+            if (!looksLikeModelFile(key.first))
+                throw std::runtime_error("'" + file + "' is not a model file (.gwb, .pt, .safetensors): " + e.what());
+            throw;
+        }
     }
     if (gwb::engine::isImportableCheckpointPath(file) && !model.tokenizer())
         throw std::runtime_error(noVocabularyMessage(key.first).toStdString());
@@ -169,12 +215,20 @@ gwb::engine::GenerateOptions continueOptions(int tokens, bool sample, quint64 se
 }
 
 Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt,
+                            const std::vector<gwb::engine::TraceToken>& promptTokens,
                             const gwb::engine::GenerateOptions& options, TraceJobState& state) {
     const gwb::engine::TokenizerPtr tok = model.tokenizer();
     if (!tok) throw std::runtime_error("the model has no tokenizer, so it cannot continue a text prompt");
     const std::string text = prompt.toStdString();
     gwb::engine::checkUtf8(text);
-    const std::vector<int32_t> ids = tok->encodeIds(text);
+    Continuation out;
+    out.tokens = promptTokens;
+    if (out.tokens.empty())
+        for (const gwb::engine::TokenPiece& p : tok->encode(text))
+            out.tokens.push_back({p.id, p.text, p.begin, p.end});
+    std::vector<int32_t> ids;
+    for (const auto& t : out.tokens)
+        ids.push_back(t.id);
     if (ids.empty()) throw std::invalid_argument("the prompt encodes to no tokens: nothing to continue");
     const int64_t maxLen = model.config().maxLen;
     if (static_cast<int64_t>(ids.size()) >= maxLen)
@@ -190,27 +244,72 @@ Continuation continuePrompt(const gwb::engine::Model& model, const QString& prom
             return true;
         },
         &state.cancel);
-    Continuation out;
     out.generated = static_cast<int>(r.ids.size() - ids.size());
     out.tokensPerSecond = r.tokensPerSecond;
     out.stoppedAtMaxLen = r.stoppedAtMaxLen;
-    // The text the continuation adds: what decoding the whole sequence adds to decoding the prompt
-    // (so that the tokenizer's own spacing between pieces is kept), else the continuation alone.
-    const std::string before = tok->decode(ids);
-    const std::string after = tok->decode(r.ids);
+    // Each generated token's text: what decoding the sequence up to it adds to decoding the
+    // sequence before it (so the tokenizer's own spacing between pieces is kept), else a space and
+    // the piece decoded alone.
     std::string added;
-    if (after.compare(0, before.size(), before) == 0) {
-        added = after.substr(before.size());
-    } else {
-        const std::vector<int32_t> tail(r.ids.begin() + static_cast<std::ptrdiff_t>(ids.size()), r.ids.end());
-        added = " "; // built with +=: GCC 12 warns falsely on " " + s
-        added += tok->decode(tail);
+    std::string previous = tok->decode(ids);
+    const bool promptEndsInSpace = !prompt.isEmpty() && prompt.back().isSpace();
+    int64_t at = static_cast<int64_t>(text.size());
+    for (size_t k = ids.size(); k < r.ids.size(); ++k) {
+        const std::vector<int32_t> upTo(r.ids.begin(), r.ids.begin() + static_cast<std::ptrdiff_t>(k + 1));
+        const std::string now = tok->decode(upTo);
+        std::string piece;
+        if (now.compare(0, previous.size(), previous) == 0) {
+            piece = now.substr(previous.size());
+        } else {
+            piece = " "; // built with +=: GCC 12 warns falsely on " " + s
+            piece += tok->decode({r.ids[k]});
+        }
+        previous = now;
+        // A prompt that ends in white space needs no second separator.
+        if (added.empty() && promptEndsInSpace)
+            while (!piece.empty() && piece.front() == ' ')
+                piece.erase(0, 1);
+        const int64_t begin = at;
+        added += piece;
+        at += static_cast<int64_t>(piece.size());
+        out.tokens.push_back({r.ids[k], tok->pieceText(r.ids[k]), begin, at});
     }
     out.appended = QString::fromStdString(added);
-    // A prompt that ends in white space needs no second separator.
-    if (!prompt.isEmpty() && prompt.back().isSpace())
-        while (!out.appended.isEmpty() && out.appended.front() == QLatin1Char(' '))
-            out.appended.remove(0, 1);
+    return out;
+}
+
+QStringList collapseLayerWarnings(const std::vector<std::string>& warnings) {
+    static const QRegularExpression perLayer(QStringLiteral("^layer (\\d+): (.*)$"));
+    QStringList rests;                    // first appearance order
+    std::map<QString, QList<int>> layers; // rest -> layers
+    QStringList out;
+    for (const std::string& raw : warnings) {
+        const QString w = QString::fromStdString(raw);
+        const QRegularExpressionMatch m = perLayer.match(w);
+        if (!m.hasMatch()) {
+            if (!out.contains(w)) out << w;
+            continue;
+        }
+        const QString rest = m.captured(2);
+        if (!layers.count(rest)) rests << rest;
+        layers[rest] << m.captured(1).toInt();
+    }
+    for (const QString& rest : rests) {
+        const QList<int>& ls = layers[rest];
+        QString which;
+        const bool run = ls.size() > 2 && ls.back() - ls.front() == ls.size() - 1;
+        if (ls.size() == 1) {
+            which = QStringLiteral("layer %1").arg(ls.front());
+        } else if (run) {
+            which = QStringLiteral("layers %1\u2013%2").arg(ls.front()).arg(ls.back());
+        } else {
+            QStringList n;
+            for (int l : ls)
+                n << QString::number(l);
+            which = QStringLiteral("layers ") + n.join(QStringLiteral(", "));
+        }
+        out << which + QStringLiteral(": ") + rest;
+    }
     return out;
 }
 
@@ -251,18 +350,36 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
     try {
         gwb::engine::setThreads(request.threads);
         QString text = request.prompt;
+        // Tokens to trace as ids (a Continue's, or those of text a Continue left unedited).
+        std::vector<gwb::engine::TraceToken> idTokens = request.promptTokens;
+        int64_t firstGenerated = request.promptTokens.empty() ? -1 : request.firstGeneratedToken;
+        if (firstGenerated >= 0 && request.continuationFrom >= 0) {
+            out.continuationFrom = request.continuationFrom;
+            out.data.continuationFrom = static_cast<int64_t>(text.left(request.continuationFrom).toStdString().size());
+        }
         if (request.continuation.maxNew > 0) {
             // The model under study continues the prompt; the baseline only when it is alone.
             const Slot& gen = request.grassmannPath.isEmpty() ? slots[1] : slots[0];
             current = gen.label;
             enterStage(state, TraceStage::Generate);
             const gwb::engine::Model model = cache.get(gen.path, request.device);
-            const Continuation c = continuePrompt(model, text, request.continuation, state);
-            out.continuationFrom = static_cast<int>(text.size());
+            const Continuation c = continuePrompt(model, text, idTokens, request.continuation, state);
+            // Marks of earlier Continues stay: the generated part starts where the first one began.
+            if (firstGenerated < 0) {
+                firstGenerated = static_cast<int64_t>(c.tokens.size()) - c.generated;
+                out.continuationFrom = static_cast<int>(text.size());
+                out.data.continuationFrom = static_cast<int64_t>(text.toStdString().size());
+            }
             out.generated = c.generated;
             out.tokensPerSecond = c.tokensPerSecond;
-            out.data.continuationFrom = static_cast<int64_t>(text.toStdString().size());
+            idTokens = c.tokens;
             text += c.appended;
+            if (c.generated > 0 && c.appended.trimmed().isEmpty())
+                out.notices << QStringLiteral("%1 wrote %2 tokens that add no visible text (white space only). "
+                                              "Sample the continuation (the \u201csample\u201d box; --sample on the "
+                                              "command line) instead of always taking the likeliest token.")
+                                   .arg(gen.label)
+                                   .arg(c.generated);
             if (c.stoppedAtMaxLen)
                 out.notices << QStringLiteral(
                                    "%1: the continuation stopped after %2 tokens, at the context length of %3")
@@ -270,6 +387,8 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
                                    .arg(c.generated)
                                    .arg(model.config().maxLen);
         }
+        out.data.firstGeneratedToken = firstGenerated;
+        out.tokens = idTokens;
         out.prompt = text;
         const std::string prompt = text.toStdString();
         gwb::engine::checkUtf8(prompt);
@@ -286,6 +405,8 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
                     (slot.kind == ModelKind::Grassmann ? "Grassmann model" : "Transformer baseline"));
             enterStage(state, slot.trace);
             gwb::engine::TraceOptions options;
+            if (!idTokens.empty() && sameVocabulary(model, idTokens))
+                return traceTokens(model, idTokens, prompt, options, progressInto(state), &state.cancel);
             return gwb::engine::trace(model, prompt, options, progressInto(state), &state.cancel);
         };
         auto analyse = [&](const gwb::engine::TracePtr& trace, int analysisThreads,
@@ -301,8 +422,8 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
                         const std::shared_ptr<const gwb::engine::TraceAnalysis>& analysis) {
             const QString notice = truncationNotice(*trace, slot.label);
             if (!notice.isEmpty()) out.notices << notice;
-            for (const auto& w : analysis->warnings)
-                out.notices << slot.label + QStringLiteral(": ") + QString::fromStdString(w);
+            for (const QString& w : collapseLayerWarnings(analysis->warnings))
+                out.notices << slot.label + QStringLiteral(": ") + w;
             if (slot.kind == ModelKind::Grassmann) {
                 out.data.grassmann = trace;
                 out.data.grassmannAnalysis = analysis;

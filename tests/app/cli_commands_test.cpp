@@ -66,6 +66,11 @@ TEST(CliCommands, VersionAndHelp) {
         EXPECT_TRUE(h.out.contains(QRegularExpression(QStringLiteral("\\n  %1 ").arg(QLatin1String(command)))))
             << command << " missing from\n"
             << h.out.toStdString();
+    // The window's options are listed too.
+    for (const char* option : {"--prompt", "--run", "--session", "--stats", "--continue", "--fresh"})
+        EXPECT_TRUE(h.out.contains(QRegularExpression(QStringLiteral("\\n  %1 ").arg(QLatin1String(option)))))
+            << option << " missing from\n"
+            << h.out.toStdString();
 }
 
 TEST(CliCommands, InfoCountsTheTable1Parameters) {

@@ -2,6 +2,7 @@
 // the tiny test models, clear errors for broken or foreign files, Run > Corpus on the worker
 // thread (and a cancelled run's partial file), and `gwb figure --stats ... --view corpus`.
 
+#include "gui/corpus_dialog.h"
 #include "gui/corpus_job.h"
 #include "gui/main_window.h"
 
@@ -12,6 +13,8 @@
 
 #include <QFile>
 #include <QImage>
+#include <QLabel>
+#include <QListWidget>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QSvgRenderer>
@@ -217,4 +220,17 @@ TEST(CorpusApp, FigureCommandDrawsStatistics) {
     EXPECT_EQ(r.code, 1);
     EXPECT_TRUE(r.err.contains(QStringLiteral("needs --stats"))) << r.err.toStdString();
     EXPECT_FALSE(QFile::exists(out));
+}
+
+TEST(CorpusApp, DialogErrorGoesWhenTheFieldsChange) {
+    gwb::app::test::ensureApp();
+    gwb::app::CorpusDialog dialog(QStringLiteral("the models"));
+    auto* error = dialog.findChild<QLabel*>(QStringLiteral("corpusError"));
+    auto* files = dialog.findChild<QListWidget*>(QStringLiteral("corpusFiles"));
+    ASSERT_TRUE(error && files);
+    dialog.accept(); // no files: refused with a message
+    EXPECT_FALSE(error->isHidden());
+    EXPECT_FALSE(error->text().isEmpty());
+    files->addItem(QStringLiteral("/data/a.txt")); // the message may no longer hold
+    EXPECT_TRUE(error->isHidden());
 }

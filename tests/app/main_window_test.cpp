@@ -1,12 +1,18 @@
 #include "gui/main_window.h"
+#include "gui/views_guide.h"
 
 #include "app_test_util.h"
 #include "test_models.h"
 
+#include "gwb/engine/analysis.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/patching_view.h"
 #include "gwb/views/saliency_view.h"
 
+#include <QAction>
+#include <QDialog>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
@@ -178,6 +184,9 @@ TEST(MainWindow, BadInputsGiveMessagesAndKeepState) {
     w->openModel(testModels().notAModel);
     ASSERT_TRUE(models.wait(kWaitMs));
     EXPECT_TRUE(w->noticeText().contains(QStringLiteral("notes.gwb"))) << w->noticeText().toStdString();
+    // What a person needs first, the parser's detail after it.
+    EXPECT_TRUE(w->noticeText().contains(QStringLiteral("is not a model file (.gwb, .pt, .safetensors)")))
+        << w->noticeText().toStdString();
     EXPECT_FALSE(w->grassmannPath().isEmpty());
 
     // Export to a missing folder, and to a read-only one (only meaningful when not root).
@@ -209,6 +218,20 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
     const auto* sv = qobject_cast<const gwb::views::SaliencyView*>(w->view(QStringLiteral("saliency")));
     ASSERT_TRUE(sv);
     ASSERT_TRUE(QTest::qWaitFor([&] { return !sv->dataTables().empty(); }, kWaitMs));
+    // The Patching view draws a sweep the user runs: patch "it" -> "she" at the first token.
+    {
+        auto* pv = qobject_cast<gwb::views::PatchingView*>(w->view(QStringLiteral("patching")));
+        ASSERT_TRUE(pv);
+        gwb::views::PatchingInputs in;
+        in.corrupt = QStringLiteral("she is a truth universally acknowledged");
+        in.answer = QStringLiteral("that");
+        in.wrong = QStringLiteral("the");
+        in.site = QStringLiteral("resid");
+        in.mode = QStringLiteral("patch");
+        pv->setInputs(in);
+        pv->run();
+        ASSERT_TRUE(QTest::qWaitFor([&] { return pv->hasContent(); }, kWaitMs)) << pv->message().toStdString();
+    }
     // The Corpus view draws corpus statistics: a short Run > Corpus over a text file.
     {
         QFile text(dir.filePath(QStringLiteral("corpus.txt")));
@@ -233,4 +256,44 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
         EXPECT_TRUE(w->exportDataTo(dir.filePath(v->viewId()), v->viewId())) << w->statusText().toStdString();
         EXPECT_TRUE(QFileInfo::exists(dir.filePath(v->viewId() + QStringLiteral(".json"))));
     }
+}
+
+TEST(MainWindow, EditedPromptMarksTheResultsStale) {
+    auto w = makeWindow();
+    w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+    ASSERT_TRUE(runAndWait(*w)) << w->statusText().toStdString();
+    auto* strip = w->findChild<QDockWidget*>(QStringLiteral("dock_tokens"));
+    ASSERT_TRUE(strip);
+    EXPECT_EQ(strip->windowTitle(), QStringLiteral("Tokens"));
+    EXPECT_TRUE(w->noticeText().isEmpty()) << w->noticeText().toStdString();
+    w->setPrompt(QStringLiteral("it is a truth universally acknowledged that"));
+    EXPECT_TRUE(strip->windowTitle().contains(QStringLiteral("edited"))) << strip->windowTitle().toStdString();
+    EXPECT_TRUE(w->noticeText().contains(QStringLiteral("still show the last run"))) << w->noticeText().toStdString();
+    // Back to the traced text (undo): nothing is stale.
+    w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));
+    EXPECT_EQ(strip->windowTitle(), QStringLiteral("Tokens"));
+    EXPECT_TRUE(w->noticeText().isEmpty());
+    // A run of the edited text clears the mark.
+    w->setPrompt(QStringLiteral("it is a truth"));
+    ASSERT_TRUE(runAndWait(*w));
+    EXPECT_EQ(strip->windowTitle(), QStringLiteral("Tokens"));
+}
+
+TEST(MainWindow, HelpHasAViewsGuideWithDefinitionsAndShortcuts) {
+    auto w = makeWindow();
+    QAction* guide = w->findChild<QAction*>(QStringLiteral("actionViewsGuide"));
+    ASSERT_TRUE(guide);
+    guide->trigger();
+    auto* dialog = w->findChild<QDialog*>(QStringLiteral("viewsGuide"));
+    ASSERT_TRUE(dialog);
+    EXPECT_TRUE(dialog->isVisible());
+    const QString html = gwb::app::viewsGuideHtml();
+    // Every view has a section, with the definitions the data exports carry, and the shortcuts.
+    for (const auto* v : w->views())
+        if (v->viewId() != QLatin1String("patching")) {
+            EXPECT_TRUE(html.contains(QStringLiteral("<h3>") + v->title().toHtmlEscaped())) << v->title().toStdString();
+        }
+    EXPECT_TRUE(html.contains(QString::fromStdString(gwb::engine::definitions().at("coherence")).toHtmlEscaped()));
+    EXPECT_TRUE(html.contains(QStringLiteral("Ctrl+Shift+Return")));
+    dialog->close();
 }

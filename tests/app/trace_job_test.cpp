@@ -163,3 +163,19 @@ TEST(TraceJob, ProgressFractionIsMonotoneOverStages) {
     }
     EXPECT_DOUBLE_EQ(last, 1.0);
 }
+
+TEST(TraceJob, WarningsThatDifferOnlyInTheLayerBecomeOneLine) {
+    // A one-token prompt gave one "rank 0 < k = 4" line per layer and model.
+    std::vector<std::string> w;
+    for (int l = 0; l < 6; ++l)
+        w.push_back("layer " + std::to_string(l) + ": prompt subspace has rank 1 < k = 4 (too few distinct states)");
+    w.push_back("layer 2: 3 (t, D) with a degenerate lifted plane");
+    w.push_back("layer 4: 3 (t, D) with a degenerate lifted plane");
+    w.push_back("something else");
+    w.push_back("something else");
+    const QStringList c = gwb::app::collapseLayerWarnings(w);
+    ASSERT_EQ(c.size(), 3) << c.join(QLatin1Char('\n')).toStdString();
+    EXPECT_EQ(c[0], QStringLiteral("something else"));
+    EXPECT_EQ(c[1], QStringLiteral("layers 0\u20135: prompt subspace has rank 1 < k = 4 (too few distinct states)"));
+    EXPECT_EQ(c[2], QStringLiteral("layers 2, 4: 3 (t, D) with a degenerate lifted plane"));
+}

@@ -139,6 +139,18 @@ TEST_F(Checkpoints, BadHeaderJson) {
     expectLoadError(path, "not valid JSON");
 }
 
+// Found by tests/fuzz/fuzz_gwb (libFuzzer): a header number too large for a double escaped as the
+// JSON library's own out_of_range exception, without the file's name.
+TEST_F(Checkpoints, FuzzFoundHeaderNumberOverflowIsBadJson) {
+    const std::string path = dir.file("overflow.gwb");
+    const std::string h = R"({"x":{"dtype":"F32","shape":[8222222222222222222222222222222222222222222222222222222)"
+                          R"(222222222e22222222222222],"data_offsets":[0,0]}})";
+    const uint64_t n = h.size();
+    writeAll(path, std::string(reinterpret_cast<const char*>(&n), 8) + h);
+    expectLoadError(path, "not valid JSON");
+    EXPECT_THROW((void)parseSafetensors(readAll(path), path), std::runtime_error);
+}
+
 TEST_F(Checkpoints, HeaderLengthBeyondFile) {
     const std::string path = saved(ModelKind::Grassmann);
     std::string bytes = readAll(path);

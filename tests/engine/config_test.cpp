@@ -112,3 +112,10 @@ TEST(Config, ErrorsNameTheField) {
     expectError(R"({"kind":"grassmann","mixer_layer_norm":true})", "'mixer_layer_norm'");
     expectError(R"({"kind":"grassmann",)", "invalid JSON");
 }
+
+// Found by tests/fuzz/fuzz_config (libFuzzer): a number too large for a double made the JSON
+// library throw its own out_of_range exception instead of the documented std::invalid_argument.
+TEST(Config, FuzzFoundNumberOverflowIsInvalidJson) {
+    expectError("33333333333e333]]3333", "invalid JSON");
+    expectError(R"({"kind": "grassmann", "dropout": 1e999})", "invalid JSON");
+}

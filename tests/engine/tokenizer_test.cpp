@@ -176,3 +176,27 @@ TEST_F(SentencePiece, AgreesWithLibsentencepiece) {
         }
     }
 }
+
+// Found by tests/fuzz/fuzz_sentencepiece (libFuzzer): a BYTE piece spelled "<0x-3>" passed
+// sscanf's "%2X" as 4294967293 and indexed the 256-entry byte table with it (out of bounds).
+// A BYTE piece must be exactly <0xHH>; anything else is refused, naming the piece.
+TEST(SentencePieceModel, FuzzFoundBytePieceOutOfRangeIsRefused) {
+    // Protobuf wire format of ModelProto.pieces (field 1): {piece (1), score (2, float), type (3)}.
+    auto piece = [](const std::string& text, char type) {
+        std::string p = std::string("\x0a") + static_cast<char>(text.size()) + text;
+        p += std::string("\x15\x00\x00\x00\x00", 5) + "\x18" + type;
+        return std::string("\x0a") + static_cast<char>(p.size()) + p;
+    };
+    const std::string unk = piece("<unk>", 2), a = piece("a", 1);
+    try {
+        (void)makeSentencePieceTokenizer(unk + piece("<0x-3>", 6) + a);
+        FAIL() << "accepted a byte piece <0x-3>";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("'<0x-3>', not <0xHH>"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)makeSentencePieceTokenizer(unk + piece("<0x4>", 6) + a), std::invalid_argument);
+    EXPECT_THROW((void)makeSentencePieceTokenizer(unk + piece("<0xG1>", 6) + a), std::invalid_argument);
+    // A well-formed byte piece still decodes to its byte.
+    const TokenizerPtr t = makeSentencePieceTokenizer(unk + piece("<0x4a>", 6) + a);
+    EXPECT_EQ(t->decode({1}), "J");
+}

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the Torch-free checkpoint readers (built only with clang, see
+// libFuzzer harness: the Torch-free checkpoint readers of `gwb import` (built only with clang, see
 // CMakeLists.txt). The first byte picks the reader; reader exceptions are expected outcomes,
 // anything else (a crash, a sanitizer report, a foreign exception) is a finding.
 

@@ -660,5 +660,19 @@ TEST(Import, YoudieHydraConfigSetsPreNormAndLags) {
     expectImportError([&] { importCheckpoint(dir.file("run/best.safetensors")); }, "repeated unevenly");
 }
 
+// Found by tests/fuzz/fuzz_import_config and fuzz_layout (libFuzzer): a number too large for a
+// double ("9999E9999") made the JSON library throw its own out_of_range exception instead of the
+// readers' "not valid JSON" error, from a config.json beside a checkpoint and from a layout file.
+TEST(Import, FuzzFoundNumberOverflowIsInvalidJson) {
+    TempDir dir;
+    const Model ref = randomModel(tinyConfig("kanenorman", ModelKind::Grassmann), 13);
+    std::filesystem::create_directories(dir.file("hf"));
+    writeFile(dir, familyTensors(ref, "kanenorman"), "hf/model.safetensors");
+    std::ofstream(dir.file("hf/config.json")) << R"({"d_model": 9999E9999})";
+    expectImportError([&] { importCheckpoint(dir.file("hf")); }, "config.json is not valid JSON");
+    expectImportError([&] { parseLayout(R"({"format": "gwb-layout", "version": 710E8415941594503766})", "big.json"); },
+                      "layout big.json is not valid JSON");
+}
+
 } // namespace
 } // namespace gwb::engine

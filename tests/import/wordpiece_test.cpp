@@ -152,5 +152,35 @@ TEST(ByteLevelBpe, MergesAndPreTokenization) {
                  std::invalid_argument); // byte symbols missing
 }
 
+// Found by tests/fuzz/fuzz_bpe (libFuzzer): a merges.txt with a byte that is not UTF-8 was
+// accepted, and serialize() (what a .gwb embeds) then failed inside the JSON library. Refused
+// when read, naming the file and the byte.
+TEST(ByteLevelBpe, FuzzFoundMergesThatAreNotUtf8AreRefused) {
+    nlohmann::json vocab = nlohmann::json::object();
+    int extra = 0; // GPT-2's byte alphabet: printable bytes stand for themselves, the rest U+0100..
+    for (int b = 0; b < 256; ++b) {
+        const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+        const int cp = printable ? b : 256 + extra++;
+        std::string s;
+        if (cp < 0x80) {
+            s += static_cast<char>(cp);
+        } else {
+            s += static_cast<char>(0xC0 | (cp >> 6));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+        vocab[s] = b;
+    }
+    vocab["he"] = 256;
+    EXPECT_EQ(makeByteLevelBpeTokenizer(vocab.dump(), "#version: 0.2\nh e\n")->vocabSize(), 257);
+    try {
+        (void)makeByteLevelBpeTokenizer(vocab.dump(), "#version: 0.2\nh e\n\xad\xc4\xa0 w\n");
+        ADD_FAILURE() << "accepted a merges.txt that is not UTF-8";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("merges.txt is not UTF-8 text: invalid UTF-8 at byte 18"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 } // namespace
 } // namespace gwb::engine

@@ -131,3 +131,53 @@ TEST(CorpusStatsTrace, NpzRoundTripAndOtherFilesRejected) {
     std::remove(path.c_str());
     std::remove(plain.c_str());
 }
+
+// Statistics files found by tests/fuzz/fuzz_stats (libFuzzer): a meta.json whose group_shape
+// asked for terabytes before any size was checked, a negative extent, floats where integers
+// belong (undefined behaviour when converted). Each is refused with a message naming the field.
+namespace {
+/// A statistics file with one quantity "q" (2 groups, 2 bins, no positions) whose meta.json
+/// carries `groupShape` and `shard` as given.
+std::vector<uint8_t> oneQuantityStats(const std::string& groupShape, const std::string& shard,
+                                      const Array<double>& windows = Array<double>({1}, {0.0})) {
+    const std::string meta =
+        R"({"format": "gwb-corpus-stats", "complete": true, "windows_planned": 1, "windows_total": 1,
+            "window": 4, "stride": 4, "max_windows": 0, "shard": )" +
+        shard + R"(, "files": ["a.txt"], "skipped": [], "models": {"model": "m"}, "totals": {},
+            "quantities": {"q": {"definition": "d", "axes": ["layer"], "group_shape": )" +
+        groupShape + R"(, "positions": 0}}})";
+    NpzWriter w;
+    w.add("windows", windows);
+    w.add("q.edges", Array<double>({3}, {0.0, 1.0, 2.0}));
+    w.add("q.counts", Array<int64_t>({2, 4}, std::vector<int64_t>(8, 1)));
+    w.add("q.n", Array<int64_t>({2}, {4, 4}));
+    w.add("q.sum", Array<double>({2}, {1.0, 2.0}));
+    w.add("q.sum_sq", Array<double>({2}, {1.0, 2.0}));
+    w.addFile("meta.json", meta);
+    return w.archive();
+}
+
+std::string statsRefusal(const std::vector<uint8_t>& bytes) {
+    try {
+        (void)CorpusStats::parse(bytes, "fuzz.npz");
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return "";
+}
+} // namespace
+
+TEST(CorpusStatsTrace, FuzzFoundMetadataIsRefusedWithAMessage) {
+    const CorpusStats ok = CorpusStats::parse(oneQuantityStats("[2]", "[0, 1]"), "ok.npz");
+    EXPECT_EQ(ok.quantities.at("q").n, (std::vector<int64_t>{4, 4}));
+    EXPECT_EQ(ok.windows, (std::vector<int64_t>{0}));
+    EXPECT_NE(statsRefusal(oneQuantityStats("[1000000000000]", "[0, 1]")).find("group_shape"), std::string::npos);
+    EXPECT_NE(statsRefusal(oneQuantityStats("[1000000, 1000000, 1000000]", "[0, 1]")).find("group_shape"),
+              std::string::npos);
+    EXPECT_NE(statsRefusal(oneQuantityStats("[-2]", "[0, 1]")).find("negative"), std::string::npos);
+    EXPECT_NE(statsRefusal(oneQuantityStats("[2.5e300]", "[0, 1]")).find("not an integer"), std::string::npos);
+    EXPECT_NE(statsRefusal(oneQuantityStats("[2]", "[1e300, 1]")).find("not an integer"), std::string::npos);
+    EXPECT_NE(statsRefusal(oneQuantityStats("[2]", "[5, 2]")).find("shard"), std::string::npos);
+    EXPECT_NE(statsRefusal(oneQuantityStats("[2]", "[0, 1]", Array<double>({1}, {1e300}))).find("not an integer"),
+              std::string::npos);
+}

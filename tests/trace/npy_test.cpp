@@ -142,3 +142,55 @@ TEST(Npy, NumpyReadsOurFiles) {
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     fs::remove_all(dir);
 }
+
+// Inputs found by tests/fuzz/fuzz_stats (libFuzzer): each used to end in a foreign exception
+// (std::invalid_argument "stoll", std::out_of_range from std::string::compare), a multi-terabyte
+// allocation or undefined behaviour; each must now be refused with a message.
+namespace {
+std::vector<uint8_t> npyWithHeader(const std::string& header, size_t dataBytes = 0) {
+    const std::string magic = "\x93NUMPY\x01";
+    std::vector<uint8_t> b(magic.begin(), magic.end());
+    b.push_back(0); // format 1.0
+    b.push_back(static_cast<uint8_t>(header.size() & 0xff));
+    b.push_back(static_cast<uint8_t>(header.size() >> 8));
+    b.insert(b.end(), header.begin(), header.end());
+    b.resize(b.size() + dataBytes, 0);
+    return b;
+}
+
+/// The message of the std::runtime_error that parseNpy(b) throws ("" when it throws none).
+std::string npyRefusal(const std::vector<uint8_t>& b) {
+    try {
+        (void)parseNpy(b).values<double>();
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return "";
+}
+} // namespace
+
+TEST(Npy, FuzzFoundShapesAreRefusedWithAMessage) {
+    const std::string head = "{'descr': '<f4', 'fortran_order': False, 'shape': ";
+    EXPECT_NE(npyRefusal(npyWithHeader(head + "(\xff\xff,), }")).find("malformed shape"), std::string::npos);
+    EXPECT_NE(npyRefusal(npyWithHeader(head + "(-1,), }")).find("malformed shape"), std::string::npos);
+    EXPECT_NE(npyRefusal(npyWithHeader(head + "(99999999999999999999999,), }")).find("too large"), std::string::npos);
+    EXPECT_NE(
+        npyRefusal(npyWithHeader(head + "(4611686018427387904, 4611686018427387904, 0), }")).find("too many elements"),
+        std::string::npos);
+    // A billion elements declared, none present: refused before anything is allocated.
+    EXPECT_NE(npyRefusal(npyWithHeader(head + "(1000000000,), }")).find("truncated data"), std::string::npos);
+    // fortran_order at the very end of the header, with no value.
+    EXPECT_NE(npyRefusal(npyWithHeader("{'descr': '<f4', 'shape': (1,), 'fortran_order':    ")).find("fortran_order"),
+              std::string::npos);
+    // Still fine: a zero extent, and a plain shape with its data.
+    EXPECT_EQ(parseNpy(npyWithHeader(head + "(3, 0), }")).count(), 0);
+    EXPECT_EQ(parseNpy(npyWithHeader(head + "(2, 3), }", 24)).count(), 6);
+}
+
+TEST(Npy, FloatsOutsideTheIntegerRangeAreRefused) {
+    const Array<double> big({2}, {1.0, 1e300});
+    EXPECT_THROW((void)parseNpy(encodeNpy(big)).values<int64_t>(), std::runtime_error);
+    const Array<double> nan({1}, {std::numeric_limits<double>::quiet_NaN()});
+    EXPECT_THROW((void)parseNpy(encodeNpy(nan)).values<int32_t>(), std::runtime_error);
+    EXPECT_EQ(parseNpy(encodeNpy(Array<double>({2}, {-3.0, 7.0}))).values<int64_t>(), (std::vector<int64_t>{-3, 7}));
+}

@@ -236,3 +236,35 @@ TEST(CorpusView, FigureAndDataFilesForEveryQuantity) {
         EXPECT_EQ(meta.value("settings").toObject().value("quantity").toString(), key);
     }
 }
+
+TEST(CorpusView, SaysWhenValuesLieBeyondTheHistogram) {
+    synthetic::ensureApp();
+    auto s = std::make_shared<CorpusStats>();
+    s->window = 8;
+    s->stride = 8;
+    s->windows = {0};
+    s->windowsPlanned = 1;
+    s->complete = true;
+    s->files = {"/data/a.txt", "/data/b.txt"};
+    s->maxWindows = 1;
+    auto& su = s->quantity("model.surprisal", "-log p", {}, {}, gwb::engine::linearEdges(0, 20, 80), 8);
+    for (int i = 0; i < 90; ++i)
+        su.add(0, 2.0 + 0.1 * (i % 7), 1);
+    for (int i = 0; i < 10; ++i)
+        su.add(0, 25.0, 1); // 10% beyond the last edge
+    auto& gm = s->quantity("model.gate_mean", "mean gate", {"layer"}, {1}, gwb::engine::linearEdges(0, 1, 50), 8);
+    for (int i = 0; i < 100; ++i)
+        gm.add(0, 0.80 + 0.15 * (i % 10) / 10.0, 1);
+    WorkbenchData d;
+    d.corpus = s;
+    CorpusView v;
+    v.setData(d);
+    v.setQuantity(QStringLiteral("surprisal"));
+    const DistributionChartData dist = v.distributionChart();
+    EXPECT_TRUE(dist.note.contains(QStringLiteral("10.0% of a group's values lie above 20")))
+        << dist.note.toStdString();
+    // A capped run may not reach the later files: the header does not claim them.
+    EXPECT_TRUE(v.headerText().contains(QStringLiteral("may not be covered"))) << v.headerText().toStdString();
+    v.setQuantity(QStringLiteral("gate_mean"));
+    EXPECT_TRUE(v.distributionChart().note.isEmpty()); // every value inside the edges
+}

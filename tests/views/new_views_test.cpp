@@ -98,7 +98,8 @@ TEST(NewViews, LensGridShowsTopOneAndNextRank) {
     const ChartData rank = v.rankChart();
     ASSERT_EQ(rank.series.size(), 2u);
     for (int64_t l = 0; l < L; ++l)
-        EXPECT_EQ(rank.series[0].y[static_cast<size_t>(l)], t.lensNextRank.at2(l, 6));
+        EXPECT_EQ(rank.series[0].y[static_cast<size_t>(l)], t.lensNextRank.at2(l, 6) + 1); // 1 = top-1, log axis
+    EXPECT_TRUE(rank.logY);
     // The last token has no next token: rank undefined, shown as a gap.
     f.s.setToken(static_cast<int>(T - 1));
     EXPECT_TRUE(std::isnan(v.rankChart().series[0].y[0]));

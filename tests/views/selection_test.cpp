@@ -5,9 +5,11 @@
 #include "gwb/views/heatmap_widget.h"
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/selection.h"
+#include "gwb/views/colormap.h"
 #include "gwb/views/token_strip.h"
 
 #include <QApplication>
+#include <algorithm>
 #include <QSignalSpy>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -123,4 +125,37 @@ TEST(TokenStrip, ColoursByChosenScalar) {
     EXPECT_FLOAT_EQ(v[5], d.grassmannAnalysis->grassmann[1].meanGate[5]);
     strip.setScalar(TokenStrip::Scalar::Planarity);
     EXPECT_FLOAT_EQ(strip.values()[6], d.grassmannAnalysis->grassmann[1].planarity[6]);
+}
+
+TEST(TokenStrip, MeanGateColoursSpanTheColormap) {
+    // The mean gates of one prompt fill a narrow part of [0, 1]; on a fixed 0-1 scale every chip
+    // had nearly one colour. The lowest and highest tokens now take the colormap's two ends.
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    s.setExtents(d);
+    s.setLayer(1);
+    TokenStrip strip;
+    strip.setSelection(&s);
+    strip.setData(d);
+    strip.setScalar(TokenStrip::Scalar::MeanGate);
+    strip.resize(900, strip.heightForWidth(900));
+    const QImage img = strip.grab().toImage();
+    const auto v = strip.values();
+    const auto lo = std::min_element(v.begin(), v.end()) - v.begin();
+    const auto hi = std::max_element(v.begin(), v.end()) - v.begin();
+    auto colourAt = [&](long t) {
+        const QRectF r = strip.chipRects()[static_cast<size_t>(t)];
+        return QColor(img.pixel(QPoint(static_cast<int>(r.left() + 3), static_cast<int>(r.top() + 3))));
+    };
+    auto near = [](const QColor& a, QRgb b) {
+        return std::abs(a.red() - qRed(b)) < 12 && std::abs(a.green() - qGreen(b)) < 12 &&
+               std::abs(a.blue() - qBlue(b)) < 12;
+    };
+    const auto& table = colormapTable(ColormapId::Viridis);
+    EXPECT_TRUE(near(colourAt(lo), table.front())) << colourAt(lo).name().toStdString();
+    EXPECT_TRUE(near(colourAt(hi), table.back())) << colourAt(hi).name().toStdString();
+    // The strip offers the coherence colouring the README lists.
+    strip.setScalar(TokenStrip::Scalar::Coherence);
+    EXPECT_FLOAT_EQ(strip.values()[6], d.grassmannAnalysis->grassmann[1].coherence[6]);
 }

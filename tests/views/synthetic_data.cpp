@@ -1,7 +1,10 @@
 #include "gwb/engine/analysis.h"
 #include "synthetic_data.h"
 
+#include "gwb/views/saliency_view.h"
+
 #include <QApplication>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -296,6 +299,72 @@ std::shared_ptr<gwb::engine::CorpusStats> makeCorpusStats(int64_t N, int64_t H, 
                     pn.add(l * 3 + k, std::pow(10.0, -1.0 + 0.5 * static_cast<double>(k) + u), t);
             }
     return s;
+}
+
+PatchingData makePatchingData(const WorkbenchData& data) {
+    PatchingData d;
+    d.inputs.clean = data.prompt();
+    d.inputs.corrupt = QStringLiteral("a corrupted prompt");
+    d.inputs.answer = QStringLiteral("she");
+    d.inputs.wrong = QStringLiteral("he");
+    d.inputs.site = QStringLiteral("resid");
+    d.inputs.mode = QStringLiteral("patch");
+    d.answerPiece = QStringLiteral("\u2581she");
+    d.wrongPiece = QStringLiteral("\u2581he");
+    const auto primary = data.primary();
+    const int64_t T = primary ? primary->length() : 8;
+    d.metricPosition = T - 1;
+    d.cleanTokens = primary ? tokenLabels(*primary) : QStringList();
+    auto grid = [&](const QString& model, int64_t layers, double phase) {
+        PatchingGrid g;
+        g.model = model;
+        g.modelName = model.toLower();
+        g.site = QStringLiteral("resid");
+        g.rows = layers + 1;
+        g.cols = T;
+        for (int64_t r = 0; r < g.rows; ++r)
+            g.rowLabels << QStringLiteral("h^%1").arg(r);
+        for (int64_t c = 0; c < T; ++c)
+            g.colLabels << (primary ? tokenLabels(*primary).value(static_cast<int>(c)) : QString::number(c));
+        g.rowTitle = QStringLiteral("block input");
+        g.colTitle = QStringLiteral("position");
+        g.hasMetric = true;
+        g.cleanMetric = 2.0;
+        g.corruptMetric = -1.0;
+        g.effectDefined = true;
+        g.defined.assign(static_cast<size_t>(g.rows * g.cols), 1);
+        for (int64_t r = 0; r < g.rows; ++r)
+            for (int64_t c = 0; c < g.cols; ++c) {
+                const double e =
+                    0.3 + 0.9 * std::sin(phase + 0.7 * static_cast<double>(r) + 1.3 * static_cast<double>(c));
+                g.effect.push_back(std::clamp(e, -0.6, 1.2));
+                g.metric.push_back(-1.0 + 3.0 * g.effect.back());
+            }
+        return g;
+    };
+    d.grassmann = grid(QStringLiteral("Grassmann"),
+                       data.grassmann ? static_cast<int64_t>(data.grassmann->layers.size()) : 3, 0.1);
+    d.transformer = grid(QStringLiteral("Transformer"),
+                         data.baseline ? static_cast<int64_t>(data.baseline->layers.size()) : 3, 0.9);
+    if (d.grassmann.rows > 1 && d.grassmann.cols > 2) {
+        const size_t i = static_cast<size_t>(1 * d.grassmann.cols + 2);
+        d.grassmann.defined[i] = 0;
+        d.grassmann.metric[i] = std::nan("");
+        d.grassmann.effect[i] = std::nan("");
+    }
+    return d;
+}
+
+void feedComputed(View* view, const WorkbenchData& data, int token) {
+    if (auto* sv = qobject_cast<SaliencyView*>(view)) {
+        SaliencyResult r;
+        r.token = token;
+        for (auto [tr, out] : {std::pair{data.grassmann, &r.grassmann}, std::pair{data.baseline, &r.baseline}})
+            for (int64_t j = 0; tr && j < tr->length(); ++j)
+                out->push_back(j <= token ? std::sin(0.9f * static_cast<float>(j) + 0.3f) : 0.0f);
+        sv->setSaliency(r);
+    }
+    if (auto* pv = qobject_cast<PatchingView*>(view)) pv->setResult(makePatchingData(data));
 }
 
 } // namespace gwb::views::synthetic

@@ -2,6 +2,7 @@
 // Hand-built traces and analyses for the view tests (no engine, no model): deterministic
 // pseudo-random states with the shapes trace.h and analysis.h document.
 
+#include "gwb/views/patching_view.h"
 #include "gwb/views/workbench_data.h"
 
 namespace gwb::views::synthetic {
@@ -26,5 +27,13 @@ std::shared_ptr<gwb::engine::CorpusStats> makeCorpusStats(int64_t layers = 3, in
 /// Grassmann trace + analysis and baseline trace + analysis on the same synthetic prompt, and
 /// corpus statistics from makeCorpusStats.
 WorkbenchData makeWorkbenchData(const SyntheticSizes& sizes = {});
+
+/// A patching result for the prompt of `data` as the application makes it: Grassmann resid x
+/// position (rows N+1) and Transformer resid, with a metric (clean 2, corrupted -1 for both) and
+/// deterministic effects in [-0.6, 1.2]; the Grassmann cell (1, 2) is undefined (defined = 0).
+PatchingData makePatchingData(const WorkbenchData& data);
+
+/// Feeds the views that need a computed result (Saliency, Patching) one for `data` at token t.
+void feedComputed(View* view, const WorkbenchData& data, int token);
 
 } // namespace gwb::views::synthetic

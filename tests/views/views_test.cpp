@@ -25,17 +25,9 @@ void app() {
 }
 
 /// The application computes saliency; here a fixed signed vector per model stands in for it.
+/// The views that show a computed result (Saliency, Patching) get one for `d`.
 void feedSaliency(View* v, const WorkbenchData& d, int token) {
-    auto* sv = qobject_cast<SaliencyView*>(v);
-    if (!sv) return;
-    SaliencyResult r;
-    r.token = token;
-    for (auto [tr, out] : {std::pair{d.grassmann, &r.grassmann}, std::pair{d.baseline, &r.baseline}}) {
-        if (!tr) continue;
-        for (int64_t j = 0; j < tr->length(); ++j)
-            out->push_back(j <= token ? std::sin(0.9f * static_cast<float>(j) + 0.3f) : 0.0f);
-    }
-    sv->setSaliency(r);
+    synthetic::feedComputed(v, d, token);
 }
 
 int distinctColours(const QImage& img) {
@@ -50,7 +42,7 @@ int distinctColours(const QImage& img) {
 TEST(Views, FactoryKnowsEveryId) {
     app();
     EXPECT_EQ(viewIds(), (QStringList{"gate", "plucker", "angles", "subspace", "attention", "compare", "readout",
-                                      "lens", "saliency", "corpus"}));
+                                      "lens", "saliency", "patching", "corpus"}));
     for (const QString& id : viewIds()) {
         auto v = createView(id);
         ASSERT_NE(v, nullptr) << id.toStdString();

@@ -158,6 +158,7 @@ AttentionView::AttentionView(QWidget* parent) : View(parent) {
     layout->addLayout(bar);
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_grid = new HeadGrid(split);
+    m_grid->setObjectName(QStringLiteral("attentionHeadGrid")); // the window adds "Ablate head" to it
     m_heatmap = new HeatmapWidget(split);
     m_table = new QTableWidget(split);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);

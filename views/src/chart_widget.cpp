@@ -12,11 +12,14 @@
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QLogValueAxis>
 #include <QPainter>
 #include <QScatterSeries>
+#include <QSet>
 #include <QValueAxis>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <functional>
 #include <cmath>
 
 namespace gwb::views {
@@ -36,6 +39,10 @@ QColor seriesColor(int index) {
 }
 
 namespace {
+
+// Categories may be composed ("16 ▁acknowledg…": index and a piece already cut past 12
+// characters), so they get more room than a bare piece.
+constexpr int kCategoryChars = 24;
 
 std::pair<double, double> yRange(const ChartData& d) {
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
@@ -70,6 +77,45 @@ std::pair<double, double> xRange(const ChartData& d) {
     return {lo - pad, hi + pad};
 }
 
+// The chart with y replaced by log10(y) (values <= 0 become gaps), for a log axis.
+ChartData logTransformed(const ChartData& d) {
+    ChartData t = d;
+    auto lg = [](double v) { return v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN(); };
+    for (auto& s : t.series)
+        for (double& v : s.y)
+            v = lg(v);
+    if (std::isfinite(d.yMin)) t.yMin = lg(d.yMin);
+    if (std::isfinite(d.yMax)) t.yMax = lg(d.yMax);
+    return t;
+}
+
+// Whole decades around the log10 data range (at least one decade).
+std::pair<double, double> decadeRange(const ChartData& logData) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& s : logData.series)
+        for (double v : s.y)
+            if (std::isfinite(v)) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    if (std::isfinite(logData.yMin)) lo = logData.yMin;
+    if (std::isfinite(logData.yMax)) hi = logData.yMax;
+    if (!(lo <= hi)) return {0, 1};
+    lo = std::floor(lo + 1e-9);
+    hi = std::max(lo + 1, std::ceil(hi - 1e-9));
+    return {lo, hi};
+}
+
+// Decade ticks (log10 values), every decade or every n-th when there are more than maxCount.
+std::vector<double> decadeTicks(double lo, double hi, int maxCount) {
+    std::vector<double> out;
+    const int n = static_cast<int>(std::lround(hi - lo));
+    const int step = std::max(1, (n + std::max(1, maxCount - 1) - 1) / std::max(1, maxCount - 1));
+    for (int k = 0; k <= n; k += step)
+        out.push_back(lo + k);
+    return out;
+}
+
 QColor colorOf(const ChartSeries& s, int i) {
     return s.color.isValid() ? s.color : seriesColor(i);
 }
@@ -85,7 +131,21 @@ void setNiceTicks(QValueAxis* axis, double lo, double hi) {
 
 } // namespace
 
-void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const FigureStyle& style) {
+QString decadeLabel(double value) {
+    static const char* const suffix[] = {"", "k", "M", "G", "T"};
+    if (!(value > 0)) return detail::formatValue(value);
+    int k = 0;
+    double v = value;
+    while (v >= 1000 && k < 4) {
+        v /= 1000;
+        ++k;
+    }
+    return QString::number(v, 'g', 3) + QString::fromLatin1(suffix[k]);
+}
+
+void paintChart(QPainter& p, const QRectF& rect, const ChartData& data, const FigureStyle& style) {
+    // A log axis draws log10(y) on a linear scale with decade ticks labelled 10^t.
+    const ChartData& d = data.logY ? logTransformed(data) : data;
     p.save();
     const QFontMetricsF fmS = style.metrics(style.small), fmB = style.metrics(style.body);
     QRectF r = detail::paintPanelTitle(p, rect, d.title, style);
@@ -111,12 +171,16 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
         }
         r.setTop(y + fmS.height() * 1.4);
     }
-    const auto [ylo, yhi] = yRange(d);
+    const auto [ylo, yhi] = data.logY ? decadeRange(d) : yRange(d);
     const auto [xlo, xhi] = xRange(d);
-    const auto yTicks = detail::niceTicks(ylo, yhi, std::max(2, static_cast<int>(r.height() / (fmS.height() * 2.2))));
+    const int maxYTicks = std::max(2, static_cast<int>(r.height() / (fmS.height() * 2.2)));
+    const auto yTicks = data.logY ? decadeTicks(ylo, yhi, maxYTicks) : detail::niceTicks(ylo, yhi, maxYTicks);
+    const std::function<QString(double)> yLabel =
+        data.logY ? std::function<QString(double)>([](double t) { return decadeLabel(std::pow(10.0, t)); })
+                  : std::function<QString(double)>(detail::formatValue);
     double tickW = 0;
     for (double t : yTicks)
-        tickW = std::max(tickW, fmS.horizontalAdvance(detail::formatValue(t)));
+        tickW = std::max(tickW, fmS.horizontalAdvance(yLabel(t)));
     const double tick = fmS.height() * 0.25;
     QStringList xLabels;
     std::vector<double> xTickPos;
@@ -127,7 +191,7 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
                                    : (d.series.empty() || static_cast<size_t>(i) >= d.series[0].x.size()
                                           ? i
                                           : d.series[0].x[static_cast<size_t>(i)]));
-            xLabels << detail::labelText(d.categories[i], 10);
+            xLabels << detail::labelText(d.categories[i], kCategoryChars);
         }
     } else {
         for (double t : detail::niceTicks(xlo, xhi, 7)) {
@@ -141,15 +205,28 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
     const QRectF plot0 = r.adjusted(tickW + tick * 2 + (d.yTitle.isEmpty() ? 0 : fmB.height() * 1.2),
                                     fmS.height() * 0.5, -fmS.height() * 0.5, 0);
     const double pitchX = xTickPos.size() > 1 ? plot0.width() / std::max(1.0, xhi - xlo) : plot0.width();
-    const bool rotate =
-        !xLabels.isEmpty() &&
-        xLabelW > pitchX * 0.9 * std::max(1.0, std::abs(xTickPos.size() > 1 ? xTickPos[1] - xTickPos[0] : 1.0));
+    const double slotX = pitchX * 0.9 * std::max(1.0, std::abs(xTickPos.size() > 1 ? xTickPos[1] - xTickPos[0] : 1.0));
+    bool rotate = !xLabels.isEmpty() && xLabelW > slotX;
+    if (rotate && xLabelW > plot0.height() * 0.3) {
+        // Upright composed names ("16 ▁fortune") would leave no room for the plot: their first
+        // word (the index) stands for them when those are distinct; the data export keeps all.
+        QStringList brief;
+        for (const QString& l : xLabels)
+            brief << l.section(QLatin1Char(' '), 0, 0);
+        if (QSet<QString>(brief.begin(), brief.end()).size() == brief.size() && brief != xLabels) {
+            xLabels = brief;
+            xLabelW = 0;
+            for (const QString& l : xLabels)
+                xLabelW = std::max(xLabelW, fmS.horizontalAdvance(l));
+            rotate = xLabelW > slotX;
+        }
+    }
     const double xLabelH = rotate ? xLabelW : fmS.height();
     const QRectF plot = plot0.adjusted(0, 0, 0, -(xLabelH + tick * 2 + (d.xTitle.isEmpty() ? 0 : fmB.height() * 1.2)));
     auto X = [&](double x) { return plot.left() + (x - xlo) / (xhi - xlo) * plot.width(); };
     auto Y = [&](double y) { return plot.bottom() - (y - ylo) / (yhi - ylo) * plot.height(); };
 
-    detail::paintYTicks(p, plot, yTicks, Y, detail::formatValue, tick, style);
+    detail::paintYTicks(p, plot, yTicks, Y, yLabel, tick, style);
     // Thin x labels so that they do not overlap.
     const double labelPitch = rotate ? fmS.height() * 1.05 : xLabelW + fmS.height();
     const double cellW = xTickPos.size() > 1 ? std::abs(X(xTickPos[1]) - X(xTickPos[0])) : plot.width();
@@ -185,7 +262,7 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& d, const Figur
                 if (!std::isfinite(v)) {
                     p.setPen(QPen(Qt::darkGray, style.hairline));
                     p.drawText(QRectF(x, Y(ylo) - fmS.height(), barW, fmS.height()), Qt::AlignCenter,
-                               QStringLiteral("\u2013"));
+                               QStringLiteral("\u2014"));
                     continue;
                 }
                 const QRectF bar =
@@ -229,7 +306,7 @@ ChartWidget::ChartWidget(QWidget* parent) : QWidget(parent) {
     m_view = new QChartView(this);
     m_view->setRenderHint(QPainter::Antialiasing);
     layout->addWidget(m_view);
-    setMinimumSize(200, 150);
+    setMinimumSize(200, kReadableHeight);
     rebuild();
 }
 
@@ -245,18 +322,73 @@ void ChartWidget::setPlaceholder(const QString& text) {
     rebuild();
 }
 
+void ChartWidget::setUndefinedTip(const QString& tip) {
+    // Only the tooltip this widget set is replaced; one its owner set (e.g. a hint about a
+    // context menu) stays.
+    if (toolTip() == m_undefinedTip) setToolTip(tip);
+    m_undefinedTip = tip;
+}
+
+void ChartWidget::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    updateLabelAngle();
+}
+
+void ChartWidget::updateLabelAngle() {
+    // A wide, short chart (a laptop screen) puts its legend on the right, so that the plot keeps
+    // the height its axis labels need (Qt Charts cuts them to "…" otherwise).
+    if (QChart* chart = m_view->chart()) {
+        const Qt::Alignment where = width() > height() * 2.2 ? Qt::AlignRight : Qt::AlignTop;
+        if (chart->legend()->alignment() != where) chart->legend()->setAlignment(where);
+    }
+    if (!m_categoryAxis) return;
+    const QFontMetricsF fm(m_categoryAxis->labelsFont());
+    double need = 0, longest = 0;
+    QStringList full, brief;
+    for (const QString& c : m_data.categories) {
+        full << detail::labelText(c, kCategoryChars);
+        brief << full.back().section(QLatin1Char(' '), 0, 0);
+        need += fm.horizontalAdvance(full.back()) + fm.height();
+        longest = std::max(longest, fm.horizontalAdvance(full.back()));
+    }
+    const int angle = need > width() * 0.8 ? -90 : 0;
+    if (m_categoryAxis->labelsAngle() != angle) m_categoryAxis->setLabelsAngle(angle);
+    // Upright names longer than a third of the chart's height would be cut to "…": a composed
+    // name ("16 ▁fortune") then shows its first word (the index); the figure export keeps all.
+    if (auto* bars = qobject_cast<QBarCategoryAxis*>(m_categoryAxis)) {
+        const bool briefUnique = QSet<QString>(brief.begin(), brief.end()).size() == brief.size();
+        const QStringList& want = angle != 0 && longest > height() * 0.3 && briefUnique ? brief : full;
+        if (bars->categories() != want) bars->setCategories(want);
+    }
+}
+
 void ChartWidget::rebuild() {
+    m_categoryAxis = nullptr;
+    setUndefinedTip(QString());
     auto* chart = new QChart();
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->legend()->setVisible(m_data.series.size() > 1);
-    chart->legend()->setAlignment(Qt::AlignTop);
-    chart->setTitle(m_placeholder.isEmpty() ? m_data.title : m_placeholder);
-    const auto [ylo, yhi] = yRange(m_data);
-    auto* axisY = new QValueAxis();
-    axisY->setRange(ylo, yhi);
-    axisY->setTitleText(m_data.yTitle);
-    axisY->setLabelFormat(QStringLiteral("%.3g"));
-    setNiceTicks(axisY, ylo, yhi);
+    chart->legend()->setAlignment(Qt::AlignTop); // see updateLabelAngle
+    // Qt Charts reads titles as rich text: a "<" (t − D < 0) would start a tag and hide the rest.
+    chart->setTitle((m_placeholder.isEmpty() ? m_data.title : m_placeholder).toHtmlEscaped());
+    QAbstractAxis* axisY = nullptr;
+    if (m_data.logY) {
+        const auto [llo, lhi] = decadeRange(logTransformed(m_data));
+        auto* logAxis = new QLogValueAxis();
+        logAxis->setBase(10);
+        logAxis->setRange(std::pow(10.0, llo), std::pow(10.0, lhi));
+        logAxis->setLabelFormat(QStringLiteral("%g"));
+        logAxis->setMinorTickCount(0);
+        axisY = logAxis;
+    } else {
+        const auto [ylo, yhi] = yRange(m_data);
+        auto* valueAxis = new QValueAxis();
+        valueAxis->setRange(ylo, yhi);
+        valueAxis->setLabelFormat(QStringLiteral("%.3g"));
+        setNiceTicks(valueAxis, ylo, yhi);
+        axisY = valueAxis;
+    }
+    axisY->setTitleText(m_data.yTitle.toHtmlEscaped());
     chart->addAxis(axisY, Qt::AlignLeft);
     if (m_data.kind == ChartData::Kind::Bar) {
         auto* bars = new QBarSeries();
@@ -269,11 +401,21 @@ void ChartWidget::rebuild() {
         }
         chart->addSeries(bars);
         auto* axisX = new QBarCategoryAxis();
+        // An undefined value has no bar: its category reads "—" so that it is not taken for 0.
         QStringList cats;
-        for (const QString& c : m_data.categories)
-            cats << detail::labelText(c, 10);
+        bool undefined = false;
+        for (int i = 0; i < m_data.categories.size(); ++i) {
+            bool nan = false;
+            for (const auto& ser : m_data.series)
+                nan = nan || (static_cast<size_t>(i) < ser.y.size() && !std::isfinite(ser.y[static_cast<size_t>(i)]));
+            undefined = undefined || nan;
+            cats << detail::labelText(m_data.categories[i], kCategoryChars) +
+                        (nan ? QStringLiteral(" \u2014") : QString());
+        }
+        setUndefinedTip(undefined ? m_data.undefinedReason : QString());
         axisX->append(cats);
-        axisX->setTitleText(m_data.xTitle);
+        m_categoryAxis = axisX;
+        axisX->setTitleText(m_data.xTitle.toHtmlEscaped());
         chart->addAxis(axisX, Qt::AlignBottom);
         bars->attachAxis(axisX);
         bars->attachAxis(axisY);
@@ -281,22 +423,40 @@ void ChartWidget::rebuild() {
         const auto [xlo, xhi] = xRange(m_data);
         QAbstractAxis* axisX = nullptr;
         if (!m_data.categories.isEmpty() && !m_data.series.empty()) {
+            const auto& xs = m_data.series[0].x;
+            bool indices = xs.size() == static_cast<size_t>(m_data.categories.size());
+            for (size_t i = 0; indices && i < xs.size(); ++i)
+                indices = xs[i] == static_cast<double>(i);
+            if (indices) {
+                // Points at 0, 1, ...: each name gets its whole slot (Qt Charts cuts a category
+                // axis's names to the width between its boundaries, "…" for the first one).
+                auto* bars = new QBarCategoryAxis();
+                QStringList names;
+                for (const QString& c : m_data.categories)
+                    names << detail::labelText(c, kCategoryChars);
+                bars->append(names);
+                axisX = bars;
+                m_categoryAxis = bars;
+            }
+        }
+        if (!axisX && !m_data.categories.isEmpty() && !m_data.series.empty()) {
             // Named x positions (e.g. layer transitions): labels sit on the points.
             auto* cat = new QCategoryAxis();
             cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
             const auto& xs = m_data.series[0].x;
             for (int i = 0; i < m_data.categories.size() && static_cast<size_t>(i) < xs.size(); ++i)
-                cat->append(detail::labelText(m_data.categories[i], 10), xs[static_cast<size_t>(i)]);
+                cat->append(detail::labelText(m_data.categories[i], kCategoryChars), xs[static_cast<size_t>(i)]);
             cat->setRange(xlo, xhi);
             axisX = cat;
-        } else {
+            m_categoryAxis = cat;
+        } else if (!axisX) {
             auto* val = new QValueAxis();
             val->setRange(xlo, xhi);
             val->setLabelFormat(QStringLiteral("%.3g"));
             setNiceTicks(val, xlo, xhi);
             axisX = val;
         }
-        axisX->setTitleText(m_data.xTitle);
+        axisX->setTitleText(m_data.xTitle.toHtmlEscaped());
         chart->addAxis(axisX, Qt::AlignBottom);
         for (size_t s = 0; s < m_data.series.size(); ++s) {
             const auto& ser = m_data.series[s];
@@ -309,7 +469,7 @@ void ChartWidget::rebuild() {
             markers->setBorderColor(c);
             QLineSeries* line = nullptr;
             for (size_t i = 0; i < ser.y.size() && i < ser.x.size(); ++i) {
-                if (!std::isfinite(ser.y[i])) {
+                if (!std::isfinite(ser.y[i]) || (m_data.logY && ser.y[i] <= 0)) {
                     line = nullptr;
                     continue;
                 }
@@ -335,6 +495,7 @@ void ChartWidget::rebuild() {
     QChart* old = m_view->chart();
     m_view->setChart(chart);
     delete old;
+    updateLabelAngle();
 }
 
 } // namespace gwb::views

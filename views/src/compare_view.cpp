@@ -85,7 +85,7 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     vsplit->setStretchFactor(0, 1);
     vsplit->setStretchFactor(1, 1);
     for (auto* h : {m_gDist, m_bDist, m_diff})
-        h->setMinimumHeight(220);
+        h->setMinimumHeight(140);
     layout->addWidget(vsplit, 1);
     connect(mapCombo, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { setColormapId(colormapFromName(n)); });

@@ -33,11 +33,19 @@ std::pair<double, double> valueRange(const DistributionChartData& d, bool logAxi
         lo = std::min(lo, a);
         hi = std::max(hi, a);
     };
+    const size_t B = d.edges.size() < 2 ? 0 : d.edges.size() - 1;
     for (const auto& s : d.series)
         for (const auto& b : s.boxes) {
             if (b.n <= 0) continue;
             for (double v : {b.p025, b.p975, b.mean, b.ciLow, b.ciHigh})
                 take(v);
+            // A violin shows every non-empty bin: the axis covers them all, so none is clipped.
+            if (d.violin && B > 0 && b.counts.size() == B + 2)
+                for (size_t k = 0; k < B; ++k)
+                    if (b.counts[k + 1] > 0) {
+                        take(d.edges[k]);
+                        take(d.edges[k + 1]);
+                    }
         }
     if (!(lo <= hi)) return {0, 1};
     if (hi - lo < 1e-12) {
@@ -91,12 +99,28 @@ void paintDistributionChart(QPainter& p, const QRectF& rect, const DistributionC
                                                       "◆ mean, bar: 95% normal interval")
                                      : QStringLiteral("box: quartiles; whiskers: 2.5–97.5%; ◆ mean, bar: 95% normal "
                                                       "interval of the mean");
+        // The key wraps onto as many lines as it needs (never cut): on the legend's row when it
+        // fits there, else on its own lines below.
         const double kw = fmS.horizontalAdvance(key);
         place(kw);
+        if (x + kw > r.right()) {
+            x = r.left();
+            if (!d.series.empty()) y += fmS.height() * 1.15;
+        }
+        const QRectF keyRect =
+            fmS.boundingRect(QRectF(x, y, r.right() - x, 1e6), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, key);
         p.setPen(QColor(70, 70, 70));
-        p.drawText(QRectF(x, y, r.right() - x, fmS.height()), Qt::AlignLeft | Qt::AlignTop,
-                   fmS.elidedText(key, Qt::ElideRight, r.right() - x));
-        r.setTop(y + fmS.height() * 1.4);
+        p.drawText(QRectF(x, y, r.right() - x, keyRect.height()), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, key);
+        y += keyRect.height();
+        if (!d.note.isEmpty()) {
+            const QRectF noteRect = fmS.boundingRect(QRectF(r.left(), y, r.width(), 1e6),
+                                                     Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, d.note);
+            p.setPen(QColor(150, 60, 0));
+            p.drawText(QRectF(r.left(), y, r.width(), noteRect.height()),
+                       Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, d.note);
+            y += noteRect.height();
+        }
+        r.setTop(y + fmS.height() * 0.4);
     }
 
     const auto [ylo, yhi] = valueRange(d, logAxis);
@@ -170,14 +194,26 @@ void paintDistributionChart(QPainter& p, const QRectF& rect, const DistributionC
                     dens[k] = w > 0 ? static_cast<double>(b.counts[k + 1]) / w : 0;
                     maxD = std::max(maxD, dens[k]);
                 }
-                if (maxD > 0) {
-                    QPolygonF right, left;
-                    for (size_t k = 0; k < B; ++k) {
-                        const double w = dens[k] / maxD * sub * 0.46;
-                        const double y0 = Y(d.edges[k]), y1 = Y(d.edges[k + 1]);
-                        right << QPointF(cx + w, y0) << QPointF(cx + w, y1);
-                        left << QPointF(cx - w, y0) << QPointF(cx - w, y1);
+                size_t kFirst = B, kLast = 0;
+                for (size_t k = 0; k < B; ++k)
+                    if (dens[k] > 0) {
+                        kFirst = std::min(kFirst, k);
+                        kLast = k;
                     }
+                if (maxD > 0 && kFirst <= kLast) {
+                    // A smooth outline through the bins' centres (not steps: a quantity that fills a
+                    // few of the fixed bins would look blocky), closed at the outer non-empty bins' edges.
+                    QPolygonF right, left;
+                    auto add = [&](double y, double w) {
+                        right << QPointF(cx + w, y);
+                        left << QPointF(cx - w, y);
+                    };
+                    add(Y(d.edges[kFirst]), 0);
+                    for (size_t k = kFirst; k <= kLast; ++k) {
+                        const double centre = (axisValue(d.edges[k], logAxis) + axisValue(d.edges[k + 1], logAxis)) / 2;
+                        add(Ya(centre), dens[k] / maxD * sub * 0.46);
+                    }
+                    add(Y(d.edges[kLast + 1]), 0);
                     std::reverse(left.begin(), left.end());
                     QPolygonF shape = right + left;
                     p.setPen(QPen(ser.color, style.hairline * 1.5));

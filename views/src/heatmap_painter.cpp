@@ -112,7 +112,9 @@ void paintColorbar(QPainter& p, const QRectF& rect, const ColorScale& scale, con
         maxTickW = std::max(maxTickW, fm.horizontalAdvance(s));
         p.drawText(QPointF(bar.right() + barW * 0.4, y + fm.ascent() / 2 - fm.descent() / 2), s);
     }
-    if (!valueName.isEmpty()) {
+    // The title runs along the bar; a bar shorter than it (a small panel) goes without it rather
+    // than have it cut off at the panel's edge (the view's caption names the quantity).
+    if (!valueName.isEmpty() && fm.horizontalAdvance(valueName) <= rect.height()) {
         const double x = bar.right() + barW * 0.5 + maxTickW + fm.height() * 0.7;
         detail::drawRotatedText(p, QPointF(x, bar.center().y()), valueName, Qt::AlignHCenter);
     }
@@ -144,14 +146,30 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     for (int64_t j = c0; j < c1; j += cs)
         colLabelH = std::max(colLabelH, fmS.horizontalAdvance(labelFor(axes.colLabels, j)));
     const double tick = fmS.height() * 0.25;
-    const double leftM = rowLabelW + tick * 2 + (axes.rowTitle.isEmpty() ? 0 : fmB.height() * 1.2);
-    const double noteH = fmS.height() * 1.2;
-    const double bottomM = colLabelH + tick * 2 + (axes.colTitle.isEmpty() ? 0 : fmB.height() * 1.2) + noteH;
     // Narrow panels drop the colorbar's title (the caption names the quantity) to keep the matrix readable.
     const bool narrow = r.width() < fmS.height() * 24;
     const QString barTitle = narrow ? QString() : axes.valueName;
     const double barBlock =
         style.colorbar ? std::max(fmS.height() * (barTitle.isEmpty() ? 3.4 : 4.8), narrow ? 0.0 : r.width() * 0.1) : 0;
+    // A small panel (a docked view on a laptop screen) gives up, in this order, the axis titles,
+    // the downsampling note and then the labels of that axis, before it gives up the matrix.
+    bool rowTitle = !axes.rowTitle.isEmpty(), colTitle = !axes.colTitle.isEmpty(), note = true;
+    bool rowLabels = true, colLabels = true;
+    const double wantW = std::min(fmS.height() * 6, r.width() * 0.5),
+                 wantH = std::min(fmS.height() * 5, r.height() * 0.45);
+    auto leftMargin = [&] { return (rowLabels ? rowLabelW + tick * 2 : tick) + (rowTitle ? fmB.height() * 1.2 : 0); };
+    auto bottomMargin = [&] {
+        return (colLabels ? colLabelH + tick * 2 : tick) + (colTitle ? fmB.height() * 1.2 : 0) +
+               (note ? fmS.height() * 1.2 : 0);
+    };
+    for (bool* drop : {&rowTitle, &rowLabels})
+        if (r.width() - leftMargin() - barBlock < wantW) *drop = false;
+    for (bool* drop : {&colTitle, &note, &colLabels})
+        if (r.height() - bottomMargin() < wantH) *drop = false;
+    const double leftM = leftMargin();
+    const double noteH = note ? fmS.height() * 1.2 : 0;
+    const double bottomM = bottomMargin();
+    if (!colLabels) colLabelH = 0;
     if (r.width() - leftM - barBlock < fmS.height() * 2 || r.height() - bottomM < fmS.height() * 2) {
         // Not enough room for a readable matrix: say so instead of drawing a sliver.
         p.setFont(style.small);
@@ -209,7 +227,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     const double pitch = fmS.height() * 1.05;
     const int64_t rowStep = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(pitch / cellH)));
     const int64_t colStep = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(pitch / cellW)));
-    for (int64_t i = (r0 + rowStep - 1) / rowStep * rowStep; i < r1; i += rowStep) {
+    for (int64_t i = (r0 + rowStep - 1) / rowStep * rowStep; rowLabels && i < r1; i += rowStep) {
         const double y = yOf(static_cast<double>(i) + 0.5);
         if (y < plot.top() - 0.5 || y > plot.bottom() + 0.5) continue;
         p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
@@ -217,35 +235,36 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2),
                    s);
     }
-    for (int64_t j = (c0 + colStep - 1) / colStep * colStep; j < c1; j += colStep) {
+    for (int64_t j = (c0 + colStep - 1) / colStep * colStep; colLabels && j < c1; j += colStep) {
         const double x = xOf(static_cast<double>(j) + 0.5);
         if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
         p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + tick));
         detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), labelFor(axes.colLabels, j), Qt::AlignRight);
     }
     p.setFont(style.body);
-    if (!axes.rowTitle.isEmpty())
+    if (rowTitle)
         detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), axes.rowTitle,
                                 Qt::AlignHCenter);
-    if (!axes.colTitle.isEmpty())
+    if (colTitle)
         p.drawText(QRectF(plot.center().x() - r.width() / 2, plot.bottom() + tick * 2 + colLabelH, r.width(),
                           fmB.height() * 1.2),
                    Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, axes.colTitle);
     // Downsampling note: say how the picture summarizes the matrix.
-    QString note;
+    QString noteText;
     if (hi.blockRows > 1 || hi.blockCols > 1)
-        note = QStringLiteral("%1 x %2 matrix; each pixel = %3 of a %4 x %5 tile%6")
-                   .arg(src.rows())
-                   .arg(src.cols())
-                   .arg(downsampleModeName(pyramid.mode()))
-                   .arg(hi.blockRows)
-                   .arg(hi.blockCols)
-                   .arg(hi.preview ? QStringLiteral(" (preview)") : QString());
-    if (!note.isEmpty()) {
+        noteText = QStringLiteral("%1 x %2 matrix; each pixel = %3 of a %4 x %5 tile%6")
+                       .arg(src.rows())
+                       .arg(src.cols())
+                       .arg(downsampleModeName(pyramid.mode()))
+                       .arg(hi.blockRows)
+                       .arg(hi.blockCols)
+                       .arg(hi.preview ? QStringLiteral(" (preview)") : QString());
+    if (!noteText.isEmpty() && note) {
+        // Wrapped, not cut: it may run into the caption's margin rather than lose its words.
         p.setFont(style.small);
         p.setPen(Qt::darkGray);
-        p.drawText(QRectF(r.left(), r.bottom() - noteH, r.width(), noteH), Qt::AlignLeft | Qt::AlignVCenter,
-                   fmS.elidedText(note, Qt::ElideRight, r.width()));
+        p.drawText(QRectF(r.left(), r.bottom() - noteH, r.width(), noteH),
+                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap | Qt::TextDontClip, noteText);
     }
     if (style.colorbar) {
         geo.colorbar = QRectF(plot.right() + tick * 3, plot.top(), barBlock - tick, plot.height());

@@ -32,8 +32,9 @@ bool hasLens(const gwb::engine::TracePtr& t) {
     return t && lensK(*t) > 0 && t->lensTopIds.dim(1) == t->length();
 }
 
+// "L2 in" = the input state of layer (block) 2; not "h2", which reads like attention head H2.
 QString layerLabel(int64_t l, int64_t N) {
-    return l == N ? QStringLiteral("final") : QStringLiteral("h%1").arg(l);
+    return l == N ? QStringLiteral("final") : QStringLiteral("L%1 in").arg(l);
 }
 
 /// Cell geometry shared by the widget (clicks) and the painter.
@@ -44,7 +45,9 @@ struct GridGeometry {
 
 GridGeometry gridGeometry(const QRectF& rect, const LensGridData& d, const QFontMetricsF& fm) {
     GridGeometry g;
-    g.labelW = fm.horizontalAdvance(QStringLiteral("final")) + fm.height() * 0.6;
+    for (const QString& r : d.rowLabels)
+        g.labelW = std::max(g.labelW, fm.horizontalAdvance(r));
+    g.labelW += fm.height() * 0.6;
     g.headerH = fm.height() * 1.3;
     g.cells = QRectF(rect.left() + g.labelW, rect.top() + g.headerH, std::max(1.0, rect.width() - g.labelW),
                      std::max(1.0, rect.height() - g.headerH));
@@ -63,9 +66,19 @@ void paintLensGrid(QPainter& p, const QRectF& rectIn, const LensGridData& d, con
     const GridGeometry g = gridGeometry(rect, d, fm);
     const ColorScale scale = ColorScale::fromRange(map, 0, 1, false);
     p.setPen(Qt::black);
-    for (int c = 0; c < d.cols(); ++c)
-        p.drawText(QRectF(g.cells.left() + c * g.cw, rect.top(), g.cw, g.headerH), Qt::AlignCenter,
-                   fm.elidedText(detail::labelText(d.colLabels[c], 10), Qt::ElideRight, g.cw));
+    // Pieces are never cut below 12 characters (labelText); a piece wider than its cell is drawn
+    // in a smaller font, down to 70% (the figure picks a window whose pieces fit; see drawFigure).
+    auto fitted = [&](const QString& text, double width, const QFont& base) {
+        const double w = style.metrics(base).horizontalAdvance(text);
+        return w > width && w > 0 ? detail::scaledFont(base, std::max(0.7, width / w)) : base;
+    };
+    for (int c = 0; c < d.cols(); ++c) {
+        const QString label = detail::labelText(d.colLabels[c]);
+        p.setFont(fitted(label, g.cw, style.small));
+        p.drawText(QRectF(g.cells.left() + c * g.cw, rect.top(), g.cw, g.headerH), Qt::AlignCenter | Qt::TextDontClip,
+                   label);
+    }
+    p.setFont(style.small);
     for (int r = 0; r < d.rows(); ++r) {
         p.setPen(Qt::black);
         p.drawText(QRectF(rect.left(), g.cells.top() + r * g.ch, g.labelW - 2, g.ch), Qt::AlignRight | Qt::AlignVCenter,
@@ -80,9 +93,9 @@ void paintLensGrid(QPainter& p, const QRectF& rectIn, const LensGridData& d, con
             p.setPen(lum > 0.5 ? Qt::black : Qt::white);
             QFont f = style.small;
             f.setBold(d.hitsNext[i]);
-            p.setFont(f);
-            p.drawText(cell.adjusted(1, 0, -1, 0), Qt::AlignCenter,
-                       fm.elidedText(detail::labelText(d.text[i], 10), Qt::ElideRight, cell.width() - 2));
+            const QString piece = detail::labelText(d.text[i]);
+            p.setFont(fitted(piece, cell.width() - 2, f));
+            p.drawText(cell.adjusted(1, 0, -1, 0), Qt::AlignCenter | Qt::TextDontClip, piece);
             p.setFont(style.small);
             if (d.hitsNext[i]) {
                 p.setPen(QPen(Qt::white, 1.2));
@@ -132,9 +145,9 @@ protected:
     void mousePressEvent(QMouseEvent* e) override {
         if (!onClick || m_data.rows() == 0) return;
         const FigureStyle style = FigureStyle::forScreen(font());
-        // Same layout as the painter: title line, then the grid.
-        const double titleH = style.metrics(style.title).height() * 1.3;
-        const QRectF area = QRectF(rect()).adjusted(4, 4 + (m_data.title.isEmpty() ? 0 : titleH), -4, -4);
+        // Same layout as the painter: the (wrapped) title, then the grid.
+        const QRectF inner = QRectF(rect()).adjusted(4, 4, -4, -4);
+        const QRectF area = inner.adjusted(0, detail::panelTitleHeight(m_data.title, inner.width(), style), 0, 0);
         const GridGeometry g = gridGeometry(area, m_data, style.metrics(style.small));
         if (!g.cells.contains(e->position()) || g.cw <= 0 || g.ch <= 0) return;
         const int c = static_cast<int>((e->position().x() - g.cells.left()) / g.cw);
@@ -172,8 +185,9 @@ LensView::LensView(QWidget* parent) : View(parent) {
     vsplit->addWidget(bottom);
     vsplit->setSizes({560, 340}); // applied proportionally when shown
     bottom->setSizes({450, 550});
-    m_grassmannGrid->setMinimumHeight(220);
-    m_baselineGrid->setMinimumHeight(220);
+    // Seven lens layers readable; at 1280 x 720 the grids, the top-K and the chart fit together.
+    m_grassmannGrid->setMinimumHeight(150);
+    m_baselineGrid->setMinimumHeight(150);
     layout->addWidget(vsplit, 1);
     connect(map, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { setColormapId(colormapFromName(n)); });
@@ -252,10 +266,11 @@ ChartData LensView::rankChart() const {
     ChartData c;
     c.kind = ChartData::Kind::Line;
     const int t = selToken();
-    c.title = QStringLiteral("Rank of the actual next token (token %1), 0 = top-1").arg(t);
+    c.title = QStringLiteral("Rank of the actual next token after token %1 (1 = top-1)").arg(t);
     c.xTitle = QStringLiteral("lens layer");
     c.yTitle = QStringLiteral("rank");
-    c.yMin = 0;
+    c.logY = true; // ranks run from 1 to thousands: on a linear axis every late layer reads 0
+    c.yMin = 1;
     int idx = 0;
     for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
         ++idx;
@@ -267,8 +282,11 @@ ChartData LensView::rankChart() const {
         for (int64_t l = 0; l < L; ++l) {
             const int32_t r = tr->lensNextRank.at2(l, t);
             s.x.push_back(static_cast<double>(l));
-            s.y.push_back(r < 0 ? std::nan("") : static_cast<double>(r));
+            s.y.push_back(r < 0 ? std::nan("") : static_cast<double>(r) + 1.0);
         }
+        if (c.categories.isEmpty())
+            for (int64_t l = 0; l < L; ++l)
+                c.categories << layerLabel(l, L - 1);
         c.series.push_back(s);
     }
     return c;
@@ -285,7 +303,7 @@ QStringList LensView::topKLines(const gwb::engine::TracePtr& trace) const {
     for (int64_t k = 0; k < K; ++k) {
         const size_t i = static_cast<size_t>((l * T + tok) * K + k);
         const int32_t id = t.lensTopIds.data[i];
-        out << QStringLiteral("%1 %2%3").arg(detail::labelText(pieceText(t, id), 14),
+        out << QStringLiteral("%1 %2%3").arg(detail::labelText(pieceText(t, id)),
                                              detail::formatValue(std::exp(t.lensTopLogProbs.data[i])),
                                              id == next ? QStringLiteral(" \u2190 next") : QString());
     }
@@ -327,7 +345,7 @@ void LensView::refresh() {
         if (!tr || tr->lensNextRank.rank() != 2 || t >= tr->lensNextRank.dim(1)) return new QTableWidgetItem();
         const int32_t r = tr->lensNextRank.at2(clampedLensLayer(*tr), t);
         auto* item = new QTableWidgetItem(r < 0 ? QStringLiteral("next token: \u2014")
-                                                : QStringLiteral("next token rank %1").arg(r));
+                                                : QStringLiteral("next token rank %1").arg(r + 1));
         if (r < 0) item->setToolTip(QStringLiteral("The last token has no next token in the prompt."));
         return item;
     };
@@ -373,40 +391,72 @@ std::vector<DataTable> LensView::dataTables() const {
 }
 
 QString LensView::caption() const {
-    return QStringLiteral("Logit lens: each block's input state h^l (rows h0..h%1) and the final state through the "
-                          "final LayerNorm and the tied head; cells show the top-1 next token coloured by its "
-                          "probability (bold, underlined: it is the actual next token), window around token %2 "
-                          "(red). Below: top-K of the selected cell and the rank of the actual next token per lens "
-                          "layer, both models.")
+    return QStringLiteral("Logit lens: each layer's input state h^l (rows L0 in..L%1 in) and the final state "
+                          "through the final LayerNorm and the tied head; cells show the top-1 next token coloured "
+                          "by its probability (bold, underlined: it is the actual next token), window around token "
+                          "%2 (red). Below: top-K of the selected cell and the rank of the actual next token per "
+                          "lens layer (1 = top-1, log axis), both models.")
         .arg(std::max<int64_t>(0, m_data.layerCount() - 1))
         .arg(selToken());
 }
 
+int LensView::figureWindow(double gridWidth, const FigureStyle& style) const {
+    // The widest window (up to kWindow tokens, at least 3) whose pieces fit their cells whole.
+    const QFontMetricsF fm = style.metrics(style.small);
+    QFont bold = style.small;
+    bold.setBold(true);
+    const QFontMetricsF fmBold = style.metrics(bold);
+    for (int w = static_cast<int>(kWindow); w > 3; --w) {
+        double need = 0;
+        double labelW = 0;
+        for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
+            const LensGridData g = gridData(tr, w);
+            for (const QString& r : g.rowLabels)
+                labelW = std::max(labelW, fm.horizontalAdvance(r));
+            for (const QString& c : g.colLabels)
+                need = std::max(need, fm.horizontalAdvance(detail::labelText(c)));
+            for (const QString& c : g.text)
+                need = std::max(need, fmBold.horizontalAdvance(detail::labelText(c)));
+        }
+        const double cellW = (gridWidth - labelW - fm.height() * 0.6) / w;
+        if (cellW >= need + fm.height() * 0.4) return w;
+    }
+    return 3;
+}
+
 void LensView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
     const double gap = style.metrics(style.body).height();
-    const auto [top, bottom] = detail::splitPanels(rect, 0.6, false, gap);
-    const auto [left, right] = detail::splitPanels(top, 0.5, true, gap);
-    // As many tokens as fit with readable pieces (about 3 em per cell).
-    const int window = std::clamp(static_cast<int>(left.width() / (style.metrics(style.small).height() * 3.2)), 4,
-                                  static_cast<int>(kWindow));
+    // One-column figures stack the two grids (each gets the full width, so whole pieces fit);
+    // two-column figures put them side by side.
+    const bool wide = rect.width() > 5 * 72;
+    const auto [top, bottom] = detail::splitPanels(rect, wide ? 0.6 : 0.62, false, gap);
+    const auto [left, right] = detail::splitPanels(top, 0.5, wide, gap);
+    const int window = figureWindow(left.width(), style);
     paintLensGrid(p, left, gridData(m_data.grassmann, window), style, map);
     paintLensGrid(p, right, gridData(m_data.baseline, window), style, map);
-    const auto [listRect, chartRect] = detail::splitPanels(bottom, 0.45, true, gap);
+    const auto [listRect, chartRect] = detail::splitPanels(bottom, wide ? 0.45 : 0.4, wide, gap);
     const auto [gl, bl] = detail::splitPanels(listRect, 0.5, true, gap * 0.5);
+    const QString lay = m_data.primary() && m_data.primary()->lensTopIds.rank() == 3
+                            ? layerLabel(clampedLensLayer(*m_data.primary()), m_data.primary()->lensTopIds.dim(0) - 1)
+                            : QString();
     for (auto [r, tr] : {std::pair{gl, m_data.grassmann}, std::pair{bl, m_data.baseline}}) {
         const QString head =
-            tr ? (tr->isGrassmann() ? QStringLiteral("Grassmann top-K") : QStringLiteral("Transformer top-K"))
+            tr ? QStringLiteral("%1 top-K (%2)")
+                     .arg(tr->isGrassmann() ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"), lay)
                : QString();
         const QRectF body = detail::paintPanelTitle(p, r, head, style);
         p.save();
-        p.setFont(style.small);
         p.setPen(Qt::black);
         const double lineH = style.metrics(style.small).height() * 1.2;
         double y = body.top();
         for (const QString& line : topKLines(tr)) {
-            if (y + lineH > body.bottom()) break;
-            p.drawText(QRectF(body.left(), y, body.width(), lineH), Qt::AlignLeft | Qt::AlignVCenter,
-                       style.metrics(style.small).elidedText(line, Qt::ElideRight, body.width()));
+            if (y + lineH > body.bottom() + lineH * 0.2) break;
+            // A line wider than its column (a long piece in a narrow figure) is set smaller, not cut.
+            const double w = style.metrics(style.small).horizontalAdvance(line);
+            p.setFont(w > body.width() && w > 0 ? detail::scaledFont(style.small, std::max(0.6, body.width() / w))
+                                                : style.small);
+            p.drawText(QRectF(body.left(), y, body.width(), lineH), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
+                       line);
             y += lineH;
         }
         p.restore();

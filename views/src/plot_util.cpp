@@ -1,10 +1,21 @@
 #include "plot_util.h"
 
+#include "gwb/views/workbench_data.h"
+
 #include <QTextLayout>
 #include <algorithm>
 #include <cmath>
 
 namespace gwb::views::detail {
+
+namespace {
+// Word wrap; a word wider than the panel breaks anywhere rather than running out of it.
+int titleFlags(const QString& title, double width, const QFontMetricsF& fm) {
+    for (const QString& word : title.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+        if (fm.horizontalAdvance(word) > width) return Qt::AlignLeft | Qt::TextWrapAnywhere;
+    return Qt::AlignLeft | Qt::TextWordWrap;
+}
+} // namespace
 
 std::vector<double> niceTicks(double lo, double hi, int maxCount) {
     std::vector<double> ticks;
@@ -38,12 +49,21 @@ QString formatValue(double v) {
 }
 
 QString labelText(const QString& text, int maxChars) {
-    QString t = text;
+    QString t = displayPiece(text);
     t.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
     t.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
     if (t.trimmed().isEmpty()) t = QStringLiteral("\u2423"); // visible space for blank pieces
     if (t.size() > maxChars) t = t.left(maxChars - 1) + QChar(0x2026);
     return t;
+}
+
+QFont scaledFont(const QFont& font, double factor) {
+    QFont f = font;
+    if (font.pointSizeF() > 0)
+        f.setPointSizeF(font.pointSizeF() * factor);
+    else if (font.pixelSize() > 0)
+        f.setPixelSize(std::max(1, static_cast<int>(std::lround(font.pixelSize() * factor))));
+    return f;
 }
 
 void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt::Alignment align) {
@@ -108,17 +128,26 @@ void paintAxisLines(QPainter& p, const QRectF& plot, const FigureStyle& style) {
     p.drawLine(plot.bottomLeft(), plot.topLeft());
 }
 
+double panelTitleHeight(const QString& title, double width, const FigureStyle& style) {
+    if (title.isEmpty()) return 0;
+    const QFontMetricsF fmT = style.metrics(style.title);
+    // Wrapped, never elided: a figure's title is part of what a paper's reader sees.
+    const QRectF need = fmT.boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), titleFlags(title, width, fmT), title);
+    return std::max(fmT.height(), need.height()) + fmT.height() * 0.25;
+}
+
 QRectF paintPanelTitle(QPainter& p, const QRectF& rect, const QString& title, const FigureStyle& style) {
     if (title.isEmpty()) return rect;
     const QFontMetricsF fmT = style.metrics(style.title);
+    const double h = panelTitleHeight(title, rect.width(), style);
     p.save();
     p.setFont(style.title);
     p.setPen(Qt::black);
-    p.drawText(QRectF(rect.left(), rect.top(), rect.width(), fmT.height()), Qt::AlignLeft | Qt::AlignVCenter,
-               fmT.elidedText(title, Qt::ElideRight, rect.width()));
+    p.drawText(QRectF(rect.left(), rect.top(), rect.width(), h), titleFlags(title, rect.width(), fmT) | Qt::AlignTop,
+               title);
     p.restore();
     QRectF rest = rect;
-    rest.setTop(rect.top() + fmT.height() * 1.25);
+    rest.setTop(std::min(rect.bottom(), rect.top() + h));
     return rest;
 }
 

@@ -18,10 +18,14 @@ std::vector<double> niceTicks(double lo, double hi, int maxCount);
 QString formatValue(double v);
 /// Elides long token text for axis labels and makes whitespace visible.
 QString labelText(const QString& text, int maxChars = 12);
+/// The font scaled by factor (point or pixel sized, as the font is).
+QFont scaledFont(const QFont& font, double factor);
 /// Draws text rotated by -90 degrees with its baseline box's right end at `anchor` (for axis labels).
 void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt::Alignment align);
-/// Draws a panel title (title font, elided to the width) at the top of rect and returns the rest
-/// of rect below it; an empty title leaves rect as it is.
+/// Draws a panel title (title font, wrapped onto as many lines as the width needs, never elided)
+/// at the top of rect and returns the rest of rect below it; an empty title leaves rect as it is.
+/// Height paintPanelTitle takes for a title at this width (0 for an empty title).
+double panelTitleHeight(const QString& title, double width, const FigureStyle& style);
 QRectF paintPanelTitle(QPainter& p, const QRectF& rect, const QString& title, const FigureStyle& style);
 /// Horizontal grid lines, tick marks and labels of a value axis on the left of plot: tick t at
 /// height y(t), labelled label(t); ticks outside the plot are skipped. Uses the small font.

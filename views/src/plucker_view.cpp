@@ -130,6 +130,8 @@ ChartData PluckerView::pairNormChart() const {
         QStringLiteral("\u2016z_t \u2227 z_{t\u2212D}\u2016, token %1 '%2', layer %3").arg(t).arg(tok).arg(selLayer());
     c.xTitle = QStringLiteral("offset D");
     c.yTitle = QStringLiteral("pair norm");
+    c.undefinedReason = QStringLiteral("\u2014: the offset reaches before the prompt (t \u2212 D is negative), so "
+                                       "there is no pair plane and its norm is undefined (not 0).");
     ChartSeries s;
     for (int64_t o = 0; o < a->pairNorm.dim(1); ++o) {
         c.categories << QStringLiteral("D=%1").arg(a->offsets[static_cast<size_t>(o)]);

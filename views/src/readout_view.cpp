@@ -65,7 +65,6 @@ ReadoutView::ReadoutView(QWidget* parent) : View(parent) {
     vsplit->setSizes({420, 480}); // applied proportionally when shown
     top->setSizes({600, 400});
     bottom->setSizes({450, 550});
-    m_ranked->setMinimumHeight(200);
     layout->addWidget(vsplit, 1);
 
     connect(m_rankCombo, &QComboBox::currentIndexChanged, this,
@@ -425,10 +424,11 @@ void ReadoutView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
         std::tie(rankRect, specRect) = detail::splitPanels(topRect, 0.6, true, gap);
         std::tie(listRect, sphereRect) = detail::splitPanels(bottomRect, 0.36, true, gap);
     } else {
-        const auto [upper, lower] = detail::splitPanels(rect, 0.5, false, gap);
-        const auto [r1, r2] = detail::splitPanels(upper, 0.5, false, gap);
+        // Every panel across the full width (side by side, the spectrum's title took its height).
+        const auto [upper, lower] = detail::splitPanels(rect, 0.62, false, gap);
+        const auto [r1, r2] = detail::splitPanels(upper, 0.4, false, gap);
         rankRect = r1;
-        std::tie(specRect, listRect) = detail::splitPanels(r2, 0.42, true, gap);
+        std::tie(specRect, listRect) = detail::splitPanels(r2, 0.55, false, gap);
         sphereRect = lower;
     }
     paintChart(p, rankRect, rankedChart(), style);
@@ -444,8 +444,12 @@ void ReadoutView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
         detail::drawWrappedText(p, list, undefinedReason(QStringLiteral("The token's read-out"), selToken()), true);
     for (const QString& line : lines) {
         if (y + lineH > list.bottom()) break;
-        p.drawText(QRectF(list.left(), y, list.width(), lineH), Qt::AlignLeft | Qt::AlignVCenter,
-                   style.metrics(style.small).elidedText(line, Qt::ElideRight, list.width()));
+        // A line wider than the column is set smaller, not cut.
+        const double w = style.metrics(style.small).horizontalAdvance(line);
+        p.setFont(w > list.width() && w > 0 ? detail::scaledFont(style.small, std::max(0.6, list.width() / w))
+                                            : style.small);
+        p.drawText(QRectF(list.left(), y, list.width(), lineH), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
+                   line);
         y += lineH;
     }
     p.restore();

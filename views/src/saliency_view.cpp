@@ -202,7 +202,7 @@ ChartData SaliencyView::barChart() const {
     c.xTitle = QStringLiteral("past token j");
     c.yTitle = QStringLiteral("share");
     for (int64_t j = first; j <= t; ++j)
-        c.categories << QStringLiteral("%1 %2").arg(j).arg(detail::labelText(tokens[static_cast<int>(j)], 8));
+        c.categories << QStringLiteral("%1 %2").arg(j).arg(detail::labelText(tokens[static_cast<int>(j)]));
     auto series = [&](const QString& name, const std::vector<float>& v, int color) {
         if (v.empty()) return;
         ChartSeries s;
@@ -230,11 +230,29 @@ void SaliencyView::paintChips(QPainter& p, const QRectF& rect, const FigureStyle
         return;
     }
     const int64_t t = std::min<int64_t>(selToken(), primary->length() - 1);
-    const int64_t first = std::max<int64_t>(0, t + 1 - kMaxBars);
     const QStringList tokens = tokenLabels(*primary);
     const double labelW = fm.horizontalAdvance(QStringLiteral("Transformer ")) + 4;
     const double rowH = std::min(rect.height() / 2, fm.height() * 1.8);
-    const double w = (rect.width() - labelW) / static_cast<double>(t - first + 1);
+    // As many of the most recent tokens as fit whole, each chip as wide as its piece; the
+    // spare width is shared out.
+    const double pad = fm.height() * 0.6;
+    std::vector<double> natural; // t, t-1, ...
+    double used = 0;
+    for (int64_t j = t; j >= 0 && t - j < kMaxBars; --j) {
+        const double w = fm.horizontalAdvance(detail::labelText(tokens[static_cast<int>(j)])) + pad;
+        if (!natural.empty() && used + w > rect.width() - labelW) break;
+        natural.push_back(w);
+        used += w;
+    }
+    const int64_t first = t + 1 - static_cast<int64_t>(natural.size());
+    const double extra = std::max(0.0, rect.width() - labelW - used) / static_cast<double>(natural.size());
+    std::vector<double> chipX; // left edge of chip j - first, then the right end
+    double x0 = rect.left() + labelW;
+    for (int64_t j = first; j <= t; ++j) {
+        chipX.push_back(x0);
+        x0 += natural[static_cast<size_t>(t - j)] + extra;
+    }
+    chipX.push_back(x0);
     const ColorScale scale = ColorScale::fromRange(map, 0, 1, false);
     int row = 0;
     for (auto [name, s, err] :
@@ -248,14 +266,15 @@ void SaliencyView::paintChips(QPainter& p, const QRectF& rect, const FigureStyle
             const QString why = !resultCurrent() ? QStringLiteral("computing\u2026")
                                 : err->isEmpty() ? QStringLiteral("\u2014 (model not loaded)")
                                                  : QStringLiteral("\u2014 ") + *err;
-            p.drawText(QRectF(rect.left() + labelW, y, rect.width() - labelW, rowH), Qt::AlignLeft | Qt::AlignVCenter,
-                       fm.elidedText(why, Qt::ElideRight, rect.width() - labelW));
+            p.drawText(QRectF(rect.left() + labelW, y, rect.width() - labelW, rowH),
+                       Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, why);
             continue;
         }
         const std::vector<float> share = saliencyShares(*s, t);
         const float top = share.empty() ? 1.0f : std::max(1e-12f, *std::max_element(share.begin(), share.end()));
         for (int64_t j = first; j <= t; ++j) {
-            const QRectF chip(rect.left() + labelW + (j - first) * w, y, w - 2, rowH);
+            const size_t k = static_cast<size_t>(j - first);
+            const QRectF chip(chipX[k], y, chipX[k + 1] - chipX[k] - 2, rowH);
             const float v = j < static_cast<int64_t>(share.size()) ? share[static_cast<size_t>(j)] / top : 0.0f;
             const QColor bg = QColor::fromRgb(scale.color(v));
             p.setPen(Qt::NoPen);
@@ -263,8 +282,7 @@ void SaliencyView::paintChips(QPainter& p, const QRectF& rect, const FigureStyle
             p.drawRoundedRect(chip, 3, 3);
             const double lum = 0.2126 * bg.redF() + 0.7152 * bg.greenF() + 0.0722 * bg.blueF();
             p.setPen(lum > 0.5 ? Qt::black : Qt::white);
-            p.drawText(chip, Qt::AlignCenter,
-                       fm.elidedText(detail::labelText(tokens[static_cast<int>(j)], 10), Qt::ElideRight, chip.width()));
+            p.drawText(chip, Qt::AlignCenter | Qt::TextDontClip, detail::labelText(tokens[static_cast<int>(j)]));
             if (j == t) {
                 p.setPen(QPen(QColor(220, 30, 30), 1.5));
                 p.setBrush(Qt::NoBrush);

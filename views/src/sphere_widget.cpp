@@ -133,7 +133,7 @@ void paintSphere(QPainter& p, const QRectF& rect, const SphereData& data, const 
 }
 
 SphereWidget::SphereWidget(QWidget* parent) : QWidget(parent) {
-    setMinimumSize(200, 180);
+    setMinimumSize(200, 150);
     setCursor(Qt::OpenHandCursor);
 }
 

@@ -129,6 +129,15 @@ void SubspaceView::refresh() {
         m_sphere->setPlaceholder(missingDataMessage());
         return;
     }
+    if (gl->z.rank() == 2 && gl->z.dim(0) < 2) {
+        // Said in the user's words (the computation's own message names its matrix shapes).
+        m_error = QStringLiteral("The subspace picture needs at least 2 tokens (it projects the layer's reduced "
+                                 "vectors onto their top-3 principal directions); this prompt has %1. Type a longer "
+                                 "prompt and Run.")
+                      .arg(gl->z.dim(0));
+        m_sphere->setPlaceholder(m_error);
+        return;
+    }
     try {
         m_picture = computeSubspacePicture(*gl, selToken(), tokenLabels(*m_data.grassmann));
     } catch (const std::exception& e) {

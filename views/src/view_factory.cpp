@@ -7,6 +7,7 @@
 #include "gwb/views/gate_view.h"
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/lens_view.h"
+#include "gwb/views/patching_view.h"
 #include "gwb/views/readout_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/subspace_view.h"
@@ -17,7 +18,7 @@ QStringList viewIds() {
     return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
             QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
             QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency"),
-            QStringLiteral("corpus")};
+            QStringLiteral("patching"), QStringLiteral("corpus")};
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
@@ -30,6 +31,7 @@ std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
     if (id == QLatin1String("readout")) return std::make_unique<ReadoutView>(parent);
     if (id == QLatin1String("lens")) return std::make_unique<LensView>(parent);
     if (id == QLatin1String("saliency")) return std::make_unique<SaliencyView>(parent);
+    if (id == QLatin1String("patching")) return std::make_unique<PatchingView>(parent);
     if (id == QLatin1String("corpus")) return std::make_unique<CorpusView>(parent);
     return nullptr;
 }

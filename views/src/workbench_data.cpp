@@ -39,7 +39,9 @@ QString WorkbenchData::prompt() const {
 
 bool WorkbenchData::isGenerated(int64_t t) const {
     const TracePtr p = primary();
-    if (!p || continuationFrom < 0 || t < 0 || t >= p->length()) return false;
+    if (!p || t < 0 || t >= p->length()) return false;
+    if (firstGeneratedToken >= 0) return t >= firstGeneratedToken;
+    if (continuationFrom < 0) return false;
     const auto& tok = p->tokens[static_cast<size_t>(t)];
     // A piece that ends after the typed text was (at least partly) generated.
     return tok.end > continuationFrom || (tok.end < 0 && tok.begin >= continuationFrom);
@@ -55,6 +57,22 @@ int64_t WorkbenchData::generatedCount() const {
     // Generated text is appended, so the generated tokens are a suffix.
     const int64_t first = firstGenerated();
     return first < 0 ? 0 : tokenCount() - first;
+}
+
+int bytePieceValue(const QString& piece) {
+    if (piece.size() != 6 || !piece.startsWith(QLatin1String("<0x")) || !piece.endsWith(QLatin1Char('>'))) return -1;
+    bool ok = false;
+    const int v = piece.mid(3, 2).toInt(&ok, 16);
+    return ok ? v : -1;
+}
+
+QString displayPiece(const QString& piece) {
+    const int b = bytePieceValue(piece);
+    if (b == 0x0A || b == 0x0D) return QStringLiteral("\u23CE"); // ⏎
+    if (b == 0x09) return QStringLiteral("\u21E5");              // ⇥
+    if (b == 0x20) return QStringLiteral("\u2423");              // ␣
+    if (b > 0x20 && b < 0x7F) return QString(QChar(b));
+    return piece; // other bytes (parts of a UTF-8 character) keep their <0xHH> form
 }
 
 QStringList tokenLabels(const gwb::engine::Trace& trace) {

@@ -144,7 +144,7 @@ SafetensorsHeader parseSafetensorsHeader(const char* bytes, size_t size, const s
     json header;
     try {
         header = json::parse(bytes + 8, bytes + 8 + headerLen);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse_error, and out_of_range for a number like 1e999
         bad(what, std::string("header is not valid JSON (") + e.what() + ")");
     }
     if (!header.is_object()) bad(what, "header is not a JSON object");

@@ -192,11 +192,52 @@ const NpyArray& member(const std::map<std::string, NpyArray>& arrays, const std:
     return it->second;
 }
 
+/// An integer of meta.json (a float such as 1e300 is refused, not converted).
+int64_t metaInt(const nlohmann::json& v, const std::string& what) {
+    if (!v.is_number_integer()) throw std::runtime_error("meta.json: '" + what + "' is not an integer");
+    return v.get<int64_t>();
+}
+
+/// meta.json's shape of quantity `name` must agree with the sizes of its arrays, checked before
+/// storage for it is allocated: a damaged file must not ask for terabytes.
+void checkQuantitySizes(const std::map<std::string, NpyArray>& arrays, const std::string& name, const StatQuantity& q) {
+    auto fail = [&](const std::string& problem) { throw std::runtime_error("quantity '" + name + "': " + problem); };
+    const int64_t groups = member(arrays, name + ".n").count();
+    int64_t g = 1;
+    for (int64_t e : q.groupShape) {
+        if (e < 0) fail("group_shape has a negative extent");
+        if (e == 0) g = 0;
+    }
+    for (int64_t e : q.groupShape)
+        if (g != 0) {
+            if (g > groups / e) fail("group_shape does not match the " + std::to_string(groups) + " values of '.n'");
+            g *= e;
+        }
+    if (g != groups) fail("group_shape does not match the " + std::to_string(groups) + " values of '.n'");
+    if (q.positions < 0) fail("positions is negative");
+    // counts holds G x (B+2) values, pos_n and pos_sum G x P: compare by division (no overflow).
+    const auto expect = [&](const std::string& suffix, int64_t perGroup) {
+        const int64_t have = member(arrays, name + suffix).count();
+        if (g == 0 ? have != 0 : (have % g != 0 || have / g != perGroup))
+            fail("'" + name + suffix + "' has " + std::to_string(have) + " values, which does not match " +
+                 std::to_string(groups) + " groups of " + std::to_string(perGroup));
+    };
+    expect(".counts", static_cast<int64_t>(q.edges.size()) + 1);
+    if (q.positions > 0) {
+        expect(".pos_n", q.positions);
+        expect(".pos_sum", q.positions);
+    }
+}
+
 } // namespace
 
 CorpusStats CorpusStats::read(const std::string& path) {
+    return parse(readBinaryFile(path), path);
+}
+
+CorpusStats CorpusStats::parse(const std::vector<uint8_t>& fileBytes, const std::string& path) {
     using nlohmann::json;
-    const auto members = readZipStored(readBinaryFile(path));
+    const auto members = readZipStored(fileBytes);
     auto metaIt = members.find("meta.json");
     if (metaIt == members.end()) throw std::runtime_error("'" + path + "' is not a gwb statistics file (no meta.json)");
     std::map<std::string, NpyArray> arrays;
@@ -209,26 +250,39 @@ CorpusStats CorpusStats::read(const std::string& path) {
         if (meta.value("format", "") != "gwb-corpus-stats")
             throw std::runtime_error("not a gwb statistics file (format is not gwb-corpus-stats)");
         s.complete = meta.at("complete").get<bool>();
-        s.windowsPlanned = meta.at("windows_planned").get<int64_t>();
-        s.windowsTotal = meta.at("windows_total").get<int64_t>();
-        s.window = meta.at("window").get<int64_t>();
-        s.stride = meta.at("stride").get<int64_t>();
-        s.maxWindows = meta.at("max_windows").get<int64_t>();
-        s.shardIndex = meta.at("shard").at(0).get<int>();
-        s.shardCount = meta.at("shard").at(1).get<int>();
+        s.windowsPlanned = metaInt(meta.at("windows_planned"), "windows_planned");
+        s.windowsTotal = metaInt(meta.at("windows_total"), "windows_total");
+        s.window = metaInt(meta.at("window"), "window");
+        s.stride = metaInt(meta.at("stride"), "stride");
+        s.maxWindows = metaInt(meta.at("max_windows"), "max_windows");
+        const int64_t shardIndex = metaInt(meta.at("shard").at(0), "shard[0]");
+        const int64_t shardCount = metaInt(meta.at("shard").at(1), "shard[1]");
+        if (shardCount < 0 || shardCount > 1000000 || shardIndex < 0 || (shardCount > 0 && shardIndex >= shardCount))
+            throw std::runtime_error("meta.json: shard " + std::to_string(shardIndex) + "/" +
+                                     std::to_string(shardCount) + " is not a shard");
+        s.shardIndex = static_cast<int>(shardIndex);
+        s.shardCount = static_cast<int>(shardCount);
         s.files = meta.at("files").get<std::vector<std::string>>();
         for (const auto& k : meta.at("skipped"))
             s.skipped.push_back({k.at("file").get<std::string>(), k.at("reason").get<std::string>()});
         s.models = meta.at("models").get<std::map<std::string, std::string>>();
         s.totals = meta.at("totals").get<std::map<std::string, double>>();
         s.windows = member(arrays, "windows").values<int64_t>();
-        for (const auto& [name, qm] : meta.at("quantities").items()) {
+        for (const auto& item : meta.at("quantities").items()) {
+            // Named copies, not structured bindings: the lambda below uses the name (clang 14
+            // cannot capture a structured binding).
+            const std::string name = item.key();
+            const json& qm = item.value();
             StatQuantity q;
             q.definition = qm.at("definition").get<std::string>();
             q.axes = qm.at("axes").get<std::vector<std::string>>();
-            q.groupShape = qm.at("group_shape").get<std::vector<int64_t>>();
-            q.positions = qm.at("positions").get<int64_t>();
+            if (!qm.at("group_shape").is_array())
+                throw std::runtime_error("meta.json: group_shape of '" + name + "' is not a list");
+            for (const json& e : qm.at("group_shape"))
+                q.groupShape.push_back(metaInt(e, name + ".group_shape"));
+            q.positions = metaInt(qm.at("positions"), name + ".positions");
             q.edges = member(arrays, name + ".edges").values<double>();
+            checkQuantitySizes(arrays, name, q);
             q.allocate();
             auto load = [&](const std::string& suffix, auto& dst) {
                 using V = typename std::decay_t<decltype(dst)>::value_type;

@@ -27,6 +27,19 @@ namespace {
 constexpr const char* kSpace = "\xe2\x96\x81"; // U+2581, SentencePiece's whitespace symbol
 constexpr float kUnkPenalty = 10.0f;           // libsentencepiece: unknown score = min score - 10
 
+/// The byte of a BYTE piece "<0xHH>" (exactly two hex digits), -1 for any other text.
+int bytePieceValue(const std::string& piece) {
+    auto hex = [](char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    };
+    if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') return -1;
+    const int hi = hex(piece[3]), lo = hex(piece[4]);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
 size_t utf8Length(unsigned char lead) {
     if (lead < 0x80) return 1;
     if ((lead & 0xe0) == 0xc0) return 2;
@@ -60,8 +73,11 @@ public:
             } else if (p.type == T::Unknown) {
                 m_unkId = id;
             } else if (p.type == T::Byte) {
-                unsigned v = 0;
-                if (p.piece.size() == 6 && std::sscanf(p.piece.c_str(), "<0x%2X>", &v) == 1) m_byteIds[v] = id;
+                const int v = bytePieceValue(p.piece);
+                if (v < 0)
+                    throw std::invalid_argument("SentencePiece byte piece " + std::to_string(id) + " is '" + p.piece +
+                                                "', not <0xHH>");
+                m_byteIds[static_cast<size_t>(v)] = id;
             }
         }
         if (m_unkId < 0) throw std::invalid_argument("SentencePiece model has no <unk> piece");
@@ -97,14 +113,11 @@ public:
             case SpmPieceType::Control:
                 break;
             case SpmPieceType::Unknown:
-                bytes += " \xe2\x81\x87 ";
-                break; // libsentencepiece's " ⁇ "
-            case SpmPieceType::Byte: {
-                unsigned v = 0;
-                std::sscanf(p.piece.c_str(), "<0x%2X>", &v);
-                bytes.push_back(static_cast<char>(v));
+                bytes += " \xe2\x81\x87 "; // libsentencepiece's " ⁇ "
                 break;
-            }
+            case SpmPieceType::Byte: // its text was checked by the constructor
+                bytes.push_back(static_cast<char>(bytePieceValue(p.piece)));
+                break;
             default: // U+2581 back to a space
                 for (size_t k = 0; k < p.piece.size();) {
                     if (p.piece.compare(k, 3, kSpace) == 0) {

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <unistd.h>
 
 namespace gwb::engine {
@@ -60,6 +62,14 @@ template <typename T> std::vector<T> NpyArray::values() const {
         for (size_t i = 0; i < n; ++i) {
             S v;
             std::memcpy(&v, bytes.data() + i * sizeof(S), sizeof(S));
+            if constexpr (std::is_integral_v<T> && std::is_floating_point_v<S>) {
+                // A float outside T's range (or NaN) has no integer value: refuse it.
+                const auto x = static_cast<long double>(v);
+                if (!(x >= static_cast<long double>(std::numeric_limits<T>::min()) &&
+                      x <= static_cast<long double>(std::numeric_limits<T>::max())))
+                    throw std::runtime_error("NpyArray: value " + std::to_string(v) + " at index " + std::to_string(i) +
+                                             " is not an integer in range");
+            }
             out[i] = static_cast<T>(v);
         }
     };
@@ -194,8 +204,9 @@ NpyArray parseNpy(const std::vector<uint8_t>& b) {
             throw std::runtime_error("parseNpy: unsupported dtype '" + d + "'");
     }
     {
-        const size_t f = field("fortran_order");
-        if (header.compare(header.find_first_not_of(' ', f), 5, "False") != 0)
+        const size_t f = header.find_first_not_of(' ', field("fortran_order"));
+        if (f == std::string::npos) throw std::runtime_error("parseNpy: malformed fortran_order");
+        if (header.compare(f, 5, "False") != 0)
             throw std::runtime_error("parseNpy: Fortran-order arrays are not supported");
     }
     {
@@ -203,21 +214,41 @@ NpyArray parseNpy(const std::vector<uint8_t>& b) {
         const size_t close = open == std::string::npos ? open : header.find(')', open);
         if (close == std::string::npos) throw std::runtime_error("parseNpy: malformed shape");
         const std::string s = header.substr(open + 1, close - open - 1);
+        // Extents are plain decimal numbers separated by commas and spaces.
         size_t i = 0;
         while (i < s.size()) {
             while (i < s.size() && (s[i] == ' ' || s[i] == ','))
                 ++i;
             if (i >= s.size()) break;
-            size_t used = 0;
-            out.shape.push_back(std::stoll(s.substr(i), &used));
-            i += used;
+            if (s[i] < '0' || s[i] > '9') throw std::runtime_error("parseNpy: malformed shape (" + s + ")");
+            int64_t e = 0;
+            for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+                if (e > (std::numeric_limits<int64_t>::max() - 9) / 10)
+                    throw std::runtime_error("parseNpy: shape (" + s + ") has an extent too large");
+                e = e * 10 + (s[i] - '0');
+            }
+            out.shape.push_back(e);
         }
     }
-    const size_t payload = static_cast<size_t>(out.count()) * npyItemSize(out.type);
+    // The element count must fit in int64 (the product of the non-zero extents, so that count()
+    // is defined) and the data must be present, checked before anything is allocated.
     const size_t start = pos + headerLen;
-    if (b.size() < start + payload)
-        throw std::runtime_error("parseNpy: truncated data (" + std::to_string(b.size() - start) + " of " +
-                                 std::to_string(payload) + " bytes)");
+    const size_t available = b.size() - start, item = npyItemSize(out.type);
+    int64_t nonZero = 1;
+    bool empty = false;
+    for (int64_t e : out.shape) {
+        if (e == 0) {
+            empty = true;
+        } else {
+            if (nonZero > std::numeric_limits<int64_t>::max() / e)
+                throw std::runtime_error("parseNpy: shape " + shapeString(out.shape) + " has too many elements");
+            nonZero *= e;
+        }
+    }
+    if (!empty && static_cast<uint64_t>(nonZero) > available / item)
+        throw std::runtime_error("parseNpy: truncated data (" + std::to_string(available) + " bytes for " +
+                                 std::to_string(nonZero) + " elements of " + std::to_string(item) + " bytes)");
+    const size_t payload = empty ? 0 : static_cast<size_t>(nonZero) * item;
     out.bytes.assign(b.begin() + static_cast<std::ptrdiff_t>(start),
                      b.begin() + static_cast<std::ptrdiff_t>(start + payload));
     return out;

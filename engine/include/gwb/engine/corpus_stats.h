@@ -80,7 +80,10 @@ struct CorpusStats {
     /// or a window is covered twice.
     void merge(const CorpusStats& other);
     void write(const std::string& path) const; ///< NPZ, atomically
+    /// Reads a statistics NPZ; throws std::runtime_error naming the path and the problem.
     static CorpusStats read(const std::string& path);
+    /// The same from the file's bytes; `what` (usually the path) names the file in messages.
+    static CorpusStats parse(const std::vector<uint8_t>& bytes, const std::string& what);
 };
 
 /// n+1 evenly spaced edges from lo to hi.

@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+class QAbstractAxis;
 class QChartView;
 
 namespace gwb::views {
@@ -33,11 +34,20 @@ struct ChartData {
     std::vector<ChartSeries> series;
     double yMin = std::numeric_limits<double>::quiet_NaN(); ///< NaN = from data
     double yMax = std::numeric_limits<double>::quiet_NaN();
+    /// Logarithmic y axis with ticks at 1, 10, 100, 1k, ... (values <= 0 are not drawn); for
+    /// ranks and other quantities spanning decades.
+    bool logY = false;
+    /// Why a NaN value is undefined (bar charts: the bar reads "—" and, on screen, this is the
+    /// chart's tooltip); "" = no reason given.
+    QString undefinedReason;
     bool hasData() const;
 };
 
 /// Colour-blind-safe qualitative palette (Okabe-Ito), cycled.
 QColor seriesColor(int index);
+
+/// Tick label of a log axis: 1, 10, 100, 1k, 10k, 100k, 1M, ...
+QString decadeLabel(double value);
 
 /// Draws a chart with axes, ticks, legend into rect.
 void paintChart(QPainter& p, const QRectF& rect, const ChartData& data, const FigureStyle& style);
@@ -46,13 +56,25 @@ class ChartWidget : public QWidget {
     Q_OBJECT
 public:
     explicit ChartWidget(QWidget* parent = nullptr);
+    /// Smallest height at which titles, tick labels and axis titles are drawn whole.
+    static constexpr int kReadableHeight = 170;
     void setChart(const ChartData& data);
     const ChartData& chart() const { return m_data; }
     void setPlaceholder(const QString& text);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void rebuild();
+    /// Category labels stand upright when side by side they would not fit (Qt Charts would
+    /// otherwise cut them to "…").
+    void updateLabelAngle();
+    /// The tooltip naming why values are undefined (ChartData::undefinedReason), or "".
+    void setUndefinedTip(const QString& tip);
+    QString m_undefinedTip;
     ChartData m_data;
+    QAbstractAxis* m_categoryAxis = nullptr;
     QString m_placeholder;
     QChartView* m_view = nullptr;
 };

@@ -11,6 +11,8 @@
 class QComboBox;
 class QLabel;
 
+class QSplitter;
+
 namespace gwb::views {
 
 class CorpusView : public View {
@@ -24,7 +26,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.15 : 0.5; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.5 : 0.5; }
 
     /// The quantities the view offers for a file: "surprisal", "gate_mean", ... for quantities
     /// "model.X" / "baseline.X" (both models side by side), and whole names ("compare.X") for the rest.
@@ -51,6 +53,7 @@ public:
     QString headerText() const;
 
 protected:
+    void resizeEvent(QResizeEvent* event) override;
     void refresh() override;
     void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
     QString missingDataMessage() const override;
@@ -73,6 +76,7 @@ private:
     QComboBox* m_curveCombo;
     DistributionWidget* m_dist;
     ChartWidget* m_curveChart;
+    QSplitter* m_split; ///< distributions and the position curve: side by side when the view is wide
     QString m_quantity; ///< key; "" = the default (surprisal when present)
     int m_group = -1;
     bool m_violin = false;

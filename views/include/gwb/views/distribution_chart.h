@@ -28,6 +28,9 @@ struct DistributionChartData {
     std::vector<DistributionSeries> series;
     std::vector<double> edges; ///< the histogram's B+1 edges (violins; log axis for log edges)
     bool violin = false;       ///< violin (histogram density, mirrored) around a thin box instead of a box
+    /// A line under the key, e.g. that part of a model's values lies beyond the histogram's last
+    /// edge, where its whiskers stop ("" = none).
+    QString note;
     bool hasData() const;
 };
 

@@ -50,6 +50,9 @@ public:
     /// Draws the current window as a figure panel (synchronously computes the needed level).
     void paintFigure(QPainter& p, const QRectF& area, const FigureStyle& style, const QString& title,
                      ColormapId map) const;
+    /// Where the last paint put the matrix; empty when the widget was too small to draw it
+    /// (the "panel too small" notice) or has not painted yet.
+    QRectF plotRect() const { return m_geometry.plot; }
     /// Cell under a widget position, or (-1, -1).
     QPoint cellAt(const QPointF& pos) const;
     /// Text of the hover readout for a cell.

@@ -44,7 +44,8 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.3 : 0.8; }
+    /// One-column figures stack the grids and the chart, so they are taller.
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.9 : 0.8; }
 
     /// Lens layer of the top-K list (0..N; default N = final state).
     int lensLayer() const { return m_lensLayer; }
@@ -62,6 +63,8 @@ protected:
 
 private:
     int clampedLensLayer(const gwb::engine::Trace& t) const;
+    /// Tokens a figure's grid of this width shows so that every piece fits its cell.
+    int figureWindow(double gridWidth, const FigureStyle& style) const;
     QStringList topKLines(const gwb::engine::TracePtr& trace) const;
     LensGrid* m_grassmannGrid;
     LensGrid* m_baselineGrid;

@@ -32,7 +32,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.6 : 0.85; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 2.1 : 0.85; }
 
     /// Channel whose spectrum is shown (follows the token's top channel in the selected layer until
     /// the user picks one).

@@ -44,7 +44,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.1 : 0.7; }
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.45 : 0.7; }
 
     /// The typed target piece ("" = actual next token).
     QString target() const;

@@ -30,7 +30,12 @@ public:
     /// Bars drawn over the chips (e.g. saliency shares of the selected token), one value >= 0 per
     /// token from 0, scaled to the largest; `label` goes into the legend. Empty values: none.
     void setOverlay(const std::vector<float>& values, const QString& label);
+    /// Signed bars (e.g. a quick ablation's delta log p of the next token at every position):
+    /// length |value| scaled to the largest |value|, red below 0, blue above; NaN: no bar. The
+    /// value is also in the token's tooltip. setOverlay() replaces it.
+    void setSignedOverlay(const std::vector<float>& values, const QString& label);
     const std::vector<float>& overlay() const { return m_overlay; }
+    bool overlaySigned() const { return m_overlaySigned; }
 
     /// Per-token values currently used for colouring (NaN = undefined), T entries.
     std::vector<float> values() const;
@@ -62,6 +67,7 @@ private:
     std::vector<QRectF> m_chips;
     std::vector<float> m_overlay;
     QString m_overlayLabel;
+    bool m_overlaySigned = false; ///< setSignedOverlay: bars of |value| coloured by sign
 };
 
 } // namespace gwb::views

@@ -1,0 +1,450 @@
+// gwb patch: causal tests on one model. Activation patching (a corrupted prompt run with one
+// site's value taken from the clean run) or zero / mean ablation, swept over every layer and
+// position (offset, head) of a site, written as an NPZ with meta.json and optionally a CSV.
+
+#include "cli/bundled_models.h"
+#include "cli/command_registry.h"
+#include "cli/patch_setup.h"
+
+#include "gwb/engine/config.h"
+#include "gwb/engine/device.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/npy.h"
+#include "gwb/engine/patching.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace gwb::engine;
+using nlohmann::json;
+
+/// An optional integer option; `fallback` when not set. Throws naming the option.
+int64_t intValue(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int64_t fallback) {
+    if (!p.isSet(o)) return fallback;
+    bool ok = false;
+    const qlonglong v = p.value(o).toLongLong(&ok);
+    if (!ok)
+        throw std::invalid_argument(std::string("--") + name + " must be an integer, got '" + p.value(o).toStdString() +
+                                    "'");
+    return v;
+}
+
+void checkWritable(const QString& path, const char* what) {
+    const QFileInfo fi(path);
+    const QFileInfo dir(fi.absolutePath());
+    if (!dir.isDir())
+        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': the folder " +
+                                 dir.filePath().toStdString() + " does not exist");
+    if (!dir.isWritable())
+        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': the folder " +
+                                 dir.filePath().toStdString() + " is not writable");
+    if (fi.isDir())
+        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': it is a folder");
+}
+
+/// Names of the sweep's axes for meta.json and the CSV header.
+std::pair<std::string, std::string> axisNames(PatchSite site) {
+    switch (site) {
+    case PatchSite::Resid:
+        return {"layer (block input h^l; h^N = final state)", "position"};
+    case PatchSite::Offset:
+        return {"layer", "offset D"};
+    case PatchSite::Head:
+        return {"layer", "head"};
+    default:
+        return {"layer", "position"};
+    }
+}
+
+/// The rows `keepRows` and columns `keepCols` of a sweep (every array sliced alike).
+PatchSweep slice(const PatchSweep& s, const std::vector<int64_t>& keepRows, const std::vector<int64_t>& keepCols) {
+    PatchSweep o = s;
+    o.rows = static_cast<int64_t>(keepRows.size());
+    o.cols = static_cast<int64_t>(keepCols.size());
+    o.rowLabels.clear();
+    o.colLabels.clear();
+    for (int64_t r : keepRows)
+        o.rowLabels.push_back(s.rowLabels.at(static_cast<size_t>(r)));
+    for (int64_t c : keepCols)
+        o.colLabels.push_back(s.colLabels.at(static_cast<size_t>(c)));
+    o.cells.clear();
+    o.defined.clear();
+    o.metric.clear();
+    o.effect.clear();
+    o.deltaLogprob.clear();
+    o.meanDeltaLogprob.clear();
+    for (int64_t r : keepRows)
+        for (int64_t c : keepCols) {
+            const size_t i = static_cast<size_t>(r * s.cols + c);
+            o.cells.push_back(s.cells.at(i));
+            o.defined.push_back(s.defined.at(i));
+            if (!s.metric.empty()) o.metric.push_back(s.metric.at(i));
+            if (!s.effect.empty()) o.effect.push_back(s.effect.at(i));
+            if (!s.meanDeltaLogprob.empty()) o.meanDeltaLogprob.push_back(s.meanDeltaLogprob.at(i));
+            if (!s.deltaLogprob.empty())
+                o.deltaLogprob.insert(o.deltaLogprob.end(), s.deltaLogprob.begin() + static_cast<int64_t>(i) * s.T,
+                                      s.deltaLogprob.begin() + static_cast<int64_t>(i + 1) * s.T);
+        }
+    return o;
+}
+
+Array<double> matrix(const PatchSweep& s, const std::vector<double>& v) {
+    return Array<double>({s.rows, s.cols}, v);
+}
+
+Array<int64_t> idArray(const std::vector<int64_t>& ids) {
+    return Array<int64_t>({static_cast<int64_t>(ids.size())}, ids);
+}
+
+json tokensJson(const Model& model, const std::vector<int64_t>& ids) {
+    json out = json::array();
+    const auto pieces = gwb::app::pieceTexts(model, ids);
+    for (size_t i = 0; i < ids.size(); ++i)
+        out.push_back({{"id", ids[i]}, {"piece", pieces[i]}});
+    return out;
+}
+
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += c;
+    }
+    return q + "\"";
+}
+
+std::string number(double v) {
+    if (std::isnan(v)) return "NaN";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+std::string csvText(const PatchSweep& s) {
+    std::string out = "row,column";
+    if (s.hasMetric) out += ",metric,effect";
+    if (!s.meanDeltaLogprob.empty()) out += ",mean_delta_logprob";
+    out += "\n";
+    for (int64_t r = 0; r < s.rows; ++r)
+        for (int64_t c = 0; c < s.cols; ++c) {
+            const size_t i = static_cast<size_t>(r * s.cols + c);
+            out += csvField(s.rowLabels[static_cast<size_t>(r)]) + "," + csvField(s.colLabels[static_cast<size_t>(c)]);
+            if (s.hasMetric) {
+                out += ',';
+                out += number(s.metric[i]);
+                out += ',';
+                out += number(s.effect[i]);
+            }
+            if (!s.meanDeltaLogprob.empty()) {
+                out += ',';
+                out += number(s.meanDeltaLogprob[i]);
+            }
+            out += "\n";
+        }
+    return out;
+}
+
+struct Context {
+    std::string modelFile, answerText, wrongText;
+    gwb::app::PatchInput input;
+    json selection = json::object();
+};
+
+std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest& req, const Context& ctx) {
+    const auto [rowAxis, colAxis] = axisNames(s.site);
+    json meta;
+    meta["model_file"] = ctx.modelFile;
+    meta["model_name"] = model.displayName();
+    meta["model_kind"] = model.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer";
+    meta["site"] = patchSiteName(s.site);
+    meta["mode"] = patchModeName(s.mode);
+    meta["row_axis"] = rowAxis;
+    meta["column_axis"] = colAxis;
+    meta["row_labels"] = s.rowLabels;
+    meta["column_labels"] = s.colLabels;
+    meta["clean_prompt"] = ctx.input.clean.toStdString();
+    meta["clean_tokens"] = tokensJson(model, s.clean);
+    if (!s.corrupt.empty()) {
+        meta["corrupt_prompt"] = ctx.input.corrupt.toStdString();
+        meta["corrupt_tokens"] = tokensJson(model, s.corrupt);
+    }
+    meta["tokens"] = s.T;
+    meta["metric_position"] = s.metricPosition;
+    if (s.hasMetric) {
+        meta["answer"] = {{"typed", ctx.input.answer.toStdString()}, {"piece", ctx.answerText}, {"id", req.answer}};
+        meta["wrong"] = {{"typed", ctx.input.wrong.toStdString()}, {"piece", ctx.wrongText}, {"id", req.wrong}};
+        meta["clean_metric"] = s.cleanMetric;
+        meta["corrupt_metric"] = s.corruptMetric;
+        meta["effect_defined"] = s.effectDefined;
+    }
+    if (!ctx.selection.empty()) meta["selection"] = ctx.selection;
+    meta["definitions"] = {
+        {"words", gwb::app::patchDefinitions()},
+        {"effect", "rows x columns  normalised effect (metric - corrupt_metric) / (clean_metric - corrupt_metric); "
+                   "NaN where undefined"},
+        {"metric", "rows x columns  logit[answer] - logit[wrong] at the metric position of the changed run; NaN "
+                   "where the cell does not exist"},
+        {"clean_metric", "scalar  the metric of the clean run"},
+        {"corrupt_metric", "scalar  the metric of the corrupted run (the clean one when there is no corrupted prompt)"},
+        {"defined", "rows x columns  1 where the cell exists (an offset the layer has), else 0"},
+        {"delta_logprob", "rows x columns x T  log p(x_{t+1}) of the ablated run minus the unchanged run's, nats; NaN "
+                          "at t = T-1 and in cells that do not exist"},
+        {"mean_delta_logprob", "rows x columns  mean of delta_logprob over t < T-1, nats"},
+        {"clean_ids", "T  token ids of the clean prompt"},
+        {"corrupt_ids", "T  token ids of the corrupted prompt"}};
+    return meta.dump(2);
+}
+
+void writeNpz(const Model& model, const PatchSweep& s, const PatchRequest& req, const Context& ctx,
+              const std::string& path) {
+    NpzWriter npz;
+    if (s.hasMetric) {
+        npz.add("effect", matrix(s, s.effect));
+        npz.add("metric", matrix(s, s.metric));
+        npz.add("clean_metric", Array<double>({}, {s.cleanMetric}));
+        npz.add("corrupt_metric", Array<double>({}, {s.corruptMetric}));
+    }
+    npz.add("defined", Array<uint8_t>({s.rows, s.cols}, s.defined));
+    if (!s.deltaLogprob.empty()) {
+        npz.add("delta_logprob", Array<double>({s.rows, s.cols, s.T}, s.deltaLogprob));
+        npz.add("mean_delta_logprob", matrix(s, s.meanDeltaLogprob));
+    }
+    npz.add("clean_ids", idArray(s.clean));
+    if (!s.corrupt.empty()) npz.add("corrupt_ids", idArray(s.corrupt));
+    npz.addFile("meta.json", metaJson(model, s, req, ctx));
+    npz.write(path);
+}
+
+void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
+    const auto pieces = gwb::app::pieceTexts(model, s.corrupt.empty() ? s.clean : s.corrupt);
+    const int64_t pos = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
+    std::printf("%s (%s): site %s, mode %s, %lld tokens, %lld x %lld cells\n", model.displayName().c_str(),
+                model.config().kind == ModelKind::Grassmann ? "Grassmann" : "Transformer", patchSiteName(s.site),
+                patchModeName(s.mode), static_cast<long long>(s.T), static_cast<long long>(s.rows),
+                static_cast<long long>(s.cols));
+    // Which value ranks the cells: the effect, else the metric's change, else the mean delta log p.
+    std::vector<double> score(static_cast<size_t>(s.rows * s.cols), std::nan(""));
+    std::string what;
+    if (s.hasMetric) {
+        std::printf("metric logit['%s'] - logit['%s'] at token %lld ('%s'):\n", ctx.answerText.c_str(),
+                    ctx.wrongText.c_str(), static_cast<long long>(pos),
+                    pos < static_cast<int64_t>(pieces.size()) ? pieces[static_cast<size_t>(pos)].c_str() : "");
+        std::printf("  clean metric %s, corrupted metric %s\n", number(s.cleanMetric).c_str(),
+                    number(s.corruptMetric).c_str());
+        if (!s.effectDefined && s.corrupt.empty()) {
+            std::printf("  no corrupted prompt: the normalised effect is undefined (written as NaN); the cells are "
+                        "ranked by the metric's change\n");
+            for (size_t i = 0; i < score.size(); ++i)
+                score[i] = s.metric[i] - s.cleanMetric;
+            what = "|metric - clean metric|";
+        } else if (!s.effectDefined) {
+            std::printf(
+                "  the clean and corrupted metrics are equal (%s): the normalised effect (metric - corrupted) / "
+                "(clean - corrupted) is undefined and written as NaN\n",
+                number(s.cleanMetric).c_str());
+            for (size_t i = 0; i < score.size(); ++i)
+                score[i] = s.metric[i] - s.cleanMetric;
+            what = "|metric - clean metric|";
+        } else {
+            score = s.effect;
+            what = "|effect|";
+        }
+    } else {
+        score = s.meanDeltaLogprob;
+        what = "|mean delta log p of the next token|";
+    }
+    std::vector<size_t> order;
+    for (size_t i = 0; i < score.size(); ++i)
+        if (std::isfinite(score[i])) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return std::abs(score[a]) > std::abs(score[b]); });
+    if (order.empty()) {
+        std::printf("no cell has a defined value\n");
+        return;
+    }
+    std::printf("top %zu cells by %s:\n", std::min<size_t>(5, order.size()), what.c_str());
+    for (size_t k = 0; k < order.size() && k < 5; ++k) {
+        const size_t i = order[k];
+        const int64_t r = static_cast<int64_t>(i) / s.cols, c = static_cast<int64_t>(i) % s.cols;
+        std::string col = s.colLabels[static_cast<size_t>(c)];
+        if (s.site != PatchSite::Offset && s.site != PatchSite::Head && c < static_cast<int64_t>(pieces.size()) &&
+            s.cols == s.T)
+            col += " '" + pieces[static_cast<size_t>(c)] + "'";
+        std::printf("  %s, %s:", s.rowLabels[static_cast<size_t>(r)].c_str(), col.c_str());
+        if (s.hasMetric)
+            std::printf(" effect %s, metric %s\n", std::isnan(s.effect[i]) ? "undefined" : number(s.effect[i]).c_str(),
+                        number(s.metric[i]).c_str());
+        else
+            std::printf(" mean delta log p %s nats\n", number(s.meanDeltaLogprob[i]).c_str());
+    }
+}
+
+int runPatch(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Causal tests: activation patching and ablation over every layer and position (offset, head) of a site.\n"
+        "Patching runs --corrupt with one site's value taken from the --clean run and reports the metric\n"
+        "logit[answer] - logit[wrong] at the last token (or --position) and the normalised effect\n"
+        "(patched - corrupted) / (clean - corrupted). --mode zero|mean ablates the site on --clean; without\n"
+        "--corrupt it reports the change of log p of the actual next token at every position.\n"
+        "Sites: resid (block input h^l, l = 0..N), mixer, gate (Grassmann), ffn, offset (Grassmann), head\n"
+        "(Transformer). Writes effect, metric, clean_metric, corrupt_metric (and delta_logprob,\n"
+        "mean_delta_logprob for an ablation without --corrupt) plus meta.json.\n"
+        "Example: gwb patch --model grassmann --clean \"...\" --corrupt \"...\" --answer she --wrong he "
+        "--site resid --out p.npz"));
+    p.addHelpOption();
+    const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
+    const QCommandLineOption clean(QStringLiteral("clean"), QStringLiteral("Clean prompt text."),
+                                   QStringLiteral("TEXT"));
+    const QCommandLineOption corrupt(QStringLiteral("corrupt"),
+                                     QStringLiteral("Corrupted prompt of the same token length."),
+                                     QStringLiteral("TEXT"));
+    const QCommandLineOption answer(QStringLiteral("answer"),
+                                    QStringLiteral("Answer piece of the metric (one vocabulary piece, e.g. she)."),
+                                    QStringLiteral("PIECE"));
+    const QCommandLineOption wrong(QStringLiteral("wrong"), QStringLiteral("Wrong piece of the metric."),
+                                   QStringLiteral("PIECE"));
+    const QCommandLineOption site(QStringLiteral("site"), QStringLiteral("resid, mixer, gate, ffn, offset or head."),
+                                  QStringLiteral("SITE"));
+    const QCommandLineOption mode(QStringLiteral("mode"),
+                                  QStringLiteral("patch (default with --corrupt), zero (default without) or mean."),
+                                  QStringLiteral("MODE"));
+    const QCommandLineOption position(
+        QStringLiteral("position"), QStringLiteral("Metric position t (default the last token)."), QStringLiteral("t"));
+    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Keep only layer (row) L of the sweep."),
+                                   QStringLiteral("L"));
+    const QCommandLineOption offset(QStringLiteral("offset"),
+                                    QStringLiteral("Site offset: keep only offset D (it must be in the layer)."),
+                                    QStringLiteral("D"));
+    const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Site head: keep only head H."),
+                                  QStringLiteral("H"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
+    const QCommandLineOption data(QStringLiteral("data"),
+                                  QStringLiteral("Also write a CSV, one row per cell (row, column, metric, effect or "
+                                                 "mean delta log p)."),
+                                  QStringLiteral("FILE.csv"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
+    p.addOptions(
+        {model, clean, corrupt, answer, wrong, site, mode, position, layer, offset, head, out, data, device, threads});
+    p.process(args);
+    try {
+        if (!p.positionalArguments().isEmpty())
+            throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
+        if (!p.isSet(clean)) throw std::invalid_argument("--clean TEXT is required");
+        if (!p.isSet(site)) throw std::invalid_argument("--site is required (resid, mixer, gate, ffn, offset or head)");
+        if (!p.isSet(out)) throw std::invalid_argument("--out FILE.npz is required");
+        if (p.isSet(corrupt) && p.value(corrupt).isEmpty())
+            throw std::invalid_argument("--corrupt is empty: give the corrupted prompt's text");
+        checkWritable(p.value(out), "--out");
+        if (p.isSet(data)) checkWritable(p.value(data), "--data");
+        setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
+
+        Context ctx;
+        ctx.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
+        const Model m = Model::load(ctx.modelFile, p.value(device).toStdString());
+        ctx.input.clean = p.value(clean);
+        ctx.input.corrupt = p.value(corrupt);
+        ctx.input.answer = p.value(answer);
+        ctx.input.wrong = p.value(wrong);
+        ctx.input.site = p.value(site);
+        ctx.input.mode = p.value(mode);
+        ctx.input.position = intValue(p, position, "position", -1);
+        if (ctx.input.position < -1)
+            throw std::invalid_argument("--position must be a token index >= 0, got " +
+                                        std::to_string(ctx.input.position));
+        const PatchRequest req = gwb::app::preparePatchRequest(m, ctx.input);
+        if (req.answer >= 0) {
+            ctx.answerText = gwb::app::pieceTexts(m, {req.answer}).front();
+            ctx.wrongText = gwb::app::pieceTexts(m, {req.wrong}).front();
+        }
+
+        // Sub-selection, checked before the sweep runs.
+        const int64_t N = m.config().nLayers;
+        const int64_t layerValue = intValue(p, layer, "layer", -1);
+        const int64_t maxLayer = req.site == PatchSite::Resid ? N : N - 1;
+        if (p.isSet(layer) && (layerValue < 0 || layerValue > maxLayer))
+            throw std::invalid_argument("--layer " + std::to_string(layerValue) + " is out of range: site " +
+                                        patchSiteName(req.site) + " has layers 0.." + std::to_string(maxLayer));
+        if (p.isSet(offset) && req.site != PatchSite::Offset)
+            throw std::invalid_argument("--offset only applies to --site offset");
+        if (p.isSet(head) && req.site != PatchSite::Head)
+            throw std::invalid_argument("--head only applies to --site head");
+        const int64_t offsetValue = intValue(p, offset, "offset", -1);
+        if (p.isSet(offset)) {
+            std::vector<int> have;
+            if (p.isSet(layer)) {
+                have = layerOffsets(m, static_cast<int>(layerValue));
+            } else {
+                for (int l = 0; l < N; ++l)
+                    for (int d : layerOffsets(m, l))
+                        if (std::find(have.begin(), have.end(), d) == have.end()) have.push_back(d);
+                std::sort(have.begin(), have.end());
+            }
+            if (std::find(have.begin(), have.end(), offsetValue) == have.end()) {
+                std::string list;
+                for (int d : have)
+                    list += (list.empty() ? "" : ", ") + std::to_string(d);
+                throw std::invalid_argument(
+                    "--offset " + std::to_string(offsetValue) + " is not an offset of " +
+                    (p.isSet(layer) ? "layer " + std::to_string(layerValue) : std::string("any layer")) + " (it has " +
+                    (list.empty() ? std::string("none") : list) + ")");
+            }
+            ctx.selection["offset"] = offsetValue;
+        }
+        const int64_t headValue = intValue(p, head, "head", -1);
+        if (p.isSet(head) && (headValue < 0 || headValue >= m.config().nHeads))
+            throw std::invalid_argument("--head " + std::to_string(headValue) + " is out of range: the model has " +
+                                        std::to_string(m.config().nHeads) + " heads (0.." +
+                                        std::to_string(m.config().nHeads - 1) + ")");
+        if (p.isSet(head)) ctx.selection["head"] = headValue;
+        if (p.isSet(layer)) ctx.selection["layer"] = layerValue;
+
+        PatchSweep sweep = runPatchSweep(m, req);
+        if (p.isSet(layer) || p.isSet(offset) || p.isSet(head)) {
+            std::vector<int64_t> rows, cols;
+            for (int64_t r = 0; r < sweep.rows; ++r)
+                if (!p.isSet(layer) || r == layerValue) rows.push_back(r);
+            for (int64_t c = 0; c < sweep.cols; ++c) {
+                const Intervention& cell = sweep.cells.at(static_cast<size_t>(c));
+                if (p.isSet(offset) && cell.offset != offsetValue) continue;
+                if (p.isSet(head) && cell.head != headValue) continue;
+                cols.push_back(c);
+            }
+            if (rows.empty() || cols.empty())
+                throw std::runtime_error("the selection matches no cell of the sweep (" + std::to_string(sweep.rows) +
+                                         " x " + std::to_string(sweep.cols) + ")");
+            sweep = slice(sweep, rows, cols);
+        }
+
+        // Everything is computed: write the files (each atomically), then say what was found.
+        const std::string outPath = p.value(out).toStdString();
+        writeNpz(m, sweep, req, ctx, outPath);
+        if (p.isSet(data)) {
+            const std::string csv = csvText(sweep);
+            writeBytesAtomic(p.value(data).toStdString(), csv.data(), csv.size());
+        }
+        printSummary(m, sweep, ctx);
+        std::printf("wrote %s%s%s\n", outPath.c_str(), p.isSet(data) ? ", " : "",
+                    p.isSet(data) ? p.value(data).toStdString().c_str() : "");
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gwb patch: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace
+
+GWB_REGISTER_COMMAND("patch", "Causal tests: activation patching and ablation sweeps (NPZ, CSV)", runPatch, false);

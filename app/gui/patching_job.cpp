@@ -1,0 +1,388 @@
+#include "gui/patching_job.h"
+
+#include "cli/patch_setup.h"
+
+#include "gwb/engine/model.h"
+#include "gwb/engine/tokenizer.h"
+#include "gwb/views/token_strip.h"
+
+#include <QMetaObject>
+#include <QPointer>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace gwb::app {
+
+using gwb::engine::ModelKind;
+using gwb::engine::PatchSite;
+
+namespace {
+
+QString modelWord(int model) {
+    return model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+}
+
+QStringList pieceList(const gwb::engine::Model& model, const std::vector<int64_t>& ids) {
+    QStringList out;
+    for (const std::string& s : pieceTexts(model, ids))
+        out << QString::fromStdString(s);
+    return out;
+}
+
+/// The engine's sweep as the view draws it. Position columns are labelled with their tokens
+/// ("clean/corrupt" where the prompts differ).
+gwb::views::PatchingGrid toGrid(const gwb::engine::Model& model, const gwb::engine::PatchSweep& s, int which) {
+    gwb::views::PatchingGrid g;
+    g.model = modelWord(which);
+    g.modelName = QString::fromStdString(model.displayName());
+    g.site = QString::fromLatin1(gwb::engine::patchSiteName(s.site));
+    g.rows = s.rows;
+    g.cols = s.cols;
+    for (const auto& l : s.rowLabels)
+        g.rowLabels << QString::fromStdString(l);
+    const bool positions = s.site != PatchSite::Offset && s.site != PatchSite::Head && s.cols == s.T;
+    if (positions) {
+        const QStringList clean = pieceList(model, s.clean);
+        const QStringList corrupt = s.corrupt.empty() ? QStringList() : pieceList(model, s.corrupt);
+        for (int64_t c = 0; c < s.cols; ++c) {
+            const int i = static_cast<int>(c);
+            g.colLabels << (corrupt.isEmpty() || corrupt[i] == clean[i] ? clean[i] : clean[i] + "/" + corrupt[i]);
+        }
+    } else {
+        for (const auto& l : s.colLabels)
+            g.colLabels << QString::fromStdString(l);
+    }
+    g.rowTitle = s.site == PatchSite::Resid ? QStringLiteral("block input") : QStringLiteral("layer");
+    g.colTitle = s.site == PatchSite::Offset ? QStringLiteral("offset")
+                 : s.site == PatchSite::Head ? QStringLiteral("head")
+                                             : QStringLiteral("position");
+    g.defined = s.defined;
+    g.hasMetric = s.hasMetric;
+    if (s.hasMetric) {
+        g.cleanMetric = s.cleanMetric;
+        g.corruptMetric = s.corruptMetric;
+    }
+    g.effectDefined = s.hasMetric && s.effectDefined;
+    g.metric = s.metric;
+    g.effect = s.effect;
+    g.meanDelta = s.meanDeltaLogprob;
+    return g;
+}
+
+} // namespace
+
+QString siteFor(const QString& viewSite, ModelKind kind) {
+    const bool grassmann = kind == ModelKind::Grassmann;
+    if (viewSite == QLatin1String("offset/head") || viewSite == QLatin1String("offset") ||
+        viewSite == QLatin1String("head"))
+        return grassmann ? QStringLiteral("offset") : QStringLiteral("head");
+    if (viewSite == QLatin1String("gate")) return grassmann ? viewSite : QString();
+    return viewSite;
+}
+
+gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& r,
+                                         const std::function<bool(double)>& progress, PatchingRuns* runs) {
+    gwb::views::PatchingData out;
+    out.inputs = r.inputs;
+    if (runs) *runs = PatchingRuns{};
+    if (runs) runs->device = r.device;
+    const QString paths[2] = {r.grassmannPath, r.baselinePath};
+    if (paths[0].isEmpty() && paths[1].isEmpty()) {
+        out.error = QStringLiteral("No model is loaded: open a model and run a prompt first.");
+        return out;
+    }
+    // First check both models' requests (cheap), so that bad input refuses the whole run.
+    gwb::engine::Model models[2];
+    std::optional<gwb::engine::PatchRequest> requests[2];
+    gwb::views::PatchingGrid* grids[2] = {&out.grassmann, &out.transformer};
+    for (int m = 0; m < 2; ++m) {
+        grids[m]->model = modelWord(m);
+        if (paths[m].isEmpty()) {
+            grids[m]->error = QStringLiteral("no %1 model loaded").arg(modelWord(m));
+            continue;
+        }
+        try {
+            models[m] = cache.get(paths[m], r.device);
+        } catch (const std::exception& e) {
+            grids[m]->error = QString::fromUtf8(e.what());
+            continue;
+        }
+        const QString site = siteFor(r.inputs.site, models[m].config().kind);
+        if (site.isEmpty()) {
+            grids[m]->error = QStringLiteral("'%1' is a Grassmann site: a Transformer has no gate").arg(r.inputs.site);
+            continue;
+        }
+        grids[m]->site = site;
+        PatchInput in;
+        in.clean = r.inputs.clean;
+        in.corrupt = r.inputs.corrupt;
+        in.answer = r.inputs.answer;
+        in.wrong = r.inputs.wrong;
+        in.site = site;
+        in.mode = r.inputs.mode;
+        try {
+            requests[m] = preparePatchRequest(models[m], in);
+        } catch (const std::exception& e) {
+            out.error = QStringLiteral("%1 model: %2").arg(modelWord(m), QString::fromUtf8(e.what()));
+            return out;
+        }
+    }
+    const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
+    if (planned == 0) {
+        QStringList why;
+        for (int m = 0; m < 2; ++m)
+            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
+        out.error = QStringLiteral("Nothing to run (%1).").arg(why.join(QStringLiteral("; ")));
+        return out;
+    }
+    int done = 0;
+    for (int m = 0; m < 2; ++m) {
+        if (!requests[m]) continue;
+        const double base = static_cast<double>(done) / planned;
+        try {
+            const gwb::engine::PatchSweep s = gwb::engine::runPatchSweep(
+                models[m], *requests[m], [&](double f) { return !progress || progress(base + f / planned); });
+            *grids[m] = toGrid(models[m], s, m);
+            if (out.cleanTokens.isEmpty()) {
+                out.cleanTokens = pieceList(models[m], s.clean);
+                out.corruptTokens = pieceList(models[m], s.corrupt);
+                out.metricPosition = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
+                if (requests[m]->answer >= 0) {
+                    out.answerPiece = pieceList(models[m], {requests[m]->answer}).value(0);
+                    out.wrongPiece = pieceList(models[m], {requests[m]->wrong}).value(0);
+                }
+            }
+            if (runs) {
+                runs->paths[m] = paths[m];
+                runs->requests[m] = requests[m];
+                runs->cells[m] = s.cells;
+                runs->cols[m] = s.cols;
+            }
+        } catch (const gwb::engine::PatchCancelled&) {
+            out = gwb::views::PatchingData{};
+            out.inputs = r.inputs;
+            out.error = QStringLiteral("Cancelled: the previous result stays.");
+            if (runs) *runs = PatchingRuns{};
+            return out;
+        } catch (const std::exception& e) {
+            grids[m]->error = QString::fromUtf8(e.what());
+        }
+        ++done;
+    }
+    if (!out.hasGrid()) {
+        QStringList why;
+        for (int m = 0; m < 2; ++m)
+            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
+        out.error = why.join(QStringLiteral("; "));
+    }
+    return out;
+}
+
+gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
+                                             int64_t col, int k) {
+    gwb::views::PatchingTopK out;
+    out.model = model;
+    out.row = row;
+    out.col = col;
+    if (model < 0 || model > 1 || !runs.requests[model]) {
+        out.error = QStringLiteral("no sweep of this model");
+        return out;
+    }
+    const int64_t i = row * runs.cols[model] + col;
+    if (row < 0 || col < 0 || col >= runs.cols[model] || i >= static_cast<int64_t>(runs.cells[model].size())) {
+        out.error = QStringLiteral("no such cell");
+        return out;
+    }
+    try {
+        const gwb::engine::Model m = cache.get(runs.paths[model], runs.device);
+        const gwb::engine::PatchRequest& req = *runs.requests[model];
+        const int64_t pos = req.position >= 0 ? req.position : static_cast<int64_t>(req.clean.size()) - 1;
+        const std::vector<float> logits =
+            gwb::engine::interventionLogits(m, req, runs.cells[model][static_cast<size_t>(i)], pos);
+        if (logits.empty()) throw std::runtime_error("the engine returned no logits");
+        const double top = *std::max_element(logits.begin(), logits.end());
+        double z = 0;
+        for (float v : logits)
+            z += std::exp(static_cast<double>(v) - top);
+        std::vector<int32_t> order(logits.size());
+        std::iota(order.begin(), order.end(), 0);
+        const size_t n = std::min<size_t>(static_cast<size_t>(std::max(k, 1)), order.size());
+        std::partial_sort(
+            order.begin(), order.begin() + static_cast<int64_t>(n), order.end(),
+            [&](int32_t a, int32_t b) { return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)]; });
+        const auto tok = m.tokenizer();
+        for (size_t j = 0; j < n; ++j) {
+            const int32_t id = order[j];
+            const double lg = logits[static_cast<size_t>(id)];
+            out.pieces << (tok ? QString::fromStdString(tok->pieceText(id)) : QString::number(id));
+            out.logits.push_back(lg);
+            out.probs.push_back(std::exp(lg - top) / z);
+        }
+    } catch (const std::exception& e) {
+        out.pieces.clear();
+        out.logits.clear();
+        out.probs.clear();
+        out.error = QString::fromUtf8(e.what());
+    }
+    return out;
+}
+
+std::vector<double> computeAblation(ModelCache& cache, const AblationRequest& r, QString* error) {
+    if (error) error->clear();
+    try {
+        if (r.path.isEmpty()) throw std::runtime_error("no model file");
+        if (r.ids.size() < 2) throw std::runtime_error("the prompt needs at least 2 tokens");
+        const gwb::engine::Model m = cache.get(r.path, r.device);
+        const gwb::engine::Intervention& iv = r.intervention;
+        if (iv.layer < 0 || iv.layer >= m.config().nLayers)
+            throw std::invalid_argument("layer " + std::to_string(iv.layer) + " is out of range (the model has " +
+                                        std::to_string(m.config().nLayers) + " layers)");
+        if (iv.site == PatchSite::Offset) {
+            const std::vector<int> offsets = gwb::engine::layerOffsets(m, iv.layer);
+            if (std::find(offsets.begin(), offsets.end(), iv.offset) == offsets.end())
+                throw std::invalid_argument("offset " + std::to_string(iv.offset) + " is not an offset of layer " +
+                                            std::to_string(iv.layer));
+        }
+        if (iv.site == PatchSite::Head && (iv.head < 0 || iv.head >= m.config().nHeads))
+            throw std::invalid_argument("head " + std::to_string(iv.head) + " is out of range (the model has " +
+                                        std::to_string(m.config().nHeads) + " heads)");
+        return gwb::engine::ablationDeltaLogprob(m, r.ids, iv);
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromUtf8(e.what());
+        return {};
+    }
+}
+
+PatchingRunner::PatchingRunner(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<gwb::views::PatchingData>();
+    qRegisterMetaType<gwb::views::PatchingTopK>();
+    qRegisterMetaType<gwb::views::PatchingInputs>();
+    qRegisterMetaType<std::vector<double>>();
+    m_pool.setMaxThreadCount(1);
+}
+
+PatchingRunner::~PatchingRunner() {
+    if (m_cancel) m_cancel->store(true);
+    m_pool.clear();
+    m_pool.waitForDone();
+}
+
+void PatchingRunner::cancel() {
+    if (m_cancel) m_cancel->store(true);
+}
+
+void PatchingRunner::request(const PatchingJobRequest& request) {
+    const quint64 id = ++m_latest;
+    if (m_cancel) m_cancel->store(true); // a sweep still running is stale now
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
+    if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
+    m_busy = true;
+    Q_EMIT started();
+    QPointer<PatchingRunner> self(this);
+    ModelCache* cache = &m_cache;
+    auto cancel = m_cancel;
+    m_pool.start([self, cache, request, id, cancel] {
+        auto runs = std::make_shared<PatchingRuns>();
+        int lastPermille = -1;
+        const gwb::views::PatchingData data = computePatching(
+            *cache, request,
+            [&](double f) {
+                const int permille = static_cast<int>(f * 1000);
+                if (permille != lastPermille && self) {
+                    lastPermille = permille;
+                    QMetaObject::invokeMethod(
+                        self.data(),
+                        [self, f, id] {
+                            if (self && id == self->m_latest) Q_EMIT self->progress(f);
+                        },
+                        Qt::QueuedConnection);
+                }
+                return !cancel->load();
+            },
+            runs.get());
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, data, runs, id] {
+                if (!self || id != self->m_latest) return;
+                self->m_busy = false;
+                if (data.error.isEmpty()) self->m_runs = runs;
+                Q_EMIT self->finished(data);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void PatchingRunner::requestTopK(int model, qint64 row, qint64 col) {
+    const quint64 id = ++m_latestTopK;
+    if (!m_runs) {
+        gwb::views::PatchingTopK k;
+        k.model = model;
+        k.row = row;
+        k.col = col;
+        k.error = QStringLiteral("run the sweep first");
+        Q_EMIT topKReady(k);
+        return;
+    }
+    QPointer<PatchingRunner> self(this);
+    ModelCache* cache = &m_cache;
+    std::shared_ptr<const PatchingRuns> runs = m_runs;
+    m_pool.start([self, cache, runs, model, row, col, id] {
+        const gwb::views::PatchingTopK k = computePatchingTopK(*cache, *runs, model, row, col);
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, k, id] {
+                if (self && id == self->m_latestTopK) Q_EMIT self->topKReady(k);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void PatchingRunner::requestAblation(const AblationRequest& request) {
+    const quint64 id = ++m_latestAblation;
+    if (request.choice) m_cache.setImportChoice(request.path, *request.choice);
+    QPointer<PatchingRunner> self(this);
+    ModelCache* cache = &m_cache;
+    m_pool.start([self, cache, request, id] {
+        QString error;
+        const std::vector<double> delta = computeAblation(*cache, request, &error);
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, delta, error, id, label = request.label] {
+                if (self && id == self->m_latestAblation) Q_EMIT self->ablationReady(label, delta, error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+PatchingRunner* wirePatching(gwb::views::PatchingView* view, std::function<PatchingJobRequest()> context) {
+    auto* runner = new PatchingRunner(view);
+    QObject::connect(view, &gwb::views::PatchingView::runRequested, runner,
+                     [runner, context](const gwb::views::PatchingInputs& inputs) {
+                         PatchingJobRequest r = context();
+                         r.inputs = inputs;
+                         runner->request(r);
+                     });
+    QObject::connect(view, &gwb::views::PatchingView::cancelRequested, runner, &PatchingRunner::cancel);
+    QObject::connect(view, &gwb::views::PatchingView::topKRequested, runner, &PatchingRunner::requestTopK);
+    QObject::connect(runner, &PatchingRunner::started, view, [view] { view->setRunning(true); });
+    QObject::connect(runner, &PatchingRunner::progress, view, &gwb::views::PatchingView::setProgress);
+    QObject::connect(runner, &PatchingRunner::finished, view, &gwb::views::PatchingView::setResult);
+    QObject::connect(runner, &PatchingRunner::topKReady, view, &gwb::views::PatchingView::setTopK);
+    return runner;
+}
+
+void showAblationOnStrip(gwb::views::TokenStrip* strip, const QString& label, const std::vector<double>& delta) {
+    if (!strip) return;
+    std::vector<float> v(delta.size());
+    for (size_t i = 0; i < delta.size(); ++i)
+        v[i] = static_cast<float>(delta[i]);
+    strip->setSignedOverlay(v, QStringLiteral("\u0394 log p(next token), %1").arg(label));
+}
+
+} // namespace gwb::app

@@ -1,0 +1,120 @@
+#pragma once
+// Causal tests for the window: the Patching view's sweeps of both models, a clicked cell's top-K
+// next pieces, and the quick ablations of the Plücker and Attention views (delta log p of the next
+// token over the token strip). Computed with the engine off the GUI thread (PatchingRunner) or
+// synchronously (gwb figure --view patching).
+
+#include "gui/trace_job.h"
+
+#include "gwb/engine/patching.h"
+#include "gwb/views/patching_view.h"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace gwb::views {
+class TokenStrip;
+}
+
+namespace gwb::app {
+
+/// A sweep for the view: the models (as the window has them) and what the person typed.
+struct PatchingJobRequest {
+    QString grassmannPath; ///< "" = leave out
+    QString baselinePath;
+    QString device = QStringLiteral("auto");
+    std::optional<ImportChoice> grassmannChoice;
+    std::optional<ImportChoice> baselineChoice;
+    gwb::views::PatchingInputs inputs;
+};
+
+/// What a clicked cell's top-K needs again: per model (0 Grassmann, 1 Transformer) the checked
+/// engine request and the sweep's cells.
+struct PatchingRuns {
+    QString device;
+    QString paths[2];
+    std::optional<gwb::engine::PatchRequest> requests[2];
+    std::vector<gwb::engine::Intervention> cells[2]; ///< rows * cols, row-major
+    int64_t cols[2] = {0, 0};
+};
+
+/// The site each model runs for the view's site ("offset/head": offset for Grassmann, head for
+/// the Transformer); "" when the model's kind has no such site.
+QString siteFor(const QString& viewSite, gwb::engine::ModelKind kind);
+
+/// Checks and runs both models' sweeps. Never throws. Bad input (prompts of different token
+/// lengths, a piece not in the vocabulary, ...) comes back as the result's error with no grids;
+/// a site one model's kind lacks as that grid's error. `progress` gets the fraction done and
+/// returns false to cancel (then the result's error says it was cancelled). `runs` (optional)
+/// receives what computePatchingTopK needs.
+gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& request,
+                                         const std::function<bool(double)>& progress = {},
+                                         PatchingRuns* runs = nullptr);
+
+/// The changed run of cell (row, col) of model 0/1: its k most probable next pieces at the metric
+/// position. Never throws (the error goes into the result).
+gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
+                                             int64_t col, int k = 10);
+
+/// A quick ablation from the Plücker view (offset D of layer l) or an Attention head.
+struct AblationRequest {
+    QString path; ///< the model's file
+    QString device = QStringLiteral("auto");
+    std::optional<ImportChoice> choice;
+    std::vector<int64_t> ids; ///< the traced prompt's token ids
+    gwb::engine::Intervention intervention;
+    QString label; ///< e.g. "offset 2 of layer 3 (zero)"
+};
+
+/// log p(next token) with the ablation minus without, T values (NaN at T-1); on failure empty,
+/// with the reason in `error`.
+std::vector<double> computeAblation(ModelCache& cache, const AblationRequest& request, QString* error);
+
+/// Runs the view's requests one at a time on a worker thread with its own model cache; a result
+/// whose request is no longer the latest is dropped. Destruction cancels and waits.
+class PatchingRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit PatchingRunner(QObject* parent = nullptr);
+    ~PatchingRunner() override;
+    void request(const PatchingJobRequest& request);
+    void cancel();
+    void requestTopK(int model, qint64 row, qint64 col);
+    void requestAblation(const AblationRequest& request);
+    bool busy() const { return m_busy; }
+
+Q_SIGNALS:
+    void started();
+    void progress(double fraction);
+    void finished(const gwb::views::PatchingData& data);
+    void topKReady(const gwb::views::PatchingTopK& topK);
+    /// Delta log p per token of a quick ablation (empty with an error).
+    void ablationReady(const QString& label, const std::vector<double>& delta, const QString& error);
+
+private:
+    ModelCache m_cache;
+    QThreadPool m_pool;
+    quint64 m_latest = 0;
+    quint64 m_latestTopK = 0;
+    quint64 m_latestAblation = 0;
+    bool m_busy = false;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<PatchingRuns> m_runs; ///< of the last finished sweep (GUI thread)
+};
+
+/// Connects a Patching view to a runner: Run computes with the models and device `context` names
+/// at that time; Cancel stops it; a clicked cell's top-K comes back into the view.
+PatchingRunner* wirePatching(gwb::views::PatchingView* view, std::function<PatchingJobRequest()> context);
+
+/// Shows a quick ablation's delta log p on the token strip (bars of |delta| with the sign in the
+/// legend's words) and in the status text given to `status`.
+void showAblationOnStrip(gwb::views::TokenStrip* strip, const QString& label, const std::vector<double>& delta);
+
+} // namespace gwb::app
+
+Q_DECLARE_METATYPE(std::vector<double>)

@@ -1,0 +1,140 @@
+#include "gui/views_guide.h"
+
+#include "gwb/engine/analysis.h"
+
+#include <QDialogButtonBox>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <utility>
+#include <vector>
+
+namespace gwb::app {
+namespace {
+
+struct ViewEntry {
+    const char* title;
+    const char* shows;
+    std::vector<const char*> definitions; ///< keys of gwb::engine::definitions()
+};
+
+// What each view draws, in the order of the tabs; the definitions are the ones its data export
+// writes into the JSON ("definitions_used").
+const std::vector<ViewEntry>& entries() {
+    static const std::vector<ViewEntry> e = {
+        {"Gates",
+         "Layer \u00d7 token heatmap of the Grassmann gate a_t: the mean over channels (or the fraction of "
+         "channels above 0.5); click a layer to drill into token \u00d7 channel. Low gate: the layer replaced the "
+         "token's state with geometry; high gate: it kept the state.",
+         {"meanGate", "gateAboveHalf"}},
+        {"Pl\u00fccker",
+         "Layer \u00d7 token heatmap of the coherence \u2016B_t\u2016 of the aggregated bivector (residual and "
+         "planarity of B_t as a rounding check), and the selected token's pair norms per offset D. An offset that "
+         "reaches before the prompt reads \u2014 (undefined, not 0).",
+         {"coherence", "pairNorm", "residual", "planarity"}},
+        {"Principal angles",
+         "For the selected token and offset: the principal angles between its lifted pair plane in layer l and "
+         "l+1; below, the layer \u00d7 layer distances of prompt or reading subspaces.",
+         {"anglesNext", "promptSubspaceDistance", "readingSubspaceDistance"}},
+        {"Subspace picture",
+         "The selected token's pair planes of the selected layer as great circles on the unit sphere of the "
+         "layer's top-3 principal directions (needs at least 2 tokens). Drag to rotate.",
+         {}},
+        {"Attention",
+         "The baseline's attention: every head as a thumbnail, one head large, and per query row the entropy, "
+         "sparsity, top-1 mass and entropic transport cost.",
+         {"entropy", "normEntropy", "sparsity", "effSupport", "transportCost"}},
+        {"Compare",
+         "The selected token's Grassmann influence row next to the attention rows of the same layer (Jensen\u2013"
+         "Shannon divergence, top-1 agreement), and both models' layer \u00d7 layer subspace distances.",
+         {"influence", "jsDivergence", "promptSubspaceDistance"}},
+        {"Read-out planes",
+         "Each channel of W_plu as an antisymmetric matrix A_c: its planarity and Pl\u00fccker residual ranked, the "
+         "selected channel's singular pairs, and the channels the selected token excites, with the angles "
+         "between the token plane and each channel's top plane.",
+         {"readoutResidual", "readoutPlanarity", "readoutSpectrum", "readoutTopPlane", "readoutContribution",
+          "readoutAngles"}},
+        {"Logit lens",
+         "Both models: each layer's input state (rows \u201cL0 in\u201d \u2026, then \u201cfinal\u201d) through the "
+         "final LayerNorm and the tied head; cells show the top-1 next token coloured by its probability (bold, "
+         "underlined: the actual next token). Below: the selected cell's top-K and the rank of the actual next "
+         "token per lens layer (1 = top-1, log axis).",
+         {}},
+        {"Saliency",
+         "Gradient \u00d7 input saliency of the actual next token (or a typed piece) for both models, as shares of "
+         "the past tokens, next to the Grassmann influence row and the mean attention row.",
+         {"jsDivergence"}},
+        {"Corpus",
+         "Statistics over a corpus (gwb stats, File \u25b8 Open Statistics, Run \u25b8 Corpus): per layer one box or "
+         "violin per model, the mean with its 95% interval, and the mean against the position in the window.",
+         {}},
+    };
+    return e;
+}
+
+const std::vector<std::pair<const char*, const char*>>& shortcuts() {
+    static const std::vector<std::pair<const char*, const char*>> s = {
+        {"Ctrl+Return, F5", "Run the prompt through both models"},
+        {"Ctrl+Shift+Return", "Continue: the Grassmann model writes the next tokens, then both are traced"},
+        {"Esc", "Cancel the run"},
+        {"\u2190 / \u2192", "Previous / next token (when the focus is not in a text or number field)"},
+        {"\u2191 / \u2193", "Previous / next layer"},
+        {"Alt+1 \u2026 Alt+9", "Show the first nine views"},
+        {"Ctrl+E", "Export the current view's figure"},
+        {"Ctrl+O", "Open a model"},
+        {"Ctrl+S / Ctrl+Shift+S", "Save the session / save it as"},
+        {"Ctrl+Q", "Quit"},
+        {"Mouse wheel (Shift: columns only)", "Zoom a heatmap"},
+        {"Drag, double-click", "Pan a heatmap, reset its zoom"},
+        {"Click a token, cell or row", "Select it in every view"},
+    };
+    return s;
+}
+
+QString escaped(const char* text) {
+    return QString::fromUtf8(text).toHtmlEscaped();
+}
+
+} // namespace
+
+QString viewsGuideHtml() {
+    const auto& defs = gwb::engine::definitions();
+    QString html = QStringLiteral("<h2>Views</h2><p>Every view follows the shared selection (token, layer, head, "
+                                  "offset), exports its figure (File \u25b8 Export Figure) and its numbers (File "
+                                  "\u25b8 Export Data; the JSON carries the definitions below). An undefined value "
+                                  "reads \u2014 and its tooltip says why.</p>");
+    for (const ViewEntry& e : entries()) {
+        html += QStringLiteral("<h3>%1</h3><p>%2</p>").arg(escaped(e.title), escaped(e.shows));
+        if (e.definitions.empty()) continue;
+        html += QStringLiteral("<ul>");
+        for (const char* key : e.definitions) {
+            const auto it = defs.find(key);
+            if (it == defs.end()) continue;
+            html += QStringLiteral("<li><b>%1</b>: %2</li>")
+                        .arg(escaped(key), QString::fromStdString(it->second).toHtmlEscaped());
+        }
+        html += QStringLiteral("</ul>");
+    }
+    html += QStringLiteral("<h2>Keyboard and mouse</h2><table cellspacing=\"4\">");
+    for (const auto& [keys, what] : shortcuts())
+        html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(escaped(keys), escaped(what));
+    html += QStringLiteral("</table>");
+    return html;
+}
+
+ViewsGuide::ViewsGuide(QWidget* parent) : QDialog(parent) {
+    setObjectName(QStringLiteral("viewsGuide"));
+    setWindowTitle(QStringLiteral("Views guide"));
+    auto* text = new QTextBrowser(this);
+    text->setObjectName(QStringLiteral("viewsGuideText"));
+    text->setOpenExternalLinks(true);
+    text->setHtml(viewsGuideHtml());
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(text);
+    layout->addWidget(buttons);
+    resize(720, 600);
+}
+
+} // namespace gwb::app

@@ -1,0 +1,370 @@
+// The window's causal tests on the small test models: both models' sweeps (offset/head pairs
+// Grassmann offsets with Transformer heads), bad input refusing the whole run, cancel, a clicked
+// cell's top-K, the runner on its worker thread behind the Patching view, and the quick ablations
+// (menu actions, delta log p over the token strip).
+
+#include "gui/patching_job.h"
+#include "gui/quick_ablation.h"
+
+#include "app_test_util.h"
+#include "test_models.h"
+
+#include "gwb/engine/model.h"
+#include "gwb/engine/tracer.h"
+#include "gwb/views/chart_widget.h"
+#include "gwb/views/patching_view.h"
+#include "gwb/views/plucker_view.h"
+#include "gwb/views/token_strip.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QContextMenuEvent>
+#include <QMenu>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTimer>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gwb::app;
+using gwb::app::test::testModels;
+
+namespace {
+
+const QString kClean = QStringLiteral("emma was in the");
+const QString kCorrupt = QStringLiteral("she was in the");
+
+PatchingJobRequest request(const QString& site, const QString& mode = QStringLiteral("patch")) {
+    PatchingJobRequest r;
+    r.grassmannPath = testModels().grassmann;
+    r.baselinePath = testModels().transformer;
+    r.device = QStringLiteral("cpu");
+    r.inputs.clean = kClean;
+    r.inputs.corrupt = mode == QLatin1String("patch") ? kCorrupt : QString();
+    r.inputs.answer = QStringLiteral("her");
+    r.inputs.wrong = QStringLiteral("the");
+    r.inputs.site = site;
+    r.inputs.mode = mode;
+    return r;
+}
+
+gwb::views::WorkbenchData traced(const QString& prompt) {
+    gwb::views::WorkbenchData d;
+    d.grassmann =
+        gwb::engine::trace(gwb::engine::Model::load(testModels().grassmann.toStdString(), "cpu"), prompt.toStdString());
+    d.baseline = gwb::engine::trace(gwb::engine::Model::load(testModels().transformer.toStdString(), "cpu"),
+                                    prompt.toStdString());
+    return d;
+}
+
+} // namespace
+
+TEST(PatchingJob, OffsetHeadRunsGrassmannOffsetsNextToTransformerHeads) {
+    ModelCache cache;
+    PatchingRuns runs;
+    double last = -1;
+    int calls = 0;
+    const gwb::views::PatchingData d = computePatching(
+        cache, request(QStringLiteral("offset/head")),
+        [&](double f) {
+            EXPECT_GE(f, last - 1e-12); // monotone
+            last = f;
+            ++calls;
+            return true;
+        },
+        &runs);
+    ASSERT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    EXPECT_GT(calls, 0);
+    EXPECT_LE(last, 1.0 + 1e-12);
+    const auto& g = d.grassmann;
+    const auto& t = d.transformer;
+    ASSERT_TRUE(g.hasGrid()) << g.error.toStdString();
+    ASSERT_TRUE(t.hasGrid()) << t.error.toStdString();
+    EXPECT_EQ(g.site, QStringLiteral("offset"));
+    EXPECT_EQ(t.site, QStringLiteral("head"));
+    EXPECT_EQ(g.rows, 2);
+    EXPECT_EQ(g.cols, 3); // D = 1, 2, 3 over both layers
+    EXPECT_EQ(g.defined, (std::vector<uint8_t>{1, 1, 0, 1, 0, 1}));
+    EXPECT_EQ(t.cols, 2); // heads
+    EXPECT_TRUE(g.hasMetric && g.effectDefined);
+    EXPECT_TRUE(std::isnan(g.value(0, 2))); // layer 0 has no offset 3
+    EXPECT_FALSE(g.undefinedReason(0, 2).isEmpty());
+    EXPECT_TRUE(std::isfinite(g.value(0, 0)));
+    EXPECT_EQ(d.answerPiece, QStringLiteral("her"));
+    EXPECT_EQ(d.metricPosition, 3);
+    EXPECT_EQ(d.cleanTokens.size(), 4);
+    EXPECT_EQ(runs.cells[0].size(), 6u);
+    EXPECT_TRUE(runs.requests[0] && runs.requests[1]);
+}
+
+TEST(PatchingJob, ResidColumnsAreTheTokensAndTheEffectIsExactWhereCausalityFixesIt) {
+    ModelCache cache;
+    const gwb::views::PatchingData d = computePatching(cache, request(QStringLiteral("resid")));
+    ASSERT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    for (const auto* g : {&d.grassmann, &d.transformer}) {
+        SCOPED_TRACE(g->model.toStdString());
+        ASSERT_TRUE(g->hasGrid());
+        EXPECT_EQ(g->rows, 3);
+        EXPECT_EQ(g->colLabels, (QStringList{"emma/she", "was", "in", "the"}));
+        EXPECT_NEAR(g->value(0, 0), 1.0, 1e-3);           // the only differing token: the clean run
+        EXPECT_NEAR(g->value(g->rows - 1, 3), 1.0, 1e-3); // the final state at the metric position
+        EXPECT_NEAR(g->value(0, 1), 0.0, 1e-9);           // equal values: nothing changes
+    }
+}
+
+TEST(PatchingJob, BadInputRefusesTheWholeRunAndAMissingSiteOnlyItsModel) {
+    ModelCache cache;
+    PatchingJobRequest r = request(QStringLiteral("resid"));
+    r.inputs.corrupt = QStringLiteral("emma is a truth universally");
+    gwb::views::PatchingData d = computePatching(cache, r);
+    EXPECT_TRUE(d.error.contains(QStringLiteral("different lengths"))) << d.error.toStdString();
+    EXPECT_TRUE(d.error.contains(QStringLiteral("'was' vs 'is'"))) << d.error.toStdString();
+    EXPECT_FALSE(d.hasGrid());
+    r = request(QStringLiteral("resid"));
+    r.inputs.answer = QStringLiteral("zebra");
+    d = computePatching(cache, r);
+    EXPECT_TRUE(d.error.contains(QStringLiteral("not in the vocabulary"))) << d.error.toStdString();
+    EXPECT_FALSE(d.hasGrid());
+    // The gate exists only in the Grassmann model: the Transformer's panel says so.
+    d = computePatching(cache, request(QStringLiteral("gate")));
+    EXPECT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    EXPECT_TRUE(d.grassmann.hasGrid());
+    EXPECT_FALSE(d.transformer.hasGrid());
+    EXPECT_TRUE(d.transformer.error.contains(QStringLiteral("Grassmann site"))) << d.transformer.error.toStdString();
+    // Cancel: the result says so and carries no grid (the view keeps what it had).
+    d = computePatching(cache, request(QStringLiteral("resid")), [](double) { return false; });
+    EXPECT_TRUE(d.error.contains(QStringLiteral("Cancelled"))) << d.error.toStdString();
+    EXPECT_FALSE(d.hasGrid());
+}
+
+TEST(PatchingJob, TopKOfACellIsItsChangedRun) {
+    ModelCache cache;
+    PatchingRuns runs;
+    const gwb::views::PatchingData d = computePatching(cache, request(QStringLiteral("resid")), {}, &runs);
+    ASSERT_TRUE(d.error.isEmpty());
+    // Two cells whose changed run is the clean run at the metric position: the same top-K.
+    const gwb::views::PatchingTopK a = computePatchingTopK(cache, runs, 0, 0, 0, 5);
+    const gwb::views::PatchingTopK b = computePatchingTopK(cache, runs, 0, 2, 3, 5);
+    ASSERT_TRUE(a.error.isEmpty()) << a.error.toStdString();
+    ASSERT_EQ(a.pieces.size(), 5);
+    EXPECT_EQ(a.pieces, b.pieces);
+    double sum = 0;
+    for (size_t i = 0; i < a.probs.size(); ++i) {
+        EXPECT_NEAR(a.probs[i], b.probs[i], 1e-5);
+        if (i > 0) {
+            EXPECT_LE(a.logits[i], a.logits[i - 1]);
+        }
+        sum += a.probs[i];
+    }
+    EXPECT_LE(sum, 1.0 + 1e-9);
+    // A cell that changed nothing (position 1 of h^0: equal tokens) gives the corrupted run's top-K,
+    // which differs from the clean one in probabilities.
+    const gwb::views::PatchingTopK c = computePatchingTopK(cache, runs, 0, 0, 1, 5);
+    ASSERT_TRUE(c.error.isEmpty());
+    double diff = 0;
+    for (size_t i = 0; i < c.probs.size(); ++i)
+        diff += std::abs(c.probs[i] - a.probs[i]);
+    EXPECT_GT(diff, 0.0);
+    EXPECT_FALSE(computePatchingTopK(cache, runs, 0, 9, 0).error.isEmpty());
+    EXPECT_FALSE(computePatchingTopK(cache, PatchingRuns{}, 1, 0, 0).error.isEmpty());
+}
+
+TEST(PatchingJob, RunnerComputesOffTheGuiThreadBehindTheView) {
+    test::ensureApp();
+    gwb::views::PatchingView view;
+    gwb::views::Selection selection;
+    const gwb::views::WorkbenchData data = traced(kClean);
+    selection.setExtents(data);
+    view.setSelection(&selection);
+    view.setData(data);
+    PatchingRunner* runner = wirePatching(&view, [] {
+        PatchingJobRequest r;
+        r.grassmannPath = testModels().grassmann;
+        r.baselinePath = testModels().transformer;
+        r.device = QStringLiteral("cpu");
+        return r;
+    });
+    QSignalSpy done(runner, &PatchingRunner::finished);
+    gwb::views::PatchingInputs in;
+    in.corrupt = kCorrupt;
+    in.answer = QStringLiteral("her");
+    in.wrong = QStringLiteral("the");
+    in.site = QStringLiteral("resid");
+    in.mode = QStringLiteral("patch");
+    view.setInputs(in);
+    view.run();
+    EXPECT_TRUE(view.running());
+    ASSERT_TRUE(done.wait(60000));
+    EXPECT_FALSE(view.running());
+    ASSERT_TRUE(view.hasContent()) << view.message().toStdString();
+    EXPECT_EQ(view.result().inputs.clean, kClean);
+    EXPECT_EQ(view.result().grassmann.rows, 3);
+    // A click's top-K comes back into the view's table.
+    QSignalSpy topK(runner, &PatchingRunner::topKReady);
+    Q_EMIT view.topKRequested(1, 0, 0);
+    ASSERT_TRUE(topK.wait(60000));
+    EXPECT_EQ(view.topKTable()->rowCount(), 10);
+    // Bad input found by the job: a message, and the grids stay.
+    in.corrupt = QStringLiteral("emma is a truth universally");
+    view.setInputs(in);
+    view.run();
+    ASSERT_TRUE(done.wait(60000));
+    EXPECT_TRUE(view.message().contains(QStringLiteral("different lengths"))) << view.message().toStdString();
+    EXPECT_EQ(view.result().inputs.corrupt, kCorrupt);
+    EXPECT_TRUE(view.hasContent());
+}
+
+TEST(QuickAblation, MenuActionsRunOnTheWorkerAndDrawOverTheTokenStrip) {
+    test::ensureApp();
+    const gwb::views::WorkbenchData data = traced(QStringLiteral("it is a truth universally acknowledged"));
+    QMenu menu;
+    addAblationActions(&menu, data, 1, /*offsets=*/true, 0);
+    QStringList texts;
+    for (QAction* a : menu.actions())
+        if (!a->isSeparator()) texts << a->text();
+    EXPECT_TRUE(texts.contains(QStringLiteral("Ablate offset 3 in layer 1"))) << texts.join(", ").toStdString();
+    EXPECT_TRUE(texts.contains(QStringLiteral("Mean-ablate offset 1 in layer 1")));
+    EXPECT_FALSE(texts.contains(QStringLiteral("Ablate offset 2 in layer 1"))); // layer 1 has {1, 3}
+    QMenu heads;
+    addAblationActions(&heads, data, 0, /*offsets=*/false, 1);
+    ASSERT_FALSE(heads.actions().isEmpty());
+    EXPECT_EQ(heads.actions().front()->text(), QStringLiteral("Ablate head 1 in layer 0"));
+
+    AblationContext c;
+    c.grassmannPath = testModels().grassmann;
+    c.baselinePath = testModels().transformer;
+    c.device = QStringLiteral("cpu");
+    c.data = data;
+    AblationRequest r;
+    QString error;
+    ASSERT_TRUE(ablationRequest(heads.actions().front()->data().toString(), c, r, &error)) << error.toStdString();
+    EXPECT_EQ(r.intervention.site, gwb::engine::PatchSite::Head);
+    EXPECT_EQ(r.intervention.head, 1);
+    EXPECT_EQ(r.ids.size(), static_cast<size_t>(data.baseline->length()));
+    ModelCache cache;
+    const std::vector<double> delta = computeAblation(cache, r, &error);
+    ASSERT_EQ(delta.size(), r.ids.size()) << error.toStdString();
+    EXPECT_TRUE(std::isnan(delta.back()));
+    for (size_t t = 0; t + 1 < delta.size(); ++t)
+        EXPECT_TRUE(std::isfinite(delta[t]));
+    // An offset the layer lacks is refused with a message.
+    AblationRequest wrong = r;
+    wrong.path = testModels().grassmann;
+    wrong.intervention.site = gwb::engine::PatchSite::Offset;
+    wrong.intervention.layer = 1;
+    wrong.intervention.offset = 2;
+    EXPECT_TRUE(computeAblation(cache, wrong, &error).empty());
+    EXPECT_TRUE(error.contains(QStringLiteral("not an offset of layer 1"))) << error.toStdString();
+
+    // Through the runner onto the strip: signed bars and the value in the token's tooltip.
+    gwb::views::TokenStrip strip;
+    strip.setData(data);
+    PatchingRunner runner;
+    QObject::connect(&runner, &PatchingRunner::ablationReady, &strip,
+                     [&strip](const QString& label, const std::vector<double>& d, const QString&) {
+                         showAblationOnStrip(&strip, label, d);
+                     });
+    QSignalSpy ready(&runner, &PatchingRunner::ablationReady);
+    runner.requestAblation(r);
+    ASSERT_TRUE(ready.wait(60000));
+    ASSERT_EQ(strip.overlay().size(), delta.size());
+    EXPECT_TRUE(strip.overlaySigned());
+    EXPECT_NEAR(strip.overlay()[1], delta[1], 1e-6);
+    EXPECT_TRUE(strip.tokenToolTip(1).contains(QStringLiteral("\u0394 log p"))) << strip.tokenToolTip(1).toStdString();
+}
+
+TEST(QuickAblation, RightClickOnThePluckerBarsAblatesAnOffsetOverTheStrip) {
+    test::ensureApp();
+    const gwb::views::WorkbenchData data = traced(QStringLiteral("it is a truth universally acknowledged"));
+    gwb::views::Selection selection;
+    selection.setExtents(data);
+    selection.setLayer(1);
+    auto plucker = gwb::views::createView(QStringLiteral("plucker"));
+    plucker->setSelection(&selection);
+    plucker->setData(data);
+    gwb::views::TokenStrip strip;
+    strip.setData(data);
+    PatchingRunner runner;
+    QString status;
+    wireQuickAblations(
+        &runner, plucker.get(), nullptr, &strip, &selection,
+        [&data] {
+            AblationContext c;
+            c.grassmannPath = testModels().grassmann;
+            c.baselinePath = testModels().transformer;
+            c.device = QStringLiteral("cpu");
+            c.data = data;
+            return c;
+        },
+        [&status](const QString& s) { status = s; });
+    auto* chart = qobject_cast<gwb::views::PluckerView*>(plucker.get())->chart();
+    ASSERT_EQ(chart->contextMenuPolicy(), Qt::CustomContextMenu);
+    // The menu is modal: pick "Ablate offset 3 in layer 1" once it is up.
+    QStringList offered;
+    QTimer::singleShot(50, [&offered] {
+        auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+        if (!menu) return;
+        for (QAction* a : menu->actions())
+            offered << a->text();
+        for (QAction* a : menu->actions())
+            if (a->text() == QLatin1String("Ablate offset 3 in layer 1")) {
+                a->trigger();
+                menu->close();
+                return;
+            }
+        menu->close();
+    });
+    QSignalSpy ready(&runner, &PatchingRunner::ablationReady);
+    QContextMenuEvent e(QContextMenuEvent::Mouse, QPoint(20, 20), chart->mapToGlobal(QPoint(20, 20)));
+    QApplication::sendEvent(chart, &e);
+    EXPECT_TRUE(offered.contains(QStringLiteral("Ablate offset 1 in layer 1"))) << offered.join(", ").toStdString();
+    ASSERT_TRUE(ready.wait(60000)) << status.toStdString();
+    EXPECT_TRUE(strip.overlaySigned());
+    EXPECT_EQ(strip.overlay().size(), static_cast<size_t>(data.grassmann->length()));
+    EXPECT_TRUE(status.contains(QStringLiteral("offset 3 of layer 1"))) << status.toStdString();
+}
+
+TEST(QuickAblation, RightClickOnAnAttentionThumbnailAblatesTheHead) {
+    test::ensureApp();
+    const gwb::views::WorkbenchData data = traced(QStringLiteral("it is a truth universally acknowledged"));
+    gwb::views::Selection selection;
+    selection.setExtents(data);
+    selection.setLayer(0);
+    selection.setHead(1);
+    auto attention = gwb::views::createView(QStringLiteral("attention"));
+    attention->setSelection(&selection);
+    attention->setData(data);
+    gwb::views::TokenStrip strip;
+    strip.setData(data);
+    PatchingRunner runner;
+    QString status;
+    wireQuickAblations(
+        &runner, nullptr, attention.get(), &strip, &selection,
+        [&data] {
+            AblationContext c;
+            c.grassmannPath = testModels().grassmann;
+            c.baselinePath = testModels().transformer;
+            c.device = QStringLiteral("cpu");
+            c.data = data;
+            return c;
+        },
+        [&status](const QString& s) { status = s; });
+    auto* grid = attention->findChild<QWidget*>(QStringLiteral("attentionHeadGrid"));
+    ASSERT_TRUE(grid);
+    ASSERT_EQ(grid->contextMenuPolicy(), Qt::CustomContextMenu);
+    QTimer::singleShot(50, [] {
+        auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+        if (!menu) return;
+        for (QAction* a : menu->actions())
+            if (a->text() == QLatin1String("Ablate head 1 in layer 0")) a->trigger();
+        menu->close();
+    });
+    QSignalSpy ready(&runner, &PatchingRunner::ablationReady);
+    QContextMenuEvent e(QContextMenuEvent::Mouse, QPoint(10, 10), grid->mapToGlobal(QPoint(10, 10)));
+    QApplication::sendEvent(grid, &e);
+    ASSERT_TRUE(ready.wait(60000)) << status.toStdString();
+    EXPECT_EQ(strip.overlay().size(), static_cast<size_t>(data.baseline->length()));
+    EXPECT_TRUE(status.contains(QStringLiteral("head 1 of layer 0"))) << status.toStdString();
+}

@@ -1,0 +1,122 @@
+// The window on a laptop screen: at 1280 x 720 with the bundled models and the sample prompt,
+// every view is visible whole (no scrolling) with its heatmaps drawn (no "panel too small"), the
+// status bar is on screen, the minimum size is at most 1024 x 640, a run never makes the window
+// grow, and spare height goes to the views, not to the prompt.
+#include "gui/first_start.h"
+#include "gui/main_window.h"
+#include "gui/prompt_panel.h"
+
+#include "app_test_util.h"
+
+#include "gwb/views/heatmap_widget.h"
+
+#include <QDockWidget>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QStatusBar>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+using namespace gwb::app;
+using gwb::app::test::ensureApp;
+
+namespace {
+
+constexpr int kWaitMs = 120000;
+
+bool runAndWait(MainWindow& w) {
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QSignalSpy failed(&w, &MainWindow::runFailed);
+    w.run();
+    return failed.isEmpty() && done.wait(kWaitMs);
+}
+
+QRect inWindow(const QWidget* w, const QWidget* window) {
+    return QRect(w->mapTo(window, QPoint(0, 0)), w->size());
+}
+
+} // namespace
+
+TEST(WindowFit, EveryViewFitsA1280x720Screen) {
+    ensureApp();
+    MainWindowOptions o;
+    o.restoreSettings = false;
+    o.sampleOnFirstStart = false;
+    MainWindow w(o); // the bundled models
+    ASSERT_FALSE(w.grassmannPath().isEmpty()) << "the bundled models are needed";
+    const QSize laptop(1280, 720);
+    w.resize(laptop);
+    w.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+    EXPECT_LE(w.minimumSizeHint().width(), 1024);
+    EXPECT_LE(w.minimumSizeHint().height(), 640);
+    w.setPrompt(samplePrompt());
+    ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
+    QTest::qWait(50);
+    EXPECT_EQ(w.size(), laptop) << "a run must not resize the window";
+
+    // The status bar is inside the window.
+    ASSERT_TRUE(w.statusBar()->isVisible());
+    EXPECT_LE(inWindow(w.statusBar(), &w).bottom(), w.height());
+
+    for (const auto* v : w.views()) {
+        const QString id = v->viewId();
+        SCOPED_TRACE(id.toStdString());
+        w.showView(id);
+        QTest::qWait(20);
+        auto* dock = w.findChild<QDockWidget*>(QStringLiteral("dock_") + id);
+        ASSERT_TRUE(dock);
+        ASSERT_TRUE(v->isVisible());
+        const QRect area = inWindow(dock, &w);
+        EXPECT_TRUE(QRect(QPoint(0, 0), w.size()).contains(area)) << "dock outside the window";
+        // The views get the window's room: most of its width and more than half its height.
+        EXPECT_GE(area.width(), w.width() * 9 / 10);
+        EXPECT_GE(area.height(), w.height() / 2) << area.height();
+        // Visible whole: the view fits its dock without scrolling.
+        auto* scroll = w.findChild<QScrollArea*>(QStringLiteral("scroll_") + id);
+        ASSERT_TRUE(scroll);
+        EXPECT_FALSE(scroll->verticalScrollBar()->isVisible()) << v->minimumSizeHint().height();
+        EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible()) << v->minimumSizeHint().width();
+        // Every heatmap draws its matrix (no "panel too small").
+        w.grab();
+        for (const auto* h : v->findChildren<gwb::views::HeatmapWidget*>())
+            if (h->isVisible() && h->hasMatrix()) {
+                EXPECT_FALSE(h->plotRect().isEmpty())
+                    << h->objectName().toStdString() << " " << h->width() << "x" << h->height();
+            }
+    }
+
+    // A one-token prompt (analysis warnings, short views) leaves the size alone too.
+    w.setPrompt(QStringLiteral("It"));
+    ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
+    QTest::qWait(50);
+    EXPECT_EQ(w.size(), laptop);
+}
+
+TEST(WindowFit, SpareHeightGoesToTheViews) {
+    ensureApp();
+    MainWindowOptions o;
+    o.restoreSettings = false;
+    o.sampleOnFirstStart = false;
+    o.useBundledModels = false;
+    MainWindow w(o);
+    w.resize(1280, 720);
+    w.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+    auto* prompt = w.findChild<PromptPanel*>();
+    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("dock_gate"));
+    ASSERT_TRUE(prompt && dock);
+    const int promptBefore = prompt->height(), viewsBefore = dock->height();
+    w.resize(1600, 1000);
+    QTest::qWait(50);
+    ASSERT_EQ(w.size(), QSize(1600, 1000));
+    EXPECT_LE(prompt->height() - promptBefore, 20) << "the prompt took the spare height";
+    EXPECT_GE(dock->height() - viewsBefore, 240);
+    // Down to the minimum, everything is still laid out inside the window.
+    w.resize(1024, 640);
+    QTest::qWait(50);
+    EXPECT_EQ(w.size(), QSize(1024, 640));
+    EXPECT_LE(inWindow(w.statusBar(), &w).bottom(), w.height());
+}

@@ -1,0 +1,66 @@
+// libFuzzer harness: corpus statistics NPZ files (File > Open Statistics, `gwb stats merge`):
+// the stored-zip reader and the NPY parser (trace/npy_zip.cpp, trace/npy.cpp) and the statistics
+// reader on top (stats/corpus_stats.cpp CorpusStats::parse).
+//
+// Two input forms. Raw: the bytes of an .npz file. Members: an input starting with "@@@@ " is a
+// list of members, each "@@@@ <name>\n<contents>" up to the next "\n@@@@ "; the harness packs
+// them into a valid stored zip (correct CRCs) first, so that mutations reach meta.json and the
+// NPY headers instead of stopping at the CRC check. Seeds: tests/fuzz/corpus/stats.
+
+#include "fuzz_util.h"
+
+#include "gwb/engine/corpus_stats.h"
+#include "gwb/engine/npy.h"
+
+namespace {
+
+/// The members of a "@@@@ name\n..." input packed as an NPZ; empty when the names are unusable.
+std::vector<uint8_t> packMembers(const std::string& in) {
+    static const std::string kMark = "@@@@ ", kNext = "\n@@@@ ";
+    gwb::engine::NpzWriter w;
+    size_t pos = kMark.size();
+    try {
+        while (pos <= in.size()) {
+            const size_t end = std::min(in.find(kNext, pos), in.size());
+            const std::string record = in.substr(pos, end - pos);
+            const size_t nl = record.find('\n');
+            const std::string name = record.substr(0, nl);
+            w.addFile(name, nl == std::string::npos ? std::string() : record.substr(nl + 1));
+            pos = end + kNext.size();
+        }
+        return w.archive();
+    } catch (const std::invalid_argument&) { // empty or duplicate member name: not an archive to test
+        return {};
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    using namespace gwb;
+    const std::string input(reinterpret_cast<const char*>(data), size);
+    std::vector<uint8_t> bytes(data, data + size);
+    if (input.rfind("@@@@ ", 0) == 0) {
+        bytes = packMembers(input);
+        if (bytes.empty()) return 0;
+    }
+    // Every member on its own, as `gwb trace` results and tests read them.
+    std::map<std::string, std::vector<uint8_t>> members;
+    if (fuzz::readOrRefuse([&] { members = engine::readZipStored(bytes); }))
+        for (const auto& member : members)
+            if (member.first.ends_with(".npy"))
+                fuzz::readOrRefuse([&] { (void)engine::parseNpy(member.second).values<double>(); });
+    engine::CorpusStats s;
+    if (!fuzz::readOrRefuse([&] { s = engine::CorpusStats::parse(bytes, "fuzz.npz"); })) return 0;
+    fuzz::mustWork("accepted statistics", [&] {
+        for (const auto& [name, q] : s.quantities) {
+            const int64_t g = q.groups(), b = q.bins();
+            if (g < 0 || b < 1 || static_cast<int64_t>(q.counts.size()) != g * (b + 2) ||
+                static_cast<int64_t>(q.n.size()) != g || static_cast<int64_t>(q.posN.size()) != g * q.positions)
+                fuzz::finding("quantity '" + name + "' was accepted with inconsistent sizes");
+            for (int64_t i = 0; i < g; ++i)
+                (void)q.mean(i);
+        }
+    });
+    return 0;
+}

@@ -1,0 +1,188 @@
+// Exported figures print whole: at the one- and two-column presets no title, axis title, legend,
+// caption or tick label of any view is cut to "…" (token pieces may be shortened past 12
+// characters only), and no panel gives up with "panel too small". The tokens here are long
+// SentencePiece words and byte pieces, as a real prompt has them.
+#include "svg_text.h"
+#include "synthetic_data.h"
+
+#include "gwb/views/chart_widget.h"
+#include "gwb/views/figure_export.h"
+#include "gwb/views/saliency_view.h"
+
+#include <QBuffer>
+#include <QFile>
+#include <QPainter>
+#include <QSvgGenerator>
+#include <QTemporaryDir>
+#include <gtest/gtest.h>
+#include <cmath>
+
+using namespace gwb::views;
+
+namespace {
+
+// Pieces as the bundled SentencePiece tokenizer writes them: word starts, byte pieces, a 14-char word.
+const char* const kPieces[] = {
+    "\u2581It",      "\u2581is",   "\u2581a",      "\u2581truth", "\u2581universally", "\u2581acknowledged", ",",
+    "\u2581that",    "<0x0A>",     "\u2581single", "\u2581man",   "\u2581in",          "\u2581possession",   "<0x31>",
+    "\u2581fortune", "\u2581must", "\u2581be",     "\u2581in",    "\u2581want",        "\u2581of",           "\u2581a",
+    "\u2581wife",    "."};
+
+gwb::engine::TracePtr withPieces(const gwb::engine::TracePtr& in) {
+    if (!in) return in;
+    auto t = std::make_shared<gwb::engine::Trace>(*in);
+    for (size_t i = 0; i < t->tokens.size(); ++i)
+        t->tokens[i].text = kPieces[i % std::size(kPieces)];
+    for (auto& [id, piece] : t->lensPieces)
+        piece = kPieces[static_cast<size_t>(id) % std::size(kPieces)];
+    // Ranks up to the thousands, as an early lens layer gives them.
+    for (size_t i = 0; i < t->lensNextRank.data.size(); ++i)
+        if (t->lensNextRank.data[i] >= 0) t->lensNextRank.data[i] = static_cast<int32_t>((i * 397) % 3000);
+    return t;
+}
+
+WorkbenchData realisticData() {
+    synthetic::SyntheticSizes sizes;
+    sizes.tokens = 23;
+    sizes.layers = 6;
+    WorkbenchData d = synthetic::makeWorkbenchData(sizes);
+    d.grassmann = withPieces(d.grassmann);
+    d.baseline = withPieces(d.baseline);
+    return d;
+}
+
+void feedSaliency(View* v, const WorkbenchData& d, int token) {
+    auto* sv = qobject_cast<SaliencyView*>(v);
+    if (!sv) return;
+    SaliencyResult r;
+    r.token = token;
+    for (auto [tr, out] : {std::pair{d.grassmann, &r.grassmann}, std::pair{d.baseline, &r.baseline}})
+        for (int64_t j = 0; tr && j < tr->length(); ++j)
+            out->push_back(j <= token ? std::sin(0.9f * static_cast<float>(j) + 0.3f) : 0.0f);
+    sv->setSaliency(r);
+}
+
+} // namespace
+
+TEST(FigureText, NoViewCutsTextAtEitherPreset) {
+    synthetic::ensureApp();
+    const WorkbenchData d = realisticData();
+    Selection s;
+    s.setExtents(d);
+    s.setToken(16);
+    s.setLayer(1);
+    QTemporaryDir dir;
+    // The views of the issue that asked for this (a view added later brings its own check).
+    const QStringList ids = {"gate",    "plucker", "angles", "subspace", "attention",
+                             "compare", "readout", "lens",   "saliency", "corpus"};
+    for (const QString& id : ids) {
+        auto v = createView(id);
+        ASSERT_TRUE(v) << id.toStdString();
+        v->setSelection(&s);
+        v->setData(d);
+        feedSaliency(v.get(), d, 16);
+        ASSERT_TRUE(v->hasContent()) << id.toStdString();
+        for (const FigureOptions& o : {FigureOptions::oneColumn(), FigureOptions::twoColumn()}) {
+            SCOPED_TRACE(QStringLiteral("%1 at %2 in").arg(id).arg(o.widthInches).toStdString());
+            const QString path = dir.filePath(QStringLiteral("%1_%2.svg").arg(id).arg(o.widthInches));
+            const ExportResult r = exportFigure(*v, o, path);
+            ASSERT_TRUE(r.ok) << r.message.toStdString();
+            QFile f(path);
+            ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+            const QStringList texts = gwb::test::svgTexts(f.readAll());
+            EXPECT_GT(texts.size(), 5); // the test reads the figure's words
+            const QStringList cut = gwb::test::cutTexts(texts);
+            EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();
+        }
+    }
+}
+
+TEST(FigureText, TheCheckFindsCutText) {
+    // The rule the figures are held to: an elided title or tick fails, a long piece may be shortened.
+    EXPECT_EQ(gwb::test::cutTexts({QStringLiteral("Rank of the actual next\u2026")}).size(), 1);
+    EXPECT_EQ(gwb::test::cutTexts({QStringLiteral("\u2026")}).size(), 1);
+    EXPECT_EQ(gwb::test::cutTexts({QStringLiteral("\u2581go\u2026")}).size(), 1);
+    EXPECT_EQ(gwb::test::cutTexts({QStringLiteral("(panel too small for this figure size)")}).size(), 1);
+    EXPECT_EQ(gwb::test::cutTexts({QStringLiteral("token 16 '\u2581f\u2026")}).size(), 1);
+    EXPECT_TRUE(gwb::test::cutTexts({QStringLiteral("\u2581acknowledg\u2026"),
+                                     QStringLiteral("16 \u2581acknowledg\u2026"), QStringLiteral("rank")})
+                    .isEmpty());
+}
+
+TEST(FigureText, UndefinedBarsReadDashNotZero) {
+    // Plücker offsets that reach before the prompt have no pair norm: "—" with the reason, not an empty bar.
+    synthetic::ensureApp();
+    ChartData c;
+    c.kind = ChartData::Kind::Bar;
+    c.categories = {QStringLiteral("D=1"), QStringLiteral("D=4")};
+    ChartSeries s;
+    s.y = {0.5, std::nan("")};
+    c.series.push_back(s);
+    c.undefinedReason = QStringLiteral("the offset reaches before the prompt");
+    ChartWidget w;
+    w.setChart(c);
+    EXPECT_EQ(w.toolTip(), c.undefinedReason);
+    c.series[0].y[1] = 0.7;
+    w.setChart(c);
+    EXPECT_TRUE(w.toolTip().isEmpty());
+    // In a figure the missing bar is marked with "—".
+    QBuffer buffer;
+    buffer.open(QIODevice::WriteOnly);
+    QSvgGenerator gen;
+    gen.setOutputDevice(&buffer);
+    gen.setViewBox(QRectF(0, 0, 300, 200));
+    {
+        QPainter p(&gen);
+        c.series[0].y[1] = std::nan("");
+        paintChart(p, QRectF(0, 0, 300, 200), c, FigureStyle::forScreen(QFont()));
+    }
+    EXPECT_TRUE(gwb::test::svgTexts(buffer.data()).contains(QStringLiteral("\u2014")));
+}
+
+TEST(FigureText, BytePiecesReadAsTheirCharacter) {
+    EXPECT_EQ(displayPiece(QStringLiteral("<0x0A>")), QStringLiteral("\u23CE"));
+    EXPECT_EQ(displayPiece(QStringLiteral("<0x31>")), QStringLiteral("1"));
+    EXPECT_EQ(displayPiece(QStringLiteral("<0x09>")), QStringLiteral("\u21E5"));
+    EXPECT_EQ(displayPiece(QStringLiteral("<0xE2>")), QStringLiteral("<0xE2>")); // part of a UTF-8 character
+    EXPECT_EQ(displayPiece(QStringLiteral("\u2581the")), QStringLiteral("\u2581the"));
+    EXPECT_EQ(bytePieceValue(QStringLiteral("<0x0A>")), 10);
+    EXPECT_EQ(bytePieceValue(QStringLiteral("the")), -1);
+    // The figures draw the character: no "<0x" in the lens figure of a prompt with byte pieces.
+    synthetic::ensureApp();
+    const WorkbenchData d = realisticData();
+    Selection s;
+    s.setExtents(d);
+    s.setToken(9);
+    auto v = createView(QStringLiteral("gate"));
+    v->setSelection(&s);
+    v->setData(d);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("gate.svg"));
+    ASSERT_TRUE(exportFigure(*v, FigureOptions::twoColumn(), path).ok);
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    const QStringList texts = gwb::test::svgTexts(f.readAll());
+    EXPECT_TRUE(texts.contains(QStringLiteral("\u23CE"))) << texts.join(QStringLiteral(" | ")).toStdString();
+    for (const QString& t : texts)
+        EXPECT_FALSE(t.startsWith(QStringLiteral("<0x"))) << t.toStdString();
+}
+
+TEST(FigureText, SubspacePictureOfOneTokenSaysWhyInWords) {
+    synthetic::ensureApp();
+    synthetic::SyntheticSizes sizes;
+    sizes.tokens = 1;
+    const WorkbenchData d = synthetic::makeWorkbenchData(sizes);
+    Selection s;
+    s.setExtents(d);
+    auto v = createView(QStringLiteral("subspace"));
+    v->setSelection(&s);
+    v->setData(d);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("subspace.svg"));
+    ASSERT_TRUE(exportFigure(*v, FigureOptions::twoColumn(), path).ok);
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    const QString all = gwb::test::svgTexts(f.readAll()).join(QLatin1Char(' '));
+    EXPECT_TRUE(all.contains(QStringLiteral("needs at least 2 tokens"))) << all.toStdString();
+    EXPECT_FALSE(all.contains(QStringLiteral("T x r"))) << all.toStdString();
+}

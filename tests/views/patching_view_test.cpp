@@ -1,0 +1,284 @@
+// Patching view: both models' grids on one diverging scale centred at 0, hover text with raw and
+// normalised values ("—" with a reason where undefined, never NaN), bad input shown as a message
+// that changes nothing, clicks asking for a cell's top-K, data tables and figure text.
+#include "svg_text.h"
+#include "synthetic_data.h"
+
+#include "gwb/views/figure_export.h"
+#include "gwb/views/heatmap_widget.h"
+#include "gwb/views/patching_view.h"
+
+#include <QApplication>
+#include <QFile>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+
+using namespace gwb::views;
+
+namespace {
+
+struct Fixture {
+    bool app = (synthetic::ensureApp(), true); // before the first widget
+    WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    PatchingView v;
+    Fixture() {
+        s.setExtents(d);
+        v.setSelection(&s);
+        v.setData(d);
+        v.resize(1100, 600);
+    }
+};
+
+/// A widget position over cell (r, c) of a heatmap, found through its own mapping.
+std::optional<QPointF> pointOver(const HeatmapWidget& h, int64_t r, int64_t c) {
+    for (int y = 0; y < h.height(); y += 2)
+        for (int x = 0; x < h.width(); x += 2)
+            if (const QPoint cell = h.cellAt(QPointF(x, y)); cell.x() == c && cell.y() == r) return QPointF(x, y);
+    return std::nullopt;
+}
+
+void moveTo(HeatmapWidget* h, const QPointF& pos) {
+    QMouseEvent e(QEvent::MouseMove, pos, h->mapToGlobal(pos), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(h, &e);
+}
+
+void clickAt(HeatmapWidget* h, const QPointF& pos) {
+    QMouseEvent press(QEvent::MouseButtonPress, pos, h->mapToGlobal(pos), Qt::LeftButton, Qt::LeftButton,
+                      Qt::NoModifier);
+    QApplication::sendEvent(h, &press);
+    QMouseEvent release(QEvent::MouseButtonRelease, pos, h->mapToGlobal(pos), Qt::LeftButton, Qt::NoButton,
+                        Qt::NoModifier);
+    QApplication::sendEvent(h, &release);
+}
+
+} // namespace
+
+TEST(PatchingView, ShowsBothModelsOnOneDivergingScaleCentredAtZero) {
+    Fixture f;
+    EXPECT_FALSE(f.v.hasContent());
+    const PatchingData data = synthetic::makePatchingData(f.d);
+    f.v.setResult(data);
+    ASSERT_TRUE(f.v.hasContent());
+    const double m = patchingScale(data);
+    EXPECT_GT(m, 0.5);
+    for (int model : {0, 1}) {
+        SCOPED_TRACE(model);
+        HeatmapWidget* h = f.v.heatmap(model);
+        ASSERT_TRUE(h->hasMatrix());
+        const ColorScale cs = h->colorScale();
+        EXPECT_EQ(cs.map, ColormapId::RdBu);
+        EXPECT_DOUBLE_EQ(cs.effectiveLow(), -m);
+        EXPECT_DOUBLE_EQ(cs.effectiveHigh(), m);
+        EXPECT_DOUBLE_EQ(cs.normalized(0.0), 0.5); // 0 is the map's centre
+        const PatchingGrid& g = model == 0 ? data.grassmann : data.transformer;
+        EXPECT_EQ(h->source()->rows(), g.rows);
+        EXPECT_EQ(h->source()->cols(), g.cols);
+        EXPECT_EQ(h->axes().rowLabels, g.rowLabels);
+        EXPECT_EQ(h->axes().colLabels, g.colLabels);
+        std::vector<float> row(static_cast<size_t>(g.cols));
+        h->source()->row(3, row.data());
+        for (int64_t c = 0; c < g.cols; ++c)
+            EXPECT_FLOAT_EQ(row[static_cast<size_t>(c)],
+                            static_cast<float>(g.effect[static_cast<size_t>(3 * g.cols + c)]));
+    }
+    // The scale is the larger of the two models' ranges: the other model's extreme sets it.
+    PatchingData bigger = data;
+    bigger.transformer.effect[0] = -4.0;
+    f.v.setResult(bigger);
+    EXPECT_DOUBLE_EQ(f.v.heatmap(0)->colorScale().effectiveHigh(), 4.0);
+    EXPECT_DOUBLE_EQ(f.v.heatmap(1)->colorScale().effectiveLow(), -4.0);
+}
+
+TEST(PatchingView, HoverGivesRawAndNormalisedValuesAndDashWhereUndefined) {
+    Fixture f;
+    const PatchingData data = synthetic::makePatchingData(f.d);
+    f.v.setResult(data);
+    QString why;
+    const QString text = f.v.cellText(0, 3, 4, &why);
+    const double eff = data.grassmann.effect[static_cast<size_t>(3 * data.grassmann.cols + 4)];
+    const double raw = data.grassmann.metric[static_cast<size_t>(3 * data.grassmann.cols + 4)];
+    EXPECT_TRUE(text.contains(QStringLiteral("metric %1 (raw").arg(QString::number(raw, 'g', 3))))
+        << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("effect %1 (normalised)").arg(QString::number(eff, 'g', 3))))
+        << text.toStdString();
+    EXPECT_TRUE(why.isEmpty());
+    // The cell that does not exist: "—", never NaN, and a reason for the tooltip.
+    const QString undefined = f.v.cellText(0, 1, 2, &why);
+    EXPECT_TRUE(undefined.contains(QStringLiteral("effect \u2014"))) << undefined.toStdString();
+    EXPECT_FALSE(undefined.contains(QStringLiteral("nan"), Qt::CaseInsensitive)) << undefined.toStdString();
+    EXPECT_FALSE(why.isEmpty());
+
+    // Through the mouse: the hover label and the heatmap's tooltip follow.
+    f.v.show();
+    QApplication::processEvents();
+    (void)f.v.grab(); // lays out and paints, so that the heatmaps know where their cells are
+    HeatmapWidget* h = f.v.heatmap(0);
+    const auto over = pointOver(*h, 3, 4);
+    ASSERT_TRUE(over);
+    moveTo(h, *over);
+    EXPECT_EQ(f.v.hoverLabel()->text(), text);
+    EXPECT_TRUE(h->toolTip().isEmpty());
+    const auto overUndefined = pointOver(*h, 1, 2);
+    ASSERT_TRUE(overUndefined);
+    moveTo(h, *overUndefined);
+    EXPECT_TRUE(f.v.hoverLabel()->text().contains(QStringLiteral("\u2014")));
+    EXPECT_FALSE(f.v.hoverLabel()->text().contains(QStringLiteral("nan"), Qt::CaseInsensitive));
+    EXPECT_FALSE(h->toolTip().isEmpty());
+    EXPECT_EQ(h->toolTip(), f.v.hoverLabel()->toolTip());
+}
+
+TEST(PatchingView, EqualCleanAndCorruptedMetricsMakeTheEffectUndefined) {
+    Fixture f;
+    PatchingData data = synthetic::makePatchingData(f.d);
+    for (PatchingGrid* g : {&data.grassmann, &data.transformer}) {
+        g->corruptMetric = g->cleanMetric;
+        g->effectDefined = false;
+        for (double& e : g->effect)
+            e = std::nan("");
+    }
+    f.v.setResult(data);
+    ASSERT_TRUE(f.v.hasContent());
+    QString why;
+    const QString text = f.v.cellText(1, 2, 3, &why);
+    EXPECT_TRUE(text.contains(QStringLiteral("effect \u2014"))) << text.toStdString();
+    EXPECT_FALSE(text.contains(QStringLiteral("nan"), Qt::CaseInsensitive));
+    EXPECT_TRUE(why.contains(QStringLiteral("equal"))) << why.toStdString();
+    // The cells then show the metric's change, a finite number, not NaN.
+    EXPECT_EQ(data.transformer.shown(), PatchingGrid::Shown::MetricChange);
+    EXPECT_TRUE(std::isfinite(data.transformer.value(2, 3)));
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("\u2014")));
+}
+
+TEST(PatchingView, BadInputIsAMessageAndChangesNothing) {
+    Fixture f;
+    const PatchingData data = synthetic::makePatchingData(f.d);
+    f.v.setResult(data);
+    QSignalSpy runs(&f.v, &PatchingView::runRequested);
+    PatchingInputs in = data.inputs;
+    in.corrupt.clear();
+    in.mode = QStringLiteral("patch");
+    f.v.setInputs(in);
+    f.v.run();
+    EXPECT_EQ(runs.count(), 0);
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("corrupted prompt"))) << f.v.message().toStdString();
+    in.corrupt = QStringLiteral("another prompt");
+    in.wrong.clear();
+    f.v.setInputs(in);
+    f.v.run();
+    EXPECT_EQ(runs.count(), 0);
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("wrong piece"))) << f.v.message().toStdString();
+    // A problem found by the application (e.g. prompts of different token lengths) is shown as it
+    // comes back, and the grids stay what they were.
+    PatchingData bad;
+    bad.error = QStringLiteral("Grassmann model: the prompts tokenize to different lengths: clean 7 tokens, "
+                               "corrupted 9 tokens; they first differ at token 0");
+    f.v.setResult(bad);
+    EXPECT_EQ(f.v.message(), bad.error);
+    ASSERT_TRUE(f.v.hasContent());
+    ASSERT_EQ(f.v.result().grassmann.effect.size(), data.grassmann.effect.size());
+    for (size_t i = 0; i < data.grassmann.effect.size(); ++i) // NaN where undefined: compare the bits
+        EXPECT_EQ(std::isnan(f.v.result().grassmann.effect[i]) ? 0.0 : f.v.result().grassmann.effect[i],
+                  std::isnan(data.grassmann.effect[i]) ? 0.0 : data.grassmann.effect[i]);
+    std::vector<float> row(static_cast<size_t>(data.grassmann.cols));
+    f.v.heatmap(0)->source()->row(3, row.data());
+    EXPECT_FLOAT_EQ(row[4],
+                    static_cast<float>(data.grassmann.effect[static_cast<size_t>(3 * data.grassmann.cols + 4)]));
+    // Good input goes out with the window's prompt as the clean prompt.
+    in.wrong = QStringLiteral("he");
+    f.v.setInputs(in);
+    f.v.run();
+    ASSERT_EQ(runs.count(), 1);
+    const auto sent = runs.at(0).at(0).value<PatchingInputs>();
+    EXPECT_EQ(sent.clean, f.d.prompt());
+    EXPECT_EQ(sent.corrupt, QStringLiteral("another prompt"));
+    // While running, Run is refused and Cancel is offered.
+    f.v.setRunning(true);
+    f.v.run();
+    EXPECT_EQ(runs.count(), 1);
+    EXPECT_TRUE(f.v.running());
+    f.v.setResult(data);
+    EXPECT_FALSE(f.v.running());
+}
+
+TEST(PatchingView, ClickingADefinedCellAsksForItsTopK) {
+    Fixture f;
+    f.v.setResult(synthetic::makePatchingData(f.d));
+    f.v.show();
+    QApplication::processEvents();
+    (void)f.v.grab();
+    QSignalSpy asks(&f.v, &PatchingView::topKRequested);
+    HeatmapWidget* h = f.v.heatmap(0);
+    const auto defined = pointOver(*h, 2, 5);
+    const auto undefined = pointOver(*h, 1, 2);
+    ASSERT_TRUE(defined && undefined);
+    clickAt(h, *undefined);
+    EXPECT_EQ(asks.count(), 0); // nothing to run there
+    clickAt(h, *defined);
+    ASSERT_EQ(asks.count(), 1);
+    EXPECT_EQ(asks.at(0).at(0).toInt(), 0);
+    EXPECT_EQ(asks.at(0).at(1).toLongLong(), 2);
+    EXPECT_EQ(asks.at(0).at(2).toLongLong(), 5);
+    PatchingTopK k;
+    k.model = 0;
+    k.row = 2;
+    k.col = 5;
+    k.pieces = {QStringLiteral("\u2581she"), QStringLiteral("\u2581he")};
+    k.probs = {0.6, 0.3};
+    k.logits = {3.0, 2.3};
+    f.v.setTopK(k);
+    ASSERT_EQ(f.v.topKTable()->rowCount(), 2);
+    EXPECT_EQ(f.v.topKTable()->item(0, 0)->text(), QStringLiteral("\u2581she"));
+    EXPECT_EQ(f.v.topKTable()->item(1, 1)->text(), QStringLiteral("0.3"));
+}
+
+TEST(PatchingView, DataTablesAreTheGridsWithNaNWhereUndefined) {
+    Fixture f;
+    const PatchingData data = synthetic::makePatchingData(f.d);
+    f.v.setResult(data);
+    const auto tables = f.v.dataTables();
+    ASSERT_EQ(tables.size(), 4u); // effect and metric of both models
+    const DataTable& effect = tables[0];
+    EXPECT_EQ(effect.name, QStringLiteral("patching_grassmann_resid_effect"));
+    EXPECT_EQ(effect.values.shape, (std::vector<int64_t>{data.grassmann.rows, data.grassmann.cols}));
+    EXPECT_FLOAT_EQ(effect.values.at2(3, 4), static_cast<float>(data.grassmann.effect[3 * data.grassmann.cols + 4]));
+    EXPECT_TRUE(std::isnan(effect.values.at2(1, 2)));
+    EXPECT_EQ(effect.rowLabels, data.grassmann.rowLabels);
+    EXPECT_EQ(tables[1].name, QStringLiteral("patching_grassmann_resid_metric"));
+    EXPECT_FLOAT_EQ(tables[1].values.at2(0, 0), static_cast<float>(data.grassmann.metric[0]));
+    EXPECT_EQ(tables[2].name, QStringLiteral("patching_transformer_resid_effect"));
+    // Settings keep the fields.
+    f.v.setInputs(data.inputs);
+    PatchingView w; // NOLINT: the QApplication exists (fixture)
+    w.setSettings(f.v.settings());
+    EXPECT_EQ(w.settings(), f.v.settings());
+    EXPECT_EQ(w.inputs().corrupt, data.inputs.corrupt);
+}
+
+TEST(PatchingView, FigureKeepsEveryWordAndNamesTheMetric) {
+    Fixture f;
+    f.v.setResult(synthetic::makePatchingData(f.d));
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("(patched \u2212 corrupted) / (clean \u2212 corrupted)")));
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("\u2581she")));
+    QTemporaryDir dir;
+    for (const FigureOptions& o : {FigureOptions::oneColumn(), FigureOptions::twoColumn()}) {
+        SCOPED_TRACE(o.widthInches);
+        const QString path = dir.filePath(QStringLiteral("patching_%1.svg").arg(o.widthInches));
+        const ExportResult r = exportFigure(f.v, o, path);
+        ASSERT_TRUE(r.ok) << r.message.toStdString();
+        QFile file(path);
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+        const QStringList texts = gwb::test::svgTexts(file.readAll());
+        EXPECT_TRUE(texts.contains(QStringLiteral("Grassmann (resid)")));
+        EXPECT_TRUE(texts.contains(QStringLiteral("Transformer (resid)")));
+        const QStringList cut = gwb::test::cutTexts(texts);
+        EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();
+    }
+}

@@ -1,0 +1,544 @@
+#include "gwb/views/patching_view.h"
+
+#include "plot_util.h"
+#include "view_common.h"
+
+#include "gwb/views/heatmap_widget.h"
+
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gwb::views {
+
+namespace {
+const QString kDash = QStringLiteral("\u2014");
+
+QStringList siteItems() {
+    return {QStringLiteral("resid"), QStringLiteral("mixer"), QStringLiteral("gate"), QStringLiteral("ffn"),
+            QStringLiteral("offset/head")};
+}
+
+QString shownName(PatchingGrid::Shown s) {
+    switch (s) {
+    case PatchingGrid::Shown::Effect:
+        return QStringLiteral("normalised effect");
+    case PatchingGrid::Shown::MetricChange:
+        return QStringLiteral("metric \u2212 clean metric");
+    default:
+        return QStringLiteral("mean \u0394 log p (nats)");
+    }
+}
+} // namespace
+
+PatchingGrid::Shown PatchingGrid::shown() const {
+    if (!hasMetric) return Shown::MeanDelta;
+    return effectDefined ? Shown::Effect : Shown::MetricChange;
+}
+
+double PatchingGrid::value(int64_t r, int64_t c) const {
+    const double nan = std::nan("");
+    if (r < 0 || c < 0 || r >= rows || c >= cols) return nan;
+    const size_t i = static_cast<size_t>(r * cols + c);
+    if (i < defined.size() && !defined[i]) return nan;
+    switch (shown()) {
+    case Shown::Effect:
+        return i < effect.size() ? effect[i] : nan;
+    case Shown::MetricChange:
+        return i < metric.size() ? metric[i] - cleanMetric : nan;
+    default:
+        return i < meanDelta.size() ? meanDelta[i] : nan;
+    }
+}
+
+QString PatchingGrid::undefinedReason(int64_t r, int64_t c) const {
+    if (r < 0 || c < 0 || r >= rows || c >= cols) return QStringLiteral("no such cell");
+    const size_t i = static_cast<size_t>(r * cols + c);
+    const QString where =
+        QStringLiteral("%1 %2, %3 %4")
+            .arg(rowTitle, rowLabels.value(static_cast<int>(r)), colTitle, colLabels.value(static_cast<int>(c)));
+    if (i < defined.size() && !defined[i])
+        return site == QLatin1String("offset")
+                   ? QStringLiteral("Undefined: layer %1 has no offset %2, so there is nothing to change here.")
+                         .arg(rowLabels.value(static_cast<int>(r)), colLabels.value(static_cast<int>(c)))
+                   : QStringLiteral("Undefined: the cell %1 does not exist in this model.").arg(where);
+    if (std::isnan(value(r, c))) {
+        if (shown() == Shown::MeanDelta)
+            return QStringLiteral("Undefined: the ablation changed no position that predicts a next token.");
+        return QStringLiteral("Undefined: the metric could not be computed at %1.").arg(where);
+    }
+    return {};
+}
+
+double patchingScale(const PatchingData& data) {
+    double m = 0;
+    for (const PatchingGrid* g : {&data.grassmann, &data.transformer}) {
+        if (!g->hasGrid()) continue;
+        for (int64_t r = 0; r < g->rows; ++r)
+            for (int64_t c = 0; c < g->cols; ++c)
+                if (const double v = g->value(r, c); std::isfinite(v)) m = std::max(m, std::abs(v));
+    }
+    return m;
+}
+
+PatchingView::PatchingView(QWidget* parent) : View(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* fields = new QHBoxLayout();
+    fields->addWidget(new QLabel(QStringLiteral("Corrupted"), this));
+    m_corrupt = new QLineEdit(this);
+    m_corrupt->setObjectName(QStringLiteral("patchingCorrupt"));
+    m_corrupt->setPlaceholderText(QStringLiteral("corrupted prompt, same token length (empty: ablate the prompt)"));
+    m_corrupt->setToolTip(QStringLiteral("The clean prompt is the window's current prompt. Patching runs this prompt "
+                                         "with one site's value taken from the clean run."));
+    fields->addWidget(m_corrupt, 3);
+    fields->addWidget(new QLabel(QStringLiteral("Answer"), this));
+    m_answer = new QLineEdit(this);
+    m_answer->setObjectName(QStringLiteral("patchingAnswer"));
+    m_answer->setPlaceholderText(QStringLiteral("piece"));
+    m_answer->setToolTip(QStringLiteral("One vocabulary piece: the metric is logit[answer] - logit[wrong] at the "
+                                        "last token"));
+    fields->addWidget(m_answer, 1);
+    fields->addWidget(new QLabel(QStringLiteral("Wrong"), this));
+    m_wrong = new QLineEdit(this);
+    m_wrong->setObjectName(QStringLiteral("patchingWrong"));
+    m_wrong->setPlaceholderText(QStringLiteral("piece"));
+    fields->addWidget(m_wrong, 1);
+    layout->addLayout(fields);
+
+    auto* bar = new QHBoxLayout();
+    m_site = detail::addCombo(bar, QStringLiteral("Site"), siteItems(), this);
+    m_site->setObjectName(QStringLiteral("patchingSite"));
+    m_site->setToolTip(QStringLiteral("resid: block input h^l; mixer: mixing sublayer output; gate: Grassmann gate "
+                                      "a_t; ffn: FFN output; offset/head: one Grassmann offset D, one Transformer "
+                                      "head"));
+    m_mode = detail::addCombo(bar, QStringLiteral("Mode"),
+                              {QStringLiteral("patch"), QStringLiteral("zero"), QStringLiteral("mean")}, this);
+    m_mode->setObjectName(QStringLiteral("patchingMode"));
+    m_run = new QPushButton(QStringLiteral("Run"), this);
+    m_run->setObjectName(QStringLiteral("patchingRun"));
+    bar->addWidget(m_run);
+    m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
+    m_cancel->setObjectName(QStringLiteral("patchingCancel"));
+    m_cancel->setVisible(false);
+    bar->addWidget(m_cancel);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(160);
+    m_progress->setVisible(false);
+    bar->addWidget(m_progress);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("patchingStatus"));
+    m_status->setWordWrap(true);
+    bar->addWidget(m_status, 1);
+    layout->addLayout(bar);
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    m_grassmann = new HeatmapWidget(split);
+    m_transformer = new HeatmapWidget(split);
+    m_topK = new QTableWidget(split);
+    m_topK->setObjectName(QStringLiteral("patchingTopK"));
+    m_topK->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_topK->verticalHeader()->hide();
+    m_topK->setColumnCount(3);
+    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
+    m_topK->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_topK->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    m_topK->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_topK->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_topK->setToolTip(QStringLiteral("Click a cell: the most probable next pieces of that changed run"));
+    for (HeatmapWidget* h : {m_grassmann, m_transformer}) {
+        h->setColormap(ColormapId::RdBu);
+        h->setDiverging(true);
+        h->setMinimumWidth(200);
+        split->addWidget(h);
+    }
+    split->addWidget(m_topK);
+    split->setSizes({440, 440, 170});
+    layout->addWidget(split, 1);
+    m_hover = new QLabel(this);
+    m_hover->setObjectName(QStringLiteral("patchingHover"));
+    m_hover->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_hover);
+
+    connect(m_run, &QPushButton::clicked, this, &PatchingView::run);
+    for (QLineEdit* e : {m_corrupt, m_answer, m_wrong})
+        connect(e, &QLineEdit::returnPressed, this, &PatchingView::run);
+    connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
+    connect(m_mode, &QComboBox::currentTextChanged, this, [this] { Q_EMIT settingsChanged(); });
+    connect(m_site, &QComboBox::currentTextChanged, this, [this] { Q_EMIT settingsChanged(); });
+    for (int model : {0, 1}) {
+        HeatmapWidget* h = heatmap(model);
+        connect(h, &HeatmapWidget::cellHovered, this,
+                [this, model](qint64 r, qint64 c, const QString&) { hovered(model, r, c); });
+        connect(h, &HeatmapWidget::cellClicked, this, [this, model](qint64 r, qint64 c) {
+            const PatchingGrid& g = grid(model);
+            if (!g.hasGrid()) return;
+            const size_t i = static_cast<size_t>(r * g.cols + c);
+            if (i < g.defined.size() && !g.defined[i]) {
+                m_status->setText(g.undefinedReason(r, c));
+                return;
+            }
+            m_topK->setRowCount(0);
+            m_topK->setToolTip(QString());
+            m_topK->setHorizontalHeaderLabels(
+                {QStringLiteral("piece (computing\u2026)"), QStringLiteral("p"), QStringLiteral("logit")});
+            Q_EMIT topKRequested(model, r, c);
+        });
+    }
+    showGrid(0);
+    showGrid(1);
+    refresh();
+}
+
+PatchingInputs PatchingView::inputs() const {
+    PatchingInputs in;
+    in.clean = m_data.prompt();
+    in.corrupt = m_corrupt->text();
+    in.answer = m_answer->text().trimmed();
+    in.wrong = m_wrong->text().trimmed();
+    in.site = m_site->currentText();
+    in.mode = m_mode->currentText();
+    return in;
+}
+
+void PatchingView::setInputs(const PatchingInputs& in) {
+    m_corrupt->setText(in.corrupt);
+    m_answer->setText(in.answer);
+    m_wrong->setText(in.wrong);
+    if (const int i = m_site->findText(in.site); i >= 0) m_site->setCurrentIndex(i);
+    if (const int i = m_mode->findText(in.mode); i >= 0) m_mode->setCurrentIndex(i);
+    Q_EMIT settingsChanged();
+}
+
+QString PatchingView::checkInputs(const PatchingInputs& in) const {
+    if (in.clean.isEmpty())
+        return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
+    if (!siteItems().contains(in.site))
+        return QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(in.site);
+    if (in.mode != QLatin1String("patch") && in.mode != QLatin1String("zero") && in.mode != QLatin1String("mean"))
+        return QStringLiteral("Unknown mode '%1' (patch, zero, mean).").arg(in.mode);
+    if (in.mode == QLatin1String("patch") && in.corrupt.isEmpty())
+        return QStringLiteral("Patching needs a corrupted prompt of the same token length as the clean prompt (or "
+                              "choose mode zero or mean to ablate the clean prompt).");
+    if (in.answer.isEmpty() != in.wrong.isEmpty())
+        return QStringLiteral("Give both an answer piece and a wrong piece (the metric is logit[answer] - "
+                              "logit[wrong]), or neither for an ablation of the prompt.");
+    if (!in.corrupt.isEmpty() && in.answer.isEmpty())
+        return QStringLiteral("With a corrupted prompt, type the answer piece and the wrong piece of the metric "
+                              "logit[answer] - logit[wrong].");
+    return {};
+}
+
+void PatchingView::run() {
+    if (m_running) return;
+    const PatchingInputs in = inputs();
+    if (const QString problem = checkInputs(in); !problem.isEmpty()) {
+        m_message = problem;
+        m_status->setText(problem);
+        return;
+    }
+    Q_EMIT settingsChanged();
+    Q_EMIT runRequested(in);
+}
+
+QString PatchingView::message() const {
+    return m_status->text();
+}
+
+void PatchingView::setProgress(double fraction) {
+    m_progress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
+}
+
+void PatchingView::setRunning(bool running) {
+    m_running = running;
+    m_run->setEnabled(!running);
+    m_cancel->setVisible(running);
+    m_progress->setVisible(running);
+    if (running) {
+        m_progress->setValue(0);
+        m_status->setText(QStringLiteral("Running the sweep\u2026"));
+    }
+}
+
+void PatchingView::setResult(const PatchingData& result) {
+    setRunning(false);
+    if (!result.error.isEmpty()) { // bad input: say so, keep what is shown
+        m_message = result.error;
+        m_status->setText(result.error);
+        return;
+    }
+    m_result = result;
+    m_message.clear();
+    showGrid(0);
+    showGrid(1);
+    m_topK->setRowCount(0);
+    m_hover->clear();
+    requestRefresh();
+    Q_EMIT settingsChanged();
+}
+
+QString PatchingView::valueName() const {
+    const PatchingGrid& g = m_result.grassmann.hasGrid() ? m_result.grassmann : m_result.transformer;
+    return shownName(g.shown());
+}
+
+void PatchingView::showGrid(int model) {
+    HeatmapWidget* h = heatmap(model);
+    const PatchingGrid& g = grid(model);
+    const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+    if (!g.hasGrid()) {
+        h->setPlaceholder(!g.error.isEmpty() ? QStringLiteral("%1: %2").arg(who, g.error)
+                                             : QStringLiteral("%1: type a corrupted prompt, an answer and a wrong "
+                                                              "piece, choose a site and press Run.")
+                                                   .arg(who));
+        return;
+    }
+    std::vector<float> v(static_cast<size_t>(g.rows * g.cols));
+    for (int64_t r = 0; r < g.rows; ++r)
+        for (int64_t c = 0; c < g.cols; ++c)
+            v[static_cast<size_t>(r * g.cols + c)] = static_cast<float>(g.value(r, c));
+    HeatmapAxes axes;
+    axes.title = QStringLiteral("%1 (%2)").arg(who, g.site);
+    axes.rowTitle = g.rowTitle;
+    axes.colTitle = g.colTitle;
+    axes.rowLabels = g.rowLabels;
+    axes.colLabels = g.colLabels;
+    axes.valueName = shownName(g.shown());
+    h->setMatrix(makeDenseSource(g.rows, g.cols, std::move(v)), axes);
+    const double m = patchingScale(m_result);
+    h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1); // one scale for both models, centred at 0
+}
+
+QString PatchingView::cellText(int model, int64_t r, int64_t c, QString* why) const {
+    const PatchingGrid& g = grid(model);
+    if (why) why->clear();
+    if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows || c >= g.cols) return {};
+    const size_t i = static_cast<size_t>(r * g.cols + c);
+    const QString where = QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
+                              .arg(g.model, g.rowTitle, g.rowLabels.value(static_cast<int>(r)), g.colTitle,
+                                   g.colLabels.value(static_cast<int>(c)));
+    auto num = [](double v) { return std::isfinite(v) ? detail::formatValue(v) : kDash; };
+    const QString reason = g.undefinedReason(r, c);
+    QString text;
+    if (g.hasMetric) {
+        const double raw = i < g.metric.size() && (i >= g.defined.size() || g.defined[i]) ? g.metric[i] : std::nan("");
+        const double eff = i < g.effect.size() && (i >= g.defined.size() || g.defined[i]) ? g.effect[i] : std::nan("");
+        text = QStringLiteral("%1 \u00b7 metric %2 (raw; clean %3, corrupted %4) \u00b7 effect %5 (normalised)")
+                   .arg(where, num(raw), num(g.cleanMetric), num(g.corruptMetric), num(eff));
+        if (why && std::isnan(eff))
+            *why = !reason.isEmpty()
+                       ? reason
+                       : QStringLiteral("The normalised effect (patched \u2212 corrupted) / (clean \u2212 "
+                                        "corrupted) is undefined: the clean and corrupted metrics are "
+                                        "equal (%1).")
+                             .arg(num(g.cleanMetric));
+    } else {
+        text = QStringLiteral("%1 \u00b7 mean \u0394 log p %2 nats (raw) \u00b7 normalised %3")
+                   .arg(where, num(g.value(r, c)), kDash);
+        if (why)
+            *why = !reason.isEmpty() ? reason
+                                     : QStringLiteral("No normalised value: without a corrupted prompt and a metric "
+                                                      "there is nothing to normalise by.");
+    }
+    return text;
+}
+
+void PatchingView::hovered(int model, qint64 r, qint64 c) {
+    QString why;
+    m_hover->setText(cellText(model, r, c, &why));
+    m_hover->setToolTip(why);
+    heatmap(model)->setToolTip(why);
+}
+
+void PatchingView::setTopK(const PatchingTopK& k) {
+    const PatchingGrid& g = grid(k.model);
+    const QString cell = g.hasGrid() ? QStringLiteral("%1 %2, %3")
+                                           .arg(g.model, g.rowLabels.value(static_cast<int>(k.row)),
+                                                g.colLabels.value(static_cast<int>(k.col)))
+                                     : QString();
+    m_topK->setRowCount(0);
+    if (!k.error.isEmpty()) {
+        m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
+        m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
+        return;
+    }
+    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
+    m_topK->setToolTip(QStringLiteral("The changed run of %1: its most probable next pieces at token %2.")
+                           .arg(cell)
+                           .arg(m_result.metricPosition));
+    m_topK->setRowCount(static_cast<int>(k.pieces.size()));
+    for (int i = 0; i < k.pieces.size(); ++i) {
+        m_topK->setItem(i, 0, new QTableWidgetItem(k.pieces[i]));
+        m_topK->setItem(i, 1, detail::valueItem(k.probs[static_cast<size_t>(i)], QString()));
+        m_topK->setItem(i, 2, detail::valueItem(k.logits[static_cast<size_t>(i)], QString()));
+    }
+}
+
+QJsonObject PatchingView::settings() const {
+    QJsonObject o = View::settings();
+    const PatchingInputs in = inputs();
+    o.insert(QStringLiteral("corrupt"), in.corrupt);
+    o.insert(QStringLiteral("answer"), in.answer);
+    o.insert(QStringLiteral("wrong"), in.wrong);
+    o.insert(QStringLiteral("site"), in.site);
+    o.insert(QStringLiteral("mode"), in.mode);
+    return o;
+}
+
+void PatchingView::setSettings(const QJsonObject& s) {
+    View::setSettings(s);
+    PatchingInputs in = inputs();
+    in.corrupt = s.value(QStringLiteral("corrupt")).toString(in.corrupt);
+    in.answer = s.value(QStringLiteral("answer")).toString(in.answer);
+    in.wrong = s.value(QStringLiteral("wrong")).toString(in.wrong);
+    in.site = s.value(QStringLiteral("site")).toString(in.site);
+    in.mode = s.value(QStringLiteral("mode")).toString(in.mode);
+    setInputs(in);
+}
+
+QString PatchingView::missingDataMessage() const {
+    return QStringLiteral("Patching: type a corrupted prompt of the same token length, an answer and a wrong "
+                          "piece, choose a site and press Run.");
+}
+
+bool PatchingView::hasContent() const {
+    return m_result.hasGrid();
+}
+
+void PatchingView::refresh() {
+    if (m_running || !m_message.isEmpty()) return;
+    if (!m_result.hasGrid()) {
+        m_status->setText(m_data.primary() ? QString() : QStringLiteral("Run a prompt first."));
+        return;
+    }
+    QString text;
+    const PatchingData& d = m_result;
+    if (d.grassmann.hasMetric || d.transformer.hasMetric) {
+        QStringList parts;
+        for (const PatchingGrid* g : {&d.grassmann, &d.transformer})
+            if (g->hasGrid() && g->hasMetric)
+                parts << QStringLiteral("%1 clean %2, corrupted %3%4")
+                             .arg(g->model, detail::formatValue(g->cleanMetric), detail::formatValue(g->corruptMetric),
+                                  g->effectDefined ? QString() : QStringLiteral(" (equal: effect \u2014)"));
+        text = QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
+                   .arg(d.answerPiece, d.wrongPiece)
+                   .arg(d.metricPosition)
+                   .arg(parts.join(QStringLiteral("; ")));
+    } else {
+        text = QStringLiteral("%1 ablation: mean \u0394 log p of the next token over the prompt").arg(d.inputs.mode);
+    }
+    if (d.inputs.clean != m_data.prompt() && m_data.primary())
+        text += QStringLiteral(" \u2014 for an earlier prompt: press Run again");
+    m_status->setText(text);
+}
+
+QString PatchingView::caption() const {
+    const PatchingData& d = m_result;
+    if (!d.hasGrid())
+        return QStringLiteral("Causal tests (activation patching and ablation) of both models: no sweep has run yet.");
+    const PatchingGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
+    const QString sites = d.inputs.site == QLatin1String("offset/head")
+                              ? QStringLiteral("one Grassmann offset D / one Transformer head")
+                              : QStringLiteral("site %1").arg(d.inputs.site);
+    QString what;
+    if (d.inputs.mode == QLatin1String("patch"))
+        what = QStringLiteral("Activation patching of %1: the corrupted prompt \u201c%2\u201d runs with the value "
+                              "at one layer and %3 taken from the clean prompt \u201c%4\u201d")
+                   .arg(sites, d.inputs.corrupt, g.colTitle, d.inputs.clean);
+    else
+        what = QStringLiteral("%1-ablation of %2 at one layer and %3 on the prompt \u201c%4\u201d")
+                   .arg(d.inputs.mode, sites, g.colTitle, d.inputs.clean);
+    QString value;
+    switch (g.shown()) {
+    case PatchingGrid::Shown::Effect:
+        value = QStringLiteral("cells give the normalised effect (patched \u2212 corrupted) / (clean \u2212 "
+                               "corrupted) of logit['%1'] \u2212 logit['%2'] at token %3 (1 = clean behaviour, 0 = "
+                               "corrupted)")
+                    .arg(d.answerPiece, d.wrongPiece)
+                    .arg(d.metricPosition);
+        break;
+    case PatchingGrid::Shown::MetricChange:
+        value = QStringLiteral("cells give the change of logit['%1'] \u2212 logit['%2'] at token %3 from the "
+                               "unchanged run")
+                    .arg(d.answerPiece, d.wrongPiece)
+                    .arg(d.metricPosition);
+        break;
+    default:
+        value = QStringLiteral("cells give the mean change of log p of the actual next token over the prompt "
+                               "(nats)");
+    }
+    QStringList metrics;
+    for (const PatchingGrid* m : {&d.grassmann, &d.transformer})
+        if (m->hasGrid() && m->hasMetric)
+            metrics << QStringLiteral("%1 clean %2, corrupted %3")
+                           .arg(m->model, detail::formatValue(m->cleanMetric), detail::formatValue(m->corruptMetric));
+    return QStringLiteral("%1; %2%3. Both models on one diverging scale centred at 0; grey cells are undefined.")
+        .arg(what, value,
+             metrics.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(metrics.join(QStringLiteral("; "))));
+}
+
+std::vector<DataTable> PatchingView::dataTables() const {
+    std::vector<DataTable> out;
+    for (int model : {0, 1}) {
+        const PatchingGrid& g = grid(model);
+        if (!g.hasGrid()) continue;
+        const QString who = model == 0 ? QStringLiteral("grassmann") : QStringLiteral("transformer");
+        auto table = [&](const QString& key, const QString& quantity, const QString& units, auto valueOf) {
+            std::vector<float> v(static_cast<size_t>(g.rows * g.cols));
+            for (int64_t r = 0; r < g.rows; ++r)
+                for (int64_t c = 0; c < g.cols; ++c)
+                    v[static_cast<size_t>(r * g.cols + c)] = static_cast<float>(valueOf(r, c));
+            out.push_back(detail::tableFromMatrix(QStringLiteral("patching_%1_%2_%3").arg(who, g.site, key), quantity,
+                                                  QString(), units, g.rows, g.cols, std::move(v), g.rowTitle,
+                                                  g.colTitle, g.rowLabels, g.colLabels));
+        };
+        auto at = [&g](const std::vector<double>& a, int64_t r, int64_t c) {
+            const size_t i = static_cast<size_t>(r * g.cols + c);
+            return i < a.size() && (i >= g.defined.size() || g.defined[i]) ? a[i] : std::nan("");
+        };
+        if (g.hasMetric) {
+            table(QStringLiteral("effect"),
+                  QStringLiteral("normalised effect (metric - corrupt) / (clean - corrupt) of logit['%1'] - "
+                                 "logit['%2'] at token %3; clean %4, corrupted %5; NaN = undefined")
+                      .arg(m_result.answerPiece, m_result.wrongPiece)
+                      .arg(m_result.metricPosition)
+                      .arg(g.cleanMetric, 0, 'g', 9)
+                      .arg(g.corruptMetric, 0, 'g', 9),
+                  QString(), [&](int64_t r, int64_t c) { return at(g.effect, r, c); });
+            table(QStringLiteral("metric"),
+                  QStringLiteral("raw metric logit['%1'] - logit['%2'] of the changed run at token %3")
+                      .arg(m_result.answerPiece, m_result.wrongPiece)
+                      .arg(m_result.metricPosition),
+                  QStringLiteral("logit"), [&](int64_t r, int64_t c) { return at(g.metric, r, c); });
+        } else {
+            table(QStringLiteral("mean_delta_logprob"),
+                  QStringLiteral("mean over t < T-1 of log p(x_{t+1}) of the ablated run minus the unchanged run's"),
+                  QStringLiteral("nats"), [&](int64_t r, int64_t c) { return at(g.meanDelta, r, c); });
+        }
+    }
+    return out;
+}
+
+void PatchingView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
+    const double gap = style.metrics(style.small).height();
+    const auto [left, right] = detail::splitPanels(rect, 0.47, true, gap);
+    FigureStyle shared = style;
+    shared.colorbar = false; // same scale as the right panel, whose colour bar serves both
+    const auto title = [this](int model) {
+        const PatchingGrid& g = grid(model);
+        return QStringLiteral("%1 (%2)").arg(model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"),
+                                             g.site.isEmpty() ? m_result.inputs.site : g.site);
+    };
+    m_grassmann->paintFigure(p, left, shared, title(0), map);
+    m_transformer->paintFigure(p, right, style, title(1), map);
+}
+
+} // namespace gwb::views
