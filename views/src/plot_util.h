@@ -16,8 +16,10 @@ namespace gwb::views::detail {
 std::vector<double> niceTicks(double lo, double hi, int maxCount);
 /// Compact number text: 3 significant digits, scientific for tiny or huge values; NaN (undefined) is "—".
 QString formatValue(double v);
-/// Elides long token text for axis labels and makes whitespace visible.
-QString labelText(const QString& text, int maxChars = 12);
+/// Elides long token text for axis labels and makes whitespace visible. The default keeps whole
+/// every piece of up to 16 characters (a word-boundary marker and a 15-letter word), so the
+/// vocabularies' ordinary words are never cut in a figure; the data exports keep every piece whole.
+QString labelText(const QString& text, int maxChars = 16);
 /// The font scaled by factor (point or pixel sized, as the font is).
 QFont scaledFont(const QFont& font, double factor);
 /// Draws text rotated by -90 degrees with its baseline box's right end at `anchor` (for axis labels).
