@@ -4,6 +4,7 @@
 // alphabet, then merges applied by rank. Spans are exact byte ranges of the original text.
 
 #include "tokenizers/bpe_tokenizer.h"
+#include "tokenizers/token_id.h"
 
 #include "tokenizers/wordpiece_unicode.h"
 
@@ -95,9 +96,7 @@ public:
     }
 
     std::string pieceText(int32_t id) const override {
-        if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                    std::to_string(m_pieces.size()));
+        detail::checkTokenId(id, static_cast<int64_t>(m_pieces.size()));
         const std::string bytes = pieceBytes(id);
         try {
             checkUtf8(bytes);

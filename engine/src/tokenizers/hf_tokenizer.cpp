@@ -18,6 +18,7 @@
 // sigma to ς; tokenizers and this code give σ).
 
 #include "tokenizers/hf_tokenizer.h"
+#include "tokenizers/token_id.h"
 
 #include "tokenizers/bpe_tokenizer.h"
 #include "tokenizers/hf_unicode.h"
@@ -1089,11 +1090,7 @@ private:
         return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
     }
 
-    void checkId(int32_t id) const {
-        if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                    std::to_string(m_pieces.size()));
-    }
+    void checkId(int32_t id) const { detail::checkTokenId(id, static_cast<int64_t>(m_pieces.size())); }
 
     bool byteLevelBytes(const std::string& piece, std::string& bytes) const {
         for (const auto& d : unicode::decodeUtf8(piece)) {
@@ -1357,9 +1354,7 @@ public:
     int64_t vocabSize() const override { return static_cast<int64_t>(m_pieces.size()); }
     std::string serialize() const override { return m_text; }
     std::string pieceText(int32_t id) const override {
-        if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                    std::to_string(m_pieces.size()));
+        detail::checkTokenId(id, static_cast<int64_t>(m_pieces.size()));
         return m_pieces[static_cast<size_t>(id)];
     }
     /// Wake2vec's decode: the entries joined ("<pad>" and "<eos>" as written).

@@ -8,6 +8,7 @@
 // through the `spm_train` program in a child process (sentencepiece_trainer.cpp).
 
 #include "gwb/engine/tokenizer.h"
+#include "tokenizers/token_id.h"
 
 #include "tokenizers/sentencepiece_model.h"
 
@@ -141,11 +142,7 @@ public:
     std::string serialize() const override { return m_proto; }
 
 private:
-    void checkId(int32_t id) const {
-        if (id < 0 || id >= vocabSize())
-            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                    std::to_string(vocabSize()) + " pieces");
-    }
+    void checkId(int32_t id) const { detail::checkTokenId(id, vocabSize()); }
 
     /// Identity normalization as libsentencepiece does it: optional dummy prefix, spaces escaped
     /// to U+2581, optional removal of leading/trailing/repeated spaces.

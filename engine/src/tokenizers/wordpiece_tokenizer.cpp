@@ -5,6 +5,7 @@
 // characters it came from (a character expanded by lower-casing or NFD maps to its source).
 
 #include "gwb/engine/tokenizer.h"
+#include "tokenizers/token_id.h"
 
 #include "tokenizers/wordpiece_unicode.h"
 
@@ -85,9 +86,7 @@ public:
     std::string serialize() const override { return m_text; }
 
     std::string pieceText(int32_t id) const override {
-        if (id < 0 || id >= static_cast<int32_t>(m_pieces.size()))
-            throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                    std::to_string(m_pieces.size()));
+        detail::checkTokenId(id, static_cast<int64_t>(m_pieces.size()));
         return m_pieces[static_cast<size_t>(id)];
     }
 
