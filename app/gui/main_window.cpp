@@ -520,12 +520,14 @@ QString MainWindow::prompt() const {
 }
 
 void MainWindow::showStatus(const QString& message) {
+    ++m_statusSerial;
     m_statusMessage->setText(message);
     m_statusMessage->setToolTip(message);
     m_statusMessage->setStyleSheet(QString());
 }
 
 void MainWindow::showError(const QString& message, bool dialog) {
+    ++m_statusSerial;
     m_statusMessage->setText(message);
     m_statusMessage->setToolTip(message);
     m_statusMessage->setStyleSheet(QStringLiteral("color: #a01010;"));

@@ -203,6 +203,8 @@ private:
     QComboBox* m_device = nullptr;
     QSpinBox* m_threads = nullptr;
     QLabel* m_statusMessage = nullptr;
+    quint64 m_statusSerial = 0;      ///< counts messages shown; a probe's news must not hide a newer one
+    quint64 m_probeStatusSerial = 0; ///< m_statusSerial when the pending model probes began
     QProgressBar* m_progress = nullptr;
     QPushButton* m_statusCancel = nullptr;
     QLabel* m_deviceLabel = nullptr;

@@ -47,6 +47,7 @@ void MainWindow::setModelPaths(const QString& grassmannPath, const QString& base
     updateModelLabels();
     // Probing loads the files into the controller's cache (first Run is quicker) and shows names.
     const QString device = m_device->currentText();
+    m_probeStatusSerial = m_statusSerial;
     if (!m_grassmannPath.isEmpty()) m_controller->probeModel(m_grassmannPath, device);
     if (!m_baselinePath.isEmpty()) m_controller->probeModel(m_baselinePath, device);
     Q_EMIT modelsChanged();
@@ -76,6 +77,7 @@ void MainWindow::updateModelLabels() {
 
 void MainWindow::openModel(const QString& path) {
     showStatus(QStringLiteral("Opening %1…").arg(QFileInfo(path).fileName()));
+    m_probeStatusSerial = m_statusSerial;
     m_controller->probeModel(path, m_device->currentText());
 }
 
@@ -96,10 +98,16 @@ void MainWindow::onModelProbed(const ModelInfo& info) {
     m_grassmannLabel->setToolTip(tipG);
     m_baselineLabel->setToolTip(tipB);
     m_recentModels->add(info.path);
-    showStatus(QStringLiteral("%1 model: %2 (context %3 tokens)")
-                   .arg(info.kind == ModelKind::Grassmann ? QStringLiteral("Grassmann") : QStringLiteral("Baseline"),
-                        info.name)
-                   .arg(info.maxLen));
+    // Probes finish on a worker: their news shows only while nothing newer (a corpus result,
+    // an error, a run's progress) has been posted since they began.
+    if (m_statusSerial == m_probeStatusSerial) {
+        showStatus(
+            QStringLiteral("%1 model: %2 (context %3 tokens)")
+                .arg(info.kind == ModelKind::Grassmann ? QStringLiteral("Grassmann") : QStringLiteral("Baseline"),
+                     info.name)
+                .arg(info.maxLen));
+        m_probeStatusSerial = m_statusSerial;
+    }
     Q_EMIT modelsChanged();
 }
 

@@ -152,6 +152,30 @@ TEST(CorpusApp, RunCorpusOnTheWorkerThreadOpensTheResult) {
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("text file"))) << w.statusText().toStdString();
 }
 
+TEST(CorpusApp, AModelProbeFinishingLaterDoesNotHideANewerMessage) {
+    // The probes that setModelPaths starts report on a worker; a message posted meanwhile (here
+    // an error opening statistics) must stay on the status bar. Before the fix the probe's
+    // "Baseline model: ..." replaced a finished corpus run's "skipped" line now and then.
+    gwb::app::test::ensureApp();
+    gwb::app::MainWindow w(testOptions());
+    QSignalSpy changed(&w, &gwb::app::MainWindow::modelsChanged);
+    w.setModelPaths(testModels().grassmann, testModels().transformer);
+    ASSERT_EQ(changed.size(), 1); // the paths; each probe adds one more when it reports
+    QTemporaryDir dir;
+    const QString e = w.openStatistics(dir.filePath(QStringLiteral("missing.npz")));
+    ASSERT_FALSE(e.isEmpty());
+    while (changed.size() < 3)
+        ASSERT_TRUE(changed.wait(60000));
+    EXPECT_EQ(w.statusText().toStdString(), e.toStdString());
+    // With nothing newer, a probe's news is shown.
+    gwb::app::MainWindow fresh(testOptions());
+    QSignalSpy freshChanged(&fresh, &gwb::app::MainWindow::modelsChanged);
+    fresh.setModelPaths(testModels().grassmann, testModels().transformer);
+    while (freshChanged.size() < 3)
+        ASSERT_TRUE(freshChanged.wait(60000));
+    EXPECT_TRUE(fresh.statusText().contains(QStringLiteral(" model: "))) << fresh.statusText().toStdString();
+}
+
 TEST(CorpusApp, CancelLeavesAValidPartialFile) {
     QTemporaryDir dir;
     const QString text = dir.filePath(QStringLiteral("t.txt"));
