@@ -1,0 +1,19 @@
+#pragma once
+// What the causal tests' runner (patching.cpp) takes from the request side
+// (patching_request.cpp). Engine-internal.
+
+#include "gwb/engine/patching.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace gwb::engine::detail {
+
+/// Whether the request names an answer and a wrong piece (the logit-difference metric).
+bool hasMetric(const PatchRequest& r);
+/// The cells of a sweep in row-major order; fills s's labels, `defined`, rows and cols.
+std::vector<Intervention> sweepCells(const Model& model, const PatchRequest& r, PatchSweep& s);
+/// Throws std::invalid_argument naming what is wrong with the cell for this model and length T.
+void checkIntervention(const Model& model, const Intervention& i, int64_t T);
+
+} // namespace gwb::engine::detail
