@@ -1,0 +1,225 @@
+// gwb import's rules (see import_rules.h): the family's buffers checked, heads and variant flags
+// chosen from the layout, a found config and the options, and the vocabulary file read.
+
+#include "import/import_rules.h"
+
+#include "import/import_convert.h"
+#include "tokenizers/bpe_tokenizer.h"
+#include "tokenizers/hf_tokenizer.h"
+#include "gwb/engine/config_io.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace gwb::engine::detail {
+
+/// Checks the family's pair-index buffers. Returns, for each of the file's W_plu columns, our
+/// column and sign: the file may list pairs in another order, or as (j, i) (then p flips sign).
+/// Throws when the buffers are not a permutation of all pairs of r.
+std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const RawTensor& idxJ, int64_t r,
+                                                   const std::string& where) {
+    const int64_t c = r * (r - 1) / 2;
+    const auto ii = idxI.toInt64(), jj = idxJ.toInt64();
+    if (static_cast<int64_t>(ii.size()) != c || static_cast<int64_t>(jj.size()) != c)
+        throw std::runtime_error(where + ": index buffers hold " + std::to_string(ii.size()) + " and " +
+                                 std::to_string(jj.size()) + " pairs, r = " + std::to_string(r) +
+                                 " needs C(r,2) = " + std::to_string(c));
+    std::vector<std::pair<int64_t, float>> cols(static_cast<size_t>(c));
+    std::vector<bool> seen(static_cast<size_t>(c), false);
+    for (int64_t k = 0; k < c; ++k) {
+        int64_t i = ii[static_cast<size_t>(k)], j = jj[static_cast<size_t>(k)];
+        float sign = 1.0f;
+        if (i > j) {
+            std::swap(i, j);
+            sign = -1.0f;
+        }
+        if (i < 0 || j >= r || i == j)
+            throw std::runtime_error(where + ": index buffers hold the invalid pair (" +
+                                     std::to_string(ii[static_cast<size_t>(k)]) + ", " +
+                                     std::to_string(jj[static_cast<size_t>(k)]) + ")");
+        // Our column of pair (i, j) in lexicographic order.
+        const int64_t ours = i * r - i * (i + 1) / 2 + (j - i - 1);
+        if (seen[static_cast<size_t>(ours)])
+            throw std::runtime_error(where + ": index buffers list the pair (" + std::to_string(i) + ", " +
+                                     std::to_string(j) + ") twice");
+        seen[static_cast<size_t>(ours)] = true;
+        cols[static_cast<size_t>(k)] = {ours, sign};
+    }
+    return cols;
+}
+
+/// A causal-mask buffer: [1, 1,] L x L with L >= Lmax, ones on and below the diagonal, zeros
+/// above (only the leading Lmax x Lmax block is ever used). Throws naming the buffer otherwise.
+void checkCausalMask(const RawTensor& t, int64_t maxLen, const std::string& name) {
+    const auto& s = t.shape;
+    bool ok = s.size() >= 2 && s[s.size() - 1] == s[s.size() - 2];
+    for (size_t i = 0; ok && i + 2 < s.size(); ++i)
+        ok = s[i] == 1;
+    if (!ok) throw std::runtime_error("'" + name + "' is " + t.describe() + ", not a square causal mask");
+    const int64_t n = s.back();
+    if (n < maxLen)
+        throw std::runtime_error("'" + name + "' is " + t.describe() + " but the position table has " +
+                                 std::to_string(maxLen) + " rows: the buffer disagrees with the weights");
+    const std::vector<float> v = t.toFloat();
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            const float want = j <= i ? 1.0f : 0.0f;
+            if (v[static_cast<size_t>(i * n + j)] != want)
+                throw std::runtime_error("'" + name + "' is not lower-triangular ones (entry [" + std::to_string(i) +
+                                         ", " + std::to_string(j) + "] is " +
+                                         std::to_string(v[static_cast<size_t>(i * n + j)]) +
+                                         "): the engine runs causal attention only, so this model cannot be "
+                                         "opened exactly");
+        }
+}
+
+/// Heads: the option, else a found config (the checkpoint's saved arguments, config.json),
+/// else model-spec's 4.
+int64_t headsFor(const ImportOptions& o, const FoundConfig& found, const KindLayout& k, const std::string& layout,
+                 ImportReport& report) {
+    if (o.nHeads) return *o.nHeads;
+    if (const auto h = found.get({"n_heads", "num_heads", "nhead", "n_head", "num_attention_heads"})) {
+        try {
+            const int64_t v = std::stoll(h->value);
+            report.notes.push_back("heads: " + std::to_string(v) + " (from " + h->source + ")");
+            return v;
+        } catch (const std::exception&) {
+        }
+    }
+    if (k.heads) {
+        report.flags.push_back("heads=" + std::to_string(*k.heads) + " (default of the " + layout +
+                               " layout; the shapes do not show it; --heads overrides)");
+        return *k.heads;
+    }
+    report.notes.emplace_back("heads: 4 (model-spec default; the shapes do not show it, use --heads to change)");
+    return 4;
+}
+
+/// Sizes a found config states must equal what the tensor shapes show.
+void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportReport& report) {
+    struct Size {
+        std::initializer_list<const char*> names;
+        const char* ours;
+        int64_t value;
+    };
+    const bool g = c.kind == ModelKind::Grassmann;
+    const Size sizes[] = {
+        {{"vocab_size"}, "V", c.vocabSize},
+        {{"d_model", "n_embd", "hidden_size"}, "d", c.dModel},
+        {{"n_layers", "num_layers", "n_layer"}, "N", c.nLayers},
+        {{"d_ff", "ffn_dim", "intermediate_size"}, "d_ff", c.dFF},
+        {{"max_seq_len", "max_len", "block_size", "context_length", "max_position_embeddings"}, "Lmax", c.maxLen},
+        {{"d_reduce", "reduced", "reduce_dim"}, "r", g ? c.reduced : -1},
+    };
+    std::string checked;
+    for (const Size& s : sizes) {
+        const auto f = found.get(s.names);
+        if (!f || s.value < 0) continue;
+        int64_t v = 0;
+        try {
+            v = std::stoll(f->value);
+        } catch (const std::exception&) {
+            continue;
+        }
+        if (v != s.value)
+            throw std::runtime_error(f->source + " says " + f->value + " but the tensor shapes give " + s.ours + " = " +
+                                     std::to_string(s.value) + ": the config does not belong to these weights");
+        checked += std::string(checked.empty() ? "" : ", ") + s.ours + "=" + f->value;
+    }
+    if (!checked.empty()) report.notes.push_back("config: sizes " + checked + " agree with the tensor shapes");
+}
+
+/// The layout's defaults, then what a found config says, then the command-line overrides. Every
+/// flag is reported with where it came from; a flag the checkpoint cannot show and nothing set is
+/// reported as a default with the option that overrides it.
+void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOptions& o, ModelConfig& c,
+                  ImportReport& report) {
+    const KindLayout& k = layout.kind(c.kind);
+    const bool g = c.kind == ModelKind::Grassmann;
+    applyLayoutVariant(layout, c);
+    std::map<std::string, std::string> from;
+    const std::string dflt = "default of the " + layout.name + " layout";
+    auto set = [&](const char* flag, bool given, const std::string& source) {
+        if (given) from[flag] = source;
+    };
+    for (const char* f : {"norm", "gate", "mixer_layer_norm", "empty", "eps", "aggregation"})
+        from[f] = k.unseen.count(f) ? dflt + "; " + k.unseen.at(f) : "the " + layout.name + " layout";
+    if (const auto f = found.get({"pre_norm"})) {
+        if (f->value != "true" && f->value != "false" && f->value != "True" && f->value != "False")
+            throw std::runtime_error(f->source + " is '" + f->value + "', not a boolean: pass --norm pre|post");
+        c.norm = (f->value == "true" || f->value == "True") ? k.preNorm : (k.norm ? *k.norm : NormPlacement::Post);
+        set("norm", true, f->source);
+    } else if (const auto n = found.get({"norm", "norm_placement"}); n && (n->value == "pre" || n->value == "post")) {
+        c.norm = n->value == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+        set("norm", true, n->source);
+    }
+    if (const auto f = found.get({"plucker_eps"}); f && g) {
+        try {
+            c.pluckerEps = std::stod(f->value);
+        } catch (const std::exception&) {
+            throw std::runtime_error(f->source + " is '" + f->value + "', not a number: pass --eps");
+        }
+        set("eps", true, f->source);
+    }
+    if (o.norm) c.norm = *o.norm;
+    set("norm", o.norm.has_value(), "--norm");
+    if (o.empty) c.empty = *o.empty;
+    set("empty", o.empty.has_value(), "--empty");
+    if (o.gate) c.gate = *o.gate;
+    set("gate", o.gate.has_value(), "--gate");
+    if (o.pluckerEps) c.pluckerEps = *o.pluckerEps;
+    set("eps", o.pluckerEps.has_value(), "--eps");
+    if (o.aggregation) c.aggregation = *o.aggregation;
+    set("aggregation", o.aggregation.has_value(), "--aggregation");
+    if (c.norm == NormPlacement::Post && c.mixerLayerNorm)
+        throw std::runtime_error(layout.name + "'s " + kindName(c.kind) +
+                                 " blocks carry a mixer LayerNorm, which "
+                                 "exists only in the pre arrangement: drop --norm post");
+    auto line = [&](const std::string& flag, const std::string& value, const char* option) {
+        std::string s = flag + "=" + value + " (from " + from[flag];
+        if (from[flag].rfind(dflt, 0) == 0 && option) s += "; " + std::string(option) + " overrides";
+        report.flags.push_back(s + ")");
+    };
+    line("norm", normName(c.norm), "--norm");
+    line("mixer_layer_norm", c.mixerLayerNorm ? "true" : "false", nullptr);
+    if (g) {
+        line("gate", gateName(c.gate), "--gate");
+        line("empty", emptyName(c.empty), "--empty");
+        std::ostringstream eps;
+        eps << c.pluckerEps;
+        line("eps", eps.str(), "--eps");
+        line("aggregation", aggregationName(c.aggregation), "--aggregation");
+    }
+}
+
+TokenizerPtr loadVocabulary(const ImportOptions& o) {
+    const std::string ext = asciiLower(std::filesystem::path(o.vocabPath).extension().string());
+    std::ifstream in(o.vocabPath, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open vocabulary '" + o.vocabPath + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ext == ".json" &&
+        (!tokenizerJsonFormat(ss.str()).empty() || std::filesystem::path(o.vocabPath).filename() == "tokenizer.json")) {
+        try { // Hugging Face's tokenizer.json or Wake2vec's character map, told apart by content
+            return makeTokenizerJson(ss.str());
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error("vocabulary '" + o.vocabPath + "': " + e.what());
+        }
+    }
+    if (ext == ".json") {
+        std::string merges = o.mergesPath;
+        if (merges.empty()) merges = (std::filesystem::path(o.vocabPath).parent_path() / "merges.txt").string();
+        std::ifstream m(merges, std::ios::binary);
+        if (!m) throw std::runtime_error("GPT-2 BPE needs merges.txt next to '" + o.vocabPath + "' (or --merges)");
+        std::stringstream ms;
+        ms << m.rdbuf();
+        return makeByteLevelBpeTokenizer(ss.str(), ms.str());
+    }
+    return makeWordPieceTokenizer(ss.str());
+}
+
+} // namespace gwb::engine::detail
