@@ -1,4 +1,4 @@
-// The window on a laptop screen: at 1280 x 720 with the bundled models and the sample prompt,
+// The window on a laptop screen: at 1280 x 720 and 1366 x 768 with the bundled models and the sample prompt,
 // every view is visible whole (no scrolling) with its heatmaps drawn (no "panel too small"), the
 // status bar is on screen, the minimum size is at most 1024 x 640, a run never makes the window
 // grow, and spare height goes to the views, not to the prompt.
@@ -37,16 +37,14 @@ QRect inWindow(const QWidget* w, const QWidget* window) {
     return QRect(w->mapTo(window, QPoint(0, 0)), w->size());
 }
 
-} // namespace
-
-TEST(WindowFit, EveryViewFitsA1280x720Screen) {
+/// The bundled models, the sample prompt and every view at one laptop screen size.
+void checkEveryViewFits(const QSize laptop) {
     ensureApp();
     MainWindowOptions o;
     o.restoreSettings = false;
     o.sampleOnFirstStart = false;
     MainWindow w(o); // the bundled models
     ASSERT_FALSE(w.grassmannPath().isEmpty()) << "the bundled models are needed";
-    const QSize laptop(1280, 720);
     w.resize(laptop);
     w.show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
@@ -93,6 +91,16 @@ TEST(WindowFit, EveryViewFitsA1280x720Screen) {
     ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
     QTest::qWait(50);
     EXPECT_EQ(w.size(), laptop);
+}
+
+} // namespace
+
+TEST(WindowFit, EveryViewFitsA1280x720Screen) {
+    checkEveryViewFits(QSize(1280, 720));
+}
+
+TEST(WindowFit, EveryViewFitsA1366x768Screen) {
+    checkEveryViewFits(QSize(1366, 768));
 }
 
 TEST(WindowFit, SpareHeightGoesToTheViews) {
