@@ -66,38 +66,6 @@ std::pair<std::string, std::string> axisNames(PatchSite site) {
     }
 }
 
-/// The rows `keepRows` and columns `keepCols` of a sweep (every array sliced alike).
-PatchSweep slice(const PatchSweep& s, const std::vector<int64_t>& keepRows, const std::vector<int64_t>& keepCols) {
-    PatchSweep o = s;
-    o.rows = static_cast<int64_t>(keepRows.size());
-    o.cols = static_cast<int64_t>(keepCols.size());
-    o.rowLabels.clear();
-    o.colLabels.clear();
-    for (int64_t r : keepRows)
-        o.rowLabels.push_back(s.rowLabels.at(static_cast<size_t>(r)));
-    for (int64_t c : keepCols)
-        o.colLabels.push_back(s.colLabels.at(static_cast<size_t>(c)));
-    o.cells.clear();
-    o.defined.clear();
-    o.metric.clear();
-    o.effect.clear();
-    o.deltaLogprob.clear();
-    o.meanDeltaLogprob.clear();
-    for (int64_t r : keepRows)
-        for (int64_t c : keepCols) {
-            const size_t i = static_cast<size_t>(r * s.cols + c);
-            o.cells.push_back(s.cells.at(i));
-            o.defined.push_back(s.defined.at(i));
-            if (!s.metric.empty()) o.metric.push_back(s.metric.at(i));
-            if (!s.effect.empty()) o.effect.push_back(s.effect.at(i));
-            if (!s.meanDeltaLogprob.empty()) o.meanDeltaLogprob.push_back(s.meanDeltaLogprob.at(i));
-            if (!s.deltaLogprob.empty())
-                o.deltaLogprob.insert(o.deltaLogprob.end(), s.deltaLogprob.begin() + static_cast<int64_t>(i) * s.T,
-                                      s.deltaLogprob.begin() + static_cast<int64_t>(i + 1) * s.T);
-        }
-    return o;
-}
-
 Array<double> matrix(const PatchSweep& s, const std::vector<double>& v) {
     return Array<double>({s.rows, s.cols}, v);
 }
@@ -322,12 +290,12 @@ int runPatch(const QStringList& args) {
                                   QStringLiteral("MODE"));
     const QCommandLineOption position(
         QStringLiteral("position"), QStringLiteral("Metric position t (default the last token)."), QStringLiteral("t"));
-    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Keep only layer (row) L of the sweep."),
+    const QCommandLineOption layer(QStringLiteral("layer"), QStringLiteral("Compute only layer (row) L of the sweep."),
                                    QStringLiteral("L"));
     const QCommandLineOption offset(QStringLiteral("offset"),
-                                    QStringLiteral("Site offset: keep only offset D (it must be in the layer)."),
+                                    QStringLiteral("Site offset: compute only offset D (it must be in the layer)."),
                                     QStringLiteral("D"));
-    const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Site head: keep only head H."),
+    const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Site head: compute only head H."),
                                   QStringLiteral("H"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
     const QCommandLineOption data(QStringLiteral("data"),
@@ -370,63 +338,23 @@ int runPatch(const QStringList& args) {
             ctx.wrongText = gwb::app::pieceTexts(m, {req.wrong}).front();
         }
 
-        // Sub-selection, checked before the sweep runs.
-        const int64_t N = m.config().nLayers;
-        const int64_t layerValue = intValue(p, layer, "layer", -1);
-        const int64_t maxLayer = req.site == PatchSite::Resid ? N : N - 1;
-        if (p.isSet(layer) && (layerValue < 0 || layerValue > maxLayer))
-            throw std::invalid_argument("--layer " + std::to_string(layerValue) + " is out of range: site " +
-                                        patchSiteName(req.site) + " has layers 0.." + std::to_string(maxLayer));
-        if (p.isSet(offset) && req.site != PatchSite::Offset)
-            throw std::invalid_argument("--offset only applies to --site offset");
-        if (p.isSet(head) && req.site != PatchSite::Head)
-            throw std::invalid_argument("--head only applies to --site head");
-        const int64_t offsetValue = intValue(p, offset, "offset", -1);
-        if (p.isSet(offset)) {
-            std::vector<int> have;
-            if (p.isSet(layer)) {
-                have = layerOffsets(m, static_cast<int>(layerValue));
-            } else {
-                for (int l = 0; l < N; ++l)
-                    for (int d : layerOffsets(m, l))
-                        if (std::find(have.begin(), have.end(), d) == have.end()) have.push_back(d);
-                std::sort(have.begin(), have.end());
-            }
-            if (std::find(have.begin(), have.end(), offsetValue) == have.end()) {
-                std::string list;
-                for (int d : have)
-                    list += (list.empty() ? "" : ", ") + std::to_string(d);
-                throw std::invalid_argument(
-                    "--offset " + std::to_string(offsetValue) + " is not an offset of " +
-                    (p.isSet(layer) ? "layer " + std::to_string(layerValue) : std::string("any layer")) + " (it has " +
-                    (list.empty() ? std::string("none") : list) + ")");
-            }
-            ctx.selection["offset"] = offsetValue;
-        }
-        const int64_t headValue = intValue(p, head, "head", -1);
-        if (p.isSet(head) && (headValue < 0 || headValue >= m.config().nHeads))
-            throw std::invalid_argument("--head " + std::to_string(headValue) + " is out of range: the model has " +
-                                        std::to_string(m.config().nHeads) + " heads (0.." +
-                                        std::to_string(m.config().nHeads - 1) + ")");
-        if (p.isSet(head)) ctx.selection["head"] = headValue;
-        if (p.isSet(layer)) ctx.selection["layer"] = layerValue;
+        // A part of the sweep: only its cells are computed (the engine checks it against the model).
+        PatchRequest part = req;
+        auto selection = [&](const QCommandLineOption& o, const char* name, int& field) {
+            if (!p.isSet(o)) return;
+            const int64_t v = intValue(p, o, name, -1);
+            if (v < 0 || v > 1'000'000)
+                throw std::invalid_argument(std::string("--") + name + " must be an index >= 0, got " +
+                                            p.value(o).toStdString());
+            field = static_cast<int>(v);
+            ctx.selection[name] = v;
+        };
+        selection(layer, "layer", part.layer);
+        selection(offset, "offset", part.offset);
+        selection(head, "head", part.head);
+        validatePatchRequest(m, part);
 
-        PatchSweep sweep = runPatchSweep(m, req);
-        if (p.isSet(layer) || p.isSet(offset) || p.isSet(head)) {
-            std::vector<int64_t> rows, cols;
-            for (int64_t r = 0; r < sweep.rows; ++r)
-                if (!p.isSet(layer) || r == layerValue) rows.push_back(r);
-            for (int64_t c = 0; c < sweep.cols; ++c) {
-                const Intervention& cell = sweep.cells.at(static_cast<size_t>(c));
-                if (p.isSet(offset) && cell.offset != offsetValue) continue;
-                if (p.isSet(head) && cell.head != headValue) continue;
-                cols.push_back(c);
-            }
-            if (rows.empty() || cols.empty())
-                throw std::runtime_error("the selection matches no cell of the sweep (" + std::to_string(sweep.rows) +
-                                         " x " + std::to_string(sweep.cols) + ")");
-            sweep = slice(sweep, rows, cols);
-        }
+        const PatchSweep sweep = runPatchSweep(m, part);
 
         // Everything is computed: write the files (each atomically), then say what was found.
         const std::string outPath = p.value(out).toStdString();

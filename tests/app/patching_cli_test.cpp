@@ -189,15 +189,15 @@ TEST(PatchCli, BadInputExitsNonZeroNamingTheProblemAndWritesNothing) {
         {g, {"--site", "head", "--mode", "zero"}, {"'head' does not exist in a Grassmann model", "offset"}},
         {g,
          {"--site", "offset", "--mode", "zero", "--layer", "0", "--offset", "3"},
-         {"--offset 3 is not an offset of layer 0", "1, 2"}},
-        {t, {"--site", "head", "--mode", "zero", "--head", "2"}, {"--head 2 is out of range", "2 heads"}},
+         {"offset 3 is not an offset of layer 0", "1, 2"}},
+        {t, {"--site", "head", "--mode", "zero", "--head", "2"}, {"head 2 is out of range", "2 heads"}},
         {g,
          QStringList{"--corrupt", kCorrupt, "--site", "resid", "--position", "9"} + metric,
          {"position 9 is outside the prompt", "0..3"}},
         {g, {"--site", "resid", "--mode", "patch"}, {"corrupted prompt"}},
         {g, QStringList{"--corrupt", kCorrupt, "--site", "resid"}, {"answer piece and a wrong piece"}},
         {g, {"--site", "nowhere", "--mode", "zero"}, {"nowhere"}},
-        {g, {"--site", "resid", "--mode", "zero", "--layer", "7"}, {"--layer 7 is out of range"}},
+        {g, {"--site", "resid", "--mode", "zero", "--layer", "7"}, {"layer 7 is out of range"}},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.args.join(' ').toStdString());

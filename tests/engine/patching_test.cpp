@@ -293,6 +293,95 @@ TEST(Patching, OffsetAndHeadSweepsHaveTheirShapes) {
     EXPECT_GT(changed, 0);
 }
 
+TEST(Patching, APartOfTheSweepComputesOnlyItsCellsWithTheWholeSweepsValues) {
+    const ModelConfig gc = test::tinyConfig(ModelKind::Grassmann);
+    const Model g = randomModel(gc, 5);
+    const Model t = randomModel(test::tinyConfig(ModelKind::Transformer), 5);
+    struct Case {
+        const Model* model;
+        PatchSite site;
+        int layer, offset, head;
+        int64_t rows, cols;
+    };
+    // Offsets {1,2,4} and {1,3,8}; 2 heads; resid rows h^0..h^2.
+    for (const Case& c : {Case{&g, PatchSite::Resid, 2, -1, -1, 1, 12}, Case{&g, PatchSite::Gate, 0, -1, -1, 1, 12},
+                          Case{&g, PatchSite::Offset, 1, 3, -1, 1, 1}, Case{&g, PatchSite::Offset, -1, 1, -1, 2, 1},
+                          Case{&t, PatchSite::Head, -1, -1, 1, 2, 1}, Case{&t, PatchSite::Head, 0, -1, 0, 1, 1}}) {
+        SCOPED_TRACE(std::string(patchSiteName(c.site)) + " layer " + std::to_string(c.layer) + " offset " +
+                     std::to_string(c.offset) + " head " + std::to_string(c.head));
+        PatchRequest r = pairRequest(c.model->config(), c.site);
+        const PatchSweep whole = runPatchSweep(*c.model, r);
+        r.layer = c.layer;
+        r.offset = c.offset;
+        r.head = c.head;
+        size_t progressCalls = 0;
+        const PatchSweep part = runPatchSweep(*c.model, r, [&](double) { return ++progressCalls, true; });
+        ASSERT_EQ(part.rows, c.rows);
+        ASSERT_EQ(part.cols, c.cols);
+        ASSERT_EQ(part.cells.size(), static_cast<size_t>(c.rows * c.cols));
+        EXPECT_EQ(part.cleanMetric, whole.cleanMetric);
+        EXPECT_EQ(part.corruptMetric, whole.corruptMetric);
+        for (size_t i = 0; i < part.cells.size(); ++i) {
+            const Intervention& cell = part.cells[i];
+            if (c.layer >= 0) {
+                EXPECT_EQ(cell.layer, c.layer);
+            }
+            if (c.offset >= 0) {
+                EXPECT_EQ(cell.offset, c.offset);
+            }
+            if (c.head >= 0) {
+                EXPECT_EQ(cell.head, c.head);
+            }
+            // The same cell of the whole sweep has the same metric (NaN where undefined).
+            size_t j = 0;
+            while (j < whole.cells.size() &&
+                   !(whole.cells[j].layer == cell.layer && whole.cells[j].position == cell.position &&
+                     whole.cells[j].offset == cell.offset && whole.cells[j].head == cell.head))
+                ++j;
+            ASSERT_LT(j, whole.cells.size());
+            EXPECT_EQ(part.defined[i], whole.defined[j]);
+            if (std::isnan(whole.metric[j])) {
+                EXPECT_TRUE(std::isnan(part.metric[i]));
+            } else {
+                // Equal up to the batch's rounding (cells are batched differently in a part).
+                EXPECT_NEAR(part.metric[i], whole.metric[j], 1e-5 * (1.0 + std::abs(whole.metric[j])));
+            }
+            const size_t row = i / static_cast<size_t>(part.cols), col = i % static_cast<size_t>(part.cols);
+            EXPECT_EQ(part.rowLabels[row], whole.rowLabels[j / static_cast<size_t>(whole.cols)]);
+            EXPECT_EQ(part.colLabels[col], whole.colLabels[j % static_cast<size_t>(whole.cols)]);
+        }
+    }
+    // A part that does not exist is refused by name.
+    auto message = [](const Model& m, PatchRequest r) {
+        try {
+            validatePatchRequest(m, r);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    PatchRequest r = pairRequest(gc, PatchSite::Offset);
+    r.layer = 0;
+    r.offset = 3;
+    EXPECT_NE(message(g, r).find("offset 3 is not an offset of layer 0 (it has 1, 2, 4)"), std::string::npos)
+        << message(g, r);
+    r.layer = -1;
+    r.offset = 5;
+    EXPECT_NE(message(g, r).find("offset 5 is not an offset of any layer (it has 1, 2, 3, 4, 8)"), std::string::npos)
+        << message(g, r);
+    r = pairRequest(gc, PatchSite::Resid);
+    r.layer = 3;
+    EXPECT_NE(message(g, r).find("layer 3 is out of range: site resid has layers 0..2"), std::string::npos)
+        << message(g, r);
+    r.layer = 2;
+    EXPECT_EQ(message(g, r), "");
+    r.head = 0;
+    EXPECT_NE(message(g, r).find("only of site 'head'"), std::string::npos) << message(g, r);
+    r = pairRequest(t.config(), PatchSite::Head);
+    r.head = 2;
+    EXPECT_NE(message(t, r).find("head 2 is out of range"), std::string::npos) << message(t, r);
+}
+
 TEST(Patching, AblationSweepsReportTheChangeOfLogProbEverywhere) {
     const ModelConfig gc = test::tinyConfig(ModelKind::Grassmann);
     const Model g = randomModel(gc, 4);

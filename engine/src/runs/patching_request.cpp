@@ -44,6 +44,8 @@ std::vector<Intervention> sweepCells(const Model& model, const PatchRequest& r, 
         i.layer = layer;
         return i;
     };
+    auto keepLayer = [&](int l) { return r.layer < 0 || l == r.layer; };
+    auto keepHead = [&](int64_t hd) { return r.head < 0 || hd == r.head; };
     auto positionLabels = [&] {
         for (int64_t t = 0; t < T; ++t)
             s.colLabels.push_back(std::to_string(t));
@@ -55,6 +57,7 @@ std::vector<Intervention> sweepCells(const Model& model, const PatchRequest& r, 
     case PatchSite::Ffn: {
         const int rows = static_cast<int>(c.nLayers) + (r.site == PatchSite::Resid ? 1 : 0);
         for (int l = 0; l < rows; ++l) {
+            if (!keepLayer(l)) continue;
             s.rowLabels.push_back((r.site == PatchSite::Resid ? "h^" : "L") + std::to_string(l));
             for (int64_t t = 0; t < T; ++t) {
                 Intervention i = cell(l);
@@ -70,9 +73,11 @@ std::vector<Intervention> sweepCells(const Model& model, const PatchRequest& r, 
         std::set<int> all;
         for (const auto& offs : c.layerOffsets)
             all.insert(offs.begin(), offs.end());
+        if (r.offset >= 0) all = {r.offset};
         for (int D : all)
             s.colLabels.push_back("D=" + std::to_string(D));
         for (int l = 0; l < c.nLayers; ++l) {
+            if (!keepLayer(l)) continue;
             s.rowLabels.push_back("L" + std::to_string(l));
             const auto& offs = c.layerOffsets[static_cast<size_t>(l)];
             for (int D : all) {
@@ -86,10 +91,12 @@ std::vector<Intervention> sweepCells(const Model& model, const PatchRequest& r, 
     }
     case PatchSite::Head:
         for (int64_t hd = 0; hd < c.nHeads; ++hd)
-            s.colLabels.push_back("H" + std::to_string(hd));
+            if (keepHead(hd)) s.colLabels.push_back("H" + std::to_string(hd));
         for (int l = 0; l < c.nLayers; ++l) {
+            if (!keepLayer(l)) continue;
             s.rowLabels.push_back("L" + std::to_string(l));
             for (int64_t hd = 0; hd < c.nHeads; ++hd) {
+                if (!keepHead(hd)) continue;
                 Intervention i = cell(l);
                 i.head = static_cast<int>(hd);
                 cells.push_back(i);
@@ -229,11 +236,33 @@ void validatePatchRequest(const Model& model, const PatchRequest& r) {
     if (r.position >= T)
         throw std::invalid_argument("metric position " + std::to_string(r.position) +
                                     " is out of range: the prompt has " + std::to_string(T) + " tokens");
+    const int maxLayer = static_cast<int>(c.nLayers) - (r.site == PatchSite::Resid ? 0 : 1);
+    if (r.layer > maxLayer)
+        throw std::invalid_argument("layer " + std::to_string(r.layer) + " is out of range: site " +
+                                    patchSiteName(r.site) + " has layers 0.." + std::to_string(maxLayer));
+    if (r.offset >= 0 && r.site != PatchSite::Offset)
+        throw std::invalid_argument("an offset selects a column only of site 'offset'");
+    if (r.head >= 0 && r.site != PatchSite::Head)
+        throw std::invalid_argument("a head selects a column only of site 'head'");
+    if (r.offset >= 0 && r.site == PatchSite::Offset) {
+        std::set<int> have;
+        for (size_t l = 0; l < c.layerOffsets.size(); ++l)
+            if (r.layer < 0 || static_cast<int>(l) == r.layer)
+                have.insert(c.layerOffsets[l].begin(), c.layerOffsets[l].end());
+        if (!have.count(r.offset)) {
+            std::string list;
+            for (int D : have)
+                list += (list.empty() ? "" : ", ") + std::to_string(D);
+            throw std::invalid_argument("offset " + std::to_string(r.offset) + " is not an offset of " +
+                                        (r.layer >= 0 ? "layer " + std::to_string(r.layer) : std::string("any layer")) +
+                                        " (it has " + list + ")");
+        }
+    }
     Intervention probe;
     probe.site = r.site;
     probe.layer = 0;
     if (r.site == PatchSite::Offset) probe.offset = c.layerOffsets.empty() ? 0 : c.layerOffsets[0].front();
-    if (r.site == PatchSite::Head) probe.head = 0;
+    if (r.site == PatchSite::Head) probe.head = std::max(r.head, 0);
     checkIntervention(model, probe, T);
 }
 

@@ -57,6 +57,11 @@ struct PatchRequest {
     int64_t answer = -1;   ///< with wrong: the logit difference metric
     int64_t wrong = -1;    ///<
     int64_t position = -1; ///< metric position; -1: the last
+    /// A part of the sweep; only its cells are computed (-1: all). `layer` keeps one row (a block,
+    /// or h^l for resid); `offset` (site offset) and `head` (site head) keep one column.
+    int layer = -1;
+    int offset = -1;
+    int head = -1;
 };
 
 /// A sweep: rows x columns of interventions of one site and mode, with the metric of each.
