@@ -72,6 +72,10 @@ inline const std::vector<std::string_view>& sampleTexts() {
     static const std::vector<std::string_view> texts = {
         "",
         "It is a truth, don't 42!  caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80\t\x01 [UNK] <unk> \xe2\x96\x81 <0x41>",
+        // Normal forms: a ligature and an ellipsis (compatibility), e + two marks out of canonical
+        // order, conjoining jamo and a syllable, a mark with no base, a Devanagari sign (Mc).
+        "\xef\xac\x81ne\xe2\x80\xa6 e\xcc\x81\xcc\xa3 \xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab \xed\x95\x9c "
+        "\xcc\x88x \xe0\xa4\x95\xe0\xa4\xbe \xc2\xbd",
     };
     return texts;
 }

@@ -277,16 +277,51 @@ uint8_t rangeValue(const ValueRange* ranges, size_t count, char32_t cp) {
     return cp <= r->last ? r->value : 0;
 }
 
-bool composes(char32_t a, char32_t b) {
-    constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
-    if (a >= kLBase && a < kLBase + 19 && b >= kVBase && b < kVBase + 21) return true;
-    if (a >= kSBase && a < kSBase + 11172 && (a - kSBase) % 28 == 0 && b > kTBase && b < kTBase + 28) return true;
+namespace {
+constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
+constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount, kSCount = kLCount * kNCount;
+
+const Decomposition* findDecomposition(const Decomposition* table, size_t count, char32_t cp) {
+    const Decomposition* end = table + count;
+    const Decomposition* d =
+        std::lower_bound(table, end, cp, [](const Decomposition& x, char32_t c) { return x.cp < c; });
+    return d != end && d->cp == cp ? d : nullptr;
+}
+} // namespace
+
+char32_t compose(char32_t a, char32_t b) {
+    if (a >= kLBase && a < kLBase + kLCount && b >= kVBase && b < kVBase + kVCount)
+        return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
+    if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase && b < kTBase + kTCount)
+        return a + (b - kTBase);
     const CompositionPair* end = kCompositionPairs + kCompositionPairCount;
     const CompositionPair* p = std::lower_bound(
-        kCompositionPairs, end, CompositionPair{a, b}, [](const CompositionPair& x, const CompositionPair& y) {
+        kCompositionPairs, end, CompositionPair{a, b, 0}, [](const CompositionPair& x, const CompositionPair& y) {
             return x.first < y.first || (x.first == y.first && x.second < y.second);
         });
-    return p != end && p->first == a && p->second == b;
+    return p != end && p->first == a && p->second == b ? p->composite : 0;
+}
+
+void appendDecomposition(char32_t cp, bool compat, std::u32string& out) {
+    if (cp < 0xA0) { // nothing below U+00A0 decomposes
+        out += cp;
+        return;
+    }
+    if (cp >= kSBase && cp < kSBase + kSCount) {
+        const char32_t s = cp - kSBase;
+        out += kLBase + s / kNCount;
+        out += kVBase + (s % kNCount) / kTCount;
+        if (s % kTCount) out += kTBase + s % kTCount;
+        return;
+    }
+    const Decomposition* d =
+        compat ? findDecomposition(kCompatDecompositions, kCompatDecompositionsCount, cp) : nullptr;
+    if (!d) d = findDecomposition(kCanonicalDecompositions, kCanonicalDecompositionsCount, cp);
+    if (!d) {
+        out += cp;
+        return;
+    }
+    out.append(kDecompositionData + d->offset, d->length);
 }
 
 } // namespace unicode

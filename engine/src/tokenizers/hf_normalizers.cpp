@@ -51,47 +51,61 @@ void parseNormalizer(const json& n, const std::string& where, std::vector<NormSt
 
 namespace {
 
-/// The first character of `w` that the normal form would change, or w.size() when it leaves
-/// the text as it is. Decided from the tables (hf_unicode.h): every character must be stable on
-/// its own, marks in canonical order, and (NFC, NFKC) no character may compose with the starter
-/// before it (blocking is not modelled: a pair that would be blocked is refused too). We carry
-/// no decomposition data, so a text the form would change is refused rather than guessed.
-size_t firstChangedByNormalForm(Norm form, const Chars& w) {
-    const uint8_t bit = form == Norm::Nfd    ? unicode::kNfdChanges
-                        : form == Norm::Nfc  ? unicode::kNfcChanges
-                        : form == Norm::Nfkd ? unicode::kNfkdChanges
-                                             : unicode::kNfkcChanges;
-    const bool composing = form == Norm::Nfc || form == Norm::Nfkc;
-    size_t starter = w.size();
-    uint8_t previousCcc = 0;
-    for (size_t i = 0; i < w.size(); ++i) {
-        const char32_t c = w[i].cp;
-        if (c < 0x80) { // ASCII: stable, a starter, composes with nothing that precedes it
-            starter = i;
-            previousCcc = 0;
+/// Unicode's normal forms as tokenizers computes them (the unicode-normalization crate): the full
+/// decomposition of every character (compatibility for NFKD/NFKC), marks put in canonical
+/// order (a stable sort of each run of non-starters by combining class), then for NFC/NFKC the
+/// canonical composition, where a character joins the last starter unless a character between
+/// them is a starter or has a class at least its own. Every output character keeps the byte span
+/// of the characters it came from (a composite: the union of its parts').
+void normalForm(Norm form, Chars& w) {
+    if (std::all_of(w.begin(), w.end(), [](const Char& c) { return c.cp < 0x80; })) return; // ASCII: fixed
+    const bool compat = form == Norm::Nfkd || form == Norm::Nfkc;
+    Chars out;
+    out.reserve(w.size());
+    std::u32string parts;
+    for (const Char& c : w) {
+        parts.clear();
+        unicode::appendDecomposition(c.cp, compat, parts);
+        for (char32_t x : parts)
+            out.push_back({x, c.begin, c.end});
+    }
+    for (size_t i = 0; i < out.size();) {
+        if (unicode::combiningClass(out[i].cp) == 0) {
+            ++i;
             continue;
         }
-        if (unicode::rangeValue(unicode::kNormRanges, unicode::kNormRangesCount, c) & bit) return i;
-        const uint8_t ccc = unicode::rangeValue(unicode::kCccRanges, unicode::kCccRangesCount, c);
-        if (ccc != 0 && previousCcc > ccc) return i; // canonical reordering
-        if (composing && starter < w.size() && unicode::composes(w[starter].cp, c)) return i;
-        if (ccc == 0) starter = i;
-        previousCcc = ccc;
+        size_t j = i;
+        while (j < out.size() && unicode::combiningClass(out[j].cp) != 0)
+            ++j;
+        std::stable_sort(
+            out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(j),
+            [](const Char& x, const Char& y) { return unicode::combiningClass(x.cp) < unicode::combiningClass(y.cp); });
+        i = j;
     }
-    return w.size();
-}
-
-const char* normName(Norm n) {
-    switch (n) {
-    case Norm::Nfd:
-        return "NFD";
-    case Norm::Nfc:
-        return "NFC";
-    case Norm::Nfkd:
-        return "NFKD";
-    default:
-        return "NFKC";
+    if (form == Norm::Nfd || form == Norm::Nfkd) {
+        w = std::move(out);
+        return;
     }
+    Chars composed;
+    composed.reserve(out.size());
+    size_t starter = SIZE_MAX; // index in composed of the last starter
+    for (const Char& c : out) {
+        const uint8_t ccc = unicode::combiningClass(c.cp);
+        if (starter != SIZE_MAX) {
+            const bool adjacent = starter + 1 == composed.size();
+            const uint8_t before = adjacent ? 0 : unicode::combiningClass(composed.back().cp);
+            if (adjacent || (before != 0 && before < ccc)) {
+                if (const char32_t joined = unicode::compose(composed[starter].cp, c.cp)) {
+                    Char& s = composed[starter];
+                    s = {joined, std::min(s.begin, c.begin), std::max(s.end, c.end)};
+                    continue;
+                }
+            }
+        }
+        if (ccc == 0) starter = composed.size();
+        composed.push_back(c);
+    }
+    w = std::move(composed);
 }
 
 void lowercase(Chars& w) {
@@ -121,52 +135,31 @@ void decomposeStrip(Chars& w) {
 } // namespace
 
 void normalize(const std::vector<NormStep>& steps, Chars& w) {
-    // NFD followed (after any Lowercase) by StripAccents is computed exactly from the tables
-    // (NFD without marks); any other normal form must leave the text as it is.
-    bool decomposing = false; // an NFD waits for its StripAccents
-    for (size_t i = 0; i < steps.size(); ++i) {
-        const NormStep& s = steps[i];
+    for (const NormStep& s : steps) {
         switch (s.kind) {
         case Norm::Nfd:
         case Norm::Nfc:
         case Norm::Nfkd:
-        case Norm::Nfkc: {
-            if (s.kind == Norm::Nfd) {
-                size_t j = i + 1;
-                while (j < steps.size() && steps[j].kind == Norm::Lowercase)
-                    ++j;
-                if (j < steps.size() && steps[j].kind == Norm::StripAccents) {
-                    decomposing = true;
-                    break;
-                }
-            }
-            const size_t at = firstChangedByNormalForm(s.kind, w);
-            if (at < w.size())
-                throw std::invalid_argument("tokenizer.json: normalizer '" + std::string(normName(s.kind)) +
-                                            "' is implemented only for text it leaves unchanged; " + hexCp(w[at].cp) +
-                                            " at byte " + std::to_string(w[at].begin) + " would change");
+        case Norm::Nfkc:
+            normalForm(s.kind, w);
             break;
-        }
         case Norm::Lowercase:
             lowercase(w);
             break;
-        case Norm::StripAccents:
-            if (decomposing) {
-                decomposeStrip(w);
-                decomposing = false;
-            } else {
-                w.erase(
-                    std::remove_if(w.begin(), w.end(),
-                                   [](const Char& c) { return unicode::charClass(c.cp) == unicode::CharClass::NonspacingMark; }),
+        case Norm::StripAccents: // tokenizers removes every combining mark (Mn, Mc, Me)
+            w.erase(std::remove_if(w.begin(), w.end(),
+                                   [](const Char& c) {
+                                       return c.cp >= 0x300 && unicode::rangeValue(unicode::kMarkRanges,
+                                                                                   unicode::kMarkRangesCount, c.cp);
+                                   }),
                     w.end());
-            }
             break;
         case Norm::Bert: {
             Chars out;
             for (const Char& c : w) {
                 if (s.cleanText) {
-                    const bool control =
-                        c.cp != '\t' && c.cp != '\n' && c.cp != '\r' && unicode::charClass(c.cp) == unicode::CharClass::Control;
+                    const bool control = c.cp != '\t' && c.cp != '\n' && c.cp != '\r' &&
+                                         unicode::charClass(c.cp) == unicode::CharClass::Control;
                     if (c.cp == 0 || c.cp == 0xFFFD || control) continue;
                     if (isWhiteSpace(c.cp)) {
                         out.push_back({U' ', c.begin, c.end});
