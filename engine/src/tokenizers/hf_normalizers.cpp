@@ -51,6 +51,21 @@ void parseNormalizer(const json& n, const std::string& where, std::vector<NormSt
 
 namespace {
 
+/// Replaces every character by what `append(cp, out)` writes for it, each keeping the source
+/// character's byte span.
+template <class Append> void expandChars(Chars& w, Append append) {
+    Chars out;
+    out.reserve(w.size());
+    std::u32string tmp;
+    for (const Char& c : w) {
+        tmp.clear();
+        append(c.cp, tmp);
+        for (char32_t x : tmp)
+            out.push_back({x, c.begin, c.end});
+    }
+    w = std::move(out);
+}
+
 /// Unicode's normal forms as tokenizers computes them (the unicode-normalization crate): the full
 /// decomposition of every character (compatibility for NFKD/NFKC), marks put in canonical
 /// order (a stable sort of each run of non-starters by combining class), then for NFC/NFKC the
@@ -60,15 +75,8 @@ namespace {
 void normalForm(Norm form, Chars& w) {
     if (std::all_of(w.begin(), w.end(), [](const Char& c) { return c.cp < 0x80; })) return; // ASCII: fixed
     const bool compat = form == Norm::Nfkd || form == Norm::Nfkc;
-    Chars out;
-    out.reserve(w.size());
-    std::u32string parts;
-    for (const Char& c : w) {
-        parts.clear();
-        unicode::appendDecomposition(c.cp, compat, parts);
-        for (char32_t x : parts)
-            out.push_back({x, c.begin, c.end});
-    }
+    Chars out = w;
+    expandChars(out, [compat](char32_t cp, std::u32string& o) { unicode::appendDecomposition(cp, compat, o); });
     for (size_t i = 0; i < out.size();) {
         if (unicode::combiningClass(out[i].cp) == 0) {
             ++i;
@@ -109,27 +117,18 @@ void normalForm(Norm form, Chars& w) {
 }
 
 void lowercase(Chars& w) {
-    Chars out;
-    std::u32string tmp;
-    for (const Char& c : w) {
-        tmp.clear();
-        unicode::appendLower(c.cp, tmp);
-        for (char32_t x : tmp)
-            out.push_back({x, c.begin, c.end});
-    }
-    w = std::move(out);
+    expandChars(w, unicode::appendLower);
 }
-/// NFD without nonspacing marks (what NFD followed by StripAccents gives).
+/// NFD without nonspacing marks (what BERT's strip_accents gives).
 void decomposeStrip(Chars& w) {
-    Chars out;
-    std::u32string tmp;
-    for (const Char& c : w) {
-        tmp.clear();
-        unicode::appendStripped(c.cp, tmp);
-        for (char32_t x : tmp)
-            if (unicode::charClass(x) != unicode::CharClass::NonspacingMark) out.push_back({x, c.begin, c.end});
-    }
-    w = std::move(out);
+    expandChars(w, [](char32_t cp, std::u32string& out) {
+        const size_t from = out.size();
+        unicode::appendStripped(cp, out);
+        out.erase(
+            std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(from), out.end(),
+                           [](char32_t x) { return unicode::charClass(x) == unicode::CharClass::NonspacingMark; }),
+            out.end());
+    });
 }
 
 } // namespace
