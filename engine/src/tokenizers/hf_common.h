@@ -48,6 +48,21 @@ bool getBool(const json& obj, const char* key, const std::string& where, bool df
 int64_t getInt(const json& obj, const char* key, const std::string& where, int64_t dflt);
 /// obj["type"], refusing a non-object or a missing type by `where`.
 std::string typeOf(const json& obj, const std::string& where);
+/// The type of a normalizer, pre-tokenizer or decoder at `where`, or "" when there is nothing
+/// more to add: null, or a Sequence, whose items (obj[listKey]) are handed to
+/// `each(item, itemWhere, depth + 1)` in order. Nesting deeper than kMaxNesting is refused.
+template <class Each>
+std::string componentType(const json& obj, const std::string& where, const char* listKey, int depth, Each each) {
+    if (obj.is_null()) return {};
+    if (depth > kMaxNesting) fail(where + ": Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
+    std::string type = typeOf(obj, where);
+    if (type != "Sequence") return type;
+    const json* list = field(obj, listKey);
+    if (!list || !list->is_array()) fail(where + "." + listKey + " must be a list");
+    for (size_t i = 0; i < list->size(); ++i)
+        each((*list)[i], where + "." + listKey + "[" + std::to_string(i) + "]", depth + 1);
+    return {};
+}
 /// {"String": s} or {"Regex": r}: a literal, or the regexes we implement (GPT-2's pattern, or a
 /// regex without metacharacters, which is a literal). Sets gpt2 for GPT-2's pattern.
 std::string splitPattern(const json& obj, const std::string& where, bool& gpt2);

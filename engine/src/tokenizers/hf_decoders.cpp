@@ -9,17 +9,11 @@
 namespace gwb::engine::hf {
 
 void parseDecoder(const json& d, const std::string& where, std::vector<DecStep>& out, int depth) {
-    if (d.is_null()) return;
-    if (depth > kMaxNesting) fail(where + ": Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
-    const std::string type = typeOf(d, where);
+    const std::string type =
+        componentType(d, where, "decoders", depth,
+                      [&](const json& item, const std::string& at, int d) { parseDecoder(item, at, out, d); });
+    if (type.empty()) return;
     DecStep s{};
-    if (type == "Sequence") {
-        const json* list = field(d, "decoders");
-        if (!list || !list->is_array()) fail(where + ".decoders must be a list");
-        for (size_t i = 0; i < list->size(); ++i)
-            parseDecoder((*list)[i], where + ".decoders[" + std::to_string(i) + "]", out, depth + 1);
-        return;
-    }
     if (type == "ByteLevel") {
         s.kind = Dec::ByteLevel;
     } else if (type == "WordPiece") {

@@ -7,17 +7,11 @@
 namespace gwb::engine::hf {
 
 void parseNormalizer(const json& n, const std::string& where, std::vector<NormStep>& out, int depth) {
-    if (n.is_null()) return;
-    if (depth > kMaxNesting) fail(where + ": Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
-    const std::string type = typeOf(n, where);
+    const std::string type =
+        componentType(n, where, "normalizers", depth,
+                      [&](const json& item, const std::string& at, int d) { parseNormalizer(item, at, out, d); });
+    if (type.empty()) return;
     NormStep s{};
-    if (type == "Sequence") {
-        const json* list = field(n, "normalizers");
-        if (!list || !list->is_array()) fail(where + ".normalizers must be a list");
-        for (size_t i = 0; i < list->size(); ++i)
-            parseNormalizer((*list)[i], where + ".normalizers[" + std::to_string(i) + "]", out, depth + 1);
-        return;
-    }
     if (type == "BertNormalizer") {
         s.kind = Norm::Bert;
         s.cleanText = getBool(n, "clean_text", where, true);

@@ -9,17 +9,11 @@
 namespace gwb::engine::hf {
 
 void parsePreTokenizer(const json& p, const std::string& where, std::vector<PreStep>& out, int depth) {
-    if (p.is_null()) return;
-    if (depth > kMaxNesting) fail(where + ": Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
-    const std::string type = typeOf(p, where);
+    const std::string type =
+        componentType(p, where, "pretokenizers", depth,
+                      [&](const json& item, const std::string& at, int d) { parsePreTokenizer(item, at, out, d); });
+    if (type.empty()) return;
     PreStep s{};
-    if (type == "Sequence") {
-        const json* list = field(p, "pretokenizers");
-        if (!list || !list->is_array()) fail(where + ".pretokenizers must be a list");
-        for (size_t i = 0; i < list->size(); ++i)
-            parsePreTokenizer((*list)[i], where + ".pretokenizers[" + std::to_string(i) + "]", out, depth + 1);
-        return;
-    }
     if (type == "ByteLevel") {
         s.kind = Pre::ByteLevel;
         s.addPrefixSpace = getBool(p, "add_prefix_space", where, true);
