@@ -23,6 +23,9 @@ void Tour::start(bool runOk) {
     if (m_started) return;
     m_started = true;
     m_runOk = runOk;
+    // What the tour shows, for whoever drives it (scripts/screenshots, the process tests).
+    QTextStream(stdout) << "tour: " << (runOk ? "traced" : "run failed on") << " \"" << m_window->prompt() << "\" ("
+                        << m_window->selection()->tokenCount() << " tokens)\n";
     QDir().mkpath(m_folder);
     for (const auto* v : m_window->views())
         m_ids << v->viewId();

@@ -1,7 +1,11 @@
 #include "gui/session.h"
 
+#include "gwb_process.h"
+#include "test_models.h"
+
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QTemporaryDir>
 
@@ -77,4 +81,27 @@ TEST(Session, RejectsOtherDocuments) {
 TEST(Session, SaveToMissingFolderReportsPath) {
     const QString err = sample().save(QStringLiteral("/nonexistent-folder-gwb/s.json"));
     EXPECT_TRUE(err.contains(QStringLiteral("/nonexistent-folder-gwb/s.json"))) << err.toStdString();
+}
+
+TEST(Session, GwbSessionFileOpensTheSessionInTheWindow) {
+    // The process path: QGuiApplication takes "--session NAME" out of argv for X11 session
+    // management, so main() joins it into "--session=FILE". Without that the window never opened
+    // the session, never ran, and this tour would not start.
+    using gwb::app::test::runGwb;
+    QTemporaryDir dir;
+    Session s;
+    s.grassmannModel = QFileInfo(gwb::app::test::testModels().grassmann).absoluteFilePath();
+    s.baselineModel = QFileInfo(gwb::app::test::testModels().transformer).absoluteFilePath();
+    s.prompt = QStringLiteral("emma was in her");
+    s.threads = 1;
+    const QString path = dir.filePath(QStringLiteral("study.json"));
+    ASSERT_EQ(s.save(path), QString());
+    for (const QStringList& args :
+         {QStringList{QStringLiteral("--session"), path}, QStringList{QStringLiteral("--session=") + path}}) {
+        SCOPED_TRACE(args.join(QLatin1Char(' ')).toStdString());
+        const auto r =
+            runGwb(args + QStringList{QStringLiteral("--tour"), dir.filePath(QStringLiteral("tour"))}, 90000);
+        EXPECT_EQ(r.code, 0) << gwb::app::test::show(r);
+        EXPECT_TRUE(r.out.contains(QStringLiteral("tour: traced \"emma was in her\""))) << gwb::app::test::show(r);
+    }
 }
