@@ -691,6 +691,25 @@ TEST(HfTokenizer, ImportAttachesATokenizerJsonOfTheEmbeddingSize) {
             notedAbove || n.find("tokenizer.json (found in the folder above the checkpoint)") != std::string::npos;
     EXPECT_TRUE(notedAbove);
 
+    // Adipks's project: checkpoints/grassmann_lm.pt with data/tokenizer.json.
+    std::filesystem::create_directories(dir / "project" / "checkpoints");
+    std::filesystem::create_directories(dir / "project" / "data");
+    const std::string adipks = (dir / "project" / "checkpoints" / "grassmann_lm.safetensors").string();
+    writeSafetensors(adipks, f);
+    std::ofstream((dir / "project" / "data" / "tokenizer.json").string()) << charMap(50);
+    const ImportedModel project = loadOrImportModel(adipks, "cpu");
+    ASSERT_TRUE(project.model.tokenizer());
+    bool notedProject = false;
+    for (const auto& n : project.report.notes)
+        notedProject =
+            notedProject || n.find("tokenizer.json (found in the project's data/ folder)") != std::string::npos;
+    EXPECT_TRUE(notedProject);
+    // Only a folder named checkpoints/ looks there: a stray data/ beside another folder does not count.
+    std::filesystem::create_directories(dir / "project" / "runs");
+    const std::string elsewhere = (dir / "project" / "runs" / "grassmann_lm.safetensors").string();
+    writeSafetensors(elsewhere, f);
+    EXPECT_FALSE(loadOrImportModel(elsewhere, "cpu").model.tokenizer());
+
     // A size that is not the embedding's is refused with both numbers.
     std::ofstream(o.vocabPath, std::ios::trunc) << charMap(40);
     try {

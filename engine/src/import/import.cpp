@@ -188,6 +188,12 @@ ImportedModel loadOrImportModel(const std::string& path, const std::string& devi
         o.vocabPath = above.string();
         where = "in the folder above the checkpoint";
     }
+    // Adipks keeps checkpoints/<model>_lm.pt and the tokenizer in data/ of the same project.
+    const std::filesystem::path project = run.parent_path() / "data" / "tokenizer.json";
+    if (o.vocabPath.empty() && !ec && run.filename() == "checkpoints" && std::filesystem::exists(project, ec)) {
+        o.vocabPath = project.string();
+        where = "in the project's data/ folder";
+    }
     ImportedModel m = importCheckpoint(path, o);
     if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found " + where + ")");
     return m;
