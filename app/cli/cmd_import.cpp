@@ -157,7 +157,14 @@ int runImport(const QStringList& args) {
         }
         const std::string in = p.positionalArguments().at(0).toStdString();
         const std::string out = p.positionalArguments().at(1).toStdString();
+        // Without --vocab, the tokenizer where the family keeps it (as File > Open Model does).
+        FoundVocabulary found;
+        if (o.vocabPath.empty()) {
+            found = findVocabulary(in);
+            o.vocabPath = found.path;
+        }
         ImportedModel m = importCheckpoint(in, o);
+        if (!found.path.empty()) m.report.notes.push_back("tokenizer: " + found.path + " (found " + found.where + ")");
         nlohmann::json summary{{"imported_from", in}, {"layout", m.report.layout}, {"format", m.report.format}};
         for (const auto& [key, value] : m.report.metadata)
             summary["checkpoint"][key] = value; // epoch, val_ppl, args.* as the file had them

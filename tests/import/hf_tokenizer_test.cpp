@@ -704,11 +704,18 @@ TEST(HfTokenizer, ImportAttachesATokenizerJsonOfTheEmbeddingSize) {
         notedProject =
             notedProject || n.find("tokenizer.json (found in the project's data/ folder)") != std::string::npos;
     EXPECT_TRUE(notedProject);
+    // gwb import without --vocab uses the same search.
+    const FoundVocabulary where = findVocabulary(adipks);
+    EXPECT_EQ(where.path, (dir / "project" / "data" / "tokenizer.json").string());
+    EXPECT_EQ(where.where, "in the project's data/ folder");
+    EXPECT_EQ(findVocabulary(nested).where, "in the folder above the checkpoint");
+    EXPECT_EQ(findVocabulary(ckpt).where, "next to the checkpoint");
     // Only a folder named checkpoints/ looks there: a stray data/ beside another folder does not count.
     std::filesystem::create_directories(dir / "project" / "runs");
     const std::string elsewhere = (dir / "project" / "runs" / "grassmann_lm.safetensors").string();
     writeSafetensors(elsewhere, f);
     EXPECT_FALSE(loadOrImportModel(elsewhere, "cpu").model.tokenizer());
+    EXPECT_EQ(findVocabulary(elsewhere).path, "");
 
     // A size that is not the embedding's is refused with both numbers.
     std::ofstream(o.vocabPath, std::ios::trunc) << charMap(40);

@@ -159,6 +159,37 @@ ImportedModel importCheckpoint(const std::string& given, const ImportOptions& op
     }
 }
 
+FoundVocabulary findVocabulary(const std::string& checkpointPath) {
+    FoundVocabulary o;
+    const std::filesystem::path folder = std::filesystem::is_directory(checkpointPath)
+                                             ? std::filesystem::path(checkpointPath)
+                                             : std::filesystem::path(checkpointPath).parent_path();
+    for (const char* name : {"tokenizer.json", "vocab.txt", "vocab.json"}) {
+        if (std::filesystem::exists(folder / name)) {
+            o.path = (folder / name).string();
+            o.where = "next to the checkpoint";
+            break;
+        }
+    }
+    // Wake2vec keeps its tokenizer.json in the run folder, above grassmann/best.pt and
+    // transformer/best.pt (only those two folder names: a stray file higher up is not a tokenizer).
+    std::error_code ec;
+    const std::filesystem::path run = std::filesystem::absolute(folder, ec);
+    const std::filesystem::path above = run.parent_path() / "tokenizer.json";
+    if (o.path.empty() && !ec && (run.filename() == "grassmann" || run.filename() == "transformer") &&
+        std::filesystem::exists(above, ec)) {
+        o.path = above.string();
+        o.where = "in the folder above the checkpoint";
+    }
+    // Adipks keeps checkpoints/<model>_lm.pt and the tokenizer in data/ of the same project.
+    const std::filesystem::path project = run.parent_path() / "data" / "tokenizer.json";
+    if (o.path.empty() && !ec && run.filename() == "checkpoints" && std::filesystem::exists(project, ec)) {
+        o.path = project.string();
+        o.where = "in the project's data/ folder";
+    }
+    return o;
+}
+
 ImportedModel loadOrImportModel(const std::string& path, const std::string& device,
                                 std::optional<ModelKind> expectedKind) {
     if (!isImportableCheckpointPath(path)) {
@@ -169,33 +200,10 @@ ImportedModel loadOrImportModel(const std::string& path, const std::string& devi
     ImportOptions o;
     o.device = device;
     o.expectedKind = expectedKind;
-    const std::filesystem::path folder =
-        std::filesystem::is_directory(path) ? std::filesystem::path(path) : std::filesystem::path(path).parent_path();
-    std::string where = "next to the checkpoint";
-    for (const char* name : {"tokenizer.json", "vocab.txt", "vocab.json"}) {
-        if (std::filesystem::exists(folder / name)) {
-            o.vocabPath = (folder / name).string();
-            break;
-        }
-    }
-    // Wake2vec keeps its tokenizer.json in the run folder, above grassmann/best.pt and
-    // transformer/best.pt (only those two folder names: a stray file higher up is not a tokenizer).
-    std::error_code ec;
-    const std::filesystem::path run = std::filesystem::absolute(folder, ec);
-    const std::filesystem::path above = run.parent_path() / "tokenizer.json";
-    if (o.vocabPath.empty() && !ec && (run.filename() == "grassmann" || run.filename() == "transformer") &&
-        std::filesystem::exists(above, ec)) {
-        o.vocabPath = above.string();
-        where = "in the folder above the checkpoint";
-    }
-    // Adipks keeps checkpoints/<model>_lm.pt and the tokenizer in data/ of the same project.
-    const std::filesystem::path project = run.parent_path() / "data" / "tokenizer.json";
-    if (o.vocabPath.empty() && !ec && run.filename() == "checkpoints" && std::filesystem::exists(project, ec)) {
-        o.vocabPath = project.string();
-        where = "in the project's data/ folder";
-    }
+    const FoundVocabulary found = findVocabulary(path);
+    o.vocabPath = found.path;
     ImportedModel m = importCheckpoint(path, o);
-    if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found " + where + ")");
+    if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found " + found.where + ")");
     return m;
 }
 

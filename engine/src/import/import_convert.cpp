@@ -451,7 +451,8 @@ private:
                     " entries but the embedding table has " + std::to_string(c.vocabSize) + " rows");
         } else {
             m_report.notes.push_back(
-                "no tokenizer attached (pass --vocab vocab.txt; the families use bert-base-uncased)");
+                "no tokenizer attached: none where the family keeps it; pass --vocab (tokenizer.json, vocab.txt, "
+                "or vocab.json with merges.txt beside it)");
         }
 
         return tokenizer;

@@ -86,10 +86,19 @@ struct ImportedModel {
 /// outside the allowed set.
 ImportedModel importCheckpoint(const std::string& path, const ImportOptions& options = {});
 
+/// Where a family keeps the tokenizer of a checkpoint: a tokenizer.json, vocab.txt or vocab.json
+/// beside it; Wake2vec's tokenizer.json above its grassmann/ or transformer/ folder; Adipks's
+/// data/tokenizer.json beside its checkpoints/ folder. Empty path when none is there; `where`
+/// says which rule found it ("next to the checkpoint", ...).
+struct FoundVocabulary {
+    std::string path;
+    std::string where;
+};
+FoundVocabulary findVocabulary(const std::string& checkpointPath);
+
 /// What the GUI calls for any model file: a .gwb is loaded with Model::load; a .pt/.pth/.bin/
-/// .ckpt/.safetensors file is imported with the detected layout, taking the tokenizer from a
-/// vocab.txt (or vocab.json + merges.txt) in the same folder when there is one. Throws
-/// std::runtime_error naming the file and the problem.
+/// .ckpt/.safetensors file is imported with the detected layout, taking the tokenizer that
+/// findVocabulary() finds. Throws std::runtime_error naming the file and the problem.
 ImportedModel loadOrImportModel(const std::string& path, const std::string& device = "auto",
                                 std::optional<ModelKind> expectedKind = std::nullopt);
 
