@@ -9,6 +9,7 @@
 #include "test_builders.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -397,13 +398,13 @@ TEST(Import, ConfigBesideTheCheckpointIsReadAndChecked) {
     std::ofstream((folder / "config.json").string()) << R"({"pre_norm": "maybe"})";
     expectImportError([&] { importCheckpoint(folder.string()); }, "pass --norm pre|post");
 
-    // GrassLM: window_schedule is spread over the layers, one offset each.
+    // GrassLM: config.json's window_schedule is not what its code runs (see the next test).
     const Model gl = randomModel(tinyConfig("grasslm", ModelKind::Grassmann), 14);
     std::filesystem::create_directories(dir.file("grasslm"));
     writeFile(dir, familyTensors(gl, "grasslm"), "grasslm/best_model.safetensors");
     std::ofstream(dir.file("grasslm/config.json")) << R"({"architecture": {"window_schedule": [2, 8]}})";
     const auto g = importCheckpoint(dir.file("grasslm/best_model.safetensors"));
-    EXPECT_EQ(g.model.config().layerOffsets, (std::vector<std::vector<int>>{{2}, {8}}));
+    EXPECT_EQ(g.model.config().layerOffsets, (std::vector<std::vector<int>>{{1}, {1}}));
     EXPECT_EQ(g.model.config().empty, EmptyRule::Zero);
 }
 
@@ -412,23 +413,48 @@ TEST(Import, GrassLMOffsetsFollowItsOwnRuleAndItsModelFolder) {
     EXPECT_EQ(defaultLayoutOffsets("grasslm", 3), (std::vector<std::vector<int>>{{1}, {1}, {1}}));
     EXPECT_EQ(defaultLayoutOffsets("grasslm", 2), (std::vector<std::vector<int>>{{1}, {1}}));
     // Its trained model: models/NAME/config.json, weights in models/NAME/checkpoints/best_model.pt.
+    // train.py builds GrassLM() without window_schedule (so the built-in [1, 1] ran) but writes
+    // [1,2,4,8,12,16][:N] = [1, 2] into config.json: the code is followed and the file's list is
+    // reported, not applied.
     ModelConfig c = tinyConfig("grasslm", ModelKind::Grassmann);
-    c.layerOffsets = {{4}, {2}};
+    c.layerOffsets = {{1}, {1}};
     const Model gl = randomModel(c, 21);
     TempDir dir;
     std::filesystem::create_directories(dir.file("models/tiny/checkpoints"));
     writeFile(dir, familyTensors(gl, "grasslm"), "models/tiny/checkpoints/best_model.pt");
     std::ofstream(dir.file("models/tiny/config.json"))
-        << R"({"name": "tiny", "architecture": {"vocab_size": 50, "n_layers": 2, "window_schedule": [4, 2]}})";
+        << R"({"name": "tiny", "architecture": {"vocab_size": 50, "n_layers": 2, "window_schedule": [1, 2]}})";
+    auto notes = [](const ImportedModel& m) {
+        std::string all;
+        for (const auto& n : m.report.notes)
+            all += n + "\n";
+        return all;
+    };
     for (const std::string& given : {dir.file("models/tiny/checkpoints/best_model.pt"), dir.file("models/tiny")}) {
         const auto m = importCheckpoint(given);
         EXPECT_EQ(m.model.config().layerOffsets, c.layerOffsets) << given;
         const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
         EXPECT_EQ(logits(m.model, ids), logits(gl, ids)) << given;
+        EXPECT_NE(notes(m).find("says [1,2], but GrassLM's train.py, evaluate.py and generate.py build GrassLM() "
+                                "without window_schedule"),
+                  std::string::npos)
+            << notes(m);
+        EXPECT_NE(notes(m).find("--offsets per_layer:1,2 applies the file's list"), std::string::npos) << notes(m);
     }
-    // A schedule whose length is not the layer count is refused, as GrassLM itself refuses it.
+    // The option applies the file's list when a user's own script did pass it.
+    ImportOptions fileList;
+    fileList.offsetSchedule = "per_layer:1,2";
+    EXPECT_EQ(importCheckpoint(dir.file("models/tiny"), fileList).model.config().layerOffsets,
+              (std::vector<std::vector<int>>{{1}, {2}}));
+    // A list of another length (train.py writes 6 entries for 12 layers) is reported the same way.
     std::ofstream(dir.file("models/tiny/config.json")) << R"({"architecture": {"window_schedule": [1, 2, 4]}})";
-    expectImportError([&] { importCheckpoint(dir.file("models/tiny")); }, "lists 3 offsets for 2 layers");
+    const auto three = importCheckpoint(dir.file("models/tiny"));
+    EXPECT_EQ(three.model.config().layerOffsets, c.layerOffsets);
+    EXPECT_NE(notes(three).find("says [1,2,4], but"), std::string::npos) << notes(three);
+    // A list that is what the code runs is said to agree.
+    std::ofstream(dir.file("models/tiny/config.json")) << R"({"architecture": {"window_schedule": [1, 1]}})";
+    EXPECT_NE(notes(importCheckpoint(dir.file("models/tiny"))).find("[1,1] agrees with what grasslm runs for 2 layers"),
+              std::string::npos);
     // Without a config the default is reported as a default, with the option that overrides it.
     TempDir bare;
     const auto d = importCheckpoint(writeFile(bare, familyTensors(gl, "grasslm")));
@@ -540,6 +566,12 @@ TEST(Import, LayoutFilesThatDoNotCoverOrMapTwiceAreRefused) {
     refused(twice, "maps 'n1.weight' twice");
     refused("{", "is not valid JSON");
     refused(R"({"format": "gwb-layout", "version": 2})", "\"version\" must be 1");
+    // A found schedule the family's code never reads must say what the code runs instead.
+    nlohmann::json ignored = nlohmann::json::parse(t);
+    ignored["offsets"] = {{"otherwise", "1"}, {"config", "ignored"}};
+    refused(ignored.dump(), "\"offsets\".config ignored needs \"config_ignored_why\"");
+    ignored["offsets"]["config"] = "sometimes";
+    refused(ignored.dump(), "must be set, per_layer or ignored");
 }
 
 /// The families that exist as layout files only: renamed weights (with the family's buffers)

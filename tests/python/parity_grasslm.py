@@ -3,8 +3,8 @@
 normalized Plücker vector is projected on its own (W_plu p^ + b_plu), rows t < D are padded with
 zeros, the padded projections are summed and divided by the number of valid offsets (at least
 one), so a token with no valid offset gets g = 0. eps 1e-8 (clamp(min=1e-8)), paper gate
-m = a*h + (1-a)*g, post-norm with no residual around the mixer, one offset per layer from
-window_schedule. Checkpoint: best_model.pt-style dict (model_state_dict, epoch, val_ppl, args),
+m = a*h + (1-a)*g, post-norm with no residual around the mixer, one offset per layer from GrassLM's
+built-in schedule (config.json's window_schedule is written by train.py but never read). Checkpoint: best_model.pt-style dict (model_state_dict, epoch, val_ppl, args),
 and a model folder config.json with `architecture`. GrassLM has no Transformer baseline."""
 
 import argparse
@@ -21,8 +21,20 @@ EPS = 1e-8
 
 
 def window_schedule(n_layers):
-    """One offset per layer: layer l takes entry floor(l * 6 / N) of 1,2,4,8,12,16."""
-    return [pc.ALL_OFFSETS[(l * 6) // n_layers] for l in range(n_layers)]
+    """GrassLM's built-in schedule (python/grasslm/model.py WINDOW_SCHEDULES, used because train.py,
+    evaluate.py and generate.py never pass window_schedule): one offset per layer, 1,2,4,8,12,16 for
+    6 layers, each twice for 12, otherwise 1 in every layer."""
+    if n_layers == 6:
+        return list(pc.ALL_OFFSETS)
+    if n_layers == 12:
+        return [w for w in pc.ALL_OFFSETS for _ in range(2)]
+    return [1] * n_layers
+
+
+def config_window_schedule(n_layers):
+    """What GrassLM's train.py writes into config.json: [1,2,4,8,12,16][:N] (right only for N = 6;
+    the importer must not apply it)."""
+    return list(pc.ALL_OFFSETS)[:n_layers]
 
 
 class PluckerEncoder(nn.Module):
@@ -116,7 +128,7 @@ def make(args):
 
     os.makedirs(args.out, exist_ok=True)
     arch = {"vocab_size": c["V"], "d_model": c["d"], "n_layers": c["N"], "d_reduce": c["r"],
-            "d_ff": c["d_ff"], "max_seq_len": c["Lmax"], "window_schedule": window_schedule(c["N"])}
+            "d_ff": c["d_ff"], "max_seq_len": c["Lmax"], "window_schedule": config_window_schedule(c["N"])}
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump({"architecture": arch, "training": {"lr": 3e-4}}, f)
     pc.finish(args, model, save, "grasslm", {"norm": "post", "gate": "paper", "empty": "zero", "eps": EPS,

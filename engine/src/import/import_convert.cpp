@@ -169,6 +169,27 @@ private:
             return out;
         }
         const auto found = m_found.get({"window_schedule", "window_offsets", "window_sizes", "offsets", "lags"});
+        if (found && !L.configOffsetsIgnoredWhy.empty()) {
+            // The family's code never reads this list: compare it with what the code runs and say so.
+            const std::string runs = L.defaultOffsets(layers);
+            std::vector<std::vector<int>> stated;
+            try {
+                stated = parseOffsetSchedule("per_layer:" + found->value, layers);
+            } catch (const std::invalid_argument&) {
+            }
+            const std::vector<std::vector<int>> used = parseOffsetSchedule(runs, layers);
+            if (stated == used) {
+                m_report.notes.push_back("offsets: " + found->source + " [" + found->value + "] agrees with what " +
+                                         L.name + " runs for " + std::to_string(layers) + " layers");
+            } else {
+                m_report.notes.push_back("offsets: " + found->source + " says [" + found->value + "], but " +
+                                         L.configOffsetsIgnoredWhy + "; used " + runs + " (--offsets per_layer:" +
+                                         found->value + " applies the file's list)");
+            }
+            m_report.flags.push_back("offsets=" + runs + " (what " + L.name + "'s code runs for " +
+                                     std::to_string(layers) + " layers; --offsets overrides)");
+            return used;
+        }
         if (found) {
             bool perLayer = L.configOffsetsPerLayer;
             std::string why;

@@ -242,9 +242,14 @@ public:
             }
             if (o.contains("config")) {
                 const std::string c = text(o, "config");
-                if (c != "set" && c != "per_layer")
-                    fail("\"offsets\".config must be set or per_layer (how a found schedule reads)");
+                if (c != "set" && c != "per_layer" && c != "ignored")
+                    fail("\"offsets\".config must be set, per_layer or ignored (how a found schedule reads)");
                 l.configOffsetsPerLayer = c == "per_layer";
+                if (c == "ignored") {
+                    l.configOffsetsIgnoredWhy = text(o, "config_ignored_why", false);
+                    if (l.configOffsetsIgnoredWhy.empty())
+                        fail("\"offsets\".config ignored needs \"config_ignored_why\" (what the family's code runs)");
+                }
             }
         }
         if (!j.contains("kinds") || !j.at("kinds").is_object() || j.at("kinds").empty())

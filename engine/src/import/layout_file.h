@@ -58,6 +58,9 @@ struct Layout {
     std::map<int64_t, std::string> offsetsByLayers; ///< N -> schedule text (parseOffsetSchedule)
     std::string offsetsOtherwise = "1,2,4,8,12,16"; ///< schedule for other N
     bool configOffsetsPerLayer = false;             ///< a found schedule lists one offset per layer
+    /// Non-empty: a found schedule is not what the family's code runs (why, in words); it is
+    /// compared with the layout's own schedule and reported, never applied.
+    std::string configOffsetsIgnoredWhy;
     std::string configPerLayerFlag;                 ///< a found boolean that, when true, makes it one per layer
     /// A schedule for checkpoints whose found config lacks a key (an older code generation).
     std::string lacksKey, lacksSchedule, lacksWhy;
