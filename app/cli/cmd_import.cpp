@@ -77,8 +77,8 @@ int runImport(const QStringList& args) {
                                   QStringLiteral("grassmann or transformer: refuse the other kind."),
                                   QStringLiteral("KIND"));
     const QCommandLineOption f16(QStringLiteral("f16"), QStringLiteral("Store weights as float16."));
-    p.addOptions(
-        {layout, layoutFile, listLayouts, vocab, merges, offsets, heads, eps, norm, empty, gate, noConfig, kind, f16});
+    p.addOptions({layout, layoutFile, listLayouts, vocab, merges, offsets, heads, eps, norm, empty, gate, aggregation,
+                  noConfig, kind, f16});
     p.addPositionalArgument(QStringLiteral("IN"),
                             QStringLiteral("Checkpoint: .pt/.pth (torch.save), .safetensors, or a folder with "
                                            "config.json + model.safetensors."));

@@ -73,6 +73,25 @@ TEST(CliCommands, VersionAndHelp) {
             << h.out.toStdString();
 }
 
+TEST(CliCommands, ImportTakesEveryVariantOption) {
+    // --aggregation was read but never added to the parser: Qt warned "option not defined" and
+    // refused the option as unknown. Every option reaches the import (which then names the file).
+    QTemporaryDir dir;
+    const QString missing = dir.filePath(QStringLiteral("missing.pt"));
+    const GwbResult r =
+        runGwb({QStringLiteral("import"), missing, dir.filePath(QStringLiteral("out.gwb")),
+                QStringLiteral("--aggregation"), QStringLiteral("mean_then_normalize"), QStringLiteral("--norm"),
+                QStringLiteral("pre"), QStringLiteral("--empty"), QStringLiteral("bias"), QStringLiteral("--gate"),
+                QStringLiteral("paper"), QStringLiteral("--eps"), QStringLiteral("1e-6"), QStringLiteral("--heads"),
+                QStringLiteral("4"), QStringLiteral("--offsets"), QStringLiteral("1,2")});
+    EXPECT_NE(r.code, 0) << show(r);
+    EXPECT_FALSE(r.err.contains(QStringLiteral("Unknown option"))) << show(r);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("missing.pt"))) << show(r);
+    EXPECT_FALSE(QFileInfo::exists(dir.filePath(QStringLiteral("out.gwb"))));
+    const GwbResult h = runGwb({QStringLiteral("import"), QStringLiteral("--help")});
+    EXPECT_TRUE(h.out.contains(QStringLiteral("--aggregation"))) << show(h);
+}
+
 TEST(CliCommands, InfoCountsTheTable1Parameters) {
     const GwbResult g =
         runGwb({QStringLiteral("info"), QStringLiteral("--config"), config("paper-6L-128-grassmann.json")});

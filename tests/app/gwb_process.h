@@ -35,8 +35,14 @@ inline GwbResult runGwb(const QStringList& args, int timeoutMs = 120000) {
         p.waitForFinished();
         return {};
     }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
+    GwbResult r{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                QString::fromLocal8Bit(p.readAllStandardOutput()), QString::fromLocal8Bit(p.readAllStandardError())};
+    // A command that asks its parser about an option it never added gets Qt's warning and a
+    // silently ignored option: every process run by the tests is checked for it.
+    if (r.err.contains(QStringLiteral("QCommandLineParser: option not defined")))
+        ADD_FAILURE() << "gwb " << args.join(QLatin1Char(' ')).toStdString() << " uses an undefined option:\n"
+                      << r.err.toStdString();
+    return r;
 }
 
 /// Writes a file for a gwb process to read (a corpus, a prompt); fails the test when it cannot.
