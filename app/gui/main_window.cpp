@@ -243,11 +243,7 @@ void MainWindow::buildDocks() {
             sv,
             [this] {
                 SaliencyRequest r;
-                r.grassmannPath = m_grassmannPath;
-                r.baselinePath = m_baselinePath;
-                r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
-                r.baselineChoice = m_controller->importChoice(m_baselinePath);
-                r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
+                setModelSources(r);
                 r.data = m_data;
                 return r;
             },
@@ -257,26 +253,21 @@ void MainWindow::buildDocks() {
         // Attention views share one runner (one worker thread, its own model cache).
         PatchingRunner* runner = wirePatching(pv, [this] {
             PatchingJobRequest r;
-            r.grassmannPath = m_data.grassmann ? m_grassmannPath : QString();
-            r.baselinePath = m_data.baseline ? m_baselinePath : QString();
-            r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
-            r.baselineChoice = m_controller->importChoice(m_baselinePath);
-            r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
+            setModelSources(r);
+            // Only the models of the current results: the sweep runs on their prompt.
+            if (!m_data.grassmann) r.grassmannPath.clear();
+            if (!m_data.baseline) r.baselinePath.clear();
             return r;
         });
         wireQuickAblations(
             runner, view(QStringLiteral("plucker")), view(QStringLiteral("attention")), m_strip, m_selection,
             [this] {
                 AblationContext c;
-                c.grassmannPath = m_grassmannPath;
-                c.baselinePath = m_baselinePath;
-                c.grassmannChoice = m_controller->importChoice(m_grassmannPath);
-                c.baselineChoice = m_controller->importChoice(m_baselinePath);
-                c.device = m_device ? m_device->currentText() : QStringLiteral("auto");
+                setModelSources(c);
                 c.data = m_data;
                 return c;
             },
-            [this](const QString& text) { m_statusMessage->setText(text); });
+            [this](const QString& text) { showStatus(text); });
     }
     if (first) first->raise();
     // The views get the room; the prompt and the strip a few lines each.
@@ -517,6 +508,14 @@ void MainWindow::setPrompt(const QString& text) {
 }
 QString MainWindow::prompt() const {
     return m_prompt->prompt();
+}
+
+template <class Request> void MainWindow::setModelSources(Request& r) const {
+    r.grassmannPath = m_grassmannPath;
+    r.baselinePath = m_baselinePath;
+    r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
+    r.baselineChoice = m_controller->importChoice(m_baselinePath);
+    r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
 }
 
 void MainWindow::showStatus(const QString& message) {

@@ -173,6 +173,8 @@ private:
     void updateModelLabels();
     void updateDeviceLabel();
     void showError(const QString& message, bool dialog);
+    /// Fills a worker request's models as the window has them: paths, import choices, device.
+    template <class Request> void setModelSources(Request& r) const;
     void showStatus(const QString& message);
 
     void chooseModel();

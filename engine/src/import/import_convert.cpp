@@ -183,8 +183,8 @@ private:
                                          L.name + " runs for " + std::to_string(layers) + " layers");
             } else {
                 m_report.notes.push_back("offsets: " + found->source + " says [" + found->value + "], but " +
-                                         L.configOffsetsIgnoredWhy + "; used " + runs + " (--offsets per_layer:" +
-                                         found->value + " applies the file's list)");
+                                         L.configOffsetsIgnoredWhy + "; used " + runs +
+                                         " (--offsets per_layer:" + found->value + " applies the file's list)");
             }
             m_report.flags.push_back("offsets=" + runs + " (what " + L.name + "'s code runs for " +
                                      std::to_string(layers) + " layers; --offsets overrides)");

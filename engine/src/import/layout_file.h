@@ -61,7 +61,7 @@ struct Layout {
     /// Non-empty: a found schedule is not what the family's code runs (why, in words); it is
     /// compared with the layout's own schedule and reported, never applied.
     std::string configOffsetsIgnoredWhy;
-    std::string configPerLayerFlag;                 ///< a found boolean that, when true, makes it one per layer
+    std::string configPerLayerFlag; ///< a found boolean that, when true, makes it one per layer
     /// A schedule for checkpoints whose found config lacks a key (an older code generation).
     std::string lacksKey, lacksSchedule, lacksWhy;
     std::map<ModelKind, KindLayout> kinds;
