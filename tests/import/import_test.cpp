@@ -4,6 +4,7 @@
 
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/import.h"
+#include "import/import_config.h"
 #include "import/layout_file.h"
 #include "model/model_impl.h"
 #include "test_builders.h"
@@ -690,6 +691,138 @@ TEST(Import, YoudieHydraConfigSetsPreNormAndLags) {
     // Lags repeated unevenly would weigh some offsets more: refused, not averaged wrongly.
     std::ofstream(dir.file("run/.hydra/config.yaml")) << "model:\n  lags: [1, 1, 2]\n";
     expectImportError([&] { importCheckpoint(dir.file("run/best.safetensors")); }, "repeated unevenly");
+}
+
+std::string reportText(const ImportedModel& m) {
+    std::string s;
+    for (const auto& n : m.report.notes)
+        s += n + "\n";
+    for (const auto& f : m.report.flags)
+        s += f + "\n";
+    return s;
+}
+
+// Issue 30: Arledge's train.py saves TrainingConfig's defaults (reduced_dim 64, window_sizes
+// [1,2,4,8,16,32]) with a grassmann_v4 model that its create_model built with r = 32 and
+// [1,2,4,8,12,16]. The alphaxiv layout's config rule says so: those fields are reported, not
+// applied. Without the rule the same config is refused, naming both values.
+TEST(Import, ConfigFieldsTheFamilysCodeIgnoresAreReportedNotApplied) {
+    TempDir dir;
+    const Model ref = randomModel(tinyConfig("alphaxiv", ModelKind::Grassmann), 41);
+    std::filesystem::create_directories(dir.file("run"));
+    const std::string path = writeFile(dir, familyTensors(ref, "alphaxiv"), "run/best_model.safetensors");
+    std::ofstream(dir.file("run/config.json"))
+        << R"({"model_type": "grassmann_v4", "model_dim": 16, "num_layers": 2, "reduced_dim": 64,
+              "window_sizes": [1, 2, 4, 8, 16, 32], "num_heads": 8, "ff_dim": 64, "max_seq_len": 40})";
+    const auto m = importCheckpoint(path);
+    EXPECT_EQ(m.model.config().layerOffsets,
+              (std::vector<std::vector<int>>{{1, 2, 4, 8, 12, 16}, {1, 2, 4, 8, 12, 16}}));
+    const std::string report = reportText(m);
+    EXPECT_NE(report.find("config rule of the alphaxiv layout (config.json: model_type = grassmann_v4)"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("config.json: reduced_dim says 64: not applied"), std::string::npos) << report;
+    EXPECT_NE(report.find("config.json: window_sizes says 1,2,4,8,16,32: not applied"), std::string::npos) << report;
+    EXPECT_NE(report.find("offsets=1,2,4,8,12,16 (what alphaxiv's code runs here"), std::string::npos) << report;
+    EXPECT_NE(report.find("sizes d=16, N=2, d_ff=64, Lmax=40 agree"), std::string::npos) << report;
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3};
+    EXPECT_EQ(logits(m.model, ids), logits(ref, ids));
+    // Another model_type: nothing says the field is ignored, so r = 64 contradicts the weights.
+    std::ofstream(dir.file("run/config.json")) << R"({"model_type": "grassmann", "reduced_dim": 64})";
+    expectImportError([&] { importCheckpoint(path); },
+                      "config.json: reduced_dim says 64 but the tensor shapes give r = 4: the config does not belong");
+    // Sizes under the names other families use are checked too.
+    std::ofstream(dir.file("run/config.json")) << R"({"model_dim": 32})";
+    expectImportError([&] { importCheckpoint(path); }, "config.json: model_dim says 32 but the tensor shapes give d = 16");
+    std::ofstream(dir.file("run/config.json")) << R"({"ff_dim": 128})";
+    expectImportError([&] { importCheckpoint(path); }, "ff_dim says 128 but the tensor shapes give d_ff = 64");
+    std::ofstream(dir.file("run/config.json")) << R"({"model": {"d_low": 8}})";
+    expectImportError([&] { importCheckpoint(path); }, "model.d_low says 8 but the tensor shapes give r = 4");
+}
+
+// Arledge's train_exp4_ddp.py: bare state dicts in run_dir/checkpoints/, and run_dir/config.json
+// keeps the arguments under "config", with --window-sizes as the string "1,3".
+TEST(Import, NestedConfigSectionsAndListsWrittenAsStrings) {
+    TempDir dir;
+    const Model ref = randomModel(tinyConfig("alphaxiv", ModelKind::Grassmann), 42);
+    std::filesystem::create_directories(dir.file("run/checkpoints"));
+    const std::string path = writeFile(dir, familyTensors(ref, "alphaxiv"), "run/checkpoints/grassmann_best.safetensors");
+    std::ofstream(dir.file("run/config.json"))
+        << R"({"run_id": "20260101_000000", "config": {"model": "both", "model_dim": 16, "reduced_dim": 4,
+              "window_sizes": "1,3", "max_seq_len": 40}, "env": {"rank": 0}})";
+    const auto m = importCheckpoint(path);
+    EXPECT_EQ(m.model.config().layerOffsets, (std::vector<std::vector<int>>{{1, 3}, {1, 3}}));
+    const std::string report = reportText(m);
+    EXPECT_NE(report.find("offsets=1,3 (from config.json: config.window_sizes)"), std::string::npos) << report;
+    EXPECT_NE(report.find("sizes d=16, Lmax=40, r=4 agree"), std::string::npos) << report;
+    // Lists in other spellings.
+    EXPECT_EQ(normalizeListText("1,3,5"), "1,3,5");
+    EXPECT_EQ(normalizeListText(" [1, 3, 5] "), "1,3,5");
+    EXPECT_EQ(normalizeListText("(2, 4)"), "2,4");
+    EXPECT_EQ(normalizeListText("1 2  4"), "1,2,4");
+    EXPECT_EQ(normalizeListText("64"), "64");
+    for (const char* notAList : {"1,,3", "1,3,", ",1", "a,b", "1.5,2", "-1,2", "[]", "both", "1;2"})
+        EXPECT_EQ(normalizeListText(notAList), notAList) << notAList;
+    // A head count that cannot divide d is refused with both values.
+    const Model t = randomModel(tinyConfig("alphaxiv", ModelKind::Transformer), 43);
+    std::filesystem::create_directories(dir.file("t"));
+    const std::string tp = writeFile(dir, familyTensors(t, "alphaxiv"), "t/model.safetensors");
+    std::ofstream(dir.file("t/config.json")) << R"({"num_heads": 3})";
+    expectImportError([&] { importCheckpoint(tp); }, "config.json: num_heads says 3 heads, but the tensor shapes give d = 16");
+}
+
+// Arledge's train.py --model gpt2: the GPT2 baseline (its own layout), heads from the config.
+TEST(Import, ArledgeGpt2BaselineOpensWithTheConfigsHeads) {
+    ModelConfig c = tinyConfig("arledge-gpt2", ModelKind::Transformer);
+    c.nHeads = 2;
+    const Model ref = randomModel(c, 44);
+    TempDir dir;
+    Tensors t = familyTensors(ref, "arledge-gpt2");
+    for (int l = 0; l < 2; ++l) { // the causal_mask buffer: 1 x 1 x Lmax x Lmax lower-triangular ones
+        FloatArray mask = FloatArray::zeros({1, 1, 40, 40});
+        for (int i = 0; i < 40; ++i)
+            for (int j = 0; j <= i; ++j)
+                mask.data[static_cast<size_t>(i * 40 + j)] = 1.0f;
+        t["blocks." + std::to_string(l) + ".attention.causal_mask"] = mask;
+    }
+    std::filesystem::create_directories(dir.file("run"));
+    const std::string path = writeFile(dir, t, "run/best_model.safetensors");
+    std::ofstream(dir.file("run/config.json")) << R"({"model_type": "gpt2", "num_heads": 2, "model_dim": 16})";
+    const auto m = importCheckpoint(path);
+    EXPECT_EQ(m.report.layout, "arledge-gpt2");
+    EXPECT_EQ(m.model.config().nHeads, 2);
+    EXPECT_EQ(m.model.config().norm, NormPlacement::Pre);
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
+    EXPECT_EQ(logits(m.model, ids), logits(ref, ids));
+}
+
+// youdie006's current code (e8aa8c8 and later; its configs carry layerwise_lags): pre_norm true
+// puts a residual around the mixer (pre), and layerwise_lags gives layer i the lag lags[i].
+// A config without layerwise_lags is the initial code's: pre_mix (YoudieHydraConfigSetsPreNormAndLags).
+TEST(Import, YoudieCurrentCodeIsToldApartByItsConfig) {
+    ModelConfig c = tinyConfig("youdie006", ModelKind::Grassmann);
+    c.norm = NormPlacement::Pre;
+    c.layerOffsets = {{1}, {2}};
+    const Model ref = randomModel(c, 45);
+    TempDir dir;
+    std::filesystem::create_directories(dir.file("run/.hydra"));
+    std::ofstream(dir.file("run/.hydra/config.yaml"))
+        << "model:\n  tensor_lifting_strategy: grassmann\n  num_layers: 2\n  d_model: 16\n  d_low: 4\n"
+           "  expansion_ratio: 4\n  lags:\n  - 1\n  - 2\n  pre_norm: true\n  weight_tying: true\n"
+           "  layerwise_lags: true\n  use_custom_init: false\ndata:\n  max_context_len: 40\n";
+    const auto m = importCheckpoint(writeFile(dir, familyTensors(ref, "youdie006"), "run/best.safetensors"));
+    EXPECT_EQ(m.model.config().norm, NormPlacement::Pre);
+    EXPECT_EQ(m.model.config().layerOffsets, c.layerOffsets);
+    const std::string report = reportText(m);
+    EXPECT_EQ(report.find("config rule"), std::string::npos) << report;
+    EXPECT_NE(report.find("d_ff/d=4"), std::string::npos) << report;
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5, 9, 2, 6};
+    EXPECT_EQ(logits(m.model, ids), logits(ref, ids));
+    // The same weights with the initial code's config (no layerwise_lags): pre_mix, said why.
+    std::ofstream(dir.file("run/.hydra/config.yaml")) << kYoudiePre;
+    const auto old = importCheckpoint(dir.file("run/best.safetensors"));
+    EXPECT_EQ(old.model.config().norm, NormPlacement::PreMix);
+    EXPECT_NE(reportText(old).find("youdie006's initial code (8aa6e5bc"), std::string::npos) << reportText(old);
 }
 
 // Found by tests/fuzz/fuzz_import_config and fuzz_layout (libFuzzer): a number too large for a

@@ -36,7 +36,11 @@ constexpr double kTolerance = 1e-4;
 
 struct Case {
     std::string family, kind, norm, format, dtype, size;
-    std::string name() const { return family + "_" + kind + "_" + norm + "_" + format + "_" + dtype + "_" + size; }
+    std::string script = ""; ///< made as one family's training script saves it (parity_all.py SCRIPT_CASES)
+    std::string name() const {
+        return family + "_" + kind + "_" + norm + "_" + format + "_" + dtype + "_" + size +
+               (script.empty() ? "" : "_" + script);
+    }
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
@@ -163,9 +167,21 @@ TEST_P(Parity, LogitsMatchPyTorch) {
         EXPECT_EQ(cfg.nHeads, size["heads"].get<int64_t>());
     }
 
+    if (variant.contains("offsets")) { // the schedule the family's code runs (one set, every layer)
+        const auto want = variant["offsets"].get<std::vector<int>>();
+        for (const auto& layer : cfg.layerOffsets)
+            EXPECT_EQ(layer, want);
+    }
+    if (variant.contains("offsets_per_layer")) {
+        const auto want = variant["offsets_per_layer"].get<std::vector<std::vector<int>>>();
+        EXPECT_EQ(cfg.layerOffsets, want);
+    }
+
     const double diff = maxDiff(imported.model, e);
     EXPECT_LT(diff, kTolerance);
     std::cout << "[          ] " << c.name() << ": max |logit diff| = " << diff << "\n";
+    for (const auto& note : imported.report.notes)
+        std::cout << "[          ]   note: " << note << "\n";
     if (c.size != "paper") return;
 
     // Negative controls: each switch flipped alone must break the tolerance.
@@ -216,6 +232,13 @@ TEST_P(Parity, LogitsMatchPyTorch) {
     });
     // std::string(1, '3'), not "3": GCC 12 reports a bogus -Wrestrict on the literal here.
     flipped("offsets", [&](ImportOptions& o) { o.offsetSchedule = std::string(1, '3'); });
+    // A config that states offsets the family's code never ran: applying them must show.
+    if (variant.contains("config_offsets")) {
+        std::string list;
+        for (int v : variant["config_offsets"].get<std::vector<int>>())
+            list += (list.empty() ? "" : ",") + std::to_string(v);
+        flipped("the config's own window_sizes", [&](ImportOptions& o) { o.offsetSchedule = list; });
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, Parity,
@@ -235,11 +258,21 @@ INSTANTIATE_TEST_SUITE_P(Families, Parity,
                                          Case{"wake2vec", "transformer", "pre", "pt", "float32", "paper"},
                                          Case{"youdie006", "grassmann", "post", "pt", "float32", "paper"},
                                          Case{"youdie006", "grassmann", "pre_mix", "pt", "float32", "paper"},
+                                         Case{"youdie006", "grassmann", "pre", "pt", "float32", "paper"},
                                          Case{"youdie006", "transformer", "post", "pt", "float32", "paper"},
                                          Case{"youdie006", "transformer", "pre", "pt", "float32", "paper"},
                                          Case{"grasslm", "grassmann", "post", "safetensors", "bfloat16", "tiny"},
                                          Case{"alphaxiv", "grassmann", "pre", "pt", "float16", "tiny"},
-                                         Case{"kanenorman", "grassmann", "post", "safetensors", "float32", "tiny"}),
+                                         Case{"kanenorman", "grassmann", "post", "safetensors", "float32", "tiny"},
+                                         // Arledge's train.py and train_exp4_ddp.py (issue 30).
+                                         Case{"alphaxiv", "grassmann", "pre", "pt", "float32", "paper",
+                                              "arledge-train"},
+                                         Case{"arledge-gpt2", "transformer", "pre", "pt", "float32", "paper",
+                                              "arledge-train"},
+                                         Case{"alphaxiv", "grassmann", "pre", "pt", "float32", "paper",
+                                              "arledge-exp4"},
+                                         Case{"arledge", "transformer", "pre", "pt", "float32", "paper",
+                                              "arledge-exp4"}),
                          caseName);
 
 // The 1.8e-3 paper-size Transformer gap reported with the old parity weights (all N(0, 0.35^2)):

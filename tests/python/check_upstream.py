@@ -20,10 +20,14 @@ everything passed.
 
 Families: repository @ commit (PATH is a checkout there), files used, how the model is built
 ------------------------------------------------------------------------------------------------
-youdie006   youdie006/grassmann @ 8aa6e5bceea2d0cf7f7668ffc033501010922583
-            model.py (LMConfig, Transformer). Built as train_hydra.py does, from the case's
-            .hydra/config.yaml (model.*, data.max_context_len); vocab from the embedding shape.
-            Checkpoint: bare state_dict. Control: model.pre_norm flipped.
+youdie006   youdie006/grassmann: --repo @ 7a10f87 (HEAD; model.py as of e8aa8c8, the current
+            code) and --repo2 @ 8aa6e5bceea2d0cf7f7668ffc033501010922583 (the initial code), in
+            either order. model.py (LMConfig, Transformer). Built as train_hydra.py does, from the
+            case's .hydra/config.yaml (model.*, data.max_context_len; layerwise_lags when the
+            config has it); vocab from the embedding shape. A config with model.layerwise_lags was
+            written by the current code and runs there; one without, by the initial code.
+            Checkpoint: bare state_dict. Controls: model.pre_norm flipped; an initial-code
+            pre_norm Grassmann case run by the current code.
 kanenorman  kanenorman/grassmann @ af6a48608658800a3995fb27319556d27e60db50
             model.py (LMConfig, Transformer). Sizes from expected.json, lags [1,2,4,8,12,16] (the
             offsets of our kanenorman layout), weight_tying, pre_norm from the case's variant.
@@ -381,34 +385,51 @@ def install_torch_shims(which):
 
 def check_youdie006(cases, args, rep):
     import yaml
-    up = import_file("youdie006_model", os.path.join(args.repo, "model.py"))
-    info(f"upstream {up.__file__}")
+    # Two code generations: configs written by the current code (e8aa8c8 and later) carry
+    # model.layerwise_lags; the initial code's (8aa6e5bc) do not. Each case is run by the code
+    # that wrote it: --repo and --repo2 are checkouts of both (either order; told apart by
+    # whether LMConfig has layerwise_lags).
+    generations = {}
+    for n, path in enumerate(p for p in (args.repo, args.repo2) if p):
+        mod = import_file(f"youdie006_model_{n}", os.path.join(path, "model.py"))
+        current = "layerwise_lags" in getattr(mod.LMConfig, "__dataclass_fields__", {})
+        generations["current" if current else "initial"] = mod
+        info(f"upstream {mod.__file__}: {'current code (layerwise_lags)' if current else 'initial code'}")
     for case in cases:
         print(f"== {case.name}")
         ypath = os.path.join(case.path, ".hydra", "config.yaml")
         with open(ypath) as f:
             y = yaml.safe_load(f)
         m, data = y["model"], y["data"]
-        if m.get("layerwise_lags"):
-            rep.skip(f"{case.name}: layerwise_lags is not in the stored code generation")
+        generation = "current" if "layerwise_lags" in m else "initial"
+        up = generations.get(generation)
+        if up is None:
+            rep.skip(f"{case.name}: written by the {generation} code; give a checkout of it (--repo / --repo2)")
             continue
         sd = load_checkpoint(case)
 
-        def build(pre_norm):
-            cfg = up.LMConfig(vocab_size=sd["token_embedding.weight"].shape[0],
-                              max_context_len=data["max_context_len"], num_layers=m["num_layers"],
-                              tensor_lifting_strategy=m["tensor_lifting_strategy"], lags=list(m["lags"]),
-                              d_model=m["d_model"], num_heads=m["num_heads"],
-                              expansion_ratio=m["expansion_ratio"], dropout_rate=0.1,
-                              weight_tying=m["weight_tying"], d_low=m["d_low"], pre_norm=pre_norm)
-            model = up.Transformer(cfg)
+        def build(pre_norm, code=up):
+            extra = {"layerwise_lags": bool(m["layerwise_lags"])} if "layerwise_lags" in m else {}
+            cfg = code.LMConfig(vocab_size=sd["token_embedding.weight"].shape[0],
+                                max_context_len=data["max_context_len"], num_layers=m["num_layers"],
+                                tensor_lifting_strategy=m["tensor_lifting_strategy"], lags=list(m["lags"]),
+                                d_model=m["d_model"], num_heads=m["num_heads"],
+                                expansion_ratio=m["expansion_ratio"], dropout_rate=0.1,
+                                weight_tying=m["weight_tying"], d_low=m["d_low"], pre_norm=pre_norm, **extra)
+            model = code.Transformer(cfg)
             strict_load(model, sd)
             return model
 
         info(f".hydra/config.yaml: strategy {m['tensor_lifting_strategy']}, pre_norm {m['pre_norm']}, "
-             f"lags {m['lags']}, heads {m['num_heads']}")
-        rep.match(f"{case.name} (model.Transformer, strict load ok)", *case.compare(build(m["pre_norm"])))
+             f"lags {m['lags']}, layerwise_lags {m.get('layerwise_lags', '(absent)')}, heads {m['num_heads']}, "
+             f"{generation} code")
+        rep.match(f"{case.name} (model.Transformer of the {generation} code, strict load ok)",
+                  *case.compare(build(m["pre_norm"])))
         rep.control(f"{case.name} pre_norm={not m['pre_norm']}", *case.compare(build(not m["pre_norm"])))
+        other = generations.get("initial" if generation == "current" else "current")
+        if other is not None and m["pre_norm"] and m["tensor_lifting_strategy"] == "grassmann" \
+                and "layerwise_lags" not in m:
+            rep.control(f"{case.name} run by the current code", *case.compare(build(True, other)))
 
 
 def check_kanenorman(cases, args, rep):

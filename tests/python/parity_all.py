@@ -11,6 +11,7 @@ import sys
 import parity_adipks
 import parity_alphaxiv
 import parity_arledge
+import parity_arledge_scripts
 import parity_common as pc
 import parity_conditioning
 import parity_grasslm
@@ -23,6 +24,15 @@ FAMILIES = {"grasslm": parity_grasslm.make, "alphaxiv": parity_alphaxiv.make, "k
             "arledge": parity_arledge.make, "adipks": parity_adipks.make, "wake2vec": parity_wake2vec.make,
             "wake2vec-ln1": lambda args: parity_wake2vec.make(args, with_ln1=True),
             "youdie006": parity_youdie006.make}
+# (family, kind, norm, format, dtype, size, script) -> the function for cases made as one
+# family's training script saves them (issue 30): Arledge's train.py and train_exp4_ddp.py.
+SCRIPT_CASES = [
+    (("alphaxiv", "grassmann", "pre", "pt", "float32", "paper", "arledge-train"), parity_arledge_scripts.make_train_py),
+    (("arledge-gpt2", "transformer", "pre", "pt", "float32", "paper", "arledge-train"),
+     parity_arledge_scripts.make_train_py),
+    (("alphaxiv", "grassmann", "pre", "pt", "float32", "paper", "arledge-exp4"), parity_arledge_scripts.make_exp4),
+    (("arledge", "transformer", "pre", "pt", "float32", "paper", "arledge-exp4"), parity_arledge_scripts.make_exp4),
+]
 # (family = layout name, kind, norm, format, dtype, size); the same list as parity_test.cpp's.
 # GrassLM has no Transformer baseline; the earlier Wake2vec version differs only in its Grassmann
 # block. Arledge's Grassmann case is the fused kernel's model (GrassmannGPTv4 is alphaXiv's).
@@ -43,6 +53,7 @@ CASES = [
     ("wake2vec", "transformer", "pre", "pt", "float32", "paper"),
     ("youdie006", "grassmann", "post", "pt", "float32", "paper"),
     ("youdie006", "grassmann", "pre_mix", "pt", "float32", "paper"),
+    ("youdie006", "grassmann", "pre", "pt", "float32", "paper"),
     ("youdie006", "transformer", "post", "pt", "float32", "paper"),
     ("youdie006", "transformer", "pre", "pt", "float32", "paper"),
     ("grasslm", "grassmann", "post", "safetensors", "bfloat16", "tiny"),
@@ -59,6 +70,11 @@ def main():
         if family in ("kanenorman", "youdie006"):  # the families with a pre_norm switch
             argv += ["--norm", norm]
         FAMILIES[family](pc.parser("").parse_args(argv))
+    for case, make in SCRIPT_CASES:
+        family, kind, norm, fmt, dtype, size, script = case
+        name = "_".join(case)
+        make(pc.parser("").parse_args(["--kind", kind, "--format", fmt, "--dtype", dtype, "--size", size,
+                                       "--out", os.path.join(out, name)]))
     parity_conditioning.make(os.path.join(out, "conditioning"))
 
 

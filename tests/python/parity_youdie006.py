@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """youdie006/grassmann, a fork of kanenorman/grassmann (facts read from model.py and
-train_hydra.py @ 8aa6e5bc, the only stored code, and the Hydra run folders @ e8aa8c8f /
-f295355c; issue 23), written from those facts, not from the engine:
+train_hydra.py @ 8aa6e5bc, the initial code, and @ 7a10f87 (HEAD; model.py unchanged since
+e8aa8c8), and the Hydra run folders @ e8aa8c8f / f295355c; issues 23 and 30), written from those
+facts, not from the engine.
+
+Two code generations. The current one (e8aa8c8 and later): a pre_norm Grassmann block is
+x = x + dropout(mix(attention_norm(x))) (a residual around the mixer), and layerwise_lags: true
+gives layer i the single lag lags[i]; its configs carry layerwise_lags (and, from f295355, use_custom_init).
+The initial one (8aa6e5bc), described below, has no residual in that block and no layerwise_lags key.
 
 GrassmannMixing: kanenorman's names (attention.reduce, .expand, .gate_proj, int64 buffers
 idx_i / idx_j = triu_indices(d_low, d_low, 1)); for each lag (0 < lag < n) the plane of current x
@@ -90,9 +96,9 @@ class FeedForward(nn.Module):
 
 
 class TransformerBlock(nn.Module):
-    def __init__(self, c, strategy, lags, pre_norm):
+    def __init__(self, c, strategy, lags, pre_norm, current=False):
         super().__init__()
-        self.grassmann, self.pre_norm = strategy == "grassmann", pre_norm
+        self.grassmann, self.pre_norm, self.current = strategy == "grassmann", pre_norm, current
         self.attention_norm = nn.LayerNorm(c["d"])
         self.attention = (GrassmannMixing(c["d"], c["r"], lags) if self.grassmann
                           else CausalSelfAttention(c["d"], c["heads"], c["Lmax"]))
@@ -102,8 +108,10 @@ class TransformerBlock(nn.Module):
 
     def forward(self, x):
         if self.pre_norm:
-            if self.grassmann:
-                x = self.dropout(self.attention(self.attention_norm(x)))  # without an extra residual
+            if self.grassmann and self.current:
+                x = x + self.dropout(self.attention(self.attention_norm(x)))  # e8aa8c8: a residual path
+            elif self.grassmann:
+                x = self.dropout(self.attention(self.attention_norm(x)))  # 8aa6e5bc: without an extra residual
             else:
                 x = x + self.dropout(self.attention(self.attention_norm(x)))
             return x + self.dropout(self.ffn(self.ffn_norm(x)))
@@ -115,12 +123,15 @@ class TransformerBlock(nn.Module):
 
 
 class LanguageModel(nn.Module):
-    def __init__(self, c, strategy, lags, pre_norm):
+    def __init__(self, c, strategy, lags, pre_norm, layerwise=False):
         super().__init__()
         self.token_embedding = nn.Embedding(c["V"], c["d"])
         self.position_embedding = nn.Embedding(c["Lmax"], c["d"])
         self.dropout = nn.Dropout(0.1)
-        self.transformer_blocks = nn.ModuleList(TransformerBlock(c, strategy, lags, pre_norm) for _ in range(c["N"]))
+        # Transformer._resolve_layer_lags (current code): layerwise_lags gives layer i [lags[i]].
+        per_layer = [[lag] for lag in lags] if layerwise else [list(lags)] * c["N"]
+        self.transformer_blocks = nn.ModuleList(
+            TransformerBlock(c, strategy, per_layer[i], pre_norm, current=layerwise) for i in range(c["N"]))
         self.output_norm = nn.LayerNorm(c["d"])
         self.lm_head = nn.Linear(c["d"], c["V"], bias=False)
         self.lm_head.weight = self.token_embedding.weight
@@ -133,13 +144,14 @@ class LanguageModel(nn.Module):
         return self.lm_head(self.output_norm(h))
 
 
-def hydra_config(c, strategy, lags, pre_norm):
-    """.hydra/config.yaml as Hydra writes it for a run of train_hydra.py (stored code: no
-    layerwise_lags key)."""
+def hydra_config(c, strategy, lags, pre_norm, current=False):
+    """.hydra/config.yaml as Hydra writes it for a run of train_hydra.py (initial code: no
+    layerwise_lags key; current code: layerwise_lags and use_custom_init, as in the f295355 run)."""
     lag_lines = "".join(f"  - {lag}\n" for lag in lags)
+    later = "  layerwise_lags: true\n  use_custom_init: false\n" if current else ""
     return (f"model:\n  tensor_lifting_strategy: {strategy}\n  num_layers: {c['N']}\n  d_model: {c['d']}\n"
             f"  num_heads: {c['heads']}\n  expansion_ratio: {c['d_ff'] // c['d']}\n  d_low: {c['r']}\n"
-            f"  lags:\n{lag_lines}  pre_norm: {'true' if pre_norm else 'false'}\n  weight_tying: true\n"
+            f"  lags:\n{lag_lines}  pre_norm: {'true' if pre_norm else 'false'}\n  weight_tying: true\n{later}"
             f"data:\n  source: local_parquet\n  data_root: /tmp/wikitext2_official/wikitext-2-raw-v1\n"
             f"  tokenizer_name: bert-base-uncased\n  max_context_len: {c['Lmax']}\n  max_samples_train: null\n"
             f"  max_samples_val: null\nseed: 42\ntrain:\n  device: cuda\n  batch_size: 32\n  num_epochs: 30\n"
@@ -150,24 +162,29 @@ def hydra_config(c, strategy, lags, pre_norm):
 
 def make(args):
     """Builds, saves and records one case (args as parity_common.parser() defines them);
-    --norm pre_mix (grassmann) / pre (transformer) writes pre_norm: true."""
+    --norm pre_mix (grassmann, initial code) / pre (transformer) writes pre_norm: true; a
+    Grassmann --norm pre is the current code's pre_norm run with layerwise_lags: true."""
     torch.manual_seed(args.seed)
     c = pc.sizes(args)
     pre_norm = args.norm in ("pre", "pre_mix")
     strategy = "grassmann" if args.kind == "grassmann" else "attention"
+    current = args.kind == "grassmann" and args.norm == "pre"
     # The pre_norm run uses a Hydra override of the lags (model.lags=[1,2,4,8,16]), so the test
-    # sees that the importer reads them from the YAML rather than the layout's default.
-    lags = [1, 2, 4, 8, 16] if pre_norm else [1, 2, 4, 8, 12, 16]
-    model = LanguageModel(c, strategy, lags, pre_norm)
+    # sees that the importer reads them from the YAML rather than the layout's default; the
+    # current code's run gives each of the 6 layers one lag.
+    lags = [1, 2, 4, 8, 12, 16][:c["N"]] if current else [1, 2, 4, 8, 16] if pre_norm else [1, 2, 4, 8, 12, 16]
+    model = LanguageModel(c, strategy, lags, pre_norm, layerwise=current)
     pc.randomize(model, args.seed, ("transformer_blocks.0.attention.reduce",), 5e-6 if c["d"] > 16 else 1e-4)
     if args.kind == "grassmann":
-        variant = {"norm": "pre_mix" if pre_norm else "post", "gate": "paper", "empty": "bias", "eps": EPS,
-                   "aggregation": "normalize_then_mean"}
+        variant = {"norm": "pre" if current else "pre_mix" if pre_norm else "post", "gate": "paper",
+                   "empty": "bias", "eps": EPS, "aggregation": "normalize_then_mean"}
+        if current:
+            variant["offsets_per_layer"] = [[lag] for lag in lags]
     else:
         variant = {"norm": "pre" if pre_norm else "post"}
     os.makedirs(os.path.join(args.out, ".hydra"), exist_ok=True)
     with open(os.path.join(args.out, ".hydra", "config.yaml"), "w") as f:
-        f.write(hydra_config(c, strategy, lags, pre_norm))
+        f.write(hydra_config(c, strategy, lags, pre_norm, current))
     with open(os.path.join(args.out, ".hydra", "overrides.yaml"), "w") as f:
         f.write(f"- model={strategy}\n" + ("- model.pre_norm=true\n- model.lags=[1,2,4,8,16]\n" if pre_norm else ""))
     pc.finish(args, model, torch.save, "youdie006", variant, filename="best.pt")

@@ -12,6 +12,42 @@ namespace {
 
 using json = nlohmann::json;
 
+/// Where families keep their settings, inside a checkpoint's dict or a config.json: GrassLM's
+/// `architecture`, argparse namespaces saved as `args` or `config` (Arledge's train.py and
+/// train_exp4_ddp.py, the CausalGrassmannMixer trainer's asdict(cfg)), Lightning's `hparams`.
+constexpr const char* kConfigSections[] = {"architecture", "model", "model_config", "config",
+                                           "args",         "hparams", "hyper_parameters"};
+
+} // namespace
+
+/// "1,3,5" for a string that spells a list of integers ("1,3,5", "[1, 3, 5]", "(1, 3, 5)",
+/// "1 3 5"), as argparse-saved arguments keep them (Arledge's --window-sizes "1,3,5"); any other
+/// string unchanged.
+std::string normalizeListText(const std::string& s) {
+    auto trimmed = [](const std::string& t) {
+        const size_t a = t.find_first_not_of(" \t");
+        if (a == std::string::npos) return std::string();
+        return t.substr(a, t.find_last_not_of(" \t") - a + 1);
+    };
+    std::string body = trimmed(s);
+    if (body.size() >= 2 && ((body.front() == '[' && body.back() == ']') || (body.front() == '(' && body.back() == ')')))
+        body = trimmed(body.substr(1, body.size() - 2));
+    if (body.empty()) return s;
+    const char separator = body.find(',') != std::string::npos ? ',' : ' ';
+    std::string out, item;
+    std::stringstream ss(body);
+    while (std::getline(ss, item, separator)) {
+        item = trimmed(item);
+        if (item.empty() && separator == ' ') continue; // several spaces
+        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos) return s;
+        out += (out.empty() ? "" : ",") + item;
+    }
+    if (body.back() == ',') return s; // "1,2," is not a list
+    return out.empty() ? s : out;
+}
+
+namespace {
+
 /// Text of a scalar or an integer list; "" for anything else.
 std::string valueText(const json& v) {
     if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
@@ -22,7 +58,7 @@ std::string valueText(const json& v) {
         s << v.get<double>();
         return s.str();
     }
-    if (v.is_string()) return v.get<std::string>();
+    if (v.is_string()) return normalizeListText(v.get<std::string>());
     if (v.is_array() && !v.empty()) {
         std::string s;
         for (const auto& e : v) {
@@ -136,11 +172,14 @@ std::optional<FoundSetting> FoundConfig::get(std::initializer_list<const char*> 
 FoundConfig findConfig(const std::string& folder, const std::map<std::string, std::string>& metadata) {
     FoundConfig out;
     for (const auto& [key, value] : metadata) {
-        for (const char* record : {"args.", "config.", "hparams.", "hyper_parameters."}) {
-            const std::string r = record;
+        for (const char* record : kConfigSections) {
+            const std::string r = std::string(record) + ".";
             if (key.rfind(r, 0) == 0 && key.size() > r.size())
-                out.values.emplace(key.substr(r.size()), FoundSetting{value, key + " in the checkpoint"});
+                out.values.emplace(key.substr(r.size()),
+                                   FoundSetting{normalizeListText(value), key + " in the checkpoint"});
         }
+        if (key == "model_type" || key == "model_name" || key == "arch")
+            out.values.emplace(key, FoundSetting{value, key + " in the checkpoint"});
     }
     // A Hydra run folder (youdie006): .hydra/config.yaml beside the checkpoint.
     const std::filesystem::path hydra = std::filesystem::path(folder) / ".hydra" / "config.yaml";
@@ -164,8 +203,9 @@ FoundConfig findConfig(const std::string& folder, const std::map<std::string, st
     }
     if (!j.is_object()) throw std::runtime_error(file.string() + ": top level must be a JSON object");
     out.files += (out.files.empty() ? "" : ", ") + file.string();
-    // GrassLM keeps the sizes under `architecture`; HF-style files keep them at the top.
-    for (const char* section : {"architecture", "model", "model_config"})
+    // GrassLM keeps the sizes under `architecture`; Arledge's train_exp4_ddp.py under `config`
+    // (its argparse namespace); HF-style files keep them at the top.
+    for (const char* section : kConfigSections)
         if (j.contains(section) && j.at(section).is_object()) addObject(j.at(section), std::string(section) + ".", out);
     addObject(j, "", out);
     return out;

@@ -25,8 +25,14 @@ struct FoundConfig {
     std::optional<FoundSetting> get(const std::string& name) const { return get({name.c_str()}); }
 };
 
+/// "1,3,5" for a string that spells a list of integers ("1,3,5", "[1, 3, 5]", "(1, 3, 5)",
+/// "1 3 5"), as argparse-saved arguments keep them; any other string unchanged.
+std::string normalizeListText(const std::string& s);
+
 /// Gathers the settings of `metadata` (keys `args.*`, `config.*`, as readTensorFile() collects
-/// them) and of `folder`/config.json when it exists. Throws std::runtime_error for a config.json
+/// them; also `architecture.*`, `model.*`, `model_config.*`, `hparams.*`, and the root's
+/// `model_type`) and of `folder`/config.json when it exists (its sections `architecture`, `model`,
+/// `model_config`, `config`, `args`, `hparams`, `hyper_parameters`, then its top level). Throws std::runtime_error for a config.json
 /// that is not valid JSON.
 FoundConfig findConfig(const std::string& folder, const std::map<std::string, std::string>& metadata);
 

@@ -62,6 +62,7 @@ public:
         for (const auto& [n, t] : m_file.tensors)
             m_names.push_back(n);
         chooseLayout();
+        applyConfigRules();
         m_report.layout = m_layout->name;
         m_report.layoutSource = m_layout->source;
     }
@@ -122,6 +123,46 @@ private:
         }
     }
 
+    /// The layout's config rules that the found config meets: fields the family's code does not
+    /// read are reported and dropped (never applied), and the offsets and pre_norm meaning the
+    /// code uses take their place. The layout in use becomes a copy with those changes.
+    void applyConfigRules() {
+        m_effective = *m_layout;
+        for (const ConfigRule& r : m_layout->configRules) {
+            bool match = true;
+            std::string condition;
+            for (const auto& [key, value] : r.when) {
+                const auto f = m_found.get(key);
+                match = match && f && (value == "*" || f->value == value);
+                if (f) condition += (condition.empty() ? "" : ", ") + f->source + " = " + f->value;
+            }
+            if (!r.whenLacks.empty()) {
+                match = match && !m_found.values.empty();
+                for (const std::string& key : r.whenLacks) {
+                    match = match && !m_found.get(key);
+                    condition += (condition.empty() ? "no " : ", no ") + key + " in the found config";
+                }
+            }
+            if (!match) continue;
+            m_report.notes.push_back("config rule of the " + m_layout->name + " layout (" + condition + "): " + r.why);
+            for (const std::string& key : r.ignore) {
+                const auto f = m_found.get(key);
+                if (!f) continue;
+                m_report.notes.push_back("config: " + f->source + " says " + f->value +
+                                         ": not applied, the family's code does not read it here");
+                m_found.values.erase(key);
+            }
+            if (!r.offsets.empty()) {
+                m_ruleOffsets = r.offsets;
+                m_ruleWhy = r.why;
+            }
+            for (const auto& [kind, arrangement] : r.preNorm)
+                if (const auto it = m_effective.kinds.find(kind); it != m_effective.kinds.end())
+                    it->second.preNorm = arrangement;
+        }
+        m_layout = &m_effective;
+    }
+
     const RawTensor& get(const std::string& name) const {
         const auto it = m_file.tensors.find(name);
         if (it == m_file.tensors.end())
@@ -167,6 +208,11 @@ private:
             m_report.flags.push_back("offsets from the checkpoint's " + L.blockPrefix(0) + k.offsetsBuffer +
                                      " (and the other layers')");
             return out;
+        }
+        if (!m_ruleOffsets.empty()) {
+            m_report.flags.push_back("offsets=" + m_ruleOffsets + " (what " + L.name + "'s code runs here: " +
+                                     m_ruleWhy + "; --offsets overrides)");
+            return parseOffsetSchedule(m_ruleOffsets, layers);
         }
         const auto found = m_found.get({"window_schedule", "window_offsets", "window_sizes", "offsets", "lags"});
         if (found && !L.configOffsetsIgnoredWhy.empty()) {
@@ -310,7 +356,7 @@ private:
             c.reduced = rowsOf("w_red.weight");
             c.nHeads = 4;
         } else {
-            c.nHeads = headsFor(m_o, m_found, k, L.name, m_report);
+            c.nHeads = headsFor(m_o, m_found, k, L.name, c.dModel, m_report);
         }
         checkFoundSizes(m_found, c, m_report);
         applyVariant(L, m_found, m_o, c, m_report);
@@ -507,6 +553,9 @@ private:
     ImportReport m_report;
     std::vector<std::string> m_names;
     Layout m_own;                     ///< a layout read with --layout-file
+    Layout m_effective;               ///< the chosen layout with the config rules that apply
+    std::string m_ruleOffsets;        ///< offsets a config rule says the family's code runs
+    std::string m_ruleWhy;            ///< that rule's why
     const Layout* m_layout = nullptr; ///< the layout in use
 };
 

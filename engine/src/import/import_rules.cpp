@@ -8,6 +8,7 @@
 #include "tokenizers/hf_tokenizer.h"
 #include "gwb/engine/config_io.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -80,15 +81,22 @@ void checkCausalMask(const RawTensor& t, int64_t maxLen, const std::string& name
 /// Heads: the option, else a found config (the checkpoint's saved arguments, config.json),
 /// else model-spec's 4.
 int64_t headsFor(const ImportOptions& o, const FoundConfig& found, const KindLayout& k, const std::string& layout,
-                 ImportReport& report) {
+                 int64_t dModel, ImportReport& report) {
     if (o.nHeads) return *o.nHeads;
     if (const auto h = found.get({"n_heads", "num_heads", "nhead", "n_head", "num_attention_heads"})) {
+        int64_t v = 0;
         try {
-            const int64_t v = std::stoll(h->value);
-            report.notes.push_back("heads: " + std::to_string(v) + " (from " + h->source + ")");
-            return v;
+            v = std::stoll(h->value);
         } catch (const std::exception&) {
+            throw std::runtime_error(h->source + " is '" + h->value + "', not a head count: pass --heads");
         }
+        if (v < 1 || dModel % v != 0)
+            throw std::runtime_error(h->source + " says " + h->value + " heads, but the tensor shapes give d = " +
+                                     std::to_string(dModel) + ", which " + h->value +
+                                     " heads cannot divide: the config does not belong to these weights "
+                                     "(pass --heads to choose)");
+        report.notes.push_back("heads: " + std::to_string(v) + " (from " + h->source + ")");
+        return v;
     }
     if (k.heads) {
         report.flags.push_back("heads=" + std::to_string(*k.heads) + " (default of the " + layout +
@@ -107,13 +115,21 @@ void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportRepor
         int64_t value;
     };
     const bool g = c.kind == ModelKind::Grassmann;
+    // The names the families use (model-spec; Arledge's TrainingConfig and argparse: model_dim,
+    // ff_dim, reduced_dim; youdie006: d_low, max_context_len; the CausalGrassmannMixer trainer).
     const Size sizes[] = {
-        {{"vocab_size"}, "V", c.vocabSize},
-        {{"d_model", "n_embd", "hidden_size"}, "d", c.dModel},
-        {{"n_layers", "num_layers", "n_layer"}, "N", c.nLayers},
-        {{"d_ff", "ffn_dim", "intermediate_size"}, "d_ff", c.dFF},
-        {{"max_seq_len", "max_len", "block_size", "context_length", "max_position_embeddings"}, "Lmax", c.maxLen},
-        {{"d_reduce", "reduced", "reduce_dim"}, "r", g ? c.reduced : -1},
+        {{"vocab_size", "n_vocab"}, "V", c.vocabSize},
+        {{"d_model", "n_embd", "hidden_size", "model_dim", "embed_dim", "d_embed", "emb_dim"}, "d", c.dModel},
+        {{"n_layers", "num_layers", "n_layer", "num_blocks"}, "N", c.nLayers},
+        {{"d_ff", "ffn_dim", "intermediate_size", "ff_dim", "dim_feedforward", "mlp_dim", "d_mlp"},
+         "d_ff",
+         c.dFF},
+        {{"max_seq_len", "max_len", "block_size", "context_length", "max_position_embeddings", "max_context_len",
+          "n_positions", "n_ctx"},
+         "Lmax",
+         c.maxLen},
+        {{"d_reduce", "reduced", "reduce_dim", "reduced_dim", "d_low"}, "r",
+         g ? c.reduced : -1},
     };
     std::string checked;
     for (const Size& s : sizes) {
@@ -129,6 +145,19 @@ void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportRepor
             throw std::runtime_error(f->source + " says " + f->value + " but the tensor shapes give " + s.ours + " = " +
                                      std::to_string(s.value) + ": the config does not belong to these weights");
         checked += std::string(checked.empty() ? "" : ", ") + s.ours + "=" + f->value;
+    }
+    // youdie006 states d_ff as a multiple of d.
+    if (const auto f = found.get({"expansion_ratio", "ffn_mult", "mlp_ratio"})) {
+        try {
+            const double ratio = std::stod(f->value);
+            if (std::abs(ratio * static_cast<double>(c.dModel) - static_cast<double>(c.dFF)) > 0.5)
+                throw std::runtime_error(f->source + " says " + f->value + ", i.e. d_ff = " + f->value + " x " +
+                                         std::to_string(c.dModel) + ", but the tensor shapes give d_ff = " +
+                                         std::to_string(c.dFF) + ": the config does not belong to these weights");
+            checked += std::string(checked.empty() ? "" : ", ") + "d_ff/d=" + f->value;
+        } catch (const std::invalid_argument&) {
+        } catch (const std::out_of_range&) {
+        }
     }
     if (!checked.empty()) report.notes.push_back("config: sizes " + checked + " agree with the tensor shapes");
 }

@@ -26,9 +26,10 @@ std::vector<std::pair<int64_t, float>> pairColumns(const RawTensor& idxI, const 
 /// above (only the leading Lmax x Lmax block is ever used). Throws naming the buffer otherwise.
 void checkCausalMask(const RawTensor& t, int64_t maxLen, const std::string& name);
 /// Heads: the option, else a found config (the checkpoint's saved arguments, config.json),
-/// else the layout's, else model-spec's 4.
+/// else the layout's, else model-spec's 4. A found count that cannot divide d (the shapes'
+/// dModel) is refused with both values.
 int64_t headsFor(const ImportOptions& o, const FoundConfig& found, const KindLayout& k, const std::string& layout,
-                 ImportReport& report);
+                 int64_t dModel, ImportReport& report);
 /// Sizes a found config states must equal what the tensor shapes show.
 void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportReport& report);
 /// The layout's defaults, then what a found config says, then the command-line overrides. Every

@@ -187,6 +187,58 @@ public:
         return out;
     }
 
+    ConfigRule configRule(const json& r) const {
+        static const std::set<std::string> fields{"when", "when_lacks", "ignore", "offsets", "pre_norm", "why"};
+        if (!r.is_object()) fail("each of \"config_rules\" must be an object");
+        for (auto it = r.begin(); it != r.end(); ++it)
+            if (!fields.count(it.key()))
+                fail("config rule field '" + it.key() + "' is unknown (when, when_lacks, ignore, offsets, pre_norm, why)");
+        ConfigRule out;
+        if (r.contains("when")) {
+            const json& w = r.at("when");
+            if (!w.is_object() || w.empty()) fail("config rule \"when\" must map found keys to values");
+            for (auto it = w.begin(); it != w.end(); ++it) {
+                if (!it.value().is_string()) fail("config rule \"when\"." + it.key() + " must be a string (\"*\": present)");
+                out.when[it.key()] = it.value().get<std::string>();
+            }
+        }
+        if (r.contains("when_lacks")) out.whenLacks = texts(r.at("when_lacks"), "config rule \"when_lacks\"");
+        if (out.when.empty() && out.whenLacks.empty()) fail("a config rule needs \"when\" or \"when_lacks\"");
+        if (r.contains("ignore")) out.ignore = texts(r.at("ignore"), "config rule \"ignore\"");
+        out.offsets = text(r, "offsets", false);
+        if (r.contains("offsets")) { // one set for every layer: "1,2,4,8,12,16"
+            bool ok = !out.offsets.empty() && out.offsets.front() != ',' && out.offsets.back() != ',' &&
+                      out.offsets.find(",,") == std::string::npos &&
+                      out.offsets.find_first_not_of("0123456789,") == std::string::npos;
+            for (size_t at = 0; ok && at < out.offsets.size(); at = out.offsets.find(',', at) + 1) {
+                const size_t end = std::min(out.offsets.find(',', at), out.offsets.size());
+                ok = end - at <= 6 && out.offsets[at] != '0';
+                if (out.offsets.find(',', at) == std::string::npos) break;
+            }
+            if (!ok) fail("config rule \"offsets\" must be one set of positive offsets, e.g. \"1,2,4,8,12,16\"");
+        }
+        if (r.contains("pre_norm")) {
+            const json& p = r.at("pre_norm");
+            if (!p.is_object() || p.empty()) fail("config rule \"pre_norm\" must map a kind to an arrangement");
+            for (auto it = p.begin(); it != p.end(); ++it) {
+                if (it.key() != "grassmann" && it.key() != "transformer")
+                    fail("config rule \"pre_norm\" names unknown kind '" + it.key() + "' (grassmann, transformer)");
+                if (!it.value().is_string()) fail("config rule \"pre_norm\"." + it.key() + " must be a string");
+                try {
+                    out.preNorm[it.key() == "grassmann" ? ModelKind::Grassmann : ModelKind::Transformer] =
+                        normFromName(it.value().get<std::string>());
+                } catch (const std::invalid_argument& e) {
+                    fail(std::string("config rule \"pre_norm\": ") + e.what());
+                }
+            }
+        }
+        if (out.ignore.empty() && out.offsets.empty() && out.preNorm.empty())
+            fail("a config rule needs something to do: \"ignore\", \"offsets\" or \"pre_norm\"");
+        out.why = text(r, "why");
+        if (out.why.empty()) fail("a config rule needs \"why\" (what the family's code does, for the report)");
+        return out;
+    }
+
     Layout layout(const json& j) const {
         if (!j.is_object()) fail("the top level must be a JSON object");
         if (text(j, "format") != "gwb-layout") fail("\"format\" must be \"gwb-layout\"");
@@ -251,6 +303,12 @@ public:
                         fail("\"offsets\".config ignored needs \"config_ignored_why\" (what the family's code runs)");
                 }
             }
+        }
+        if (j.contains("config_rules")) {
+            const json& rules = j.at("config_rules");
+            if (!rules.is_array()) fail("\"config_rules\" must be a list of rules");
+            for (const json& r : rules)
+                l.configRules.push_back(configRule(r));
         }
         if (!j.contains("kinds") || !j.at("kinds").is_object() || j.at("kinds").empty())
             fail("missing \"kinds\" {\"grassmann\": ..., \"transformer\": ...}");

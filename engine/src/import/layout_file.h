@@ -43,6 +43,19 @@ struct KindLayout {
     std::map<std::string, std::string> unseen;
 };
 
+/// What a family's code does with its own config under a condition (a layout's
+/// "config_rules"): fields it never reads, the offsets it runs instead, what pre_norm means. A
+/// rule applies when every `when` key has its value ("*": the key is present) and no `whenLacks`
+/// key is present (whenLacks needs a found config: without one nothing can be said).
+struct ConfigRule {
+    std::map<std::string, std::string> when;    ///< found key -> value ("*" = present)
+    std::vector<std::string> whenLacks;         ///< found keys that must be absent
+    std::vector<std::string> ignore;            ///< found keys the code does not read: reported, not applied
+    std::string offsets;                        ///< the schedule the code runs ("" = no change)
+    std::map<ModelKind, NormPlacement> preNorm; ///< what pre_norm: true means, per kind
+    std::string why;                            ///< the family's code, in words (for the report)
+};
+
 struct Layout {
     std::string name;                               ///< "alphaxiv"
     std::string title;                              ///< one line for people
@@ -64,6 +77,7 @@ struct Layout {
     std::string configPerLayerFlag; ///< a found boolean that, when true, makes it one per layer
     /// A schedule for checkpoints whose found config lacks a key (an older code generation).
     std::string lacksKey, lacksSchedule, lacksWhy;
+    std::vector<ConfigRule> configRules; ///< "config_rules", in file order
     std::map<ModelKind, KindLayout> kinds;
 
     /// "blocks.3." for layer 3.
