@@ -5,6 +5,8 @@
 #ifndef GWB_HEADLESS
 #include "gui/gui_main.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <QApplication>
 #endif
 #include <QCommandLineParser>
@@ -54,7 +56,21 @@ QString helpText() {
 
 } // namespace
 
+/// Qt warns "QStandardPaths: XDG_RUNTIME_DIR not set" on every command when the variable is
+/// unset (batch jobs, containers, ssh without a session) and then uses /tmp/runtime-$USER
+/// itself: set that folder up front, as Qt would, so the warning does not bury real messages.
+static void ensureRuntimeDir() {
+    if (!qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) return;
+    const QByteArray dir = "/tmp/runtime-" + QByteArray::number(static_cast<qulonglong>(::getuid()));
+    ::mkdir(dir.constData(), 0700);
+    struct stat st {};
+    if (::stat(dir.constData(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
+        (st.st_mode & 0777) == 0700)
+        qputenv("XDG_RUNTIME_DIR", dir);
+}
+
 int main(int argc, char** argv) {
+    ensureRuntimeDir();
     QCoreApplication::setApplicationName(QStringLiteral("gwb"));
     QCoreApplication::setOrganizationName(QStringLiteral("GrassmannWorkbench"));
     QCoreApplication::setApplicationVersion(QStringLiteral(GWB_VERSION));

@@ -4,6 +4,7 @@
 
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
+#include "cli/stop_signals.h"
 #include "cli/trace_writer.h"
 
 #include "gwb/engine/device.h"
@@ -24,10 +25,6 @@ namespace {
 using namespace gwb::engine;
 
 std::atomic<bool> g_interrupted{false};
-
-extern "C" void onGenerateInterrupt(int) {
-    g_interrupted.store(true);
-}
 
 int runGenerate(const QStringList& args) {
     QCommandLineParser p;
@@ -96,16 +93,17 @@ int runGenerate(const QStringList& args) {
             return true;
         };
         g_interrupted = false;
-        auto previous = std::signal(SIGINT, onGenerateInterrupt);
         GenerateResult r;
-        try {
-            r = generate(m, promptIds, o, onToken, &g_interrupted);
-        } catch (const Cancelled&) {
-            std::signal(SIGINT, previous);
-            std::fprintf(stderr, "\ninterrupted after %zu tokens\n", generated.size());
-            return 130;
+        {
+            const gwb::app::StopSignals signals(g_interrupted); // Ctrl-C or SIGTERM: stop, exit 130/143
+            try {
+                r = generate(m, promptIds, o, onToken, &g_interrupted);
+            } catch (const Cancelled&) {
+                std::fprintf(stderr, "\ninterrupted by %s after %zu tokens\n", gwb::app::StopSignals::name(),
+                             generated.size());
+                return gwb::app::StopSignals::exitCode(130);
+            }
         }
-        std::signal(SIGINT, previous);
         const int64_t produced = static_cast<int64_t>(r.ids.size()) - r.promptLength;
         std::fprintf(stderr, "\n%lld tokens in, %lld generated, %.1f tokens/s on %s%s\n",
                      static_cast<long long>(r.promptLength), static_cast<long long>(produced), r.tokensPerSecond,

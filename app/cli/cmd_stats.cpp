@@ -3,6 +3,7 @@
 
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
+#include "cli/stop_signals.h"
 
 #include "gwb/engine/corpus_run.h"
 #include "gwb/engine/device.h"
@@ -13,15 +14,12 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 namespace {
 
 std::atomic<bool> g_stop{false};
-
-extern "C" void onStatsInterrupt(int) {
-    g_stop.store(true);
-    std::signal(SIGINT, SIG_DFL); // a second Ctrl-C kills at once
-}
 
 std::string clock(double s) {
     if (!std::isfinite(s) || s < 0) return "?";
@@ -65,7 +63,8 @@ int statsRun(const QStringList& args) {
     p.setApplicationDescription(
         QStringLiteral("Stream text files window by window through a model and a baseline and accumulate\n"
                        "mergeable statistics (fixed-edge histograms, counts, sums, curves against position).\n"
-                       "Ctrl-C stops after the current window and writes a valid partial file."));
+                       "Ctrl-C or SIGTERM (a scheduler's time limit) stops after the current window and writes a\n"
+                       "valid partial file, marked incomplete (exit status 130 or 143); --resume carries on from it."));
     p.addHelpOption();
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption baseline(QStringLiteral("baseline"),
@@ -89,9 +88,14 @@ int statsRun(const QStringList& args) {
                                    QStringLiteral("K"), QStringLiteral("10"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Statistics file (.npz)."),
                                  QStringLiteral("FILE"));
+    const QCommandLineOption resume(QStringLiteral("resume"),
+                                    QStringLiteral("Carry on from a partial statistics file of the same run (same "
+                                                   "models, data, window settings and shard): its windows are "
+                                                   "kept, the rest are computed, and --out gets both."),
+                                    QStringLiteral("FILE"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    p.addOptions({model, baseline, data, window, stride, maxWindows, shard, lensK, out, device, threads});
+    p.addOptions({model, baseline, data, window, stride, maxWindows, shard, lensK, out, resume, device, threads});
     p.process(args);
     using namespace gwb::engine;
     if (!p.isSet(data)) throw std::invalid_argument("--data is required");
@@ -125,36 +129,67 @@ int statsRun(const QStringList& args) {
     Model b;
     if (p.value(baseline) != QLatin1String("none"))
         b = Model::load(gwb::app::modelArgument(p.value(baseline)).toStdString(), dev);
+    std::optional<CorpusStats> earlier;
+    if (p.isSet(resume)) {
+        earlier = CorpusStats::read(p.value(resume).toStdString());
+        if (earlier->shardIndex != o.shardIndex || earlier->shardCount != o.shardCount)
+            throw std::invalid_argument(p.value(resume).toStdString() + " covers shard " +
+                                        std::to_string(earlier->shardIndex) + "/" +
+                                        std::to_string(earlier->shardCount) + ", not " + p.value(shard).toStdString());
+        o.skipWindows = earlier->windows;
+        std::fprintf(stderr, "resuming: %zu windows already in %s%s\n", earlier->windows.size(),
+                     qPrintable(p.value(resume)), earlier->complete ? " (it is complete: nothing left to do)" : "");
+    }
     CorpusProgress last;
-    std::signal(SIGINT, onStatsInterrupt);
+    gwb::app::ProgressLine line;
+    g_stop = false;
+    gwb::app::StopSignals signals(g_stop); // Ctrl-C or SIGTERM: keep the windows done, write them
     const CorpusStats s = runCorpus(
         m, b.valid() ? &b : nullptr, o,
-        [&last](const CorpusProgress& pr) {
+        [&last, &line](const CorpusProgress& pr) {
             last = pr;
+            if (!line.due(pr.seconds, pr.windowsDone == pr.windowsTotal)) return true;
             const double rate = pr.seconds > 0 ? static_cast<double>(pr.tokensDone) / pr.seconds : 0;
             const double eta = pr.windowsDone > 0 ? pr.seconds / static_cast<double>(pr.windowsDone) *
                                                         static_cast<double>(pr.windowsTotal - pr.windowsDone)
                                                   : NAN;
-            std::fprintf(stderr, "\rwindows %lld/%lld  %.0f tokens/s  elapsed %s  ETA %s   ",
+            std::fprintf(stderr, "%swindows %lld/%lld  %.0f tokens/s  elapsed %s  ETA %s%s", line.start(),
                          static_cast<long long>(pr.windowsDone), static_cast<long long>(pr.windowsTotal), rate,
-                         clock(pr.seconds).c_str(), clock(eta).c_str());
+                         clock(pr.seconds).c_str(), clock(eta).c_str(), line.end());
+            std::fflush(stderr);
             return true;
         },
         &g_stop, [](const std::string& w) { std::fprintf(stderr, "\nwarning: %s\n", w.c_str()); });
-    std::signal(SIGINT, SIG_DFL);
-    std::fprintf(stderr, "\ntime: %.1f s (forward passes %.1f s, analyses %.1f s, statistics %.1f s)\n", last.seconds,
+    std::fprintf(stderr, "%stime: %.1f s (forward passes %.1f s, analyses %.1f s, statistics %.1f s)\n",
+                 line.tty() ? "\n" : "", last.seconds,
                  last.traceSeconds, last.analysisSeconds, last.accumulateSeconds);
-    s.write(p.value(out).toStdString());
+    CorpusStats result = s;
+    if (earlier) { // the earlier windows and the new ones, as one file of this shard
+        const int64_t planned = s.windowsPlanned;
+        result = *earlier;
+        result.merge(s); // refuses files of other models, data or window settings
+        result.shardIndex = s.shardIndex;
+        result.shardCount = s.shardCount;
+        result.windowsPlanned = planned;
+        result.complete = static_cast<int64_t>(result.windows.size()) == planned;
+    }
+    const CorpusStats& written = result;
+    written.write(p.value(out).toStdString());
     for (const char* role : {"model", "baseline"}) {
-        const auto bits = s.totals.find(std::string(role) + ".bits");
-        const auto chars = s.totals.find(std::string(role) + ".characters");
-        if (bits != s.totals.end() && chars != s.totals.end() && chars->second > 0)
+        const auto bits = written.totals.find(std::string(role) + ".bits");
+        const auto chars = written.totals.find(std::string(role) + ".characters");
+        if (bits != written.totals.end() && chars != written.totals.end() && chars->second > 0)
             std::printf("%s bits per character: %.4f\n", role, bits->second / chars->second);
     }
-    std::printf("windows: %zu of %lld planned for shard %d/%d%s\nwrote %s\n", s.windows.size(),
-                static_cast<long long>(s.windowsPlanned), s.shardIndex, s.shardCount,
-                s.complete ? "" : " (partial: interrupted)", qPrintable(p.value(out)));
-    return s.complete ? 0 : 130;
+    std::printf("windows: %zu of %lld planned for shard %d/%d%s\nwrote %s\n", written.windows.size(),
+                static_cast<long long>(written.windowsPlanned), s.shardIndex, s.shardCount,
+                written.complete
+                    ? ""
+                    : (std::string(" (partial: stopped by ") + signals.name() + "; --resume " +
+                       p.value(out).toStdString() + " carries on)")
+                          .c_str(),
+                qPrintable(p.value(out)));
+    return written.complete ? 0 : signals.exitCode(130);
 }
 
 int runStats(const QStringList& args) {

@@ -1,5 +1,6 @@
 // gwb tokenizer train|encode|decode: SentencePiece training and tokenizer inspection.
 
+#include "cli/bundled_models.h"
 #include "cli/command_registry.h"
 
 #include "gwb/engine/tokenizer.h"
@@ -14,7 +15,31 @@
 namespace {
 
 constexpr const char* kTokenizerHelp = "Tokenizer file: SentencePiece .model, WordPiece vocab.txt, tokenizer.json "
-                                       "(Hugging Face's or Wake2vec's), or GPT-2 vocab.json with merges.txt beside it.";
+                                       "(Hugging Face's or Wake2vec's), GPT-2 vocab.json with merges.txt beside it, "
+                                       "or a .gwb model (its own tokenizer).";
+constexpr const char* kModelHelp = "A model whose own tokenizer to use: a .gwb file, or 'grassmann' / 'transformer' "
+                                   "for the bundled models (same as --tokenizer FILE.gwb).";
+
+/// --tokenizer FILE or --model M (a .gwb carries its tokenizer).
+gwb::engine::TokenizerPtr tokenizerFrom(const QCommandLineParser& p, const QCommandLineOption& tokOpt,
+                                        const QCommandLineOption& modelOpt) {
+    if (p.isSet(tokOpt) && p.isSet(modelOpt)) throw std::invalid_argument("give --tokenizer or --model, not both");
+    if (p.isSet(modelOpt))
+        return gwb::engine::loadTokenizerFile(gwb::app::modelArgument(p.value(modelOpt)).toStdString());
+    if (!p.isSet(tokOpt)) throw std::invalid_argument("--tokenizer or --model is required");
+    return gwb::engine::loadTokenizerFile(p.value(tokOpt).toStdString());
+}
+
+/// What `gwb tokenizer --help` prints.
+constexpr const char* kUsage =
+    "Usage: gwb tokenizer train|encode|decode|export [options]   (--help on each)\n\n"
+    "  train   Train a SentencePiece tokenizer (unigram or BPE, byte fallback) on text files.\n"
+    "  encode  Print the pieces of a text: id, byte span, piece (--tokenizer FILE or --model M).\n"
+    "  decode  Print the text of comma-separated ids (--tokenizer FILE or --model M).\n"
+    "  export  Write a model's own tokenizer to a file (--model M --out FILE): a SentencePiece .model,\n"
+    "          a WordPiece vocab.txt or a tokenizer.json, whichever the model carries.\n\n"
+    "A tokenizer is a SentencePiece .model, a WordPiece vocab.txt, a tokenizer.json, a GPT-2 vocab.json with\n"
+    "merges.txt beside it, or a .gwb model file (which carries its tokenizer).\n";
 
 void writeAtomic(const std::string& path, const std::string& bytes) {
     const std::string tmp = path + ".tmp";
@@ -75,11 +100,12 @@ int encodeCommand(const QStringList& args) {
     p.addHelpOption();
     const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QString::fromUtf8(kTokenizerHelp),
                                     QStringLiteral("TOK"));
+    const QCommandLineOption modelOpt(QStringLiteral("model"), QString::fromUtf8(kModelHelp), QStringLiteral("M"));
     const QCommandLineOption text(QStringLiteral("text"), QStringLiteral("Text to encode."), QStringLiteral("TEXT"));
     const QCommandLineOption file(QStringLiteral("file"), QStringLiteral("File to encode."), QStringLiteral("FILE"));
-    p.addOptions({tokOpt, text, file});
+    p.addOptions({tokOpt, modelOpt, text, file});
     p.process(args);
-    if (!p.isSet(tokOpt)) throw std::invalid_argument("--tokenizer is required");
+    const auto tok = tokenizerFrom(p, tokOpt, modelOpt);
     std::string input;
     if (p.isSet(text)) {
         input = p.value(text).toStdString();
@@ -90,7 +116,6 @@ int encodeCommand(const QStringList& args) {
     } else {
         throw std::invalid_argument("give --text or --file");
     }
-    const auto tok = gwb::engine::loadTokenizerFile(p.value(tokOpt).toStdString());
     const auto pieces = tok->encode(input);
     for (const auto& piece : pieces)
         std::printf("%6d  [%lld, %lld)  %s\n", piece.id, static_cast<long long>(piece.begin),
@@ -105,18 +130,36 @@ int decodeCommand(const QStringList& args) {
     p.addHelpOption();
     const QCommandLineOption tokOpt(QStringLiteral("tokenizer"), QString::fromUtf8(kTokenizerHelp),
                                     QStringLiteral("TOK"));
+    const QCommandLineOption modelOpt(QStringLiteral("model"), QString::fromUtf8(kModelHelp), QStringLiteral("M"));
     const QCommandLineOption ids(QStringLiteral("ids"), QStringLiteral("Ids, e.g. 5,17,3."), QStringLiteral("IDS"));
-    p.addOptions({tokOpt, ids});
+    p.addOptions({tokOpt, modelOpt, ids});
     p.process(args);
-    if (!p.isSet(tokOpt) || !p.isSet(ids)) throw std::invalid_argument("--tokenizer and --ids are required");
+    if (!p.isSet(ids)) throw std::invalid_argument("--ids is required");
+    const auto tok = tokenizerFrom(p, tokOpt, modelOpt);
     std::vector<int32_t> v;
     for (const QString& s : p.value(ids).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         bool ok = false;
         v.push_back(s.trimmed().toInt(&ok));
         if (!ok) throw std::invalid_argument("'" + s.toStdString() + "' is not a token id");
     }
-    const auto tok = gwb::engine::loadTokenizerFile(p.value(tokOpt).toStdString());
     std::printf("%s\n", tok->decode(v).c_str());
+    return 0;
+}
+
+int exportCommand(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Write a model's own tokenizer to a file: a SentencePiece .model, a "
+                                               "WordPiece vocab.txt or a tokenizer.json, whichever it carries."));
+    p.addHelpOption();
+    const QCommandLineOption modelOpt(QStringLiteral("model"), QString::fromUtf8(kModelHelp), QStringLiteral("M"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output file."), QStringLiteral("FILE"));
+    p.addOptions({modelOpt, out});
+    p.process(args);
+    if (!p.isSet(modelOpt) || !p.isSet(out)) throw std::invalid_argument("--model and --out are required");
+    const auto tok = gwb::engine::loadTokenizerFile(gwb::app::modelArgument(p.value(modelOpt)).toStdString());
+    writeAtomic(p.value(out).toStdString(), tok->serialize());
+    std::printf("wrote %s: %s, %lld pieces (read it back with --tokenizer %s)\n", qPrintable(p.value(out)),
+                tok->kind().c_str(), static_cast<long long>(tok->vocabSize()), qPrintable(p.value(out)));
     return 0;
 }
 
@@ -131,8 +174,10 @@ int runTokenizer(const QStringList& args) {
         if (sub == QLatin1String("train")) return trainCommand(rest);
         if (sub == QLatin1String("encode")) return encodeCommand(rest);
         if (sub == QLatin1String("decode")) return decodeCommand(rest);
-        std::fprintf(stderr, "Usage: gwb tokenizer train|encode|decode [options]   (--help on each)\n");
-        return sub == QLatin1String("--help") || sub == QLatin1String("-h") ? 0 : 2;
+        if (sub == QLatin1String("export")) return exportCommand(rest);
+        const bool help = sub == QLatin1String("--help") || sub == QLatin1String("-h");
+        std::fputs(kUsage, help ? stdout : stderr);
+        return help ? 0 : 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gwb tokenizer %s: %s\n", qPrintable(sub), e.what());
         return 1;

@@ -1,6 +1,7 @@
 // gwb train: train a model from a config (or continue one) on text files.
 
 #include "cli/command_registry.h"
+#include "cli/stop_signals.h"
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"
@@ -19,11 +20,6 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
-
-extern "C" void onInterrupt(int) {
-    g_stop.store(true);
-    std::signal(SIGINT, SIG_DFL); // a second Ctrl-C kills at once
-}
 
 std::string duration(double s) {
     if (!std::isfinite(s) || s < 0) return "?";
@@ -48,7 +44,8 @@ int runTrain(const QStringList& args) {
     p.setApplicationDescription(
         QStringLiteral("Train a Grassmann or Transformer language model on UTF-8 text files.\n"
                        "Keeps the best checkpoint (by validation loss) at --out, with OUT.optim and OUT.state.json\n"
-                       "for --resume. Ctrl-C stops cleanly: validates, keeps the best weights, exits."));
+                       "for --resume. Ctrl-C or SIGTERM stops cleanly: validates, keeps the best weights, saves the\n"
+                       "last step's for --resume (OUT.resume.gwb) and exits with 130 or 143."));
     p.addHelpOption();
     const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Model config JSON (new model)."),
                                     QStringLiteral("FILE"));
@@ -140,7 +137,8 @@ int runTrain(const QStringList& args) {
         Model model = Model::init(cfg, o.seed, tok, p.value(device).toStdString());
         std::fprintf(stderr, "%s", model.summary().c_str());
 
-        std::signal(SIGINT, onInterrupt);
+        g_stop = false;
+        const gwb::app::StopSignals signals(g_stop); // Ctrl-C or SIGTERM: validate, save, exit 130/143
         const TrainResult r = train(model, o, &g_stop, [](const TrainProgress& pr) {
             if (!pr.message.empty()) std::fprintf(stderr, "%s\n", pr.message.c_str());
             if (pr.step > 0 && pr.loss > 0)
@@ -153,13 +151,17 @@ int runTrain(const QStringList& args) {
             std::fflush(stderr);
             return true;
         });
-        std::signal(SIGINT, SIG_DFL);
         std::printf("stopped: %s after %lld steps (%lld tokens, %.0f tok/s, %s)\n", r.stopReason.c_str(),
                     static_cast<long long>(r.steps), static_cast<long long>(r.tokensSeen), r.tokensPerSecond,
                     duration(r.seconds).c_str());
         std::printf("best validation loss %.4f (perplexity %.2f) at step %lld, saved to %s\n", r.bestValidLoss,
                     std::exp(r.bestValidLoss), static_cast<long long>(r.bestStep), o.outPath.c_str());
-        return 0;
+        if (!r.resumePath.empty())
+            std::printf("the last step's weights are in %s: --resume continues from step %lld\n", r.resumePath.c_str(),
+                        static_cast<long long>(r.steps));
+        if (gwb::app::StopSignals::received())
+            std::printf("incomplete: stopped by %s\n", gwb::app::StopSignals::name());
+        return gwb::app::StopSignals::exitCode(0);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gwb train: %s\n", e.what());
         return 1;

@@ -119,12 +119,14 @@ int runFigure(const QStringList& args) {
     const QCommandLineOption threads = gwb::app::threadsOption();
     const QCommandLineOption continueN(
         QStringLiteral("continue"),
-        QStringLiteral("First let the Grassmann model continue the prompt by N tokens (greedy unless --sample), "
-                       "then draw prompt + continuation (generated tokens are marked)."),
+        QStringLiteral("First let the Grassmann model continue the prompt by N tokens (sampled, temperature 1, top-p "
+                       "0.9, seed 0, as `gwb --continue N` and the window do; --greedy for greedy decoding), then "
+                       "draw prompt + continuation (generated tokens are marked)."),
         QStringLiteral("N"));
     const QCommandLineOption sample(QStringLiteral("sample"),
-                                    QStringLiteral("With --continue: sample (temperature 1, top-p 0.9)."));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --continue --sample: seed (default 0)."),
+                                    QStringLiteral("With --continue: sample (temperature 1, top-p 0.9; the default)."));
+    const QCommandLineOption greedy(QStringLiteral("greedy"), QStringLiteral("With --continue: greedy decoding."));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --continue: the sampling seed (default 0)."),
                                   QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption stats(QStringLiteral("stats"),
                                    QStringLiteral("Corpus statistics (gwb stats) for --view corpus (no prompt)."),
@@ -138,7 +140,7 @@ int runFigure(const QStringList& args) {
     p.addOptions({view,       model,  baseline, layer,  head,     token,    offset,    prompt,
                   promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,
                   data,       device, threads,  target, stats,    quantity, shape});
-    p.addOptions({continueN, sample, seed});
+    p.addOptions({continueN, sample, greedy, seed});
     const QCommandLineOption corrupt(QStringLiteral("corrupt"),
                                      QStringLiteral("Patching: corrupted prompt of the same token length (without it, "
                                                     "--mode zero|mean ablates the prompt)."),
@@ -236,11 +238,13 @@ int runFigure(const QStringList& args) {
         request.prompt = p.isSet(prompt) ? p.value(prompt) : readPromptFile(p.value(promptFile));
         request.device = p.value(device);
         request.threads = intOption(p, threads, "threads", 0);
-        if (p.isSet(continueN)) {
-            request.continuation = gwb::app::continueOptions(intOption(p, continueN, "continue", 1), p.isSet(sample),
+        if (p.isSet(sample) && p.isSet(greedy)) throw std::invalid_argument("give --sample or --greedy, not both");
+        if (p.isSet(continueN)) { // one rule with `gwb --continue N` and the window: sampled, seed 0
+            request.continuation = gwb::app::continueOptions(intOption(p, continueN, "continue", 1), !p.isSet(greedy),
                                                              static_cast<quint64>(intOption(p, seed, "seed", 0)));
-        } else if (p.isSet(sample)) {
-            throw std::invalid_argument("--sample only applies with --continue N");
+        } else if (p.isSet(sample) || p.isSet(greedy)) {
+            throw std::invalid_argument(std::string("--") + (p.isSet(sample) ? "sample" : "greedy") +
+                                        " only applies with --continue N");
         }
 
         gwb::app::ModelCache cache;
@@ -252,7 +256,9 @@ int runFigure(const QStringList& args) {
             err << "gwb figure: note: " << n << "\n";
         if (outcome.continuationFrom >= 0)
             err << "gwb figure: continued the prompt by " << outcome.generated << " tokens ("
-                << QString::number(outcome.tokensPerSecond, 'f', 1) << " tokens/s): \""
+                << (request.continuation.greedy ? QStringLiteral("greedy")
+                                                : QStringLiteral("sampled, seed %1").arg(static_cast<qulonglong>(request.continuation.seed)))
+                << ", " << QString::number(outcome.tokensPerSecond, 'f', 1) << " tokens/s): \""
                 << outcome.prompt.mid(outcome.continuationFrom) << "\"\n";
         err.flush();
 

@@ -1,5 +1,7 @@
 #include "gui/corpus_dialog.h"
 
+#include "gui/recent_files.h"
+
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -122,8 +124,9 @@ void CorpusDialog::accept() {
 }
 
 void CorpusDialog::addFiles() {
-    const QStringList files = QFileDialog::getOpenFileNames(this, QStringLiteral("Text Files"), QString(),
+    const QStringList files = QFileDialog::getOpenFileNames(this, QStringLiteral("Text Files"), dialogFolder(),
                                                             QStringLiteral("Text (*.txt);;All files (*)"));
+    if (!files.isEmpty()) rememberDialogFolder(files.first());
     for (const QString& f : files)
         if (m_files->findItems(f, Qt::MatchExactly).isEmpty()) m_files->addItem(f);
 }

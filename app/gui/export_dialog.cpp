@@ -1,5 +1,7 @@
 #include "gui/export_dialog.h"
 
+#include "gui/recent_files.h"
+
 #include "gwb/views/colormap.h"
 
 #include <QCheckBox>
@@ -84,6 +86,7 @@ ExportDialog::ExportDialog(const QString& viewTitle, const QString& colormap, QW
 void ExportDialog::browse() {
     const QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Export Figure"), m_path->text(),
                                                    QStringLiteral("PDF (*.pdf);;SVG (*.svg);;PNG (*.png)"));
+    rememberDialogFolder(p);
     if (!p.isEmpty()) m_path->setText(p);
 }
 

@@ -349,7 +349,21 @@ void MainWindow::buildActions() {
         const QString id = m_views[i]->viewId();
         QAction* a = m_viewMenu->addAction(m_views[i]->title(), this, [this, id] { showView(id); });
         if (i < 9) a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + static_cast<int>(i))));
+        if (i == 9) a->setShortcut(QKeySequence(Qt::ALT | Qt::Key_0));
     }
+    // Every view, however many: the next / previous one in tab order.
+    auto step = [this](int by) {
+        if (m_views.empty()) return;
+        size_t at = 0;
+        for (size_t i = 0; i < m_views.size(); ++i)
+            if (m_views[i]->viewId() == m_currentView) at = i;
+        const auto n = static_cast<int>(m_views.size());
+        showView(m_views[static_cast<size_t>(((static_cast<int>(at) + by) % n + n) % n)]->viewId());
+    };
+    QAction* nextView = m_viewMenu->addAction(QStringLiteral("&Next View"), this, [step] { step(1); });
+    nextView->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageDown));
+    QAction* previousView = m_viewMenu->addAction(QStringLiteral("&Previous View"), this, [step] { step(-1); });
+    previousView->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageUp));
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(QStringLiteral("Reset &Layout"), this, &MainWindow::resetLayout);
 

@@ -1,5 +1,6 @@
 // MainWindow: File > Open Statistics and Run > Corpus (the Corpus view's data).
 
+#include "gui/recent_files.h"
 #include "gui/corpus_dialog.h"
 #include "gui/main_window.h"
 #include "gui/prompt_panel.h"
@@ -64,8 +65,9 @@ QString MainWindow::openStatistics(const QString& path) {
 }
 
 void MainWindow::chooseStatistics() {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Statistics"), QString(),
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Statistics"), dialogFolder(),
                                                       QStringLiteral("Corpus statistics (*.npz);;All files (*)"));
+    rememberDialogFolder(path);
     if (!path.isEmpty()) openStatistics(path);
 }
 

@@ -142,11 +142,12 @@ void MainWindow::onModelFailed(const QString& path, const QString& message) {
 
 void MainWindow::chooseModel() {
     const QString path =
-        QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), QString(),
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), dialogFolder(),
                                      QStringLiteral("Models (*.gwb *.pt *.pth *.safetensors *.bin *.ckpt);;"
                                                     "Workbench models (*.gwb);;"
                                                     "PyTorch checkpoints (*.pt *.pth *.safetensors *.bin *.ckpt);;"
                                                     "All files (*)"));
+    rememberDialogFolder(path);
     if (!path.isEmpty()) openModel(path);
 }
 
@@ -174,8 +175,9 @@ QString MainWindow::openPromptFile(const QString& path) {
 }
 
 void MainWindow::choosePromptFile() {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Prompt File"), QString(),
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Prompt File"), dialogFolder(),
                                                       QStringLiteral("Text (*.txt);;All files (*)"));
+    rememberDialogFolder(path);
     if (!path.isEmpty()) openPromptFile(path);
 }
 
@@ -213,9 +215,11 @@ QString MainWindow::saveSession(const QString& path) {
 }
 
 void MainWindow::saveSessionAs() {
-    QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save Session"), m_sessionPath,
+    QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save Session"),
+                                                m_sessionPath.isEmpty() ? dialogFolder() : m_sessionPath,
                                                 QStringLiteral("Workbench sessions (*.json)"));
     if (path.isEmpty()) return;
+    rememberDialogFolder(path);
     if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
     saveSession(path);
 }
@@ -267,8 +271,9 @@ void MainWindow::applySession(const Session& s, bool runNow) {
 }
 
 void MainWindow::chooseSession() {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Session"), QString(),
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Session"), dialogFolder(),
                                                       QStringLiteral("Workbench sessions (*.json);;All files (*)"));
+    rememberDialogFolder(path);
     if (!path.isEmpty()) openSession(path);
 }
 
@@ -340,9 +345,10 @@ void MainWindow::chooseExportData() {
     const gwb::views::View* v = view(m_currentView);
     if (!v) return;
     QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export Data of %1").arg(v->title()),
-                                                QDir::home().filePath(m_currentView),
+                                                QDir(dialogFolder()).filePath(m_currentView),
                                                 QStringLiteral("CSV + NPY + JSON (base name) (*)"));
     if (path.isEmpty()) return;
+    rememberDialogFolder(path);
     for (const char* suffix : {".csv", ".npy", ".json"})
         if (path.endsWith(QLatin1String(suffix))) path.chop(static_cast<int>(qstrlen(suffix)));
     exportDataTo(path, m_currentView);

@@ -59,6 +59,7 @@ gwb::views::PatchingGrid toGrid(const gwb::engine::Model& model, const gwb::engi
                  : s.site == PatchSite::Head ? QStringLiteral("head")
                                              : QStringLiteral("position");
     g.defined = s.defined;
+    g.tokens = s.T;
     g.hasMetric = s.hasMetric;
     if (s.hasMetric) {
         g.cleanMetric = s.cleanMetric;

@@ -191,6 +191,12 @@ QString PromptPanel::notice() const {
 }
 
 bool PromptPanel::eventFilter(QObject* watched, QEvent* event) {
+    // The editor claims Ctrl+E (move to the end of the line on X11) before the window's Export
+    // Figure shortcut sees it: leave it to the window, as the menu promises.
+    if (watched == m_editor && event->type() == QEvent::ShortcutOverride) {
+        const auto* key = static_cast<QKeyEvent*>(event);
+        if (key->key() == Qt::Key_E && (key->modifiers() & ~Qt::KeypadModifier) == Qt::ControlModifier) return true;
+    }
     if (watched == m_editor && event->type() == QEvent::KeyPress) {
         const auto* key = static_cast<QKeyEvent*>(event);
         if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) && (key->modifiers() & Qt::ControlModifier)) {

@@ -5,6 +5,17 @@
 #include <QSettings>
 
 namespace gwb::app {
+
+QString dialogFolder() {
+    const QString f = QSettings().value(QStringLiteral("dialogs/folder")).toString();
+    return !f.isEmpty() && QFileInfo(f).isDir() ? f : QDir::homePath();
+}
+
+void rememberDialogFolder(const QString& path) {
+    if (path.isEmpty()) return;
+    const QFileInfo info(path);
+    QSettings().setValue(QStringLiteral("dialogs/folder"), info.isDir() ? info.absoluteFilePath() : info.absolutePath());
+}
 namespace {
 constexpr int kMaxRecent = 10;
 }

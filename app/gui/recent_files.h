@@ -7,6 +7,12 @@
 
 namespace gwb::app {
 
+/// The folder file dialogs open in: where the last file was chosen (kept in QSettings, so it
+/// survives a restart); the home folder before any.
+QString dialogFolder();
+/// Remembers `path`'s folder for the next file dialog ("" is ignored).
+void rememberDialogFolder(const QString& path);
+
 class RecentFiles : public QObject {
     Q_OBJECT
 public:

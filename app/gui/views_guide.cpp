@@ -64,6 +64,18 @@ const std::vector<ViewEntry>& entries() {
          "Gradient \u00d7 input saliency of the actual next token (or a typed piece) for both models, as shares of "
          "the past tokens, next to the Grassmann influence row and the mean attention row.",
          {"jsDivergence"}},
+        {"Patching",
+         "Causal tests on both models side by side, one diverging colour scale centred at 0: activation patching "
+         "(clean values into the corrupted run) or zero / mean ablation of a site (resid.L block input, mixer, "
+         "gate, ffn, one Grassmann offset offset.L.D, one attention head head.L.H), swept over layers \u00d7 "
+         "positions (offsets, heads). With a corrupted prompt a cell shows the normalised effect (patched \u2212 "
+         "corrupted) / (clean \u2212 corrupted) of the metric logit[answer] \u2212 logit[wrong] at the metric "
+         "token (1: the clean behaviour restored, 0: none of it); with answer and wrong but no corrupted prompt, "
+         "the metric's change, ablated \u2212 clean; without a metric, the mean change of log p(next token). "
+         "Hover for raw and normalised values, click a cell for its top-K. A cell that cannot act reads "
+         "\u2014: a layer without that offset, or an offset D \u2265 T that reaches before the prompt at every "
+         "position; so is every effect when the clean and corrupted metrics are equal.",
+         {}},
         {"Corpus",
          "Statistics over a corpus (gwb stats, File \u25b8 Open Statistics, Run \u25b8 Corpus): per layer one box or "
          "violin per model, the mean with its 95% interval, and the mean against the position in the window.",
@@ -79,8 +91,9 @@ const std::vector<std::pair<const char*, const char*>>& shortcuts() {
         {"Esc", "Cancel the run"},
         {"\u2190 / \u2192", "Previous / next token (when the focus is not in a text or number field)"},
         {"\u2191 / \u2193", "Previous / next layer"},
-        {"Alt+1 \u2026 Alt+9", "Show the first nine views"},
-        {"Ctrl+E", "Export the current view's figure"},
+        {"Alt+1 \u2026 Alt+9, Alt+0", "Show the first ten views"},
+        {"Ctrl+PgDown / Ctrl+PgUp", "Next / previous view (every view, in tab order)"},
+        {"Ctrl+E", "Export the current view's figure (also while typing a prompt)"},
         {"Ctrl+O", "Open a model"},
         {"Ctrl+S / Ctrl+Shift+S", "Save the session / save it as"},
         {"Ctrl+Q", "Quit"},

@@ -230,3 +230,36 @@ TEST_F(CliTinyModel, GenerateRefusesBadOptionsNamingThem) {
     EXPECT_NE(readOnly.code, 0);
     EXPECT_TRUE(readOnly.err.contains(QStringLiteral("/proc/g.npz"))) << show(readOnly);
 }
+
+// Issue 31: a .gwb carries its tokenizer, so it is accepted wherever a tokenizer is asked for;
+// `gwb tokenizer --model M` uses a model's own; `export` writes it out; --help lists everything.
+// Before, a .gwb was read as a SentencePiece proto ("unsupported wire type 4").
+TEST_F(CliTinyModel, TokenizerCommandsTakeAModelsOwnTokenizer) {
+    const GwbResult viaFile = runGwb({QStringLiteral("tokenizer"), QStringLiteral("encode"), QStringLiteral("--tokenizer"),
+                                      path("m.gwb"), QStringLiteral("--text"), QStringLiteral("it is a truth")});
+    ASSERT_EQ(viaFile.code, 0) << show(viaFile);
+    const GwbResult viaVocab = runGwb({QStringLiteral("tokenizer"), QStringLiteral("encode"), QStringLiteral("--tokenizer"),
+                                       path("vocab.txt"), QStringLiteral("--text"), QStringLiteral("it is a truth")});
+    ASSERT_EQ(viaVocab.code, 0) << show(viaVocab);
+    EXPECT_EQ(viaFile.out, viaVocab.out);
+    EXPECT_TRUE(viaFile.out.contains(QStringLiteral("4 pieces"))) << show(viaFile);
+    const GwbResult viaModel = runGwb({QStringLiteral("tokenizer"), QStringLiteral("decode"), QStringLiteral("--model"),
+                                       path("m.gwb"), QStringLiteral("--ids"), QStringLiteral("5,6,7,8")});
+    ASSERT_EQ(viaModel.code, 0) << show(viaModel);
+    EXPECT_EQ(viaModel.out.trimmed(), QStringLiteral("it is a truth"));
+    const GwbResult exported = runGwb({QStringLiteral("tokenizer"), QStringLiteral("export"), QStringLiteral("--model"),
+                                       path("m.gwb"), QStringLiteral("--out"), path("exported.txt")});
+    ASSERT_EQ(exported.code, 0) << show(exported);
+    QFile a(path("exported.txt")), b(path("vocab.txt"));
+    ASSERT_TRUE(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+    EXPECT_EQ(a.readAll(), b.readAll()) << "the model's WordPiece vocabulary, written back";
+    // A .gwb without a tokenizer, and a file that is not a model, are named.
+    const GwbResult bad = runGwb({QStringLiteral("tokenizer"), QStringLiteral("encode"), QStringLiteral("--tokenizer"),
+                                  path("tiny.json.gwb"), QStringLiteral("--text"), QStringLiteral("x")});
+    EXPECT_NE(bad.code, 0);
+    EXPECT_TRUE(bad.err.contains(QStringLiteral("tiny.json.gwb"))) << show(bad);
+    const GwbResult help = runGwb({QStringLiteral("tokenizer"), QStringLiteral("--help")});
+    EXPECT_EQ(help.code, 0) << show(help);
+    for (const char* sub : {"train", "encode", "decode", "export"})
+        EXPECT_TRUE(help.out.contains(QStringLiteral("  %1 ").arg(QLatin1String(sub)))) << show(help);
+}

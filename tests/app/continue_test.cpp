@@ -201,6 +201,8 @@ TEST(Continue, FigureCommandContinuesAndMarksTheExport) {
          dir.filePath(QStringLiteral("lens.csv"))});
     ASSERT_EQ(r.code, 0) << gwb::app::test::show(r);
     EXPECT_TRUE(r.err.contains(QStringLiteral("continued the prompt by 4 tokens"))) << r.err.toStdString();
+    // One rule with `gwb --continue N` and the window: sampled with seed 0 unless --greedy.
+    EXPECT_TRUE(r.err.contains(QStringLiteral("(sampled, seed 0,"))) << r.err.toStdString();
     QFile svg(dir.filePath(QStringLiteral("lens.svg")));
     ASSERT_TRUE(svg.open(QIODevice::ReadOnly));
     // The caption says so (its lines are separate text elements: read them as one text).

@@ -12,6 +12,7 @@
 #include "gwb/views/corpus_view.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
 #include <QListWidget>
@@ -205,6 +206,58 @@ TEST(CorpusApp, CancelLeavesAValidPartialFile) {
     // The two done plus the one in flight when Cancel was seen (its forward passes had run).
     EXPECT_EQ(s.windows.size(), 3u);
     EXPECT_GT(s.windowsPlanned, 2);
+}
+
+// Issue 31: SIGTERM (what Slurm sends at a time limit) stops gwb stats like Ctrl-C: the windows
+// done are written, marked partial, the exit status is 143, and --resume carries on to the same
+// result as an uninterrupted run. Tested with a real signal to the running process.
+TEST(CorpusApp, StatsStoppedBySigtermWritesItsWindowsAndResumes) {
+    QTemporaryDir dir;
+    const QString text = dir.filePath(QStringLiteral("corpus.txt"));
+    writeText(text, promptOfTokens(48000).toUtf8()); // a few seconds of windows: time to be stopped
+    const QStringList common{QStringLiteral("stats"),    QStringLiteral("--model"),     testModels().grassmann,
+                             QStringLiteral("--baseline"), QStringLiteral("none"),        QStringLiteral("--data"),
+                             text,                       QStringLiteral("--window"),    QStringLiteral("16"),
+                             QStringLiteral("--stride"), QStringLiteral("16"),          QStringLiteral("--threads"),
+                             QStringLiteral("1")};
+    const QString partial = dir.filePath(QStringLiteral("partial.npz"));
+    QProcess p;
+    p.setProcessEnvironment(gwb::app::test::gwbEnvironment());
+    p.start(QStringLiteral(GWB_EXECUTABLE), common + QStringList{QStringLiteral("--out"), partial});
+    ASSERT_TRUE(p.waitForStarted());
+    p.setReadChannel(QProcess::StandardError); // waitForReadyRead waits on this channel
+    // Into a file (not a terminal) progress comes as whole lines: the first at once.
+    QByteArray err;
+    while (!err.contains("windows ") && p.state() == QProcess::Running && p.waitForReadyRead(60000))
+        err += p.readAllStandardError();
+    ASSERT_TRUE(err.contains("windows ")) << err.toStdString();
+    EXPECT_FALSE(err.contains('\r')) << "progress into a file must not use carriage returns";
+    p.terminate(); // SIGTERM
+    ASSERT_TRUE(p.waitForFinished(60000));
+    const QString out = QString::fromLocal8Bit(p.readAllStandardOutput());
+    err += p.readAllStandardError();
+    ASSERT_EQ(p.exitStatus(), QProcess::NormalExit) << err.toStdString();
+    EXPECT_EQ(p.exitCode(), 143) << out.toStdString() << err.toStdString();
+    EXPECT_TRUE(out.contains(QStringLiteral("partial: stopped by SIGTERM"))) << out.toStdString();
+    EXPECT_TRUE(QFileInfo::exists(partial));
+
+    // --resume: the rest of the windows, merged with the partial file.
+    const QString resumed = dir.filePath(QStringLiteral("resumed.npz"));
+    const GwbResult r =
+        runGwb(common + QStringList{QStringLiteral("--resume"), partial, QStringLiteral("--out"), resumed});
+    ASSERT_EQ(r.code, 0) << show(r);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("resuming:"))) << show(r);
+    const GwbResult full = runGwb(common + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("f.npz"))});
+    ASSERT_EQ(full.code, 0) << show(full);
+    auto line = [](const QString& s, const QString& start) {
+        for (const QString& l : s.split(QLatin1Char('\n')))
+            if (l.startsWith(start)) return l;
+        return QString();
+    };
+    EXPECT_EQ(line(r.out, QStringLiteral("windows:")), line(full.out, QStringLiteral("windows:"))) << show(r);
+    EXPECT_FALSE(line(full.out, QStringLiteral("model bits per character")).isEmpty()) << show(full);
+    EXPECT_EQ(line(r.out, QStringLiteral("model bits per character")),
+              line(full.out, QStringLiteral("model bits per character")));
 }
 
 TEST(CorpusApp, FigureCommandDrawsStatistics) {

@@ -1,4 +1,5 @@
 #include "gui/main_window.h"
+#include "gui/recent_files.h"
 #include "gui/views_guide.h"
 
 #include "app_test_util.h"
@@ -19,6 +20,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QSet>
 #include <QTest>
 
 #include <gtest/gtest.h>
@@ -290,10 +292,37 @@ TEST(MainWindow, HelpHasAViewsGuideWithDefinitionsAndShortcuts) {
     const QString html = gwb::app::viewsGuideHtml();
     // Every view has a section, with the definitions the data exports carry, and the shortcuts.
     for (const auto* v : w->views())
-        if (v->viewId() != QLatin1String("patching")) {
-            EXPECT_TRUE(html.contains(QStringLiteral("<h3>") + v->title().toHtmlEscaped())) << v->title().toStdString();
-        }
+        EXPECT_TRUE(html.contains(QStringLiteral("<h3>") + v->title().toHtmlEscaped())) << v->title().toStdString();
+    // Every view is reachable from the keyboard: Alt+1..9, Alt+0, then Ctrl+PgDown through all.
+    EXPECT_TRUE(html.contains(QStringLiteral("Alt+0")));
+    QAction* next = nullptr;
+    for (QAction* a : w->findChildren<QAction*>())
+        if (a->text() == QLatin1String("&Next View")) next = a;
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_PageDown));
+    const QString first = w->currentViewId();
+    QStringList seen;
+    for (size_t i = 0; i < w->views().size(); ++i) {
+        next->trigger();
+        seen << w->currentViewId();
+    }
+    EXPECT_EQ(seen.last(), first) << "Ctrl+PgDown cycles through every view";
+    EXPECT_EQ(QSet<QString>(seen.begin(), seen.end()).size(), static_cast<qsizetype>(w->views().size()))
+        << seen.join(QLatin1Char(' ')).toStdString();
     EXPECT_TRUE(html.contains(QString::fromStdString(gwb::engine::definitions().at("coherence")).toHtmlEscaped()));
     EXPECT_TRUE(html.contains(QStringLiteral("Ctrl+Shift+Return")));
     dialog->close();
+}
+
+// Issue 31: file dialogs open where the last file was chosen (kept across restarts).
+TEST(MainWindow, FileDialogsRememberTheLastFolder) {
+    ensureApp();
+    QTemporaryDir dir;
+    ASSERT_TRUE(QDir(dir.path()).mkpath(QStringLiteral("models")));
+    gwb::app::rememberDialogFolder(dir.filePath(QStringLiteral("models/m.gwb")));
+    EXPECT_EQ(gwb::app::dialogFolder(), QDir(dir.filePath(QStringLiteral("models"))).absolutePath());
+    gwb::app::rememberDialogFolder(QString()); // a cancelled dialog changes nothing
+    EXPECT_EQ(gwb::app::dialogFolder(), QDir(dir.filePath(QStringLiteral("models"))).absolutePath());
+    gwb::app::rememberDialogFolder(dir.filePath(QStringLiteral("gone/x.json")));
+    EXPECT_EQ(gwb::app::dialogFolder(), QDir::homePath()) << "a folder that no longer exists falls back to home";
 }

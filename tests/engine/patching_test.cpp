@@ -293,6 +293,27 @@ TEST(Patching, OffsetAndHeadSweepsHaveTheirShapes) {
     EXPECT_GT(changed, 0);
 }
 
+// Issue 31: an offset that reaches before the prompt at every position (D >= T) never pairs two
+// real tokens; its cells are undefined (NaN), not "effect 0".
+TEST(Patching, OffsetsThatNeverReachARealTokenAreUndefined) {
+    const ModelConfig gc = test::tinyConfig(ModelKind::Grassmann);
+    const Model g = randomModel(gc, 3);
+    // Offsets {1,2,4} and {1,3,8}; a 6-token prompt: D = 8 never reaches a real token.
+    PatchRequest r = pairRequest(gc, PatchSite::Offset, 6, 2);
+    const PatchSweep s = runPatchSweep(g, r);
+    ASSERT_EQ(s.cols, 5);
+    ASSERT_EQ(s.colLabels[4], "D=8");
+    EXPECT_FALSE(s.defined[5 + 4]) << "layer 1 has offset 8, but 8 >= T = 6";
+    EXPECT_TRUE(std::isnan(s.metric[5 + 4]));
+    EXPECT_TRUE(std::isnan(s.effect[5 + 4]));
+    EXPECT_TRUE(s.defined[5 + 3 - 1]) << "D = 3 < T in layer 1 is defined";
+    // Ablation too.
+    r.mode = PatchMode::Zero;
+    const PatchSweep z = runPatchSweep(g, r);
+    EXPECT_FALSE(z.defined[5 + 4]);
+    EXPECT_TRUE(std::isnan(z.metric[5 + 4]));
+}
+
 TEST(Patching, APartOfTheSweepComputesOnlyItsCellsWithTheWholeSweepsValues) {
     const ModelConfig gc = test::tinyConfig(ModelKind::Grassmann);
     const Model g = randomModel(gc, 5);

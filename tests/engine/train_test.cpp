@@ -130,6 +130,52 @@ TEST(Training, StopsCleanlyAndResumes) {
     EXPECT_EQ(r2.steps, 20);
 }
 
+// Issue 31: a run stopped between validations (Ctrl-C, SIGTERM, the time limit) keeps the steps
+// since the last validation: when the stop step's weights are not the best (those stay at --out),
+// they go to OUT.resume.gwb with the optimizer, and --resume continues from the later step.
+TEST(Training, AStoppedRunResumesFromItsLastStepNotItsLastValidation) {
+    test::TempDir dir;
+    // Validation text that breaks the rule (every determined token shifted by one): the better the
+    // model learns the training rule, the worse its validation loss, so a later stop step is not
+    // the best one and its weights would be lost without a resume point.
+    std::vector<int32_t> valid = ruleStream(5, 2);
+    for (size_t i = 0; i < valid.size(); ++i)
+        if (determined(static_cast<int>(i % kSeg))) valid[i] = (valid[i] + 1) % kV;
+    const auto train = ruleStream(50, 1);
+    TrainOptions o = ruleOptions(dir.file("m.gwb"));
+    o.steps = 20;
+    o.evalEvery = 4;
+    o.logEvery = 1;
+    int resumePoints = 0;
+    for (int stopAt : {6, 7, 9, 10}) {
+        Model m = Model::init(ruleConfig(), 0, nullptr, "cpu");
+        std::atomic<bool> stop{false};
+        const TrainResult r = trainOnTokens(m, train, valid, o, &stop, [&](const TrainProgress& p) {
+            if (p.step == stopAt) stop.store(true);
+            return true;
+        });
+        ASSERT_EQ(r.steps, stopAt);
+        const bool bestIsLast = r.bestStep == stopAt;
+        EXPECT_EQ(std::filesystem::exists(o.outPath + ".resume.gwb"), !bestIsLast) << "stopped at " << stopAt;
+        EXPECT_EQ(r.resumePath.empty(), bestIsLast);
+        Model again = Model::init(ruleConfig(), 0, nullptr, "cpu");
+        TrainOptions ro = o;
+        ro.resume = true;
+        std::string resumed;
+        const TrainResult r2 = trainOnTokens(again, train, valid, ro, nullptr, [&](const TrainProgress& p) {
+            if (p.message.rfind("resumed", 0) == 0) resumed = p.message;
+            return true;
+        });
+        EXPECT_EQ(resumed.rfind("resumed at step " + std::to_string(stopAt) + " ", 0), 0u) << resumed;
+        EXPECT_EQ(r2.steps, 20);
+        std::printf("stopped at %d: best step %lld%s\n", stopAt, static_cast<long long>(r.bestStep),
+                    bestIsLast ? "" : " (resume point written)");
+        std::filesystem::remove(o.outPath);
+        resumePoints += bestIsLast ? 0 : 1;
+    }
+    EXPECT_GT(resumePoints, 0) << "no stop left a resume point: the test did not reach the case it is about";
+}
+
 TEST(Training, RejectsBadInput) {
     test::TempDir dir;
     Model m = Model::init(ruleConfig(), 0, nullptr, "cpu");

@@ -8,6 +8,7 @@
 
 #include "import/import_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -40,5 +41,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)found.get({"d_model", "n_embd", "hidden_size"});
         (void)found.get({"window_schedule", "pre_norm", "n_layers"});
     });
+    // Lists written as strings: a changed value is digits and commas only, and normalising twice
+    // changes nothing.
+    for (const auto& [key, setting] : found.values) {
+        const std::string once = engine::normalizeListText(setting.value);
+        if (engine::normalizeListText(once) != once) __builtin_trap();
+        if (once != setting.value && once.find_first_not_of("0123456789,") != std::string::npos) __builtin_trap();
+    }
+    {
+        const std::string raw = input.substr(0, std::min<size_t>(input.size(), 256));
+        const std::string once = engine::normalizeListText(raw);
+        if (engine::normalizeListText(once) != once) __builtin_trap();
+    }
     return 0;
 }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -128,6 +130,17 @@ TEST(CorpusStatsTrace, NpzRoundTripAndOtherFilesRejected) {
     w.write(plain);
     EXPECT_THROW(CorpusStats::read(plain), std::runtime_error);
     EXPECT_THROW(CorpusStats::read(tempPath("missing.npz")), std::runtime_error);
+    // Not an archive at all: said in the user's words, not the zip reader's (issue 31).
+    const std::string text = tempPath("notes.npz");
+    std::ofstream(text) << "these are my notes, not statistics";
+    try {
+        (void)CorpusStats::read(text);
+        ADD_FAILURE() << "a text file was read as statistics";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("is not a statistics file from gwb stats"), std::string::npos)
+            << e.what();
+    }
+    std::remove(text.c_str());
     std::remove(path.c_str());
     std::remove(plain.c_str());
 }

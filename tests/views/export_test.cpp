@@ -16,6 +16,8 @@
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
+
+#include <QSet>
 #include <unistd.h>
 
 using namespace gwb::views;
@@ -167,10 +169,13 @@ TEST(Export, DataFilesAreReadableCsvNpyAndJson) {
     const gwb::engine::NpyArray parsed = gwb::engine::readNpy((base + "_mean_gate.npy").toStdString());
     ASSERT_EQ(parsed.shape, (std::vector<int64_t>{3, 12}));
     EXPECT_EQ(parsed.values<float>(), fx.view->dataTables().front().values.data);
-    // CSV: header row with tokens, one row per layer.
+    // CSV: header row with tokens (each with its position, so repeated pieces stay distinct), one
+    // row per layer.
     const QList<QByteArray> lines = readAll(base + "_mean_gate.csv").trimmed().split('\n');
     ASSERT_EQ(lines.size(), 4);
-    EXPECT_TRUE(lines[0].startsWith("layer \\ token,The,"));
+    EXPECT_TRUE(lines[0].startsWith("layer \\ token,0:The,1:")) << lines[0].toStdString();
+    const QList<QByteArray> headers = lines[0].split(','); // " the" is tokens 4 and 8 of the prompt
+    EXPECT_EQ(QSet<QByteArray>(headers.begin(), headers.end()).size(), headers.size()) << lines[0].toStdString();
     EXPECT_TRUE(lines[1].startsWith("L0,"));
     EXPECT_EQ(lines[1].split(',').size(), 13);
     // JSON side file: models, prompt, selection, definitions.

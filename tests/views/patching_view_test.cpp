@@ -157,6 +157,26 @@ TEST(PatchingView, EqualCleanAndCorruptedMetricsMakeTheEffectUndefined) {
     EXPECT_TRUE(f.v.message().contains(QStringLiteral("\u2014")));
 }
 
+// Issue 31: an ablation of the clean prompt with a metric but no corrupted prompt said "clean
+// -5.64, corrupted -5.64 (equal: effect —)" although nothing was corrupted.
+TEST(PatchingView, AnAblationWithoutACorruptedPromptSaysWhatWasComputed) {
+    Fixture f;
+    PatchingData data = synthetic::makePatchingData(f.d);
+    data.corruptTokens.clear();
+    data.inputs.mode = QStringLiteral("zero");
+    for (PatchingGrid* g : {&data.grassmann, &data.transformer}) {
+        g->corruptMetric = g->cleanMetric;
+        g->effectDefined = false;
+    }
+    f.v.setResult(data);
+    const QString text = f.v.message();
+    EXPECT_FALSE(text.contains(QStringLiteral("corrupted \u2212"))) << text.toStdString();
+    EXPECT_FALSE(text.contains(QStringLiteral("(equal"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("zero ablation of the clean prompt (no corrupted prompt)")))
+        << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("ablated \u2212 clean"))) << text.toStdString();
+}
+
 TEST(PatchingView, BadInputIsAMessageAndChangesNothing) {
     Fixture f;
     const PatchingData data = synthetic::makePatchingData(f.d);

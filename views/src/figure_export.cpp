@@ -11,6 +11,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
@@ -129,6 +130,26 @@ QString csvNumber(float v) {
     return QString::number(static_cast<double>(v), 'g', 9);
 }
 
+/// Labels made unique by their index ("3:▁the"): column headers always (pandas renames repeated
+/// headers and the positions are lost), row labels when any repeats; a label that is its own
+/// index stays as it is.
+QStringList indexedLabels(const QStringList& labels, int64_t n, bool always) {
+    QStringList out;
+    QSet<QString> seen;
+    bool repeats = false;
+    for (int64_t j = 0; j < n; ++j) {
+        const QString l = j < labels.size() ? labels[static_cast<int>(j)] : QString::number(j);
+        repeats = repeats || seen.contains(l);
+        seen.insert(l);
+        out << l;
+    }
+    if (!always && !repeats) return out;
+    for (int64_t j = 0; j < n; ++j)
+        if (out[static_cast<int>(j)] != QString::number(j))
+            out[static_cast<int>(j)] = QStringLiteral("%1:%2").arg(j).arg(out[static_cast<int>(j)]);
+    return out;
+}
+
 QByteArray encodeCsv(const DataTable& t) {
     QString out;
     const auto& a = t.values;
@@ -143,12 +164,12 @@ QByteArray encodeCsv(const DataTable& t) {
         const int64_t R = a.dim(0);
         const int64_t C = a.rank() >= 2 ? a.count(a.shape) / std::max<int64_t>(1, R) : 0;
         out += csvField(QStringLiteral("%1 \\ %2").arg(t.rowAxis, t.colAxis));
+        const QStringList cols = indexedLabels(t.colLabels, C, true), rows = indexedLabels(t.rowLabels, R, false);
         for (int64_t j = 0; j < C; ++j)
-            out += QLatin1Char(',') +
-                   csvField(j < t.colLabels.size() ? t.colLabels[static_cast<int>(j)] : QString::number(j));
+            out += QLatin1Char(',') + csvField(cols[static_cast<int>(j)]);
         out += QLatin1Char('\n');
         for (int64_t i = 0; i < R; ++i) {
-            out += csvField(i < t.rowLabels.size() ? t.rowLabels[static_cast<int>(i)] : QString::number(i));
+            out += csvField(rows[static_cast<int>(i)]);
             for (int64_t j = 0; j < C; ++j)
                 out += QLatin1Char(',') + csvNumber(a.data[static_cast<size_t>(i * C + j)]);
             out += QLatin1Char('\n');

@@ -65,11 +65,19 @@ QString PatchingGrid::undefinedReason(int64_t r, int64_t c) const {
     const QString where =
         QStringLiteral("%1 %2, %3 %4")
             .arg(rowTitle, rowLabels.value(static_cast<int>(r)), colTitle, colLabels.value(static_cast<int>(c)));
-    if (i < defined.size() && !defined[i])
-        return site == QLatin1String("offset")
-                   ? QStringLiteral("Undefined: layer %1 has no offset %2, so there is nothing to change here.")
-                         .arg(rowLabels.value(static_cast<int>(r)), colLabels.value(static_cast<int>(c)))
-                   : QStringLiteral("Undefined: the cell %1 does not exist in this model.").arg(where);
+    if (i < defined.size() && !defined[i]) {
+        if (site != QLatin1String("offset"))
+            return QStringLiteral("Undefined: the cell %1 does not exist in this model.").arg(where);
+        const QString label = colLabels.value(static_cast<int>(c));
+        const int64_t d = label.startsWith(QLatin1String("D=")) ? label.mid(2).toLongLong() : 0;
+        if (tokens > 0 && d >= tokens)
+            return QStringLiteral("Undefined: offset %1 reaches before the prompt at every position (the prompt has %2 "
+                                  "tokens), so it never pairs two real tokens and there is nothing to change.")
+                .arg(d)
+                .arg(tokens);
+        return QStringLiteral("Undefined: layer %1 has no offset %2, so there is nothing to change here.")
+            .arg(rowLabels.value(static_cast<int>(r)), label);
+    }
     if (std::isnan(value(r, c))) {
         if (shown() == Shown::MeanDelta)
             return QStringLiteral("Undefined: the ablation changed no position that predicts a next token.");
@@ -423,15 +431,24 @@ void PatchingView::refresh() {
     const PatchingData& d = m_result;
     if (d.grassmann.hasMetric || d.transformer.hasMetric) {
         QStringList parts;
-        for (const PatchingGrid* g : {&d.grassmann, &d.transformer})
-            if (g->hasGrid() && g->hasMetric)
+        const bool corrupted = !d.corruptTokens.isEmpty();
+        for (const PatchingGrid* g : {&d.grassmann, &d.transformer}) {
+            if (!g->hasGrid() || !g->hasMetric) continue;
+            if (corrupted)
                 parts << QStringLiteral("%1 clean %2, corrupted %3%4")
                              .arg(g->model, detail::formatValue(g->cleanMetric), detail::formatValue(g->corruptMetric),
                                   g->effectDefined ? QString() : QStringLiteral(" (equal: effect \u2014)"));
+            else // an ablation of the clean prompt: nothing was corrupted, so there is no normalised effect
+                parts << QStringLiteral("%1 clean %2").arg(g->model, detail::formatValue(g->cleanMetric));
+        }
         text = QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
                    .arg(d.answerPiece, d.wrongPiece)
                    .arg(d.metricPosition)
                    .arg(parts.join(QStringLiteral("; ")));
+        if (!corrupted)
+            text += QStringLiteral(" \u2014 %1 ablation of the clean prompt (no corrupted prompt): cells show the "
+                                   "metric's change, ablated \u2212 clean")
+                        .arg(d.inputs.mode);
     } else {
         text = QStringLiteral("%1 ablation: mean \u0394 log p of the next token over the prompt").arg(d.inputs.mode);
     }

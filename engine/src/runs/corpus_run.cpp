@@ -112,8 +112,14 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
     TraceOptions to;
     to.lensTopK = o.lensTopK;
     to.maxTokens = o.window;
+    std::vector<int64_t> skip = o.skipWindows;
+    std::sort(skip.begin(), skip.end());
+    skip.erase(std::unique(skip.begin(), skip.end()), skip.end());
+    const int64_t skippedHere = std::count_if(skip.begin(), skip.end(), [&](int64_t g) {
+        return g >= 0 && g < s.windowsTotal && g % o.shardCount == o.shardIndex;
+    });
     CorpusProgress pr;
-    pr.windowsTotal = s.windowsPlanned;
+    pr.windowsTotal = s.windowsPlanned - skippedHere;
     const auto start = std::chrono::steady_clock::now();
     auto stopped = [&] {
         pr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -173,6 +179,7 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
             const int64_t g = g0 + static_cast<int64_t>(w);
             if (g >= s.windowsTotal) break;
             if (g % o.shardCount != o.shardIndex) continue;
+            if (std::binary_search(skip.begin(), skip.end(), g)) continue; // done by the resumed run
             const auto b = ids.begin() + starts[w];
             const std::vector<int32_t> win(
                 b, b + std::min<int64_t>(o.window, static_cast<int64_t>(ids.size()) - starts[w]));
@@ -205,7 +212,7 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
         g0 += perFile[f];
     }
     finish();
-    s.complete = static_cast<int64_t>(s.windows.size()) == s.windowsPlanned;
+    s.complete = static_cast<int64_t>(s.windows.size()) + skippedHere == s.windowsPlanned;
     if (progress) progress(pr); // final report (phase times); its answer no longer matters
     return s;
 }

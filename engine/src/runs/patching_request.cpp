@@ -84,7 +84,10 @@ std::vector<Intervention> sweepCells(const Model& model, const PatchRequest& r, 
                 Intervention i = cell(l);
                 i.offset = D;
                 cells.push_back(i);
-                s.defined.push_back(std::find(offs.begin(), offs.end(), D) != offs.end() ? 1 : 0);
+                // Undefined where the layer lacks the offset, and where the offset reaches before
+                // the prompt at every position (D >= T): it never pairs two real tokens, so
+                // there is nothing to change.
+                s.defined.push_back(std::find(offs.begin(), offs.end(), D) != offs.end() && D < T ? 1 : 0);
             }
         }
         break;

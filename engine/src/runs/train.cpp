@@ -276,30 +276,44 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
     int64_t step = 0, tokensSeen = 0, bestStep = 0;
     double bestValid = std::numeric_limits<double>::infinity(), priorSeconds = 0;
     bool haveCheckpoint = false;
+    // A resume point: the weights, optimizer and counters of the step a run was stopped at, when
+    // that step's weights were not the best (those stay in outPath). --resume prefers it.
+    const std::string resumeModel = o.outPath + ".resume.gwb", resumeOptim = o.outPath + ".resume.optim",
+                      resumeState = o.outPath + ".resume.state.json";
     if (o.resume) {
         if (!fs::exists(o.outPath) || !fs::exists(optimPath) || !fs::exists(statePath))
             throw std::runtime_error("--resume needs " + o.outPath + ", " + optimPath + " and " + statePath);
-        const Model saved = Model::load(o.outPath, "cpu", m.config.kind);
+        json st = json::parse(readFileBytes(statePath));
+        std::string from = o.outPath, fromOptim = optimPath;
+        if (fs::exists(resumeModel) && fs::exists(resumeOptim) && fs::exists(resumeState)) {
+            const json rs = json::parse(readFileBytes(resumeState));
+            if (rs.at("step").get<int64_t>() > st.at("step").get<int64_t>()) {
+                st = rs;
+                from = resumeModel;
+                fromOptim = resumeOptim;
+            }
+        }
+        const Model saved = Model::load(from, "cpu", m.config.kind);
         if (configToJson(saved.config()) != configToJson(m.config))
-            throw std::runtime_error(o.outPath + ": its config differs from the one being trained");
+            throw std::runtime_error(from + ": its config differs from the one being trained");
         torch::NoGradGuard noGrad;
         auto dst = m.net->named_parameters();
         for (const auto& item : saved.impl().net->named_parameters())
             dst[item.key()].copy_(item.value());
         torch::serialize::InputArchive archive;
-        archive.load_from(optimPath);
+        archive.load_from(fromOptim);
         optimizer.load(archive);
-        const json st = json::parse(readFileBytes(statePath));
         step = st.at("step").get<int64_t>();
         tokensSeen = st.at("tokens_seen").get<int64_t>();
         bestValid = st.at("best_valid_loss").get<double>();
-        bestStep = step;
+        bestStep = st.value("best_step", step);
         priorSeconds = st.value("seconds", 0.0);
         haveCheckpoint = true;
         TrainProgress p;
         p.step = step;
         p.totalSteps = totalSteps;
-        p.message = "resumed at step " + std::to_string(step) + " (validation loss " + std::to_string(bestValid) + ")";
+        p.message = "resumed at step " + std::to_string(step) + " from " + from + " (best validation loss " +
+                    std::to_string(bestValid) + " at step " + std::to_string(bestStep) + ")";
         report(p);
     }
 
@@ -317,6 +331,18 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
         return perm[static_cast<size_t>(sample % nBlocks)];
     };
 
+    // The weights, the optimizer and the counters --resume needs (the best checkpoint, or a
+    // stopped run's last step).
+    auto saveState = [&](const std::string& modelPath, const std::string& optim, const std::string& state) {
+        model.save(modelPath, o.saveDtype);
+        saveOptimizer(optimizer, optim);
+        writeFileAtomic(state, json{{"step", step},
+                                    {"tokens_seen", tokensSeen},
+                                    {"best_valid_loss", bestValid},
+                                    {"best_step", bestStep},
+                                    {"seconds", priorSeconds + seconds()}}
+                                   .dump(2));
+    };
     TrainResult result;
     auto validateAndSave = [&](TrainProgress& p) {
         const LossSum s = sumStreamLoss(m, validIds, o.batch, o.evalMaxBlocks, {});
@@ -354,13 +380,8 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
             summary["train_files"] = trainFiles;
             summary["valid_files"] = validFiles;
             m.trainingSummary = summary.dump();
-            model.save(o.outPath, o.saveDtype);
-            saveOptimizer(optimizer, optimPath);
-            writeFileAtomic(statePath, json{{"step", step},
-                                            {"tokens_seen", tokensSeen},
-                                            {"best_valid_loss", vloss},
-                                            {"seconds", priorSeconds + seconds()}}
-                                           .dump(2));
+            bestValid = vloss;
+            saveState(o.outPath, optimPath, statePath);
             haveCheckpoint = true;
             p.saved = true;
             result.summaryJson = m.trainingSummary;
@@ -451,6 +472,19 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
         p.message = "stopping (" + reason + "): validating";
         validateAndSave(p);
         report(p);
+    }
+    if (bestStep == step || reason == "finished") { // nothing to resume (or outPath has it): an older point is stale
+        for (const std::string& f : {resumeModel, resumeOptim, resumeState})
+            fs::remove(f);
+    } else if (reason != "finished") { // stopped with better weights saved earlier: keep this step too
+        saveState(resumeModel, resumeOptim, resumeState);
+        TrainProgress p;
+        p.step = step;
+        p.totalSteps = totalSteps;
+        p.message = "saved step " + std::to_string(step) + " to " + resumeModel + " for --resume (the best weights, "
+                    "step " + std::to_string(bestStep) + ", stay in " + o.outPath + ")";
+        report(p);
+        result.resumePath = resumeModel;
     }
     m.net->eval();
     result.steps = step;

@@ -237,7 +237,13 @@ CorpusStats CorpusStats::read(const std::string& path) {
 
 CorpusStats CorpusStats::parse(const std::vector<uint8_t>& fileBytes, const std::string& path) {
     using nlohmann::json;
-    const auto members = readZipStored(fileBytes);
+    std::map<std::string, std::vector<uint8_t>> members;
+    try {
+        members = readZipStored(fileBytes);
+    } catch (const std::exception& e) { // a zip reader's words mean nothing to someone who opened a file
+        throw std::runtime_error("'" + path + "' is not a statistics file from gwb stats (not an NPZ archive: " +
+                                 e.what() + ")");
+    }
     auto metaIt = members.find("meta.json");
     if (metaIt == members.end()) throw std::runtime_error("'" + path + "' is not a gwb statistics file (no meta.json)");
     std::map<std::string, NpyArray> arrays;

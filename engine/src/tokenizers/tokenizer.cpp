@@ -5,6 +5,7 @@
 #include "tokenizers/bpe_tokenizer.h"
 #include "tokenizers/hf_tokenizer.h"
 #include "formats/file_util.h"
+#include "gwb/engine/checkpoint.h"
 
 #include <filesystem>
 #include <stdexcept>
@@ -28,8 +29,26 @@ TokenizerPtr makeTokenizer(const std::string& kind, const std::string& bytes) {
 }
 
 TokenizerPtr loadTokenizerFile(const std::string& path) {
-    const std::string bytes = readFileBytes(path);
     const std::string ext = std::filesystem::path(path).extension().string();
+    if (ext == ".gwb") { // a model file carries its tokenizer: tensor tokenizer.model + tokenizer_kind
+        SafetensorsFile f;
+        try {
+            f = readSafetensors(path);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(path + ": not a .gwb model file (" + e.what() + ")");
+        }
+        const auto it = f.tensors.find("tokenizer.model");
+        const auto kind = f.metadata.find("tokenizer_kind");
+        if (it == f.tensors.end() || kind == f.metadata.end())
+            throw std::runtime_error(path + ": this model file carries no tokenizer");
+        try {
+            const auto& t = it->second;
+            return makeTokenizer(kind->second, std::string(t.bytes.begin(), t.bytes.end()));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(path + ": its tokenizer: " + e.what());
+        }
+    }
+    const std::string bytes = readFileBytes(path);
     try {
         if (ext == ".txt") return makeTokenizer("wordpiece", bytes);
         if (ext == ".json") {

@@ -21,6 +21,9 @@ struct CorpusOptions {
     int shardIndex = 0;             ///< this run covers global windows g with g % shardCount == shardIndex
     int shardCount = 1;
     int lensTopK = 10; ///< logit-lens depth: ranks above K are counted as K+1
+    /// Global windows already covered (an interrupted run being resumed): skipped here, and not
+    /// counted in windowsPlanned' progress; merge the result with the earlier file.
+    std::vector<int64_t> skipWindows;
 };
 
 /// One file's windows: starts 0, stride, 2*stride, ...; each window holds min(window, n - start)

@@ -67,7 +67,9 @@ struct PatchRequest {
 /// A sweep: rows x columns of interventions of one site and mode, with the metric of each.
 ///   resid: rows l = 0..N (labels "h^0".."h^N"), columns positions; mixer/gate/ffn: rows the
 ///   blocks, columns positions; offset: rows the blocks, columns the offsets of any layer (cells
-///   whose offset the layer lacks are undefined); head: rows the blocks, columns the heads.
+///   whose offset the layer lacks are undefined, and so are offsets D >= T, which reach before
+///   the prompt at every position and never pair two real tokens); head: rows the blocks,
+///   columns the heads.
 struct PatchSweep {
     PatchSite site = PatchSite::Resid;
     PatchMode mode = PatchMode::Patch;

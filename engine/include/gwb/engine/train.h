@@ -33,7 +33,8 @@ struct TrainOptions {
     int64_t evalEvery = 500;             ///< steps between validations (and checkpoint saves)
     int64_t evalMaxBlocks = 0;           ///< validation blocks per evaluation (0 = all)
     double timeLimitMinutes = 0;         ///< stop (validate + save) after this wall time (0 = none)
-    bool resume = false;                 ///< continue from outPath + its optimizer state
+    bool resume = false;                 ///< continue from outPath + its optimizer state, or from the
+                                         ///< later resume point a stopped run left (TrainResult::resumePath)
     SaveDtype saveDtype = SaveDtype::F32;
     std::string cacheDir;  ///< token cache folder ("" = "<out>.cache")
     int64_t logEvery = 10; ///< steps between progress reports
@@ -65,6 +66,10 @@ struct TrainResult {
     double tokensPerSecond = 0; ///< training throughput over the whole run (excluding validation)
     std::string stopReason;     ///< "finished", "time limit", "stopped"
     std::string summaryJson;    ///< what went into the checkpoint's training_summary
+    /// Where the last step's weights went when the run stopped (a signal, the time limit) at a step
+    /// whose weights were not the best: "<out>.resume.gwb" (+ .resume.optim, .resume.state.json),
+    /// which --resume continues from; "" otherwise.
+    std::string resumePath;
 };
 
 /// Trains `model` in place (its tokenizer must be set). `stop` (may be null) is polled every step.

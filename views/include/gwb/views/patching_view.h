@@ -45,7 +45,9 @@ struct PatchingGrid {
     int64_t cols = 0;  ///< positions, offsets or heads
     QStringList rowLabels, colLabels;
     QString rowTitle, colTitle;   ///< e.g. "layer", "position"
-    std::vector<uint8_t> defined; ///< rows*cols: 0 where the cell does not exist (an offset the layer lacks)
+    std::vector<uint8_t> defined; ///< rows*cols: 0 where the cell does not exist (an offset the layer lacks,
+                                  ///< or one that reaches before the prompt at every position)
+    int64_t tokens = 0;           ///< the prompt's length T (why an offset D >= T is undefined)
     bool hasMetric = false;       ///< answer and wrong given: metric and effect are filled
     double cleanMetric = std::numeric_limits<double>::quiet_NaN();   ///< logit diff of the clean run
     double corruptMetric = std::numeric_limits<double>::quiet_NaN(); ///< of the corrupted run
