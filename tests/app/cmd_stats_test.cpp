@@ -99,10 +99,14 @@ TEST(CmdStats, CtrlCLeavesAReadablePartialFile) {
     p.start(QStringLiteral(GWB_EXECUTABLE), statsArgs({a}, out));
     ASSERT_TRUE(p.waitForStarted());
     QByteArray err;
-    while (!err.contains("windows 3/") && p.state() == QProcess::Running) {
+    // Into a file, progress is a line every 30 s (the first at once): wait for it, then a moment
+    // for a few windows more.
+    p.setReadChannel(QProcess::StandardError);
+    while (!err.contains("windows ") && p.state() == QProcess::Running) {
         p.waitForReadyRead(200);
         err += p.readAllStandardError();
     }
+    p.waitForFinished(1500);
     ASSERT_EQ(p.state(), QProcess::Running) << err.toStdString();
     ::kill(static_cast<pid_t>(p.processId()), SIGINT);
     ASSERT_TRUE(p.waitForFinished(60000));
