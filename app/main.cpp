@@ -5,8 +5,6 @@
 #ifndef GWB_HEADLESS
 #include "gui/gui_main.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
 #include <QApplication>
 #endif
 #include <QCommandLineParser>
@@ -17,6 +15,9 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
