@@ -165,7 +165,8 @@ std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest
                    "where the cell does not exist"},
         {"clean_metric", "scalar  the metric of the clean run"},
         {"corrupt_metric", "scalar  the metric of the corrupted run (the clean one when there is no corrupted prompt)"},
-        {"defined", "rows x columns  1 where the cell exists (an offset the layer has that reaches a real token: D < T), else 0"},
+        {"defined",
+         "rows x columns  1 where the cell exists (an offset the layer has that reaches a real token: D < T), else 0"},
         {"delta_logprob", "rows x columns x T  log p(x_{t+1}) of the ablated run minus the unchanged run's, nats; NaN "
                           "at t = T-1 and in cells that do not exist"},
         {"mean_delta_logprob", "rows x columns  mean of delta_logprob over t < T-1, nats"},

@@ -161,8 +161,7 @@ int statsRun(const QStringList& args) {
         },
         &g_stop, [](const std::string& w) { std::fprintf(stderr, "\nwarning: %s\n", w.c_str()); });
     std::fprintf(stderr, "%stime: %.1f s (forward passes %.1f s, analyses %.1f s, statistics %.1f s)\n",
-                 line.tty() ? "\n" : "", last.seconds,
-                 last.traceSeconds, last.analysisSeconds, last.accumulateSeconds);
+                 line.tty() ? "\n" : "", last.seconds, last.traceSeconds, last.analysisSeconds, last.accumulateSeconds);
     CorpusStats result = s;
     if (earlier) { // the earlier windows and the new ones, as one file of this shard
         const int64_t planned = s.windowsPlanned;
@@ -183,11 +182,10 @@ int statsRun(const QStringList& args) {
     }
     std::printf("windows: %zu of %lld planned for shard %d/%d%s\nwrote %s\n", written.windows.size(),
                 static_cast<long long>(written.windowsPlanned), s.shardIndex, s.shardCount,
-                written.complete
-                    ? ""
-                    : (std::string(" (partial: stopped by ") + signals.name() + "; --resume " +
-                       p.value(out).toStdString() + " carries on)")
-                          .c_str(),
+                written.complete ? ""
+                                 : (std::string(" (partial: stopped by ") + signals.name() + "; --resume " +
+                                    p.value(out).toStdString() + " carries on)")
+                                       .c_str(),
                 qPrintable(p.value(out)));
     return written.complete ? 0 : signals.exitCode(130);
 }

@@ -48,7 +48,8 @@ private:
     }
     static inline std::atomic<bool>* s_flag = nullptr;
     static inline std::atomic<int> s_signal{0};
-    struct sigaction m_oldInt {}, m_oldTerm {};
+    struct sigaction m_oldInt {
+    }, m_oldTerm{};
 };
 
 /// Progress on a terminal is one line rewritten with '\r'; into a file (a batch job's log) it is

@@ -126,7 +126,8 @@ int runFigure(const QStringList& args) {
     const QCommandLineOption sample(QStringLiteral("sample"),
                                     QStringLiteral("With --continue: sample (temperature 1, top-p 0.9; the default)."));
     const QCommandLineOption greedy(QStringLiteral("greedy"), QStringLiteral("With --continue: greedy decoding."));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --continue: the sampling seed (default 0)."),
+    const QCommandLineOption seed(QStringLiteral("seed"),
+                                  QStringLiteral("With --continue: the sampling seed (default 0)."),
                                   QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption stats(QStringLiteral("stats"),
                                    QStringLiteral("Corpus statistics (gwb stats) for --view corpus (no prompt)."),
@@ -256,8 +257,9 @@ int runFigure(const QStringList& args) {
             err << "gwb figure: note: " << n << "\n";
         if (outcome.continuationFrom >= 0)
             err << "gwb figure: continued the prompt by " << outcome.generated << " tokens ("
-                << (request.continuation.greedy ? QStringLiteral("greedy")
-                                                : QStringLiteral("sampled, seed %1").arg(static_cast<qulonglong>(request.continuation.seed)))
+                << (request.continuation.greedy
+                        ? QStringLiteral("greedy")
+                        : QStringLiteral("sampled, seed %1").arg(static_cast<qulonglong>(request.continuation.seed)))
                 << ", " << QString::number(outcome.tokensPerSecond, 'f', 1) << " tokens/s): \""
                 << outcome.prompt.mid(outcome.continuationFrom) << "\"\n";
         err.flush();

@@ -14,7 +14,8 @@ QString dialogFolder() {
 void rememberDialogFolder(const QString& path) {
     if (path.isEmpty()) return;
     const QFileInfo info(path);
-    QSettings().setValue(QStringLiteral("dialogs/folder"), info.isDir() ? info.absoluteFilePath() : info.absolutePath());
+    QSettings().setValue(QStringLiteral("dialogs/folder"),
+                         info.isDir() ? info.absoluteFilePath() : info.absolutePath());
 }
 namespace {
 constexpr int kMaxRecent = 10;

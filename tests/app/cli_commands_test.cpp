@@ -235,11 +235,13 @@ TEST_F(CliTinyModel, GenerateRefusesBadOptionsNamingThem) {
 // `gwb tokenizer --model M` uses a model's own; `export` writes it out; --help lists everything.
 // Before, a .gwb was read as a SentencePiece proto ("unsupported wire type 4").
 TEST_F(CliTinyModel, TokenizerCommandsTakeAModelsOwnTokenizer) {
-    const GwbResult viaFile = runGwb({QStringLiteral("tokenizer"), QStringLiteral("encode"), QStringLiteral("--tokenizer"),
-                                      path("m.gwb"), QStringLiteral("--text"), QStringLiteral("it is a truth")});
+    const GwbResult viaFile =
+        runGwb({QStringLiteral("tokenizer"), QStringLiteral("encode"), QStringLiteral("--tokenizer"), path("m.gwb"),
+                QStringLiteral("--text"), QStringLiteral("it is a truth")});
     ASSERT_EQ(viaFile.code, 0) << show(viaFile);
-    const GwbResult viaVocab = runGwb({QStringLiteral("tokenizer"), QStringLiteral("encode"), QStringLiteral("--tokenizer"),
-                                       path("vocab.txt"), QStringLiteral("--text"), QStringLiteral("it is a truth")});
+    const GwbResult viaVocab =
+        runGwb({QStringLiteral("tokenizer"), QStringLiteral("encode"), QStringLiteral("--tokenizer"), path("vocab.txt"),
+                QStringLiteral("--text"), QStringLiteral("it is a truth")});
     ASSERT_EQ(viaVocab.code, 0) << show(viaVocab);
     EXPECT_EQ(viaFile.out, viaVocab.out);
     EXPECT_TRUE(viaFile.out.contains(QStringLiteral("4 pieces"))) << show(viaFile);

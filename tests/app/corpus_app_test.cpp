@@ -215,10 +215,18 @@ TEST(CorpusApp, StatsStoppedBySigtermWritesItsWindowsAndResumes) {
     QTemporaryDir dir;
     const QString text = dir.filePath(QStringLiteral("corpus.txt"));
     writeText(text, promptOfTokens(48000).toUtf8()); // a few seconds of windows: time to be stopped
-    const QStringList common{QStringLiteral("stats"),    QStringLiteral("--model"),     testModels().grassmann,
-                             QStringLiteral("--baseline"), QStringLiteral("none"),        QStringLiteral("--data"),
-                             text,                       QStringLiteral("--window"),    QStringLiteral("16"),
-                             QStringLiteral("--stride"), QStringLiteral("16"),          QStringLiteral("--threads"),
+    const QStringList common{QStringLiteral("stats"),
+                             QStringLiteral("--model"),
+                             testModels().grassmann,
+                             QStringLiteral("--baseline"),
+                             QStringLiteral("none"),
+                             QStringLiteral("--data"),
+                             text,
+                             QStringLiteral("--window"),
+                             QStringLiteral("16"),
+                             QStringLiteral("--stride"),
+                             QStringLiteral("16"),
+                             QStringLiteral("--threads"),
                              QStringLiteral("1")};
     const QString partial = dir.filePath(QStringLiteral("partial.npz"));
     QProcess p;

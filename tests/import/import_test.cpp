@@ -733,7 +733,8 @@ TEST(Import, ConfigFieldsTheFamilysCodeIgnoresAreReportedNotApplied) {
                       "config.json: reduced_dim says 64 but the tensor shapes give r = 4: the config does not belong");
     // Sizes under the names other families use are checked too.
     std::ofstream(dir.file("run/config.json")) << R"({"model_dim": 32})";
-    expectImportError([&] { importCheckpoint(path); }, "config.json: model_dim says 32 but the tensor shapes give d = 16");
+    expectImportError([&] { importCheckpoint(path); },
+                      "config.json: model_dim says 32 but the tensor shapes give d = 16");
     std::ofstream(dir.file("run/config.json")) << R"({"ff_dim": 128})";
     expectImportError([&] { importCheckpoint(path); }, "ff_dim says 128 but the tensor shapes give d_ff = 64");
     std::ofstream(dir.file("run/config.json")) << R"({"model": {"d_low": 8}})";
@@ -746,7 +747,8 @@ TEST(Import, NestedConfigSectionsAndListsWrittenAsStrings) {
     TempDir dir;
     const Model ref = randomModel(tinyConfig("alphaxiv", ModelKind::Grassmann), 42);
     std::filesystem::create_directories(dir.file("run/checkpoints"));
-    const std::string path = writeFile(dir, familyTensors(ref, "alphaxiv"), "run/checkpoints/grassmann_best.safetensors");
+    const std::string path =
+        writeFile(dir, familyTensors(ref, "alphaxiv"), "run/checkpoints/grassmann_best.safetensors");
     std::ofstream(dir.file("run/config.json"))
         << R"({"run_id": "20260101_000000", "config": {"model": "both", "model_dim": 16, "reduced_dim": 4,
               "window_sizes": "1,3", "max_seq_len": 40}, "env": {"rank": 0}})";
@@ -768,7 +770,8 @@ TEST(Import, NestedConfigSectionsAndListsWrittenAsStrings) {
     std::filesystem::create_directories(dir.file("t"));
     const std::string tp = writeFile(dir, familyTensors(t, "alphaxiv"), "t/model.safetensors");
     std::ofstream(dir.file("t/config.json")) << R"({"num_heads": 3})";
-    expectImportError([&] { importCheckpoint(tp); }, "config.json: num_heads says 3 heads, but the tensor shapes give d = 16");
+    expectImportError([&] { importCheckpoint(tp); },
+                      "config.json: num_heads says 3 heads, but the tensor shapes give d = 16");
 }
 
 // Arledge's train.py --model gpt2: the GPT2 baseline (its own layout), heads from the config.

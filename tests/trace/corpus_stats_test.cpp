@@ -137,8 +137,7 @@ TEST(CorpusStatsTrace, NpzRoundTripAndOtherFilesRejected) {
         (void)CorpusStats::read(text);
         ADD_FAILURE() << "a text file was read as statistics";
     } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("is not a statistics file from gwb stats"), std::string::npos)
-            << e.what();
+        EXPECT_NE(std::string(e.what()).find("is not a statistics file from gwb stats"), std::string::npos) << e.what();
     }
     std::remove(text.c_str());
     std::remove(path.c_str());

@@ -15,7 +15,7 @@ using json = nlohmann::json;
 /// Where families keep their settings, inside a checkpoint's dict or a config.json: GrassLM's
 /// `architecture`, argparse namespaces saved as `args` or `config` (Arledge's train.py and
 /// train_exp4_ddp.py, the CausalGrassmannMixer trainer's asdict(cfg)), Lightning's `hparams`.
-constexpr const char* kConfigSections[] = {"architecture", "model", "model_config", "config",
+constexpr const char* kConfigSections[] = {"architecture", "model",   "model_config",    "config",
                                            "args",         "hparams", "hyper_parameters"};
 
 } // namespace
@@ -30,7 +30,8 @@ std::string normalizeListText(const std::string& s) {
         return t.substr(a, t.find_last_not_of(" \t") - a + 1);
     };
     std::string body = trimmed(s);
-    if (body.size() >= 2 && ((body.front() == '[' && body.back() == ']') || (body.front() == '(' && body.back() == ')')))
+    if (body.size() >= 2 &&
+        ((body.front() == '[' && body.back() == ']') || (body.front() == '(' && body.back() == ')')))
         body = trimmed(body.substr(1, body.size() - 2));
     if (body.empty()) return s;
     const char separator = body.find(',') != std::string::npos ? ',' : ' ';

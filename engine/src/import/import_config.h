@@ -32,8 +32,8 @@ std::string normalizeListText(const std::string& s);
 /// Gathers the settings of `metadata` (keys `args.*`, `config.*`, as readTensorFile() collects
 /// them; also `architecture.*`, `model.*`, `model_config.*`, `hparams.*`, and the root's
 /// `model_type`) and of `folder`/config.json when it exists (its sections `architecture`, `model`,
-/// `model_config`, `config`, `args`, `hparams`, `hyper_parameters`, then its top level). Throws std::runtime_error for a config.json
-/// that is not valid JSON.
+/// `model_config`, `config`, `args`, `hparams`, `hyper_parameters`, then its top level). Throws std::runtime_error for
+/// a config.json that is not valid JSON.
 FoundConfig findConfig(const std::string& folder, const std::map<std::string, std::string>& metadata);
 
 } // namespace gwb::engine

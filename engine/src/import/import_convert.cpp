@@ -210,8 +210,8 @@ private:
             return out;
         }
         if (!m_ruleOffsets.empty()) {
-            m_report.flags.push_back("offsets=" + m_ruleOffsets + " (what " + L.name + "'s code runs here: " +
-                                     m_ruleWhy + "; --offsets overrides)");
+            m_report.flags.push_back("offsets=" + m_ruleOffsets + " (what " + L.name +
+                                     "'s code runs here: " + m_ruleWhy + "; --offsets overrides)");
             return parseOffsetSchedule(m_ruleOffsets, layers);
         }
         const auto found = m_found.get({"window_schedule", "window_offsets", "window_sizes", "offsets", "lags"});

@@ -121,15 +121,12 @@ void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportRepor
         {{"vocab_size", "n_vocab"}, "V", c.vocabSize},
         {{"d_model", "n_embd", "hidden_size", "model_dim", "embed_dim", "d_embed", "emb_dim"}, "d", c.dModel},
         {{"n_layers", "num_layers", "n_layer", "num_blocks"}, "N", c.nLayers},
-        {{"d_ff", "ffn_dim", "intermediate_size", "ff_dim", "dim_feedforward", "mlp_dim", "d_mlp"},
-         "d_ff",
-         c.dFF},
+        {{"d_ff", "ffn_dim", "intermediate_size", "ff_dim", "dim_feedforward", "mlp_dim", "d_mlp"}, "d_ff", c.dFF},
         {{"max_seq_len", "max_len", "block_size", "context_length", "max_position_embeddings", "max_context_len",
           "n_positions", "n_ctx"},
          "Lmax",
          c.maxLen},
-        {{"d_reduce", "reduced", "reduce_dim", "reduced_dim", "d_low"}, "r",
-         g ? c.reduced : -1},
+        {{"d_reduce", "reduced", "reduce_dim", "reduced_dim", "d_low"}, "r", g ? c.reduced : -1},
     };
     std::string checked;
     for (const Size& s : sizes) {

@@ -192,13 +192,15 @@ public:
         if (!r.is_object()) fail("each of \"config_rules\" must be an object");
         for (auto it = r.begin(); it != r.end(); ++it)
             if (!fields.count(it.key()))
-                fail("config rule field '" + it.key() + "' is unknown (when, when_lacks, ignore, offsets, pre_norm, why)");
+                fail("config rule field '" + it.key() +
+                     "' is unknown (when, when_lacks, ignore, offsets, pre_norm, why)");
         ConfigRule out;
         if (r.contains("when")) {
             const json& w = r.at("when");
             if (!w.is_object() || w.empty()) fail("config rule \"when\" must map found keys to values");
             for (auto it = w.begin(); it != w.end(); ++it) {
-                if (!it.value().is_string()) fail("config rule \"when\"." + it.key() + " must be a string (\"*\": present)");
+                if (!it.value().is_string())
+                    fail("config rule \"when\"." + it.key() + " must be a string (\"*\": present)");
                 out.when[it.key()] = it.value().get<std::string>();
             }
         }

@@ -380,7 +380,6 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
             summary["train_files"] = trainFiles;
             summary["valid_files"] = validFiles;
             m.trainingSummary = summary.dump();
-            bestValid = vloss;
             saveState(o.outPath, optimPath, statePath);
             haveCheckpoint = true;
             p.saved = true;
@@ -481,8 +480,10 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
         TrainProgress p;
         p.step = step;
         p.totalSteps = totalSteps;
-        p.message = "saved step " + std::to_string(step) + " to " + resumeModel + " for --resume (the best weights, "
-                    "step " + std::to_string(bestStep) + ", stay in " + o.outPath + ")";
+        p.message = "saved step " + std::to_string(step) + " to " + resumeModel +
+                    " for --resume (the best weights, "
+                    "step " +
+                    std::to_string(bestStep) + ", stay in " + o.outPath + ")";
         report(p);
         result.resumePath = resumeModel;
     }

@@ -241,8 +241,8 @@ CorpusStats CorpusStats::parse(const std::vector<uint8_t>& fileBytes, const std:
     try {
         members = readZipStored(fileBytes);
     } catch (const std::exception& e) { // a zip reader's words mean nothing to someone who opened a file
-        throw std::runtime_error("'" + path + "' is not a statistics file from gwb stats (not an NPZ archive: " +
-                                 e.what() + ")");
+        throw std::runtime_error("'" + path +
+                                 "' is not a statistics file from gwb stats (not an NPZ archive: " + e.what() + ")");
     }
     auto metaIt = members.find("meta.json");
     if (metaIt == members.end()) throw std::runtime_error("'" + path + "' is not a gwb statistics file (no meta.json)");
