@@ -284,7 +284,9 @@ int runPatch(const QStringList& args) {
                                     QStringLiteral("PIECE"));
     const QCommandLineOption wrong(QStringLiteral("wrong"), QStringLiteral("Wrong piece of the metric."),
                                    QStringLiteral("PIECE"));
-    const QCommandLineOption site(QStringLiteral("site"), QStringLiteral("resid, mixer, gate, ffn, offset or head."),
+    const QCommandLineOption site(QStringLiteral("site"),
+                                  QStringLiteral("resid, mixer, gate, ffn, offset or head (offset/head: the model's "
+                                                 "own of the two, as in the window and gwb figure)."),
                                   QStringLiteral("SITE"));
     const QCommandLineOption mode(QStringLiteral("mode"),
                                   QStringLiteral("patch (default with --corrupt), zero (default without) or mean."),

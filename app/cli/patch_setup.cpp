@@ -69,15 +69,31 @@ int64_t pieceId(const Model& model, const QString& piece, const char* what) {
     gwb::engine::checkUtf8(text);
     const std::vector<int32_t> ids = tok->encodeIds(text);
     if (ids.size() == 1) return ids.front();
-    // A piece typed as the vocabulary shows it (e.g. with its word-start marker).
-    for (int64_t id = 0; id < tok->vocabSize(); ++id)
-        if (tok->pieceText(static_cast<int32_t>(id)) == text) return id;
+    // A piece typed as the vocabulary shows it (e.g. with its word-start marker), or as the window
+    // draws it: the marker U+2581 looks like '_', so a leading '_' stands for a marker too.
+    auto find = [&](const std::string& s) -> int64_t {
+        for (int64_t id = 0; id < tok->vocabSize(); ++id)
+            if (tok->pieceText(static_cast<int32_t>(id)) == s) return id;
+        return -1;
+    };
+    if (const int64_t id = find(text); id >= 0) return id;
+    static const char* const kMarkers[] = {"\u2581", "\u0120"}; // SentencePiece, byte-level BPE word starts
+    const std::string bare = text.front() == '_' ? text.substr(1) : text;
+    if (text.front() == '_' && !bare.empty())
+        for (const char* m : kMarkers)
+            if (const int64_t id = find(m + bare); id >= 0) return id;
     std::string pieces;
     for (int32_t id : ids)
         pieces += std::string(pieces.empty() ? "" : " ") + quoted(tok->pieceText(id));
+    // Suggest the one piece that was probably meant: the word with a word-start marker.
+    std::string suggestion;
+    for (const char* m : kMarkers)
+        if (find(m + bare) >= 0) {
+            suggestion = "; did you mean " + quoted(m + bare) + "?";
+            break;
+        }
     throw std::invalid_argument(std::string(what) + " " + quoted(text) + " is not in the vocabulary: it is " +
-                                std::to_string(ids.size()) + " pieces for this tokenizer (" + pieces +
-                                "); type one vocabulary piece");
+                                std::to_string(ids.size()) + " pieces (" + pieces + ")" + suggestion);
 }
 
 std::vector<PatchSite> sitesOf(const Model& model) {
@@ -94,7 +110,11 @@ bool siteAvailable(const Model& model, PatchSite site) {
 
 gwb::engine::PatchRequest preparePatchRequest(const Model& model, const PatchInput& in) {
     gwb::engine::PatchRequest r;
-    r.site = gwb::engine::patchSiteFromName(in.site.toStdString());
+    // "offset/head" is the window's (and gwb figure's) site for the two models at once: offset in a
+    // Grassmann model, head in a Transformer. The same word works here, so one spelling runs everywhere.
+    const bool pair = in.site == QLatin1String("offset/head");
+    r.site = pair ? (model.config().kind == ModelKind::Grassmann ? PatchSite::Offset : PatchSite::Head)
+                  : gwb::engine::patchSiteFromName(in.site.toStdString());
     if (!siteAvailable(model, r.site))
         throw std::invalid_argument("site " + quoted(in.site.toStdString()) + " does not exist in a " +
                                     kindName(model) + " model (its sites: " + siteList(model) + ")");

@@ -111,6 +111,9 @@ int runFigure(const QStringList& args) {
                                   QStringLiteral("PT"));
     const QCommandLineOption noCaption(QStringLiteral("no-caption"), QStringLiteral("Leave out the caption line."));
     const QCommandLineOption noColorbar(QStringLiteral("no-colorbar"), QStringLiteral("Leave out the colour bar."));
+    const QCommandLineOption showSelection(
+        QStringLiteral("show-selection"),
+        QStringLiteral("Outline the selected token column and layer row (as on screen); off by default."));
     const QCommandLineOption data(
         QStringLiteral("data"),
         QStringLiteral("Also write the numbers: FILE.csv names the base; writes FILE_<table>.csv/.npy and FILE.json."),
@@ -141,7 +144,7 @@ int runFigure(const QStringList& args) {
     p.addOptions({view,       model,  baseline, layer,  head,     token,    offset,    prompt,
                   promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,
                   data,       device, threads,  target, stats,    quantity, shape});
-    p.addOptions({continueN, sample, greedy, seed});
+    p.addOptions({continueN, sample, greedy, seed, showSelection});
     const QCommandLineOption corrupt(QStringLiteral("corrupt"),
                                      QStringLiteral("Patching: corrupted prompt of the same token length (without it, "
                                                     "--mode zero|mean ablates the prompt)."),
@@ -152,8 +155,8 @@ int runFigure(const QStringList& args) {
                                    QStringLiteral("PIECE"));
     const QCommandLineOption site(
         QStringLiteral("site"),
-        QStringLiteral("Patching: resid (default), mixer, gate, ffn or offset/head (Grassmann "
-                       "offsets, Transformer heads)."),
+        QStringLiteral("Patching: resid (default), mixer, gate, ffn, or offset/head (Grassmann offsets, "
+                       "Transformer heads; offset or head, as gwb patch spells them, mean the same)."),
         QStringLiteral("SITE"));
     const QCommandLineOption mode(QStringLiteral("mode"),
                                   QStringLiteral("Patching: patch (default with --corrupt), zero or mean."),
@@ -198,6 +201,7 @@ int runFigure(const QStringList& args) {
         }
         settings.caption = !p.isSet(noCaption);
         settings.colorbar = !p.isSet(noColorbar);
+        settings.selection = p.isSet(showSelection);
 
         const bool corpus = viewId == QLatin1String("corpus");
         if (corpus != p.isSet(stats))

@@ -59,6 +59,9 @@ ExportDialog::ExportDialog(const QString& viewTitle, const QString& colormap, QW
     m_colorbar->setChecked(true);
     m_caption = new QCheckBox(QStringLiteral("Caption with the definition"), this);
     m_caption->setChecked(true);
+    m_selection = new QCheckBox(QStringLiteral("Outline the selection (token column, layer row)"), this);
+    m_selection->setObjectName(QStringLiteral("exportSelection"));
+    m_selection->setChecked(false);
 
     auto* form = new QFormLayout;
     form->addRow(QStringLiteral("File (.png, .svg, .pdf)"), pathRow);
@@ -69,6 +72,7 @@ ExportDialog::ExportDialog(const QString& viewTitle, const QString& colormap, QW
     form->addRow(QStringLiteral("Colormap"), m_colormap);
     form->addRow(QString(), m_colorbar);
     form->addRow(QString(), m_caption);
+    form->addRow(QString(), m_selection);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(QStringLiteral("Export"));
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
@@ -108,6 +112,7 @@ FigureSettings ExportDialog::settings() const {
     f.fontPoints = m_font->value();
     f.colorbar = m_colorbar->isChecked();
     f.caption = m_caption->isChecked();
+    f.selection = m_selection->isChecked();
     return f;
 }
 

@@ -33,6 +33,7 @@ private:
     QComboBox* m_colormap;
     QCheckBox* m_colorbar;
     QCheckBox* m_caption;
+    QCheckBox* m_selection;
 };
 
 } // namespace gwb::app

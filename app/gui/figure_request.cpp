@@ -37,6 +37,7 @@ gwb::views::FigureOptions figureOptions(const FigureSettings& s) {
     if (s.fontPoints > 0) o.fontPoints = s.fontPoints;
     o.colorbar = s.colorbar;
     o.caption = s.caption;
+    o.selection = s.selection;
     return o;
 }
 

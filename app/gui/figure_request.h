@@ -23,6 +23,7 @@ struct FigureSettings {
     double fontPoints = 0;    ///< body text size; 0 = the preset's (8 pt one column, 9 pt two)
     bool colorbar = true;
     bool caption = true;
+    bool selection = false; ///< outline the on-screen selection in the figure
 };
 
 /// The FigureOptions for those settings (preset font sizes follow the width as in

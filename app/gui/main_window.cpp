@@ -184,6 +184,9 @@ void MainWindow::buildDocks() {
     connect(m_prompt, &PromptPanel::cancelRequested, this, &MainWindow::cancelRun);
     connect(m_prompt, &PromptPanel::continueRequested, this, &MainWindow::continueRun);
     connect(m_prompt->editor(), &QPlainTextEdit::textChanged, this, &MainWindow::updateStaleness);
+    // A notice adds lines to the prompt panel; when it goes, so does the height it took.
+    connect(m_prompt, &PromptPanel::noticeShownChanged, this,
+            [this] { QTimer::singleShot(0, this, &MainWindow::fitTopDocks); });
     m_promptDock = new QDockWidget(QStringLiteral("Prompt"), this);
     m_promptDock->setObjectName(QStringLiteral("dock_prompt"));
     m_promptDock->setWidget(m_prompt);
@@ -192,7 +195,7 @@ void MainWindow::buildDocks() {
     m_strip = new gwb::views::TokenStrip(this);
     m_strip->setObjectName(QStringLiteral("tokenStrip"));
     m_strip->setSelection(m_selection);
-    m_strip->setMinimumHeight(48); // keep the dock from collapsing before the first run
+    m_strip->setMinimumHeight(40); // keep the dock from collapsing before the first run
     m_stripDock = new QDockWidget(QStringLiteral("Tokens"), this);
     m_stripDock->setObjectName(QStringLiteral("dock_tokens"));
     // Long prompts wrap into many rows of chips: scroll them rather than clip them.
@@ -204,6 +207,8 @@ void MainWindow::buildDocks() {
     // Not vertically expanding: when the window grows, the dock area with the views takes the
     // height (Qt gives spare room to expanding docks first).
     stripScroll->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    // The scroll area's own minimum (room for scroll bars) would keep a band under one row of chips.
+    stripScroll->setMinimumHeight(m_strip->minimumHeight());
     m_stripDock->setWidget(stripScroll);
     keepSelectionVisible(stripScroll, m_strip, m_selection);
     addDockWidget(Qt::TopDockWidgetArea, m_stripDock);

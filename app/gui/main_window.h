@@ -144,6 +144,9 @@ private:
     bool resultsAreStale() const;
     /// Marks the token strip (and the notice) when the results are stale, unmarks when not.
     void updateStaleness();
+    /// Fits the prompt dock to its panel (with or without a notice) and the token strip's dock to
+    /// its rows of chips (up to four), so no empty band stays above the views.
+    void fitTopDocks();
     void buildActions();
     void buildModelBar();
     void buildDocks();

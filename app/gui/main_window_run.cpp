@@ -18,6 +18,10 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QTimer>
+
+#include <algorithm>
 #include <QSpinBox>
 #include <QStatusBar>
 
@@ -172,6 +176,33 @@ void MainWindow::setData(const gwb::views::WorkbenchData& data) {
     m_strip->setData(m_data);
     updateTokenStrip();
     updateStaleness();
+    QTimer::singleShot(0, this, &MainWindow::fitTopDocks); // after the strip has its new width
+}
+
+void MainWindow::fitTopDocks() {
+    if (m_viewDocks.empty() || !m_stripDock->isVisible() || m_stripDock->isFloating() || !m_promptDock->isVisible() ||
+        m_promptDock->isFloating())
+        return;
+    auto* scroll = qobject_cast<QScrollArea*>(m_stripDock->widget());
+    const int width = std::max(scroll ? scroll->viewport()->width() : m_strip->width(), m_stripDock->width() - 24);
+    // Up to four rows of chips without scrolling; the legend line is part of heightForWidth.
+    const int rowH = QFontMetrics(m_strip->font()).height() + 12;
+    const int strip = std::clamp(m_strip->heightForWidth(width) + 2, m_strip->minimumHeight(), rowH * 4 + 24);
+    const int stripDock = strip + m_stripDock->height() - m_stripDock->widget()->height();
+    // The prompt dock as on the first layout (eventFilter): its panel's height hint, which grows
+    // with a notice; the editor keeps its three lines within it.
+    const int promptDock = m_prompt->sizeHint().height();
+    const int total = m_promptDock->height() + m_stripDock->height() + m_viewDocks.front()->height();
+    resizeDocks({m_promptDock, m_stripDock, m_viewDocks.front()},
+                {promptDock, stripDock, std::max(100, total - promptDock - stripDock)}, Qt::Vertical);
+    // resizeDocks across two dock areas only approximates: a maximum held for one layout pass
+    // makes the top docks give their spare height to the views (as in the resize handler).
+    m_promptDock->setMaximumHeight(promptDock);
+    m_stripDock->setMaximumHeight(stripDock);
+    QTimer::singleShot(0, this, [this] {
+        for (QDockWidget* d : {m_promptDock, m_stripDock})
+            d->setMaximumHeight(QWIDGETSIZE_MAX);
+    });
 }
 
 bool MainWindow::resultsAreStale() const {

@@ -170,7 +170,9 @@ void PromptPanel::setNotice(const QString& text, const QString& kind) {
     if (text.isEmpty()) {
         m_notice->clear();
         m_noticeKind.clear();
+        const bool had = !m_noticeArea->isHidden();
         m_noticeArea->hide();
+        if (had) Q_EMIT noticeShownChanged(false);
         return;
     }
     QString style;
@@ -183,7 +185,9 @@ void PromptPanel::setNotice(const QString& text, const QString& kind) {
     m_notice->setStyleSheet(style + QStringLiteral(" padding:3px 6px; border-radius:3px;"));
     m_notice->setText(text);
     m_noticeKind = kind;
+    const bool had = !m_noticeArea->isHidden();
     m_noticeArea->show();
+    if (!had) Q_EMIT noticeShownChanged(true);
 }
 
 QString PromptPanel::notice() const {

@@ -46,6 +46,8 @@ public:
     int continuationFrom() const { return m_continuationFrom; }
 
 Q_SIGNALS:
+    /// The notice appeared or went: the panel's height hint changed.
+    void noticeShownChanged(bool shown);
     void runRequested();
     void cancelRequested();
     /// Continue pressed: generate `tokens` more (greedy unless `sample`), then trace.

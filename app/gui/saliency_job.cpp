@@ -1,5 +1,7 @@
 #include "gui/saliency_job.h"
 
+#include "cli/patch_setup.h"
+
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/tracer.h"
 #include "gwb/views/token_strip.h"
@@ -29,15 +31,10 @@ QString oneModel(ModelCache& cache, const QString& path, const QString& device, 
             targetId = ids[static_cast<size_t>(token + 1)];
             targetText = QString::fromStdString(trace->tokens[static_cast<size_t>(token + 1)].text);
         } else {
-            const auto tok = model.tokenizer();
-            if (!tok) return QStringLiteral("the model has no tokenizer to read '%1'").arg(target);
-            const std::vector<int32_t> pieces = tok->encodeIds(target.toStdString());
-            if (pieces.size() != 1)
-                return QStringLiteral("'%1' is %2 pieces for this tokenizer: type one vocabulary piece")
-                    .arg(target)
-                    .arg(pieces.size());
-            targetId = pieces.front();
-            targetText = QString::fromStdString(tok->pieceText(targetId));
+            // The rule of gwb patch's answer and wrong pieces: one vocabulary piece, typed as the
+            // text encodes, as the vocabulary spells it, or as the strip shows it ('_night').
+            targetId = static_cast<int32_t>(pieceId(model, target, "the target"));
+            targetText = QString::fromStdString(model.tokenizer()->pieceText(targetId));
         }
         values = gwb::engine::saliency(model, ids, token, targetId);
     } catch (const std::exception& e) {

@@ -272,3 +272,16 @@ TEST(PatchCli, FigureViewPatchingDrawsBothModelsAndRefusesBadInput) {
     EXPECT_NE(stray.code, 0);
     EXPECT_TRUE(stray.err.contains(QStringLiteral("only apply to --view patching"))) << show(stray);
 }
+
+TEST(PatchCli, TheWindowsSiteOffsetSlashHeadIsAcceptedToo) {
+    // The window and gwb figure call the paired site offset/head; gwb patch took only offset or
+    // head. Now the one spelling works everywhere: each model runs its own of the two.
+    QTemporaryDir dir;
+    for (const auto& [model, site] : {std::pair{testModels().grassmann, std::string("offset")},
+                                      std::pair{testModels().transformer, std::string("head")}}) {
+        const QString out = dir.filePath(QString::fromStdString(site) + ".npz");
+        const GwbResult r = runGwb(patchArgs(model, out) + QStringList{"--site", "offset/head", "--mode", "zero"});
+        ASSERT_EQ(r.code, 0) << show(r);
+        EXPECT_EQ(readNpz(out).meta["site"], site);
+    }
+}

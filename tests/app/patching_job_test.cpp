@@ -3,6 +3,7 @@
 // cell's top-K, the runner on its worker thread behind the Patching view, and the quick ablations
 // (menu actions, delta log p over the token strip).
 
+#include "cli/patch_setup.h"
 #include "gui/patching_job.h"
 #include "gui/quick_ablation.h"
 
@@ -367,4 +368,24 @@ TEST(QuickAblation, RightClickOnAnAttentionThumbnailAblatesTheHead) {
     ASSERT_TRUE(ready.wait(60000)) << status.toStdString();
     EXPECT_EQ(strip.overlay().size(), static_cast<size_t>(data.baseline->length()));
     EXPECT_TRUE(status.contains(QStringLiteral("head 1 of layer 0"))) << status.toStdString();
+}
+
+TEST(PieceSpelling, TheStripsSpellingNamesTheSamePiece) {
+    // The strip draws the word-start marker U+2581 ('▁night'), which reads as '_night'. Typed
+    // either way, as an answer, a wrong piece or a saliency target, it is the one piece meant;
+    // a word that is several pieces is refused naming them (and the piece meant, when there is one).
+    const gwb::engine::Model m =
+        gwb::engine::Model::load(GWB_SOURCE_DIR "/resources/models/grassmann-austen.gwb", "cpu");
+    const int64_t night = pieceId(m, QStringLiteral("\u2581night"), "the answer piece");
+    EXPECT_EQ(m.tokenizer()->pieceText(static_cast<int32_t>(night)), "\u2581night");
+    EXPECT_EQ(pieceId(m, QStringLiteral("_night"), "the answer piece"), night);
+    EXPECT_EQ(pieceId(m, QStringLiteral("night"), "the answer piece"), night);
+    try {
+        pieceId(m, QStringLiteral("_nightingales"), "the target");
+        FAIL() << "a word of several pieces was accepted";
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("'_nightingales' is not in the vocabulary"), std::string::npos) << what;
+        EXPECT_NE(what.find("pieces ("), std::string::npos) << what;
+    }
 }

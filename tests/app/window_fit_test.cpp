@@ -9,6 +9,7 @@
 #include "app_test_util.h"
 
 #include "gwb/views/heatmap_widget.h"
+#include "gwb/views/token_strip.h"
 
 #include <QDockWidget>
 #include <QScrollArea>
@@ -127,4 +128,34 @@ TEST(WindowFit, SpareHeightGoesToTheViews) {
     QTest::qWait(50);
     EXPECT_EQ(w.size(), QSize(1024, 640));
     EXPECT_LE(inWindow(w.statusBar(), &w).bottom(), w.height());
+}
+
+TEST(WindowFit, TheTopDocksGiveBackTheHeightTheyDoNotUse) {
+    // After the "prompt edited" notice went, the prompt box kept its extra height, and the token
+    // strip's dock kept an empty band under one row of chips: both now fit what they show.
+    ensureApp();
+    MainWindowOptions o;
+    o.restoreSettings = false;
+    o.sampleOnFirstStart = false;
+    MainWindow w(o);
+    w.resize(1280, 720);
+    w.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+    w.setPrompt(QStringLiteral("They could not help laughing, and"));
+    ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
+    QTest::qWait(50);
+    auto* prompt = w.findChild<PromptPanel*>();
+    auto* promptDock = w.findChild<QDockWidget*>(QStringLiteral("dock_prompt"));
+    auto* stripDock = w.findChild<QDockWidget*>(QStringLiteral("dock_tokens"));
+    auto* strip = w.findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
+    ASSERT_TRUE(prompt && promptDock && stripDock && strip);
+    // One row of chips: the strip's dock holds it and its legend, with no band of spare height.
+    EXPECT_LE(stripDock->widget()->height(), strip->heightForWidth(strip->width()) + 8);
+    const int before = promptDock->height();
+    prompt->setNotice(QStringLiteral("A notice of two lines,\nas an edited prompt shows."), QStringLiteral("info"));
+    QTest::qWait(50);
+    EXPECT_GT(promptDock->height(), before);
+    prompt->setNotice({});
+    QTest::qWait(50);
+    EXPECT_LE(promptDock->height(), before + 2);
 }

@@ -1,5 +1,6 @@
 // Figure export (PNG size for the DPI, valid SVG, PDF with the asked page size), data export
 // (CSV, NPY, JSON) and clear errors without temporary files for unwritable destinations.
+#include "svg_text.h"
 #include "synthetic_data.h"
 
 #include "gwb/engine/npy.h"
@@ -217,4 +218,45 @@ TEST(Export, HeadlessOneCallFigureAndData) {
     const ExportResult bad = exportViewFigure("nope", data, {}, {}, o, dir.filePath("x.png"));
     EXPECT_FALSE(bad.ok);
     EXPECT_TRUE(bad.message.contains("gate"));
+}
+
+TEST(Export, FiguresLeaveOutTheSelectionUnlessAsked) {
+    // Exported figures drew the on-screen selection (the outlined token column and layer row),
+    // headless gwb figure included. Off by default now: the figure does not depend on where the
+    // selection is, unless FigureOptions::selection asks for the outline.
+    for (const QString& id : {QStringLiteral("gate"), QStringLiteral("lens")}) {
+        Fixture f(id);
+        auto render = [&](int token, bool outline) {
+            FigureOptions o = FigureOptions::oneColumn();
+            o.selection = outline;
+            o.caption = false;
+            f.selection.setToken(token);
+            QImage img(700, 500, QImage::Format_ARGB32);
+            img.fill(Qt::white);
+            QPainter p(&img);
+            f.view->renderFigure(p, QRectF(0, 0, 700, 500), o);
+            return img;
+        };
+        EXPECT_FALSE(FigureOptions{}.selection) << id.toStdString();
+        if (id == QLatin1String("gate")) { // the lens's top-K list follows the token: compare the outline only
+            EXPECT_EQ(render(3, false), render(7, false)) << id.toStdString();
+        }
+        EXPECT_NE(render(3, true), render(3, false)) << id.toStdString();
+    }
+}
+
+TEST(Export, TheLogitLensFigureHasAColourKey) {
+    // The lens colours its cells by the top-1 probability: the figure names that scale.
+    Fixture f(QStringLiteral("lens"));
+    QTemporaryDir dir;
+    for (const FigureOptions& o : {FigureOptions::oneColumn(), FigureOptions::twoColumn()}) {
+        const QString path = dir.filePath(QStringLiteral("lens_%1.svg").arg(o.widthInches));
+        const ExportResult r = exportFigure(*f.view, o, path);
+        ASSERT_TRUE(r.ok) << r.message.toStdString();
+        QFile file(path);
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+        const QStringList texts = gwb::test::svgTexts(file.readAll());
+        EXPECT_TRUE(texts.contains(QStringLiteral("top-1 probability"))) << o.widthInches;
+        EXPECT_TRUE(gwb::test::cutTexts(texts).isEmpty()) << o.widthInches;
+    }
 }

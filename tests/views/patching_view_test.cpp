@@ -298,7 +298,38 @@ TEST(PatchingView, FigureKeepsEveryWordAndNamesTheMetric) {
         const QStringList texts = gwb::test::svgTexts(file.readAll());
         EXPECT_TRUE(texts.contains(QStringLiteral("Grassmann (resid)")));
         EXPECT_TRUE(texts.contains(QStringLiteral("Transformer (resid)")));
+        // One colour bar for the pair, with its label, at both widths (the one-column figure had none).
+        EXPECT_TRUE(texts.contains(QStringLiteral("normalised effect")))
+            << texts.join(QStringLiteral(" | ")).toStdString();
         const QStringList cut = gwb::test::cutTexts(texts);
         EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();
     }
+}
+
+TEST(PatchingView, ASweepThatNoLongerMatchesItsInputsIsMarkedStale) {
+    // A refused run (different lengths, an answer not in the vocabulary) left the previous
+    // heatmaps on screen unmarked; so did edited fields. Now both are marked, and a new sweep
+    // clears the mark.
+    Fixture f;
+    PatchingData data = synthetic::makePatchingData(f.d);
+    f.v.setInputs(data.inputs);
+    f.v.setResult(data);
+    for (int m : {0, 1})
+        EXPECT_TRUE(f.v.heatmap(m)->staleNote().isEmpty());
+    PatchingData refused;
+    refused.error = QStringLiteral("the two prompts tokenize to different lengths");
+    f.v.setResult(refused);
+    for (int m : {0, 1})
+        EXPECT_TRUE(f.v.heatmap(m)->staleNote().contains(QStringLiteral("refused")));
+    f.v.setResult(data);
+    EXPECT_TRUE(f.v.heatmap(0)->staleNote().isEmpty());
+    PatchingInputs edited = data.inputs;
+    edited.answer = QStringLiteral("he");
+    f.v.setInputs(edited);
+    EXPECT_TRUE(f.v.heatmap(1)->staleNote().contains(QStringLiteral("changed")));
+    f.v.setInputs(data.inputs);
+    EXPECT_TRUE(f.v.heatmap(1)->staleNote().isEmpty());
+    // The hover readout of an undefined cell gives the sweep's own reason.
+    EXPECT_TRUE(f.v.heatmap(0)->readout(1, 2).contains(QStringLiteral("does not exist")))
+        << f.v.heatmap(0)->readout(1, 2).toStdString();
 }

@@ -8,6 +8,7 @@
 #include "gwb/views/colormap.h"
 #include "gwb/views/token_strip.h"
 
+#include <QAction>
 #include <QApplication>
 #include <algorithm>
 #include <QSignalSpy>
@@ -158,4 +159,36 @@ TEST(TokenStrip, MeanGateColoursSpanTheColormap) {
     // The strip offers the coherence colouring the README lists.
     strip.setScalar(TokenStrip::Scalar::Coherence);
     EXPECT_FLOAT_EQ(strip.values()[6], d.grassmannAnalysis->grassmann[1].coherence[6]);
+}
+
+TEST(TokenStrip, BarsGoWithTheirTokens) {
+    // The bars and legend of a saliency or an ablation belonged to the old prompt and stayed over
+    // a new one ("… at token 16" over 7 tokens) until a click; now new tokens clear them, and Esc
+    // or the context menu clears them on request.
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    s.setExtents(d);
+    TokenStrip strip;
+    strip.setSelection(&s);
+    strip.setData(d);
+    strip.setOverlay(std::vector<float>(12, 0.5f), QStringLiteral("bars: saliency at token 9"));
+    strip.setData(d); // the same tokens again (a re-run of the same prompt): the bars stay
+    EXPECT_EQ(strip.overlay().size(), 12u);
+    const WorkbenchData shorter = synthetic::makeWorkbenchData({.tokens = 7});
+    strip.setData(shorter);
+    EXPECT_TRUE(strip.overlay().empty());
+    EXPECT_TRUE(strip.tokenToolTip(3).indexOf(QStringLiteral("saliency")) < 0);
+
+    strip.setData(d);
+    strip.setSignedOverlay(std::vector<float>(12, -0.2f), QStringLiteral("ablation"));
+    QAction* clear = strip.findChild<QAction*>(QStringLiteral("clearStripBars"));
+    ASSERT_NE(clear, nullptr);
+    EXPECT_TRUE(clear->isEnabled());
+    QSignalSpy cleared(&strip, &TokenStrip::overlayCleared);
+    strip.setFocus();
+    QTest::keyClick(&strip, Qt::Key_Escape);
+    EXPECT_TRUE(strip.overlay().empty());
+    EXPECT_EQ(cleared.count(), 1);
+    EXPECT_FALSE(clear->isEnabled());
 }

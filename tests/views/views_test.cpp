@@ -12,6 +12,7 @@
 #include "gwb/views/view.h"
 
 #include <QApplication>
+#include <QTableWidget>
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cmath>
@@ -315,4 +316,32 @@ TEST(Views, TraceWithoutAnalysisSaysItIsBeingAnalysed) {
     sub->setSelection(&s);
     sub->setData(d);
     EXPECT_TRUE(sub->hasContent());
+}
+
+TEST(Views, AttentionSaysWhyACellIsGreyAndWhatEachMetricIs) {
+    // A causally masked cell was called "undefined here, e.g. no valid offset"; the real reason is
+    // that the key comes after the query. The metric columns had no tooltips, and a negative
+    // transport cost was never explained.
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    s.setExtents(d);
+    s.setLayer(1);
+    s.setToken(5);
+    AttentionView v;
+    v.setSelection(&s);
+    v.setData(d);
+    auto* heat = v.findChild<HeatmapWidget*>();
+    ASSERT_NE(heat, nullptr);
+    const QString masked = heat->readout(2, 7);
+    EXPECT_TRUE(masked.contains(QStringLiteral("key 7 comes after query 2"))) << masked.toStdString();
+    EXPECT_FALSE(masked.contains(QStringLiteral("offset"))) << masked.toStdString();
+    auto* table = v.findChild<QTableWidget*>();
+    ASSERT_NE(table, nullptr);
+    for (int c = 0; c < table->columnCount(); ++c) {
+        const QTableWidgetItem* h = table->horizontalHeaderItem(c);
+        ASSERT_NE(h, nullptr);
+        EXPECT_FALSE(h->toolTip().isEmpty()) << h->text().toStdString();
+    }
+    EXPECT_TRUE(table->horizontalHeaderItem(6)->toolTip().contains(QStringLiteral("negative")));
 }

@@ -27,6 +27,12 @@ AnglesView::AnglesView(QWidget* parent) : View(parent) {
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_chart = new ChartWidget(split);
     m_heatmap = new HeatmapWidget(split);
+    m_heatmap->setUndefinedReason([](int64_t row, int64_t col) {
+        return QStringLiteral("undefined: the selected token has no plane in layer %1 or layer %2 (no valid offset, "
+                              "or a zero vector)")
+            .arg(row)
+            .arg(col);
+    });
     split->addWidget(m_chart);
     split->addWidget(m_heatmap);
     layout->addWidget(split, 1);

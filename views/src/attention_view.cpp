@@ -160,6 +160,12 @@ AttentionView::AttentionView(QWidget* parent) : View(parent) {
     m_grid = new HeadGrid(split);
     m_grid->setObjectName(QStringLiteral("attentionHeadGrid")); // the window adds "Ablate head" to it
     m_heatmap = new HeatmapWidget(split);
+    // Grey cells of an attention map are the causal mask, not a missing offset.
+    m_heatmap->setUndefinedReason([](int64_t row, int64_t col) {
+        return col > row
+                   ? QStringLiteral("masked: key %1 comes after query %2, and attention is causal").arg(col).arg(row)
+                   : QStringLiteral("undefined here");
+    });
     m_table = new QTableWidget(split);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -286,6 +292,24 @@ void AttentionView::refresh() {
     QStringList header{QStringLiteral("head")};
     header << names;
     m_table->setHorizontalHeaderLabels(header);
+    // Every column says what it is; the caption has the formulas too.
+    const QStringList tips{
+        QStringLiteral("Head index (click a row to select the head)"),
+        QStringLiteral("Entropy H = \u2212\u03a3\u2c7c a\u2c7c log a\u2c7c of query %1's attention row, in nats"),
+        QStringLiteral("H / log(t+1): entropy relative to a uniform row over the t+1 visible keys (0 = one key, "
+                       "1 = uniform)"),
+        QStringLiteral("Sparsity S(a) = E|a| / \u221a(E a\u00b2) over the t+1 visible keys: 1 for a uniform row, "
+                       "1/\u221a(t+1) for a row on one key"),
+        QStringLiteral("Top-1 mass: the largest attention probability of the row"),
+        QStringLiteral("Effective support exp(H): the number of keys a uniform row of the same entropy would "
+                       "spread over"),
+        QStringLiteral("Transport cost \u03a3\u2c7c a\u2c7c C\u2c7c with C\u2c7c = \u2212q_t\u00b7k\u2c7c: "
+                       "the attention-weighted negative query-key score. It is negative when the head attends to "
+                       "keys whose scores q_t\u00b7k\u2c7c are positive (the usual case): lower = the row sits on "
+                       "better-matching keys; it is not a probability and has no lower bound of 0.")};
+    for (int k = 0; k < header.size() && k < tips.size(); ++k)
+        if (QTableWidgetItem* item = m_table->horizontalHeaderItem(k))
+            item->setToolTip(tips[k].contains(QLatin1String("%1")) ? tips[k].arg(selToken()) : tips[k]);
     m_table->setRowCount(static_cast<int>(rows.size()));
     for (int h = 0; h < static_cast<int>(rows.size()); ++h) {
         m_table->setItem(h, 0, new QTableWidgetItem(QString::number(h)));

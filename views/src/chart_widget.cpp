@@ -121,8 +121,8 @@ QColor colorOf(const ChartSeries& s, int i) {
 }
 
 // Ticks at 1-2-5 multiples instead of Qt Charts' equal divisions of the range.
-void setNiceTicks(QValueAxis* axis, double lo, double hi) {
-    const auto ticks = detail::niceTicks(lo, hi, 6);
+void setNiceTicks(QValueAxis* axis, double lo, double hi, int maxTicks = 6) {
+    const auto ticks = detail::niceTicks(lo, hi, maxTicks);
     if (ticks.size() < 2) return;
     axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTickAnchor(ticks.front());
@@ -332,6 +332,7 @@ void ChartWidget::setUndefinedTip(const QString& tip) {
 void ChartWidget::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     updateLabelAngle();
+    if (m_valueAxis) setNiceTicks(m_valueAxis, m_valueAxis->min(), m_valueAxis->max(), yTickBudget());
 }
 
 void ChartWidget::updateLabelAngle() {
@@ -362,8 +363,15 @@ void ChartWidget::updateLabelAngle() {
     }
 }
 
+int ChartWidget::yTickBudget() const {
+    // Qt Charts elides every value label to "..." once they crowd: a short chart gets fewer ticks.
+    const double line = QFontMetricsF(font()).height();
+    return std::clamp(static_cast<int>(height() / (line * 3.2)), 2, 6);
+}
+
 void ChartWidget::rebuild() {
     m_categoryAxis = nullptr;
+    m_valueAxis = nullptr;
     setUndefinedTip(QString());
     auto* chart = new QChart();
     chart->setMargins(QMargins(4, 4, 4, 4));
@@ -385,7 +393,8 @@ void ChartWidget::rebuild() {
         auto* valueAxis = new QValueAxis();
         valueAxis->setRange(ylo, yhi);
         valueAxis->setLabelFormat(QStringLiteral("%.3g"));
-        setNiceTicks(valueAxis, ylo, yhi);
+        setNiceTicks(valueAxis, ylo, yhi, yTickBudget());
+        m_valueAxis = valueAxis;
         axisY = valueAxis;
     }
     axisY->setTitleText(m_data.yTitle.toHtmlEscaped());

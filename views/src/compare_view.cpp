@@ -82,10 +82,10 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     bottom->addWidget(m_diff);
     vsplit->addWidget(top);
     vsplit->addWidget(bottom);
-    vsplit->setStretchFactor(0, 1);
-    vsplit->setStretchFactor(1, 1);
+    // The three layer x layer matrices are square: they get the larger share of the height.
+    vsplit->setSizes({400, 500}); // applied proportionally when shown
     for (auto* h : {m_gDist, m_bDist, m_diff})
-        h->setMinimumHeight(140);
+        h->setMinimumHeight(170);
     layout->addWidget(vsplit, 1);
     connect(mapCombo, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { setColormapId(colormapFromName(n)); });

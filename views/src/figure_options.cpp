@@ -30,6 +30,7 @@ FigureStyle FigureStyle::forFigure(const QPainter& painter, const FigureOptions&
     s.title = scaledFont(options.fontFamily, options.fontPoints + 1, dpi, true);
     s.hairline = 0.5;
     s.colorbar = options.colorbar;
+    s.selection = options.selection;
     s.device = painter.device();
     return s;
 }
@@ -43,6 +44,7 @@ FigureStyle FigureStyle::forScreen(const QFont& widgetFont) {
     s.title.setBold(true);
     s.hairline = 1;
     s.colorbar = true;
+    s.screen = true;
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include <QPainterPath>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gwb::views {
 namespace {
@@ -130,8 +131,16 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     const QFontMetricsF fmS = style.metrics(style.small);
     const QFontMetricsF fmB = style.metrics(style.body);
     QRectF r = detail::paintPanelTitle(p, area, axes.title, style);
+    // Column labels are rotated: in a short panel they may take at most 30% of its height (longer
+    // pieces are elided, the hover readout has them whole).
+    const double colLabelCap =
+        style.screen ? std::max(fmS.height() * 2.5, r.height() * 0.3) : std::numeric_limits<double>::infinity();
     auto labelFor = [](const QStringList& labels, int64_t i) {
         return i < labels.size() ? detail::labelText(labels[static_cast<int>(i)]) : QString::number(i);
+    };
+    auto colLabelFor = [&](int64_t j) {
+        const QString s = labelFor(axes.colLabels, j);
+        return style.screen ? fmS.elidedText(s, Qt::ElideRight, colLabelCap) : s;
     };
     // Margins from the widest visible labels.
     const int64_t r0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(window.top())), 0, src.rows());
@@ -144,16 +153,18 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     for (int64_t i = r0; i < r1; i += rs)
         rowLabelW = std::max(rowLabelW, fmS.horizontalAdvance(labelFor(axes.rowLabels, i)));
     for (int64_t j = c0; j < c1; j += cs)
-        colLabelH = std::max(colLabelH, fmS.horizontalAdvance(labelFor(axes.colLabels, j)));
+        colLabelH = std::max(colLabelH, fmS.horizontalAdvance(colLabelFor(j)));
     const double tick = fmS.height() * 0.25;
     // Narrow panels drop the colorbar's title (the caption names the quantity) to keep the matrix readable.
-    const bool narrow = r.width() < fmS.height() * 24;
+    const bool narrow = r.width() < fmS.height() * 16;
     const QString barTitle = narrow ? QString() : axes.valueName;
     const double barBlock =
         style.colorbar ? std::max(fmS.height() * (barTitle.isEmpty() ? 3.4 : 4.8), narrow ? 0.0 : r.width() * 0.1) : 0;
     // A small panel (a docked view on a laptop screen) gives up, in this order, the axis titles,
     // the downsampling note and then the labels of that axis, before it gives up the matrix.
-    bool rowTitle = !axes.rowTitle.isEmpty(), colTitle = !axes.colTitle.isEmpty(), note = true;
+    // The downsampling note takes a line only when the matrix has more cells than the panel pixels.
+    bool rowTitle = !axes.rowTitle.isEmpty(), colTitle = !axes.colTitle.isEmpty(),
+         note = window.width() > r.width() || window.height() > r.height();
     bool rowLabels = true, colLabels = true;
     const double wantW = std::min(fmS.height() * 6, r.width() * 0.5),
                  wantH = std::min(fmS.height() * 5, r.height() * 0.45);
@@ -225,8 +236,16 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     p.setFont(style.small);
     p.setPen(Qt::black);
     const double pitch = fmS.height() * 1.05;
-    const int64_t rowStep = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(pitch / cellH)));
-    const int64_t colStep = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(pitch / cellW)));
+    // Steps of 1, 2, 5, 10, 20, ...: panels of nearly the same width (a figure's two models) thin
+    // their labels alike, so one column never reads as two different tokens.
+    auto niceStep = [](double minimum) {
+        int64_t step = 1;
+        for (int64_t decade = 1;; decade *= 10)
+            for (int64_t k : {1, 2, 5})
+                if ((step = k * decade) >= minimum) return step;
+    };
+    const int64_t rowStep = niceStep(pitch / cellH);
+    const int64_t colStep = niceStep(pitch / cellW);
     for (int64_t i = (r0 + rowStep - 1) / rowStep * rowStep; rowLabels && i < r1; i += rowStep) {
         const double y = yOf(static_cast<double>(i) + 0.5);
         if (y < plot.top() - 0.5 || y > plot.bottom() + 0.5) continue;
@@ -239,7 +258,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         const double x = xOf(static_cast<double>(j) + 0.5);
         if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
         p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + tick));
-        detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), labelFor(axes.colLabels, j), Qt::AlignRight);
+        detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), colLabelFor(j), Qt::AlignRight);
     }
     p.setFont(style.body);
     if (rowTitle)

@@ -87,6 +87,16 @@ void HeatmapWidget::setMarks(const HeatmapMarks& marks) {
     m_marks = marks;
     update();
 }
+void HeatmapWidget::setStaleNote(const QString& text) {
+    if (text == m_staleNote) return;
+    m_staleNote = text;
+    update();
+}
+
+void HeatmapWidget::setUndefinedReason(std::function<QString(int64_t, int64_t)> reason) {
+    m_undefinedReason = std::move(reason);
+}
+
 void HeatmapWidget::setPlaceholder(const QString& text) {
     m_placeholder = text;
     m_source.reset();
@@ -160,6 +170,15 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
             : m_hoverText;
     p.drawText(QRectF(4, height() - fm.height() * 1.3, width() - 8, fm.height() * 1.2),
                Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(hint, Qt::ElideRight, width() - 8));
+    if (!m_staleNote.isEmpty()) {
+        // Stale: grey the picture and say why, so an old result is never read as the current one.
+        p.fillRect(rect(), QColor(255, 255, 255, 150));
+        const QRectF banner(4, 4, width() - 8, std::min<double>(height() - 8, fm.height() * 3.4));
+        p.fillRect(banner, QColor(255, 243, 205, 235));
+        p.setPen(QColor(120, 80, 0));
+        p.drawRect(banner);
+        p.drawText(banner.adjusted(6, 2, -6, -2), Qt::AlignCenter | Qt::TextWordWrap, m_staleNote);
+    }
 }
 
 QPoint HeatmapWidget::cellAt(const QPointF& pos) const {
@@ -192,7 +211,10 @@ QString HeatmapWidget::readout(int64_t row, int64_t col) const {
                .arg(rowName, label(m_axes.rowLabels, row), colName, label(m_axes.colLabels, col),
                     m_axes.valueName.isEmpty() ? QStringLiteral("value") : m_axes.valueName,
                     detail::formatValue(valueAt(row, col))) +
-           (std::isnan(valueAt(row, col)) ? QStringLiteral(" (undefined here, e.g. no valid offset)") : QString());
+           (std::isnan(valueAt(row, col))
+                ? QStringLiteral(" (%1)").arg(m_undefinedReason ? m_undefinedReason(row, col)
+                                                                : QStringLiteral("undefined here"))
+                : QString());
 }
 
 void HeatmapWidget::wheelEvent(QWheelEvent* event) {
@@ -261,8 +283,8 @@ void HeatmapWidget::leaveEvent(QEvent*) {
     update();
 }
 
-void HeatmapWidget::paintFigure(QPainter& p, const QRectF& area, const FigureStyle& style, const QString& title,
-                                ColormapId map) const {
+HeatmapGeometry HeatmapWidget::paintFigure(QPainter& p, const QRectF& area, const FigureStyle& style,
+                                           const QString& title, ColormapId map) const {
     if (!m_pyramid) {
         p.save();
         p.setFont(style.body);
@@ -270,13 +292,14 @@ void HeatmapWidget::paintFigure(QPainter& p, const QRectF& area, const FigureSty
         p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap,
                    m_placeholder.isEmpty() ? QStringLiteral("No data") : m_placeholder);
         p.restore();
-        return;
+        return {};
     }
     HeatmapAxes axes = m_axes;
     axes.title = title;
     ColorScale scale = colorScale();
     if (!m_diverging) scale.map = map; // signed data keeps its diverging map
-    paintHeatmap(p, area, *m_pyramid, m_window, scale, axes, style, m_marks, /*computeMissing=*/true);
+    return paintHeatmap(p, area, *m_pyramid, m_window, scale, axes, style, style.selection ? m_marks : HeatmapMarks{},
+                        /*computeMissing=*/true);
 }
 
 } // namespace gwb::views

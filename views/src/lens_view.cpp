@@ -4,6 +4,7 @@
 #include "view_common.h"
 
 #include "gwb/views/chart_widget.h"
+#include "gwb/views/heatmap_painter.h"
 #include "gwb/views/selection_policy.h"
 
 #include <QHeaderView>
@@ -103,7 +104,7 @@ void paintLensGrid(QPainter& p, const QRectF& rectIn, const LensGridData& d, con
             }
         }
     }
-    if (d.markCol >= 0 && d.markCol < d.cols()) {
+    if (style.selection && d.markCol >= 0 && d.markCol < d.cols()) {
         p.setPen(QPen(QColor(220, 30, 30), 1.5));
         p.setBrush(Qt::NoBrush);
         p.drawRect(QRectF(g.cells.left() + d.markCol * g.cw, g.cells.top(), g.cw, g.cells.height()));
@@ -430,7 +431,16 @@ void LensView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& st
     // two-column figures put them side by side.
     const bool wide = rect.width() > 5 * 72;
     const auto [top, bottom] = detail::splitPanels(rect, wide ? 0.6 : 0.62, false, gap);
-    const auto [left, right] = detail::splitPanels(top, 0.5, wide, gap);
+    // The cells' colour is the top-1 probability: a colour key beside the grids says so.
+    const QFontMetricsF fmS = style.metrics(style.small);
+    const double keyW = style.colorbar ? fmS.height() * 4.2 : 0;
+    const QRectF grids = top.adjusted(0, 0, -keyW, 0);
+    const auto [left, right] = detail::splitPanels(grids, 0.5, wide, gap);
+    if (style.colorbar)
+        paintColorbar(p,
+                      QRectF(top.right() - keyW + fmS.height() * 0.5, top.top() + fmS.height() * 1.5,
+                             keyW - fmS.height() * 0.5, top.height() - fmS.height() * 1.5),
+                      ColorScale::fromRange(map, 0, 1, false), QStringLiteral("top-1 probability"), style);
     const int window = figureWindow(left.width(), style);
     paintLensGrid(p, left, gridData(m_data.grassmann, window), style, map);
     paintLensGrid(p, right, gridData(m_data.baseline, window), style, map);

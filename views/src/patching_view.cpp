@@ -167,6 +167,11 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
         h->setDiverging(true);
         h->setMinimumWidth(200);
         split->addWidget(h);
+        const int model = h == m_grassmann ? 0 : 1;
+        h->setUndefinedReason([this, model](int64_t r, int64_t c) {
+            const QString why = grid(model).undefinedReason(r, c);
+            return why.isEmpty() ? QStringLiteral("undefined here") : why;
+        });
     }
     split->addWidget(m_topK);
     split->setSizes({440, 440, 170});
@@ -180,8 +185,16 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
     for (QLineEdit* e : {m_corrupt, m_answer, m_wrong})
         connect(e, &QLineEdit::returnPressed, this, &PatchingView::run);
     connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
-    connect(m_mode, &QComboBox::currentTextChanged, this, [this] { Q_EMIT settingsChanged(); });
-    connect(m_site, &QComboBox::currentTextChanged, this, [this] { Q_EMIT settingsChanged(); });
+    connect(m_mode, &QComboBox::currentTextChanged, this, [this] {
+        updateStale();
+        Q_EMIT settingsChanged();
+    });
+    connect(m_site, &QComboBox::currentTextChanged, this, [this] {
+        updateStale();
+        Q_EMIT settingsChanged();
+    });
+    for (QLineEdit* e : {m_corrupt, m_answer, m_wrong})
+        connect(e, &QLineEdit::textChanged, this, [this] { updateStale(); });
     for (int model : {0, 1}) {
         HeatmapWidget* h = heatmap(model);
         connect(h, &HeatmapWidget::cellHovered, this,
@@ -278,13 +291,16 @@ void PatchingView::setRunning(bool running) {
 
 void PatchingView::setResult(const PatchingData& result) {
     setRunning(false);
-    if (!result.error.isEmpty()) { // bad input: say so, keep what is shown
+    if (!result.error.isEmpty()) { // bad input: say so; an earlier sweep stays, marked as such
         m_message = result.error;
         m_status->setText(result.error);
+        m_refused = result.error;
+        updateStale();
         return;
     }
     m_result = result;
     m_message.clear();
+    m_refused.clear();
     showGrid(0);
     showGrid(1);
     m_topK->setRowCount(0);
@@ -421,7 +437,28 @@ bool PatchingView::hasContent() const {
     return m_result.hasGrid();
 }
 
+void PatchingView::updateStale() {
+    QString note;
+    if (m_result.hasGrid()) {
+        const PatchingInputs now = inputs();
+        const PatchingInputs& was = m_result.inputs;
+        if (!m_refused.isEmpty())
+            note = QStringLiteral("Earlier sweep: the last run was refused (see above), so this is not a result for "
+                                  "the current inputs.");
+        else if (m_data.primary() && was.clean != now.clean)
+            note = QStringLiteral("Earlier sweep: of the prompt \u201c%1\u201d, not the current one. Press Run.")
+                       .arg(detail::labelText(was.clean, 40));
+        else if (was.corrupt != now.corrupt || was.answer != now.answer || was.wrong != now.wrong ||
+                 was.site != now.site || was.mode != now.mode)
+            note = QStringLiteral("Earlier sweep: the corrupted prompt, answer, wrong piece, site or mode changed "
+                                  "since. Press Run.");
+    }
+    for (int model : {0, 1})
+        heatmap(model)->setStaleNote(note);
+}
+
 void PatchingView::refresh() {
+    updateStale();
     if (m_running || !m_message.isEmpty()) return;
     if (!m_result.hasGrid()) {
         m_status->setText(m_data.primary() ? QString() : QStringLiteral("Run a prompt first."));
@@ -545,17 +582,33 @@ std::vector<DataTable> PatchingView::dataTables() const {
 }
 
 void PatchingView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
-    const double gap = style.metrics(style.small).height();
-    const auto [left, right] = detail::splitPanels(rect, 0.47, true, gap);
+    const QFontMetricsF fm = style.metrics(style.small);
+    const double gap = fm.height();
+    // Both panels share one scale: one colour bar, with its label, beside the pair (a bar per
+    // panel lost its label in narrow panels, and the one-column figure had none).
+    const double barBlock = style.colorbar ? fm.height() * 4.2 : 0;
+    const QRectF panels = rect.adjusted(0, 0, -barBlock, 0);
+    const auto [left, right] = detail::splitPanels(panels, 0.5, true, gap);
     FigureStyle shared = style;
-    shared.colorbar = false; // same scale as the right panel, whose colour bar serves both
+    shared.colorbar = false;
     const auto title = [this](int model) {
         const PatchingGrid& g = grid(model);
         return QStringLiteral("%1 (%2)").arg(model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"),
                                              g.site.isEmpty() ? m_result.inputs.site : g.site);
     };
-    m_grassmann->paintFigure(p, left, shared, title(0), map);
-    m_transformer->paintFigure(p, right, style, title(1), map);
+    const HeatmapGeometry gl = m_grassmann->paintFigure(p, left, shared, title(0), map);
+    const HeatmapGeometry gr = m_transformer->paintFigure(p, right, shared, title(1), map);
+    if (!style.colorbar) return;
+    const QRectF plot = !gr.plot.isEmpty() ? gr.plot : gl.plot;
+    if (plot.isEmpty()) return;
+    const HeatmapWidget* scaled = m_transformer->hasMatrix() ? m_transformer : m_grassmann;
+    // The bar's label runs along it; a bar shorter than its label takes the figure's full height.
+    QRectF bar(rect.right() - barBlock + fm.height() * 0.5, plot.top(), barBlock - fm.height() * 0.5, plot.height());
+    if (fm.horizontalAdvance(valueName()) > bar.height() - fm.height()) {
+        bar.setTop(rect.top());
+        bar.setBottom(rect.bottom());
+    }
+    paintColorbar(p, bar, scaled->colorScale(), valueName(), style);
 }
 
 } // namespace gwb::views

@@ -70,11 +70,18 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
     layout->addLayout(bar);
     auto* split = new QSplitter(Qt::Vertical, this);
     m_heatmap = new HeatmapWidget(split);
+    m_heatmap->setUndefinedReason([](int64_t row, int64_t col) {
+        return QStringLiteral("token %1 has no valid offset in layer %2: t \u2212 D < 0 for every D, so there is no "
+                              "pair plane")
+            .arg(col)
+            .arg(row);
+    });
     m_chart = new ChartWidget(split);
     split->addWidget(m_heatmap);
     split->addWidget(m_chart);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setSizes({620, 380}); // the heatmap with its token labels gets the larger share
     layout->addWidget(split, 1);
     connect(m_quantityCombo, &QComboBox::currentIndexChanged, this,
             [this](int i) { setQuantity(kComboOrder[static_cast<size_t>(std::clamp(i, 0, 2))]); });

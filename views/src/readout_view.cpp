@@ -62,7 +62,10 @@ ReadoutView::ReadoutView(QWidget* parent) : View(parent) {
     bottom->addWidget(m_sphere);
     vsplit->addWidget(top);
     vsplit->addWidget(bottom);
-    vsplit->setSizes({420, 480}); // applied proportionally when shown
+    // The sphere below needs a square: the charts above settle for a shorter readable height.
+    for (ChartWidget* c : {m_ranked, m_spectrum})
+        c->setMinimumHeight(150);
+    vsplit->setSizes({400, 500}); // applied proportionally when shown
     top->setSizes({600, 400});
     bottom->setSizes({450, 550});
     layout->addWidget(vsplit, 1);

@@ -81,6 +81,10 @@ SaliencyView::SaliencyView(QWidget* parent) : View(parent) {
     m_table->setObjectName(QStringLiteral("saliencyTable"));
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
+    // The row names take what the numbers leave (elided, whole in the tooltip): the last column
+    // is never cut off at 1280 x 720.
+    m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideRight);
     split->addWidget(m_chart);
     split->addWidget(m_table);
     split->setSizes({650, 350}); // applied proportionally when shown
@@ -331,7 +335,9 @@ void SaliencyView::refresh() {
         const auto& cmp = comps[static_cast<size_t>(i)];
         const QString why =
             QStringLiteral("Undefined: one of the rows is all zero (e.g. no valid offset at token %1)").arg(selToken());
-        m_table->setItem(i, 0, new QTableWidgetItem(cmp.name));
+        auto* name = new QTableWidgetItem(cmp.name);
+        name->setToolTip(cmp.name);
+        m_table->setItem(i, 0, name);
         m_table->setItem(i, 1, detail::valueItem(cmp.js, why));
         auto* top1 = new QTableWidgetItem(std::isnan(cmp.js) ? QStringLiteral("\u2014")
                                           : cmp.top1         ? QStringLiteral("yes")
@@ -340,6 +346,10 @@ void SaliencyView::refresh() {
         m_table->setItem(i, 2, top1);
     }
     m_table->resizeColumnsToContents();
+    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setMinimumSectionSize(40);
 }
 
 std::vector<DataTable> SaliencyView::dataTables() const {

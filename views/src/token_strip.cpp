@@ -4,6 +4,7 @@
 
 #include "gwb/views/selection_policy.h"
 
+#include <QAction>
 #include <QFontMetricsF>
 #include <QHelpEvent>
 #include <QToolTip>
@@ -26,6 +27,16 @@ TokenStrip::TokenStrip(QWidget* parent) : QWidget(parent) {
     QSizePolicy sp(QSizePolicy::Expanding, QSizePolicy::Preferred);
     sp.setHeightForWidth(true);
     setSizePolicy(sp);
+    // Bars of a saliency or an ablation stay until the tokens change, or until cleared here.
+    setContextMenuPolicy(Qt::ActionsContextMenu);
+    auto* clear = new QAction(QStringLiteral("Clear the bars"), this);
+    clear->setObjectName(QStringLiteral("clearStripBars"));
+    clear->setShortcut(QKeySequence(Qt::Key_Escape));
+    clear->setShortcutContext(Qt::WidgetShortcut);
+    clear->setEnabled(false);
+    connect(clear, &QAction::triggered, this, &TokenStrip::clearOverlay);
+    addAction(clear);
+    m_clearAction = clear;
 }
 
 QString TokenStrip::scalarName(Scalar s) {
@@ -45,9 +56,13 @@ QString TokenStrip::scalarName(Scalar s) {
 }
 
 void TokenStrip::setData(const WorkbenchData& data) {
-    m_data = data;
     const auto t = data.primary();
-    m_tokens = t ? tokenLabels(*t) : QStringList();
+    const QStringList tokens = t ? tokenLabels(*t) : QStringList();
+    // Bars (saliency, an ablation) belong to the tokens they were computed on: new tokens clear
+    // them rather than show an old result, and an old legend, over a new prompt.
+    if (tokens != m_tokens || data.prompt() != m_data.prompt()) setOverlay({}, QString());
+    m_data = data;
+    m_tokens = tokens;
     updateGeometry();
     update();
 }
@@ -162,10 +177,17 @@ bool TokenStrip::event(QEvent* e) {
     return QWidget::event(e);
 }
 
+void TokenStrip::clearOverlay() {
+    const bool had = !m_overlay.empty();
+    setOverlay({}, QString());
+    if (had) Q_EMIT overlayCleared();
+}
+
 void TokenStrip::setOverlay(const std::vector<float>& values, const QString& label) {
     m_overlay = values;
     m_overlayLabel = values.empty() ? QString() : label;
     m_overlaySigned = false;
+    if (m_clearAction) m_clearAction->setEnabled(!m_overlay.empty());
     update();
 }
 
@@ -232,8 +254,9 @@ void TokenStrip::paintEvent(QPaintEvent*) {
     lx += fm.height() + fm.horizontalAdvance(QStringLiteral("undefined")) + 12;
     if (!m_overlayLabel.isEmpty()) {
         p.fillRect(QRectF(lx, fm.height() * 0.55, fm.height() * 1.4, 3), QColor(220, 30, 30));
-        p.drawText(QPointF(lx + fm.height() * 1.7, fm.ascent()), m_overlayLabel);
-        lx += fm.height() * 1.7 + fm.horizontalAdvance(m_overlayLabel) + 12;
+        const QString label = m_overlayLabel + QStringLiteral(" (Esc or right-click: clear)");
+        p.drawText(QPointF(lx + fm.height() * 1.7, fm.ascent()), label);
+        lx += fm.height() * 1.7 + fm.horizontalAdvance(label) + 12;
     }
     const int64_t generated = m_data.generatedCount();
     if (generated > 0) {
@@ -288,7 +311,9 @@ void TokenStrip::mousePressEvent(QMouseEvent* e) {
 
 void TokenStrip::keyPressEvent(QKeyEvent* e) {
     if (!m_selection) return QWidget::keyPressEvent(e);
-    if (e->key() == Qt::Key_Left)
+    if (e->key() == Qt::Key_Escape && !m_overlay.empty())
+        clearOverlay(); // the action's shortcut when the window is not active (it needs one)
+    else if (e->key() == Qt::Key_Left)
         m_selection->setToken(m_selection->token() - 1);
     else if (e->key() == Qt::Key_Right)
         m_selection->setToken(m_selection->token() + 1);

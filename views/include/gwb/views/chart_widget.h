@@ -13,6 +13,7 @@
 #include <vector>
 
 class QAbstractAxis;
+class QValueAxis;
 class QChartView;
 
 namespace gwb::views {
@@ -70,11 +71,13 @@ private:
     /// Category labels stand upright when side by side they would not fit (Qt Charts would
     /// otherwise cut them to "…").
     void updateLabelAngle();
+    int yTickBudget() const;
     /// The tooltip naming why values are undefined (ChartData::undefinedReason), or "".
     void setUndefinedTip(const QString& tip);
     QString m_undefinedTip;
     ChartData m_data;
     QAbstractAxis* m_categoryAxis = nullptr;
+    QValueAxis* m_valueAxis = nullptr; ///< the linear y axis (ticks follow the height)
     QString m_placeholder;
     QChartView* m_view = nullptr;
 };

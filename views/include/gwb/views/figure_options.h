@@ -19,6 +19,9 @@ struct FigureOptions {
     QString colormap;      ///< "" = the view's current map; else viridis|cividis|magma|RdBu
     bool colorbar = true;
     bool caption = true; ///< caption line naming the quantity and its definition
+    /// Outline the on-screen selection (token column, layer row, the lens's cell). Off: a paper
+    /// figure shows the data, not where the pointer was.
+    bool selection = false;
 
     static FigureOptions oneColumn() { return FigureOptions{}; }
     static FigureOptions twoColumn() {
@@ -46,6 +49,8 @@ struct FigureStyle {
     QFont title;
     double hairline = 0.5; ///< line width in points for axes and grid
     bool colorbar = true;
+    bool selection = true;          ///< outline the selection (the screen always does; figures on request)
+    bool screen = false;            ///< painting a widget (labels may be elided; the hover has them whole)
     QPaintDevice* device = nullptr; ///< metrics are taken for this device (null = screen)
 
     /// Font metrics on the target device (text sizes depend on its DPI).

@@ -8,6 +8,7 @@
 #include "gwb/views/heatmap_painter.h"
 
 #include <QWidget>
+#include <functional>
 #include <atomic>
 #include <memory>
 #include <set>
@@ -35,6 +36,12 @@ public:
     HeatmapMarks marks() const { return m_marks; }
     /// Message shown instead of a matrix (e.g. "no Grassmann trace: run a prompt").
     void setPlaceholder(const QString& text);
+    /// A banner over the matrix saying the picture no longer matches its inputs ("" = none); the
+    /// matrix stays visible underneath, greyed.
+    void setStaleNote(const QString& text);
+    QString staleNote() const { return m_staleNote; }
+    /// Why a NaN cell is undefined, for the hover readout (default: "undefined here").
+    void setUndefinedReason(std::function<QString(int64_t row, int64_t col)> reason);
 
     bool hasMatrix() const { return m_pyramid != nullptr; }
     /// The cache of downsampled levels of the current matrix (null without one).
@@ -48,8 +55,9 @@ public:
     void resetZoom();
 
     /// Draws the current window as a figure panel (synchronously computes the needed level).
-    void paintFigure(QPainter& p, const QRectF& area, const FigureStyle& style, const QString& title,
-                     ColormapId map) const;
+    /// Returns where the matrix went (empty without a matrix).
+    HeatmapGeometry paintFigure(QPainter& p, const QRectF& area, const FigureStyle& style, const QString& title,
+                                ColormapId map) const;
     /// Where the last paint put the matrix; empty when the widget was too small to draw it
     /// (the "panel too small" notice) or has not painted yet.
     QRectF plotRect() const { return m_geometry.plot; }
@@ -91,6 +99,8 @@ private:
     double m_dataHigh = 1;
     QRectF m_window;
     QString m_placeholder;
+    QString m_staleNote;
+    std::function<QString(int64_t, int64_t)> m_undefinedReason;
     QString m_hoverText;
     HeatmapGeometry m_geometry;
     bool m_dragging = false;

@@ -145,6 +145,9 @@ protected:
 private:
     const PatchingGrid& grid(int model) const { return model == 0 ? m_result.grassmann : m_result.transformer; }
     void showGrid(int model);
+    /// Marks the heatmaps stale when they no longer match the inputs (a refused run, edited
+    /// fields, another prompt), and clears the mark when they do.
+    void updateStale();
     void hovered(int model, qint64 row, qint64 col);
     QString valueName() const;
 
@@ -163,6 +166,7 @@ private:
     QTableWidget* m_topK;
     PatchingData m_result;
     QString m_message; ///< the last problem or state shown in m_status
+    QString m_refused; ///< why the last run was refused (the heatmaps show an earlier sweep); "" = none
     bool m_running = false;
 };
 

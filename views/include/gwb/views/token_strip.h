@@ -8,6 +8,7 @@
 #include "gwb/views/selection.h"
 #include "gwb/views/workbench_data.h"
 
+#include <QAction>
 #include <QPointer>
 #include <QWidget>
 #include <vector>
@@ -35,6 +36,8 @@ public:
     /// value is also in the token's tooltip. setOverlay() replaces it.
     void setSignedOverlay(const std::vector<float>& values, const QString& label);
     const std::vector<float>& overlay() const { return m_overlay; }
+    /// Removes the bars and their legend (Esc on the strip, or its context menu).
+    void clearOverlay();
     bool overlaySigned() const { return m_overlaySigned; }
 
     /// Per-token values currently used for colouring (NaN = undefined), T entries.
@@ -49,6 +52,9 @@ public:
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override;
     QSize sizeHint() const override;
+
+Q_SIGNALS:
+    void overlayCleared();
 
 protected:
     bool event(QEvent* e) override;
@@ -67,7 +73,8 @@ private:
     std::vector<QRectF> m_chips;
     std::vector<float> m_overlay;
     QString m_overlayLabel;
-    bool m_overlaySigned = false; ///< setSignedOverlay: bars of |value| coloured by sign
+    bool m_overlaySigned = false;
+    QAction* m_clearAction = nullptr; ///< setSignedOverlay: bars of |value| coloured by sign
 };
 
 } // namespace gwb::views
