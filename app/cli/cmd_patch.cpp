@@ -5,6 +5,7 @@
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
 #include "cli/patch_setup.h"
+#include "cli/stop_signals.h"
 
 #include "gwb/engine/config.h"
 #include "gwb/engine/device.h"
@@ -18,8 +19,11 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -125,6 +129,7 @@ std::string csvText(const PatchSweep& s) {
 
 struct Context {
     std::string modelFile, answerText, wrongText;
+    std::string stoppedBy; ///< "SIGTERM" / "Ctrl-C" for a partial sweep
     gwb::app::PatchInput input;
     json selection = json::object();
 };
@@ -157,6 +162,12 @@ std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest
         meta["effect_defined"] = s.effectDefined;
     }
     if (!ctx.selection.empty()) meta["selection"] = ctx.selection;
+    int64_t done = 0;
+    for (uint8_t c : s.computed)
+        done += c;
+    meta["complete"] = s.complete;
+    meta["cells_computed"] = done;
+    if (!s.complete) meta["stopped_by"] = ctx.stoppedBy;
     meta["definitions"] = {
         {"words", gwb::app::patchDefinitions()},
         {"effect", "rows x columns  normalised effect (metric - corrupt_metric) / (clean_metric - corrupt_metric); "
@@ -171,7 +182,9 @@ std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest
                           "at t = T-1 and in cells that do not exist"},
         {"mean_delta_logprob", "rows x columns  mean of delta_logprob over t < T-1, nats"},
         {"clean_ids", "T  token ids of the clean prompt"},
-        {"corrupt_ids", "T  token ids of the corrupted prompt"}};
+        {"corrupt_ids", "T  token ids of the corrupted prompt"},
+        {"computed", "rows x columns  1 where the cell's values are in this file; 0 where a stopped sweep (complete: "
+                     "false) did not reach it: gwb patch --resume FILE computes those, and only those"}};
     return meta.dump(2);
 }
 
@@ -185,6 +198,7 @@ void writeNpz(const Model& model, const PatchSweep& s, const PatchRequest& req, 
         npz.add("corrupt_metric", Array<double>({}, {s.corruptMetric}));
     }
     npz.add("defined", Array<uint8_t>({s.rows, s.cols}, s.defined));
+    npz.add("computed", Array<uint8_t>({s.rows, s.cols}, s.computed));
     if (!s.deltaLogprob.empty()) {
         npz.add("delta_logprob", Array<double>({s.rows, s.cols, s.T}, s.deltaLogprob));
         npz.add("mean_delta_logprob", matrix(s, s.meanDeltaLogprob));
@@ -259,6 +273,82 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
     }
 }
 
+/// A sweep written earlier (complete or stopped) of exactly this request, to carry on from.
+struct Earlier {
+    std::vector<uint8_t> computed;
+    std::vector<double> metric, deltaLogprob, meanDeltaLogprob;
+};
+
+Earlier readEarlier(const std::string& path, const Model& model, const PatchSweep& shape, const PatchRequest& req,
+                    const Context& ctx) {
+    std::map<std::string, std::vector<uint8_t>> members;
+    try {
+        members = readZipStored(readBinaryFile(path));
+    } catch (const std::exception& e) {
+        throw std::invalid_argument("--resume " + path + " is not a file from gwb patch: " + e.what());
+    }
+    const auto metaIt = members.find("meta.json");
+    if (metaIt == members.end())
+        throw std::invalid_argument("--resume " + path + " is not a file from gwb patch (no meta.json)");
+    json meta;
+    try {
+        meta = json::parse(std::string(metaIt->second.begin(), metaIt->second.end()));
+    } catch (const std::exception& e) {
+        throw std::invalid_argument("--resume " + path + ": meta.json is not valid JSON: " + e.what());
+    }
+    // The same sweep: model, site, mode, prompts, metric and part, or the cells mean something else.
+    const json now = json::parse(metaJson(model, shape, req, ctx));
+    for (const char* key : {"model_name", "site", "mode", "clean_tokens", "corrupt_tokens", "metric_position", "answer",
+                            "wrong", "selection", "row_labels", "column_labels"}) {
+        const json a = meta.value(key, json()), b = now.value(key, json());
+        if (a != b)
+            throw std::invalid_argument("--resume " + path + " is a different sweep: its " + key + " is " +
+                                        a.dump().substr(0, 80) + ", this run's " + b.dump().substr(0, 80));
+    }
+    Earlier e;
+    const size_t n = static_cast<size_t>(shape.rows * shape.cols);
+    auto array = [&](const char* name) -> std::vector<double> {
+        const auto it = members.find(std::string(name) + ".npy");
+        if (it == members.end()) return {};
+        return parseNpy(it->second).values<double>();
+    };
+    if (const auto it = members.find("computed.npy"); it != members.end()) {
+        const auto c = parseNpy(it->second).values<uint8_t>();
+        e.computed.assign(c.begin(), c.end());
+    } else {
+        e.computed.assign(n, 1); // written before partial sweeps existed: complete
+    }
+    e.metric = array("metric");
+    e.deltaLogprob = array("delta_logprob");
+    e.meanDeltaLogprob = array("mean_delta_logprob");
+    if (e.computed.size() != n || (shape.hasMetric && e.metric.size() != n) ||
+        (!shape.deltaLogprob.empty() && e.meanDeltaLogprob.size() != n))
+        throw std::invalid_argument("--resume " + path + " has arrays of another size than this sweep's");
+    return e;
+}
+
+/// Puts the earlier file's cells into the new sweep (which skipped them) and recomputes effects.
+void mergeEarlier(PatchSweep& s, const Earlier& e) {
+    const size_t n = s.computed.size();
+    const size_t T = static_cast<size_t>(s.T);
+    for (size_t i = 0; i < n; ++i) {
+        if (!e.computed[i] || s.computed[i]) continue;
+        if (s.hasMetric) s.metric[i] = e.metric[i];
+        if (!s.meanDeltaLogprob.empty()) {
+            s.meanDeltaLogprob[i] = e.meanDeltaLogprob[i];
+            for (size_t t = 0; t < T && (i + 1) * T <= e.deltaLogprob.size(); ++t)
+                s.deltaLogprob[i * T + t] = e.deltaLogprob[i * T + t];
+        }
+        s.computed[i] = 1;
+    }
+    if (s.effectDefined)
+        for (size_t i = 0; i < n; ++i)
+            if (s.defined[i]) s.effect[i] = (s.metric[i] - s.corruptMetric) / (s.cleanMetric - s.corruptMetric);
+    s.complete = std::all_of(s.computed.begin(), s.computed.end(), [](uint8_t c) { return c != 0; });
+}
+
+std::atomic<bool> g_stop{false};
+
 int runPatch(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
@@ -301,14 +391,19 @@ int runPatch(const QStringList& args) {
     const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Site head: compute only head H."),
                                   QStringLiteral("H"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
+    const QCommandLineOption resume(
+        QStringLiteral("resume"),
+        QStringLiteral("Carry on from a sweep stopped by Ctrl-C or SIGTERM (its file says complete: false): only the "
+                       "cells it lacks are computed; --out may be the same file."),
+        QStringLiteral("P.npz"));
     const QCommandLineOption data(QStringLiteral("data"),
                                   QStringLiteral("Also write a CSV, one row per cell (row, column, metric, effect or "
                                                  "mean delta log p)."),
                                   QStringLiteral("FILE.csv"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    p.addOptions(
-        {model, clean, corrupt, answer, wrong, site, mode, position, layer, offset, head, out, data, device, threads});
+    p.addOptions({model, clean, corrupt, answer, wrong, site, mode, position, layer, offset, head, out, resume, data,
+                  device, threads});
     p.process(args);
     try {
         if (!p.positionalArguments().isEmpty())
@@ -357,7 +452,40 @@ int runPatch(const QStringList& args) {
         selection(head, "head", part.head);
         validatePatchRequest(m, part);
 
-        const PatchSweep sweep = runPatchSweep(m, part);
+        // Ctrl-C and SIGTERM (a scheduler's time limit) stop the sweep between batches: what is
+        // done is written, marked incomplete, and --resume carries on from it.
+        g_stop = false;
+        const gwb::app::StopSignals signals(g_stop);
+        Earlier earlier;
+        if (p.isSet(resume)) {
+            PatchSweep shape; // the sweep's labels and sizes, without computing a cell
+            {
+                PatchRequest none = part;
+                none.partialOnCancel = true;
+                shape = runPatchSweep(m, none, [](double) { return false; });
+            }
+            earlier = readEarlier(p.value(resume).toStdString(), m, shape, req, ctx);
+            part.skip = earlier.computed;
+            int64_t have = 0;
+            for (uint8_t c : earlier.computed)
+                have += c;
+            std::fprintf(stderr, "resuming %s: %lld of %zu cells computed already\n", qPrintable(p.value(resume)),
+                         static_cast<long long>(have), earlier.computed.size());
+        }
+        part.partialOnCancel = true;
+        gwb::app::ProgressLine line;
+        const auto started = std::chrono::steady_clock::now();
+        PatchSweep sweep = runPatchSweep(m, part, [&](double fraction) {
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            if (seconds > 2 && line.due(seconds)) {
+                std::fprintf(stderr, "%ssweep %.0f%%  elapsed %.0f s%s", line.start(), fraction * 100, seconds,
+                             line.end());
+                std::fflush(stderr);
+            }
+            return !g_stop.load();
+        });
+        if (!earlier.computed.empty()) mergeEarlier(sweep, earlier);
+        if (!sweep.complete) ctx.stoppedBy = gwb::app::StopSignals::name();
 
         // Everything is computed: write the files (each atomically), then say what was found.
         const std::string outPath = p.value(out).toStdString();
@@ -365,6 +493,17 @@ int runPatch(const QStringList& args) {
         if (p.isSet(data)) {
             const std::string csv = csvText(sweep);
             writeBytesAtomic(p.value(data).toStdString(), csv.data(), csv.size());
+        }
+        if (line.tty()) std::fprintf(stderr, "\r%60s\r", "");
+        if (!sweep.complete) {
+            int64_t have = 0;
+            for (uint8_t c : sweep.computed)
+                have += c;
+            std::printf("stopped by %s after %lld of %zu cells: wrote the partial sweep %s (complete: false); "
+                        "gwb patch ... --resume %s carries on\n",
+                        ctx.stoppedBy.c_str(), static_cast<long long>(have), sweep.computed.size(), outPath.c_str(),
+                        outPath.c_str());
+            return gwb::app::StopSignals::exitCode(130);
         }
         printSummary(m, sweep, ctx);
         std::printf("wrote %s%s%s\n", outPath.c_str(), p.isSet(data) ? ", " : "",

@@ -16,6 +16,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
+#include <numeric>
+
+#include <QProcess>
 
 #include "gwb_process.h"
 #include "test_models.h"
@@ -284,4 +288,64 @@ TEST(PatchCli, TheWindowsSiteOffsetSlashHeadIsAcceptedToo) {
         ASSERT_EQ(r.code, 0) << show(r);
         EXPECT_EQ(readNpz(out).meta["site"], site);
     }
+}
+
+TEST(PatchCli, SigtermWritesThePartialSweepAndResumeFinishesIt) {
+    // SIGTERM (a scheduler's time limit) stopped a sweep and lost it. Now the cells done are
+    // written, marked complete: false with exit status 143, and --resume computes only the rest:
+    // the result equals an uninterrupted run. A real signal to the running process.
+    QTemporaryDir dir;
+    const QString model = QStringLiteral(GWB_SOURCE_DIR "/resources/models/grassmann-austen.gwb");
+    QString prompt;
+    for (const QString& name : QDir(QStringLiteral(GWB_SOURCE_DIR "/resources/prompts")).entryList({"*.txt"})) {
+        QFile f(QStringLiteral(GWB_SOURCE_DIR "/resources/prompts/") + name);
+        ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+        prompt += QString::fromUtf8(f.readAll()).simplified() + QLatin1Char(' ');
+    }
+    prompt = prompt.left(1500);
+    const QString part = dir.filePath(QStringLiteral("part.npz")), full = dir.filePath(QStringLiteral("full.npz"));
+    const QStringList args = {"patch",  "--model", model,      "--clean", prompt,      "--site", "resid",
+                              "--mode", "zero",    "--device", "cpu",     "--threads", "1"};
+    QProcess p;
+    p.setProcessEnvironment(gwb::app::test::gwbEnvironment());
+    p.start(QStringLiteral(GWB_EXECUTABLE), args + QStringList{"--out", part});
+    ASSERT_TRUE(p.waitForStarted());
+    // The first progress line comes 2 s into the sweep (then every 30 s into a file).
+    QByteArray err;
+    while (!err.contains("sweep ") && p.state() == QProcess::Running) {
+        p.waitForReadyRead(100);
+        err += p.readAllStandardError();
+    }
+    ASSERT_EQ(p.state(), QProcess::Running) << err.toStdString();
+    ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+    ASSERT_TRUE(p.waitForFinished(60000));
+    EXPECT_EQ(p.exitCode(), 143) << p.readAllStandardError().toStdString();
+    EXPECT_TRUE(p.readAllStandardOutput().contains("stopped by SIGTERM"));
+    const Npz stopped = readNpz(part);
+    EXPECT_EQ(stopped.meta["complete"], false);
+    EXPECT_EQ(stopped.meta["stopped_by"], "SIGTERM");
+    const auto computed = stopped.at("computed").values<int64_t>();
+    const int64_t done = std::accumulate(computed.begin(), computed.end(), int64_t{0});
+    EXPECT_GT(done, 0);
+    EXPECT_LT(done, static_cast<int64_t>(computed.size()));
+
+    const GwbResult resumed = runGwb(args + QStringList{"--out", part, "--resume", part});
+    ASSERT_EQ(resumed.code, 0) << show(resumed);
+    EXPECT_TRUE(resumed.err.contains(QStringLiteral("resuming")));
+    const GwbResult whole = runGwb(args + QStringList{"--out", full});
+    ASSERT_EQ(whole.code, 0) << show(whole);
+    const Npz a = readNpz(part), b = readNpz(full);
+    EXPECT_EQ(a.meta["complete"], true);
+    for (const char* name : {"mean_delta_logprob", "delta_logprob"}) {
+        const auto x = a.at(name).values<double>(), y = b.at(name).values<double>();
+        ASSERT_EQ(x.size(), y.size());
+        for (size_t i = 0; i < x.size(); ++i)
+            ASSERT_TRUE((std::isnan(x[i]) && std::isnan(y[i])) || x[i] == y[i]) << name << " " << i;
+    }
+    // A file of another sweep is refused, naming the difference, and nothing is written.
+    const GwbResult other = runGwb(QStringList{"patch", "--model", model, "--clean", prompt, "--site", "ffn", "--mode",
+                                               "zero", "--out", dir.filePath("x.npz"), "--resume", full});
+    EXPECT_EQ(other.code, 1);
+    EXPECT_TRUE(other.err.contains(QStringLiteral("different sweep"))) << other.err.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(dir.filePath("x.npz")));
 }

@@ -384,6 +384,12 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
 
     s.metric.assign(n, kNaN);
     s.effect.assign(n, kNaN);
+    if (!r.skip.empty() && r.skip.size() != n)
+        throw std::invalid_argument("the cells to skip (" + std::to_string(r.skip.size()) +
+                                    ") do not match the sweep (" + std::to_string(n) + " cells)");
+    s.computed.assign(n, 0);
+    for (size_t i = 0; i < n; ++i)
+        if (!s.defined[i] && (r.skip.empty() || !r.skip[i])) s.computed[i] = 1;
     if (ablationDelta) {
         s.deltaLogprob.assign(n * static_cast<size_t>(s.T), kNaN);
         s.meanDeltaLogprob.assign(n, kNaN);
@@ -392,6 +398,7 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
     const JobBuilder builder(model, base, patching ? &clean : nullptr);
     std::vector<CellJob> jobs;
     auto unchanged = [&](size_t i) {
+        s.computed[i] = 1;
         s.metric[i] = s.hasMetric ? baseMetric : kNaN;
         if (ablationDelta) {
             for (int64_t t = 0; t + 1 < s.T; ++t)
@@ -400,7 +407,7 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
         }
     };
     for (size_t i = 0; i < n; ++i) {
-        if (!s.defined[i]) continue;
+        if (!s.defined[i] || (!r.skip.empty() && r.skip[i])) continue;
         std::optional<CellJob> job = builder.build(s.cells[i]);
         // Positions after the metric's cannot change it (patching measures only the metric).
         if (job && !ablationDelta && job->start > m) job.reset();
@@ -420,10 +427,14 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
     size_t done = 0;
     constexpr size_t kMaxBatch = 64;
     for (const auto& [start, group] : groups) {
+        if (!s.complete) break;
         for (size_t b = 0; b < group.size(); b += kMaxBatch) {
             if (progress &&
-                !progress(static_cast<double>(done) / static_cast<double>(std::max<size_t>(jobs.size(), 1))))
-                throw PatchCancelled();
+                !progress(static_cast<double>(done) / static_cast<double>(std::max<size_t>(jobs.size(), 1)))) {
+                if (!r.partialOnCancel) throw PatchCancelled();
+                s.complete = false; // what is done so far is valid: computed says which cells
+                break;
+            }
             const std::vector<const CellJob*> batch(
                 group.begin() + static_cast<std::ptrdiff_t>(b),
                 group.begin() + static_cast<std::ptrdiff_t>(std::min(group.size(), b + kMaxBatch)));
@@ -448,6 +459,8 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
                     s.meanDeltaLogprob[i] = s.T > 1 ? sum / static_cast<double>(s.T - 1) : 0.0;
                 }
             }
+            for (const CellJob* j : batch)
+                s.computed[j->index] = 1;
             done += batch.size();
         }
     }
@@ -455,7 +468,7 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
     if (s.effectDefined)
         for (size_t i = 0; i < n; ++i)
             if (s.defined[i]) s.effect[i] = (s.metric[i] - s.corruptMetric) / (s.cleanMetric - s.corruptMetric);
-    if (progress) progress(1.0);
+    if (progress && s.complete) progress(1.0);
     return s;
 }
 

@@ -62,6 +62,12 @@ struct PatchRequest {
     int layer = -1;
     int offset = -1;
     int head = -1;
+    /// rows * cols of the sweep, or empty: 1 = do not compute this cell (a resumed sweep has it
+    /// already); it stays NaN and computed = 0 in the result.
+    std::vector<uint8_t> skip;
+    /// Cancelled (the progress callback returned false): return what is done, with complete =
+    /// false, instead of throwing PatchCancelled (a command stopped by SIGTERM writes it).
+    bool partialOnCancel = false;
 };
 
 /// A sweep: rows x columns of interventions of one site and mode, with the metric of each.
@@ -93,6 +99,11 @@ struct PatchSweep {
     std::vector<double> deltaLogprob;
     /// rows * cols: mean of deltaLogprob over t < T-1 (the cell value shown without a metric).
     std::vector<double> meanDeltaLogprob;
+    /// rows * cols: 1 where this run computed the cell's values (an undefined cell counts as
+    /// computed: there is nothing to compute). 0 for skipped cells and, in a partial sweep, for
+    /// those not reached.
+    std::vector<uint8_t> computed;
+    bool complete = true; ///< false: stopped early (partialOnCancel); see computed
 };
 
 /// Called with the fraction done; returning false cancels (runPatchSweep then throws
