@@ -74,7 +74,8 @@ const std::vector<ViewEntry>& entries() {
          "the metric's change, ablated \u2212 clean; without a metric, the mean change of log p(next token). "
          "Hover for raw and normalised values, click a cell for its top-K. A cell that cannot act reads "
          "\u2014: a layer without that offset, or an offset D \u2265 T that reaches before the prompt at every "
-         "position; so is every effect when the clean and corrupted metrics are equal.",
+         "position; so is every effect when the clean and corrupted metrics are equal. A sweep that no longer "
+         "matches its inputs (a refused run, edited fields, another prompt) is greyed under a banner saying why.",
          {}},
         {"Corpus",
          "Statistics over a corpus (gwb stats, File \u25b8 Open Statistics, Run \u25b8 Corpus): per layer one box or "
@@ -90,6 +91,7 @@ const std::vector<std::pair<const char*, const char*>>& shortcuts() {
         {"Ctrl+Shift+Return", "Continue: the Grassmann model writes the next tokens, then both are traced"},
         {"Esc", "Cancel the run"},
         {"\u2190 / \u2192", "Previous / next token (when the focus is not in a text or number field)"},
+        {"Delete (on the token strip)", "Clear the strip's bars (a saliency or an ablation)"},
         {"\u2191 / \u2193", "Previous / next layer"},
         {"Alt+1 \u2026 Alt+9, Alt+0", "Show the first ten views"},
         {"Ctrl+PgDown / Ctrl+PgUp", "Next / previous view (every view, in tab order)"},

@@ -163,7 +163,7 @@ TEST(TokenStrip, MeanGateColoursSpanTheColormap) {
 
 TEST(TokenStrip, BarsGoWithTheirTokens) {
     // The bars and legend of a saliency or an ablation belonged to the old prompt and stayed over
-    // a new one ("… at token 16" over 7 tokens) until a click; now new tokens clear them, and Esc
+    // a new one ("… at token 16" over 7 tokens) until a click; now new tokens clear them, and Delete
     // or the context menu clears them on request.
     app();
     const WorkbenchData d = synthetic::makeWorkbenchData();
@@ -187,7 +187,7 @@ TEST(TokenStrip, BarsGoWithTheirTokens) {
     EXPECT_TRUE(clear->isEnabled());
     QSignalSpy cleared(&strip, &TokenStrip::overlayCleared);
     strip.setFocus();
-    QTest::keyClick(&strip, Qt::Key_Escape);
+    QTest::keyClick(&strip, Qt::Key_Delete);
     EXPECT_TRUE(strip.overlay().empty());
     EXPECT_EQ(cleared.count(), 1);
     EXPECT_FALSE(clear->isEnabled());

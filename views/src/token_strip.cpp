@@ -31,7 +31,7 @@ TokenStrip::TokenStrip(QWidget* parent) : QWidget(parent) {
     setContextMenuPolicy(Qt::ActionsContextMenu);
     auto* clear = new QAction(QStringLiteral("Clear the bars"), this);
     clear->setObjectName(QStringLiteral("clearStripBars"));
-    clear->setShortcut(QKeySequence(Qt::Key_Escape));
+    clear->setShortcut(QKeySequence(Qt::Key_Delete));
     clear->setShortcutContext(Qt::WidgetShortcut);
     clear->setEnabled(false);
     connect(clear, &QAction::triggered, this, &TokenStrip::clearOverlay);
@@ -254,7 +254,7 @@ void TokenStrip::paintEvent(QPaintEvent*) {
     lx += fm.height() + fm.horizontalAdvance(QStringLiteral("undefined")) + 12;
     if (!m_overlayLabel.isEmpty()) {
         p.fillRect(QRectF(lx, fm.height() * 0.55, fm.height() * 1.4, 3), QColor(220, 30, 30));
-        const QString label = m_overlayLabel + QStringLiteral(" (Esc or right-click: clear)");
+        const QString label = m_overlayLabel + QStringLiteral(" (Del or right-click: clear)");
         p.drawText(QPointF(lx + fm.height() * 1.7, fm.ascent()), label);
         lx += fm.height() * 1.7 + fm.horizontalAdvance(label) + 12;
     }
@@ -311,7 +311,7 @@ void TokenStrip::mousePressEvent(QMouseEvent* e) {
 
 void TokenStrip::keyPressEvent(QKeyEvent* e) {
     if (!m_selection) return QWidget::keyPressEvent(e);
-    if (e->key() == Qt::Key_Escape && !m_overlay.empty())
+    if ((e->key() == Qt::Key_Delete || e->key() == Qt::Key_Backspace) && !m_overlay.empty())
         clearOverlay(); // the action's shortcut when the window is not active (it needs one)
     else if (e->key() == Qt::Key_Left)
         m_selection->setToken(m_selection->token() - 1);
