@@ -3,6 +3,7 @@
 
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
+#include "cli/layer_warnings.h"
 #include "cli/trace_writer.h"
 
 #include "gwb/engine/analysis.h"
@@ -170,8 +171,8 @@ void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
             npz.add("prompt_subspace_distance", analysis.promptSubspaceDistance);
         if (!analysis.readingSubspaceDistance.empty())
             npz.add("reading_subspace_distance", analysis.readingSubspaceDistance);
-        for (const auto& w : analysis.warnings)
-            std::fprintf(stderr, "warning: %s\n", w.c_str());
+        for (const QString& w : gwb::app::collapseLayerWarnings(analysis.warnings))
+            std::fprintf(stderr, "warning: %s\n", qPrintable(w));
     }
     npz.addFile("meta.json", metaJson(t, withAnalysis ? &analysis : nullptr));
     npz.write(out);

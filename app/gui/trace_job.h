@@ -3,6 +3,8 @@
 // runs it on a worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
 
 #include "gui/import_choice.h"
+#include "cli/layer_warnings.h"
+
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
 #include "gwb/views/saliency_view.h"
@@ -148,11 +150,6 @@ Continuation continuePrompt(const gwb::engine::Model& model, const QString& prom
 /// nothing but white space.
 gwb::engine::GenerateOptions continueOptions(int tokens, bool sample, quint64 seed);
 constexpr quint64 kContinueSeed = 0; ///< the window's seed (as `gwb figure --continue N --sample`)
-
-/// The analysis warnings as the window shows them: warnings that differ only in their layer
-/// ("layer 3: prompt subspace has rank 1 < k = 4 ...") become one line naming the layers, and
-/// repeated lines are shown once.
-QStringList collapseLayerWarnings(const std::vector<std::string>& warnings);
 
 /// The truncation notice for a trace ("" when nothing was dropped).
 QString truncationNotice(const gwb::engine::Trace& trace, const QString& label);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "gwb_process.h"
+#include "test_models.h"
 
 using gwb::app::test::GwbResult;
 using gwb::app::test::runGwb;
@@ -264,4 +265,16 @@ TEST_F(CliTinyModel, TokenizerCommandsTakeAModelsOwnTokenizer) {
     EXPECT_EQ(help.code, 0) << show(help);
     for (const char* sub : {"train", "encode", "decode", "export"})
         EXPECT_TRUE(help.out.contains(QStringLiteral("  %1 ").arg(QLatin1String(sub)))) << show(help);
+}
+
+TEST(CliCommands, TraceSaysALayerWarningOnce) {
+    // gwb trace --analysis printed "layer 0: prompt subspace has rank 1 < k = 4 ..." once per
+    // layer; the window and gwb figure already merged them into one line naming the layers.
+    QTemporaryDir dir;
+    const gwb::app::test::GwbResult r =
+        gwb::app::test::runGwb({"trace", "--model", gwb::app::test::testModels().grassmann, "--prompt", "emma was",
+                                "--analysis", "--out", dir.filePath("t.npz")});
+    ASSERT_EQ(r.code, 0) << r.err.toStdString();
+    EXPECT_EQ(r.err.count(QStringLiteral("prompt subspace has rank")), 1) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("layers 0"))) << r.err.toStdString();
 }
