@@ -4,6 +4,7 @@
 
 #include "cli/bundled_models.h"
 #include "cli/command_registry.h"
+#include "cli/patch_pairs_run.h"
 #include "cli/patch_setup.h"
 #include "cli/stop_signals.h"
 
@@ -349,7 +350,41 @@ void mergeEarlier(PatchSweep& s, const Earlier& e) {
 
 std::atomic<bool> g_stop{false};
 
-int runPatch(const QStringList& args) {
+int runPatchMergeCommand(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Merge the shards of one gwb patch --pairs run (--shard i/n) into one file: the per-pair arrays side by "
+        "side, the mean and bootstrap interval over all pairs recomputed (--bootstrap and --seed default to the "
+        "shards'). A pair in two files is an error; the result is complete when every usable pair is in."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("shards"), QStringLiteral("gwb patch --pairs files to merge."),
+                            QStringLiteral("A.npz B.npz ..."));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
+    const QCommandLineOption bootstrap(QStringLiteral("bootstrap"), QStringLiteral("Bootstrap resamples."),
+                                       QStringLiteral("B"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Bootstrap seed."), QStringLiteral("S"));
+    p.addOptions({out, bootstrap, seed});
+    p.process(args);
+    try {
+        if (!p.isSet(out)) throw std::invalid_argument("--out FILE.npz is required");
+        checkWritable(p.value(out), "--out");
+        return gwb::app::runPatchMerge(
+            p.positionalArguments(), p.value(out), static_cast<int>(intValue(p, bootstrap, "bootstrap", 1000)),
+            static_cast<uint64_t>(intValue(p, seed, "seed", 0)), p.isSet(seed), p.isSet(bootstrap));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gwb patch merge: %s\n", e.what());
+        return 1;
+    }
+}
+
+int runPatch(const QStringList& argsIn) {
+    if (argsIn.size() > 1 && argsIn.at(1) == QLatin1String("merge")) {
+        QStringList rest = argsIn;
+        rest[0] = rest[0] + QStringLiteral(" merge");
+        rest.removeAt(1);
+        return runPatchMergeCommand(rest);
+    }
+    const QStringList& args = argsIn;
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Causal tests: activation patching and ablation over every layer and position (offset, head) of a site.\n"
@@ -391,6 +426,23 @@ int runPatch(const QStringList& args) {
     const QCommandLineOption head(QStringLiteral("head"), QStringLiteral("Site head: compute only head H."),
                                   QStringLiteral("H"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
+    const QCommandLineOption pairs(
+        QStringLiteral("pairs"),
+        QStringLiteral("Run the sweep for every pair of a pairs file (JSONL, or CSV with a header): fields clean, "
+                       "corrupt, answer, wrong, optional position, anything else kept as tags. Unusable lines are "
+                       "skipped and reported. Writes per-pair metric and effect (pairs x rows x columns, columns "
+                       "aligned at each pair's metric position), effect_mean, effect_ci_low/high (95% bootstrap "
+                       "over pairs) and effect_n."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption bootstrap(QStringLiteral("bootstrap"),
+                                       QStringLiteral("With --pairs: bootstrap resamples of the pairs (default 1000)."),
+                                       QStringLiteral("B"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --pairs: the bootstrap's seed (0)."),
+                                  QStringLiteral("S"));
+    const QCommandLineOption shard(QStringLiteral("shard"),
+                                   QStringLiteral("With --pairs: run the i-th of n blocks of the usable pairs; gwb "
+                                                  "patch merge joins the shards."),
+                                   QStringLiteral("i/n"));
     const QCommandLineOption resume(
         QStringLiteral("resume"),
         QStringLiteral("Carry on from a sweep stopped by Ctrl-C or SIGTERM (its file says complete: false): only the "
@@ -404,11 +456,52 @@ int runPatch(const QStringList& args) {
     const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, clean, corrupt, answer, wrong, site, mode, position, layer, offset, head, out, resume, data,
                   device, threads});
+    p.addOptions({pairs, bootstrap, seed, shard});
     p.process(args);
     try {
         if (!p.positionalArguments().isEmpty())
             throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
-        if (!p.isSet(clean)) throw std::invalid_argument("--clean TEXT is required");
+        if (p.isSet(pairs)) {
+            for (const QCommandLineOption* o : {&clean, &corrupt, &answer, &wrong, &resume})
+                if (p.isSet(*o))
+                    throw std::invalid_argument("--" + o->names().first().toStdString() +
+                                                " does not go with --pairs: each pair of the file gives its own");
+            if (!p.isSet(site))
+                throw std::invalid_argument("--site is required (resid, mixer, gate, ffn, offset or head)");
+            if (!p.isSet(out)) throw std::invalid_argument("--out FILE.npz is required");
+            checkWritable(p.value(out), "--out");
+            if (p.isSet(data)) checkWritable(p.value(data), "--data");
+            setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
+            gwb::app::PairsRunOptions o;
+            o.modelFile = gwb::app::modelArgument(p.value(model));
+            o.pairsPath = p.value(pairs);
+            o.site = p.value(site);
+            o.mode = p.value(mode);
+            o.position = intValue(p, position, "position", -1);
+            o.layer = static_cast<int>(intValue(p, layer, "layer", -1));
+            o.offset = static_cast<int>(intValue(p, offset, "offset", -1));
+            o.head = static_cast<int>(intValue(p, head, "head", -1));
+            o.bootstrap = static_cast<int>(intValue(p, bootstrap, "bootstrap", 1000));
+            o.seed = static_cast<uint64_t>(intValue(p, seed, "seed", 0));
+            if (p.isSet(shard)) {
+                const QStringList sh = p.value(shard).split(QLatin1Char('/'));
+                bool ok1 = false, ok2 = false;
+                if (sh.size() == 2) {
+                    o.shardIndex = sh[0].toInt(&ok1);
+                    o.shardCount = sh[1].toInt(&ok2);
+                }
+                if (!ok1 || !ok2 || o.shardCount < 1 || o.shardIndex < 0 || o.shardIndex >= o.shardCount)
+                    throw std::invalid_argument("--shard needs i/n with 0 <= i < n, e.g. 0/4; got '" +
+                                                p.value(shard).toStdString() + "'");
+            }
+            o.out = p.value(out);
+            o.data = p.value(data);
+            o.device = p.value(device);
+            return gwb::app::runPatchPairs(o);
+        }
+        if (p.isSet(bootstrap) || p.isSet(seed) || p.isSet(shard))
+            throw std::invalid_argument("--bootstrap, --seed and --shard go with --pairs");
+        if (!p.isSet(clean)) throw std::invalid_argument("--clean TEXT is required (or --pairs FILE)");
         if (!p.isSet(site)) throw std::invalid_argument("--site is required (resid, mixer, gate, ffn, offset or head)");
         if (!p.isSet(out)) throw std::invalid_argument("--out FILE.npz is required");
         if (p.isSet(corrupt) && p.value(corrupt).isEmpty())

@@ -1,0 +1,38 @@
+#pragma once
+// `gwb patch --pairs FILE`: the sweep of one site for every usable pair of a pairs file, aligned
+// at each pair's metric position, with the mean effect over pairs and its bootstrap interval.
+
+#include <QString>
+
+#include <cstdint>
+
+namespace gwb::app {
+
+struct PairsRunOptions {
+    QString modelFile;     ///< resolved model path
+    QString pairsPath;     ///< JSONL or .csv
+    QString site, mode;    ///< as gwb patch takes them ("" mode: patch)
+    int64_t position = -1; ///< default metric position for pairs without one (-1: the last token)
+    int layer = -1;        ///< a part of the sweep, as --layer / --offset / --head
+    int offset = -1;
+    int head = -1;
+    int bootstrap = 1000; ///< resamples of the pairs for the 95% interval
+    uint64_t seed = 0;    ///< the bootstrap's seed
+    int shardIndex = 0;   ///< --shard i/n: this run takes the i-th of n blocks of usable pairs
+    int shardCount = 1;
+    QString out;  ///< NPZ
+    QString data; ///< tidy CSV, or ""
+    QString device;
+};
+
+/// Runs it, prints the summary, writes the files; returns the exit status (0, or 130 / 143 when
+/// Ctrl-C / SIGTERM stopped it after some pairs: those are written, marked incomplete). Throws
+/// std::exception with a message for a person (nothing is written then).
+int runPatchPairs(const PairsRunOptions& options);
+
+/// `gwb patch merge A.npz B.npz ... --out D.npz`: the shards of one pairs run as one file (a pair
+/// in two shards is an error; the result is complete when every usable pair is in).
+int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, uint64_t seed, bool seedSet,
+                  bool bootstrapSet);
+
+} // namespace gwb::app
