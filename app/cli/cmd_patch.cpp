@@ -130,7 +130,8 @@ std::string csvText(const PatchSweep& s) {
 
 struct Context {
     std::string modelFile, answerText, wrongText;
-    std::string stoppedBy; ///< "SIGTERM" / "Ctrl-C" for a partial sweep
+    gwb::app::AttributionCheck check; ///< --method attribution --check K
+    std::string stoppedBy;            ///< "SIGTERM" / "Ctrl-C" for a partial sweep
     gwb::app::PatchInput input;
     json selection = json::object();
 };
@@ -167,6 +168,20 @@ std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest
     for (uint8_t c : s.computed)
         done += c;
     meta["complete"] = s.complete;
+    meta["method"] = s.estimated ? "attribution" : "exact";
+    if (s.estimated) {
+        meta["attribution"] = "rows x columns  first-order estimate of the metric's change: (value in the source run - "
+                              "value in the changed run) . d metric / d value, the gradient taken on the changed run "
+                              "(the corrupted run when patching); estimated_metric = the changed run's metric + it; "
+                              "flagged = 1 where the estimate passes a saturated Grassmann gate (AtP*)";
+        if (!ctx.check.cells.empty()) {
+            meta["check"] = {{"spearman", ctx.check.spearman},
+                             {"recall_at_k", ctx.check.recallAtK},
+                             {"k", ctx.check.cells.size() / 2},
+                             {"cells", "check_cells: flat index row * columns + column; the K largest |estimate| "
+                                       "first, then K at random; check_exact = the exact metric change"}};
+        }
+    }
     meta["cells_computed"] = done;
     if (!s.complete) meta["stopped_by"] = ctx.stoppedBy;
     meta["definitions"] = {
@@ -192,7 +207,20 @@ std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest
 void writeNpz(const Model& model, const PatchSweep& s, const PatchRequest& req, const Context& ctx,
               const std::string& path) {
     NpzWriter npz;
-    if (s.hasMetric) {
+    if (s.estimated) {
+        npz.add("attribution", matrix(s, s.attribution));
+        npz.add("estimated_metric", matrix(s, s.metric));
+        npz.add("flagged", Array<uint8_t>({s.rows, s.cols}, s.flagged));
+        npz.add("clean_metric", Array<double>({}, {s.cleanMetric}));
+        npz.add("corrupt_metric", Array<double>({}, {s.corruptMetric}));
+        if (!ctx.check.cells.empty()) {
+            std::vector<int64_t> cells(ctx.check.cells.begin(), ctx.check.cells.end());
+            const int64_t k = static_cast<int64_t>(cells.size());
+            npz.add("check_cells", Array<int64_t>({k}, cells));
+            npz.add("check_estimate", Array<double>({k}, ctx.check.estimate));
+            npz.add("check_exact", Array<double>({k}, ctx.check.exact));
+        }
+    } else if (s.hasMetric) {
         npz.add("effect", matrix(s, s.effect));
         npz.add("metric", matrix(s, s.metric));
         npz.add("clean_metric", Array<double>({}, {s.cleanMetric}));
@@ -213,6 +241,9 @@ void writeNpz(const Model& model, const PatchSweep& s, const PatchRequest& req, 
 void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
     const auto pieces = gwb::app::pieceTexts(model, s.corrupt.empty() ? s.clean : s.corrupt);
     const int64_t pos = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
+    if (s.estimated)
+        std::printf("attribution patching: every value below is a first-order estimate from one backward pass, not "
+                    "an exact run\n");
     std::printf("%s (%s): site %s, mode %s, %lld tokens, %lld x %lld cells\n", model.displayName().c_str(),
                 model.config().kind == ModelKind::Grassmann ? "Grassmann" : "Transformer", patchSiteName(s.site),
                 patchModeName(s.mode), static_cast<long long>(s.T), static_cast<long long>(s.rows),
@@ -350,6 +381,12 @@ void mergeEarlier(PatchSweep& s, const Earlier& e) {
 
 std::atomic<bool> g_stop{false};
 
+bool attributionMethod(const QString& m) {
+    if (m.isEmpty() || m == QLatin1String("exact")) return false;
+    if (m == QLatin1String("attribution")) return true;
+    throw std::invalid_argument("--method must be exact or attribution, got '" + m.toStdString() + "'");
+}
+
 int runPatchMergeCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
@@ -434,6 +471,15 @@ int runPatch(const QStringList& argsIn) {
                        "aligned at each pair's metric position), effect_mean, effect_ci_low/high (95% bootstrap "
                        "over pairs) and effect_n."),
         QStringLiteral("FILE"));
+    const QCommandLineOption method(
+        QStringLiteral("method"),
+        QStringLiteral("exact (default: a run per cell) or attribution: every cell estimated to first order, (source "
+                       "value - changed value) . d metric / d value, from one backward pass (needs --answer/--wrong)."),
+        QStringLiteral("exact|attribution"));
+    const QCommandLineOption check(QStringLiteral("check"),
+                                   QStringLiteral("With --method attribution: run the K cells of largest |estimate| "
+                                                  "and K random ones exactly; report Spearman and recall@K."),
+                                   QStringLiteral("K"));
     const QCommandLineOption bootstrap(QStringLiteral("bootstrap"),
                                        QStringLiteral("With --pairs: bootstrap resamples of the pairs (default 1000)."),
                                        QStringLiteral("B"));
@@ -456,7 +502,7 @@ int runPatch(const QStringList& argsIn) {
     const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, clean, corrupt, answer, wrong, site, mode, position, layer, offset, head, out, resume, data,
                   device, threads});
-    p.addOptions({pairs, bootstrap, seed, shard});
+    p.addOptions({pairs, bootstrap, seed, shard, method, check});
     p.process(args);
     try {
         if (!p.positionalArguments().isEmpty())
@@ -497,6 +543,12 @@ int runPatch(const QStringList& argsIn) {
             o.out = p.value(out);
             o.data = p.value(data);
             o.device = p.value(device);
+            o.attribution = attributionMethod(p.value(method));
+            o.check = static_cast<int>(intValue(p, check, "check", 0));
+            if (o.check < 0 || o.check > 100000) throw std::invalid_argument("--check must be between 0 and 100000");
+            if (o.check > 0 && !o.attribution) throw std::invalid_argument("--check goes with --method attribution");
+            if (o.attribution && p.isSet(shard))
+                throw std::invalid_argument("--method attribution runs without --shard (one backward pass a pair)");
             return gwb::app::runPatchPairs(o);
         }
         if (p.isSet(bootstrap) || p.isSet(seed) || p.isSet(shard))
@@ -564,6 +616,27 @@ int runPatch(const QStringList& argsIn) {
                 have += c;
             std::fprintf(stderr, "resuming %s: %lld of %zu cells computed already\n", qPrintable(p.value(resume)),
                          static_cast<long long>(have), earlier.computed.size());
+        }
+        const bool attribution = attributionMethod(p.value(method));
+        const int checkK = static_cast<int>(intValue(p, check, "check", 0));
+        if (checkK < 0 || checkK > 100000) throw std::invalid_argument("--check must be between 0 and 100000");
+        if (checkK > 0 && !attribution) throw std::invalid_argument("--check goes with --method attribution");
+        if (attribution) {
+            if (p.isSet(resume)) throw std::invalid_argument("--resume goes with exact sweeps");
+            PatchSweep est = attributionSweep(m, part);
+            if (checkK > 0) ctx.check = gwb::app::checkAttribution(m, part, est, checkK, 0);
+            const std::string outPath = p.value(out).toStdString();
+            writeNpz(m, est, req, ctx, outPath);
+            if (p.isSet(data)) {
+                const std::string csv = csvText(est);
+                writeBytesAtomic(p.value(data).toStdString(), csv.data(), csv.size());
+            }
+            printSummary(m, est, ctx);
+            if (!ctx.check.cells.empty())
+                std::printf("check: %zu cells run exactly: Spearman %s, recall@%d %s\n", ctx.check.cells.size(),
+                            number(ctx.check.spearman).c_str(), checkK, number(ctx.check.recallAtK).c_str());
+            std::printf("wrote %s (estimates: --method attribution)\n", outPath.c_str());
+            return 0;
         }
         part.partialOnCancel = true;
         gwb::app::ProgressLine line;

@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <random>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -59,7 +61,15 @@ std::string csvField(const std::string& s) {
 /// Everything a pairs file holds, in memory: per-pair arrays (P x rows x cols) and meta.
 struct PairsResult {
     int64_t rows = 0, cols = 0;
-    std::vector<double> metric, effect; ///< P x rows x cols
+    std::vector<double> metric;      ///< P x rows x cols: the metric (estimated, for attribution)
+    std::vector<double> primary;     ///< P x rows x cols: effect (exact) or attribution (estimated)
+    bool estimated = false;          ///< --method attribution
+    std::vector<uint8_t> flagged;    ///< P x rows x cols (attribution): a saturated gate on the path
+    std::vector<int64_t> checkCells; ///< P x 2K (attribution --check): cells checked, -1 = none
+    std::vector<double> checkEstimate, checkExact, checkSpearman, checkRecall;
+    int64_t checkWidth = 0;
+    const char* primaryName() const { return estimated ? "attribution" : "effect"; }
+    const char* metricName() const { return estimated ? "estimated_metric" : "metric"; }
     std::vector<double> clean, corrupt; ///< P
     std::vector<int64_t> lines;         ///< P
     json meta;                          ///< without the summary's numbers
@@ -92,36 +102,73 @@ json definitions(int bootstrap, uint64_t seed) {
 
 void writeResult(const PairsResult& r, int bootstrap, uint64_t seed, const std::string& path, const QString& data) {
     const int64_t P = r.pairs(), cells = r.rows * r.cols;
-    const CellSummary s = summarizeOverPairs(r.effect, P, cells, bootstrap, seed);
+    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed);
     NpzWriter npz;
-    npz.add("metric", Array<double>({P, r.rows, r.cols}, r.metric));
-    npz.add("effect", Array<double>({P, r.rows, r.cols}, r.effect));
+    const std::string pn = r.primaryName();
+    npz.add(r.metricName(), Array<double>({P, r.rows, r.cols}, r.metric));
+    npz.add(pn, Array<double>({P, r.rows, r.cols}, r.primary));
+    if (r.estimated) {
+        npz.add("flagged", Array<uint8_t>({P, r.rows, r.cols}, r.flagged));
+        if (r.checkWidth > 0) {
+            npz.add("check_cells", Array<int64_t>({P, r.checkWidth}, r.checkCells));
+            npz.add("check_estimate", Array<double>({P, r.checkWidth}, r.checkEstimate));
+            npz.add("check_exact", Array<double>({P, r.checkWidth}, r.checkExact));
+            npz.add("check_spearman", Array<double>({P}, r.checkSpearman));
+            npz.add("check_recall", Array<double>({P}, r.checkRecall));
+        }
+    }
     npz.add("clean_metric", Array<double>({P}, r.clean));
     npz.add("corrupt_metric", Array<double>({P}, r.corrupt));
     npz.add("line", Array<int64_t>({P}, r.lines));
-    npz.add("effect_mean", Array<double>({r.rows, r.cols}, s.mean));
-    npz.add("effect_ci_low", Array<double>({r.rows, r.cols}, s.low));
-    npz.add("effect_ci_high", Array<double>({r.rows, r.cols}, s.high));
-    npz.add("effect_n", Array<int64_t>({r.rows, r.cols}, s.n));
+    npz.add(pn + "_mean", Array<double>({r.rows, r.cols}, s.mean));
+    npz.add(pn + "_ci_low", Array<double>({r.rows, r.cols}, s.low));
+    npz.add(pn + "_ci_high", Array<double>({r.rows, r.cols}, s.high));
+    npz.add(pn + "_n", Array<int64_t>({r.rows, r.cols}, s.n));
     json meta = r.meta;
     meta["bootstrap"] = bootstrap;
     meta["seed"] = seed;
     meta["interval"] = "95% percentile bootstrap over pairs";
     meta["definitions"] = definitions(bootstrap, seed);
+    meta["method"] = r.estimated ? "attribution" : "exact";
+    if (r.estimated) {
+        json& d = meta["definitions"];
+        for (const char* k : {"metric", "effect", "effect_mean", "effect_ci_low", "effect_ci_high", "effect_n"})
+            d.erase(k);
+        d["attribution"] = "pairs x rows x columns  first-order estimate of the metric's change: (value in the source "
+                           "run - value in the changed run) . d metric / d value, the gradient taken on the changed "
+                           "run (the corrupted run when patching); NaN where undefined";
+        d["estimated_metric"] = "pairs x rows x columns  the changed run's metric + attribution";
+        d["attribution_mean"] = "rows x columns  mean of attribution over the pairs where it is defined";
+        d["attribution_ci_low"] = "rows x columns  2.5th percentile of the mean over the bootstrap resamples";
+        d["attribution_ci_high"] = "rows x columns  97.5th percentile of the same";
+        d["attribution_n"] = "rows x columns  pairs with a defined estimate in the cell";
+        d["flagged"] = "pairs x rows x columns  1 where the estimate passes a saturated Grassmann gate (half or more "
+                       "of its channels below 0.02 or above 0.98 in the changed or the source run): a first-order "
+                       "estimate is known to be poor there (AtP*)";
+        if (r.checkWidth > 0) {
+            d["check_cells"] = "pairs x 2K  flat cell index (row * columns + column) of the cells run exactly: the K "
+                               "with the largest |attribution|, then K drawn at random; -1 where the pair has fewer";
+            d["check_estimate"] = "pairs x 2K  attribution of those cells";
+            d["check_exact"] = "pairs x 2K  exact metric change of those cells (patched run - changed run)";
+            d["check_spearman"] = "pairs  Spearman rank correlation of check_estimate and check_exact";
+            d["check_recall"] = "pairs  recall@K: of the K checked cells with the largest |exact|, the share that are "
+                                "among the K largest |attribution|";
+        }
+    }
     npz.addFile("meta.json", meta.dump(2));
     npz.write(path);
     if (data.isEmpty()) return;
     // Tidy: one row per pair x cell, then one summary row per cell (pair "all").
     const auto& rowLabels = r.meta["row_labels"];
     const auto& colLabels = r.meta["column_labels"];
-    std::string csv = "pair,line,row,column,metric,effect,mean,ci_low,ci_high,n\n";
+    std::string csv = std::string("pair,line,row,column,") + r.metricName() + "," + pn + ",mean,ci_low,ci_high,n\n";
     for (int64_t p = 0; p < P; ++p)
         for (int64_t i = 0; i < cells; ++i) {
             const size_t k = static_cast<size_t>(p * cells + i);
             csv += std::to_string(p) + "," + std::to_string(r.lines[static_cast<size_t>(p)]) + "," +
                    csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
                    csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + "," + number(r.metric[k]) +
-                   "," + number(r.effect[k]) + ",,,,\n";
+                   "," + number(r.primary[k]) + ",,,,\n";
         }
     for (int64_t i = 0; i < cells; ++i) {
         const size_t k = static_cast<size_t>(i);
@@ -134,7 +181,7 @@ void writeResult(const PairsResult& r, int bootstrap, uint64_t seed, const std::
 
 void printSummary(const PairsResult& r, int bootstrap, uint64_t seed) {
     const int64_t cells = r.rows * r.cols;
-    const CellSummary s = summarizeOverPairs(r.effect, r.pairs(), cells, bootstrap, seed);
+    const CellSummary s = summarizeOverPairs(r.primary, r.pairs(), cells, bootstrap, seed);
     std::vector<int64_t> order;
     for (int64_t i = 0; i < cells; ++i)
         if (std::isfinite(s.mean[static_cast<size_t>(i)])) order.push_back(i);
@@ -145,8 +192,8 @@ void printSummary(const PairsResult& r, int bootstrap, uint64_t seed) {
         std::printf("no cell has a defined effect in any pair\n");
         return;
     }
-    std::printf("top %zu cells by |mean effect| (95%% bootstrap interval over pairs, n):\n",
-                std::min<size_t>(5, order.size()));
+    std::printf("top %zu cells by |mean %s| (95%% bootstrap interval over pairs, n):\n",
+                std::min<size_t>(5, order.size()), r.estimated ? "attribution (estimated metric change)" : "effect");
     for (size_t k = 0; k < order.size() && k < 5; ++k) {
         const size_t i = static_cast<size_t>(order[k]);
         std::printf("  %s, %s: %s [%s, %s], n = %lld\n",
@@ -171,6 +218,73 @@ void printSkipped(const json& skipped) {
 }
 
 } // namespace
+
+AttributionCheck checkAttribution(const Model& model, const PatchRequest& request, const PatchSweep& est, int k,
+                                  uint64_t seed) {
+    AttributionCheck out;
+    std::vector<size_t> defined;
+    for (size_t i = 0; i < est.attribution.size(); ++i)
+        if (std::isfinite(est.attribution[i])) defined.push_back(i);
+    std::vector<size_t> byEstimate = defined;
+    std::stable_sort(byEstimate.begin(), byEstimate.end(),
+                     [&](size_t a, size_t b) { return std::abs(est.attribution[a]) > std::abs(est.attribution[b]); });
+    const size_t K = std::min<size_t>(static_cast<size_t>(std::max(k, 0)), byEstimate.size());
+    out.cells.assign(byEstimate.begin(), byEstimate.begin() + static_cast<std::ptrdiff_t>(K));
+    std::vector<size_t> rest(byEstimate.begin() + static_cast<std::ptrdiff_t>(K), byEstimate.end());
+    std::mt19937_64 rng(seed);
+    std::shuffle(rest.begin(), rest.end(), rng);
+    for (size_t j = 0; j < rest.size() && j < K; ++j)
+        out.cells.push_back(rest[j]);
+    if (out.cells.empty()) return out;
+    // The exact runs of just those cells: the sweep with every other cell skipped.
+    PatchRequest exact = request;
+    exact.skip.assign(est.attribution.size(), 1);
+    for (size_t c : out.cells)
+        exact.skip[c] = 0;
+    const PatchSweep sweep = runPatchSweep(model, exact);
+    const double base = request.mode == PatchMode::Patch ? sweep.corruptMetric : sweep.cleanMetric;
+    for (size_t c : out.cells) {
+        out.estimate.push_back(est.attribution[c]);
+        out.exact.push_back(sweep.metric[c] - base);
+    }
+    // Spearman: Pearson correlation of the ranks (ties share their mean rank).
+    auto ranks = [](const std::vector<double>& v) {
+        std::vector<size_t> idx(v.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+        std::vector<double> r(v.size());
+        for (size_t i = 0; i < idx.size();) {
+            size_t j = i;
+            while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]])
+                ++j;
+            for (size_t t = i; t <= j; ++t)
+                r[idx[t]] = (static_cast<double>(i) + static_cast<double>(j)) / 2.0;
+            i = j + 1;
+        }
+        return r;
+    };
+    const std::vector<double> ra = ranks(out.estimate), rb = ranks(out.exact);
+    const double n = static_cast<double>(ra.size());
+    const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n,
+                 mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (size_t i = 0; i < ra.size(); ++i) {
+        sab += (ra[i] - ma) * (rb[i] - mb);
+        saa += (ra[i] - ma) * (ra[i] - ma);
+        sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    out.spearman = saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : kNaN;
+    // recall@K over the checked cells.
+    std::vector<size_t> byExact(out.cells.size());
+    std::iota(byExact.begin(), byExact.end(), 0);
+    std::stable_sort(byExact.begin(), byExact.end(),
+                     [&](size_t a, size_t b) { return std::abs(out.exact[a]) > std::abs(out.exact[b]); });
+    size_t hits = 0;
+    for (size_t j = 0; j < K; ++j)
+        hits += byExact[j] < K; // the first K checked cells are the estimate's top K
+    out.recallAtK = K > 0 ? static_cast<double>(hits) / static_cast<double>(K) : kNaN;
+    return out;
+}
 
 int runPatchPairs(const PairsRunOptions& o) {
     if (o.bootstrap < 0 || o.bootstrap > 1'000'000)
@@ -240,6 +354,7 @@ int runPatchPairs(const PairsRunOptions& o) {
         models.push_back(Model::load(o.modelFile.toStdString(), o.device.toStdString()));
     std::vector<std::optional<PatchSweep>> results(count);
     std::vector<std::string> errors(count);
+    std::vector<AttributionCheck> checks(count);
     std::atomic<size_t> next{0}, finished{0};
     {
         const std::optional<gwb::engine::ScopedThreads> single =
@@ -247,7 +362,11 @@ int runPatchPairs(const PairsRunOptions& o) {
         auto work = [&](int w) {
             for (size_t k; !g_stopPairs.load() && (k = next.fetch_add(1)) < count; ++finished) {
                 try {
-                    results[k] = runPatchSweep(models[static_cast<size_t>(w)], ready[from + k].request);
+                    const Model& mw = models[static_cast<size_t>(w)];
+                    const PatchRequest& rq = ready[from + k].request;
+                    results[k] = o.attribution ? attributionSweep(mw, rq) : runPatchSweep(mw, rq);
+                    if (o.attribution && o.check > 0)
+                        checks[k] = checkAttribution(mw, rq, *results[k], o.check, o.seed + k);
                 } catch (const std::invalid_argument& e) {
                     errors[k] = e.what();
                 }
@@ -280,11 +399,13 @@ int runPatchPairs(const PairsRunOptions& o) {
     if (line.tty()) std::fprintf(stderr, "\n");
     std::vector<PatchSweep> sweeps;
     std::vector<const Ready*> done;
+    std::vector<const AttributionCheck*> doneChecks;
     for (size_t k = 0; k < count; ++k) {
         if (!errors[k].empty()) skipped.push_back({ready[from + k].pair->line, errors[k]});
         if (!results[k]) continue;
         sweeps.push_back(std::move(*results[k]));
         done.push_back(&ready[from + k]);
+        doneChecks.push_back(&checks[k]);
     }
     if (sweeps.empty()) throw std::runtime_error("stopped before the first pair: nothing written");
     const PatchSweep& first = sweeps.front();
@@ -301,7 +422,17 @@ int runPatchPairs(const PairsRunOptions& o) {
     }
     const int64_t P = static_cast<int64_t>(sweeps.size()), cells = r.rows * r.cols;
     r.metric.assign(static_cast<size_t>(P * cells), kNaN);
-    r.effect.assign(static_cast<size_t>(P * cells), kNaN);
+    r.primary.assign(static_cast<size_t>(P * cells), kNaN);
+    r.estimated = o.attribution;
+    if (r.estimated) r.flagged.assign(static_cast<size_t>(P * cells), 0);
+    if (r.estimated && o.check > 0) {
+        r.checkWidth = 2 * o.check;
+        r.checkCells.assign(static_cast<size_t>(P * r.checkWidth), -1);
+        r.checkEstimate.assign(static_cast<size_t>(P * r.checkWidth), kNaN);
+        r.checkExact.assign(static_cast<size_t>(P * r.checkWidth), kNaN);
+        r.checkSpearman.assign(static_cast<size_t>(P), kNaN);
+        r.checkRecall.assign(static_cast<size_t>(P), kNaN);
+    }
     json pairsMeta = json::array();
     for (int64_t p = 0; p < P; ++p) {
         const PatchSweep& s = sweeps[static_cast<size_t>(p)];
@@ -314,8 +445,24 @@ int runPatchPairs(const PairsRunOptions& o) {
                 if (!s.defined[from_]) continue;
                 const size_t to_ = static_cast<size_t>(p * cells + row * r.cols + c);
                 r.metric[to_] = s.metric[from_];
-                r.effect[to_] = s.effect[from_];
+                r.primary[to_] = s.estimated ? s.attribution[from_] : s.effect[from_];
+                if (s.estimated) r.flagged[to_] = s.flagged[from_];
             }
+        if (r.checkWidth > 0) {
+            // Checked cells as flat indices of the aligned grid.
+            const AttributionCheck& ck = *doneChecks[static_cast<size_t>(p)];
+            for (size_t j = 0; j < ck.cells.size() && static_cast<int64_t>(j) < r.checkWidth; ++j) {
+                const int64_t row = static_cast<int64_t>(ck.cells[j]) / s.cols,
+                              col = static_cast<int64_t>(ck.cells[j]) % s.cols;
+                const int64_t c = aligned ? col - s.metricPosition + (r.cols - 1) : col;
+                const size_t at = static_cast<size_t>(p * r.checkWidth) + j;
+                r.checkCells[at] = row * r.cols + c;
+                r.checkEstimate[at] = ck.estimate[j];
+                r.checkExact[at] = ck.exact[j];
+            }
+            r.checkSpearman[static_cast<size_t>(p)] = ck.spearman;
+            r.checkRecall[static_cast<size_t>(p)] = ck.recallAtK;
+        }
         r.clean.push_back(s.cleanMetric);
         r.corrupt.push_back(s.corruptMetric);
         r.lines.push_back(rd.pair->line);
@@ -376,6 +523,29 @@ int runPatchPairs(const PairsRunOptions& o) {
                     : "");
     printSkipped(r.meta["skipped"]);
     printSummary(r, o.bootstrap, o.seed);
+    if (r.checkWidth > 0) {
+        double sp = 0, rc = 0;
+        int64_t nsp = 0, nrc = 0;
+        for (int64_t p = 0; p < P; ++p) {
+            if (std::isfinite(r.checkSpearman[static_cast<size_t>(p)]))
+                sp += r.checkSpearman[static_cast<size_t>(p)], ++nsp;
+            if (std::isfinite(r.checkRecall[static_cast<size_t>(p)]))
+                rc += r.checkRecall[static_cast<size_t>(p)], ++nrc;
+        }
+        std::printf("check: %d cells of largest |estimate| + %d random per pair run exactly: mean Spearman %s, mean "
+                    "recall@%d %s over %lld pairs\n",
+                    o.check, o.check, number(nsp ? sp / static_cast<double>(nsp) : kNaN).c_str(), o.check,
+                    number(nrc ? rc / static_cast<double>(nrc) : kNaN).c_str(), static_cast<long long>(P));
+    }
+    if (r.estimated) {
+        int64_t flagged = 0;
+        for (uint8_t f : r.flagged)
+            flagged += f;
+        if (flagged > 0)
+            std::printf("flagged: %lld pair x cell estimates pass a saturated gate (flagged = 1): first order is poor "
+                        "there\n",
+                        static_cast<long long>(flagged));
+    }
     if (!complete) {
         std::printf("stopped by %s after %lld of %zu pairs: wrote them to %s (complete: false)\n", StopSignals::name(),
                     static_cast<long long>(P), to - from, qPrintable(o.out));
@@ -403,6 +573,11 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
         if (!members.count("meta.json") || !members.count("line.npy"))
             throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no per-pair arrays)");
         const json meta = json::parse(std::string(members["meta.json"].begin(), members["meta.json"].end()));
+        const bool estimatedFile = meta.value("method", std::string("exact")) == "attribution";
+        if (estimatedFile)
+            throw std::invalid_argument("'" + path +
+                                        "' holds attribution estimates: merging them is not supported yet; "
+                                        "run the attribution without --shard (it is one backward pass a pair)");
         const NpyArray metric = parseNpy(members.at("metric.npy"));
         if (metric.shape.size() != 3) throw std::invalid_argument("'" + path + "': metric is not pairs x rows x cols");
         if (merged.meta.is_null()) {
@@ -442,11 +617,11 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
                     }
                     for (int64_t c = 0; c < merged.cols; ++c) {
                         m2.push_back(merged.metric[static_cast<size_t>(p * oldCells + row * merged.cols + c)]);
-                        e2.push_back(merged.effect[static_cast<size_t>(p * oldCells + row * merged.cols + c)]);
+                        e2.push_back(merged.primary[static_cast<size_t>(p * oldCells + row * merged.cols + c)]);
                     }
                 }
             merged.metric = std::move(m2);
-            merged.effect = std::move(e2);
+            merged.primary = std::move(e2);
             merged.cols = C;
             merged.meta["column_labels"] = meta["column_labels"];
         }
@@ -462,7 +637,7 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
                     const bool in = src >= 0 && src < C;
                     const size_t k = static_cast<size_t>(p * merged.rows * C + row * C + (in ? src : 0));
                     merged.metric.push_back(in ? mv[k] : kNaN);
-                    merged.effect.push_back(in ? ev[k] : kNaN);
+                    merged.primary.push_back(in ? ev[k] : kNaN);
                 }
             merged.lines.push_back(ln);
             merged.clean.push_back(cm[static_cast<size_t>(p)]);

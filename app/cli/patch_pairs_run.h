@@ -2,9 +2,13 @@
 // `gwb patch --pairs FILE`: the sweep of one site for every usable pair of a pairs file, aligned
 // at each pair's metric position, with the mean effect over pairs and its bootstrap interval.
 
+#include "gwb/engine/model.h"
+#include "gwb/engine/patching.h"
+
 #include <QString>
 
 #include <cstdint>
+#include <vector>
 
 namespace gwb::app {
 
@@ -23,7 +27,22 @@ struct PairsRunOptions {
     QString out;  ///< NPZ
     QString data; ///< tidy CSV, or ""
     QString device;
+    bool attribution = false; ///< --method attribution: first-order estimates instead of exact runs
+    int check = 0;            ///< --check K: K cells of largest |estimate| + K random ones run exactly
 };
+
+/// The exact runs of --check K for one attribution sweep: the K cells with the largest |estimate|
+/// and K others drawn at random (seeded), their exact metric change, and how well the estimate
+/// ranks them.
+struct AttributionCheck {
+    std::vector<size_t> cells;    ///< sweep cell indices checked (top K first, then the random ones)
+    std::vector<double> estimate; ///< estimated metric change of each
+    std::vector<double> exact;    ///< exact metric change (patched run - changed run)
+    double spearman = 0;          ///< rank correlation of estimate and exact over the checked cells
+    double recallAtK = 0; ///< of the K checked cells with the largest |exact|, the share among the top-K estimates
+};
+AttributionCheck checkAttribution(const gwb::engine::Model& model, const gwb::engine::PatchRequest& request,
+                                  const gwb::engine::PatchSweep& estimated, int k, uint64_t seed);
 
 /// Runs it, prints the summary, writes the files; returns the exit status (0, or 130 / 143 when
 /// Ctrl-C / SIGTERM stopped it after some pairs: those are written, marked incomplete). Throws

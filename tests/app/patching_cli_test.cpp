@@ -511,3 +511,47 @@ TEST(PatchPairsCli, ShardsMergeIntoTheWholeRunAndBadFilesAreRefused) {
     EXPECT_TRUE(none.err.contains(QStringLiteral("line 2: malformed JSON"))) << none.err.toStdString();
     EXPECT_FALSE(QFileInfo::exists(dir.filePath("none.npz")));
 }
+
+TEST(PatchPairsCli, AttributionEstimatesEveryCellAndChecksSomeExactly) {
+    // --method attribution writes the first-order estimates (never under the exact arrays' names),
+    // flags, and with --check K the exact runs of 2K cells with Spearman and recall@K; a checked
+    // cell's exact value equals the exact sweep's.
+    QTemporaryDir dir;
+    const QString g = testModels().grassmann;
+    const QString one = dir.filePath("one.npz"), exact = dir.filePath("exact.npz");
+    const QStringList pair = {"patch",  "--model",  g,     "--clean",   kClean, "--corrupt",
+                              kCorrupt, "--answer", "her", "--wrong",   "the",  "--site",
+                              "resid",  "--device", "cpu", "--threads", "1"};
+    const GwbResult a = runGwb(pair + QStringList{"--method", "attribution", "--check", "2", "--out", one});
+    ASSERT_EQ(a.code, 0) << show(a);
+    EXPECT_TRUE(a.out.contains(QStringLiteral("first-order estimate"))) << a.out.toStdString();
+    const Npz z = readNpz(one);
+    EXPECT_EQ(z.meta["method"], "attribution");
+    EXPECT_FALSE(z.arrays.count("effect"));
+    EXPECT_FALSE(z.arrays.count("metric"));
+    ASSERT_TRUE(z.arrays.count("attribution") && z.arrays.count("flagged") && z.arrays.count("check_exact"));
+    ASSERT_EQ(runGwb(pair + QStringList{"--out", exact}).code, 0);
+    const Npz e = readNpz(exact);
+    const auto cells = z.at("check_cells").values<int64_t>();
+    const auto checked = z.at("check_exact").values<double>();
+    const auto metric = e.at("metric").values<double>();
+    const double corrupt = e.at("corrupt_metric").values<double>()[0];
+    ASSERT_EQ(cells.size(), 4u);
+    for (size_t j = 0; j < cells.size(); ++j)
+        EXPECT_NEAR(checked[j], metric[static_cast<size_t>(cells[j])] - corrupt, 1e-9) << j;
+
+    const QString jsonl = writePairs(dir.filePath("p.jsonl"), false), many = dir.filePath("many.npz");
+    const GwbResult b = runGwb({"patch", "--model", g, "--site", "mixer", "--pairs", jsonl, "--method", "attribution",
+                                "--check", "2", "--out", many, "--device", "cpu"});
+    ASSERT_EQ(b.code, 0) << show(b);
+    EXPECT_TRUE(b.out.contains(QStringLiteral("mean Spearman"))) << b.out.toStdString();
+    const Npz m = readNpz(many);
+    EXPECT_EQ(m.at("attribution").shape, (std::vector<int64_t>{4, 2, 9}));
+    EXPECT_TRUE(m.arrays.count("attribution_mean") && m.arrays.count("attribution_ci_low") &&
+                m.arrays.count("check_spearman"));
+    EXPECT_FALSE(m.arrays.count("effect_mean"));
+    const GwbResult bad = runGwb(
+        {"patch", "--model", g, "--site", "resid", "--pairs", jsonl, "--check", "2", "--out", dir.filePath("bad.npz")});
+    EXPECT_EQ(bad.code, 1);
+    EXPECT_TRUE(bad.err.contains(QStringLiteral("--check goes with --method attribution")));
+}

@@ -111,9 +111,9 @@ torch::Tensor AttentionBlockImpl::run(const torch::Tensor& h, const SuffixContex
     const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
     const torch::Tensor p = detail::causalSoftmax(torch::matmul(q, keys.transpose(-2, -1)), scale, start);
     torch::Tensor context = torch::matmul(p, values).transpose(1, 2); // B x S x H x dh
-    if (edit && edit->site == Site::Head) context = torch::where(edit->mask, edit->value, context);
+    if (edit && edit->site == Site::Head) context = edit->apply(context);
     torch::Tensor a = outProj(context.reshape({B, S, d}));
-    if (edit && edit->site == Site::Mixer) a = torch::where(edit->mask, edit->value, a);
+    if (edit && edit->site == Site::Mixer) a = edit->apply(a);
     if (record) {
         record->h = h;
         record->heads = context;

@@ -299,23 +299,26 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
             const torch::Tensor D = torch::tensor(offs, z.options()).view({1, 1, -1, 1});
             const torch::Tensor t = torch::arange(start, T, z.options()).view({1, -1, 1, 1});
             const torch::Tensor valid = (t >= D).to(z.dtype()); // 1 x S x |W| x 1
-            torch::Tensor Pe = edit->mask.defined() ? torch::where(edit->mask, edit->value, P) : P;
-            const torch::Tensor w = edit->keep.defined() ? valid * edit->keep : valid.expand({B, S, -1, 1});
+            torch::Tensor Pe = edit->additive         ? P + edit->value * valid
+                               : edit->mask.defined() ? torch::where(edit->mask, edit->value, P)
+                                                      : P;
+            const torch::Tensor w =
+                edit->keep.defined() && !edit->additive ? valid * edit->keep : valid.expand({B, S, -1, 1});
             const torch::Tensor count = w.sum(2);                        // B x S x 1
             torch::Tensor agg = (Pe * w).sum(2) / count.clamp_min(1.0f); // B x S x C
             if (m_config.aggregation == Aggregation::MeanThenNormalize)
                 agg = agg / ((agg * agg).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
             torch::Tensor gE = wPlu(agg);
             if (m_config.empty == EmptyRule::Zero) gE = gE * (count > 0).to(gE.dtype());
-            torch::Tensor rows = torch::zeros({B, S, 1}, z.options().dtype(torch::kBool));
-            if (edit->keep.defined()) rows = rows | (edit->keep == 0).any(2);
-            if (edit->mask.defined()) rows = rows | edit->mask.expand({B, S, -1, 1}).any(2);
+            torch::Tensor rows = torch::full({B, S, 1}, edit->additive, z.options().dtype(torch::kBool));
+            if (edit->keep.defined() && !edit->additive) rows = rows | (edit->keep == 0).any(2);
+            if (edit->mask.defined() && !edit->additive) rows = rows | edit->mask.expand({B, S, -1, 1}).any(2);
             g = torch::where(rows, gE, g);
         }
     }
-    if (edit && edit->site == Site::Mixer) g = torch::where(edit->mask, edit->value, g);
+    if (edit && edit->site == Site::Mixer) g = edit->apply(g);
     torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
-    if (edit && edit->site == Site::Gate) a = torch::where(edit->mask, edit->value, a);
+    if (edit && edit->site == Site::Gate) a = edit->apply(a);
     if (record) {
         record->h = h;
         record->z = zS;

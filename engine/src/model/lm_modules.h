@@ -46,6 +46,13 @@ struct BlockEdit {
     enum class Site { Mixer, Gate, Ffn, Head, Offset };
     Site site = Site::Mixer;
     torch::Tensor mask, value, keep;
+    /// Attribution: site tensor = site tensor + value at every row (mask and keep unused); a zero
+    /// value that requires a gradient makes d metric / d site reachable with every later site
+    /// still computed from it.
+    bool additive = false;
+    torch::Tensor apply(const torch::Tensor& site) const {
+        return additive ? site + value : torch::where(mask, value, site);
+    }
 };
 
 /// Site values of a block's run on B x S rows (the sources of patches and means, and the context

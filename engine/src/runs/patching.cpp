@@ -472,6 +472,204 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
     return s;
 }
 
+PatchSweep attributionSweep(const Model& model, const PatchRequest& r) {
+    validatePatchRequest(model, r);
+    if (!hasMetric(r))
+        throw std::invalid_argument("attribution estimates the change of the metric logit[answer] - logit[wrong]: "
+                                    "give an answer piece and a wrong piece");
+    if (r.site == PatchSite::Offset && r.mode == PatchMode::Zero)
+        throw std::invalid_argument("zero ablation of an offset drops it from the mean, which is not a change of its "
+                                    "value: estimate offsets with mode patch or mean");
+    PatchSweep s;
+    s.site = r.site;
+    s.mode = r.mode;
+    s.estimated = true;
+    s.modelName = model.displayName();
+    s.T = static_cast<int64_t>(r.clean.size());
+    s.clean = r.clean;
+    s.corrupt = r.corrupt;
+    s.metricPosition = metricPosition(r);
+    s.hasMetric = true;
+    s.cells = sweepCells(model, r, s);
+    const size_t n = s.cells.size();
+    const bool patching = r.mode == PatchMode::Patch;
+    const int64_t m = s.metricPosition;
+
+    const Lock lock(model);
+    Prepared prep(model);
+    LanguageModelImpl& net = prep.net;
+    const bool plucker = r.site == PatchSite::Offset;
+    const int N = static_cast<int>(net.blocks().size());
+    RunRecord source;
+    {
+        torch::NoGradGuard noGrad;
+        source = record(net, r.clean, prep.device, plucker);
+        s.cleanMetric = logitDiff(net, source.final.select(1, m), r.answer, r.wrong)[0].item<double>();
+        s.corruptMetric = s.cleanMetric; // the corrupted run's metric comes from the gradient run below
+    }
+    // The changed run with a zero, gradient-carrying delta added at the site of every layer: one
+    // backward pass gives d metric / d site everywhere, each later site still computed from it.
+    torch::AutoGradMode grad(true);
+    const std::vector<int64_t>& ids = patching ? r.corrupt : r.clean;
+    const ModelConfig& c = model.config();
+    const int64_t T = s.T, d = c.dModel;
+    torch::Tensor h = net.embed(idsTensor(ids, prep.device)).detach();
+    std::vector<torch::Tensor> deltas, bases;
+    std::vector<BlockRecord> recs(static_cast<size_t>(N));
+    auto zeros = [&](std::vector<int64_t> shape) {
+        return torch::zeros(shape, h.options().requires_grad(false)).requires_grad_(true);
+    };
+    for (int l = 0; l < N; ++l) {
+        BlockRecord& br = recs[static_cast<size_t>(l)];
+        br.wantPlucker = plucker;
+        BlockEdit edit;
+        edit.additive = true;
+        const BlockEdit* e = &edit;
+        switch (r.site) {
+        case PatchSite::Resid: {
+            torch::Tensor delta = zeros({1, T, d});
+            bases.push_back(h.detach());
+            h = h + delta;
+            deltas.push_back(delta);
+            e = nullptr;
+            break;
+        }
+        case PatchSite::Mixer:
+            edit.site = BlockEdit::Site::Mixer;
+            edit.value = zeros({1, T, d});
+            break;
+        case PatchSite::Gate:
+            edit.site = BlockEdit::Site::Gate;
+            edit.value = zeros({1, T, d});
+            break;
+        case PatchSite::Ffn:
+            edit.site = BlockEdit::Site::Ffn;
+            edit.value = zeros({1, T, d});
+            break;
+        case PatchSite::Head:
+            edit.site = BlockEdit::Site::Head;
+            edit.value = zeros({1, T, c.nHeads, d / c.nHeads});
+            break;
+        case PatchSite::Offset: {
+            const int64_t W = static_cast<int64_t>(c.layerOffsets[static_cast<size_t>(l)].size());
+            edit.site = BlockEdit::Site::Offset;
+            edit.value = zeros({1, T, W, c.reduced * (c.reduced - 1) / 2});
+            break;
+        }
+        }
+        if (e) deltas.push_back(edit.value);
+        h = net.blocks()[static_cast<size_t>(l)]->run(h, SuffixContext{}, e, &br);
+    }
+    if (r.site == PatchSite::Resid) {
+        torch::Tensor delta = zeros({1, T, d});
+        bases.push_back(h.detach());
+        h = h + delta;
+        deltas.push_back(delta);
+    }
+    const torch::Tensor metric = logitDiff(net, h.select(1, m), r.answer, r.wrong);
+    if (!r.corrupt.empty()) s.corruptMetric = metric[0].item<double>();
+    const std::vector<torch::Tensor> grads = torch::autograd::grad({metric.sum()}, deltas, {}, false, false, true);
+    torch::NoGradGuard noGrad;
+    // The changed run's values (bases) and the source's, per layer (row), in float64.
+    auto siteOf = [&](const BlockRecord& br) -> torch::Tensor {
+        switch (r.site) {
+        case PatchSite::Mixer:
+            return br.mixer;
+        case PatchSite::Gate:
+            return br.gate;
+        case PatchSite::Ffn:
+            return br.ffn;
+        case PatchSite::Head:
+            return br.heads;
+        default:
+            return br.plucker;
+        }
+    };
+    if (r.site != PatchSite::Resid)
+        for (int l = 0; l < N; ++l)
+            bases.push_back(siteOf(recs[static_cast<size_t>(l)]).detach());
+    const size_t rows = bases.size();
+    std::vector<torch::Tensor> change(rows); // source - base, same shape as the site
+    for (size_t l = 0; l < rows; ++l) {
+        const torch::Tensor base = bases[l].to(torch::kDouble);
+        torch::Tensor src;
+        if (patching) {
+            src = r.site == PatchSite::Resid ? (l == static_cast<size_t>(N) ? source.final : source.blocks[l].h)
+                                             : siteOf(source.blocks[l]);
+            src = src.to(torch::kDouble);
+        } else if (r.mode == PatchMode::Zero) {
+            src = torch::zeros_like(base);
+        } else if (r.site == PatchSite::Offset) {
+            // The mean over the positions where each offset is valid, of the changed run.
+            const auto& offs = c.layerOffsets[l];
+            src = base.clone();
+            for (size_t o = 0; o < offs.size(); ++o) {
+                const int64_t D = offs[o];
+                if (D >= T) continue;
+                const torch::Tensor rowsD = base.select(2, static_cast<int64_t>(o)).narrow(1, D, T - D);
+                src.select(2, static_cast<int64_t>(o)).narrow(1, D, T - D).copy_(rowsD.mean(1, true).expand_as(rowsD));
+            }
+        } else {
+            src = base.mean(1, true).expand_as(base);
+        }
+        change[l] = (src - base) * (grads[l].defined() ? grads[l].to(torch::kDouble) : torch::zeros_like(base));
+    }
+    // Saturated gates (Grassmann): per layer and position, in the changed or the source run.
+    std::vector<torch::Tensor> saturated(static_cast<size_t>(N));
+    if (c.kind == ModelKind::Grassmann)
+        for (int l = 0; l < N; ++l) {
+            auto sat = [](const torch::Tensor& a) {
+                return ((a < 0.02) | (a > 0.98)).to(torch::kDouble).mean(-1).squeeze(0) >= 0.5; // T
+            };
+            torch::Tensor any = sat(recs[static_cast<size_t>(l)].gate.detach());
+            if (patching) any = any | sat(source.blocks[static_cast<size_t>(l)].gate);
+            saturated[static_cast<size_t>(l)] = any.to(torch::kCPU);
+        }
+    s.metric.assign(n, kNaN);
+    s.effect.assign(n, kNaN);
+    s.attribution.assign(n, kNaN);
+    s.flagged.assign(n, 0);
+    s.computed.assign(n, 1);
+    const double baseMetric = patching ? s.corruptMetric : s.cleanMetric;
+    s.effectDefined = patching && s.cleanMetric != s.corruptMetric;
+    const auto offsetIndex = [&](int layer, int D) {
+        const auto& offs = c.layerOffsets[static_cast<size_t>(layer)];
+        return static_cast<int64_t>(std::find(offs.begin(), offs.end(), D) - offs.begin());
+    };
+    for (size_t i = 0; i < n; ++i) {
+        if (!s.defined[i]) continue;
+        const Intervention& cell = s.cells[i];
+        const torch::Tensor& ch = change[static_cast<size_t>(cell.layer)];
+        double est = 0;
+        bool flag = false;
+        const int gateLayer = cell.layer < N ? cell.layer : -1;
+        switch (r.site) {
+        case PatchSite::Head:
+            est = ch.select(2, cell.head).sum().item<double>();
+            break;
+        case PatchSite::Offset: {
+            est = ch.select(2, offsetIndex(cell.layer, cell.offset)).sum().item<double>();
+            if (gateLayer >= 0 && saturated[static_cast<size_t>(gateLayer)].defined())
+                flag = saturated[static_cast<size_t>(gateLayer)]
+                           .narrow(0, cell.offset, T - cell.offset)
+                           .any()
+                           .item<bool>();
+            break;
+        }
+        default:
+            est = ch.select(1, cell.position).sum().item<double>();
+            // The block's own gate sees a changed block input, g or gate; the FFN comes after it.
+            if (r.site != PatchSite::Ffn && gateLayer >= 0 && saturated[static_cast<size_t>(gateLayer)].defined())
+                flag = saturated[static_cast<size_t>(gateLayer)][cell.position].item<bool>();
+        }
+        s.attribution[i] = est;
+        s.metric[i] = baseMetric + est;
+        s.flagged[i] = flag ? 1 : 0;
+        if (s.effectDefined) s.effect[i] = est / (s.cleanMetric - s.corruptMetric);
+    }
+    return s;
+}
+
 std::vector<float> interventionLogits(const Model& model, const PatchRequest& r, const Intervention& cell,
                                       int64_t position) {
     validatePatchRequest(model, r);

@@ -104,6 +104,14 @@ struct PatchSweep {
     /// those not reached.
     std::vector<uint8_t> computed;
     bool complete = true; ///< false: stopped early (partialOnCancel); see computed
+    /// attributionSweep: metric and effect hold the first-order estimates (metric = the changed
+    /// run's metric + attribution), not exact runs.
+    bool estimated = false;
+    std::vector<double> attribution; ///< rows * cols: estimated metric change; NaN where undefined
+    /// rows * cols: 1 where a first-order estimate is known to be poor: the cell's effect passes a
+    /// saturated Grassmann gate (half or more of its channels below 0.02 or above 0.98, in the
+    /// changed or the source run), where a large change can move the gate the gradient says is flat.
+    std::vector<uint8_t> flagged;
 };
 
 /// Called with the fraction done; returning false cancels (runPatchSweep then throws
@@ -125,6 +133,16 @@ void validatePatchRequest(const Model& model, const PatchRequest& request);
 /// recomputed (causality); cells sharing a start position run as one batch; a cell whose new
 /// values equal the old ones bitwise is not recomputed.
 PatchSweep runPatchSweep(const Model& model, const PatchRequest& request, const PatchProgress& progress = {});
+
+/// Attribution patching (Nanda 2023; AtP, Kramar et al. 2024): every cell of the sweep of
+/// request.site x request.mode estimated to first order, (value in the source run - value in the
+/// changed run) . d metric / d value, with the gradient taken on the changed run (the corrupted
+/// run when patching, the clean run when ablating; source: the clean run's value, 0, or the mean
+/// over the positions of the changed run). One forward pass of each prompt and one backward pass
+/// give every layer and position at once. Offsets: the gradient with respect to each offset's
+/// normalised Plucker vectors; heads: the head's context slice. Needs an answer and a wrong piece;
+/// zero ablation of an offset (dropping it from the mean) is not a value change and is refused.
+PatchSweep attributionSweep(const Model& model, const PatchRequest& request);
 
 /// Logits (V) at `position` of the run changed by one intervention (request gives the prompts
 /// and, for patch mode, the source run). For a clicked cell's top-K.
