@@ -555,3 +555,41 @@ TEST(PatchPairsCli, AttributionEstimatesEveryCellAndChecksSomeExactly) {
     EXPECT_EQ(bad.code, 1);
     EXPECT_TRUE(bad.err.contains(QStringLiteral("--check goes with --method attribution")));
 }
+
+TEST(PathsCli, WritesSendersByReceiversAndRefusesBadInputAsPatchDoes) {
+    // gwb paths: metric and effect (senders x receivers) with the component names of the window
+    // and gwb patch (offset.l.D, mixer.l, gate.l, ffn.l / head.l.H; logits, resid.M); bad input is
+    // refused with gwb patch's message and nothing is written.
+    QTemporaryDir dir;
+    const QString out = dir.filePath("paths.npz"), csv = dir.filePath("paths.csv");
+    const QStringList base = {"paths",   "--clean", kClean,     "--corrupt", kCorrupt,    "--answer", "her",
+                              "--wrong", "the",     "--device", "cpu",       "--threads", "1"};
+    const GwbResult g = runGwb(base + QStringList{"--model", testModels().grassmann, "--out", out, "--data", csv});
+    ASSERT_EQ(g.code, 0) << show(g);
+    const Npz z = readNpz(out);
+    // Layers with offsets {1, 2} and {1, 3}: 2 + 3 senders of layer 0 (offsets, mixer, gate, ffn)
+    // and 2 + 3 of layer 1; receivers logits, resid.1, resid.2.
+    EXPECT_EQ(z.at("metric").shape, (std::vector<int64_t>{10, 3}));
+    EXPECT_EQ(z.meta["sender_labels"][0], "offset.0.1");
+    EXPECT_EQ(z.meta["sender_labels"][3], "gate.0");
+    EXPECT_EQ(z.meta["receiver_labels"], (nlohmann::json{"logits", "resid.1", "resid.2"}));
+    const auto metric = z.at("metric").values<double>();
+    EXPECT_TRUE(std::isnan(metric[5 * 3 + 1])); // offset.1.1 through resid.1: at its own layer
+    EXPECT_EQ(lines(csv), 1 + 30);
+    const GwbResult t = runGwb(base + QStringList{"--model", testModels().transformer, "--senders", "head",
+                                                  "--receiver", "logits", "--out", dir.filePath("t.npz")});
+    ASSERT_EQ(t.code, 0) << show(t);
+    EXPECT_EQ(readNpz(dir.filePath("t.npz")).meta["sender_labels"],
+              (nlohmann::json{"head.0.0", "head.0.1", "head.1.0", "head.1.1"}));
+    const GwbResult bad =
+        runGwb({"paths", "--model", testModels().grassmann, "--clean", kClean, "--corrupt",
+                "emma is a truth universally", "--answer", "her", "--wrong", "the", "--out", dir.filePath("bad.npz")});
+    EXPECT_EQ(bad.code, 1);
+    EXPECT_TRUE(bad.err.contains(QStringLiteral("different lengths"))) << bad.err.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(dir.filePath("bad.npz")));
+    const GwbResult kind =
+        runGwb({"paths", "--model", testModels().transformer, "--clean", kClean, "--corrupt", kCorrupt, "--answer",
+                "her", "--wrong", "the", "--senders", "gate", "--out", dir.filePath("k.npz")});
+    EXPECT_EQ(kind.code, 1);
+    EXPECT_TRUE(kind.err.contains(QStringLiteral("'gate' does not exist in a Transformer"))) << kind.err.toStdString();
+}

@@ -114,6 +114,7 @@ torch::Tensor AttentionBlockImpl::run(const torch::Tensor& h, const SuffixContex
     if (edit && edit->site == Site::Head) context = edit->apply(context);
     torch::Tensor a = outProj(context.reshape({B, S, d}));
     if (edit && edit->site == Site::Mixer) a = edit->apply(a);
+    if (edit && edit->freezeMixer.defined()) a = edit->freezeMixer;
     if (record) {
         record->h = h;
         record->heads = context;

@@ -317,8 +317,10 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
         }
     }
     if (edit && edit->site == Site::Mixer) g = edit->apply(g);
+    if (edit && edit->freezeMixer.defined()) g = edit->freezeMixer;
     torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
     if (edit && edit->site == Site::Gate) a = edit->apply(a);
+    if (edit && edit->freezeGate.defined()) a = edit->freezeGate;
     if (record) {
         record->h = h;
         record->z = zS;

@@ -43,13 +43,17 @@ struct SuffixContext {
 /// before out_proj); offset: mask B x S x |W| x 1 and value B x S x |W| x C (normalised Plucker
 /// vectors), keep B x S x |W| x 1 (0 drops the offset from the average).
 struct BlockEdit {
-    enum class Site { Mixer, Gate, Ffn, Head, Offset };
+    enum class Site { Mixer, Gate, Ffn, Head, Offset, None };
     Site site = Site::Mixer;
     torch::Tensor mask, value, keep;
     /// Attribution: site tensor = site tensor + value at every row (mask and keep unused); a zero
     /// value that requires a gradient makes d metric / d site reachable with every later site
     /// still computed from it.
     bool additive = false;
+    /// Path patching: components held at these values whatever their inputs (B x S x d each),
+    /// applied after the edit above: the mixer's output (Grassmann g, attention after out_proj),
+    /// the Grassmann gate, the FFN output. Undefined: computed as usual.
+    torch::Tensor freezeMixer, freezeGate, freezeFfn;
     torch::Tensor apply(const torch::Tensor& site) const {
         return additive ? site + value : torch::where(mask, value, site);
     }

@@ -158,3 +158,47 @@ std::vector<double> ablationDeltaLogprob(const Model& model, const std::vector<i
 std::vector<int> layerOffsets(const Model& model, int layer);
 
 } // namespace gwb::engine
+
+namespace gwb::engine {
+
+/// Path patching and direct effects (Wang et al. 2022; Goldowsky-Dill et al. 2023) on one
+/// definition for both models. Components: Grassmann offset.l.D (offset D's normalised Plucker
+/// vectors), mixer.l (g after the empty rule), gate.l (a), ffn.l (the FFN output); Transformer
+/// head.l.H (the head's context slice, input of out_proj), mixer.l (attention after out_proj),
+/// ffn.l. Norms and skip paths (residual additions, the gate's products) are not components: they
+/// are always recomputed.
+///
+/// Direct effect of sender S (receiver "logits"): the corrupted prompt runs with S at its clean
+/// value; what in S's own sublayer depends on S is recomputed from it (offset -> B_t -> g -> gate
+/// and mix; mixer -> gate and mix; gate -> mix; head -> out_proj); every other component keeps its
+/// value from the plain corrupted run (every other layer's offsets, mixer, gate and heads, and every
+/// FFN, S's own layer's included). The metric of that run is S's direct effect.
+/// Effect of S through block input h^M (receiver "resid.M", M > S's layer): in that run h^M is
+/// recorded; the corrupted prompt then runs normally with only h^M replaced by it. Receivers at or
+/// before S's layer are undefined (NaN).
+struct PathRequest {
+    std::vector<int64_t> clean, corrupt; ///< token ids, same length
+    int64_t answer = -1, wrong = -1;     ///< the metric logit[answer] - logit[wrong]
+    int64_t position = -1;               ///< metric position; -1: the last token
+    /// Sender kinds to include ("offset", "mixer", "gate", "ffn", "head"); empty: every kind.
+    std::vector<std::string> senders;
+    int64_t senderPosition = -1; ///< >= 0: a sender takes its clean value at this position only
+    bool logits = true;          ///< receiver "logits"
+    bool resid = true;           ///< receivers resid.1 .. resid.N
+};
+
+struct PathResult {
+    std::vector<std::string> senderLabels;   ///< "offset.5.2", "mixer.3", "head.2.1", ...
+    std::vector<std::string> receiverLabels; ///< "logits", "resid.1", ...
+    std::vector<int> senderLayers;
+    int64_t metricPosition = -1;
+    double cleanMetric = 0, corruptMetric = 0;
+    bool effectDefined = false;
+    std::vector<double> metric; ///< senders x receivers; NaN where undefined
+    std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
+};
+
+/// Throws std::invalid_argument for a request the model cannot run (lengths, ids, kinds).
+PathResult pathPatching(const Model& model, const PathRequest& request, const PatchProgress& progress = {});
+
+} // namespace gwb::engine

@@ -1,0 +1,216 @@
+// gwb paths: path patching and direct effects (gwb/engine/patching.h, pathPatching): which part
+// writes the answer itself and which feeds a later layer that does.
+
+#include "cli/bundled_models.h"
+#include "cli/command_registry.h"
+#include "cli/patch_setup.h"
+
+#include "gwb/engine/device.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/npy.h"
+#include "gwb/engine/patching.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace {
+
+using namespace gwb::engine;
+using nlohmann::json;
+
+int64_t intValue(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int64_t fallback) {
+    if (!p.isSet(o)) return fallback;
+    bool ok = false;
+    const qlonglong v = p.value(o).toLongLong(&ok);
+    if (!ok)
+        throw std::invalid_argument(std::string("--") + name + " must be an integer, got '" + p.value(o).toStdString() +
+                                    "'");
+    return v;
+}
+
+void checkWritable(const QString& path, const char* what) {
+    const QFileInfo fi(path);
+    const QFileInfo dir(fi.absolutePath());
+    if (!dir.isDir() || !dir.isWritable() || fi.isDir())
+        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() +
+                                 "': the folder does not exist, is not writable, or the path is a folder");
+}
+
+std::string number(double v) {
+    if (std::isnan(v)) return "NaN";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+const char* kDefinitions[][2] = {
+    {"components",
+     "Grassmann layer l: offset.l.D (offset D's normalised Plucker vectors), mixer.l (g after the empty rule), "
+     "gate.l (a), ffn.l (the FFN output); Transformer layer l: head.l.H (the head's context slice, the input of "
+     "out_proj), mixer.l (the attention output after out_proj), ffn.l. Norms and skip paths (residual additions, the "
+     "gate's products) are not components: they are always recomputed."},
+    {"logits",
+     "direct effect of sender S: the corrupted prompt runs with S at its clean value; what in S's own sublayer "
+     "depends on S is recomputed from it (offset -> B_t -> g -> gate and mix; mixer -> gate and mix; gate -> mix; "
+     "head -> out_proj); every other component keeps its value from the plain corrupted run (every other layer's "
+     "offsets, mixer, gate and heads, and every FFN, S's own layer's included). The metric of that run."},
+    {"resid.M",
+     "effect of S through block input h^M (M > S's layer): h^M is recorded in the run above; the corrupted prompt "
+     "then runs normally with only h^M replaced by it; the metric of that run. NaN at or before S's layer."},
+    {"metric", "senders x receivers  logit[answer] - logit[wrong] at the metric position"},
+    {"effect",
+     "senders x receivers  (metric - corrupt_metric) / (clean_metric - corrupt_metric); NaN where undefined"}};
+
+int runPaths(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Path patching and direct effects: for every sender component (offset.l.D, mixer.l, gate.l, ffn.l; head.l.H "
+        "in a Transformer) the metric logit[answer] - logit[wrong] when only that component takes its clean value "
+        "and every other component keeps its corrupted value (receiver logits: the direct effect), and through each "
+        "later block input h^M (receivers resid.M). Writes metric and effect (senders x receivers) plus meta.json "
+        "with the labels and definitions.\n"
+        "Example: gwb paths --model grassmann --clean \"They could not help laughing, and\" --corrupt \"She could not "
+        "help laughing, and\" --answer they --wrong she --out paths.npz"));
+    p.addHelpOption();
+    const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
+    const QCommandLineOption clean(QStringLiteral("clean"), QStringLiteral("Clean prompt."), QStringLiteral("TEXT"));
+    const QCommandLineOption corrupt(QStringLiteral("corrupt"),
+                                     QStringLiteral("Corrupted prompt of the same token length."),
+                                     QStringLiteral("TEXT"));
+    const QCommandLineOption answer(QStringLiteral("answer"), QStringLiteral("Answer piece."), QStringLiteral("PIECE"));
+    const QCommandLineOption wrong(QStringLiteral("wrong"), QStringLiteral("Wrong piece."), QStringLiteral("PIECE"));
+    const QCommandLineOption receiver(QStringLiteral("receiver"), QStringLiteral("logits, resid or all (default)."),
+                                      QStringLiteral("KIND"));
+    const QCommandLineOption senders(
+        QStringLiteral("senders"),
+        QStringLiteral("Sender kinds, comma-separated (offset, mixer, gate, ffn; head, mixer, ffn): default all."),
+        QStringLiteral("KINDS"));
+    const QCommandLineOption position(QStringLiteral("position"),
+                                      QStringLiteral("A sender takes its clean value at this position only."),
+                                      QStringLiteral("t"));
+    const QCommandLineOption metricPosition(QStringLiteral("metric-position"),
+                                            QStringLiteral("Metric position (default the last token)."),
+                                            QStringLiteral("t"));
+    const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
+    const QCommandLineOption data(QStringLiteral("data"),
+                                  QStringLiteral("Also write a CSV, one row per sender x receiver."),
+                                  QStringLiteral("FILE.csv"));
+    const QCommandLineOption device = gwb::app::deviceOption();
+    const QCommandLineOption threads = gwb::app::threadsOption();
+    p.addOptions({model, clean, corrupt, answer, wrong, receiver, senders, position, metricPosition, out, data, device,
+                  threads});
+    p.process(args);
+    try {
+        if (!p.positionalArguments().isEmpty())
+            throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
+        for (const auto* o : {&clean, &corrupt, &answer, &wrong, &out})
+            if (!p.isSet(*o)) throw std::invalid_argument("--" + o->names().first().toStdString() + " is required");
+        checkWritable(p.value(out), "--out");
+        if (p.isSet(data)) checkWritable(p.value(data), "--data");
+        setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
+        const std::string modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
+        const Model m = Model::load(modelFile, p.value(device).toStdString());
+        // The prompts and pieces as gwb patch reads them, with its messages.
+        gwb::app::PatchInput in;
+        in.clean = p.value(clean);
+        in.corrupt = p.value(corrupt);
+        in.answer = p.value(answer);
+        in.wrong = p.value(wrong);
+        in.site = QStringLiteral("resid");
+        in.mode = QStringLiteral("patch");
+        in.position = intValue(p, metricPosition, "metric-position", -1);
+        const PatchRequest req = gwb::app::preparePatchRequest(m, in);
+        PathRequest q;
+        q.clean = req.clean;
+        q.corrupt = req.corrupt;
+        q.answer = req.answer;
+        q.wrong = req.wrong;
+        q.position = req.position;
+        q.senderPosition = intValue(p, position, "position", -1);
+        if (q.senderPosition < -1) throw std::invalid_argument("--position must be a token index >= 0");
+        const QString rk = p.isSet(receiver) ? p.value(receiver) : QStringLiteral("all");
+        if (rk != QLatin1String("all") && rk != QLatin1String("logits") && rk != QLatin1String("resid"))
+            throw std::invalid_argument("--receiver must be logits, resid or all, got '" + rk.toStdString() + "'");
+        q.logits = rk != QLatin1String("resid");
+        q.resid = rk != QLatin1String("logits");
+        if (p.isSet(senders))
+            for (const QString& s : p.value(senders).split(QLatin1Char(','), Qt::SkipEmptyParts))
+                q.senders.push_back(s.trimmed().toStdString());
+        const PathResult r = pathPatching(m, q);
+
+        const int64_t S = static_cast<int64_t>(r.senderLabels.size()),
+                      R = static_cast<int64_t>(r.receiverLabels.size());
+        const auto answerText = gwb::app::pieceTexts(m, {q.answer}).front();
+        const auto wrongText = gwb::app::pieceTexts(m, {q.wrong}).front();
+        json meta;
+        meta["model_file"] = modelFile;
+        meta["model_name"] = m.displayName();
+        meta["model_kind"] = m.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer";
+        meta["sender_labels"] = r.senderLabels;
+        meta["receiver_labels"] = r.receiverLabels;
+        meta["clean_prompt"] = in.clean.toStdString();
+        meta["corrupt_prompt"] = in.corrupt.toStdString();
+        meta["metric_position"] = r.metricPosition;
+        meta["sender_position"] = q.senderPosition;
+        meta["answer"] = {{"typed", in.answer.toStdString()}, {"piece", answerText}, {"id", q.answer}};
+        meta["wrong"] = {{"typed", in.wrong.toStdString()}, {"piece", wrongText}, {"id", q.wrong}};
+        meta["clean_metric"] = r.cleanMetric;
+        meta["corrupt_metric"] = r.corruptMetric;
+        meta["effect_defined"] = r.effectDefined;
+        json defs;
+        for (const auto& d : kDefinitions)
+            defs[d[0]] = d[1];
+        meta["definitions"] = defs;
+        NpzWriter npz;
+        npz.add("metric", Array<double>({S, R}, r.metric));
+        npz.add("effect", Array<double>({S, R}, r.effect));
+        npz.add("clean_metric", Array<double>({}, {r.cleanMetric}));
+        npz.add("corrupt_metric", Array<double>({}, {r.corruptMetric}));
+        npz.addFile("meta.json", meta.dump(2));
+        npz.write(p.value(out).toStdString());
+        if (p.isSet(data)) {
+            std::string csv = "sender,receiver,metric,effect\n";
+            for (int64_t s = 0; s < S; ++s)
+                for (int64_t k = 0; k < R; ++k) {
+                    const size_t i = static_cast<size_t>(s * R + k);
+                    csv += r.senderLabels[static_cast<size_t>(s)] + "," + r.receiverLabels[static_cast<size_t>(k)] +
+                           "," + number(r.metric[i]) + "," + number(r.effect[i]) + "\n";
+                }
+            writeBytesAtomic(p.value(data).toStdString(), csv.data(), csv.size());
+        }
+        std::printf("%s: %lld senders x %lld receivers; metric logit['%s'] - logit['%s'] at token %lld: clean %s, "
+                    "corrupted %s\n",
+                    m.displayName().c_str(), static_cast<long long>(S), static_cast<long long>(R), answerText.c_str(),
+                    wrongText.c_str(), static_cast<long long>(r.metricPosition), number(r.cleanMetric).c_str(),
+                    number(r.corruptMetric).c_str());
+        if (q.logits && r.effectDefined) {
+            std::vector<int64_t> order(static_cast<size_t>(S));
+            for (int64_t s = 0; s < S; ++s)
+                order[static_cast<size_t>(s)] = s;
+            std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                return std::abs(r.effect[static_cast<size_t>(a * R)]) > std::abs(r.effect[static_cast<size_t>(b * R)]);
+            });
+            std::printf("largest direct effects (receiver logits):\n");
+            for (size_t k = 0; k < order.size() && k < 5; ++k)
+                std::printf("  %s: effect %s\n", r.senderLabels[static_cast<size_t>(order[k])].c_str(),
+                            number(r.effect[static_cast<size_t>(order[k] * R)]).c_str());
+        }
+        std::printf("wrote %s\n", qPrintable(p.value(out)));
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gwb paths: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace
+
+GWB_REGISTER_COMMAND("paths", "Path patching and direct effects: which component writes the answer itself (NPZ, CSV)",
+                     runPaths, false);
