@@ -8,6 +8,7 @@
 #include "gwb/engine/device.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/npy.h"
+#include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patching.h"
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,127 @@ const char* kDefinitions[][2] = {
     {"effect",
      "senders x receivers  (metric - corrupt_metric) / (clean_metric - corrupt_metric); NaN where undefined"}};
 
+/// --pairs FILE: the senders x receivers matrix of every usable pair, with the mean effect over
+/// pairs and its bootstrap interval (the pairs file and its rules as gwb patch --pairs has them).
+int runPathsPairs(const Model& m, const std::string& modelFile, const QString& pairsPath, const PathRequest& shape,
+                  int bootstrap, uint64_t seed, const QString& outPath, const QString& dataPath) {
+    PairsFile file;
+    try {
+        file = readPairsFile(pairsPath.toStdString());
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(e.what());
+    }
+    std::vector<SkippedLine> skipped = file.skipped;
+    std::vector<PathResult> results;
+    json pairsMeta = json::array();
+    std::vector<int64_t> lines;
+    for (const PatchPair& pair : file.pairs) {
+        gwb::app::PatchInput in;
+        in.clean = QString::fromStdString(pair.clean);
+        in.corrupt = QString::fromStdString(pair.corrupt);
+        in.answer = QString::fromStdString(pair.answer);
+        in.wrong = QString::fromStdString(pair.wrong);
+        in.site = QStringLiteral("resid");
+        in.mode = QStringLiteral("patch");
+        in.position = pair.position;
+        try {
+            const PatchRequest req = gwb::app::preparePatchRequest(m, in);
+            PathRequest q = shape;
+            q.clean = req.clean;
+            q.corrupt = req.corrupt;
+            q.answer = req.answer;
+            q.wrong = req.wrong;
+            q.position = req.position;
+            results.push_back(pathPatching(m, q));
+            lines.push_back(pair.line);
+            json entry = {
+                {"line", pair.line},
+                {"clean", pair.clean},
+                {"corrupt", pair.corrupt},
+                {"answer",
+                 {{"typed", pair.answer}, {"piece", gwb::app::pieceTexts(m, {q.answer}).front()}, {"id", q.answer}}},
+                {"wrong",
+                 {{"typed", pair.wrong}, {"piece", gwb::app::pieceTexts(m, {q.wrong}).front()}, {"id", q.wrong}}},
+                {"tokens", q.clean.size()},
+                {"metric_position", results.back().metricPosition},
+                {"clean_metric", results.back().cleanMetric},
+                {"corrupt_metric", results.back().corruptMetric}};
+            if (!pair.tags.empty()) entry["tags"] = pair.tags;
+            pairsMeta.push_back(entry);
+        } catch (const std::invalid_argument& e) {
+            skipped.push_back({pair.line, e.what()});
+        }
+    }
+    std::sort(skipped.begin(), skipped.end(),
+              [](const SkippedLine& a, const SkippedLine& b) { return a.line < b.line; });
+    if (results.empty()) {
+        std::string why;
+        for (size_t k = 0; k < skipped.size() && k < 3; ++k)
+            why += (k ? "; " : "") + std::string("line ") + std::to_string(skipped[k].line) + ": " + skipped[k].reason;
+        throw std::invalid_argument("the pairs file has no usable pair for this model (" + why + ")");
+    }
+    const PathResult& first = results.front();
+    const int64_t P = static_cast<int64_t>(results.size()), S = static_cast<int64_t>(first.senderLabels.size()),
+                  R = static_cast<int64_t>(first.receiverLabels.size());
+    std::vector<double> metric, effect, clean, corrupt;
+    for (const PathResult& r : results) {
+        metric.insert(metric.end(), r.metric.begin(), r.metric.end());
+        effect.insert(effect.end(), r.effect.begin(), r.effect.end());
+        clean.push_back(r.cleanMetric);
+        corrupt.push_back(r.corruptMetric);
+    }
+    const CellSummary sum = summarizeOverPairs(effect, P, S * R, bootstrap, seed);
+    json meta;
+    meta["model_file"] = modelFile;
+    meta["model_name"] = m.displayName();
+    meta["sender_labels"] = first.senderLabels;
+    meta["receiver_labels"] = first.receiverLabels;
+    meta["pairs_file"] = pairsPath.toStdString();
+    meta["pairs"] = pairsMeta;
+    json sk = json::array();
+    for (const SkippedLine& s : skipped)
+        sk.push_back({{"line", s.line}, {"reason", s.reason}});
+    meta["skipped"] = sk;
+    meta["bootstrap"] = bootstrap;
+    meta["seed"] = seed;
+    json defs;
+    for (const auto& d : kDefinitions)
+        defs[d[0]] = d[1];
+    defs["effect_mean"] = "senders x receivers  mean of the pairs' effects where defined";
+    defs["effect_ci_low"] = "senders x receivers  2.5th percentile of the mean over bootstrap resamples of the pairs";
+    defs["effect_ci_high"] = "senders x receivers  97.5th percentile of the same";
+    defs["effect_n"] = "senders x receivers  pairs with a defined effect";
+    meta["definitions"] = defs;
+    NpzWriter npz;
+    npz.add("metric", Array<double>({P, S, R}, metric));
+    npz.add("effect", Array<double>({P, S, R}, effect));
+    npz.add("clean_metric", Array<double>({P}, clean));
+    npz.add("corrupt_metric", Array<double>({P}, corrupt));
+    npz.add("line", Array<int64_t>({P}, lines));
+    npz.add("effect_mean", Array<double>({S, R}, sum.mean));
+    npz.add("effect_ci_low", Array<double>({S, R}, sum.low));
+    npz.add("effect_ci_high", Array<double>({S, R}, sum.high));
+    npz.add("effect_n", Array<int64_t>({S, R}, sum.n));
+    npz.addFile("meta.json", meta.dump(2));
+    npz.write(outPath.toStdString());
+    if (!dataPath.isEmpty()) {
+        std::string csv = "sender,receiver,mean,ci_low,ci_high,n\n";
+        for (int64_t i = 0; i < S * R; ++i)
+            csv += first.senderLabels[static_cast<size_t>(i / R)] + "," +
+                   first.receiverLabels[static_cast<size_t>(i % R)] + "," + number(sum.mean[static_cast<size_t>(i)]) +
+                   "," + number(sum.low[static_cast<size_t>(i)]) + "," + number(sum.high[static_cast<size_t>(i)]) +
+                   "," + std::to_string(sum.n[static_cast<size_t>(i)]) + "\n";
+        writeBytesAtomic(dataPath.toStdString(), csv.data(), csv.size());
+    }
+    std::printf("%s: %lld pairs used of %lld lines (%zu skipped); %lld senders x %lld receivers\n",
+                m.displayName().c_str(), static_cast<long long>(P), static_cast<long long>(file.lines), skipped.size(),
+                static_cast<long long>(S), static_cast<long long>(R));
+    for (const SkippedLine& s : skipped)
+        std::printf("  skipped line %lld: %s\n", static_cast<long long>(s.line), s.reason.c_str());
+    std::printf("wrote %s\n", qPrintable(outPath));
+    return 0;
+}
+
 int runPaths(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
@@ -102,21 +224,51 @@ int runPaths(const QStringList& args) {
     const QCommandLineOption data(QStringLiteral("data"),
                                   QStringLiteral("Also write a CSV, one row per sender x receiver."),
                                   QStringLiteral("FILE.csv"));
+    const QCommandLineOption pairs(QStringLiteral("pairs"),
+                                   QStringLiteral("Every usable pair of a JSONL/CSV pairs file (as gwb patch --pairs): "
+                                                  "per-pair matrices, effect_mean and a 95% bootstrap interval."),
+                                   QStringLiteral("FILE"));
+    const QCommandLineOption bootstrap(QStringLiteral("bootstrap"), QStringLiteral("With --pairs: resamples (1000)."),
+                                       QStringLiteral("B"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --pairs: the bootstrap's seed (0)."),
+                                  QStringLiteral("S"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, clean, corrupt, answer, wrong, receiver, senders, position, metricPosition, out, data, device,
-                  threads});
+                  threads, pairs, bootstrap, seed});
     p.process(args);
     try {
         if (!p.positionalArguments().isEmpty())
             throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
+        const bool withPairs = p.isSet(pairs);
         for (const auto* o : {&clean, &corrupt, &answer, &wrong, &out})
-            if (!p.isSet(*o)) throw std::invalid_argument("--" + o->names().first().toStdString() + " is required");
+            if (!withPairs && !p.isSet(*o))
+                throw std::invalid_argument("--" + o->names().first().toStdString() + " is required (or --pairs FILE)");
+        if (withPairs)
+            for (const auto* o : {&clean, &corrupt, &answer, &wrong, &position, &metricPosition})
+                if (p.isSet(*o))
+                    throw std::invalid_argument("--" + o->names().first().toStdString() +
+                                                " does not go with --pairs: each pair of the file gives its own");
+        if (!p.isSet(out)) throw std::invalid_argument("--out is required");
         checkWritable(p.value(out), "--out");
         if (p.isSet(data)) checkWritable(p.value(data), "--data");
         setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
         const std::string modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
         const Model m = Model::load(modelFile, p.value(device).toStdString());
+        if (withPairs) {
+            PathRequest shape;
+            const QString rk0 = p.isSet(receiver) ? p.value(receiver) : QStringLiteral("all");
+            if (rk0 != QLatin1String("all") && rk0 != QLatin1String("logits") && rk0 != QLatin1String("resid"))
+                throw std::invalid_argument("--receiver must be logits, resid or all, got '" + rk0.toStdString() + "'");
+            shape.logits = rk0 != QLatin1String("resid");
+            shape.resid = rk0 != QLatin1String("logits");
+            if (p.isSet(senders))
+                for (const QString& s : p.value(senders).split(QLatin1Char(','), Qt::SkipEmptyParts))
+                    shape.senders.push_back(s.trimmed().toStdString());
+            return runPathsPairs(m, modelFile, p.value(pairs), shape,
+                                 static_cast<int>(intValue(p, bootstrap, "bootstrap", 1000)),
+                                 static_cast<uint64_t>(intValue(p, seed, "seed", 0)), p.value(out), p.value(data));
+        }
         // The prompts and pieces as gwb patch reads them, with its messages.
         gwb::app::PatchInput in;
         in.clean = p.value(clean);

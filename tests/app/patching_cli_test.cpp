@@ -593,3 +593,43 @@ TEST(PathsCli, WritesSendersByReceiversAndRefusesBadInputAsPatchDoes) {
     EXPECT_EQ(kind.code, 1);
     EXPECT_TRUE(kind.err.contains(QStringLiteral("'gate' does not exist in a Transformer"))) << kind.err.toStdString();
 }
+
+TEST(PathsCli, PairsGiveTheMeanOverPairsOfEachPairsOwnMatrix) {
+    // gwb paths --pairs: each usable pair's senders x receivers matrix equals gwb paths of that
+    // pair alone; effect_mean is their mean; unusable lines are reported.
+    QTemporaryDir dir;
+    const QString g = testModels().grassmann;
+    const QString jsonl = writePairs(dir.filePath("p.jsonl"), false), out = dir.filePath("pp.npz");
+    const GwbResult r = runGwb({"paths", "--model", g, "--pairs", jsonl, "--out", out, "--device", "cpu"});
+    ASSERT_EQ(r.code, 0) << show(r);
+    EXPECT_TRUE(r.out.contains(QStringLiteral("4 pairs used of 7 lines (3 skipped)"))) << r.out.toStdString();
+    const Npz z = readNpz(out);
+    const auto& shape = z.at("metric").shape;
+    ASSERT_EQ(shape.size(), 3u);
+    ASSERT_EQ(shape[0], 4);
+    const QString one = dir.filePath("one.npz");
+    const GwbResult s = runGwb({"paths", "--model", g, "--clean", "emma had a man", "--corrupt", "she had a man",
+                                "--answer", "the", "--wrong", "her", "--out", one, "--device", "cpu"});
+    ASSERT_EQ(s.code, 0) << show(s);
+    const auto alone = readNpz(one).at("metric").values<double>();
+    const auto all = z.at("metric").values<double>();
+    const size_t cells = static_cast<size_t>(shape[1] * shape[2]);
+    ASSERT_EQ(alone.size(), cells);
+    for (size_t i = 0; i < cells; ++i) { // the third usable pair (line 3)
+        const double a = alone[i], b = all[2 * cells + i];
+        EXPECT_TRUE((std::isnan(a) && std::isnan(b)) || std::abs(a - b) < 1e-9) << i;
+    }
+    const auto effect = z.at("effect").values<double>(), mean = z.at("effect_mean").values<double>();
+    for (size_t i = 0; i < cells; ++i) {
+        double sum = 0;
+        int n = 0;
+        for (size_t p = 0; p < 4; ++p)
+            if (std::isfinite(effect[p * cells + i])) {
+                sum += effect[p * cells + i];
+                ++n;
+            }
+        if (n > 0) {
+            EXPECT_NEAR(mean[i], sum / n, 1e-12) << i;
+        }
+    }
+}
