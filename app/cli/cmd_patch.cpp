@@ -3,6 +3,7 @@
 // position (offset, head) of a site, written as an NPZ with meta.json and optionally a CSV.
 
 #include "cli/bundled_models.h"
+#include "cli/cli_args.h"
 #include "cli/command_registry.h"
 #include "cli/patch_pairs_run.h"
 #include "cli/patch_setup.h"
@@ -31,31 +32,11 @@
 namespace {
 
 using namespace gwb::engine;
+using gwb::app::cli::checkWritable;
+using gwb::app::cli::csvField;
+using gwb::app::cli::intValue;
+using gwb::app::cli::number;
 using nlohmann::json;
-
-/// An optional integer option; `fallback` when not set. Throws naming the option.
-int64_t intValue(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int64_t fallback) {
-    if (!p.isSet(o)) return fallback;
-    bool ok = false;
-    const qlonglong v = p.value(o).toLongLong(&ok);
-    if (!ok)
-        throw std::invalid_argument(std::string("--") + name + " must be an integer, got '" + p.value(o).toStdString() +
-                                    "'");
-    return v;
-}
-
-void checkWritable(const QString& path, const char* what) {
-    const QFileInfo fi(path);
-    const QFileInfo dir(fi.absolutePath());
-    if (!dir.isDir())
-        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': the folder " +
-                                 dir.filePath().toStdString() + " does not exist");
-    if (!dir.isWritable())
-        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': the folder " +
-                                 dir.filePath().toStdString() + " is not writable");
-    if (fi.isDir())
-        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': it is a folder");
-}
 
 /// Names of the sweep's axes for meta.json and the CSV header.
 std::pair<std::string, std::string> axisNames(PatchSite site) {
@@ -85,23 +66,6 @@ json tokensJson(const Model& model, const std::vector<int64_t>& ids) {
     for (size_t i = 0; i < ids.size(); ++i)
         out.push_back({{"id", ids[i]}, {"piece", pieces[i]}});
     return out;
-}
-
-std::string csvField(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) {
-        if (c == '"') q += '"';
-        q += c;
-    }
-    return q + "\"";
-}
-
-std::string number(double v) {
-    if (std::isnan(v)) return "NaN";
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
 }
 
 std::string csvText(const PatchSweep& s) {

@@ -2,6 +2,7 @@
 // writes the answer itself and which feeds a later layer that does.
 
 #include "cli/bundled_models.h"
+#include "cli/cli_args.h"
 #include "cli/command_registry.h"
 #include "cli/patch_setup.h"
 
@@ -24,32 +25,10 @@
 namespace {
 
 using namespace gwb::engine;
+using gwb::app::cli::checkWritable;
+using gwb::app::cli::intValue;
+using gwb::app::cli::number;
 using nlohmann::json;
-
-int64_t intValue(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int64_t fallback) {
-    if (!p.isSet(o)) return fallback;
-    bool ok = false;
-    const qlonglong v = p.value(o).toLongLong(&ok);
-    if (!ok)
-        throw std::invalid_argument(std::string("--") + name + " must be an integer, got '" + p.value(o).toStdString() +
-                                    "'");
-    return v;
-}
-
-void checkWritable(const QString& path, const char* what) {
-    const QFileInfo fi(path);
-    const QFileInfo dir(fi.absolutePath());
-    if (!dir.isDir() || !dir.isWritable() || fi.isDir())
-        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() +
-                                 "': the folder does not exist, is not writable, or the path is a folder");
-}
-
-std::string number(double v) {
-    if (std::isnan(v)) return "NaN";
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
-}
 
 const char* kDefinitions[][2] = {
     {"components",

@@ -1,5 +1,6 @@
 #include "cli/patch_pairs_run.h"
 
+#include "cli/cli_args.h"
 #include "cli/patch_setup.h"
 #include "cli/stop_signals.h"
 
@@ -31,6 +32,8 @@ namespace gwb::app {
 namespace {
 
 using namespace gwb::engine;
+using gwb::app::cli::csvField;
+using gwb::app::cli::number;
 using nlohmann::json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -39,23 +42,6 @@ std::atomic<bool> g_stopPairs{false};
 /// Sites whose columns are token positions (aligned at the metric position across pairs).
 bool positional(PatchSite s) {
     return s != PatchSite::Offset && s != PatchSite::Head;
-}
-
-std::string number(double v) {
-    if (std::isnan(v)) return "NaN";
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
-std::string csvField(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) {
-        if (c == '"') q += '"';
-        q += c;
-    }
-    return q + "\"";
 }
 
 /// Everything a pairs file holds, in memory: per-pair arrays (P x rows x cols) and meta.

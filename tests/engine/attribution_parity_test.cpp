@@ -31,30 +31,6 @@ namespace {
 constexpr int64_t kT = 12;
 constexpr int64_t kVocab = 37;
 
-/// Every parameter random and non-zero (as the patching parity test draws them).
-Model randomModel(const ModelConfig& config, uint32_t seed) {
-    std::map<std::string, FloatArray> params = Model::init(config, seed, nullptr, "cpu").parameters();
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (auto& [name, arr] : params) {
-        const bool isNorm = name.find(".ln") != std::string::npos || name.rfind("ln", 0) == 0;
-        const bool isWeight = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
-        const float fanIn = static_cast<float>(arr.shape.back());
-        for (float& v : arr.data) {
-            const float n = normal(rng);
-            if (isNorm && isWeight)
-                v = 1.0f + 0.2f * n;
-            else if (!isWeight || isNorm)
-                v = 0.1f * n;
-            else if (name.find("embed") != std::string::npos)
-                v = 0.5f * n;
-            else
-                v = n / std::sqrt(fanIn);
-        }
-    }
-    return Model::fromParameters(config, params, nullptr, "cpu");
-}
-
 struct Case {
     std::string variant;
     Model model;
@@ -90,7 +66,7 @@ TEST(AttributionParity, EveryVariantSiteAndModeMatchesAutogradInPyTorch) {
         const ModelConfig& config = variants[v];
         Case base;
         base.variant = test::variantName(config);
-        base.model = randomModel(config, static_cast<uint32_t>(300 + v));
+        base.model = test::randomModel(config, static_cast<uint32_t>(300 + v));
         base.path = dir.file("variant" + std::to_string(v) + ".gwb");
         base.model.save(base.path);
         base.request.clean = clean;
@@ -192,7 +168,7 @@ TEST(Attribution, EqualsTheExactPatchWhereTheModelIsLinearInTheSite) {
         ModelConfig config = base;
         config.layerNormEps = 1e6;
         SCOPED_TRACE(test::variantName(config));
-        const Model model = randomModel(config, 17);
+        const Model model = test::randomModel(config, 17);
         PatchRequest r;
         std::mt19937 rng(3);
         for (int t = 0; t < kT; ++t)

@@ -3,10 +3,14 @@
 
 #include "gwb/engine/config.h"
 #include "gwb/engine/config_io.h"
+#include "gwb/engine/model.h"
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,5 +97,31 @@ struct TempDir {
         return n;
     }
 };
+
+inline /// Every parameter random and non-zero: weights N(0, 1/fan_in), biases N(0, 0.1^2), LayerNorm
+    /// weights 1 + N(0, 0.2^2) and biases N(0, 0.1^2), embeddings N(0, 0.5^2).
+    Model
+    randomModel(const ModelConfig& config, uint32_t seed) {
+    std::map<std::string, FloatArray> params = Model::init(config, seed, nullptr, "cpu").parameters();
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (auto& [name, arr] : params) {
+        const bool isNorm = name.find(".ln") != std::string::npos || name.rfind("ln", 0) == 0;
+        const bool isWeight = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
+        const float fanIn = static_cast<float>(arr.shape.back());
+        for (float& v : arr.data) {
+            const float n = normal(rng);
+            if (isNorm && isWeight)
+                v = 1.0f + 0.2f * n;
+            else if (!isWeight || isNorm)
+                v = 0.1f * n;
+            else if (name.find("embed") != std::string::npos)
+                v = 0.5f * n;
+            else
+                v = n / std::sqrt(fanIn);
+        }
+    }
+    return Model::fromParameters(config, params, nullptr, "cpu");
+}
 
 } // namespace gwb::engine::test

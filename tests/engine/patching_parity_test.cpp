@@ -38,31 +38,6 @@ constexpr double kTolerance = 1e-4;
 constexpr double kControlGap = 1e-3;
 constexpr int64_t kT = 12; // past every offset of the tiny configs (largest 8)
 
-/// Every parameter random and non-zero: weights N(0, 1/fan_in), biases N(0, 0.1^2), LayerNorm
-/// weights 1 + N(0, 0.2^2) and biases N(0, 0.1^2), embeddings N(0, 0.5^2).
-Model randomModel(const ModelConfig& config, uint32_t seed) {
-    std::map<std::string, FloatArray> params = Model::init(config, seed, nullptr, "cpu").parameters();
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (auto& [name, arr] : params) {
-        const bool isNorm = name.find(".ln") != std::string::npos || name.rfind("ln", 0) == 0;
-        const bool isWeight = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
-        const float fanIn = static_cast<float>(arr.shape.back());
-        for (float& v : arr.data) {
-            const float n = normal(rng);
-            if (isNorm && isWeight)
-                v = 1.0f + 0.2f * n;
-            else if (!isWeight || isNorm)
-                v = 0.1f * n;
-            else if (name.find("embed") != std::string::npos)
-                v = 0.5f * n;
-            else
-                v = n / std::sqrt(fanIn);
-        }
-    }
-    return Model::fromParameters(config, params, nullptr, "cpu");
-}
-
 /// Logits (T x V, row-major) of a plain forward pass.
 std::vector<float> plainLogits(const Model& model, const std::vector<int64_t>& ids) {
     torch::NoGradGuard noGrad;
@@ -191,7 +166,7 @@ TEST(PatchingParity, EveryVariantSiteAndModeMatchesPyTorch) {
         const ModelConfig& config = variants[v];
         Case base;
         base.variant = test::variantName(config);
-        base.model = randomModel(config, static_cast<uint32_t>(100 + v));
+        base.model = test::randomModel(config, static_cast<uint32_t>(100 + v));
         base.modelPath = dir.file("variant" + std::to_string(v) + ".gwb");
         base.model.save(base.modelPath);
         base.request.clean = clean;

@@ -31,29 +31,6 @@ namespace {
 constexpr int64_t kT = 12;
 constexpr int64_t kVocab = 37;
 
-Model randomModel(const ModelConfig& config, uint32_t seed) {
-    std::map<std::string, FloatArray> params = Model::init(config, seed, nullptr, "cpu").parameters();
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (auto& [name, arr] : params) {
-        const bool isNorm = name.find(".ln") != std::string::npos || name.rfind("ln", 0) == 0;
-        const bool isWeight = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
-        const float fanIn = static_cast<float>(arr.shape.back());
-        for (float& v : arr.data) {
-            const float n = normal(rng);
-            if (isNorm && isWeight)
-                v = 1.0f + 0.2f * n;
-            else if (!isWeight || isNorm)
-                v = 0.1f * n;
-            else if (name.find("embed") != std::string::npos)
-                v = 0.5f * n;
-            else
-                v = n / std::sqrt(fanIn);
-        }
-    }
-    return Model::fromParameters(config, params, nullptr, "cpu");
-}
-
 PathRequest baseRequest() {
     PathRequest q;
     std::mt19937 rng(11);
@@ -102,7 +79,7 @@ TEST(PathsParity, EverySenderAndReceiverMatchesPyTorch) {
     nlohmann::json requests = nlohmann::json::array();
     const std::vector<ModelConfig> variants = test::allVariants();
     for (size_t v = 0; v < variants.size(); ++v) {
-        const Model model = randomModel(variants[v], static_cast<uint32_t>(500 + v));
+        const Model model = test::randomModel(variants[v], static_cast<uint32_t>(500 + v));
         const std::string path = dir.file("variant" + std::to_string(v) + ".gwb");
         model.save(path);
         for (int64_t pos : {int64_t{-1}, int64_t{7}}) {
@@ -167,7 +144,7 @@ TEST(PathsParity, EverySenderAndReceiverMatchesPyTorch) {
 TEST(Paths, TheDefinitionsIdentitiesHold) {
     for (const ModelConfig& config : test::allVariants()) {
         SCOPED_TRACE(test::variantName(config));
-        const Model model = randomModel(config, 77);
+        const Model model = test::randomModel(config, 77);
         const PathRequest q = baseRequest();
         const PathResult r = pathPatching(model, q);
         const size_t R = r.receiverLabels.size();

@@ -1,0 +1,61 @@
+#pragma once
+// Small helpers the command-line commands share: integer options, writable outputs, CSV fields
+// and numbers written the same way in every file.
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QString>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace gwb::app::cli {
+
+/// An optional integer option; `fallback` when not set. Throws naming the option.
+inline int64_t intValue(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int64_t fallback) {
+    if (!p.isSet(o)) return fallback;
+    bool ok = false;
+    const qlonglong v = p.value(o).toLongLong(&ok);
+    if (!ok)
+        throw std::invalid_argument(std::string("--") + name + " must be an integer, got '" + p.value(o).toStdString() +
+                                    "'");
+    return v;
+}
+
+/// Throws naming the problem when `path` cannot be written (before any work is done).
+inline void checkWritable(const QString& path, const char* what) {
+    const QFileInfo fi(path);
+    const QFileInfo dir(fi.absolutePath());
+    if (!dir.isDir())
+        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': the folder " +
+                                 dir.filePath().toStdString() + " does not exist");
+    if (!dir.isWritable())
+        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': the folder " +
+                                 dir.filePath().toStdString() + " is not writable");
+    if (fi.isDir())
+        throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': it is a folder");
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+inline std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += c;
+    }
+    return q + "\"";
+}
+
+/// A number for CSV and summaries: %.9g, "NaN" for NaN.
+inline std::string number(double v) {
+    if (std::isnan(v)) return "NaN";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+} // namespace gwb::app::cli
