@@ -4,6 +4,7 @@
 #include "cli/bundled_models.h"
 #include "cli/cli_args.h"
 #include "cli/command_registry.h"
+#include "cli/patch_pairs_run.h"
 #include "cli/patch_setup.h"
 
 #include "gwb/engine/device.h"
@@ -63,16 +64,9 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
     json pairsMeta = json::array();
     std::vector<int64_t> lines;
     for (const PatchPair& pair : file.pairs) {
-        gwb::app::PatchInput in;
-        in.clean = QString::fromStdString(pair.clean);
-        in.corrupt = QString::fromStdString(pair.corrupt);
-        in.answer = QString::fromStdString(pair.answer);
-        in.wrong = QString::fromStdString(pair.wrong);
-        in.site = QStringLiteral("resid");
-        in.mode = QStringLiteral("patch");
-        in.position = pair.position;
         try {
-            const PatchRequest req = gwb::app::preparePatchRequest(m, in);
+            const PatchRequest req =
+                gwb::app::pairRequest(m, pair, QStringLiteral("resid"), QStringLiteral("patch"), -1);
             PathRequest q = shape;
             q.clean = req.clean;
             q.corrupt = req.corrupt;
@@ -81,32 +75,16 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
             q.position = req.position;
             results.push_back(pathPatching(m, q));
             lines.push_back(pair.line);
-            json entry = {
-                {"line", pair.line},
-                {"clean", pair.clean},
-                {"corrupt", pair.corrupt},
-                {"answer",
-                 {{"typed", pair.answer}, {"piece", gwb::app::pieceTexts(m, {q.answer}).front()}, {"id", q.answer}}},
-                {"wrong",
-                 {{"typed", pair.wrong}, {"piece", gwb::app::pieceTexts(m, {q.wrong}).front()}, {"id", q.wrong}}},
-                {"tokens", q.clean.size()},
-                {"metric_position", results.back().metricPosition},
-                {"clean_metric", results.back().cleanMetric},
-                {"corrupt_metric", results.back().corruptMetric}};
-            if (!pair.tags.empty()) entry["tags"] = pair.tags;
-            pairsMeta.push_back(entry);
+            json entry = gwb::app::pairJson(m, pair, req);
+            entry["metric_position"] = results.back().metricPosition;
+            entry["clean_metric"] = results.back().cleanMetric;
+            entry["corrupt_metric"] = results.back().corruptMetric;
+            pairsMeta.push_back(std::move(entry));
         } catch (const std::invalid_argument& e) {
             skipped.push_back({pair.line, e.what()});
         }
     }
-    std::sort(skipped.begin(), skipped.end(),
-              [](const SkippedLine& a, const SkippedLine& b) { return a.line < b.line; });
-    if (results.empty()) {
-        std::string why;
-        for (size_t k = 0; k < skipped.size() && k < 3; ++k)
-            why += (k ? "; " : "") + std::string("line ") + std::to_string(skipped[k].line) + ": " + skipped[k].reason;
-        throw std::invalid_argument("the pairs file has no usable pair for this model (" + why + ")");
-    }
+    gwb::app::sortSkippedOrRefuse(skipped, results.size());
     const PathResult& first = results.front();
     const int64_t P = static_cast<int64_t>(results.size()), S = static_cast<int64_t>(first.senderLabels.size()),
                   R = static_cast<int64_t>(first.receiverLabels.size());

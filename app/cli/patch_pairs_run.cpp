@@ -205,6 +205,43 @@ void printSkipped(const json& skipped) {
 
 } // namespace
 
+PatchRequest pairRequest(const Model& model, const PatchPair& pair, const QString& site, const QString& mode,
+                         int64_t defaultPosition) {
+    PatchInput in;
+    in.clean = QString::fromStdString(pair.clean);
+    in.corrupt = QString::fromStdString(pair.corrupt);
+    in.answer = QString::fromStdString(pair.answer);
+    in.wrong = QString::fromStdString(pair.wrong);
+    in.site = site;
+    in.mode = mode;
+    in.position = pair.position >= 0 ? pair.position : defaultPosition;
+    return preparePatchRequest(model, in);
+}
+
+json pairJson(const Model& model, const PatchPair& pair, const PatchRequest& request) {
+    json entry = {
+        {"line", pair.line},
+        {"clean", pair.clean},
+        {"corrupt", pair.corrupt},
+        {"answer",
+         {{"typed", pair.answer}, {"piece", pieceTexts(model, {request.answer}).front()}, {"id", request.answer}}},
+        {"wrong",
+         {{"typed", pair.wrong}, {"piece", pieceTexts(model, {request.wrong}).front()}, {"id", request.wrong}}},
+        {"tokens", request.clean.size()}};
+    if (!pair.tags.empty()) entry["tags"] = pair.tags;
+    return entry;
+}
+
+void sortSkippedOrRefuse(std::vector<SkippedLine>& skipped, size_t usable) {
+    std::sort(skipped.begin(), skipped.end(),
+              [](const SkippedLine& a, const SkippedLine& b) { return a.line < b.line; });
+    if (usable > 0) return;
+    std::string why;
+    for (size_t k = 0; k < skipped.size() && k < 3; ++k)
+        why += (k ? "; " : "") + std::string("line ") + std::to_string(skipped[k].line) + ": " + skipped[k].reason;
+    throw std::invalid_argument("the pairs file has no usable pair for this model (" + why + ")");
+}
+
 AttributionCheck checkAttribution(const Model& model, const PatchRequest& request, const PatchSweep& est, int k,
                                   uint64_t seed) {
     AttributionCheck out;
@@ -292,16 +329,8 @@ int runPatchPairs(const PairsRunOptions& o) {
     std::vector<Ready> ready;
     std::vector<SkippedLine> skipped = file.skipped;
     for (const PatchPair& pair : file.pairs) {
-        PatchInput in;
-        in.clean = QString::fromStdString(pair.clean);
-        in.corrupt = QString::fromStdString(pair.corrupt);
-        in.answer = QString::fromStdString(pair.answer);
-        in.wrong = QString::fromStdString(pair.wrong);
-        in.site = o.site;
-        in.mode = o.mode;
-        in.position = pair.position >= 0 ? pair.position : o.position;
         try {
-            PatchRequest r = preparePatchRequest(m, in);
+            PatchRequest r = pairRequest(m, pair, o.site, o.mode, o.position);
             r.layer = o.layer;
             r.offset = o.offset;
             r.head = o.head;
@@ -311,14 +340,7 @@ int runPatchPairs(const PairsRunOptions& o) {
             skipped.push_back({pair.line, e.what()});
         }
     }
-    std::sort(skipped.begin(), skipped.end(),
-              [](const SkippedLine& a, const SkippedLine& b) { return a.line < b.line; });
-    if (ready.empty()) {
-        std::string why;
-        for (size_t k = 0; k < skipped.size() && k < 3; ++k)
-            why += (k ? "; " : "") + std::string("line ") + std::to_string(skipped[k].line) + ": " + skipped[k].reason;
-        throw std::invalid_argument("the pairs file has no usable pair for this model (" + why + ")");
-    }
+    sortSkippedOrRefuse(skipped, ready.size());
     const int64_t usable = static_cast<int64_t>(ready.size());
     const size_t from = static_cast<size_t>(usable * o.shardIndex / o.shardCount);
     const size_t to = static_cast<size_t>(usable * (o.shardIndex + 1) / o.shardCount);
@@ -452,23 +474,14 @@ int runPatchPairs(const PairsRunOptions& o) {
         r.clean.push_back(s.cleanMetric);
         r.corrupt.push_back(s.corruptMetric);
         r.lines.push_back(rd.pair->line);
-        const auto answer = pieceTexts(m, {rd.request.answer}).front();
-        const auto wrong = pieceTexts(m, {rd.request.wrong}).front();
-        json entry = {{"line", rd.pair->line},
-                      {"clean", rd.pair->clean},
-                      {"corrupt", rd.pair->corrupt},
-                      {"answer", {{"typed", rd.pair->answer}, {"piece", answer}, {"id", rd.request.answer}}},
-                      {"wrong", {{"typed", rd.pair->wrong}, {"piece", wrong}, {"id", rd.request.wrong}}},
-                      {"tokens", s.T},
-                      {"metric_position", s.metricPosition},
-                      {"clean_metric", s.cleanMetric},
-                      {"corrupt_metric", s.corruptMetric},
-                      {"effect_defined", s.effectDefined}};
-        if (!rd.pair->tags.empty()) entry["tags"] = rd.pair->tags;
+        json entry = pairJson(m, *rd.pair, rd.request);
+        entry["metric_position"] = s.metricPosition;
+        entry["clean_metric"] = s.cleanMetric;
+        entry["corrupt_metric"] = s.corruptMetric;
+        entry["effect_defined"] = s.effectDefined;
         pairsMeta.push_back(std::move(entry));
     }
-    std::sort(skipped.begin(), skipped.end(),
-              [](const SkippedLine& a, const SkippedLine& b) { return a.line < b.line; });
+    sortSkippedOrRefuse(skipped, static_cast<size_t>(P)); // pairs whose sweep failed joined the list
     json colLabels = json::array();
     if (aligned)
         for (int64_t c = 0; c < r.cols; ++c) {

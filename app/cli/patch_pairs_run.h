@@ -3,7 +3,10 @@
 // at each pair's metric position, with the mean effect over pairs and its bootstrap interval.
 
 #include "gwb/engine/model.h"
+#include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patching.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QString>
 
@@ -43,6 +46,19 @@ struct AttributionCheck {
 };
 AttributionCheck checkAttribution(const gwb::engine::Model& model, const gwb::engine::PatchRequest& request,
                                   const gwb::engine::PatchSweep& estimated, int k, uint64_t seed);
+
+/// What gwb patch would run for one pair of a pairs file (site, mode, and the metric position the
+/// pair gives, else `defaultPosition`); throws std::invalid_argument with the reason to skip it.
+gwb::engine::PatchRequest pairRequest(const gwb::engine::Model& model, const gwb::engine::PatchPair& pair,
+                                      const QString& site, const QString& mode, int64_t defaultPosition);
+
+/// A pair as meta.json lists it: line, texts, answer and wrong (typed, piece, id), tokens, tags.
+nlohmann::json pairJson(const gwb::engine::Model& model, const gwb::engine::PatchPair& pair,
+                        const gwb::engine::PatchRequest& request);
+
+/// Sorts the skipped lines and throws the refusal of a file without a usable pair, naming the
+/// first three lines and reasons, when `usable` is 0.
+void sortSkippedOrRefuse(std::vector<gwb::engine::SkippedLine>& skipped, size_t usable);
 
 /// Runs it, prints the summary, writes the files; returns the exit status (0, or 130 / 143 when
 /// Ctrl-C / SIGTERM stopped it after some pairs: those are written, marked incomplete). Throws

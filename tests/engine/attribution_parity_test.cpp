@@ -112,12 +112,9 @@ TEST(AttributionParity, EveryVariantSiteAndModeMatchesAutogradInPyTorch) {
     }
     const std::string reqPath = dir.file("requests.json"), outPath = dir.file("out.json"), log = dir.file("py.log");
     std::ofstream(reqPath) << requests.dump();
-    const std::string command = "'" + *py + "' '" GWB_SOURCE_DIR "/tests/python/attribution_reference.py' '" + reqPath +
-                                "' '" + outPath + "' > '" + log + "' 2>&1";
-    if (std::system(command.c_str()) != 0) {
-        std::ifstream l(log);
-        FAIL() << "attribution_reference.py failed:\n" << std::string(std::istreambuf_iterator<char>(l), {});
-    }
+    if (const std::string failed = test::runPythonScript(*py, "attribution_reference.py", reqPath, outPath, log);
+        !failed.empty())
+        FAIL() << failed;
     nlohmann::json out;
     std::ifstream(outPath) >> out;
     ASSERT_EQ(out.size(), cases.size());

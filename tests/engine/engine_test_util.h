@@ -99,7 +99,7 @@ struct TempDir {
 };
 
 inline /// Every parameter random and non-zero: weights N(0, 1/fan_in), biases N(0, 0.1^2), LayerNorm
-    /// weights 1 + N(0, 0.2^2) and biases N(0, 0.1^2), embeddings N(0, 0.5^2).
+       /// weights 1 + N(0, 0.2^2) and biases N(0, 0.1^2), embeddings N(0, 0.5^2).
     Model
     randomModel(const ModelConfig& config, uint32_t seed) {
     std::map<std::string, FloatArray> params = Model::init(config, seed, nullptr, "cpu").parameters();

@@ -211,12 +211,9 @@ TEST(PatchingParity, EveryVariantSiteAndModeMatchesPyTorch) {
     const std::string requestPath = dir.file("requests.json"), outPath = dir.file("logits.f32"),
                       logPath = dir.file("python.log");
     std::ofstream(requestPath) << requests.dump();
-    const std::string command = "'" + *py + "' '" GWB_SOURCE_DIR "/tests/python/patching_reference.py' '" +
-                                requestPath + "' '" + outPath + "' > '" + logPath + "' 2>&1";
-    if (std::system(command.c_str()) != 0) {
-        std::ifstream log(logPath);
-        FAIL() << "patching_reference.py failed:\n" << std::string(std::istreambuf_iterator<char>(log), {});
-    }
+    if (const std::string failed = test::runPythonScript(*py, "patching_reference.py", requestPath, outPath, logPath);
+        !failed.empty())
+        FAIL() << failed;
     std::ifstream in(outPath, std::ios::binary);
     const std::string bytes(std::istreambuf_iterator<char>(in), {});
 

@@ -3,6 +3,8 @@
 // WordPiece reference). Tests skip with a message when none is usable.
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -27,6 +29,18 @@ inline std::optional<std::string> findPython(const std::string& module = "") {
         if (runQuiet("'" + py + "' -c '" + probe + "'")) return py;
     }
     return std::nullopt;
+}
+
+/// Runs `python script in out` (tests/python/<script>), its output into `log`; "" on success, else
+/// what the script printed (for the test's failure message).
+inline std::string runPythonScript(const std::string& python, const std::string& script, const std::string& in,
+                                   const std::string& out, const std::string& log) {
+    const std::string command = "'" + python + "' '" GWB_SOURCE_DIR "/tests/python/" + script + "' '" + in + "' '" +
+                                out + "' > '" + log + "' 2>&1";
+    if (std::system(command.c_str()) == 0) return {};
+    std::ifstream l(log);
+    const std::string text(std::istreambuf_iterator<char>(l), {});
+    return script + " failed:\n" + (text.empty() ? std::string("(no output)") : text);
 }
 
 } // namespace gwb::engine::test

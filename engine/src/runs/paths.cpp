@@ -133,12 +133,9 @@ PathResult pathPatching(const Model& model, const PathRequest& q, const PatchPro
         }
         return t.to(device);
     }();
+    // Clean where the sender acts, corrupted elsewhere (every value here is 1 x T x width).
     auto mixed = [&](const torch::Tensor& cleanV, const torch::Tensor& corruptV) {
-        // clean where the sender acts, corrupted elsewhere (rows broadcast over the trailing dims)
-        torch::Tensor r = rows;
-        while (r.dim() < cleanV.dim())
-            r = r.unsqueeze(-1);
-        return torch::where(r.squeeze(-1).unsqueeze(-1).expand_as(cleanV).to(torch::kBool), cleanV, corruptV);
+        return torch::where(rows.expand_as(cleanV), cleanV, corruptV);
     };
     for (size_t si = 0; si < senders.size(); ++si) {
         if (progress && !progress(static_cast<double>(si) / static_cast<double>(senders.size())))
