@@ -13,6 +13,7 @@
 #include "gwb/engine/device.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/npy.h"
+#include "gwb/engine/patch_input.h"
 #include "gwb/engine/patching.h"
 
 #include <nlohmann/json.hpp>
@@ -50,14 +51,6 @@ std::pair<std::string, std::string> axisNames(PatchSite site) {
     default:
         return {"layer", "position"};
     }
-}
-
-Array<double> matrix(const PatchSweep& s, const std::vector<double>& v) {
-    return Array<double>({s.rows, s.cols}, v);
-}
-
-Array<int64_t> idArray(const std::vector<int64_t>& ids) {
-    return Array<int64_t>({static_cast<int64_t>(ids.size())}, ids);
 }
 
 json tokensJson(const Model& model, const std::vector<int64_t>& ids) {
@@ -171,33 +164,15 @@ std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest
 void writeNpz(const Model& model, const PatchSweep& s, const PatchRequest& req, const Context& ctx,
               const std::string& path) {
     NpzWriter npz;
-    if (s.estimated) {
-        npz.add("attribution", matrix(s, s.attribution));
-        npz.add("estimated_metric", matrix(s, s.metric));
-        npz.add("flagged", Array<uint8_t>({s.rows, s.cols}, s.flagged));
-        npz.add("clean_metric", Array<double>({}, {s.cleanMetric}));
-        npz.add("corrupt_metric", Array<double>({}, {s.corruptMetric}));
-        if (!ctx.check.cells.empty()) {
-            std::vector<int64_t> cells(ctx.check.cells.begin(), ctx.check.cells.end());
-            const int64_t k = static_cast<int64_t>(cells.size());
-            npz.add("check_cells", Array<int64_t>({k}, cells));
-            npz.add("check_estimate", Array<double>({k}, ctx.check.estimate));
-            npz.add("check_exact", Array<double>({k}, ctx.check.exact));
-        }
-    } else if (s.hasMetric) {
-        npz.add("effect", matrix(s, s.effect));
-        npz.add("metric", matrix(s, s.metric));
-        npz.add("clean_metric", Array<double>({}, {s.cleanMetric}));
-        npz.add("corrupt_metric", Array<double>({}, {s.corruptMetric}));
+    for (const NpzMember& m : patchSweepArrays(s))
+        npz.add(m);
+    if (s.estimated && !ctx.check.cells.empty()) {
+        std::vector<int64_t> cells(ctx.check.cells.begin(), ctx.check.cells.end());
+        const int64_t k = static_cast<int64_t>(cells.size());
+        npz.add("check_cells", Array<int64_t>({k}, cells));
+        npz.add("check_estimate", Array<double>({k}, ctx.check.estimate));
+        npz.add("check_exact", Array<double>({k}, ctx.check.exact));
     }
-    npz.add("defined", Array<uint8_t>({s.rows, s.cols}, s.defined));
-    npz.add("computed", Array<uint8_t>({s.rows, s.cols}, s.computed));
-    if (!s.deltaLogprob.empty()) {
-        npz.add("delta_logprob", Array<double>({s.rows, s.cols, s.T}, s.deltaLogprob));
-        npz.add("mean_delta_logprob", matrix(s, s.meanDeltaLogprob));
-    }
-    npz.add("clean_ids", idArray(s.clean));
-    if (!s.corrupt.empty()) npz.add("corrupt_ids", idArray(s.corrupt));
     npz.addFile("meta.json", metaJson(model, s, req, ctx));
     npz.write(path);
 }

@@ -1,7 +1,6 @@
 #pragma once
-// Turning what a person types (prompts, answer and wrong pieces, site and mode names) into an
-// engine PatchRequest for one model, with messages that name the problem in the person's words:
-// shared by `gwb patch`, the window's Patching view and `gwb figure --view patching`.
+// The Qt spelling of gwb/engine/patch_input.h (typed patching inputs -> a checked PatchRequest)
+// for `gwb patch`, the window's Patching view and `gwb figure --view patching`.
 
 #include "gwb/engine/patching.h"
 

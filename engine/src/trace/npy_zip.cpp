@@ -54,6 +54,10 @@ void NpzWriter::add(const std::string& name, const Array<uint8_t>& a) {
     addMember(name + ".npy", encodeNpy(a));
 }
 
+void NpzWriter::add(const NpzMember& member) {
+    std::visit([&](const auto& a) { add(member.name, a); }, member.values);
+}
+
 void NpzWriter::addFile(const std::string& memberName, const std::string& contents) {
     addMember(memberName, std::vector<uint8_t>(contents.begin(), contents.end()));
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace gwb::engine {
@@ -51,6 +52,14 @@ void writeNpy(const std::string& path, const Array<int64_t>& a);
 void writeNpy(const std::string& path, const Array<uint8_t>& a);
 NpyArray readNpy(const std::string& path);
 
+/// One named array of an NPZ file, in its own element type: what `gwb trace` and `gwb patch` write,
+/// and what the Python package hands out as numpy arrays (under the same names).
+struct NpzMember {
+    using Values = std::variant<Array<float>, Array<double>, Array<int32_t>, Array<int64_t>, Array<uint8_t>>;
+    std::string name; ///< member name without ".npy"
+    Values values;
+};
+
 /// Collects named arrays ("name" -> member "name.npy") and extra members (e.g. "meta.json"),
 /// then writes one NPZ (zip, stored entries). Member names must be unique and non-empty.
 class NpzWriter {
@@ -60,6 +69,7 @@ public:
     void add(const std::string& name, const Array<int32_t>& a);
     void add(const std::string& name, const Array<int64_t>& a);
     void add(const std::string& name, const Array<uint8_t>& a);
+    void add(const NpzMember& member);
     /// An arbitrary member stored under exactly `memberName` (e.g. "meta.json").
     void addFile(const std::string& memberName, const std::string& contents);
     /// Zip archive bytes. Throws when an entry or the archive exceeds 4 GiB (no Zip64).

@@ -1,0 +1,447 @@
+"""Grassmann Workbench from Python: the engine behind the `gwb` window and command line.
+
+    import gwb
+    m = gwb.bundled("grassmann")
+    t = m.trace("It is a truth universally acknowledged")
+    t["l2_gate"]                                  # the arrays of `gwb trace`'s NPZ, by the same names
+    logits = m.run(t.token_ids, hooks={"offset.3.2": lambda v, name: 0 * v})
+    p = m.patch(clean=..., corrupt=..., answer="she", wrong="he", site="resid")   # as `gwb patch`
+    gwb.figure(view="gate", prompt="...")        # the figure of `gwb figure`, inline in Jupyter
+    net = gwb.torch.module(m)                     # the same model as a torch.nn.Module
+
+Site names (hooks, patching, NPZ labels, the window): resid.L (block input h^L, L = 0..N),
+mixer.L, gate.L, ffn.L, offset.L.D (offset D's Plucker vectors), head.L.H (head H's context).
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import _gwb, _paths
+
+__all__ = [
+    "Model", "Trace", "Result", "PatchResult", "PathResult", "Stats", "Figure", "Generation",
+    "load", "bundled", "open_trace", "open_patch", "open_stats", "figure", "site_names",
+]
+
+_BUNDLED = {"grassmann": "grassmann-austen.gwb", "transformer": "transformer-austen.gwb"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Results: read-only mappings of numpy arrays with the command line's names, plus meta.json.
+class Result(Mapping):
+    """Named numpy arrays (the members of an NPZ the command line writes) and its meta data."""
+
+    def __init__(self, arrays, meta):
+        self._arrays = dict(arrays)
+        self.meta = meta
+
+    def __getitem__(self, name):
+        try:
+            return self._arrays[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not in this {type(self).__name__}; its arrays are: "
+                           + ", ".join(sorted(self._arrays))) from None
+
+    def __iter__(self):
+        return iter(self._arrays)
+
+    def __len__(self):
+        return len(self._arrays)
+
+    def __repr__(self):
+        names = ", ".join(f"{k}{list(v.shape)}" for k, v in list(self._arrays.items())[:8])
+        more = f", ... ({len(self._arrays)} arrays)" if len(self._arrays) > 8 else ""
+        return f"<gwb.{type(self).__name__} {names}{more}>"
+
+    def save(self, path):
+        """Writes the arrays and meta.json as an NPZ (atomically: a temp file, then rename)."""
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+                for name, a in self._arrays.items():
+                    buf = io.BytesIO()
+                    np.save(buf, np.asarray(a), allow_pickle=False)
+                    z.writestr(name + ".npy", buf.getvalue())
+                z.writestr("meta.json", json.dumps(self.meta, indent=2, ensure_ascii=False))
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+class Trace(Result):
+    """One forward pass, as `gwb trace` writes it: t["l2_gate"], t["l0_h"], t["logits"], ...
+
+    t.token_ids: the ids traced; t.tokens: one dict per token (id, text, byte_begin, byte_end,
+    char_begin, char_end); t.meta: meta.json (model, config, prompt, definitions)."""
+
+    def __init__(self, arrays, meta, warnings=()):
+        super().__init__(arrays, meta)
+        self.warnings = list(warnings) or list(meta.get("warnings", []))
+
+    @property
+    def token_ids(self):
+        return self._arrays["token_ids"]
+
+    @property
+    def tokens(self):
+        return self.meta.get("tokens", [])
+
+    @property
+    def definitions(self):
+        return self.meta.get("definitions", {})
+
+
+class PatchResult(Result):
+    """A sweep, as `gwb patch` writes it: effect, metric, clean_metric, corrupt_metric, defined, ...
+    meta["row_labels"] / meta["column_labels"] name the rows and columns."""
+
+
+class PathResult(Result):
+    """Path patching, as `gwb paths` writes it: metric and effect (senders x receivers);
+    meta["senders"] ("offset.5.2", "head.2.1", ...) and meta["receivers"] ("logits", "resid.M")."""
+
+
+class Stats(Result):
+    """Corpus statistics, as `gwb stats` writes them (the NPZ's arrays and meta.json)."""
+
+
+def _read_npz(path):
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+            meta = json.loads(z.read("meta.json").decode("utf-8")) if "meta.json" in names else {}
+            arrays = {}
+            for n in names:
+                if n.endswith(".npy"):
+                    arrays[n[:-4]] = np.load(io.BytesIO(z.read(n)), allow_pickle=False)
+    except (zipfile.BadZipFile, ValueError, KeyError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not an NPZ written by gwb ({e})") from None
+    return arrays, meta
+
+
+def open_trace(path):
+    """Reads an NPZ written by `gwb trace` (or Trace.save) into the same object model.trace() returns."""
+    arrays, meta = _read_npz(path)
+    if "token_ids" not in arrays:
+        raise ValueError(f"{os.fspath(path)}: not a gwb trace (no token_ids array)")
+    return Trace(arrays, meta)
+
+
+def open_patch(path):
+    """Reads an NPZ written by `gwb patch`."""
+    arrays, meta = _read_npz(path)
+    if "defined" not in arrays:
+        raise ValueError(f"{os.fspath(path)}: not a gwb patch sweep (no defined array)")
+    return PatchResult(arrays, meta)
+
+
+def open_stats(path):
+    """Reads an NPZ written by `gwb stats` (corpus statistics)."""
+    arrays, meta = _read_npz(path)
+    if not meta:
+        raise ValueError(f"{os.fspath(path)}: not gwb corpus statistics (no meta.json)")
+    return Stats(arrays, meta)
+
+
+# ---------------------------------------------------------------------------------------------
+def _progress(enabled, desc):
+    """A callback(fraction) drawing a tqdm bar (when tqdm is installed and enabled), and a closer."""
+    if not enabled:
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None, lambda: None
+    bar = tqdm(total=100, desc=desc, leave=False, unit="%")
+
+    def update(fraction):
+        n = int(round(100 * fraction))
+        if n > bar.n:
+            bar.update(n - bar.n)
+
+    return update, bar.close
+
+
+def _ids(model, text_or_ids):
+    if isinstance(text_or_ids, str):
+        return model.encode(text_or_ids)
+    ids = np.asarray(text_or_ids)
+    if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
+        raise ValueError(f"expected text or a 1-D sequence of token ids, got an array of shape {list(ids.shape)} "
+                         f"and dtype {ids.dtype}")
+    return [int(i) for i in ids]
+
+
+class Generation:
+    """What model.generate() returns: ids (prompt + new), prompt_length, text, completion."""
+
+    def __init__(self, ids, prompt_length, text, completion):
+        self.ids, self.prompt_length, self.text, self.completion = ids, prompt_length, text, completion
+
+    def __repr__(self):
+        return f"<gwb.Generation {self.prompt_length} + {len(self.ids) - self.prompt_length} tokens: {self.text!r}>"
+
+
+class Model:
+    """A Grassmann or Transformer language model in the engine (CPU, or CUDA with a CUDA LibTorch)."""
+
+    def __init__(self, native):
+        self._m = native
+        self._config = json.loads(native.config_json)
+
+    # -- what it is ------------------------------------------------------------------------------
+    @property
+    def config(self):
+        """The model's configuration (model_config of the .gwb) as a dict."""
+        return dict(self._config)
+
+    @property
+    def kind(self):
+        """"grassmann" or "transformer"."""
+        return self._m.kind
+
+    @property
+    def report(self):
+        """The import report (layout, how it was chosen, flags and notes); {} for a .gwb file."""
+        return dict(self._m.report)
+
+    path = property(lambda self: self._m.path)
+    name = property(lambda self: self._m.name)
+    device = property(lambda self: self._m.device)
+
+    @property
+    def layer_offsets(self):
+        """Grassmann: each layer's offset set W_l."""
+        return [list(o) for o in self._m.layer_offsets()]
+
+    def site_names(self):
+        """Every hook site of the model, in the order the hooks run."""
+        return list(self._m.site_names())
+
+    def parameters(self):
+        """Every parameter as a float32 numpy array, by the .gwb's tensor names."""
+        return self._m.parameters()
+
+    def summary(self):
+        return self._m.summary
+
+    def save(self, path):
+        """Writes the model (and its tokenizer) as a .gwb file."""
+        self._m.save(os.fspath(path))
+
+    def __repr__(self):
+        return f"<gwb.Model {self.name!r} {self.kind} d={self._config.get('d_model')} " \
+               f"N={self._config.get('n_layers')} on {self.device}>"
+
+    # -- tokens ----------------------------------------------------------------------------------
+    def encode(self, text):
+        return list(self._m.encode(text))
+
+    def decode(self, ids):
+        return self._m.decode(_ids(self, ids))
+
+    def pieces(self, ids):
+        """Display text of each id ("▁she")."""
+        return list(self._m.pieces(_ids(self, ids)))
+
+    # -- runs ------------------------------------------------------------------------------------
+    def trace(self, text_or_ids, logits=False, analysis=False, lens_k=5, max_tokens=0, progress=False):
+        """Everything `gwb trace` records (and, with analysis=True, computes) for one prompt."""
+        inp = text_or_ids if isinstance(text_or_ids, str) else _ids(self, text_or_ids)
+        cb, close = _progress(progress, "trace")
+        try:
+            out = self._m.trace(inp, logits=logits, analysis=analysis, lens_k=lens_k, max_tokens=max_tokens,
+                                progress=cb)
+        finally:
+            close()
+        return Trace(out["arrays"], json.loads(out["meta"]), out["warnings"])
+
+    def run(self, ids, hooks=None):
+        """Logits (T x V, numpy float32) of one forward pass; hooks = {site name: fn(value, name)}.
+
+        A hook gets the site's value (numpy, T x width) and returns None to observe only, or an
+        array of the same shape that replaces the value for the rest of the pass."""
+        return self._m.run(_ids(self, ids), dict(hooks or {}))
+
+    def patch(self, clean, corrupt=None, answer=None, wrong=None, site="resid", mode=None, position=-1, layer=-1,
+              offset=-1, head=-1, method="exact", progress=True):
+        """A patching or ablation sweep, as `gwb patch` writes it (the same array names)."""
+        t = _gwb.PatchText()
+        t.clean = clean
+        t.corrupt = corrupt or ""
+        t.answer = answer or ""
+        t.wrong = wrong or ""
+        t.site = site
+        t.mode = mode or ""
+        t.position = position
+        cb, close = _progress(progress and method == "exact", f"patch {site}")
+        try:
+            out = self._m.patch(t, method=method, layer=layer, offset=offset, head=head, progress=cb)
+        finally:
+            close()
+        meta = dict(out["meta"])
+        meta.update(clean_prompt=clean, corrupt_prompt=corrupt, answer=answer, wrong=wrong,
+                    model_name=self.name, model_file=self.path)
+        return PatchResult(out["arrays"], meta)
+
+    def paths(self, clean, corrupt, answer, wrong, position=-1, senders=(), sender_position=-1, progress=True):
+        """Path patching, as `gwb paths` writes it: metric and effect, senders x receivers."""
+        t = _gwb.PatchText()
+        t.clean, t.corrupt, t.answer, t.wrong, t.position = clean, corrupt, answer, wrong, position
+        cb, close = _progress(progress, "paths")
+        try:
+            out = self._m.paths(t, senders=list(senders), sender_position=sender_position, progress=cb)
+        finally:
+            close()
+        return PathResult(out["arrays"], dict(out["meta"]))
+
+    def generate(self, prompt, max_new=32, temperature=1.0, top_k=0, top_p=1.0, seed=0, greedy=False):
+        """Continues the prompt (text or ids), as `gwb generate` does."""
+        ids = _ids(self, prompt)
+        out = list(self._m.generate(ids, max_new=max_new, temperature=temperature, top_k=top_k, top_p=top_p,
+                                    seed=seed, greedy=greedy))
+        has_text = self._m.has_tokenizer
+        return Generation(out, len(ids), self._m.decode(out) if has_text else None,
+                          self._m.decode(out[len(ids):]) if has_text else None)
+
+
+def load(path, layout=None, vocab=None, device="auto"):
+    """Opens any file the window opens: a .gwb, or a .pt / .pth / .bin / .ckpt / .safetensors file of a
+    public implementation through the import rules (layout auto-detected unless given: a built-in
+    layout's name or a layout file). The import report is kept on the model (model.report)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if vocab is not None and not os.path.exists(os.fspath(vocab)):
+        raise FileNotFoundError(f"{os.fspath(vocab)}: no such file (the vocabulary)")
+    return Model(_gwb.Model.load(path, layout=layout, vocab=None if vocab is None else os.fspath(vocab),
+                                 device=device))
+
+
+def _bundled_path(kind):
+    if kind not in _BUNDLED:
+        raise ValueError(f"unknown bundled model {kind!r}: 'grassmann' or 'transformer'")
+    dirs = [os.environ["GWB_MODELS_DIR"]] if os.environ.get("GWB_MODELS_DIR") else [
+        os.path.join(os.path.dirname(__file__), "..", "..", "share", "gwb", "models"),
+        os.path.join(_paths.SOURCE_DIR, "resources", "models")]
+    for d in dirs:
+        p = os.path.join(d, _BUNDLED[kind])
+        if os.path.exists(p):
+            return os.path.abspath(p)
+    raise FileNotFoundError(f"the bundled {kind} model {_BUNDLED[kind]} is in none of: " + ", ".join(dirs))
+
+
+def bundled(kind="grassmann", device="auto"):
+    """The bundled models: "grassmann" (grassmann-austen.gwb) or "transformer" (transformer-austen.gwb)."""
+    return load(_bundled_path(kind), device=device)
+
+
+def site_names(model):
+    return model.site_names()
+
+
+# ---------------------------------------------------------------------------------------------
+class Figure:
+    """A figure made by `gwb figure`: shows inline in Jupyter (SVG); save() writes it anywhere."""
+
+    def __init__(self, data, fmt, args):
+        self.data, self.format, self.args = data, fmt, args
+
+    @property
+    def svg(self):
+        return self.data.decode("utf-8") if self.format == "svg" else None
+
+    def _repr_svg_(self):
+        return self.svg
+
+    def _repr_png_(self):
+        return self.data if self.format == "png" else None
+
+    def save(self, path):
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1].lower().lstrip(".")
+        if ext != self.format:
+            raise ValueError(f"this figure is {self.format}: make a {ext or 'file'} figure with "
+                             f"gwb.figure(..., format={ext!r}) (figures are drawn, never converted)")
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(self.data)
+        os.replace(tmp, path)
+
+    def __repr__(self):
+        return f"<gwb.Figure {self.format}, {len(self.data)} bytes: gwb figure {' '.join(self.args)}>"
+
+
+def _gwb_program():
+    p = os.environ.get("GWB_PROGRAM") or _paths.GWB_PROGRAM
+    if not p or not os.path.exists(p):
+        raise RuntimeError("the gwb program was not built with this package (gwb.figure runs `gwb figure`); "
+                           "build the full preset or set GWB_PROGRAM")
+    return p
+
+
+def _run_figure(args, fmt, out):
+    env = dict(os.environ)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    r = subprocess.run([_gwb_program(), "figure", *args, "--out", out], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise ValueError((r.stderr or r.stdout).strip() or f"gwb figure failed with status {r.returncode}")
+
+
+def figure(view, prompt=None, width="3.5in", model=None, baseline=None, format="svg", **options):
+    """The figure `gwb figure` makes (same options, with _ for -: font_size=9, no_caption=True).
+
+    model / baseline: a path, or a gwb.Model (saved to a temporary .gwb when it did not come from one)."""
+    args = ["--view", view, "--width", str(width)]
+    if prompt is not None:
+        args += ["--prompt", prompt]
+    tmpdir = tempfile.mkdtemp(prefix="gwb-figure-")
+    try:
+        for flag, m in (("--model", model), ("--baseline", baseline)):
+            if m is None:
+                continue
+            if isinstance(m, Model):
+                p = m.path
+                if not p.endswith(".gwb"):
+                    p = os.path.join(tmpdir, flag[2:] + ".gwb")
+                    m.save(p)
+                m = p
+            args += [flag, os.fspath(m)]
+        for k, v in options.items():
+            flag = "--" + k.replace("_", "-")
+            if v is True:
+                args.append(flag)
+            elif v is not False and v is not None:
+                args += [flag, str(v)]
+        out = os.path.join(tmpdir, "figure." + format)
+        _run_figure(args, format, out)
+        with open(out, "rb") as f:
+            data = f.read()
+    finally:
+        for name in os.listdir(tmpdir):
+            os.unlink(os.path.join(tmpdir, name))
+        os.rmdir(tmpdir)
+    return Figure(data, format, [a for a in args])
+
+
+def __getattr__(name):
+    # gwb.torch imports PyTorch, which takes a while: only when asked for.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'gwb' has no attribute {name!r}")

@@ -1,0 +1,421 @@
+// gwb._gwb: the engine's std-only API for Python (pybind11). The pure-Python layer (gwb/__init__.py)
+// builds the public API on it; names and arrays are those of the command line's NPZ files.
+//
+// Threads: the GIL is released while the engine works and taken again to call a hook or report
+// progress. A Python exception raised in a hook, and Ctrl-C seen by a progress report, stop the
+// engine's work and are raised again, as they were, when it has returned.
+
+#include "gwb/engine/config_io.h"
+#include "gwb/engine/generate.h"
+#include "gwb/engine/hooks.h"
+#include "gwb/engine/import.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/patch_input.h"
+#include "gwb/engine/patching.h"
+#include "gwb/engine/tokenizer.h"
+#include "gwb/engine/trace_npz.h"
+#include "gwb/engine/tracer.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+using namespace gwb::engine;
+
+namespace {
+
+/// A numpy array that owns `a`'s values (moved, not copied).
+template <typename T> py::array toNumpy(Array<T>&& a) {
+    auto* values = new std::vector<T>(std::move(a.data));
+    py::capsule owner(values, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    std::vector<py::ssize_t> shape(a.shape.begin(), a.shape.end());
+    return py::array_t<T>(shape, values->data(), owner);
+}
+
+py::dict membersToDict(std::vector<NpzMember>&& members) {
+    py::dict out;
+    for (NpzMember& m : members)
+        out[py::str(m.name)] = std::visit([](auto& a) { return toNumpy(std::move(a)); }, m.values);
+    return out;
+}
+
+/// The first Python exception (a hook's, or KeyboardInterrupt from a progress report) raised while
+/// the engine worked; the engine is stopped by a C++ exception and this one is raised again.
+struct Pending {
+    std::exception_ptr error;
+    void rethrowIfAny() {
+        if (error) {
+            std::exception_ptr e = error;
+            error = nullptr;
+            std::rethrow_exception(e);
+        }
+    }
+};
+
+struct Stopped : std::exception {
+    const char* what() const noexcept override { return "stopped by Python"; }
+};
+
+/// Calls fn with the GIL released; a Python exception kept in `pending` is raised instead of the
+/// engine's stop.
+template <typename Fn> auto withoutGil(Pending& pending, Fn&& fn) -> decltype(fn()) {
+    try {
+        py::gil_scoped_release release;
+        return fn();
+    } catch (...) {
+        pending.rethrowIfAny();
+        throw;
+    }
+}
+
+/// Checks Ctrl-C and calls the Python progress callback (may be None) with the GIL held.
+bool reportProgress(Pending& pending, const py::object& callback, double fraction) {
+    py::gil_scoped_acquire gil;
+    try {
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        if (!callback.is_none()) callback(fraction);
+    } catch (py::error_already_set&) {
+        pending.error = std::current_exception();
+        return false;
+    }
+    return true;
+}
+
+struct PyModel {
+    Model model;
+    std::string layout; ///< import layout used ("" for a .gwb)
+    py::dict report;    ///< the import report (empty for a .gwb)
+};
+
+py::dict reportDict(const ImportReport& r) {
+    py::dict d;
+    d["layout"] = r.layout;
+    d["layout_source"] = r.layoutSource;
+    d["detection"] = r.detection;
+    d["flags"] = r.flags;
+    d["format"] = r.format;
+    d["metadata"] = r.metadata;
+    d["notes"] = r.notes;
+    return d;
+}
+
+PyModel loadModel(const std::string& path, const std::optional<std::string>& layout,
+                  const std::optional<std::string>& vocab, const std::string& device) {
+    PyModel out;
+    const bool gwb = path.size() >= 4 && path.compare(path.size() - 4, 4, ".gwb") == 0;
+    py::gil_scoped_release release;
+    if (gwb && !layout && !vocab) {
+        out.model = Model::load(path, device);
+        return out;
+    }
+    if (!layout && !vocab) {
+        ImportedModel m = loadOrImportModel(path, device);
+        out.model = std::move(m.model);
+        py::gil_scoped_acquire gil;
+        out.report = reportDict(m.report);
+        out.layout = m.report.layout;
+        return out;
+    }
+    ImportOptions o;
+    o.device = device;
+    if (layout) {
+        if (layout->find('/') != std::string::npos || layout->find(".json") != std::string::npos)
+            o.layoutFile = *layout;
+        else
+            o.layout = *layout;
+    }
+    if (vocab)
+        o.vocabPath = *vocab;
+    else if (const FoundVocabulary v = findVocabulary(path); !v.path.empty())
+        o.vocabPath = v.path;
+    ImportedModel m = importCheckpoint(path, o);
+    out.model = std::move(m.model);
+    py::gil_scoped_acquire gil;
+    out.report = reportDict(m.report);
+    out.layout = m.report.layout;
+    return out;
+}
+
+TokenizerPtr needTokenizer(const Model& m, const char* what) {
+    TokenizerPtr t = m.tokenizer();
+    if (!t) throw std::invalid_argument(std::string("the model has no tokenizer to ") + what + ": give token ids");
+    return t;
+}
+
+/// A hook's return value as a float array of the value's shape, or nothing.
+std::optional<FloatArray> hookResult(const py::object& result, const std::string& name, const FloatArray& in) {
+    if (result.is_none()) return std::nullopt;
+    py::module_ np = py::module_::import("numpy");
+    py::array a = np.attr("asarray")(result);
+    const char kind = a.dtype().kind();
+    std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+    if (kind != 'f')
+        throw py::value_error("hook '" + name + "' returned an array of dtype " +
+                              py::str(a.dtype()).cast<std::string>() + " and shape " + shapeText(shape) +
+                              "; expected floats of shape " + shapeText(in.shape));
+    if (shape != in.shape)
+        throw py::value_error("hook '" + name + "' returned shape " + shapeText(shape) + "; expected shape " +
+                              shapeText(in.shape) + " (the value it was given)");
+    auto f = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
+    FloatArray out;
+    out.shape = shape;
+    out.data.assign(f.data(), f.data() + f.size());
+    return out;
+}
+
+py::dict traceModel(PyModel& self, const py::object& input, bool logits, bool analysis, int lensK, int64_t maxTokens,
+                    const py::object& progress) {
+    TraceOptions o;
+    o.keepLogits = logits;
+    o.lensTopK = lensK;
+    o.maxTokens = maxTokens;
+    Pending pending;
+    std::atomic<bool> cancel{false};
+    const ProgressFn report = [&](int64_t done, int64_t total) {
+        return reportProgress(pending, progress, total > 0 ? double(done) / double(total) : 0.0);
+    };
+    const bool text = py::isinstance<py::str>(input);
+    std::string prompt;
+    std::vector<int32_t> ids;
+    if (text)
+        prompt = input.cast<std::string>();
+    else
+        for (const py::handle& v : input) {
+            const int64_t id = v.cast<int64_t>();
+            const int64_t V = self.model.config().vocabSize;
+            if (id < 0 || id >= V)
+                throw py::value_error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                      std::to_string(V - 1) + ")");
+            ids.push_back(static_cast<int32_t>(id));
+        }
+    TraceFile file = withoutGil(pending, [&] {
+        if (text) needTokenizer(self.model, "read the prompt");
+        if (!text && ids.empty()) throw std::invalid_argument("no token ids given");
+        TracePtr t =
+            text ? trace(self.model, prompt, o, report, &cancel) : traceIds(self.model, ids, o, report, &cancel);
+        if (!text && t->droppedTokens > 0) {
+            const int64_t limit = maxTokens > 0 ? std::min(maxTokens, t->config.maxLen) : t->config.maxLen;
+            throw std::invalid_argument("the prompt is " + std::to_string(ids.size()) +
+                                        " tokens, longer than the model's context (" + std::to_string(limit) +
+                                        "); pass max_tokens to trace the first tokens only");
+        }
+        return traceFile(*t, analysis);
+    });
+    py::dict out;
+    out["arrays"] = membersToDict(std::move(file.arrays));
+    out["meta"] = file.metaJson;
+    out["warnings"] = file.warnings;
+    return out;
+}
+
+py::array runModel(PyModel& self, const std::vector<int64_t>& ids, const py::dict& hooks) {
+    Pending pending;
+    std::map<std::string, SiteHook> table;
+    for (const auto& [key, fn] : hooks) {
+        const std::string name = py::str(key).cast<std::string>();
+        if (!PyCallable_Check(fn.ptr())) throw py::type_error("hook '" + name + "' is not callable");
+        py::object f = py::reinterpret_borrow<py::object>(fn);
+        table[name] = [f, name, &pending](const FloatArray& value, const std::string&) -> std::optional<FloatArray> {
+            py::gil_scoped_acquire gil;
+            try {
+                FloatArray copy = value;
+                py::array arr = toNumpy(std::move(copy));
+                return hookResult(f(arr, name), name, value);
+            } catch (py::error_already_set&) {
+                pending.error = std::current_exception();
+                throw Stopped();
+            } catch (py::builtin_exception&) {
+                pending.error = std::current_exception();
+                throw Stopped();
+            }
+        };
+    }
+    FloatArray logits = withoutGil(pending, [&] { return runWithHooks(self.model, ids, table); });
+    return toNumpy(std::move(logits));
+}
+
+py::dict patchModel(PyModel& self, const PatchText& text, const std::string& method, int layer, int offset, int head,
+                    const py::object& progress) {
+    Pending pending;
+    PatchSweep sweep = withoutGil(pending, [&] {
+        PatchRequest r = preparePatchRequest(self.model, text);
+        r.layer = layer;
+        r.offset = offset;
+        r.head = head;
+        if (method == "attribution") return attributionSweep(self.model, r);
+        if (method != "exact") throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
+        return runPatchSweep(self.model, r, [&](double f) { return reportProgress(pending, progress, f); });
+    });
+    py::dict meta;
+    meta["site"] = patchSiteName(sweep.site);
+    meta["mode"] = patchModeName(sweep.mode);
+    meta["method"] = sweep.estimated ? "attribution" : "exact";
+    meta["row_labels"] = sweep.rowLabels;
+    meta["column_labels"] = sweep.colLabels;
+    meta["tokens"] = sweep.T;
+    meta["metric_position"] = sweep.metricPosition;
+    meta["has_metric"] = sweep.hasMetric;
+    meta["effect_defined"] = sweep.effectDefined;
+    meta["complete"] = sweep.complete;
+    meta["clean_pieces"] = pieceTexts(self.model, sweep.clean);
+    if (!sweep.corrupt.empty()) meta["corrupt_pieces"] = pieceTexts(self.model, sweep.corrupt);
+    meta["definitions"] = patchDefinitions();
+    py::dict out;
+    out["arrays"] = membersToDict(patchSweepArrays(sweep));
+    out["meta"] = meta;
+    return out;
+}
+
+py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std::string>& senders,
+                    int64_t senderPosition, const py::object& progress) {
+    Pending pending;
+    PathResult res = withoutGil(pending, [&] {
+        PatchText t = text;
+        t.site = "resid";
+        const PatchRequest r = preparePatchRequest(self.model, t);
+        PathRequest q;
+        q.clean = r.clean;
+        q.corrupt = r.corrupt;
+        q.answer = r.answer;
+        q.wrong = r.wrong;
+        q.position = r.position;
+        q.senders = senders;
+        q.senderPosition = senderPosition;
+        return pathPatching(self.model, q, [&](double f) { return reportProgress(pending, progress, f); });
+    });
+    const int64_t S = static_cast<int64_t>(res.senderLabels.size()),
+                  R = static_cast<int64_t>(res.receiverLabels.size());
+    py::dict arrays;
+    arrays["metric"] = toNumpy(Array<double>({S, R}, res.metric));
+    arrays["effect"] = toNumpy(Array<double>({S, R}, res.effect));
+    arrays["clean_metric"] = toNumpy(Array<double>({}, {res.cleanMetric}));
+    arrays["corrupt_metric"] = toNumpy(Array<double>({}, {res.corruptMetric}));
+    py::dict meta;
+    meta["senders"] = res.senderLabels;
+    meta["receivers"] = res.receiverLabels;
+    meta["metric_position"] = res.metricPosition;
+    meta["effect_defined"] = res.effectDefined;
+    py::dict out;
+    out["arrays"] = arrays;
+    out["meta"] = meta;
+    return out;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_gwb, m) {
+    m.doc() = "Grassmann Workbench engine (compiled part of the gwb package; use `import gwb`).";
+
+    py::class_<PatchText>(m, "PatchText")
+        .def(py::init<>())
+        .def_readwrite("clean", &PatchText::clean)
+        .def_readwrite("corrupt", &PatchText::corrupt)
+        .def_readwrite("answer", &PatchText::answer)
+        .def_readwrite("wrong", &PatchText::wrong)
+        .def_readwrite("site", &PatchText::site)
+        .def_readwrite("mode", &PatchText::mode)
+        .def_readwrite("position", &PatchText::position);
+
+    py::class_<PyModel>(m, "Model")
+        .def_static("load", &loadModel, py::arg("path"), py::arg("layout") = py::none(), py::arg("vocab") = py::none(),
+                    py::arg("device") = "auto")
+        .def_property_readonly("config_json", [](const PyModel& s) { return configToJson(s.model.config()); })
+        .def_property_readonly("kind",
+                               [](const PyModel& s) {
+                                   return s.model.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer";
+                               })
+        .def_property_readonly("report", [](const PyModel& s) { return s.report; })
+        .def_property_readonly("path", [](const PyModel& s) { return s.model.path(); })
+        .def_property_readonly("name", [](const PyModel& s) { return s.model.displayName(); })
+        .def_property_readonly("device", [](const PyModel& s) { return s.model.device(); })
+        .def_property_readonly("summary", [](const PyModel& s) { return s.model.summary(); })
+        .def_property_readonly("parameter_count", [](const PyModel& s) { return s.model.parameterCount(); })
+        .def_property_readonly("has_tokenizer", [](const PyModel& s) { return static_cast<bool>(s.model.tokenizer()); })
+        .def("save",
+             [](const PyModel& s, const std::string& path) {
+                 py::gil_scoped_release release;
+                 s.model.save(path);
+             })
+        .def("layer_offsets", [](const PyModel& s) { return s.model.config().layerOffsets; })
+        .def("encode",
+             [](const PyModel& s, const std::string& text) {
+                 checkUtf8(text);
+                 const auto ids = needTokenizer(s.model, "encode text")->encodeIds(text);
+                 return std::vector<int64_t>(ids.begin(), ids.end());
+             })
+        .def("decode",
+             [](const PyModel& s, const std::vector<int64_t>& ids) {
+                 const int64_t V = s.model.config().vocabSize;
+                 std::vector<int32_t> v;
+                 for (int64_t id : ids) {
+                     if (id < 0 || id >= V)
+                         throw py::value_error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                               std::to_string(V - 1) + ")");
+                     v.push_back(static_cast<int32_t>(id));
+                 }
+                 return needTokenizer(s.model, "decode ids")->decode(v);
+             })
+        .def("pieces",
+             [](const PyModel& s, const std::vector<int64_t>& ids) {
+                 const int64_t V = s.model.config().vocabSize;
+                 for (int64_t id : ids)
+                     if (id < 0 || id >= V)
+                         throw py::value_error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                               std::to_string(V - 1) + ")");
+                 return pieceTexts(s.model, ids);
+             })
+        .def("piece_id",
+             [](const PyModel& s, const std::string& piece) { return pieceId(s.model, piece, "the piece"); })
+        .def("site_names", [](const PyModel& s) { return hookSiteNames(s.model); })
+        .def("site_shape",
+             [](const PyModel& s, const std::string& name, int64_t T) { return hookSiteShape(s.model, name, T); })
+        .def("parameters",
+             [](const PyModel& s) {
+                 py::dict out;
+                 for (auto& [name, a] : s.model.parameters())
+                     out[py::str(name)] = toNumpy(FloatArray(a));
+                 return out;
+             })
+        .def("trace", &traceModel, py::arg("input"), py::arg("logits") = false, py::arg("analysis") = false,
+             py::arg("lens_k") = 5, py::arg("max_tokens") = 0, py::arg("progress") = py::none())
+        .def("run", &runModel, py::arg("ids"), py::arg("hooks") = py::dict())
+        .def("patch", &patchModel, py::arg("text"), py::arg("method") = "exact", py::arg("layer") = -1,
+             py::arg("offset") = -1, py::arg("head") = -1, py::arg("progress") = py::none())
+        .def("paths", &pathsModel, py::arg("text"), py::arg("senders") = std::vector<std::string>{},
+             py::arg("sender_position") = -1, py::arg("progress") = py::none())
+        .def(
+            "generate",
+            [](PyModel& s, const std::vector<int64_t>& prompt, int64_t maxNew, double temperature, int64_t topK,
+               double topP, uint64_t seed, bool greedy) {
+                GenerateOptions o;
+                o.maxNew = maxNew;
+                o.temperature = temperature;
+                o.topK = topK;
+                o.topP = topP;
+                o.seed = seed;
+                o.greedy = greedy;
+                std::vector<int32_t> ids(prompt.begin(), prompt.end());
+                Pending pending;
+                std::atomic<bool> cancel{false};
+                GenerateResult r = withoutGil(pending, [&] {
+                    return generate(s.model, ids, o,
+                                    [&](int32_t, int64_t) { return reportProgress(pending, py::none(), 0.0); });
+                });
+                pending.rethrowIfAny();
+                return std::vector<int64_t>(r.ids.begin(), r.ids.end());
+            },
+            py::arg("prompt"), py::arg("max_new") = 32, py::arg("temperature") = 1.0, py::arg("top_k") = 0,
+            py::arg("top_p") = 1.0, py::arg("seed") = 0, py::arg("greedy") = false);
+
+    m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
+    m.def("builtin_layouts", &builtinLayoutNames);
+}
