@@ -77,14 +77,18 @@ int runGenerate(const QStringList& args) {
         const std::vector<int32_t> promptIds = tok->encodeIds(text);
         if (promptIds.empty()) throw std::invalid_argument("the prompt encodes to no tokens");
 
-        // Stream: print what decoding the continuation so far adds to what was already printed.
-        std::vector<int32_t> generated;
+        // Stream: print what decoding prompt + continuation adds to the decoded prompt, beyond what
+        // was already printed. (The continuation is decoded after the prompt, not alone: a
+        // word-start piece decoded alone loses its space, "truth" + "in" for "truth in".)
+        std::vector<int32_t> all = promptIds;
+        const std::string base = tok->decode(promptIds);
         std::string printed;
         std::fputs(text.c_str(), stdout);
         std::fflush(stdout);
         auto onToken = [&](int32_t id, int64_t) {
-            generated.push_back(id);
-            const std::string now = tok->decode(generated);
+            all.push_back(id);
+            const std::string full = tok->decode(all);
+            const std::string now = full.compare(0, base.size(), base) == 0 ? full.substr(base.size()) : full;
             // Normally `now` extends what was printed; if a new piece changed how earlier ones
             // decode, the text already on the terminal stays and only the rest is printed.
             std::fputs(now.c_str() + std::min(printed.size(), now.size()), stdout);
@@ -100,7 +104,7 @@ int runGenerate(const QStringList& args) {
                 r = generate(m, promptIds, o, onToken, &g_interrupted);
             } catch (const Cancelled&) {
                 std::fprintf(stderr, "\ninterrupted by %s after %zu tokens\n", gwb::app::StopSignals::name(),
-                             generated.size());
+                             all.size() - promptIds.size());
                 return gwb::app::StopSignals::exitCode(130);
             }
         }

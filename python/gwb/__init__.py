@@ -109,7 +109,7 @@ class PatchResult(Result):
 
 class PathResult(Result):
     """Path patching, as `gwb paths` writes it: metric and effect (senders x receivers);
-    meta["senders"] ("offset.5.2", "head.2.1", ...) and meta["receivers"] ("logits", "resid.M")."""
+    meta["sender_labels"] ("offset.5.2", "head.2.1", ...) and meta["receiver_labels"] ("logits", "resid.M")."""
 
 
 class Stats(Result):
@@ -159,7 +159,10 @@ def open_stats(path):
 
 # ---------------------------------------------------------------------------------------------
 def _progress(enabled, desc):
-    """A callback(fraction) drawing a tqdm bar (when tqdm is installed and enabled), and a closer."""
+    """A callback(fraction) drawing a tqdm bar (when tqdm is installed and enabled), and a closer.
+    `enabled` may be a callable itself: it is then called with the fraction done (0..1)."""
+    if callable(enabled):
+        return enabled, lambda: None
     if not enabled:
         return None, lambda: None
     try:
@@ -174,6 +177,18 @@ def _progress(enabled, desc):
             bar.update(n - bar.n)
 
     return update, bar.close
+
+
+def _text(text, what="the prompt"):
+    """`text` checked to be encodable as UTF-8 (a str from a badly decoded file may hold lone surrogates)."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be a str, not {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what} is not valid text: {e.reason} at character {e.start} "
+                         f"({text[e.start:e.end]!r}); was it read with the right encoding?") from None
+    return text
 
 
 def _ids(model, text_or_ids):
@@ -249,7 +264,7 @@ class Model:
 
     # -- tokens ----------------------------------------------------------------------------------
     def encode(self, text):
-        return list(self._m.encode(text))
+        return list(self._m.encode(_text(text, "the text")))
 
     def decode(self, ids):
         return self._m.decode(_ids(self, ids))
@@ -261,7 +276,7 @@ class Model:
     # -- runs ------------------------------------------------------------------------------------
     def trace(self, text_or_ids, logits=False, analysis=False, lens_k=5, max_tokens=0, progress=False):
         """Everything `gwb trace` records (and, with analysis=True, computes) for one prompt."""
-        inp = text_or_ids if isinstance(text_or_ids, str) else _ids(self, text_or_ids)
+        inp = _text(text_or_ids) if isinstance(text_or_ids, str) else _ids(self, text_or_ids)
         cb, close = _progress(progress, "trace")
         try:
             out = self._m.trace(inp, logits=logits, analysis=analysis, lens_k=lens_k, max_tokens=max_tokens,
@@ -281,14 +296,14 @@ class Model:
               offset=-1, head=-1, method="exact", progress=True):
         """A patching or ablation sweep, as `gwb patch` writes it (the same array names)."""
         t = _gwb.PatchText()
-        t.clean = clean
-        t.corrupt = corrupt or ""
-        t.answer = answer or ""
-        t.wrong = wrong or ""
+        t.clean = _text(clean, "the clean prompt")
+        t.corrupt = _text(corrupt or "", "the corrupted prompt")
+        t.answer = _text(answer or "", "the answer piece")
+        t.wrong = _text(wrong or "", "the wrong piece")
         t.site = site
         t.mode = mode or ""
         t.position = position
-        cb, close = _progress(progress and method == "exact", f"patch {site}")
+        cb, close = _progress(progress if method == "exact" else False, f"patch {site}")
         try:
             out = self._m.patch(t, method=method, layer=layer, offset=offset, head=head, progress=cb)
         finally:
@@ -301,7 +316,8 @@ class Model:
     def paths(self, clean, corrupt, answer, wrong, position=-1, senders=(), sender_position=-1, progress=True):
         """Path patching, as `gwb paths` writes it: metric and effect, senders x receivers."""
         t = _gwb.PatchText()
-        t.clean, t.corrupt, t.answer, t.wrong, t.position = clean, corrupt, answer, wrong, position
+        t.clean, t.corrupt = _text(clean, "the clean prompt"), _text(corrupt, "the corrupted prompt")
+        t.answer, t.wrong, t.position = _text(answer, "the answer piece"), _text(wrong, "the wrong piece"), position
         cb, close = _progress(progress, "paths")
         try:
             out = self._m.paths(t, senders=list(senders), sender_position=sender_position, progress=cb)
@@ -319,17 +335,21 @@ class Model:
                           self._m.decode(out[len(ids):]) if has_text else None)
 
 
-def load(path, layout=None, vocab=None, device="auto"):
+def load(path, layout=None, vocab=None, device="auto", norm=None, offsets=None, heads=None):
     """Opens any file the window opens: a .gwb, or a .pt / .pth / .bin / .ckpt / .safetensors file of a
     public implementation through the import rules (layout auto-detected unless given: a built-in
-    layout's name or a layout file). The import report is kept on the model (model.report)."""
+    layout's name or a layout file). The import report is kept on the model (model.report).
+
+    For imported checkpoints, as `gwb import` has them: norm ("post", "pre", "post_mix",
+    "pre_mix") where a state dict cannot show it, offsets (a schedule: "1,2,4,8,12,16",
+    "per_layer:1,2,4", "1,2;4;8,12"), heads (Transformer heads)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
     if vocab is not None and not os.path.exists(os.fspath(vocab)):
         raise FileNotFoundError(f"{os.fspath(vocab)}: no such file (the vocabulary)")
     return Model(_gwb.Model.load(path, layout=layout, vocab=None if vocab is None else os.fspath(vocab),
-                                 device=device))
+                                 device=device, norm=norm, offsets=offsets, heads=heads))
 
 
 def _bundled_path(kind):

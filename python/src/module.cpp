@@ -109,15 +109,20 @@ py::dict reportDict(const ImportReport& r) {
 }
 
 PyModel loadModel(const std::string& path, const std::optional<std::string>& layout,
-                  const std::optional<std::string>& vocab, const std::string& device) {
+                  const std::optional<std::string>& vocab, const std::string& device,
+                  const std::optional<std::string>& norm, const std::optional<std::string>& offsets,
+                  std::optional<int64_t> heads) {
     PyModel out;
     const bool gwb = path.size() >= 4 && path.compare(path.size() - 4, 4, ".gwb") == 0;
+    const bool overrides = norm || offsets || heads;
+    if (gwb && overrides)
+        throw py::value_error(path + ": norm, offsets and heads apply to imported checkpoints, not to a .gwb file");
     py::gil_scoped_release release;
     if (gwb && !layout && !vocab) {
         out.model = Model::load(path, device);
         return out;
     }
-    if (!layout && !vocab) {
+    if (!layout && !vocab && !overrides) {
         ImportedModel m = loadOrImportModel(path, device);
         out.model = std::move(m.model);
         py::gil_scoped_acquire gil;
@@ -133,6 +138,9 @@ PyModel loadModel(const std::string& path, const std::optional<std::string>& lay
         else
             o.layout = *layout;
     }
+    if (norm) o.norm = normFromName(*norm);
+    if (offsets) o.offsetSchedule = *offsets;
+    if (heads) o.nHeads = *heads;
     if (vocab)
         o.vocabPath = *vocab;
     else if (const FoundVocabulary v = findVocabulary(path); !v.path.empty())
@@ -300,8 +308,8 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
     arrays["clean_metric"] = toNumpy(Array<double>({}, {res.cleanMetric}));
     arrays["corrupt_metric"] = toNumpy(Array<double>({}, {res.corruptMetric}));
     py::dict meta;
-    meta["senders"] = res.senderLabels;
-    meta["receivers"] = res.receiverLabels;
+    meta["sender_labels"] = res.senderLabels;
+    meta["receiver_labels"] = res.receiverLabels;
     meta["metric_position"] = res.metricPosition;
     meta["effect_defined"] = res.effectDefined;
     py::dict out;
@@ -327,7 +335,8 @@ PYBIND11_MODULE(_gwb, m) {
 
     py::class_<PyModel>(m, "Model")
         .def_static("load", &loadModel, py::arg("path"), py::arg("layout") = py::none(), py::arg("vocab") = py::none(),
-                    py::arg("device") = "auto")
+                    py::arg("device") = "auto", py::arg("norm") = py::none(), py::arg("offsets") = py::none(),
+                    py::arg("heads") = py::none())
         .def_property_readonly("config_json", [](const PyModel& s) { return configToJson(s.model.config()); })
         .def_property_readonly("kind",
                                [](const PyModel& s) {

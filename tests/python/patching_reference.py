@@ -53,11 +53,14 @@ def read_gwb(path):
     config = json.loads(meta["model_config"])
     tensors = {}
     for name, info in header.items():
-        if info["dtype"] != "F32":
-            raise ValueError(f"{path}: tensor {name} is {info['dtype']}, only F32 is supported")
+        if name == "tokenizer.model":  # the embedded tokenizer (U8 bytes), not a weight
+            continue
+        dtypes = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+        if info["dtype"] not in dtypes:
+            raise ValueError(f"{path}: tensor {name} is {info['dtype']}, only F32, F16 and BF16 are supported")
         begin, end = info["data_offsets"]
-        t = torch.frombuffer(bytearray(data[begin:end]), dtype=torch.float32) if end > begin \
-            else torch.zeros(0, dtype=torch.float32)
+        dt = dtypes[info["dtype"]]
+        t = torch.frombuffer(bytearray(data[begin:end]), dtype=dt) if end > begin else torch.zeros(0, dtype=dt)
         tensors[name] = t.reshape(info["shape"]).to(DTYPE)
     return config, tensors
 

@@ -1,0 +1,50 @@
+"""pytest set-up for the gwb Python package's tests (tests/python/test_*.py).
+
+Run through ctest (test PythonPackage) or by hand:
+    scripts/python -m pytest tests/python
+The package comes from PYTHONPATH (scripts/python sets it to build/ci/python); the gwb program for
+the command-line comparisons from GWB_PROGRAM, else the one the package was built with.
+The other files of this folder are the independent PyTorch references of the C++ parity tests;
+the tests here import some of them (patching_reference, the families' parity scripts)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import gwb  # noqa: E402
+from gwb import _paths  # noqa: E402
+
+PROMPT = "It is a truth universally acknowledged, that a single man in possession of a good fortune"
+
+
+def gwb_program():
+    return os.environ.get("GWB_PROGRAM") or _paths.GWB_PROGRAM
+
+
+def run_gwb(*args, check=True):
+    """Runs the gwb program; returns the CompletedProcess (text)."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    r = subprocess.run([gwb_program(), *map(str, args)], capture_output=True, text=True, env=env)
+    if check and r.returncode != 0:
+        raise AssertionError(f"gwb {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stderr}")
+    return r
+
+
+@pytest.fixture(scope="session")
+def grassmann():
+    return gwb.bundled("grassmann")
+
+
+@pytest.fixture(scope="session")
+def transformer():
+    return gwb.bundled("transformer")
+
+
+@pytest.fixture(scope="session", params=["grassmann", "transformer"])
+def model(request):
+    return gwb.bundled(request.param)

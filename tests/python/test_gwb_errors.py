@@ -1,0 +1,142 @@
+"""Bad input raises a Python exception naming the problem; the interpreter never crashes."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import gwb
+from conftest import PROMPT
+
+
+def test_missing_file_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.gwb"):
+        gwb.load(tmp_path / "nowhere.gwb")
+
+
+@pytest.mark.parametrize("name,content", [("broken.gwb", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json"),
+                                          ("foreign.pt", b"PK\x03\x04 this is not a torch archive"),
+                                          ("text.safetensors", "naïve text".encode("latin-1"))])
+def test_broken_or_foreign_file_names_the_path(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises((RuntimeError, ValueError)) as e:
+        gwb.load(path)
+    assert name in str(e.value)
+
+
+def test_unknown_hook_lists_the_valid_sites(grassmann, transformer):
+    ids = grassmann.encode(PROMPT)
+    with pytest.raises(ValueError, match=r"unknown hook site 'offset\.3\.5'.*offset\.L\.D.*\{1,2,4,8,12,16\}"):
+        grassmann.run(ids, hooks={"offset.3.5": lambda v, n: None})
+    with pytest.raises(ValueError, match=r"unknown hook site 'attn\.1'.*resid\.0 \.\. resid\.6"):
+        grassmann.run(ids, hooks={"attn.1": lambda v, n: None})
+    with pytest.raises(ValueError, match=r"'gate\.1'.*Transformer has no gate.*head\.L\.H"):
+        transformer.run(ids, hooks={"gate.1": lambda v, n: None})
+    with pytest.raises(ValueError, match=r"'mixer\.6'.*does not exist"):
+        grassmann.run(ids, hooks={"mixer.6": lambda v, n: None})
+    with pytest.raises(TypeError, match="'mixer.1' is not callable"):
+        grassmann.run(ids, hooks={"mixer.1": 3})
+
+
+def test_wrong_shape_or_dtype_names_the_hook_and_both_shapes(grassmann):
+    ids = grassmann.encode(PROMPT)
+    T, d = len(ids), grassmann.config["d_model"]
+    with pytest.raises(ValueError, match=rf"hook 'mixer\.2' returned shape \[{T}, {d - 1}\]; expected shape \[{T}, {d}\]"):
+        grassmann.run(ids, hooks={"mixer.2": lambda v, n: v[:, 1:]})
+    with pytest.raises(ValueError, match=rf"hook 'gate\.1'.*dtype int64.*\[{T}, {d}\].*floats of shape \[{T}, {d}\]"):
+        grassmann.run(ids, hooks={"gate.1": lambda v, n: np.zeros(v.shape, dtype=np.int64)})
+    # float64 is fine (converted), and the model is still usable after every error above
+    out = grassmann.run(ids, hooks={"gate.1": lambda v, n: v.astype(np.float64)})
+    assert np.array_equal(out, grassmann.run(ids))
+
+
+class Boom(Exception):
+    pass
+
+
+def test_an_exception_in_a_hook_propagates_as_itself(grassmann):
+    ids = grassmann.encode(PROMPT)
+
+    def bad(v, n):
+        raise Boom(f"my own message at {n}")
+
+    with pytest.raises(Boom, match="my own message at ffn.3"):
+        grassmann.run(ids, hooks={"ffn.3": bad})
+    with pytest.raises(ZeroDivisionError):
+        grassmann.run(ids, hooks={"resid.2": lambda v, n: 1 / 0})
+    assert grassmann.run(ids).shape[0] == len(ids)
+
+
+def test_ids_outside_the_vocabulary_and_long_prompts(grassmann):
+    V, L = grassmann.config["vocab_size"], grassmann.config["max_len"]
+    with pytest.raises(ValueError, match=rf"token id {V} at position 1 is outside the vocabulary \(0\.\.{V - 1}\)"):
+        grassmann.run([1, V])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        grassmann.run([-1])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        grassmann.trace([5, V + 3])
+    with pytest.raises(ValueError, match=rf"{L + 1} tokens, longer than the model's context \(max_len {L}\)"):
+        grassmann.run([5] * (L + 1))
+    with pytest.raises(ValueError, match=rf"longer than the model's context"):
+        grassmann.trace([5] * (L + 1))
+    # a long text is traced up to the context, as the window does, with the rest reported
+    t = grassmann.trace(" ".join(["the"] * (L + 20)))
+    assert len(t.token_ids) == L and t.meta["dropped_tokens"] > 0
+    with pytest.raises(ValueError, match="empty"):
+        grassmann.run([])
+    with pytest.raises(ValueError, match="empty"):
+        grassmann.trace("")
+    with pytest.raises(ValueError, match="1-D sequence of token ids"):
+        grassmann.run([[1, 2], [3, 4]])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        grassmann.decode([V])
+
+
+def test_bad_text_and_options(grassmann):
+    # text read from a non-UTF-8 file with errors="surrogateescape" holds lone surrogates
+    bad = b"caf\xe9 au lait".decode("utf-8", "surrogateescape")
+    with pytest.raises(ValueError, match="not valid text.*character 3"):
+        grassmann.encode(bad)
+    with pytest.raises(ValueError, match="the prompt is not valid text"):
+        grassmann.trace(bad)
+    with pytest.raises(ValueError, match="the clean prompt is not valid text"):
+        grassmann.patch(clean=bad, site="ffn", mode="zero")
+    with pytest.raises(ValueError, match="bundled"):
+        gwb.bundled("lstm")
+    with pytest.raises(ValueError, match="temperature"):
+        grassmann.generate("It is", temperature=0)
+    with pytest.raises(ValueError, match="not one of: exact, attribution"):
+        grassmann.patch(clean="She said", corrupt="He said", answer="she", wrong="he", method="fast")
+
+
+def test_ctrl_c_stops_a_long_sweep(tmp_path):
+    """SIGINT during a patching sweep raises KeyboardInterrupt within a second or so."""
+    script = tmp_path / "sweep.py"
+    script.write_text(
+        "import sys, gwb\n"
+        "m = gwb.bundled('grassmann')\n"
+        "text = ' '.join(['She said that she would walk to the house'] * 11)\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    for _ in range(30):  # about 3 s each\n"
+        "        m.patch(clean=text, site='resid', mode='zero', progress=False)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(3)\n"
+        "print('finished', flush=True)\n")
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ))
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.5)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert p.returncode == 3, (out, err)
+    assert "interrupted" in out
+    assert took < 10, took

@@ -1,0 +1,83 @@
+"""generate, open_stats, figure, the import report, and the GIL released while the engine works."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gwb
+from conftest import PROMPT, run_gwb
+
+
+def test_generate_equals_command_line(grassmann):
+    r = run_gwb("generate", "--model", "grassmann", "--prompt", "It is a truth", "--max-new", "12", "--seed", "7",
+                "--top-k", "20")
+    g = grassmann.generate("It is a truth", max_new=12, seed=7, top_k=20)
+    assert g.text in r.stdout, (g.text, r.stdout)
+    assert len(g.ids) == g.prompt_length + 12
+    assert g.text == "It is a truth" + g.completion or g.text.startswith("It is a truth")
+    greedy = grassmann.generate(grassmann.encode("It is a truth"), max_new=5, greedy=True)
+    assert greedy.ids == grassmann.generate("It is a truth", max_new=5, greedy=True, seed=99).ids
+
+
+def test_open_stats_reads_what_gwb_stats_writes(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text((PROMPT + ". ") * 40, encoding="utf-8")
+    out = tmp_path / "s.npz"
+    run_gwb("stats", "--data", corpus, "--window", "32", "--stride", "32", "--max-windows", "3", "--out", out)
+    s = gwb.open_stats(out)
+    assert len(s) > 5
+    assert s.meta
+    import zipfile
+    with zipfile.ZipFile(out) as z:
+        assert {n[:-4] for n in z.namelist() if n.endswith(".npy")} == set(s)
+
+
+def test_figure_is_an_inline_svg(tmp_path, grassmann):
+    f = gwb.figure(view="gate", prompt="It is a truth universally acknowledged", width="3.5in", layer=2)
+    svg = f._repr_svg_()
+    assert svg.lstrip().startswith("<?xml") or "<svg" in svg[:400]
+    assert "</svg>" in svg
+    f.save(tmp_path / "gate.svg")
+    assert (tmp_path / "gate.svg").read_text(encoding="utf-8") == svg
+    with pytest.raises(ValueError, match="format='pdf'"):
+        f.save(tmp_path / "gate.pdf")
+    pdf = gwb.figure(view="gate", prompt="It is a truth", format="pdf", model=grassmann)
+    assert pdf.data.startswith(b"%PDF")
+    with pytest.raises(ValueError, match="view"):
+        gwb.figure(view="nonsense", prompt="It is")
+
+
+def test_the_gil_is_released_while_the_engine_works(grassmann):
+    text = " ".join(["She said that she would walk to the house"] * 11)
+    done = threading.Event()
+
+    def work():
+        grassmann.patch(clean=text, site="resid", mode="zero", progress=False)
+        done.set()
+
+    ticks = 0
+    t = threading.Thread(target=work)
+    t.start()
+    start = time.monotonic()
+    while not done.is_set() and time.monotonic() - start < 1.0:
+        time.sleep(0.005)
+        ticks += 1
+    t.join()
+    # With the GIL held by the engine this loop would not run at all until the sweep ends (1 tick).
+    assert ticks > 10, ticks
+
+
+def test_import_report_is_kept(tmp_path):
+    import parity_alphaxiv
+    import parity_common as pc
+    parity_alphaxiv.make(pc.parser("").parse_args(["--kind", "grassmann", "--size", "tiny", "--out", str(tmp_path)]))
+    import json
+    with open(tmp_path / "expected.json") as f:
+        e = json.load(f)
+    m = gwb.load(e["checkpoint"])
+    assert m.report["layout"] == "alphaxiv"
+    assert m.report["detection"] and m.report["flags"]
+    assert m.config["family"] == "alphaxiv"
+    assert gwb.bundled().report == {}

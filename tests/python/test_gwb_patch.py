@@ -1,0 +1,76 @@
+"""model.patch() and model.paths() are what gwb patch and gwb paths write: the same array names
+and values."""
+
+import numpy as np
+import pytest
+
+import gwb
+from conftest import run_gwb
+
+CLEAN = "She said that she would walk to the house"
+CORRUPT = "He said that he would walk to the house"
+
+
+@pytest.mark.parametrize("kind,site,mode,method", [
+    ("grassmann", "resid", None, "exact"),
+    ("grassmann", "offset", None, "exact"),
+    ("grassmann", "gate", "mean", "exact"),
+    ("grassmann", "mixer", None, "attribution"),
+    ("transformer", "head", None, "exact"),
+    ("transformer", "ffn", "zero", "exact"),
+])
+def test_patch_equals_command_line(tmp_path, kind, site, mode, method):
+    m = gwb.bundled(kind)
+    out = tmp_path / "p.npz"
+    args = ["patch", "--model", kind, "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", "she", "--wrong", "he",
+            "--site", site, "--out", out]
+    if mode:
+        args += ["--mode", mode]
+    if method != "exact":
+        args += ["--method", method]
+    run_gwb(*args)
+    file = gwb.open_patch(out)
+    p = m.patch(clean=CLEAN, corrupt=CORRUPT, answer="she", wrong="he", site=site, mode=mode, method=method,
+                progress=False)
+    assert set(p) == set(file), set(p) ^ set(file)
+    for name in p:
+        assert p[name].dtype == file[name].dtype, name
+        np.testing.assert_allclose(p[name], file[name], rtol=1e-6, atol=1e-7, equal_nan=True, err_msg=name)
+    for key in ("row_labels", "column_labels", "site", "mode", "method"):
+        assert p.meta[key] == file.meta[key], key
+
+
+def test_ablation_without_a_corrupted_prompt(grassmann):
+    p = grassmann.patch(clean=CLEAN, site="ffn", mode="zero", progress=False)
+    assert "delta_logprob" in p and "effect" not in p
+    T = len(grassmann.encode(CLEAN))
+    assert p["delta_logprob"].shape == (grassmann.config["n_layers"], T, T)
+
+
+def test_one_layer_and_progress_callback(grassmann):
+    seen = []
+    p = grassmann.patch(clean=CLEAN, corrupt=CORRUPT, answer="she", wrong="he", site="resid", layer=2,
+                        progress=seen.append)
+    assert p["computed"].shape[0] == 1 and p["computed"].all()
+    assert p.meta["row_labels"] == ["h^2"]
+    assert seen and seen[-1] == pytest.approx(1.0)
+
+
+def test_paths_equals_command_line(tmp_path, grassmann):
+    out = tmp_path / "paths.npz"
+    run_gwb("paths", "--model", "grassmann", "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", "she", "--wrong", "he",
+            "--out", out)
+    file = gwb._read_npz(out)
+    p = grassmann.paths(CLEAN, CORRUPT, "she", "he", progress=False)
+    np.testing.assert_allclose(p["effect"], file[0]["effect"], rtol=1e-6, atol=1e-7, equal_nan=True)
+    assert p.meta["sender_labels"] == file[1]["sender_labels"]
+    assert p.meta["receiver_labels"] == file[1]["receiver_labels"]
+
+
+def test_patch_messages(grassmann):
+    with pytest.raises(ValueError, match="different lengths"):
+        grassmann.patch(clean=CLEAN, corrupt="He said", answer="she", wrong="he", progress=False)
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        grassmann.patch(clean=CLEAN, corrupt=CORRUPT, answer="shezzqx", wrong="he", progress=False)
+    with pytest.raises(ValueError, match="head.*does not exist"):
+        grassmann.patch(clean=CLEAN, corrupt=CORRUPT, answer="she", wrong="he", site="head", progress=False)

@@ -1,0 +1,71 @@
+"""model.trace() is gwb trace's NPZ: the same names, shapes and values; open_trace reads the file
+into the same object."""
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+import gwb
+from conftest import PROMPT, run_gwb
+
+
+@pytest.mark.parametrize("kind", ["grassmann", "transformer"])
+def test_trace_equals_command_line(tmp_path, kind):
+    m = gwb.bundled(kind)
+    out = tmp_path / "t.npz"
+    run_gwb("trace", "--model", kind, "--prompt", PROMPT, "--logits", "--analysis", "--threads", "1", "--out", out)
+    file = gwb.open_trace(out)
+    t = m.trace(PROMPT, logits=True, analysis=True)
+    assert set(t) == set(file), (set(t) ^ set(file))
+    assert len(t) > 20
+    for name in t:
+        a, b = t[name], file[name]
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        # Same engine on the same weights: the recorded arrays are bitwise equal; the analyses may
+        # differ in the last bits (summation order with other thread counts).
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name, equal_nan=True)
+    assert t.meta["tokens"] == file.meta["tokens"]
+    assert t.meta["model_config"] == file.meta["model_config"]
+    assert t.meta["definitions"] == file.meta["definitions"]
+    assert list(t.token_ids) == [tok["id"] for tok in t.tokens]
+    assert t.tokens[0]["byte_begin"] == 0
+
+
+def test_trace_arrays_and_ids(grassmann):
+    t = grassmann.trace(PROMPT)
+    ids = grassmann.encode(PROMPT)
+    assert list(t.token_ids) == ids
+    T = len(ids)
+    c = grassmann.config
+    assert t["l2_gate"].shape == (T, c["d_model"])
+    assert t["l0_z"].shape == (T, c["reduced"])
+    assert "logits" not in t
+    by_ids = grassmann.trace(ids, logits=True)
+    np.testing.assert_array_equal(by_ids["l5_gate"], t["l5_gate"])
+    np.testing.assert_array_equal(by_ids["logits"], grassmann.run(ids))
+    assert grassmann.decode(ids) == PROMPT
+    assert grassmann.pieces(ids[:2]) == [tok["text"] for tok in t.tokens[:2]]
+
+
+def test_saved_trace_reads_back(tmp_path, transformer):
+    t = transformer.trace("It is a truth")
+    t.save(tmp_path / "x.npz")
+    back = gwb.open_trace(tmp_path / "x.npz")
+    assert set(back) == set(t)
+    for k in t:
+        np.testing.assert_array_equal(back[k], t[k])
+    assert back.meta == json.loads(json.dumps(t.meta))
+    with zipfile.ZipFile(tmp_path / "x.npz") as z:
+        assert "meta.json" in z.namelist()
+    with np.load(tmp_path / "x.npz") as z:  # numpy reads it like gwb trace's file
+        assert "l0_attn" in z.files
+
+
+def test_open_trace_refuses_other_files(tmp_path):
+    (tmp_path / "no.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="no.npz"):
+        gwb.open_trace(tmp_path / "no.npz")
+    with pytest.raises(FileNotFoundError, match="missing.npz"):
+        gwb.open_trace(tmp_path / "missing.npz")
