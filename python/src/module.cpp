@@ -22,6 +22,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -89,6 +90,25 @@ bool reportProgress(Pending& pending, const py::object& callback, double fractio
     }
     return true;
 }
+
+/// Models whose forward pass with hooks is running on this thread: a hook that runs the same
+/// model again would wait for itself (the engine runs one pass of a model at a time).
+thread_local std::vector<const void*> t_hooked;
+
+void refuseReentry(const Model& m) {
+    for (const void* p : t_hooked)
+        if (p == &m.impl())
+            throw std::runtime_error("a hook cannot use the model it is hooked into while that model runs (keep "
+                                     "values in the hook, run the model afterwards; a second gwb.load of the file "
+                                     "is an independent model)");
+}
+
+struct HookedRun {
+    explicit HookedRun(const Model& m) { t_hooked.push_back(&m.impl()); }
+    ~HookedRun() { t_hooked.pop_back(); }
+    HookedRun(const HookedRun&) = delete;
+    HookedRun& operator=(const HookedRun&) = delete;
+};
 
 struct PyModel {
     Model model;
@@ -182,6 +202,7 @@ std::optional<FloatArray> hookResult(const py::object& result, const std::string
 
 py::dict traceModel(PyModel& self, const py::object& input, bool logits, bool analysis, int lensK, int64_t maxTokens,
                     const py::object& progress) {
+    refuseReentry(self.model);
     TraceOptions o;
     o.keepLogits = logits;
     o.lensTopK = lensK;
@@ -226,6 +247,8 @@ py::dict traceModel(PyModel& self, const py::object& input, bool logits, bool an
 }
 
 py::array runModel(PyModel& self, const std::vector<int64_t>& ids, const py::dict& hooks) {
+    refuseReentry(self.model);
+    const HookedRun running(self.model);
     Pending pending;
     std::map<std::string, SiteHook> table;
     for (const auto& [key, fn] : hooks) {
@@ -253,6 +276,7 @@ py::array runModel(PyModel& self, const std::vector<int64_t>& ids, const py::dic
 
 py::dict patchModel(PyModel& self, const PatchText& text, const std::string& method, int layer, int offset, int head,
                     const py::object& progress) {
+    refuseReentry(self.model);
     Pending pending;
     PatchSweep sweep = withoutGil(pending, [&] {
         PatchRequest r = preparePatchRequest(self.model, text);
@@ -285,6 +309,7 @@ py::dict patchModel(PyModel& self, const PatchText& text, const std::string& met
 
 py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std::string>& senders,
                     int64_t senderPosition, const py::object& progress) {
+    refuseReentry(self.model);
     Pending pending;
     PathResult res = withoutGil(pending, [&] {
         PatchText t = text;
@@ -412,6 +437,7 @@ PYBIND11_MODULE(_gwb, m) {
                 o.topP = topP;
                 o.seed = seed;
                 o.greedy = greedy;
+                refuseReentry(s.model);
                 std::vector<int32_t> ids(prompt.begin(), prompt.end());
                 Pending pending;
                 std::atomic<bool> cancel{false};
@@ -425,6 +451,26 @@ PYBIND11_MODULE(_gwb, m) {
             py::arg("prompt"), py::arg("max_new") = 32, py::arg("temperature") = 1.0, py::arg("top_k") = 0,
             py::arg("top_p") = 1.0, py::arg("seed") = 0, py::arg("greedy") = false);
 
+    // For scripts/bench --python: the same work timed in C++ inside this process (no Python objects
+    // made), so that it can be interleaved call by call with the Python API's.
+    m.def(
+        "_time_cpp",
+        [](PyModel& s, const std::string& what, const std::vector<int64_t>& ids) {
+            py::gil_scoped_release release;
+            const auto t0 = std::chrono::steady_clock::now();
+            if (what == "trace") {
+                const std::vector<int32_t> ids32(ids.begin(), ids.end());
+                TraceFile f = traceFile(*traceIds(s.model, ids32), false);
+                (void)f;
+            } else if (what == "forward") {
+                FloatArray logits = runWithHooks(s.model, ids);
+                (void)logits;
+            } else {
+                throw std::invalid_argument("_time_cpp: trace or forward");
+            }
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        },
+        py::arg("model"), py::arg("what"), py::arg("ids"));
     m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
     m.def("builtin_layouts", &builtinLayoutNames);
 }

@@ -140,3 +140,16 @@ def test_ctrl_c_stops_a_long_sweep(tmp_path):
     assert p.returncode == 3, (out, err)
     assert "interrupted" in out
     assert took < 10, took
+
+
+def test_a_hook_that_runs_its_own_model_is_refused(grassmann):
+    ids = grassmann.encode(PROMPT)
+    with pytest.raises(RuntimeError, match="cannot use the model it is hooked into"):
+        grassmann.run(ids, hooks={"mixer.1": lambda v, n: grassmann.run(ids)})
+    with pytest.raises(RuntimeError, match="cannot use the model it is hooked into"):
+        grassmann.run(ids, hooks={"mixer.1": lambda v, n: grassmann.trace(ids)})
+    other = gwb.bundled("grassmann")  # an independent model may run inside a hook
+    seen = {}
+    grassmann.run(ids, hooks={"mixer.1": lambda v, n: seen.__setitem__("x", other.run(ids[:3]))})
+    assert seen["x"].shape[0] == 3
+    assert np.array_equal(grassmann.run(ids), other.run(ids))
