@@ -292,9 +292,21 @@ class Model:
         array of the same shape that replaces the value for the rest of the pass."""
         return self._m.run(_ids(self, ids), dict(hooks or {}))
 
-    def patch(self, clean, corrupt=None, answer=None, wrong=None, site="resid", mode=None, position=-1, layer=-1,
-              offset=-1, head=-1, method="exact", progress=True):
-        """A patching or ablation sweep, as `gwb patch` writes it (the same array names)."""
+    def patch(self, clean=None, corrupt=None, answer=None, wrong=None, site="resid", mode=None, position=-1,
+              layer=-1, offset=-1, head=-1, method="exact", progress=True, pairs=None, bootstrap=1000, seed=0,
+              check=0):
+        """A patching or ablation sweep, as `gwb patch` writes it (the same array names).
+
+        pairs=FILE (JSONL or CSV) or a list of dicts with clean, corrupt, answer, wrong (optional
+        position, other fields kept as tags): the sweep over every usable pair, as `gwb patch --pairs`
+        writes it (per-pair metric and effect, effect_mean, effect_ci_low/high, effect_n; skipped lines
+        in meta["skipped"]); it runs the gwb program on the model's file."""
+        if pairs is not None:
+            if clean is not None or corrupt is not None:
+                raise ValueError("give either pairs or one clean/corrupt pair, not both")
+            return self._patch_pairs(pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check)
+        if clean is None:
+            raise ValueError("patch needs a clean prompt (or pairs=...)")
         t = _gwb.PatchText()
         t.clean = _text(clean, "the clean prompt")
         t.corrupt = _text(corrupt or "", "the corrupted prompt")
@@ -313,6 +325,47 @@ class Model:
                     model_name=self.name, model_file=self.path)
         return PatchResult(out["arrays"], meta)
 
+    def _patch_pairs(self, pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check):
+        tmpdir = tempfile.mkdtemp(prefix="gwb-pairs-")
+        try:
+            if isinstance(pairs, (str, os.PathLike)):
+                path = os.fspath(pairs)
+                if not os.path.exists(path):
+                    raise FileNotFoundError(f"{path}: no such file")
+            else:
+                path = os.path.join(tmpdir, "pairs.jsonl")
+                with open(path, "w", encoding="utf-8") as f:
+                    for p in pairs:
+                        f.write(json.dumps(dict(p), ensure_ascii=False) + "\n")
+            model_path = self.path
+            if not model_path.endswith(".gwb"):
+                model_path = os.path.join(tmpdir, "model.gwb")
+                self.save(model_path)
+            out = os.path.join(tmpdir, "pairs.npz")
+            args = ["patch", "--model", model_path, "--pairs", path, "--site", site, "--out", out,
+                    "--bootstrap", str(bootstrap), "--seed", str(seed), "--device", "cpu"]
+            for flag, v in (("--mode", mode), ("--method", None if method == "exact" else method)):
+                if v:
+                    args += [flag, v]
+            for flag, v in (("--position", position), ("--layer", layer), ("--offset", offset), ("--head", head)):
+                if v is not None and v >= 0:
+                    args += [flag, str(v)]
+            if check:
+                args += ["--check", str(check)]
+            env = dict(os.environ)
+            env.setdefault("QT_QPA_PLATFORM", "offscreen")
+            r = subprocess.run([_gwb_program(), *args], capture_output=True, text=True, env=env)
+            if r.returncode == 130:
+                raise KeyboardInterrupt
+            if r.returncode != 0:
+                raise ValueError((r.stderr or r.stdout).strip().replace("gwb patch: ", "", 1))
+            arrays, meta = _read_npz(out)
+            return PatchResult(arrays, meta)
+        finally:
+            for name in os.listdir(tmpdir):
+                os.unlink(os.path.join(tmpdir, name))
+            os.rmdir(tmpdir)
+
     def paths(self, clean, corrupt, answer, wrong, position=-1, senders=(), sender_position=-1, progress=True):
         """Path patching, as `gwb paths` writes it: metric and effect, senders x receivers."""
         t = _gwb.PatchText()
@@ -324,6 +377,36 @@ class Model:
         finally:
             close()
         return PathResult(out["arrays"], dict(out["meta"]))
+
+    def stats(self, files, baseline=None, window=256, stride=256, max_windows=0, lens_k=10, out=None,
+              progress=True):
+        """Corpus statistics, as `gwb stats` computes them: files (paths of UTF-8 text) stream window
+        by window through this model (and a baseline Model, if given). Written to `out` when given;
+        returns a Stats. Ctrl-C stops after the current window: the partial statistics (meta
+        "complete": false) are written to `out`, then KeyboardInterrupt is raised."""
+        files = [os.fspath(f) for f in ([files] if isinstance(files, (str, os.PathLike)) else files)]
+        for f in files:
+            if not os.path.exists(f):
+                raise FileNotFoundError(f"{f}: no such file")
+        tmpdir = None
+        if out is None:
+            tmpdir = tempfile.mkdtemp(prefix="gwb-stats-")
+            path = os.path.join(tmpdir, "stats.npz")
+        else:
+            path = os.fspath(out)
+        cb, close = _progress(progress, "stats")
+        try:
+            warnings = self._m.stats(None if baseline is None else baseline._m, files, window=window, stride=stride,
+                                     max_windows=max_windows, lens_k=lens_k, out=path, progress=cb)
+            result = open_stats(path)
+            result.warnings = list(warnings)
+            return result
+        finally:
+            close()
+            if tmpdir is not None:
+                if os.path.exists(path):
+                    os.unlink(path)
+                os.rmdir(tmpdir)
 
     def generate(self, prompt, max_new=32, temperature=1.0, top_k=0, top_p=1.0, seed=0, greedy=False):
         """Continues the prompt (text or ids), as `gwb generate` does."""

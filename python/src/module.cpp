@@ -6,6 +6,7 @@
 // engine's work and are raised again, as they were, when it has returned.
 
 #include "gwb/engine/config_io.h"
+#include "gwb/engine/corpus_run.h"
 #include "gwb/engine/generate.h"
 #include "gwb/engine/hooks.h"
 #include "gwb/engine/import.h"
@@ -343,6 +344,38 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
     return out;
 }
 
+/// Corpus statistics (gwb stats) written to `out`; Ctrl-C stops after the current window, the
+/// partial statistics (complete: false) are written, then KeyboardInterrupt is raised.
+py::list statsModel(PyModel& self, PyModel* baseline, const std::vector<std::string>& files, int64_t window,
+                    int64_t stride, int64_t maxWindows, int lensK, const std::string& out, const py::object& progress) {
+    refuseReentry(self.model);
+    if (baseline) refuseReentry(baseline->model);
+    CorpusOptions o;
+    o.files = files;
+    o.window = window;
+    o.stride = stride;
+    o.maxWindows = maxWindows;
+    o.lensTopK = lensK;
+    Pending pending;
+    std::vector<std::string> warnings;
+    CorpusStats stats = withoutGil(pending, [&] {
+        CorpusStats st = runCorpus(
+            self.model, baseline ? &baseline->model : nullptr, o,
+            [&](const CorpusProgress& p) {
+                return reportProgress(pending, progress,
+                                      p.windowsTotal > 0 ? double(p.windowsDone) / double(p.windowsTotal) : 0.0);
+            },
+            nullptr, [&](const std::string& w) { warnings.push_back(w); });
+        st.write(out);
+        return st;
+    });
+    pending.rethrowIfAny();
+    py::list w;
+    for (const std::string& s : warnings)
+        w.append(s);
+    return w;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_gwb, m) {
@@ -426,6 +459,9 @@ PYBIND11_MODULE(_gwb, m) {
              py::arg("offset") = -1, py::arg("head") = -1, py::arg("progress") = py::none())
         .def("paths", &pathsModel, py::arg("text"), py::arg("senders") = std::vector<std::string>{},
              py::arg("sender_position") = -1, py::arg("progress") = py::none())
+        .def("stats", &statsModel, py::arg("baseline"), py::arg("files"), py::arg("window") = 256,
+             py::arg("stride") = 256, py::arg("max_windows") = 0, py::arg("lens_k") = 10, py::arg("out"),
+             py::arg("progress") = py::none())
         .def(
             "generate",
             [](PyModel& s, const std::vector<int64_t>& prompt, int64_t maxNew, double temperature, int64_t topK,

@@ -81,3 +81,29 @@ def test_import_report_is_kept(tmp_path):
     assert m.report["detection"] and m.report["flags"]
     assert m.config["family"] == "alphaxiv"
     assert gwb.bundled().report == {}
+
+
+def test_stats_equal_command_line_and_stop_on_ctrl_c(tmp_path, grassmann, transformer):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text((PROMPT + ". ") * 40, encoding="utf-8")
+    run_gwb("stats", "--data", corpus, "--window", "32", "--stride", "32", "--max-windows", "3",
+            "--out", tmp_path / "cli.npz")
+    cli = gwb.open_stats(tmp_path / "cli.npz")
+    s = grassmann.stats(corpus, baseline=transformer, window=32, stride=32, max_windows=3, out=tmp_path / "py.npz",
+                        progress=False)
+    assert set(s) == set(cli)
+    for k in s:
+        np.testing.assert_allclose(s[k], cli[k], rtol=1e-6, atol=1e-9, equal_nan=True, err_msg=k)
+    assert s.meta["complete"] is True or s.meta.get("complete") in (True, 1)
+
+    calls = []
+
+    def interrupt(fraction):
+        calls.append(fraction)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        grassmann.stats(corpus, window=16, stride=16, out=tmp_path / "partial.npz", progress=interrupt)
+    partial = gwb.open_stats(tmp_path / "partial.npz")
+    assert partial.meta["complete"] in (False, 0)

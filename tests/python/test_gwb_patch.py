@@ -74,3 +74,23 @@ def test_patch_messages(grassmann):
         grassmann.patch(clean=CLEAN, corrupt=CORRUPT, answer="shezzqx", wrong="he", progress=False)
     with pytest.raises(ValueError, match="head.*does not exist"):
         grassmann.patch(clean=CLEAN, corrupt=CORRUPT, answer="she", wrong="he", site="head", progress=False)
+
+
+def test_patch_over_pairs(tmp_path, grassmann):
+    pairs = [{"clean": CLEAN, "corrupt": CORRUPT, "answer": "she", "wrong": "he", "template": "walk"},
+             {"clean": "She could not help laughing, and", "corrupt": "He could not help laughing, and",
+              "answer": "she", "wrong": "he"},
+             {"clean": "She said", "corrupt": "He said that", "answer": "she", "wrong": "he"}]  # lengths differ
+    p = grassmann.patch(pairs=pairs, site="resid", seed=3)
+    assert p["metric"].shape[0] == 2
+    assert len(p.meta["skipped"]) == 1 and "different lengths" in p.meta["skipped"][0]["reason"]
+    assert np.all(p["effect_ci_low"][p["effect_n"] > 1] <= p["effect_mean"][p["effect_n"] > 1] + 1e-12)
+    # each pair's metric is the single-pair sweep's, aligned at the metric position (the last column)
+    for i, pair in enumerate(pairs[:2]):
+        one = grassmann.patch(clean=pair["clean"], corrupt=pair["corrupt"], answer="she", wrong="he", site="resid",
+                              progress=False)
+        np.testing.assert_allclose(p["metric"][i][:, -1], one["metric"][:, -1], rtol=1e-6)
+    with pytest.raises(ValueError, match="no usable pair"):
+        grassmann.patch(pairs=[pairs[2]])
+    with pytest.raises(FileNotFoundError):
+        grassmann.patch(pairs=tmp_path / "none.jsonl")
