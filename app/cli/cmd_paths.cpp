@@ -189,10 +189,17 @@ int runPaths(const QStringList& args) {
                                        QStringLiteral("B"));
     const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --pairs: the bootstrap's seed (0)."),
                                   QStringLiteral("S"));
+    const QCommandLineOption linear(
+        QStringLiteral("linear"),
+        QStringLiteral(
+            "Pre-norm models: also the direct logit attribution of every write to the residual stream at the "
+            "metric position (embed, offset.l.D / head.l.H, biases, the gate's skip, ffn.l), with the final "
+            "LayerNorm's scale frozen at the corrupted run's value; Grassmann offsets also per read-out "
+            "channel. Refused, with the reason, for post-norm models."));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, clean, corrupt, answer, wrong, receiver, senders, position, metricPosition, out, data, device,
-                  threads, pairs, bootstrap, seed});
+                  threads, pairs, bootstrap, seed, linear});
     p.process(args);
     try {
         if (!p.positionalArguments().isEmpty())
@@ -202,10 +209,12 @@ int runPaths(const QStringList& args) {
             if (!withPairs && !p.isSet(*o))
                 throw std::invalid_argument("--" + o->names().first().toStdString() + " is required (or --pairs FILE)");
         if (withPairs)
-            for (const auto* o : {&clean, &corrupt, &answer, &wrong, &position, &metricPosition})
+            for (const auto* o : {&clean, &corrupt, &answer, &wrong, &position, &metricPosition, &linear})
                 if (p.isSet(*o))
                     throw std::invalid_argument("--" + o->names().first().toStdString() +
-                                                " does not go with --pairs: each pair of the file gives its own");
+                                                (o == &linear ? std::string(" is for one pair, not --pairs")
+                                                              : std::string(" does not go with --pairs: each pair of "
+                                                                            "the file gives its own")));
         if (!p.isSet(out)) throw std::invalid_argument("--out is required");
         checkWritable(p.value(out), "--out");
         if (p.isSet(data)) checkWritable(p.value(data), "--data");
@@ -252,6 +261,9 @@ int runPaths(const QStringList& args) {
         if (p.isSet(senders))
             for (const QString& s : p.value(senders).split(QLatin1Char(','), Qt::SkipEmptyParts))
                 q.senders.push_back(s.trimmed().toStdString());
+        // --linear first: a model it does not fit is refused before anything runs or is written.
+        LinearResult lin;
+        if (p.isSet(linear)) lin = linearAttribution(m, q);
         const PathResult r = pathPatching(m, q);
 
         const int64_t S = static_cast<int64_t>(r.senderLabels.size()),
@@ -282,6 +294,33 @@ int runPaths(const QStringList& args) {
         npz.add("effect", Array<double>({S, R}, r.effect));
         npz.add("clean_metric", Array<double>({}, {r.cleanMetric}));
         npz.add("corrupt_metric", Array<double>({}, {r.corruptMetric}));
+        if (p.isSet(linear)) {
+            const int64_t K = static_cast<int64_t>(lin.labels.size());
+            std::vector<double> delta(lin.clean.size());
+            for (size_t i = 0; i < delta.size(); ++i)
+                delta[i] = lin.clean[i] - lin.corrupt[i];
+            npz.add("linear_corrupt", Array<double>({K}, lin.corrupt));
+            npz.add("linear_clean", Array<double>({K}, lin.clean));
+            npz.add("linear_delta", Array<double>({K}, delta));
+            npz.add("linear_bias", Array<double>({}, {lin.bias}));
+            if (lin.channels > 0) {
+                const int64_t N = static_cast<int64_t>(lin.channelCorrupt.size()) / lin.channels;
+                npz.add("linear_channel_corrupt", Array<double>({N, lin.channels}, lin.channelCorrupt));
+                npz.add("linear_channel_clean", Array<double>({N, lin.channels}, lin.channelClean));
+            }
+            meta["linear_labels"] = lin.labels;
+            meta["definitions"]["linear"] =
+                "direct logit attribution at the metric position of a pre-norm model: h^N_m = embed + every block's "
+                "writes, read through the final LayerNorm with its scale sigma frozen at the corrupted run's value: "
+                "term = write . P(gamma * (E[answer] - E[wrong])) / sigma (P subtracts the mean); linear_corrupt: "
+                "the corrupted run's terms, which sum with linear_bias = beta . (E[answer] - E[wrong]) to "
+                "corrupt_metric; linear_clean: the clean run's writes read the same way; linear_delta = clean - "
+                "corrupt. Terms: embed; Grassmann offset.l.D = the gate's share of offset D's read-out ((1 - a) W_plu "
+                "p_D / |W_m|), mixer_bias.l = (1 - a) b_plu, gate_skip.l = a LN1(h); attention head.l.H = out_proj's "
+                "columns of head H times its context row, attn_bias.l; ln_mix_bias.l (mixer writes pass LN_mix with "
+                "its scale frozen too); ffn.l. linear_channel_*: blocks x d, the offsets' terms of each block split "
+                "by read-out channel (row c of W_plu)";
+        }
         npz.addFile("meta.json", meta.dump(2));
         npz.write(p.value(out).toStdString());
         if (p.isSet(data)) {
@@ -310,6 +349,18 @@ int runPaths(const QStringList& args) {
             for (size_t k = 0; k < order.size() && k < 5; ++k)
                 std::printf("  %s: effect %s\n", r.senderLabels[static_cast<size_t>(order[k])].c_str(),
                             number(r.effect[static_cast<size_t>(order[k] * R)]).c_str());
+        }
+        if (p.isSet(linear)) {
+            std::vector<size_t> order(lin.labels.size());
+            for (size_t i = 0; i < order.size(); ++i)
+                order[i] = i;
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                return std::abs(lin.clean[a] - lin.corrupt[a]) > std::abs(lin.clean[b] - lin.corrupt[b]);
+            });
+            std::printf("largest direct logit attribution differences (clean - corrupted, corrupted run's scale):\n");
+            for (size_t k = 0; k < order.size() && k < 5; ++k)
+                std::printf("  %s: %s\n", lin.labels[order[k]].c_str(),
+                            number(lin.clean[order[k]] - lin.corrupt[order[k]]).c_str());
         }
         std::printf("wrote %s\n", qPrintable(p.value(out)));
         return 0;

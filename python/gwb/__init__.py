@@ -366,14 +366,18 @@ class Model:
                 os.unlink(os.path.join(tmpdir, name))
             os.rmdir(tmpdir)
 
-    def paths(self, clean, corrupt, answer, wrong, position=-1, senders=(), sender_position=-1, progress=True):
-        """Path patching, as `gwb paths` writes it: metric and effect, senders x receivers."""
+    def paths(self, clean, corrupt, answer, wrong, position=-1, senders=(), sender_position=-1, linear=False,
+              progress=True):
+        """Path patching, as `gwb paths` writes it: metric and effect, senders x receivers; with
+        linear=True (pre-norm models) also the direct logit attribution of every write, as
+        `gwb paths --linear` (linear_corrupt, linear_clean, linear_delta, linear_bias,
+        linear_channel_*; meta["linear_labels"])."""
         t = _gwb.PatchText()
         t.clean, t.corrupt = _text(clean, "the clean prompt"), _text(corrupt, "the corrupted prompt")
         t.answer, t.wrong, t.position = _text(answer, "the answer piece"), _text(wrong, "the wrong piece"), position
         cb, close = _progress(progress, "paths")
         try:
-            out = self._m.paths(t, senders=list(senders), sender_position=sender_position, progress=cb)
+            out = self._m.paths(t, senders=list(senders), sender_position=sender_position, linear=linear, progress=cb)
         finally:
             close()
         return PathResult(out["arrays"], dict(out["meta"]))

@@ -309,9 +309,10 @@ py::dict patchModel(PyModel& self, const PatchText& text, const std::string& met
 }
 
 py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std::string>& senders,
-                    int64_t senderPosition, const py::object& progress) {
+                    int64_t senderPosition, bool linear, const py::object& progress) {
     refuseReentry(self.model);
     Pending pending;
+    LinearResult lin;
     PathResult res = withoutGil(pending, [&] {
         PatchText t = text;
         t.site = "resid";
@@ -324,6 +325,7 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
         q.position = r.position;
         q.senders = senders;
         q.senderPosition = senderPosition;
+        if (linear) lin = linearAttribution(self.model, q);
         return pathPatching(self.model, q, [&](double f) { return reportProgress(pending, progress, f); });
     });
     const int64_t S = static_cast<int64_t>(res.senderLabels.size()),
@@ -333,7 +335,23 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
     arrays["effect"] = toNumpy(Array<double>({S, R}, res.effect));
     arrays["clean_metric"] = toNumpy(Array<double>({}, {res.cleanMetric}));
     arrays["corrupt_metric"] = toNumpy(Array<double>({}, {res.corruptMetric}));
+    if (linear) {
+        const int64_t K = static_cast<int64_t>(lin.labels.size());
+        std::vector<double> delta(lin.clean.size());
+        for (size_t i = 0; i < delta.size(); ++i)
+            delta[i] = lin.clean[i] - lin.corrupt[i];
+        arrays["linear_corrupt"] = toNumpy(Array<double>({K}, lin.corrupt));
+        arrays["linear_clean"] = toNumpy(Array<double>({K}, lin.clean));
+        arrays["linear_delta"] = toNumpy(Array<double>({K}, delta));
+        arrays["linear_bias"] = toNumpy(Array<double>({}, {lin.bias}));
+        if (lin.channels > 0) {
+            const int64_t N = static_cast<int64_t>(lin.channelCorrupt.size()) / lin.channels;
+            arrays["linear_channel_corrupt"] = toNumpy(Array<double>({N, lin.channels}, lin.channelCorrupt));
+            arrays["linear_channel_clean"] = toNumpy(Array<double>({N, lin.channels}, lin.channelClean));
+        }
+    }
     py::dict meta;
+    if (linear) meta["linear_labels"] = lin.labels;
     meta["sender_labels"] = res.senderLabels;
     meta["receiver_labels"] = res.receiverLabels;
     meta["metric_position"] = res.metricPosition;
@@ -458,7 +476,7 @@ PYBIND11_MODULE(_gwb, m) {
         .def("patch", &patchModel, py::arg("text"), py::arg("method") = "exact", py::arg("layer") = -1,
              py::arg("offset") = -1, py::arg("head") = -1, py::arg("progress") = py::none())
         .def("paths", &pathsModel, py::arg("text"), py::arg("senders") = std::vector<std::string>{},
-             py::arg("sender_position") = -1, py::arg("progress") = py::none())
+             py::arg("sender_position") = -1, py::arg("linear") = false, py::arg("progress") = py::none())
         .def("stats", &statsModel, py::arg("baseline"), py::arg("files"), py::arg("window") = 256,
              py::arg("stride") = 256, py::arg("max_windows") = 0, py::arg("lens_k") = 10, py::arg("out"),
              py::arg("progress") = py::none())

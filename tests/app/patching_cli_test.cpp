@@ -594,6 +594,33 @@ TEST(PathsCli, WritesSendersByReceiversAndRefusesBadInputAsPatchDoes) {
     EXPECT_TRUE(kind.err.contains(QStringLiteral("'gate' does not exist in a Transformer"))) << kind.err.toStdString();
 }
 
+TEST(PathsCli, LinearGivesTermsThatSumToTheMetricAndIsRefusedForPostNorm) {
+    // gwb paths --linear: the direct logit attribution of every write of a pre-norm model; the
+    // corrupted run's terms plus the bias term give its metric; a post-norm model is refused with
+    // the reason and nothing is written.
+    QTemporaryDir dir;
+    const QStringList base = {"paths", "--clean", kClean, "--corrupt", kCorrupt, "--answer",
+                              "her",   "--wrong", "the",  "--device",  "cpu",    "--linear"};
+    const QString out = dir.filePath("lin.npz");
+    const GwbResult g = runGwb(base + QStringList{"--model", testModels().grassmannPre, "--out", out});
+    ASSERT_EQ(g.code, 0) << show(g);
+    EXPECT_TRUE(g.out.contains(QStringLiteral("largest direct logit attribution"))) << g.out.toStdString();
+    const Npz z = readNpz(out);
+    const auto terms = z.at("linear_corrupt").values<double>();
+    const double bias = z.at("linear_bias").values<double>().at(0);
+    const double metric = z.at("corrupt_metric").values<double>().at(0);
+    EXPECT_NEAR(std::accumulate(terms.begin(), terms.end(), bias), metric, 1e-5);
+    EXPECT_EQ(z.meta["linear_labels"][0], "embed");
+    EXPECT_EQ(z.meta["linear_labels"].size(), terms.size());
+    EXPECT_EQ(z.at("linear_channel_corrupt").shape, (std::vector<int64_t>{2, 16}));
+    EXPECT_TRUE(z.meta["definitions"].contains("linear"));
+    const QString refused = dir.filePath("post.npz");
+    const GwbResult post = runGwb(base + QStringList{"--model", testModels().grassmann, "--out", refused});
+    EXPECT_EQ(post.code, 1);
+    EXPECT_TRUE(post.err.contains(QStringLiteral("needs a pre-norm model"))) << post.err.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(refused));
+}
+
 TEST(PathsCli, PairsGiveTheMeanOverPairsOfEachPairsOwnMatrix) {
     // gwb paths --pairs: each usable pair's senders x receivers matrix equals gwb paths of that
     // pair alone; effect_mean is their mean; unusable lines are reported.

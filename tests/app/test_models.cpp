@@ -60,6 +60,10 @@ const TestModels& testModels() {
             .save(h->models.grassmann.toStdString());
         gwb::engine::Model::init(smallConfig(gwb::engine::ModelKind::Transformer, tok->vocabSize()), 2, tok, "cpu")
             .save(h->models.transformer.toStdString());
+        h->models.grassmannPre = QDir(h->dir.path()).filePath(QStringLiteral("gpre.gwb"));
+        gwb::engine::ModelConfig pre = smallConfig(gwb::engine::ModelKind::Grassmann, tok->vocabSize());
+        pre.norm = gwb::engine::NormPlacement::Pre;
+        gwb::engine::Model::init(pre, 3, tok, "cpu").save(h->models.grassmannPre.toStdString());
         QFile f(h->models.notAModel);
         if (f.open(QIODevice::WriteOnly)) f.write("these are notes, not a model\n");
         return h;

@@ -7,10 +7,11 @@
 namespace gwb::app::test {
 
 struct TestModels {
-    QString folder;      ///< temporary folder holding the files
-    QString grassmann;   ///< .gwb, context 24 tokens, offsets {1, 2} and {1, 3}
-    QString transformer; ///< .gwb, 2 heads, context 24 tokens
-    QString notAModel;   ///< a text file with the .gwb suffix
+    QString folder;       ///< temporary folder holding the files
+    QString grassmann;    ///< .gwb, context 24 tokens, offsets {1, 2} and {1, 3}
+    QString transformer;  ///< .gwb, 2 heads, context 24 tokens
+    QString grassmannPre; ///< as grassmann, pre-norm (h + mix(LN1 h), then h + FFN(LN2 h))
+    QString notAModel;    ///< a text file with the .gwb suffix
 };
 
 /// Created on first use; removed at exit.

@@ -1,6 +1,8 @@
 """model.patch() and model.paths() are what gwb patch and gwb paths write: the same array names
 and values."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,22 @@ def test_patch_over_pairs(tmp_path, grassmann):
         grassmann.patch(pairs=[pairs[2]])
     with pytest.raises(FileNotFoundError):
         grassmann.patch(pairs=tmp_path / "none.jsonl")
+
+
+def test_paths_linear(tmp_path, grassmann):
+    """Direct logit attribution of a pre-norm model (the bundled architecture, pre-norm, random
+    weights, the bundled tokenizer): the terms sum to the corrupted metric; the bundled post-norm
+    model is refused with the reason."""
+    config = dict(grassmann.config, norm="pre", name="pre")
+    (tmp_path / "pre.json").write_text(json.dumps(config))
+    run_gwb("init", "--config", tmp_path / "pre.json", "--tokenizer", grassmann.path, "--seed", "3",
+            "--out", tmp_path / "pre.gwb")
+    m = gwb.load(tmp_path / "pre.gwb")
+    assert m.config["norm"] == "pre"
+    p = m.paths(CLEAN, CORRUPT, "she", "he", linear=True, progress=False)
+    total = p["linear_corrupt"].sum() + p["linear_bias"]
+    assert abs(total - p["corrupt_metric"]) < 1e-5
+    assert p.meta["linear_labels"][0] == "embed"
+    assert p["linear_channel_corrupt"].shape == (6, 128)
+    with pytest.raises(ValueError, match="needs a pre-norm model"):
+        grassmann.paths(CLEAN, CORRUPT, "she", "he", linear=True, progress=False)

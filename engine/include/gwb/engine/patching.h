@@ -201,4 +201,38 @@ struct PathResult {
 /// Throws std::invalid_argument for a request the model cannot run (lengths, ids, kinds).
 PathResult pathPatching(const Model& model, const PathRequest& request, const PatchProgress& progress = {});
 
+/// Direct logit attribution of every write to the residual stream (gwb paths --linear), for the
+/// pre-norm arrangement (NormPlacement::Pre), where the final state at the metric position m is a
+/// sum: h^N_m = embed_m + sum over blocks of (mixer write + FFN write). With the final LayerNorm's
+/// scale sigma frozen at the changed (corrupted) run's value the metric is linear in the writes:
+/// logit[answer] - logit[wrong] = sum_k w_k . v + bias, v = P(gamma * (E[answer] - E[wrong])) / sigma
+/// (P: subtracting the mean), bias = beta . (E[answer] - E[wrong]). Terms w_k at position m:
+///   embed                 E[x_m] + P[m]
+///   Grassmann block l     offset.l.D   the gate's share of offset D's read-out: (1 - a) * W_plu p_D / |W_m|
+///                                      (a * ... for the geometry_only gate; p_D / (|W_m| s) when the
+///                                      layer averages first, s = sqrt(||q||^2 + eps) of this token)
+///                         mixer_bias.l (1 - a) * b_plu (a * b_plu), where g has its bias
+///                         gate_skip.l  a * LN1(h) (paper gate: what the gate lets through)
+///   Transformer block l   head.l.H     out_proj's columns of head H times its context row
+///                         attn_bias.l  out_proj's bias
+///   both                  ln_mix_bias.l  the mixer LayerNorm's beta (with its scale frozen too)
+///                         ffn.l        the FFN output
+/// Post-norm and the no-skip arrangements (post_mix, pre_mix) are refused: their residual stream
+/// is not a sum of writes (std::invalid_argument with the reason).
+struct LinearResult {
+    std::vector<std::string> labels; ///< the terms, in order (embed, then block by block)
+    std::vector<int> layers;         ///< each term's block (-1: embed)
+    int64_t metricPosition = -1;
+    double corruptMetric = 0, cleanMetric = 0;
+    double bias = 0;                    ///< beta . (E[answer] - E[wrong])
+    std::vector<double> corrupt;        ///< each term in the corrupted (changed) run; they sum to corruptMetric - bias
+    std::vector<double> clean;          ///< each term's write in the clean run, read with the corrupted run's scales
+    int64_t channels = 0;               ///< d (Grassmann)
+    std::vector<double> channelCorrupt; ///< N x d: the offsets' terms of each block split by read-out channel
+    std::vector<double> channelClean;   ///< N x d, the clean run's
+};
+
+/// Throws std::invalid_argument for a request the model cannot run, or a model that is not pre-norm.
+LinearResult linearAttribution(const Model& model, const PathRequest& request);
+
 } // namespace gwb::engine
