@@ -6,6 +6,7 @@
 #include "gui/corpus_figure.h"
 #include "gui/figure_request.h"
 #include "gui/patching_job.h"
+#include "gui/paths_job.h"
 #include "gui/saliency_job.h"
 #include "gui/trace_job.h"
 
@@ -13,6 +14,7 @@
 #include "gwb/views/colormap.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection.h"
 #include "gwb/views/selection_policy.h"
@@ -57,7 +59,8 @@ int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const ch
 void modelsFor(const QString& view, bool& grassmann, bool& baseline) {
     grassmann = view != QLatin1String("attention");
     baseline = view == QLatin1String("attention") || view == QLatin1String("compare") ||
-               view == QLatin1String("lens") || view == QLatin1String("saliency") || view == QLatin1String("patching");
+               view == QLatin1String("lens") || view == QLatin1String("saliency") ||
+               view == QLatin1String("patching") || view == QLatin1String("paths");
 }
 
 int runFigure(const QStringList& args) {
@@ -69,8 +72,8 @@ int runFigure(const QStringList& args) {
     p.addHelpOption();
     const QCommandLineOption view(
         QStringLiteral("view"),
-        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency, patching or "
-                       "corpus (with --stats)."),
+        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency, patching, "
+                       "paths or corpus (with --stats)."),
         QStringLiteral("ID"));
     const QCommandLineOption model(QStringLiteral("model"),
                                    QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
@@ -161,7 +164,15 @@ int runFigure(const QStringList& args) {
     const QCommandLineOption mode(QStringLiteral("mode"),
                                   QStringLiteral("Patching: patch (default with --corrupt), zero or mean."),
                                   QStringLiteral("MODE"));
-    p.addOptions({corrupt, answer, wrong, site, mode});
+    const QCommandLineOption senders(QStringLiteral("senders"),
+                                     QStringLiteral("Paths: all (default), offset/head, mixer, gate or ffn."),
+                                     QStringLiteral("KIND"));
+    const QCommandLineOption receivers(
+        QStringLiteral("receivers"), QStringLiteral("Paths: all (default), logits or resid."), QStringLiteral("KIND"));
+    const QCommandLineOption senderToken(QStringLiteral("sender-token"),
+                                         QStringLiteral("Paths: senders take their clean value at this token only."),
+                                         QStringLiteral("t"));
+    p.addOptions({corrupt, answer, wrong, site, mode, senders, receivers, senderToken});
     p.process(args);
     QTextStream err(stderr);
     try {
@@ -360,10 +371,40 @@ int runFigure(const QStringList& args) {
                         << "): the normalised effect is undefined; the figure shows the change of the metric\n";
             err.flush();
             pv->setResult(res);
+        } else if (auto* paths = qobject_cast<gwb::views::PathsView*>(v.get())) {
+            gwb::views::PathsInputs in;
+            in.clean = outcome.data.prompt();
+            in.corrupt = p.value(corrupt);
+            in.answer = p.value(answer);
+            in.wrong = p.value(wrong);
+            in.senders = p.isSet(senders) ? p.value(senders) : QStringLiteral("all");
+            if (in.senders == QLatin1String("offset") || in.senders == QLatin1String("head"))
+                in.senders = QStringLiteral("offset/head");
+            in.receivers = p.isSet(receivers) ? p.value(receivers) : QStringLiteral("all");
+            in.position = p.isSet(senderToken) ? intOption(p, senderToken, "sender-token", 0) : -1;
+            if (p.isSet(site) || p.isSet(mode))
+                throw std::invalid_argument("--site and --mode apply to --view patching");
+            if (const QString problem = paths->checkInputs(in); !problem.isEmpty())
+                throw std::invalid_argument(problem.toStdString());
+            paths->setInputs(in);
+            gwb::app::PathsJobRequest pr;
+            pr.grassmannPath = request.grassmannPath;
+            pr.baselinePath = request.baselinePath;
+            pr.device = request.device;
+            pr.inputs = in;
+            const gwb::views::PathsData res = gwb::app::computePaths(cache, pr);
+            if (!res.error.isEmpty()) throw std::invalid_argument(res.error.toStdString());
+            for (const auto* g : {&res.grassmann, &res.transformer})
+                if (!g->error.isEmpty()) err << "gwb figure: paths: " << g->model << ": " << g->error << "\n";
+            err.flush();
+            paths->setResult(res);
         } else if (p.isSet(corrupt) || p.isSet(answer) || p.isSet(wrong) || p.isSet(site) || p.isSet(mode)) {
             throw std::invalid_argument(
-                "--corrupt, --answer, --wrong, --site and --mode only apply to --view patching");
+                "--corrupt, --answer, --wrong, --site and --mode only apply to --view patching (and the first three "
+                "to --view paths)");
         }
+        if (viewId != QLatin1String("paths") && (p.isSet(senders) || p.isSet(receivers) || p.isSet(senderToken)))
+            throw std::invalid_argument("--senders, --receivers and --sender-token only apply to --view paths");
 
         const gwb::views::ExportResult fig = gwb::views::exportFigure(*v, gwb::app::figureOptions(settings), outPath);
         if (!fig.ok) throw std::runtime_error(fig.message.toStdString());

@@ -6,6 +6,7 @@
 #include "gui/selection_bar.h"
 #include "gui/first_start.h"
 #include "gui/patching_job.h"
+#include "gui/paths_job.h"
 #include "gui/quick_ablation.h"
 #include "gui/saliency_job.h"
 #include "gui/token_scalars.h"
@@ -13,6 +14,7 @@
 
 #include "gwb/engine/device.h"
 #include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection_policy.h"
 #include "gwb/views/token_strip.h"
@@ -273,6 +275,27 @@ void MainWindow::buildDocks() {
                 return c;
             },
             [this](const QString& text) { showStatus(text); });
+    }
+    if (auto* paths = qobject_cast<gwb::views::PathsView*>(view(QStringLiteral("paths")))) {
+        // Path patching: its own runner (worker thread and model cache), the models of the current results.
+        wirePaths(paths, [this] {
+            PathsJobRequest r;
+            setModelSources(r);
+            if (!m_data.grassmann) r.grassmannPath.clear();
+            if (!m_data.baseline) r.baselinePath.clear();
+            return r;
+        });
+        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching"))))
+            connect(pv, &gwb::views::PatchingView::tracePathsRequested, this,
+                    [this, pv, paths](int model, qint64 row, qint64 col) {
+                        QString sender;
+                        const gwb::views::PathsInputs in =
+                            gwb::views::pathsFromPatchingCell(pv->result(), model, row, col, &sender);
+                        paths->setInputs(in);
+                        paths->markSender(sender);
+                        showView(QStringLiteral("paths"));
+                        paths->run();
+                    });
     }
     if (first) first->raise();
     // The views get the room; the prompt and the strip a few lines each.

@@ -74,6 +74,28 @@ gwb::views::PatchingGrid toGrid(const gwb::engine::Model& model, const gwb::engi
 
 } // namespace
 
+void fillTopK(const gwb::engine::Model& m, const std::vector<float>& logits, int k, gwb::views::PatchingTopK& out) {
+    if (logits.empty()) throw std::runtime_error("the engine returned no logits");
+    const double top = *std::max_element(logits.begin(), logits.end());
+    double z = 0;
+    for (float v : logits)
+        z += std::exp(static_cast<double>(v) - top);
+    std::vector<int32_t> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    const size_t n = std::min<size_t>(static_cast<size_t>(std::max(k, 1)), order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<int64_t>(n), order.end(), [&](int32_t a, int32_t b) {
+        return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)];
+    });
+    const auto tok = m.tokenizer();
+    for (size_t j = 0; j < n; ++j) {
+        const int32_t id = order[j];
+        const double lg = logits[static_cast<size_t>(id)];
+        out.pieces << (tok ? QString::fromStdString(tok->pieceText(id)) : QString::number(id));
+        out.logits.push_back(lg);
+        out.probs.push_back(std::exp(lg - top) / z);
+    }
+}
+
 QString siteFor(const QString& viewSite, ModelKind kind) {
     const bool grassmann = kind == ModelKind::Grassmann;
     if (viewSite == QLatin1String("offset/head") || viewSite == QLatin1String("offset") ||
@@ -202,25 +224,7 @@ gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRu
         const int64_t pos = req.position >= 0 ? req.position : static_cast<int64_t>(req.clean.size()) - 1;
         const std::vector<float> logits =
             gwb::engine::interventionLogits(m, req, runs.cells[model][static_cast<size_t>(i)], pos);
-        if (logits.empty()) throw std::runtime_error("the engine returned no logits");
-        const double top = *std::max_element(logits.begin(), logits.end());
-        double z = 0;
-        for (float v : logits)
-            z += std::exp(static_cast<double>(v) - top);
-        std::vector<int32_t> order(logits.size());
-        std::iota(order.begin(), order.end(), 0);
-        const size_t n = std::min<size_t>(static_cast<size_t>(std::max(k, 1)), order.size());
-        std::partial_sort(
-            order.begin(), order.begin() + static_cast<int64_t>(n), order.end(),
-            [&](int32_t a, int32_t b) { return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)]; });
-        const auto tok = m.tokenizer();
-        for (size_t j = 0; j < n; ++j) {
-            const int32_t id = order[j];
-            const double lg = logits[static_cast<size_t>(id)];
-            out.pieces << (tok ? QString::fromStdString(tok->pieceText(id)) : QString::number(id));
-            out.logits.push_back(lg);
-            out.probs.push_back(std::exp(lg - top) / z);
-        }
+        fillTopK(m, logits, k, out);
     } catch (const std::exception& e) {
         out.pieces.clear();
         out.logits.clear();

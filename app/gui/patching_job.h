@@ -61,6 +61,9 @@ gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobReq
 gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
                                              int64_t col, int k = 10);
 
+/// The k most probable pieces of `logits` (V) into out.pieces / probs / logits; throws for none.
+void fillTopK(const gwb::engine::Model& model, const std::vector<float>& logits, int k, gwb::views::PatchingTopK& out);
+
 /// A quick ablation from the Plücker view (offset D of layer l) or an Attention head.
 struct AblationRequest {
     QString path; ///< the model's file

@@ -3,6 +3,7 @@
 #include "gui/main_window.h"
 
 #include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
 
 #include <QApplication>
 #include <QDir>
@@ -61,6 +62,21 @@ void Tour::next() {
         pv && !pv->hasContent() && pv->checkInputs(pv->inputs()).isEmpty()) {
         pv->run();
         waitForPatching(pv);
+        return;
+    }
+    // So does the Paths view.
+    if (auto* paths = qobject_cast<gwb::views::PathsView*>(m_window->view(m_ids[m_index]));
+        paths && !paths->hasContent() && paths->checkInputs(paths->inputs()).isEmpty()) {
+        paths->run();
+        waitForRun([paths] { return paths->running(); });
+        return;
+    }
+    QTimer::singleShot(m_settleMs, this, &Tour::next);
+}
+
+void Tour::waitForRun(const std::function<bool()>& running) {
+    if (running()) {
+        QTimer::singleShot(100, this, [this, running] { waitForRun(running); });
         return;
     }
     QTimer::singleShot(m_settleMs, this, &Tour::next);

@@ -6,6 +6,8 @@
 // once its sweep is in.
 
 #include <QObject>
+
+#include <functional>
 #include <QString>
 #include <QStringList>
 
@@ -32,6 +34,8 @@ private:
     void start(bool runOk);
     void next();
     void waitForPatching(gwb::views::PatchingView* view);
+    /// Next view once `running` says the view's run is over.
+    void waitForRun(const std::function<bool()>& running);
     void grab(const QString& name);
 
     MainWindow* m_window;

@@ -75,7 +75,20 @@ const std::vector<ViewEntry>& entries() {
          "Hover for raw and normalised values, click a cell for its top-K. A cell that cannot act reads "
          "\u2014: a layer without that offset, or an offset D \u2265 T that reaches before the prompt at every "
          "position; so is every effect when the clean and corrupted metrics are equal. A sweep that no longer "
-         "matches its inputs (a refused run, edited fields, another prompt) is greyed under a banner saying why.",
+         "matches its inputs (a refused run, edited fields, another prompt) is greyed under a banner saying why. "
+         "Right-click a cell: \u201cTrace paths from here\u201d runs that component in the Paths view.",
+         {}},
+        {"Paths",
+         "Path patching (gwb paths) of both models on one diverging scale: rows are the senders in layer order "
+         "(Grassmann offset.l.D, mixer.l, gate.l, ffn.l; Transformer head.l.H, mixer.l, ffn.l), columns the "
+         "receivers. The corrupted prompt runs with one sender at its clean value; what in its own sublayer "
+         "depends on it is recomputed and every other component keeps its corrupted value, so column logits is the "
+         "sender's direct effect on logit[answer] \u2212 logit[wrong]; column resid.M puts the block input h^M of "
+         "that run into a plain corrupted run: the sender's effect through block M onwards. Cells show the "
+         "normalised effect (1: the clean metric, 0: the corrupted one); a receiver at or before the sender's "
+         "layer reads \u2014. Token restricts the senders to one position. Hover for the raw metric and the effect, "
+         "click a cell for that run's top next pieces. Not defined for a variant: nothing; both models' every "
+         "component is a sender.",
          {}},
         {"Corpus",
          "Statistics over a corpus (gwb stats, File \u25b8 Open Statistics, Run \u25b8 Corpus): per layer one box or "

@@ -133,3 +133,34 @@ TEST(CmdFigure, SameFigureAsTheWindowExport) {
         EXPECT_TRUE(a.convertToFormat(QImage::Format_ARGB32) == b.convertToFormat(QImage::Format_ARGB32)) << view;
     }
 }
+
+TEST(CmdFigure, PathsFigureAndItsOptions) {
+    // gwb figure --view paths: both models' senders x receivers matrices with their data; the
+    // paths options are refused elsewhere and bad input names the problem.
+    QTemporaryDir dir;
+    const QString svg = dir.filePath(QStringLiteral("paths.svg"));
+    const QString data = dir.filePath(QStringLiteral("paths.csv"));
+    const QStringList base = models() + QStringList{QStringLiteral("--view"),    QStringLiteral("paths"),
+                                                    QStringLiteral("--prompt"),  QStringLiteral("emma had a man"),
+                                                    QStringLiteral("--corrupt"), QStringLiteral("she had a man"),
+                                                    QStringLiteral("--answer"),  QStringLiteral("the"),
+                                                    QStringLiteral("--wrong"),   QStringLiteral("her")};
+    const Result r = gwbFigure(base + QStringList{QStringLiteral("--receivers"), QStringLiteral("logits"),
+                                                  QStringLiteral("--out"), svg, QStringLiteral("--data"), data});
+    ASSERT_EQ(r.code, 0) << r.err.toStdString();
+    EXPECT_GT(QFileInfo(svg).size(), 1000);
+    for (const char* table : {"grassmann_effect", "grassmann_metric", "transformer_effect", "transformer_metric"})
+        EXPECT_TRUE(QFileInfo::exists(dir.filePath(QStringLiteral("paths_paths_%1.csv").arg(QLatin1String(table)))))
+            << table;
+    const Result wrongView =
+        gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--prompt"),
+                                         QStringLiteral("emma had"), QStringLiteral("--senders"), QStringLiteral("ffn"),
+                                         QStringLiteral("--out"), svg});
+    EXPECT_EQ(wrongView.code, 1);
+    EXPECT_TRUE(wrongView.err.contains(QStringLiteral("only apply to --view paths"))) << wrongView.err.toStdString();
+    const Result missing =
+        gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("paths"), QStringLiteral("--prompt"),
+                                         QStringLiteral("emma had"), QStringLiteral("--out"), svg});
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_TRUE(missing.err.contains(QStringLiteral("corrupted prompt"))) << missing.err.toStdString();
+}

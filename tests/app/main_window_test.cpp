@@ -8,6 +8,7 @@
 #include "gwb/engine/analysis.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
 #include "gwb/views/saliency_view.h"
 
 #include <QAction>
@@ -233,6 +234,18 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
         pv->setInputs(in);
         pv->run();
         ASSERT_TRUE(QTest::qWaitFor([&] { return pv->hasContent(); }, kWaitMs)) << pv->message().toStdString();
+    }
+    // The Paths view too: "Trace paths from here" on the Patching view's cell of h^1 at token 0.
+    {
+        auto* pv = qobject_cast<gwb::views::PatchingView*>(w->view(QStringLiteral("patching")));
+        auto* paths = qobject_cast<gwb::views::PathsView*>(w->view(QStringLiteral("paths")));
+        ASSERT_TRUE(paths);
+        Q_EMIT pv->tracePathsRequested(0, 1, 0);
+        EXPECT_EQ(paths->inputs().corrupt, QStringLiteral("she is a truth universally acknowledged"));
+        EXPECT_EQ(paths->inputs().position, 0);
+        ASSERT_TRUE(QTest::qWaitFor([&] { return paths->hasContent(); }, kWaitMs)) << paths->message().toStdString();
+        EXPECT_TRUE(paths->result().grassmann.senders.contains(QStringLiteral("offset.0.1")));
+        EXPECT_TRUE(paths->result().transformer.senders.contains(QStringLiteral("head.1.1")));
     }
     // The Corpus view draws corpus statistics: a short Run > Corpus over a text file.
     {

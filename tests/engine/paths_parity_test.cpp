@@ -168,3 +168,27 @@ TEST(Paths, TheDefinitionsIdentitiesHold) {
         EXPECT_TRUE(std::isnan(at("ffn." + std::to_string(N - 1), "resid." + std::to_string(N - 1))));
     }
 }
+
+TEST(Paths, ACellsLogitsGiveItsMetric) {
+    // pathCellLogits (a clicked cell's top pieces in the window) reruns exactly the cell's run.
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const Model model = test::randomModel(test::tinyConfig(kind), 78);
+        const PathRequest q = baseRequest();
+        const PathResult r = pathPatching(model, q);
+        const size_t R = r.receiverLabels.size();
+        for (size_t s = 0; s < r.senderLabels.size(); s += 2)
+            for (size_t k = 0; k < R; ++k) {
+                const double metric = r.metric[s * R + k];
+                if (std::isnan(metric)) {
+                    EXPECT_THROW(pathCellLogits(model, q, r.senderLabels[s], r.receiverLabels[k]),
+                                 std::invalid_argument);
+                    continue;
+                }
+                const std::vector<float> logits = pathCellLogits(model, q, r.senderLabels[s], r.receiverLabels[k]);
+                ASSERT_EQ(static_cast<int64_t>(logits.size()), model.config().vocabSize);
+                EXPECT_NEAR(logits[static_cast<size_t>(q.answer)] - logits[static_cast<size_t>(q.wrong)], metric, 1e-5)
+                    << r.senderLabels[s] << " x " << r.receiverLabels[k];
+            }
+        EXPECT_THROW(pathCellLogits(model, q, "nothing.0", "logits"), std::invalid_argument);
+    }
+}

@@ -355,6 +355,49 @@ PatchingData makePatchingData(const WorkbenchData& data) {
     return d;
 }
 
+PathsData makePathsData(const WorkbenchData& data) {
+    PathsData d;
+    d.inputs.clean = data.prompt();
+    d.inputs.corrupt = QStringLiteral("a corrupted prompt");
+    d.inputs.answer = QStringLiteral("she");
+    d.inputs.wrong = QStringLiteral("he");
+    d.answerPiece = QStringLiteral("\u2581she");
+    d.wrongPiece = QStringLiteral("\u2581he");
+    d.metricPosition = data.primary() ? data.primary()->length() - 1 : 7;
+    auto grid = [&](const QString& model, int layers, const QStringList& kinds, double phase) {
+        PathsGrid g;
+        g.model = model;
+        g.modelName = model.toLower();
+        g.receivers << QStringLiteral("logits");
+        for (int M = 1; M <= layers; ++M)
+            g.receivers << QStringLiteral("resid.%1").arg(M);
+        for (int l = 0; l < layers; ++l)
+            for (const QString& k : kinds) {
+                g.senders << QStringLiteral("%1.%2").arg(k).arg(l);
+                g.senderLayers.push_back(l);
+            }
+        g.cleanMetric = 2.0;
+        g.corruptMetric = -1.0;
+        g.effectDefined = true;
+        for (int64_t r = 0; r < g.rows(); ++r)
+            for (int64_t c = 0; c < g.cols(); ++c) {
+                const bool defined = c == 0 || c > g.senderLayers[static_cast<size_t>(r)];
+                const double e = defined ? 0.5 * std::sin(phase + 0.9 * double(r) + 1.7 * double(c)) : std::nan("");
+                g.effect.push_back(e);
+                g.metric.push_back(-1.0 + 3.0 * e);
+            }
+        return g;
+    };
+    const int gl = data.grassmann ? static_cast<int>(data.grassmann->layers.size()) : 3;
+    const int tl = data.baseline ? static_cast<int>(data.baseline->layers.size()) : 3;
+    d.grassmann =
+        grid(QStringLiteral("Grassmann"), gl,
+             {QStringLiteral("offset.x"), QStringLiteral("mixer"), QStringLiteral("gate"), QStringLiteral("ffn")}, 0.2);
+    d.transformer = grid(QStringLiteral("Transformer"), tl,
+                         {QStringLiteral("head.x"), QStringLiteral("mixer"), QStringLiteral("ffn")}, 0.7);
+    return d;
+}
+
 void feedComputed(View* view, const WorkbenchData& data, int token) {
     if (auto* sv = qobject_cast<SaliencyView*>(view)) {
         SaliencyResult r;
@@ -365,6 +408,7 @@ void feedComputed(View* view, const WorkbenchData& data, int token) {
         sv->setSaliency(r);
     }
     if (auto* pv = qobject_cast<PatchingView*>(view)) pv->setResult(makePatchingData(data));
+    if (auto* paths = qobject_cast<PathsView*>(view)) paths->setResult(makePathsData(data));
 }
 
 } // namespace gwb::views::synthetic

@@ -3,6 +3,7 @@
 // pseudo-random states with the shapes trace.h and analysis.h document.
 
 #include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
 #include "gwb/views/workbench_data.h"
 
 namespace gwb::views::synthetic {
@@ -32,6 +33,8 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& sizes = {});
 /// position (rows N+1) and Transformer resid, with a metric (clean 2, corrupted -1 for both) and
 /// deterministic effects in [-0.6, 1.2]; the Grassmann cell (1, 2) is undefined (defined = 0).
 PatchingData makePatchingData(const WorkbenchData& data);
+/// Both models' path-patching matrices (senders by layer x logits, resid.1..N) for `data`.
+PathsData makePathsData(const WorkbenchData& data);
 
 /// Feeds the views that need a computed result (Saliency, Patching) one for `data` at token t.
 void feedComputed(View* view, const WorkbenchData& data, int token);

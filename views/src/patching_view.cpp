@@ -7,6 +7,7 @@
 
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
@@ -212,6 +213,20 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
             m_topK->setHorizontalHeaderLabels(
                 {QStringLiteral("piece (computing\u2026)"), QStringLiteral("p"), QStringLiteral("logit")});
             Q_EMIT topKRequested(model, r, c);
+        });
+    }
+    for (int model : {0, 1}) {
+        HeatmapWidget* h = heatmap(model);
+        h->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(h, &QWidget::customContextMenuRequested, this, [this, model, h](const QPoint& pos) {
+            const QPoint cell = h->cellAt(pos);
+            const PatchingGrid& g = grid(model);
+            if (!g.hasGrid() || cell.x() < 0 || !g.hasMetric || m_result.inputs.corrupt.isEmpty()) return;
+            QMenu menu(h);
+            QAction* paths = menu.addAction(QStringLiteral("Trace paths from here"));
+            paths->setToolTip(QStringLiteral("Path patching of this component in the Paths view: does it write the "
+                                             "answer itself or feed a later layer?"));
+            if (menu.exec(h->mapToGlobal(pos)) == paths) Q_EMIT tracePathsRequested(model, cell.y(), cell.x());
         });
     }
     showGrid(0);

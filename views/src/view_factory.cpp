@@ -8,6 +8,7 @@
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/lens_view.h"
 #include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
 #include "gwb/views/readout_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/subspace_view.h"
@@ -18,7 +19,7 @@ QStringList viewIds() {
     return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
             QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
             QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency"),
-            QStringLiteral("patching"), QStringLiteral("corpus")};
+            QStringLiteral("patching"), QStringLiteral("paths"),     QStringLiteral("corpus")};
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
@@ -32,6 +33,7 @@ std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
     if (id == QLatin1String("lens")) return std::make_unique<LensView>(parent);
     if (id == QLatin1String("saliency")) return std::make_unique<SaliencyView>(parent);
     if (id == QLatin1String("patching")) return std::make_unique<PatchingView>(parent);
+    if (id == QLatin1String("paths")) return std::make_unique<PathsView>(parent);
     if (id == QLatin1String("corpus")) return std::make_unique<CorpusView>(parent);
     return nullptr;
 }

@@ -50,9 +50,104 @@ struct Sender {
     int index = 0; ///< offset D's slot in the layer, or the head
 };
 
+/// The frozen run of one sender (pathPatching's definition): the block inputs h^l it produces,
+/// inputs[l] for l >= the sender's layer and inputs[N] = the final state.
+std::vector<torch::Tensor>
+senderRun(LanguageModelImpl& net, const Sender& s, const Recorded& clean, const Recorded& corrupt,
+          const std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)>& mixed, bool grassmann, int N,
+          int64_t T, const torch::Device& device) {
+    const size_t l = static_cast<size_t>(s.layer);
+    // Layers before the sender's see the corrupted run unchanged: start from its h^l.
+    torch::Tensor h = corrupt.blocks[l].h;
+    std::vector<torch::Tensor> inputs(static_cast<size_t>(N + 1));
+    inputs[l] = h;
+    for (int b = s.layer; b < N; ++b) {
+        const BlockRecord& cr = corrupt.blocks[static_cast<size_t>(b)];
+        BlockEdit e;
+        e.site = Site::None;
+        if (b == s.layer) {
+            const BlockRecord& cl = clean.blocks[l];
+            e.freezeFfn = cr.ffn; // nothing of the sublayer after the sender depends on it but the FFN's input
+            if (s.kind == "offset") {
+                e.site = Site::Offset;
+                torch::Tensor v = cr.plucker.clone();
+                v.select(2, s.index).copy_(mixed(cl.plucker.select(2, s.index), cr.plucker.select(2, s.index)));
+                e.value = v;
+                e.mask = torch::ones({1, T, v.size(2), 1}, torch::kBool).to(device);
+            } else if (s.kind == "head") {
+                e.site = Site::Head;
+                torch::Tensor v = cr.heads.clone();
+                v.select(2, s.index).copy_(mixed(cl.heads.select(2, s.index), cr.heads.select(2, s.index)));
+                e.value = v;
+                e.mask = torch::ones({1, T, v.size(2), 1}, torch::kBool).to(device);
+            } else if (s.kind == "mixer") {
+                e.site = Site::Mixer;
+                e.value = mixed(cl.mixer, cr.mixer);
+                e.mask = torch::ones({1, T, 1}, torch::kBool).to(device);
+            } else if (s.kind == "gate") {
+                e.site = Site::Gate;
+                e.value = mixed(cl.gate, cr.gate);
+                e.mask = torch::ones({1, T, 1}, torch::kBool).to(device);
+                e.freezeMixer = cr.mixer;
+            } else { // ffn: the mixer and gate of its layer are frozen too
+                e.freezeFfn = mixed(cl.ffn, cr.ffn);
+                e.freezeMixer = cr.mixer;
+                if (grassmann) e.freezeGate = cr.gate;
+            }
+        } else {
+            e.freezeMixer = cr.mixer;
+            if (grassmann) e.freezeGate = cr.gate;
+            e.freezeFfn = cr.ffn;
+        }
+        h = net.blocks()[static_cast<size_t>(b)]->run(h, SuffixContext{}, &e, nullptr);
+        inputs[static_cast<size_t>(b + 1)] = h;
+    }
+    return inputs;
+}
+
+} // namespace
+
+namespace {
+
+/// One cell's run wanted instead of the whole matrix (pathCellLogits): its sender and receiver
+/// labels, and where its logits at the metric position go.
+struct CellWanted {
+    std::string sender, receiver;
+    std::vector<float>* logits = nullptr;
+};
+
+std::vector<float> logitsAt(LanguageModelImpl& net, const torch::Tensor& final, int64_t m) {
+    const torch::Tensor l =
+        net.head(final.select(1, m).unsqueeze(0)).view({-1}).to(torch::kFloat).to(torch::kCPU).contiguous();
+    return std::vector<float>(l.data_ptr<float>(), l.data_ptr<float>() + l.numel());
+}
+
+PathResult runPaths(const Model& model, const PathRequest& q, const PatchProgress& progress, const CellWanted* cell);
+
 } // namespace
 
 PathResult pathPatching(const Model& model, const PathRequest& q, const PatchProgress& progress) {
+    return runPaths(model, q, progress, nullptr);
+}
+
+std::vector<float> pathCellLogits(const Model& model, const PathRequest& q, const std::string& sender,
+                                  const std::string& receiver) {
+    std::vector<float> out;
+    CellWanted cell{sender, receiver, &out};
+    const PathResult r = runPaths(model, q, {}, &cell);
+    if (std::find(r.senderLabels.begin(), r.senderLabels.end(), sender) == r.senderLabels.end())
+        throw std::invalid_argument("no sender '" + sender + "' in this request");
+    if (std::find(r.receiverLabels.begin(), r.receiverLabels.end(), receiver) == r.receiverLabels.end())
+        throw std::invalid_argument("no receiver '" + receiver + "' in this request");
+    if (out.empty())
+        throw std::invalid_argument("the cell " + sender + " x " + receiver +
+                                    " is undefined: the receiver is at or before the sender's layer");
+    return out;
+}
+
+namespace {
+
+PathResult runPaths(const Model& model, const PathRequest& q, const PatchProgress& progress, const CellWanted* cell) {
     PatchRequest check;
     check.clean = q.clean;
     check.corrupt = q.corrupt;
@@ -141,63 +236,24 @@ PathResult pathPatching(const Model& model, const PathRequest& q, const PatchPro
         if (progress && !progress(static_cast<double>(si) / static_cast<double>(senders.size())))
             throw PatchCancelled();
         const Sender& s = senders[si];
-        const size_t l = static_cast<size_t>(s.layer);
-        // Layers before the sender's see the corrupted run unchanged: start from its h^l.
-        torch::Tensor h = corrupt.blocks[l].h;
-        std::vector<torch::Tensor> inputs(static_cast<size_t>(N + 1));
-        inputs[l] = h;
-        for (int b = s.layer; b < N; ++b) {
-            const BlockRecord& cr = corrupt.blocks[static_cast<size_t>(b)];
-            BlockEdit e;
-            e.site = Site::None;
-            if (b == s.layer) {
-                const BlockRecord& cl = clean.blocks[l];
-                e.freezeFfn = cr.ffn; // nothing of the sublayer after the sender depends on it but the FFN's input
-                if (s.kind == "offset") {
-                    e.site = Site::Offset;
-                    torch::Tensor v = cr.plucker.clone();
-                    v.select(2, s.index).copy_(mixed(cl.plucker.select(2, s.index), cr.plucker.select(2, s.index)));
-                    e.value = v;
-                    e.mask = torch::ones({1, T, v.size(2), 1}, torch::kBool).to(device);
-                } else if (s.kind == "head") {
-                    e.site = Site::Head;
-                    torch::Tensor v = cr.heads.clone();
-                    v.select(2, s.index).copy_(mixed(cl.heads.select(2, s.index), cr.heads.select(2, s.index)));
-                    e.value = v;
-                    e.mask = torch::ones({1, T, v.size(2), 1}, torch::kBool).to(device);
-                } else if (s.kind == "mixer") {
-                    e.site = Site::Mixer;
-                    e.value = mixed(cl.mixer, cr.mixer);
-                    e.mask = torch::ones({1, T, 1}, torch::kBool).to(device);
-                } else if (s.kind == "gate") {
-                    e.site = Site::Gate;
-                    e.value = mixed(cl.gate, cr.gate);
-                    e.mask = torch::ones({1, T, 1}, torch::kBool).to(device);
-                    e.freezeMixer = cr.mixer;
-                } else { // ffn: the mixer and gate of its layer are frozen too
-                    e.freezeFfn = mixed(cl.ffn, cr.ffn);
-                    e.freezeMixer = cr.mixer;
-                    if (grassmann) e.freezeGate = cr.gate;
-                }
-            } else {
-                e.freezeMixer = cr.mixer;
-                if (grassmann) e.freezeGate = cr.gate;
-                e.freezeFfn = cr.ffn;
-            }
-            h = net.blocks()[static_cast<size_t>(b)]->run(h, SuffixContext{}, &e, nullptr);
-            inputs[static_cast<size_t>(b + 1)] = h;
-        }
+        if (cell && s.label != cell->sender) continue;
+        const std::vector<torch::Tensor> inputs = senderRun(net, s, clean, corrupt, mixed, grassmann, N, T, device);
+        const torch::Tensor& h = inputs[static_cast<size_t>(N)];
         size_t col = 0;
         const double direct = metricOf(net, h, m, q.answer, q.wrong);
         if (q.logits) res.metric[si * R + col++] = direct;
+        if (cell && q.logits && cell->receiver == "logits") *cell->logits = logitsAt(net, h, m);
         if (q.resid)
             for (int M = 1; M <= N; ++M, ++col) {
                 if (M <= s.layer) continue;
+                const std::string label = "resid." + std::to_string(M);
+                if (cell && cell->receiver != label) continue;
                 // The corrupted prompt, run normally from h^M with the recorded h^M put in.
                 torch::Tensor x = inputs[static_cast<size_t>(M)];
                 for (int b = M; b < N; ++b)
                     x = net.blocks()[static_cast<size_t>(b)]->run(x, SuffixContext{}, nullptr, nullptr);
                 res.metric[si * R + col] = metricOf(net, x, m, q.answer, q.wrong);
+                if (cell) *cell->logits = logitsAt(net, x, m);
             }
     }
     if (res.effectDefined)
@@ -207,4 +263,5 @@ PathResult pathPatching(const Model& model, const PathRequest& q, const PatchPro
     return res;
 }
 
+} // namespace
 } // namespace gwb::engine

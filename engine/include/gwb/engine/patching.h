@@ -201,6 +201,12 @@ struct PathResult {
 /// Throws std::invalid_argument for a request the model cannot run (lengths, ids, kinds).
 PathResult pathPatching(const Model& model, const PathRequest& request, const PatchProgress& progress = {});
 
+/// The logits (V) at the metric position of the run behind one cell of pathPatching's matrix
+/// (sender and receiver labels as in PathResult), for a clicked cell's top next pieces. Throws
+/// std::invalid_argument for a label the request does not have or an undefined cell.
+std::vector<float> pathCellLogits(const Model& model, const PathRequest& request, const std::string& sender,
+                                  const std::string& receiver);
+
 /// Direct logit attribution of every write to the residual stream (gwb paths --linear), for the
 /// pre-norm arrangement (NormPlacement::Pre), where the final state at the metric position m is a
 /// sum: h^N_m = embed_m + sum over blocks of (mixer write + FFN write). With the final LayerNorm's

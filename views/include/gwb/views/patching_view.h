@@ -136,6 +136,8 @@ Q_SIGNALS:
     void cancelRequested();
     /// The patched run of a cell of model 0/1 is wanted (its top-K next pieces).
     void topKRequested(int model, qint64 row, qint64 col);
+    /// "Trace paths from here" on a cell's context menu: path patching of that component.
+    void tracePathsRequested(int model, qint64 row, qint64 col);
 
 protected:
     void refresh() override;

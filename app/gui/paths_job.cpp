@@ -1,0 +1,270 @@
+#include "gui/paths_job.h"
+
+#include "gui/patching_job.h"
+
+#include "cli/patch_setup.h"
+
+#include "gwb/engine/model.h"
+
+#include <QMetaObject>
+#include <QPointer>
+
+namespace gwb::app {
+
+namespace {
+
+QString modelWord(int model) {
+    return model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+}
+
+QStringList toList(const std::vector<std::string>& v) {
+    QStringList out;
+    for (const std::string& s : v)
+        out << QString::fromStdString(s);
+    return out;
+}
+
+} // namespace
+
+gwb::engine::PathRequest pathsRequestFor(const gwb::engine::Model& model, const gwb::views::PathsInputs& in) {
+    PatchInput p;
+    p.clean = in.clean;
+    p.corrupt = in.corrupt;
+    p.answer = in.answer;
+    p.wrong = in.wrong;
+    p.site = QStringLiteral("resid");
+    p.mode = QStringLiteral("patch");
+    const gwb::engine::PatchRequest r = preparePatchRequest(model, p);
+    gwb::engine::PathRequest q;
+    q.clean = r.clean;
+    q.corrupt = r.corrupt;
+    q.answer = r.answer;
+    q.wrong = r.wrong;
+    q.position = r.position;
+    if (in.position >= static_cast<int>(r.clean.size()))
+        throw std::invalid_argument("token " + std::to_string(in.position) + " is outside the prompt (tokens 0.." +
+                                    std::to_string(r.clean.size() - 1) + ")");
+    q.senderPosition = in.position;
+    const bool grassmann = model.config().kind == gwb::engine::ModelKind::Grassmann;
+    if (in.senders == QLatin1String("offset/head"))
+        q.senders = {grassmann ? "offset" : "head"};
+    else if (in.senders != QLatin1String("all"))
+        q.senders = {in.senders.toStdString()};
+    q.logits = in.receivers != QLatin1String("resid");
+    q.resid = in.receivers != QLatin1String("logits");
+    return q;
+}
+
+gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
+                                   const std::function<bool(double)>& progress, PathsRuns* runs) {
+    gwb::views::PathsData out;
+    out.inputs = r.inputs;
+    if (runs) *runs = PathsRuns{};
+    if (runs) runs->device = r.device;
+    const QString paths[2] = {r.grassmannPath, r.baselinePath};
+    if (paths[0].isEmpty() && paths[1].isEmpty()) {
+        out.error = QStringLiteral("No model is loaded: open a model and run a prompt first.");
+        return out;
+    }
+    gwb::engine::Model models[2];
+    std::optional<gwb::engine::PathRequest> requests[2];
+    gwb::views::PathsGrid* grids[2] = {&out.grassmann, &out.transformer};
+    for (int m = 0; m < 2; ++m) {
+        grids[m]->model = modelWord(m);
+        if (paths[m].isEmpty()) {
+            grids[m]->error = QStringLiteral("no %1 model loaded").arg(modelWord(m));
+            continue;
+        }
+        try {
+            models[m] = cache.get(paths[m], r.device);
+        } catch (const std::exception& e) {
+            grids[m]->error = QString::fromUtf8(e.what());
+            continue;
+        }
+        if (r.inputs.senders == QLatin1String("gate") && models[m].config().kind != gwb::engine::ModelKind::Grassmann) {
+            grids[m]->error = QStringLiteral("'gate' is a Grassmann sender: a Transformer has no gate");
+            continue;
+        }
+        try {
+            requests[m] = pathsRequestFor(models[m], r.inputs);
+        } catch (const std::exception& e) {
+            out.error = QStringLiteral("%1 model: %2").arg(modelWord(m), QString::fromUtf8(e.what()));
+            return out;
+        }
+    }
+    const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
+    if (planned == 0) {
+        QStringList why;
+        for (int m = 0; m < 2; ++m)
+            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
+        out.error = QStringLiteral("Nothing to run (%1).").arg(why.join(QStringLiteral("; ")));
+        return out;
+    }
+    int done = 0;
+    for (int m = 0; m < 2; ++m) {
+        if (!requests[m]) continue;
+        const double base = static_cast<double>(done) / planned;
+        try {
+            const gwb::engine::PathResult res = gwb::engine::pathPatching(
+                models[m], *requests[m], [&](double f) { return !progress || progress(base + f / planned); });
+            gwb::views::PathsGrid& g = *grids[m];
+            g.modelName = QString::fromStdString(models[m].displayName());
+            g.senders = toList(res.senderLabels);
+            g.receivers = toList(res.receiverLabels);
+            g.senderLayers = res.senderLayers;
+            g.cleanMetric = res.cleanMetric;
+            g.corruptMetric = res.corruptMetric;
+            g.effectDefined = res.effectDefined;
+            g.metric = res.metric;
+            g.effect = res.effect;
+            if (out.metricPosition < 0) {
+                out.metricPosition = res.metricPosition;
+                out.answerPiece = QString::fromStdString(pieceTexts(models[m], {requests[m]->answer}).front());
+                out.wrongPiece = QString::fromStdString(pieceTexts(models[m], {requests[m]->wrong}).front());
+            }
+            if (runs) {
+                runs->paths[m] = paths[m];
+                runs->requests[m] = requests[m];
+            }
+        } catch (const gwb::engine::PatchCancelled&) {
+            out = gwb::views::PathsData{};
+            out.inputs = r.inputs;
+            out.error = QStringLiteral("Cancelled: the previous result stays.");
+            if (runs) *runs = PathsRuns{};
+            return out;
+        } catch (const std::exception& e) {
+            grids[m]->error = QString::fromUtf8(e.what());
+        }
+        ++done;
+    }
+    if (!out.hasGrid()) {
+        QStringList why;
+        for (int m = 0; m < 2; ++m)
+            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
+        out.error = why.join(QStringLiteral("; "));
+    }
+    return out;
+}
+
+gwb::views::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
+                                          const QString& receiver, int k) {
+    gwb::views::PatchingTopK out;
+    out.model = model;
+    if (model < 0 || model > 1 || !runs.requests[model]) {
+        out.error = QStringLiteral("no result of this model");
+        return out;
+    }
+    try {
+        const gwb::engine::Model m = cache.get(runs.paths[model], runs.device);
+        const std::vector<float> logits =
+            gwb::engine::pathCellLogits(m, *runs.requests[model], sender.toStdString(), receiver.toStdString());
+        fillTopK(m, logits, k, out);
+    } catch (const std::exception& e) {
+        out.pieces.clear();
+        out.logits.clear();
+        out.probs.clear();
+        out.error = QString::fromUtf8(e.what());
+    }
+    return out;
+}
+
+PathsRunner::PathsRunner(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<gwb::views::PathsData>();
+    qRegisterMetaType<gwb::views::PathsInputs>();
+    qRegisterMetaType<gwb::views::PatchingTopK>();
+    m_pool.setMaxThreadCount(1);
+}
+
+PathsRunner::~PathsRunner() {
+    if (m_cancel) m_cancel->store(true);
+    m_pool.clear();
+    m_pool.waitForDone();
+}
+
+void PathsRunner::cancel() {
+    if (m_cancel) m_cancel->store(true);
+}
+
+void PathsRunner::request(const PathsJobRequest& request) {
+    const quint64 id = ++m_latest;
+    if (m_cancel) m_cancel->store(true);
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
+    if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
+    Q_EMIT started();
+    QPointer<PathsRunner> self(this);
+    ModelCache* cache = &m_cache;
+    auto cancel = m_cancel;
+    m_pool.start([self, cache, request, id, cancel] {
+        auto runs = std::make_shared<PathsRuns>();
+        int lastPermille = -1;
+        const gwb::views::PathsData data = computePaths(
+            *cache, request,
+            [&](double f) {
+                const int permille = static_cast<int>(f * 1000);
+                if (permille != lastPermille && self) {
+                    lastPermille = permille;
+                    QMetaObject::invokeMethod(
+                        self.data(),
+                        [self, f, id] {
+                            if (self && id == self->m_latest) Q_EMIT self->progress(f);
+                        },
+                        Qt::QueuedConnection);
+                }
+                return !cancel->load();
+            },
+            runs.get());
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, data, runs, id] {
+                if (!self || id != self->m_latest) return;
+                if (data.error.isEmpty()) self->m_runs = runs;
+                Q_EMIT self->finished(data);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void PathsRunner::requestTopK(int model, const QString& sender, const QString& receiver) {
+    const quint64 id = ++m_latestTopK;
+    if (!m_runs) {
+        gwb::views::PatchingTopK k;
+        k.model = model;
+        k.error = QStringLiteral("run the senders first");
+        Q_EMIT topKReady(k);
+        return;
+    }
+    QPointer<PathsRunner> self(this);
+    ModelCache* cache = &m_cache;
+    std::shared_ptr<const PathsRuns> runs = m_runs;
+    m_pool.start([self, cache, runs, model, sender, receiver, id] {
+        gwb::views::PatchingTopK k = computePathsTopK(*cache, *runs, model, sender, receiver);
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, k, id] {
+                if (self && id == self->m_latestTopK) Q_EMIT self->topKReady(k);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+PathsRunner* wirePaths(gwb::views::PathsView* view, std::function<PathsJobRequest()> context) {
+    auto* runner = new PathsRunner(view);
+    QObject::connect(view, &gwb::views::PathsView::runRequested, runner,
+                     [runner, context](const gwb::views::PathsInputs& inputs) {
+                         PathsJobRequest r = context();
+                         r.inputs = inputs;
+                         runner->request(r);
+                     });
+    QObject::connect(view, &gwb::views::PathsView::cancelRequested, runner, &PathsRunner::cancel);
+    QObject::connect(view, &gwb::views::PathsView::topKRequested, runner, &PathsRunner::requestTopK);
+    QObject::connect(runner, &PathsRunner::started, view, [view] { view->setRunning(true); });
+    QObject::connect(runner, &PathsRunner::progress, view, &gwb::views::PathsView::setProgress);
+    QObject::connect(runner, &PathsRunner::finished, view, &gwb::views::PathsView::setResult);
+    QObject::connect(runner, &PathsRunner::topKReady, view, &gwb::views::PathsView::setTopK);
+    return runner;
+}
+
+} // namespace gwb::app

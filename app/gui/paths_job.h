@@ -1,0 +1,78 @@
+#pragma once
+// Path patching for the window's Paths view (engine pathPatching): both models' senders x
+// receivers matrices off the GUI thread with progress and Cancel, and a clicked cell's top next
+// pieces (pathCellLogits). Also synchronous for `gwb figure --view paths`.
+
+#include "gui/trace_job.h"
+
+#include "gwb/engine/patching.h"
+#include "gwb/views/paths_view.h"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace gwb::app {
+
+struct PathsJobRequest {
+    QString grassmannPath; ///< "" = leave out
+    QString baselinePath;
+    QString device = QStringLiteral("auto");
+    std::optional<ImportChoice> grassmannChoice;
+    std::optional<ImportChoice> baselineChoice;
+    gwb::views::PathsInputs inputs;
+};
+
+/// What a clicked cell's top pieces need again: per model the checked engine request.
+struct PathsRuns {
+    QString device;
+    QString paths[2];
+    std::optional<gwb::engine::PathRequest> requests[2];
+};
+
+/// The engine's request of one model for the view's inputs (gwb patch's checks and messages; the
+/// view's "offset/head" senders become the model's own kind). Throws std::invalid_argument.
+gwb::engine::PathRequest pathsRequestFor(const gwb::engine::Model& model, const gwb::views::PathsInputs& inputs);
+
+/// Both models' matrices. Never throws: bad input comes back as the result's error; a model that
+/// fails on its own as its grid's error. `progress` returns false to cancel.
+gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& request,
+                                   const std::function<bool(double)>& progress = {}, PathsRuns* runs = nullptr);
+
+/// The run of cell (sender, receiver) of model 0/1: its k most probable next pieces.
+gwb::views::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
+                                          const QString& receiver, int k = 10);
+
+/// Runs the view's requests one at a time on a worker thread with its own model cache.
+class PathsRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit PathsRunner(QObject* parent = nullptr);
+    ~PathsRunner() override;
+    void request(const PathsJobRequest& request);
+    void cancel();
+    void requestTopK(int model, const QString& sender, const QString& receiver);
+
+Q_SIGNALS:
+    void started();
+    void progress(double fraction);
+    void finished(const gwb::views::PathsData& data);
+    void topKReady(const gwb::views::PatchingTopK& topK);
+
+private:
+    ModelCache m_cache;
+    QThreadPool m_pool;
+    quint64 m_latest = 0;
+    quint64 m_latestTopK = 0;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<PathsRuns> m_runs;
+};
+
+/// Connects a Paths view to a runner with the models `context` names at the time of Run.
+PathsRunner* wirePaths(gwb::views::PathsView* view, std::function<PathsJobRequest()> context);
+
+} // namespace gwb::app

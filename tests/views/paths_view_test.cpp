@@ -1,0 +1,150 @@
+// Paths view: both models' senders x receivers matrices on one diverging scale, hover text with
+// the raw metric and the effect ("—" with the reason where a receiver is at or before the sender's
+// layer), clicks asking for a cell's top pieces, the figure whole at both widths, stale marking,
+// and "Trace paths from here" (the inputs a Patching cell gives).
+#include "svg_text.h"
+#include "synthetic_data.h"
+
+#include "gwb/views/figure_export.h"
+#include "gwb/views/heatmap_widget.h"
+#include "gwb/views/paths_view.h"
+
+#include <QFile>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gwb::views;
+
+namespace {
+
+struct Fixture {
+    bool app = (synthetic::ensureApp(), true);
+    WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    PathsView v;
+    Fixture() {
+        s.setExtents(d);
+        v.setSelection(&s);
+        v.setData(d);
+        v.resize(1100, 600);
+    }
+};
+
+} // namespace
+
+TEST(PathsView, ShowsBothMatricesOnOneScaleWithReasonsWhereUndefined) {
+    Fixture f;
+    EXPECT_FALSE(f.v.hasContent());
+    const PathsData data = synthetic::makePathsData(f.d);
+    f.v.setInputs(data.inputs);
+    f.v.setResult(data);
+    ASSERT_TRUE(f.v.hasContent());
+    const double m = pathsScale(data);
+    EXPECT_GT(m, 0.3);
+    for (int model : {0, 1}) {
+        HeatmapWidget* h = f.v.heatmap(model);
+        ASSERT_TRUE(h->hasMatrix());
+        EXPECT_DOUBLE_EQ(h->colorScale().effectiveLow(), -m);
+        EXPECT_DOUBLE_EQ(h->colorScale().effectiveHigh(), m);
+    }
+    // Row 0 is a layer-0 sender: resid.1 (column 1) is defined, and the hover gives both values.
+    QString why;
+    const QString text = f.v.cellText(0, 0, 1, &why);
+    EXPECT_TRUE(text.contains(QStringLiteral("metric"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("effect"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("resid.1")));
+    EXPECT_TRUE(why.isEmpty());
+    // The last sender (last layer) does not reach resid.1: undefined, with the reason.
+    const int64_t last = data.grassmann.rows() - 1;
+    const QString undefined = f.v.cellText(0, last, 1, &why);
+    EXPECT_TRUE(undefined.contains(QStringLiteral("\u2014"))) << undefined.toStdString();
+    EXPECT_FALSE(undefined.contains(QStringLiteral("nan")));
+    EXPECT_TRUE(why.contains(QStringLiteral("at or before the sender's layer"))) << why.toStdString();
+    EXPECT_TRUE(f.v.heatmap(0)->readout(last, 1).contains(QStringLiteral("at or before")));
+    // Its data: effect and metric of each model, NaN where undefined.
+    const auto tables = f.v.dataTables();
+    ASSERT_EQ(tables.size(), 4u);
+    EXPECT_TRUE(std::isnan(tables[0].values.data[static_cast<size_t>(last * data.grassmann.cols() + 1)]));
+}
+
+TEST(PathsView, BadInputIsAMessageAndAnEarlierResultIsMarkedStale) {
+    Fixture f;
+    PathsInputs in = synthetic::makePathsData(f.d).inputs;
+    in.corrupt.clear();
+    QSignalSpy runs(&f.v, &PathsView::runRequested);
+    f.v.setInputs(in);
+    f.v.run();
+    EXPECT_EQ(runs.count(), 0);
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("corrupted prompt")));
+    const PathsData data = synthetic::makePathsData(f.d);
+    f.v.setInputs(data.inputs);
+    f.v.run();
+    EXPECT_EQ(runs.count(), 1);
+    f.v.setResult(data);
+    EXPECT_TRUE(f.v.heatmap(0)->staleNote().isEmpty());
+    PathsData refused;
+    refused.error = QStringLiteral("the prompts tokenize to different lengths");
+    f.v.setResult(refused);
+    EXPECT_TRUE(f.v.heatmap(0)->staleNote().contains(QStringLiteral("refused")));
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("different lengths")));
+    f.v.setResult(data);
+    PathsInputs edited = data.inputs;
+    edited.receivers = QStringLiteral("logits");
+    f.v.setInputs(edited);
+    EXPECT_TRUE(f.v.heatmap(1)->staleNote().contains(QStringLiteral("changed")));
+}
+
+TEST(PathsView, FigureKeepsEveryWordAtBothWidths) {
+    Fixture f;
+    f.v.setResult(synthetic::makePathsData(f.d));
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("direct effect")));
+    QTemporaryDir dir;
+    for (const FigureOptions& o : {FigureOptions::oneColumn(), FigureOptions::twoColumn()}) {
+        SCOPED_TRACE(o.widthInches);
+        const QString path = dir.filePath(QStringLiteral("paths_%1.svg").arg(o.widthInches));
+        const ExportResult r = exportFigure(f.v, o, path);
+        ASSERT_TRUE(r.ok) << r.message.toStdString();
+        QFile file(path);
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+        const QStringList texts = gwb::test::svgTexts(file.readAll());
+        EXPECT_TRUE(texts.contains(QStringLiteral("Grassmann")));
+        EXPECT_TRUE(texts.contains(QStringLiteral("Transformer")));
+        EXPECT_TRUE(texts.contains(QStringLiteral("normalised effect")));
+        const QStringList cut = gwb::test::cutTexts(texts);
+        EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();
+    }
+}
+
+TEST(PathsView, APatchingCellGivesThePathsInputsAndItsSender) {
+    synthetic::ensureApp();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    PatchingData p = synthetic::makePatchingData(d);
+    QString sender;
+    PathsInputs in = pathsFromPatchingCell(p, 0, 2, 3, &sender);
+    EXPECT_EQ(in.corrupt, p.inputs.corrupt);
+    EXPECT_EQ(in.answer, p.inputs.answer);
+    EXPECT_EQ(in.senders, QStringLiteral("all")); // a block input: every earlier component writes it
+    EXPECT_EQ(in.position, 3);
+    EXPECT_TRUE(sender.isEmpty());
+    p.grassmann.site = QStringLiteral("offset");
+    p.grassmann.colLabels = {QStringLiteral("D=1"), QStringLiteral("D=2"), QStringLiteral("D=4")};
+    in = pathsFromPatchingCell(p, 0, 3, 1, &sender);
+    EXPECT_EQ(in.senders, QStringLiteral("offset/head"));
+    EXPECT_EQ(in.position, -1);
+    EXPECT_EQ(sender, QStringLiteral("offset.3.2"));
+    p.transformer.site = QStringLiteral("ffn");
+    in = pathsFromPatchingCell(p, 1, 1, 4, &sender);
+    EXPECT_EQ(in.senders, QStringLiteral("ffn"));
+    EXPECT_EQ(in.position, 4);
+    EXPECT_EQ(sender, QStringLiteral("ffn.1"));
+    // The view outlines that sender's row.
+    Fixture f;
+    PathsData data = synthetic::makePathsData(f.d);
+    f.v.setResult(data);
+    f.v.markSender(data.grassmann.senders.value(2));
+    EXPECT_EQ(f.v.heatmap(0)->marks().row, 2);
+}

@@ -1,0 +1,151 @@
+#pragma once
+// Paths view, both models: path patching (engine pathPatching, gwb paths). Rows are the senders
+// (offset.l.D, mixer.l, gate.l, ffn.l / head.l.H, mixer.l, ffn.l, in layer order), columns the
+// receivers (logits: the direct effect; resid.M: the effect through block input h^M). Cells show
+// the normalised effect of the metric logit[answer] - logit[wrong], both models side by side on
+// one diverging scale. The clean prompt is the window's prompt. The view never runs a model: it
+// asks (runRequested, topKRequested) and the application computes off the GUI thread.
+
+#include "gwb/views/patching_view.h"
+#include "gwb/views/view.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace gwb::views {
+
+class HeatmapWidget;
+
+struct PathsInputs {
+    QString clean, corrupt, answer, wrong;
+    /// "all", "offset/head" (Grassmann offsets, Transformer heads), "mixer", "gate", "ffn"
+    QString senders = QStringLiteral("all");
+    QString receivers = QStringLiteral("all"); ///< "all", "logits", "resid"
+    int position = -1;                         ///< a sender takes its clean value at this token only; -1 = every token
+};
+
+/// One model's senders x receivers matrix (copied by the application from the engine's result).
+struct PathsGrid {
+    QString model; ///< "Grassmann" or "Transformer"
+    QString modelName;
+    QString error; ///< why there is no matrix ("" = there is one)
+    QStringList senders, receivers;
+    std::vector<int> senderLayers;
+    double cleanMetric = std::numeric_limits<double>::quiet_NaN();
+    double corruptMetric = std::numeric_limits<double>::quiet_NaN();
+    bool effectDefined = false;
+    std::vector<double> metric; ///< senders x receivers; NaN where undefined
+    std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
+
+    int64_t rows() const { return senders.size(); }
+    int64_t cols() const { return receivers.size(); }
+    bool hasGrid() const { return error.isEmpty() && rows() > 0 && cols() > 0; }
+    /// The drawn value: the effect, or metric - corrupted metric when clean and corrupted agree.
+    double value(int64_t r, int64_t c) const;
+    QString undefinedReason(int64_t r, int64_t c) const;
+};
+
+struct PathsData {
+    PathsInputs inputs;
+    QString error; ///< bad input: shown, nothing else changes
+    QString answerPiece, wrongPiece;
+    int64_t metricPosition = -1;
+    PathsGrid grassmann, transformer;
+    bool hasGrid() const { return grassmann.hasGrid() || transformer.hasGrid(); }
+};
+
+/// The Paths view's inputs for "Trace paths from here" on cell (row, col) of a Patching sweep of
+/// model 0/1: the same prompts and pieces; the senders of the cell's kind (all for resid), at the
+/// cell's token when its columns are tokens. `sender` gets the component's label where the cell
+/// is one ("offset.3.2", "ffn.1"; "" for a block input).
+PathsInputs pathsFromPatchingCell(const PatchingData& data, int model, int64_t row, int64_t col, QString* sender);
+
+/// Largest |value| over both matrices (the shared colour scale), 0 when none.
+double pathsScale(const PathsData& data);
+
+class PathsView : public View {
+    Q_OBJECT
+public:
+    explicit PathsView(QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("paths"); }
+    QString title() const override { return QStringLiteral("Paths"); }
+    QJsonObject settings() const override;
+    void setSettings(const QJsonObject& settings) override;
+    QString caption() const override;
+    std::vector<DataTable> dataTables() const override;
+    bool hasContent() const override;
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.25 : 0.62; }
+
+    PathsInputs inputs() const;
+    void setInputs(const PathsInputs& inputs);
+    QString checkInputs(const PathsInputs& inputs) const;
+    void run();
+    void setResult(const PathsData& result);
+    const PathsData& result() const { return m_result; }
+    void setProgress(double fraction);
+    void setRunning(bool running);
+    bool running() const { return m_running; }
+    /// A clicked cell's run: its top next pieces (row = sender, col = receiver; -1: the cell last
+    /// clicked).
+    void setTopK(const PatchingTopK& topK);
+    /// Outlines the sender row `label` in both matrices where it exists ("" = none).
+    void markSender(const QString& label);
+
+    QString cellText(int model, int64_t r, int64_t c, QString* why = nullptr) const;
+    QString message() const;
+    HeatmapWidget* heatmap(int model) const { return model == 0 ? m_grassmann : m_transformer; }
+    QLabel* hoverLabel() const { return m_hover; }
+    QTableWidget* topKTable() const { return m_topK; }
+
+Q_SIGNALS:
+    void runRequested(const gwb::views::PathsInputs& inputs);
+    void cancelRequested();
+    void topKRequested(int model, const QString& sender, const QString& receiver);
+
+protected:
+    void refresh() override;
+    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
+    QString missingDataMessage() const override;
+
+private:
+    const PathsGrid& grid(int model) const { return model == 0 ? m_result.grassmann : m_result.transformer; }
+    void showGrid(int model);
+    void updateStale();
+    void hovered(int model, qint64 row, qint64 col);
+    QString valueName() const;
+
+    QLineEdit* m_corrupt;
+    QLineEdit* m_answer;
+    QLineEdit* m_wrong;
+    QComboBox* m_senders;
+    QComboBox* m_receivers;
+    QSpinBox* m_position;
+    QPushButton* m_run;
+    QPushButton* m_cancel;
+    QProgressBar* m_progress;
+    QLabel* m_status;
+    QLabel* m_hover;
+    HeatmapWidget* m_grassmann;
+    HeatmapWidget* m_transformer;
+    QTableWidget* m_topK;
+    PathsData m_result;
+    QString m_message;
+    QString m_refused;
+    QString m_marked;
+    int64_t m_topKCell[3] = {-1, -1, -1}; ///< model, row, column of the cell last clicked
+    bool m_running = false;
+};
+
+} // namespace gwb::views
+
+Q_DECLARE_METATYPE(gwb::views::PathsInputs)
+Q_DECLARE_METATYPE(gwb::views::PathsData)

@@ -1,0 +1,549 @@
+#include "gwb/views/paths_view.h"
+
+#include "plot_util.h"
+#include "view_common.h"
+
+#include "gwb/views/heatmap_widget.h"
+
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gwb::views {
+
+namespace {
+const QString kDash = QStringLiteral("\u2014");
+
+QStringList senderItems() {
+    return {QStringLiteral("all"), QStringLiteral("offset/head"), QStringLiteral("mixer"), QStringLiteral("gate"),
+            QStringLiteral("ffn")};
+}
+QStringList receiverItems() {
+    return {QStringLiteral("all"), QStringLiteral("logits"), QStringLiteral("resid")};
+}
+} // namespace
+
+double PathsGrid::value(int64_t r, int64_t c) const {
+    if (r < 0 || c < 0 || r >= rows() || c >= cols()) return std::nan("");
+    const size_t i = static_cast<size_t>(r * cols() + c);
+    if (effectDefined) return i < effect.size() ? effect[i] : std::nan("");
+    return i < metric.size() ? metric[i] - corruptMetric : std::nan("");
+}
+
+QString PathsGrid::undefinedReason(int64_t r, int64_t c) const {
+    if (r < 0 || c < 0 || r >= rows() || c >= cols()) return QStringLiteral("no such cell");
+    if (!std::isnan(value(r, c))) return {};
+    const QString receiver = receivers.value(static_cast<int>(c));
+    const int layer = r < static_cast<int64_t>(senderLayers.size()) ? senderLayers[static_cast<size_t>(r)] : 0;
+    if (receiver.startsWith(QLatin1String("resid.")) && receiver.mid(6).toInt() <= layer)
+        return QStringLiteral("Undefined: %1 is the input of block %2, at or before the sender's layer %3; a sender "
+                              "reaches only later block inputs.")
+            .arg(receiver, receiver.mid(6))
+            .arg(layer);
+    return QStringLiteral("Undefined: the metric could not be computed here.");
+}
+
+PathsInputs pathsFromPatchingCell(const PatchingData& data, int model, int64_t row, int64_t col, QString* sender) {
+    PathsInputs in;
+    in.clean = data.inputs.clean;
+    in.corrupt = data.inputs.corrupt;
+    in.answer = data.inputs.answer;
+    in.wrong = data.inputs.wrong;
+    const PatchingGrid& g = model == 0 ? data.grassmann : data.transformer;
+    const QString site = g.site;
+    QString label;
+    if (site == QLatin1String("offset") || site == QLatin1String("head")) {
+        in.senders = QStringLiteral("offset/head");
+        const QString colLabel = g.colLabels.value(static_cast<int>(col));
+        const QString index = colLabel.contains(QLatin1Char('=')) ? colLabel.section(QLatin1Char('='), 1) : colLabel;
+        label = QStringLiteral("%1.%2.%3").arg(site).arg(row).arg(index.trimmed());
+    } else if (site == QLatin1String("resid")) {
+        in.senders = QStringLiteral("all"); // h^l is written by every component of the layers before it
+        in.position = static_cast<int>(col);
+    } else {
+        in.senders = site;
+        in.position = static_cast<int>(col);
+        label = QStringLiteral("%1.%2").arg(site).arg(row);
+    }
+    if (sender) *sender = label;
+    return in;
+}
+
+double pathsScale(const PathsData& data) {
+    double m = 0;
+    for (const PathsGrid* g : {&data.grassmann, &data.transformer}) {
+        if (!g->hasGrid()) continue;
+        for (int64_t r = 0; r < g->rows(); ++r)
+            for (int64_t c = 0; c < g->cols(); ++c)
+                if (const double v = g->value(r, c); std::isfinite(v)) m = std::max(m, std::abs(v));
+    }
+    return m;
+}
+
+PathsView::PathsView(QWidget* parent) : View(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* fields = new QHBoxLayout();
+    fields->addWidget(new QLabel(QStringLiteral("Corrupted"), this));
+    m_corrupt = new QLineEdit(this);
+    m_corrupt->setObjectName(QStringLiteral("pathsCorrupt"));
+    m_corrupt->setPlaceholderText(QStringLiteral("corrupted prompt, same token length"));
+    m_corrupt->setToolTip(QStringLiteral("The clean prompt is the window's current prompt. Each sender takes its "
+                                         "clean value in a run of this prompt."));
+    fields->addWidget(m_corrupt, 3);
+    fields->addWidget(new QLabel(QStringLiteral("Answer"), this));
+    m_answer = new QLineEdit(this);
+    m_answer->setObjectName(QStringLiteral("pathsAnswer"));
+    m_answer->setPlaceholderText(QStringLiteral("piece"));
+    m_answer->setToolTip(QStringLiteral("One vocabulary piece: the metric is logit[answer] - logit[wrong] at the "
+                                        "last token"));
+    fields->addWidget(m_answer, 1);
+    fields->addWidget(new QLabel(QStringLiteral("Wrong"), this));
+    m_wrong = new QLineEdit(this);
+    m_wrong->setObjectName(QStringLiteral("pathsWrong"));
+    m_wrong->setPlaceholderText(QStringLiteral("piece"));
+    fields->addWidget(m_wrong, 1);
+    layout->addLayout(fields);
+
+    auto* bar = new QHBoxLayout();
+    m_senders = detail::addCombo(bar, QStringLiteral("Senders"), senderItems(), this);
+    m_senders->setObjectName(QStringLiteral("pathsSenders"));
+    m_senders->setToolTip(QStringLiteral("Components that take their clean value: Grassmann offset.l.D, mixer.l, "
+                                         "gate.l, ffn.l; Transformer head.l.H, mixer.l, ffn.l"));
+    m_receivers = detail::addCombo(bar, QStringLiteral("Receivers"), receiverItems(), this);
+    m_receivers->setObjectName(QStringLiteral("pathsReceivers"));
+    m_receivers->setToolTip(QStringLiteral("logits: the direct effect (every other component frozen at its "
+                                           "corrupted value); resid.M: the effect through block input h^M"));
+    bar->addWidget(new QLabel(QStringLiteral("Token"), this));
+    m_position = new QSpinBox(this);
+    m_position->setObjectName(QStringLiteral("pathsPosition"));
+    m_position->setRange(-1, 1 << 20);
+    m_position->setSpecialValueText(QStringLiteral("all"));
+    m_position->setValue(-1);
+    m_position->setToolTip(QStringLiteral("A sender takes its clean value at this token only (all: at every token)"));
+    bar->addWidget(m_position);
+    m_run = new QPushButton(QStringLiteral("Run"), this);
+    m_run->setObjectName(QStringLiteral("pathsRun"));
+    bar->addWidget(m_run);
+    m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
+    m_cancel->setObjectName(QStringLiteral("pathsCancel"));
+    m_cancel->setVisible(false);
+    bar->addWidget(m_cancel);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(160);
+    m_progress->setVisible(false);
+    bar->addWidget(m_progress);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("pathsStatus"));
+    m_status->setWordWrap(true);
+    bar->addWidget(m_status, 1);
+    layout->addLayout(bar);
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    m_grassmann = new HeatmapWidget(split);
+    m_transformer = new HeatmapWidget(split);
+    m_topK = new QTableWidget(split);
+    m_topK->setObjectName(QStringLiteral("pathsTopK"));
+    m_topK->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_topK->verticalHeader()->hide();
+    m_topK->setColumnCount(3);
+    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
+    m_topK->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_topK->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    m_topK->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_topK->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_topK->setToolTip(QStringLiteral("Click a cell: the most probable next pieces of that run"));
+    for (HeatmapWidget* h : {m_grassmann, m_transformer}) {
+        h->setColormap(ColormapId::RdBu);
+        h->setDiverging(true);
+        h->setMinimumWidth(200);
+        split->addWidget(h);
+        const int model = h == m_grassmann ? 0 : 1;
+        h->setUndefinedReason([this, model](int64_t r, int64_t c) {
+            const QString why = grid(model).undefinedReason(r, c);
+            return why.isEmpty() ? QStringLiteral("undefined here") : why;
+        });
+    }
+    split->addWidget(m_topK);
+    split->setSizes({440, 440, 170});
+    layout->addWidget(split, 1);
+    m_hover = new QLabel(this);
+    m_hover->setObjectName(QStringLiteral("pathsHover"));
+    m_hover->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_hover);
+
+    connect(m_run, &QPushButton::clicked, this, &PathsView::run);
+    for (QLineEdit* e : {m_corrupt, m_answer, m_wrong}) {
+        connect(e, &QLineEdit::returnPressed, this, &PathsView::run);
+        connect(e, &QLineEdit::textChanged, this, [this] { updateStale(); });
+    }
+    connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
+    for (QComboBox* c : {m_senders, m_receivers})
+        connect(c, &QComboBox::currentTextChanged, this, [this] {
+            updateStale();
+            Q_EMIT settingsChanged();
+        });
+    connect(m_position, qOverload<int>(&QSpinBox::valueChanged), this, [this] { updateStale(); });
+    for (int model : {0, 1}) {
+        HeatmapWidget* h = heatmap(model);
+        connect(h, &HeatmapWidget::cellHovered, this,
+                [this, model](qint64 r, qint64 c, const QString&) { hovered(model, r, c); });
+        connect(h, &HeatmapWidget::cellClicked, this, [this, model](qint64 r, qint64 c) {
+            const PathsGrid& g = grid(model);
+            if (!g.hasGrid()) return;
+            if (const QString why = g.undefinedReason(r, c); !why.isEmpty()) {
+                m_status->setText(why);
+                return;
+            }
+            m_topK->setRowCount(0);
+            m_topK->setHorizontalHeaderLabels(
+                {QStringLiteral("piece (computing\u2026)"), QStringLiteral("p"), QStringLiteral("logit")});
+            m_topKCell[0] = model;
+            m_topKCell[1] = r;
+            m_topKCell[2] = c;
+            Q_EMIT topKRequested(model, g.senders.value(static_cast<int>(r)), g.receivers.value(static_cast<int>(c)));
+        });
+    }
+    showGrid(0);
+    showGrid(1);
+    refresh();
+}
+
+PathsInputs PathsView::inputs() const {
+    PathsInputs in;
+    in.clean = m_data.prompt();
+    in.corrupt = m_corrupt->text();
+    in.answer = m_answer->text().trimmed();
+    in.wrong = m_wrong->text().trimmed();
+    in.senders = m_senders->currentText();
+    in.receivers = m_receivers->currentText();
+    in.position = m_position->value();
+    return in;
+}
+
+void PathsView::setInputs(const PathsInputs& in) {
+    m_corrupt->setText(in.corrupt);
+    m_answer->setText(in.answer);
+    m_wrong->setText(in.wrong);
+    if (const int i = m_senders->findText(in.senders); i >= 0) m_senders->setCurrentIndex(i);
+    if (const int i = m_receivers->findText(in.receivers); i >= 0) m_receivers->setCurrentIndex(i);
+    m_position->setValue(in.position);
+    Q_EMIT settingsChanged();
+}
+
+QString PathsView::checkInputs(const PathsInputs& in) const {
+    if (in.clean.isEmpty())
+        return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
+    if (in.corrupt.isEmpty())
+        return QStringLiteral("Path patching needs a corrupted prompt of the same token length as the clean prompt.");
+    if (in.answer.isEmpty() || in.wrong.isEmpty())
+        return QStringLiteral("Type the answer piece and the wrong piece of the metric logit[answer] - logit[wrong].");
+    if (!senderItems().contains(in.senders))
+        return QStringLiteral("Unknown senders '%1' (all, offset/head, mixer, gate, ffn).").arg(in.senders);
+    if (!receiverItems().contains(in.receivers))
+        return QStringLiteral("Unknown receivers '%1' (all, logits, resid).").arg(in.receivers);
+    return {};
+}
+
+void PathsView::run() {
+    if (m_running) return;
+    const PathsInputs in = inputs();
+    if (const QString problem = checkInputs(in); !problem.isEmpty()) {
+        m_message = problem;
+        m_status->setText(problem);
+        return;
+    }
+    Q_EMIT settingsChanged();
+    Q_EMIT runRequested(in);
+}
+
+QString PathsView::message() const {
+    return m_status->text();
+}
+
+void PathsView::setProgress(double fraction) {
+    m_progress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
+}
+
+void PathsView::setRunning(bool running) {
+    m_running = running;
+    m_run->setEnabled(!running);
+    m_cancel->setVisible(running);
+    m_progress->setVisible(running);
+    if (running) {
+        m_progress->setValue(0);
+        m_status->setText(QStringLiteral("Running the senders\u2026"));
+    }
+}
+
+void PathsView::setResult(const PathsData& result) {
+    setRunning(false);
+    if (!result.error.isEmpty()) {
+        m_message = result.error;
+        m_status->setText(result.error);
+        m_refused = result.error;
+        updateStale();
+        return;
+    }
+    m_result = result;
+    m_message.clear();
+    m_refused.clear();
+    showGrid(0);
+    showGrid(1);
+    markSender(m_marked);
+    m_topK->setRowCount(0);
+    m_hover->clear();
+    requestRefresh();
+    Q_EMIT settingsChanged();
+}
+
+void PathsView::markSender(const QString& label) {
+    m_marked = label;
+    for (int model : {0, 1}) {
+        HeatmapMarks marks;
+        marks.row = label.isEmpty() ? -1 : grid(model).senders.indexOf(label);
+        heatmap(model)->setMarks(marks);
+    }
+}
+
+QString PathsView::valueName() const {
+    const PathsGrid& g = m_result.grassmann.hasGrid() ? m_result.grassmann : m_result.transformer;
+    return g.effectDefined || !g.hasGrid() ? QStringLiteral("normalised effect")
+                                           : QStringLiteral("metric \u2212 corrupted metric");
+}
+
+void PathsView::showGrid(int model) {
+    HeatmapWidget* h = heatmap(model);
+    const PathsGrid& g = grid(model);
+    const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+    if (!g.hasGrid()) {
+        h->setPlaceholder(!g.error.isEmpty()
+                              ? QStringLiteral("%1: %2").arg(who, g.error)
+                              : QStringLiteral("%1: type a corrupted prompt, an answer and a wrong piece and press "
+                                               "Run.")
+                                    .arg(who));
+        return;
+    }
+    std::vector<float> v(static_cast<size_t>(g.rows() * g.cols()));
+    for (int64_t r = 0; r < g.rows(); ++r)
+        for (int64_t c = 0; c < g.cols(); ++c)
+            v[static_cast<size_t>(r * g.cols() + c)] = static_cast<float>(g.value(r, c));
+    HeatmapAxes axes;
+    axes.title = who;
+    axes.rowTitle = QStringLiteral("sender (by layer)");
+    axes.colTitle = QStringLiteral("receiver");
+    axes.rowLabels = g.senders;
+    axes.colLabels = g.receivers;
+    axes.valueName = valueName();
+    h->setMatrix(makeDenseSource(g.rows(), g.cols(), std::move(v)), axes);
+    const double m = pathsScale(m_result);
+    h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1);
+}
+
+QString PathsView::cellText(int model, int64_t r, int64_t c, QString* why) const {
+    const PathsGrid& g = grid(model);
+    if (why) why->clear();
+    if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows() || c >= g.cols()) return {};
+    const size_t i = static_cast<size_t>(r * g.cols() + c);
+    auto num = [](double v) { return std::isfinite(v) ? detail::formatValue(v) : kDash; };
+    const double raw = i < g.metric.size() ? g.metric[i] : std::nan("");
+    const double eff = i < g.effect.size() ? g.effect[i] : std::nan("");
+    const QString text = QStringLiteral("%1 \u00b7 %2 \u2192 %3 \u00b7 metric %4 (raw; clean %5, corrupted %6) "
+                                        "\u00b7 effect %7 (normalised)")
+                             .arg(g.model, g.senders.value(static_cast<int>(r)), g.receivers.value(static_cast<int>(c)),
+                                  num(raw), num(g.cleanMetric), num(g.corruptMetric), num(eff));
+    if (why && std::isnan(eff)) {
+        const QString reason = g.undefinedReason(r, c);
+        *why = !reason.isEmpty() ? reason
+                                 : QStringLiteral("The normalised effect is undefined: the clean and corrupted "
+                                                  "metrics are equal (%1).")
+                                       .arg(num(g.cleanMetric));
+    }
+    return text;
+}
+
+void PathsView::hovered(int model, qint64 r, qint64 c) {
+    QString why;
+    m_hover->setText(cellText(model, r, c, &why));
+    m_hover->setToolTip(why);
+    heatmap(model)->setToolTip(why);
+}
+
+void PathsView::setTopK(const PatchingTopK& reply) {
+    PatchingTopK k = reply;
+    if (k.row < 0 && k.model == m_topKCell[0]) { // the runner answers by labels: the cell last clicked
+        k.row = m_topKCell[1];
+        k.col = m_topKCell[2];
+    }
+    const PathsGrid& g = grid(k.model);
+    const QString cell = g.hasGrid() ? QStringLiteral("%1 %2 \u2192 %3")
+                                           .arg(g.model, g.senders.value(static_cast<int>(k.row)),
+                                                g.receivers.value(static_cast<int>(k.col)))
+                                     : QString();
+    m_topK->setRowCount(0);
+    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
+    if (!k.error.isEmpty()) {
+        m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
+        return;
+    }
+    m_topK->setToolTip(QStringLiteral("The run of %1: its most probable next pieces at token %2.")
+                           .arg(cell)
+                           .arg(m_result.metricPosition));
+    m_topK->setRowCount(static_cast<int>(k.pieces.size()));
+    for (int i = 0; i < k.pieces.size(); ++i) {
+        m_topK->setItem(i, 0, new QTableWidgetItem(k.pieces[i]));
+        m_topK->setItem(i, 1, detail::valueItem(k.probs[static_cast<size_t>(i)], QString()));
+        m_topK->setItem(i, 2, detail::valueItem(k.logits[static_cast<size_t>(i)], QString()));
+    }
+}
+
+QJsonObject PathsView::settings() const {
+    QJsonObject o = View::settings();
+    const PathsInputs in = inputs();
+    o.insert(QStringLiteral("corrupt"), in.corrupt);
+    o.insert(QStringLiteral("answer"), in.answer);
+    o.insert(QStringLiteral("wrong"), in.wrong);
+    o.insert(QStringLiteral("senders"), in.senders);
+    o.insert(QStringLiteral("receivers"), in.receivers);
+    o.insert(QStringLiteral("position"), in.position);
+    return o;
+}
+
+void PathsView::setSettings(const QJsonObject& s) {
+    View::setSettings(s);
+    PathsInputs in = inputs();
+    in.corrupt = s.value(QStringLiteral("corrupt")).toString(in.corrupt);
+    in.answer = s.value(QStringLiteral("answer")).toString(in.answer);
+    in.wrong = s.value(QStringLiteral("wrong")).toString(in.wrong);
+    in.senders = s.value(QStringLiteral("senders")).toString(in.senders);
+    in.receivers = s.value(QStringLiteral("receivers")).toString(in.receivers);
+    in.position = s.value(QStringLiteral("position")).toInt(in.position);
+    setInputs(in);
+}
+
+QString PathsView::missingDataMessage() const {
+    return QStringLiteral("Paths: type a corrupted prompt of the same token length, an answer and a wrong piece and "
+                          "press Run.");
+}
+
+bool PathsView::hasContent() const {
+    return m_result.hasGrid();
+}
+
+void PathsView::updateStale() {
+    QString note;
+    if (m_result.hasGrid()) {
+        const PathsInputs now = inputs();
+        const PathsInputs& was = m_result.inputs;
+        if (!m_refused.isEmpty())
+            note = QStringLiteral("Earlier result: the last run was refused (see above).");
+        else if (m_data.primary() && was.clean != now.clean)
+            note = QStringLiteral("Earlier result: of the prompt \u201c%1\u201d, not the current one. Press Run.")
+                       .arg(detail::labelText(was.clean, 40));
+        else if (was.corrupt != now.corrupt || was.answer != now.answer || was.wrong != now.wrong ||
+                 was.senders != now.senders || was.receivers != now.receivers || was.position != now.position)
+            note = QStringLiteral("Earlier result: the inputs changed since. Press Run.");
+    }
+    for (int model : {0, 1})
+        heatmap(model)->setStaleNote(note);
+}
+
+void PathsView::refresh() {
+    updateStale();
+    if (m_running || !m_message.isEmpty()) return;
+    if (!m_result.hasGrid()) {
+        m_status->setText(m_data.primary() ? QString() : QStringLiteral("Run a prompt first."));
+        return;
+    }
+    QStringList parts;
+    for (const PathsGrid* g : {&m_result.grassmann, &m_result.transformer})
+        if (g->hasGrid())
+            parts << QStringLiteral("%1 clean %2, corrupted %3%4")
+                         .arg(g->model, detail::formatValue(g->cleanMetric), detail::formatValue(g->corruptMetric),
+                              g->effectDefined ? QString()
+                                               : QStringLiteral(" (equal: cells show the metric's change)"));
+    m_status->setText(QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
+                          .arg(m_result.answerPiece, m_result.wrongPiece)
+                          .arg(m_result.metricPosition)
+                          .arg(parts.join(QStringLiteral("; "))));
+}
+
+QString PathsView::caption() const {
+    const PathsData& d = m_result;
+    if (!d.hasGrid()) return QStringLiteral("Path patching of both models: no run yet.");
+    QStringList metrics;
+    for (const PathsGrid* m : {&d.grassmann, &d.transformer})
+        if (m->hasGrid())
+            metrics << QStringLiteral("%1 clean %2, corrupted %3")
+                           .arg(m->model, detail::formatValue(m->cleanMetric), detail::formatValue(m->corruptMetric));
+    return QStringLiteral("Path patching: the corrupted prompt \u201c%1\u201d runs with one sender at its value from "
+                          "the clean prompt \u201c%2\u201d%3 and every other component frozen at its corrupted value; "
+                          "column logits gives the sender's direct effect, resid.M its effect through block input "
+                          "h^M. Cells give the normalised effect of logit['%4'] \u2212 logit['%5'] at token %6 (%7). "
+                          "Both models on one diverging scale centred at 0; grey cells are undefined.")
+        .arg(d.inputs.corrupt, d.inputs.clean,
+             d.inputs.position >= 0 ? QStringLiteral(" at token %1 only").arg(d.inputs.position) : QString(),
+             d.answerPiece, d.wrongPiece)
+        .arg(d.metricPosition)
+        .arg(metrics.join(QStringLiteral("; ")));
+}
+
+std::vector<DataTable> PathsView::dataTables() const {
+    std::vector<DataTable> out;
+    for (int model : {0, 1}) {
+        const PathsGrid& g = grid(model);
+        if (!g.hasGrid()) continue;
+        const QString who = model == 0 ? QStringLiteral("grassmann") : QStringLiteral("transformer");
+        for (const bool effect : {true, false}) {
+            const std::vector<double>& src = effect ? g.effect : g.metric;
+            std::vector<float> v(src.begin(), src.end());
+            out.push_back(detail::tableFromMatrix(
+                QStringLiteral("paths_%1_%2").arg(who, effect ? QStringLiteral("effect") : QStringLiteral("metric")),
+                effect ? QStringLiteral("normalised effect (metric - corrupt) / (clean - corrupt) of logit['%1'] - "
+                                        "logit['%2'] at token %3; clean %4, corrupted %5; NaN = undefined")
+                             .arg(m_result.answerPiece, m_result.wrongPiece)
+                             .arg(m_result.metricPosition)
+                             .arg(g.cleanMetric, 0, 'g', 9)
+                             .arg(g.corruptMetric, 0, 'g', 9)
+                       : QStringLiteral("raw metric logit['%1'] - logit['%2'] of the sender's run at token %3")
+                             .arg(m_result.answerPiece, m_result.wrongPiece)
+                             .arg(m_result.metricPosition),
+                QString(), effect ? QString() : QStringLiteral("logit"), g.rows(), g.cols(), std::move(v),
+                QStringLiteral("sender"), QStringLiteral("receiver"), g.senders, g.receivers));
+        }
+    }
+    return out;
+}
+
+void PathsView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
+    const QFontMetricsF fm = style.metrics(style.small);
+    const double gap = fm.height();
+    const double barBlock = style.colorbar ? fm.height() * 4.2 : 0;
+    const QRectF panels = rect.adjusted(0, 0, -barBlock, 0);
+    const auto [left, right] = detail::splitPanels(panels, 0.5, true, gap);
+    FigureStyle shared = style;
+    shared.colorbar = false;
+    const HeatmapGeometry gl = m_grassmann->paintFigure(p, left, shared, QStringLiteral("Grassmann"), map);
+    const HeatmapGeometry gr = m_transformer->paintFigure(p, right, shared, QStringLiteral("Transformer"), map);
+    if (!style.colorbar) return;
+    const QRectF plot = !gr.plot.isEmpty() ? gr.plot : gl.plot;
+    if (plot.isEmpty()) return;
+    const HeatmapWidget* scaled = m_transformer->hasMatrix() ? m_transformer : m_grassmann;
+    QRectF bar(rect.right() - barBlock + fm.height() * 0.5, plot.top(), barBlock - fm.height() * 0.5, plot.height());
+    if (fm.horizontalAdvance(valueName()) > bar.height() - fm.height()) {
+        bar.setTop(rect.top());
+        bar.setBottom(rect.bottom());
+    }
+    paintColorbar(p, bar, scaled->colorScale(), valueName(), style);
+}
+
+} // namespace gwb::views
