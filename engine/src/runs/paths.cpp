@@ -50,15 +50,21 @@ struct Sender {
     int index = 0; ///< offset D's slot in the layer, or the head
 };
 
-/// The frozen run of one sender (pathPatching's definition): the block inputs h^l it produces,
-/// inputs[l] for l >= the sender's layer and inputs[N] = the final state.
+/// The frozen runs of a group of senders of one layer and kind (pathPatching's definition), one
+/// batch row each: the block inputs h^l they produce, inputs[l] for l >= the layer and inputs[N] =
+/// the final states (B x T x d). Offsets of a layer, or heads, run as one batch; mixer, gate and
+/// ffn senders are one per layer and kind.
 std::vector<torch::Tensor>
-senderRun(LanguageModelImpl& net, const Sender& s, const Recorded& clean, const Recorded& corrupt,
+senderRun(LanguageModelImpl& net, const std::vector<const Sender*>& group, const Recorded& clean,
+          const Recorded& corrupt,
           const std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)>& mixed, bool grassmann, int N,
           int64_t T, const torch::Device& device) {
+    const Sender& s = *group.front();
+    const int64_t B = static_cast<int64_t>(group.size());
     const size_t l = static_cast<size_t>(s.layer);
+    auto batch = [B](const torch::Tensor& t) { return t.expand({B, -1, -1}); };
     // Layers before the sender's see the corrupted run unchanged: start from its h^l.
-    torch::Tensor h = corrupt.blocks[l].h;
+    torch::Tensor h = batch(corrupt.blocks[l].h);
     std::vector<torch::Tensor> inputs(static_cast<size_t>(N + 1));
     inputs[l] = h;
     for (int b = s.layer; b < N; ++b) {
@@ -67,17 +73,17 @@ senderRun(LanguageModelImpl& net, const Sender& s, const Recorded& clean, const 
         e.site = Site::None;
         if (b == s.layer) {
             const BlockRecord& cl = clean.blocks[l];
-            e.freezeFfn = cr.ffn; // nothing of the sublayer after the sender depends on it but the FFN's input
-            if (s.kind == "offset") {
-                e.site = Site::Offset;
-                torch::Tensor v = cr.plucker.clone();
-                v.select(2, s.index).copy_(mixed(cl.plucker.select(2, s.index), cr.plucker.select(2, s.index)));
-                e.value = v;
-                e.mask = torch::ones({1, T, v.size(2), 1}, torch::kBool).to(device);
-            } else if (s.kind == "head") {
-                e.site = Site::Head;
-                torch::Tensor v = cr.heads.clone();
-                v.select(2, s.index).copy_(mixed(cl.heads.select(2, s.index), cr.heads.select(2, s.index)));
+            e.freezeFfn = batch(cr.ffn); // nothing of the sublayer after the sender depends on it but the FFN's input
+            if (s.kind == "offset" || s.kind == "head") {
+                // Row i: the corrupted values with sender i's offset (head) at its clean value.
+                const torch::Tensor& cv = s.kind == "offset" ? cr.plucker : cr.heads;
+                const torch::Tensor& kv = s.kind == "offset" ? cl.plucker : cl.heads;
+                torch::Tensor v = cv.expand({B, -1, -1, -1}).clone();
+                for (int64_t i = 0; i < B; ++i) {
+                    const int slot = group[static_cast<size_t>(i)]->index;
+                    v[i].select(1, slot).copy_(mixed(kv.select(2, slot), cv.select(2, slot))[0]);
+                }
+                e.site = s.kind == "offset" ? Site::Offset : Site::Head;
                 e.value = v;
                 e.mask = torch::ones({1, T, v.size(2), 1}, torch::kBool).to(device);
             } else if (s.kind == "mixer") {
@@ -95,9 +101,9 @@ senderRun(LanguageModelImpl& net, const Sender& s, const Recorded& clean, const 
                 if (grassmann) e.freezeGate = cr.gate;
             }
         } else {
-            e.freezeMixer = cr.mixer;
-            if (grassmann) e.freezeGate = cr.gate;
-            e.freezeFfn = cr.ffn;
+            e.freezeMixer = batch(cr.mixer);
+            if (grassmann) e.freezeGate = batch(cr.gate);
+            e.freezeFfn = batch(cr.ffn);
         }
         h = net.blocks()[static_cast<size_t>(b)]->run(h, SuffixContext{}, &e, nullptr);
         inputs[static_cast<size_t>(b + 1)] = h;
@@ -232,27 +238,63 @@ PathResult runPaths(const Model& model, const PathRequest& q, const PatchProgres
     auto mixed = [&](const torch::Tensor& cleanV, const torch::Tensor& corruptV) {
         return torch::where(rows.expand_as(cleanV), cleanV, corruptV);
     };
+    // Senders in groups: the offsets (heads) of a layer together, every other sender alone.
+    std::vector<std::vector<size_t>> groups;
     for (size_t si = 0; si < senders.size(); ++si) {
-        if (progress && !progress(static_cast<double>(si) / static_cast<double>(senders.size())))
-            throw PatchCancelled();
         const Sender& s = senders[si];
-        if (cell && s.label != cell->sender) continue;
-        const std::vector<torch::Tensor> inputs = senderRun(net, s, clean, corrupt, mixed, grassmann, N, T, device);
+        const bool batched = s.kind == "offset" || s.kind == "head";
+        if (batched && !groups.empty()) {
+            const Sender& last = senders[groups.back().front()];
+            if (last.kind == s.kind && last.layer == s.layer) {
+                groups.back().push_back(si);
+                continue;
+            }
+        }
+        groups.push_back({si});
+    }
+    auto metricsOf = [&](const torch::Tensor& final) { // B x T x d -> B metrics
+        const torch::Tensor logits = net.head(final.select(1, m)).to(torch::kDouble).to(torch::kCPU);
+        const torch::Tensor d = (logits.select(1, q.answer) - logits.select(1, q.wrong)).contiguous();
+        return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+    };
+    size_t doneSenders = 0;
+    for (const std::vector<size_t>& g : groups) {
+        if (progress && !progress(static_cast<double>(doneSenders) / static_cast<double>(senders.size())))
+            throw PatchCancelled();
+        doneSenders += g.size();
+        std::vector<size_t> run = g;
+        if (cell) { // one cell: only its sender's row
+            run.clear();
+            for (size_t si : g)
+                if (senders[si].label == cell->sender) run.push_back(si);
+            if (run.empty()) continue;
+        }
+        std::vector<const Sender*> group;
+        for (size_t si : run)
+            group.push_back(&senders[si]);
+        const int layer = group.front()->layer;
+        const std::vector<torch::Tensor> inputs = senderRun(net, group, clean, corrupt, mixed, grassmann, N, T, device);
         const torch::Tensor& h = inputs[static_cast<size_t>(N)];
         size_t col = 0;
-        const double direct = metricOf(net, h, m, q.answer, q.wrong);
-        if (q.logits) res.metric[si * R + col++] = direct;
-        if (cell && q.logits && cell->receiver == "logits") *cell->logits = logitsAt(net, h, m);
+        if (q.logits) {
+            const std::vector<double> direct = metricsOf(h);
+            for (size_t i = 0; i < run.size(); ++i)
+                res.metric[run[i] * R + col] = direct[i];
+            ++col;
+            if (cell && cell->receiver == "logits") *cell->logits = logitsAt(net, h, m);
+        }
         if (q.resid)
             for (int M = 1; M <= N; ++M, ++col) {
-                if (M <= s.layer) continue;
+                if (M <= layer) continue;
                 const std::string label = "resid." + std::to_string(M);
                 if (cell && cell->receiver != label) continue;
                 // The corrupted prompt, run normally from h^M with the recorded h^M put in.
                 torch::Tensor x = inputs[static_cast<size_t>(M)];
                 for (int b = M; b < N; ++b)
                     x = net.blocks()[static_cast<size_t>(b)]->run(x, SuffixContext{}, nullptr, nullptr);
-                res.metric[si * R + col] = metricOf(net, x, m, q.answer, q.wrong);
+                const std::vector<double> through = metricsOf(x);
+                for (size_t i = 0; i < run.size(); ++i)
+                    res.metric[run[i] * R + col] = through[i];
                 if (cell) *cell->logits = logitsAt(net, x, m);
             }
     }
