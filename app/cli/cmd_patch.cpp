@@ -486,8 +486,6 @@ int runPatch(const QStringList& argsIn) {
             o.check = static_cast<int>(intValue(p, check, "check", 0));
             if (o.check < 0 || o.check > 100000) throw std::invalid_argument("--check must be between 0 and 100000");
             if (o.check > 0 && !o.attribution) throw std::invalid_argument("--check goes with --method attribution");
-            if (o.attribution && p.isSet(shard))
-                throw std::invalid_argument("--method attribution runs without --shard (one backward pass a pair)");
             return gwb::app::runPatchPairs(o);
         }
         if (p.isSet(bootstrap) || p.isSet(seed) || p.isSet(shard))

@@ -354,7 +354,8 @@ int runPatchPairs(const PairsRunOptions& o) {
     // core, each with its own copy of the model (a model runs one sweep at a time).
     const size_t count = to - from;
     const int workers =
-        m.device() == "cpu"
+        o.attribution && o.check == 0 ? 1 // the estimates run batched below, on every thread
+        : m.device() == "cpu"
             ? static_cast<int>(std::clamp<size_t>(static_cast<size_t>(std::max(1, gwb::engine::threads())), 1, count))
             : 1;
     std::vector<Model> models{m};
@@ -364,6 +365,36 @@ int runPatchPairs(const PairsRunOptions& o) {
     std::vector<std::string> errors(count);
     std::vector<AttributionCheck> checks(count);
     std::atomic<size_t> next{0}, finished{0};
+    // Attribution: the pairs' estimates in batches (pairs of one length and metric position are the
+    // rows of one forward and backward pass), 64 pairs a call so that a stop keeps what is done;
+    // the workers below then only run the exact checks.
+    std::vector<uint8_t> estimated(count, 0);
+    if (o.attribution) {
+        constexpr size_t kChunk = 64;
+        for (size_t k0 = 0; k0 < count && !g_stopPairs.load(); k0 += kChunk) {
+            const size_t k1 = std::min(count, k0 + kChunk);
+            std::vector<PatchRequest> chunk;
+            for (size_t k = k0; k < k1; ++k)
+                chunk.push_back(ready[from + k].request);
+            try {
+                std::vector<PatchSweep> sweeps = gwb::engine::attributionSweeps(m, chunk);
+                for (size_t k = k0; k < k1; ++k) {
+                    results[k] = std::move(sweeps[k - k0]);
+                    estimated[k] = 1;
+                }
+            } catch (const std::invalid_argument&) { // one pair refused: the pairs one at a time say which
+                for (size_t k = k0; k < k1; ++k) {
+                    try {
+                        results[k] = attributionSweep(m, chunk[k - k0]);
+                        estimated[k] = 1;
+                    } catch (const std::invalid_argument& e) {
+                        errors[k] = e.what();
+                        estimated[k] = 1;
+                    }
+                }
+            }
+        }
+    }
     {
         const std::optional<gwb::engine::ScopedThreads> single =
             workers > 1 ? std::optional<gwb::engine::ScopedThreads>(std::in_place, 1) : std::nullopt;
@@ -372,9 +403,12 @@ int runPatchPairs(const PairsRunOptions& o) {
                 try {
                     const Model& mw = models[static_cast<size_t>(w)];
                     const PatchRequest& rq = ready[from + k].request;
-                    results[k] = o.attribution ? attributionSweep(mw, rq) : runPatchSweep(mw, rq);
-                    if (o.attribution && o.check > 0)
-                        checks[k] = checkAttribution(mw, rq, *results[k], o.check, o.seed + k);
+                    if (o.attribution && !estimated[k]) continue; // stopped before its batch
+                    if (!o.attribution) results[k] = runPatchSweep(mw, rq);
+                    if (o.attribution && o.check > 0 && results[k])
+                        // seeded by the pair's line: a shard checks the cells a whole run would
+                        checks[k] = checkAttribution(mw, rq, *results[k], o.check,
+                                                     o.seed + static_cast<uint64_t>(ready[from + k].pair->line));
                 } catch (const std::invalid_argument& e) {
                     errors[k] = e.what();
                 }
@@ -573,16 +607,26 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
             throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no per-pair arrays)");
         const json meta = json::parse(std::string(members["meta.json"].begin(), members["meta.json"].end()));
         const bool estimatedFile = meta.value("method", std::string("exact")) == "attribution";
-        if (estimatedFile)
+        const std::string metricMember = estimatedFile ? "estimated_metric.npy" : "metric.npy";
+        const std::string primaryMember = estimatedFile ? "attribution.npy" : "effect.npy";
+        for (const std::string& member : {metricMember, primaryMember})
+            if (!members.count(member))
+                throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no " + member + ")");
+        if (!merged.meta.is_null() && estimatedFile != merged.estimated)
             throw std::invalid_argument("'" + path +
-                                        "' holds attribution estimates: merging them is not supported yet; "
-                                        "run the attribution without --shard (it is one backward pass a pair)");
-        const NpyArray metric = parseNpy(members.at("metric.npy"));
+                                        "' is another run: one file holds exact sweeps, the other "
+                                        "attribution estimates");
+        const NpyArray metric = parseNpy(members.at(metricMember));
         if (metric.shape.size() != 3) throw std::invalid_argument("'" + path + "': metric is not pairs x rows x cols");
+        const bool hasChecks = members.count("check_cells.npy") > 0;
+        const NpyArray checkCells = hasChecks ? parseNpy(members.at("check_cells.npy")) : NpyArray{};
+        const int64_t checkWidth = hasChecks && checkCells.shape.size() == 2 ? checkCells.shape[1] : 0;
         if (merged.meta.is_null()) {
             merged.meta = meta;
             merged.rows = metric.shape[1];
             merged.cols = metric.shape[2];
+            merged.estimated = estimatedFile;
+            merged.checkWidth = checkWidth;
             if (!bootstrapSet) bootstrap = meta.value("bootstrap", bootstrap);
             if (!seedSet) seed = meta.value("seed", seed);
             merged.meta["pairs"] = json::array();
@@ -593,11 +637,16 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
             if (metric.shape[1] != merged.rows)
                 throw std::invalid_argument("'" + path + "' has " + std::to_string(metric.shape[1]) + " rows, not " +
                                             std::to_string(merged.rows));
+            if (checkWidth != merged.checkWidth)
+                throw std::invalid_argument("'" + path + "' is another run: its --check differs");
         }
         // Position columns of shards may differ in width (their longest pair): right-align them.
         const int64_t P = metric.shape[0], C = metric.shape[2];
         const auto mv = metric.values<double>();
-        const auto ev = parseNpy(members.at("effect.npy")).values<double>();
+        const auto ev = parseNpy(members.at(primaryMember)).values<double>();
+        const auto fv = estimatedFile && members.count("flagged.npy")
+                            ? parseNpy(members.at("flagged.npy")).values<uint8_t>()
+                            : std::vector<uint8_t>();
         const auto lines = parseNpy(members.at("line.npy")).values<int64_t>();
         const auto cm = parseNpy(members.at("clean_metric.npy")).values<double>();
         const auto km = parseNpy(members.at("corrupt_metric.npy")).values<double>();
@@ -608,21 +657,38 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
             // Widen what is merged so far (new columns on the left, NaN).
             const int64_t extra = C - merged.cols, oldCells = merged.rows * merged.cols;
             std::vector<double> m2, e2;
+            std::vector<uint8_t> f2;
             for (int64_t p = 0; p < merged.pairs(); ++p)
                 for (int64_t row = 0; row < merged.rows; ++row) {
                     for (int64_t c = 0; c < extra; ++c) {
                         m2.push_back(kNaN);
                         e2.push_back(kNaN);
+                        if (merged.estimated) f2.push_back(0);
                     }
                     for (int64_t c = 0; c < merged.cols; ++c) {
-                        m2.push_back(merged.metric[static_cast<size_t>(p * oldCells + row * merged.cols + c)]);
-                        e2.push_back(merged.primary[static_cast<size_t>(p * oldCells + row * merged.cols + c)]);
+                        const size_t k = static_cast<size_t>(p * oldCells + row * merged.cols + c);
+                        m2.push_back(merged.metric[k]);
+                        e2.push_back(merged.primary[k]);
+                        if (merged.estimated) f2.push_back(k < merged.flagged.size() ? merged.flagged[k] : 0);
                     }
                 }
+            // The checked cells' flat indices move with their columns.
+            for (int64_t& cell : merged.checkCells)
+                if (cell >= 0) cell = (cell / merged.cols) * C + cell % merged.cols + extra;
             merged.metric = std::move(m2);
             merged.primary = std::move(e2);
+            merged.flagged = std::move(f2);
             merged.cols = C;
             merged.meta["column_labels"] = meta["column_labels"];
+        }
+        std::vector<int64_t> ckCells;
+        std::vector<double> ckEstimate, ckExact, ckSpearman, ckRecall;
+        if (checkWidth > 0) {
+            ckCells = checkCells.values<int64_t>();
+            ckEstimate = parseNpy(members.at("check_estimate.npy")).values<double>();
+            ckExact = parseNpy(members.at("check_exact.npy")).values<double>();
+            ckSpearman = parseNpy(members.at("check_spearman.npy")).values<double>();
+            ckRecall = parseNpy(members.at("check_recall.npy")).values<double>();
         }
         for (int64_t p = 0; p < P; ++p) {
             const int64_t ln = lines[static_cast<size_t>(p)];
@@ -637,7 +703,19 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
                     const size_t k = static_cast<size_t>(p * merged.rows * C + row * C + (in ? src : 0));
                     merged.metric.push_back(in ? mv[k] : kNaN);
                     merged.primary.push_back(in ? ev[k] : kNaN);
+                    if (merged.estimated) merged.flagged.push_back(in && k < fv.size() ? fv[k] : 0);
                 }
+            for (int64_t j = 0; j < checkWidth; ++j) {
+                const size_t k = static_cast<size_t>(p * checkWidth + j);
+                const int64_t cell = ckCells[k];
+                merged.checkCells.push_back(cell < 0 ? -1 : (cell / C) * merged.cols + cell % C + (merged.cols - C));
+                merged.checkEstimate.push_back(ckEstimate[k]);
+                merged.checkExact.push_back(ckExact[k]);
+            }
+            if (checkWidth > 0) {
+                merged.checkSpearman.push_back(ckSpearman[static_cast<size_t>(p)]);
+                merged.checkRecall.push_back(ckRecall[static_cast<size_t>(p)]);
+            }
             merged.lines.push_back(ln);
             merged.clean.push_back(cm[static_cast<size_t>(p)]);
             merged.corrupt.push_back(km[static_cast<size_t>(p)]);
@@ -645,6 +723,36 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
         }
         for (const auto& s : meta.value("skipped", json::array()))
             if (skippedLines.insert(s["line"].get<int64_t>()).second) skipped.push_back(s);
+    }
+    // Pairs in the order of their lines, whatever the order of the files: the merged file (and its
+    // bootstrap) is the one an unsharded run writes.
+    {
+        const int64_t P = merged.pairs(), cells = merged.rows * merged.cols, W = merged.checkWidth;
+        std::vector<size_t> order(static_cast<size_t>(P));
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return merged.lines[a] < merged.lines[b]; });
+        auto permute = [&](auto& v, int64_t width) {
+            if (v.empty()) return;
+            auto copy = v;
+            for (size_t i = 0; i < order.size(); ++i)
+                std::copy_n(copy.begin() + static_cast<int64_t>(order[i]) * width, width,
+                            v.begin() + static_cast<int64_t>(i) * width);
+        };
+        permute(merged.metric, cells);
+        permute(merged.primary, cells);
+        permute(merged.flagged, cells);
+        permute(merged.checkCells, W);
+        permute(merged.checkEstimate, W);
+        permute(merged.checkExact, W);
+        permute(merged.checkSpearman, 1);
+        permute(merged.checkRecall, 1);
+        permute(merged.clean, 1);
+        permute(merged.corrupt, 1);
+        permute(merged.lines, 1);
+        json pairs = json::array();
+        for (size_t i : order)
+            pairs.push_back(merged.meta["pairs"][i]);
+        merged.meta["pairs"] = pairs;
     }
     const int64_t usable = merged.meta.value("pairs_usable", int64_t{0});
     merged.meta["skipped"] = skipped;

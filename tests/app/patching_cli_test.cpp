@@ -550,6 +550,43 @@ TEST(PatchPairsCli, AttributionEstimatesEveryCellAndChecksSomeExactly) {
     EXPECT_TRUE(m.arrays.count("attribution_mean") && m.arrays.count("attribution_ci_low") &&
                 m.arrays.count("check_spearman"));
     EXPECT_FALSE(m.arrays.count("effect_mean"));
+    // Attribution shards merge into the whole run (in any order): the same estimates, flags, checked
+    // cells (seeded by the pair's line) and interval, up to the rounding of a different batch size.
+    const QStringList shardRun = {"patch",    "--model",     g,         "--site", "mixer",    "--pairs", jsonl,
+                                  "--method", "attribution", "--check", "2",      "--device", "cpu"};
+    const QString s0 = dir.filePath("s0.npz"), s1 = dir.filePath("s1.npz"), sm = dir.filePath("sm.npz");
+    ASSERT_EQ(runGwb(shardRun + QStringList{"--shard", "0/2", "--out", s0}).code, 0);
+    ASSERT_EQ(runGwb(shardRun + QStringList{"--shard", "1/2", "--out", s1}).code, 0);
+    const GwbResult merge = runGwb({"patch", "merge", s1, s0, "--out", sm});
+    ASSERT_EQ(merge.code, 0) << show(merge);
+    const Npz sz = readNpz(sm);
+    EXPECT_EQ(sz.meta["method"], "attribution");
+    EXPECT_EQ(sz.meta["complete"], true);
+    for (const char* name : {"attribution", "estimated_metric", "attribution_mean", "attribution_ci_low",
+                             "attribution_ci_high", "check_estimate", "check_exact", "line"}) {
+        const auto x = m.at(name).values<double>(), y = sz.at(name).values<double>();
+        ASSERT_EQ(x.size(), y.size()) << name;
+        for (size_t i = 0; i < x.size(); ++i)
+            EXPECT_TRUE((std::isnan(x[i]) && std::isnan(y[i])) || std::abs(x[i] - y[i]) < 1e-5) << name << " " << i;
+    }
+    // The checked cells are the same choice (seeded by the pair's line); only a near tie of two
+    // estimates, ordered differently by a different batch's rounding, may pick another top cell.
+    const auto cw = m.at("check_cells").values<int64_t>(), cz = sz.at("check_cells").values<int64_t>();
+    ASSERT_EQ(cw.size(), cz.size());
+    size_t sameCells = 0;
+    for (size_t i = 0; i < cw.size(); ++i)
+        sameCells += cw[i] == cz[i];
+    EXPECT_GE(sameCells * 8, cw.size() * 7) << sameCells << " of " << cw.size();
+    EXPECT_EQ(m.at("flagged").values<int64_t>(), sz.at("flagged").values<int64_t>());
+    // An exact file and an attribution file are not one run.
+    const QString ex = dir.filePath("ex.npz");
+    ASSERT_EQ(runGwb({"patch", "--model", g, "--site", "mixer", "--pairs", jsonl, "--shard", "1/2", "--out", ex,
+                      "--device", "cpu"})
+                  .code,
+              0);
+    const GwbResult mixed = runGwb({"patch", "merge", s0, ex, "--out", dir.filePath("mixed.npz")});
+    EXPECT_EQ(mixed.code, 1);
+    EXPECT_TRUE(mixed.err.contains(QStringLiteral("attribution estimates"))) << mixed.err.toStdString();
     const GwbResult bad = runGwb(
         {"patch", "--model", g, "--site", "resid", "--pairs", jsonl, "--check", "2", "--out", dir.filePath("bad.npz")});
     EXPECT_EQ(bad.code, 1);

@@ -188,3 +188,55 @@ TEST(Attribution, EqualsTheExactPatchWhereTheModelIsLinearInTheSite) {
     }
     EXPECT_GE(tested, 2);
 }
+
+TEST(Attribution, ManyPairsInBatchesEqualOneAtATime) {
+    // attributionSweeps (a pairs file) runs pairs of one length and metric position as rows of one
+    // batch: each result equals attributionSweep of its pair alone, whatever the grouping.
+    std::mt19937 rng(11);
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        ModelConfig config = test::tinyConfig(kind);
+        config.norm = kind == ModelKind::Grassmann ? NormPlacement::Post : NormPlacement::Pre;
+        const Model model = test::randomModel(config, 44);
+        for (PatchSite site :
+             {PatchSite::Resid, PatchSite::Mixer, kind == ModelKind::Grassmann ? PatchSite::Offset : PatchSite::Head}) {
+            std::vector<PatchRequest> requests;
+            for (int i = 0; i < 7; ++i) {
+                PatchRequest r;
+                const int T = i % 3 == 0 ? 9 : 12; // two lengths, interleaved
+                for (int t = 0; t < T; ++t) {
+                    const int64_t id = static_cast<int64_t>(rng() % static_cast<uint32_t>(config.vocabSize));
+                    r.clean.push_back(id);
+                    r.corrupt.push_back(t == 2 ? (id + 1 + i) % config.vocabSize : id);
+                }
+                r.site = site;
+                r.mode = i == 5 ? PatchMode::Mean : PatchMode::Patch;
+                r.answer = 3 + i;
+                r.wrong = 20 - i;
+                r.position = i == 4 ? 7 : -1;
+                requests.push_back(r);
+            }
+            const std::vector<PatchSweep> batched = attributionSweeps(model, requests);
+            ASSERT_EQ(batched.size(), requests.size());
+            for (size_t i = 0; i < requests.size(); ++i) {
+                SCOPED_TRACE(std::string(patchSiteName(site)) + " pair " + std::to_string(i));
+                const PatchSweep alone = attributionSweep(model, requests[i]);
+                EXPECT_EQ(batched[i].clean, requests[i].clean);
+                EXPECT_NEAR(batched[i].cleanMetric, alone.cleanMetric, 1e-5);
+                EXPECT_NEAR(batched[i].corruptMetric, alone.corruptMetric, 1e-5);
+                ASSERT_EQ(batched[i].attribution.size(), alone.attribution.size());
+                // float32 rounding of a batched product against a single one: relative to the metric's scale
+                double scale = std::abs(alone.cleanMetric) + std::abs(alone.corruptMetric);
+                for (double v : alone.attribution)
+                    if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+                for (size_t k = 0; k < alone.attribution.size(); ++k) {
+                    if (std::isnan(alone.attribution[k])) {
+                        EXPECT_TRUE(std::isnan(batched[i].attribution[k]));
+                        continue;
+                    }
+                    EXPECT_NEAR(batched[i].attribution[k], alone.attribution[k], 1e-5 * scale) << k;
+                    EXPECT_EQ(batched[i].flagged[k], alone.flagged[k]) << k;
+                }
+            }
+        }
+    }
+}

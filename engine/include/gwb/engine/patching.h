@@ -144,6 +144,13 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& request, const 
 /// zero ablation of an offset (dropping it from the mean) is not a value change and is refused.
 PatchSweep attributionSweep(const Model& model, const PatchRequest& request);
 
+/// attributionSweep of many requests (a pairs file): requests of the same length, metric
+/// position, site, mode and part run together, up to 64 as the rows of one batched forward and
+/// backward pass (rows are independent, so each row's gradient is its own). Results in the order
+/// of the requests, each equal to attributionSweep of its request. progress as runPatchSweep's.
+std::vector<PatchSweep> attributionSweeps(const Model& model, const std::vector<PatchRequest>& requests,
+                                          const PatchProgress& progress = {});
+
 /// Logits (V) at `position` of the run changed by one intervention (request gives the prompts
 /// and, for patch mode, the source run). For a clicked cell's top-K.
 std::vector<float> interventionLogits(const Model& model, const PatchRequest& request, const Intervention& cell,
