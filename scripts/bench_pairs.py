@@ -43,8 +43,8 @@ def pairs_file(path, n, seed):
     with open(path, "w") as f:
         for _ in range(n):
             w, m, p = rng.choice(WOMEN), rng.choice(MEN), rng.choice(PLACES)
-            f.write(json.dumps({"clean": f"{w} said that she would walk to the {p} with",
-                                "corrupt": f"{m} said that he would walk to the {p} with",
+            f.write(json.dumps({"clean": f"{w} said that she would walk to the {p} in the morning and then go with",
+                                "corrupt": f"{m} said that he would walk to the {p} in the morning and then go with",
                                 "answer": "her", "wrong": "him"}) + "\n")
 
 
@@ -133,8 +133,9 @@ def main():
     med = {k: statistics.median(v) for k, v in t.items()}
     lines = ["# Performance of causal claims over datasets", "",
              "Written by `scripts/bench --pairs` (scripts/bench_pairs.py; do not edit by hand). The bundled pair;",
-             f"templated name-swap pairs of {tokens} tokens (\"Elizabeth said that she would walk to the house with\" /",
-             "\"Darcy said that he ...\", metric logit[her] - logit[him]); resid sweeps unless said otherwise. Whole",
+             f"templated name-swap pairs of {tokens} tokens (\"Elizabeth said that she would walk to the house in the",
+             "morning and then go with\" / \"Darcy said that he ...\", metric logit[her] - logit[him]; every pair usable);",
+             "resid sweeps unless said otherwise. Whole",
              "`gwb patch --pairs` commands (starting, loading the model, the pairs, the bootstrap, writing); the",
              "\"compute\" columns subtract a 1-pair run of the same command. Interleaved, "
              f"{a.rounds} rounds; medians of wall time.", "",
