@@ -21,6 +21,9 @@ import torch
 
 import gwb
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import cpu_model  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 import paths_reference  # noqa: E402
@@ -28,17 +31,6 @@ from patching_reference import Reference, read_gwb  # noqa: E402
 
 CLEAN = "They could not help laughing, and Elizabeth said that she would walk to the house with them to town"
 CORRUPT = "She could not help laughing, and Elizabeth said that she would walk to the house with them to town"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def reference_matrix(ref, m, result, clean, corrupt, answer, wrong):

@@ -20,10 +20,6 @@ using gwb::engine::PatchSite;
 
 namespace {
 
-QString modelWord(int model) {
-    return model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
-}
-
 QStringList pieceList(const gwb::engine::Model& model, const std::vector<int64_t>& ids) {
     QStringList out;
     for (const std::string& s : pieceTexts(model, ids))
@@ -35,7 +31,7 @@ QStringList pieceList(const gwb::engine::Model& model, const std::vector<int64_t
 /// ("clean/corrupt" where the prompts differ).
 gwb::views::PatchingGrid toGrid(const gwb::engine::Model& model, const gwb::engine::PatchSweep& s, int which) {
     gwb::views::PatchingGrid g;
-    g.model = modelWord(which);
+    g.model = causalModelWord(which);
     g.modelName = QString::fromStdString(model.displayName());
     g.site = QString::fromLatin1(gwb::engine::patchSiteName(s.site));
     g.rows = s.rows;
@@ -73,6 +69,10 @@ gwb::views::PatchingGrid toGrid(const gwb::engine::Model& model, const gwb::engi
 }
 
 } // namespace
+
+QString causalModelWord(int model) {
+    return model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+}
 
 void fillTopK(const gwb::engine::Model& m, const std::vector<float>& logits, int k, gwb::views::PatchingTopK& out) {
     if (logits.empty()) throw std::runtime_error("the engine returned no logits");
@@ -121,9 +121,9 @@ gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobReq
     std::optional<gwb::engine::PatchRequest> requests[2];
     gwb::views::PatchingGrid* grids[2] = {&out.grassmann, &out.transformer};
     for (int m = 0; m < 2; ++m) {
-        grids[m]->model = modelWord(m);
+        grids[m]->model = causalModelWord(m);
         if (paths[m].isEmpty()) {
-            grids[m]->error = QStringLiteral("no %1 model loaded").arg(modelWord(m));
+            grids[m]->error = QStringLiteral("no %1 model loaded").arg(causalModelWord(m));
             continue;
         }
         try {
@@ -148,16 +148,13 @@ gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobReq
         try {
             requests[m] = preparePatchRequest(models[m], in);
         } catch (const std::exception& e) {
-            out.error = QStringLiteral("%1 model: %2").arg(modelWord(m), QString::fromUtf8(e.what()));
+            out.error = QStringLiteral("%1 model: %2").arg(causalModelWord(m), QString::fromUtf8(e.what()));
             return out;
         }
     }
     const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
     if (planned == 0) {
-        QStringList why;
-        for (int m = 0; m < 2; ++m)
-            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
-        out.error = QStringLiteral("Nothing to run (%1).").arg(why.join(QStringLiteral("; ")));
+        out.error = QStringLiteral("Nothing to run (%1).").arg(gridErrors(grids));
         return out;
     }
     int done = 0;
@@ -195,10 +192,7 @@ gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobReq
         ++done;
     }
     if (!out.hasGrid()) {
-        QStringList why;
-        for (int m = 0; m < 2; ++m)
-            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
-        out.error = why.join(QStringLiteral("; "));
+        out.error = gridErrors(grids);
     }
     return out;
 }

@@ -61,6 +61,17 @@ gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobReq
 gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
                                              int64_t col, int k = 10);
 
+/// "Grassmann" (0) or "Transformer" (1), for messages.
+QString causalModelWord(int model);
+
+/// "Grassmann: why; Transformer: why" of the grids (PatchingGrid or PathsGrid) that failed.
+template <class Grid> QString gridErrors(Grid* const (&grids)[2]) {
+    QStringList why;
+    for (int m = 0; m < 2; ++m)
+        if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(causalModelWord(m), grids[m]->error);
+    return why.join(QStringLiteral("; "));
+}
+
 /// The k most probable pieces of `logits` (V) into out.pieces / probs / logits; throws for none.
 void fillTopK(const gwb::engine::Model& model, const std::vector<float>& logits, int k, gwb::views::PatchingTopK& out);
 

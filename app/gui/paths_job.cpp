@@ -13,10 +13,6 @@ namespace gwb::app {
 
 namespace {
 
-QString modelWord(int model) {
-    return model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
-}
-
 QStringList toList(const std::vector<std::string>& v) {
     QStringList out;
     for (const std::string& s : v)
@@ -70,9 +66,9 @@ gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
     std::optional<gwb::engine::PathRequest> requests[2];
     gwb::views::PathsGrid* grids[2] = {&out.grassmann, &out.transformer};
     for (int m = 0; m < 2; ++m) {
-        grids[m]->model = modelWord(m);
+        grids[m]->model = causalModelWord(m);
         if (paths[m].isEmpty()) {
-            grids[m]->error = QStringLiteral("no %1 model loaded").arg(modelWord(m));
+            grids[m]->error = QStringLiteral("no %1 model loaded").arg(causalModelWord(m));
             continue;
         }
         try {
@@ -88,16 +84,13 @@ gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
         try {
             requests[m] = pathsRequestFor(models[m], r.inputs);
         } catch (const std::exception& e) {
-            out.error = QStringLiteral("%1 model: %2").arg(modelWord(m), QString::fromUtf8(e.what()));
+            out.error = QStringLiteral("%1 model: %2").arg(causalModelWord(m), QString::fromUtf8(e.what()));
             return out;
         }
     }
     const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
     if (planned == 0) {
-        QStringList why;
-        for (int m = 0; m < 2; ++m)
-            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
-        out.error = QStringLiteral("Nothing to run (%1).").arg(why.join(QStringLiteral("; ")));
+        out.error = QStringLiteral("Nothing to run (%1).").arg(gridErrors(grids));
         return out;
     }
     int done = 0;
@@ -138,10 +131,7 @@ gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
         ++done;
     }
     if (!out.hasGrid()) {
-        QStringList why;
-        for (int m = 0; m < 2; ++m)
-            if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(modelWord(m), grids[m]->error);
-        out.error = why.join(QStringLiteral("; "));
+        out.error = gridErrors(grids);
     }
     return out;
 }

@@ -174,6 +174,20 @@ PyModel loadModel(const std::string& path, const std::optional<std::string>& lay
     return out;
 }
 
+/// The ids as int32 after checking each is in the vocabulary (ValueError naming the first that is not).
+std::vector<int32_t> vocabIds(const Model& m, const std::vector<int64_t>& ids) {
+    const int64_t V = m.config().vocabSize;
+    std::vector<int32_t> out;
+    out.reserve(ids.size());
+    for (int64_t id : ids) {
+        if (id < 0 || id >= V)
+            throw py::value_error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                  std::to_string(V - 1) + ")");
+        out.push_back(static_cast<int32_t>(id));
+    }
+    return out;
+}
+
 TokenizerPtr needTokenizer(const Model& m, const char* what) {
     TokenizerPtr t = m.tokenizer();
     if (!t) throw std::invalid_argument(std::string("the model has no tokenizer to ") + what + ": give token ids");
@@ -219,14 +233,7 @@ py::dict traceModel(PyModel& self, const py::object& input, bool logits, bool an
     if (text)
         prompt = input.cast<std::string>();
     else
-        for (const py::handle& v : input) {
-            const int64_t id = v.cast<int64_t>();
-            const int64_t V = self.model.config().vocabSize;
-            if (id < 0 || id >= V)
-                throw py::value_error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                                      std::to_string(V - 1) + ")");
-            ids.push_back(static_cast<int32_t>(id));
-        }
+        ids = vocabIds(self.model, input.cast<std::vector<int64_t>>());
     TraceFile file = withoutGil(pending, [&] {
         if (text) needTokenizer(self.model, "read the prompt");
         if (!text && ids.empty()) throw std::invalid_argument("no token ids given");
@@ -439,23 +446,11 @@ PYBIND11_MODULE(_gwb, m) {
              })
         .def("decode",
              [](const PyModel& s, const std::vector<int64_t>& ids) {
-                 const int64_t V = s.model.config().vocabSize;
-                 std::vector<int32_t> v;
-                 for (int64_t id : ids) {
-                     if (id < 0 || id >= V)
-                         throw py::value_error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                                               std::to_string(V - 1) + ")");
-                     v.push_back(static_cast<int32_t>(id));
-                 }
-                 return needTokenizer(s.model, "decode ids")->decode(v);
+                 return needTokenizer(s.model, "decode ids")->decode(vocabIds(s.model, ids));
              })
         .def("pieces",
              [](const PyModel& s, const std::vector<int64_t>& ids) {
-                 const int64_t V = s.model.config().vocabSize;
-                 for (int64_t id : ids)
-                     if (id < 0 || id >= V)
-                         throw py::value_error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                                               std::to_string(V - 1) + ")");
+                 vocabIds(s.model, ids);
                  return pieceTexts(s.model, ids);
              })
         .def("piece_id",

@@ -1,5 +1,6 @@
 #include "gwb/views/patching_view.h"
 
+#include "causal_common.h"
 #include "plot_util.h"
 #include "view_common.h"
 
@@ -100,27 +101,15 @@ double patchingScale(const PatchingData& data) {
 
 PatchingView::PatchingView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
-    auto* fields = new QHBoxLayout();
-    fields->addWidget(new QLabel(QStringLiteral("Corrupted"), this));
-    m_corrupt = new QLineEdit(this);
-    m_corrupt->setObjectName(QStringLiteral("patchingCorrupt"));
-    m_corrupt->setPlaceholderText(QStringLiteral("corrupted prompt, same token length (empty: ablate the prompt)"));
-    m_corrupt->setToolTip(QStringLiteral("The clean prompt is the window's current prompt. Patching runs this prompt "
-                                         "with one site's value taken from the clean run."));
-    fields->addWidget(m_corrupt, 3);
-    fields->addWidget(new QLabel(QStringLiteral("Answer"), this));
-    m_answer = new QLineEdit(this);
-    m_answer->setObjectName(QStringLiteral("patchingAnswer"));
-    m_answer->setPlaceholderText(QStringLiteral("piece"));
-    m_answer->setToolTip(QStringLiteral("One vocabulary piece: the metric is logit[answer] - logit[wrong] at the "
-                                        "last token"));
-    fields->addWidget(m_answer, 1);
-    fields->addWidget(new QLabel(QStringLiteral("Wrong"), this));
-    m_wrong = new QLineEdit(this);
-    m_wrong->setObjectName(QStringLiteral("patchingWrong"));
-    m_wrong->setPlaceholderText(QStringLiteral("piece"));
-    fields->addWidget(m_wrong, 1);
-    layout->addLayout(fields);
+    const detail::MetricFields fields = detail::addMetricFields(
+        layout, QStringLiteral("patching"),
+        QStringLiteral("corrupted prompt, same token length (empty: ablate the prompt)"),
+        QStringLiteral("The clean prompt is the window's current prompt. Patching runs this prompt with one site's "
+                       "value taken from the clean run."),
+        this);
+    m_corrupt = fields.corrupt;
+    m_answer = fields.answer;
+    m_wrong = fields.wrong;
 
     auto* bar = new QHBoxLayout();
     m_site = detail::addCombo(bar, QStringLiteral("Site"), siteItems(), this);
@@ -131,38 +120,18 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
     m_mode = detail::addCombo(bar, QStringLiteral("Mode"),
                               {QStringLiteral("patch"), QStringLiteral("zero"), QStringLiteral("mean")}, this);
     m_mode->setObjectName(QStringLiteral("patchingMode"));
-    m_run = new QPushButton(QStringLiteral("Run"), this);
-    m_run->setObjectName(QStringLiteral("patchingRun"));
-    bar->addWidget(m_run);
-    m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
-    m_cancel->setObjectName(QStringLiteral("patchingCancel"));
-    m_cancel->setVisible(false);
-    bar->addWidget(m_cancel);
-    m_progress = new QProgressBar(this);
-    m_progress->setRange(0, 1000);
-    m_progress->setMaximumWidth(160);
-    m_progress->setVisible(false);
-    bar->addWidget(m_progress);
-    m_status = new QLabel(this);
-    m_status->setObjectName(QStringLiteral("patchingStatus"));
-    m_status->setWordWrap(true);
-    bar->addWidget(m_status, 1);
+    m_controls = detail::addRunControls(bar, QStringLiteral("patching"), this);
+    m_run = m_controls.run;
+    m_cancel = m_controls.cancel;
+    m_progress = m_controls.progress;
+    m_status = m_controls.status;
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_grassmann = new HeatmapWidget(split);
     m_transformer = new HeatmapWidget(split);
-    m_topK = new QTableWidget(split);
-    m_topK->setObjectName(QStringLiteral("patchingTopK"));
-    m_topK->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_topK->verticalHeader()->hide();
-    m_topK->setColumnCount(3);
-    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
-    m_topK->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-    m_topK->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-    m_topK->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-    m_topK->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_topK->setToolTip(QStringLiteral("Click a cell: the most probable next pieces of that changed run"));
+    m_topK = detail::makeTopKTable(split, QStringLiteral("patchingTopK"),
+                                   QStringLiteral("Click a cell: the most probable next pieces of that changed run"));
     for (HeatmapWidget* h : {m_grassmann, m_transformer}) {
         h->setColormap(ColormapId::RdBu);
         h->setDiverging(true);
@@ -295,13 +264,7 @@ void PatchingView::setProgress(double fraction) {
 
 void PatchingView::setRunning(bool running) {
     m_running = running;
-    m_run->setEnabled(!running);
-    m_cancel->setVisible(running);
-    m_progress->setVisible(running);
-    if (running) {
-        m_progress->setValue(0);
-        m_status->setText(QStringLiteral("Running the sweep\u2026"));
-    }
+    detail::showRunning(m_controls, running, QStringLiteral("Running the sweep\u2026"));
 }
 
 void PatchingView::setResult(const PatchingData& result) {
@@ -403,22 +366,11 @@ void PatchingView::setTopK(const PatchingTopK& k) {
                                            .arg(g.model, g.rowLabels.value(static_cast<int>(k.row)),
                                                 g.colLabels.value(static_cast<int>(k.col)))
                                      : QString();
-    m_topK->setRowCount(0);
-    if (!k.error.isEmpty()) {
-        m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
-        m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
-        return;
-    }
-    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
-    m_topK->setToolTip(QStringLiteral("The changed run of %1: its most probable next pieces at token %2.")
-                           .arg(cell)
-                           .arg(m_result.metricPosition));
-    m_topK->setRowCount(static_cast<int>(k.pieces.size()));
-    for (int i = 0; i < k.pieces.size(); ++i) {
-        m_topK->setItem(i, 0, new QTableWidgetItem(k.pieces[i]));
-        m_topK->setItem(i, 1, detail::valueItem(k.probs[static_cast<size_t>(i)], QString()));
-        m_topK->setItem(i, 2, detail::valueItem(k.logits[static_cast<size_t>(i)], QString()));
-    }
+    detail::showTopK(m_topK, k,
+                     QStringLiteral("The changed run of %1: its most probable next pieces at token %2.")
+                         .arg(cell)
+                         .arg(m_result.metricPosition));
+    if (!k.error.isEmpty()) m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
 }
 
 QJsonObject PatchingView::settings() const {
@@ -597,33 +549,12 @@ std::vector<DataTable> PatchingView::dataTables() const {
 }
 
 void PatchingView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
-    const QFontMetricsF fm = style.metrics(style.small);
-    const double gap = fm.height();
-    // Both panels share one scale: one colour bar, with its label, beside the pair (a bar per
-    // panel lost its label in narrow panels, and the one-column figure had none).
-    const double barBlock = style.colorbar ? fm.height() * 4.2 : 0;
-    const QRectF panels = rect.adjusted(0, 0, -barBlock, 0);
-    const auto [left, right] = detail::splitPanels(panels, 0.5, true, gap);
-    FigureStyle shared = style;
-    shared.colorbar = false;
     const auto title = [this](int model) {
         const PatchingGrid& g = grid(model);
         return QStringLiteral("%1 (%2)").arg(model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"),
                                              g.site.isEmpty() ? m_result.inputs.site : g.site);
     };
-    const HeatmapGeometry gl = m_grassmann->paintFigure(p, left, shared, title(0), map);
-    const HeatmapGeometry gr = m_transformer->paintFigure(p, right, shared, title(1), map);
-    if (!style.colorbar) return;
-    const QRectF plot = !gr.plot.isEmpty() ? gr.plot : gl.plot;
-    if (plot.isEmpty()) return;
-    const HeatmapWidget* scaled = m_transformer->hasMatrix() ? m_transformer : m_grassmann;
-    // The bar's label runs along it; a bar shorter than its label takes the figure's full height.
-    QRectF bar(rect.right() - barBlock + fm.height() * 0.5, plot.top(), barBlock - fm.height() * 0.5, plot.height());
-    if (fm.horizontalAdvance(valueName()) > bar.height() - fm.height()) {
-        bar.setTop(rect.top());
-        bar.setBottom(rect.bottom());
-    }
-    paintColorbar(p, bar, scaled->colorScale(), valueName(), style);
+    detail::paintHeatmapPair(p, rect, style, map, m_grassmann, title(0), m_transformer, title(1), valueName());
 }
 
 } // namespace gwb::views

@@ -1,5 +1,6 @@
 #include "gwb/views/paths_view.h"
 
+#include "causal_common.h"
 #include "plot_util.h"
 #include "view_common.h"
 
@@ -91,27 +92,14 @@ double pathsScale(const PathsData& data) {
 
 PathsView::PathsView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
-    auto* fields = new QHBoxLayout();
-    fields->addWidget(new QLabel(QStringLiteral("Corrupted"), this));
-    m_corrupt = new QLineEdit(this);
-    m_corrupt->setObjectName(QStringLiteral("pathsCorrupt"));
-    m_corrupt->setPlaceholderText(QStringLiteral("corrupted prompt, same token length"));
-    m_corrupt->setToolTip(QStringLiteral("The clean prompt is the window's current prompt. Each sender takes its "
-                                         "clean value in a run of this prompt."));
-    fields->addWidget(m_corrupt, 3);
-    fields->addWidget(new QLabel(QStringLiteral("Answer"), this));
-    m_answer = new QLineEdit(this);
-    m_answer->setObjectName(QStringLiteral("pathsAnswer"));
-    m_answer->setPlaceholderText(QStringLiteral("piece"));
-    m_answer->setToolTip(QStringLiteral("One vocabulary piece: the metric is logit[answer] - logit[wrong] at the "
-                                        "last token"));
-    fields->addWidget(m_answer, 1);
-    fields->addWidget(new QLabel(QStringLiteral("Wrong"), this));
-    m_wrong = new QLineEdit(this);
-    m_wrong->setObjectName(QStringLiteral("pathsWrong"));
-    m_wrong->setPlaceholderText(QStringLiteral("piece"));
-    fields->addWidget(m_wrong, 1);
-    layout->addLayout(fields);
+    const detail::MetricFields fields = detail::addMetricFields(
+        layout, QStringLiteral("paths"), QStringLiteral("corrupted prompt, same token length"),
+        QStringLiteral("The clean prompt is the window's current prompt. Each sender takes its clean value in a run "
+                       "of this prompt."),
+        this);
+    m_corrupt = fields.corrupt;
+    m_answer = fields.answer;
+    m_wrong = fields.wrong;
 
     auto* bar = new QHBoxLayout();
     m_senders = detail::addCombo(bar, QStringLiteral("Senders"), senderItems(), this);
@@ -130,38 +118,18 @@ PathsView::PathsView(QWidget* parent) : View(parent) {
     m_position->setValue(-1);
     m_position->setToolTip(QStringLiteral("A sender takes its clean value at this token only (all: at every token)"));
     bar->addWidget(m_position);
-    m_run = new QPushButton(QStringLiteral("Run"), this);
-    m_run->setObjectName(QStringLiteral("pathsRun"));
-    bar->addWidget(m_run);
-    m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
-    m_cancel->setObjectName(QStringLiteral("pathsCancel"));
-    m_cancel->setVisible(false);
-    bar->addWidget(m_cancel);
-    m_progress = new QProgressBar(this);
-    m_progress->setRange(0, 1000);
-    m_progress->setMaximumWidth(160);
-    m_progress->setVisible(false);
-    bar->addWidget(m_progress);
-    m_status = new QLabel(this);
-    m_status->setObjectName(QStringLiteral("pathsStatus"));
-    m_status->setWordWrap(true);
-    bar->addWidget(m_status, 1);
+    m_controls = detail::addRunControls(bar, QStringLiteral("paths"), this);
+    m_run = m_controls.run;
+    m_cancel = m_controls.cancel;
+    m_progress = m_controls.progress;
+    m_status = m_controls.status;
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_grassmann = new HeatmapWidget(split);
     m_transformer = new HeatmapWidget(split);
-    m_topK = new QTableWidget(split);
-    m_topK->setObjectName(QStringLiteral("pathsTopK"));
-    m_topK->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_topK->verticalHeader()->hide();
-    m_topK->setColumnCount(3);
-    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
-    m_topK->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-    m_topK->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-    m_topK->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-    m_topK->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_topK->setToolTip(QStringLiteral("Click a cell: the most probable next pieces of that run"));
+    m_topK = detail::makeTopKTable(split, QStringLiteral("pathsTopK"),
+                                   QStringLiteral("Click a cell: the most probable next pieces of that run"));
     for (HeatmapWidget* h : {m_grassmann, m_transformer}) {
         h->setColormap(ColormapId::RdBu);
         h->setDiverging(true);
@@ -276,13 +244,7 @@ void PathsView::setProgress(double fraction) {
 
 void PathsView::setRunning(bool running) {
     m_running = running;
-    m_run->setEnabled(!running);
-    m_cancel->setVisible(running);
-    m_progress->setVisible(running);
-    if (running) {
-        m_progress->setValue(0);
-        m_status->setText(QStringLiteral("Running the senders\u2026"));
-    }
+    detail::showRunning(m_controls, running, QStringLiteral("Running the senders\u2026"));
 }
 
 void PathsView::setResult(const PathsData& result) {
@@ -389,21 +351,11 @@ void PathsView::setTopK(const PatchingTopK& reply) {
                                            .arg(g.model, g.senders.value(static_cast<int>(k.row)),
                                                 g.receivers.value(static_cast<int>(k.col)))
                                      : QString();
-    m_topK->setRowCount(0);
-    m_topK->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
-    if (!k.error.isEmpty()) {
-        m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
-        return;
-    }
-    m_topK->setToolTip(QStringLiteral("The run of %1: its most probable next pieces at token %2.")
-                           .arg(cell)
-                           .arg(m_result.metricPosition));
-    m_topK->setRowCount(static_cast<int>(k.pieces.size()));
-    for (int i = 0; i < k.pieces.size(); ++i) {
-        m_topK->setItem(i, 0, new QTableWidgetItem(k.pieces[i]));
-        m_topK->setItem(i, 1, detail::valueItem(k.probs[static_cast<size_t>(i)], QString()));
-        m_topK->setItem(i, 2, detail::valueItem(k.logits[static_cast<size_t>(i)], QString()));
-    }
+    detail::showTopK(m_topK, k,
+                     QStringLiteral("The run of %1: its most probable next pieces at token %2.")
+                         .arg(cell)
+                         .arg(m_result.metricPosition));
+    if (!k.error.isEmpty()) m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
 }
 
 QJsonObject PathsView::settings() const {
@@ -525,25 +477,8 @@ std::vector<DataTable> PathsView::dataTables() const {
 }
 
 void PathsView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
-    const QFontMetricsF fm = style.metrics(style.small);
-    const double gap = fm.height();
-    const double barBlock = style.colorbar ? fm.height() * 4.2 : 0;
-    const QRectF panels = rect.adjusted(0, 0, -barBlock, 0);
-    const auto [left, right] = detail::splitPanels(panels, 0.5, true, gap);
-    FigureStyle shared = style;
-    shared.colorbar = false;
-    const HeatmapGeometry gl = m_grassmann->paintFigure(p, left, shared, QStringLiteral("Grassmann"), map);
-    const HeatmapGeometry gr = m_transformer->paintFigure(p, right, shared, QStringLiteral("Transformer"), map);
-    if (!style.colorbar) return;
-    const QRectF plot = !gr.plot.isEmpty() ? gr.plot : gl.plot;
-    if (plot.isEmpty()) return;
-    const HeatmapWidget* scaled = m_transformer->hasMatrix() ? m_transformer : m_grassmann;
-    QRectF bar(rect.right() - barBlock + fm.height() * 0.5, plot.top(), barBlock - fm.height() * 0.5, plot.height());
-    if (fm.horizontalAdvance(valueName()) > bar.height() - fm.height()) {
-        bar.setTop(rect.top());
-        bar.setBottom(rect.bottom());
-    }
-    paintColorbar(p, bar, scaled->colorScale(), valueName(), style);
+    detail::paintHeatmapPair(p, rect, style, map, m_grassmann, QStringLiteral("Grassmann"), m_transformer,
+                             QStringLiteral("Transformer"), valueName());
 }
 
 } // namespace gwb::views

@@ -7,6 +7,7 @@
 #include "gwb/engine/patching.h"
 
 #include "model/model_impl.h"
+#include "runs/patching_request.h"
 
 #include <cmath>
 
@@ -37,16 +38,7 @@ struct Terms {
 } // namespace
 
 LinearResult linearAttribution(const Model& model, const PathRequest& q) {
-    PatchRequest check;
-    check.clean = q.clean;
-    check.corrupt = q.corrupt;
-    check.answer = q.answer;
-    check.wrong = q.wrong;
-    check.position = q.position;
-    validatePatchRequest(model, check);
-    if (q.corrupt.empty()) throw std::invalid_argument("direct logit attribution needs a corrupted prompt");
-    if (q.answer < 0 || q.wrong < 0)
-        throw std::invalid_argument("direct logit attribution needs the metric's answer and wrong pieces");
+    detail::validatePathRequest(model, q, "direct logit attribution");
     const ModelConfig& c = model.config();
     if (c.norm != NormPlacement::Pre)
         throw std::invalid_argument(

@@ -269,4 +269,23 @@ void validatePatchRequest(const Model& model, const PatchRequest& r) {
     checkIntervention(model, probe, T);
 }
 
+namespace detail {
+
+void validatePathRequest(const Model& model, const PathRequest& q, const char* what) {
+    PatchRequest check;
+    check.clean = q.clean;
+    check.corrupt = q.corrupt;
+    check.answer = q.answer;
+    check.wrong = q.wrong;
+    check.position = q.position;
+    check.site = PatchSite::Resid;
+    check.mode = PatchMode::Patch;
+    validatePatchRequest(model, check);
+    if (q.corrupt.empty()) throw std::invalid_argument(std::string(what) + " needs a corrupted prompt");
+    if (q.answer < 0 || q.wrong < 0)
+        throw std::invalid_argument(std::string(what) + " needs the metric's answer and wrong pieces");
+}
+
+} // namespace detail
+
 } // namespace gwb::engine

@@ -15,5 +15,8 @@ bool hasMetric(const PatchRequest& r);
 std::vector<Intervention> sweepCells(const Model& model, const PatchRequest& r, PatchSweep& s);
 /// Throws std::invalid_argument naming what is wrong with the cell for this model and length T.
 void checkIntervention(const Model& model, const Intervention& i, int64_t T);
+/// The checks of validatePatchRequest on a path request's prompts, pieces and position, and that
+/// it has a corrupted prompt and both pieces (`what` names the method in the messages).
+void validatePathRequest(const Model& model, const PathRequest& q, const char* what);
 
 } // namespace gwb::engine::detail

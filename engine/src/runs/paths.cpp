@@ -6,6 +6,7 @@
 #include "gwb/engine/patching.h"
 
 #include "model/model_impl.h"
+#include "runs/patching_request.h"
 
 #include <algorithm>
 #include <cmath>
@@ -154,18 +155,7 @@ std::vector<float> pathCellLogits(const Model& model, const PathRequest& q, cons
 namespace {
 
 PathResult runPaths(const Model& model, const PathRequest& q, const PatchProgress& progress, const CellWanted* cell) {
-    PatchRequest check;
-    check.clean = q.clean;
-    check.corrupt = q.corrupt;
-    check.answer = q.answer;
-    check.wrong = q.wrong;
-    check.position = q.position;
-    check.site = PatchSite::Resid;
-    check.mode = PatchMode::Patch;
-    validatePatchRequest(model, check);
-    if (q.corrupt.empty()) throw std::invalid_argument("path patching needs a corrupted prompt");
-    if (q.answer < 0 || q.wrong < 0)
-        throw std::invalid_argument("path patching needs the metric's answer and wrong pieces");
+    detail::validatePathRequest(model, q, "path patching");
     const ModelConfig& c = model.config();
     const bool grassmann = c.kind == ModelKind::Grassmann;
     const int64_t T = static_cast<int64_t>(q.clean.size());

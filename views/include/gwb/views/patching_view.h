@@ -23,6 +23,15 @@ class QTableWidget;
 namespace gwb::views {
 
 class HeatmapWidget;
+namespace detail {
+/// causal_common.h: Run, Cancel, progress and status of a causal view.
+struct RunControls {
+    QPushButton* run = nullptr;
+    QPushButton* cancel = nullptr;
+    QProgressBar* progress = nullptr;
+    QLabel* status = nullptr;
+};
+} // namespace detail
 
 /// What the person asked for (the view's fields).
 struct PatchingInputs {
@@ -162,6 +171,7 @@ private:
     QPushButton* m_cancel;
     QProgressBar* m_progress;
     QLabel* m_status;
+    detail::RunControls m_controls;
     QLabel* m_hover;
     HeatmapWidget* m_grassmann;
     HeatmapWidget* m_transformer;

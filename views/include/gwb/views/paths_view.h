@@ -133,6 +133,7 @@ private:
     QPushButton* m_cancel;
     QProgressBar* m_progress;
     QLabel* m_status;
+    detail::RunControls m_controls;
     QLabel* m_hover;
     HeatmapWidget* m_grassmann;
     HeatmapWidget* m_transformer;

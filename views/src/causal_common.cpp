@@ -1,0 +1,128 @@
+#include "causal_common.h"
+
+#include "plot_util.h"
+#include "view_common.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace gwb::views::detail {
+
+MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const QString& corruptPlaceholder,
+                             const QString& corruptTip, QWidget* parent) {
+    MetricFields f;
+    auto* fields = new QHBoxLayout();
+    fields->addWidget(new QLabel(QStringLiteral("Corrupted"), parent));
+    f.corrupt = new QLineEdit(parent);
+    f.corrupt->setObjectName(prefix + QStringLiteral("Corrupt"));
+    f.corrupt->setPlaceholderText(corruptPlaceholder);
+    f.corrupt->setToolTip(corruptTip);
+    fields->addWidget(f.corrupt, 3);
+    fields->addWidget(new QLabel(QStringLiteral("Answer"), parent));
+    f.answer = new QLineEdit(parent);
+    f.answer->setObjectName(prefix + QStringLiteral("Answer"));
+    f.answer->setPlaceholderText(QStringLiteral("piece"));
+    f.answer->setToolTip(QStringLiteral("One vocabulary piece: the metric is logit[answer] - logit[wrong] at the "
+                                        "last token"));
+    fields->addWidget(f.answer, 1);
+    fields->addWidget(new QLabel(QStringLiteral("Wrong"), parent));
+    f.wrong = new QLineEdit(parent);
+    f.wrong->setObjectName(prefix + QStringLiteral("Wrong"));
+    f.wrong->setPlaceholderText(QStringLiteral("piece"));
+    fields->addWidget(f.wrong, 1);
+    layout->addLayout(fields);
+    return f;
+}
+
+RunControls addRunControls(QHBoxLayout* bar, const QString& prefix, QWidget* parent) {
+    RunControls c;
+    c.run = new QPushButton(QStringLiteral("Run"), parent);
+    c.run->setObjectName(prefix + QStringLiteral("Run"));
+    bar->addWidget(c.run);
+    c.cancel = new QPushButton(QStringLiteral("Cancel"), parent);
+    c.cancel->setObjectName(prefix + QStringLiteral("Cancel"));
+    c.cancel->setVisible(false);
+    bar->addWidget(c.cancel);
+    c.progress = new QProgressBar(parent);
+    c.progress->setRange(0, 1000);
+    c.progress->setMaximumWidth(160);
+    c.progress->setVisible(false);
+    bar->addWidget(c.progress);
+    c.status = new QLabel(parent);
+    c.status->setObjectName(prefix + QStringLiteral("Status"));
+    c.status->setWordWrap(true);
+    bar->addWidget(c.status, 1);
+    return c;
+}
+
+void showRunning(const RunControls& c, bool running, const QString& what) {
+    c.run->setEnabled(!running);
+    c.cancel->setVisible(running);
+    c.progress->setVisible(running);
+    if (running) {
+        c.progress->setValue(0);
+        c.status->setText(what);
+    }
+}
+
+QTableWidget* makeTopKTable(QWidget* parent, const QString& objectName, const QString& tip) {
+    auto* t = new QTableWidget(parent);
+    t->setObjectName(objectName);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->verticalHeader()->hide();
+    t->setColumnCount(3);
+    t->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
+    t->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    t->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    t->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    t->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    t->setToolTip(tip);
+    return t;
+}
+
+void showTopK(QTableWidget* table, const PatchingTopK& k, const QString& tip) {
+    table->setRowCount(0);
+    table->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
+    if (!k.error.isEmpty()) return;
+    table->setToolTip(tip);
+    table->setRowCount(static_cast<int>(k.pieces.size()));
+    for (int i = 0; i < k.pieces.size(); ++i) {
+        table->setItem(i, 0, new QTableWidgetItem(k.pieces[i]));
+        table->setItem(i, 1, valueItem(k.probs[static_cast<size_t>(i)], QString()));
+        table->setItem(i, 2, valueItem(k.logits[static_cast<size_t>(i)], QString()));
+    }
+}
+
+void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map,
+                      const HeatmapWidget* left, const QString& leftTitle, const HeatmapWidget* right,
+                      const QString& rightTitle, const QString& valueName) {
+    const QFontMetricsF fm = style.metrics(style.small);
+    const double gap = fm.height();
+    // Both panels share one scale: one colour bar, with its label, beside the pair.
+    const double barBlock = style.colorbar ? fm.height() * 4.2 : 0;
+    const QRectF panels = rect.adjusted(0, 0, -barBlock, 0);
+    const auto [l, r] = splitPanels(panels, 0.5, true, gap);
+    FigureStyle shared = style;
+    shared.colorbar = false;
+    const HeatmapGeometry gl = left->paintFigure(p, l, shared, leftTitle, map);
+    const HeatmapGeometry gr = right->paintFigure(p, r, shared, rightTitle, map);
+    if (!style.colorbar) return;
+    const QRectF plot = !gr.plot.isEmpty() ? gr.plot : gl.plot;
+    if (plot.isEmpty()) return;
+    const HeatmapWidget* scaled = right->hasMatrix() ? right : left;
+    // The bar's label runs along it; a bar shorter than its label takes the figure's full height.
+    QRectF bar(rect.right() - barBlock + fm.height() * 0.5, plot.top(), barBlock - fm.height() * 0.5, plot.height());
+    if (fm.horizontalAdvance(valueName) > bar.height() - fm.height()) {
+        bar.setTop(rect.top());
+        bar.setBottom(rect.bottom());
+    }
+    paintColorbar(p, bar, scaled->colorScale(), valueName, style);
+}
+
+} // namespace gwb::views::detail

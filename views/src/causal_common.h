@@ -1,0 +1,46 @@
+#pragma once
+// What the Patching and Paths views share: the metric's fields (corrupted prompt, answer, wrong),
+// the Run / Cancel / progress / status row, the top-pieces table of a clicked cell, and the
+// figure of two heatmaps on one diverging scale with one labelled colour bar.
+
+#include "gwb/views/figure_options.h"
+#include "gwb/views/heatmap_widget.h"
+#include "gwb/views/patching_view.h"
+
+class QHBoxLayout;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QTableWidget;
+class QVBoxLayout;
+class QWidget;
+
+namespace gwb::views::detail {
+
+struct MetricFields {
+    QLineEdit* corrupt = nullptr;
+    QLineEdit* answer = nullptr;
+    QLineEdit* wrong = nullptr;
+};
+/// A row "Corrupted [...] Answer [...] Wrong [...]" with object names prefix + Corrupt/Answer/Wrong.
+MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const QString& corruptPlaceholder,
+                             const QString& corruptTip, QWidget* parent);
+
+/// RunControls (patching_view.h): Run, Cancel (hidden), a progress bar (hidden, 0..1000) and a word-wrapped status
+/// label.
+RunControls addRunControls(QHBoxLayout* bar, const QString& prefix, QWidget* parent);
+/// Running: Run disabled, Cancel and progress shown, the status says `what`.
+void showRunning(const RunControls& c, bool running, const QString& what);
+
+/// The "next piece / p / logit" table of a clicked cell.
+QTableWidget* makeTopKTable(QWidget* parent, const QString& objectName, const QString& tip);
+/// Fills it from a reply (empty on an error); `tip` describes the run.
+void showTopK(QTableWidget* table, const PatchingTopK& k, const QString& tip);
+
+/// Two heatmaps side by side on one scale, one labelled colour bar beside the pair.
+void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map,
+                      const HeatmapWidget* left, const QString& leftTitle, const HeatmapWidget* right,
+                      const QString& rightTitle, const QString& valueName);
+
+} // namespace gwb::views::detail
