@@ -6,28 +6,21 @@
 #include "cli/layer_warnings.h"
 #include "cli/trace_writer.h"
 
-#include "gwb/engine/analysis.h"
-#include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/model.h"
-#include "gwb/engine/npy.h"
 #include "gwb/engine/trace_npz.h"
 #include "gwb/engine/tracer.h"
-
-#include <nlohmann/json.hpp>
 
 #include <QCommandLineParser>
 #include <QFile>
 #include <QFileInfo>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 
 namespace {
 
 using namespace gwb::engine;
-using nlohmann::json;
 
 void writeTrace(const Trace& t, bool withAnalysis, const std::string& out) {
     const TraceFile file = traceFile(t, withAnalysis);

@@ -6,8 +6,6 @@
 #include "gwb/engine/tokenizer.h"
 #include "gwb/views/token_strip.h"
 
-#include <QMetaObject>
-#include <QPointer>
 
 #include <algorithm>
 #include <cmath>
@@ -280,39 +278,20 @@ void PatchingRunner::request(const PatchingJobRequest& request) {
     if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
     m_busy = true;
     Q_EMIT started();
-    QPointer<PatchingRunner> self(this);
     ModelCache* cache = &m_cache;
-    auto cancel = m_cancel;
-    m_pool.start([self, cache, request, id, cancel] {
-        auto runs = std::make_shared<PatchingRuns>();
-        int lastPermille = -1;
-        const gwb::views::PatchingData data = computePatching(
-            *cache, request,
-            [&](double f) {
-                const int permille = static_cast<int>(f * 1000);
-                if (permille != lastPermille && self) {
-                    lastPermille = permille;
-                    QMetaObject::invokeMethod(
-                        self.data(),
-                        [self, f, id] {
-                            if (self && id == self->m_latest) Q_EMIT self->progress(f);
-                        },
-                        Qt::QueuedConnection);
-                }
-                return !cancel->load();
-            },
-            runs.get());
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, data, runs, id] {
-                if (!self || id != self->m_latest) return;
-                self->m_busy = false;
-                if (data.error.isEmpty()) self->m_runs = runs;
-                Q_EMIT self->finished(data);
-            },
-            Qt::QueuedConnection);
-    });
+    auto runs = std::make_shared<PatchingRuns>();
+    runLatest<PatchingRunner, gwb::views::PatchingData>(
+        m_pool, this, id, m_cancel,
+        [cache, request, runs](const std::function<bool(double)>& progress) {
+            return computePatching(*cache, request, progress, runs.get());
+        },
+        [](PatchingRunner* r, quint64 i) { return i == r->m_latest; },
+        [](PatchingRunner* r, double f) { Q_EMIT r->progress(f); },
+        [runs](PatchingRunner* r, const gwb::views::PatchingData& data) {
+            r->m_busy = false;
+            if (data.error.isEmpty()) r->m_runs = runs;
+            Q_EMIT r->finished(data);
+        });
 }
 
 void PatchingRunner::requestTopK(int model, qint64 row, qint64 col) {
@@ -326,37 +305,33 @@ void PatchingRunner::requestTopK(int model, qint64 row, qint64 col) {
         Q_EMIT topKReady(k);
         return;
     }
-    QPointer<PatchingRunner> self(this);
     ModelCache* cache = &m_cache;
     std::shared_ptr<const PatchingRuns> runs = m_runs;
-    m_pool.start([self, cache, runs, model, row, col, id] {
-        const gwb::views::PatchingTopK k = computePatchingTopK(*cache, *runs, model, row, col);
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, k, id] {
-                if (self && id == self->m_latestTopK) Q_EMIT self->topKReady(k);
-            },
-            Qt::QueuedConnection);
-    });
+    runLatest<PatchingRunner, gwb::views::PatchingTopK>(
+        m_pool, this, id, nullptr,
+        [cache, runs, model, row, col](const std::function<bool(double)>&) {
+            return computePatchingTopK(*cache, *runs, model, row, col);
+        },
+        [](PatchingRunner* r, quint64 i) { return i == r->m_latestTopK; }, {},
+        [](PatchingRunner* r, const gwb::views::PatchingTopK& k) { Q_EMIT r->topKReady(k); });
 }
 
 void PatchingRunner::requestAblation(const AblationRequest& request) {
     const quint64 id = ++m_latestAblation;
     if (request.choice) m_cache.setImportChoice(request.path, *request.choice);
-    QPointer<PatchingRunner> self(this);
     ModelCache* cache = &m_cache;
-    m_pool.start([self, cache, request, id] {
-        QString error;
-        const std::vector<double> delta = computeAblation(*cache, request, &error);
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, delta, error, id, label = request.label] {
-                if (self && id == self->m_latestAblation) Q_EMIT self->ablationReady(label, delta, error);
-            },
-            Qt::QueuedConnection);
-    });
+    using Reply = std::pair<std::vector<double>, QString>;
+    runLatest<PatchingRunner, Reply>(
+        m_pool, this, id, nullptr,
+        [cache, request](const std::function<bool(double)>&) {
+            Reply reply;
+            reply.first = computeAblation(*cache, request, &reply.second);
+            return reply;
+        },
+        [](PatchingRunner* r, quint64 i) { return i == r->m_latestAblation; }, {},
+        [label = request.label](PatchingRunner* r, const Reply& reply) {
+            Q_EMIT r->ablationReady(label, reply.first, reply.second);
+        });
 }
 
 PatchingRunner* wirePatching(gwb::views::PatchingView* view, std::function<PatchingJobRequest()> context) {

@@ -9,7 +9,9 @@
 #include "gwb/engine/patching.h"
 #include "gwb/views/patching_view.h"
 
+#include <QMetaObject>
 #include <QObject>
+#include <QPointer>
 #include <QThreadPool>
 
 #include <atomic>
@@ -70,6 +72,41 @@ template <class Grid> QString gridErrors(Grid* const (&grids)[2]) {
     for (int m = 0; m < 2; ++m)
         if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(causalModelWord(m), grids[m]->error);
     return why.join(QStringLiteral("; "));
+}
+
+/// Runs compute(progress) on `pool` for `owner` (a runner on the GUI thread): progress, in steps of
+/// 1/1000, and the result are posted back to the owner's thread and dropped there unless
+/// isLatest(owner, id) still holds; `cancel`, when set, stops the computation through the progress
+/// callback (which returns false). Shared by the Patching and Paths runners.
+template <class Owner, class Result>
+void runLatest(QThreadPool& pool, Owner* owner, quint64 id, std::shared_ptr<std::atomic<bool>> cancel,
+               std::function<Result(const std::function<bool(double)>&)> compute,
+               std::function<bool(Owner*, quint64)> isLatest, std::function<void(Owner*, double)> onProgress,
+               std::function<void(Owner*, const Result&)> onDone) {
+    QPointer<Owner> self(owner);
+    pool.start([self, id, cancel, compute, isLatest, onProgress, onDone] {
+        int lastPermille = -1;
+        const Result result = compute([&](double f) {
+            const int permille = static_cast<int>(f * 1000);
+            if (onProgress && permille != lastPermille && self) {
+                lastPermille = permille;
+                QMetaObject::invokeMethod(
+                    self.data(),
+                    [self, f, id, isLatest, onProgress] {
+                        if (self && isLatest(self.data(), id)) onProgress(self.data(), f);
+                    },
+                    Qt::QueuedConnection);
+            }
+            return !(cancel && cancel->load());
+        });
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, result, id, isLatest, onDone] {
+                if (self && isLatest(self.data(), id)) onDone(self.data(), result);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 /// The k most probable pieces of `logits` (V) into out.pieces / probs / logits; throws for none.

@@ -6,8 +6,6 @@
 
 #include "gwb/engine/model.h"
 
-#include <QMetaObject>
-#include <QPointer>
 
 namespace gwb::app {
 
@@ -182,38 +180,19 @@ void PathsRunner::request(const PathsJobRequest& request) {
     if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
     if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
     Q_EMIT started();
-    QPointer<PathsRunner> self(this);
     ModelCache* cache = &m_cache;
-    auto cancel = m_cancel;
-    m_pool.start([self, cache, request, id, cancel] {
-        auto runs = std::make_shared<PathsRuns>();
-        int lastPermille = -1;
-        const gwb::views::PathsData data = computePaths(
-            *cache, request,
-            [&](double f) {
-                const int permille = static_cast<int>(f * 1000);
-                if (permille != lastPermille && self) {
-                    lastPermille = permille;
-                    QMetaObject::invokeMethod(
-                        self.data(),
-                        [self, f, id] {
-                            if (self && id == self->m_latest) Q_EMIT self->progress(f);
-                        },
-                        Qt::QueuedConnection);
-                }
-                return !cancel->load();
-            },
-            runs.get());
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, data, runs, id] {
-                if (!self || id != self->m_latest) return;
-                if (data.error.isEmpty()) self->m_runs = runs;
-                Q_EMIT self->finished(data);
-            },
-            Qt::QueuedConnection);
-    });
+    auto runs = std::make_shared<PathsRuns>();
+    runLatest<PathsRunner, gwb::views::PathsData>(
+        m_pool, this, id, m_cancel,
+        [cache, request, runs](const std::function<bool(double)>& progress) {
+            return computePaths(*cache, request, progress, runs.get());
+        },
+        [](PathsRunner* r, quint64 i) { return i == r->m_latest; },
+        [](PathsRunner* r, double f) { Q_EMIT r->progress(f); },
+        [runs](PathsRunner* r, const gwb::views::PathsData& data) {
+            if (data.error.isEmpty()) r->m_runs = runs;
+            Q_EMIT r->finished(data);
+        });
 }
 
 void PathsRunner::requestTopK(int model, const QString& sender, const QString& receiver) {
@@ -225,19 +204,15 @@ void PathsRunner::requestTopK(int model, const QString& sender, const QString& r
         Q_EMIT topKReady(k);
         return;
     }
-    QPointer<PathsRunner> self(this);
     ModelCache* cache = &m_cache;
     std::shared_ptr<const PathsRuns> runs = m_runs;
-    m_pool.start([self, cache, runs, model, sender, receiver, id] {
-        gwb::views::PatchingTopK k = computePathsTopK(*cache, *runs, model, sender, receiver);
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, k, id] {
-                if (self && id == self->m_latestTopK) Q_EMIT self->topKReady(k);
-            },
-            Qt::QueuedConnection);
-    });
+    runLatest<PathsRunner, gwb::views::PatchingTopK>(
+        m_pool, this, id, nullptr,
+        [cache, runs, model, sender, receiver](const std::function<bool(double)>&) {
+            return computePathsTopK(*cache, *runs, model, sender, receiver);
+        },
+        [](PathsRunner* r, quint64 i) { return i == r->m_latestTopK; }, {},
+        [](PathsRunner* r, const gwb::views::PatchingTopK& k) { Q_EMIT r->topKReady(k); });
 }
 
 PathsRunner* wirePaths(gwb::views::PathsView* view, std::function<PathsJobRequest()> context) {

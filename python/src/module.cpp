@@ -113,8 +113,7 @@ struct HookedRun {
 
 struct PyModel {
     Model model;
-    std::string layout; ///< import layout used ("" for a .gwb)
-    py::dict report;    ///< the import report (empty for a .gwb)
+    py::dict report; ///< the import report (empty for a .gwb)
 };
 
 py::dict reportDict(const ImportReport& r) {
@@ -138,39 +137,37 @@ PyModel loadModel(const std::string& path, const std::optional<std::string>& lay
     const bool overrides = norm || offsets || heads;
     if (gwb && overrides)
         throw py::value_error(path + ": norm, offsets and heads apply to imported checkpoints, not to a .gwb file");
-    py::gil_scoped_release release;
-    if (gwb && !layout && !vocab) {
-        out.model = Model::load(path, device);
-        return out;
+    std::optional<ImportReport> report;
+    {
+        py::gil_scoped_release release;
+        if (gwb && !layout && !vocab) {
+            out.model = Model::load(path, device);
+        } else if (!layout && !vocab && !overrides) { // as the window opens a file
+            ImportedModel m = loadOrImportModel(path, device);
+            out.model = std::move(m.model);
+            report = std::move(m.report);
+        } else {
+            ImportOptions o;
+            o.device = device;
+            if (layout) {
+                if (layout->find('/') != std::string::npos || layout->find(".json") != std::string::npos)
+                    o.layoutFile = *layout;
+                else
+                    o.layout = *layout;
+            }
+            if (norm) o.norm = normFromName(*norm);
+            if (offsets) o.offsetSchedule = *offsets;
+            if (heads) o.nHeads = *heads;
+            if (vocab)
+                o.vocabPath = *vocab;
+            else if (const FoundVocabulary v = findVocabulary(path); !v.path.empty())
+                o.vocabPath = v.path;
+            ImportedModel m = importCheckpoint(path, o);
+            out.model = std::move(m.model);
+            report = std::move(m.report);
+        }
     }
-    if (!layout && !vocab && !overrides) {
-        ImportedModel m = loadOrImportModel(path, device);
-        out.model = std::move(m.model);
-        py::gil_scoped_acquire gil;
-        out.report = reportDict(m.report);
-        out.layout = m.report.layout;
-        return out;
-    }
-    ImportOptions o;
-    o.device = device;
-    if (layout) {
-        if (layout->find('/') != std::string::npos || layout->find(".json") != std::string::npos)
-            o.layoutFile = *layout;
-        else
-            o.layout = *layout;
-    }
-    if (norm) o.norm = normFromName(*norm);
-    if (offsets) o.offsetSchedule = *offsets;
-    if (heads) o.nHeads = *heads;
-    if (vocab)
-        o.vocabPath = *vocab;
-    else if (const FoundVocabulary v = findVocabulary(path); !v.path.empty())
-        o.vocabPath = v.path;
-    ImportedModel m = importCheckpoint(path, o);
-    out.model = std::move(m.model);
-    py::gil_scoped_acquire gil;
-    out.report = reportDict(m.report);
-    out.layout = m.report.layout;
+    if (report) out.report = reportDict(*report);
     return out;
 }
 
@@ -197,8 +194,10 @@ TokenizerPtr needTokenizer(const Model& m, const char* what) {
 /// A hook's return value as a float array of the value's shape, or nothing.
 std::optional<FloatArray> hookResult(const py::object& result, const std::string& name, const FloatArray& in) {
     if (result.is_none()) return std::nullopt;
-    py::module_ np = py::module_::import("numpy");
-    py::array a = np.attr("asarray")(result);
+    const py::array a = py::array::ensure(result);
+    if (!a)
+        throw py::value_error("hook '" + name + "' returned a " + std::string(Py_TYPE(result.ptr())->tp_name) +
+                              ", not an array; expected floats of shape " + shapeText(in.shape) + " or None");
     const char kind = a.dtype().kind();
     std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
     if (kind != 'f')
