@@ -109,13 +109,10 @@ TEST(PathsParity, EverySenderAndReceiverMatchesPyTorch) {
             }
         }
     }
-    const std::string reqPath = dir.file("requests.json"), outPath = dir.file("out.json"), log = dir.file("py.log");
-    std::ofstream(reqPath) << requests.dump();
-    if (const std::string failed = test::runPythonScript(*py, "paths_reference.py", reqPath, outPath, log);
+    nlohmann::json out;
+    if (const std::string failed = test::runPythonJson(*py, "paths_reference.py", requests, dir.path.string(), out);
         !failed.empty())
         FAIL() << failed;
-    nlohmann::json out;
-    std::ifstream(outPath) >> out;
     ASSERT_EQ(out.size(), cases.size());
     std::map<std::string, double> worst;
     for (size_t i = 0; i < cases.size(); ++i) {

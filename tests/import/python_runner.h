@@ -2,6 +2,8 @@
 // Finding a Python interpreter for the tests that compare with Python (PyTorch parity, the
 // WordPiece reference). Tests skip with a message when none is usable.
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -41,6 +43,17 @@ inline std::string runPythonScript(const std::string& python, const std::string&
     std::ifstream l(log);
     const std::string text(std::istreambuf_iterator<char>(l), {});
     return script + " failed:\n" + (text.empty() ? std::string("(no output)") : text);
+}
+
+/// The JSON form: writes `requests` to <folder>/requests.json, runs the script on it and reads
+/// <folder>/out.json into `out`; "" on success, else what runPythonScript says.
+inline std::string runPythonJson(const std::string& python, const std::string& script, const nlohmann::json& requests,
+                                 const std::string& folder, nlohmann::json& out) {
+    const std::string in = folder + "/requests.json", result = folder + "/out.json", log = folder + "/py.log";
+    std::ofstream(in) << requests.dump();
+    if (std::string failed = runPythonScript(python, script, in, result, log); !failed.empty()) return failed;
+    std::ifstream(result) >> out;
+    return {};
 }
 
 } // namespace gwb::engine::test
