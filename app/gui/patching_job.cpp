@@ -6,7 +6,6 @@
 #include "gwb/engine/tokenizer.h"
 #include "gwb/views/token_strip.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -118,18 +117,9 @@ gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobReq
     gwb::engine::Model models[2];
     std::optional<gwb::engine::PatchRequest> requests[2];
     gwb::views::PatchingGrid* grids[2] = {&out.grassmann, &out.transformer};
+    loadCausalModels(cache, paths, r.device, models, grids);
     for (int m = 0; m < 2; ++m) {
-        grids[m]->model = causalModelWord(m);
-        if (paths[m].isEmpty()) {
-            grids[m]->error = QStringLiteral("no %1 model loaded").arg(causalModelWord(m));
-            continue;
-        }
-        try {
-            models[m] = cache.get(paths[m], r.device);
-        } catch (const std::exception& e) {
-            grids[m]->error = QString::fromUtf8(e.what());
-            continue;
-        }
+        if (!grids[m]->error.isEmpty()) continue;
         const QString site = siteFor(r.inputs.site, models[m].config().kind);
         if (site.isEmpty()) {
             grids[m]->error = QStringLiteral("'%1' is a Grassmann site: a Transformer has no gate").arg(r.inputs.site);

@@ -74,6 +74,26 @@ template <class Grid> QString gridErrors(Grid* const (&grids)[2]) {
     return why.join(QStringLiteral("; "));
 }
 
+/// The two models of a causal run (Patching, Paths) from the cache: each grid gets its model's word,
+/// and a missing path or a model that fails to load becomes that grid's error (the other model
+/// still runs).
+template <class Grid>
+void loadCausalModels(ModelCache& cache, const QString (&paths)[2], const QString& device,
+                      gwb::engine::Model (&models)[2], Grid* const (&grids)[2]) {
+    for (int m = 0; m < 2; ++m) {
+        grids[m]->model = causalModelWord(m);
+        if (paths[m].isEmpty()) {
+            grids[m]->error = QStringLiteral("no %1 model loaded").arg(causalModelWord(m));
+            continue;
+        }
+        try {
+            models[m] = cache.get(paths[m], device);
+        } catch (const std::exception& e) {
+            grids[m]->error = QString::fromUtf8(e.what());
+        }
+    }
+}
+
 /// Runs compute(progress) on `pool` for `owner` (a runner on the GUI thread): progress, in steps of
 /// 1/1000, and the result are posted back to the owner's thread and dropped there unless
 /// isLatest(owner, id) still holds; `cancel`, when set, stops the computation through the progress

@@ -6,7 +6,6 @@
 
 #include "gwb/engine/model.h"
 
-
 namespace gwb::app {
 
 namespace {
@@ -63,18 +62,9 @@ gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
     gwb::engine::Model models[2];
     std::optional<gwb::engine::PathRequest> requests[2];
     gwb::views::PathsGrid* grids[2] = {&out.grassmann, &out.transformer};
+    loadCausalModels(cache, paths, r.device, models, grids);
     for (int m = 0; m < 2; ++m) {
-        grids[m]->model = causalModelWord(m);
-        if (paths[m].isEmpty()) {
-            grids[m]->error = QStringLiteral("no %1 model loaded").arg(causalModelWord(m));
-            continue;
-        }
-        try {
-            models[m] = cache.get(paths[m], r.device);
-        } catch (const std::exception& e) {
-            grids[m]->error = QString::fromUtf8(e.what());
-            continue;
-        }
+        if (!grids[m]->error.isEmpty()) continue;
         if (r.inputs.senders == QLatin1String("gate") && models[m].config().kind != gwb::engine::ModelKind::Grassmann) {
             grids[m]->error = QStringLiteral("'gate' is a Grassmann sender: a Transformer has no gate");
             continue;
