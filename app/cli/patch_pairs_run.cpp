@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <optional>
@@ -43,24 +44,6 @@ std::atomic<bool> g_stopPairs{false};
 bool positional(PatchSite s) {
     return s != PatchSite::Offset && s != PatchSite::Head;
 }
-
-/// Everything a pairs file holds, in memory: per-pair arrays (P x rows x cols) and meta.
-struct PairsResult {
-    int64_t rows = 0, cols = 0;
-    std::vector<double> metric;      ///< P x rows x cols: the metric (estimated, for attribution)
-    std::vector<double> primary;     ///< P x rows x cols: effect (exact) or attribution (estimated)
-    bool estimated = false;          ///< --method attribution
-    std::vector<uint8_t> flagged;    ///< P x rows x cols (attribution): a saturated gate on the path
-    std::vector<int64_t> checkCells; ///< P x 2K (attribution --check): cells checked, -1 = none
-    std::vector<double> checkEstimate, checkExact, checkSpearman, checkRecall;
-    int64_t checkWidth = 0;
-    const char* primaryName() const { return estimated ? "attribution" : "effect"; }
-    const char* metricName() const { return estimated ? "estimated_metric" : "metric"; }
-    std::vector<double> clean, corrupt; ///< P
-    std::vector<int64_t> lines;         ///< P
-    json meta;                          ///< without the summary's numbers
-    int64_t pairs() const { return static_cast<int64_t>(lines.size()); }
-};
 
 const char* kAlignment = "Pairs may differ in length: columns of a position site count back from each pair's metric "
                          "position m (labels m, m-1, ...; the rightmost column is the metric position). A pair too "
@@ -270,33 +253,7 @@ AttributionCheck checkAttribution(const Model& model, const PatchRequest& reques
         out.estimate.push_back(est.attribution[c]);
         out.exact.push_back(sweep.metric[c] - base);
     }
-    // Spearman: Pearson correlation of the ranks (ties share their mean rank).
-    auto ranks = [](const std::vector<double>& v) {
-        std::vector<size_t> idx(v.size());
-        std::iota(idx.begin(), idx.end(), 0);
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-        std::vector<double> r(v.size());
-        for (size_t i = 0; i < idx.size();) {
-            size_t j = i;
-            while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]])
-                ++j;
-            for (size_t t = i; t <= j; ++t)
-                r[idx[t]] = (static_cast<double>(i) + static_cast<double>(j)) / 2.0;
-            i = j + 1;
-        }
-        return r;
-    };
-    const std::vector<double> ra = ranks(out.estimate), rb = ranks(out.exact);
-    const double n = static_cast<double>(ra.size());
-    const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n,
-                 mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
-    double sab = 0, saa = 0, sbb = 0;
-    for (size_t i = 0; i < ra.size(); ++i) {
-        sab += (ra[i] - ma) * (rb[i] - mb);
-        saa += (ra[i] - ma) * (ra[i] - ma);
-        sbb += (rb[i] - mb) * (rb[i] - mb);
-    }
-    out.spearman = saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : kNaN;
+    out.spearman = spearmanCorrelation(out.estimate, out.exact);
     // recall@K over the checked cells.
     std::vector<size_t> byExact(out.cells.size());
     std::iota(byExact.begin(), byExact.end(), 0);
@@ -309,18 +266,8 @@ AttributionCheck checkAttribution(const Model& model, const PatchRequest& reques
     return out;
 }
 
-int runPatchPairs(const PairsRunOptions& o) {
-    if (o.bootstrap < 0 || o.bootstrap > 1'000'000)
-        throw std::invalid_argument("--bootstrap must be between 0 and 1000000, got " + std::to_string(o.bootstrap));
-    if (o.shardCount < 1 || o.shardIndex < 0 || o.shardIndex >= o.shardCount)
-        throw std::invalid_argument("--shard must be i/n with 0 <= i < n");
-    const Model m = Model::load(o.modelFile.toStdString(), o.device.toStdString());
-    PairsFile file;
-    try {
-        file = readPairsFile(o.pairsPath.toStdString());
-    } catch (const std::exception& e) {
-        throw std::invalid_argument(e.what());
-    }
+PairsResult computePairs(const Model& m, const PairsFile& file, const PairsRunOptions& o,
+                         const std::function<bool(double)>& progressFn) {
     // Each pair as gwb patch would run it alone; a pair it would refuse is skipped, with the reason.
     struct Ready {
         const PatchPair* pair;
@@ -345,10 +292,7 @@ int runPatchPairs(const PairsRunOptions& o) {
     const size_t from = static_cast<size_t>(usable * o.shardIndex / o.shardCount);
     const size_t to = static_cast<size_t>(usable * (o.shardIndex + 1) / o.shardCount);
 
-    g_stopPairs = false;
-    const StopSignals signals(g_stopPairs);
-    ProgressLine line;
-    const auto started = std::chrono::steady_clock::now();
+    std::atomic<bool> stop{false};
     // Sweeps first (their sizes fix the columns), then the aligned arrays. A pair's sweep is small
     // (a few-token prompt): on the CPU the pairs run side by side, one single-threaded worker a
     // core, each with its own copy of the model (a model runs one sweep at a time).
@@ -359,19 +303,44 @@ int runPatchPairs(const PairsRunOptions& o) {
             ? static_cast<int>(std::clamp<size_t>(static_cast<size_t>(std::max(1, gwb::engine::threads())), 1, count))
             : 1;
     std::vector<Model> models{m};
-    for (int w = 1; w < workers; ++w)
-        models.push_back(Model::load(o.modelFile.toStdString(), o.device.toStdString()));
+    for (int w = 1; w < workers; ++w) // a copy of the weights: a model runs one sweep at a time
+        models.push_back(Model::fromParameters(m.config(), m.parameters(), m.tokenizer(), m.device()));
     std::vector<std::optional<PatchSweep>> results(count);
     std::vector<std::string> errors(count);
     std::vector<AttributionCheck> checks(count);
-    std::atomic<size_t> next{0}, finished{0};
+    std::vector<std::optional<PatchSweep>> estimates(count); // alsoEstimate: beside the exact results
     // Attribution: the pairs' estimates in batches (pairs of one length and metric position are the
     // rows of one forward and backward pass), 64 pairs a call so that a stop keeps what is done;
     // the workers below then only run the exact checks.
     std::vector<uint8_t> estimated(count, 0);
-    if (o.attribution) {
+    std::atomic<size_t> next{0}, finished{0}, estimatedCount{0};
+    // The watcher: progress about ten times a second (estimates and exact runs as equal parts),
+    // and the stop it may ask for.
+    const bool estimating = o.attribution || o.alsoEstimate, exactRuns = !o.attribution || o.check > 0;
+    const double parts = (estimating ? 1.0 : 0.0) + (exactRuns ? 1.0 : 0.0);
+    std::atomic<bool> watching{true};
+    std::thread watcher([&] {
+        while (watching.load()) {
+            const double done = static_cast<double>(estimating ? estimatedCount.load() : 0) +
+                                static_cast<double>(exactRuns ? finished.load() : 0);
+            if (progressFn && !progressFn(count ? done / (parts * static_cast<double>(count)) : 1.0)) stop = true;
+            for (int i = 0; i < 10 && watching.load(); ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    });
+    struct JoinWatcher {
+        std::atomic<bool>& watching;
+        std::thread& t;
+        ~JoinWatcher() {
+            watching = false;
+            t.join();
+        }
+    } joinWatcher{watching, watcher};
+    if (o.attribution || o.alsoEstimate) {
         constexpr size_t kChunk = 64;
-        for (size_t k0 = 0; k0 < count && !g_stopPairs.load(); k0 += kChunk) {
+        // Attribution runs keep the estimates as their results; exact runs keep them aside.
+        auto& into = o.attribution ? results : estimates;
+        for (size_t k0 = 0; k0 < count && !stop.load(); k0 += kChunk) {
             const size_t k1 = std::min(count, k0 + kChunk);
             std::vector<PatchRequest> chunk;
             for (size_t k = k0; k < k1; ++k)
@@ -379,31 +348,31 @@ int runPatchPairs(const PairsRunOptions& o) {
             try {
                 std::vector<PatchSweep> sweeps = gwb::engine::attributionSweeps(m, chunk);
                 for (size_t k = k0; k < k1; ++k) {
-                    results[k] = std::move(sweeps[k - k0]);
+                    into[k] = std::move(sweeps[k - k0]);
                     estimated[k] = 1;
                 }
             } catch (const std::invalid_argument&) { // one pair refused: the pairs one at a time say which
                 for (size_t k = k0; k < k1; ++k) {
                     try {
-                        results[k] = attributionSweep(m, chunk[k - k0]);
-                        estimated[k] = 1;
+                        into[k] = attributionSweep(m, chunk[k - k0]);
                     } catch (const std::invalid_argument& e) {
                         errors[k] = e.what();
-                        estimated[k] = 1;
                     }
+                    estimated[k] = 1;
                 }
             }
+            estimatedCount = k1;
         }
     }
     {
         const std::optional<gwb::engine::ScopedThreads> single =
             workers > 1 ? std::optional<gwb::engine::ScopedThreads>(std::in_place, 1) : std::nullopt;
         auto work = [&](int w) {
-            for (size_t k; !g_stopPairs.load() && (k = next.fetch_add(1)) < count; ++finished) {
+            for (size_t k; !stop.load() && (k = next.fetch_add(1)) < count; ++finished) {
                 try {
                     const Model& mw = models[static_cast<size_t>(w)];
                     const PatchRequest& rq = ready[from + k].request;
-                    if (o.attribution && !estimated[k]) continue; // stopped before its batch
+                    if ((o.attribution || o.alsoEstimate) && !estimated[k]) continue; // stopped before its batch
                     if (!o.attribution) results[k] = runPatchSweep(mw, rq);
                     if (o.attribution && o.check > 0 && results[k])
                         // seeded by the pair's line: a shard checks the cells a whole run would
@@ -417,37 +386,22 @@ int runPatchPairs(const PairsRunOptions& o) {
         std::vector<std::thread> pool;
         for (int w = 1; w < workers; ++w)
             pool.emplace_back(work, w);
-        std::thread progress([&] {
-            for (;;) {
-                const size_t n = finished.load();
-                const bool last = n >= count || g_stopPairs.load();
-                const double seconds =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-                if ((seconds > 1 || last) && line.due(seconds, last)) {
-                    std::fprintf(stderr, "%spairs %zu/%zu  elapsed %.0f s%s", line.start(), n, count, seconds,
-                                 line.end());
-                    std::fflush(stderr);
-                }
-                if (last) return;
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            }
-        });
         work(0);
         for (std::thread& t : pool)
             t.join();
-        finished = count; // let the progress thread finish even after a stop
-        progress.join();
     }
-    if (line.tty()) std::fprintf(stderr, "\n");
+    if (progressFn && !stop.load()) progressFn(1.0);
     std::vector<PatchSweep> sweeps;
     std::vector<const Ready*> done;
     std::vector<const AttributionCheck*> doneChecks;
+    std::vector<const PatchSweep*> doneEstimates;
     for (size_t k = 0; k < count; ++k) {
         if (!errors[k].empty()) skipped.push_back({ready[from + k].pair->line, errors[k]});
         if (!results[k]) continue;
         sweeps.push_back(std::move(*results[k]));
         done.push_back(&ready[from + k]);
         doneChecks.push_back(&checks[k]);
+        doneEstimates.push_back(estimates[k] ? &*estimates[k] : nullptr);
     }
     if (sweeps.empty()) throw std::runtime_error("stopped before the first pair: nothing written");
     const PatchSweep& first = sweeps.front();
@@ -466,7 +420,9 @@ int runPatchPairs(const PairsRunOptions& o) {
     r.metric.assign(static_cast<size_t>(P * cells), kNaN);
     r.primary.assign(static_cast<size_t>(P * cells), kNaN);
     r.estimated = o.attribution;
+    r.patchMode = first.mode == PatchMode::Patch;
     if (r.estimated) r.flagged.assign(static_cast<size_t>(P * cells), 0);
+    if (o.alsoEstimate && !o.attribution) r.estimate.assign(static_cast<size_t>(P * cells), kNaN);
     if (r.estimated && o.check > 0) {
         r.checkWidth = 2 * o.check;
         r.checkCells.assign(static_cast<size_t>(P * r.checkWidth), -1);
@@ -489,6 +445,8 @@ int runPatchPairs(const PairsRunOptions& o) {
                 r.metric[to_] = s.metric[from_];
                 r.primary[to_] = s.estimated ? s.attribution[from_] : s.effect[from_];
                 if (s.estimated) r.flagged[to_] = s.flagged[from_];
+                if (const PatchSweep* e = doneEstimates[static_cast<size_t>(p)]; e && !r.estimate.empty())
+                    r.estimate[to_] = e->attribution[from_];
             }
         if (r.checkWidth > 0) {
             // Checked cells as flat indices of the aligned grid.
@@ -528,6 +486,7 @@ int runPatchPairs(const PairsRunOptions& o) {
     for (const std::string& e : errors)
         failed += !e.empty();
     const bool complete = done.size() + failed == count;
+    r.complete = complete;
     r.meta = {{"model_file", o.modelFile.toStdString()},
               {"model_name", m.displayName()},
               {"model_kind", m.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer"},
@@ -545,12 +504,47 @@ int runPatchPairs(const PairsRunOptions& o) {
               {"skipped", skippedJson(skipped)},
               {"shard", {{"index", o.shardIndex}, {"count", o.shardCount}, {"first_pair", from}, {"end_pair", to}}},
               {"complete", complete && o.shardCount == 1}};
+    return r;
+}
+
+int runPatchPairs(const PairsRunOptions& o) {
+    if (o.bootstrap < 0 || o.bootstrap > 1'000'000)
+        throw std::invalid_argument("--bootstrap must be between 0 and 1000000, got " + std::to_string(o.bootstrap));
+    if (o.shardCount < 1 || o.shardIndex < 0 || o.shardIndex >= o.shardCount)
+        throw std::invalid_argument("--shard must be i/n with 0 <= i < n");
+    const Model m = Model::load(o.modelFile.toStdString(), o.device.toStdString());
+    PairsFile file;
+    try {
+        file = readPairsFile(o.pairsPath.toStdString());
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(e.what());
+    }
+    g_stopPairs = false;
+    const StopSignals signals(g_stopPairs);
+    ProgressLine line;
+    const auto started = std::chrono::steady_clock::now();
+    std::mutex printing;
+    PairsResult r = computePairs(m, file, o, [&](double fraction) {
+        const std::lock_guard<std::mutex> lock(printing);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        const bool last = fraction >= 1 || g_stopPairs.load();
+        if ((seconds > 1 || last) && line.due(seconds, last)) {
+            std::fprintf(stderr, "%spairs %.0f%%  elapsed %.0f s%s", line.start(), 100 * fraction, seconds, line.end());
+            std::fflush(stderr);
+        }
+        return !g_stopPairs.load();
+    });
+    if (line.tty()) std::fprintf(stderr, "\n");
+    const bool complete = r.complete;
+    const int64_t P = r.pairs();
+    const size_t from = r.meta["shard"]["first_pair"].get<size_t>(), to = r.meta["shard"]["end_pair"].get<size_t>();
     if (!complete) r.meta["stopped_by"] = StopSignals::name();
     writeResult(r, o.bootstrap, o.seed, o.out.toStdString(), o.data);
+    const auto skipped = r.meta["skipped"];
 
     std::printf("%s: site %s, mode %s; %lld pairs used of %lld lines (%zu skipped)%s\n", m.displayName().c_str(),
-                patchSiteName(first.site), patchModeName(first.mode), static_cast<long long>(P),
-                static_cast<long long>(file.lines), skipped.size(),
+                r.meta["site"].get<std::string>().c_str(), r.meta["mode"].get<std::string>().c_str(),
+                static_cast<long long>(P), static_cast<long long>(file.lines), skipped.size(),
                 o.shardCount > 1
                     ? (" in shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount)).c_str()
                     : "");

@@ -11,6 +11,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace gwb::app {
@@ -32,7 +33,45 @@ struct PairsRunOptions {
     QString device;
     bool attribution = false; ///< --method attribution: first-order estimates instead of exact runs
     int check = 0;            ///< --check K: K cells of largest |estimate| + K random ones run exactly
+    /// Exact runs also estimate every cell (the window's scatter of estimate against exact value).
+    bool alsoEstimate = false;
 };
+
+/// Everything a pairs run holds, in memory: per-pair arrays (P x rows x cols, aligned at each pair's
+/// metric position for position sites) and meta (without the summary's numbers).
+struct PairsResult {
+    int64_t rows = 0, cols = 0;
+    std::vector<double> metric;      ///< P x rows x cols: the metric (estimated, for attribution)
+    std::vector<double> primary;     ///< P x rows x cols: effect (exact) or attribution (estimated)
+    bool estimated = false;          ///< --method attribution
+    std::vector<uint8_t> flagged;    ///< P x rows x cols (attribution): a saturated gate on the path
+    std::vector<int64_t> checkCells; ///< P x 2K (attribution --check): cells checked, -1 = none
+    std::vector<double> checkEstimate, checkExact, checkSpearman, checkRecall;
+    int64_t checkWidth = 0;
+    /// P x rows x cols (exact runs with alsoEstimate): the first-order estimate of the metric's
+    /// change, beside `metric` - `baseline` (the exact change); empty otherwise.
+    std::vector<double> estimate;
+    const char* primaryName() const { return estimated ? "attribution" : "effect"; }
+    const char* metricName() const { return estimated ? "estimated_metric" : "metric"; }
+    std::vector<double> clean, corrupt; ///< P
+    std::vector<int64_t> lines;         ///< P
+    bool patchMode = true;              ///< the changed run is the corrupted one (else the clean one, ablated)
+    bool complete = true;               ///< every usable pair of this shard ran (not stopped)
+    nlohmann::json meta;                ///< without the summary's numbers
+    int64_t pairs() const { return static_cast<int64_t>(lines.size()); }
+    /// The unchanged run's metric of pair p: what a cell's metric change is measured from.
+    double baseline(int64_t p) const {
+        return patchMode ? corrupt[static_cast<size_t>(p)] : clean[static_cast<size_t>(p)];
+    }
+};
+
+/// Runs the sweeps of every usable pair of `file` (the shard of `o`) on `model` and aligns them.
+/// `progress(fraction done)` is called from a watcher thread about ten times a second and returns
+/// false to stop: the pairs done by then are kept (complete = false). Throws
+/// std::invalid_argument for a file without a usable pair and std::runtime_error when stopped
+/// before the first pair.
+PairsResult computePairs(const gwb::engine::Model& model, const gwb::engine::PairsFile& file, const PairsRunOptions& o,
+                         const std::function<bool(double)>& progress);
 
 /// The exact runs of --check K for one attribution sweep: the K cells with the largest |estimate|
 /// and K others drawn at random (seeded), their exact metric change, and how well the estimate

@@ -6,6 +6,7 @@
 #include "gui/corpus_figure.h"
 #include "gui/figure_request.h"
 #include "gui/patching_job.h"
+#include "gui/patching_pairs_job.h"
 #include "gui/paths_job.h"
 #include "gui/saliency_job.h"
 #include "gui/trace_job.h"
@@ -14,6 +15,7 @@
 #include "gwb/views/colormap.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/patching_view.h"
+#include "gwb/engine/patch_pairs.h"
 #include "gwb/views/paths_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection.h"
@@ -172,7 +174,22 @@ int runFigure(const QStringList& args) {
     const QCommandLineOption senderToken(QStringLiteral("sender-token"),
                                          QStringLiteral("Paths: senders take their clean value at this token only."),
                                          QStringLiteral("t"));
-    p.addOptions({corrupt, answer, wrong, site, mode, senders, receivers, senderToken});
+    const QCommandLineOption pairs(
+        QStringLiteral("pairs"),
+        QStringLiteral("Patching over a pairs file (JSONL or CSV; as gwb patch --pairs): each cell's mean over the "
+                       "pairs, the distribution of the cell of largest |mean|, and the estimate against the exact "
+                       "change. The prompt defaults to the file's first clean prompt."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption method(QStringLiteral("method"),
+                                    QStringLiteral("With --pairs: exact (default; the first-order estimate beside it) "
+                                                   "or attribution."),
+                                    QStringLiteral("exact|attribution"));
+    const QCommandLineOption check(
+        QStringLiteral("check"),
+        QStringLiteral("With --pairs --method attribution: K cells of largest |estimate| + K "
+                       "random ones per pair run exactly (default 5)."),
+        QStringLiteral("K"));
+    p.addOptions({corrupt, answer, wrong, site, mode, senders, receivers, senderToken, pairs, method, check});
     p.process(args);
     QTextStream err(stderr);
     try {
@@ -234,7 +251,20 @@ int runFigure(const QStringList& args) {
             QTextStream(stdout) << "wrote " << res.files.join(QStringLiteral(", ")) << "\n";
             return 0;
         }
-        if (p.isSet(prompt) == p.isSet(promptFile))
+        if (p.isSet(pairs) && viewId != QLatin1String("patching"))
+            throw std::invalid_argument("--pairs only applies to --view patching");
+        if ((p.isSet(method) || p.isSet(check)) && !p.isSet(pairs))
+            throw std::invalid_argument("--method and --check apply to --pairs");
+        if (p.isSet(pairs) && (p.isSet(corrupt) || p.isSet(answer) || p.isSet(wrong)))
+            throw std::invalid_argument("--pairs takes the prompts and pieces from the file: leave out --corrupt, "
+                                        "--answer and --wrong");
+        QString pairsPrompt; // the first usable clean prompt of the pairs file, when no prompt is given
+        if (p.isSet(pairs) && !p.isSet(prompt) && !p.isSet(promptFile)) {
+            const gwb::engine::PairsFile f = gwb::engine::readPairsFile(p.value(pairs).toStdString());
+            if (f.pairs.empty()) throw std::invalid_argument("the pairs file has no usable line");
+            pairsPrompt = QString::fromStdString(f.pairs.front().clean);
+        }
+        if (pairsPrompt.isEmpty() && p.isSet(prompt) == p.isSet(promptFile))
             throw std::invalid_argument("give exactly one of --prompt and --prompt-file");
 
         bool needG = false, needB = false;
@@ -251,7 +281,9 @@ int runFigure(const QStringList& args) {
         if (needB && request.baselinePath.isEmpty())
             throw std::runtime_error(gwb::app::missingBundledModelMessage(ModelKind::Transformer).toStdString() +
                                      " (or give --baseline FILE)");
-        request.prompt = p.isSet(prompt) ? p.value(prompt) : readPromptFile(p.value(promptFile));
+        request.prompt = !pairsPrompt.isEmpty() ? pairsPrompt
+                         : p.isSet(prompt)      ? p.value(prompt)
+                                                : readPromptFile(p.value(promptFile));
         request.device = p.value(device);
         request.threads = intOption(p, threads, "threads", 0);
         if (p.isSet(sample) && p.isSet(greedy)) throw std::invalid_argument("give --sample or --greedy, not both");
@@ -340,7 +372,43 @@ int runFigure(const QStringList& args) {
         } else if (p.isSet(target)) {
             throw std::invalid_argument("--target only applies to --view saliency");
         }
-        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(v.get())) {
+        auto* pv = qobject_cast<gwb::views::PatchingView*>(v.get());
+        if (pv && p.isSet(pairs)) {
+            gwb::views::PairsInputs in;
+            in.file = p.value(pairs);
+            in.site = p.isSet(site) ? p.value(site) : QStringLiteral("resid");
+            if (in.site == QLatin1String("offset") || in.site == QLatin1String("head"))
+                in.site = QStringLiteral("offset/head");
+            in.mode = p.isSet(mode) ? p.value(mode) : QStringLiteral("patch");
+            in.method = p.isSet(method) ? p.value(method) : QStringLiteral("exact");
+            if (in.method != QLatin1String("exact") && in.method != QLatin1String("attribution"))
+                throw std::invalid_argument("--method must be exact or attribution, got '" + in.method.toStdString() +
+                                            "'");
+            if (p.isSet(check)) {
+                if (in.method != QLatin1String("attribution"))
+                    throw std::invalid_argument("--check applies to --method attribution");
+                in.check = intOption(p, check, "check", 0);
+            }
+            gwb::views::PatchingInputs fields;
+            fields.site = in.site;
+            fields.mode = in.mode;
+            pv->setInputs(fields);
+            pv->setPairsMethod(in.method);
+            gwb::app::PatchingJobRequest pr;
+            pr.grassmannPath = request.grassmannPath;
+            pr.baselinePath = request.baselinePath;
+            pr.device = request.device;
+            const gwb::views::PairsData res = gwb::app::computePatchingPairs(cache, pr, in);
+            if (!res.error.isEmpty()) throw std::invalid_argument(res.error.toStdString());
+            for (const auto* g : {&res.grassmann, &res.transformer}) {
+                if (!g->error.isEmpty()) err << "gwb figure: patching: " << g->model << ": " << g->error << "\n";
+                for (const QString& s : g->skipped)
+                    err << "gwb figure: patching: " << g->model << ": skipped " << s << "\n";
+            }
+            err.flush();
+            if (!res.hasGrid()) throw std::runtime_error("no model could run the pairs file (see above)");
+            pv->setPairsResult(res);
+        } else if (pv) {
             gwb::views::PatchingInputs in;
             in.clean = outcome.data.prompt();
             in.corrupt = p.value(corrupt);

@@ -1,4 +1,5 @@
 #include "gui/patching_job.h"
+#include "gui/patching_pairs_job.h"
 
 #include "cli/patch_setup.h"
 
@@ -246,6 +247,8 @@ PatchingRunner::PatchingRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::PatchingData>();
     qRegisterMetaType<gwb::views::PatchingTopK>();
     qRegisterMetaType<gwb::views::PatchingInputs>();
+    qRegisterMetaType<gwb::views::PairsData>();
+    qRegisterMetaType<gwb::views::PairsInputs>();
     qRegisterMetaType<std::vector<double>>();
     m_pool.setMaxThreadCount(1);
 }
@@ -260,14 +263,19 @@ void PatchingRunner::cancel() {
     if (m_cancel) m_cancel->store(true);
 }
 
-void PatchingRunner::request(const PatchingJobRequest& request) {
-    const quint64 id = ++m_latest;
-    if (m_cancel) m_cancel->store(true); // a sweep still running is stale now
+quint64 PatchingRunner::startRun(const PatchingJobRequest& request) {
+    const quint64 id = ++m_latest; // a sweep or pairs run still going is stale now (they share the heatmaps)
+    if (m_cancel) m_cancel->store(true);
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
     if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
     m_busy = true;
     Q_EMIT started();
+    return id;
+}
+
+void PatchingRunner::request(const PatchingJobRequest& request) {
+    const quint64 id = startRun(request);
     ModelCache* cache = &m_cache;
     auto runs = std::make_shared<PatchingRuns>();
     runLatest<PatchingRunner, gwb::views::PatchingData>(
@@ -281,6 +289,22 @@ void PatchingRunner::request(const PatchingJobRequest& request) {
             r->m_busy = false;
             if (data.error.isEmpty()) r->m_runs = runs;
             Q_EMIT r->finished(data);
+        });
+}
+
+void PatchingRunner::requestPairs(const PatchingJobRequest& request, const gwb::views::PairsInputs& inputs) {
+    const quint64 id = startRun(request);
+    ModelCache* cache = &m_cache;
+    runLatest<PatchingRunner, gwb::views::PairsData>(
+        m_pool, this, id, m_cancel,
+        [cache, request, inputs](const std::function<bool(double)>& progress) {
+            return computePatchingPairs(*cache, request, inputs, progress);
+        },
+        [](PatchingRunner* r, quint64 i) { return i == r->m_latest; },
+        [](PatchingRunner* r, double f) { Q_EMIT r->progress(f); },
+        [](PatchingRunner* r, const gwb::views::PairsData& data) {
+            r->m_busy = false;
+            Q_EMIT r->pairsFinished(data);
         });
 }
 
@@ -332,6 +356,10 @@ PatchingRunner* wirePatching(gwb::views::PatchingView* view, std::function<Patch
                          r.inputs = inputs;
                          runner->request(r);
                      });
+    QObject::connect(
+        view, &gwb::views::PatchingView::pairsRequested, runner,
+        [runner, context](const gwb::views::PairsInputs& inputs) { runner->requestPairs(context(), inputs); });
+    QObject::connect(runner, &PatchingRunner::pairsFinished, view, &gwb::views::PatchingView::setPairsResult);
     QObject::connect(view, &gwb::views::PatchingView::cancelRequested, runner, &PatchingRunner::cancel);
     QObject::connect(view, &gwb::views::PatchingView::topKRequested, runner, &PatchingRunner::requestTopK);
     QObject::connect(runner, &PatchingRunner::started, view, [view] { view->setRunning(true); });

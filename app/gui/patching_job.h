@@ -157,6 +157,8 @@ public:
     void cancel();
     void requestTopK(int model, qint64 row, qint64 col);
     void requestAblation(const AblationRequest& request);
+    /// Runs a pairs file on both models (computePatchingPairs); Cancel keeps the pairs done.
+    void requestPairs(const PatchingJobRequest& models, const gwb::views::PairsInputs& inputs);
     bool busy() const { return m_busy; }
 
 Q_SIGNALS:
@@ -164,10 +166,13 @@ Q_SIGNALS:
     void progress(double fraction);
     void finished(const gwb::views::PatchingData& data);
     void topKReady(const gwb::views::PatchingTopK& topK);
+    void pairsFinished(const gwb::views::PairsData& data);
     /// Delta log p per token of a quick ablation (empty with an error).
     void ablationReady(const QString& label, const std::vector<double>& delta, const QString& error);
 
 private:
+    /// A new latest run: the one going is cancelled, the import choices set; returns its id.
+    quint64 startRun(const PatchingJobRequest& request);
     ModelCache m_cache;
     QThreadPool m_pool;
     quint64 m_latest = 0;

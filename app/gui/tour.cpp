@@ -58,6 +58,13 @@ void Tour::next() {
     m_window->showView(m_ids[m_index]);
     // The Patching view shows a sweep only once it has run: with complete fields (from a session)
     // press Run and take the picture when the sweep is in.
+    // With a pairs file in the session, the view shows that file's means.
+    if (auto* pv = qobject_cast<gwb::views::PatchingView*>(m_window->view(m_ids[m_index]));
+        pv && !pv->pairsMode() && !pv->pairsFile().isEmpty()) {
+        pv->runPairs(pv->pairsFile());
+        waitForPatching(pv);
+        return;
+    }
     if (auto* pv = qobject_cast<gwb::views::PatchingView*>(m_window->view(m_ids[m_index]));
         pv && !pv->hasContent() && pv->checkInputs(pv->inputs()).isEmpty()) {
         pv->run();

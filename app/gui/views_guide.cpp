@@ -76,7 +76,13 @@ const std::vector<ViewEntry>& entries() {
          "\u2014: a layer without that offset, or an offset D \u2265 T that reaches before the prompt at every "
          "position; so is every effect when the clean and corrupted metrics are equal. A sweep that no longer "
          "matches its inputs (a refused run, edited fields, another prompt) is greyed under a banner saying why. "
-         "Right-click a cell: \u201cTrace paths from here\u201d runs that component in the Paths view.",
+         "Right-click a cell: \u201cTrace paths from here\u201d runs that component in the Paths view. "
+         "Pairs file\u2026 runs a JSONL/CSV file of pairs (clean, corrupt, answer, wrong, optional position) "
+         "with the same site and mode: the heatmaps then show each cell's mean over the pairs (columns of a "
+         "position site count back from each pair's metric position m), hovering gives the mean, its 95% "
+         "bootstrap interval and n, and the side panel a clicked cell's distribution over the pairs and the "
+         "attribution estimate against the exact change with their correlations (Pairs: exact computes both; "
+         "attribution estimates every cell and checks 5 + 5 a pair exactly). Cancel keeps the pairs done.",
          {}},
         {"Paths",
          "Path patching (gwb paths) of both models on one diverging scale: rows are the senders in layer order "

@@ -4,6 +4,7 @@
 #include "svg_text.h"
 #include "synthetic_data.h"
 
+#include "gwb/engine/patch_pairs.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/heatmap_widget.h"
 #include "gwb/views/patching_view.h"
@@ -332,4 +333,181 @@ TEST(PatchingView, ASweepThatNoLongerMatchesItsInputsIsMarkedStale) {
     // The hover readout of an undefined cell gives the sweep's own reason.
     EXPECT_TRUE(f.v.heatmap(0)->readout(1, 2).contains(QStringLiteral("does not exist")))
         << f.v.heatmap(0)->readout(1, 2).toStdString();
+}
+
+namespace {
+
+/// Two models over three pairs: 2 x 3 cells; cell (1, 2) is undefined for every pair of the
+/// Grassmann model and cell (0, 0) for pair 1 only.
+PairsData makePairsData() {
+    PairsData d;
+    d.inputs.file = QStringLiteral("/data/name-swap.jsonl");
+    d.inputs.site = QStringLiteral("resid");
+    d.lines = 4;
+    const double nan = std::nan("");
+    for (int m : {0, 1}) {
+        PairsGrid& g = m == 0 ? d.grassmann : d.transformer;
+        g.model = m == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+        g.site = QStringLiteral("resid");
+        g.rows = 2;
+        g.cols = 3;
+        g.rowLabels = {QStringLiteral("h^0"), QStringLiteral("h^1")};
+        g.colLabels = {QStringLiteral("m-2"), QStringLiteral("m-1"), QStringLiteral("m")};
+        g.rowTitle = QStringLiteral("block input");
+        g.colTitle = QStringLiteral("position");
+        g.lines = {1, 2, 4};
+        g.usable = 3;
+        for (int p = 0; p < 3; ++p)
+            for (int i = 0; i < 6; ++i)
+                g.values.push_back(m == 0 && i == 5               ? nan
+                                   : (m == 0 && i == 0 && p == 1) ? nan
+                                                                  : 0.1 * (i + 1) + 0.05 * p - 0.3 * m);
+        g.mean.assign(6, nan);
+        g.low.assign(6, nan);
+        g.high.assign(6, nan);
+        g.n.assign(6, 0);
+        for (int i = 0; i < 6; ++i) {
+            double sum = 0;
+            for (int p = 0; p < 3; ++p)
+                if (const double v = g.values[static_cast<size_t>(p * 6 + i)]; std::isfinite(v)) {
+                    sum += v;
+                    ++g.n[static_cast<size_t>(i)];
+                }
+            if (g.n[static_cast<size_t>(i)]) {
+                g.mean[static_cast<size_t>(i)] = sum / static_cast<double>(g.n[static_cast<size_t>(i)]);
+                g.low[static_cast<size_t>(i)] = g.mean[static_cast<size_t>(i)] - 0.04;
+                g.high[static_cast<size_t>(i)] = g.mean[static_cast<size_t>(i)] + 0.04;
+            }
+        }
+        g.scatterEstimate = {0.1, 0.2, -0.1, 0.4};
+        g.scatterExact = {0.12, 0.18, -0.05, 0.5};
+        g.spearman = gwb::engine::spearmanCorrelation(g.scatterEstimate, g.scatterExact);
+        g.pearson = gwb::engine::pearsonCorrelation(g.scatterEstimate, g.scatterExact);
+        g.skipped = {QStringLiteral("line 3: the clean and corrupted prompts have different lengths")};
+    }
+    return d;
+}
+
+} // namespace
+
+TEST(PatchingViewPairs, HeatmapsShowEachCellsMeanAndHoverGivesIntervalAndN) {
+    Fixture f;
+    QSignalSpy asked(&f.v, &PatchingView::pairsRequested);
+    f.v.setPairsMethod(QStringLiteral("attribution"));
+    f.v.runPairs(QStringLiteral("/data/name-swap.jsonl"));
+    ASSERT_EQ(asked.size(), 1);
+    const auto in = asked.front().front().value<PairsInputs>();
+    EXPECT_EQ(in.file, QStringLiteral("/data/name-swap.jsonl"));
+    EXPECT_EQ(in.method, QStringLiteral("attribution"));
+    EXPECT_EQ(in.site, f.v.inputs().site);
+    f.v.setPairsMethod(QStringLiteral("exact"));
+
+    const PairsData d = makePairsData();
+    f.v.setPairsResult(d);
+    ASSERT_TRUE(f.v.pairsMode());
+    ASSERT_TRUE(f.v.hasContent());
+    for (int m : {0, 1}) {
+        const HeatmapWidget* h = f.v.heatmap(m);
+        ASSERT_TRUE(h->hasMatrix());
+        for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 3; ++c) {
+                const double want = d.grid(m).mean[static_cast<size_t>(r * 3 + c)];
+                float row[3];
+                h->source()->row(r, row);
+                const double got = row[c];
+                if (std::isnan(want))
+                    EXPECT_TRUE(std::isnan(got));
+                else
+                    EXPECT_NEAR(got, want, 1e-6);
+            }
+        // One scale for both models, centred at 0, from the largest |mean|.
+        EXPECT_DOUBLE_EQ(h->colorScale().effectiveHigh(), -h->colorScale().effectiveLow());
+    }
+    // Cell (0, 0) of the Grassmann model: pairs 0 and 2 only.
+    const QString text = f.v.cellText(0, 0, 0);
+    EXPECT_TRUE(text.contains(QStringLiteral("95% interval"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("n = 2 of 3 pairs"))) << text.toStdString();
+    EXPECT_TRUE(f.v.cellText(0, 1, 2).contains(QStringLiteral("n = 0"))) << f.v.cellText(0, 1, 2).toStdString();
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("1 line(s) skipped"))) << f.v.message().toStdString();
+    // The side panel starts on the cell of largest |mean| whose pairs differ; a click moves it.
+    EXPECT_EQ(f.v.pairsPlots()->cellModel(), 0);
+    f.v.clickCell(1, 1, 1);
+    EXPECT_EQ(f.v.pairsPlots()->cellModel(), 1);
+    EXPECT_EQ(f.v.pairsPlots()->cellRow(), 1);
+    EXPECT_EQ(f.v.pairsPlots()->cellCol(), 1);
+    EXPECT_EQ(d.transformer.cellValues(1, 1).size(), 3u);
+}
+
+TEST(PatchingViewPairs, ARefusedFileKeepsTheMeansAndASinglePairSweepLeavesPairsMode) {
+    Fixture f;
+    f.v.setPairsResult(makePairsData());
+    PairsData refused;
+    refused.inputs.file = QStringLiteral("/data/broken.jsonl");
+    refused.error = QStringLiteral("'/data/broken.jsonl' is not UTF-8 text");
+    f.v.setPairsResult(refused);
+    EXPECT_TRUE(f.v.pairsMode());
+    EXPECT_EQ(f.v.pairsResult().inputs.file, QStringLiteral("/data/name-swap.jsonl"));
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("not UTF-8"))) << f.v.message().toStdString();
+    // Changing the site marks the means stale.
+    PatchingInputs in = f.v.inputs();
+    in.site = QStringLiteral("mixer");
+    f.v.setInputs(in);
+    EXPECT_FALSE(f.v.heatmap(0)->staleNote().isEmpty());
+    f.v.setResult(synthetic::makePatchingData(f.d));
+    EXPECT_FALSE(f.v.pairsMode());
+    float row[64];
+    ASSERT_LE(f.v.heatmap(0)->source()->cols(), 64);
+    f.v.heatmap(0)->source()->row(0, row);
+    EXPECT_NEAR(row[0], f.v.result().grassmann.value(0, 0), 1e-6);
+}
+
+TEST(PatchingViewPairs, CorrelationsAreSpearmanAndPearson) {
+    // Ranks 1..4 both sides: Spearman 1 although the relation is not linear.
+    EXPECT_NEAR(gwb::engine::spearmanCorrelation({1, 2, 3, 4}, {1, 4, 9, 100}), 1.0, 1e-12);
+    EXPECT_LT(gwb::engine::pearsonCorrelation({1, 2, 3, 4}, {1, 4, 9, 100}), 0.9);
+    EXPECT_NEAR(gwb::engine::pearsonCorrelation({1, 2, 3}, {2, 4, 6}), 1.0, 1e-12);
+    EXPECT_NEAR(gwb::engine::spearmanCorrelation({1, 2, 3}, {3, 2, 1}), -1.0, 1e-12);
+    // Ties share their mean rank; NaN points are left out; a constant side has none.
+    EXPECT_NEAR(gwb::engine::spearmanCorrelation({1, 1, 2, std::nan("")}, {1, 1, 2, 5}), 1.0, 1e-12);
+    EXPECT_TRUE(std::isnan(gwb::engine::pearsonCorrelation({1, 1, 1}, {1, 2, 3})));
+    EXPECT_TRUE(std::isnan(gwb::engine::spearmanCorrelation({1}, {1})));
+}
+
+TEST(PatchingViewPairs, DataTablesAndFiguresAtBothWidthsKeepEveryWord) {
+    Fixture f;
+    const PairsData d = makePairsData();
+    f.v.setPairsResult(d);
+    const std::vector<DataTable> tables = f.v.dataTables();
+    QStringList names;
+    for (const DataTable& t : tables)
+        names << t.name;
+    for (const char* want : {"pairs_grassmann_resid_effect_mean", "pairs_grassmann_resid_effect_ci_low",
+                             "pairs_grassmann_resid_effect_ci_high", "pairs_grassmann_resid_effect_n",
+                             "pairs_grassmann_resid_effect_per_pair", "pairs_transformer_resid_estimate_vs_exact"})
+        EXPECT_TRUE(names.contains(QLatin1String(want)))
+            << want << " in " << names.join(QStringLiteral(", ")).toStdString();
+    for (const DataTable& t : tables)
+        if (t.name == QLatin1String("pairs_grassmann_resid_effect_per_pair")) {
+            ASSERT_EQ(t.values.shape, (std::vector<int64_t>{3, 6}));
+            EXPECT_TRUE(std::isnan(t.values.data[static_cast<size_t>(6 + 0)])); // pair 1, cell (0, 0)
+            EXPECT_EQ(t.rowLabels.front(), QStringLiteral("line 1"));
+        }
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("name-swap.jsonl"))) << f.v.caption().toStdString();
+    QTemporaryDir dir;
+    for (const FigureOptions& o : {FigureOptions::oneColumn(), FigureOptions::twoColumn()}) {
+        SCOPED_TRACE(o.widthInches);
+        const QString path = dir.filePath(QStringLiteral("pairs_%1.svg").arg(o.widthInches));
+        const ExportResult r = exportFigure(f.v, o, path);
+        ASSERT_TRUE(r.ok) << r.message.toStdString();
+        QFile file(path);
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+        const QStringList texts = gwb::test::svgTexts(file.readAll());
+        const QString all = texts.join(QStringLiteral(" "));
+        EXPECT_TRUE(all.contains(QStringLiteral("Grassmann (resid), mean"))) << all.toStdString();
+        EXPECT_TRUE(all.contains(QStringLiteral("Spearman"))) << all.toStdString();
+        EXPECT_TRUE(all.contains(QStringLiteral("mean effect"))) << all.toStdString();
+        EXPECT_TRUE(all.contains(QStringLiteral("pairs"))) << all.toStdString();
+        const QStringList cut = gwb::test::cutTexts(texts);
+        EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();
+    }
 }

@@ -104,8 +104,15 @@ void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style,
                       const QString& rightTitle, const QString& valueName) {
     const QFontMetricsF fm = style.metrics(style.small);
     const double gap = fm.height();
-    // Both panels share one scale: one colour bar, with its label, beside the pair.
-    const double barBlock = style.colorbar ? fm.height() * 4.2 : 0;
+    // Both panels share one scale: one colour bar, with its tick labels and its label, beside the
+    // pair (as wide as its widest tick label needs: "-0.05" takes more room than "1").
+    double tickW = 0;
+    {
+        const ColorScale scale = (right->hasMatrix() ? right : left)->colorScale();
+        for (double t : niceTicks(scale.effectiveLow(), scale.effectiveHigh(), 5))
+            tickW = std::max(tickW, fm.horizontalAdvance(formatValue(t)));
+    }
+    const double barBlock = style.colorbar ? std::max(fm.height() * 4.2, fm.height() * 2.2 + tickW * 1.6) : 0;
     const QRectF panels = rect.adjusted(0, 0, -barBlock, 0);
     const auto [l, r] = splitPanels(panels, 0.5, true, gap);
     FigureStyle shared = style;

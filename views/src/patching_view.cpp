@@ -6,6 +6,8 @@
 
 #include "gwb/views/heatmap_widget.h"
 
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QMenu>
@@ -13,11 +15,13 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace gwb::views {
 
@@ -120,6 +124,19 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
     m_mode = detail::addCombo(bar, QStringLiteral("Mode"),
                               {QStringLiteral("patch"), QStringLiteral("zero"), QStringLiteral("mean")}, this);
     m_mode->setObjectName(QStringLiteral("patchingMode"));
+    m_method =
+        detail::addCombo(bar, QStringLiteral("Pairs"), {QStringLiteral("exact"), QStringLiteral("attribution")}, this);
+    m_method->setObjectName(QStringLiteral("patchingPairsMethod"));
+    m_method->setToolTip(QStringLiteral("How a pairs file runs: exact sweeps of every pair (with the first-order "
+                                        "estimate beside them), or attribution patching alone (one forward and one "
+                                        "backward pass a pair; the 5 cells of largest |estimate| and 5 random ones "
+                                        "of each pair are also run exactly)"));
+    m_pairsButton = new QPushButton(QStringLiteral("Pairs file\u2026"), this);
+    m_pairsButton->setObjectName(QStringLiteral("patchingPairsFile"));
+    m_pairsButton->setToolTip(QStringLiteral("Run a pairs file (JSONL or CSV: clean, corrupt, answer, wrong, optional "
+                                             "position) with this site and mode: each cell's mean effect over the "
+                                             "pairs with its 95% bootstrap interval"));
+    bar->addWidget(m_pairsButton);
     m_controls = detail::addRunControls(bar, QStringLiteral("patching"), this);
     m_run = m_controls.run;
     m_cancel = m_controls.cancel;
@@ -128,10 +145,15 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
+    m_split = split;
     m_grassmann = new HeatmapWidget(split);
     m_transformer = new HeatmapWidget(split);
-    m_topK = detail::makeTopKTable(split, QStringLiteral("patchingTopK"),
+    m_side = new QStackedWidget(split);
+    m_topK = detail::makeTopKTable(m_side, QStringLiteral("patchingTopK"),
                                    QStringLiteral("Click a cell: the most probable next pieces of that changed run"));
+    m_pairsPlots = new PairsPlotsWidget(m_side);
+    m_side->addWidget(m_topK);
+    m_side->addWidget(m_pairsPlots);
     for (HeatmapWidget* h : {m_grassmann, m_transformer}) {
         h->setColormap(ColormapId::RdBu);
         h->setDiverging(true);
@@ -139,11 +161,14 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
         split->addWidget(h);
         const int model = h == m_grassmann ? 0 : 1;
         h->setUndefinedReason([this, model](int64_t r, int64_t c) {
+            if (m_pairsMode)
+                return QStringLiteral("Undefined: no pair defines this cell (it does not exist in the model, or "
+                                      "every pair is too short for it or has equal clean and corrupted metrics).");
             const QString why = grid(model).undefinedReason(r, c);
             return why.isEmpty() ? QStringLiteral("undefined here") : why;
         });
     }
-    split->addWidget(m_topK);
+    split->addWidget(m_side);
     split->setSizes({440, 440, 170});
     layout->addWidget(split, 1);
     m_hover = new QLabel(this);
@@ -155,6 +180,8 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
     for (QLineEdit* e : {m_corrupt, m_answer, m_wrong})
         connect(e, &QLineEdit::returnPressed, this, &PatchingView::run);
     connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
+    connect(m_pairsButton, &QPushButton::clicked, this, &PatchingView::choosePairsFile);
+    connect(m_method, &QComboBox::currentTextChanged, this, [this] { Q_EMIT settingsChanged(); });
     connect(m_mode, &QComboBox::currentTextChanged, this, [this] {
         updateStale();
         Q_EMIT settingsChanged();
@@ -169,20 +196,7 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
         HeatmapWidget* h = heatmap(model);
         connect(h, &HeatmapWidget::cellHovered, this,
                 [this, model](qint64 r, qint64 c, const QString&) { hovered(model, r, c); });
-        connect(h, &HeatmapWidget::cellClicked, this, [this, model](qint64 r, qint64 c) {
-            const PatchingGrid& g = grid(model);
-            if (!g.hasGrid()) return;
-            const size_t i = static_cast<size_t>(r * g.cols + c);
-            if (i < g.defined.size() && !g.defined[i]) {
-                m_status->setText(g.undefinedReason(r, c));
-                return;
-            }
-            m_topK->setRowCount(0);
-            m_topK->setToolTip(QString());
-            m_topK->setHorizontalHeaderLabels(
-                {QStringLiteral("piece (computing\u2026)"), QStringLiteral("p"), QStringLiteral("logit")});
-            Q_EMIT topKRequested(model, r, c);
-        });
+        connect(h, &HeatmapWidget::cellClicked, this, [this, model](qint64 r, qint64 c) { clickCell(model, r, c); });
     }
     for (int model : {0, 1}) {
         HeatmapWidget* h = heatmap(model);
@@ -190,7 +204,8 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
         connect(h, &QWidget::customContextMenuRequested, this, [this, model, h](const QPoint& pos) {
             const QPoint cell = h->cellAt(pos);
             const PatchingGrid& g = grid(model);
-            if (!g.hasGrid() || cell.x() < 0 || !g.hasMetric || m_result.inputs.corrupt.isEmpty()) return;
+            if (m_pairsMode || !g.hasGrid() || cell.x() < 0 || !g.hasMetric || m_result.inputs.corrupt.isEmpty())
+                return;
             QMenu menu(h);
             QAction* paths = menu.addAction(QStringLiteral("Trace paths from here"));
             paths->setToolTip(QStringLiteral("Path patching of this component in the Paths view: does it write the "
@@ -265,6 +280,7 @@ void PatchingView::setProgress(double fraction) {
 void PatchingView::setRunning(bool running) {
     m_running = running;
     detail::showRunning(m_controls, running, QStringLiteral("Running the sweep\u2026"));
+    m_pairsButton->setEnabled(!running);
 }
 
 void PatchingView::setResult(const PatchingData& result) {
@@ -279,6 +295,8 @@ void PatchingView::setResult(const PatchingData& result) {
     m_result = result;
     m_message.clear();
     m_refused.clear();
+    m_pairsMode = false;
+    showSide(false);
     showGrid(0);
     showGrid(1);
     m_topK->setRowCount(0);
@@ -292,8 +310,45 @@ QString PatchingView::valueName() const {
     return shownName(g.shown());
 }
 
+namespace {
+/// The heatmap of a grid (PatchingGrid or PairsGrid): value(r, c) under the grid's axes.
+template <class Grid>
+void showMatrix(HeatmapWidget* h, const Grid& g, const QString& title, const QString& valueName,
+                const std::function<double(int64_t, int64_t)>& value) {
+    std::vector<float> v(static_cast<size_t>(g.rows * g.cols));
+    for (int64_t r = 0; r < g.rows; ++r)
+        for (int64_t c = 0; c < g.cols; ++c)
+            v[static_cast<size_t>(r * g.cols + c)] = static_cast<float>(value(r, c));
+    HeatmapAxes axes;
+    axes.title = title;
+    axes.rowTitle = g.rowTitle;
+    axes.colTitle = g.colTitle;
+    axes.rowLabels = g.rowLabels;
+    axes.colLabels = g.colLabels;
+    axes.valueName = valueName;
+    h->setMatrix(makeDenseSource(g.rows, g.cols, std::move(v)), axes);
+}
+} // namespace
+
 void PatchingView::showGrid(int model) {
     HeatmapWidget* h = heatmap(model);
+    if (m_pairsMode) {
+        const PairsGrid& g = m_pairs.grid(model);
+        const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
+        if (!g.hasGrid()) {
+            h->setPlaceholder(QStringLiteral("%1: %2").arg(
+                who, g.error.isEmpty() ? QStringLiteral("no pair of the file ran on this model") : g.error));
+            return;
+        }
+        showMatrix(h, g, QStringLiteral("%1 (%2), mean over %3 pairs").arg(who, g.site).arg(g.pairs()),
+                   QStringLiteral("mean %1").arg(g.valueName()), [&g](int64_t r, int64_t c) { return g.meanAt(r, c); });
+        double m = 0;
+        for (const PairsGrid* o : {&m_pairs.grassmann, &m_pairs.transformer})
+            for (double x : o->hasGrid() ? o->mean : std::vector<double>())
+                if (std::isfinite(x)) m = std::max(m, std::abs(x));
+        h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1);
+        return;
+    }
     const PatchingGrid& g = grid(model);
     const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
     if (!g.hasGrid()) {
@@ -303,25 +358,16 @@ void PatchingView::showGrid(int model) {
                                                    .arg(who));
         return;
     }
-    std::vector<float> v(static_cast<size_t>(g.rows * g.cols));
-    for (int64_t r = 0; r < g.rows; ++r)
-        for (int64_t c = 0; c < g.cols; ++c)
-            v[static_cast<size_t>(r * g.cols + c)] = static_cast<float>(g.value(r, c));
-    HeatmapAxes axes;
-    axes.title = QStringLiteral("%1 (%2)").arg(who, g.site);
-    axes.rowTitle = g.rowTitle;
-    axes.colTitle = g.colTitle;
-    axes.rowLabels = g.rowLabels;
-    axes.colLabels = g.colLabels;
-    axes.valueName = shownName(g.shown());
-    h->setMatrix(makeDenseSource(g.rows, g.cols, std::move(v)), axes);
+    showMatrix(h, g, QStringLiteral("%1 (%2)").arg(who, g.site), shownName(g.shown()),
+               [&g](int64_t r, int64_t c) { return g.value(r, c); });
     const double m = patchingScale(m_result);
     h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1); // one scale for both models, centred at 0
 }
 
 QString PatchingView::cellText(int model, int64_t r, int64_t c, QString* why) const {
-    const PatchingGrid& g = grid(model);
     if (why) why->clear();
+    if (m_pairsMode) return pairsCellText(model, r, c);
+    const PatchingGrid& g = grid(model);
     if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows || c >= g.cols) return {};
     const size_t i = static_cast<size_t>(r * g.cols + c);
     const QString where = QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
@@ -381,6 +427,8 @@ QJsonObject PatchingView::settings() const {
     o.insert(QStringLiteral("wrong"), in.wrong);
     o.insert(QStringLiteral("site"), in.site);
     o.insert(QStringLiteral("mode"), in.mode);
+    o.insert(QStringLiteral("pairs_method"), pairsMethod());
+    if (!m_pairsFile.isEmpty()) o.insert(QStringLiteral("pairs_file"), m_pairsFile);
     return o;
 }
 
@@ -392,6 +440,8 @@ void PatchingView::setSettings(const QJsonObject& s) {
     in.wrong = s.value(QStringLiteral("wrong")).toString(in.wrong);
     in.site = s.value(QStringLiteral("site")).toString(in.site);
     in.mode = s.value(QStringLiteral("mode")).toString(in.mode);
+    setPairsMethod(s.value(QStringLiteral("pairs_method")).toString(pairsMethod()));
+    m_pairsFile = s.value(QStringLiteral("pairs_file")).toString(m_pairsFile);
     setInputs(in);
 }
 
@@ -401,12 +451,25 @@ QString PatchingView::missingDataMessage() const {
 }
 
 bool PatchingView::hasContent() const {
-    return m_result.hasGrid();
+    return m_pairsMode ? m_pairs.hasGrid() : m_result.hasGrid();
+}
+
+double PatchingView::figureAspect(double widthInches) const {
+    if (m_pairsMode) return widthInches < 5 ? 2.3 : 0.85; // the means above, distribution and scatter below
+    return widthInches < 5 ? 0.95 : 0.5;
 }
 
 void PatchingView::updateStale() {
     QString note;
-    if (m_result.hasGrid()) {
+    if (m_pairsMode) {
+        const PatchingInputs now = inputs();
+        if (m_pairs.inputs.site != now.site || m_pairs.inputs.mode != now.mode ||
+            m_pairs.inputs.method != pairsMethod())
+            note = QStringLiteral("Means of %1 with site %2, mode %3, method %4: the fields changed since. Press "
+                                  "Pairs file\u2026 again.")
+                       .arg(QFileInfo(m_pairs.inputs.file).fileName(), m_pairs.inputs.site, m_pairs.inputs.mode,
+                            m_pairs.inputs.method);
+    } else if (m_result.hasGrid()) {
         const PatchingInputs now = inputs();
         const PatchingInputs& was = m_result.inputs;
         if (!m_refused.isEmpty())
@@ -427,6 +490,24 @@ void PatchingView::updateStale() {
 void PatchingView::refresh() {
     updateStale();
     if (m_running || !m_message.isEmpty()) return;
+    if (m_pairsMode) {
+        QStringList parts;
+        for (const PairsGrid* g : {&m_pairs.grassmann, &m_pairs.transformer}) {
+            if (!g->hasGrid()) continue;
+            QString part = QStringLiteral("%1 %2 of %3 usable pairs").arg(g->model).arg(g->pairs()).arg(g->usable);
+            if (!g->complete) part += QStringLiteral(" (cancelled: the means are of these)");
+            if (!g->skipped.isEmpty())
+                part +=
+                    QStringLiteral(", %1 line(s) skipped (first: %2)").arg(g->skipped.size()).arg(g->skipped.front());
+            parts << part;
+        }
+        m_status->setText(QStringLiteral("%1 (%2 lines), %3: %4. Hover a cell for its mean, interval and n; click it "
+                                         "for its distribution.")
+                              .arg(QFileInfo(m_pairs.inputs.file).fileName())
+                              .arg(m_pairs.lines)
+                              .arg(m_pairs.inputs.method, parts.join(QStringLiteral("; "))));
+        return;
+    }
     if (!m_result.hasGrid()) {
         m_status->setText(m_data.primary() ? QString() : QStringLiteral("Run a prompt first."));
         return;
@@ -462,6 +543,7 @@ void PatchingView::refresh() {
 }
 
 QString PatchingView::caption() const {
+    if (m_pairsMode) return pairsCaption();
     const PatchingData& d = m_result;
     if (!d.hasGrid())
         return QStringLiteral("Causal tests (activation patching and ablation) of both models: no sweep has run yet.");
@@ -507,6 +589,7 @@ QString PatchingView::caption() const {
 }
 
 std::vector<DataTable> PatchingView::dataTables() const {
+    if (m_pairsMode) return pairsTables();
     std::vector<DataTable> out;
     for (int model : {0, 1}) {
         const PatchingGrid& g = grid(model);
@@ -550,11 +633,247 @@ std::vector<DataTable> PatchingView::dataTables() const {
 
 void PatchingView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
     const auto title = [this](int model) {
-        const PatchingGrid& g = grid(model);
+        const QString site = m_pairsMode ? m_pairs.grid(model).site : grid(model).site;
         return QStringLiteral("%1 (%2)").arg(model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"),
-                                             g.site.isEmpty() ? m_result.inputs.site : g.site);
+                                             site.isEmpty() ? m_result.inputs.site : site);
     };
-    detail::paintHeatmapPair(p, rect, style, map, m_grassmann, title(0), m_transformer, title(1), valueName());
+    if (!m_pairsMode) {
+        detail::paintHeatmapPair(p, rect, style, map, m_grassmann, title(0), m_transformer, title(1), valueName());
+        return;
+    }
+    // Over pairs: the two means above; the clicked cell's distribution and the scatter below (side
+    // by side on a wide figure, stacked on a narrow one).
+    const bool wide = rect.width() > rect.height() * 1.2;
+    const QRectF top(rect.left(), rect.top(), rect.width(), rect.height() * (wide ? 0.5 : 0.34));
+    const QRectF below(rect.left(), top.bottom() + style.metrics(style.body).height(), rect.width(),
+                       rect.bottom() - top.bottom() - style.metrics(style.body).height());
+    const PairsGrid& g = m_pairs.grassmann.hasGrid() ? m_pairs.grassmann : m_pairs.transformer;
+    detail::paintHeatmapPair(p, top, style, map, m_grassmann, title(0) + QStringLiteral(", mean"), m_transformer,
+                             title(1) + QStringLiteral(", mean"), QStringLiteral("mean %1").arg(g.valueName()));
+    const auto [left, right] = detail::splitPanels(below, 0.5, wide, style.metrics(style.body).height());
+    const int cm = m_pairsPlots->cellModel();
+    if (cm >= 0 && m_pairs.grid(cm).hasGrid())
+        paintCellDistribution(p, left, m_pairs.grid(cm), m_pairsPlots->cellRow(), m_pairsPlots->cellCol(), style);
+    else {
+        const int64_t best = defaultPairsCell(g);
+        if (best >= 0) paintCellDistribution(p, left, g, best / g.cols, best % g.cols, style);
+    }
+    paintEstimateScatter(p, right, m_pairs, style);
+}
+
+QString PatchingView::pairsMethod() const {
+    return m_method->currentText();
+}
+
+void PatchingView::setPairsMethod(const QString& method) {
+    if (const int i = m_method->findText(method); i >= 0) m_method->setCurrentIndex(i);
+}
+
+void PatchingView::choosePairsFile() {
+    if (m_running) return;
+    const QString file =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Pairs file"), QFileInfo(m_pairs.inputs.file).absolutePath(),
+                                     QStringLiteral("Pairs (*.jsonl *.json *.csv);;All files (*)"));
+    if (!file.isEmpty()) runPairs(file);
+}
+
+void PatchingView::runPairs(const QString& file) {
+    if (m_running) return;
+    const PatchingInputs in = inputs();
+    QString problem;
+    if (file.isEmpty())
+        problem = QStringLiteral("Choose a pairs file (JSONL or CSV with clean, corrupt, answer and wrong).");
+    else if (!siteItems().contains(in.site))
+        problem = QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(in.site);
+    if (!problem.isEmpty()) {
+        m_message = problem;
+        m_status->setText(problem);
+        return;
+    }
+    PairsInputs p;
+    p.file = file;
+    p.site = in.site;
+    p.mode = in.mode;
+    p.method = pairsMethod();
+    m_pairsFile = file;
+    Q_EMIT settingsChanged();
+    Q_EMIT pairsRequested(p);
+}
+
+void PatchingView::setPairsResult(const PairsData& result) {
+    setRunning(false);
+    if (!result.hasGrid()) { // nothing usable: say why; what is shown stays
+        QString why = result.error;
+        if (why.isEmpty()) {
+            QStringList parts;
+            for (const PairsGrid* g : {&result.grassmann, &result.transformer})
+                if (!g->error.isEmpty()) parts << QStringLiteral("%1: %2").arg(g->model, g->error);
+            why = parts.join(QStringLiteral("; "));
+        }
+        m_message = QStringLiteral("Pairs file %1: %2").arg(QFileInfo(result.inputs.file).fileName(), why);
+        m_status->setText(m_message);
+        return;
+    }
+    m_pairs = result;
+    m_pairsMode = true;
+    m_message.clear();
+    m_refused.clear();
+    m_pairsPlots->setData(&m_pairs);
+    for (int model : {0, 1}) // the side panel starts with the cell of largest |mean| whose pairs differ
+        if (const PairsGrid& g = m_pairs.grid(model); g.hasGrid()) {
+            if (const int64_t cell = defaultPairsCell(g); cell >= 0)
+                m_pairsPlots->setCell(model, cell / g.cols, cell % g.cols);
+            break;
+        }
+    showSide(true);
+    showGrid(0);
+    showGrid(1);
+    m_hover->clear();
+    requestRefresh();
+    Q_EMIT settingsChanged();
+}
+
+void PatchingView::showSide(bool pairs) {
+    if ((m_side->currentWidget() == m_pairsPlots) == pairs) return;
+    m_side->setCurrentWidget(pairs ? static_cast<QWidget*>(m_pairsPlots) : m_topK);
+    const int total = m_split->sizes().value(0) + m_split->sizes().value(1) + m_split->sizes().value(2);
+    const int side = pairs ? total * 36 / 100 : total * 16 / 100;
+    m_split->setSizes({(total - side) / 2, (total - side) / 2, side});
+}
+
+void PatchingView::clickCell(int model, int64_t r, int64_t c) {
+    if (m_pairsMode) {
+        const PairsGrid& g = m_pairs.grid(model);
+        if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows || c >= g.cols) return;
+        m_pairsPlots->setCell(model, r, c);
+        return;
+    }
+    const PatchingGrid& g = grid(model);
+    if (!g.hasGrid()) return;
+    const size_t i = static_cast<size_t>(r * g.cols + c);
+    if (i < g.defined.size() && !g.defined[i]) {
+        m_status->setText(g.undefinedReason(r, c));
+        return;
+    }
+    m_topK->setRowCount(0);
+    m_topK->setToolTip(QString());
+    m_topK->setHorizontalHeaderLabels(
+        {QStringLiteral("piece (computing\u2026)"), QStringLiteral("p"), QStringLiteral("logit")});
+    Q_EMIT topKRequested(model, r, c);
+}
+
+QString PatchingView::pairsCellText(int model, int64_t r, int64_t c) const {
+    const PairsGrid& g = m_pairs.grid(model);
+    if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows || c >= g.cols) return {};
+    const size_t i = static_cast<size_t>(r * g.cols + c);
+    const QString where = QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
+                              .arg(g.model, g.rowTitle, g.rowLabels.value(static_cast<int>(r)), g.colTitle,
+                                   g.colLabels.value(static_cast<int>(c)));
+    const int64_t n = i < g.n.size() ? g.n[i] : 0;
+    if (n == 0) return QStringLiteral("%1 \u00b7 no pair defines this cell (n = 0)").arg(where);
+    auto num = [](double v) { return std::isfinite(v) ? detail::formatValue(v) : kDash; };
+    QString text = QStringLiteral("%1 \u00b7 mean %2 %3, 95% interval [%4, %5], n = %6 of %7 pairs")
+                       .arg(where, g.valueName(), num(g.mean[i]), num(g.low[i]), num(g.high[i]))
+                       .arg(n)
+                       .arg(g.pairs());
+    if (g.estimated && !g.flagged.empty()) {
+        int64_t flagged = 0;
+        for (int64_t p = 0; p < g.pairs(); ++p)
+            flagged += g.flagged[static_cast<size_t>(p * g.rows * g.cols) + i];
+        if (flagged) text += QStringLiteral(" \u00b7 %1 pair(s) flagged: a saturated gate").arg(flagged);
+    }
+    return text;
+}
+
+QString PatchingView::pairsCaption() const {
+    const PairsData& d = m_pairs;
+    const PairsGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
+    const QString sites = d.inputs.site == QLatin1String("offset/head")
+                              ? QStringLiteral("one Grassmann offset D / one Transformer head")
+                              : QStringLiteral("site %1").arg(d.inputs.site);
+    QStringList counts;
+    for (const PairsGrid* m : {&d.grassmann, &d.transformer})
+        if (m->hasGrid())
+            counts << QStringLiteral("%1 %2 pairs%3")
+                          .arg(m->model)
+                          .arg(m->pairs())
+                          .arg(m->complete ? QString() : QStringLiteral(" (cancelled before the rest)"));
+    const QString value = g.estimated
+                              ? QStringLiteral("attribution patching: the first-order estimate of the change of "
+                                               "logit[answer] \u2212 logit[wrong]")
+                              : QStringLiteral("the normalised effect (patched \u2212 corrupted) / (clean \u2212 "
+                                               "corrupted) of logit[answer] \u2212 logit[wrong]");
+    return QStringLiteral("%1 of %2 over the pairs of %3 (%4): %5 at each pair's metric position, mean over pairs "
+                          "(heatmaps; columns of a position site count back from the metric position m) with a 95% "
+                          "percentile bootstrap interval (%6 resamples, seed %7). Below: the distribution over pairs "
+                          "of one cell, and the estimate against the exact change with their correlations.")
+        .arg(d.inputs.mode == QLatin1String("patch") ? QStringLiteral("Activation patching")
+                                                     : QStringLiteral("%1-ablation").arg(d.inputs.mode),
+             sites, QFileInfo(d.inputs.file).fileName(), counts.join(QStringLiteral(", ")), value)
+        .arg(d.bootstrap)
+        .arg(d.seed);
+}
+
+std::vector<DataTable> PatchingView::pairsTables() const {
+    std::vector<DataTable> out;
+    for (int model : {0, 1}) {
+        const PairsGrid& g = m_pairs.grid(model);
+        if (!g.hasGrid()) continue;
+        const QString who = model == 0 ? QStringLiteral("grassmann") : QStringLiteral("transformer");
+        const QString key = g.estimated ? QStringLiteral("attribution") : QStringLiteral("effect");
+        auto table = [&](const QString& name, const QString& quantity, auto valueOf) {
+            std::vector<float> v(static_cast<size_t>(g.rows * g.cols));
+            for (int64_t i = 0; i < g.rows * g.cols; ++i)
+                v[static_cast<size_t>(i)] = static_cast<float>(valueOf(static_cast<size_t>(i)));
+            out.push_back(detail::tableFromMatrix(QStringLiteral("pairs_%1_%2_%3_%4").arg(who, g.site, key, name),
+                                                  quantity, QString(),
+                                                  g.estimated ? QStringLiteral("logit") : QString(), g.rows, g.cols,
+                                                  std::move(v), g.rowTitle, g.colTitle, g.rowLabels, g.colLabels));
+        };
+        table(QStringLiteral("mean"), QStringLiteral("mean %1 over the pairs defining the cell").arg(g.valueName()),
+              [&](size_t i) { return g.mean[i]; });
+        table(QStringLiteral("ci_low"),
+              QStringLiteral("2.5th percentile of the mean over bootstrap resamples of the pairs"),
+              [&](size_t i) { return g.low[i]; });
+        table(QStringLiteral("ci_high"), QStringLiteral("97.5th percentile of the same"),
+              [&](size_t i) { return g.high[i]; });
+        table(QStringLiteral("n"), QStringLiteral("pairs with a defined value in the cell"),
+              [&](size_t i) { return static_cast<double>(g.n[i]); });
+        // Every pair's value: pairs x cells (rows labelled by the file's line).
+        {
+            const int64_t cells = g.rows * g.cols;
+            std::vector<float> v(g.values.begin(), g.values.end());
+            QStringList rowLabels, colLabels;
+            for (int64_t ln : g.lines)
+                rowLabels << QStringLiteral("line %1").arg(ln);
+            for (int64_t i = 0; i < cells; ++i)
+                colLabels << QStringLiteral("%1 %2 | %3 %4")
+                                 .arg(g.rowTitle, g.rowLabels.value(static_cast<int>(i / g.cols)), g.colTitle,
+                                      g.colLabels.value(static_cast<int>(i % g.cols)));
+            out.push_back(detail::tableFromMatrix(
+                QStringLiteral("pairs_%1_%2_%3_per_pair").arg(who, g.site, key),
+                QStringLiteral("%1 of each pair in each cell; NaN = undefined").arg(g.valueName()), QString(),
+                g.estimated ? QStringLiteral("logit") : QString(), g.pairs(), cells, std::move(v),
+                QStringLiteral("pair"), QStringLiteral("cell"), rowLabels, colLabels));
+        }
+        if (!g.scatterEstimate.empty()) {
+            const int64_t P = static_cast<int64_t>(std::min(g.scatterEstimate.size(), g.scatterExact.size()));
+            std::vector<float> v;
+            for (int64_t i = 0; i < P; ++i) {
+                v.push_back(static_cast<float>(g.scatterEstimate[static_cast<size_t>(i)]));
+                v.push_back(static_cast<float>(g.scatterExact[static_cast<size_t>(i)]));
+            }
+            out.push_back(detail::tableFromMatrix(
+                QStringLiteral("pairs_%1_%2_estimate_vs_exact").arg(who, g.site),
+                QStringLiteral("first-order estimate and exact change of the metric (pair x cell points); Spearman "
+                               "%1, Pearson %2")
+                    .arg(g.spearman, 0, 'g', 6)
+                    .arg(g.pearson, 0, 'g', 6),
+                QString(), QStringLiteral("logit"), P, 2, std::move(v), QStringLiteral("point"),
+                QStringLiteral("value"), {}, {QStringLiteral("estimate"), QStringLiteral("exact")}));
+        }
+    }
+    return out;
 }
 
 } // namespace gwb::views

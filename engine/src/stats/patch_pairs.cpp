@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -362,6 +363,55 @@ CellSummary summarizeOverPairs(const std::vector<double>& values, int64_t pairs,
         s.high[c] = quantile(means[c], 1.0 - tail);
     }
     return s;
+}
+
+namespace {
+std::pair<std::vector<double>, std::vector<double>> finitePairs(const std::vector<double>& a,
+                                                                const std::vector<double>& b) {
+    std::pair<std::vector<double>, std::vector<double>> out;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+        if (std::isfinite(a[i]) && std::isfinite(b[i])) {
+            out.first.push_back(a[i]);
+            out.second.push_back(b[i]);
+        }
+    return out;
+}
+
+std::vector<double> ranks(const std::vector<double>& v) {
+    std::vector<size_t> idx(v.size());
+    std::iota(idx.begin(), idx.end(), size_t{0});
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+    std::vector<double> r(v.size());
+    for (size_t i = 0; i < idx.size();) {
+        size_t j = i;
+        while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]])
+            ++j;
+        for (size_t t = i; t <= j; ++t)
+            r[idx[t]] = (static_cast<double>(i) + static_cast<double>(j)) / 2.0;
+        i = j + 1;
+    }
+    return r;
+}
+} // namespace
+
+double pearsonCorrelation(const std::vector<double>& a0, const std::vector<double>& b0) {
+    const auto [a, b] = finitePairs(a0, b0);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (a.size() < 2) return nan;
+    const double n = static_cast<double>(a.size());
+    const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        sab += (a[i] - ma) * (b[i] - mb);
+        saa += (a[i] - ma) * (a[i] - ma);
+        sbb += (b[i] - mb) * (b[i] - mb);
+    }
+    return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : nan;
+}
+
+double spearmanCorrelation(const std::vector<double>& a0, const std::vector<double>& b0) {
+    const auto [a, b] = finitePairs(a0, b0);
+    return pearsonCorrelation(ranks(a), ranks(b));
 }
 
 } // namespace gwb::engine

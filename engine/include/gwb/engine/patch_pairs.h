@@ -55,4 +55,10 @@ struct CellSummary {
 CellSummary summarizeOverPairs(const std::vector<double>& values, int64_t pairs, int64_t cells, int bootstrap,
                                uint64_t seed, double level = 0.95);
 
+/// Pearson correlation and Spearman rank correlation (ties share their mean rank) of paired
+/// values, over the points where both are finite; NaN for fewer than two such points or a
+/// constant side.
+double pearsonCorrelation(const std::vector<double>& a, const std::vector<double>& b);
+double spearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b);
+
 } // namespace gwb::engine

@@ -7,6 +7,7 @@
 // The view never runs a model: it asks (runRequested, topKRequested) and the application computes
 // off the GUI thread and hands the results back (setResult, setTopK).
 
+#include "gwb/views/patching_pairs.h"
 #include "gwb/views/view.h"
 
 #include <cstdint>
@@ -18,6 +19,8 @@ class QLineEdit;
 class QComboBox;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
+class QStackedWidget;
 class QTableWidget;
 
 namespace gwb::views {
@@ -113,7 +116,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 0.95 : 0.5; }
+    double figureAspect(double widthInches) const override;
 
     /// The fields as they are now (clean = the current prompt).
     PatchingInputs inputs() const;
@@ -132,6 +135,27 @@ public:
     bool running() const { return m_running; }
     void setTopK(const PatchingTopK& topK);
 
+    /// Over a pairs file: "Pairs file..." asks for the file (a dialog), then runs it.
+    void choosePairsFile();
+    /// Runs `file` with the view's site, mode and method: checks and emits pairsRequested.
+    void runPairs(const QString& file);
+    /// A computed pairs result: the heatmaps show each cell's mean over pairs, the side panel a
+    /// clicked cell's distribution and the estimate-against-exact scatter. A result with an error
+    /// (and no grid) is shown as a message and changes nothing else.
+    void setPairsResult(const PairsData& result);
+    const PairsData& pairsResult() const { return m_pairs; }
+    /// The heatmaps show a pairs file's means (else a single pair's sweep).
+    bool pairsMode() const { return m_pairsMode; }
+    /// The pairs file last run or restored from a session ("" = none).
+    QString pairsFile() const { return m_pairsFile; }
+    /// "exact" or "attribution", for pairs files.
+    QString pairsMethod() const;
+    void setPairsMethod(const QString& method);
+    /// A cell of model 0/1 clicked (as the mouse does): the top-K of a single pair's changed run,
+    /// or the cell's distribution over pairs.
+    void clickCell(int model, int64_t r, int64_t c);
+    PairsPlotsWidget* pairsPlots() const { return m_pairsPlots; }
+
     /// Hover text of cell (r, c) of model 0 (Grassmann) / 1 (Transformer): raw and normalised
     /// values, "—" where undefined; `why` gets the tooltip for an undefined value.
     QString cellText(int model, int64_t r, int64_t c, QString* why = nullptr) const;
@@ -147,6 +171,8 @@ Q_SIGNALS:
     void topKRequested(int model, qint64 row, qint64 col);
     /// "Trace paths from here" on a cell's context menu: path patching of that component.
     void tracePathsRequested(int model, qint64 row, qint64 col);
+    /// A pairs file is to be run (both models).
+    void pairsRequested(const gwb::views::PairsInputs& inputs);
 
 protected:
     void refresh() override;
@@ -161,6 +187,10 @@ private:
     void updateStale();
     void hovered(int model, qint64 row, qint64 col);
     QString valueName() const;
+    QString pairsCellText(int model, int64_t r, int64_t c) const;
+    QString pairsCaption() const;
+    std::vector<DataTable> pairsTables() const;
+    void showSide(bool pairs);
 
     QLineEdit* m_corrupt;
     QLineEdit* m_answer;
@@ -176,6 +206,14 @@ private:
     HeatmapWidget* m_grassmann;
     HeatmapWidget* m_transformer;
     QTableWidget* m_topK;
+    QComboBox* m_method;
+    QPushButton* m_pairsButton;
+    QSplitter* m_split;
+    QStackedWidget* m_side;
+    PairsPlotsWidget* m_pairsPlots;
+    PairsData m_pairs;
+    QString m_pairsFile;
+    bool m_pairsMode = false;
     PatchingData m_result;
     QString m_message; ///< the last problem or state shown in m_status
     QString m_refused; ///< why the last run was refused (the heatmaps show an earlier sweep); "" = none
@@ -187,3 +225,5 @@ private:
 Q_DECLARE_METATYPE(gwb::views::PatchingInputs)
 Q_DECLARE_METATYPE(gwb::views::PatchingData)
 Q_DECLARE_METATYPE(gwb::views::PatchingTopK)
+Q_DECLARE_METATYPE(gwb::views::PairsInputs)
+Q_DECLARE_METATYPE(gwb::views::PairsData)
