@@ -19,6 +19,7 @@
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/generate.h"
+#include "gwb/engine/hooks.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/patching.h"
 #include "gwb/engine/tracer.h"
@@ -331,6 +332,83 @@ void patchBench(benchmark::State& state, ModelKind kind, bool bundled) {
     }
     state.counters["cells"] = static_cast<double>((m->config().nLayers + 1) * T);
 }
+
+/// One pair's attribution sweep of a site (16 tokens, the bundled model) against one plain forward
+/// pass of the same prompt (site "forward"): issue 28's budget is 5 forward passes a site.
+void attributionBench(benchmark::State& state, ModelKind kind, PatchSite site) {
+    const char* dir = std::getenv("GWB_BENCH_BUNDLED");
+    if (!dir) {
+        state.SkipWithError("set GWB_BENCH_BUNDLED to resources/models");
+        return;
+    }
+    static std::map<ModelKind, std::unique_ptr<Model>> models;
+    auto& slot = models[kind];
+    if (!slot)
+        slot = std::make_unique<Model>(Model::load(
+            std::string(dir) + (kind == ModelKind::Grassmann ? "/grassmann-austen.gwb" : "/transformer-austen.gwb"),
+            "cpu"));
+    const Model& m = *slot;
+    std::mt19937 rng(5);
+    PatchRequest r;
+    for (int t = 0; t < 16; ++t) {
+        r.clean.push_back(static_cast<int64_t>(rng() % static_cast<uint32_t>(m.config().vocabSize)));
+        r.corrupt.push_back(t == 0 ? r.clean.back() + 1 : r.clean.back());
+    }
+    r.site = site;
+    r.mode = PatchMode::Patch;
+    r.answer = 3;
+    r.wrong = 4;
+    const bool forward = state.range(0) == 0;
+    for (auto _ : state) {
+        if (forward) {
+            const FloatArray logits = runWithHooks(m, r.clean, {});
+            benchmark::DoNotOptimize(logits.data.data());
+        } else {
+            const PatchSweep s = attributionSweep(m, r);
+            benchmark::DoNotOptimize(s.attribution.data());
+        }
+    }
+}
+BENCHMARK_CAPTURE(attributionBench, g_forward, ModelKind::Grassmann, PatchSite::Resid)
+    ->Name("attribution/grassmann/forward")
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(attributionBench, g_resid, ModelKind::Grassmann, PatchSite::Resid)
+    ->Name("attribution/grassmann/resid")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(attributionBench, g_gate, ModelKind::Grassmann, PatchSite::Gate)
+    ->Name("attribution/grassmann/gate")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(attributionBench, g_mixer, ModelKind::Grassmann, PatchSite::Mixer)
+    ->Name("attribution/grassmann/mixer")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(attributionBench, g_ffn, ModelKind::Grassmann, PatchSite::Ffn)
+    ->Name("attribution/grassmann/ffn")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(attributionBench, g_offset, ModelKind::Grassmann, PatchSite::Offset)
+    ->Name("attribution/grassmann/offset")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(attributionBench, t_forward, ModelKind::Transformer, PatchSite::Resid)
+    ->Name("attribution/transformer/forward")
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(attributionBench, t_resid, ModelKind::Transformer, PatchSite::Resid)
+    ->Name("attribution/transformer/resid")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
 
 BENCHMARK_CAPTURE(patchBench, bundled_grassmann, ModelKind::Grassmann, true)
     ->Name("patch/resid/grassmann/bundled")

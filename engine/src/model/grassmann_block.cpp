@@ -267,6 +267,30 @@ torch::Tensor GrassmannBlockImpl::pluckerPerOffset(const torch::Tensor& z, int64
     return torch::stack(per, 2); // B x S x |W| x C
 }
 
+std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::pastStack(const torch::Tensor& z, int64_t start) {
+    const int64_t B = z.size(0), T = z.size(1), S = T - start, W = static_cast<int64_t>(m_offsets.size());
+    std::vector<int64_t> rows;
+    std::vector<float> valid;
+    rows.reserve(static_cast<size_t>(S * W));
+    for (int64_t t = start; t < T; ++t)
+        for (int D : m_offsets) {
+            rows.push_back(t >= D ? t - D : 0);
+            valid.push_back(t >= D ? 1.0f : 0.0f);
+        }
+    const torch::Tensor idx = torch::tensor(rows, torch::kLong).to(z.device());
+    const torch::Tensor past = z.index_select(1, idx).view({B, S, W, z.size(2)});
+    return {past, torch::tensor(valid, torch::kFloat).to(z.device()).to(z.dtype()).view({1, S, W, 1})};
+}
+
+torch::Tensor GrassmannBlockImpl::pluckerStacked(const torch::Tensor& zS, const torch::Tensor& past,
+                                                 const torch::Tensor& valid) {
+    // pluckerPerOffset's values from pastStack's gather: z_t ^ z_{t-D} normalised, 0 where t < D.
+    torch::Tensor p = wedge(zS.unsqueeze(2).expand_as(past), past);
+    if (m_config.aggregation == Aggregation::NormalizeThenMean)
+        p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+    return p * valid;
+}
+
 torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContext& ctx, const BlockEdit* edit,
                                       BlockRecord* record) {
     using Site = BlockEdit::Site;
@@ -277,43 +301,73 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
         start > 0 ? torch::cat({ctx.z.narrow(1, 0, start).expand({B, start, zS.size(2)}), zS}, 1) : zS; // B x T x r
     // g for rows [start, T) by the one-plane form, as geometry() computes it for the whole sequence.
     const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);
+    // Under autograd (attribution patching) every offset at once; without it offset by offset, the
+    // order of the sums that the exact causal tests and the forward pass share.
+    const bool stacked = torch::GradMode::is_enabled() && !m_offsets.empty();
+    torch::Tensor past, pastValid; // B x S x |W| x r, 1 x S x |W| x 1 (stacked only)
+    if (stacked) std::tie(past, pastValid) = pastStack(z, start);
+    const bool offsetEdit = edit && edit->site == Site::Offset;
+    // An additive offset edit (attribution) replaces g on every row by the mean of the edited
+    // per-offset vectors: the one-plane g would only be computed to be thrown away.
+    const bool onlyEdited = offsetEdit && edit->additive;
     torch::Tensor sum = torch::zeros_like(zS);
-    for (int D : m_offsets) {
-        const int64_t t0 = std::max<int64_t>(start, D);
-        if (t0 >= T) continue;
-        const int64_t n = T - t0;
-        const torch::Tensor term = pastDirection(z.narrow(1, t0, n), z.narrow(1, t0 - D, n), normSq.narrow(1, t0, n),
-                                                 normSq.narrow(1, t0 - D, n));
-        sum = sum + torch::constant_pad_nd(term, {0, 0, t0 - start, 0});
+    if (onlyEdited) {
+        // g comes from the edited per-offset vectors below.
+    } else if (stacked) {
+        const torch::Tensor term =
+            pastDirection(zS.unsqueeze(2), past, normSq.narrow(1, start, S).unsqueeze(2), torch::Tensor());
+        sum = (term * pastValid).sum(2);
+    } else {
+        for (int D : m_offsets) {
+            const int64_t t0 = std::max<int64_t>(start, D);
+            if (t0 >= T) continue;
+            const int64_t n = T - t0;
+            const torch::Tensor term = pastDirection(z.narrow(1, t0, n), z.narrow(1, t0 - D, n),
+                                                     normSq.narrow(1, t0, n), normSq.narrow(1, t0 - D, n));
+            sum = sum + torch::constant_pad_nd(term, {0, 0, t0 - start, 0});
+        }
     }
     const torch::Tensor cnt = offsetCounts(T, z.device()).narrow(1, start, S);
-    torch::Tensor g = featureFromDirection(zS, finishDirection(zS, sum / cnt.clamp_min(1.0f).to(z.dtype())), cnt > 0);
-    const bool offsetEdit = edit && edit->site == Site::Offset;
+    torch::Tensor g =
+        onlyEdited ? torch::Tensor()
+                   : featureFromDirection(zS, finishDirection(zS, sum / cnt.clamp_min(1.0f).to(z.dtype())), cnt > 0);
     if (offsetEdit || (record && record->wantPlucker)) {
-        const torch::Tensor P = pluckerPerOffset(z, start); // B x S x |W| x C
+        const torch::Tensor P =
+            stacked ? pluckerStacked(zS, past, pastValid) : pluckerPerOffset(z, start); // B x S x |W| x C
         if (record && record->wantPlucker) record->plucker = P;
         if (offsetEdit) {
             // B_t averaged over the offsets kept (and valid), with edited vectors put in; the
             // empty rule where none remains. Only the edited rows take this g.
-            std::vector<float> offs(m_offsets.begin(), m_offsets.end());
-            const torch::Tensor D = torch::tensor(offs, z.options()).view({1, 1, -1, 1});
-            const torch::Tensor t = torch::arange(start, T, z.options()).view({1, -1, 1, 1});
-            const torch::Tensor valid = (t >= D).to(z.dtype()); // 1 x S x |W| x 1
-            torch::Tensor Pe = edit->additive         ? P + edit->value * valid
-                               : edit->mask.defined() ? torch::where(edit->mask, edit->value, P)
-                                                      : P;
-            const torch::Tensor w =
-                edit->keep.defined() && !edit->additive ? valid * edit->keep : valid.expand({B, S, -1, 1});
-            const torch::Tensor count = w.sum(2);                        // B x S x 1
-            torch::Tensor agg = (Pe * w).sum(2) / count.clamp_min(1.0f); // B x S x C
+            torch::Tensor valid = pastValid; // 1 x S x |W| x 1
+            if (!valid.defined()) {
+                std::vector<float> offs(m_offsets.begin(), m_offsets.end());
+                const torch::Tensor D = torch::tensor(offs, z.options()).view({1, 1, -1, 1});
+                const torch::Tensor t = torch::arange(start, T, z.options()).view({1, -1, 1, 1});
+                valid = (t >= D).to(z.dtype());
+            }
+            torch::Tensor agg, count; // B x S x C, B x S x 1
+            if (edit->additive) {
+                // P is 0 where t < D, and so is the masked delta: the valid offsets' mean directly.
+                count = cnt.expand({B, S, 1});
+                agg = (P + edit->value * valid).sum(2) / count.clamp_min(1.0f);
+            } else {
+                const torch::Tensor Pe = edit->mask.defined() ? torch::where(edit->mask, edit->value, P) : P;
+                const torch::Tensor w = edit->keep.defined() ? valid * edit->keep : valid.expand({B, S, -1, 1});
+                count = w.sum(2);
+                agg = (Pe * w).sum(2) / count.clamp_min(1.0f);
+            }
             if (m_config.aggregation == Aggregation::MeanThenNormalize)
                 agg = agg / ((agg * agg).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
             torch::Tensor gE = wPlu(agg);
             if (m_config.empty == EmptyRule::Zero) gE = gE * (count > 0).to(gE.dtype());
-            torch::Tensor rows = torch::full({B, S, 1}, edit->additive, z.options().dtype(torch::kBool));
-            if (edit->keep.defined() && !edit->additive) rows = rows | (edit->keep == 0).any(2);
-            if (edit->mask.defined() && !edit->additive) rows = rows | edit->mask.expand({B, S, -1, 1}).any(2);
-            g = torch::where(rows, gE, g);
+            if (onlyEdited) {
+                g = gE;
+            } else {
+                torch::Tensor rows = torch::zeros({B, S, 1}, z.options().dtype(torch::kBool));
+                if (edit->keep.defined()) rows = rows | (edit->keep == 0).any(2);
+                if (edit->mask.defined()) rows = rows | edit->mask.expand({B, S, -1, 1}).any(2);
+                g = torch::where(rows, gE, g);
+            }
         }
     }
     if (edit && edit->site == Site::Mixer) g = edit->apply(g);

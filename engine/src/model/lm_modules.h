@@ -118,6 +118,13 @@ public:
     /// Normalised Plucker vectors of every offset for rows [start, T) of z (B x T x r): B x S x |W| x C,
     /// zero where t < D.
     torch::Tensor pluckerPerOffset(const torch::Tensor& z, int64_t start);
+    /// Every offset's past vector for rows [start, T) of z (B x T x r) at once: z_{t-D} as
+    /// B x S x |W| x r (row 0 where t < D) and the validity t >= D as 1 x S x |W| x 1 (float). Under
+    /// autograd, one gather and one product over all offsets replace a dozen small operations per
+    /// offset (and their backward nodes).
+    std::pair<torch::Tensor, torch::Tensor> pastStack(const torch::Tensor& z, int64_t start);
+    /// pluckerPerOffset from pastStack's result (zS: the rows [start, T) of z).
+    torch::Tensor pluckerStacked(const torch::Tensor& zS, const torch::Tensor& past, const torch::Tensor& valid);
 
     /// Mixer steps 1-7 on x (B x T x d): returns g and the gate a; z into *zOut when non-null.
     /// Exact one-plane form: B_t = z_t ^ y_t with y_t = mean_D z_{t-D} / max(||z_t ^ z_{t-D}||, eps).
