@@ -34,7 +34,9 @@ const std::vector<ViewEntry>& entries() {
          {"coherence", "pairNorm", "residual", "planarity"}},
         {"Principal angles",
          "For the selected token and offset: the principal angles between its lifted pair plane in layer l and "
-         "l+1; below, the layer \u00d7 layer distances of prompt or reading subspaces.",
+         "l+1; below, the layer \u00d7 layer distances of prompt or reading subspaces. Not defined (\u2014) for a "
+         "mixer that normalises z (GrassmannGPTv3: z = LN(W_red x)), whose pinv(W_red) z is not the reading of "
+         "the residual stream.",
          {"anglesNext", "promptSubspaceDistance", "readingSubspaceDistance"}},
         {"Subspace picture",
          "The selected token's pair planes of the selected layer as great circles on the unit sphere of the "
@@ -46,7 +48,10 @@ const std::vector<ViewEntry>& entries() {
          {"entropy", "normEntropy", "sparsity", "effSupport", "transportCost"}},
         {"Compare",
          "The selected token's Grassmann influence row next to the attention rows of the same layer (Jensen\u2013"
-         "Shannon divergence, top-1 agreement), and both models' layer \u00d7 layer subspace distances.",
+         "Shannon divergence, top-1 agreement), and both models' layer \u00d7 layer subspace distances. The "
+         "influence is not defined (\u2014) for a mixer that normalises g (GrassmannGPTv3: g = LN(W_plu B + b)): "
+         "no share of g then belongs to one offset. For GrassmannGPTv3, B_t is the scaled raw mean of the planes "
+         "(its code does not normalise them), which the Pl\u00fccker view shows as such.",
          {"influence", "jsDivergence", "promptSubspaceDistance"}},
         {"Read-out planes",
          "Each channel of W_plu as an antisymmetric matrix A_c: its planarity and Pl\u00fccker residual ranked, the "

@@ -76,6 +76,14 @@ PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<
 
 AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
                                        double eps, bool meanThenNormalize) {
+    return aggregateBivectors(z, offsets, eps,
+                              meanThenNormalize ? PlaneMean::MeanThenNormalize : PlaneMean::NormalizeThenMean);
+}
+
+AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
+                                       double eps, PlaneMean mode, double scale) {
+    const bool meanThenNormalize = mode == PlaneMean::MeanThenNormalize, raw = mode == PlaneMean::Raw;
+    if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("aggregateBivectors: scale must be > 0");
     checkStates(z, "aggregateBivectors");
     checkOffsets(offsets, "aggregateBivectors");
     if (!(eps > 0)) throw std::invalid_argument("aggregateBivectors: eps must be positive");
@@ -95,7 +103,9 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
             const double n = wedgeInto(z.row(t).data(), z.row(s).data(), r, p.data());
             out.norms(t, o) = n;
             if (n <= eps) ++out.degenerate;
-            if (meanThenNormalize)
+            if (raw)
+                bt += scale * p.transpose();
+            else if (meanThenNormalize)
                 bt += p.transpose();
             else
                 bt += p.transpose() / std::max(n, eps);

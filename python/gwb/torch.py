@@ -31,9 +31,16 @@ class _Block(nn.Module):
         d, eps = c["d_model"], c.get("layer_norm_eps", 1e-5)
         if grassmann:
             r = c["reduced"]
+            st = c.get("mixer_stages", {})
             self.w_red = nn.Linear(d, r)
+            if st.get("reduction_norm", False):
+                self.ln_red = nn.LayerNorm(r, eps=eps)
             self.w_plu = nn.Linear(C, d)
-            self.w_gate = nn.Linear(2 * d, d)
+            if st.get("feature_norm", False):
+                self.ln_geo = nn.LayerNorm(d, eps=eps)
+            self.w_gate = nn.Linear(d if st.get("gate_input", "x_and_g") == "x" else 2 * d, d)
+            if st.get("output_projection", False):
+                self.w_out = nn.Linear(d, d)
         else:
             self.qkv = nn.Linear(d, 3 * d)
             self.out_proj = nn.Linear(d, d)
@@ -60,7 +67,13 @@ class LanguageModel(nn.Module):
         self.gate_variant = c.get("gate", "paper")
         self.empty = c.get("empty", "zero")
         self.plucker_eps = c.get("plucker_eps", 1e-8)
-        self.mean_first = c.get("aggregation", "normalize_then_mean") == "mean_then_normalize"
+        aggregation = c.get("aggregation", "normalize_then_mean")
+        self.mean_first = aggregation == "mean_then_normalize"
+        self.raw_mean = aggregation == "mean"  # scaled raw planes averaged, no normalisation
+        st = c.get("mixer_stages", {})
+        self.plucker_scale = st.get("plucker_scale", 1.0)
+        self.mix_scale = st.get("mix_scale", 1.0)
+        self.gate_from_input = st.get("gate_input", "x_and_g") == "x"
         self.n_heads = c.get("n_heads", 4)
         C = 0
         if self.grassmann:
@@ -92,6 +105,8 @@ class LanguageModel(nn.Module):
     def _geometry(self, l, blk, x):
         B, T, _ = x.shape
         z = blk.w_red(x)
+        if hasattr(blk, "ln_red"):
+            z = blk.ln_red(z)
         C = self._pi.numel()
         total = x.new_zeros(B, T, C)
         count = x.new_zeros(1, T, 1)
@@ -101,7 +116,9 @@ class LanguageModel(nn.Module):
             if D < T:
                 cur, past = z[:, D:], z[:, :T - D]  # current x past
                 pd = cur[..., self._pi] * past[..., self._pj] - cur[..., self._pj] * past[..., self._pi]
-                if not self.mean_first:
+                if self.raw_mean:
+                    pd = pd * self.plucker_scale
+                elif not self.mean_first:
                     pd = pd / pd.norm(dim=-1, keepdim=True).clamp(min=self.plucker_eps)
                 p = F.pad(pd, (0, 0, D, 0))
             p = self.offset[l][str(D)](p)
@@ -114,13 +131,22 @@ class LanguageModel(nn.Module):
         g = blk.w_plu(Bt)
         if self.empty == "zero":
             g = g * (count > 0).to(g.dtype)
+        if hasattr(blk, "ln_geo"):
+            g = blk.ln_geo(g)
         return g  # rows without a valid offset: B_t = 0, so g = b_plu for the "bias" rule
 
     def _grassmann_block(self, l, blk, h):
         x = blk.ln1(h) if self.norm in ("pre", "pre_mix") else h
         g = self.mixer[l](self._geometry(l, blk, x))
-        a = self.gate[l](torch.sigmoid(blk.w_gate(torch.cat([x, g], dim=-1))))
-        mix = a * x + (1 - a) * g if self.gate_variant == "paper" else a * g
+        a = self.gate[l](torch.sigmoid(blk.w_gate(x if self.gate_from_input else torch.cat([x, g], dim=-1))))
+        if self.gate_variant == "paper":
+            mix = a * x + (1 - a) * g
+        elif self.gate_variant == "residual":
+            mix = x + a * g * self.mix_scale
+        else:
+            mix = a * g
+        if hasattr(blk, "w_out"):
+            mix = blk.w_out(mix)
         if self.norm == "post":
             y = blk.ln1(mix) if self.gate_variant == "paper" else blk.ln1(h + mix)
             return blk.ln2(y + self.ffn[l](blk.ffn(y)))

@@ -70,13 +70,27 @@ inline std::vector<ModelConfig> allVariants() {
     g.mixerLayerNorm = true;
     g.empty = EmptyRule::Zero;
     out.push_back(g);
+    // GrassmannGPTv3's mixer stages (Arledge's train.py --model grassmann): LN of z, raw planes
+    // scaled and averaged, LN of g, a gate of x alone, W_out(x + a g s).
+    g = tinyConfig(ModelKind::Grassmann);
+    g.norm = NormPlacement::Pre;
+    g.gate = GateVariant::Residual;
+    g.aggregation = Aggregation::Mean;
+    g.stages.reductionNorm = true;
+    g.stages.pluckerScale = 1.0 / std::sqrt(static_cast<double>(g.reduced * (g.reduced - 1) / 2));
+    g.stages.featureNorm = true;
+    g.stages.gateFromInput = true;
+    g.stages.mixScale = 1.0 / std::sqrt(6.0);
+    g.stages.outputProjection = true;
+    out.push_back(g);
     return out;
 }
 
 inline std::string variantName(const ModelConfig& c) {
     return std::string(kindName(c.kind)) + "/" + normName(c.norm) + (c.mixerLayerNorm ? "+mixLN" : "") + "/" +
            gateName(c.gate) + "/" + emptyName(c.empty) +
-           (c.aggregation == Aggregation::MeanThenNormalize ? "/meanfirst" : "");
+           (c.aggregation == Aggregation::MeanThenNormalize ? "/meanfirst" : "") +
+           (c.aggregation == Aggregation::Mean ? "/mean" : "") + (c.stages.any() ? "/stages" : "");
 }
 
 /// A fresh temporary folder removed when the object goes out of scope.

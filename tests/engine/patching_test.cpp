@@ -178,6 +178,7 @@ TEST_P(PatchingVariants, DroppingEveryOffsetEqualsTheEmptyRule) {
     empty.mask = torch::ones({1, T, 1}, torch::kBool);
     empty.value =
         c.empty == EmptyRule::Zero ? torch::zeros({1, T, d}) : block.wPlu->bias.view({1, 1, d}).expand({1, T, d});
+    if (block.lnGeo) empty.value = block.lnGeo(empty.value); // a norm of g follows the empty rule
     const torch::Tensor expected = block.run(h, SuffixContext{}, &empty, nullptr);
     EXPECT_LT((dropped - expected).abs().max().item<double>(), 1e-6);
     // The record-free run without an edit is the block's forward pass.

@@ -64,6 +64,12 @@ arledge     sherlok-xin/grassmann--flow @ 67efbc158ad823f7196f0696415f6e32b5e2e2
             Transformer.generate_square_subsequent_mask(dtype=) keywords are accepted and
             dropped / applied with .to(dtype) (no change in math). Controls: Grassmann eps 1e-6;
             Transformer 4 heads. (src/models/grassmann_v4.py is the alphaxiv layout; not used.)
+arledge-v3  sherlok-xin/grassmann--flow @ 67efbc158ad823f7196f0696415f6e32b5e2e2fa
+            src/models/grassmann_v3.py (GrassmannGPTv3), imported by file path, built as train.py's
+            create_model builds `--model grassmann`: the config.json beside best_model.pt gives
+            reduced_dim, ff_dim, window_sizes, model_dim, num_layers, vocab_size, max_seq_len.
+            Loaded from ckpt["model_state_dict"] (strict). Control: window_sizes None (the
+            model's own default, 1..128: another 1/sqrt(2|W|)).
 adipks      Adipks/sparse_grassmann_llm; --repo @ f2fa152da34aed2a3e8e937abaa43005433db805
             (models/grassmann_sparse.py, models/transformer_baseline.py), --repo2 @
             6aa4170f38686ff0499b159feb898147485c3dd4 for models/blocks.py and utils/sparsity.py
@@ -110,7 +116,7 @@ TOL = 1e-4           # a case passes when max |diff| < TOL
 CONTROL_MIN = 1e-2   # a negative control passes when max |diff| > CONTROL_MIN
 ALL_OFFSETS = [1, 2, 4, 8, 12, 16]
 
-FAMILIES = ["youdie006", "kanenorman", "alphaxiv", "grasslm", "arledge", "adipks", "wake2vec"]
+FAMILIES = ["youdie006", "kanenorman", "alphaxiv", "grasslm", "arledge", "arledge-v3", "adipks", "wake2vec"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -587,6 +593,28 @@ def check_arledge(cases, args, rep):
             rep.control(f"{case.name} num_heads=4", *case.compare(build(4)))
 
 
+def check_arledge_v3(cases, args, rep):
+    v3 = import_file("arledge_grassmann_v3", os.path.join(args.repo, "src", "models", "grassmann_v3.py"))
+    info(f"upstream {v3.__file__}")
+    for case in cases:
+        print(f"== {case.name}")
+        with open(os.path.join(case.path, "config.json")) as f:
+            tc = json.load(f)  # asdict(TrainingConfig), as train.py writes it beside best_model.pt
+        ckpt = torch.load(case.checkpoint, map_location="cpu")
+        sd = as_float32(ckpt["model_state_dict"])
+
+        def build(window_sizes):
+            model = v3.GrassmannGPTv3(vocab_size=tc["vocab_size"], max_seq_len=tc["max_seq_len"],
+                                      model_dim=tc["model_dim"], num_layers=tc["num_layers"],
+                                      reduced_dim=tc["reduced_dim"], ff_dim=tc["ff_dim"], window_sizes=window_sizes,
+                                      dropout=tc["dropout"])
+            strict_load(model, sd)
+            return model
+        info(f"train.py create_model: reduced_dim {tc['reduced_dim']}, window_sizes {tc['window_sizes']}")
+        rep.match(f"{case.name} (grassmann_v3.GrassmannGPTv3, strict load)", *case.compare(build(tc["window_sizes"])))
+        rep.control(f"{case.name} window_sizes None (the model's default)", *case.compare(build(None)))
+
+
 def setup_adipks_packages(args):
     """`models` and `utils` as packages spanning --repo then --repo2 (their __init__.py, which only
     re-export, are not executed)."""
@@ -733,7 +761,7 @@ def check_wake2vec(cases, args, rep):
 
 
 CHECKS = {"youdie006": check_youdie006, "kanenorman": check_kanenorman, "alphaxiv": check_alphaxiv,
-          "grasslm": check_grasslm, "arledge": check_arledge, "adipks": check_adipks,
+          "grasslm": check_grasslm, "arledge": check_arledge, "arledge-v3": check_arledge_v3, "adipks": check_adipks,
           "wake2vec": check_wake2vec}
 
 

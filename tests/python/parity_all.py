@@ -32,6 +32,8 @@ SCRIPT_CASES = [
      parity_arledge_scripts.make_train_py),
     (("alphaxiv", "grassmann", "pre", "pt", "float32", "paper", "arledge-exp4"), parity_arledge_scripts.make_exp4),
     (("arledge", "transformer", "pre", "pt", "float32", "paper", "arledge-exp4"), parity_arledge_scripts.make_exp4),
+    (("arledge-v3", "grassmann", "pre", "pt", "float32", "paper", "arledge-train"),
+     parity_arledge_scripts.make_train_v3),
 ]
 # (family = layout name, kind, norm, format, dtype, size); the same list as parity_test.cpp's.
 # GrassLM has no Transformer baseline; the earlier Wake2vec version differs only in its Grassmann

@@ -144,6 +144,14 @@ def training_config(c, model_type):
             "save_interval": 1000, "output_dir": "outputs", "device": "cuda", "num_workers": 4}
 
 
+def train_py_saver(config):
+    """How train.py saves best_model.pt: the state dict with the optimizer, config, step and loss."""
+    def save(state, path):
+        torch.save({"model_state_dict": state, "optimizer_state_dict": {"state": {}, "param_groups": []},
+                    "config": config, "step": 1500, "val_loss": 4.25}, path)
+    return save
+
+
 def make_train_py(args):
     """train.py --model grassmann_v4 (kind grassmann) or --model gpt2 (kind transformer)."""
     torch.manual_seed(args.seed)
@@ -155,10 +163,7 @@ def make_train_py(args):
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
 
-    def save(state, path):
-        torch.save({"model_state_dict": state, "optimizer_state_dict": {"state": {}, "param_groups": []},
-                    "config": config, "step": 1500, "val_loss": 4.25}, path)
-
+    save = train_py_saver(config)
     if args.kind == "grassmann":
         variant = {"norm": "pre", "gate": "paper", "empty": "zero", "eps": 1e-8,
                    "aggregation": "normalize_then_mean", "offsets": TRAIN_PY_WINDOWS,
@@ -210,7 +215,72 @@ def make_exp4(args):
         json.dump(meta, f)
 
 
-SCRIPTS = {"train": make_train_py, "exp4": make_exp4}
+class StableMixing(nn.Module):
+    """GrassmannGPTv3's mixer (src/models/grassmann_v3.py StableGrassmannMixing), from its steps:
+    z = reduction_ln(reduction(n)); each window delta < T: the raw plane of z_t (current) and
+    z_{t-delta} (past) times 1/sqrt(C(r,2)) (StablePluckerEncoder with normalize=False, idx buffers),
+    projected by plucker_proj, summed over the valid windows and divided by their count clamped to
+    1; plucker_ln; gate = sigmoid(gate_proj(n)); out_proj(n + gate * g / sqrt(2 len(windows)))."""
+
+    def __init__(self, d, r, windows):
+        super().__init__()
+        self.windows = list(windows)
+        self.reduction = nn.Linear(d, r)
+        self.reduction_ln = nn.LayerNorm(r)
+        self.plucker = nn.Module()
+        ii, jj = zip(*[(i, j) for i in range(r) for j in range(i + 1, r)])
+        self.plucker.register_buffer("idx_i", torch.tensor(ii, dtype=torch.long))
+        self.plucker.register_buffer("idx_j", torch.tensor(jj, dtype=torch.long))
+        self.plucker_proj = nn.Linear(len(ii), d)
+        self.plucker_ln = nn.LayerNorm(d)
+        self.gate_proj = nn.Linear(d, d)
+        self.out_proj = nn.Linear(d, d)
+        self.scale = len(ii) ** -0.5
+        self.output_scale = (2 * len(self.windows)) ** -0.5
+
+    def forward(self, n):
+        b, t, d = n.shape
+        z = self.reduction_ln(self.reduction(n))
+        geo = torch.zeros_like(n)
+        counts = torch.zeros(b, t, 1)
+        I, J = self.plucker.idx_i, self.plucker.idx_j
+        for delta in self.windows:
+            if delta >= t:
+                continue
+            cur, past = z[:, delta:], z[:, :-delta]
+            p = (cur[..., I] * past[..., J] - cur[..., J] * past[..., I]) * self.scale
+            geo[:, delta:] = geo[:, delta:] + self.plucker_proj(p)
+            counts[:, delta:] = counts[:, delta:] + 1
+        geo = self.plucker_ln(geo / counts.clamp(min=1))
+        gate = torch.sigmoid(self.gate_proj(n))
+        return self.out_proj(n + gate * geo * self.output_scale)
+
+
+def make_train_v3(args):
+    """train.py --model grassmann: GrassmannGPTv3 with the TrainingConfig's reduced_dim, ff_dim and
+    window_sizes (the defaults [1, 2, 4, 8, 16, 32]), saved as best_model.pt + config.json."""
+    torch.manual_seed(args.seed)
+    c = dict(pc.PAPER, V=50257, heads=8)
+    model = LM(c, "grassmann")
+    for blk in model.blocks:
+        blk.grassmann = StableMixing(c["d"], c["r"], CONFIG_DEFAULT_WINDOWS)
+    pc.randomize(model, args.seed)
+    config = training_config(c, "grassmann")
+    config["reduced_dim"] = c["r"]  # GrassmannGPTv3 is built with the config's reduced_dim
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+    save = train_py_saver(config)
+    variant = {"norm": "pre", "gate": "residual", "empty": "zero", "eps": 1e-8, "aggregation": "mean",
+               "offsets": CONFIG_DEFAULT_WINDOWS,
+               "stages": {"reduction_norm": True, "plucker_scale": (c["r"] * (c["r"] - 1) // 2) ** -0.5,
+                          "feature_norm": True, "gate_input": "x",
+                          "mix_scale": (2 * len(CONFIG_DEFAULT_WINDOWS)) ** -0.5, "output_projection": True}}
+    pc.finish(args, model, save, "arledge-v3", variant, config=c, filename="best_model.pt")
+
+
+SCRIPTS = {"train": make_train_py, "exp4": make_exp4, "train-v3": make_train_v3}
 
 if __name__ == "__main__":
     ap = pc.parser(__doc__)

@@ -111,6 +111,15 @@ class Reference(torch.nn.Module):
         # fused kernel: mean of the raw p over valid offsets, then / sqrt(||mean||^2 + eps)).
         self.aggregation = config.get("aggregation", "normalize_then_mean")
         self.mix_ln = config.get("mixer_layer_norm", False)
+        # Mixer stages (GrassmannGPTv3): LN of z, the raw planes' scale, LN of g, the gate of x alone,
+        # x + a g s, an output projection.
+        st = config.get("mixer_stages", {})
+        self.red_ln = st.get("reduction_norm", False)
+        self.plucker_scale = st.get("plucker_scale", 1.0)
+        self.geo_ln = st.get("feature_norm", False)
+        self.gate_x = st.get("gate_input", "x_and_g") == "x"
+        self.mix_scale = st.get("mix_scale", 1.0)
+        self.out_proj = st.get("output_projection", False)
         self.heads = config.get("n_heads", 4)
         if self.kind == "grassmann":
             self.r = config["reduced"]
@@ -140,6 +149,8 @@ class Reference(torch.nn.Module):
         when the layer averages first (mean_then_normalize)."""
         T = x.shape[0]
         z = self.linear(l, "w_red", x)  # T x r
+        if self.red_ln:
+            z = F.layer_norm(z, (self.r,), self.p(l, "ln_red.weight"), self.p(l, "ln_red.bias"), self.lneps)
         out = {}
         for D in self.offsets[l]:
             p = torch.zeros(T, self.pi.numel(), dtype=DTYPE)
@@ -148,6 +159,8 @@ class Reference(torch.nn.Module):
                 pd = cur[:, self.pi] * past[:, self.pj] - cur[:, self.pj] * past[:, self.pi]
                 if self.aggregation == "mean_then_normalize":
                     p[D:] = pd
+                elif self.aggregation == "mean":  # the raw planes, scaled, averaged as they are
+                    p[D:] = pd * self.plucker_scale
                 else:
                     p[D:] = pd / pd.norm(dim=1, keepdim=True).clamp(min=self.peps)
             out[D] = p
@@ -173,15 +186,24 @@ class Reference(torch.nn.Module):
         g = self.linear(l, "w_plu", B)
         empty_row = torch.zeros(self.d, dtype=DTYPE) if self.empty == "zero" else self.p(l, "w_plu.bias")
         g = torch.where(count > 0, g, empty_row.unsqueeze(0).expand(T, self.d))
+        if self.geo_ln:
+            g = self.ln(g, f"blocks.{l}.ln_geo")
         return g
 
     def grassmann_block(self, l, h):
         # The mixer's input: LN1(h) for pre and pre_mix, h for post and post_mix.
         x = self.ln(h, f"blocks.{l}.ln1") if self.norm in ("pre", "pre_mix") else h
         g = self.hooks("mixer", l, self.geometry(l, x))
-        a = torch.sigmoid(self.linear(l, "w_gate", torch.cat([x, g], dim=1)))
+        a = torch.sigmoid(self.linear(l, "w_gate", x if self.gate_x else torch.cat([x, g], dim=1)))
         a = self.hooks("gate", l, a)
-        mix = a * x + (1 - a) * g if self.gate_variant == "paper" else a * g
+        if self.gate_variant == "paper":
+            mix = a * x + (1 - a) * g
+        elif self.gate_variant == "residual":
+            mix = x + a * g * self.mix_scale
+        else:
+            mix = a * g
+        if self.out_proj:
+            mix = self.linear(l, "w_out", mix)
         if self.norm == "post":
             if self.gate_variant == "paper":
                 y = self.ln(mix, f"blocks.{l}.ln1")  # no residual around the paper mixer

@@ -11,6 +11,7 @@ import torch
 
 import gwb
 import parity_arledge
+import parity_arledge_scripts
 import parity_common as pc
 import parity_kanenorman
 import parity_wake2vec
@@ -69,6 +70,7 @@ FAMILIES = [
     ("youdie006", parity_youdie006.make, "grassmann", "pre_mix"),
     ("arledge", parity_arledge.make, "grassmann", "pre"),
     ("wake2vec", parity_wake2vec.make, "grassmann", "post_mix"),
+    ("arledge-v3", parity_arledge_scripts.make_train_v3, "grassmann", "pre"),
 ]
 
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -110,7 +111,15 @@ const char* normName(NormPlacement norm) {
 }
 
 const char* aggregationName(Aggregation a) {
-    return a == Aggregation::NormalizeThenMean ? "normalize_then_mean" : "mean_then_normalize";
+    switch (a) {
+    case Aggregation::NormalizeThenMean:
+        return "normalize_then_mean";
+    case Aggregation::MeanThenNormalize:
+        return "mean_then_normalize";
+    case Aggregation::Mean:
+        return "mean";
+    }
+    return "?";
 }
 
 NormPlacement normFromName(const std::string& name) {
@@ -120,16 +129,25 @@ NormPlacement normFromName(const std::string& name) {
 }
 
 Aggregation aggregationFromName(const std::string& name) {
-    for (Aggregation a : {Aggregation::NormalizeThenMean, Aggregation::MeanThenNormalize})
+    for (Aggregation a : {Aggregation::NormalizeThenMean, Aggregation::MeanThenNormalize, Aggregation::Mean})
         if (name == aggregationName(a)) return a;
-    throw std::invalid_argument("aggregation must be normalize_then_mean or mean_then_normalize (got '" + name + "')");
+    throw std::invalid_argument("aggregation must be normalize_then_mean, mean_then_normalize or mean (got '" + name +
+                                "')");
 }
 
 bool mixerSeesNormedInput(NormPlacement norm) {
     return norm == NormPlacement::Pre || norm == NormPlacement::PreMix;
 }
 const char* gateName(GateVariant gate) {
-    return gate == GateVariant::Paper ? "paper" : "geometry_only";
+    switch (gate) {
+    case GateVariant::Paper:
+        return "paper";
+    case GateVariant::GeometryOnly:
+        return "geometry_only";
+    case GateVariant::Residual:
+        return "residual";
+    }
+    return "?";
 }
 const char* emptyName(EmptyRule empty) {
     return empty == EmptyRule::Zero ? "zero" : "bias";
@@ -153,10 +171,23 @@ void validateConfig(const ModelConfig& c) {
     if (c.aggregation != Aggregation::NormalizeThenMean && c.kind != ModelKind::Grassmann)
         fail("aggregation", "applies to Grassmann models only");
     if (c.kind == ModelKind::Transformer) {
+        if (c.stages.any()) fail("mixer_stages", "applies to Grassmann models only");
+        if (c.gate == GateVariant::Residual) fail("gate", "\"residual\" applies to Grassmann models only");
         positive(c.nHeads, "n_heads");
         if (c.dModel % c.nHeads != 0) fail("n_heads", "must divide d_model (" + std::to_string(c.dModel) + ")");
         return;
     }
+    const MixerStages& st = c.stages;
+    if (!(st.pluckerScale > 0) || !std::isfinite(st.pluckerScale))
+        fail("mixer_stages.plucker_scale", "must be a finite number > 0");
+    if (st.pluckerScale != 1.0 && c.aggregation != Aggregation::Mean)
+        fail("mixer_stages.plucker_scale", "applies to aggregation \"mean\" only (a normalised plane has no scale)");
+    if (!(st.mixScale > 0) || !std::isfinite(st.mixScale))
+        fail("mixer_stages.mix_scale", "must be a finite number > 0");
+    if (st.mixScale != 1.0 && c.gate != GateVariant::Residual)
+        fail("mixer_stages.mix_scale", "applies to gate \"residual\" only");
+    if (c.gate == GateVariant::Residual && c.norm != NormPlacement::Pre)
+        fail("gate", "\"residual\" (x + a g s, added to h) requires norm \"pre\"");
     if (c.reduced < 2 || c.reduced > c.dModel)
         fail("reduced", "must be in [2, d_model] (got " + std::to_string(c.reduced) + ")");
     if (c.pluckerEps <= 0) fail("plucker_eps", "must be > 0");
@@ -174,6 +205,41 @@ void validateConfig(const ModelConfig& c) {
     }
 }
 
+namespace {
+/// "mixer_stages": {"reduction_norm", "plucker_scale", "feature_norm", "gate_input" ("x" or
+/// "x_and_g"), "mix_scale", "output_projection"}, each optional (absent: the paper's step).
+MixerStages parseStages(const json& j) {
+    if (!j.is_object()) fail("mixer_stages", "must be a JSON object");
+    static const std::set<std::string> known = {"reduction_norm", "plucker_scale", "feature_norm",
+                                                "gate_input",     "mix_scale",     "output_projection"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!known.count(it.key())) fail("mixer_stages." + it.key(), "is not a known mixer stage");
+    MixerStages st;
+    auto flag = [&](const char* key, bool& out) {
+        if (!j.contains(key)) return;
+        if (!j.at(key).is_boolean()) fail(std::string("mixer_stages.") + key, "must be true or false");
+        out = j.at(key).get<bool>();
+    };
+    auto number = [&](const char* key, double& out) {
+        if (!j.contains(key)) return;
+        if (!j.at(key).is_number()) fail(std::string("mixer_stages.") + key, "must be a number");
+        out = j.at(key).get<double>();
+    };
+    flag("reduction_norm", st.reductionNorm);
+    flag("feature_norm", st.featureNorm);
+    flag("output_projection", st.outputProjection);
+    number("plucker_scale", st.pluckerScale);
+    number("mix_scale", st.mixScale);
+    if (j.contains("gate_input")) {
+        const json& g = j.at("gate_input");
+        if (!g.is_string() || (g.get<std::string>() != "x" && g.get<std::string>() != "x_and_g"))
+            fail("mixer_stages.gate_input", "must be \"x\" or \"x_and_g\"");
+        st.gateFromInput = g.get<std::string>() == "x";
+    }
+    return st;
+}
+} // namespace
+
 ModelConfig configFromJson(const std::string& text) {
     json j;
     try {
@@ -186,7 +252,8 @@ ModelConfig configFromJson(const std::string& text) {
                                                 "reduced",     "n_layers",       "d_ff",       "max_len",
                                                 "n_heads",     "norm",           "gate",       "empty",
                                                 "plucker_eps", "layer_norm_eps", "dropout",    "mixer_layer_norm",
-                                                "offsets",     "comment",        "family",     "aggregation"};
+                                                "offsets",     "comment",        "family",     "aggregation",
+                                                "mixer_stages"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) fail(it.key(), "is not a known config field");
 
@@ -217,15 +284,19 @@ ModelConfig configFromJson(const std::string& text) {
     try {
         c.aggregation = aggregationFromName(aggregation);
     } catch (const std::invalid_argument&) {
-        fail("aggregation", "must be \"normalize_then_mean\" or \"mean_then_normalize\" (got '" + aggregation + "')");
+        fail("aggregation",
+             "must be \"normalize_then_mean\", \"mean_then_normalize\" or \"mean\" (got '" + aggregation + "')");
     }
     const std::string gate = getString(j, "gate", "paper");
     if (gate == "paper")
         c.gate = GateVariant::Paper;
     else if (gate == "geometry_only")
         c.gate = GateVariant::GeometryOnly;
+    else if (gate == "residual")
+        c.gate = GateVariant::Residual;
     else
-        fail("gate", "must be \"paper\" or \"geometry_only\" (got '" + gate + "')");
+        fail("gate", "must be \"paper\", \"geometry_only\" or \"residual\" (got '" + gate + "')");
+    if (j.contains("mixer_stages")) c.stages = parseStages(j.at("mixer_stages"));
     const std::string empty = getString(j, "empty", "zero");
     if (empty == "zero")
         c.empty = EmptyRule::Zero;
@@ -284,6 +355,13 @@ std::string configToJson(const ModelConfig& c, int indent) {
         j["plucker_eps"] = c.pluckerEps;
         // Written only when not the default, so files of the paper's models stay as they were.
         if (c.aggregation != Aggregation::NormalizeThenMean) j["aggregation"] = aggregationName(c.aggregation);
+        if (c.stages.any()) {
+            const MixerStages& st = c.stages;
+            j["mixer_stages"] = {
+                {"reduction_norm", st.reductionNorm}, {"plucker_scale", st.pluckerScale},
+                {"feature_norm", st.featureNorm},     {"gate_input", st.gateFromInput ? "x" : "x_and_g"},
+                {"mix_scale", st.mixScale},           {"output_projection", st.outputProjection}};
+        }
         j["offsets"] = {{"schedule", "explicit"}, {"layers", c.layerOffsets}};
     }
     return j.dump(indent);
@@ -307,8 +385,14 @@ std::vector<ParameterSpec> parameterSpecs(const ModelConfig& c) {
         norm("ln1");
         if (c.kind == ModelKind::Grassmann) {
             linear("w_red", r, d);
+            if (c.stages.reductionNorm) {
+                s.push_back({p + "ln_red.weight", {r}});
+                s.push_back({p + "ln_red.bias", {r}});
+            }
             linear("w_plu", d, r * (r - 1) / 2);
-            linear("w_gate", d, 2 * d);
+            if (c.stages.featureNorm) norm("ln_geo");
+            linear("w_gate", d, c.stages.gateFromInput ? d : 2 * d);
+            if (c.stages.outputProjection) linear("w_out", d, d);
         } else {
             linear("qkv", 3 * d, d);
             linear("out_proj", d, d);

@@ -37,6 +37,20 @@ using detail::headsFor;
 using detail::loadVocabulary;
 using detail::pairColumns;
 
+/// The mixer's stages in the report's words, e.g. "stages: z = LN(W_red x); B = 0.0667 mean_D p(D)
+/// (raw); g = LN(W_plu B + b); a = sigmoid(W_gate x); mix = W_out(x + a g 0.25)".
+std::string describeStages(const MixerStages& s) {
+    std::ostringstream o;
+    o.precision(4);
+    o << "stages: z = " << (s.reductionNorm ? "LN(W_red x)" : "W_red x") << "; B = ";
+    if (s.pluckerScale != 1.0) o << s.pluckerScale << " ";
+    o << "mean_D p(D) (raw); g = " << (s.featureNorm ? "LN(W_plu B + b)" : "W_plu B + b") << "; a = sigmoid(W_gate "
+      << (s.gateFromInput ? "x" : "[x; g]") << "); mix = " << (s.outputProjection ? "W_out(" : "") << "x + a g";
+    if (s.mixScale != 1.0) o << " " << s.mixScale;
+    o << (s.outputProjection ? ")" : "") << " (from the layout)";
+    return o.str();
+}
+
 /// "a, b, c and 7 more" for messages.
 std::string listNames(const std::vector<std::string>& names, size_t shown = 8) {
     std::string s;
@@ -364,6 +378,14 @@ private:
         c.name = std::filesystem::path(m_path).stem().string();
         if (c.kind == ModelKind::Grassmann) {
             c.layerOffsets = offsetsFor(L, k, layers);
+            if (k.stages) { // the mixer's scales that depend on the offsets (1/sqrt(2 |W|))
+                try {
+                    c.stages.mixScale = stageScale(k.stages->mixScale, c);
+                } catch (const std::invalid_argument& e) {
+                    throw std::runtime_error(L.name + ": " + e.what());
+                }
+                m_report.flags.push_back(describeStages(c.stages));
+            }
         } else {
             c.layerOffsets.clear();
             if (!m_o.offsetSchedule.empty())

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <sstream>
+#include <cmath>
 #include <cctype>
 #include <filesystem>
 #include <set>
@@ -62,6 +64,51 @@ public:
         return out;
     }
 
+    LayoutStages stages(const json& v) const {
+        if (!v.is_object()) fail("variant \"stages\" must be an object");
+        LayoutStages st;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const std::string f = it.key();
+            const json& val = it.value();
+            auto flag = [&](bool& out) {
+                if (!val.is_boolean()) fail("stage \"" + f + "\" must be true or false");
+                out = val.get<bool>();
+            };
+            auto scale = [&](std::string& out) {
+                if (val.is_number()) {
+                    if (!(val.get<double>() > 0)) fail("stage \"" + f + "\" must be a positive number");
+                    std::ostringstream s;
+                    s.precision(17);
+                    s << val.get<double>();
+                    out = s.str();
+                } else if (val.is_string() && (val.get<std::string>() == "1/sqrt(pairs)" ||
+                                               val.get<std::string>() == "1/sqrt(2*windows)")) {
+                    out = val.get<std::string>();
+                } else {
+                    fail("stage \"" + f + "\" must be a positive number, \"1/sqrt(pairs)\" or \"1/sqrt(2*windows)\"");
+                }
+            };
+            if (f == "reduction_norm")
+                flag(st.reductionNorm);
+            else if (f == "feature_norm")
+                flag(st.featureNorm);
+            else if (f == "output_projection")
+                flag(st.outputProjection);
+            else if (f == "gate_input") {
+                if (!val.is_string() || (val.get<std::string>() != "x" && val.get<std::string>() != "x_and_g"))
+                    fail("stage \"gate_input\" must be \"x\" or \"x_and_g\"");
+                st.gateFromInput = val.get<std::string>() == "x";
+            } else if (f == "plucker_scale")
+                scale(st.pluckerScale);
+            else if (f == "mix_scale")
+                scale(st.mixScale);
+            else
+                fail("unknown stage '" + f +
+                     "' (reduction_norm, plucker_scale, feature_norm, gate_input, mix_scale, output_projection)");
+        }
+        return st;
+    }
+
     KindLayout kind(const json& k, ModelKind which) const {
         const std::string kn = kindName(which);
         if (!k.is_object()) fail("\"kinds\"." + kn + " must be an object");
@@ -73,7 +120,9 @@ public:
         for (auto it = k.at("parameters").begin(); it != k.at("parameters").end(); ++it) {
             const std::string ours = it.key();
             const auto& allowed = ourModules(which);
-            if (ours != "ln_mix" && std::find(allowed.begin(), allowed.end(), ours) == allowed.end())
+            const bool optional = ours == "ln_mix" || (which == ModelKind::Grassmann &&
+                                                       (ours == "ln_red" || ours == "ln_geo" || ours == "w_out"));
+            if (!optional && std::find(allowed.begin(), allowed.end(), ours) == allowed.end())
                 fail("\"kinds\"." + kn + ".parameters names '" + ours + "', which a " + kn + " block does not have");
             modules.insert(ours);
             const json& v = it.value();
@@ -137,9 +186,13 @@ public:
                     }
                 } else if (f == "gate") {
                     const std::string s = str();
-                    if (s != "paper" && s != "geometry_only")
-                        fail("variant gate must be paper or geometry_only (got '" + s + "')");
-                    out.gate = s == "paper" ? GateVariant::Paper : GateVariant::GeometryOnly;
+                    if (s != "paper" && s != "geometry_only" && s != "residual")
+                        fail("variant gate must be paper, geometry_only or residual (got '" + s + "')");
+                    out.gate = s == "paper"           ? GateVariant::Paper
+                               : s == "geometry_only" ? GateVariant::GeometryOnly
+                                                      : GateVariant::Residual;
+                } else if (f == "stages") {
+                    out.stages = stages(val);
                 } else if (f == "empty") {
                     const std::string s = str();
                     if (s != "zero" && s != "bias") fail("variant empty must be zero or bias (got '" + s + "')");
@@ -151,12 +204,21 @@ public:
                     if (!val.is_number() || val.get<double>() <= 0) fail("variant eps must be a positive number");
                     out.eps = val.get<double>();
                 } else {
-                    fail("unknown variant flag '" + f + "' (norm, gate, empty, mixer_layer_norm, eps, aggregation)");
+                    fail("unknown variant flag '" + f +
+                         "' (norm, gate, empty, mixer_layer_norm, eps, aggregation, stages)");
                 }
             }
         }
-        if (which == ModelKind::Transformer && (out.gate || out.empty || out.eps || out.aggregation))
-            fail("a Transformer has no gate, empty rule, eps or aggregation variant");
+        if (which == ModelKind::Transformer && (out.gate || out.empty || out.eps || out.aggregation || out.stages))
+            fail("a Transformer has no gate, empty rule, eps, aggregation or stages variant");
+        // A stage's parameters are mapped exactly when the stage is on.
+        const LayoutStages st = out.stages.value_or(LayoutStages{});
+        for (const auto& [module, on] : {std::pair<std::string, bool>{"ln_red", st.reductionNorm},
+                                         {"ln_geo", st.featureNorm},
+                                         {"w_out", st.outputProjection}})
+            if (on != (modules.count(module) != 0))
+                fail(on ? "variant stages turn on the stage of " + module + " but parameters has no " + module
+                        : "parameters maps " + module + " but no variant stage uses it");
         if (k.contains("heads")) {
             if (!k.at("heads").is_number_integer() || k.at("heads").get<int64_t>() < 1)
                 fail("\"heads\" must be a positive integer");
@@ -400,6 +462,36 @@ void applyLayoutVariant(const Layout& layout, ModelConfig& c) {
     if (k.empty) c.empty = *k.empty;
     if (k.eps) c.pluckerEps = *k.eps;
     if (k.aggregation) c.aggregation = *k.aggregation;
+    if (k.stages) {
+        const LayoutStages& st = *k.stages;
+        c.stages.reductionNorm = st.reductionNorm;
+        c.stages.featureNorm = st.featureNorm;
+        c.stages.gateFromInput = st.gateFromInput;
+        c.stages.outputProjection = st.outputProjection;
+        if (c.reduced >= 2) c.stages.pluckerScale = stageScale(st.pluckerScale, c);
+        if (!c.layerOffsets.empty()) c.stages.mixScale = stageScale(st.mixScale, c);
+    }
+}
+
+double stageScale(const std::string& rule, const ModelConfig& c) {
+    if (rule == "1/sqrt(pairs)") return 1.0 / std::sqrt(static_cast<double>(c.reduced * (c.reduced - 1) / 2));
+    if (rule == "1/sqrt(2*windows)") {
+        if (c.layerOffsets.empty()) throw std::invalid_argument("1/sqrt(2*windows) needs the offsets");
+        const size_t w = c.layerOffsets.front().size();
+        for (const auto& o : c.layerOffsets)
+            if (o.size() != w)
+                throw std::invalid_argument("the mixer's scale 1/sqrt(2 |W|) needs one offset count in every layer; "
+                                            "these layers have " +
+                                            std::to_string(w) + " and " + std::to_string(o.size()));
+        return 1.0 / std::sqrt(2.0 * static_cast<double>(w));
+    }
+    try {
+        size_t used = 0;
+        const double v = std::stod(rule, &used);
+        if (used == rule.size() && v > 0) return v;
+    } catch (const std::exception&) {
+    }
+    throw std::invalid_argument("unknown stage scale '" + rule + "'");
 }
 
 std::vector<KeyMapping> layoutMappings(const Layout& layout, ModelKind kind, int64_t nLayers, bool mixerLayerNorm) {

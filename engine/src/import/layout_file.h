@@ -22,6 +22,14 @@ struct KeyMapping {
     std::vector<std::string> theirs; ///< e.g. {"blocks.0.mixing.plucker_encoder.W_red.weight"}
 };
 
+/// A layout's mixer stages (variant "stages"; see MixerStages). The two scales are a number or a
+/// rule of the family's code: "1/sqrt(pairs)" (1/sqrt(C(r,2))), "1/sqrt(2*windows)" (1/sqrt(2|W|),
+/// |W| the layer's offsets), resolved once r and the offsets are known.
+struct LayoutStages {
+    bool reductionNorm = false, featureNorm = false, gateFromInput = false, outputProjection = false;
+    std::string pluckerScale = "1", mixScale = "1";
+};
+
 /// What a layout says about one kind of model (Grassmann or Transformer).
 struct KindLayout {
     std::string probe; ///< block-relative key only this kind's blocks have
@@ -35,6 +43,7 @@ struct KindLayout {
     std::optional<EmptyRule> empty;
     std::optional<double> eps;
     std::optional<Aggregation> aggregation;
+    std::optional<LayoutStages> stages;
     std::optional<int64_t> heads; ///< the family's head count (Transformer; not in the shapes)
     std::string offsetsBuffer;    ///< block-relative integer buffer that holds the layer's offsets
     /// What a found `pre_norm: true` means for this kind (the family's pre-norm arrangement).
@@ -98,7 +107,12 @@ const std::vector<Layout>& builtinLayouts();
 const Layout& builtinLayout(const std::string& name);
 
 /// The layout's variant flags for c.kind applied to c (and LayerNorm eps 1e-5, nn.LayerNorm's).
+/// The stages' scales need c.reduced and c.layerOffsets: call again once the offsets are set.
 void applyLayoutVariant(const Layout& layout, ModelConfig& c);
+/// A stage scale of a layout ("1", "0.25", "1/sqrt(pairs)", "1/sqrt(2*windows)") for r and |W|
+/// (windows: the layers' offset count, which must be the same in every layer); throws
+/// std::invalid_argument for a rule it does not know or layers of different |W|.
+double stageScale(const std::string& rule, const ModelConfig& c);
 
 /// Every (ours, theirs) pair of a model of this kind and layer count; our names follow
 /// parameterSpecs() (ln_mix only when the variant has a mixer LayerNorm).

@@ -20,7 +20,12 @@ GrassmannBlockImpl::GrassmannBlockImpl(const ModelConfig& config, std::vector<in
     ln1 = register_module("ln1", makeNorm(config));
     wRed = register_module("w_red", Dense(d, r, initialize));
     wPlu = register_module("w_plu", Dense(r * (r - 1) / 2, d, initialize));
-    wGate = register_module("w_gate", Dense(2 * d, d, initialize));
+    if (config.stages.reductionNorm)
+        lnRed =
+            register_module("ln_red", torch::nn::LayerNorm(torch::nn::LayerNormOptions({r}).eps(config.layerNormEps)));
+    if (config.stages.featureNorm) lnGeo = register_module("ln_geo", makeNorm(config));
+    wGate = register_module("w_gate", Dense(config.stages.gateFromInput ? d : 2 * d, d, initialize));
+    if (config.stages.outputProjection) wOut = register_module("w_out", Dense(d, d, initialize));
     if (config.mixerLayerNorm) lnMix = register_module("ln_mix", makeNorm(config));
     ln2 = register_module("ln2", makeNorm(config));
     m_ffn = makeFfn(*this, config, m_drop, initialize);
@@ -79,13 +84,25 @@ torch::Tensor GrassmannBlockImpl::offsetCounts(int64_t T, const torch::Device& d
     return torch::tensor(count, torch::kFloat).to(device).view({1, T, 1});
 }
 
+torch::Tensor GrassmannBlockImpl::reduce(const torch::Tensor& x) {
+    const torch::Tensor z = wRed(x);
+    return lnRed ? lnRed(z) : z;
+}
+
+torch::Tensor GrassmannBlockImpl::gateOf(const torch::Tensor& x, const torch::Tensor& g) {
+    return torch::sigmoid(wGate(m_config.stages.gateFromInput ? x : torch::cat({x, g}, -1)));
+}
+
+torch::Tensor GrassmannBlockImpl::feature(const torch::Tensor& projected, const torch::Tensor& valid) {
+    // Tokens with no valid offset have B = 0, so g = b_plu ("bias"); "zero" masks them to 0.
+    torch::Tensor g = m_config.empty == EmptyRule::Zero ? projected * valid.to(projected.dtype()) : projected;
+    return lnGeo ? lnGeo(g) : g;
+}
+
 torch::Tensor GrassmannBlockImpl::featureFromDirection(const torch::Tensor& z, const torch::Tensor& y,
                                                        const torch::Tensor& valid) {
     // B_t = z_t ^ y_t: one Plucker vector per token, W_plu applied once.
-    torch::Tensor g = wPlu(wedge(z, y));
-    // Tokens with no valid offset have y = 0, so g = b_plu ("bias"); "zero" masks them to 0.
-    if (m_config.empty == EmptyRule::Zero) g = g * valid.to(g.dtype());
-    return g;
+    return feature(wPlu(wedge(z, y)), valid);
 }
 
 torch::Tensor GrassmannBlockImpl::pastDirection(const torch::Tensor& zCur, const torch::Tensor& zPast,
@@ -99,13 +116,16 @@ torch::Tensor GrassmannBlockImpl::pastDirection(const torch::Tensor& zCur, const
     (void)pastNormSq;
     const torch::Tensor dot = (zCur * zPast).sum(-1, /*keepdim=*/true);
     const torch::Tensor u = zPast - (dot / curNormSq.clamp_min(1e-30)) * zCur;
-    if (m_config.aggregation == Aggregation::MeanThenNormalize) return u; // raw: z_t ^ u = p(D)
+    if (m_config.aggregation != Aggregation::NormalizeThenMean) return u; // raw: z_t ^ u = p(D)
     const double eps = m_config.pluckerEps;
     const torch::Tensor norm = (curNormSq * (u * u).sum(-1, /*keepdim=*/true)).clamp_min(eps * eps).sqrt();
     return u / norm;
 }
 
 torch::Tensor GrassmannBlockImpl::finishDirection(const torch::Tensor& z, const torch::Tensor& y) const {
+    // Mean: B = s mean_D p(D) = z ^ (s y), y the mean of the raw parts.
+    if (m_config.aggregation == Aggregation::Mean)
+        return m_config.stages.pluckerScale == 1.0 ? y : y * m_config.stages.pluckerScale;
     if (m_config.aggregation != Aggregation::MeanThenNormalize) return y;
     // q = z ^ y with y orthogonal to z (a mean of orthogonal parts), so ||q||^2 = ||z||^2 ||y||^2;
     // B = q / sqrt(||q||^2 + eps) = z ^ (y / sqrt(||z||^2 ||y||^2 + eps)).
@@ -124,7 +144,7 @@ torch::Tensor GrassmannBlockImpl::pastDirectionMean(const torch::Tensor& z, cons
     for (int64_t i = 0; i < r; ++i)
         normSq += zc[i] * zc[i];
     const float eps = static_cast<float>(m_config.pluckerEps);
-    const bool meanFirst = m_config.aggregation == Aggregation::MeanThenNormalize;
+    const bool meanFirst = m_config.aggregation != Aggregation::NormalizeThenMean; // raw parts averaged
     const float scale = std::max(normSq, 1e-30f);
     torch::Tensor y = torch::zeros({1, r}, z.options());
     float* out = y.data_ptr<float>();
@@ -150,7 +170,11 @@ torch::Tensor GrassmannBlockImpl::pastDirectionMean(const torch::Tensor& z, cons
         out[i] /= count;
         yy += out[i] * out[i];
     }
-    if (meanFirst) { // normalise the mean: y / sqrt(||z||^2 ||y||^2 + eps), as finishDirection
+    if (m_config.aggregation == Aggregation::Mean) { // scale the mean, as finishDirection
+        const float s = static_cast<float>(m_config.stages.pluckerScale);
+        for (int64_t i = 0; i < r; ++i)
+            out[i] *= s;
+    } else if (meanFirst) { // normalise the mean: y / sqrt(||z||^2 ||y||^2 + eps), as finishDirection
         const float inv = 1.0f / std::sqrt(normSq * yy + eps);
         for (int64_t i = 0; i < r; ++i)
             out[i] *= inv;
@@ -160,7 +184,7 @@ torch::Tensor GrassmannBlockImpl::pastDirectionMean(const torch::Tensor& z, cons
 
 std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch::Tensor& x, torch::Tensor* zOut) {
     const int64_t T = x.size(1);
-    const torch::Tensor z = wRed(x); // B x T x r
+    const torch::Tensor z = reduce(x); // B x T x r
     if (zOut) *zOut = z;
     // y_t = (1/|W_t|) sum_D z_{t-D} / max(||z_t ^ z_{t-D}||, eps); then B_t = z_t ^ y_t = mean_D p^(D).
     const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true); // B x T x 1
@@ -177,14 +201,13 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch
     const torch::Tensor y =
         finishDirection(z, sum.defined() ? sum / cnt.clamp_min(1.0f).to(z.dtype()) : torch::zeros_like(z));
     const torch::Tensor g = featureFromDirection(z, y, cnt > 0);
-    const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
-    return {g, a};
+    return {g, gateOf(x, g)};
 }
 
 std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometryPerOffset(const torch::Tensor& x) {
     // Test oracle: model-spec steps 1-7 literally, one normalized Plucker vector per valid offset.
     const int64_t B = x.size(0), T = x.size(1);
-    const torch::Tensor z = wRed(x);
+    const torch::Tensor z = reduce(x);
     const int64_t r = z.size(-1), C = r * (r - 1) / 2;
     torch::Tensor sum = torch::zeros({B, T, C}, z.options());
     for (int D : m_offsets) {
@@ -193,16 +216,15 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometryPerOffset(co
         torch::Tensor p = wedge(z.narrow(1, D, n), z.narrow(1, 0, n)); // current x past
         if (m_config.aggregation == Aggregation::NormalizeThenMean)
             p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+        if (m_config.aggregation == Aggregation::Mean) p = p * m_config.stages.pluckerScale;
         sum = sum + torch::constant_pad_nd(p, {0, 0, D, 0});
     }
     const torch::Tensor cnt = offsetCounts(T, z.device());
     torch::Tensor b = sum / cnt.clamp_min(1.0f).to(sum.dtype());
     if (m_config.aggregation == Aggregation::MeanThenNormalize)
         b = b / ((b * b).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
-    torch::Tensor g = wPlu(b);
-    if (m_config.empty == EmptyRule::Zero) g = g * (cnt > 0).to(g.dtype());
-    const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
-    return {g, a};
+    const torch::Tensor g = feature(wPlu(b), cnt > 0);
+    return {g, gateOf(x, g)};
 }
 
 torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* capture) {
@@ -210,7 +232,7 @@ torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* 
     torch::Tensor z;
     auto [g, a] = perOffsetOracle ? geometryPerOffset(x) : geometry(x, capture ? &z : nullptr);
     if (capture) {
-        if (perOffsetOracle) z = wRed(x);
+        if (perOffsetOracle) z = reduce(x);
         capture->h = h;
         capture->mixerInput = x;
         capture->z = z;
@@ -223,7 +245,10 @@ torch::Tensor GrassmannBlockImpl::forward(const torch::Tensor& h, BlockCapture* 
 torch::Tensor GrassmannBlockImpl::finish(const torch::Tensor& h, const torch::Tensor& x, const torch::Tensor& g,
                                          const torch::Tensor& a, const BlockEdit* edit, BlockRecord* record) {
     const bool paper = m_config.gate == GateVariant::Paper;
-    torch::Tensor mix = paper ? a * x + (1 - a) * g : a * g;
+    torch::Tensor mix = paper                                    ? a * x + (1 - a) * g
+                        : m_config.gate == GateVariant::Residual ? x + a * g * m_config.stages.mixScale
+                                                                 : a * g;
+    if (wOut) mix = wOut(mix);
     const bool hooked = edit || record;
     auto ffn = [&](const torch::Tensor& in) { return hooked ? m_ffn(in, edit, record) : m_ffn(in); };
     switch (m_config.norm) {
@@ -262,6 +287,7 @@ torch::Tensor GrassmannBlockImpl::pluckerPerOffset(const torch::Tensor& z, int64
         torch::Tensor p = wedge(z.narrow(1, t0, n), z.narrow(1, t0 - D, n)); // current x past
         if (m_config.aggregation == Aggregation::NormalizeThenMean)
             p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+        if (m_config.aggregation == Aggregation::Mean) p = p * m_config.stages.pluckerScale;
         per.push_back(torch::constant_pad_nd(p, {0, 0, t0 - start, 0}));
     }
     return torch::stack(per, 2); // B x S x |W| x C
@@ -288,6 +314,7 @@ torch::Tensor GrassmannBlockImpl::pluckerStacked(const torch::Tensor& zS, const 
     torch::Tensor p = wedge(zS.unsqueeze(2).expand_as(past), past);
     if (m_config.aggregation == Aggregation::NormalizeThenMean)
         p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+    if (m_config.aggregation == Aggregation::Mean) p = p * m_config.stages.pluckerScale;
     return p * valid;
 }
 
@@ -296,7 +323,7 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
     using Site = BlockEdit::Site;
     const torch::Tensor x = mixerSeesNormedInput(m_config.norm) ? ln1(h) : h;
     const int64_t B = h.size(0), S = h.size(1), start = ctx.start, T = start + S;
-    const torch::Tensor zS = wRed(x); // B x S x r
+    const torch::Tensor zS = reduce(x); // B x S x r
     const torch::Tensor z =
         start > 0 ? torch::cat({ctx.z.narrow(1, 0, start).expand({B, start, zS.size(2)}), zS}, 1) : zS; // B x T x r
     // g for rows [start, T) by the one-plane form, as geometry() computes it for the whole sequence.
@@ -358,8 +385,7 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
             }
             if (m_config.aggregation == Aggregation::MeanThenNormalize)
                 agg = agg / ((agg * agg).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
-            torch::Tensor gE = wPlu(agg);
-            if (m_config.empty == EmptyRule::Zero) gE = gE * (count > 0).to(gE.dtype());
+            const torch::Tensor gE = feature(wPlu(agg), count > 0);
             if (onlyEdited) {
                 g = gE;
             } else {
@@ -372,7 +398,7 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
     }
     if (edit && edit->site == Site::Mixer) g = edit->apply(g);
     if (edit && edit->freezeMixer.defined()) g = edit->freezeMixer;
-    torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
+    torch::Tensor a = gateOf(x, g);
     if (edit && edit->site == Site::Gate) a = edit->apply(a);
     if (edit && edit->freezeGate.defined()) a = edit->freezeGate;
     if (record) {
@@ -387,7 +413,7 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
 torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& state) {
     const torch::Tensor x = mixerSeesNormedInput(m_config.norm) ? ln1(h) : h; // 1 x 1 x d
     const int64_t r = m_config.reduced;
-    const torch::Tensor z = wRed(x).view({1, r});
+    const torch::Tensor z = reduce(x).view({1, r});
     const int64_t t = state.position;
     if (!state.z.defined()) state.z = torch::zeros({std::max<int64_t>(state.capacity, 1), r}, z.options());
     // Every valid offset at once: the past vectors z_{t-D} gathered from the ring buffer (|W_t| x r).
@@ -410,7 +436,7 @@ torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& s
     }
     const torch::Tensor valid = torch::full({1, 1}, !rows.empty(), z.options().dtype(torch::kBool));
     const torch::Tensor g = featureFromDirection(z, y, valid).view({1, 1, -1});
-    const torch::Tensor a = torch::sigmoid(wGate(torch::cat({x, g}, -1)));
+    const torch::Tensor a = gateOf(x, g);
     if (state.capacity > 0) state.z[t % state.capacity].copy_(z[0]);
     ++state.position;
     return finish(h, x, g, a);

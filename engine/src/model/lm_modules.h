@@ -161,6 +161,16 @@ public:
 
     torch::nn::LayerNorm ln1{nullptr}, lnMix{nullptr}, ln2{nullptr};
     Dense wRed{nullptr}, wPlu{nullptr}, wGate{nullptr};
+    /// Mixer stages (config.stages): LN of z, LN of g, the output projection; null when off.
+    torch::nn::LayerNorm lnRed{nullptr}, lnGeo{nullptr};
+    Dense wOut{nullptr};
+
+    /// z = W_red x, then LN_red when the reduction has a norm.
+    torch::Tensor reduce(const torch::Tensor& x);
+    /// a = sigmoid(W_gate [x; g]), or sigmoid(W_gate x) when the gate sees the input only.
+    torch::Tensor gateOf(const torch::Tensor& x, const torch::Tensor& g);
+    /// g from the projected plane (W_plu B + b): the empty rule (valid: ... x 1 bool), then LN_geo.
+    torch::Tensor feature(const torch::Tensor& projected, const torch::Tensor& valid);
 
 private:
     ModelConfig m_config;

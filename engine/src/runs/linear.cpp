@@ -49,6 +49,12 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                                            : " (no skip path around the mixer: the block's output is not h plus a "
                                              "write)") +
             ". Its direct effects are `gwb paths` without --linear.");
+    if (c.kind == ModelKind::Grassmann && (c.stages.any() || c.gate == GateVariant::Residual))
+        throw std::invalid_argument(
+            "--linear splits the mixer's write into its offsets' terms for the paper's mixer; this model's mixer has "
+            "further stages (a norm on z or g, a gate of x alone, x + a g s, an output projection: "
+            "GrassmannGPTv3's), whose write does not split that way. Its direct effects are `gwb paths` without "
+            "--linear.");
     const bool grassmann = c.kind == ModelKind::Grassmann;
     const int64_t T = static_cast<int64_t>(q.clean.size());
     const int64_t m = q.position < 0 ? T - 1 : q.position;

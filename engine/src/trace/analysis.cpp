@@ -45,7 +45,7 @@ void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l) {
 
 /// Everything of one Grassmann layer except anglesNext (which needs the next layer).
 GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64_t T, double eps,
-                                             Aggregation aggregation, size_t l, Progress& progress,
+                                             const ModelConfig& cfg, size_t l, Progress& progress,
                                              std::vector<std::string>& warnings, AnalysisCache* cache) {
     GrassmannLayerAnalysis out;
     out.offsets = g.offsets;
@@ -55,8 +55,13 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     const std::string at = "layer " + std::to_string(l) + ": ";
 
     // B_t, its residual and planarity.
-    const bool meanThenNormalize = aggregation == Aggregation::MeanThenNormalize;
-    const geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps, meanThenNormalize);
+    // B_t as the model forms it (for aggregation mean: the scaled raw planes, not unit ones).
+    const geo::PlaneMean mode = cfg.aggregation == Aggregation::MeanThenNormalize ? geo::PlaneMean::MeanThenNormalize
+                                : cfg.aggregation == Aggregation::Mean            ? geo::PlaneMean::Raw
+                                                                                  : geo::PlaneMean::NormalizeThenMean;
+    const double scale = cfg.aggregation == Aggregation::Mean ? cfg.stages.pluckerScale : 1.0;
+    const bool normalized = mode == geo::PlaneMean::NormalizeThenMean;
+    const geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps, mode, scale);
     out.pairNorm = toFloatArray(agg.norms);
     if (agg.degenerate > 0)
         warnings.push_back(at + std::to_string(agg.degenerate) +
@@ -94,6 +99,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
                 tensor(j, c * r + i) = -wPlu(c, k);
             }
     const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
+    const bool residualGate = cfg.gate == GateVariant::Residual;
     out.influence = FloatArray::zeros({T, O});
     int64_t zeroRows = 0;
     std::vector<double> c(static_cast<size_t>(O));
@@ -111,8 +117,11 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
                 const int64_t s = t - g.offsets[static_cast<size_t>(o)];
                 if (s < 0) continue;
                 y.noalias() = m * z.row(s).transpose();
-                if (!meanThenNormalize) y /= std::max(agg.norms(t, o), eps);
-                const double v = ((1.0 - gate.row(t).array()).transpose() * y.array()).matrix().norm() / count;
+                if (normalized) y /= std::max(agg.norms(t, o), eps);
+                // The share of g in the mix: 1 - a (a x + (1 - a) g), a (x + a g s).
+                const Eigen::ArrayXd share = residualGate ? gate.row(t).array().transpose().eval()
+                                                          : (1.0 - gate.row(t).array()).transpose().eval();
+                const double v = (share * y.array()).matrix().norm() / count;
                 c[static_cast<size_t>(o)] = v;
                 sum += v;
             }
@@ -126,6 +135,11 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     }
     if (zeroRows > 0)
         warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
+    if (cfg.stages.featureNorm) { // g = LN_geo(W_plu B + b): the offsets' shares of g do not add up
+        std::fill(out.influence.data.begin(), out.influence.data.end(), kNaNf);
+        warnings.push_back(at + "influence is not defined: the mixer normalises g (g = LN(W_plu B + b)), so no share "
+                                "of g belongs to one offset");
+    }
 
     analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at, cache);
 
@@ -291,8 +305,8 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     parallelFor(N, workers, [&](size_t l) {
         try {
             if (grassmann)
-                out.grassmann[l] = analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, trace.config.aggregation,
-                                                         l, progress, layerWarnings[l], options.cache.get());
+                out.grassmann[l] = analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, trace.config, l, progress,
+                                                         layerWarnings[l], options.cache.get());
             else
                 out.attention[l] = analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress);
         } catch (const std::invalid_argument& e) {
@@ -311,7 +325,18 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     });
     for (const std::vector<std::string>& w : layerWarnings)
         out.warnings.insert(out.warnings.end(), w.begin(), w.end());
-    if (grassmann) fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings, workers);
+    if (grassmann && trace.config.stages.reductionNorm) {
+        // z = LN(W_red x): pinv(W_red) z is not what the layer read, so lifted planes (and the angles
+        // between layers' planes) are not defined for this mixer.
+        for (auto& a : out.grassmann) {
+            const auto O = static_cast<int64_t>(a.offsets.size());
+            a.anglesNext = FloatArray({T, O, 2}, std::vector<float>(static_cast<size_t>(T * O * 2), kNaNf));
+        }
+        out.warnings.push_back("angles between the layers' lifted planes are not defined: the mixer normalises z "
+                               "(z = LN(W_red x)), so pinv(W_red) z is not the reading of the residual stream");
+    } else if (grassmann) {
+        fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings, workers);
+    }
 
     // Prompt subspace distances (both kinds) and reading subspaces (Grassmann).
     out.promptSubspaceDistance = distanceMatrix(prompt, workers);

@@ -17,13 +17,31 @@ enum class ModelKind { Grassmann, Transformer };
 /// they exist for Grassmann blocks with the paper gate.
 enum class NormPlacement { Post, Pre, PostMix, PreMix };
 /// `paper`: m = a*h + (1-a)*g. `geometry_only`: mix = sigmoid(W_gate[x;g]) * g, x = LN(x + mix).
-enum class GateVariant { Paper, GeometryOnly };
+/// `residual` (GrassmannGPTv3): mix = x + a * g * stages.mixScale (pre-norm only).
+enum class GateVariant { Paper, GeometryOnly, Residual };
 /// What g is for a token with no valid offset (t = 0): zero (default) or b_plu.
 enum class EmptyRule { Zero, Bias };
 /// How the offsets' planes become B_t (model-spec steps 4-5):
 ///  NormalizeThenMean (paper): B_t = mean_D p^(D), p^ = p / max(||p||, eps)
 ///  MeanThenNormalize (Arledge's fused kernel): B_t = q / sqrt(||q||^2 + eps), q = mean_D p(D)
-enum class Aggregation { NormalizeThenMean, MeanThenNormalize };
+///  Mean (GrassmannGPTv3): B_t = s * mean_D p(D), no normalisation (s = stages.pluckerScale); with
+///    W_plu linear this is also the mean of the projected planes, as that code computes it
+enum class Aggregation { NormalizeThenMean, MeanThenNormalize, Mean };
+
+/// Mixer stages beyond the paper's, each a step of a public family's code described as data (all
+/// off: the paper's mixer). Arledge's GrassmannGPTv3 (train.py --model grassmann) uses every one.
+struct MixerStages {
+    bool reductionNorm = false;    ///< z = LN_red(W_red x) (parameters ln_red, r wide)
+    double pluckerScale = 1.0;     ///< aggregation mean: each plane scaled by this
+    bool featureNorm = false;      ///< g = LN_geo(g) after the empty rule (parameters ln_geo)
+    bool gateFromInput = false;    ///< a = sigmoid(W_gate x) with W_gate d x d (else W_gate [x; g])
+    double mixScale = 1.0;         ///< gate residual: mix = x + a * g * mixScale
+    bool outputProjection = false; ///< mix = W_out mix + b_out (parameters w_out, d x d)
+    bool any() const {
+        return reductionNorm || pluckerScale != 1.0 || featureNorm || gateFromInput || mixScale != 1.0 ||
+               outputProjection;
+    }
+};
 
 struct ModelConfig {
     ModelKind kind = ModelKind::Grassmann;
@@ -46,6 +64,7 @@ struct ModelConfig {
     double layerNormEps = 1e-5;
     double dropout = 0.1;
     bool mixerLayerNorm = false; ///< pre-norm variant's extra LayerNorm around the mix
+    MixerStages stages;          ///< Grassmann only
     /// Explicit per-layer offset sets (size nLayers), each ascending, positive, unique.
     std::vector<std::vector<int>> layerOffsets;
 };

@@ -25,13 +25,14 @@ struct TraceToken {
 /// Recorded inside a causal Grassmann mixing layer (model-spec steps 1-8).
 struct GrassmannLayerTrace {
     std::vector<int> offsets; ///< this layer's offset set W_l, ascending
-    FloatArray z;             ///< T x r   reduced vectors z_t = W_red h_t + b_red (h = the mixer's input)
-    FloatArray g;             ///< T x d   geometric feature g_t
-    FloatArray gate;          ///< T x d   gate a_t in (0,1)
-    FloatArray wRed;          ///< r x d   W_red (weights, copied for lifting and reading subspaces)
-    FloatArray bRed;          ///< r       b_red
-    FloatArray wPlu;          ///< d x C(r,2)  W_plu, columns in lexicographic pair order
-    FloatArray bPlu;          ///< d       b_plu
+    FloatArray z;    ///< T x r   reduced vectors z_t = W_red h_t + b_red (h = the mixer's input; then LN_red with mixer
+                     ///< stage reduction_norm)
+    FloatArray g;    ///< T x d   geometric feature g_t
+    FloatArray gate; ///< T x d   gate a_t in (0,1)
+    FloatArray wRed; ///< r x d   W_red (weights, copied for lifting and reading subspaces)
+    FloatArray bRed; ///< r       b_red
+    FloatArray wPlu; ///< d x C(r,2)  W_plu, columns in lexicographic pair order
+    FloatArray bPlu; ///< d       b_plu
 };
 
 /// Recorded inside a causal self-attention layer of the baseline.

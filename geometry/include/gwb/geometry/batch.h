@@ -31,6 +31,11 @@ struct AggregatedBivectors {
 };
 AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
                                        double eps = 1e-8, bool meanThenNormalize = false);
+/// How the planes are averaged: the paper's normalise-then-mean, mean-then-normalise, or the raw
+/// planes times `scale` averaged with no normalisation (GrassmannGPTv3: scale 1/sqrt(C(r,2))).
+enum class PlaneMean { NormalizeThenMean, MeanThenNormalize, Raw };
+AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
+                                       double eps, PlaneMean mode, double scale = 1.0);
 
 /// rho(B) of every row of b (rows x C(n,2)); NaN for zero rows.
 Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b);
