@@ -217,7 +217,10 @@ void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOp
         line("empty", emptyName(c.empty), "--empty");
         std::ostringstream eps;
         eps << c.pluckerEps;
-        line("eps", eps.str(), "--eps");
+        if (c.aggregation == Aggregation::Mean) // the raw planes are averaged as they are: nothing to clamp
+            report.flags.push_back("eps unused (aggregation mean does not normalise the planes)");
+        else
+            line("eps", eps.str(), "--eps");
         line("aggregation", aggregationName(c.aggregation), "--aggregation");
     }
 }
