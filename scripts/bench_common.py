@@ -1,5 +1,6 @@
 """Shared by the scripts/bench_*.py benchmarks: what the machine is."""
 
+import os
 import platform
 
 
@@ -13,3 +14,11 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
+
+
+def write_doc(path, text):
+    """Writes a benchmark's document atomically (temp file, then rename) and prints it."""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+    print(text)

@@ -31,7 +31,7 @@ import torch
 import gwb
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import cpu_model  # noqa: E402
+from bench_common import cpu_model, write_doc  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
@@ -160,10 +160,7 @@ def main():
                      f" | {'met' if max(sites.values()) <= 5 else '**not met**'} |")
     lines.append("")
     text = "\n".join(lines)
-    with open(a.out + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(a.out + ".tmp", a.out)
-    print(text)
+    write_doc(a.out, text)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import torch
 import gwb
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import cpu_model  # noqa: E402
+from bench_common import cpu_model, write_doc  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
@@ -88,10 +88,7 @@ def main():
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; load average at the end {os.getloadavg()[0]:.1f}.", "",
         "| model | matrix | gwb | PyTorch reference | ratio | max abs diff | goal <= 2 s met |",
         "|---|---|---|---|---|---|---|", *rows, ""])
-    with open(a.out + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(a.out + ".tmp", a.out)
-    print(text)
+    write_doc(a.out, text)
 
 
 if __name__ == "__main__":

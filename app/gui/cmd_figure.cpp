@@ -373,12 +373,15 @@ int runFigure(const QStringList& args) {
             throw std::invalid_argument("--target only applies to --view saliency");
         }
         auto* pv = qobject_cast<gwb::views::PatchingView*>(v.get());
+        // --site as the Patching view spells it: offset and head (gwb patch's words) are offset/head.
+        const auto viewSite = [&] {
+            const QString s = p.isSet(site) ? p.value(site) : QStringLiteral("resid");
+            return s == QLatin1String("offset") || s == QLatin1String("head") ? QStringLiteral("offset/head") : s;
+        };
         if (pv && p.isSet(pairs)) {
             gwb::views::PairsInputs in;
             in.file = p.value(pairs);
-            in.site = p.isSet(site) ? p.value(site) : QStringLiteral("resid");
-            if (in.site == QLatin1String("offset") || in.site == QLatin1String("head"))
-                in.site = QStringLiteral("offset/head");
+            in.site = viewSite();
             in.mode = p.isSet(mode) ? p.value(mode) : QStringLiteral("patch");
             in.method = p.isSet(method) ? p.value(method) : QStringLiteral("exact");
             if (in.method != QLatin1String("exact") && in.method != QLatin1String("attribution"))
@@ -414,9 +417,7 @@ int runFigure(const QStringList& args) {
             in.corrupt = p.value(corrupt);
             in.answer = p.value(answer);
             in.wrong = p.value(wrong);
-            in.site = p.isSet(site) ? p.value(site) : QStringLiteral("resid");
-            if (in.site == QLatin1String("offset") || in.site == QLatin1String("head"))
-                in.site = QStringLiteral("offset/head");
+            in.site = viewSite();
             in.mode = p.isSet(mode)          ? p.value(mode)
                       : in.corrupt.isEmpty() ? QStringLiteral("zero")
                                              : QStringLiteral("patch");

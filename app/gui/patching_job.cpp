@@ -264,11 +264,8 @@ void PatchingRunner::cancel() {
 }
 
 quint64 PatchingRunner::startRun(const PatchingJobRequest& request) {
-    const quint64 id = ++m_latest; // a sweep or pairs run still going is stale now (they share the heatmaps)
-    if (m_cancel) m_cancel->store(true);
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
-    if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
+    // A sweep and a pairs run share the heatmaps: either one still going is stale now.
+    const quint64 id = beginLatestRun(m_latest, m_cancel, m_cache, request);
     m_busy = true;
     Q_EMIT started();
     return id;

@@ -129,6 +129,19 @@ void runLatest(QThreadPool& pool, Owner* owner, quint64 id, std::shared_ptr<std:
     });
 }
 
+/// A causal runner's new latest run (Patching, Paths): the run still going is cancelled (it is
+/// stale now), a fresh cancel flag is made and the request's import choices go to the cache;
+/// returns the new run's id for runLatest.
+template <class Request>
+quint64 beginLatestRun(quint64& latest, std::shared_ptr<std::atomic<bool>>& cancel, ModelCache& cache,
+                       const Request& request) {
+    if (cancel) cancel->store(true);
+    cancel = std::make_shared<std::atomic<bool>>(false);
+    if (request.grassmannChoice) cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
+    if (request.baselineChoice) cache.setImportChoice(request.baselinePath, *request.baselineChoice);
+    return ++latest;
+}
+
 /// The k most probable pieces of `logits` (V) into out.pieces / probs / logits; throws for none.
 void fillTopK(const gwb::engine::Model& model, const std::vector<float>& logits, int k, gwb::views::PatchingTopK& out);
 

@@ -164,11 +164,7 @@ void PathsRunner::cancel() {
 }
 
 void PathsRunner::request(const PathsJobRequest& request) {
-    const quint64 id = ++m_latest;
-    if (m_cancel) m_cancel->store(true);
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
-    if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
+    const quint64 id = beginLatestRun(m_latest, m_cancel, m_cache, request);
     Q_EMIT started();
     ModelCache* cache = &m_cache;
     auto runs = std::make_shared<PathsRuns>();

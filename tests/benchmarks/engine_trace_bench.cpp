@@ -369,46 +369,29 @@ void attributionBench(benchmark::State& state, ModelKind kind, PatchSite site) {
         }
     }
 }
-BENCHMARK_CAPTURE(attributionBench, g_forward, ModelKind::Grassmann, PatchSite::Resid)
-    ->Name("attribution/grassmann/forward")
-    ->Arg(0)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
-BENCHMARK_CAPTURE(attributionBench, g_resid, ModelKind::Grassmann, PatchSite::Resid)
-    ->Name("attribution/grassmann/resid")
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
-BENCHMARK_CAPTURE(attributionBench, g_gate, ModelKind::Grassmann, PatchSite::Gate)
-    ->Name("attribution/grassmann/gate")
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
-BENCHMARK_CAPTURE(attributionBench, g_mixer, ModelKind::Grassmann, PatchSite::Mixer)
-    ->Name("attribution/grassmann/mixer")
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
-BENCHMARK_CAPTURE(attributionBench, g_ffn, ModelKind::Grassmann, PatchSite::Ffn)
-    ->Name("attribution/grassmann/ffn")
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
-BENCHMARK_CAPTURE(attributionBench, g_offset, ModelKind::Grassmann, PatchSite::Offset)
-    ->Name("attribution/grassmann/offset")
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
-BENCHMARK_CAPTURE(attributionBench, t_forward, ModelKind::Transformer, PatchSite::Resid)
-    ->Name("attribution/transformer/forward")
-    ->Arg(0)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
-BENCHMARK_CAPTURE(attributionBench, t_resid, ModelKind::Transformer, PatchSite::Resid)
-    ->Name("attribution/transformer/resid")
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5);
+// attribution/<kind>/forward (a plain forward pass) and attribution/<kind>/<site> (one pair's sweep).
+const bool kAttributionBenchmarks = [] {
+    struct Entry {
+        ModelKind kind;
+        const char* site; ///< "forward" or a site name
+        PatchSite patchSite;
+    };
+    const Entry entries[] = {
+        {ModelKind::Grassmann, "forward", PatchSite::Resid},   {ModelKind::Grassmann, "resid", PatchSite::Resid},
+        {ModelKind::Grassmann, "gate", PatchSite::Gate},       {ModelKind::Grassmann, "mixer", PatchSite::Mixer},
+        {ModelKind::Grassmann, "ffn", PatchSite::Ffn},         {ModelKind::Grassmann, "offset", PatchSite::Offset},
+        {ModelKind::Transformer, "forward", PatchSite::Resid}, {ModelKind::Transformer, "resid", PatchSite::Resid}};
+    for (const Entry& e : entries) {
+        const std::string name =
+            std::string("attribution/") + (e.kind == ModelKind::Grassmann ? "grassmann/" : "transformer/") + e.site;
+        const bool forward = std::string(e.site) == "forward";
+        benchmark::RegisterBenchmark(name.c_str(), attributionBench, e.kind, e.patchSite)
+            ->Arg(forward ? 0 : 1)
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(0.5);
+    }
+    return true;
+}();
 
 BENCHMARK_CAPTURE(patchBench, bundled_grassmann, ModelKind::Grassmann, true)
     ->Name("patch/resid/grassmann/bundled")
