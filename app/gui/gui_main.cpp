@@ -1,4 +1,5 @@
 #include "gui/gui_main.h"
+#include "cli/bundled_models.h"
 
 #include "gui/main_window.h"
 #include "gui/tour.h"
@@ -46,7 +47,12 @@ int runGui(QApplication& app) {
     // A tour must show the default layout, and must not change the user's saved one.
     options.restoreSettings = !p.isSet(fresh) && !p.isSet(tour);
     MainWindow window(options);
-    if (p.isSet(model) || p.isSet(baseline)) window.setModelPaths(p.value(model), p.value(baseline));
+    // One of the two given: the other is the bundled one, as --help says (before, --model alone left
+    // the window without a baseline, so Attention and Compare stayed empty).
+    if (p.isSet(model) || p.isSet(baseline))
+        window.setModelPaths(p.isSet(model) ? p.value(model) : findBundledModel(gwb::engine::ModelKind::Grassmann),
+                             p.isSet(baseline) ? p.value(baseline)
+                                               : findBundledModel(gwb::engine::ModelKind::Transformer));
     if (p.isSet(prompt)) window.setPrompt(p.value(prompt));
     if (p.isSet(promptFile)) window.openPromptFile(p.value(promptFile));
     if (p.isSet(tour)) {

@@ -30,7 +30,9 @@ const std::vector<ViewEntry>& entries() {
         {"Pl\u00fccker",
          "Layer \u00d7 token heatmap of the coherence \u2016B_t\u2016 of the aggregated bivector (residual and "
          "planarity of B_t as a rounding check), and the selected token's pair norms per offset D. An offset that "
-         "reaches before the prompt reads \u2014 (undefined, not 0).",
+         "reaches before the prompt reads \u2014 (undefined, not 0). B_t is not defined for a mixer that sends "
+         "each offset's plane through an MLP and averages the outputs (aggregation per_offset_mlp, the "
+         "CausalGrassmannMixer family): no mean plane is formed, so only the pair norms are shown.",
          {"coherence", "pairNorm", "residual", "planarity"}},
         {"Principal angles",
          "For the selected token and offset: the principal angles between its lifted pair plane in layer l and "
@@ -50,13 +52,16 @@ const std::vector<ViewEntry>& entries() {
          "The selected token's Grassmann influence row next to the attention rows of the same layer (Jensen\u2013"
          "Shannon divergence, top-1 agreement), and both models' layer \u00d7 layer subspace distances. The "
          "influence is not defined (\u2014) for a mixer that normalises g (GrassmannGPTv3: g = LN(W_plu B + b)): "
-         "no share of g then belongs to one offset. For GrassmannGPTv3, B_t is the scaled raw mean of the planes "
+         "no share of g then belongs to one offset. For the per-offset MLP (per_offset_mlp) g is the mean of the "
+         "offsets' MLP outputs m_D, so the influence is each one's share \u2016(1 \u2212 a) m_D\u2016 / |W_t|. "
+         "For GrassmannGPTv3, B_t is the scaled raw mean of the planes "
          "(its code does not normalise them), which the Pl\u00fccker view shows as such.",
          {"influence", "jsDivergence", "promptSubspaceDistance"}},
         {"Read-out planes",
          "Each channel of W_plu as an antisymmetric matrix A_c: its planarity and Pl\u00fccker residual ranked, the "
          "selected channel's singular pairs, and the channels the selected token excites, with the angles "
-         "between the token plane and each channel's top plane.",
+         "between the token plane and each channel's top plane. Not defined for the per-offset MLP "
+         "(per_offset_mlp): no linear W_plu reads the planes.",
          {"readoutResidual", "readoutPlanarity", "readoutSpectrum", "readoutTopPlane", "readoutContribution",
           "readoutAngles"}},
         {"Logit lens",

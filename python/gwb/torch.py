@@ -35,7 +35,11 @@ class _Block(nn.Module):
             self.w_red = nn.Linear(d, r)
             if st.get("reduction_norm", False):
                 self.ln_red = nn.LayerNorm(r, eps=eps)
-            self.w_plu = nn.Linear(C, d)
+            if c.get("aggregation") == "per_offset_mlp":  # each plane through an MLP, no W_plu
+                self.geo_in = nn.Linear(C, c["d_geom"])
+                self.geo_out = nn.Linear(c["d_geom"], d)
+            else:
+                self.w_plu = nn.Linear(C, d)
             if st.get("feature_norm", False):
                 self.ln_geo = nn.LayerNorm(d, eps=eps)
             self.w_gate = nn.Linear(d if st.get("gate_input", "x_and_g") == "x" else 2 * d, d)
@@ -70,7 +74,9 @@ class LanguageModel(nn.Module):
         aggregation = c.get("aggregation", "normalize_then_mean")
         self.mean_first = aggregation == "mean_then_normalize"
         self.raw_mean = aggregation == "mean"  # scaled raw planes averaged, no normalisation
+        self.mlp = aggregation == "per_offset_mlp"  # g = mean_D MLP(p^(D))
         st = c.get("mixer_stages", {})
+        self.past_first = st.get("wedge_order", "current_past") == "past_current"
         self.plucker_scale = st.get("plucker_scale", 1.0)
         self.mix_scale = st.get("mix_scale", 1.0)
         self.gate_from_input = st.get("gate_input", "x_and_g") == "x"
@@ -108,13 +114,15 @@ class LanguageModel(nn.Module):
         if hasattr(blk, "ln_red"):
             z = blk.ln_red(z)
         C = self._pi.numel()
-        total = x.new_zeros(B, T, C)
+        total = x.new_zeros(B, T, blk.geo_out.out_features if self.mlp else C)
         count = x.new_zeros(1, T, 1)
         pos = torch.arange(T, device=x.device).view(1, T, 1)
         for D in self.offsets[l]:
             p = x.new_zeros(B, T, C)
             if D < T:
                 cur, past = z[:, D:], z[:, :T - D]  # current x past
+                if self.past_first:
+                    cur, past = past, cur
                 pd = cur[..., self._pi] * past[..., self._pj] - cur[..., self._pj] * past[..., self._pi]
                 if self.raw_mean:
                     pd = pd * self.plucker_scale
@@ -123,8 +131,13 @@ class LanguageModel(nn.Module):
                 p = F.pad(pd, (0, 0, D, 0))
             p = self.offset[l][str(D)](p)
             valid = (pos >= D).to(x.dtype)
+            if self.mlp:
+                p = blk.geo_out(F.gelu(blk.geo_in(p)))
             total = total + p * valid
             count = count + valid
+        if self.mlp:
+            g = total / count.clamp(min=1.0) * (count > 0).to(x.dtype)
+            return blk.ln_geo(g) if hasattr(blk, "ln_geo") else g
         Bt = total / count.clamp(min=1.0)
         if self.mean_first:
             Bt = Bt / torch.sqrt((Bt * Bt).sum(-1, keepdim=True) + self.plucker_eps)

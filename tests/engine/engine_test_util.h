@@ -83,6 +83,15 @@ inline std::vector<ModelConfig> allVariants() {
     g.stages.mixScale = 1.0 / std::sqrt(6.0);
     g.stages.outputProjection = true;
     out.push_back(g);
+    // The CausalGrassmannMixer family (training/grassman.py): planes past x current, each
+    // normalised plane through an MLP, the outputs averaged; pre-norm, paper gate.
+    g = tinyConfig(ModelKind::Grassmann);
+    g.norm = NormPlacement::Pre;
+    g.aggregation = Aggregation::PerOffsetMlp;
+    g.dGeom = 10;
+    g.pluckerEps = 1e-6;
+    g.stages.wedgePastFirst = true;
+    out.push_back(g);
     return out;
 }
 
@@ -90,7 +99,8 @@ inline std::string variantName(const ModelConfig& c) {
     return std::string(kindName(c.kind)) + "/" + normName(c.norm) + (c.mixerLayerNorm ? "+mixLN" : "") + "/" +
            gateName(c.gate) + "/" + emptyName(c.empty) +
            (c.aggregation == Aggregation::MeanThenNormalize ? "/meanfirst" : "") +
-           (c.aggregation == Aggregation::Mean ? "/mean" : "") + (c.stages.any() ? "/stages" : "");
+           (c.aggregation == Aggregation::Mean ? "/mean" : "") +
+           (c.aggregation == Aggregation::PerOffsetMlp ? "/mlp" : "") + (c.stages.any() ? "/stages" : "");
 }
 
 /// A fresh temporary folder removed when the object goes out of scope.

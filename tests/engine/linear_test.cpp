@@ -72,7 +72,9 @@ TEST(Linear, TermsSumToTheMetricOnEveryPreNormVariant) {
             }
             continue;
         }
-        if (config.stages.any()) { // GrassmannGPTv3's stages: the mixer's write does not split by offset
+        MixerStages further = config.stages; // the past x current orientation is only the planes' sign
+        further.wedgePastFirst = false;
+        if (further.any()) { // GrassmannGPTv3's stages: the mixer's write does not split by offset
             try {
                 linearAttribution(m, q);
                 ADD_FAILURE() << "not refused";
@@ -113,7 +115,7 @@ TEST(Linear, TermsSumToTheMetricOnEveryPreNormVariant) {
         for (size_t i = 0; i < s.corrupt.size(); ++i)
             EXPECT_DOUBLE_EQ(s.clean[i], s.corrupt[i]) << s.labels[i];
     }
-    EXPECT_EQ(checked, 6);
+    EXPECT_EQ(checked, 7); // with the per-offset MLP (CausalGrassmannMixer): its offsets' MLP outputs are the terms
 }
 
 TEST(Linear, FfnAndAttentionTermsAreTheHookedWritesReadThroughTheFinalNorm) {

@@ -5,6 +5,7 @@
 // incremental decoding, save/load, the config file and its refusals.
 
 #include "engine_test_util.h"
+#include "float64_reference.h"
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/tracer.h"
@@ -19,6 +20,11 @@
 #include <cmath>
 
 using namespace gwb::engine;
+using test::erfGelu;
+using test::layerNorm;
+using test::linear;
+using test::param;
+using test::relError;
 
 namespace {
 
@@ -37,21 +43,6 @@ ModelConfig v3Config() {
     c.stages.mixScale = 1.0 / std::sqrt(2.0 * 4.0);
     c.stages.outputProjection = true;
     return c;
-}
-
-torch::Tensor param(const std::map<std::string, FloatArray>& p, const std::string& name) {
-    const FloatArray& a = p.at(name);
-    return torch::tensor(a.data, torch::kDouble).view(a.shape);
-}
-
-torch::Tensor layerNorm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, double eps) {
-    const torch::Tensor mu = x.mean(-1, true);
-    const torch::Tensor var = (x - mu).pow(2).mean(-1, true);
-    return (x - mu) / (var + eps).sqrt() * w + b;
-}
-
-torch::Tensor linear(const torch::Tensor& x, const std::map<std::string, FloatArray>& p, const std::string& n) {
-    return torch::matmul(x, param(p, n + ".weight").t()) + param(p, n + ".bias");
 }
 
 /// GrassmannGPTv3's forward pass, step by step as its code runs it, in float64.
@@ -96,27 +87,16 @@ torch::Tensor referenceLogits(const Model& m, const torch::Tensor& ids) {
     return torch::matmul(h, param(p, "tok_embed.weight").t());
 }
 
-double relError(const torch::Tensor& a, const torch::Tensor& b) {
-    return (a.to(torch::kDouble) - b).abs().max().item<double>() / std::max(b.abs().max().item<double>(), 1e-30);
-}
-
 } // namespace
 
 TEST(MixerStages, GrassmannGPTv3LogitsFollowThatCodesSteps) {
     const ModelConfig c = v3Config();
     const Model m = test::randomModel(c, 7);
-    auto& net = *m.impl().net;
-    net.eval();
-    torch::NoGradGuard noGrad;
     torch::manual_seed(4);
     const torch::Tensor ids = torch::randint(c.vocabSize, {1, c.maxLen}, torch::kLong);
     const torch::Tensor ref = referenceLogits(m, ids);
-    EXPECT_LT(relError(net.forward(ids), ref), 1e-5);
-    for (const auto& b : net.blocks())
-        static_cast<GrassmannBlockImpl*>(b.get())->perOffsetOracle = true;
-    EXPECT_LT(relError(net.forward(ids), ref), 1e-5);
-    for (const auto& b : net.blocks())
-        static_cast<GrassmannBlockImpl*>(b.get())->perOffsetOracle = false;
+    test::expectForwardAndOracleMatch(m, ids, ref);
+    torch::NoGradGuard noGrad;
     // Negative controls: each stage switched off moves the logits.
     for (int stage = 0; stage < 5; ++stage) {
         ModelConfig off = c;
@@ -152,24 +132,7 @@ TEST(MixerStages, ParametersIncrementalDecodingAndSaveLoad) {
     EXPECT_EQ(shape.at("blocks.1.w_out.weight"), (std::vector<int64_t>{c.dModel, c.dModel}));
     EXPECT_EQ(shape.count("blocks.0.ln_mix.weight"), 0u);
 
-    const Model m = test::randomModel(c, 9);
-    auto& net = *m.impl().net;
-    net.eval();
-    torch::NoGradGuard noGrad;
-    torch::manual_seed(2);
-    const torch::Tensor ids = torch::randint(c.vocabSize, {1, c.maxLen}, torch::kLong);
-    const torch::Tensor full = net.forward(ids);
-    IncrementalDecoder dec(net);
-    const torch::Tensor pre = dec.prefill(ids.narrow(1, 0, 3));
-    EXPECT_LT(relError(pre, full.narrow(1, 2, 1).to(torch::kDouble)), 1e-5);
-    for (int64_t t = 3; t < c.maxLen; ++t)
-        EXPECT_LT(relError(dec.next(ids[0][t].item<int64_t>()), full.narrow(1, t, 1).to(torch::kDouble)), 1e-5) << t;
-
-    test::TempDir dir;
-    m.save(dir.file("v3.gwb"));
-    const Model back = Model::load(dir.file("v3.gwb"), "cpu");
-    EXPECT_EQ(configToJson(back.config()), configToJson(c));
-    EXPECT_TRUE(torch::equal(back.impl().net->forward(ids), full));
+    test::expectIncrementalAndRoundTrip(test::randomModel(c, 9), "v3.gwb");
 }
 
 TEST(MixerStages, ConfigFileSaysWhichStageIsWrong) {

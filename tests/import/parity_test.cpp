@@ -163,6 +163,9 @@ TEST_P(Parity, LogitsMatchPyTorch) {
         EXPECT_EQ(emptyName(cfg.empty), variant["empty"].get<std::string>());
         EXPECT_DOUBLE_EQ(cfg.pluckerEps, variant["eps"].get<double>());
         EXPECT_EQ(aggregationName(cfg.aggregation), variant["aggregation"].get<std::string>());
+        if (size.contains("d_geom")) {
+            EXPECT_EQ(cfg.dGeom, size["d_geom"].get<int64_t>());
+        }
     } else {
         EXPECT_EQ(cfg.nHeads, size["heads"].get<int64_t>());
     }
@@ -226,13 +229,15 @@ TEST_P(Parity, LogitsMatchPyTorch) {
         flipped("eps", [&](ImportOptions& o) { o.pluckerEps = cfg.pluckerEps < 1e-7 ? 1e-6 : 1e-8; });
     if (variant.contains("stages")) {
         // The stages the family's code runs, as the case recorded them, and each one off must show.
+        // (A stage the case does not name is off.)
         const auto& st = variant["stages"];
-        EXPECT_EQ(cfg.stages.reductionNorm, st["reduction_norm"].get<bool>());
-        EXPECT_NEAR(cfg.stages.pluckerScale, st["plucker_scale"].get<double>(), 1e-12);
-        EXPECT_EQ(cfg.stages.featureNorm, st["feature_norm"].get<bool>());
-        EXPECT_EQ(cfg.stages.gateFromInput, st["gate_input"].get<std::string>() == "x");
-        EXPECT_NEAR(cfg.stages.mixScale, st["mix_scale"].get<double>(), 1e-12);
-        EXPECT_EQ(cfg.stages.outputProjection, st["output_projection"].get<bool>());
+        EXPECT_EQ(cfg.stages.reductionNorm, st.value("reduction_norm", false));
+        EXPECT_NEAR(cfg.stages.pluckerScale, st.value("plucker_scale", 1.0), 1e-12);
+        EXPECT_EQ(cfg.stages.featureNorm, st.value("feature_norm", false));
+        EXPECT_EQ(cfg.stages.gateFromInput, st.value("gate_input", std::string("x_and_g")) == "x");
+        EXPECT_NEAR(cfg.stages.mixScale, st.value("mix_scale", 1.0), 1e-12);
+        EXPECT_EQ(cfg.stages.outputProjection, st.value("output_projection", false));
+        EXPECT_EQ(cfg.stages.wedgePastFirst, st.value("wedge_order", std::string("current_past")) == "past_current");
         auto stageOff = [&](const std::string& what, const std::function<void(ModelConfig&)>& change,
                             const std::string& dropped) {
             ModelConfig off = cfg;
@@ -246,16 +251,24 @@ TEST_P(Parity, LogitsMatchPyTorch) {
             EXPECT_GT(d, kTolerance) << what << " off still matches";
             std::cout << "[          ]   " << what << " off: max |logit diff| = " << d << "\n";
         };
-        stageOff(
-            "reduction norm", [](ModelConfig& o) { o.stages.reductionNorm = false; }, "ln_red");
-        stageOff(
-            "plucker scale", [](ModelConfig& o) { o.stages.pluckerScale = 1.0; }, "");
-        stageOff(
-            "feature norm", [](ModelConfig& o) { o.stages.featureNorm = false; }, "ln_geo");
-        stageOff(
-            "mix scale", [](ModelConfig& o) { o.stages.mixScale = 1.0; }, "");
-        stageOff(
-            "output projection", [](ModelConfig& o) { o.stages.outputProjection = false; }, "w_out");
+        if (cfg.stages.reductionNorm)
+            stageOff(
+                "reduction norm", [](ModelConfig& o) { o.stages.reductionNorm = false; }, "ln_red");
+        if (cfg.stages.pluckerScale != 1.0)
+            stageOff(
+                "plucker scale", [](ModelConfig& o) { o.stages.pluckerScale = 1.0; }, "");
+        if (cfg.stages.featureNorm)
+            stageOff(
+                "feature norm", [](ModelConfig& o) { o.stages.featureNorm = false; }, "ln_geo");
+        if (cfg.stages.mixScale != 1.0)
+            stageOff(
+                "mix scale", [](ModelConfig& o) { o.stages.mixScale = 1.0; }, "");
+        if (cfg.stages.outputProjection)
+            stageOff(
+                "output projection", [](ModelConfig& o) { o.stages.outputProjection = false; }, "w_out");
+        if (cfg.stages.wedgePastFirst) // the paper's orientation: every plane's sign flipped before the MLP
+            stageOff(
+                "wedge order past x current", [](ModelConfig& o) { o.stages.wedgePastFirst = false; }, "");
     }
     flipped("gate", [&](ImportOptions& o) {
         o.gate = cfg.gate == GateVariant::Paper ? GateVariant::GeometryOnly : GateVariant::Paper;
@@ -304,7 +317,10 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"arledge-gpt2", "transformer", "pre", "pt", "float32", "paper", "arledge-train"},
                     Case{"arledge-v3", "grassmann", "pre", "pt", "float32", "paper", "arledge-train"},
                     Case{"alphaxiv", "grassmann", "pre", "pt", "float32", "paper", "arledge-exp4"},
-                    Case{"arledge", "transformer", "pre", "pt", "float32", "paper", "arledge-exp4"}),
+                    Case{"arledge", "transformer", "pre", "pt", "float32", "paper", "arledge-exp4"},
+                    // The CausalGrassmannMixer family's train.py (out_dir/<model>/checkpoint.pt).
+                    Case{"causal-mixer", "grassmann", "pre", "pt", "float32", "paper", "causal-train"},
+                    Case{"causal-mixer", "transformer", "pre", "pt", "float32", "paper", "causal-train"}),
     caseName);
 
 // The 1.8e-3 paper-size Transformer gap reported with the old parity weights (all N(0, 0.35^2)):

@@ -70,6 +70,13 @@ arledge-v3  sherlok-xin/grassmann--flow @ 67efbc158ad823f7196f0696415f6e32b5e2e2
             reduced_dim, ff_dim, window_sizes, model_dim, num_layers, vocab_size, max_seq_len.
             Loaded from ckpt["model_state_dict"] (strict). Control: window_sizes None (the
             model's own default, 1..128: another 1/sqrt(2|W|)).
+causal-mixer  the repository holding training/grassman.py (CausalGrassmannMixer, GrassmannLM,
+            TransformerLM) and training/checkpoints.py; its name is not known here (read from the
+            code index). The checkout's root goes on sys.path and the family's own loader runs:
+            training.checkpoints.load_model_from_checkpoint(torch.load(checkpoint.pt)) builds the
+            model from ckpt["config"] and ckpt["model_type"] and loads ckpt["model"] strictly;
+            logits are its forward()["logits"]. Controls: Grassmann config eps 1e-8 and offsets
+            (1, 2, 4); Transformer n_heads 8.
 adipks      Adipks/sparse_grassmann_llm; --repo @ f2fa152da34aed2a3e8e937abaa43005433db805
             (models/grassmann_sparse.py, models/transformer_baseline.py), --repo2 @
             6aa4170f38686ff0499b159feb898147485c3dd4 for models/blocks.py and utils/sparsity.py
@@ -116,7 +123,8 @@ TOL = 1e-4           # a case passes when max |diff| < TOL
 CONTROL_MIN = 1e-2   # a negative control passes when max |diff| > CONTROL_MIN
 ALL_OFFSETS = [1, 2, 4, 8, 12, 16]
 
-FAMILIES = ["youdie006", "kanenorman", "alphaxiv", "grasslm", "arledge", "arledge-v3", "adipks", "wake2vec"]
+FAMILIES = ["youdie006", "kanenorman", "alphaxiv", "grasslm", "arledge", "arledge-v3", "adipks", "wake2vec",
+            "causal-mixer"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -615,6 +623,30 @@ def check_arledge_v3(cases, args, rep):
         rep.control(f"{case.name} window_sizes None (the model's default)", *case.compare(build(None)))
 
 
+def check_causal_mixer(cases, args, rep):
+    need_file(os.path.join(args.repo, "training", "grassman.py"))
+    need_file(os.path.join(args.repo, "training", "checkpoints.py"))
+    sys.path.insert(0, args.repo)
+    checkpoints = importlib.import_module("training.checkpoints")
+    info(f"upstream {checkpoints.__file__}")
+    for case in cases:
+        print(f"== {case.name}")
+        ckpt = torch.load(case.checkpoint, map_location="cpu")
+        info(f"checkpoint keys {sorted(ckpt)}; model_type {ckpt.get('model_type')}; config {ckpt['config']}")
+
+        def build(**over):
+            c = dict(ckpt, config=dict(ckpt["config"], **over), model=as_float32(ckpt["model"]))
+            model, _ = checkpoints.load_model_from_checkpoint(c)
+            model.eval()
+            return lambda ids: model(ids)["logits"]
+        rep.match(f"{case.name} (training.checkpoints.load_model_from_checkpoint, strict)", *case.compare(build()))
+        if case.kind == "grassmann":
+            rep.control(f"{case.name} eps 1e-8", *case.compare(build(eps=1e-8)))
+            rep.control(f"{case.name} offsets (1, 2, 4)", *case.compare(build(offsets=(1, 2, 4))))
+        else:
+            rep.control(f"{case.name} 8 heads", *case.compare(build(n_heads=8)))
+
+
 def setup_adipks_packages(args):
     """`models` and `utils` as packages spanning --repo then --repo2 (their __init__.py, which only
     re-export, are not executed)."""
@@ -762,6 +794,7 @@ def check_wake2vec(cases, args, rep):
 
 CHECKS = {"youdie006": check_youdie006, "kanenorman": check_kanenorman, "alphaxiv": check_alphaxiv,
           "grasslm": check_grasslm, "arledge": check_arledge, "arledge-v3": check_arledge_v3, "adipks": check_adipks,
+          "causal-mixer": check_causal_mixer,
           "wake2vec": check_wake2vec}
 
 

@@ -12,6 +12,7 @@ import parity_adipks
 import parity_alphaxiv
 import parity_arledge
 import parity_arledge_scripts
+import parity_causal_mixer
 import parity_common as pc
 import parity_conditioning
 import parity_grasslm
@@ -25,7 +26,8 @@ FAMILIES = {"grasslm": parity_grasslm.make, "alphaxiv": parity_alphaxiv.make, "k
             "wake2vec-ln1": lambda args: parity_wake2vec.make(args, with_ln1=True),
             "youdie006": parity_youdie006.make}
 # (family, kind, norm, format, dtype, size, script) -> the function for cases made as one
-# family's training script saves them (issue 30): Arledge's train.py and train_exp4_ddp.py.
+# family's training script saves them (issue 30): Arledge's train.py and train_exp4_ddp.py, the
+# CausalGrassmannMixer family's train.py.
 SCRIPT_CASES = [
     (("alphaxiv", "grassmann", "pre", "pt", "float32", "paper", "arledge-train"), parity_arledge_scripts.make_train_py),
     (("arledge-gpt2", "transformer", "pre", "pt", "float32", "paper", "arledge-train"),
@@ -34,6 +36,9 @@ SCRIPT_CASES = [
     (("arledge", "transformer", "pre", "pt", "float32", "paper", "arledge-exp4"), parity_arledge_scripts.make_exp4),
     (("arledge-v3", "grassmann", "pre", "pt", "float32", "paper", "arledge-train"),
      parity_arledge_scripts.make_train_v3),
+    # The CausalGrassmannMixer family's training/train.py: out_dir/<model>/checkpoint.pt.
+    (("causal-mixer", "grassmann", "pre", "pt", "float32", "paper", "causal-train"), parity_causal_mixer.make),
+    (("causal-mixer", "transformer", "pre", "pt", "float32", "paper", "causal-train"), parity_causal_mixer.make),
 ]
 # (family = layout name, kind, norm, format, dtype, size); the same list as parity_test.cpp's.
 # GrassLM has no Transformer baseline; the earlier Wake2vec version differs only in its Grassmann

@@ -118,7 +118,7 @@ def finish(args, model, save_pt, family, variant, buffers_in_safetensors=True, c
         # safetensors refuses shared storage: the tied head is written once, as the family would.
         write_safetensors(path, {k: v for k, v in state.items() if k != "lm_head.weight"}, {"format": "pt"})
     result = {"family": family, "kind": args.kind, "config": config, "variant": variant,
-              "checkpoint": path, "checkpoint_file": os.path.basename(path), "prompts": [],
+              "checkpoint": path, "checkpoint_file": os.path.relpath(path, args.out), "prompts": [],
               "logits_file": "logits.f32"}
     with torch.no_grad(), open(os.path.join(args.out, "logits.f32"), "wb") as f:
         for ids in prompts(config["V"], config["Lmax"], args.seed):

@@ -120,6 +120,9 @@ class Reference(torch.nn.Module):
         self.gate_x = st.get("gate_input", "x_and_g") == "x"
         self.mix_scale = st.get("mix_scale", 1.0)
         self.out_proj = st.get("output_projection", False)
+        # CausalGrassmannMixer: planes past x current, each normalised plane through an MLP
+        # (geo_in, exact GELU, geo_out) and the outputs averaged ("per_offset_mlp").
+        self.past_first = st.get("wedge_order", "current_past") == "past_current"
         self.heads = config.get("n_heads", 4)
         if self.kind == "grassmann":
             self.r = config["reduced"]
@@ -156,6 +159,8 @@ class Reference(torch.nn.Module):
             p = torch.zeros(T, self.pi.numel(), dtype=DTYPE)
             if D < T:
                 cur, past = z[D:], z[:T - D]  # current x past
+                if self.past_first:
+                    cur, past = past, cur
                 pd = cur[:, self.pi] * past[:, self.pj] - cur[:, self.pj] * past[:, self.pi]
                 if self.aggregation == "mean_then_normalize":
                     p[D:] = pd
@@ -172,14 +177,20 @@ class Reference(torch.nn.Module):
         # The offset hook may replace vectors or drop offsets: it gets {D: p} and returns
         # ({D: p}, set of dropped D).
         per, dropped = self.hooks("offset", l, (per, set()))
-        total = torch.zeros(T, self.pi.numel(), dtype=DTYPE)
+        mlp = self.aggregation == "per_offset_mlp"
+        total = torch.zeros(T, self.d if mlp else self.pi.numel(), dtype=DTYPE)
         count = torch.zeros(T, 1, dtype=DTYPE)
         for D, p in per.items():
             if D in dropped:
                 continue
             valid = (torch.arange(T) >= D).to(DTYPE).unsqueeze(1)
+            if mlp:
+                p = self.linear(l, "geo_out", F.gelu(self.linear(l, "geo_in", p)))
             total = total + p * valid
             count = count + valid
+        if mlp:
+            g = torch.where(count > 0, total / count.clamp(min=1.0), torch.zeros_like(total))
+            return self.ln(g, f"blocks.{l}.ln_geo") if self.geo_ln else g
         B = total / count.clamp(min=1.0)
         if self.aggregation == "mean_then_normalize":
             B = B / torch.sqrt((B * B).sum(dim=1, keepdim=True) + self.peps)

@@ -12,6 +12,7 @@ import torch
 import gwb
 import parity_arledge
 import parity_arledge_scripts
+import parity_causal_mixer
 import parity_common as pc
 import parity_kanenorman
 import parity_wake2vec
@@ -71,6 +72,7 @@ FAMILIES = [
     ("arledge", parity_arledge.make, "grassmann", "pre"),
     ("wake2vec", parity_wake2vec.make, "grassmann", "post_mix"),
     ("arledge-v3", parity_arledge_scripts.make_train_v3, "grassmann", "pre"),
+    ("causal-mixer", parity_causal_mixer.make, "grassmann", "pre"),
 ]
 
 

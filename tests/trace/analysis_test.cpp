@@ -117,6 +117,34 @@ TEST(Analysis, InfluenceRowsSumToOneAndMatchDefinition) {
     EXPECT_THROW(influenceMatrix(L, 19), std::invalid_argument);
 }
 
+TEST(Analysis, InfluenceWeighsGByItsShareOfTheMix) {
+    // The share of g in the block's mix: 1 - a for the paper gate (a x + (1 - a) g), a for
+    // geometry_only (a g). Before, geometry_only was weighed by 1 - a, the share it does not have.
+    Trace tr = grassmannTrace(12, 16, 6, 1, {1, 2, 4}, 5);
+    tr.config.gate = GateVariant::GeometryOnly;
+    const TraceAnalysis an = analyzeTrace(tr);
+    const GrassmannLayerTrace& g = *tr.layers[0].grassmann;
+    const Eigen::MatrixXd wPlu = asMatrix(g.wPlu);
+    const int64_t t = 8;
+    double c[3], paper[3], total = 0, paperTotal = 0;
+    for (int o = 0; o < 3; ++o) {
+        const Eigen::VectorXd y = wPlu * geo::normalizedWedge(zRow(g, t), zRow(g, t - g.offsets[o]), 1e-8).p;
+        double n2 = 0, p2 = 0;
+        for (int64_t i = 0; i < 16; ++i) {
+            n2 += std::pow(g.gate.at2(t, i) * y[i], 2);
+            p2 += std::pow((1.0 - g.gate.at2(t, i)) * y[i], 2);
+        }
+        total += (c[o] = std::sqrt(n2));
+        paperTotal += (paper[o] = std::sqrt(p2));
+    }
+    double apart = 0;
+    for (int o = 0; o < 3; ++o) {
+        EXPECT_NEAR(an.grassmann[0].influence.at2(t, o), c[o] / total, 1e-6);
+        apart = std::max(apart, std::abs(c[o] / total - paper[o] / paperTotal));
+    }
+    EXPECT_GT(apart, 1e-3); // the two weightings differ on this trace: the check can see the change
+}
+
 TEST(Analysis, AnglesBetweenIdenticalLayersAreZero) {
     Trace tr = grassmannTrace(15, 16, 5, 3, {1, 2}, 4);
     tr.layers[1] = tr.layers[0]; // layer 1 identical to layer 0

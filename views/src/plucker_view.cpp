@@ -159,7 +159,14 @@ void PluckerView::refresh() {
     const QString key = QStringLiteral("%1/%2")
                             .arg(reinterpret_cast<quintptr>(m_data.grassmannAnalysis.get()))
                             .arg(static_cast<int>(m_quantity));
-    if (key != m_matrixKey) {
+    if (m_data.grassmann->config.aggregation == gwb::engine::Aggregation::PerOffsetMlp) {
+        m_matrixKey.clear();
+        m_heatmap->setPlaceholder(
+            QStringLiteral("B_t is not defined for this model: its mixer sends each offset's plane through an MLP "
+                           "and averages the outputs (aggregation per_offset_mlp), so no mean plane is formed and "
+                           "coherence, residual and planarity have nothing to describe. The pair norms below are "
+                           "defined, and the Compare view shows each offset's influence."));
+    } else if (key != m_matrixKey) {
         const DataTable t = dataTables().front();
         const HeatmapAxes axes =
             detail::axesFromTable(t, m_quantity == Quantity::Residual    ? QStringLiteral("residual \u03c1")

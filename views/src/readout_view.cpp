@@ -122,7 +122,15 @@ void ReadoutView::setSettings(const QJsonObject& s) {
 }
 
 QString ReadoutView::missingDataMessage() const {
+    if (readoutUndefined())
+        return QStringLiteral("Read-out planes are not defined for this model: its mixer sends each offset's plane "
+                              "through an MLP (aggregation per_offset_mlp), so no linear W_plu row reads a plane. "
+                              "The Plücker view's pair norms and the Compare view's influence are defined.");
     return detail::grassmannMissingMessage(m_data);
+}
+
+bool ReadoutView::readoutUndefined() const {
+    return m_data.grassmann && m_data.grassmann->config.aggregation == gwb::engine::Aggregation::PerOffsetMlp;
 }
 
 const gwb::engine::GrassmannLayerAnalysis* ReadoutView::layerAnalysis() const {
@@ -131,7 +139,7 @@ const gwb::engine::GrassmannLayerAnalysis* ReadoutView::layerAnalysis() const {
 }
 
 bool ReadoutView::hasContent() const {
-    return m_data.grassmann && layerAnalysis() != nullptr;
+    return m_data.grassmann && !readoutUndefined() && layerAnalysis() != nullptr;
 }
 
 std::vector<int> ReadoutView::rankedChannels() const {
@@ -283,8 +291,12 @@ QStringList ReadoutView::topChannelLines() const {
 
 void ReadoutView::refresh() {
     if (!hasContent()) {
-        m_ranked->setPlaceholder(missingDataMessage());
-        m_spectrum->setPlaceholder(missingDataMessage());
+        // The charts' placeholder is one line: the whole reason is in the larger panel below.
+        const QString brief = readoutUndefined()
+                                  ? QStringLiteral("Not defined for this model (per-offset MLP, no W_plu): see below")
+                                  : missingDataMessage();
+        m_ranked->setPlaceholder(brief);
+        m_spectrum->setPlaceholder(brief);
         m_sphere->setPlaceholder(missingDataMessage());
         m_table->setRowCount(0);
         return;

@@ -118,6 +118,8 @@ const char* aggregationName(Aggregation a) {
         return "mean_then_normalize";
     case Aggregation::Mean:
         return "mean";
+    case Aggregation::PerOffsetMlp:
+        return "per_offset_mlp";
     }
     return "?";
 }
@@ -129,10 +131,11 @@ NormPlacement normFromName(const std::string& name) {
 }
 
 Aggregation aggregationFromName(const std::string& name) {
-    for (Aggregation a : {Aggregation::NormalizeThenMean, Aggregation::MeanThenNormalize, Aggregation::Mean})
+    for (Aggregation a :
+         {Aggregation::NormalizeThenMean, Aggregation::MeanThenNormalize, Aggregation::Mean, Aggregation::PerOffsetMlp})
         if (name == aggregationName(a)) return a;
-    throw std::invalid_argument("aggregation must be normalize_then_mean, mean_then_normalize or mean (got '" + name +
-                                "')");
+    throw std::invalid_argument(
+        "aggregation must be normalize_then_mean, mean_then_normalize, mean or per_offset_mlp (got '" + name + "')");
 }
 
 bool mixerSeesNormedInput(NormPlacement norm) {
@@ -172,6 +175,7 @@ void validateConfig(const ModelConfig& c) {
         fail("aggregation", "applies to Grassmann models only");
     if (c.kind == ModelKind::Transformer) {
         if (c.stages.any()) fail("mixer_stages", "applies to Grassmann models only");
+        if (c.dGeom != 0) fail("d_geom", "applies to Grassmann models only");
         if (c.gate == GateVariant::Residual) fail("gate", "\"residual\" applies to Grassmann models only");
         positive(c.nHeads, "n_heads");
         if (c.dModel % c.nHeads != 0) fail("n_heads", "must divide d_model (" + std::to_string(c.dModel) + ")");
@@ -188,6 +192,13 @@ void validateConfig(const ModelConfig& c) {
         fail("mixer_stages.mix_scale", "applies to gate \"residual\" only");
     if (c.gate == GateVariant::Residual && c.norm != NormPlacement::Pre)
         fail("gate", "\"residual\" (x + a g s, added to h) requires norm \"pre\"");
+    if (c.aggregation == Aggregation::PerOffsetMlp) {
+        if (c.dGeom < 1) fail("d_geom", "must be >= 1 for aggregation \"per_offset_mlp\"");
+        if (c.empty == EmptyRule::Bias)
+            fail("empty", "\"bias\" (g = b_plu) has no meaning for aggregation \"per_offset_mlp\" (there is no W_plu)");
+    } else if (c.dGeom != 0) {
+        fail("d_geom", "applies to aggregation \"per_offset_mlp\" only");
+    }
     if (c.reduced < 2 || c.reduced > c.dModel)
         fail("reduced", "must be in [2, d_model] (got " + std::to_string(c.reduced) + ")");
     if (c.pluckerEps <= 0) fail("plucker_eps", "must be > 0");
@@ -210,8 +221,8 @@ namespace {
 /// "x_and_g"), "mix_scale", "output_projection"}, each optional (absent: the paper's step).
 MixerStages parseStages(const json& j) {
     if (!j.is_object()) fail("mixer_stages", "must be a JSON object");
-    static const std::set<std::string> known = {"reduction_norm", "plucker_scale", "feature_norm",
-                                                "gate_input",     "mix_scale",     "output_projection"};
+    static const std::set<std::string> known = {"reduction_norm", "plucker_scale",     "feature_norm", "gate_input",
+                                                "mix_scale",      "output_projection", "wedge_order"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) fail("mixer_stages." + it.key(), "is not a known mixer stage");
     MixerStages st;
@@ -236,6 +247,12 @@ MixerStages parseStages(const json& j) {
             fail("mixer_stages.gate_input", "must be \"x\" or \"x_and_g\"");
         st.gateFromInput = g.get<std::string>() == "x";
     }
+    if (j.contains("wedge_order")) {
+        const json& w = j.at("wedge_order");
+        if (!w.is_string() || (w.get<std::string>() != "current_past" && w.get<std::string>() != "past_current"))
+            fail("mixer_stages.wedge_order", "must be \"current_past\" (z_t ^ z_{t-D}) or \"past_current\"");
+        st.wedgePastFirst = w.get<std::string>() == "past_current";
+    }
     return st;
 }
 } // namespace
@@ -248,12 +265,12 @@ ModelConfig configFromJson(const std::string& text) {
         throw std::invalid_argument(std::string("model config: invalid JSON: ") + e.what());
     }
     if (!j.is_object()) throw std::invalid_argument("model config: top level must be a JSON object");
-    static const std::set<std::string> known = {"kind",        "name",           "vocab_size", "d_model",
-                                                "reduced",     "n_layers",       "d_ff",       "max_len",
-                                                "n_heads",     "norm",           "gate",       "empty",
-                                                "plucker_eps", "layer_norm_eps", "dropout",    "mixer_layer_norm",
-                                                "offsets",     "comment",        "family",     "aggregation",
-                                                "mixer_stages"};
+    static const std::set<std::string> known = {"kind",         "name",           "vocab_size", "d_model",
+                                                "reduced",      "n_layers",       "d_ff",       "max_len",
+                                                "n_heads",      "norm",           "gate",       "empty",
+                                                "plucker_eps",  "layer_norm_eps", "dropout",    "mixer_layer_norm",
+                                                "offsets",      "comment",        "family",     "aggregation",
+                                                "mixer_stages", "d_geom"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) fail(it.key(), "is not a known config field");
 
@@ -284,9 +301,11 @@ ModelConfig configFromJson(const std::string& text) {
     try {
         c.aggregation = aggregationFromName(aggregation);
     } catch (const std::invalid_argument&) {
-        fail("aggregation",
-             "must be \"normalize_then_mean\", \"mean_then_normalize\" or \"mean\" (got '" + aggregation + "')");
+        fail("aggregation", "must be \"normalize_then_mean\", \"mean_then_normalize\", \"mean\" or "
+                            "\"per_offset_mlp\" (got '" +
+                                aggregation + "')");
     }
+    c.dGeom = getInt(j, "d_geom", 0);
     const std::string gate = getString(j, "gate", "paper");
     if (gate == "paper")
         c.gate = GateVariant::Paper;
@@ -355,12 +374,16 @@ std::string configToJson(const ModelConfig& c, int indent) {
         j["plucker_eps"] = c.pluckerEps;
         // Written only when not the default, so files of the paper's models stay as they were.
         if (c.aggregation != Aggregation::NormalizeThenMean) j["aggregation"] = aggregationName(c.aggregation);
+        if (c.aggregation == Aggregation::PerOffsetMlp) j["d_geom"] = c.dGeom;
         if (c.stages.any()) {
             const MixerStages& st = c.stages;
-            j["mixer_stages"] = {
-                {"reduction_norm", st.reductionNorm}, {"plucker_scale", st.pluckerScale},
-                {"feature_norm", st.featureNorm},     {"gate_input", st.gateFromInput ? "x" : "x_and_g"},
-                {"mix_scale", st.mixScale},           {"output_projection", st.outputProjection}};
+            j["mixer_stages"] = {{"reduction_norm", st.reductionNorm},
+                                 {"plucker_scale", st.pluckerScale},
+                                 {"feature_norm", st.featureNorm},
+                                 {"gate_input", st.gateFromInput ? "x" : "x_and_g"},
+                                 {"mix_scale", st.mixScale},
+                                 {"output_projection", st.outputProjection},
+                                 {"wedge_order", st.wedgePastFirst ? "past_current" : "current_past"}};
         }
         j["offsets"] = {{"schedule", "explicit"}, {"layers", c.layerOffsets}};
     }
@@ -389,7 +412,12 @@ std::vector<ParameterSpec> parameterSpecs(const ModelConfig& c) {
                 s.push_back({p + "ln_red.weight", {r}});
                 s.push_back({p + "ln_red.bias", {r}});
             }
-            linear("w_plu", d, r * (r - 1) / 2);
+            if (c.aggregation == Aggregation::PerOffsetMlp) {
+                linear("geo_in", c.dGeom, r * (r - 1) / 2);
+                linear("geo_out", d, c.dGeom);
+            } else {
+                linear("w_plu", d, r * (r - 1) / 2);
+            }
             if (c.stages.featureNorm) norm("ln_geo");
             linear("w_gate", d, c.stages.gateFromInput ? d : 2 * d);
             if (c.stages.outputProjection) linear("w_out", d, d);

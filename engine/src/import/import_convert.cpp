@@ -37,16 +37,40 @@ using detail::headsFor;
 using detail::loadVocabulary;
 using detail::pairColumns;
 
-/// The mixer's stages in the report's words, e.g. "stages: z = LN(W_red x); B = 0.0667 mean_D p(D)
+/// The mixer's steps in the report's words, e.g. "stages: z = LN(W_red x); B = 0.0667 mean_D p(D)
 /// (raw); g = LN(W_plu B + b); a = sigmoid(W_gate x); mix = W_out(x + a g 0.25)".
-std::string describeStages(const MixerStages& s) {
+std::string describeStages(const ModelConfig& c) {
+    const MixerStages& s = c.stages;
     std::ostringstream o;
     o.precision(4);
-    o << "stages: z = " << (s.reductionNorm ? "LN(W_red x)" : "W_red x") << "; B = ";
-    if (s.pluckerScale != 1.0) o << s.pluckerScale << " ";
-    o << "mean_D p(D) (raw); g = " << (s.featureNorm ? "LN(W_plu B + b)" : "W_plu B + b") << "; a = sigmoid(W_gate "
-      << (s.gateFromInput ? "x" : "[x; g]") << "); mix = " << (s.outputProjection ? "W_out(" : "") << "x + a g";
-    if (s.mixScale != 1.0) o << " " << s.mixScale;
+    o << "stages: z = " << (s.reductionNorm ? "LN(W_red x)" : "W_red x")
+      << "; p(D) = " << (s.wedgePastFirst ? "z_{t-D} ^ z_t" : "z_t ^ z_{t-D}") << "; ";
+    std::string g = "W_plu B + b";
+    switch (c.aggregation) {
+    case Aggregation::Mean:
+        o << "B = ";
+        if (s.pluckerScale != 1.0) o << s.pluckerScale << " ";
+        o << "mean_D p(D) (raw)";
+        break;
+    case Aggregation::NormalizeThenMean:
+        o << "B = mean_D p(D) / max(||p(D)||, eps)";
+        break;
+    case Aggregation::MeanThenNormalize:
+        o << "B = q / sqrt(||q||^2 + eps), q = mean_D p(D)";
+        break;
+    case Aggregation::PerOffsetMlp:
+        o << "no B: each p^(D) = p(D) / max(||p(D)||, eps) through an MLP (C(r,2) -> " << c.dGeom << " -> GELU -> d)";
+        g = "mean_D MLP(p^(D))";
+        break;
+    }
+    o << "; g = " << (s.featureNorm ? "LN(" + g + ")" : g) << "; a = sigmoid(W_gate "
+      << (s.gateFromInput ? "x" : "[x; g]") << "); mix = " << (s.outputProjection ? "W_out(" : "");
+    if (c.gate == GateVariant::Residual) {
+        o << "x + a g";
+        if (s.mixScale != 1.0) o << " " << s.mixScale;
+    } else {
+        o << (c.gate == GateVariant::Paper ? "a x + (1 - a) g" : "a g");
+    }
     o << (s.outputProjection ? ")" : "") << " (from the layout)";
     return o.str();
 }
@@ -368,6 +392,7 @@ private:
         c.dFF = rowsOf("ffn_in.weight");
         if (c.kind == ModelKind::Grassmann) {
             c.reduced = rowsOf("w_red.weight");
+            if (k.aggregation == Aggregation::PerOffsetMlp) c.dGeom = rowsOf("geo_in.weight");
             c.nHeads = 4;
         } else {
             c.nHeads = headsFor(m_o, m_found, k, L.name, c.dModel, m_report);
@@ -384,8 +409,8 @@ private:
                 } catch (const std::invalid_argument& e) {
                     throw std::runtime_error(L.name + ": " + e.what());
                 }
-                m_report.flags.push_back(describeStages(c.stages));
             }
+            if (k.stages || c.aggregation == Aggregation::PerOffsetMlp) m_report.flags.push_back(describeStages(c));
         } else {
             c.layerOffsets.clear();
             if (!m_o.offsetSchedule.empty())
@@ -474,15 +499,17 @@ private:
                 for (size_t q = 0; q < cols.size(); ++q)
                     identity &= cols[q].first == static_cast<int64_t>(q) && cols[q].second > 0;
                 if (identity) continue;
-                FloatArray& w = params.at("blocks." + std::to_string(l) + ".w_plu.weight"); // d x C
+                // The matrix that reads the planes: W_plu (d x C), or the per-offset MLP's first layer (d_geom x C).
+                const bool mlp = c.aggregation == Aggregation::PerOffsetMlp;
+                FloatArray& w = params.at("blocks." + std::to_string(l) + (mlp ? ".geo_in.weight" : ".w_plu.weight"));
                 const FloatArray src = w;
                 const int64_t cc = static_cast<int64_t>(cols.size());
-                for (int64_t row = 0; row < c.dModel; ++row)
+                for (int64_t row = 0; row < w.dim(0); ++row)
                     for (int64_t q = 0; q < cc; ++q)
                         w.data[static_cast<size_t>(row * cc + cols[static_cast<size_t>(q)].first)] =
                             cols[static_cast<size_t>(q)].second * src.data[static_cast<size_t>(row * cc + q)];
-                m_report.notes.push_back("layer " + std::to_string(l) +
-                                         ": pair order differs from ours; W_plu columns reordered");
+                m_report.notes.push_back("layer " + std::to_string(l) + ": pair order differs from ours; " +
+                                         (mlp ? "geo_in" : "W_plu") + " columns reordered");
             }
         }
 

@@ -126,7 +126,8 @@ void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportRepor
           "n_positions", "n_ctx"},
          "Lmax",
          c.maxLen},
-        {{"d_reduce", "reduced", "reduce_dim", "reduced_dim", "d_low"}, "r", g ? c.reduced : -1},
+        {{"d_reduce", "reduced", "reduce_dim", "reduced_dim", "d_low", "r"}, "r", g ? c.reduced : -1},
+        {{"d_geom"}, "d_geom", g && c.dGeom > 0 ? c.dGeom : -1},
     };
     std::string checked;
     for (const Size& s : sizes) {
@@ -183,7 +184,8 @@ void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOp
         c.norm = n->value == "pre" ? NormPlacement::Pre : NormPlacement::Post;
         set("norm", true, n->source);
     }
-    if (const auto f = found.get({"plucker_eps"}); f && g) {
+    const std::string epsKey = k.epsConfigKey.empty() ? "plucker_eps" : k.epsConfigKey;
+    if (const auto f = found.get({epsKey.c_str()}); f && g) {
         try {
             c.pluckerEps = std::stod(f->value);
         } catch (const std::exception&) {
@@ -199,6 +201,12 @@ void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOp
     set("gate", o.gate.has_value(), "--gate");
     if (o.pluckerEps) c.pluckerEps = *o.pluckerEps;
     set("eps", o.pluckerEps.has_value(), "--eps");
+    if (o.aggregation && g &&
+        (*o.aggregation == Aggregation::PerOffsetMlp) != (k.aggregation == Aggregation::PerOffsetMlp))
+        throw std::runtime_error(std::string("--aggregation ") + aggregationName(*o.aggregation) + " cannot describe " +
+                                 layout.name +
+                                 "'s checkpoints: aggregation per_offset_mlp has its own tensors (an MLP, geo_in and "
+                                 "geo_out) in place of W_plu, so it is the layout's choice, not an override");
     if (o.aggregation) c.aggregation = *o.aggregation;
     set("aggregation", o.aggregation.has_value(), "--aggregation");
     if (c.norm == NormPlacement::Post && c.mixerLayerNorm)

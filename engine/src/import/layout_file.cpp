@@ -94,7 +94,12 @@ public:
                 flag(st.featureNorm);
             else if (f == "output_projection")
                 flag(st.outputProjection);
-            else if (f == "gate_input") {
+            else if (f == "wedge_order") {
+                if (!val.is_string() ||
+                    (val.get<std::string>() != "current_past" && val.get<std::string>() != "past_current"))
+                    fail("stage \"wedge_order\" must be \"current_past\" or \"past_current\"");
+                st.wedgePastFirst = val.get<std::string>() == "past_current";
+            } else if (f == "gate_input") {
                 if (!val.is_string() || (val.get<std::string>() != "x" && val.get<std::string>() != "x_and_g"))
                     fail("stage \"gate_input\" must be \"x\" or \"x_and_g\"");
                 st.gateFromInput = val.get<std::string>() == "x";
@@ -104,7 +109,8 @@ public:
                 scale(st.mixScale);
             else
                 fail("unknown stage '" + f +
-                     "' (reduction_norm, plucker_scale, feature_norm, gate_input, mix_scale, output_projection)");
+                     "' (reduction_norm, plucker_scale, feature_norm, gate_input, mix_scale, output_projection, "
+                     "wedge_order)");
         }
         return st;
     }
@@ -120,8 +126,10 @@ public:
         for (auto it = k.at("parameters").begin(); it != k.at("parameters").end(); ++it) {
             const std::string ours = it.key();
             const auto& allowed = ourModules(which);
-            const bool optional = ours == "ln_mix" || (which == ModelKind::Grassmann &&
-                                                       (ours == "ln_red" || ours == "ln_geo" || ours == "w_out"));
+            const bool optional =
+                ours == "ln_mix" ||
+                (which == ModelKind::Grassmann &&
+                 (ours == "ln_red" || ours == "ln_geo" || ours == "w_out" || ours == "geo_in" || ours == "geo_out"));
             if (!optional && std::find(allowed.begin(), allowed.end(), ours) == allowed.end())
                 fail("\"kinds\"." + kn + ".parameters names '" + ours + "', which a " + kn + " block does not have");
             modules.insert(ours);
@@ -137,15 +145,6 @@ public:
             } else {
                 fail("\"kinds\"." + kn + ".parameters." + ours + " must be a module name or {\"weight\", \"bias\"}");
             }
-        }
-        std::vector<std::string> missing;
-        for (const std::string& m : ourModules(which))
-            if (!modules.count(m)) missing.push_back(m);
-        if (!missing.empty()) {
-            std::string list;
-            for (const auto& m : missing)
-                list += (list.empty() ? "" : ", ") + m;
-            fail("\"kinds\"." + kn + ".parameters does not cover every tensor of a block: " + list + " missing");
         }
         // Each tensor of theirs feeds one of ours.
         std::map<std::string, std::string> seen;
@@ -211,6 +210,32 @@ public:
         }
         if (which == ModelKind::Transformer && (out.gate || out.empty || out.eps || out.aggregation || out.stages))
             fail("a Transformer has no gate, empty rule, eps, aggregation or stages variant");
+        // Every tensor of our block is mapped: the per-offset MLP (geo_in, geo_out) in place of
+        // W_plu for aggregation per_offset_mlp.
+        const bool mlp = out.aggregation == Aggregation::PerOffsetMlp;
+        std::vector<std::string> required;
+        for (const std::string& m : ourModules(which))
+            if (m != "w_plu" || !mlp) required.push_back(m);
+        if (mlp) {
+            required.push_back("geo_in");
+            required.push_back("geo_out");
+        } else {
+            for (const char* m : {"geo_in", "geo_out"})
+                if (modules.count(m))
+                    fail(std::string("parameters maps ") + m +
+                         ", which only aggregation per_offset_mlp has (variant aggregation)");
+        }
+        if (mlp && modules.count("w_plu"))
+            fail("parameters maps w_plu, which aggregation per_offset_mlp does not have");
+        std::vector<std::string> missing;
+        for (const std::string& m : required)
+            if (!modules.count(m)) missing.push_back(m);
+        if (!missing.empty()) {
+            std::string list;
+            for (const auto& m : missing)
+                list += (list.empty() ? "" : ", ") + m;
+            fail("\"kinds\"." + kn + ".parameters does not cover every tensor of a block: " + list + " missing");
+        }
         // A stage's parameters are mapped exactly when the stage is on.
         const LayoutStages st = out.stages.value_or(LayoutStages{});
         for (const auto& [module, on] : {std::pair<std::string, bool>{"ln_red", st.reductionNorm},
@@ -225,6 +250,9 @@ public:
             out.heads = k.at("heads").get<int64_t>();
         }
         out.offsetsBuffer = text(k, "offsets_buffer", false);
+        out.epsConfigKey = text(k, "eps_config_key", false);
+        if (which == ModelKind::Transformer && !out.epsConfigKey.empty())
+            fail("a Transformer has no planes: \"eps_config_key\" applies to Grassmann models only");
         if (k.contains("pre_norm")) {
             try {
                 out.preNorm = normFromName(text(k, "pre_norm"));
@@ -468,6 +496,7 @@ void applyLayoutVariant(const Layout& layout, ModelConfig& c) {
         c.stages.featureNorm = st.featureNorm;
         c.stages.gateFromInput = st.gateFromInput;
         c.stages.outputProjection = st.outputProjection;
+        c.stages.wedgePastFirst = st.wedgePastFirst;
         if (c.reduced >= 2) c.stages.pluckerScale = stageScale(st.pluckerScale, c);
         if (!c.layerOffsets.empty()) c.stages.mixScale = stageScale(st.mixScale, c);
     }

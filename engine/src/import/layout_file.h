@@ -27,6 +27,7 @@ struct KeyMapping {
 /// |W| the layer's offsets), resolved once r and the offsets are known.
 struct LayoutStages {
     bool reductionNorm = false, featureNorm = false, gateFromInput = false, outputProjection = false;
+    bool wedgePastFirst = false; ///< "wedge_order": "past_current"
     std::string pluckerScale = "1", mixScale = "1";
 };
 
@@ -42,6 +43,9 @@ struct KindLayout {
     std::optional<bool> mixerLayerNorm;
     std::optional<EmptyRule> empty;
     std::optional<double> eps;
+    /// A found config key holding the planes' eps, as the family's code reads it ("eps": the
+    /// CausalGrassmannMixer's cfg.eps); "" = none.
+    std::string epsConfigKey;
     std::optional<Aggregation> aggregation;
     std::optional<LayoutStages> stages;
     std::optional<int64_t> heads; ///< the family's head count (Transformer; not in the shapes)

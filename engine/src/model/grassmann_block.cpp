@@ -19,7 +19,12 @@ GrassmannBlockImpl::GrassmannBlockImpl(const ModelConfig& config, std::vector<in
     m_drop = register_module("drop", torch::nn::Dropout(config.dropout));
     ln1 = register_module("ln1", makeNorm(config));
     wRed = register_module("w_red", Dense(d, r, initialize));
-    wPlu = register_module("w_plu", Dense(r * (r - 1) / 2, d, initialize));
+    if (config.aggregation == Aggregation::PerOffsetMlp) {
+        geoIn = register_module("geo_in", Dense(r * (r - 1) / 2, config.dGeom, initialize));
+        geoOut = register_module("geo_out", Dense(config.dGeom, d, initialize));
+    } else {
+        wPlu = register_module("w_plu", Dense(r * (r - 1) / 2, d, initialize));
+    }
     if (config.stages.reductionNorm)
         lnRed =
             register_module("ln_red", torch::nn::LayerNorm(torch::nn::LayerNormOptions({r}).eps(config.layerNormEps)));
@@ -101,8 +106,25 @@ torch::Tensor GrassmannBlockImpl::feature(const torch::Tensor& projected, const 
 
 torch::Tensor GrassmannBlockImpl::featureFromDirection(const torch::Tensor& z, const torch::Tensor& y,
                                                        const torch::Tensor& valid) {
-    // B_t = z_t ^ y_t: one Plucker vector per token, W_plu applied once.
-    return feature(wPlu(wedge(z, y)), valid);
+    // B_t = z_t ^ y_t: one Plucker vector per token, W_plu applied once (y ^ z: past x current).
+    return feature(wPlu(plane(z, y)), valid);
+}
+
+torch::Tensor GrassmannBlockImpl::plane(const torch::Tensor& cur, const torch::Tensor& past) {
+    return m_config.stages.wedgePastFirst ? wedge(past, cur) : wedge(cur, past);
+}
+
+torch::Tensor GrassmannBlockImpl::mlpFeature(const torch::Tensor& P, const torch::Tensor& w) {
+    // mean_D (W_out u_D + b_out) = W_out mean_D u_D + b_out for a token with >= 1 offset kept: the
+    // d-wide product once per token instead of once per offset. Tokens with none: the empty rule.
+    const torch::Tensor hidden = (torch::gelu(geoIn(P)) * w).sum(2); // B x S x d_geom
+    const torch::Tensor count = w.sum(2);                            // (1|B) x S x 1
+    return feature(geoOut(hidden / count.clamp_min(1.0)), count > 0);
+}
+
+torch::Tensor GrassmannBlockImpl::normalizedPlanes(const torch::Tensor& z, const torch::Tensor& past) {
+    const torch::Tensor p = plane(z.expand_as(past), past);
+    return p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
 }
 
 torch::Tensor GrassmannBlockImpl::pastDirection(const torch::Tensor& zCur, const torch::Tensor& zPast,
@@ -186,6 +208,11 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometry(const torch
     const int64_t T = x.size(1);
     const torch::Tensor z = reduce(x); // B x T x r
     if (zOut) *zOut = z;
+    if (m_config.aggregation == Aggregation::PerOffsetMlp) { // no one-plane form: every offset's plane
+        const auto [past, valid] = pastStack(z, 0);
+        const torch::Tensor g = mlpFeature(pluckerStacked(z, past, valid), valid);
+        return {g, gateOf(x, g)};
+    }
     // y_t = (1/|W_t|) sum_D z_{t-D} / max(||z_t ^ z_{t-D}||, eps); then B_t = z_t ^ y_t = mean_D p^(D).
     const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true); // B x T x 1
     torch::Tensor sum;
@@ -209,11 +236,25 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::geometryPerOffset(co
     const int64_t B = x.size(0), T = x.size(1);
     const torch::Tensor z = reduce(x);
     const int64_t r = z.size(-1), C = r * (r - 1) / 2;
+    if (m_config.aggregation == Aggregation::PerOffsetMlp) {
+        // g = mean over the valid offsets of MLP(p^(D)), each MLP output whole (CausalGrassmannMixer's order).
+        torch::Tensor gsum = torch::zeros({B, T, m_config.dModel}, z.options());
+        for (int D : m_offsets) {
+            if (D >= T) continue;
+            const int64_t n = T - D;
+            torch::Tensor p = plane(z.narrow(1, D, n), z.narrow(1, 0, n));
+            p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+            gsum = gsum + torch::constant_pad_nd(geoOut(torch::gelu(geoIn(p))), {0, 0, D, 0});
+        }
+        const torch::Tensor cnt = offsetCounts(T, z.device());
+        const torch::Tensor g = feature(gsum / cnt.clamp_min(1.0f).to(z.dtype()), cnt > 0);
+        return {g, gateOf(x, g)};
+    }
     torch::Tensor sum = torch::zeros({B, T, C}, z.options());
     for (int D : m_offsets) {
         if (D >= T) continue;
         const int64_t n = T - D;
-        torch::Tensor p = wedge(z.narrow(1, D, n), z.narrow(1, 0, n)); // current x past
+        torch::Tensor p = plane(z.narrow(1, D, n), z.narrow(1, 0, n)); // current x past
         if (m_config.aggregation == Aggregation::NormalizeThenMean)
             p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
         if (m_config.aggregation == Aggregation::Mean) p = p * m_config.stages.pluckerScale;
@@ -284,9 +325,8 @@ torch::Tensor GrassmannBlockImpl::pluckerPerOffset(const torch::Tensor& z, int64
             continue;
         }
         const int64_t n = T - t0;
-        torch::Tensor p = wedge(z.narrow(1, t0, n), z.narrow(1, t0 - D, n)); // current x past
-        if (m_config.aggregation == Aggregation::NormalizeThenMean)
-            p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+        torch::Tensor p = plane(z.narrow(1, t0, n), z.narrow(1, t0 - D, n)); // current x past
+        if (unitPlanes()) p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
         if (m_config.aggregation == Aggregation::Mean) p = p * m_config.stages.pluckerScale;
         per.push_back(torch::constant_pad_nd(p, {0, 0, t0 - start, 0}));
     }
@@ -311,9 +351,8 @@ std::pair<torch::Tensor, torch::Tensor> GrassmannBlockImpl::pastStack(const torc
 torch::Tensor GrassmannBlockImpl::pluckerStacked(const torch::Tensor& zS, const torch::Tensor& past,
                                                  const torch::Tensor& valid) {
     // pluckerPerOffset's values from pastStack's gather: z_t ^ z_{t-D} normalised, 0 where t < D.
-    torch::Tensor p = wedge(zS.unsqueeze(2).expand_as(past), past);
-    if (m_config.aggregation == Aggregation::NormalizeThenMean)
-        p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
+    torch::Tensor p = plane(zS.unsqueeze(2).expand_as(past), past);
+    if (unitPlanes()) p = p / p.norm(2, {-1}, /*keepdim=*/true).clamp_min(m_config.pluckerEps);
     if (m_config.aggregation == Aggregation::Mean) p = p * m_config.stages.pluckerScale;
     return p * valid;
 }
@@ -337,9 +376,11 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
     // An additive offset edit (attribution) replaces g on every row by the mean of the edited
     // per-offset vectors: the one-plane g would only be computed to be thrown away.
     const bool onlyEdited = offsetEdit && edit->additive;
+    // Aggregation per_offset_mlp has no one-plane form: g always comes from every offset's plane.
+    const bool mlp = m_config.aggregation == Aggregation::PerOffsetMlp;
     torch::Tensor sum = torch::zeros_like(zS);
-    if (onlyEdited) {
-        // g comes from the edited per-offset vectors below.
+    if (onlyEdited || mlp) {
+        // g comes from the (edited) per-offset vectors below.
     } else if (stacked) {
         const torch::Tensor term =
             pastDirection(zS.unsqueeze(2), past, normSq.narrow(1, start, S).unsqueeze(2), torch::Tensor());
@@ -356,36 +397,48 @@ torch::Tensor GrassmannBlockImpl::run(const torch::Tensor& h, const SuffixContex
     }
     const torch::Tensor cnt = offsetCounts(T, z.device()).narrow(1, start, S);
     torch::Tensor g =
-        onlyEdited ? torch::Tensor()
-                   : featureFromDirection(zS, finishDirection(zS, sum / cnt.clamp_min(1.0f).to(z.dtype())), cnt > 0);
-    if (offsetEdit || (record && record->wantPlucker)) {
+        onlyEdited || mlp
+            ? torch::Tensor()
+            : featureFromDirection(zS, finishDirection(zS, sum / cnt.clamp_min(1.0f).to(z.dtype())), cnt > 0);
+    if (offsetEdit || mlp || (record && record->wantPlucker)) {
         const torch::Tensor P =
             stacked ? pluckerStacked(zS, past, pastValid) : pluckerPerOffset(z, start); // B x S x |W| x C
         if (record && record->wantPlucker) record->plucker = P;
+        torch::Tensor valid = pastValid; // 1 x S x |W| x 1
+        if (!valid.defined() && (offsetEdit || mlp)) {
+            std::vector<float> offs(m_offsets.begin(), m_offsets.end());
+            const torch::Tensor D = torch::tensor(offs, z.options()).view({1, 1, -1, 1});
+            const torch::Tensor t = torch::arange(start, T, z.options()).view({1, -1, 1, 1});
+            valid = (t >= D).to(z.dtype());
+        }
+        if (mlp && !onlyEdited) g = mlpFeature(P, valid);
         if (offsetEdit) {
-            // B_t averaged over the offsets kept (and valid), with edited vectors put in; the
-            // empty rule where none remains. Only the edited rows take this g.
-            torch::Tensor valid = pastValid; // 1 x S x |W| x 1
-            if (!valid.defined()) {
-                std::vector<float> offs(m_offsets.begin(), m_offsets.end());
-                const torch::Tensor D = torch::tensor(offs, z.options()).view({1, 1, -1, 1});
-                const torch::Tensor t = torch::arange(start, T, z.options()).view({1, -1, 1, 1});
-                valid = (t >= D).to(z.dtype());
+            // g from the offsets kept (and valid), with edited vectors put in; the empty rule where
+            // none remains. Only the edited rows take this g.
+            torch::Tensor gE;
+            if (mlp) { // the MLP of every such offset's plane, averaged
+                if (edit->additive) {
+                    gE = mlpFeature(P + edit->value * valid, valid);
+                } else {
+                    const torch::Tensor Pe = edit->mask.defined() ? torch::where(edit->mask, edit->value, P) : P;
+                    gE = mlpFeature(Pe, edit->keep.defined() ? valid * edit->keep : valid);
+                }
+            } else {                      // B_t averaged over them, then W_plu
+                torch::Tensor agg, count; // B x S x C, B x S x 1
+                if (edit->additive) {
+                    // P is 0 where t < D, and so is the masked delta: the valid offsets' mean directly.
+                    count = cnt.expand({B, S, 1});
+                    agg = (P + edit->value * valid).sum(2) / count.clamp_min(1.0f);
+                } else {
+                    const torch::Tensor Pe = edit->mask.defined() ? torch::where(edit->mask, edit->value, P) : P;
+                    const torch::Tensor w = edit->keep.defined() ? valid * edit->keep : valid.expand({B, S, -1, 1});
+                    count = w.sum(2);
+                    agg = (Pe * w).sum(2) / count.clamp_min(1.0f);
+                }
+                if (m_config.aggregation == Aggregation::MeanThenNormalize)
+                    agg = agg / ((agg * agg).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
+                gE = feature(wPlu(agg), count > 0);
             }
-            torch::Tensor agg, count; // B x S x C, B x S x 1
-            if (edit->additive) {
-                // P is 0 where t < D, and so is the masked delta: the valid offsets' mean directly.
-                count = cnt.expand({B, S, 1});
-                agg = (P + edit->value * valid).sum(2) / count.clamp_min(1.0f);
-            } else {
-                const torch::Tensor Pe = edit->mask.defined() ? torch::where(edit->mask, edit->value, P) : P;
-                const torch::Tensor w = edit->keep.defined() ? valid * edit->keep : valid.expand({B, S, -1, 1});
-                count = w.sum(2);
-                agg = (Pe * w).sum(2) / count.clamp_min(1.0f);
-            }
-            if (m_config.aggregation == Aggregation::MeanThenNormalize)
-                agg = agg / ((agg * agg).sum(-1, /*keepdim=*/true) + m_config.pluckerEps).sqrt();
-            const torch::Tensor gE = feature(wPlu(agg), count > 0);
             if (onlyEdited) {
                 g = gE;
             } else {
@@ -420,6 +473,20 @@ torch::Tensor GrassmannBlockImpl::step(const torch::Tensor& h, GrassmannState& s
     std::vector<int64_t> rows;
     for (int D : m_offsets)
         if (D <= t) rows.push_back((t - D) % state.capacity);
+    if (m_config.aggregation == Aggregation::PerOffsetMlp) { // every valid offset's plane through the MLP
+        const auto n = static_cast<int64_t>(rows.size());
+        const int64_t C = r * (r - 1) / 2;
+        const torch::Tensor P =
+            n > 0 ? normalizedPlanes(z, state.z.index_select(0, torch::tensor(rows, torch::kLong).to(z.device())))
+                        .view({1, 1, n, C})
+                  : torch::zeros({1, 1, 1, C}, z.options());
+        const torch::Tensor g =
+            mlpFeature(P, n > 0 ? torch::ones({1, 1, n, 1}, z.options()) : torch::zeros({1, 1, 1, 1}, z.options()));
+        const torch::Tensor a = gateOf(x, g);
+        if (state.capacity > 0) state.z[t % state.capacity].copy_(z[0]);
+        ++state.position;
+        return finish(h, x, g, a);
+    }
     torch::Tensor y;
     if (!rows.empty() && detail::cpuInference(z)) {
         // The same sum in one pass over the |W_t| past vectors (generation runs this once per layer

@@ -126,6 +126,11 @@ public:
     /// pluckerPerOffset from pastStack's result (zS: the rows [start, T) of z).
     torch::Tensor pluckerStacked(const torch::Tensor& zS, const torch::Tensor& past, const torch::Tensor& valid);
 
+    /// Whether each offset's plane is normalised before the aggregation (normalize_then_mean, per_offset_mlp).
+    bool unitPlanes() const {
+        return m_config.aggregation == Aggregation::NormalizeThenMean ||
+               m_config.aggregation == Aggregation::PerOffsetMlp;
+    }
     /// Mixer steps 1-7 on x (B x T x d): returns g and the gate a; z into *zOut when non-null.
     /// Exact one-plane form: B_t = z_t ^ y_t with y_t = mean_D z_{t-D} / max(||z_t ^ z_{t-D}||, eps).
     std::pair<torch::Tensor, torch::Tensor> geometry(const torch::Tensor& x, torch::Tensor* zOut);
@@ -160,7 +165,8 @@ public:
     bool perOffsetOracle = false;
 
     torch::nn::LayerNorm ln1{nullptr}, lnMix{nullptr}, ln2{nullptr};
-    Dense wRed{nullptr}, wPlu{nullptr}, wGate{nullptr};
+    /// wPlu is null for aggregation per_offset_mlp, whose planes go through geoIn -> GELU -> geoOut.
+    Dense wRed{nullptr}, wPlu{nullptr}, wGate{nullptr}, geoIn{nullptr}, geoOut{nullptr};
     /// Mixer stages (config.stages): LN of z, LN of g, the output projection; null when off.
     torch::nn::LayerNorm lnRed{nullptr}, lnGeo{nullptr};
     Dense wOut{nullptr};
@@ -171,6 +177,15 @@ public:
     torch::Tensor gateOf(const torch::Tensor& x, const torch::Tensor& g);
     /// g from the projected plane (W_plu B + b): the empty rule (valid: ... x 1 bool), then LN_geo.
     torch::Tensor feature(const torch::Tensor& projected, const torch::Tensor& valid);
+    /// The plane of a current and a past vector as the model orients it: cur ^ past, or past ^ cur
+    /// (stage wedge_order past_current).
+    torch::Tensor plane(const torch::Tensor& cur, const torch::Tensor& past);
+    /// Aggregation per_offset_mlp: g from the normalised planes P (B x S x |W| x C) weighted by w
+    /// ((1|B) x S x |W| x 1, 0 drops an offset): W_out mean_D GELU(W_in p^(D) + b_in) + b_out (the
+    /// mean of the MLP outputs, with the last linear map taken out of the mean), then feature().
+    torch::Tensor mlpFeature(const torch::Tensor& P, const torch::Tensor& w);
+    /// Normalised planes of one current vector z (1 x r) against the past rows `past` (n x r): n x C.
+    torch::Tensor normalizedPlanes(const torch::Tensor& z, const torch::Tensor& past);
 
 private:
     ModelConfig m_config;

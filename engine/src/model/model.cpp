@@ -319,6 +319,29 @@ std::string configSummary(const ModelConfig& c) {
         s << "mixer:       causal Grassmann, r " << c.reduced << " (" << c.reduced * (c.reduced - 1) / 2
           << " Pluecker coordinates), gate " << gateName(c.gate) << ", empty " << emptyName(c.empty) << ", eps "
           << c.pluckerEps << "\n";
+        if (c.aggregation != Aggregation::NormalizeThenMean)
+            s << "aggregation: " << aggregationName(c.aggregation)
+              << (c.aggregation == Aggregation::PerOffsetMlp
+                      ? " (each offset's plane through an MLP " + std::to_string(c.reduced * (c.reduced - 1) / 2) +
+                            " -> " + std::to_string(c.dGeom) + " -> GELU -> " + std::to_string(c.dModel) +
+                            ", averaged; no W_plu)"
+                      : std::string())
+              << "\n";
+        if (c.stages.any()) {
+            const MixerStages& st = c.stages;
+            std::string on;
+            auto add = [&](bool flag, const std::string& what) {
+                if (flag) on += (on.empty() ? "" : ", ") + what;
+            };
+            add(st.reductionNorm, "z = LN(W_red x)");
+            add(st.wedgePastFirst, "planes z_{t-D} ^ z_t");
+            add(st.pluckerScale != 1.0, "plane scale " + std::to_string(st.pluckerScale));
+            add(st.featureNorm, "g = LN(g)");
+            add(st.gateFromInput, "gate of x alone");
+            add(st.mixScale != 1.0, "mix scale " + std::to_string(st.mixScale));
+            add(st.outputProjection, "output projection W_out");
+            s << "stages:      " << on << "\n";
+        }
         auto setText = [](const std::vector<int>& set) {
             std::string t = "{";
             for (size_t i = 0; i < set.size(); ++i)

@@ -49,7 +49,10 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                                            : " (no skip path around the mixer: the block's output is not h plus a "
                                              "write)") +
             ". Its direct effects are `gwb paths` without --linear.");
-    if (c.kind == ModelKind::Grassmann && (c.stages.any() || c.gate == GateVariant::Residual))
+    // The past x current orientation only flips every plane's sign, which the planes recorded here carry.
+    MixerStages further = c.stages;
+    further.wedgePastFirst = false;
+    if (c.kind == ModelKind::Grassmann && (further.any() || c.gate == GateVariant::Residual))
         throw std::invalid_argument(
             "--linear splits the mixer's write into its offsets' terms for the paper's mixer; this model's mixer has "
             "further stages (a norm on z or g, a gate of x alone, x + a g s, an output projection: "
@@ -99,12 +102,20 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                     qv /= static_cast<double>(count);
                     scale /= std::sqrt((qv * qv).sum().item<double>() + c.pluckerEps);
                 }
-                const torch::Tensor W = g.wPlu->weight.to(D); // d x C
+                // The map of one plane without its bias: W_plu p, or W_out GELU(W_in p + b_in) for the
+                // per-offset MLP (each offset's MLP output is its own term; b_out is the mixer bias).
+                const bool mlp = c.aggregation == Aggregation::PerOffsetMlp;
+                Dense& last = mlp ? g.geoOut : g.wPlu;
+                const torch::Tensor W = last->weight.to(D); // d x C (W_plu) or d x d_geom (W_out)
+                auto project = [&](const torch::Tensor& p) {
+                    if (!mlp) return torch::mv(W, p);
+                    return torch::mv(W, torch::gelu(torch::mv(g.geoIn->weight.to(D), p) + g.geoIn->bias.to(D)));
+                };
                 torch::Tensor channel = torch::zeros({c.dModel}, W.options());
                 mixWrite = torch::zeros({c.dModel}, W.options());
                 for (size_t o = 0; o < offs.size(); ++o) {
                     if (offs[o] > m) continue;
-                    const torch::Tensor w = share * torch::mv(W, P[static_cast<int64_t>(o)]) * scale;
+                    const torch::Tensor w = share * project(P[static_cast<int64_t>(o)]) * scale;
                     t.labels.push_back("offset." + L + "." + std::to_string(offs[o]));
                     t.layers.push_back(l);
                     t.writes.push_back(w);
@@ -112,7 +123,7 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                     mixWrite += w;
                 }
                 if (count > 0 || c.empty == EmptyRule::Bias) {
-                    const torch::Tensor w = share * g.wPlu->bias.to(D);
+                    const torch::Tensor w = share * last->bias.to(D);
                     t.labels.push_back("mixer_bias." + L);
                     t.layers.push_back(l);
                     t.writes.push_back(w);

@@ -232,8 +232,15 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
             if (o.keepWeights) {
                 g.wRed = toArray(block->wRed->weight);
                 g.bRed = toArray(block->wRed->bias);
-                g.wPlu = toArray(block->wPlu->weight);
-                g.bPlu = toArray(block->wPlu->bias);
+                if (block->wPlu) {
+                    g.wPlu = toArray(block->wPlu->weight);
+                    g.bPlu = toArray(block->wPlu->bias);
+                } else {
+                    g.wGeoIn = toArray(block->geoIn->weight);
+                    g.bGeoIn = toArray(block->geoIn->bias);
+                    g.wGeoOut = toArray(block->geoOut->weight);
+                    g.bGeoOut = toArray(block->geoOut->bias);
+                }
             }
             lt.grassmann = std::move(g);
         } else {

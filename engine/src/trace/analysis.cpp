@@ -28,7 +28,7 @@ using analysis_detail::toFloatArray;
 namespace {
 constexpr int64_t kChunk = 256; ///< tokens per progress step / GEMM block
 
-void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l) {
+void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l, bool mlp) {
     const std::string at = "analyzeTrace: layer " + std::to_string(l) + ": ";
     if (g.offsets.empty()) throw std::invalid_argument(at + "empty offset set");
     if (g.z.rank() != 2 || g.z.dim(0) != T || g.z.dim(1) < 2)
@@ -38,9 +38,92 @@ void checkGrassmann(const GrassmannLayerTrace& g, int64_t T, size_t l) {
     const int64_t d = g.gate.dim(1);
     if (g.wRed.rank() != 2 || g.wRed.dim(0) != r || g.wRed.dim(1) != d)
         throw std::invalid_argument(at + "wRed must be r x d = " + std::to_string(r) + " x " + std::to_string(d));
-    if (g.wPlu.rank() != 2 || g.wPlu.dim(0) != d || g.wPlu.dim(1) != geo::pairCount(r))
-        throw std::invalid_argument(at + "wPlu must be d x C(r,2) = " + std::to_string(d) + " x " +
-                                    std::to_string(geo::pairCount(r)));
+    const int64_t C = geo::pairCount(r);
+    if (mlp) { // aggregation per_offset_mlp: the MLP in place of W_plu
+        const int64_t h = g.wGeoIn.rank() == 2 ? g.wGeoIn.dim(0) : 0;
+        if (g.wGeoIn.rank() != 2 || h < 1 || g.wGeoIn.dim(1) != C || static_cast<int64_t>(g.bGeoIn.data.size()) != h ||
+            g.wGeoOut.rank() != 2 || g.wGeoOut.dim(0) != d || g.wGeoOut.dim(1) != h ||
+            static_cast<int64_t>(g.bGeoOut.data.size()) != d)
+            throw std::invalid_argument(at +
+                                        "the per-offset MLP must be wGeoIn d_geom x C(r,2) (C = " + std::to_string(C) +
+                                        "), wGeoOut d x d_geom (d = " + std::to_string(d) + ") with their biases");
+        return;
+    }
+    if (g.wPlu.rank() != 2 || g.wPlu.dim(0) != d || g.wPlu.dim(1) != C)
+        throw std::invalid_argument(at + "wPlu must be d x C(r,2) = " + std::to_string(d) + " x " + std::to_string(C));
+}
+
+/// The share of g in the block's mix, per channel: 1 - a for the paper gate (a x + (1 - a) g), a for
+/// the others (a g; x + a g s).
+Eigen::ArrayXd gShare(const GateVariant gate, const geo::RowMatrixXd& a, int64_t t) {
+    return gate == GateVariant::Paper ? (1.0 - a.row(t).array()).transpose().eval()
+                                      : a.row(t).array().transpose().eval();
+}
+
+/// Influence for aggregation per_offset_mlp: g = mean_D m_D with m_D = W_out GELU(W_in p^(D) + b_in)
+/// + b_out, so offset D's share of g is exactly m_D / |W_t|: c(t, t-D) = ||share * m_D|| / |W_t|,
+/// rows normalised. The (t, D) planes of a chunk of tokens go through the MLP as two GEMMs.
+void mlpInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& gate,
+                  const ModelConfig& cfg, double eps, GrassmannLayerAnalysis& out, int64_t& zeroRows,
+                  Progress& progress) {
+    const int64_t T = z.rows(), r = z.cols(), C = geo::pairCount(r), d = gate.cols();
+    const auto O = static_cast<int64_t>(g.offsets.size());
+    const geo::RowMatrixXd wIn = matrixOf(g.wGeoIn, "wGeoIn"), wOut = matrixOf(g.wGeoOut, "wGeoOut");
+    const Eigen::RowVectorXd bIn =
+        Eigen::Map<const Eigen::RowVectorXf>(g.bGeoIn.data.data(), static_cast<int64_t>(g.bGeoIn.data.size()))
+            .cast<double>();
+    const Eigen::RowVectorXd bOut =
+        Eigen::Map<const Eigen::RowVectorXf>(g.bGeoOut.data.data(), static_cast<int64_t>(g.bGeoOut.data.size()))
+            .cast<double>();
+    const double sign = cfg.stages.wedgePastFirst ? -1.0 : 1.0;
+    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+        const int64_t n = std::min(kChunk, T - t0);
+        std::vector<std::pair<int64_t, int64_t>> pairs; // (t, o) valid
+        for (int64_t t = t0; t < t0 + n; ++t)
+            for (int64_t o = 0; o < O; ++o)
+                if (t - g.offsets[static_cast<size_t>(o)] >= 0) pairs.emplace_back(t, o);
+        geo::RowMatrixXd P(static_cast<int64_t>(pairs.size()), C);
+        for (size_t k = 0; k < pairs.size(); ++k) {
+            const auto [t, o] = pairs[k];
+            const auto s = t - g.offsets[static_cast<size_t>(o)];
+            double* row = P.row(static_cast<int64_t>(k)).data();
+            double nn = 0;
+            for (int64_t i = 0, c = 0; i < r; ++i)
+                for (int64_t j = i + 1; j < r; ++j, ++c) {
+                    row[c] = sign * (z(t, i) * z(s, j) - z(t, j) * z(s, i));
+                    nn += row[c] * row[c];
+                }
+            const double scale = 1.0 / std::max(std::sqrt(nn), eps);
+            for (int64_t c = 0; c < C; ++c)
+                row[c] *= scale;
+        }
+        geo::RowMatrixXd hidden = (P * wIn.transpose()).rowwise() + bIn;
+        hidden = hidden.unaryExpr([](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); });
+        const geo::RowMatrixXd m = (hidden * wOut.transpose()).rowwise() + bOut; // pairs x d
+        std::vector<double> c(static_cast<size_t>(O));
+        size_t k = 0;
+        for (int64_t t = t0; t < t0 + n; ++t) {
+            std::fill(c.begin(), c.end(), -1.0);
+            const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
+            int count = 0;
+            double sum = 0;
+            for (; k < pairs.size() && pairs[k].first == t; ++k, ++count) {
+            }
+            for (size_t q = k - static_cast<size_t>(count); q < k; ++q) {
+                const double v = (share * m.row(static_cast<int64_t>(q)).array().transpose()).matrix().norm() / count;
+                c[static_cast<size_t>(pairs[q].second)] = v;
+                sum += v;
+            }
+            if (count > 0 && !(sum > 0)) ++zeroRows;
+            float* row = out.influence.row(t);
+            for (int64_t o = 0; o < O; ++o)
+                row[o] = count > 0 && sum > 0 && c[static_cast<size_t>(o)] >= 0
+                             ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
+                             : kNaNf;
+        }
+        progress.advance(n);
+    }
+    (void)d;
 }
 
 /// Everything of one Grassmann layer except anglesNext (which needs the next layer).
@@ -56,12 +139,15 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
 
     // B_t, its residual and planarity.
     // B_t as the model forms it (for aggregation mean: the scaled raw planes, not unit ones).
+    // (per_offset_mlp forms no B_t: its planes' mean is only used for the pair norms below.)
     const geo::PlaneMean mode = cfg.aggregation == Aggregation::MeanThenNormalize ? geo::PlaneMean::MeanThenNormalize
                                 : cfg.aggregation == Aggregation::Mean            ? geo::PlaneMean::Raw
                                                                                   : geo::PlaneMean::NormalizeThenMean;
     const double scale = cfg.aggregation == Aggregation::Mean ? cfg.stages.pluckerScale : 1.0;
     const bool normalized = mode == geo::PlaneMean::NormalizeThenMean;
-    const geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps, mode, scale);
+    const bool mlp = cfg.aggregation == Aggregation::PerOffsetMlp;
+    geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps, mode, scale);
+    if (cfg.stages.wedgePastFirst) agg.b = -agg.b; // the model's planes are z_{t-D} ^ z_t
     out.pairNorm = toFloatArray(agg.norms);
     if (agg.degenerate > 0)
         warnings.push_back(at + std::to_string(agg.degenerate) +
@@ -69,10 +155,15 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     out.residual.assign(static_cast<size_t>(T), kNaNf);
     out.planarity.assign(static_cast<size_t>(T), kNaNf);
     out.coherence.assign(static_cast<size_t>(T), kNaNf);
-    for (int64_t t = 0; t < T; ++t)
+    for (int64_t t = 0; t < T && !mlp; ++t)
         if (agg.validCount[static_cast<size_t>(t)] > 0)
             out.coherence[static_cast<size_t>(t)] = static_cast<float>(agg.b.row(t).norm());
-    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+    if (mlp) {
+        warnings.push_back(at + "B_t is not defined (residual, planarity, coherence left NaN): the mixer maps each "
+                                "offset's plane through an MLP and averages the outputs, so no mean plane is formed");
+        progress.advance(T);
+    }
+    for (int64_t t0 = 0; t0 < T && !mlp; t0 += kChunk) {
         const int64_t n = std::min(kChunk, T - t0);
         const Eigen::VectorXd res = geo::residualBatch(agg.b.middleRows(t0, n));
         const Eigen::VectorXd pla = geo::planarityBatch(agg.b.middleRows(t0, n));
@@ -90,58 +181,76 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     // d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t, which costs
     // r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
     const int64_t r = z.cols();
-    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu");     // d x C(r,2)
-    geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(r, d * r); // (i, c*r + j) = A[c, i, j]
-    for (int64_t i = 0, k = 0; i < r; ++i)
-        for (int64_t j = i + 1; j < r; ++j, ++k)
-            for (int64_t c = 0; c < d; ++c) {
-                tensor(i, c * r + j) = wPlu(c, k);
-                tensor(j, c * r + i) = -wPlu(c, k);
-            }
     const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
-    const bool residualGate = cfg.gate == GateVariant::Residual;
     out.influence = FloatArray::zeros({T, O});
     int64_t zeroRows = 0;
-    std::vector<double> c(static_cast<size_t>(O));
-    Eigen::VectorXd y(d);
-    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
-        const int64_t n = std::min(kChunk, T - t0);
-        const geo::RowMatrixXd mt = z.middleRows(t0, n) * tensor; // n x (d*r)
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t t = t0 + i;
-            const int count = agg.validCount[static_cast<size_t>(t)];
-            const Eigen::Map<const geo::RowMatrixXd> m(mt.row(i).data(), d, r);
-            float* row = out.influence.row(t);
-            double sum = 0;
-            for (int64_t o = 0; o < O; ++o) {
-                const int64_t s = t - g.offsets[static_cast<size_t>(o)];
-                if (s < 0) continue;
-                y.noalias() = m * z.row(s).transpose();
-                if (normalized) y /= std::max(agg.norms(t, o), eps);
-                // The share of g in the mix: 1 - a (a x + (1 - a) g), a (x + a g s).
-                const Eigen::ArrayXd share = residualGate ? gate.row(t).array().transpose().eval()
-                                                          : (1.0 - gate.row(t).array()).transpose().eval();
-                const double v = (share * y.array()).matrix().norm() / count;
-                c[static_cast<size_t>(o)] = v;
-                sum += v;
-            }
-            if (count > 0 && !(sum > 0)) ++zeroRows;
-            for (int64_t o = 0; o < O; ++o)
-                row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
-                             ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
-                             : kNaNf;
+    if (mlp) {
+        mlpInfluence(g, z, gate, cfg, eps, out, zeroRows, progress);
+        if (zeroRows > 0)
+            warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
+        if (cfg.stages.featureNorm) {
+            std::fill(out.influence.data.begin(), out.influence.data.end(), kNaNf);
+            warnings.push_back(at + "influence is not defined: the mixer normalises g, so no share of g belongs to one "
+                                    "offset");
         }
-        progress.advance(n);
-    }
-    if (zeroRows > 0)
-        warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
-    if (cfg.stages.featureNorm) { // g = LN_geo(W_plu B + b): the offsets' shares of g do not add up
-        std::fill(out.influence.data.begin(), out.influence.data.end(), kNaNf);
-        warnings.push_back(at + "influence is not defined: the mixer normalises g (g = LN(W_plu B + b)), so no share "
-                                "of g belongs to one offset");
-    }
+        out.readoutResidual.assign(static_cast<size_t>(d), kNaNf);
+        out.readoutPlanarity.assign(static_cast<size_t>(d), kNaNf);
+        out.readoutSpectrum = FloatArray({d, r / 2}, std::vector<float>(static_cast<size_t>(d * (r / 2)), kNaNf));
+        out.readoutTopPlane = FloatArray({d, r, 2}, std::vector<float>(static_cast<size_t>(d * r * 2), kNaNf));
+        out.readoutContribution = FloatArray({T, d}, std::vector<float>(static_cast<size_t>(T * d), kNaNf));
+        out.readoutAngles = FloatArray({T, d, 2}, std::vector<float>(static_cast<size_t>(T * d * 2), kNaNf));
+        warnings.push_back(at + "read-out planes are not defined (left NaN): no linear W_plu reads the planes; each "
+                                "goes through the per-offset MLP");
+        progress.advance(T);
+    } else {
+        const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu");     // d x C(r,2)
+        geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(r, d * r); // (i, c*r + j) = A[c, i, j]
+        for (int64_t i = 0, k = 0; i < r; ++i)
+            for (int64_t j = i + 1; j < r; ++j, ++k)
+                for (int64_t c = 0; c < d; ++c) {
+                    tensor(i, c * r + j) = wPlu(c, k);
+                    tensor(j, c * r + i) = -wPlu(c, k);
+                }
+        std::vector<double> c(static_cast<size_t>(O));
+        Eigen::VectorXd y(d);
+        for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+            const int64_t n = std::min(kChunk, T - t0);
+            const geo::RowMatrixXd mt = z.middleRows(t0, n) * tensor; // n x (d*r)
+            for (int64_t i = 0; i < n; ++i) {
+                const int64_t t = t0 + i;
+                const int count = agg.validCount[static_cast<size_t>(t)];
+                const Eigen::Map<const geo::RowMatrixXd> m(mt.row(i).data(), d, r);
+                float* row = out.influence.row(t);
+                double sum = 0;
+                for (int64_t o = 0; o < O; ++o) {
+                    const int64_t s = t - g.offsets[static_cast<size_t>(o)];
+                    if (s < 0) continue;
+                    y.noalias() = m * z.row(s).transpose();
+                    if (normalized) y /= std::max(agg.norms(t, o), eps);
+                    const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
+                    const double v = (share * y.array()).matrix().norm() / count;
+                    c[static_cast<size_t>(o)] = v;
+                    sum += v;
+                }
+                if (count > 0 && !(sum > 0)) ++zeroRows;
+                for (int64_t o = 0; o < O; ++o)
+                    row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
+                                 ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
+                                 : kNaNf;
+            }
+            progress.advance(n);
+        }
+        if (zeroRows > 0)
+            warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
+        if (cfg.stages.featureNorm) { // g = LN_geo(W_plu B + b): the offsets' shares of g do not add up
+            std::fill(out.influence.data.begin(), out.influence.data.end(), kNaNf);
+            warnings.push_back(at +
+                               "influence is not defined: the mixer normalises g (g = LN(W_plu B + b)), so no share "
+                               "of g belongs to one offset");
+        }
 
-    analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at, cache);
+        analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at, cache);
+    }
 
     out.meanGate.resize(static_cast<size_t>(T));
     out.gateAboveHalf.resize(static_cast<size_t>(T));
@@ -277,7 +386,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         if (L.grassmann.has_value() != grassmann || L.attention.has_value() == grassmann)
             throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) +
                                         " is not of the same kind as layer 0 (need all Grassmann or all attention)");
-        if (grassmann) checkGrassmann(*L.grassmann, T, l);
+        if (grassmann) checkGrassmann(*L.grassmann, T, l, trace.config.aggregation == Aggregation::PerOffsetMlp);
         if (L.h.rank() != 2 || L.h.dim(0) != T)
             throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": h must be T x d");
     }

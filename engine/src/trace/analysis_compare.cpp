@@ -52,8 +52,10 @@ const std::map<std::string, std::string>& definitions() {
                       "1 iff B_t is a plane (always, up to rounding: see residual)"},
         {"anglesNext", "principal angles (rad, Knyazev-Argentati sine-cosine) between span(pinv(W_red^l) z^l_t, "
                        "pinv(W_red^l) z^l_{t-D}) and the same lifted plane of layer l+1, in R^d"},
-        {"influence", "c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))||_2 / |W_t| (no bias), normalized to sum 1 over the "
-                      "valid offsets of token t"},
+        {"influence", "c(t, t-D) = ||s_t * (W_plu p^(D))||_2 / |W_t| (no bias), normalized to sum 1 over the valid "
+                      "offsets of token t; s_t the share of g in the mix: 1 - a_t for the paper gate (a x + (1 - a) "
+                      "g), a_t for geometry_only (a g) and residual (x + a g s); for per_offset_mlp the offset's "
+                      "MLP output m_D in place of W_plu p^(D) (g = mean_D m_D)"},
         {"meanGate", "mean over the d channels of the gate a_t"},
         {"readoutResidual", "Grassmann-Plücker residual rho(A_c) of channel c's read-out bivector, row c of W_plu "
                             "as the antisymmetric r x r matrix A_c; 0 iff the channel reads a single 2-plane"},

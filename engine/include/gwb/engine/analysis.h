@@ -28,8 +28,9 @@ struct GrassmannLayerAnalysis {
     /// T x O x 2  principal angles (rad, ascending) between this layer's lifted plane of (t, D)
     /// and the next layer's lifted plane of the same (t, D); NaN for the last layer or t-D < 0.
     FloatArray anglesNext;
-    /// T x O  Grassmann influence share c(t, t-D) = ||(1-a_t) * W_plu p^(D)|| / |W_t|, rows
-    /// normalized to sum 1 over valid offsets; NaN where t-D < 0.
+    /// T x O  Grassmann influence share c(t, t-D) = ||s_t * W_plu p^(D)|| / |W_t| (s_t = 1-a_t for the
+    /// paper gate, a_t for geometry_only and residual; per_offset_mlp: the offset's MLP output in place
+    /// of W_plu p^(D)), rows normalized to sum 1 over valid offsets; NaN where t-D < 0.
     FloatArray influence;
     std::vector<float> meanGate;      ///< T  mean over channels of a_t
     std::vector<float> gateAboveHalf; ///< T  fraction of channels with a_t > 0.5

@@ -26,7 +26,9 @@ enum class EmptyRule { Zero, Bias };
 ///  MeanThenNormalize (Arledge's fused kernel): B_t = q / sqrt(||q||^2 + eps), q = mean_D p(D)
 ///  Mean (GrassmannGPTv3): B_t = s * mean_D p(D), no normalisation (s = stages.pluckerScale); with
 ///    W_plu linear this is also the mean of the projected planes, as that code computes it
-enum class Aggregation { NormalizeThenMean, MeanThenNormalize, Mean };
+///  PerOffsetMlp (CausalGrassmannMixer): no B_t; g = mean_D MLP(p^(D)), p^ = p / max(||p||, eps), with
+///    MLP(p) = W_geo_out GELU(W_geo_in p + b_in) + b_out (hidden width ModelConfig::dGeom; no W_plu)
+enum class Aggregation { NormalizeThenMean, MeanThenNormalize, Mean, PerOffsetMlp };
 
 /// Mixer stages beyond the paper's, each a step of a public family's code described as data (all
 /// off: the paper's mixer). Arledge's GrassmannGPTv3 (train.py --model grassmann) uses every one.
@@ -37,9 +39,12 @@ struct MixerStages {
     bool gateFromInput = false;    ///< a = sigmoid(W_gate x) with W_gate d x d (else W_gate [x; g])
     double mixScale = 1.0;         ///< gate residual: mix = x + a * g * mixScale
     bool outputProjection = false; ///< mix = W_out mix + b_out (parameters w_out, d x d)
+    /// p(D) = z_{t-D} ^ z_t (past x current: the paper's plane with the opposite sign) instead of
+    /// z_t ^ z_{t-D}. CausalGrassmannMixer forms its planes this way.
+    bool wedgePastFirst = false;
     bool any() const {
         return reductionNorm || pluckerScale != 1.0 || featureNorm || gateFromInput || mixScale != 1.0 ||
-               outputProjection;
+               outputProjection || wedgePastFirst;
     }
 };
 
@@ -61,6 +66,7 @@ struct ModelConfig {
     EmptyRule empty = EmptyRule::Zero;
     double pluckerEps = 1e-8; ///< eps in p^ = p / max(||p||, eps) (MeanThenNormalize: sqrt(||q||^2 + eps))
     Aggregation aggregation = Aggregation::NormalizeThenMean;
+    int64_t dGeom = 0; ///< hidden width of the per-offset MLP (aggregation PerOffsetMlp only; else 0)
     double layerNormEps = 1e-5;
     double dropout = 0.1;
     bool mixerLayerNorm = false; ///< pre-norm variant's extra LayerNorm around the mix

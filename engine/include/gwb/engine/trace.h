@@ -31,8 +31,14 @@ struct GrassmannLayerTrace {
     FloatArray gate; ///< T x d   gate a_t in (0,1)
     FloatArray wRed; ///< r x d   W_red (weights, copied for lifting and reading subspaces)
     FloatArray bRed; ///< r       b_red
-    FloatArray wPlu; ///< d x C(r,2)  W_plu, columns in lexicographic pair order
+    FloatArray wPlu; ///< d x C(r,2)  W_plu, columns in lexicographic pair order (empty for per_offset_mlp)
     FloatArray bPlu; ///< d       b_plu
+    /// Aggregation per_offset_mlp only (else empty): the MLP every offset's normalised plane goes
+    /// through, g = mean_D (W_geo_out GELU(W_geo_in p^(D) + b_in) + b_out).
+    FloatArray wGeoIn;  ///< d_geom x C(r,2)
+    FloatArray bGeoIn;  ///< d_geom
+    FloatArray wGeoOut; ///< d x d_geom
+    FloatArray bGeoOut; ///< d
 };
 
 /// Recorded inside a causal self-attention layer of the baseline.

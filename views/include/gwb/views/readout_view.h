@@ -37,6 +37,8 @@ public:
     /// Channel whose spectrum is shown (follows the token's top channel in the selected layer until
     /// the user picks one).
     int channel() const { return m_channel; }
+    /// The model has no read-out planes (aggregation per_offset_mlp: no linear W_plu).
+    bool readoutUndefined() const;
     void setChannel(int c);
     Rank rank() const { return m_rank; }
     void setRank(Rank r);
