@@ -7,6 +7,7 @@
 #include "gwb/views/compare_view.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/lens_view.h"
+#include "gwb/views/plucker_view.h"
 #include "gwb/views/readout_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection_policy.h"
@@ -73,6 +74,36 @@ TEST(NewViews, ReadoutTablesAreTheAnalysis) {
     f.s.setToken(0);
     EXPECT_TRUE(v.topChannels().empty());
     EXPECT_FALSE(v.table()->toolTip().isEmpty());
+}
+
+TEST(NewViews, PerOffsetMlpModelsSayWhatIsNotDefined) {
+    // A Grassmann model whose planes each go through an MLP (aggregation per_offset_mlp) has no
+    // B_t and no read-out planes: the Read-out view shows the reason instead of charts, the
+    // Plücker view keeps its pair norms and says so in its caption.
+    Fixture f;
+    auto trace = std::make_shared<gwb::engine::Trace>(*f.d.grassmann);
+    trace->config.aggregation = gwb::engine::Aggregation::PerOffsetMlp;
+    trace->config.dGeom = 8;
+    f.d.grassmann = trace;
+    struct Probe : ReadoutView { // the reason the view shows in place of its charts
+        using ReadoutView::missingDataMessage;
+    } r;
+    r.setSelection(&f.s);
+    r.setData(f.d);
+    EXPECT_FALSE(r.hasContent());
+    EXPECT_TRUE(r.readoutUndefined());
+    EXPECT_TRUE(r.missingDataMessage().contains(QStringLiteral("not defined for this model")))
+        << r.missingDataMessage().toStdString();
+    PluckerView p;
+    p.setSelection(&f.s);
+    p.setData(f.d);
+    EXPECT_TRUE(p.hasContent());
+    EXPECT_TRUE(p.caption().startsWith(QStringLiteral("B_t is not defined"))) << p.caption().toStdString();
+    // The paper's model: read-out planes shown.
+    ReadoutView paper;
+    paper.setSelection(&f.s);
+    paper.setData(synthetic::makeWorkbenchData());
+    EXPECT_TRUE(paper.hasContent());
 }
 
 TEST(NewViews, LensGridShowsTopOneAndNextRank) {

@@ -252,6 +252,13 @@ QString PluckerView::heatmapTitle() const {
 }
 
 QString PluckerView::caption() const {
+    if (m_data.grassmann && m_data.grassmann->config.aggregation == gwb::engine::Aggregation::PerOffsetMlp)
+        return QStringLiteral("B_t is not defined for this model (each offset's plane goes through an MLP and the "
+                              "outputs are averaged: no mean plane is formed). Bars: unnormalized pair norms "
+                              "\u2016z_t \u2227 z_{t\u2212D}\u2016 of the selected token (t = %1) and layer (%2).")
+                   .arg(selToken())
+                   .arg(selLayer()) +
+               detail::modelPhrase(m_data.grassmann);
     // The quantity's text is the engine's definition, so figures and exported JSON say the same.
     QString q;
     switch (m_quantity) {
