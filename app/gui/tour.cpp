@@ -25,8 +25,13 @@ void Tour::start(bool runOk) {
     m_started = true;
     m_runOk = runOk;
     // What the tour shows, for whoever drives it (scripts/screenshots, the process tests).
+    const gwb::views::WorkbenchData& data = m_window->workbenchData();
+    auto name = [](const gwb::engine::TracePtr& t) {
+        return t ? QString::fromStdString(t->modelName) : QStringLiteral("none");
+    };
     QTextStream(stdout) << "tour: " << (runOk ? "traced" : "run failed on") << " \"" << m_window->prompt() << "\" ("
-                        << m_window->selection()->tokenCount() << " tokens)\n";
+                        << m_window->selection()->tokenCount() << " tokens; Grassmann " << name(data.grassmann)
+                        << ", baseline " << name(data.baseline) << ")\n";
     QDir().mkpath(m_folder);
     for (const auto* v : m_window->views())
         m_ids << v->viewId();

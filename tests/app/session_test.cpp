@@ -1,3 +1,4 @@
+#include "cli/bundled_models.h"
 #include "gui/session.h"
 
 #include "gwb_process.h"
@@ -9,6 +10,7 @@
 #include <QJsonDocument>
 #include <QTemporaryDir>
 
+#include <QProcess>
 #include <gtest/gtest.h>
 
 using gwb::app::Session;
@@ -104,4 +106,35 @@ TEST(Session, GwbSessionFileOpensTheSessionInTheWindow) {
         EXPECT_EQ(r.code, 0) << gwb::app::test::show(r);
         EXPECT_TRUE(r.out.contains(QStringLiteral("tour: traced \"emma was in her\""))) << gwb::app::test::show(r);
     }
+}
+
+TEST(Session, ModelAloneOpensTheBundledBaselineToo) {
+    // gwb --model FILE: the baseline is the bundled one, as --help says (it was left empty, so the
+    // Attention and Compare views had nothing to show); --baseline alone keeps the bundled
+    // Grassmann model. The "bundled" models here are the test models, copied under the bundled
+    // names into a folder GWB_MODELS_DIR points at.
+    QTemporaryDir dir;
+    const QString models = dir.filePath(QStringLiteral("models"));
+    ASSERT_TRUE(QDir().mkpath(models));
+    const auto& tm = gwb::app::test::testModels();
+    ASSERT_TRUE(QFile::copy(tm.grassmann, models + QStringLiteral("/") +
+                                              gwb::app::bundledModelFileName(gwb::engine::ModelKind::Grassmann)));
+    ASSERT_TRUE(QFile::copy(tm.transformer, models + QStringLiteral("/") +
+                                                gwb::app::bundledModelFileName(gwb::engine::ModelKind::Transformer)));
+    auto run = [&](const QStringList& args) {
+        QProcess p;
+        QProcessEnvironment env = gwb::app::test::gwbEnvironment();
+        env.insert(QStringLiteral("GWB_MODELS_DIR"), models);
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(GWB_EXECUTABLE),
+                args + QStringList{QStringLiteral("--fresh"), QStringLiteral("--prompt"),
+                                   QStringLiteral("emma was in her"), QStringLiteral("--tour"),
+                                   dir.filePath(QStringLiteral("tour"))});
+        EXPECT_TRUE(p.waitForFinished(120000));
+        return QString::fromLocal8Bit(p.readAllStandardOutput()) + QString::fromLocal8Bit(p.readAllStandardError());
+    };
+    const QString g = run({QStringLiteral("--model"), QFileInfo(tm.grassmann).absoluteFilePath()});
+    EXPECT_TRUE(g.contains(QStringLiteral("Grassmann test-grassmann, baseline test-transformer"))) << g.toStdString();
+    const QString b = run({QStringLiteral("--baseline"), QFileInfo(tm.transformer).absoluteFilePath()});
+    EXPECT_TRUE(b.contains(QStringLiteral("Grassmann test-grassmann, baseline test-transformer"))) << b.toStdString();
 }
