@@ -409,6 +409,39 @@ TEST(Import, ConfigBesideTheCheckpointIsReadAndChecked) {
     EXPECT_EQ(g.model.config().empty, EmptyRule::Zero);
 }
 
+TEST(Import, GrassLMBeforeItsCausalityFixIsCautioned) {
+    // GrassLM's layers.py paired t with t+D (a look-ahead) until 3df2a60 (2026-02-14); its
+    // train.py saved args without model_name until 472db8d, later that day. A file whose args
+    // lack model_name may come from the look-ahead code, which gwb does not run: the report says
+    // so. With model_name (the code after the fix) nothing is said.
+    ModelConfig c = tinyConfig("grasslm", ModelKind::Grassmann);
+    c.layerOffsets = {{1}, {1}};
+    const Model gl = randomModel(c, 22);
+    TempDir dir;
+    std::filesystem::create_directories(dir.file("old"));
+    std::filesystem::create_directories(dir.file("new"));
+    writeFile(dir, familyTensors(gl, "grasslm"), "old/best_model.pt");
+    writeFile(dir, familyTensors(gl, "grasslm"), "new/best_model.pt");
+    std::ofstream(dir.file("old/config.json")) << R"({"lr": 0.0003, "n_layers": 2})";
+    std::ofstream(dir.file("new/config.json")) << R"({"lr": 0.0003, "n_layers": 2, "model_name": "GrassLM-10M"})";
+    auto notes = [](const ImportedModel& m) {
+        std::string all;
+        for (const auto& n : m.report.notes)
+            all += n + "\n";
+        return all;
+    };
+    const auto old = importCheckpoint(dir.file("old/best_model.pt"));
+    EXPECT_NE(notes(old).find("caution, config rule of the grasslm layout (no model_name in the found config)"),
+              std::string::npos)
+        << notes(old);
+    EXPECT_NE(notes(old).find("paired each token t with t+D"), std::string::npos) << notes(old);
+    const auto now = importCheckpoint(dir.file("new/best_model.pt"));
+    EXPECT_EQ(notes(now).find("caution"), std::string::npos) << notes(now);
+    // Nothing else changes: the same model either way.
+    const std::vector<int64_t> ids{3, 1, 4, 1, 5};
+    EXPECT_EQ(logits(old.model, ids), logits(now.model, ids));
+}
+
 TEST(Import, GrassLMOffsetsFollowItsOwnRuleAndItsModelFolder) {
     // GrassLM's rule (python/grasslm/model.py): a built-in list for 6 and 12 layers, else [1] * N.
     EXPECT_EQ(defaultLayoutOffsets("grasslm", 3), (std::vector<std::vector<int>>{{1}, {1}, {1}}));

@@ -182,7 +182,8 @@ private:
                 }
             }
             if (!match) continue;
-            m_report.notes.push_back("config rule of the " + m_layout->name + " layout (" + condition + "): " + r.why);
+            m_report.notes.push_back(std::string(r.caution ? "caution, " : "") + "config rule of the " +
+                                     m_layout->name + " layout (" + condition + "): " + r.why);
             for (const std::string& key : r.ignore) {
                 const auto f = m_found.get(key);
                 if (!f) continue;

@@ -278,12 +278,13 @@ public:
     }
 
     ConfigRule configRule(const json& r) const {
-        static const std::set<std::string> fields{"when", "when_lacks", "ignore", "offsets", "pre_norm", "why"};
+        static const std::set<std::string> fields{"when",     "when_lacks", "ignore", "offsets",
+                                                  "pre_norm", "caution",    "why"};
         if (!r.is_object()) fail("each of \"config_rules\" must be an object");
         for (auto it = r.begin(); it != r.end(); ++it)
             if (!fields.count(it.key()))
                 fail("config rule field '" + it.key() +
-                     "' is unknown (when, when_lacks, ignore, offsets, pre_norm, why)");
+                     "' is unknown (when, when_lacks, ignore, offsets, pre_norm, caution, why)");
         ConfigRule out;
         if (r.contains("when")) {
             const json& w = r.at("when");
@@ -324,8 +325,12 @@ public:
                 }
             }
         }
-        if (out.ignore.empty() && out.offsets.empty() && out.preNorm.empty())
-            fail("a config rule needs something to do: \"ignore\", \"offsets\" or \"pre_norm\"");
+        if (r.contains("caution")) {
+            if (!r.at("caution").is_boolean()) fail("config rule \"caution\" must be true or false");
+            out.caution = r.at("caution").get<bool>();
+        }
+        if (out.ignore.empty() && out.offsets.empty() && out.preNorm.empty() && !out.caution)
+            fail("a config rule needs something to do: \"ignore\", \"offsets\", \"pre_norm\" or \"caution\"");
         out.why = text(r, "why");
         if (out.why.empty()) fail("a config rule needs \"why\" (what the family's code does, for the report)");
         return out;

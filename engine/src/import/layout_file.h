@@ -66,7 +66,10 @@ struct ConfigRule {
     std::vector<std::string> ignore;            ///< found keys the code does not read: reported, not applied
     std::string offsets;                        ///< the schedule the code runs ("" = no change)
     std::map<ModelKind, NormPlacement> preNorm; ///< what pre_norm: true means, per kind
-    std::string why;                            ///< the family's code, in words (for the report)
+    /// The file may come from a version of the family's code whose model gwb does not run, and
+    /// nothing in it tells the versions apart: the report says so (why), nothing is changed.
+    bool caution = false;
+    std::string why; ///< the family's code, in words (for the report)
 };
 
 struct Layout {
