@@ -251,24 +251,27 @@ TEST_P(Parity, LogitsMatchPyTorch) {
             EXPECT_GT(d, kTolerance) << what << " off still matches";
             std::cout << "[          ]   " << what << " off: max |logit diff| = " << d << "\n";
         };
-        if (cfg.stages.reductionNorm)
-            stageOff(
-                "reduction norm", [](ModelConfig& o) { o.stages.reductionNorm = false; }, "ln_red");
-        if (cfg.stages.pluckerScale != 1.0)
-            stageOff(
-                "plucker scale", [](ModelConfig& o) { o.stages.pluckerScale = 1.0; }, "");
-        if (cfg.stages.featureNorm)
-            stageOff(
-                "feature norm", [](ModelConfig& o) { o.stages.featureNorm = false; }, "ln_geo");
-        if (cfg.stages.mixScale != 1.0)
-            stageOff(
-                "mix scale", [](ModelConfig& o) { o.stages.mixScale = 1.0; }, "");
-        if (cfg.stages.outputProjection)
-            stageOff(
-                "output projection", [](ModelConfig& o) { o.stages.outputProjection = false; }, "w_out");
-        if (cfg.stages.wedgePastFirst) // the paper's orientation: every plane's sign flipped before the MLP
-            stageOff(
-                "wedge order past x current", [](ModelConfig& o) { o.stages.wedgePastFirst = false; }, "");
+        // Each stage the case runs, switched off (with the parameters only that stage has).
+        struct Stage {
+            bool on;
+            const char* what;
+            void (*off)(ModelConfig&);
+            const char* dropped;
+        };
+        const Stage stages[] = {
+            {cfg.stages.reductionNorm, "reduction norm", [](ModelConfig& o) { o.stages.reductionNorm = false; },
+             "ln_red"},
+            {cfg.stages.pluckerScale != 1.0, "plucker scale", [](ModelConfig& o) { o.stages.pluckerScale = 1.0; }, ""},
+            {cfg.stages.featureNorm, "feature norm", [](ModelConfig& o) { o.stages.featureNorm = false; }, "ln_geo"},
+            {cfg.stages.mixScale != 1.0, "mix scale", [](ModelConfig& o) { o.stages.mixScale = 1.0; }, ""},
+            {cfg.stages.outputProjection, "output projection",
+             [](ModelConfig& o) { o.stages.outputProjection = false; }, "w_out"},
+            // The paper's orientation: every plane's sign flipped before the MLP.
+            {cfg.stages.wedgePastFirst, "wedge order past x current",
+             [](ModelConfig& o) { o.stages.wedgePastFirst = false; }, ""},
+        };
+        for (const Stage& stage : stages)
+            if (stage.on) stageOff(stage.what, stage.off, stage.dropped);
     }
     flipped("gate", [&](ImportOptions& o) {
         o.gate = cfg.gate == GateVariant::Paper ? GateVariant::GeometryOnly : GateVariant::Paper;
