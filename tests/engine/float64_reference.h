@@ -19,6 +19,8 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gwb::engine::test {
 
@@ -47,6 +49,46 @@ inline torch::Tensor erfGelu(const torch::Tensor& x) {
 /// max |a - b| / max |b|.
 inline double relError(const torch::Tensor& a, const torch::Tensor& b) {
     return (a.to(torch::kDouble) - b).abs().max().item<double>() / std::max(b.abs().max().item<double>(), 1e-30);
+}
+
+/// E[ids] + P[0..T): the embedding of a 1 x T id tensor, 1 x T x d.
+inline torch::Tensor embedTokens(const std::map<std::string, FloatArray>& p, const torch::Tensor& ids) {
+    const int64_t T = ids.size(1);
+    return param(p, "tok_embed.weight").index_select(0, ids[0]).unsqueeze(0) +
+           param(p, "pos_embed.weight").narrow(0, 0, T).unsqueeze(0);
+}
+
+/// The C(r,2) pairs (i, j), i < j, in lexicographic order, as two index tensors.
+inline std::pair<torch::Tensor, torch::Tensor> pairIndices(int64_t r) {
+    std::vector<int64_t> ii, jj;
+    for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = i + 1; j < r; ++j) {
+            ii.push_back(i);
+            jj.push_back(j);
+        }
+    return {torch::tensor(ii), torch::tensor(jj)};
+}
+
+/// x + FFN(LN2 x) of block prefix b ("blocks.l."): the pre-norm FFN sublayer with exact GELU.
+inline torch::Tensor ffnSublayer(const std::map<std::string, FloatArray>& p, const std::string& b,
+                                 const torch::Tensor& x, double eps) {
+    const torch::Tensor f =
+        linear(layerNorm(x, param(p, b + "ln2.weight"), param(p, b + "ln2.bias"), eps), p, b + "ffn_in");
+    return x + linear(erfGelu(f), p, b + "ffn_out");
+}
+
+/// The final LayerNorm and the head tied to the token table: logits 1 x T x V.
+inline torch::Tensor tiedHead(const std::map<std::string, FloatArray>& p, const torch::Tensor& x, double eps) {
+    return torch::matmul(layerNorm(x, param(p, "ln_final.weight"), param(p, "ln_final.bias"), eps),
+                         param(p, "tok_embed.weight").t());
+}
+
+/// n ids (7 t + 3 mod V): a prompt every test of a small model can trace.
+inline std::vector<int32_t> someIds(const ModelConfig& c, int n) {
+    std::vector<int32_t> ids;
+    for (int32_t t = 0; t < n; ++t)
+        ids.push_back((7 * t + 3) % static_cast<int32_t>(c.vocabSize));
+    return ids;
 }
 
 /// The model's forward pass, and its per-offset oracle, against a reference's logits on ids.

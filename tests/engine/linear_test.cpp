@@ -72,9 +72,9 @@ TEST(Linear, TermsSumToTheMetricOnEveryPreNormVariant) {
             }
             continue;
         }
-        MixerStages further = config.stages; // the past x current orientation is only the planes' sign
-        further.wedgePastFirst = false;
-        if (further.any()) { // GrassmannGPTv3's stages: the mixer's write does not split by offset
+        // GrassmannGPTv3's stages: the mixer's write does not split by offset (the past x current
+        // orientation is only the planes' sign).
+        if (config.stages.anyBeyondOrientation()) {
             try {
                 linearAttribution(m, q);
                 ADD_FAILURE() << "not refused";

@@ -20,7 +20,6 @@
 #include <cmath>
 
 using namespace gwb::engine;
-using test::erfGelu;
 using test::layerNorm;
 using test::linear;
 using test::param;
@@ -51,15 +50,8 @@ torch::Tensor referenceLogits(const Model& m, const torch::Tensor& ids) {
     const auto p = m.parameters();
     const int64_t T = ids.size(1), r = c.reduced, C = r * (r - 1) / 2;
     const double eps = c.layerNormEps;
-    torch::Tensor h = param(p, "tok_embed.weight").index_select(0, ids[0]).unsqueeze(0) +
-                      param(p, "pos_embed.weight").narrow(0, 0, T).unsqueeze(0);
-    std::vector<int64_t> ii, jj;
-    for (int64_t i = 0; i < r; ++i)
-        for (int64_t j = i + 1; j < r; ++j) {
-            ii.push_back(i);
-            jj.push_back(j);
-        }
-    const torch::Tensor I = torch::tensor(ii), J = torch::tensor(jj);
+    torch::Tensor h = test::embedTokens(p, ids);
+    const auto [I, J] = test::pairIndices(r);
     for (int64_t l = 0; l < c.nLayers; ++l) {
         const std::string b = "blocks." + std::to_string(l) + ".";
         const torch::Tensor n = layerNorm(h, param(p, b + "ln1.weight"), param(p, b + "ln1.bias"), eps);
@@ -78,13 +70,9 @@ torch::Tensor referenceLogits(const Model& m, const torch::Tensor& ids) {
         geo = layerNorm(geo / counts.clamp_min(1.0), param(p, b + "ln_geo.weight"), param(p, b + "ln_geo.bias"), eps);
         const torch::Tensor gate = torch::sigmoid(linear(n, p, b + "w_gate"));
         const double s = 1.0 / std::sqrt(2.0 * static_cast<double>(c.layerOffsets[static_cast<size_t>(l)].size()));
-        h = h + linear(n + gate * geo * s, p, b + "w_out");
-        const torch::Tensor f =
-            linear(layerNorm(h, param(p, b + "ln2.weight"), param(p, b + "ln2.bias"), eps), p, b + "ffn_in");
-        h = h + linear(0.5 * f * (1.0 + torch::erf(f / std::sqrt(2.0))), p, b + "ffn_out");
+        h = test::ffnSublayer(p, b, h + linear(n + gate * geo * s, p, b + "w_out"), eps);
     }
-    h = layerNorm(h, param(p, "ln_final.weight"), param(p, "ln_final.bias"), eps);
-    return torch::matmul(h, param(p, "tok_embed.weight").t());
+    return test::tiedHead(p, h, eps);
 }
 
 } // namespace
@@ -171,10 +159,7 @@ TEST(MixerStages, ConfigFileSaysWhichStageIsWrong) {
 TEST(MixerStages, TraceAnalysisSaysWhatIsNotDefinedForThisMixer) {
     const ModelConfig c = v3Config();
     const Model m = test::randomModel(c, 13);
-    std::vector<int32_t> ids;
-    for (int32_t t = 0; t < 12; ++t)
-        ids.push_back((7 * t + 3) % static_cast<int32_t>(c.vocabSize));
-    const TracePtr tr = traceIds(m, ids);
+    const TracePtr tr = traceIds(m, test::someIds(c, 12));
     const TraceAnalysis a = analyzeTrace(*tr);
     ASSERT_EQ(a.grassmann.size(), static_cast<size_t>(c.nLayers));
     // B_t is the scaled raw mean its code forms: from the traced z, by hand.

@@ -47,15 +47,8 @@ torch::Tensor referenceLogits(const Model& m, const torch::Tensor& ids) {
     const auto p = m.parameters();
     const int64_t T = ids.size(1), r = c.reduced;
     const double eps = c.layerNormEps;
-    torch::Tensor x = param(p, "tok_embed.weight").index_select(0, ids[0]).unsqueeze(0) +
-                      param(p, "pos_embed.weight").narrow(0, 0, T).unsqueeze(0);
-    std::vector<int64_t> ii, jj;
-    for (int64_t i = 0; i < r; ++i)
-        for (int64_t j = i + 1; j < r; ++j) {
-            ii.push_back(i);
-            jj.push_back(j);
-        }
-    const torch::Tensor I = torch::tensor(ii), J = torch::tensor(jj);
+    torch::Tensor x = test::embedTokens(p, ids);
+    const auto [I, J] = test::pairIndices(r);
     for (int64_t l = 0; l < c.nLayers; ++l) {
         const std::string b = "blocks." + std::to_string(l) + ".";
         const torch::Tensor h = layerNorm(x, param(p, b + "ln1.weight"), param(p, b + "ln1.bias"), eps);
@@ -73,20 +66,9 @@ torch::Tensor referenceLogits(const Model& m, const torch::Tensor& ids) {
         }
         const torch::Tensor g = sum / count.clamp_min(1.0);
         const torch::Tensor a = torch::sigmoid(linear(torch::cat({h, g}, -1), p, b + "w_gate"));
-        x = x + a * h + (1 - a) * g;
-        const torch::Tensor f =
-            linear(layerNorm(x, param(p, b + "ln2.weight"), param(p, b + "ln2.bias"), eps), p, b + "ffn_in");
-        x = x + linear(erfGelu(f), p, b + "ffn_out");
+        x = test::ffnSublayer(p, b, x + a * h + (1 - a) * g, eps);
     }
-    x = layerNorm(x, param(p, "ln_final.weight"), param(p, "ln_final.bias"), eps);
-    return torch::matmul(x, param(p, "tok_embed.weight").t());
-}
-
-std::vector<int32_t> someIds(const ModelConfig& c, int n) {
-    std::vector<int32_t> ids;
-    for (int32_t t = 0; t < n; ++t)
-        ids.push_back((7 * t + 3) % static_cast<int32_t>(c.vocabSize));
-    return ids;
+    return test::tiedHead(p, x, eps);
 }
 
 } // namespace
@@ -187,7 +169,7 @@ TEST(PerOffsetMlp, ConfigSaysWhatIsWrong) {
 TEST(PerOffsetMlp, TraceAnalysisInfluenceIsEachOffsetsMlpShare) {
     const ModelConfig c = mlpConfig();
     const Model m = test::randomModel(c, 13);
-    const TracePtr tr = traceIds(m, someIds(c, 12));
+    const TracePtr tr = traceIds(m, test::someIds(c, 12));
     const TraceAnalysis a = analyzeTrace(*tr);
     ASSERT_EQ(a.grassmann.size(), static_cast<size_t>(c.nLayers));
     const GrassmannLayerTrace& g0 = *tr->layers[0].grassmann;

@@ -159,7 +159,7 @@ void PluckerView::refresh() {
     const QString key = QStringLiteral("%1/%2")
                             .arg(reinterpret_cast<quintptr>(m_data.grassmannAnalysis.get()))
                             .arg(static_cast<int>(m_quantity));
-    if (m_data.grassmann->config.aggregation == gwb::engine::Aggregation::PerOffsetMlp) {
+    if (detail::planesThroughMlp(m_data)) {
         m_matrixKey.clear();
         m_heatmap->setPlaceholder(
             QStringLiteral("B_t is not defined for this model: its mixer sends each offset's plane through an MLP "
@@ -252,7 +252,7 @@ QString PluckerView::heatmapTitle() const {
 }
 
 QString PluckerView::caption() const {
-    if (m_data.grassmann && m_data.grassmann->config.aggregation == gwb::engine::Aggregation::PerOffsetMlp)
+    if (detail::planesThroughMlp(m_data))
         return QStringLiteral("B_t is not defined for this model (each offset's plane goes through an MLP and the "
                               "outputs are averaged: no mean plane is formed). Bars: unnormalized pair norms "
                               "\u2016z_t \u2227 z_{t\u2212D}\u2016 of the selected token (t = %1) and layer (%2).")

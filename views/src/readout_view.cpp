@@ -130,7 +130,7 @@ QString ReadoutView::missingDataMessage() const {
 }
 
 bool ReadoutView::readoutUndefined() const {
-    return m_data.grassmann && m_data.grassmann->config.aggregation == gwb::engine::Aggregation::PerOffsetMlp;
+    return detail::planesThroughMlp(m_data);
 }
 
 const gwb::engine::GrassmannLayerAnalysis* ReadoutView::layerAnalysis() const {

@@ -65,6 +65,10 @@ QString noModelMessage(const QString& which) {
     return QStringLiteral("No %1 trace yet: load a model and run a prompt.").arg(which);
 }
 
+bool planesThroughMlp(const WorkbenchData& d) {
+    return d.grassmann && d.grassmann->config.aggregation == gwb::engine::Aggregation::PerOffsetMlp;
+}
+
 QString grassmannMissingMessage(const WorkbenchData& d) {
     return d.grassmann ? QStringLiteral("Analysing the Grassmann trace\u2026")
                        : noModelMessage(QStringLiteral("Grassmann"));

@@ -32,6 +32,9 @@ const gwb::engine::GrassmannLayerAnalysis* grassmannAnalysis(const WorkbenchData
 QString noModelMessage(const QString& which);
 /// Message of views drawn from the Grassmann analysis: still analysing, or no Grassmann trace.
 QString grassmannMissingMessage(const WorkbenchData& d);
+/// The Grassmann model sends each offset's plane through an MLP (aggregation per_offset_mlp): it
+/// forms no mean plane B_t and has no linear read-out planes.
+bool planesThroughMlp(const WorkbenchData& d);
 /// Heatmap axes (titles, labels) of a 2-D DataTable, with the colorbar's value name.
 HeatmapAxes axesFromTable(const DataTable& t, const QString& valueName);
 /// Table cell for a value: the number, or "—" with `whyUndefined` as its tooltip when v is NaN.

@@ -50,9 +50,7 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                                              "write)") +
             ". Its direct effects are `gwb paths` without --linear.");
     // The past x current orientation only flips every plane's sign, which the planes recorded here carry.
-    MixerStages further = c.stages;
-    further.wedgePastFirst = false;
-    if (c.kind == ModelKind::Grassmann && (further.any() || c.gate == GateVariant::Residual))
+    if (c.kind == ModelKind::Grassmann && (c.stages.anyBeyondOrientation() || c.gate == GateVariant::Residual))
         throw std::invalid_argument(
             "--linear splits the mixer's write into its offsets' terms for the paper's mixer; this model's mixer has "
             "further stages (a norm on z or g, a gate of x alone, x + a g s, an output projection: "

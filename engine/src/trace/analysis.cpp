@@ -20,6 +20,7 @@ namespace gwb::engine {
 namespace geo = gwb::geometry;
 using analysis_detail::analyzeReadout;
 using analysis_detail::kNaNf;
+using analysis_detail::markReadoutUndefined;
 using analysis_detail::matrixOf;
 using analysis_detail::parallelFor;
 using analysis_detail::Progress;
@@ -66,7 +67,7 @@ Eigen::ArrayXd gShare(const GateVariant gate, const geo::RowMatrixXd& a, int64_t
 void mlpInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& gate,
                   const ModelConfig& cfg, double eps, GrassmannLayerAnalysis& out, int64_t& zeroRows,
                   Progress& progress) {
-    const int64_t T = z.rows(), r = z.cols(), C = geo::pairCount(r), d = gate.cols();
+    const int64_t T = z.rows(), r = z.cols(), C = geo::pairCount(r);
     const auto O = static_cast<int64_t>(g.offsets.size());
     const geo::RowMatrixXd wIn = matrixOf(g.wGeoIn, "wGeoIn"), wOut = matrixOf(g.wGeoOut, "wGeoOut");
     const Eigen::RowVectorXd bIn =
@@ -105,11 +106,12 @@ void mlpInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const
         for (int64_t t = t0; t < t0 + n; ++t) {
             std::fill(c.begin(), c.end(), -1.0);
             const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
-            int count = 0;
+            const size_t first = k; // the token's (t, o) pairs are pairs[first, k)
+            while (k < pairs.size() && pairs[k].first == t)
+                ++k;
+            const int count = static_cast<int>(k - first);
             double sum = 0;
-            for (; k < pairs.size() && pairs[k].first == t; ++k, ++count) {
-            }
-            for (size_t q = k - static_cast<size_t>(count); q < k; ++q) {
+            for (size_t q = first; q < k; ++q) {
                 const double v = (share * m.row(static_cast<int64_t>(q)).array().transpose()).matrix().norm() / count;
                 c[static_cast<size_t>(pairs[q].second)] = v;
                 sum += v;
@@ -123,7 +125,55 @@ void mlpInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const
         }
         progress.advance(n);
     }
-    (void)d;
+}
+
+/// Influence for the linear read-out: c(t, t-D) = ||share * (W_plu p^(D))|| / |W_t|, rows normalised
+/// (mean then normalise: the raw p(D), since the common factor 1 / (|W_t| sqrt(||q||^2 + eps))
+/// cancels). W_plu (z_t ^ z_s) is bilinear: = M_t z_s with M_t = sum_i z_{t,i} A_i, A the
+/// antisymmetric d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t,
+/// which costs r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
+void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& gate,
+                    const geo::AggregatedBivectors& agg, bool normalized, const ModelConfig& cfg, double eps,
+                    GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress) {
+    const int64_t T = z.rows(), r = z.cols(), d = gate.cols();
+    const auto O = static_cast<int64_t>(g.offsets.size());
+    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu");     // d x C(r,2)
+    geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(r, d * r); // (i, c*r + j) = A[c, i, j]
+    for (int64_t i = 0, k = 0; i < r; ++i)
+        for (int64_t j = i + 1; j < r; ++j, ++k)
+            for (int64_t c = 0; c < d; ++c) {
+                tensor(i, c * r + j) = wPlu(c, k);
+                tensor(j, c * r + i) = -wPlu(c, k);
+            }
+    std::vector<double> c(static_cast<size_t>(O));
+    Eigen::VectorXd y(d);
+    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
+        const int64_t n = std::min(kChunk, T - t0);
+        const geo::RowMatrixXd mt = z.middleRows(t0, n) * tensor; // n x (d*r)
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t t = t0 + i;
+            const int count = agg.validCount[static_cast<size_t>(t)];
+            const Eigen::Map<const geo::RowMatrixXd> m(mt.row(i).data(), d, r);
+            float* row = out.influence.row(t);
+            const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
+            double sum = 0;
+            for (int64_t o = 0; o < O; ++o) {
+                const int64_t s = t - g.offsets[static_cast<size_t>(o)];
+                if (s < 0) continue;
+                y.noalias() = m * z.row(s).transpose();
+                if (normalized) y /= std::max(agg.norms(t, o), eps);
+                const double v = (share * y.array()).matrix().norm() / count;
+                c[static_cast<size_t>(o)] = v;
+                sum += v;
+            }
+            if (count > 0 && !(sum > 0)) ++zeroRows;
+            for (int64_t o = 0; o < O; ++o)
+                row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
+                             ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
+                             : kNaNf;
+        }
+        progress.advance(n);
+    }
 }
 
 /// Everything of one Grassmann layer except anglesNext (which needs the next layer).
@@ -175,82 +225,26 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
         progress.advance(n);
     }
 
-    // Influence c(t, t-D) = ||(1 - a_t) * (W_plu p^(D))|| / |W_t|, normalized per row (mean then
-    // normalize: the raw p(D), since the common factor 1 / (|W_t| sqrt(||q||^2 + eps)) cancels).
-    // W_plu (z_t ^ z_s) is bilinear: = M_t z_s with M_t = sum_i z_{t,i} A_i, A the antisymmetric
-    // d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t, which costs
-    // r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
-    const int64_t r = z.cols();
+    // Influence: each offset's share of g, weighed by g's share of the mix.
     const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
     out.influence = FloatArray::zeros({T, O});
     int64_t zeroRows = 0;
-    if (mlp) {
+    if (mlp)
         mlpInfluence(g, z, gate, cfg, eps, out, zeroRows, progress);
-        if (zeroRows > 0)
-            warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
-        if (cfg.stages.featureNorm) {
-            std::fill(out.influence.data.begin(), out.influence.data.end(), kNaNf);
-            warnings.push_back(at + "influence is not defined: the mixer normalises g, so no share of g belongs to one "
-                                    "offset");
-        }
-        out.readoutResidual.assign(static_cast<size_t>(d), kNaNf);
-        out.readoutPlanarity.assign(static_cast<size_t>(d), kNaNf);
-        out.readoutSpectrum = FloatArray({d, r / 2}, std::vector<float>(static_cast<size_t>(d * (r / 2)), kNaNf));
-        out.readoutTopPlane = FloatArray({d, r, 2}, std::vector<float>(static_cast<size_t>(d * r * 2), kNaNf));
-        out.readoutContribution = FloatArray({T, d}, std::vector<float>(static_cast<size_t>(T * d), kNaNf));
-        out.readoutAngles = FloatArray({T, d, 2}, std::vector<float>(static_cast<size_t>(T * d * 2), kNaNf));
-        warnings.push_back(at + "read-out planes are not defined (left NaN): no linear W_plu reads the planes; each "
-                                "goes through the per-offset MLP");
-        progress.advance(T);
-    } else {
-        const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu");     // d x C(r,2)
-        geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(r, d * r); // (i, c*r + j) = A[c, i, j]
-        for (int64_t i = 0, k = 0; i < r; ++i)
-            for (int64_t j = i + 1; j < r; ++j, ++k)
-                for (int64_t c = 0; c < d; ++c) {
-                    tensor(i, c * r + j) = wPlu(c, k);
-                    tensor(j, c * r + i) = -wPlu(c, k);
-                }
-        std::vector<double> c(static_cast<size_t>(O));
-        Eigen::VectorXd y(d);
-        for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
-            const int64_t n = std::min(kChunk, T - t0);
-            const geo::RowMatrixXd mt = z.middleRows(t0, n) * tensor; // n x (d*r)
-            for (int64_t i = 0; i < n; ++i) {
-                const int64_t t = t0 + i;
-                const int count = agg.validCount[static_cast<size_t>(t)];
-                const Eigen::Map<const geo::RowMatrixXd> m(mt.row(i).data(), d, r);
-                float* row = out.influence.row(t);
-                double sum = 0;
-                for (int64_t o = 0; o < O; ++o) {
-                    const int64_t s = t - g.offsets[static_cast<size_t>(o)];
-                    if (s < 0) continue;
-                    y.noalias() = m * z.row(s).transpose();
-                    if (normalized) y /= std::max(agg.norms(t, o), eps);
-                    const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
-                    const double v = (share * y.array()).matrix().norm() / count;
-                    c[static_cast<size_t>(o)] = v;
-                    sum += v;
-                }
-                if (count > 0 && !(sum > 0)) ++zeroRows;
-                for (int64_t o = 0; o < O; ++o)
-                    row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
-                                 ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
-                                 : kNaNf;
-            }
-            progress.advance(n);
-        }
-        if (zeroRows > 0)
-            warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
-        if (cfg.stages.featureNorm) { // g = LN_geo(W_plu B + b): the offsets' shares of g do not add up
-            std::fill(out.influence.data.begin(), out.influence.data.end(), kNaNf);
-            warnings.push_back(at +
-                               "influence is not defined: the mixer normalises g (g = LN(W_plu B + b)), so no share "
-                               "of g belongs to one offset");
-        }
-
-        analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at, cache);
+    else
+        planeInfluence(g, z, gate, agg, normalized, cfg, eps, out, zeroRows, progress);
+    if (zeroRows > 0)
+        warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
+    if (cfg.stages.featureNorm) { // g = LN_geo(...): the offsets' shares of g do not add up
+        std::fill(out.influence.data.begin(), out.influence.data.end(), kNaNf);
+        warnings.push_back(at + "influence is not defined: the mixer normalises g (g = LN(" +
+                           (mlp ? "mean_D MLP(p^(D))" : "W_plu B + b") + ")), so no share of g belongs to one offset");
     }
+
+    if (mlp)
+        markReadoutUndefined(out, T, d, z.cols(), progress, warnings, at);
+    else
+        analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at, cache);
 
     out.meanGate.resize(static_cast<size_t>(T));
     out.gateAboveHalf.resize(static_cast<size_t>(T));

@@ -106,6 +106,22 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     }
 }
 
+void markReadoutUndefined(GrassmannLayerAnalysis& out, int64_t T, int64_t d, int64_t r, Progress& progress,
+                          std::vector<std::string>& warnings, const std::string& at) {
+    auto undefined = [](std::vector<int64_t> shape) {
+        return FloatArray(shape, std::vector<float>(static_cast<size_t>(FloatArray::count(shape)), kNaNf));
+    };
+    out.readoutResidual.assign(static_cast<size_t>(d), kNaNf);
+    out.readoutPlanarity.assign(static_cast<size_t>(d), kNaNf);
+    out.readoutSpectrum = undefined({d, r / 2});
+    out.readoutTopPlane = undefined({d, r, 2});
+    out.readoutContribution = undefined({T, d});
+    out.readoutAngles = undefined({T, d, 2});
+    warnings.push_back(at + "read-out planes are not defined (left NaN): no linear W_plu reads the planes; each goes "
+                            "through the per-offset MLP");
+    progress.advance(T);
+}
+
 } // namespace analysis_detail
 
 std::vector<int> topReadoutChannels(const GrassmannLayerAnalysis& layer, int64_t t, int k) {

@@ -45,4 +45,10 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z
                     const std::vector<int>& validCount, double eps, GrassmannLayerAnalysis& out, Progress& progress,
                     std::vector<std::string>& warnings, const std::string& at, AnalysisCache* cache);
 
+/// The read-out fields of `out` for a layer with no linear read-out (aggregation per_offset_mlp):
+/// every value NaN in the shapes analyzeReadout gives (d channels, r, T tokens), and a warning.
+/// Advances progress by T.
+void markReadoutUndefined(GrassmannLayerAnalysis& out, int64_t T, int64_t d, int64_t r, Progress& progress,
+                          std::vector<std::string>& warnings, const std::string& at);
+
 } // namespace gwb::engine::analysis_detail

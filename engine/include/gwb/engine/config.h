@@ -42,10 +42,13 @@ struct MixerStages {
     /// p(D) = z_{t-D} ^ z_t (past x current: the paper's plane with the opposite sign) instead of
     /// z_t ^ z_{t-D}. CausalGrassmannMixer forms its planes this way.
     bool wedgePastFirst = false;
-    bool any() const {
+    /// A stage that changes what the mixer computes from its planes (every one but the planes'
+    /// orientation, which only flips their sign).
+    bool anyBeyondOrientation() const {
         return reductionNorm || pluckerScale != 1.0 || featureNorm || gateFromInput || mixScale != 1.0 ||
-               outputProjection || wedgePastFirst;
+               outputProjection;
     }
+    bool any() const { return anyBeyondOrientation() || wedgePastFirst; }
 };
 
 struct ModelConfig {
