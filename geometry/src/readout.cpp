@@ -62,7 +62,7 @@ ReadoutPlanes readoutPlanes(const Eigen::Ref<const RowMatrixXd>& wPlu) {
         out.planarity[c] = p.value;
         out.topPlane[static_cast<size_t>(c)] = p.basis;
         out.ambiguous[static_cast<size_t>(c)] = p.ambiguous;
-        out.spectrum.row(c) = antisymmetricSpectrum(row).transpose();
+        out.spectrum.row(c) = p.pairs.transpose(); // the same decomposition as the planarity
     }
     return out;
 }

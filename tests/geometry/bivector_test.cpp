@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace gwb::geometry;
 using gwb::geometry::test::randomOrthogonal;
@@ -50,6 +53,35 @@ TEST(Bivector, ResidualMatchesDefinitionForGenericBivectors) {
     b[pairIndex(0, 1, 4)] = 1;
     b[pairIndex(2, 3, 4)] = 1;
     EXPECT_NEAR(pluckerResidual(b), 0.5, 1e-15);
+}
+
+TEST(Bivector, ResidualAtReadOutSizesMatchesTheQuadrupleSum) {
+    // The residual is computed from M's spectrum (O(n^3), O(n^2) near a plane); the long-double sum
+    // over all C(n,4) quadruples is the judge, at and beyond the published model's r = 80: planes,
+    // near-planes at every distance, repeated pairs, sparse and generic bivectors.
+    for (int64_t n : {33, 48, 80}) {
+        const uint64_t s = static_cast<uint64_t>(n) * 100;
+        const int64_t P = pairCount(n);
+        const Eigen::VectorXd plane = wedge(randomVector(n, s), randomVector(n, s + 1));
+        std::vector<std::pair<std::string, Eigen::VectorXd>> cases = {{"plane", plane}, {"generic", randomVector(P, s + 2)}};
+        for (double eps : {1e-14, 1e-10, 1e-6, 1e-3, 1e-1})
+            cases.emplace_back("plane + " + std::to_string(eps) + " noise",
+                               plane + eps * plane.norm() / std::sqrt(double(P)) * randomVector(P, s + 3));
+        cases.emplace_back("plane + 1e-6 plane", plane + 1e-6 * wedge(randomVector(n, s + 4), randomVector(n, s + 5)));
+        cases.emplace_back("two planes", plane + 0.5 * wedge(randomVector(n, s + 6), randomVector(n, s + 7)));
+        Eigen::VectorXd sparse = Eigen::VectorXd::Zero(P);
+        sparse[pairIndex(0, 1, n)] = 1;
+        sparse[pairIndex(2, 3, n)] = 1; // two equal pairs: rho = 1/2 exactly
+        cases.emplace_back("e01 + e23", sparse);
+        sparse[pairIndex(2, 3, n)] = 1e-7; // rho = 1e-7 / (1 + 1e-14)
+        cases.emplace_back("e01 + 1e-7 e23", sparse);
+        const Eigen::MatrixXd q = randomOrthogonal(n, s + 8);
+        cases.emplace_back("equal orthogonal pairs", wedge(q.col(0), q.col(1)) + wedge(q.col(2), q.col(3)));
+        for (const auto& [name, b] : cases) {
+            const double ref = residualReference(b), rho = pluckerResidual(b);
+            EXPECT_NEAR(rho, ref, 1e-15 + 1e-12 * ref) << name << ", n = " << n;
+        }
+    }
 }
 
 TEST(Bivector, PlanarityIsOneForPlanesAndRecoversThePlane) {

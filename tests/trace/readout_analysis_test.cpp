@@ -10,8 +10,15 @@
 #include <Eigen/Dense>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 using namespace gwb::engine;
 using gwb::engine::test::grassmannTrace;
@@ -155,4 +162,69 @@ TEST(ReadoutAnalysis, CacheGivesTheSameAnalysisAndIsKeyedByTheWeights) {
     const TraceAnalysis ta = analyzeTrace(a, cached), tc = analyzeTrace(c, cached);
     EXPECT_NE(ta.grassmann[1].readoutSpectrum.data, tc.grassmann[1].readoutSpectrum.data);
     EXPECT_EQ(ta.grassmann[0].readoutSpectrum.data, tc.grassmann[0].readoutSpectrum.data);
+}
+
+TEST(ReadoutAnalysis, PlanesAreKeptOnDiskKeyedByTheWeights) {
+    // The read-out planes are stored under a hash of the weights: a fresh process (here: no
+    // in-memory cache) reads them back and gets the same analysis; other weights get another file;
+    // a damaged file is ignored and replaced; GWB_CACHE_DIR=none keeps nothing.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("gwb-readout-cache-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const char* before = std::getenv("GWB_CACHE_DIR");
+    const std::string saved = before ? before : "";
+    ::setenv("GWB_CACHE_DIR", dir.c_str(), 1);
+    auto files = [&] {
+        std::vector<fs::path> out;
+        if (fs::exists(dir))
+            for (const auto& e : fs::directory_iterator(dir))
+                out.push_back(e.path());
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    auto readout = [](const TraceAnalysis& a) {
+        std::vector<float> out;
+        for (const GrassmannLayerAnalysis& g : a.grassmann) {
+            out.insert(out.end(), g.readoutResidual.begin(), g.readoutResidual.end());
+            out.insert(out.end(), g.readoutSpectrum.data.begin(), g.readoutSpectrum.data.end());
+            out.insert(out.end(), g.readoutTopPlane.data.begin(), g.readoutTopPlane.data.end());
+            out.insert(out.end(), g.readoutAngles.data.begin(), g.readoutAngles.data.end());
+        }
+        return out;
+    };
+    const Trace a = grassmannTrace(12, 10, 5, 2, {1, 2}, 41);
+    const std::vector<float> first = readout(analyzeTrace(a));
+    const std::vector<fs::path> stored = files();
+    ASSERT_EQ(stored.size(), 2u) << "one file per layer";
+    const std::vector<float> again = readout(analyzeTrace(a)); // read from disk
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), again.begin(), again.end(),
+                           [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); }));
+    // A damaged file: ignored, the planes recomputed and the file replaced.
+    {
+        std::fstream f(stored[0], std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(40);
+        f.put('\x7f');
+        f.seekp(static_cast<std::streamoff>(fs::file_size(stored[0]) - 3));
+        f.put('\x01');
+    }
+    fs::resize_file(stored[1], fs::file_size(stored[1]) - 8); // truncated
+    const std::vector<float> repaired = readout(analyzeTrace(a));
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), repaired.begin(), repaired.end(),
+                           [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); }));
+    EXPECT_EQ(files(), stored);
+    // Other weights: other files.
+    Trace b = a;
+    b.layers[0].grassmann->wPlu.data[3] += 0.5f;
+    analyzeTrace(b);
+    EXPECT_EQ(files().size(), 3u);
+    // Turned off: nothing written.
+    fs::remove_all(dir);
+    ::setenv("GWB_CACHE_DIR", "none", 1);
+    analyzeTrace(a);
+    EXPECT_TRUE(files().empty());
+    if (before)
+        ::setenv("GWB_CACHE_DIR", saved.c_str(), 1);
+    else
+        ::unsetenv("GWB_CACHE_DIR");
+    fs::remove_all(dir);
 }

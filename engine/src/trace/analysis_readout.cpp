@@ -1,5 +1,6 @@
 // Read-out planes of a Grassmann layer (analysis.h, workbench-spec.md "Read-out planes").
 #include "analysis_util.h"
+#include "readout_disk_cache.h"
 
 #include "gwb/geometry/readout.h"
 
@@ -14,6 +15,11 @@ namespace gwb::engine {
 
 namespace geo = gwb::geometry;
 
+namespace analysis_detail {
+/// The read-out planes of these weights from the disk cache, or computed and stored there.
+std::shared_ptr<const geo::ReadoutPlanes> diskCachedReadoutPlanes(const FloatArray& wPlu, const geo::RowMatrixXd& w);
+} // namespace analysis_detail
+
 class AnalysisCache {
 public:
     /// The read-out planes of wPlu (d x C(r,2)), computed on a miss.
@@ -25,8 +31,9 @@ public:
                     std::memcmp(e.weights.data(), wPlu.data.data(), e.weights.size() * sizeof(float)) == 0)
                     return e.planes;
         }
-        // Computed outside the lock: two threads missing at once both compute, and both results are equal.
-        auto planes = std::make_shared<const geo::ReadoutPlanes>(geo::readoutPlanes(w));
+        // Computed (or read from disk) outside the lock: two threads missing at once both compute,
+        // and both results are equal.
+        auto planes = analysis_detail::diskCachedReadoutPlanes(wPlu, w);
         const std::lock_guard<std::mutex> lock(m_mutex);
         m_entries.push_front({wPlu.shape, wPlu.data, planes});
         if (m_entries.size() > kMaxEntries) m_entries.pop_back();
@@ -44,6 +51,17 @@ private:
     std::deque<Entry> m_entries;
 };
 
+namespace analysis_detail {
+
+std::shared_ptr<const geo::ReadoutPlanes> diskCachedReadoutPlanes(const FloatArray& wPlu, const geo::RowMatrixXd& w) {
+    if (auto stored = loadReadoutPlanes(wPlu)) return stored;
+    auto planes = std::make_shared<const geo::ReadoutPlanes>(geo::readoutPlanes(w));
+    saveReadoutPlanes(wPlu, *planes);
+    return planes;
+}
+
+} // namespace analysis_detail
+
 std::shared_ptr<AnalysisCache> makeAnalysisCache() {
     return std::make_shared<AnalysisCache>();
 }
@@ -57,8 +75,7 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
     const int64_t d = wPlu.rows();
     const std::shared_ptr<const geo::ReadoutPlanes> shared =
-        cache ? cache->readoutPlanes(g.wPlu, wPlu)
-              : std::make_shared<const geo::ReadoutPlanes>(geo::readoutPlanes(wPlu));
+        cache ? cache->readoutPlanes(g.wPlu, wPlu) : diskCachedReadoutPlanes(g.wPlu, wPlu);
     const geo::ReadoutPlanes& planes = *shared;
     if (planes.zeroRows > 0)
         warnings.push_back(at + std::to_string(planes.zeroRows) + " W_plu rows are zero (read-out values left NaN)");

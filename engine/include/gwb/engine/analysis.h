@@ -77,7 +77,9 @@ using AnalysisPtr = std::shared_ptr<const TraceAnalysis>;
 /// layer) kept between analyzeTrace calls, since a corpus run or a session in the window analyses
 /// many traces of the same weights. Entries are keyed by the exact weight values, so one cache can
 /// serve any number of models and never returns another model's planes. Thread-safe; it keeps
-/// the most recent 64 layers.
+/// the most recent 64 layers in memory. Below it, with or without such a cache, the planes are
+/// kept on disk ($GWB_CACHE_DIR, else $XDG_CACHE_HOME/gwb or ~/.cache/gwb; GWB_CACHE_DIR=none
+/// turns it off) under a 128-bit hash of the weights, so a reopened model pays nothing for them.
 class AnalysisCache;
 std::shared_ptr<AnalysisCache> makeAnalysisCache();
 

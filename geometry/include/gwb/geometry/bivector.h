@@ -23,6 +23,9 @@ struct Planarity {
     bool ambiguous = false;
     Eigen::MatrixXd basis;        ///< n x 2  orthonormal basis (u, v) of the invariant plane of s1, B.(u^v) > 0
     Eigen::VectorXd nearestPlane; ///< C(n,2)  normalized Plücker vector u ^ v of that plane
+    /// floor(n/2)  the singular pairs s_k of M, descending (from the same decomposition, to ~eps s1;
+    /// antisymmetricSpectrum gives the same values)
+    Eigen::VectorXd pairs;
 };
 
 /// Planarity and nearest plane of B (any n >= 2).
