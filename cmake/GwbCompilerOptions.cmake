@@ -21,3 +21,17 @@ endif()
 function(gwb_target_defaults target)
   target_link_libraries(${target} PRIVATE gwb_options)
 endfunction()
+
+# Every executable, test and module binds libstdc++'s symbols to libstdc++ itself. PyTorch's pip
+# and conda wheels export the libstdc++ symbols they link statically (std::filesystem among them;
+# pytorch/pytorch#133437) without symbol versions, so an unversioned copy inside libtorch satisfies
+# our GLIBCXX-versioned references. The dynamic linker takes the first definition in load order,
+# and by default libtorch comes first: our std::filesystem calls jumped into libtorch's copy and
+# crashed. Naming libstdc++ before everything else on every link line (these options precede the
+# objects and libraries) puts it first among each binary's DT_NEEDED entries, so it is searched
+# first, also inside a Python process that imported torch before us. tests/link checks it.
+function(gwb_bind_libstdcxx_first)
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+  endif()
+endfunction()

@@ -4,6 +4,7 @@
 #include "cli/command_registry.h"
 
 #include "gwb/engine/device.h"
+#include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/train.h"
 
@@ -33,7 +34,7 @@ int runEval(const QStringList& args) {
         if (!p.isSet(data)) throw std::invalid_argument("--data is required");
         setThreads(p.value(threads).toInt());
         const Model m =
-            Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
+            gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString()).model;
         std::vector<std::string> files;
         for (const QString& f : p.values(data))
             files.push_back(f.toStdString());

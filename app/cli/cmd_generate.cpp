@@ -9,6 +9,7 @@
 
 #include "gwb/engine/device.h"
 #include "gwb/engine/generate.h"
+#include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/tracer.h"
 
@@ -70,7 +71,7 @@ int runGenerate(const QStringList& args) {
         o.greedy = p.isSet(greedy);
         setThreads(p.value(threads).toInt());
         const Model m =
-            Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
+            gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString()).model;
         const TokenizerPtr tok = m.tokenizer();
         if (!tok) throw std::invalid_argument("this model has no tokenizer: it cannot read a text prompt");
         const std::string text = p.value(prompt).toStdString();

@@ -8,6 +8,8 @@
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QCommandLineParser>
 
 #include <cstdio>
@@ -31,12 +33,30 @@ int runInfo(const QStringList& args) {
         setThreads(p.value(threads).toInt());
         if (p.isSet(model) || !p.isSet(config)) {
             const QString path = gwb::app::modelArgument(p.value(model));
-            const Model m = Model::load(path.toStdString(), p.value(device).toStdString());
+            const Model m = gwb::engine::loadOrImportModel(path.toStdString(), p.value(device).toStdString()).model;
             std::printf("file:        %s\n", qPrintable(path));
             if (const std::string v = importedVariantText(m.config()); !v.empty())
                 std::printf("family:      %s\n", v.c_str());
             std::printf("%s", m.summary().c_str());
-            std::printf("training:    %s\n", m.trainingSummary().c_str());
+            // The training summary is a JSON object: one field a line, not one long line.
+            const nlohmann::json training = nlohmann::json::parse(m.trainingSummary(), nullptr, false);
+            if (training.is_object() && !training.empty()) {
+                std::printf("training:\n");
+                for (const auto& [key, value] : training.items()) {
+                    std::string text;
+                    if (value.is_string()) {
+                        text = value.get<std::string>();
+                    } else if (value.is_array()) { // file lists: names, comma-separated
+                        for (const auto& item : value)
+                            text += (text.empty() ? "" : ", ") + (item.is_string() ? item.get<std::string>() : item.dump());
+                    } else {
+                        text = value.dump();
+                    }
+                    std::printf("  %-20s %s\n", (key + ":").c_str(), text.c_str());
+                }
+            } else {
+                std::printf("training:    %s\n", training.is_object() ? "none recorded" : m.trainingSummary().c_str());
+            }
             std::printf("kernels:     %s\n", kernelSummary().c_str());
             std::printf("blas:        %s\n", blasSummary().c_str());
         } else {

@@ -11,6 +11,7 @@
 
 #include "gwb/engine/config.h"
 #include "gwb/engine/device.h"
+#include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/npy.h"
 #include "gwb/engine/patch_input.h"
@@ -87,7 +88,7 @@ std::string csvText(const PatchSweep& s) {
 
 struct Context {
     std::string modelFile, answerText, wrongText;
-    gwb::app::AttributionCheck check; ///< --method attribution --check K
+    gwb::engine::AttributionCheck check; ///< --method attribution --check K
     std::string stoppedBy;            ///< "SIGTERM" / "Ctrl-C" for a partial sweep
     gwb::app::PatchInput input;
     json selection = json::object();
@@ -457,11 +458,12 @@ int runPatch(const QStringList& argsIn) {
             checkWritable(p.value(out), "--out");
             if (p.isSet(data)) checkWritable(p.value(data), "--data");
             setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
-            gwb::app::PairsRunOptions o;
-            o.modelFile = gwb::app::modelArgument(p.value(model));
-            o.pairsPath = p.value(pairs);
-            o.site = p.value(site);
-            o.mode = p.value(mode);
+            gwb::app::PairsCliOptions cli;
+            gwb::engine::PairsRunOptions& o = cli.run;
+            o.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
+            o.pairsPath = p.value(pairs).toStdString();
+            o.site = p.value(site).toStdString();
+            o.mode = p.value(mode).toStdString();
             o.position = intValue(p, position, "position", -1);
             o.layer = static_cast<int>(intValue(p, layer, "layer", -1));
             o.offset = static_cast<int>(intValue(p, offset, "offset", -1));
@@ -479,14 +481,14 @@ int runPatch(const QStringList& argsIn) {
                     throw std::invalid_argument("--shard needs i/n with 0 <= i < n, e.g. 0/4; got '" +
                                                 p.value(shard).toStdString() + "'");
             }
-            o.out = p.value(out);
-            o.data = p.value(data);
-            o.device = p.value(device);
+            cli.out = p.value(out);
+            cli.data = p.value(data);
+            cli.device = p.value(device);
             o.attribution = attributionMethod(p.value(method));
             o.check = static_cast<int>(intValue(p, check, "check", 0));
             if (o.check < 0 || o.check > 100000) throw std::invalid_argument("--check must be between 0 and 100000");
             if (o.check > 0 && !o.attribution) throw std::invalid_argument("--check goes with --method attribution");
-            return gwb::app::runPatchPairs(o);
+            return gwb::app::runPatchPairs(cli);
         }
         if (p.isSet(bootstrap) || p.isSet(seed) || p.isSet(shard))
             throw std::invalid_argument("--bootstrap, --seed and --shard go with --pairs");
@@ -501,7 +503,7 @@ int runPatch(const QStringList& argsIn) {
 
         Context ctx;
         ctx.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
-        const Model m = Model::load(ctx.modelFile, p.value(device).toStdString());
+        const Model m = gwb::engine::loadOrImportModel(ctx.modelFile, p.value(device).toStdString()).model;
         ctx.input.clean = p.value(clean);
         ctx.input.corrupt = p.value(corrupt);
         ctx.input.answer = p.value(answer);
@@ -561,7 +563,7 @@ int runPatch(const QStringList& argsIn) {
         if (attribution) {
             if (p.isSet(resume)) throw std::invalid_argument("--resume goes with exact sweeps");
             PatchSweep est = attributionSweep(m, part);
-            if (checkK > 0) ctx.check = gwb::app::checkAttribution(m, part, est, checkK, 0);
+            if (checkK > 0) ctx.check = gwb::engine::checkAttribution(m, part, est, checkK, 0);
             const std::string outPath = p.value(out).toStdString();
             writeNpz(m, est, req, ctx, outPath);
             if (p.isSet(data)) {

@@ -8,6 +8,7 @@
 #include "cli/patch_setup.h"
 
 #include "gwb/engine/device.h"
+#include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/npy.h"
 #include "gwb/engine/patch_pairs.h"
@@ -66,7 +67,7 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
     for (const PatchPair& pair : file.pairs) {
         try {
             const PatchRequest req =
-                gwb::app::pairRequest(m, pair, QStringLiteral("resid"), QStringLiteral("patch"), -1);
+                gwb::engine::pairRequest(m, pair, "resid", "patch", -1);
             PathRequest q = shape;
             q.clean = req.clean;
             q.corrupt = req.corrupt;
@@ -75,7 +76,7 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
             q.position = req.position;
             results.push_back(pathPatching(m, q));
             lines.push_back(pair.line);
-            json entry = gwb::app::pairJson(m, pair, req);
+            json entry = gwb::engine::pairJson(m, pair, req);
             entry["metric_position"] = results.back().metricPosition;
             entry["clean_metric"] = results.back().cleanMetric;
             entry["corrupt_metric"] = results.back().corruptMetric;
@@ -84,7 +85,7 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
             skipped.push_back({pair.line, e.what()});
         }
     }
-    gwb::app::sortSkippedOrRefuse(skipped, results.size());
+    gwb::engine::sortSkippedOrRefuse(skipped, results.size());
     const PathResult& first = results.front();
     const int64_t P = static_cast<int64_t>(results.size()), S = static_cast<int64_t>(first.senderLabels.size()),
                   R = static_cast<int64_t>(first.receiverLabels.size());
@@ -220,7 +221,7 @@ int runPaths(const QStringList& args) {
         if (p.isSet(data)) checkWritable(p.value(data), "--data");
         setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
         const std::string modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
-        const Model m = Model::load(modelFile, p.value(device).toStdString());
+        const Model m = gwb::engine::loadOrImportModel(modelFile, p.value(device).toStdString()).model;
         if (withPairs) {
             PathRequest shape;
             const QString rk0 = p.isSet(receiver) ? p.value(receiver) : QStringLiteral("all");

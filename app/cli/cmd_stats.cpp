@@ -5,6 +5,7 @@
 #include "cli/command_registry.h"
 #include "cli/stop_signals.h"
 
+#include "gwb/engine/import.h"
 #include "gwb/engine/corpus_run.h"
 #include "gwb/engine/device.h"
 
@@ -125,10 +126,10 @@ int statsRun(const QStringList& args) {
     if (!ok1 || !ok2) throw std::invalid_argument("--shard needs i/n, e.g. 0/4");
     setThreads(static_cast<int>(integer(threads)));
     const std::string dev = p.value(device).toStdString();
-    const Model m = Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), dev);
+    const Model m = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), dev).model;
     Model b;
     if (p.value(baseline) != QLatin1String("none"))
-        b = Model::load(gwb::app::modelArgument(p.value(baseline)).toStdString(), dev);
+        b = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(baseline)).toStdString(), dev).model;
     std::optional<CorpusStats> earlier;
     if (p.isSet(resume)) {
         earlier = CorpusStats::read(p.value(resume).toStdString());

@@ -6,6 +6,8 @@
 #include "cli/layer_warnings.h"
 #include "cli/trace_writer.h"
 
+#include "gwb/engine/import.h"
+#include "gwb/engine/tokenizer.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/trace_npz.h"
@@ -81,7 +83,7 @@ int runTrace(const QStringList& args) {
             throw std::invalid_argument("give exactly one of --prompt, --prompt-file, --token-ids");
         setThreads(p.value(threads).toInt());
         const Model m =
-            Model::load(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString());
+            gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString()).model;
         TraceOptions o;
         o.denseAttentionLimit = p.value(dense).toLongLong();
         o.maxTokens = p.value(maxTokens).toLongLong();
@@ -109,16 +111,23 @@ int runTrace(const QStringList& args) {
         } else if (p.isSet(prompt)) {
             report(trace(m, p.value(prompt).toStdString(), o), outPath);
         } else {
+            const std::string file = p.value(promptFile).toStdString();
             QFile f(p.value(promptFile));
-            if (!f.open(QIODevice::ReadOnly))
-                throw std::runtime_error("cannot open " + p.value(promptFile).toStdString());
+            if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot open " + file);
             std::vector<std::string> prompts;
             for (const QByteArray& line : f.readAll().split('\n')) {
                 std::string s = line.toStdString();
                 if (!s.empty() && s.back() == '\r') s.pop_back();
                 if (!s.empty()) prompts.push_back(s);
             }
-            if (prompts.empty()) throw std::invalid_argument("the prompt file has no non-empty line");
+            if (prompts.empty()) throw std::invalid_argument(file + ": the prompt file has no non-empty line");
+            for (size_t i = 0; i < prompts.size(); ++i) {
+                try {
+                    checkUtf8(prompts[i]);
+                } catch (const std::invalid_argument& e) { // name the file, as gwb figure does
+                    throw std::invalid_argument(file + ": prompt " + std::to_string(i + 1) + ": " + e.what());
+                }
+            }
             for (size_t i = 0; i < prompts.size(); ++i)
                 report(trace(m, prompts[i], o), prompts.size() == 1 ? outPath : indexedName(outPath, i));
         }

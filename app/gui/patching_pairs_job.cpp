@@ -1,14 +1,16 @@
 #include "gui/patching_pairs_job.h"
 
-#include "cli/patch_pairs_run.h"
-
 #include "gwb/engine/patch_pairs.h"
+#include "gwb/engine/patch_pairs_run.h"
 
 #include <atomic>
 #include <cmath>
 
 namespace gwb::app {
 
+using gwb::engine::computePairs;
+using gwb::engine::PairsResult;
+using gwb::engine::PairsRunOptions;
 using gwb::views::PairsData;
 using gwb::views::PairsGrid;
 
@@ -111,10 +113,10 @@ PairsData computePatchingPairs(ModelCache& cache, const PatchingJobRequest& requ
             continue;
         }
         PairsRunOptions o;
-        o.modelFile = paths[m];
-        o.pairsPath = inputs.file;
-        o.site = site;
-        o.mode = inputs.mode;
+        o.modelFile = paths[m].toStdString();
+        o.pairsPath = inputs.file.toStdString();
+        o.site = site.toStdString();
+        o.mode = inputs.mode.toStdString();
         o.attribution = inputs.method == QLatin1String("attribution");
         o.check = o.attribution ? inputs.check : 0;
         o.alsoEstimate = !o.attribution;

@@ -28,7 +28,7 @@ from . import _gwb, _paths
 
 __all__ = [
     "Model", "Trace", "Result", "PatchResult", "PathResult", "Stats", "Figure", "Generation",
-    "load", "bundled", "open_trace", "open_patch", "open_stats", "figure", "site_names",
+    "load", "bundled", "open_trace", "open_patch", "open_paths", "open_stats", "figure", "site_names",
 ]
 
 _BUNDLED = {"grassmann": "grassmann-austen.gwb", "transformer": "transformer-austen.gwb"}
@@ -142,11 +142,23 @@ def open_trace(path):
 
 
 def open_patch(path):
-    """Reads an NPZ written by `gwb patch`."""
+    """Reads an NPZ written by `gwb patch`: one pair's sweep, a `--pairs` run, one of its shards or
+    their `gwb patch merge` (the same PatchResult model.patch() returns for each)."""
     arrays, meta = _read_npz(path)
-    if "defined" not in arrays:
-        raise ValueError(f"{os.fspath(path)}: not a gwb patch sweep (no defined array)")
+    sweep = "defined" in arrays
+    pairs = "line" in arrays and ("effect" in arrays or "attribution" in arrays) and "sender_labels" not in meta
+    if not (sweep or pairs):
+        raise ValueError(f"{os.fspath(path)}: not a file from gwb patch (neither one pair's sweep nor a pairs run)")
     return PatchResult(arrays, meta)
+
+
+def open_paths(path):
+    """Reads an NPZ written by `gwb paths` (one pair, or --pairs; with --linear its direct logit
+    attribution too) into the PathResult model.paths() returns."""
+    arrays, meta = _read_npz(path)
+    if "sender_labels" not in meta or "metric" not in arrays:
+        raise ValueError(f"{os.fspath(path)}: not a file from gwb paths (no senders and receivers)")
+    return PathResult(arrays, meta)
 
 
 def open_stats(path):
@@ -166,10 +178,16 @@ def _progress(enabled, desc):
     if not enabled:
         return None, lambda: None
     try:
-        from tqdm.auto import tqdm
+        # tqdm.auto draws a notebook widget, which needs ipywidgets (without it: "TqdmWarning:
+        # IProgress not found"); the plain bar works everywhere.
+        try:
+            import ipywidgets  # noqa: F401
+            from tqdm.auto import tqdm
+        except ImportError:
+            from tqdm import tqdm
     except ImportError:
         return None, lambda: None
-    bar = tqdm(total=100, desc=desc, leave=False, unit="%")
+    bar = tqdm(total=100, desc=desc, leave=True, unit="%")
 
     def update(fraction):
         n = int(round(100 * fraction))
@@ -300,11 +318,13 @@ class Model:
         pairs=FILE (JSONL or CSV) or a list of dicts with clean, corrupt, answer, wrong (optional
         position, other fields kept as tags): the sweep over every usable pair, as `gwb patch --pairs`
         writes it (per-pair metric and effect, effect_mean, effect_ci_low/high, effect_n; skipped lines
-        in meta["skipped"]); it runs the gwb program on the model's file."""
+        in meta["skipped"]), computed by the engine as that command computes it. Ctrl-C stops after the
+        pairs being run and raises KeyboardInterrupt."""
         if pairs is not None:
             if clean is not None or corrupt is not None:
                 raise ValueError("give either pairs or one clean/corrupt pair, not both")
-            return self._patch_pairs(pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check)
+            return self._patch_pairs(pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check,
+                                     progress)
         if clean is None:
             raise ValueError("patch needs a clean prompt (or pairs=...)")
         t = _gwb.PatchText()
@@ -325,7 +345,8 @@ class Model:
                     model_name=self.name, model_file=self.path)
         return PatchResult(out["arrays"], meta)
 
-    def _patch_pairs(self, pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check):
+    def _patch_pairs(self, pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check,
+                     progress):
         tmpdir = tempfile.mkdtemp(prefix="gwb-pairs-")
         try:
             if isinstance(pairs, (str, os.PathLike)):
@@ -337,28 +358,15 @@ class Model:
                 with open(path, "w", encoding="utf-8") as f:
                     for p in pairs:
                         f.write(json.dumps(dict(p), ensure_ascii=False) + "\n")
-            model_path = self.path
-            if not model_path.endswith(".gwb"):
-                model_path = os.path.join(tmpdir, "model.gwb")
-                self.save(model_path)
             out = os.path.join(tmpdir, "pairs.npz")
-            args = ["patch", "--model", model_path, "--pairs", path, "--site", site, "--out", out,
-                    "--bootstrap", str(bootstrap), "--seed", str(seed), "--device", "cpu"]
-            for flag, v in (("--mode", mode), ("--method", None if method == "exact" else method)):
-                if v:
-                    args += [flag, v]
-            for flag, v in (("--position", position), ("--layer", layer), ("--offset", offset), ("--head", head)):
-                if v is not None and v >= 0:
-                    args += [flag, str(v)]
-            if check:
-                args += ["--check", str(check)]
-            env = dict(os.environ)
-            env.setdefault("QT_QPA_PLATFORM", "offscreen")
-            r = subprocess.run([_gwb_program(), *args], capture_output=True, text=True, env=env)
-            if r.returncode == 130:
-                raise KeyboardInterrupt
-            if r.returncode != 0:
-                raise ValueError((r.stderr or r.stdout).strip().replace("gwb patch: ", "", 1))
+            cb, close = _progress(progress, "pairs")
+            try:
+                self._m.patch_pairs(self.path, path, site, mode=mode or "", position=-1 if position is None else position,
+                                    layer=-1 if layer is None else layer, offset=-1 if offset is None else offset,
+                                    head=-1 if head is None else head, method=method or "exact",
+                                    bootstrap=bootstrap, seed=seed, check=check or 0, out=out, progress=cb)
+            finally:
+                close()
             arrays, meta = _read_npz(out)
             return PatchResult(arrays, meta)
         finally:
@@ -443,8 +451,9 @@ def _bundled_path(kind):
     if kind not in _BUNDLED:
         raise ValueError(f"unknown bundled model {kind!r}: 'grassmann' or 'transformer'")
     dirs = [os.environ["GWB_MODELS_DIR"]] if os.environ.get("GWB_MODELS_DIR") else [
+        os.path.join(os.path.dirname(__file__), "models"),  # a pip-installed package
         os.path.join(os.path.dirname(__file__), "..", "..", "share", "gwb", "models"),
-        os.path.join(_paths.SOURCE_DIR, "resources", "models")]
+        *([os.path.join(_paths.SOURCE_DIR, "resources", "models")] if _paths.SOURCE_DIR else [])]
     for d in dirs:
         p = os.path.join(d, _BUNDLED[kind])
         if os.path.exists(p):
@@ -497,8 +506,8 @@ class Figure:
 def _gwb_program():
     p = os.environ.get("GWB_PROGRAM") or _paths.GWB_PROGRAM
     if not p or not os.path.exists(p):
-        raise RuntimeError("the gwb program was not built with this package (gwb.figure runs `gwb figure`); "
-                           "build the full preset or set GWB_PROGRAM")
+        raise RuntimeError("gwb.figure draws with the gwb program (Qt), which this package was built without: "
+                           "build the window (scripts/run) and set GWB_PROGRAM to its build/release/bin/gwb")
     return p
 
 

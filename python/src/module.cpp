@@ -12,6 +12,8 @@
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/patch_input.h"
+#include "gwb/engine/patch_pairs.h"
+#include "gwb/engine/patch_pairs_run.h"
 #include "gwb/engine/patching.h"
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/trace_npz.h"
@@ -368,6 +370,43 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
     return out;
 }
 
+/// A pairs file swept as `gwb patch --pairs` does (the engine's computePairs), written to `out` as
+/// that command writes it. Ctrl-C stops after the pairs being run: those are written (complete:
+/// false), then KeyboardInterrupt is raised.
+void patchPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsPath,
+                     const std::string& site, const std::string& mode, int64_t position, int layer, int offset,
+                     int head, const std::string& method, int bootstrap, uint64_t seed, int check,
+                     const std::string& out, const py::object& progress) {
+    refuseReentry(self.model);
+    if (method != "exact" && method != "attribution")
+        throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
+    if (bootstrap < 0 || bootstrap > 1'000'000)
+        throw std::invalid_argument("bootstrap must be between 0 and 1000000, got " + std::to_string(bootstrap));
+    if (check < 0 || check > 100000) throw std::invalid_argument("check must be between 0 and 100000");
+    if (check > 0 && method != "attribution") throw std::invalid_argument("check goes with method='attribution'");
+    PairsRunOptions o;
+    o.modelFile = modelFile;
+    o.pairsPath = pairsPath;
+    o.site = site;
+    o.mode = mode;
+    o.position = position;
+    o.layer = layer;
+    o.offset = offset;
+    o.head = head;
+    o.bootstrap = bootstrap;
+    o.seed = seed;
+    o.attribution = method == "attribution";
+    o.check = check;
+    Pending pending;
+    withoutGil(pending, [&] {
+        const PairsFile file = readPairsFile(pairsPath);
+        PairsResult r = computePairs(self.model, file, o, [&](double f) { return reportProgress(pending, progress, f); });
+        if (!r.complete) r.meta["stopped_by"] = "KeyboardInterrupt";
+        writePairsResult(r, bootstrap, seed, out);
+    });
+    pending.rethrowIfAny();
+}
+
 /// Corpus statistics (gwb stats) written to `out`; Ctrl-C stops after the current window, the
 /// partial statistics (complete: false) are written, then KeyboardInterrupt is raised.
 py::list statsModel(PyModel& self, PyModel* baseline, const std::vector<std::string>& files, int64_t window,
@@ -471,6 +510,10 @@ PYBIND11_MODULE(_gwb, m) {
              py::arg("offset") = -1, py::arg("head") = -1, py::arg("progress") = py::none())
         .def("paths", &pathsModel, py::arg("text"), py::arg("senders") = std::vector<std::string>{},
              py::arg("sender_position") = -1, py::arg("linear") = false, py::arg("progress") = py::none())
+        .def("patch_pairs", &patchPairsModel, py::arg("model_file"), py::arg("pairs"), py::arg("site"),
+             py::arg("mode") = "", py::arg("position") = -1, py::arg("layer") = -1, py::arg("offset") = -1,
+             py::arg("head") = -1, py::arg("method") = "exact", py::arg("bootstrap") = 1000, py::arg("seed") = 0,
+             py::arg("check") = 0, py::arg("out"), py::arg("progress") = py::none())
         .def("stats", &statsModel, py::arg("baseline"), py::arg("files"), py::arg("window") = 256,
              py::arg("stride") = 256, py::arg("max_windows") = 0, py::arg("lens_k") = 10, py::arg("out"),
              py::arg("progress") = py::none())

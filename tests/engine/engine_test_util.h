@@ -4,11 +4,14 @@
 #include "gwb/engine/config.h"
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/tokenizer.h"
 
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -101,6 +104,17 @@ inline std::string variantName(const ModelConfig& c) {
            (c.aggregation == Aggregation::MeanThenNormalize ? "/meanfirst" : "") +
            (c.aggregation == Aggregation::Mean ? "/mean" : "") +
            (c.aggregation == Aggregation::PerOffsetMlp ? "/mlp" : "") + (c.stages.any() ? "/stages" : "");
+}
+
+/// A 284-piece SentencePiece model of the corpus "the cat sat on the mat and the dog ran <i % 17>
+/// times" (400 lines), as trainSentencePiece made it (unigram, byte fallback, identity
+/// normalisation, split digits, seed 0) with spm_train's --num_threads=1: checked in, so that
+/// tests needing a trained tokenizer run where the spm_train program is not installed (a GPU
+/// machine with a pip PyTorch). tests/engine/data/README.md says how it was made.
+inline TokenizerPtr catTokenizer() {
+    std::ifstream in(std::string(GWB_SOURCE_DIR) + "/tests/engine/data/cat-284.model", std::ios::binary);
+    const std::string proto((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return makeSentencePieceTokenizer(proto);
 }
 
 /// A fresh temporary folder removed when the object goes out of scope.

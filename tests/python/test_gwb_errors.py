@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gwb
-from conftest import PROMPT
+from conftest import PROMPT, run_gwb
 
 
 def test_missing_file_names_the_path(tmp_path):
@@ -153,3 +153,27 @@ def test_a_hook_that_runs_its_own_model_is_refused(grassmann):
     grassmann.run(ids, hooks={"mixer.1": lambda v, n: seen.__setitem__("x", other.run(ids[:3]))})
     assert seen["x"].shape[0] == 3
     assert np.array_equal(grassmann.run(ids), other.run(ids))
+
+
+def test_a_text_file_named_like_a_checkpoint_gets_one_message_everywhere(tmp_path):
+    # gwb info, gwb trace, gwb import and gwb.load open the same file through the same reader and
+    # say the same thing (gwb info used to try it as a .gwb and report a safetensors header length).
+    fake = tmp_path / "fake.pt"
+    fake.write_text("this is a text file, not a checkpoint\n")
+    msg = "neither a torch.save zip archive nor a safetensors file"
+    with pytest.raises(Exception, match=msg):
+        gwb.load(fake)
+    for args in (["info", "--model", fake], ["trace", "--model", fake, "--prompt", "It is", "--out", tmp_path / "t.npz"],
+                 ["import", fake, tmp_path / "x.gwb"]):
+        r = run_gwb(*args, check=False)
+        assert r.returncode != 0, args
+        assert msg in r.stderr, (args, r.stderr)
+        assert "header length" not in r.stderr, (args, r.stderr)
+
+
+def test_trace_names_a_prompt_file_that_is_not_utf8(tmp_path):
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    r = run_gwb("trace", "--model", "grassmann", "--prompt-file", bad, "--out", tmp_path / "t.npz", check=False)
+    assert r.returncode != 0
+    assert "latin1.txt" in r.stderr and "UTF-8" in r.stderr, r.stderr

@@ -107,3 +107,18 @@ def test_stats_equal_command_line_and_stop_on_ctrl_c(tmp_path, grassmann, transf
         grassmann.stats(corpus, window=16, stride=16, out=tmp_path / "partial.npz", progress=interrupt)
     partial = gwb.open_stats(tmp_path / "partial.npz")
     assert partial.meta["complete"] in (False, 0)
+
+
+def test_info_prints_the_training_summary_one_field_a_line():
+    out = run_gwb("info", "--model", "grassmann").stdout
+    lines = out.splitlines()
+    assert "training:" in lines, out
+    start = lines.index("training:") + 1
+    fields = []
+    for line in lines[start:]:
+        if not line.startswith("  "):
+            break
+        fields.append(line)
+    assert len(fields) > 5 and all(":" in f for f in fields), out
+    assert not any(f.strip().startswith("{") or '":"' in f for f in fields), "JSON instead of fields"
+    assert any(f.split()[0] == "train_files:" and "emma.txt, " in f for f in fields), out

@@ -62,11 +62,42 @@ def test_paths_equals_command_line(tmp_path, grassmann):
     out = tmp_path / "paths.npz"
     run_gwb("paths", "--model", "grassmann", "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", "she", "--wrong", "he",
             "--out", out)
-    file = gwb._read_npz(out)
+    file = gwb.open_paths(out)
+    assert isinstance(file, gwb.PathResult)
     p = grassmann.paths(CLEAN, CORRUPT, "she", "he", progress=False)
-    np.testing.assert_allclose(p["effect"], file[0]["effect"], rtol=1e-6, atol=1e-7, equal_nan=True)
-    assert p.meta["sender_labels"] == file[1]["sender_labels"]
-    assert p.meta["receiver_labels"] == file[1]["receiver_labels"]
+    np.testing.assert_allclose(p["effect"], file["effect"], rtol=1e-6, atol=1e-7, equal_nan=True)
+    assert p.meta["sender_labels"] == file.meta["sender_labels"]
+    assert p.meta["receiver_labels"] == file.meta["receiver_labels"]
+    with pytest.raises(ValueError, match="not a file from gwb patch"):
+        gwb.open_patch(out)
+
+
+def test_every_patch_file_the_command_line_writes_opens(tmp_path, grassmann):
+    # A pairs run, its two shards and their merge open with open_patch as what model.patch(pairs=)
+    # returns; a paths --pairs file with open_paths; each refuses the other kinds.
+    pairs = tmp_path / "pairs.jsonl"
+    with open(pairs, "w") as f:
+        for clean, corrupt in ((CLEAN, CORRUPT), ("She said that she would walk to the shop", "He said that he would walk to the shop")):
+            f.write(json.dumps(dict(clean=clean, corrupt=corrupt, answer="she", wrong="he")) + "\n")
+    common = ["--model", "grassmann", "--pairs", pairs, "--site", "resid", "--bootstrap", "20"]
+    run_gwb("patch", *common, "--out", tmp_path / "all.npz")
+    run_gwb("patch", *common, "--shard", "0/2", "--out", tmp_path / "s0.npz")
+    run_gwb("patch", *common, "--shard", "1/2", "--out", tmp_path / "s1.npz")
+    run_gwb("patch", "merge", tmp_path / "s0.npz", tmp_path / "s1.npz", "--out", tmp_path / "merged.npz")
+    mine = grassmann.patch(pairs=pairs, site="resid", bootstrap=20, progress=False)
+    for name in ("all", "s0", "s1", "merged"):
+        f = gwb.open_patch(tmp_path / f"{name}.npz")
+        assert isinstance(f, gwb.PatchResult), name
+        assert "line" in f and "effect_mean" in f, name
+    for name in ("all", "merged"):
+        f = gwb.open_patch(tmp_path / f"{name}.npz")
+        assert set(f) == set(mine), name
+        np.testing.assert_allclose(f["effect"], mine["effect"], rtol=1e-6, atol=1e-7, equal_nan=True, err_msg=name)
+    run_gwb("paths", "--model", "grassmann", "--pairs", pairs, "--out", tmp_path / "paths.npz")
+    pp = gwb.open_paths(tmp_path / "paths.npz")
+    assert pp["metric"].ndim == 3 and pp.meta["sender_labels"]
+    with pytest.raises(ValueError, match="not a file from gwb paths"):
+        gwb.open_paths(tmp_path / "all.npz")
 
 
 def test_patch_messages(grassmann):
@@ -115,3 +146,12 @@ def test_paths_linear(tmp_path, grassmann):
     assert p["linear_channel_corrupt"].shape == (6, 128)
     with pytest.raises(ValueError, match="needs a pre-norm model"):
         grassmann.paths(CLEAN, CORRUPT, "she", "he", linear=True, progress=False)
+
+
+def test_a_skipped_pair_counts_its_tokens_in_words(grassmann):
+    assert len(grassmann.encode("She")) == 1
+    r = grassmann.patch(pairs=[dict(clean=CLEAN, corrupt=CORRUPT, answer="she", wrong="he"),
+                               dict(clean="She", corrupt="She said that", answer="she", wrong="he")],
+                        site="resid", bootstrap=10, progress=False)
+    reason = r.meta["skipped"][0]["reason"]
+    assert "clean 1 token," in reason and "tokens," not in reason.split("clean 1 token,")[0], reason

@@ -14,6 +14,11 @@
 
 namespace gwb::views::detail {
 
+QStringList patchingSiteItems() {
+    return {QStringLiteral("resid"), QStringLiteral("mixer"), QStringLiteral("gate"), QStringLiteral("ffn"),
+            QStringLiteral("offset/head")};
+}
+
 MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const QString& corruptPlaceholder,
                              const QString& corruptTip, QWidget* parent) {
     MetricFields f;

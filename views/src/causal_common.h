@@ -18,6 +18,9 @@ class QWidget;
 
 namespace gwb::views::detail {
 
+/// The sites the Patching view offers: resid, mixer, gate, ffn, offset/head.
+QStringList patchingSiteItems();
+
 struct MetricFields {
     QLineEdit* corrupt = nullptr;
     QLineEdit* answer = nullptr;

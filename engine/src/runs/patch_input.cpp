@@ -13,6 +13,12 @@ namespace gwb::engine {
 
 namespace {
 
+/// "1 token", "7 tokens".
+std::string tokenCount(size_t n) {
+    return std::to_string(n) + (n == 1 ? " token" : " tokens");
+}
+
+
 std::string kindName(const Model& model) {
     return model.config().kind == ModelKind::Grassmann ? "Grassmann" : "Transformer";
 }
@@ -139,8 +145,8 @@ PatchRequest preparePatchRequest(const Model& model, const PatchText& in) {
             const std::string a = i < cleanPieces.size() ? quoted(cleanPieces[i]) : "(end)";
             const std::string b = i < corruptPieces.size() ? quoted(corruptPieces[i]) : "(end)";
             throw std::invalid_argument(
-                "the prompts tokenize to different lengths: clean " + std::to_string(r.clean.size()) +
-                " tokens, corrupted " + std::to_string(r.corrupt.size()) + " tokens; they first differ at token " +
+                "the prompts tokenize to different lengths: clean " + tokenCount(r.clean.size()) + ", corrupted " +
+                tokenCount(r.corrupt.size()) + "; they first differ at token " +
                 std::to_string(i) + ": " + a + " vs " + b + " (patching needs prompts of equal token length)");
         }
     }

@@ -1,0 +1,351 @@
+// The file of a pairs run (patch_pairs_run.h): the NPZ and tidy CSV that `gwb patch --pairs`
+// writes, and the merge of its shards (`gwb patch merge`).
+
+#include "gwb/engine/patch_pairs_run.h"
+
+#include "gwb/engine/npy.h"
+#include "gwb/engine/patch_input.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+namespace gwb::engine {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// A CSV field, quoted when it holds a comma, a quote or a newline.
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += c;
+    }
+    return q + "\"";
+}
+
+/// A number as the command line prints it (%.9g; NaN as "NaN").
+std::string number(double v) {
+    if (std::isnan(v)) return "NaN";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+const char* kAlignment = "Pairs may differ in length: columns of a position site count back from each pair's metric "
+                         "position m (labels m, m-1, ...; the rightmost column is the metric position). A pair too "
+                         "short for a column, a cell that does not exist in the model, or a pair whose clean and "
+                         "corrupted metrics are equal (no normalised effect) leaves that cell out of the mean; "
+                         "effect_n counts the pairs in each cell.";
+
+json definitions(int bootstrap, uint64_t seed) {
+    return {{"words", patchDefinitions()},
+            {"alignment", kAlignment},
+            {"metric", "pairs x rows x columns  logit[answer] - logit[wrong] at the pair's metric position in the "
+                       "changed run; NaN where undefined"},
+            {"effect", "pairs x rows x columns  (metric - corrupt_metric) / (clean_metric - corrupt_metric) of the "
+                       "pair; NaN where undefined"},
+            {"clean_metric", "pairs  the metric of each pair's clean run"},
+            {"corrupt_metric", "pairs  the metric of each pair's corrupted run"},
+            {"line", "pairs  the line of the pairs file each pair came from"},
+            {"effect_mean", "rows x columns  mean of effect over the pairs where it is defined"},
+            {"effect_ci_low", "rows x columns  2.5th percentile of the mean over " + std::to_string(bootstrap) +
+                                  " bootstrap resamples of the pairs (with replacement, seed " + std::to_string(seed) +
+                                  ")"},
+            {"effect_ci_high", "rows x columns  97.5th percentile of the same"},
+            {"effect_n", "rows x columns  pairs with a defined effect in the cell"}};
+}
+
+} // namespace
+
+void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const std::string& path,
+                      const std::string& data) {
+    const int64_t P = r.pairs(), cells = r.rows * r.cols;
+    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed);
+    NpzWriter npz;
+    const std::string pn = r.primaryName();
+    npz.add(r.metricName(), Array<double>({P, r.rows, r.cols}, r.metric));
+    npz.add(pn, Array<double>({P, r.rows, r.cols}, r.primary));
+    if (r.estimated) {
+        npz.add("flagged", Array<uint8_t>({P, r.rows, r.cols}, r.flagged));
+        if (r.checkWidth > 0) {
+            npz.add("check_cells", Array<int64_t>({P, r.checkWidth}, r.checkCells));
+            npz.add("check_estimate", Array<double>({P, r.checkWidth}, r.checkEstimate));
+            npz.add("check_exact", Array<double>({P, r.checkWidth}, r.checkExact));
+            npz.add("check_spearman", Array<double>({P}, r.checkSpearman));
+            npz.add("check_recall", Array<double>({P}, r.checkRecall));
+        }
+    }
+    npz.add("clean_metric", Array<double>({P}, r.clean));
+    npz.add("corrupt_metric", Array<double>({P}, r.corrupt));
+    npz.add("line", Array<int64_t>({P}, r.lines));
+    npz.add(pn + "_mean", Array<double>({r.rows, r.cols}, s.mean));
+    npz.add(pn + "_ci_low", Array<double>({r.rows, r.cols}, s.low));
+    npz.add(pn + "_ci_high", Array<double>({r.rows, r.cols}, s.high));
+    npz.add(pn + "_n", Array<int64_t>({r.rows, r.cols}, s.n));
+    json meta = r.meta;
+    meta["bootstrap"] = bootstrap;
+    meta["seed"] = seed;
+    meta["interval"] = "95% percentile bootstrap over pairs";
+    meta["definitions"] = definitions(bootstrap, seed);
+    meta["method"] = r.estimated ? "attribution" : "exact";
+    if (r.estimated) {
+        json& d = meta["definitions"];
+        for (const char* k : {"metric", "effect", "effect_mean", "effect_ci_low", "effect_ci_high", "effect_n"})
+            d.erase(k);
+        d["attribution"] = "pairs x rows x columns  first-order estimate of the metric's change: (value in the source "
+                           "run - value in the changed run) . d metric / d value, the gradient taken on the changed "
+                           "run (the corrupted run when patching); NaN where undefined";
+        d["estimated_metric"] = "pairs x rows x columns  the changed run's metric + attribution";
+        d["attribution_mean"] = "rows x columns  mean of attribution over the pairs where it is defined";
+        d["attribution_ci_low"] = "rows x columns  2.5th percentile of the mean over the bootstrap resamples";
+        d["attribution_ci_high"] = "rows x columns  97.5th percentile of the same";
+        d["attribution_n"] = "rows x columns  pairs with a defined estimate in the cell";
+        d["flagged"] = "pairs x rows x columns  1 where the estimate passes a saturated Grassmann gate (half or more "
+                       "of its channels below 0.02 or above 0.98 in the changed or the source run): a first-order "
+                       "estimate is known to be poor there (AtP*)";
+        if (r.checkWidth > 0) {
+            d["check_cells"] = "pairs x 2K  flat cell index (row * columns + column) of the cells run exactly: the K "
+                               "with the largest |attribution|, then K drawn at random; -1 where the pair has fewer";
+            d["check_estimate"] = "pairs x 2K  attribution of those cells";
+            d["check_exact"] = "pairs x 2K  exact metric change of those cells (patched run - changed run)";
+            d["check_spearman"] = "pairs  Spearman rank correlation of check_estimate and check_exact";
+            d["check_recall"] = "pairs  recall@K: of the K checked cells with the largest |exact|, the share that are "
+                                "among the K largest |attribution|";
+        }
+    }
+    npz.addFile("meta.json", meta.dump(2));
+    npz.write(path);
+    if (data.empty()) return;
+    // Tidy: one row per pair x cell, then one summary row per cell (pair "all").
+    const auto& rowLabels = r.meta["row_labels"];
+    const auto& colLabels = r.meta["column_labels"];
+    std::string csv = std::string("pair,line,row,column,") + r.metricName() + "," + pn + ",mean,ci_low,ci_high,n\n";
+    for (int64_t p = 0; p < P; ++p)
+        for (int64_t i = 0; i < cells; ++i) {
+            const size_t k = static_cast<size_t>(p * cells + i);
+            csv += std::to_string(p) + "," + std::to_string(r.lines[static_cast<size_t>(p)]) + "," +
+                   csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
+                   csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + "," + number(r.metric[k]) +
+                   "," + number(r.primary[k]) + ",,,,\n";
+        }
+    for (int64_t i = 0; i < cells; ++i) {
+        const size_t k = static_cast<size_t>(i);
+        csv += "all,," + csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
+               csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + ",,," + number(s.mean[k]) +
+               "," + number(s.low[k]) + "," + number(s.high[k]) + "," + std::to_string(s.n[k]) + "\n";
+    }
+    writeBytesAtomic(data, csv.data(), csv.size());
+}
+
+PairsResult readPairsResult(const std::string& path) {
+    std::map<std::string, std::vector<uint8_t>> members;
+    try {
+        members = readZipStored(readBinaryFile(path));
+    } catch (const std::exception& e) {
+        throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs: " + e.what());
+    }
+    if (!members.count("meta.json") || !members.count("line.npy"))
+        throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no per-pair arrays)");
+    PairsResult r;
+    try {
+        r.meta = json::parse(std::string(members["meta.json"].begin(), members["meta.json"].end()));
+    } catch (const json::exception& e) {
+        throw std::invalid_argument("'" + path + "': meta.json is not JSON: " + e.what());
+    }
+    r.estimated = r.meta.value("method", std::string("exact")) == "attribution";
+    const std::string metricMember = r.estimated ? "estimated_metric.npy" : "metric.npy";
+    const std::string primaryMember = r.estimated ? "attribution.npy" : "effect.npy";
+    for (const std::string& member : {metricMember, primaryMember, std::string("clean_metric.npy"),
+                                      std::string("corrupt_metric.npy")})
+        if (!members.count(member))
+            throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no " + member + ")");
+    const NpyArray metric = parseNpy(members.at(metricMember));
+    if (metric.shape.size() != 3) throw std::invalid_argument("'" + path + "': metric is not pairs x rows x cols");
+    const int64_t P = metric.shape[0];
+    r.rows = metric.shape[1];
+    r.cols = metric.shape[2];
+    r.metric = metric.values<double>();
+    r.primary = parseNpy(members.at(primaryMember)).values<double>();
+    if (r.estimated && members.count("flagged.npy")) r.flagged = parseNpy(members.at("flagged.npy")).values<uint8_t>();
+    if (r.estimated && r.flagged.size() != r.metric.size()) r.flagged.assign(r.metric.size(), 0);
+    r.lines = parseNpy(members.at("line.npy")).values<int64_t>();
+    r.clean = parseNpy(members.at("clean_metric.npy")).values<double>();
+    r.corrupt = parseNpy(members.at("corrupt_metric.npy")).values<double>();
+    if (members.count("check_cells.npy")) {
+        const NpyArray cells = parseNpy(members.at("check_cells.npy"));
+        r.checkWidth = cells.shape.size() == 2 ? cells.shape[1] : 0;
+        r.checkCells = cells.values<int64_t>();
+        for (const char* name : {"check_estimate.npy", "check_exact.npy", "check_spearman.npy", "check_recall.npy"})
+            if (!members.count(name))
+                throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no " + name + ")");
+        r.checkEstimate = parseNpy(members.at("check_estimate.npy")).values<double>();
+        r.checkExact = parseNpy(members.at("check_exact.npy")).values<double>();
+        r.checkSpearman = parseNpy(members.at("check_spearman.npy")).values<double>();
+        r.checkRecall = parseNpy(members.at("check_recall.npy")).values<double>();
+    }
+    const size_t cells = static_cast<size_t>(P * r.rows * r.cols);
+    const bool sizesAgree =
+        r.primary.size() == cells && r.lines.size() == static_cast<size_t>(P) && r.clean.size() == r.lines.size() &&
+        r.corrupt.size() == r.lines.size() && r.meta.value("pairs", json::array()).size() == r.lines.size() &&
+        r.checkCells.size() == static_cast<size_t>(P * r.checkWidth) && r.checkEstimate.size() == r.checkCells.size() &&
+        r.checkExact.size() == r.checkCells.size() &&
+        r.checkSpearman.size() == (r.checkWidth > 0 ? static_cast<size_t>(P) : 0) &&
+        r.checkRecall.size() == r.checkSpearman.size();
+    if (!sizesAgree) throw std::invalid_argument("'" + path + "': its arrays do not agree in size (a damaged file)");
+    r.patchMode = r.meta.value("mode", std::string("patch")) == "patch";
+    r.complete = r.meta.value("complete", false);
+    return r;
+}
+
+PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstrap, uint64_t& seed, bool seedSet,
+                            bool bootstrapSet) {
+    if (inputs.size() < 2) throw std::invalid_argument("gwb patch merge needs two or more files");
+    PairsResult merged;
+    std::set<int64_t> seen;
+    json skipped = json::array();
+    std::set<int64_t> skippedLines;
+    for (const std::string& path : inputs) {
+        const PairsResult f = readPairsResult(path);
+        const json& meta = f.meta;
+        if (!merged.meta.is_null() && f.estimated != merged.estimated)
+            throw std::invalid_argument("'" + path +
+                                        "' is another run: one file holds exact sweeps, the other "
+                                        "attribution estimates");
+        if (merged.meta.is_null()) {
+            merged.meta = meta;
+            merged.rows = f.rows;
+            merged.cols = f.cols;
+            merged.estimated = f.estimated;
+            merged.patchMode = f.patchMode;
+            merged.checkWidth = f.checkWidth;
+            if (!bootstrapSet) bootstrap = meta.value("bootstrap", bootstrap);
+            if (!seedSet) seed = meta.value("seed", seed);
+            merged.meta["pairs"] = json::array();
+        } else {
+            for (const char* key : {"model_name", "site", "mode", "pairs_file", "row_labels", "column_axis"})
+                if (meta.value(key, json()) != merged.meta.value(key, json()))
+                    throw std::invalid_argument("'" + path + "' is another run: its " + key + " differs");
+            if (f.rows != merged.rows)
+                throw std::invalid_argument("'" + path + "' has " + std::to_string(f.rows) + " rows, not " +
+                                            std::to_string(merged.rows));
+            if (f.checkWidth != merged.checkWidth)
+                throw std::invalid_argument("'" + path + "' is another run: its --check differs");
+        }
+        // Position columns of shards may differ in width (their longest pair): right-align them.
+        const int64_t P = f.pairs(), C = f.cols;
+        const bool aligned = meta.value("column_axis", std::string()).rfind("position", 0) == 0;
+        if (!aligned && C != merged.cols)
+            throw std::invalid_argument("'" + path + "' has other columns than the first file");
+        if (aligned && C > merged.cols) {
+            // Widen what is merged so far (new columns on the left, NaN).
+            const int64_t extra = C - merged.cols, oldCells = merged.rows * merged.cols;
+            std::vector<double> m2, e2;
+            std::vector<uint8_t> f2;
+            for (int64_t p = 0; p < merged.pairs(); ++p)
+                for (int64_t row = 0; row < merged.rows; ++row) {
+                    for (int64_t c = 0; c < extra; ++c) {
+                        m2.push_back(kNaN);
+                        e2.push_back(kNaN);
+                        if (merged.estimated) f2.push_back(0);
+                    }
+                    for (int64_t c = 0; c < merged.cols; ++c) {
+                        const size_t k = static_cast<size_t>(p * oldCells + row * merged.cols + c);
+                        m2.push_back(merged.metric[k]);
+                        e2.push_back(merged.primary[k]);
+                        if (merged.estimated) f2.push_back(k < merged.flagged.size() ? merged.flagged[k] : 0);
+                    }
+                }
+            // The checked cells' flat indices move with their columns.
+            for (int64_t& cell : merged.checkCells)
+                if (cell >= 0) cell = (cell / merged.cols) * C + cell % merged.cols + extra;
+            merged.metric = std::move(m2);
+            merged.primary = std::move(e2);
+            merged.flagged = std::move(f2);
+            merged.cols = C;
+            merged.meta["column_labels"] = meta["column_labels"];
+        }
+        for (int64_t p = 0; p < P; ++p) {
+            const int64_t ln = f.lines[static_cast<size_t>(p)];
+            if (!seen.insert(ln).second)
+                throw std::invalid_argument("line " + std::to_string(ln) +
+                                            " of the pairs file is in two of the files ('" + path +
+                                            "' and an earlier one): each pair must be covered once");
+            for (int64_t row = 0; row < merged.rows; ++row)
+                for (int64_t c = 0; c < merged.cols; ++c) {
+                    const int64_t src = c - (merged.cols - C);
+                    const bool in = src >= 0 && src < C;
+                    const size_t k = static_cast<size_t>(p * merged.rows * C + row * C + (in ? src : 0));
+                    merged.metric.push_back(in ? f.metric[k] : kNaN);
+                    merged.primary.push_back(in ? f.primary[k] : kNaN);
+                    if (merged.estimated) merged.flagged.push_back(in ? f.flagged[k] : 0);
+                }
+            for (int64_t j = 0; j < f.checkWidth; ++j) {
+                const size_t k = static_cast<size_t>(p * f.checkWidth + j);
+                const int64_t cell = f.checkCells[k];
+                merged.checkCells.push_back(cell < 0 ? -1 : (cell / C) * merged.cols + cell % C + (merged.cols - C));
+                merged.checkEstimate.push_back(f.checkEstimate[k]);
+                merged.checkExact.push_back(f.checkExact[k]);
+            }
+            if (f.checkWidth > 0) {
+                merged.checkSpearman.push_back(f.checkSpearman[static_cast<size_t>(p)]);
+                merged.checkRecall.push_back(f.checkRecall[static_cast<size_t>(p)]);
+            }
+            merged.lines.push_back(ln);
+            merged.clean.push_back(f.clean[static_cast<size_t>(p)]);
+            merged.corrupt.push_back(f.corrupt[static_cast<size_t>(p)]);
+            merged.meta["pairs"].push_back(meta["pairs"][static_cast<size_t>(p)]);
+        }
+        for (const auto& sk : meta.value("skipped", json::array()))
+            if (skippedLines.insert(sk["line"].get<int64_t>()).second) skipped.push_back(sk);
+    }
+    // Pairs in the order of their lines, whatever the order of the files: the merged file (and its
+    // bootstrap) is the one an unsharded run writes.
+    {
+        const int64_t P = merged.pairs(), cells = merged.rows * merged.cols, W = merged.checkWidth;
+        std::vector<size_t> order(static_cast<size_t>(P));
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return merged.lines[a] < merged.lines[b]; });
+        auto permute = [&](auto& v, int64_t width) {
+            if (v.empty()) return;
+            auto copy = v;
+            for (size_t i = 0; i < order.size(); ++i)
+                std::copy_n(copy.begin() + static_cast<int64_t>(order[i]) * width, width,
+                            v.begin() + static_cast<int64_t>(i) * width);
+        };
+        permute(merged.metric, cells);
+        permute(merged.primary, cells);
+        permute(merged.flagged, cells);
+        permute(merged.checkCells, W);
+        permute(merged.checkEstimate, W);
+        permute(merged.checkExact, W);
+        permute(merged.checkSpearman, 1);
+        permute(merged.checkRecall, 1);
+        permute(merged.clean, 1);
+        permute(merged.corrupt, 1);
+        permute(merged.lines, 1);
+        json pairs = json::array();
+        for (size_t i : order)
+            pairs.push_back(merged.meta["pairs"][i]);
+        merged.meta["pairs"] = pairs;
+    }
+    const int64_t usable = merged.meta.value("pairs_usable", int64_t{0});
+    merged.meta["skipped"] = skipped;
+    merged.meta.erase("shard");
+    merged.meta.erase("stopped_by");
+    merged.meta["merged_from"] = inputs.size();
+    merged.meta["complete"] = merged.pairs() == usable;
+    merged.complete = merged.meta["complete"].get<bool>();
+    return merged;
+}
+
+} // namespace gwb::engine
