@@ -136,7 +136,8 @@ void MainWindow::onModelFailed(const QString& path, const QString& message) {
     m_recentModels->remove(path);
     const QString text = QStringLiteral("Cannot open model: %1").arg(message);
     m_prompt->setNotice(text, QStringLiteral("error"));
-    showError(text, true);
+    showError(QStringLiteral("Model not opened"), false); // the notice says why, once
+
     Q_EMIT modelsChanged();
 }
 
@@ -163,14 +164,17 @@ QString MainWindow::openPromptFile(const QString& path) {
         try {
             gwb::engine::checkUtf8(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
             m_prompt->setPrompt(QString::fromUtf8(bytes));
+            m_prompt->clearErrorNotice();
             showStatus(QStringLiteral("Prompt read from %1").arg(QFileInfo(path).fileName()));
             return {};
         } catch (const std::exception& e) {
             error = QStringLiteral("prompt file '%1' is not UTF-8 text: %2").arg(path, QString::fromUtf8(e.what()));
         }
     }
+    // Said once, in the notice above the prompt where the file was meant to go; the status bar
+    // only says that it did not open (no dialog on top).
     m_prompt->setNotice(error, QStringLiteral("error"));
-    showError(error, true);
+    showError(QStringLiteral("Prompt file not opened"), false);
     return error;
 }
 

@@ -35,6 +35,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
         if (index <= 0) return;
         m_editor->setPlainText(m_samples->itemData(index).toString());
         m_samples->setCurrentIndex(0);
+        clearErrorNotice(); // a new prompt: an error about the last one (a file that was not text) has gone
     });
 
     m_run = new QPushButton(QStringLiteral("Run"), this);

@@ -247,7 +247,36 @@ Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool 
                                     std::to_string(d));
     RowMatrixXd xc = x;
     if (center) xc.rowwise() -= x.colwise().mean();
-    // Covariance route (T x d with T >> d): eigenvectors of X^T X are the right singular vectors.
+    const Eigen::Index T = xc.rows();
+    if (T < d) {
+        // Gram route (fewer points than dimensions: a 256-token prompt of a d = 640 model): the
+        // eigenvectors u_i of X X^T (T x T) give the right singular vectors v_i = X^T u_i / s_i,
+        // with the same eigenvalues s_i^2, at (T/d)^3 of the covariance route's cost.
+        Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(T, T);
+        gram.selfadjointView<Eigen::Lower>().rankUpdate(xc);
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(gram.selfadjointView<Eigen::Lower>());
+        const Eigen::VectorXd& lam = eig.eigenvalues(); // ascending
+        const double tol = std::max(relTol, 1e-7);
+        const double lamMax = T > 0 ? std::max(lam[T - 1], 0.0) : 0.0;
+        int64_t rank = 0;
+        for (Eigen::Index i = T - 1; i >= 0 && i >= T - k; --i)
+            if (lamMax > 0 && lam[i] > tol * tol * lamMax) ++rank;
+        Basis out;
+        out.requested = k;
+        out.rank = rank;
+        out.rankDeficient = rank < k;
+        out.q.resize(d, rank);
+        for (int64_t i = 0; i < rank; ++i) {
+            Eigen::VectorXd v = xc.transpose() * eig.eigenvectors().col(T - 1 - i);
+            // Orthogonal to the earlier ones to rounding (twice: modified Gram-Schmidt), then unit length.
+            for (int pass = 0; pass < 2; ++pass)
+                for (int64_t j = 0; j < i; ++j)
+                    v -= out.q.col(j).dot(v) * out.q.col(j);
+            out.q.col(i) = v.normalized();
+        }
+        return out;
+    }
+    // Covariance route (T x d with T >= d): eigenvectors of X^T X are the right singular vectors.
     Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(d, d);
     cov.selfadjointView<Eigen::Lower>().rankUpdate(xc.transpose());
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(cov.selfadjointView<Eigen::Lower>());

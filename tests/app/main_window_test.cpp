@@ -18,6 +18,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -181,6 +182,17 @@ TEST(MainWindow, BadInputsGiveMessagesAndKeepState) {
     w->setPrompt(QStringLiteral("kept"));
     EXPECT_TRUE(w->openPromptFile(bin).contains(QStringLiteral("UTF-8")));
     EXPECT_EQ(w->prompt(), QStringLiteral("kept"));
+    // Said once: in the notice, with the file named once; the status bar only says it did not open.
+    EXPECT_TRUE(w->noticeText().contains(QStringLiteral("UTF-8"))) << w->noticeText().toStdString();
+    EXPECT_EQ(w->noticeText().count(QStringLiteral("latin1.txt")), 1) << w->noticeText().toStdString();
+    EXPECT_FALSE(w->statusText().contains(QStringLiteral("UTF-8"))) << w->statusText().toStdString();
+    // A sample prompt is a new prompt: the error about the file goes with the old one.
+    auto* samples = w->findChild<QComboBox*>(QStringLiteral("samplePrompts"));
+    ASSERT_TRUE(samples && samples->count() > 1);
+    Q_EMIT samples->activated(1);
+    EXPECT_TRUE(w->noticeText().isEmpty() || !w->noticeText().contains(QStringLiteral("UTF-8")))
+        << w->noticeText().toStdString();
+    EXPECT_NE(w->prompt(), QStringLiteral("kept"));
 
     // A file that is not a model: the message names it; the other model stays.
     QSignalSpy models(w.get(), &MainWindow::modelsChanged);

@@ -26,6 +26,33 @@ TEST(Subspace, PrincipalSubspaceRecoversPlantedDirections) {
     EXPECT_NEAR(std::abs(nc.q.col(0).dot(Eigen::VectorXd::Constant(10, 1.0 / std::sqrt(10.0)))), 1.0, 1e-3);
 }
 
+TEST(Subspace, PrincipalSubspaceOfFewPointsInManyDimensions) {
+    // 40 points in R^120 (a prompt shorter than the model is wide: the Gram route): the planted
+    // directions are found, the basis is orthonormal, and it spans what the covariance route
+    // finds for the same points with 120 more zero-weight copies appended (T >= d again).
+    const Eigen::MatrixXd u = randomOrthogonal(120, 81);
+    const Eigen::MatrixXd coef = randomMatrix(40, 4, 82);
+    RowMatrixXd x = coef * Eigen::Vector4d(5, 3, 2, 1).asDiagonal() * u.leftCols(4).transpose();
+    x += 1e-6 * RowMatrixXd(randomMatrix(40, 120, 83));
+    const Basis b = principalSubspace(x, 4, /*center=*/true);
+    ASSERT_FALSE(b.rankDeficient);
+    EXPECT_LE(principalAnglesOrthonormal(b.q, u.leftCols(4)).maxCoeff(), 1e-5);
+    EXPECT_LE((b.q.transpose() * b.q - Eigen::MatrixXd::Identity(4, 4)).cwiseAbs().maxCoeff(), 1e-14);
+    // Appending the centred points' mirror images keeps the covariance (up to a factor) and the mean.
+    RowMatrixXd xc = x;
+    xc.rowwise() -= x.colwise().mean();
+    RowMatrixXd tall(3 * 40 + 120, 120);
+    tall << xc, -xc, xc, RowMatrixXd::Zero(120, 120);
+    const Basis viaCov = principalSubspace(tall, 4, /*center=*/true);
+    EXPECT_LE(principalAnglesOrthonormal(b.q, viaCov.q).maxCoeff(), 1e-9);
+    // A rank drop with few points: 10 points spanning 3 directions, k = 5.
+    const RowMatrixXd low = randomMatrix(10, 3, 84) * u.leftCols(3).transpose();
+    const Basis d3 = principalSubspace(low, 5, false);
+    EXPECT_TRUE(d3.rankDeficient);
+    EXPECT_EQ(d3.rank, 3);
+    EXPECT_EQ(principalSubspace(low.topRows(2), 4, false).rank, 2);
+}
+
 TEST(Subspace, PrincipalSubspaceRankDropIsFlagged) {
     const Eigen::MatrixXd u = randomOrthogonal(8, 74);
     const RowMatrixXd x = randomMatrix(50, 2, 75) * u.leftCols(2).transpose(); // rank 2

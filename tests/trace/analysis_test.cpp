@@ -117,6 +117,31 @@ TEST(Analysis, InfluenceRowsSumToOneAndMatchDefinition) {
     EXPECT_THROW(influenceMatrix(L, 19), std::invalid_argument);
 }
 
+TEST(Analysis, InfluenceIsTheSameThroughEitherProjection) {
+    // Two offsets (or one, as GrassLM's layers have) project each pair's plane through W_plu; more
+    // form M_t = sum_i z_ti A_i once per token. Both are checked against the definition.
+    for (const std::vector<int>& offsets : {std::vector<int>{1}, std::vector<int>{1, 3}, std::vector<int>{1, 2, 4}}) {
+        const Trace tr = grassmannTrace(14, 16, 6, 1, offsets, 11);
+        const TraceAnalysis an = analyzeTrace(tr);
+        const GrassmannLayerTrace& g = *tr.layers[0].grassmann;
+        const Eigen::MatrixXd wPlu = asMatrix(g.wPlu);
+        for (int64_t t = 4; t < 14; t += 3) {
+            std::vector<double> c(offsets.size());
+            double total = 0;
+            for (size_t o = 0; o < offsets.size(); ++o) {
+                const Eigen::VectorXd y = wPlu * geo::normalizedWedge(zRow(g, t), zRow(g, t - offsets[o]), 1e-8).p;
+                double n2 = 0;
+                for (int64_t i = 0; i < 16; ++i)
+                    n2 += std::pow((1.0 - g.gate.at2(t, i)) * y[i], 2);
+                total += (c[o] = std::sqrt(n2));
+            }
+            for (size_t o = 0; o < offsets.size(); ++o)
+                EXPECT_NEAR(an.grassmann[0].influence.at2(t, static_cast<int64_t>(o)), c[o] / total, 1e-6)
+                    << offsets.size() << " offsets, t = " << t << ", o = " << o;
+        }
+    }
+}
+
 TEST(Analysis, InfluenceWeighsGByItsShareOfTheMix) {
     // The share of g in the block's mix: 1 - a for the paper gate (a x + (1 - a) g), a for
     // geometry_only (a g). Before, geometry_only was weighed by 1 - a, the share it does not have.

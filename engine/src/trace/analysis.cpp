@@ -137,18 +137,48 @@ void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
                     GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress) {
     const int64_t T = z.rows(), r = z.cols(), d = gate.cols();
     const auto O = static_cast<int64_t>(g.offsets.size());
-    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu");     // d x C(r,2)
-    geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(r, d * r); // (i, c*r + j) = A[c, i, j]
-    for (int64_t i = 0, k = 0; i < r; ++i)
-        for (int64_t j = i + 1; j < r; ++j, ++k)
-            for (int64_t c = 0; c < d; ++c) {
-                tensor(i, c * r + j) = wPlu(c, k);
-                tensor(j, c * r + i) = -wPlu(c, k);
-            }
+    const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
+    // With one or two offsets a layer (GrassLM: one), projecting each pair's unit plane,
+    // O C(r,2) d per token, is cheaper than forming M_t, r^2 d per token.
+    const bool pairRoute = normalized && O * (r - 1) < 2 * r;
+    geo::RowMatrixXd tensor; // (i, c*r + j) = A[c, i, j]
+    if (!pairRoute) {
+        tensor = geo::RowMatrixXd::Zero(r, d * r);
+        for (int64_t i = 0, k = 0; i < r; ++i)
+            for (int64_t j = i + 1; j < r; ++j, ++k)
+                for (int64_t c = 0; c < d; ++c) {
+                    tensor(i, c * r + j) = wPlu(c, k);
+                    tensor(j, c * r + i) = -wPlu(c, k);
+                }
+    }
     std::vector<double> c(static_cast<size_t>(O));
     Eigen::VectorXd y(d);
     for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
         const int64_t n = std::min(kChunk, T - t0);
+        if (pairRoute) {
+            // Row i O + o: W_plu p^(D_o) / max(||p||, eps) of token t0 + i (zero where t - D < 0).
+            const geo::RowMatrixXd projected = geo::pairPlanes(z, g.offsets, eps, t0, t0 + n).planes * wPlu.transpose();
+            for (int64_t i = 0; i < n; ++i) {
+                const int64_t t = t0 + i;
+                const int count = agg.validCount[static_cast<size_t>(t)];
+                const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
+                double sum = 0;
+                for (int64_t o = 0; o < O; ++o) {
+                    if (t - g.offsets[static_cast<size_t>(o)] < 0) continue;
+                    const double v = (share * projected.row(i * O + o).array().transpose()).matrix().norm() / count;
+                    c[static_cast<size_t>(o)] = v;
+                    sum += v;
+                }
+                if (count > 0 && !(sum > 0)) ++zeroRows;
+                float* row = out.influence.row(t);
+                for (int64_t o = 0; o < O; ++o)
+                    row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
+                                 ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
+                                 : kNaNf;
+            }
+            progress.advance(n);
+            continue;
+        }
         const geo::RowMatrixXd mt = z.middleRows(t0, n) * tensor; // n x (d*r)
         for (int64_t i = 0; i < n; ++i) {
             const int64_t t = t0 + i;

@@ -19,24 +19,26 @@ namespace geo = gwb::geometry;
 namespace {
 
 constexpr char kMagic[8] = {'G', 'W', 'B', 'R', 'E', 'A', 'D', '\0'};
-/// Raised whenever what is stored, or how it is computed, changes (2: the residual from the spectrum).
-constexpr uint32_t kVersion = 2;
+/// Raised whenever what is stored, how it is computed or how it is keyed changes (2: the residual from
+/// the spectrum; 3: the hash a word at a time).
+constexpr uint32_t kVersion = 3;
 
 struct Key {
     uint64_t a = 0, b = 0;
 };
 
-/// Two independent 64-bit hashes (FNV-1a and a multiply-xorshift mix) of the shape and the bytes.
+/// Two independent 64-bit hashes (FNV-1a-like and a multiply-xorshift mix, a word at a time) of the
+/// shape and the bytes.
 Key hashWeights(const FloatArray& w) {
     uint64_t a = 1469598103934665603ull, b = 0x9E3779B97F4A7C15ull ^ kVersion;
     auto feed = [&](const void* p, size_t size) {
         const auto* bytes = static_cast<const unsigned char*>(p);
         size_t i = 0;
-        for (; i + 8 <= size; i += 8) {
+        for (; i + 8 <= size; i += 8) { // a word at a time (FNV-1a over words, not bytes)
             uint64_t word;
             std::memcpy(&word, bytes + i, 8);
-            for (int k = 0; k < 8; ++k)
-                a = (a ^ ((word >> (8 * k)) & 0xff)) * 1099511628211ull;
+            a = (a ^ word) * 1099511628211ull;
+            a ^= a >> 29;
             b ^= word;
             b *= 0xff51afd7ed558ccdull;
             b ^= b >> 33;
