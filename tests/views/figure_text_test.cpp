@@ -186,3 +186,29 @@ TEST(FigureText, SubspacePictureOfOneTokenSaysWhyInWords) {
     EXPECT_TRUE(all.contains(QStringLiteral("needs at least 2 tokens"))) << all.toStdString();
     EXPECT_FALSE(all.contains(QStringLiteral("T x r"))) << all.toStdString();
 }
+
+TEST(FigureText, CaptionsDescribeWhatTheFigureDraws) {
+    // Figures leave the selection outline out (unless --show-selection); a caption that names a red
+    // outline as a fact of the figure describes something that is not drawn.
+    synthetic::ensureApp();
+    const WorkbenchData d = realisticData();
+    Selection s;
+    s.setExtents(d);
+    s.setToken(13);
+    s.setLayer(1);
+    const QStringList ids = {"gate",    "plucker", "angles",   "subspace", "attention", "compare",
+                             "readout", "lens",    "saliency", "patching", "paths",     "corpus"};
+    for (const QString& id : ids) {
+        auto v = createView(id);
+        ASSERT_TRUE(v) << id.toStdString();
+        v->setSelection(&s);
+        v->setData(d);
+        const QString caption = v->caption();
+        const bool namesOutline = caption.contains(QStringLiteral("(red)")) ||
+                                  caption.contains(QStringLiteral("outlined"), Qt::CaseInsensitive);
+        if (namesOutline) {
+            EXPECT_TRUE(caption.contains(QStringLiteral("show-selection")))
+                << id.toStdString() << ": " << caption.toStdString();
+        }
+    }
+}
