@@ -124,9 +124,10 @@ void CorpusDialog::accept() {
 }
 
 void CorpusDialog::addFiles() {
-    const QStringList files = QFileDialog::getOpenFileNames(this, QStringLiteral("Text Files"), dialogFolder(),
-                                                            QStringLiteral("Text (*.txt);;All files (*)"));
-    if (!files.isEmpty()) rememberDialogFolder(files.first());
+    const QStringList files =
+        QFileDialog::getOpenFileNames(this, QStringLiteral("Text Files"), dialogFolder(QStringLiteral("corpus")),
+                                      QStringLiteral("Text (*.txt);;All files (*)"));
+    if (!files.isEmpty()) rememberDialogFolder(files.first(), QStringLiteral("corpus"));
     for (const QString& f : files)
         if (m_files->findItems(f, Qt::MatchExactly).isEmpty()) m_files->addItem(f);
 }

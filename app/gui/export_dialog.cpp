@@ -90,7 +90,7 @@ ExportDialog::ExportDialog(const QString& viewTitle, const QString& colormap, QW
 void ExportDialog::browse() {
     const QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Export Figure"), m_path->text(),
                                                    QStringLiteral("PDF (*.pdf);;SVG (*.svg);;PNG (*.png)"));
-    rememberDialogFolder(p);
+    rememberDialogFolder(p, QStringLiteral("figures"));
     if (!p.isEmpty()) m_path->setText(p);
 }
 

@@ -65,9 +65,10 @@ QString MainWindow::openStatistics(const QString& path) {
 }
 
 void MainWindow::chooseStatistics() {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Statistics"), dialogFolder(),
-                                                      QStringLiteral("Corpus statistics (*.npz);;All files (*)"));
-    rememberDialogFolder(path);
+    const QString path =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open Statistics"), dialogFolder(QStringLiteral("stats")),
+                                     QStringLiteral("Corpus statistics (*.npz);;All files (*)"));
+    rememberDialogFolder(path, QStringLiteral("stats"));
     if (!path.isEmpty()) openStatistics(path);
 }
 

@@ -143,12 +143,12 @@ void MainWindow::onModelFailed(const QString& path, const QString& message) {
 
 void MainWindow::chooseModel() {
     const QString path =
-        QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), dialogFolder(),
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), dialogFolder(QStringLiteral("models")),
                                      QStringLiteral("Models (*.gwb *.pt *.pth *.safetensors *.bin *.ckpt);;"
                                                     "Workbench models (*.gwb);;"
                                                     "PyTorch checkpoints (*.pt *.pth *.safetensors *.bin *.ckpt);;"
                                                     "All files (*)"));
-    rememberDialogFolder(path);
+    rememberDialogFolder(path, QStringLiteral("models"));
     if (!path.isEmpty()) openModel(path);
 }
 
@@ -179,9 +179,10 @@ QString MainWindow::openPromptFile(const QString& path) {
 }
 
 void MainWindow::choosePromptFile() {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Prompt File"), dialogFolder(),
-                                                      QStringLiteral("Text (*.txt);;All files (*)"));
-    rememberDialogFolder(path);
+    const QString path =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open Prompt File"), dialogFolder(QStringLiteral("prompts")),
+                                     QStringLiteral("Text (*.txt);;All files (*)"));
+    rememberDialogFolder(path, QStringLiteral("prompts"));
     if (!path.isEmpty()) openPromptFile(path);
 }
 
@@ -219,11 +220,12 @@ QString MainWindow::saveSession(const QString& path) {
 }
 
 void MainWindow::saveSessionAs() {
-    QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save Session"),
-                                                m_sessionPath.isEmpty() ? dialogFolder() : m_sessionPath,
-                                                QStringLiteral("Workbench sessions (*.json)"));
+    QString path =
+        QFileDialog::getSaveFileName(this, QStringLiteral("Save Session"),
+                                     m_sessionPath.isEmpty() ? dialogFolder(QStringLiteral("sessions")) : m_sessionPath,
+                                     QStringLiteral("Workbench sessions (*.json)"));
     if (path.isEmpty()) return;
-    rememberDialogFolder(path);
+    rememberDialogFolder(path, QStringLiteral("sessions"));
     if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
     saveSession(path);
 }
@@ -275,9 +277,10 @@ void MainWindow::applySession(const Session& s, bool runNow) {
 }
 
 void MainWindow::chooseSession() {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Session"), dialogFolder(),
-                                                      QStringLiteral("Workbench sessions (*.json);;All files (*)"));
-    rememberDialogFolder(path);
+    const QString path =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open Session"), dialogFolder(QStringLiteral("sessions")),
+                                     QStringLiteral("Workbench sessions (*.json);;All files (*)"));
+    rememberDialogFolder(path, QStringLiteral("sessions"));
     if (!path.isEmpty()) openSession(path);
 }
 
@@ -349,10 +352,10 @@ void MainWindow::chooseExportData() {
     const gwb::views::View* v = view(m_currentView);
     if (!v) return;
     QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export Data of %1").arg(v->title()),
-                                                QDir(dialogFolder()).filePath(m_currentView),
+                                                QDir(dialogFolder(QStringLiteral("data"))).filePath(m_currentView),
                                                 QStringLiteral("CSV + NPY + JSON (base name) (*)"));
     if (path.isEmpty()) return;
-    rememberDialogFolder(path);
+    rememberDialogFolder(path, QStringLiteral("data"));
     for (const char* suffix : {".csv", ".npy", ".json"})
         if (path.endsWith(QLatin1String(suffix))) path.chop(static_cast<int>(qstrlen(suffix)));
     exportDataTo(path, m_currentView);

@@ -6,17 +6,23 @@
 
 namespace gwb::app {
 
-QString dialogFolder() {
-    const QString f = QSettings().value(QStringLiteral("dialogs/folder")).toString();
+namespace {
+QString folderKey(const QString& kind) {
+    return kind.isEmpty() ? QStringLiteral("dialogs/folder") : QStringLiteral("dialogs/folder/") + kind;
+}
+} // namespace
+
+QString dialogFolder(const QString& kind) {
+    const QString f = QSettings().value(folderKey(kind)).toString();
     return !f.isEmpty() && QFileInfo(f).isDir() ? f : QDir::homePath();
 }
 
-void rememberDialogFolder(const QString& path) {
+void rememberDialogFolder(const QString& path, const QString& kind) {
     if (path.isEmpty()) return;
     const QFileInfo info(path);
-    QSettings().setValue(QStringLiteral("dialogs/folder"),
-                         info.isDir() ? info.absoluteFilePath() : info.absolutePath());
+    QSettings().setValue(folderKey(kind), info.isDir() ? info.absoluteFilePath() : info.absolutePath());
 }
+
 namespace {
 constexpr int kMaxRecent = 10;
 }

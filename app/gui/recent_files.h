@@ -3,15 +3,18 @@
 
 #include <QMenu>
 #include <QObject>
+#include <QString>
 #include <QStringList>
 
 namespace gwb::app {
 
-/// The folder file dialogs open in: where the last file was chosen (kept in QSettings, so it
-/// survives a restart); the home folder before any.
-QString dialogFolder();
-/// Remembers `path`'s folder for the next file dialog ("" is ignored).
-void rememberDialogFolder(const QString& path);
+/// The folder a file dialog for one kind of file opens in ("models", "prompts", "sessions",
+/// "figures", "data", "corpus", "stats"): where the last file of that kind was chosen (kept in
+/// QSettings, so it survives a restart); the home folder before any, so that saving a session
+/// never proposes the folder a model came from.
+QString dialogFolder(const QString& kind = {});
+/// Remembers `path`'s folder for the next file dialog of that kind ("" is ignored).
+void rememberDialogFolder(const QString& path, const QString& kind = {});
 
 class RecentFiles : public QObject {
     Q_OBJECT

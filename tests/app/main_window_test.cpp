@@ -19,6 +19,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QComboBox>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -350,4 +351,23 @@ TEST(MainWindow, FileDialogsRememberTheLastFolder) {
     EXPECT_EQ(gwb::app::dialogFolder(), QDir(dir.filePath(QStringLiteral("models"))).absolutePath());
     gwb::app::rememberDialogFolder(dir.filePath(QStringLiteral("gone/x.json")));
     EXPECT_EQ(gwb::app::dialogFolder(), QDir::homePath()) << "a folder that no longer exists falls back to home";
+}
+
+// Issue 41: each kind of file has its own last folder: Save Session no longer proposes the folder
+// a model came from.
+TEST(MainWindow, EachKindOfFileRemembersItsOwnFolder) {
+    ensureApp();
+    QTemporaryDir dir;
+    ASSERT_TRUE(QDir(dir.path()).mkpath(QStringLiteral("models")));
+    ASSERT_TRUE(QDir(dir.path()).mkpath(QStringLiteral("sessions")));
+    QSettings().remove(QStringLiteral("dialogs/folder/sessions"));
+    gwb::app::rememberDialogFolder(dir.filePath(QStringLiteral("models/m.gwb")), QStringLiteral("models"));
+    EXPECT_EQ(gwb::app::dialogFolder(QStringLiteral("models")),
+              QDir(dir.filePath(QStringLiteral("models"))).absolutePath());
+    EXPECT_EQ(gwb::app::dialogFolder(QStringLiteral("sessions")), QDir::homePath());
+    gwb::app::rememberDialogFolder(dir.filePath(QStringLiteral("sessions/s.json")), QStringLiteral("sessions"));
+    EXPECT_EQ(gwb::app::dialogFolder(QStringLiteral("sessions")),
+              QDir(dir.filePath(QStringLiteral("sessions"))).absolutePath());
+    EXPECT_EQ(gwb::app::dialogFolder(QStringLiteral("models")),
+              QDir(dir.filePath(QStringLiteral("models"))).absolutePath());
 }
