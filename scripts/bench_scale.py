@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The analyses at the published model's scale (issue 39): a random-weight model of GrassLM-100M's
 shape (resources/configs/grasslm-100m-shape.json: d 640, r 80, 12 layers, one offset per layer,
-30,522 pieces; 94M parameters), on the CPU, through the Python package.
+30,522 pieces, 4,096 positions; 96M parameters), on the CPU, through the Python package.
 
   scripts/bench --scale [--rounds 3] [--out docs/performance-scale.md]
 
@@ -85,7 +85,7 @@ def main():
         "# The analyses at GrassLM-100M's shape (scripts/bench --scale)",
         "",
         f"{time.strftime('%Y-%m-%d %H:%M')}, {cpu_model()}, {os.cpu_count()} cores, CPU LibTorch "
-        f"{torch.__version__}; a random-weight model of resources/configs/grasslm-100m-shape.json (94M "
+        f"{torch.__version__}; a random-weight model of resources/configs/grasslm-100m-shape.json (96M "
         f"parameters); medians of {a.rounds} rounds; seconds.",
         "",
         "| T | trace | trace + analysis, first open (empty read-out cache) | trace + analysis, reopened (cache filled) "

@@ -242,7 +242,9 @@ void MainWindow::buildDocks() {
         m_views.push_back(v);
         m_viewDocks.push_back(dock);
         connect(dock, &QDockWidget::visibilityChanged, this, [this, id](bool visible) {
-            if (visible) m_currentView = id;
+            if (!visible) return;
+            m_currentView = id;
+            if (id == QLatin1String("paths") || id == QLatin1String("patching")) carryCausalFields(id);
         });
     }
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
@@ -285,6 +287,13 @@ void MainWindow::buildDocks() {
             if (!m_data.baseline) r.baselinePath.clear();
             return r;
         });
+        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")))) {
+            // The causal views share their metric: what one ran with, the other starts from.
+            connect(pv, &gwb::views::PatchingView::runRequested, this,
+                    [this] { carryCausalFields(QStringLiteral("paths"), /*overwrite=*/true); });
+            connect(paths, &gwb::views::PathsView::runRequested, this,
+                    [this] { carryCausalFields(QStringLiteral("patching"), /*overwrite=*/true); });
+        }
         if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching"))))
             connect(pv, &gwb::views::PatchingView::tracePathsRequested, this,
                     [this, pv, paths](int model, qint64 row, qint64 col) {
@@ -535,6 +544,7 @@ void MainWindow::showView(const QString& id) {
             m_viewDocks[i]->show();
             m_viewDocks[i]->raise();
             m_currentView = id;
+            if (id == QLatin1String("paths") || id == QLatin1String("patching")) carryCausalFields(id);
         }
 }
 
@@ -589,6 +599,33 @@ void MainWindow::updateDeviceLabel() {
         text = QStringLiteral("Device: %1").arg(QString::fromUtf8(e.what()));
     }
     m_deviceLabel->setText(text);
+}
+
+void MainWindow::carryCausalFields(const QString& to, bool overwrite) {
+    // The Patching and Paths views take the same corrupted prompt, answer and wrong piece: copied
+    // into `to` from the other view when `to` has none yet (shown) or the other just ran with them.
+    auto* patching = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")));
+    auto* paths = qobject_cast<gwb::views::PathsView*>(view(QStringLiteral("paths")));
+    if (!patching || !paths) return;
+    if (to == QLatin1String("paths")) {
+        const gwb::views::PatchingInputs from = patching->inputs();
+        gwb::views::PathsInputs in = paths->inputs();
+        if (from.corrupt.isEmpty() || (!overwrite && !in.corrupt.isEmpty())) return;
+        if (in.corrupt == from.corrupt && in.answer == from.answer && in.wrong == from.wrong) return;
+        in.corrupt = from.corrupt;
+        in.answer = from.answer;
+        in.wrong = from.wrong;
+        paths->setInputs(in);
+    } else {
+        const gwb::views::PathsInputs from = paths->inputs();
+        gwb::views::PatchingInputs in = patching->inputs();
+        if (from.corrupt.isEmpty() || (!overwrite && !in.corrupt.isEmpty())) return;
+        if (in.corrupt == from.corrupt && in.answer == from.answer && in.wrong == from.wrong) return;
+        in.corrupt = from.corrupt;
+        in.answer = from.answer;
+        in.wrong = from.wrong;
+        patching->setInputs(in);
+    }
 }
 
 } // namespace gwb::app

@@ -138,6 +138,9 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    /// Copies the corrupted prompt, answer and wrong piece into the Patching or Paths view (`to`)
+    /// from the other one: when `to` has no corrupted prompt yet, or always (`overwrite`, after a run).
+    void carryCausalFields(const QString& to, bool overwrite = false);
     /// The first size: 1400 x 900, or the screen's available area when that is smaller.
     QSize initialWindowSize() const;
     /// Whether the prompt was edited since the shown results were traced.

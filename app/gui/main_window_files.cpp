@@ -144,9 +144,10 @@ void MainWindow::onModelFailed(const QString& path, const QString& message) {
 void MainWindow::chooseModel() {
     const QString path =
         QFileDialog::getOpenFileName(this, QStringLiteral("Open Model"), dialogFolder(QStringLiteral("models")),
-                                     QStringLiteral("Models (*.gwb *.pt *.pth *.safetensors *.bin *.ckpt);;"
+                                     QStringLiteral("Models (*.gwb *.pt *.pth *.safetensors *.bin *.ckpt *.grasslm);;"
                                                     "Workbench models (*.gwb);;"
                                                     "PyTorch checkpoints (*.pt *.pth *.safetensors *.bin *.ckpt);;"
+                                                    "GrassLM weight files (*.grasslm);;"
                                                     "All files (*)"));
     rememberDialogFolder(path, QStringLiteral("models"));
     if (!path.isEmpty()) openModel(path);

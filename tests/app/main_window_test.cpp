@@ -371,3 +371,33 @@ TEST(MainWindow, EachKindOfFileRemembersItsOwnFolder) {
     EXPECT_EQ(gwb::app::dialogFolder(QStringLiteral("models")),
               QDir(dir.filePath(QStringLiteral("models"))).absolutePath());
 }
+
+// Issue 41: the Patching and Paths views share their corrupted prompt, answer and wrong piece.
+TEST(MainWindow, CausalViewsShareTheirMetricFields) {
+    auto w = makeWindow();
+    auto* patching = qobject_cast<gwb::views::PatchingView*>(w->view(QStringLiteral("patching")));
+    auto* paths = qobject_cast<gwb::views::PathsView*>(w->view(QStringLiteral("paths")));
+    ASSERT_TRUE(patching && paths);
+    gwb::views::PatchingInputs in;
+    in.corrupt = QStringLiteral("He said that he would");
+    in.answer = QStringLiteral("she");
+    in.wrong = QStringLiteral("he");
+    patching->setInputs(in);
+    w->showView(QStringLiteral("paths")); // shown with no corrupted prompt of its own: it takes Patching's
+    EXPECT_TRUE(QTest::qWaitFor([&] { return paths->inputs().corrupt == in.corrupt; }, kWaitMs));
+    EXPECT_EQ(paths->inputs().answer, in.answer);
+    EXPECT_EQ(paths->inputs().wrong, in.wrong);
+    // A run in Paths with other fields carries them back to Patching; the site stays Patching's.
+    gwb::views::PathsInputs p = paths->inputs();
+    p.corrupt = QStringLiteral("They said that they would");
+    p.answer = QStringLiteral("they");
+    paths->setInputs(p);
+    Q_EMIT paths->runRequested(paths->inputs());
+    EXPECT_EQ(patching->inputs().corrupt, p.corrupt);
+    EXPECT_EQ(patching->inputs().answer, QStringLiteral("they"));
+    EXPECT_EQ(patching->inputs().site, in.site);
+    // Showing Patching again does not overwrite what it has.
+    w->showView(QStringLiteral("patching"));
+    QCoreApplication::processEvents();
+    EXPECT_EQ(patching->inputs().corrupt, p.corrupt);
+}

@@ -9,13 +9,18 @@
 #include "gwb/views/figure_export.h"
 #include "gwb/views/saliency_view.h"
 
+#include <QBarCategoryAxis>
+#include <QCoreApplication>
 #include <QBuffer>
+#include <QChart>
+#include <QChartView>
 #include <QFile>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
 #include <cmath>
+#include <numbers>
 
 using namespace gwb::views;
 
@@ -211,4 +216,59 @@ TEST(FigureText, CaptionsDescribeWhatTheFigureDraws) {
                 << id.toStdString() << ": " << caption.toStdString();
         }
     }
+}
+
+TEST(FigureText, UndefinedBarsKeepTheirDashOnScreenAfterAResize) {
+    // The Plücker view's pair-norm chart at a token where D = 16 reaches before the prompt: the
+    // category reads "D=16 —" with the reason as tooltip, also after the window is resized (the
+    // labels were re-set on resize without the dash: the slot was simply empty).
+    synthetic::ensureApp();
+    ChartData c;
+    c.kind = ChartData::Kind::Bar;
+    c.categories = {QStringLiteral("D=1"), QStringLiteral("D=8"), QStringLiteral("D=16")};
+    ChartSeries s;
+    s.y = {0.5, 0.7, std::nan("")};
+    c.series.push_back(s);
+    c.undefinedReason = QStringLiteral("the offset reaches before the prompt");
+    ChartWidget w;
+    w.setChart(c);
+    w.resize(420, 260);
+    w.show();
+    auto categories = [&] {
+        auto* view = w.findChild<QChartView*>();
+        QStringList out;
+        if (!view || !view->chart()) return out;
+        for (QAbstractAxis* a : view->chart()->axes(Qt::Horizontal))
+            if (auto* bars = qobject_cast<QBarCategoryAxis*>(a)) out = bars->categories();
+        return out;
+    };
+    for (const QSize size : {QSize(420, 260), QSize(160, 400), QSize(900, 200), QSize(300, 300)}) {
+        w.resize(size);
+        QCoreApplication::processEvents();
+        const QStringList cats = categories();
+        ASSERT_EQ(cats.size(), 3) << size.width() << "x" << size.height();
+        EXPECT_TRUE(cats[2].endsWith(QStringLiteral("\u2014"))) << cats[2].toStdString();
+        EXPECT_FALSE(cats[0].contains(QStringLiteral("\u2014"))) << cats[0].toStdString();
+    }
+    EXPECT_EQ(w.toolTip(), c.undefinedReason);
+}
+
+TEST(FigureText, AnAngleOfPiOverTwoIsDrawnWhole) {
+    // Orthogonal planes give theta = pi/2, the top of the angle axis: the axis reaches a little past
+    // it, so the point is not cut in half (issue 41).
+    synthetic::ensureApp();
+    const WorkbenchData d = realisticData();
+    Selection s;
+    s.setExtents(d);
+    s.setToken(16);
+    s.setLayer(1);
+    auto v = createView(QStringLiteral("angles"));
+    ASSERT_TRUE(v);
+    v->setSelection(&s);
+    v->setData(d);
+    auto* chart = v->findChild<ChartWidget*>();
+    ASSERT_TRUE(chart);
+    ASSERT_TRUE(chart->chart().hasData());
+    EXPECT_GE(chart->chart().yMax, std::numbers::pi / 2 * 1.02);
+    EXPECT_EQ(chart->chart().yMin, 0.0);
 }

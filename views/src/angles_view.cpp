@@ -119,7 +119,9 @@ ChartData AnglesView::angleChart() const {
     c.xTitle = QStringLiteral("layer transition");
     c.yTitle = QStringLiteral("angle (rad)");
     c.yMin = 0;
-    c.yMax = std::numbers::pi / 2;
+    // Angles live in [0, pi/2]; 4% headroom above pi/2 so that a point at pi/2 (orthogonal planes)
+    // is drawn whole, not cut in half by the top of the plot.
+    c.yMax = std::numbers::pi / 2 * 1.04;
     ChartSeries s1{QStringLiteral("\u03b8\u2081"), {}, {}, QColor()};
     ChartSeries s2{QStringLiteral("\u03b8\u2082"), {}, {}, QColor()};
     for (size_t l = 0; l + 1 < layers.size(); ++l) {

@@ -346,9 +346,14 @@ void ChartWidget::updateLabelAngle() {
     const QFontMetricsF fm(m_categoryAxis->labelsFont());
     double need = 0, longest = 0;
     QStringList full, brief;
-    for (const QString& c : m_data.categories) {
-        full << detail::labelText(c, kCategoryChars);
-        brief << full.back().section(QLatin1Char(' '), 0, 0);
+    for (int i = 0; i < m_data.categories.size(); ++i) {
+        // An undefined bar keeps its " —" whichever form the label takes (a resize re-sets them).
+        const QString dash =
+            static_cast<size_t>(i) < m_undefinedCategory.size() && m_undefinedCategory[static_cast<size_t>(i)]
+                ? QStringLiteral(" \u2014")
+                : QString();
+        full << detail::labelText(m_data.categories[i], kCategoryChars) + dash;
+        brief << full.back().section(QLatin1Char(' '), 0, 0) + dash;
         need += fm.horizontalAdvance(full.back()) + fm.height();
         longest = std::max(longest, fm.horizontalAdvance(full.back()));
     }
@@ -373,6 +378,7 @@ void ChartWidget::rebuild() {
     m_categoryAxis = nullptr;
     m_valueAxis = nullptr;
     setUndefinedTip(QString());
+    m_undefinedCategory.clear();
     auto* chart = new QChart();
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->legend()->setVisible(m_data.series.size() > 1);
@@ -413,11 +419,13 @@ void ChartWidget::rebuild() {
         // An undefined value has no bar: its category reads "—" so that it is not taken for 0.
         QStringList cats;
         bool undefined = false;
+        m_undefinedCategory.assign(static_cast<size_t>(m_data.categories.size()), false);
         for (int i = 0; i < m_data.categories.size(); ++i) {
             bool nan = false;
             for (const auto& ser : m_data.series)
                 nan = nan || (static_cast<size_t>(i) < ser.y.size() && !std::isfinite(ser.y[static_cast<size_t>(i)]));
             undefined = undefined || nan;
+            m_undefinedCategory[static_cast<size_t>(i)] = nan;
             cats << detail::labelText(m_data.categories[i], kCategoryChars) +
                         (nan ? QStringLiteral(" \u2014") : QString());
         }

@@ -94,7 +94,8 @@ std::string importedVariantText(const ModelConfig& c) {
 
 bool isImportableCheckpointPath(const std::string& path) {
     const std::string ext = asciiLower(std::filesystem::path(path).extension().string());
-    return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors";
+    return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors" ||
+           ext == ".grasslm";
 }
 
 std::vector<std::vector<int>> defaultLayoutOffsets(const std::string& layout, int64_t nLayers) {

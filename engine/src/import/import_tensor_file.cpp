@@ -1,5 +1,7 @@
 #include "import/import_tensor_file.h"
 
+#include "import/grasslm_file.h"
+
 #include "import/zip_reader.h"
 
 #include "gwb/engine/checkpoint.h"
@@ -354,6 +356,7 @@ TensorFile readTensorFile(const std::string& path) {
     std::vector<uint8_t> bytes = readAll(path);
     try {
         if (ZipReader::looksLikeZip(bytes)) return readTorchArchive(std::move(bytes));
+        if (looksLikeGrassLM(bytes)) return readGrassLMBytes(bytes);
         // Legacy torch.save (before 1.6) starts with a pickled magic number (protocol 2 LONG1).
         if (bytes.size() >= 2 && bytes[0] == 0x80 && bytes[1] == 0x02)
             throw TensorFileError("legacy (pre-1.6, non-zip) torch.save format; re-save it with a "

@@ -77,6 +77,8 @@ private:
     QString m_undefinedTip;
     ChartData m_data;
     QAbstractAxis* m_categoryAxis = nullptr;
+    /// Bar charts: the categories with no defined value; their labels carry " —" (also after a resize).
+    std::vector<bool> m_undefinedCategory;
     QValueAxis* m_valueAxis = nullptr; ///< the linear y axis (ticks follow the height)
     QString m_placeholder;
     QChartView* m_view = nullptr;
