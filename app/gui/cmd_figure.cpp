@@ -297,6 +297,7 @@ int runFigure(const QStringList& args) {
 
         gwb::app::ModelCache cache;
         gwb::app::TraceJobState state;
+        request.headless = true;
         const gwb::app::TraceOutcome outcome = gwb::app::runTraceJob(request, cache, state);
         if (outcome.status != gwb::app::TraceOutcome::Status::Ok)
             throw std::runtime_error(outcome.message.toStdString());

@@ -282,7 +282,8 @@ QString validateRequest(const TraceRequest& request) {
     if (request.grassmannPath.isEmpty() && request.baselinePath.isEmpty())
         return QStringLiteral("no model to run: open a Grassmann model or a Transformer baseline (File > Open Model)");
     if (request.prompt.trimmed().isEmpty())
-        return QStringLiteral("the prompt is empty: type or open some text, then Run");
+        return request.headless ? QStringLiteral("the prompt is empty: give the text with --prompt TEXT")
+                                : QStringLiteral("the prompt is empty: type or open some text, then Run");
     if (request.continuation.maxNew < 0) return QStringLiteral("the number of tokens to continue must not be negative");
     return {};
 }

@@ -46,6 +46,8 @@ struct TraceRequest {
     bool withSaliency = false;
     int previousToken = -1; ///< the selected token before the run (-1 = none)
     QString saliencyTarget; ///< the view's target piece ("" = the actual next token)
+    /// Made by a command (gwb figure), not the window: messages name options, not buttons.
+    bool headless = false;
 };
 
 /// Steps of a run, in order; the progress bar shows the step's name.

@@ -6,6 +6,9 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <cctype>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -139,6 +142,41 @@ QString escaped(const char* text) {
     return QString::fromUtf8(text).toHtmlEscaped();
 }
 
+/// A definition's name in words ("mean gate"); the key ("meanGate") is what the data's JSON uses.
+QString readableName(const std::string& key) {
+    static const std::map<std::string, const char*> names = {
+        {"meanGate", "mean gate"},
+        {"gateAboveHalf", "share of gate channels above 0.5"},
+        {"coherence", "coherence \u2016B_t\u2016"},
+        {"pairNorm", "pair norm \u2016z_t \u2227 z_{t\u2212D}\u2016"},
+        {"residual", "Pl\u00fccker residual \u03c1"},
+        {"planarity", "planarity"},
+        {"anglesNext", "principal angles to the next layer"},
+        {"promptSubspaceDistance", "prompt-subspace distance"},
+        {"readingSubspaceDistance", "reading-subspace distance"},
+        {"entropy", "attention entropy"},
+        {"normEntropy", "normalised entropy"},
+        {"sparsity", "sparsity"},
+        {"effSupport", "effective support"},
+        {"transportCost", "transport cost"},
+        {"influence", "Grassmann influence"},
+        {"jsDivergence", "Jensen\u2013Shannon divergence"},
+        {"readoutResidual", "read-out residual"},
+        {"readoutPlanarity", "read-out planarity"},
+        {"readoutSpectrum", "read-out singular pairs"},
+        {"readoutTopPlane", "read-out top plane"},
+        {"readoutContribution", "channel contribution"},
+        {"readoutAngles", "angles to the read-out planes"},
+    };
+    if (const auto it = names.find(key); it != names.end()) return QString::fromUtf8(it->second);
+    QString words; // camelCase in words, for a key added later without a name here
+    for (const char c : key) {
+        if (std::isupper(static_cast<unsigned char>(c))) words += QLatin1Char(' ');
+        words += QChar::fromLatin1(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+    return words;
+}
+
 } // namespace
 
 QString viewsGuideHtml() {
@@ -154,8 +192,9 @@ QString viewsGuideHtml() {
         for (const char* key : e.definitions) {
             const auto it = defs.find(key);
             if (it == defs.end()) continue;
-            html += QStringLiteral("<li><b>%1</b>: %2</li>")
-                        .arg(escaped(key), QString::fromStdString(it->second).toHtmlEscaped());
+            html += QStringLiteral("<li><b>%1</b> (<code>%2</code> in the exported JSON): %3</li>")
+                        .arg(readableName(key).toHtmlEscaped(), escaped(key),
+                             QString::fromStdString(it->second).toHtmlEscaped());
         }
         html += QStringLiteral("</ul>");
     }

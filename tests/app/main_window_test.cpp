@@ -319,6 +319,10 @@ TEST(MainWindow, HelpHasAViewsGuideWithDefinitionsAndShortcuts) {
     // Every view has a section, with the definitions the data exports carry, and the shortcuts.
     for (const auto* v : w->views())
         EXPECT_TRUE(html.contains(QStringLiteral("<h3>") + v->title().toHtmlEscaped())) << v->title().toStdString();
+    // Definitions are named in words, the JSON key only beside them (issue 41).
+    EXPECT_TRUE(html.contains(QStringLiteral("<b>mean gate</b>"))) << html.toStdString();
+    EXPECT_FALSE(html.contains(QStringLiteral("<b>meanGate</b>")));
+    EXPECT_FALSE(html.contains(QStringLiteral("<b>pairNorm</b>")));
     // Every view is reachable from the keyboard: Alt+1..9, Alt+0, then Ctrl+PgDown through all.
     EXPECT_TRUE(html.contains(QStringLiteral("Alt+0")));
     QAction* next = nullptr;

@@ -177,3 +177,9 @@ def test_trace_names_a_prompt_file_that_is_not_utf8(tmp_path):
     r = run_gwb("trace", "--model", "grassmann", "--prompt-file", bad, "--out", tmp_path / "t.npz", check=False)
     assert r.returncode != 0
     assert "latin1.txt" in r.stderr and "UTF-8" in r.stderr, r.stderr
+
+
+def test_figure_speaks_to_a_command_line_user(tmp_path):
+    r = run_gwb("figure", "--view", "gate", "--prompt", "   ", "--out", tmp_path / "f.svg", check=False)
+    assert r.returncode != 0
+    assert "--prompt" in r.stderr and "then Run" not in r.stderr, r.stderr

@@ -7,6 +7,7 @@
 
 #include "gwb/views/chart_widget.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/lens_view.h"
 #include "gwb/views/saliency_view.h"
 
 #include <QBarCategoryAxis>
@@ -18,6 +19,7 @@
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QTemporaryDir>
+#include <QTest>
 #include <gtest/gtest.h>
 #include <cmath>
 #include <numbers>
@@ -271,4 +273,30 @@ TEST(FigureText, AnAngleOfPiOverTwoIsDrawnWhole) {
     ASSERT_TRUE(chart->chart().hasData());
     EXPECT_GE(chart->chart().yMax, std::numbers::pi / 2 * 1.02);
     EXPECT_EQ(chart->chart().yMin, 0.0);
+}
+
+TEST(FigureText, TheLensUsesTheWidthThereIs) {
+    // The on-screen lens showed 14 tokens whatever the width (issue 41: 14 of 26 at 1920 px, with
+    // wide cells unused); it shows as many as its grids' width holds, and again after a resize.
+    synthetic::ensureApp();
+    const WorkbenchData d = realisticData();
+    const int64_t T = d.grassmann->length();
+    ASSERT_GT(T, LensView::kWindow);
+    Selection s;
+    s.setExtents(d);
+    s.setToken(static_cast<int>(T / 2));
+    s.setLayer(1);
+    LensView v;
+    v.setSelection(&s);
+    v.setData(d);
+    v.resize(1920, 1000);
+    v.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&v));
+    v.resize(2600, 1000);
+    EXPECT_TRUE(QTest::qWaitFor([&] { return v.screenColumns() > LensView::kWindow; }, 5000))
+        << v.screenColumns() << " of " << T << " tokens at 2600 px";
+    const int wide = v.screenColumns();
+    v.resize(900, 1000);
+    EXPECT_TRUE(QTest::qWaitFor([&] { return v.screenColumns() < wide; }, 5000)) << v.screenColumns();
+    EXPECT_GE(v.screenColumns(), 3);
 }

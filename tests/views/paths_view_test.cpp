@@ -10,7 +10,9 @@
 #include "gwb/views/paths_view.h"
 
 #include <QFile>
+#include <QFontMetrics>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
@@ -147,4 +149,47 @@ TEST(PathsView, APatchingCellGivesThePathsInputsAndItsSender) {
     f.v.setResult(data);
     f.v.markSender(data.grassmann.senders.value(2));
     EXPECT_EQ(f.v.heatmap(0)->marks().row, 2);
+}
+
+TEST(PathsView, EverySenderRowIsLabelledOnScreenAndInPrint) {
+    // 54 senders (a 6-layer Grassmann model: six offsets, mixer, gate and FFN a layer) were squeezed
+    // into ~200 px with every 7th row labelled, and every 3rd in a 3.5 in figure (issue 41).
+    Fixture f;
+    PathsData data = synthetic::makePathsData(f.d);
+    PathsGrid& g = data.grassmann;
+    const QStringList kinds = {"offset.%1.1", "offset.%1.2", "offset.%1.4", "offset.%1.8",
+                               "offset.%1.12", "offset.%1.16", "mixer.%1", "gate.%1", "ffn.%1"};
+    g.senders.clear();
+    g.senderLayers.clear();
+    g.receivers = {QStringLiteral("logits")};
+    for (int M = 1; M <= 6; ++M)
+        g.receivers << QStringLiteral("resid.%1").arg(M);
+    for (int l = 0; l < 6; ++l)
+        for (const QString& k : kinds) {
+            g.senders << k.arg(l);
+            g.senderLayers.push_back(l);
+        }
+    g.effect.assign(static_cast<size_t>(g.rows() * g.cols()), 0.25);
+    g.metric.assign(g.effect.size(), 0.5);
+    ASSERT_EQ(g.rows(), 54);
+    f.v.setResult(data);
+    // On screen: each row as tall as a line of text; the matrices scroll instead of shrinking.
+    EXPECT_GE(f.v.rowPitchOnScreen(0), QFontMetrics(f.v.font()).height());
+    EXPECT_TRUE(f.v.findChild<QScrollArea*>(QStringLiteral("pathsScroll")));
+    // In print: every sender's label, at both widths.
+    QTemporaryDir dir;
+    for (const FigureOptions& o : {FigureOptions::oneColumn(), FigureOptions::twoColumn()}) {
+        SCOPED_TRACE(o.widthInches);
+        const QString path = dir.filePath(QStringLiteral("paths54_%1.svg").arg(o.widthInches));
+        const ExportResult r = exportFigure(f.v, o, path);
+        ASSERT_TRUE(r.ok) << r.message.toStdString();
+        QFile file(path);
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+        const QStringList texts = gwb::test::svgTexts(file.readAll());
+        QStringList missing;
+        for (const QString& s : g.senders)
+            if (!texts.contains(s)) missing << s;
+        EXPECT_TRUE(missing.isEmpty()) << missing.join(QStringLiteral(", ")).toStdString();
+        EXPECT_TRUE(gwb::test::cutTexts(texts).isEmpty());
+    }
 }

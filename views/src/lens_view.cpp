@@ -9,6 +9,7 @@
 
 #include <QHeaderView>
 #include <QMouseEvent>
+#include <QResizeEvent>
 #include <QPainter>
 #include <QSplitter>
 #include <QTableWidget>
@@ -132,6 +133,7 @@ public:
     }
     const LensGridData& grid() const { return m_data; }
     std::function<void(int row, int64_t token)> onClick;
+    std::function<void()> onResize; ///< the size changed: the view picks the arrangement and how many tokens fit
 
 protected:
     void paintEvent(QPaintEvent*) override {
@@ -142,6 +144,10 @@ protected:
             return;
         }
         paintLensGrid(p, QRectF(rect()).adjusted(4, 4, -4, -4), m_data, FigureStyle::forScreen(font()), m_map);
+    }
+    void resizeEvent(QResizeEvent* e) override {
+        QWidget::resizeEvent(e);
+        if (onResize) onResize();
     }
     void mousePressEvent(QMouseEvent* e) override {
         if (!onClick || m_data.rows() == 0) return;
@@ -172,6 +178,8 @@ LensView::LensView(QWidget* parent) : View(parent) {
     auto* grids = new QSplitter(Qt::Horizontal, vsplit);
     m_grassmannGrid = new LensGrid(grids);
     m_baselineGrid = new LensGrid(grids);
+    m_grassmannGrid->onResize = [this] { refreshGrids(); }; // the grids are as wide as each other
+    m_baselineGrid->onResize = [this] { refreshGrids(); };
     grids->addWidget(m_grassmannGrid);
     grids->addWidget(m_baselineGrid);
     auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
@@ -319,13 +327,7 @@ void LensView::refresh() {
         m_table->setRowCount(0);
         return;
     }
-    for (auto [grid, tr] : {std::pair{m_grassmannGrid, m_data.grassmann}, std::pair{m_baselineGrid, m_data.baseline}})
-        if (hasLens(tr))
-            grid->setGrid(gridData(tr), colormapId());
-        else
-            grid->setPlaceholder(tr ? QStringLiteral("This trace has no logit lens.")
-                                    : detail::noModelMessage(grid == m_grassmannGrid ? QStringLiteral("Grassmann")
-                                                                                     : QStringLiteral("Transformer")));
+    refreshGrids();
     m_rank->setChart(rankChart());
     const QStringList g = topKLines(m_data.grassmann), b = topKLines(m_data.baseline);
     const auto primary = m_data.primary();
@@ -402,13 +404,17 @@ QString LensView::caption() const {
         .arg(selToken());
 }
 
-int LensView::figureWindow(double gridWidth, const FigureStyle& style) const {
-    // The widest window (up to kWindow tokens, at least 3) whose pieces fit their cells whole.
+int LensView::figureWindow(double gridWidth, const FigureStyle& style, int maxWindow, double minScale) const {
+    // The widest window (up to maxWindow tokens, at least 3) whose pieces fit their cells (whole, or
+    // in a font down to minScale of the size: the on-screen painter's own shrink). A
+    // wider window holds the narrower one's pieces and gives each cell less room, so whether it fits
+    // only turns false as the window grows: a binary search finds the widest.
     const QFontMetricsF fm = style.metrics(style.small);
     QFont bold = style.small;
     bold.setBold(true);
     const QFontMetricsF fmBold = style.metrics(bold);
-    for (int w = static_cast<int>(kWindow); w > 3; --w) {
+    const int64_t T = m_data.primary() ? m_data.primary()->length() : 0;
+    auto fits = [&](int w) {
         double need = 0;
         double labelW = 0;
         for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
@@ -421,9 +427,34 @@ int LensView::figureWindow(double gridWidth, const FigureStyle& style) const {
                 need = std::max(need, fmBold.horizontalAdvance(detail::labelText(c)));
         }
         const double cellW = (gridWidth - labelW - fm.height() * 0.6) / w;
-        if (cellW >= need + fm.height() * 0.4) return w;
+        return cellW >= need * minScale + fm.height() * 0.4;
+    };
+    int lo = 3, hi = static_cast<int>(std::max<int64_t>(3, std::min<int64_t>(maxWindow, T)));
+    if (fits(hi)) return hi;
+    while (hi - lo > 1) { // fits(lo) is taken (3 at least), !fits(hi)
+        const int mid = (lo + hi) / 2;
+        (fits(mid) ? lo : hi) = mid;
     }
-    return 3;
+    return lo;
+}
+
+int LensView::screenColumns() const {
+    return m_grassmannGrid->grid().cols() > 0 ? m_grassmannGrid->grid().cols() : m_baselineGrid->grid().cols();
+}
+
+void LensView::refreshGrids() {
+    if (!hasContent()) return;
+    const FigureStyle screen = FigureStyle::forScreen(font());
+    // As many tokens as each grid's width holds, pieces whole or in a font down to 70% (the
+    // painter's own shrink).
+    const int window = figureWindow(std::max(200, m_grassmannGrid->width()) - 8.0, screen, kScreenWindow, 0.7);
+    for (auto [grid, tr] : {std::pair{m_grassmannGrid, m_data.grassmann}, std::pair{m_baselineGrid, m_data.baseline}})
+        if (hasLens(tr))
+            grid->setGrid(gridData(tr, window), colormapId());
+        else
+            grid->setPlaceholder(tr ? QStringLiteral("This trace has no logit lens.")
+                                    : detail::noModelMessage(grid == m_grassmannGrid ? QStringLiteral("Grassmann")
+                                                                                     : QStringLiteral("Transformer")));
 }
 
 void LensView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {

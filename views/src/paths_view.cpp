@@ -6,11 +6,14 @@
 
 #include "gwb/views/heatmap_widget.h"
 
+#include <QFontMetricsF>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
@@ -126,23 +129,35 @@ PathsView::PathsView(QWidget* parent) : View(parent) {
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
-    m_grassmann = new HeatmapWidget(split);
-    m_transformer = new HeatmapWidget(split);
+    // The two matrices scroll together: every sender row keeps a label's height (54 rows for a
+    // 6-layer Grassmann model), instead of thinning the labels to every 7th row.
+    m_scroll = new QScrollArea(split);
+    m_scroll->setObjectName(QStringLiteral("pathsScroll"));
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    auto* pair = new QWidget(m_scroll);
+    auto* pairLayout = new QHBoxLayout(pair);
+    pairLayout->setContentsMargins(0, 0, 0, 0);
+    m_grassmann = new HeatmapWidget(pair);
+    m_transformer = new HeatmapWidget(pair);
     m_topK = detail::makeTopKTable(split, QStringLiteral("pathsTopK"),
                                    QStringLiteral("Click a cell: the most probable next pieces of that run"));
     for (HeatmapWidget* h : {m_grassmann, m_transformer}) {
         h->setColormap(ColormapId::RdBu);
         h->setDiverging(true);
         h->setMinimumWidth(200);
-        split->addWidget(h);
+        pairLayout->addWidget(h);
         const int model = h == m_grassmann ? 0 : 1;
         h->setUndefinedReason([this, model](int64_t r, int64_t c) {
             const QString why = grid(model).undefinedReason(r, c);
             return why.isEmpty() ? QStringLiteral("undefined here") : why;
         });
     }
+    m_scroll->setWidget(pair);
+    split->addWidget(m_scroll);
     split->addWidget(m_topK);
-    split->setSizes({440, 440, 170});
+    split->setSizes({880, 170});
     layout->addWidget(split, 1);
     m_hover = new QLabel(this);
     m_hover->setObjectName(QStringLiteral("pathsHover"));
@@ -309,6 +324,38 @@ void PathsView::showGrid(int model) {
     h->setMatrix(makeDenseSource(g.rows(), g.cols(), std::move(v)), axes);
     const double m = pathsScale(m_result);
     h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1);
+    fitRowsToLabels();
+}
+
+void PathsView::fitRowsToLabels() {
+    // Each sender row as tall as a label needs, plus the title, the receivers' labels and the
+    // colour bar's margin; the scroll area shows what does not fit the view.
+    const double pitch = QFontMetricsF(font()).height() * 1.1;
+    int64_t rows = 0;
+    for (int model : {0, 1})
+        if (grid(model).hasGrid()) rows = std::max(rows, grid(model).rows());
+    const int need = rows > 0 ? static_cast<int>(std::ceil(static_cast<double>(rows) * pitch + pitch * 9)) : 0;
+    for (HeatmapWidget* h : {m_grassmann, m_transformer})
+        h->setMinimumHeight(std::max(120, need));
+}
+
+int PathsView::rowPitchOnScreen(int model) const {
+    const PathsGrid& g = grid(model);
+    return g.hasGrid() && g.rows() > 0 ? static_cast<int>(heatmap(model)->minimumHeight() / (g.rows() + 9)) : 0;
+}
+
+double PathsView::figureAspect(double widthInches) const {
+    // Every sender row gets a label in print too: the figure grows with the rows (the small font
+    // is fontPoints - 1: 7 pt at one column, 8 pt at two; a label pitch of 1.25 times that), plus
+    // the title and the receivers' labels.
+    int64_t rows = 0;
+    for (int model : {0, 1})
+        if (grid(model).hasGrid()) rows = std::max(rows, grid(model).rows());
+    const double small = widthInches < 5 ? 7.0 : 8.0;
+    // Overhead: the panel titles, the receivers' rotated labels and the caption below (longer in
+    // lines at one column).
+    const double needPoints = static_cast<double>(rows) * small * 1.25 + (widthInches < 5 ? 250 : 170);
+    return std::max(widthInches < 5 ? 1.25 : 0.62, needPoints / (widthInches * 72));
 }
 
 QString PathsView::cellText(int model, int64_t r, int64_t c, QString* why) const {

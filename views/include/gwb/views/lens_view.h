@@ -34,7 +34,8 @@ void paintLensGrid(QPainter& p, const QRectF& rect, const LensGridData& data, co
 class LensView : public View {
     Q_OBJECT
 public:
-    static constexpr int kWindow = 14; ///< tokens shown around the selection
+    static constexpr int kWindow = 14;       ///< tokens a figure shows around the selection, at most
+    static constexpr int kScreenWindow = 64; ///< tokens the screen shows, at most (as many as fit whole)
 
     explicit LensView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("lens"); }
@@ -55,6 +56,8 @@ public:
     /// Rank chart of the actual next token per lens layer, both models.
     ChartData rankChart() const;
     QTableWidget* table() const { return m_table; }
+    /// Tokens the on-screen grids show now: as many as fit the grid's width with whole pieces.
+    int screenColumns() const;
 
 protected:
     void refresh() override;
@@ -63,8 +66,11 @@ protected:
 
 private:
     int clampedLensLayer(const gwb::engine::Trace& t) const;
-    /// Tokens a figure's grid of this width shows so that every piece fits its cell.
-    int figureWindow(double gridWidth, const FigureStyle& style) const;
+    /// Tokens a grid of this width shows (at most maxWindow, at least 3) so that every piece fits
+    /// its cell whole.
+    int figureWindow(double gridWidth, const FigureStyle& style, int maxWindow = kWindow, double minScale = 1.0) const;
+    /// The on-screen grids, with as many tokens as their width holds (again after a resize).
+    void refreshGrids();
     QStringList topKLines(const gwb::engine::TracePtr& trace) const;
     LensGrid* m_grassmannGrid;
     LensGrid* m_baselineGrid;

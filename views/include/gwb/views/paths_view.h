@@ -21,6 +21,8 @@ class QPushButton;
 class QSpinBox;
 class QTableWidget;
 
+class QScrollArea;
+
 namespace gwb::views {
 
 class HeatmapWidget;
@@ -83,7 +85,10 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.25 : 0.62; }
+    /// Tall enough that every sender row has its label, at either width.
+    double figureAspect(double widthInches) const override;
+    /// Pixels each sender row gets on screen (the matrices scroll when the view is shorter).
+    int rowPitchOnScreen(int model) const;
 
     PathsInputs inputs() const;
     void setInputs(const PathsInputs& inputs);
@@ -117,6 +122,9 @@ protected:
     QString missingDataMessage() const override;
 
 private:
+    /// Row heights from the row count (see rowPitchOnScreen).
+    void fitRowsToLabels();
+    QScrollArea* m_scroll = nullptr;
     const PathsGrid& grid(int model) const { return model == 0 ? m_result.grassmann : m_result.transformer; }
     void showGrid(int model);
     void updateStale();
