@@ -7,6 +7,7 @@
 
 #include "gwb/views/chart_widget.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/heatmap_widget.h"
 #include "gwb/views/lens_view.h"
 #include "gwb/views/saliency_view.h"
 
@@ -16,10 +17,13 @@
 #include <QChart>
 #include <QChartView>
 #include <QFile>
+#include <QFontMetrics>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTableWidget>
+#include <QHeaderView>
 #include <gtest/gtest.h>
 #include <cmath>
 #include <numbers>
@@ -299,4 +303,32 @@ TEST(FigureText, TheLensUsesTheWidthThereIs) {
     v.resize(900, 1000);
     EXPECT_TRUE(QTest::qWaitFor([&] { return v.screenColumns() < wide; }, 5000)) << v.screenColumns();
     EXPECT_GE(v.screenColumns(), 3);
+}
+
+TEST(FigureText, CompareKeepsEveryRowItsLabelAndEveryTableRowInView) {
+    // At 1280 x 720 the rows of the selected head, head 2 and the head mean lost their labels and
+    // the JS table hid its last row (issue 41): the rows heatmap asks for a line per row, the table
+    // for all its rows, and the colour bar's name is short enough to run along it.
+    synthetic::ensureApp();
+    const WorkbenchData d = realisticData();
+    Selection s;
+    s.setExtents(d);
+    s.setToken(16);
+    s.setLayer(1);
+    auto v = createView(QStringLiteral("compare"));
+    ASSERT_TRUE(v);
+    v->setSelection(&s);
+    v->setData(d);
+    v->resize(1200, 500);
+    v->show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(v.get()));
+    auto* table = v->findChild<QTableWidget*>();
+    ASSERT_TRUE(table && table->rowCount() > 0);
+    EXPECT_GE(table->minimumHeight(),
+              table->rowCount() * table->verticalHeader()->defaultSectionSize() + table->horizontalHeader()->height());
+    const QList<HeatmapWidget*> maps = v->findChildren<HeatmapWidget*>();
+    ASSERT_FALSE(maps.isEmpty());
+    HeatmapWidget* rows = maps.front();
+    const int rowCount = table->rowCount() + 1; // the influence row, then one per table row
+    EXPECT_GE(rows->minimumHeight(), rowCount * QFontMetrics(v->font()).height());
 }

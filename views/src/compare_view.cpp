@@ -67,6 +67,8 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     m_table = new QTableWidget(top);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->setVisible(false);
+    // Compact rows: the influence row, every head and the head mean fit without a scroll bar.
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     top->addWidget(m_rows);
     top->addWidget(m_table);
     top->setStretchFactor(0, 3);
@@ -83,9 +85,9 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     vsplit->addWidget(top);
     vsplit->addWidget(bottom);
     // The three layer x layer matrices are square: they get the larger share of the height.
-    vsplit->setSizes({400, 500}); // applied proportionally when shown
+    vsplit->setSizes({470, 430}); // applied proportionally when shown
     for (auto* h : {m_gDist, m_bDist, m_diff})
-        h->setMinimumHeight(170);
+        h->setMinimumHeight(150);
     layout->addWidget(vsplit, 1);
     connect(mapCombo, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { setColormapId(colormapFromName(n)); });
@@ -167,8 +169,16 @@ void CompareView::refresh() {
         axes.colTitle = QStringLiteral("past token");
         axes.rowLabels = rs.names;
         axes.colLabels = tokenLabels(*m_data.grassmann).mid(0, static_cast<int>(n));
-        axes.valueName = QStringLiteral("share / probability");
+        axes.valueName = QStringLiteral("share of row"); // short enough to run along the bar
         m_rows->setMatrix(makeDenseSource(static_cast<int64_t>(rs.values.size()), n, std::move(flat)), axes);
+        // Every row (influence, each head, the head mean) keeps its label: a line of text each,
+        // plus the rotated token labels and the hint line below.
+        const int line = fontMetrics().height() + 2;
+        m_rows->setMinimumHeight(static_cast<int>(rs.values.size()) * line + line * 5);
+        // (the header's hint before the table is first shown can be short: a text line and margins at least)
+        const int header = std::max(m_table->horizontalHeader()->sizeHint().height(), fontMetrics().height() + 12);
+        m_table->setMinimumHeight(
+            header + static_cast<int>(rs.agreement.size()) * m_table->verticalHeader()->defaultSectionSize() + 4);
         m_rows->setFixedRange(0, 1);
         m_rows->setMarks(HeatmapMarks{selHead() + 1, -1});
         m_table->setColumnCount(3);
@@ -211,7 +221,7 @@ void CompareView::refresh() {
         axes.colTitle = QStringLiteral("layer");
         axes.rowLabels = layerLabels(a->dim(0));
         axes.colLabels = layerLabels(a->dim(1));
-        axes.valueName = QStringLiteral("geodesic distance (rad)");
+        axes.valueName = QStringLiteral("distance (rad)"); // geodesic; the caption says so
         w->setMatrix(makeDenseSource(a->dim(0), a->dim(1), a->data), axes);
         w->setFixedRange(0, hi > 0 ? hi : 1);
         w->setMarks(HeatmapMarks{selLayer(), selLayer()});
