@@ -2,6 +2,8 @@
 // Small helpers the command-line commands share: integer options, writable outputs, CSV fields
 // and numbers written the same way in every file.
 
+#include "gwb/engine/csv.h"
+
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QString>
@@ -39,23 +41,10 @@ inline void checkWritable(const QString& path, const char* what) {
         throw std::runtime_error(std::string("cannot write ") + what + " '" + path.toStdString() + "': it is a folder");
 }
 
-/// A CSV field, quoted when it holds a comma, a quote or a line break.
-inline std::string csvField(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) {
-        if (c == '"') q += '"';
-        q += c;
-    }
-    return q + "\"";
-}
-
-/// A number for CSV and summaries: %.9g, "NaN" for NaN.
+/// CSV fields and numbers: the engine's (gwb/engine/csv.h), so every file writes them alike.
+using gwb::engine::csvField;
 inline std::string number(double v) {
-    if (std::isnan(v)) return "NaN";
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
+    return gwb::engine::csvNumber(v);
 }
 
 } // namespace gwb::app::cli

@@ -601,6 +601,19 @@ void MainWindow::updateDeviceLabel() {
     m_deviceLabel->setText(text);
 }
 
+namespace {
+/// Copies the metric fields (corrupted prompt, answer, wrong piece) of `from` into `to`'s inputs;
+/// false when there is nothing to copy or `to` keeps its own.
+template <typename From, typename To> bool copyMetricFields(const From& from, To& to, bool overwrite) {
+    if (from.corrupt.isEmpty() || (!overwrite && !to.corrupt.isEmpty())) return false;
+    if (to.corrupt == from.corrupt && to.answer == from.answer && to.wrong == from.wrong) return false;
+    to.corrupt = from.corrupt;
+    to.answer = from.answer;
+    to.wrong = from.wrong;
+    return true;
+}
+} // namespace
+
 void MainWindow::carryCausalFields(const QString& to, bool overwrite) {
     // The Patching and Paths views take the same corrupted prompt, answer and wrong piece: copied
     // into `to` from the other view when `to` has none yet (shown) or the other just ran with them.
@@ -608,23 +621,11 @@ void MainWindow::carryCausalFields(const QString& to, bool overwrite) {
     auto* paths = qobject_cast<gwb::views::PathsView*>(view(QStringLiteral("paths")));
     if (!patching || !paths) return;
     if (to == QLatin1String("paths")) {
-        const gwb::views::PatchingInputs from = patching->inputs();
         gwb::views::PathsInputs in = paths->inputs();
-        if (from.corrupt.isEmpty() || (!overwrite && !in.corrupt.isEmpty())) return;
-        if (in.corrupt == from.corrupt && in.answer == from.answer && in.wrong == from.wrong) return;
-        in.corrupt = from.corrupt;
-        in.answer = from.answer;
-        in.wrong = from.wrong;
-        paths->setInputs(in);
+        if (copyMetricFields(patching->inputs(), in, overwrite)) paths->setInputs(in);
     } else {
-        const gwb::views::PathsInputs from = paths->inputs();
         gwb::views::PatchingInputs in = patching->inputs();
-        if (from.corrupt.isEmpty() || (!overwrite && !in.corrupt.isEmpty())) return;
-        if (in.corrupt == from.corrupt && in.answer == from.answer && in.wrong == from.wrong) return;
-        in.corrupt = from.corrupt;
-        in.answer = from.answer;
-        in.wrong = from.wrong;
-        patching->setInputs(in);
+        if (copyMetricFields(paths->inputs(), in, overwrite)) patching->setInputs(in);
     }
 }
 

@@ -238,6 +238,20 @@ double projectionDistance(const Eigen::Ref<const Eigen::VectorXd>& angles) {
     return angles.size() == 0 ? 0.0 : angles.array().sin().maxCoeff();
 }
 
+namespace {
+/// How many of the k largest eigenvalues (`lam` ascending) are above tol^2 of the largest.
+int64_t topRank(const Eigen::VectorXd& lam, int64_t k, double relTol) {
+    // Squared singular values carry ~1e-16 relative noise, so ranks are resolved only to ~1e-7.
+    const double tol = std::max(relTol, 1e-7);
+    const Eigen::Index n = lam.size();
+    const double lamMax = n > 0 ? std::max(lam[n - 1], 0.0) : 0.0;
+    int64_t rank = 0;
+    for (Eigen::Index i = n - 1; i >= 0 && i >= n - k; --i)
+        if (lamMax > 0 && lam[i] > tol * tol * lamMax) ++rank;
+    return rank;
+}
+} // namespace
+
 Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool center, double relTol) {
     requireFiniteRows(x, "principalSubspace");
     if (k < 1) throw std::invalid_argument("principalSubspace: k must be >= 1, got " + std::to_string(k));
@@ -248,52 +262,35 @@ Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool 
     RowMatrixXd xc = x;
     if (center) xc.rowwise() -= x.colwise().mean();
     const Eigen::Index T = xc.rows();
-    if (T < d) {
-        // Gram route (fewer points than dimensions: a 256-token prompt of a d = 640 model): the
-        // eigenvectors u_i of X X^T (T x T) give the right singular vectors v_i = X^T u_i / s_i,
-        // with the same eigenvalues s_i^2, at (T/d)^3 of the covariance route's cost.
-        Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(T, T);
-        gram.selfadjointView<Eigen::Lower>().rankUpdate(xc);
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(gram.selfadjointView<Eigen::Lower>());
-        const Eigen::VectorXd& lam = eig.eigenvalues(); // ascending
-        const double tol = std::max(relTol, 1e-7);
-        const double lamMax = T > 0 ? std::max(lam[T - 1], 0.0) : 0.0;
-        int64_t rank = 0;
-        for (Eigen::Index i = T - 1; i >= 0 && i >= T - k; --i)
-            if (lamMax > 0 && lam[i] > tol * tol * lamMax) ++rank;
-        Basis out;
-        out.requested = k;
-        out.rank = rank;
-        out.rankDeficient = rank < k;
-        out.q.resize(d, rank);
-        for (int64_t i = 0; i < rank; ++i) {
-            Eigen::VectorXd v = xc.transpose() * eig.eigenvectors().col(T - 1 - i);
-            // Orthogonal to the earlier ones to rounding (twice: modified Gram-Schmidt), then unit length.
-            for (int pass = 0; pass < 2; ++pass)
-                for (int64_t j = 0; j < i; ++j)
-                    v -= out.q.col(j).dot(v) * out.q.col(j);
-            out.q.col(i) = v.normalized();
-        }
-        return out;
-    }
-    // Covariance route (T x d with T >= d): eigenvectors of X^T X are the right singular vectors.
-    Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(d, d);
-    cov.selfadjointView<Eigen::Lower>().rankUpdate(xc.transpose());
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(cov.selfadjointView<Eigen::Lower>());
-    const Eigen::VectorXd& lam = eig.eigenvalues(); // ascending
-    // Squared singular values carry ~1e-16 relative noise, so ranks are resolved only to ~1e-7.
-    const double tol = std::max(relTol, 1e-7);
-    const double lamMax = std::max(lam[d - 1], 0.0);
-    int64_t rank = 0;
-    for (Eigen::Index i = d - 1; i >= d - k; --i)
-        if (lamMax > 0 && lam[i] > tol * tol * lamMax) ++rank;
+    // Gram route when there are fewer points than dimensions (a 256-token prompt of a d = 640
+    // model): the eigenvectors u_i of X X^T (T x T) give the right singular vectors
+    // v_i = X^T u_i / s_i, with the same eigenvalues s_i^2, at (T/d)^3 of the cost. Otherwise the
+    // covariance route: the eigenvectors of X^T X are the right singular vectors.
+    const bool gram = T < d;
+    const Eigen::Index n = gram ? T : d;
+    Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n, n);
+    if (gram)
+        m.selfadjointView<Eigen::Lower>().rankUpdate(xc);
+    else
+        m.selfadjointView<Eigen::Lower>().rankUpdate(xc.transpose());
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m.selfadjointView<Eigen::Lower>());
     Basis out;
     out.requested = k;
-    out.rank = rank;
-    out.rankDeficient = rank < k;
-    out.q.resize(d, rank);
-    for (int64_t i = 0; i < rank; ++i)
-        out.q.col(i) = eig.eigenvectors().col(d - 1 - i);
+    out.rank = topRank(eig.eigenvalues(), k, relTol);
+    out.rankDeficient = out.rank < k;
+    out.q.resize(d, out.rank);
+    for (int64_t i = 0; i < out.rank; ++i) {
+        if (!gram) {
+            out.q.col(i) = eig.eigenvectors().col(n - 1 - i);
+            continue;
+        }
+        Eigen::VectorXd v = xc.transpose() * eig.eigenvectors().col(n - 1 - i);
+        // Orthogonal to the earlier ones to rounding (twice: modified Gram-Schmidt), then unit length.
+        for (int pass = 0; pass < 2; ++pass)
+            for (int64_t j = 0; j < i; ++j)
+                v -= out.q.col(j).dot(v) * out.q.col(j);
+        out.q.col(i) = v.normalized();
+    }
     return out;
 }
 

@@ -150,8 +150,8 @@ TEST_P(CudaRuns, RunWithHooksPatchingPathsAndLinearMatchCpu) {
     }
 
     // patching, exact and attribution, on every site of the model's kind.
-    for (PatchSite site : {PatchSite::Resid, PatchSite::Mixer, PatchSite::Gate, PatchSite::Ffn, PatchSite::Offset,
-                           PatchSite::Head}) {
+    for (PatchSite site :
+         {PatchSite::Resid, PatchSite::Mixer, PatchSite::Gate, PatchSite::Ffn, PatchSite::Offset, PatchSite::Head}) {
         if (!siteAvailable(cpu, site)) continue;
         PatchRequest q = r;
         q.site = site;
@@ -216,11 +216,7 @@ TEST_P(CudaRuns, GreedyGenerationMatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, CudaRuns, ::testing::Range<size_t>(0, test::allVariants().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                             std::string name = test::variantName(test::allVariants().at(info.param)) + "_" +
-                                                std::to_string(info.param);
-                             for (char& ch : name)
-                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                             return name;
+                             return test::variantTestName(info.param);
                          });
 
 TEST(CudaRunsBundled, PatchingEffectDifferenceIsTheNormalisation) {

@@ -134,11 +134,7 @@ TEST_P(CudaParity, OneTrainingStepMatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, CudaParity, ::testing::Range<size_t>(0, test::allVariants().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                             std::string name = test::variantName(test::allVariants().at(info.param)) + "_" +
-                                                std::to_string(info.param);
-                             for (char& ch : name)
-                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                             return name;
+                             return test::variantTestName(info.param);
                          });
 
 TEST(CudaDevice, AskingForCudaWithoutGpuSaysSo) {

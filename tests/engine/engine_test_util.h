@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -104,6 +105,15 @@ inline std::string variantName(const ModelConfig& c) {
            (c.aggregation == Aggregation::MeanThenNormalize ? "/meanfirst" : "") +
            (c.aggregation == Aggregation::Mean ? "/mean" : "") +
            (c.aggregation == Aggregation::PerOffsetMlp ? "/mlp" : "") + (c.stages.any() ? "/stages" : "");
+}
+
+/// A readable test name for a parameter that indexes allVariants(): the variant's name and the
+/// index, with every character that is not a letter or digit made '_'.
+inline std::string variantTestName(size_t index) {
+    std::string name = variantName(allVariants().at(index)) + "_" + std::to_string(index);
+    for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return name;
 }
 
 /// A 284-piece SentencePiece model of the corpus "the cat sat on the mat and the dog ran <i % 17>

@@ -5,6 +5,7 @@
 // tokenizer travels through a .gwb and through `--vocab tokenizer.json` into an import, where a
 // size that differs from the embedding's is refused with both numbers.
 
+#include "import_test_util.h"
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
@@ -614,17 +615,8 @@ TEST(HfTokenizer, TravelsThroughMakeTokenizerAndAGwbFile) {
 }
 
 TEST(HfTokenizer, ImportAttachesATokenizerJsonOfTheEmbeddingSize) {
-    ModelConfig c;
-    c.kind = ModelKind::Transformer;
-    c.vocabSize = 50;
-    c.dModel = 16;
-    c.reduced = 4;
-    c.nLayers = 2;
-    c.dFF = 64;
-    c.maxLen = 40;
-    c.nHeads = 4;
+    const ModelConfig c = import_test::tinyConfig("grasslm", ModelKind::Transformer);
     const Layout& layout = builtinLayout("grasslm");
-    applyLayoutVariant(layout, c);
     const Model ref = Model::init(c, 3, nullptr, "cpu");
     const auto ours = ref.parameters();
     SafetensorsFile f;

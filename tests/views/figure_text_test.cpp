@@ -73,6 +73,24 @@ void feedSaliency(View* v, const WorkbenchData& d, int token) {
     sv->setSaliency(r);
 }
 
+/// A view of `id` on realisticData(), with a token and a layer selected.
+struct ViewOnData {
+    WorkbenchData d;
+    Selection s;
+    std::unique_ptr<View> v;
+    explicit ViewOnData(const QString& id, int token = 16, int layer = 1) {
+        synthetic::ensureApp();
+        d = realisticData();
+        s.setExtents(d);
+        s.setToken(token);
+        s.setLayer(layer);
+        v = createView(id);
+        if (!v) return;
+        v->setSelection(&s);
+        v->setData(d);
+    }
+};
+
 } // namespace
 
 TEST(FigureText, NoViewCutsTextAtEitherPreset) {
@@ -201,20 +219,12 @@ TEST(FigureText, SubspacePictureOfOneTokenSaysWhyInWords) {
 TEST(FigureText, CaptionsDescribeWhatTheFigureDraws) {
     // Figures leave the selection outline out (unless --show-selection); a caption that names a red
     // outline as a fact of the figure describes something that is not drawn.
-    synthetic::ensureApp();
-    const WorkbenchData d = realisticData();
-    Selection s;
-    s.setExtents(d);
-    s.setToken(13);
-    s.setLayer(1);
     const QStringList ids = {"gate",    "plucker", "angles",   "subspace", "attention", "compare",
                              "readout", "lens",    "saliency", "patching", "paths",     "corpus"};
     for (const QString& id : ids) {
-        auto v = createView(id);
-        ASSERT_TRUE(v) << id.toStdString();
-        v->setSelection(&s);
-        v->setData(d);
-        const QString caption = v->caption();
+        const ViewOnData f(id, 13);
+        ASSERT_TRUE(f.v) << id.toStdString();
+        const QString caption = f.v->caption();
         const bool namesOutline = caption.contains(QStringLiteral("(red)")) ||
                                   caption.contains(QStringLiteral("outlined"), Qt::CaseInsensitive);
         if (namesOutline) {
@@ -262,17 +272,9 @@ TEST(FigureText, UndefinedBarsKeepTheirDashOnScreenAfterAResize) {
 TEST(FigureText, AnAngleOfPiOverTwoIsDrawnWhole) {
     // Orthogonal planes give theta = pi/2, the top of the angle axis: the axis reaches a little past
     // it, so the point is not cut in half (issue 41).
-    synthetic::ensureApp();
-    const WorkbenchData d = realisticData();
-    Selection s;
-    s.setExtents(d);
-    s.setToken(16);
-    s.setLayer(1);
-    auto v = createView(QStringLiteral("angles"));
-    ASSERT_TRUE(v);
-    v->setSelection(&s);
-    v->setData(d);
-    auto* chart = v->findChild<ChartWidget*>();
+    const ViewOnData f(QStringLiteral("angles"));
+    ASSERT_TRUE(f.v);
+    auto* chart = f.v->findChild<ChartWidget*>();
     ASSERT_TRUE(chart);
     ASSERT_TRUE(chart->chart().hasData());
     EXPECT_GE(chart->chart().yMax, std::numbers::pi / 2 * 1.02);
@@ -309,16 +311,9 @@ TEST(FigureText, CompareKeepsEveryRowItsLabelAndEveryTableRowInView) {
     // At 1280 x 720 the rows of the selected head, head 2 and the head mean lost their labels and
     // the JS table hid its last row (issue 41): the rows heatmap asks for a line per row, the table
     // for all its rows, and the colour bar's name is short enough to run along it.
-    synthetic::ensureApp();
-    const WorkbenchData d = realisticData();
-    Selection s;
-    s.setExtents(d);
-    s.setToken(16);
-    s.setLayer(1);
-    auto v = createView(QStringLiteral("compare"));
+    ViewOnData f(QStringLiteral("compare"));
+    auto& v = f.v;
     ASSERT_TRUE(v);
-    v->setSelection(&s);
-    v->setData(d);
     v->resize(1200, 500);
     v->show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(v.get()));

@@ -2,12 +2,20 @@
 // The text an SVG figure prints, for tests that check that exported figures keep every word:
 // QSvgGenerator writes each drawText as one <text> element (rotated labels included).
 
+#include "gwb/views/figure_export.h"
+
 #include <QByteArray>
+#include <QFile>
 #include <QString>
 #include <QStringList>
 #include <QXmlStreamReader>
 
 namespace gwb::test {
+
+/// Exports `view`'s figure as SVG to `path` and returns the figure's words; empty (with the reason in
+/// `error`) when the export fails.
+inline QStringList figureTexts(const gwb::views::View& view, const gwb::views::FigureOptions& options,
+                               const QString& path, QString* error = nullptr);
 
 /// The content of every <text> element of an SVG document, in document order.
 inline QStringList svgTexts(const QByteArray& svg) {
@@ -32,6 +40,18 @@ inline QStringList cutTexts(const QStringList& texts) {
             bad << t;
     }
     return bad;
+}
+
+inline QStringList figureTexts(const gwb::views::View& view, const gwb::views::FigureOptions& options,
+                               const QString& path, QString* error) {
+    const gwb::views::ExportResult r = gwb::views::exportFigure(view, options, path);
+    if (!r.ok) {
+        if (error) *error = r.message;
+        return {};
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return svgTexts(file.readAll());
 }
 
 } // namespace gwb::test

@@ -3,6 +3,7 @@
 
 #include "gwb/engine/patch_pairs_run.h"
 
+#include "gwb/engine/csv.h"
 #include "gwb/engine/npy.h"
 #include "gwb/engine/patch_input.h"
 
@@ -21,25 +22,6 @@ namespace {
 using nlohmann::json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-/// A CSV field, quoted when it holds a comma, a quote or a newline.
-std::string csvField(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) {
-        if (c == '"') q += '"';
-        q += c;
-    }
-    return q + "\"";
-}
-
-/// A number as the command line prints it (%.9g; NaN as "NaN").
-std::string number(double v) {
-    if (std::isnan(v)) return "NaN";
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
-}
 
 const char* kAlignment = "Pairs may differ in length: columns of a position site count back from each pair's metric "
                          "position m (labels m, m-1, ...; the rightmost column is the metric position). A pair too "
@@ -135,14 +117,14 @@ void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const 
             const size_t k = static_cast<size_t>(p * cells + i);
             csv += std::to_string(p) + "," + std::to_string(r.lines[static_cast<size_t>(p)]) + "," +
                    csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
-                   csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + "," + number(r.metric[k]) +
-                   "," + number(r.primary[k]) + ",,,,\n";
+                   csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + "," + csvNumber(r.metric[k]) +
+                   "," + csvNumber(r.primary[k]) + ",,,,\n";
         }
     for (int64_t i = 0; i < cells; ++i) {
         const size_t k = static_cast<size_t>(i);
         csv += "all,," + csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
-               csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + ",,," + number(s.mean[k]) +
-               "," + number(s.low[k]) + "," + number(s.high[k]) + "," + std::to_string(s.n[k]) + "\n";
+               csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + ",,," + csvNumber(s.mean[k]) +
+               "," + csvNumber(s.low[k]) + "," + csvNumber(s.high[k]) + "," + std::to_string(s.n[k]) + "\n";
     }
     writeBytesAtomic(data, csv.data(), csv.size());
 }
