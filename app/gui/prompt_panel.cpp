@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QHBoxLayout>
 #include <QKeyEvent>
+#include <QResizeEvent>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -15,6 +16,8 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace gwb::app {
 
@@ -89,7 +92,6 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     m_noticeArea->setWidgetResizable(true);
     m_noticeArea->setFrameShape(QFrame::NoFrame);
     m_noticeArea->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_noticeArea->setMaximumHeight(QFontMetrics(m_notice->font()).lineSpacing() * 3 + 14);
     m_noticeArea->hide();
 
     // Two rows of buttons beside the editor, so the panel stays a few lines tall and the views
@@ -188,7 +190,21 @@ void PromptPanel::setNotice(const QString& text, const QString& kind) {
     m_noticeKind = kind;
     const bool had = !m_noticeArea->isHidden();
     m_noticeArea->show();
+    fitNoticeHeight();
     if (!had) Q_EMIT noticeShownChanged(true);
+}
+
+void PromptPanel::fitNoticeHeight() {
+    if (m_noticeArea->isHidden()) return;
+    const int maxHeight = QFontMetrics(m_notice->font()).lineSpacing() * 3 + 14;
+    const int width = std::max(100, m_noticeArea->width() - 2);
+    const int need = m_notice->heightForWidth(width);
+    m_noticeArea->setFixedHeight(std::clamp(need > 0 ? need + 2 : maxHeight, 8, maxHeight));
+}
+
+void PromptPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitNoticeHeight();
 }
 
 QString PromptPanel::notice() const {

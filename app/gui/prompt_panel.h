@@ -55,9 +55,13 @@ Q_SIGNALS:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void loadSamples();
+    /// The notice as tall as its text at the panel's width (a one-line banner takes one line, not
+    /// three), at most three lines; beyond that it scrolls.
+    void fitNoticeHeight();
 
     QPlainTextEdit* m_editor;
     QComboBox* m_samples;

@@ -177,3 +177,30 @@ TEST(WindowFit, TheTopDocksGiveBackTheHeightTheyDoNotUse) {
         << promptDock->height() << " after the notice went, " << before << " before";
     EXPECT_LE(settledHeight(promptDock), before + 2);
 }
+
+TEST(WindowFit, AOneLineBannerTakesOneLine) {
+    // A one-line error banner pushed the views down 50-60 px (the notice kept room for three lines):
+    // it now takes its text's height, and gives it back when it goes.
+    ensureApp();
+    MainWindowOptions o;
+    o.restoreSettings = false;
+    o.sampleOnFirstStart = false;
+    MainWindow w(o);
+    w.resize(1280, 720);
+    w.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+    w.setPrompt(QStringLiteral("They could not help laughing, and"));
+    ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
+    auto* prompt = w.findChild<PromptPanel*>();
+    auto* promptDock = w.findChild<QDockWidget*>(QStringLiteral("dock_prompt"));
+    ASSERT_TRUE(prompt && promptDock);
+    const int before = settledHeight(promptDock);
+    prompt->setNotice(QStringLiteral("cannot open prompt file 'x.txt': no such file"), QStringLiteral("error"));
+    EXPECT_TRUE(QTest::qWaitFor([&] { return promptDock->height() > before; }, 10000));
+    // One line of text, its padding and border, and the layout's spacing (three lines' room was
+    // about 60 px more than the dock had).
+    const int line = QFontMetrics(prompt->font()).lineSpacing();
+    EXPECT_LE(settledHeight(promptDock), before + line + 24) << "a one-line banner takes about one line";
+    prompt->setNotice({});
+    EXPECT_TRUE(QTest::qWaitFor([&] { return promptDock->height() <= before + 2; }, 10000)) << promptDock->height();
+}
