@@ -164,21 +164,21 @@ TEST(ReadoutAnalysis, CacheGivesTheSameAnalysisAndIsKeyedByTheWeights) {
     EXPECT_EQ(ta.grassmann[0].readoutSpectrum.data, tc.grassmann[0].readoutSpectrum.data);
 }
 
-TEST(ReadoutAnalysis, PlanesAreKeptOnDiskKeyedByTheWeights) {
-    // The read-out planes are stored under a hash of the weights: a fresh process (here: no
-    // in-memory cache) reads them back and gets the same analysis; other weights get another file;
-    // a damaged file is ignored and replaced; GWB_CACHE_DIR=none keeps nothing.
+TEST(ReadoutAnalysis, WeightOnlyResultsAreKeptOnDiskKeyedByTheWeights) {
+    // The read-out planes and the reading subspaces are stored under a hash of the weights: a fresh
+    // process (here: no in-memory cache) reads them back and gets the same analysis; other weights
+    // get another file; a damaged file is ignored and replaced; GWB_CACHE_DIR=none keeps nothing.
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / ("gwb-readout-cache-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     const char* before = std::getenv("GWB_CACHE_DIR");
     const std::string saved = before ? before : "";
     ::setenv("GWB_CACHE_DIR", dir.c_str(), 1);
-    auto files = [&] {
+    auto files = [&](const std::string& prefix = "readout-") {
         std::vector<fs::path> out;
         if (fs::exists(dir))
             for (const auto& e : fs::directory_iterator(dir))
-                out.push_back(e.path());
+                if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
         std::sort(out.begin(), out.end());
         return out;
     };
@@ -193,12 +193,20 @@ TEST(ReadoutAnalysis, PlanesAreKeptOnDiskKeyedByTheWeights) {
         return out;
     };
     const Trace a = grassmannTrace(12, 10, 5, 2, {1, 2}, 41);
-    const std::vector<float> first = readout(analyzeTrace(a));
+    const TraceAnalysis firstAnalysis = analyzeTrace(a);
+    const std::vector<float> first = readout(firstAnalysis);
     const std::vector<fs::path> stored = files();
     ASSERT_EQ(stored.size(), 2u) << "one file per layer";
-    const std::vector<float> again = readout(analyzeTrace(a)); // read from disk
+    ASSERT_EQ(files("reading-").size(), 1u) << "one file for the layers' reading subspaces";
+    const TraceAnalysis againAnalysis = analyzeTrace(a); // read from disk
+    const std::vector<float> again = readout(againAnalysis);
     EXPECT_TRUE(std::equal(first.begin(), first.end(), again.begin(), again.end(),
                            [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); }));
+    EXPECT_EQ(againAnalysis.readingSubspaceDistance.data, firstAnalysis.readingSubspaceDistance.data);
+    EXPECT_EQ(againAnalysis.readingSubspaceDistance.shape, firstAnalysis.readingSubspaceDistance.shape);
+    // A damaged reading file: ignored and replaced, the same distances.
+    fs::resize_file(files("reading-")[0], fs::file_size(files("reading-")[0]) - 4);
+    EXPECT_EQ(analyzeTrace(a).readingSubspaceDistance.data, firstAnalysis.readingSubspaceDistance.data);
     // A damaged file: ignored, the planes recomputed and the file replaced.
     {
         std::fstream f(stored[0], std::ios::in | std::ios::out | std::ios::binary);
@@ -212,16 +220,20 @@ TEST(ReadoutAnalysis, PlanesAreKeptOnDiskKeyedByTheWeights) {
     EXPECT_TRUE(std::equal(first.begin(), first.end(), repaired.begin(), repaired.end(),
                            [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); }));
     EXPECT_EQ(files(), stored);
-    // Other weights: other files.
+    // Other weights: other files (W_plu: the read-out planes of that layer; W_red: the reading subspaces).
     Trace b = a;
     b.layers[0].grassmann->wPlu.data[3] += 0.5f;
     analyzeTrace(b);
     EXPECT_EQ(files().size(), 3u);
+    b.layers[1].grassmann->wRed.data[2] += 0.5f;
+    const TraceAnalysis ab = analyzeTrace(b);
+    EXPECT_EQ(files("reading-").size(), 2u);
+    EXPECT_NE(ab.readingSubspaceDistance.data, firstAnalysis.readingSubspaceDistance.data);
     // Turned off: nothing written.
     fs::remove_all(dir);
     ::setenv("GWB_CACHE_DIR", "none", 1);
     analyzeTrace(a);
-    EXPECT_TRUE(files().empty());
+    EXPECT_TRUE(files("").empty());
     if (before)
         ::setenv("GWB_CACHE_DIR", saved.c_str(), 1);
     else

@@ -3,6 +3,7 @@
 #include "gwb/engine/analysis.h"
 
 #include "analysis_util.h"
+#include "readout_disk_cache.h"
 
 #include "gwb/geometry/attention_metrics.h"
 #include "gwb/geometry/batch.h"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -474,15 +476,29 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     // Prompt subspace distances (both kinds) and reading subspaces (Grassmann).
     out.promptSubspaceDistance = distanceMatrix(prompt, workers);
     if (grassmann) {
-        std::vector<geo::Basis> reading;
+        // Weight-only: kept on disk under a hash of every layer's W_red, as the read-out planes are.
+        std::vector<const FloatArray*> wRed;
+        for (size_t l = 0; l < N; ++l)
+            wRed.push_back(&trace.layers[l].grassmann->wRed);
+        std::optional<analysis_detail::ReadingSubspaces> reading = analysis_detail::loadReadingSubspaces(wRed);
+        if (!reading) {
+            std::vector<geo::Basis> bases;
+            reading.emplace();
+            for (size_t l = 0; l < N; ++l) {
+                bases.push_back(geo::rowSpace(matrixOf(*wRed[l], "wRed")));
+                reading->ranks.push_back(bases.back().rank);
+                reading->widths.push_back(bases.back().requested);
+            }
+            reading->distance = distanceMatrix(bases, workers);
+            analysis_detail::saveReadingSubspaces(wRed, *reading);
+        }
         for (size_t l = 0; l < N; ++l) {
-            reading.push_back(geo::rowSpace(matrixOf(trace.layers[l].grassmann->wRed, "wRed")));
-            if (reading.back().rankDeficient)
+            if (reading->ranks[l] < reading->widths[l])
                 out.warnings.push_back("layer " + std::to_string(l) + ": W_red has rank " +
-                                       std::to_string(reading.back().rank) + " (reading subspace smaller than r)");
+                                       std::to_string(reading->ranks[l]) + " (reading subspace smaller than r)");
             progress.advance(1);
         }
-        out.readingSubspaceDistance = distanceMatrix(reading, workers);
+        out.readingSubspaceDistance = std::move(reading->distance);
     }
     return out;
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace gwb::engine::analysis_detail {
 
@@ -27,31 +28,61 @@ struct Key {
     uint64_t a = 0, b = 0;
 };
 
-/// Two independent 64-bit hashes (FNV-1a-like and a multiply-xorshift mix, a word at a time) of the
-/// shape and the bytes.
-Key hashWeights(const FloatArray& w) {
-    uint64_t a = 1469598103934665603ull, b = 0x9E3779B97F4A7C15ull ^ kVersion;
-    auto feed = [&](const void* p, size_t size) {
+/// Two independent 64-bit hashes (FNV-1a-like and a multiply-xorshift mix, a word at a time) of
+/// shapes and bytes fed in order.
+class Hasher {
+public:
+    void feed(const void* p, size_t size) {
         const auto* bytes = static_cast<const unsigned char*>(p);
         size_t i = 0;
         for (; i + 8 <= size; i += 8) { // a word at a time (FNV-1a over words, not bytes)
             uint64_t word;
             std::memcpy(&word, bytes + i, 8);
-            a = (a ^ word) * 1099511628211ull;
-            a ^= a >> 29;
-            b ^= word;
-            b *= 0xff51afd7ed558ccdull;
-            b ^= b >> 33;
+            m_key.a = (m_key.a ^ word) * 1099511628211ull;
+            m_key.a ^= m_key.a >> 29;
+            m_key.b ^= word;
+            m_key.b *= 0xff51afd7ed558ccdull;
+            m_key.b ^= m_key.b >> 33;
         }
         for (; i < size; ++i) {
-            a = (a ^ bytes[i]) * 1099511628211ull;
-            b = (b ^ bytes[i]) * 0xc4ceb9fe1a85ec53ull;
+            m_key.a = (m_key.a ^ bytes[i]) * 1099511628211ull;
+            m_key.b = (m_key.b ^ bytes[i]) * 0xc4ceb9fe1a85ec53ull;
         }
-    };
-    for (int64_t s : w.shape)
-        feed(&s, sizeof s);
-    feed(w.data.data(), w.data.size() * sizeof(float));
-    return {a, b};
+    }
+    void feed(const FloatArray& w) {
+        for (int64_t s : w.shape)
+            feed(&s, sizeof s);
+        feed(w.data.data(), w.data.size() * sizeof(float));
+    }
+    Key key() const { return m_key; }
+
+private:
+    Key m_key{1469598103934665603ull, 0x9E3779B97F4A7C15ull ^ kVersion};
+};
+
+Key hashWeights(const FloatArray& w) {
+    Hasher h;
+    h.feed(w);
+    return h.key();
+}
+
+std::string cacheFile(const char* kind, const Key& k) {
+    const std::string dir = readoutCacheDir();
+    if (dir.empty()) return {};
+    char name[80];
+    std::snprintf(name, sizeof name, "%s-v%u-%016llx%016llx.bin", kind, kVersion, static_cast<unsigned long long>(k.a),
+                  static_cast<unsigned long long>(k.b));
+    return dir + "/" + name;
+}
+
+void writeCacheFile(const std::string& path, const std::string& bytes) {
+    try {
+        std::error_code ec;
+        std::filesystem::create_directories(readoutCacheDir(), ec);
+        writeBytesAtomic(path, bytes.data(), bytes.size());
+    } catch (const std::exception&) {
+        // a read-only or full cache folder: the result was computed, it is just not kept
+    }
 }
 
 template <typename T> void put(std::string& out, const T& v) {
@@ -80,13 +111,7 @@ std::string readoutCacheDir() {
 }
 
 std::string readoutCachePath(const FloatArray& wPlu) {
-    const std::string dir = readoutCacheDir();
-    if (dir.empty()) return {};
-    const Key k = hashWeights(wPlu);
-    char name[64];
-    std::snprintf(name, sizeof name, "readout-v%u-%016llx%016llx.bin", kVersion, static_cast<unsigned long long>(k.a),
-                  static_cast<unsigned long long>(k.b));
-    return dir + "/" + name;
+    return cacheFile("readout", hashWeights(wPlu));
 }
 
 std::shared_ptr<const geo::ReadoutPlanes> loadReadoutPlanes(const FloatArray& wPlu) {
@@ -169,13 +194,75 @@ void saveReadoutPlanes(const FloatArray& wPlu, const geo::ReadoutPlanes& planes)
         for (int64_t col = 0; col < 2; ++col)
             for (int64_t i = 0; i < rows; ++i)
                 put(out, planes.topPlane[static_cast<size_t>(c)](i, col));
+    writeCacheFile(path, out);
+}
+
+namespace {
+constexpr char kReadingMagic[8] = {'G', 'W', 'B', 'R', 'S', 'U', 'B', '\0'};
+
+Key hashLayers(const std::vector<const FloatArray*>& wRed) {
+    Hasher h;
+    for (const FloatArray* w : wRed)
+        h.feed(*w);
+    return h.key();
+}
+} // namespace
+
+std::optional<ReadingSubspaces> loadReadingSubspaces(const std::vector<const FloatArray*>& wRed) {
+    const Key k = hashLayers(wRed);
+    const std::string path = cacheFile("reading", k);
+    std::error_code ec;
+    if (path.empty() || wRed.empty() || !std::filesystem::exists(path, ec)) return std::nullopt;
+    std::vector<uint8_t> bytes;
     try {
-        std::error_code ec;
-        std::filesystem::create_directories(readoutCacheDir(), ec);
-        writeBytesAtomic(path, out.data(), out.size());
+        bytes = readBinaryFile(path);
     } catch (const std::exception&) {
-        // a read-only or full cache folder: the planes were computed, they are just not kept
+        return std::nullopt;
     }
+    Reader in{bytes};
+    char magic[8];
+    uint32_t version = 0, pad = 0;
+    int64_t n = 0;
+    uint64_t ha = 0, hb = 0;
+    if (!in.get(magic) || std::memcmp(magic, kReadingMagic, 8) != 0 || !in.get(version) || version != kVersion ||
+        !in.get(pad) || !in.get(n) || !in.get(ha) || !in.get(hb) || ha != k.a || hb != k.b ||
+        n != static_cast<int64_t>(wRed.size()))
+        return std::nullopt;
+    const size_t N = static_cast<size_t>(n);
+    if (bytes.size() != in.at + N * 16 + N * N * 4) return std::nullopt;
+    ReadingSubspaces r;
+    r.ranks.resize(N);
+    r.widths.resize(N);
+    for (int64_t& v : r.ranks)
+        in.get(v);
+    for (int64_t& v : r.widths)
+        in.get(v);
+    r.distance = FloatArray::zeros({n, n});
+    for (float& v : r.distance.data)
+        in.get(v);
+    return r;
+}
+
+void saveReadingSubspaces(const std::vector<const FloatArray*>& wRed, const ReadingSubspaces& r) {
+    const size_t N = wRed.size();
+    if (N == 0 || r.ranks.size() != N || r.widths.size() != N || r.distance.data.size() != N * N) return;
+    const Key k = hashLayers(wRed);
+    const std::string path = cacheFile("reading", k);
+    if (path.empty()) return;
+    std::string out;
+    out.append(kReadingMagic, 8);
+    put(out, kVersion);
+    put(out, uint32_t{0});
+    put(out, static_cast<int64_t>(N));
+    put(out, k.a);
+    put(out, k.b);
+    for (int64_t v : r.ranks)
+        put(out, v);
+    for (int64_t v : r.widths)
+        put(out, v);
+    for (float v : r.distance.data)
+        put(out, v);
+    writeCacheFile(path, out);
 }
 
 } // namespace gwb::engine::analysis_detail

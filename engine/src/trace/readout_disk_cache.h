@@ -6,7 +6,9 @@
 #include "gwb/geometry/readout.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gwb::engine::analysis_detail {
 
@@ -25,5 +27,18 @@ std::shared_ptr<const gwb::geometry::ReadoutPlanes> loadReadoutPlanes(const Floa
 /// Stores them (atomically: a temporary file, then rename). Failures are ignored: the cache is
 /// an optimisation, never a reason for an analysis to fail.
 void saveReadoutPlanes(const FloatArray& wPlu, const gwb::geometry::ReadoutPlanes& planes);
+
+/// The layers' reading subspaces row(W_red), weight-only too: each layer's rank (and r, the rows of
+/// its W_red) and the N x N geodesic distances between them (TraceAnalysis::readingSubspaceDistance).
+struct ReadingSubspaces {
+    std::vector<int64_t> ranks, widths;
+    FloatArray distance;
+};
+
+/// The reading subspaces stored for these W_red (every layer's, in order), or nothing.
+std::optional<ReadingSubspaces> loadReadingSubspaces(const std::vector<const FloatArray*>& wRed);
+
+/// Stores them, atomically; failures are ignored as for the read-out planes.
+void saveReadingSubspaces(const std::vector<const FloatArray*>& wRed, const ReadingSubspaces& r);
 
 } // namespace gwb::engine::analysis_detail

@@ -79,7 +79,8 @@ using AnalysisPtr = std::shared_ptr<const TraceAnalysis>;
 /// serve any number of models and never returns another model's planes. Thread-safe; it keeps
 /// the most recent 64 layers in memory. Below it, with or without such a cache, the planes are
 /// kept on disk ($GWB_CACHE_DIR, else $XDG_CACHE_HOME/gwb or ~/.cache/gwb; GWB_CACHE_DIR=none
-/// turns it off) under a 128-bit hash of the weights, so a reopened model pays nothing for them.
+/// turns it off) under a 128-bit hash of the weights, so a reopened model pays nothing for them;
+/// the layers' reading subspaces row(W_red) and their distances are kept there too.
 class AnalysisCache;
 std::shared_ptr<AnalysisCache> makeAnalysisCache();
 
