@@ -33,8 +33,9 @@ int runEval(const QStringList& args) {
         using namespace gwb::engine;
         if (!p.isSet(data)) throw std::invalid_argument("--data is required");
         setThreads(p.value(threads).toInt());
-        const Model m =
-            gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString()).model;
+        const Model m = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(),
+                                                       p.value(device).toStdString())
+                            .model;
         std::vector<std::string> files;
         for (const QString& f : p.values(data))
             files.push_back(f.toStdString());

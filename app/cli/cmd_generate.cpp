@@ -70,8 +70,9 @@ int runGenerate(const QStringList& args) {
         o.seed = static_cast<uint64_t>(number(seed));
         o.greedy = p.isSet(greedy);
         setThreads(p.value(threads).toInt());
-        const Model m =
-            gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString()).model;
+        const Model m = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(),
+                                                       p.value(device).toStdString())
+                            .model;
         const TokenizerPtr tok = m.tokenizer();
         if (!tok) throw std::invalid_argument("this model has no tokenizer: it cannot read a text prompt");
         const std::string text = p.value(prompt).toStdString();

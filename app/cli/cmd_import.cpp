@@ -189,5 +189,5 @@ int runImport(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("import", "Convert a PyTorch re-implementation's checkpoint (.pt/.safetensors/.grasslm) to .gwb", runImport,
-                     false);
+GWB_REGISTER_COMMAND("import", "Convert a PyTorch re-implementation's checkpoint (.pt/.safetensors/.grasslm) to .gwb",
+                     runImport, false);

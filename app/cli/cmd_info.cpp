@@ -48,7 +48,8 @@ int runInfo(const QStringList& args) {
                         text = value.get<std::string>();
                     } else if (value.is_array()) { // file lists: names, comma-separated
                         for (const auto& item : value)
-                            text += (text.empty() ? "" : ", ") + (item.is_string() ? item.get<std::string>() : item.dump());
+                            text +=
+                                (text.empty() ? "" : ", ") + (item.is_string() ? item.get<std::string>() : item.dump());
                     } else {
                         text = value.dump();
                     }

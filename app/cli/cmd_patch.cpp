@@ -89,7 +89,7 @@ std::string csvText(const PatchSweep& s) {
 struct Context {
     std::string modelFile, answerText, wrongText;
     gwb::engine::AttributionCheck check; ///< --method attribution --check K
-    std::string stoppedBy;            ///< "SIGTERM" / "Ctrl-C" for a partial sweep
+    std::string stoppedBy;               ///< "SIGTERM" / "Ctrl-C" for a partial sweep
     gwb::app::PatchInput input;
     json selection = json::object();
 };

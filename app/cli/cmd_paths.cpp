@@ -66,8 +66,7 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
     std::vector<int64_t> lines;
     for (const PatchPair& pair : file.pairs) {
         try {
-            const PatchRequest req =
-                gwb::engine::pairRequest(m, pair, "resid", "patch", -1);
+            const PatchRequest req = gwb::engine::pairRequest(m, pair, "resid", "patch", -1);
             PathRequest q = shape;
             q.clean = req.clean;
             q.corrupt = req.corrupt;

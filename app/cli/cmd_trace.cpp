@@ -82,8 +82,9 @@ int runTrace(const QStringList& args) {
         if (int(p.isSet(prompt)) + int(p.isSet(promptFile)) + int(p.isSet(tokenIds)) != 1)
             throw std::invalid_argument("give exactly one of --prompt, --prompt-file, --token-ids");
         setThreads(p.value(threads).toInt());
-        const Model m =
-            gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString()).model;
+        const Model m = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(),
+                                                       p.value(device).toStdString())
+                            .model;
         TraceOptions o;
         o.denseAttentionLimit = p.value(dense).toLongLong();
         o.maxTokens = p.value(maxTokens).toLongLong();

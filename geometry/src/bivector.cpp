@@ -119,7 +119,6 @@ double pluckerResidualOfMatrix(const RowMatrixXd& m, double normSquared) {
     return std::sqrt(e2From(0)) / normSquared;
 }
 
-
 double pluckerResidual(const Eigen::Ref<const Eigen::VectorXd>& b) {
     checkBivector(b, "pluckerResidual");
     return pluckerResidualOfMatrix(bivectorToMatrix(b), b.squaredNorm());

@@ -373,10 +373,10 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
 /// A pairs file swept as `gwb patch --pairs` does (the engine's computePairs), written to `out` as
 /// that command writes it. Ctrl-C stops after the pairs being run: those are written (complete:
 /// false), then KeyboardInterrupt is raised.
-void patchPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsPath,
-                     const std::string& site, const std::string& mode, int64_t position, int layer, int offset,
-                     int head, const std::string& method, int bootstrap, uint64_t seed, int check,
-                     const std::string& out, const py::object& progress) {
+void patchPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsPath, const std::string& site,
+                     const std::string& mode, int64_t position, int layer, int offset, int head,
+                     const std::string& method, int bootstrap, uint64_t seed, int check, const std::string& out,
+                     const py::object& progress) {
     refuseReentry(self.model);
     if (method != "exact" && method != "attribution")
         throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
@@ -400,7 +400,8 @@ void patchPairsModel(PyModel& self, const std::string& modelFile, const std::str
     Pending pending;
     withoutGil(pending, [&] {
         const PairsFile file = readPairsFile(pairsPath);
-        PairsResult r = computePairs(self.model, file, o, [&](double f) { return reportProgress(pending, progress, f); });
+        PairsResult r =
+            computePairs(self.model, file, o, [&](double f) { return reportProgress(pending, progress, f); });
         if (!r.complete) r.meta["stopped_by"] = "KeyboardInterrupt";
         writePairsResult(r, bootstrap, seed, out);
     });

@@ -20,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 using namespace gwb::app;
 using gwb::app::test::ensureApp;
 
@@ -145,19 +147,27 @@ static int settledHeight(QWidget* widget) {
     return last;
 }
 
-TEST(WindowFit, TheTopDocksGiveBackTheHeightTheyDoNotUse) {
-    // After the "prompt edited" notice went, the prompt box kept its extra height, and the token
-    // strip's dock kept an empty band under one row of chips: both now fit what they show.
+/// A 1280 x 720 window, shown, that has traced a short prompt (null when it could not run).
+static std::unique_ptr<MainWindow> windowAfterARun() {
     ensureApp();
     MainWindowOptions o;
     o.restoreSettings = false;
     o.sampleOnFirstStart = false;
-    MainWindow w(o);
-    w.resize(1280, 720);
-    w.show();
-    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
-    w.setPrompt(QStringLiteral("They could not help laughing, and"));
-    ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
+    auto w = std::make_unique<MainWindow>(o);
+    w->resize(1280, 720);
+    w->show();
+    if (!QTest::qWaitForWindowExposed(w.get())) return nullptr;
+    w->setPrompt(QStringLiteral("They could not help laughing, and"));
+    if (!runAndWait(*w)) return nullptr;
+    return w;
+}
+
+TEST(WindowFit, TheTopDocksGiveBackTheHeightTheyDoNotUse) {
+    // After the "prompt edited" notice went, the prompt box kept its extra height, and the token
+    // strip's dock kept an empty band under one row of chips: both now fit what they show.
+    const std::unique_ptr<MainWindow> window = windowAfterARun();
+    ASSERT_TRUE(window) << "the window did not trace the prompt";
+    MainWindow& w = *window;
     auto* prompt = w.findChild<PromptPanel*>();
     auto* promptDock = w.findChild<QDockWidget*>(QStringLiteral("dock_prompt"));
     auto* stripDock = w.findChild<QDockWidget*>(QStringLiteral("dock_tokens"));
@@ -181,16 +191,9 @@ TEST(WindowFit, TheTopDocksGiveBackTheHeightTheyDoNotUse) {
 TEST(WindowFit, AOneLineBannerTakesOneLine) {
     // A one-line error banner pushed the views down 50-60 px (the notice kept room for three lines):
     // it now takes its text's height, and gives it back when it goes.
-    ensureApp();
-    MainWindowOptions o;
-    o.restoreSettings = false;
-    o.sampleOnFirstStart = false;
-    MainWindow w(o);
-    w.resize(1280, 720);
-    w.show();
-    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
-    w.setPrompt(QStringLiteral("They could not help laughing, and"));
-    ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
+    const std::unique_ptr<MainWindow> window = windowAfterARun();
+    ASSERT_TRUE(window) << "the window did not trace the prompt";
+    MainWindow& w = *window;
     auto* prompt = w.findChild<PromptPanel*>();
     auto* promptDock = w.findChild<QDockWidget*>(QStringLiteral("dock_prompt"));
     ASSERT_TRUE(prompt && promptDock);

@@ -63,7 +63,8 @@ TEST(Bivector, ResidualAtReadOutSizesMatchesTheQuadrupleSum) {
         const uint64_t s = static_cast<uint64_t>(n) * 100;
         const int64_t P = pairCount(n);
         const Eigen::VectorXd plane = wedge(randomVector(n, s), randomVector(n, s + 1));
-        std::vector<std::pair<std::string, Eigen::VectorXd>> cases = {{"plane", plane}, {"generic", randomVector(P, s + 2)}};
+        std::vector<std::pair<std::string, Eigen::VectorXd>> cases = {{"plane", plane},
+                                                                      {"generic", randomVector(P, s + 2)}};
         for (double eps : {1e-14, 1e-10, 1e-6, 1e-3, 1e-1})
             cases.emplace_back("plane + " + std::to_string(eps) + " noise",
                                plane + eps * plane.norm() / std::sqrt(double(P)) * randomVector(P, s + 3));

@@ -92,8 +92,8 @@ GrassLMFile grassLMFile(const Model& m, const std::vector<int>& schedule) {
     f.config = m.config();
     for (auto& [name, a] : familyTensors(m, "grasslm"))
         if (name != "lm_head.weight" && name.find("idx_") == std::string::npos) f.tensors[name] = a;
-    f.tensors["window_offsets"] = FloatArray({static_cast<int64_t>(schedule.size())},
-                                             std::vector<float>(schedule.begin(), schedule.end()));
+    f.tensors["window_offsets"] =
+        FloatArray({static_cast<int64_t>(schedule.size())}, std::vector<float>(schedule.begin(), schedule.end()));
     return f;
 }
 

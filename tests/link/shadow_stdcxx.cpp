@@ -17,4 +17,6 @@ _ZNSt10filesystem10remove_allERKNS_7__cxx114pathERSt10error_code(const void*, vo
 
 /// Something for the probe to call, so that the shadow library is a real dependency (DT_NEEDED
 /// stays even under --as-needed), placed after the objects as libtorch is.
-extern "C" __attribute__((visibility("default"))) int gwb_shadow_stdcxx_present() { return 1; }
+extern "C" __attribute__((visibility("default"))) int gwb_shadow_stdcxx_present() {
+    return 1;
+}

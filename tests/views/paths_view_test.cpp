@@ -157,8 +157,8 @@ TEST(PathsView, EverySenderRowIsLabelledOnScreenAndInPrint) {
     Fixture f;
     PathsData data = synthetic::makePathsData(f.d);
     PathsGrid& g = data.grassmann;
-    const QStringList kinds = {"offset.%1.1", "offset.%1.2", "offset.%1.4", "offset.%1.8",
-                               "offset.%1.12", "offset.%1.16", "mixer.%1", "gate.%1", "ffn.%1"};
+    const QStringList kinds = {"offset.%1.1",  "offset.%1.2", "offset.%1.4", "offset.%1.8", "offset.%1.12",
+                               "offset.%1.16", "mixer.%1",    "gate.%1",     "ffn.%1"};
     g.senders.clear();
     g.senderLayers.clear();
     g.receivers = {QStringLiteral("logits")};

@@ -394,12 +394,13 @@ std::vector<DataTable> LensView::dataTables() const {
 }
 
 QString LensView::caption() const {
-    return QStringLiteral("Logit lens: each layer's input state h^l (rows L0 in..L%1 in) and the final state "
-                          "through the final LayerNorm and the tied head; cells show the top-1 next token coloured "
-                          "by its probability (bold, underlined: it is the actual next token), a window of tokens "
-                          "around token %2 (the selected cell is outlined in red on screen, and in a figure only "
-                          "with --show-selection). Below: top-K of the selected cell and the rank of the actual next token per "
-                          "lens layer (1 = top-1, log axis), both models.")
+    return QStringLiteral(
+               "Logit lens: each layer's input state h^l (rows L0 in..L%1 in) and the final state "
+               "through the final LayerNorm and the tied head; cells show the top-1 next token coloured "
+               "by its probability (bold, underlined: it is the actual next token), a window of tokens "
+               "around token %2 (the selected cell is outlined in red on screen, and in a figure only "
+               "with --show-selection). Below: top-K of the selected cell and the rank of the actual next token per "
+               "lens layer (1 = top-1, log axis), both models.")
         .arg(std::max<int64_t>(0, m_data.layerCount() - 1))
         .arg(selToken());
 }

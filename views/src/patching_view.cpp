@@ -28,7 +28,6 @@ namespace gwb::views {
 namespace {
 const QString kDash = QStringLiteral("\u2014");
 
-
 QString shownName(PatchingGrid::Shown s) {
     switch (s) {
     case PatchingGrid::Shown::Effect:

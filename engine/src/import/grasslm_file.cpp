@@ -9,9 +9,9 @@ namespace gwb::engine {
 
 namespace {
 
-constexpr uint32_t kMaxDim = 1u << 24;      ///< any one extent, and each header size
-constexpr uint32_t kMaxTensors = 100000;    ///< entries of the weight table
-constexpr uint32_t kMaxNameLength = 4096;   ///< bytes of one name
+constexpr uint32_t kMaxDim = 1u << 24;    ///< any one extent, and each header size
+constexpr uint32_t kMaxTensors = 100000;  ///< entries of the weight table
+constexpr uint32_t kMaxNameLength = 4096; ///< bytes of one name
 constexpr uint32_t kMaxRank = 8;
 
 class Reader {
@@ -30,8 +30,8 @@ public:
     }
     std::vector<uint8_t> take(size_t n, const std::string& what) {
         if (left() < n)
-            throw TensorFileError("grasslm: the file ends inside " + what + " (" + std::to_string(n) + " bytes needed, " +
-                                  std::to_string(left()) + " left)");
+            throw TensorFileError("grasslm: the file ends inside " + what + " (" + std::to_string(n) +
+                                  " bytes needed, " + std::to_string(left()) + " left)");
         std::vector<uint8_t> out(m_bytes.begin() + static_cast<std::ptrdiff_t>(m_at),
                                  m_bytes.begin() + static_cast<std::ptrdiff_t>(m_at + n));
         m_at += n;
@@ -84,7 +84,8 @@ TensorFile readGrassLMBytes(const std::vector<uint8_t>& bytes) {
             throw TensorFileError(std::string("grasslm: header ") + names[k] + " is " + std::to_string(h[k]));
     }
     const uint32_t dtype = in.u32("the header");
-    if (dtype > 1) throw TensorFileError("grasslm: dtype code " + std::to_string(dtype) + " (0 = float32, 1 = float16)");
+    if (dtype > 1)
+        throw TensorFileError("grasslm: dtype code " + std::to_string(dtype) + " (0 = float32, 1 = float16)");
     in.seek(64);
     const uint32_t count = in.u32("the weight table's count");
     if (count == 0 || count > kMaxTensors)

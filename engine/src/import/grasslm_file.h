@@ -1,11 +1,13 @@
 #pragma once
-// GrassLM's own weight file (.grasslm, adriansimonn/GrassLM python/grasslm/export.py), the format its
-// C++ engine and macOS app read: a 64-byte header ("GRLM", version 1, n_layers, d_model, d_reduce,
-// d_ff, vocab_size, max_seq_len, dtype 0 = float32 / 1 = float16, zeros), then a table of named
-// tensors (u32 count; per tensor u32 name length, UTF-8 name, u32 rank, u32 extents, row-major
-// data), all little-endian. It holds GrassLM's state dict without lm_head.weight (tied to
-// tok_embed.weight) and the pair-index buffers, plus `window_offsets` (one offset per block, as
-// floats): the schedule the model was trained with. Torch- and Qt-free.
+// GrassLM's own weight file (.grasslm), as adriansimonn/GrassLM's python/grasslm/export.py writes it and
+// its cpp/src/weight_loader.cpp reads it (read at the repository's newest commit, aee352c1b5f7,
+// 2026-02-17; export.py last changed in ee304fb, weight_loader.cpp in 466f09f), the format its C++ engine and macOS app
+// read: a 64-byte header
+// ("GRLM", version 1, n_layers, d_model, d_reduce, d_ff, vocab_size, max_seq_len, dtype 0 = float32 / 1 = float16,
+// zeros), then a table of named tensors (u32 count; per tensor u32 name length, UTF-8 name, u32 rank, u32 extents,
+// row-major data), all little-endian. It holds GrassLM's state dict without lm_head.weight (tied to tok_embed.weight)
+// and the pair-index buffers, plus `window_offsets` (one offset per block, as floats): the schedule the model was
+// trained with. Torch- and Qt-free.
 
 #include "import/import_tensor_file.h"
 

@@ -18,7 +18,6 @@ std::string tokenCount(size_t n) {
     return std::to_string(n) + (n == 1 ? " token" : " tokens");
 }
 
-
 std::string kindName(const Model& model) {
     return model.config().kind == ModelKind::Grassmann ? "Grassmann" : "Transformer";
 }
@@ -144,10 +143,10 @@ PatchRequest preparePatchRequest(const Model& model, const PatchText& in) {
             const auto corruptPieces = pieceTexts(model, r.corrupt);
             const std::string a = i < cleanPieces.size() ? quoted(cleanPieces[i]) : "(end)";
             const std::string b = i < corruptPieces.size() ? quoted(corruptPieces[i]) : "(end)";
-            throw std::invalid_argument(
-                "the prompts tokenize to different lengths: clean " + tokenCount(r.clean.size()) + ", corrupted " +
-                tokenCount(r.corrupt.size()) + "; they first differ at token " +
-                std::to_string(i) + ": " + a + " vs " + b + " (patching needs prompts of equal token length)");
+            throw std::invalid_argument("the prompts tokenize to different lengths: clean " +
+                                        tokenCount(r.clean.size()) + ", corrupted " + tokenCount(r.corrupt.size()) +
+                                        "; they first differ at token " + std::to_string(i) + ": " + a + " vs " + b +
+                                        " (patching needs prompts of equal token length)");
         }
     }
     if (!in.answer.empty()) {

@@ -117,8 +117,8 @@ void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const 
             const size_t k = static_cast<size_t>(p * cells + i);
             csv += std::to_string(p) + "," + std::to_string(r.lines[static_cast<size_t>(p)]) + "," +
                    csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
-                   csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + "," + csvNumber(r.metric[k]) +
-                   "," + csvNumber(r.primary[k]) + ",,,,\n";
+                   csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + "," +
+                   csvNumber(r.metric[k]) + "," + csvNumber(r.primary[k]) + ",,,,\n";
         }
     for (int64_t i = 0; i < cells; ++i) {
         const size_t k = static_cast<size_t>(i);
@@ -147,8 +147,8 @@ PairsResult readPairsResult(const std::string& path) {
     r.estimated = r.meta.value("method", std::string("exact")) == "attribution";
     const std::string metricMember = r.estimated ? "estimated_metric.npy" : "metric.npy";
     const std::string primaryMember = r.estimated ? "attribution.npy" : "effect.npy";
-    for (const std::string& member : {metricMember, primaryMember, std::string("clean_metric.npy"),
-                                      std::string("corrupt_metric.npy")})
+    for (const std::string& member :
+         {metricMember, primaryMember, std::string("clean_metric.npy"), std::string("corrupt_metric.npy")})
         if (!members.count(member))
             throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no " + member + ")");
     const NpyArray metric = parseNpy(members.at(metricMember));

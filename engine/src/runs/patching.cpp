@@ -36,8 +36,6 @@ constexpr int64_t kPositionChunk = 8;
 
 using Site = BlockEdit::Site;
 
-
-
 /// log p(ids[t+1]) of final states (B x S x d at positions start..start+S-1): B x S doubles (the
 /// sequence's last row: 0). One batch row at a time: S x V logits stay small.
 torch::Tensor nextLogprob(LanguageModelImpl& net, const torch::Tensor& states, const std::vector<int64_t>& ids,
@@ -319,7 +317,6 @@ torch::Tensor runJobs(LanguageModelImpl& net, const RunRecord& base, const std::
     return h.index_select(0, torch::tensor(where, torch::kLong).to(h.device()));
 }
 
-
 } // namespace
 
 PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchProgress& progress) {
@@ -447,7 +444,6 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
     if (progress && s.complete) progress(1.0);
     return s;
 }
-
 
 std::vector<float> interventionLogits(const Model& model, const PatchRequest& r, const Intervention& cell,
                                       int64_t position) {

@@ -134,8 +134,8 @@ std::shared_ptr<const geo::ReadoutPlanes> loadReadoutPlanes(const FloatArray& wP
         return nullptr;
     const Key k = hashWeights(wPlu);
     if (ha != k.a || hb != k.b || d != wPlu.shape[0] || n < 2 || n * (n - 1) / 2 != wPlu.shape[1]) return nullptr;
-    const size_t expected = in.at + static_cast<size_t>(d) * (8 * 2 + 8 * static_cast<size_t>(n / 2) + 1 +
-                                                            8 * 2 * static_cast<size_t>(n));
+    const size_t expected =
+        in.at + static_cast<size_t>(d) * (8 * 2 + 8 * static_cast<size_t>(n / 2) + 1 + 8 * 2 * static_cast<size_t>(n));
     if (bytes.size() != expected) return nullptr;
     auto planes = std::make_shared<geo::ReadoutPlanes>();
     planes->zeroRows = zeroRows;

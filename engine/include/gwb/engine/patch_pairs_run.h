@@ -19,11 +19,11 @@
 namespace gwb::engine {
 
 struct PairsRunOptions {
-    std::string modelFile;   ///< the model's path, for meta.json
-    std::string pairsPath;   ///< JSONL or .csv, for meta.json
-    std::string site, mode;  ///< as gwb patch takes them ("" mode: patch)
-    int64_t position = -1; ///< default metric position for pairs without one (-1: the last token)
-    int layer = -1;        ///< a part of the sweep, as --layer / --offset / --head
+    std::string modelFile;  ///< the model's path, for meta.json
+    std::string pairsPath;  ///< JSONL or .csv, for meta.json
+    std::string site, mode; ///< as gwb patch takes them ("" mode: patch)
+    int64_t position = -1;  ///< default metric position for pairs without one (-1: the last token)
+    int layer = -1;         ///< a part of the sweep, as --layer / --offset / --head
     int offset = -1;
     int head = -1;
     int bootstrap = 1000; ///< resamples of the pairs for the 95% interval
@@ -82,17 +82,16 @@ struct AttributionCheck {
     double spearman = 0;          ///< rank correlation of estimate and exact over the checked cells
     double recallAtK = 0; ///< of the K checked cells with the largest |exact|, the share among the top-K estimates
 };
-AttributionCheck checkAttribution(const Model& model, const PatchRequest& request,
-                                  const PatchSweep& estimated, int k, uint64_t seed);
+AttributionCheck checkAttribution(const Model& model, const PatchRequest& request, const PatchSweep& estimated, int k,
+                                  uint64_t seed);
 
 /// What gwb patch would run for one pair of a pairs file (site, mode, and the metric position the
 /// pair gives, else `defaultPosition`); throws std::invalid_argument with the reason to skip it.
-PatchRequest pairRequest(const Model& model, const PatchPair& pair, const std::string& site,
-                         const std::string& mode, int64_t defaultPosition);
+PatchRequest pairRequest(const Model& model, const PatchPair& pair, const std::string& site, const std::string& mode,
+                         int64_t defaultPosition);
 
 /// A pair as meta.json lists it: line, texts, answer and wrong (typed, piece, id), tokens, tags.
-nlohmann::json pairJson(const Model& model, const PatchPair& pair,
-                        const PatchRequest& request);
+nlohmann::json pairJson(const Model& model, const PatchPair& pair, const PatchRequest& request);
 
 /// Sorts the skipped lines and throws the refusal of a file without a usable pair, naming the
 /// first three lines and reasons, when `usable` is 0.
