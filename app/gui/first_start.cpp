@@ -30,6 +30,13 @@ void keepSelectionVisible(QScrollArea* area, gwb::views::TokenStrip* strip, gwb:
             if (!a || !s || !sel) return;
             const QRectF r = s->chipRect(sel->token());
             if (r.isEmpty()) return;
+            // A chip of the first row shows the legend above it too (scrolled back from a later
+            // row, the view stopped at the chip and cut the legend in half).
+            if (r.top() <= s->chipRect(0).top() + 1) {
+                a->ensureVisible(static_cast<int>(r.center().x()), static_cast<int>(r.bottom() / 2),
+                                 static_cast<int>(r.width() / 2) + 4, static_cast<int>(r.bottom() / 2) + 4);
+                return;
+            }
             a->ensureVisible(static_cast<int>(r.center().x()), static_cast<int>(r.center().y()),
                              static_cast<int>(r.width() / 2) + 4, static_cast<int>(r.height() / 2) + 4);
         });

@@ -63,6 +63,15 @@ void MainWindow::continueRun(int tokens, bool sample) {
         Q_EMIT runFailed(problem);
         return;
     }
+    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
+        // A typed target explains one prompt's tokens: new tokens (another prompt, or a Continue)
+        // start from the actual next token again, and the view says which target was cleared.
+        if (tokens > 0)
+            sv->releaseTarget(QStringLiteral("it was typed before the Continue"));
+        else if (request.prompt != m_data.prompt())
+            sv->releaseTarget(QStringLiteral("it was typed for the previous prompt"));
+        request.saliencyTarget = sv->target();
+    }
     m_prompt->setNotice({});
     m_runId = m_controller->run(request);
 }

@@ -15,6 +15,7 @@
 #include "gwb/views/token_strip.h"
 
 #include <QFileInfo>
+#include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -159,6 +160,49 @@ TEST(SaliencyInWindow, ArrivesWithTheRunForTheTokenSelectedAfterIt) {
         ASSERT_TRUE(strip);
         EXPECT_EQ(strip->overlay(), gwb::views::saliencyShares(sv->saliency().grassmann, t));
     }
+}
+
+TEST(SaliencyInWindow, ATypedTargetDoesNotOutliveItsTokens) {
+    // A target typed for one run stayed for later ones: after Continue, the strip's bars showed the
+    // saliency of an old target at the new token (issue 41). New tokens now clear it, and the view
+    // says which target went and why; the same prompt run again keeps it.
+    auto w = makeWindow();
+    w->setPrompt(kPrompt);
+    QSignalSpy done(w.get(), &MainWindow::runFinished);
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    auto* sv = qobject_cast<gwb::views::SaliencyView*>(w->view(QStringLiteral("saliency")));
+    auto* strip = w->findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
+    ASSERT_TRUE(sv && strip);
+    const QString piece = QStringLiteral("\u2581the");
+    sv->setTarget(piece);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return sv->saliency().target == piece; }, kWaitMs));
+    // Run again on the same text: the target still explains these tokens and stays.
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    EXPECT_EQ(sv->target(), piece);
+    EXPECT_TRUE(sv->targetNote().isEmpty());
+    // Continue: new tokens, the actual next token again, and the view names the cleared target.
+    w->continueRun(4, false);
+    ASSERT_TRUE(done.wait(kWaitMs));
+    EXPECT_TRUE(sv->target().isEmpty());
+    EXPECT_TRUE(sv->targetNote().contains(piece)) << sv->targetNote().toStdString();
+    const int t = w->selection()->token();
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] { return sv->saliency().token == t && sv->saliency().target.isEmpty() && !strip->overlay().empty(); },
+        kWaitMs));
+    EXPECT_TRUE(strip->overlayLabel().contains(QStringLiteral("the next token"))) << strip->overlayLabel().toStdString();
+    auto* status = sv->findChild<QLabel*>(QStringLiteral("saliencyStatus"));
+    ASSERT_TRUE(status);
+    EXPECT_TRUE(status->text().contains(QStringLiteral("cleared"))) << status->text().toStdString();
+    // Typing a new target removes the note; a new prompt clears that one too.
+    sv->setTarget(piece);
+    EXPECT_TRUE(sv->targetNote().isEmpty());
+    w->setPrompt(QStringLiteral("She was the youngest of the two daughters"));
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    EXPECT_TRUE(sv->target().isEmpty());
+    EXPECT_TRUE(sv->targetNote().contains(QStringLiteral("previous prompt"))) << sv->targetNote().toStdString();
 }
 
 TEST(NewViewFigures, ReadoutDataEqualsTheTraceNpz) {

@@ -206,4 +206,33 @@ TEST(WindowFit, AOneLineBannerTakesOneLine) {
     EXPECT_LE(settledHeight(promptDock), before + line + 24) << "a one-line banner takes about one line";
     prompt->setNotice({});
     EXPECT_TRUE(QTest::qWaitFor([&] { return promptDock->height() <= before + 2; }, 10000)) << promptDock->height();
+    // And the token strip, one row of chips, is left without a scroll bar.
+    auto* stripDock = w.findChild<QDockWidget*>(QStringLiteral("dock_tokens"));
+    auto* stripScroll = stripDock ? qobject_cast<QScrollArea*>(stripDock->widget()) : nullptr;
+    ASSERT_TRUE(stripScroll);
+    settledHeight(stripDock);
+    EXPECT_FALSE(stripScroll->verticalScrollBar()->isVisible()) << stripDock->height();
+}
+
+TEST(WindowFit, AFirstRowTokenShowsTheLegendAboveIt) {
+    // With a prompt of 256 tokens (and the truncation notice), selecting a token of the first row
+    // after a later one scrolled the strip just far enough for the chip and cut its legend in half.
+    const std::unique_ptr<MainWindow> window = windowAfterARun();
+    ASSERT_TRUE(window) << "the window did not trace the prompt";
+    MainWindow& w = *window;
+    QString longPrompt;
+    for (int i = 0; i < 40; ++i)
+        longPrompt += QStringLiteral("It is a truth universally acknowledged, that a single man in want. ");
+    w.setPrompt(longPrompt);
+    ASSERT_TRUE(runAndWait(w)) << w.statusText().toStdString();
+    auto* stripDock = w.findChild<QDockWidget*>(QStringLiteral("dock_tokens"));
+    auto* scroll = stripDock ? qobject_cast<QScrollArea*>(stripDock->widget()) : nullptr;
+    ASSERT_TRUE(scroll);
+    QScrollBar* bar = scroll->verticalScrollBar();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return bar->maximum() > 0; }, 10000)) << "the strip should scroll";
+    w.selection()->setToken(200);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return bar->value() > 0; }, 10000)) << "a later row scrolls into view";
+    w.selection()->setToken(3);
+    EXPECT_TRUE(QTest::qWaitFor([&] { return bar->value() == 0; }, 10000))
+        << "scrolled to " << bar->value() << ": the legend is cut";
 }

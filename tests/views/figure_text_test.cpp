@@ -7,6 +7,7 @@
 
 #include "gwb/views/chart_widget.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/heatmap_painter.h"
 #include "gwb/views/heatmap_widget.h"
 #include "gwb/views/lens_view.h"
 #include "gwb/views/saliency_view.h"
@@ -326,4 +327,55 @@ TEST(FigureText, CompareKeepsEveryRowItsLabelAndEveryTableRowInView) {
     HeatmapWidget* rows = maps.front();
     const int rowCount = table->rowCount() + 1; // the influence row, then one per table row
     EXPECT_GE(rows->minimumHeight(), rowCount * QFontMetrics(v->font()).height());
+}
+
+TEST(FigureText, TokenColumnsOnScreenReadWholeWhereTheCellsHaveRoom) {
+    // The Plücker and Compare heatmaps at 1280 x 720 showed "univ…", "ackn…", "poss…" as rotated
+    // labels cut to 30% of a short panel, although each column was ~42 px wide (issue 41). Labels
+    // now lie flat, staggered over up to three rows, whenever each fits in as many cells.
+    synthetic::ensureApp();
+    QStringList pieces;
+    for (const char* s : kPieces)
+        pieces << QString::fromUtf8(s);
+    const int64_t T = pieces.size(), N = 6;
+    std::vector<float> values(static_cast<size_t>(N * T));
+    for (size_t i = 0; i < values.size(); ++i)
+        values[i] = static_cast<float>(i % 7) / 7.0f;
+    HeatmapAxes axes;
+    axes.rowTitle = QStringLiteral("layer");
+    axes.colTitle = QStringLiteral("token");
+    axes.valueName = QStringLiteral("coherence");
+    for (int64_t l = 0; l < N; ++l)
+        axes.rowLabels << QStringLiteral("L%1").arg(l);
+    axes.colLabels = pieces;
+    auto paintedTexts = [&](double width, double height) {
+        MatrixPyramid pyramid(makeDenseSource(N, T, values), DownsampleMode::Max);
+        QBuffer buffer;
+        buffer.open(QIODevice::WriteOnly);
+        QSvgGenerator gen;
+        gen.setOutputDevice(&buffer);
+        gen.setViewBox(QRectF(0, 0, width, height));
+        {
+            QPainter p(&gen);
+            const HeatmapGeometry geo =
+                paintHeatmap(p, QRectF(0, 0, width, height), pyramid, QRectF(0, 0, static_cast<double>(T), N),
+                             ColorScale{}, axes, FigureStyle::forScreen(QFont()), HeatmapMarks{}, true);
+            EXPECT_GT(geo.plot.height(), 0.0);
+        }
+        return gwb::test::svgTexts(buffer.data());
+    };
+    // The Plücker view's panel at 1280 x 720 (the whole window width, ~170 px high).
+    const QStringList wide = paintedTexts(1260, 170);
+    QStringList missing;
+    for (const QString& piece : pieces)
+        if (!wide.contains(displayPiece(piece))) missing << piece;
+    EXPECT_TRUE(missing.isEmpty()) << missing.join(QStringLiteral(", ")).toStdString();
+    for (const QString& t : wide)
+        EXPECT_FALSE(t.endsWith(QChar(0x2026))) << t.toStdString();
+    // A panel too narrow for flat labels still labels its columns (rotated, elided on screen).
+    const QStringList narrow = paintedTexts(260, 170);
+    int tokenLabels = 0;
+    for (const QString& t : narrow)
+        tokenLabels += t.startsWith(QChar(0x2581)) ? 1 : 0;
+    EXPECT_GT(tokenLabels, 0);
 }

@@ -175,6 +175,20 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     };
     for (bool* drop : {&rowTitle, &rowLabels})
         if (r.width() - leftMargin() - barBlock < wantW) *drop = false;
+    // Column labels lie flat and whole when the cells are wide enough for them, staggered over up to
+    // three rows when each fits in as many cells; otherwise they are rotated (and on screen elided).
+    int flatRows = 0;
+    {
+        const double plotW = r.width() - leftMargin() - barBlock - tick * 2;
+        const double cellW = plotW / std::max(1e-9, window.width());
+        double widest = 0;
+        for (int64_t j = c0; j < c1; j += cs)
+            widest = std::max(widest, fmS.horizontalAdvance(labelFor(axes.colLabels, j)));
+        const double gap = fmS.height() * 0.5;
+        for (int rows = 1; rows <= 3 && flatRows == 0 && c1 > c0; ++rows)
+            if (widest + gap <= cellW * rows) flatRows = rows;
+        if (flatRows > 0) colLabelH = fmS.height() * flatRows;
+    }
     for (bool* drop : {&colTitle, &note, &colLabels})
         if (r.height() - bottomMargin() < wantH) *drop = false;
     const double leftM = leftMargin();
@@ -245,7 +259,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
                 if ((step = k * decade) >= minimum) return step;
     };
     const int64_t rowStep = niceStep(pitch / cellH);
-    const int64_t colStep = niceStep(pitch / cellW);
+    const int64_t colStep = flatRows > 0 ? 1 : niceStep(pitch / cellW);
     for (int64_t i = (r0 + rowStep - 1) / rowStep * rowStep; rowLabels && i < r1; i += rowStep) {
         const double y = yOf(static_cast<double>(i) + 0.5);
         if (y < plot.top() - 0.5 || y > plot.bottom() + 0.5) continue;
@@ -254,7 +268,38 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2),
                    s);
     }
-    for (int64_t j = (c0 + colStep - 1) / colStep * colStep; colLabels && j < c1; j += colStep) {
+    if (flatRows > 0 && colLabels) {
+        // Staggered flat labels: each hangs on a leader from its column, and a leader passes
+        // under the labels of the rows above it only in the gaps between them.
+        struct Flat {
+            double x;
+            int64_t row;
+            QRectF box;
+            QString text;
+        };
+        std::vector<Flat> flats;
+        for (int64_t j = c0; j < c1; ++j) {
+            const double x = xOf(static_cast<double>(j) + 0.5);
+            if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
+            const QString s = labelFor(axes.colLabels, j);
+            const double w = fmS.horizontalAdvance(s);
+            const double top = plot.bottom() + tick * 2 + static_cast<double>(j % flatRows) * fmS.height();
+            flats.push_back({x, j % flatRows, QRectF(x - w / 2, top, w, fmS.height()), s});
+        }
+        for (const Flat& f : flats) {
+            double y = plot.bottom();
+            const double end = f.box.top() - tick * 0.5;
+            for (int64_t row = 0; row < f.row; ++row) // the rows above, top down
+                for (const Flat& other : flats) {
+                    if (other.row != row || f.x < other.box.left() - tick || f.x > other.box.right() + tick) continue;
+                    if (other.box.top() > y) p.drawLine(QPointF(f.x, y), QPointF(f.x, other.box.top()));
+                    y = std::max(y, other.box.bottom());
+                }
+            if (y < end) p.drawLine(QPointF(f.x, y), QPointF(f.x, end));
+            p.drawText(QPointF(f.box.left(), f.box.top() + fmS.ascent()), f.text);
+        }
+    }
+    for (int64_t j = (c0 + colStep - 1) / colStep * colStep; flatRows == 0 && colLabels && j < c1; j += colStep) {
         const double x = xOf(static_cast<double>(j) + 0.5);
         if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
         p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + tick));

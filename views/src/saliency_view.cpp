@@ -90,6 +90,7 @@ SaliencyView::SaliencyView(QWidget* parent) : View(parent) {
     split->setSizes({650, 350}); // applied proportionally when shown
     layout->addWidget(split, 1);
     connect(m_target, &QLineEdit::returnPressed, this, [this] { refresh(); });
+    connect(m_target, &QLineEdit::textEdited, this, [this] { m_targetNote.clear(); });
     connect(go, &QPushButton::clicked, this, [this] { refresh(); });
     connect(map, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { setColormapId(colormapFromName(n)); });
@@ -102,8 +103,17 @@ QString SaliencyView::target() const {
 
 void SaliencyView::setTarget(const QString& piece) {
     m_target->setText(piece);
+    m_targetNote.clear();
     refresh();
     Q_EMIT settingsChanged();
+}
+
+void SaliencyView::releaseTarget(const QString& reason) {
+    if (target().isEmpty()) return;
+    const QString note = QStringLiteral("target '%1' cleared: %2").arg(target(), reason);
+    setTarget({});
+    m_targetNote = note;
+    refresh();
 }
 
 QJsonObject SaliencyView::settings() const {
@@ -309,7 +319,8 @@ void SaliencyView::refresh() {
     const QString tgt =
         target().isEmpty() ? QStringLiteral("the actual next token") : QStringLiteral("'%1'").arg(target());
     if (!resultCurrent()) {
-        m_status->setText(QStringLiteral("Computing saliency of %1 at token %2\u2026").arg(tgt).arg(selToken()));
+        m_status->setText(QStringLiteral("Computing saliency of %1 at token %2\u2026").arg(tgt).arg(selToken()) +
+                          (m_targetNote.isEmpty() ? QString() : QStringLiteral(" \u00b7 ") + m_targetNote));
         m_chart->setPlaceholder(QStringLiteral("Computing gradient \u00d7 input saliency\u2026"));
         m_table->setRowCount(0);
         return;
@@ -317,10 +328,12 @@ void SaliencyView::refresh() {
     QStringList errs;
     if (!m_result.grassmannError.isEmpty()) errs << QStringLiteral("Grassmann: ") + m_result.grassmannError;
     if (!m_result.baselineError.isEmpty()) errs << QStringLiteral("Transformer: ") + m_result.baselineError;
-    m_status->setText(
+    QString status =
         errs.isEmpty()
             ? QStringLiteral("Target %1 ('%2' / '%3')").arg(tgt, m_result.grassmannTarget, m_result.baselineTarget)
-            : errs.join(QStringLiteral("; ")));
+            : errs.join(QStringLiteral("; "));
+    if (!m_targetNote.isEmpty()) status += QStringLiteral(" \u00b7 ") + m_targetNote;
+    m_status->setText(status);
     const ChartData c = barChart();
     if (c.hasData())
         m_chart->setChart(c);

@@ -49,6 +49,11 @@ public:
     /// The typed target piece ("" = actual next token).
     QString target() const;
     void setTarget(const QString& piece);
+    /// Clears a typed target that belonged to the previous run's tokens (a new prompt or a
+    /// Continue): the view's status says which target was cleared and why until one is typed.
+    void releaseTarget(const QString& reason);
+    /// The note releaseTarget left ("" when none).
+    QString targetNote() const { return m_targetNote; }
     /// Hands in a computed result; ignored unless it is for the current token and target.
     void setSaliency(const SaliencyResult& result);
     const SaliencyResult& saliency() const { return m_result; }
@@ -79,6 +84,7 @@ private:
     void paintChips(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const;
 
     QLineEdit* m_target;
+    QString m_targetNote;
     QLabel* m_status;
     QWidget* m_chips;
     ChartWidget* m_chart;

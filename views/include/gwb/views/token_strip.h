@@ -36,6 +36,7 @@ public:
     /// value is also in the token's tooltip. setOverlay() replaces it.
     void setSignedOverlay(const std::vector<float>& values, const QString& label);
     const std::vector<float>& overlay() const { return m_overlay; }
+    const QString& overlayLabel() const { return m_overlayLabel; }
     /// Removes the bars and their legend (Delete on the strip, or its context menu).
     void clearOverlay();
     bool overlaySigned() const { return m_overlaySigned; }
