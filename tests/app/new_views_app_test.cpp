@@ -191,7 +191,8 @@ TEST(SaliencyInWindow, ATypedTargetDoesNotOutliveItsTokens) {
     ASSERT_TRUE(QTest::qWaitFor(
         [&] { return sv->saliency().token == t && sv->saliency().target.isEmpty() && !strip->overlay().empty(); },
         kWaitMs));
-    EXPECT_TRUE(strip->overlayLabel().contains(QStringLiteral("the next token"))) << strip->overlayLabel().toStdString();
+    EXPECT_TRUE(strip->overlayLabel().contains(QStringLiteral("the next token")))
+        << strip->overlayLabel().toStdString();
     auto* status = sv->findChild<QLabel*>(QStringLiteral("saliencyStatus"));
     ASSERT_TRUE(status);
     EXPECT_TRUE(status->text().contains(QStringLiteral("cleared"))) << status->text().toStdString();

@@ -372,6 +372,22 @@ TEST(FigureText, TokenColumnsOnScreenReadWholeWhereTheCellsHaveRoom) {
     EXPECT_TRUE(missing.isEmpty()) << missing.join(QStringLiteral(", ")).toStdString();
     for (const QString& t : wide)
         EXPECT_FALSE(t.endsWith(QChar(0x2026))) << t.toStdString();
+    // A matrix of a few rows names every row, down to rows a fifth lower than a line of text
+    // (Compare after a Continue dropped "head 0", "head 2" and "head mean").
+    for (double height = 110; height <= 200; height += 10) {
+        SCOPED_TRACE(height);
+        const QStringList texts = paintedTexts(1260, height);
+        const double pitch = QFontMetricsF(FigureStyle::forScreen(QFont()).small).height() * 1.05;
+        MatrixPyramid pyramid(makeDenseSource(N, T, values), DownsampleMode::Max);
+        QImage probe(1260, static_cast<int>(height), QImage::Format_ARGB32);
+        QPainter pp(&probe);
+        const HeatmapGeometry geo =
+            paintHeatmap(pp, QRectF(0, 0, 1260, height), pyramid, QRectF(0, 0, static_cast<double>(T), N), ColorScale{},
+                         axes, FigureStyle::forScreen(QFont()), HeatmapMarks{}, true);
+        if (geo.plot.height() / N < pitch * 0.8) continue; // thinned by design
+        for (const QString& row : axes.rowLabels)
+            EXPECT_TRUE(texts.contains(row)) << row.toStdString() << " at row height " << geo.plot.height() / N;
+    }
     // A panel too narrow for flat labels still labels its columns (rotated, elided on screen).
     const QStringList narrow = paintedTexts(260, 170);
     int tokenLabels = 0;

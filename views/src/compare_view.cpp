@@ -71,8 +71,11 @@ CompareView::CompareView(QWidget* parent) : View(parent) {
     m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     top->addWidget(m_rows);
     top->addWidget(m_table);
-    top->setStretchFactor(0, 3);
+    top->setStretchFactor(0, 4);
     top->setStretchFactor(1, 1);
+    // The table's three short columns need about a fifth of the width; the past tokens need the rest
+    // (at 1280 px their labels then lie flat and whole after a Continue too).
+    top->setSizes({800, 200});
     auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
     m_gDist = new HeatmapWidget(bottom);
     m_bDist = new HeatmapWidget(bottom);

@@ -131,10 +131,14 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     const QFontMetricsF fmS = style.metrics(style.small);
     const QFontMetricsF fmB = style.metrics(style.body);
     QRectF r = detail::paintPanelTitle(p, area, axes.title, style);
-    // Column labels are rotated: in a short panel they may take at most 30% of its height (longer
-    // pieces are elided, the hover readout has them whole).
+    // Rotated column labels may take on screen what the matrix does not need: 30% of the panel, or
+    // more when its rows keep a text line each (a matrix of few rows); longer pieces are elided,
+    // the hover readout has them whole. Figures print them whole.
+    const double rowsShown = std::max(1.0, std::min(window.height(), static_cast<double>(src.rows())));
     const double colLabelCap =
-        style.screen ? std::max(fmS.height() * 2.5, r.height() * 0.3) : std::numeric_limits<double>::infinity();
+        style.screen ? std::max({fmS.height() * 2.5, r.height() * 0.3,
+                                 r.height() - rowsShown * fmS.height() * 1.2 - fmB.height() * 1.2 - fmS.height()})
+                     : std::numeric_limits<double>::infinity();
     auto labelFor = [](const QStringList& labels, int64_t i) {
         return i < labels.size() ? detail::labelText(labels[static_cast<int>(i)]) : QString::number(i);
     };
@@ -176,7 +180,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     for (bool* drop : {&rowTitle, &rowLabels})
         if (r.width() - leftMargin() - barBlock < wantW) *drop = false;
     // Column labels lie flat and whole when the cells are wide enough for them, staggered over up to
-    // three rows when each fits in as many cells; otherwise they are rotated (and on screen elided).
+    // four rows when each fits in as many cells; otherwise they are rotated (and on screen elided).
     int flatRows = 0;
     {
         const double plotW = r.width() - leftMargin() - barBlock - tick * 2;
@@ -185,7 +189,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         for (int64_t j = c0; j < c1; j += cs)
             widest = std::max(widest, fmS.horizontalAdvance(labelFor(axes.colLabels, j)));
         const double gap = fmS.height() * 0.5;
-        for (int rows = 1; rows <= 3 && flatRows == 0 && c1 > c0; ++rows)
+        for (int rows = 1; rows <= 4 && flatRows == 0 && c1 > c0; ++rows)
             if (widest + gap <= cellW * rows) flatRows = rows;
         if (flatRows > 0) colLabelH = fmS.height() * flatRows;
     }
@@ -258,16 +262,23 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
             for (int64_t k : {1, 2, 5})
                 if ((step = k * decade) >= minimum) return step;
     };
-    const int64_t rowStep = niceStep(pitch / cellH);
+    // A matrix of a few rows (heads, layers) labels every one of them, in a font up to a fifth
+    // smaller, rather than leave rows unnamed; a long axis is thinned to one label per pitch.
+    const bool fewRows = r1 - r0 <= 16 && cellH < pitch && cellH >= pitch * 0.8;
+    const int64_t rowStep = fewRows ? 1 : niceStep(pitch / cellH);
     const int64_t colStep = flatRows > 0 ? 1 : niceStep(pitch / cellW);
+    p.save();
+    if (fewRows) p.setFont(detail::scaledFont(style.small, cellH / pitch));
+    const QFontMetricsF fmR = fewRows ? style.metrics(p.font()) : fmS;
     for (int64_t i = (r0 + rowStep - 1) / rowStep * rowStep; rowLabels && i < r1; i += rowStep) {
         const double y = yOf(static_cast<double>(i) + 0.5);
         if (y < plot.top() - 0.5 || y > plot.bottom() + 0.5) continue;
         p.drawLine(QPointF(plot.left() - tick, y), QPointF(plot.left(), y));
         const QString s = labelFor(axes.rowLabels, i);
-        p.drawText(QPointF(plot.left() - tick * 2 - fmS.horizontalAdvance(s), y + fmS.ascent() / 2 - fmS.descent() / 2),
+        p.drawText(QPointF(plot.left() - tick * 2 - fmR.horizontalAdvance(s), y + fmR.ascent() / 2 - fmR.descent() / 2),
                    s);
     }
+    p.restore();
     if (flatRows > 0 && colLabels) {
         // Staggered flat labels: each hangs on a leader from its column, and a leader passes
         // under the labels of the rows above it only in the gaps between them.

@@ -68,7 +68,10 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
     bar->addStretch();
     m_mapCombo = detail::addColormapCombo(bar, this);
     layout->addLayout(bar);
-    auto* split = new QSplitter(Qt::Vertical, this);
+    // Side by side: the chart of one token's offsets needs its readable height, not the width,
+    // and the heatmap then has the view's whole height for its token labels (under it, a chart
+    // left a 6-row heatmap 120 px, where rotated pieces were cut to four letters).
+    auto* split = new QSplitter(Qt::Horizontal, this);
     m_heatmap = new HeatmapWidget(split);
     m_heatmap->setUndefinedReason([](int64_t row, int64_t col) {
         return QStringLiteral("token %1 has no valid offset in layer %2: t \u2212 D < 0 for every D, so there is no "
@@ -79,9 +82,9 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
     m_chart = new ChartWidget(split);
     split->addWidget(m_heatmap);
     split->addWidget(m_chart);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    split->setSizes({620, 380}); // the heatmap with its token labels gets the larger share
+    split->setStretchFactor(0, 7);
+    split->setStretchFactor(1, 3);
+    split->setSizes({700, 300});
     layout->addWidget(split, 1);
     connect(m_quantityCombo, &QComboBox::currentIndexChanged, this,
             [this](int i) { setQuantity(kComboOrder[static_cast<size_t>(std::clamp(i, 0, 2))]); });
@@ -141,7 +144,7 @@ ChartData PluckerView::pairNormChart() const {
                                        "there is no pair plane and its norm is undefined (not 0).");
     ChartSeries s;
     for (int64_t o = 0; o < a->pairNorm.dim(1); ++o) {
-        c.categories << QStringLiteral("D=%1").arg(a->offsets[static_cast<size_t>(o)]);
+        c.categories << QString::number(a->offsets[static_cast<size_t>(o)]); // the axis title says "offset D"
         s.y.push_back(a->pairNorm.at2(t, o));
     }
     c.series.push_back(s);
