@@ -31,6 +31,9 @@ using gwb::engine::ModelKind;
 
 namespace {
 constexpr qint64 kMaxPromptBytes = 16 << 20; ///< prompt files above this are refused
+// The banners about models, by their opening words (an opened model clears only these).
+const QString kCannotOpenModel = QStringLiteral("Cannot open model: ");
+const QString kSessionModelsMissing = QStringLiteral("The session's model files are missing: ");
 
 QString modelLabelText(const QString& path, const QString& name, const QString& missing) {
     if (path.isEmpty()) return QStringLiteral("<i>%1</i>").arg(missing);
@@ -92,7 +95,10 @@ void MainWindow::onModelProbed(const ModelInfo& info) {
         m_baselineName = info.name;
         m_baselineLabel->setToolTip(info.path + QStringLiteral("\n\n") + info.summary);
     }
-    m_prompt->clearErrorNotice(); // a model opened: an earlier "cannot open" no longer holds
+    // A model opened: an earlier "cannot open" (or a session's missing model) no longer holds; an
+    // error about something else (a run that just failed on an empty prompt) stays.
+    if (m_prompt->notice().startsWith(kCannotOpenModel) || m_prompt->notice().startsWith(kSessionModelsMissing))
+        m_prompt->clearErrorNotice();
     const QString tipG = m_grassmannLabel->toolTip(), tipB = m_baselineLabel->toolTip();
     updateModelLabels();
     m_grassmannLabel->setToolTip(tipG);
@@ -134,7 +140,7 @@ void MainWindow::onModelFailed(const QString& path, const QString& message) {
     if (abs == m_baselinePath) m_baselinePath.clear();
     updateModelLabels();
     m_recentModels->remove(path);
-    const QString text = QStringLiteral("Cannot open model: %1").arg(message);
+    const QString text = kCannotOpenModel + message;
     m_prompt->setNotice(text, QStringLiteral("error"));
     showError(QStringLiteral("Model not opened"), false); // the notice says why, once
 
@@ -263,8 +269,8 @@ void MainWindow::applySession(const Session& s, bool runNow) {
         if (!p.isEmpty() && !QFileInfo::exists(p)) missing << p;
     if (!missing.isEmpty()) {
         m_prompt->setNotice(
-            QStringLiteral("The session's model files are missing: %1. Open them with File > Open Model.")
-                .arg(missing.join(QStringLiteral(", "))),
+            kSessionModelsMissing +
+                QStringLiteral("%1. Open them with File > Open Model.").arg(missing.join(QStringLiteral(", "))),
             QStringLiteral("error"));
         return;
     }

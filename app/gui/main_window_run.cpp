@@ -58,8 +58,9 @@ void MainWindow::continueRun(int tokens, bool sample) {
     const QString problem = validateRequest(request);
     if (!problem.isEmpty()) {
         // Nothing starts; the last results stay on screen.
+        // Said once, in the banner under the prompt; the status bar only says nothing ran.
         m_prompt->setNotice(problem, QStringLiteral("error"));
-        showError(problem, false);
+        showError(QStringLiteral("Run not started (see the message under the prompt)"), false);
         Q_EMIT runFailed(problem);
         return;
     }
@@ -157,7 +158,7 @@ void MainWindow::onFailed(quint64 id, const QString& message) {
     setRunningUi(false);
     m_pendingSelection.reset();
     m_prompt->setNotice(message, QStringLiteral("error"));
-    showError(QStringLiteral("Run failed: ") + message, false);
+    showError(QStringLiteral("Run failed (see the message under the prompt)"), false);
     Q_EMIT runFailed(message);
 }
 

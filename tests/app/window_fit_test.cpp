@@ -12,6 +12,7 @@
 #include "gwb/views/token_strip.h"
 
 #include <QDockWidget>
+#include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -235,4 +236,38 @@ TEST(WindowFit, AFirstRowTokenShowsTheLegendAboveIt) {
     w.selection()->setToken(3);
     EXPECT_TRUE(QTest::qWaitFor([&] { return bar->value() == 0; }, 10000))
         << "scrolled to " << bar->value() << ": the legend is cut";
+}
+
+TEST(WindowFit, AFirstRunThatFailsShowsItsBannerWhereTheUserIs) {
+    // Under Xvfb, Run on an empty prompt in a fresh window left the message only in the status
+    // bar: the banner was shown inside a prompt dock that never grew to hold it.
+    ensureApp();
+    MainWindowOptions o;
+    o.restoreSettings = false;
+    o.sampleOnFirstStart = false;
+    MainWindow w(o);
+    w.resize(1280, 720);
+    w.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+    w.setPrompt(QStringLiteral(" "));
+    QSignalSpy failed(&w, &MainWindow::runFailed);
+    w.run();
+    ASSERT_EQ(failed.count(), 1);
+    auto* notice = w.findChild<QLabel*>(QStringLiteral("promptNotice"));
+    ASSERT_TRUE(notice);
+    EXPECT_TRUE(notice->text().contains(QStringLiteral("the prompt is empty")));
+    // Visible whole, inside the window: the banner's text is at least one line high.
+    const int line = QFontMetrics(notice->font()).lineSpacing();
+    EXPECT_TRUE(QTest::qWaitFor([&] { return notice->isVisible() && notice->height() >= line; }, 10000))
+        << "banner " << notice->isVisible() << " " << notice->height() << " px";
+    EXPECT_TRUE(QRect(QPoint(0, 0), w.size()).contains(inWindow(notice, &w)));
+    // Said once: the status bar does not repeat the message.
+    EXPECT_FALSE(w.statusText().contains(QStringLiteral("the prompt is empty"))) << w.statusText().toStdString();
+    // The window's models finished opening after the failed run and took the banner with them
+    // (an opened model cleared every error, not only its own "Cannot open model").
+    QSignalSpy models(&w, &MainWindow::modelsChanged);
+    w.openModel(w.grassmannPath());
+    ASSERT_TRUE(models.wait(kWaitMs));
+    EXPECT_TRUE(notice->isVisible() && notice->text().contains(QStringLiteral("the prompt is empty")))
+        << "banner gone: " << notice->text().toStdString();
 }

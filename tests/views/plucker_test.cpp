@@ -4,12 +4,16 @@
 #include "synthetic_data.h"
 
 #include "gwb/engine/npy.h"
+#include "gwb/views/chart_widget.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/heatmap_widget.h"
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/token_strip.h"
 
 #include <QApplication>
+#include <QAbstractAxis>
+#include <QChart>
+#include <QChartView>
 #include <QImage>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
@@ -166,4 +170,29 @@ TEST(TokenStrip, ColoursByCoherenceOfTheSelectedLayer) {
         const QPoint inside(static_cast<int>(chip.left() + 3), static_cast<int>(chip.center().y()));
         EXPECT_EQ(img.pixel(inside), scale.color(d.grassmannAnalysis->grassmann[0].coherence[t])) << t;
     }
+}
+
+TEST(PluckerView, WithoutATraceTheChartIsAMessageNotEmptyAxes) {
+    // After a failed first run the pair-norm chart drew a 0..1 frame with grid lines under its
+    // message, as if it held data.
+    synthetic::ensureApp();
+    PluckerView v;
+    v.setData(WorkbenchData{});
+    auto* view = v.chart()->findChild<QChartView*>();
+    ASSERT_TRUE(view && view->chart());
+    EXPECT_TRUE(view->chart()->title().contains(QStringLiteral("No Grassmann trace yet")));
+    ASSERT_FALSE(view->chart()->axes().isEmpty());
+    for (const QAbstractAxis* axis : view->chart()->axes())
+        EXPECT_FALSE(axis->isVisible());
+    // With a trace the axes come back.
+    const WorkbenchData d = analysedData();
+    Selection s;
+    s.setExtents(d);
+    s.setToken(9);
+    v.setSelection(&s);
+    v.setData(d);
+    view = v.chart()->findChild<QChartView*>();
+    ASSERT_TRUE(view && view->chart());
+    for (const QAbstractAxis* axis : view->chart()->axes())
+        EXPECT_TRUE(axis->isVisible());
 }

@@ -509,6 +509,13 @@ void ChartWidget::rebuild() {
             markers->attachAxis(axisY);
         }
     }
+    if (!m_placeholder.isEmpty()) {
+        // A message, not an empty plot: no axes or grid whose 0..1 ticks read as data.
+        for (QAbstractAxis* axis : chart->axes())
+            axis->setVisible(false);
+        chart->setPlotAreaBackgroundVisible(false);
+        chart->setTitleBrush(QBrush(Qt::darkGray));
+    }
     QChart* old = m_view->chart();
     m_view->setChart(chart);
     delete old;

@@ -228,7 +228,7 @@ void LensView::setSettings(const QJsonObject& s) {
 }
 
 QString LensView::missingDataMessage() const {
-    if (!m_data.grassmann && !m_data.baseline) return detail::noModelMessage(QStringLiteral("either"));
+    if (!m_data.grassmann && !m_data.baseline) return detail::noModelMessage(QString());
     return QStringLiteral("No logit lens in these traces (traced with lens top-K = 0).");
 }
 

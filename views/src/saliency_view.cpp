@@ -128,7 +128,7 @@ void SaliencyView::setSettings(const QJsonObject& s) {
 }
 
 QString SaliencyView::missingDataMessage() const {
-    return detail::noModelMessage(QStringLiteral("either"));
+    return detail::noModelMessage(QString());
 }
 
 bool SaliencyView::hasContent() const {

@@ -62,6 +62,7 @@ const gwb::engine::GrassmannLayerAnalysis* grassmannAnalysis(const WorkbenchData
 }
 
 QString noModelMessage(const QString& which) {
+    if (which.isEmpty()) return QStringLiteral("No trace yet: load a model and run a prompt.");
     return QStringLiteral("No %1 trace yet: load a model and run a prompt.").arg(which);
 }
 
