@@ -76,8 +76,29 @@ void showRunning(const RunControls& c, bool running, const QString& what) {
     }
 }
 
+namespace {
+/// A table that says, while it is empty, how it gets filled (an empty frame told nobody).
+class PlaceholderTable final : public QTableWidget {
+public:
+    PlaceholderTable(QWidget* parent, const QString& placeholder) : QTableWidget(parent), m_placeholder(placeholder) {}
+
+protected:
+    void paintEvent(QPaintEvent* event) override {
+        QTableWidget::paintEvent(event);
+        if (rowCount() > 0 || m_placeholder.isEmpty()) return;
+        QPainter p(viewport());
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(viewport()->rect().adjusted(8, 8, -8, -8), Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap,
+                   m_placeholder);
+    }
+
+private:
+    QString m_placeholder;
+};
+} // namespace
+
 QTableWidget* makeTopKTable(QWidget* parent, const QString& objectName, const QString& tip) {
-    auto* t = new QTableWidget(parent);
+    auto* t = new PlaceholderTable(parent, tip + QLatin1Char('.'));
     t->setObjectName(objectName);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->verticalHeader()->hide();
