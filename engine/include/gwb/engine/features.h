@@ -1,0 +1,203 @@
+#pragma once
+// Sparse dictionaries (sparse autoencoders) on a site of either model: training from text files,
+// their files in SAELens's layout, the standard quality figures and the top-activating contexts.
+// Std types only; LibTorch inside (engine/src/features).
+//
+// A dictionary reads one site of the hook vocabulary (hooks.h: resid.L, mixer.L, gate.L, ffn.L,
+// offset.L.D, head.L.H). Its features are named feature.<site>.<index> ("feature.resid.3.17"),
+// the one name the command line, the NPZ labels and Python use.
+//
+// Encoder and decoder (SAELens's "standard" and "topk" architectures, apply_b_dec_to_input):
+//   pre = (x - b_dec) W_enc + b_enc        x: 1 x d_in, W_enc: d_in x d_sae
+//   z   = ReLU(pre)                         ("relu": trained with an L1 penalty l1 * sum |z|)
+//       = the k largest of ReLU(pre), others 0   ("topk")
+//   x^  = z W_dec + b_dec                   W_dec: d_sae x d_in, rows of unit norm while training
+// Training runs on activations scaled by one factor s (mean ||s x|| = sqrt(d_in), measured on the
+// first buffer); the saved weights have s folded in (W_enc * s, W_dec / s, b_dec / s), so a file
+// reads raw activations, as SAELens's fold_activation_norm_scaling_factor leaves it.
+
+#include "gwb/engine/array.h"
+#include "gwb/engine/model.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gwb::engine {
+
+struct DictionaryConfig {
+    std::string architecture = "topk"; ///< "topk" or "relu" (ReLU + L1)
+    std::string site;                  ///< hook site read, e.g. "resid.3"
+    int64_t dIn = 0;                   ///< width of the site's value
+    int64_t dSae = 0;                  ///< number of features
+    int64_t k = 32;                    ///< active features per token ("topk")
+    double l1 = 1.0;                   ///< L1 coefficient on scaled activations ("relu")
+    std::string modelName;             ///< the model it was trained on (display name)
+    std::string modelHash;             ///< fnv1a-64 of the model's parameters: a dictionary is refused on another model
+    int64_t contextSize = 128;         ///< tokens per window it was trained on
+    double scaling = 1.0;              ///< s, already folded into the weights (for the record)
+    std::vector<std::string> corpus;   ///< training files
+    int64_t trainedTokens = 0;         ///< activation rows seen
+    uint64_t seed = 0;
+};
+
+/// Weights in the file's (raw activation) units.
+struct Dictionary {
+    DictionaryConfig config;
+    FloatArray wEnc; ///< d_in x d_sae
+    FloatArray bEnc; ///< d_sae
+    FloatArray wDec; ///< d_sae x d_in
+    FloatArray bDec; ///< d_in
+
+    /// Feature activations z (rows x d_sae) of `x` (rows x d_in).
+    FloatArray encode(const FloatArray& x) const;
+    /// Reconstruction x^ (rows x d_in) of activations z (rows x d_sae).
+    FloatArray decode(const FloatArray& z) const;
+    /// "feature.resid.3.17".
+    std::string featureName(int64_t index) const;
+};
+
+/// Writes dir/sae_weights.safetensors (W_enc, W_dec, b_enc, b_dec, float32) and dir/cfg.json
+/// (SAELens's names: d_in, d_sae, hook_name, architecture, activation_fn_kwargs.k, ...; gwb's own
+/// fields under "gwb"), each atomically; creates `dir`.
+void saveDictionary(const Dictionary& dictionary, const std::string& dir);
+/// Reads what saveDictionary writes. Throws std::runtime_error naming the file and the problem
+/// (missing file, a tensor missing or of the wrong shape, an unknown architecture, k > d_sae).
+Dictionary loadDictionary(const std::string& dir);
+/// Throws std::invalid_argument when `dictionary` was not trained on `model`'s weights, or its
+/// site is not one of the model's (naming both models / the site).
+void checkDictionaryFits(const Dictionary& dictionary, const Model& model);
+/// fnv1a-64 of the model's parameters (names, shapes and float bytes), as hex.
+std::string modelWeightsHash(const Model& model);
+
+struct FeatureTrainOptions {
+    std::string site;
+    std::vector<std::string> files; ///< UTF-8 text files, each tokenized whole
+    std::string architecture = "topk";
+    int64_t dSae = 1024;
+    int64_t k = 32;
+    double l1 = 1.0;
+    int64_t tokens = 2'000'000;   ///< activation rows to train on (files are repeated as needed)
+    int64_t batch = 4096;         ///< rows per step
+    int64_t contextSize = 128;    ///< tokens per window (<= max_len)
+    int64_t bufferWindows = 64;   ///< windows mixed in one shuffle buffer
+    double lr = 4e-4;             ///< Adam (betas 0.9, 0.999, eps 1e-8)
+    int64_t deadAfterTokens = 0;  ///< a feature not firing for this many rows is dead (0 = tokens / 10)
+    double auxCoefficient = 1.0 / 32; ///< TopK: AuxK loss weight (Gao et al. 2024), k_aux = d_in / 2
+    uint64_t seed = 0;
+    std::string device = "auto"; ///< where the dictionary trains (the model stays where it is)
+    std::string stateDir;        ///< where an interrupted run keeps its state ("" = no state)
+};
+
+struct FeatureTrainProgress {
+    int64_t step = 0, steps = 0;
+    int64_t tokens = 0;
+    double mse = 0;           ///< last step's mean squared error per row (scaled units)
+    double explained = 0;     ///< last batch's explained variance
+    double l0 = 0;            ///< last batch's mean active features per row
+    double deadFraction = 0;  ///< features not firing for deadAfterTokens rows
+    double seconds = 0;
+    double harvestSeconds = 0; ///< of which: forward passes reading the site
+};
+/// Returns false to stop (the state is kept as on a signal).
+using FeatureTrainCallback = std::function<bool(const FeatureTrainProgress&)>;
+
+struct FeatureTrainResult {
+    Dictionary dictionary;
+    bool complete = false;  ///< false: stopped early; with stateDir, resumeFeatureTraining goes on
+    int64_t steps = 0;
+    double seconds = 0;
+    double tokensPerSecond = 0;
+};
+
+/// Trains a dictionary on `site` of `model`. Activations are streamed from the files: windows of
+/// contextSize tokens in an order drawn from the seed, bufferWindows of them at a time, their rows
+/// shuffled; offset sites leave out rows t < D (no pair there). Repeatable: the same options give
+/// the same weights. A stop (flag or callback) ends after the current step and, with stateDir,
+/// writes the state there (weights, Adam moments, counters, position in the stream) so that
+/// resumeFeatureTraining continues it; the same run uninterrupted and interrupted + resumed give
+/// the same weights. Throws std::invalid_argument for bad options (no files, unknown site,
+/// contextSize > max_len, k > dSae, batch < 1), naming the option.
+FeatureTrainResult trainDictionary(const Model& model, const FeatureTrainOptions& options,
+                                   const FeatureTrainCallback& progress = {}, const std::atomic<bool>* stop = nullptr);
+/// Continues a run from its stateDir (its options are read from there; the model must be the
+/// same). Throws std::runtime_error when the state is missing or broken.
+FeatureTrainResult resumeDictionaryTraining(const Model& model, const std::string& stateDir,
+                                            const FeatureTrainCallback& progress = {},
+                                            const std::atomic<bool>* stop = nullptr);
+
+/// The same trainer on rows given by the caller (no model, no stream): batch i is rows
+/// [i * batch, (i + 1) * batch) modulo the row count, in the given order; the scaling is measured
+/// on all rows; options.site only names the result. `initial`, when given, receives the
+/// dictionary before the first step (in file units, like the result). For activations a
+/// researcher has already, and for checking the trainer against a plain PyTorch loop.
+FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTrainOptions& options,
+                                         Dictionary* initial = nullptr, const FeatureTrainCallback& progress = {},
+                                         const std::atomic<bool>* stop = nullptr);
+
+/// Activation rows of `site` for the windows of `files` (contextSize tokens, stride contextSize,
+/// in file order), at most maxRows; offset sites without rows t < D. Also the token id and the
+/// (window, position) of each row. Used by evaluation, dashboards and the tests.
+struct SiteActivations {
+    FloatArray rows;                 ///< n x d_in
+    std::vector<int32_t> tokens;     ///< n
+    std::vector<int64_t> window;     ///< n: global window index
+    std::vector<int64_t> position;   ///< n: position in its window
+    std::vector<std::vector<int32_t>> windowIds; ///< each window's token ids
+};
+SiteActivations readSiteActivations(const Model& model, const std::string& site,
+                                    const std::vector<std::string>& files, int64_t contextSize, int64_t maxRows);
+
+/// The standard quality figures on held-out text.
+struct DictionaryQuality {
+    int64_t rows = 0;            ///< activation rows scored
+    double explainedVariance = 0; ///< 1 - sum ||x - x^||^2 / sum ||x - mean x||^2
+    double mse = 0;              ///< mean ||x - x^||^2 per row (raw units)
+    double l0 = 0;               ///< mean number of active features per row
+    double deadFraction = 0;     ///< features that fired on no row
+    double lossClean = 0;        ///< next-token cross-entropy (nats), the model as it is
+    double lossSpliced = 0;      ///< with the site replaced by x^ at every position
+    double lossZero = 0;         ///< with the site replaced by zeros
+    double lossRecovered = 0;    ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN when equal
+    int64_t lossTokens = 0;      ///< predictions scored
+};
+DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
+                                     const std::vector<std::string>& files, int64_t contextSize = 128,
+                                     int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr);
+
+/// One top-activating context of a feature.
+struct FeatureContext {
+    float activation = 0;           ///< at `position`
+    int64_t window = 0, position = 0;
+    std::vector<int32_t> ids;         ///< the window's tokens [begin, end)
+    std::vector<float> activations;   ///< the feature at each of them
+    int64_t begin = 0;                ///< position of ids[0] in the window
+};
+struct FeatureSummary {
+    int64_t feature = 0;
+    int64_t rows = 0, fired = 0;         ///< rows scored, rows where it was > 0
+    float maxActivation = 0;
+    std::vector<FeatureContext> top;     ///< descending activation (ties: earlier row first)
+    std::vector<double> histogramEdges;  ///< bins of its nonzero activations, [0, max]
+    std::vector<int64_t> histogramCounts;
+    /// Decoder direction read through the unembedding (W_dec row . tok_embed^T): most promoted and
+    /// most suppressed pieces with their values.
+    std::vector<std::pair<int32_t, float>> promoted, suppressed;
+    /// The share ||P w||^2 / ||w||^2 of the decoder direction w in row(W_red) of the Grassmann
+    /// layer that reads it (the reading subspace): layer L for resid.L, layer L + 1 for mixer.L
+    /// and ffn.L (they add into its input); NaN (readingLayer -1) for other sites, the last
+    /// layer's outputs and Transformers.
+    double readingShare = 0;
+    int readingLayer = -1;
+};
+/// Top contexts (`top` per feature, `before`/`after` tokens of context) and histograms of the given
+/// features over the windows of `files`; all features when `features` is empty.
+std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictionary& dictionary,
+                                              const std::vector<std::string>& files,
+                                              const std::vector<int64_t>& features, int64_t top = 20,
+                                              int64_t before = 8, int64_t after = 4, int64_t contextSize = 128,
+                                              int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr);
+
+} // namespace gwb::engine

@@ -1,0 +1,233 @@
+// A dictionary's weights, encode / decode, and its two files in SAELens's layout:
+// sae_weights.safetensors (W_enc d_in x d_sae, W_dec d_sae x d_in, b_enc, b_dec; float32) and
+// cfg.json (SAELens's field names, gwb's own under "gwb").
+
+#include "features/feature_util.h"
+
+#include "formats/file_util.h"
+#include "gwb/engine/checkpoint.h"
+#include "gwb/engine/hooks.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace gwb::engine {
+namespace features {
+
+FloatArray toArray(const torch::Tensor& t) {
+    const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
+    FloatArray a;
+    a.shape.assign(c.sizes().begin(), c.sizes().end());
+    a.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    return a;
+}
+
+torch::Tensor toTensor(const FloatArray& a, const torch::Device& device) {
+    return torch::from_blob(const_cast<float*>(a.data.data()), a.shape, torch::kFloat).clone().to(device);
+}
+
+torch::Tensor activate(const torch::Tensor& pre, const std::string& architecture, int64_t k) {
+    const torch::Tensor relu = torch::relu(pre);
+    if (architecture != "topk" || k >= pre.size(-1)) return relu;
+    const auto [values, indices] = relu.topk(k, -1);
+    return torch::zeros_like(relu).scatter(-1, indices, values);
+}
+
+int64_t offsetOfSite(const std::string& site) {
+    if (site.rfind("offset.", 0) != 0) return 0;
+    return std::stoll(site.substr(site.rfind('.') + 1));
+}
+
+} // namespace features
+
+namespace {
+
+constexpr const char* kWeightsFile = "sae_weights.safetensors";
+constexpr const char* kConfigFile = "cfg.json";
+
+void checkShapes(const Dictionary& d, const std::string& what) {
+    const int64_t n = d.config.dIn, m = d.config.dSae;
+    auto expect = [&](const FloatArray& a, std::vector<int64_t> shape, const char* name) {
+        if (a.shape != shape)
+            throw std::runtime_error(what + ": " + name + " has shape " + shapeText(a.shape) + ", expected " +
+                                     shapeText(shape) + " (d_in " + std::to_string(n) + ", d_sae " +
+                                     std::to_string(m) + ")");
+    };
+    expect(d.wEnc, {n, m}, "W_enc");
+    expect(d.bEnc, {m}, "b_enc");
+    expect(d.wDec, {m, n}, "W_dec");
+    expect(d.bDec, {n}, "b_dec");
+}
+
+int hookLayer(const std::string& site) {
+    const size_t a = site.find('.');
+    if (a == std::string::npos) return -1;
+    const size_t b = site.find('.', a + 1);
+    try {
+        return std::stoi(site.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1));
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+} // namespace
+
+FloatArray Dictionary::encode(const FloatArray& x) const {
+    torch::NoGradGuard noGrad;
+    if (x.rank() != 2 || x.dim(1) != config.dIn)
+        throw std::invalid_argument("encode: activations of shape " + shapeText(x.shape) + ", expected rows x " +
+                                    std::to_string(config.dIn));
+    const torch::Tensor pre = (features::toTensor(x) - features::toTensor(bDec)).matmul(features::toTensor(wEnc)) +
+                              features::toTensor(bEnc);
+    return features::toArray(features::activate(pre, config.architecture, config.k));
+}
+
+FloatArray Dictionary::decode(const FloatArray& z) const {
+    torch::NoGradGuard noGrad;
+    if (z.rank() != 2 || z.dim(1) != config.dSae)
+        throw std::invalid_argument("decode: activations of shape " + shapeText(z.shape) + ", expected rows x " +
+                                    std::to_string(config.dSae));
+    return features::toArray(features::toTensor(z).matmul(features::toTensor(wDec)) + features::toTensor(bDec));
+}
+
+std::string Dictionary::featureName(int64_t index) const {
+    return "feature." + config.site + "." + std::to_string(index);
+}
+
+void saveDictionary(const Dictionary& d, const std::string& dir) {
+    checkShapes(d, dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw std::runtime_error("cannot create folder '" + dir + "': " + ec.message());
+    SafetensorsFile file;
+    file.tensors["W_enc"] = makeStoredTensor(d.wEnc.shape, d.wEnc.data.data(), "F32");
+    file.tensors["b_enc"] = makeStoredTensor(d.bEnc.shape, d.bEnc.data.data(), "F32");
+    file.tensors["W_dec"] = makeStoredTensor(d.wDec.shape, d.wDec.data.data(), "F32");
+    file.tensors["b_dec"] = makeStoredTensor(d.bDec.shape, d.bDec.data.data(), "F32");
+    file.metadata["format"] = "pt";
+    writeSafetensors((std::filesystem::path(dir) / kWeightsFile).string(), file);
+
+    const DictionaryConfig& c = d.config;
+    nlohmann::ordered_json j;
+    j["architecture"] = c.architecture == "topk" ? "topk" : "standard";
+    j["d_in"] = c.dIn;
+    j["d_sae"] = c.dSae;
+    j["dtype"] = "float32";
+    j["device"] = "cpu";
+    j["model_name"] = c.modelName;
+    j["hook_name"] = c.site;
+    j["hook_layer"] = hookLayer(c.site);
+    j["hook_head_index"] = nullptr;
+    j["activation_fn_str"] = c.architecture == "topk" ? "topk" : "relu";
+    j["activation_fn_kwargs"] = c.architecture == "topk" ? nlohmann::ordered_json{{"k", c.k}} : nlohmann::ordered_json::object();
+    if (c.architecture == "topk") j["k"] = c.k;
+    j["apply_b_dec_to_input"] = true;
+    j["finetuning_scaling_factor"] = false;
+    j["normalize_activations"] = "none"; // the scaling is folded into the weights
+    j["context_size"] = c.contextSize;
+    j["prepend_bos"] = false;
+    j["dataset_path"] = c.corpus.empty() ? "" : c.corpus.front();
+    j["gwb"] = {{"format", "gwb-dictionary"},
+                {"version", 1},
+                {"site", c.site},
+                {"architecture", c.architecture},
+                {"model_hash", c.modelHash},
+                {"l1_coefficient", c.l1},
+                {"scaling_folded", c.scaling},
+                {"corpus", c.corpus},
+                {"trained_tokens", c.trainedTokens},
+                {"seed", c.seed}};
+    writeFileAtomic((std::filesystem::path(dir) / kConfigFile).string(), j.dump(2) + "\n");
+}
+
+Dictionary loadDictionary(const std::string& dir) {
+    const std::string cfgPath = (std::filesystem::path(dir) / kConfigFile).string();
+    const std::string weightsPath = (std::filesystem::path(dir) / kWeightsFile).string();
+    if (!std::filesystem::is_directory(dir))
+        throw std::runtime_error("'" + dir + "' is not a dictionary folder (it should hold " + kConfigFile + " and " +
+                                 kWeightsFile + ")");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(readFileBytes(cfgPath));
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(cfgPath + ": not valid JSON (" + e.what() + ")");
+    }
+    Dictionary d;
+    DictionaryConfig& c = d.config;
+    try {
+        c.dIn = j.at("d_in").get<int64_t>();
+        c.dSae = j.at("d_sae").get<int64_t>();
+        c.site = j.at("hook_name").get<std::string>();
+        const std::string fn = j.value("activation_fn_str", std::string(j.value("architecture", "") == "topk" ? "topk" : "relu"));
+        if (fn != "topk" && fn != "relu")
+            throw std::runtime_error("activation '" + fn + "' is not one gwb reads (topk, relu)");
+        c.architecture = fn;
+        if (fn == "topk")
+            c.k = j.contains("activation_fn_kwargs") && j["activation_fn_kwargs"].contains("k")
+                      ? j["activation_fn_kwargs"]["k"].get<int64_t>()
+                      : j.at("k").get<int64_t>();
+        c.modelName = j.value("model_name", "");
+        c.contextSize = j.value("context_size", int64_t{128});
+        if (j.contains("gwb")) {
+            const auto& g = j["gwb"];
+            c.modelHash = g.value("model_hash", "");
+            c.l1 = g.value("l1_coefficient", 0.0);
+            c.scaling = g.value("scaling_folded", 1.0);
+            c.corpus = g.value("corpus", std::vector<std::string>{});
+            c.trainedTokens = g.value("trained_tokens", int64_t{0});
+            c.seed = g.value("seed", uint64_t{0});
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(cfgPath + ": " + e.what());
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(cfgPath + ": " + e.what());
+    }
+    if (c.dIn < 1 || c.dSae < 1) throw std::runtime_error(cfgPath + ": d_in and d_sae must be positive");
+    if (c.architecture == "topk" && (c.k < 1 || c.k > c.dSae))
+        throw std::runtime_error(cfgPath + ": k = " + std::to_string(c.k) + " is outside 1.." + std::to_string(c.dSae));
+    const SafetensorsFile file = readSafetensors(weightsPath);
+    auto tensor = [&](const char* name) {
+        const auto it = file.tensors.find(name);
+        if (it == file.tensors.end()) throw std::runtime_error(weightsPath + ": no tensor " + name);
+        return it->second.toArray();
+    };
+    d.wEnc = tensor("W_enc");
+    d.bEnc = tensor("b_enc");
+    d.wDec = tensor("W_dec");
+    d.bDec = tensor("b_dec");
+    checkShapes(d, weightsPath);
+    return d;
+}
+
+std::string modelWeightsHash(const Model& model) {
+    uint64_t h = 1469598103934665603ull;
+    for (const auto& [name, a] : model.parameters()) {
+        h = fnv1a64(name, h);
+        h = fnv1a64(shapeText(a.shape), h);
+        h = fnv1a64(std::string_view(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float)), h);
+    }
+    return hex64(h);
+}
+
+void checkDictionaryFits(const Dictionary& d, const Model& model) {
+    std::vector<int64_t> shape;
+    try {
+        shape = hookSiteShape(model, d.config.site, 16);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("the dictionary reads site '" + d.config.site + "', which model '" +
+                                    model.displayName() + "' lacks: " + e.what());
+    }
+    if (shape.back() != d.config.dIn)
+        throw std::invalid_argument("the dictionary reads " + std::to_string(d.config.dIn) + " values at '" +
+                                    d.config.site + "', model '" + model.displayName() + "' has " +
+                                    std::to_string(shape.back()) + " there");
+    if (!d.config.modelHash.empty() && d.config.modelHash != modelWeightsHash(model))
+        throw std::invalid_argument("the dictionary was trained on model '" + d.config.modelName +
+                                    "' (weights " + d.config.modelHash + "), not on '" + model.displayName() +
+                                    "' (weights " + modelWeightsHash(model) + ")");
+}
+
+} // namespace gwb::engine

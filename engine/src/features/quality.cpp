@@ -1,0 +1,295 @@
+// What a dictionary is worth on held-out text (explained variance, L0, dead fraction, the loss with
+// its reconstruction spliced in), and what each feature reads (top-activating contexts,
+// histogram, unembedding read, reading-subspace share).
+
+#include "features/activation_stream.h"
+#include "features/feature_util.h"
+
+#include "gwb/engine/hooks.h"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+#include <stdexcept>
+
+namespace gwb::engine {
+namespace {
+
+/// Sum of next-token cross-entropies of `logits` (T x V) against ids[1..T-1].
+double crossEntropySum(const FloatArray& logits, const std::vector<int32_t>& ids) {
+    const torch::Tensor lp = features::toTensor(logits).log_softmax(-1);
+    const int64_t T = static_cast<int64_t>(ids.size());
+    if (T < 2) return 0;
+    const torch::Tensor next = torch::tensor(std::vector<int64_t>(ids.begin() + 1, ids.end()), torch::kLong);
+    return -lp.slice(0, 0, T - 1).gather(1, next.unsqueeze(1)).sum().item<double>();
+}
+
+std::vector<std::vector<int32_t>> limitedWindows(const Model& model, const std::vector<std::string>& files,
+                                                 int64_t context, int64_t maxWindows) {
+    auto w = features::corpusWindows(model, files, context);
+    if (maxWindows > 0 && static_cast<int64_t>(w.size()) > maxWindows) w.resize(static_cast<size_t>(maxWindows));
+    return w;
+}
+
+/// z of one window's site rows (rows from D on for offset sites), CPU float.
+torch::Tensor windowFeatures(const Model& model, const Dictionary& d, const std::vector<int32_t>& ids,
+                             torch::Tensor* rowsOut = nullptr) {
+    const torch::Tensor rows = features::siteRows(model, d.config.site, ids);
+    if (rowsOut) *rowsOut = rows;
+    const torch::Tensor pre = (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
+                              features::toTensor(d.bEnc);
+    return features::activate(pre, d.config.architecture, d.config.k);
+}
+
+/// Layer whose mixer reads what `site` writes or is, or -1.
+int readingLayerOf(const Model& model, const std::string& site) {
+    const ModelConfig& c = model.config();
+    if (c.kind != ModelKind::Grassmann) return -1;
+    const size_t dot = site.find('.');
+    if (dot == std::string::npos || site.find('.', dot + 1) != std::string::npos) return -1;
+    const std::string kind = site.substr(0, dot);
+    const int l = std::stoi(site.substr(dot + 1));
+    const int reader = kind == "resid" ? l : (kind == "mixer" || kind == "ffn") ? l + 1 : -1;
+    return reader >= 0 && reader < c.nLayers ? reader : -1;
+}
+
+} // namespace
+
+SiteActivations readSiteActivations(const Model& model, const std::string& site,
+                                    const std::vector<std::string>& files, int64_t contextSize, int64_t maxRows) {
+    torch::NoGradGuard noGrad;
+    hookSiteShape(model, site, 4); // names the valid sites for a wrong one
+    SiteActivations out;
+    std::vector<torch::Tensor> parts;
+    int64_t total = 0;
+    const int64_t D = features::offsetOfSite(site);
+    const auto windows = features::corpusWindows(model, files, contextSize);
+    for (size_t w = 0; w < windows.size() && (maxRows <= 0 || total < maxRows); ++w) {
+        torch::Tensor rows = features::siteRows(model, site, windows[w]);
+        if (maxRows > 0 && total + rows.size(0) > maxRows) rows = rows.slice(0, 0, maxRows - total);
+        for (int64_t i = 0; i < rows.size(0); ++i) {
+            out.tokens.push_back(windows[w][static_cast<size_t>(D + i)]);
+            out.window.push_back(static_cast<int64_t>(w));
+            out.position.push_back(D + i);
+        }
+        total += rows.size(0);
+        parts.push_back(rows);
+        out.windowIds.push_back(windows[w]);
+    }
+    out.rows = features::toArray(torch::cat(parts, 0));
+    return out;
+}
+
+DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& d, const std::vector<std::string>& files,
+                                     int64_t contextSize, int64_t maxWindows, const std::atomic<bool>* stop) {
+    torch::NoGradGuard noGrad;
+    checkDictionaryFits(d, model);
+    const auto windows = limitedWindows(model, files, contextSize, maxWindows);
+    const std::string& site = d.config.site;
+    const int64_t D = features::offsetOfSite(site);
+    const torch::Tensor wEnc = features::toTensor(d.wEnc), bEnc = features::toTensor(d.bEnc),
+                        wDec = features::toTensor(d.wDec), bDec = features::toTensor(d.bDec);
+    DictionaryQuality q;
+    double sqErr = 0, sqSum = 0, active = 0, ceClean = 0, ceSpliced = 0, ceZero = 0;
+    torch::Tensor sum = torch::zeros({d.config.dIn}, torch::kDouble);
+    torch::Tensor fired = torch::zeros({d.config.dSae}, torch::kBool);
+    for (const auto& ids : windows) {
+        if (stop && stop->load()) break;
+        const std::vector<int64_t> ids64(ids.begin(), ids.end());
+        FloatArray value;
+        std::map<std::string, SiteHook> read;
+        read[site] = [&value](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            value = v;
+            return std::nullopt;
+        };
+        ceClean += crossEntropySum(runWithHooks(model, ids64, read), ids);
+        const torch::Tensor all = features::toTensor(value);
+        const torch::Tensor x = all.slice(0, std::min<int64_t>(D, all.size(0)), all.size(0));
+        const torch::Tensor z = features::activate((x - bDec).matmul(wEnc) + bEnc, d.config.architecture, d.config.k);
+        const torch::Tensor xhat = z.matmul(wDec) + bDec;
+        sqErr += (x - xhat).to(torch::kDouble).pow(2).sum().item<double>();
+        sqSum += x.to(torch::kDouble).pow(2).sum().item<double>();
+        sum += x.to(torch::kDouble).sum(0);
+        active += (z > 0).sum().item<double>();
+        fired |= (z > 0).any(0);
+        q.rows += x.size(0);
+        // The site replaced by x^ (rows t < D of an offset keep theirs: they take no part).
+        FloatArray spliced = value;
+        const FloatArray xh = features::toArray(xhat);
+        std::copy(xh.data.begin(), xh.data.end(), spliced.data.begin() + D * value.dim(1));
+        std::map<std::string, SiteHook> splice, zero;
+        splice[site] = [&spliced](const FloatArray&, const std::string&) -> std::optional<FloatArray> {
+            return spliced;
+        };
+        zero[site] = [](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            return FloatArray::zeros(v.shape);
+        };
+        ceSpliced += crossEntropySum(runWithHooks(model, ids64, splice), ids);
+        ceZero += crossEntropySum(runWithHooks(model, ids64, zero), ids);
+        q.lossTokens += static_cast<int64_t>(ids.size()) - 1;
+    }
+    if (q.rows > 0) {
+        const double n = static_cast<double>(q.rows);
+        const double meanSq = (sum / n).pow(2).sum().item<double>();
+        const double totalVar = sqSum - n * meanSq;
+        q.explainedVariance = totalVar > 0 ? 1 - sqErr / totalVar : std::numeric_limits<double>::quiet_NaN();
+        q.mse = sqErr / n;
+        q.l0 = active / n;
+        q.deadFraction = 1 - fired.to(torch::kDouble).mean().item<double>();
+    }
+    if (q.lossTokens > 0) {
+        const double n = static_cast<double>(q.lossTokens);
+        q.lossClean = ceClean / n;
+        q.lossSpliced = ceSpliced / n;
+        q.lossZero = ceZero / n;
+        q.lossRecovered = q.lossZero != q.lossClean ? (q.lossZero - q.lossSpliced) / (q.lossZero - q.lossClean)
+                                                    : std::numeric_limits<double>::quiet_NaN();
+    }
+    return q;
+}
+
+std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictionary& d,
+                                              const std::vector<std::string>& files,
+                                              const std::vector<int64_t>& wanted, int64_t top, int64_t before,
+                                              int64_t after, int64_t contextSize, int64_t maxWindows,
+                                              const std::atomic<bool>* stop) {
+    torch::NoGradGuard noGrad;
+    checkDictionaryFits(d, model);
+    std::vector<int64_t> feats = wanted;
+    if (feats.empty())
+        for (int64_t f = 0; f < d.config.dSae; ++f)
+            feats.push_back(f);
+    for (int64_t f : feats)
+        if (f < 0 || f >= d.config.dSae)
+            throw std::invalid_argument("feature " + std::to_string(f) + " does not exist (the dictionary has 0.." +
+                                        std::to_string(d.config.dSae - 1) + ")");
+    const auto windows = limitedWindows(model, files, contextSize, maxWindows);
+    const int64_t D = features::offsetOfSite(d.config.site);
+    const torch::Tensor select = torch::tensor(feats, torch::kLong);
+
+    // One pass: per feature the `top` largest (activation, -row) and every nonzero value.
+    struct Entry {
+        float value;
+        int64_t row; // global row: earlier rows win ties
+        int64_t window, position;
+        bool operator>(const Entry& o) const { return value != o.value ? value > o.value : row < o.row; }
+    };
+    using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
+    std::vector<MinHeap> heaps(feats.size());
+    std::vector<std::vector<float>> values(feats.size());
+    std::vector<FeatureSummary> out(feats.size());
+    int64_t row0 = 0;
+    for (size_t w = 0; w < windows.size(); ++w) {
+        if (stop && stop->load()) break;
+        const torch::Tensor z = windowFeatures(model, d, windows[w]).index_select(1, select).contiguous();
+        const int64_t n = z.size(0), m = z.size(1);
+        const float* zp = z.data_ptr<float>();
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < m; ++j) {
+                const float v = zp[i * m + j];
+                FeatureSummary& s = out[static_cast<size_t>(j)];
+                ++s.rows;
+                if (!(v > 0)) continue;
+                ++s.fired;
+                values[static_cast<size_t>(j)].push_back(v);
+                MinHeap& h = heaps[static_cast<size_t>(j)];
+                const Entry e{v, row0 + i, static_cast<int64_t>(w), D + i};
+                if (static_cast<int64_t>(h.size()) < top) {
+                    h.push(e);
+                } else if (top > 0 && e > h.top()) {
+                    h.pop();
+                    h.push(e);
+                }
+            }
+        row0 += n;
+    }
+    // Contexts: each window that holds a top row is run once more.
+    std::map<int64_t, std::vector<std::pair<size_t, Entry>>> byWindow;
+    for (size_t j = 0; j < feats.size(); ++j) {
+        std::vector<Entry> es;
+        while (!heaps[j].empty()) {
+            es.push_back(heaps[j].top());
+            heaps[j].pop();
+        }
+        std::reverse(es.begin(), es.end());
+        out[j].top.resize(es.size());
+        for (size_t r = 0; r < es.size(); ++r)
+            byWindow[es[r].window].push_back({j * 1000000 + r, es[r]});
+    }
+    for (const auto& [w, entries] : byWindow) {
+        const auto& ids = windows[static_cast<size_t>(w)];
+        const torch::Tensor z = windowFeatures(model, d, ids);
+        for (const auto& [key, e] : entries) {
+            const size_t j = key / 1000000, r = key % 1000000;
+            FeatureContext c;
+            c.activation = e.value;
+            c.window = w;
+            c.position = e.position;
+            c.begin = std::max<int64_t>(0, e.position - before);
+            const int64_t end = std::min<int64_t>(static_cast<int64_t>(ids.size()), e.position + after + 1);
+            c.ids.assign(ids.begin() + c.begin, ids.begin() + end);
+            for (int64_t p = c.begin; p < end; ++p)
+                c.activations.push_back(p >= D ? z[p - D][feats[j]].item<float>() : 0.0f);
+            out[j].top[r] = std::move(c);
+        }
+    }
+    // Histograms, unembedding reads and reading-subspace shares.
+    const auto params = model.parameters();
+    const ModelConfig& cfg = model.config();
+    const std::string kind = d.config.site.substr(0, d.config.site.find('.'));
+    const bool residual = (kind == "resid" || kind == "mixer" || kind == "ffn") && d.config.dIn == cfg.dModel;
+    const int reader = readingLayerOf(model, d.config.site);
+    Eigen::MatrixXd basis;
+    if (reader >= 0) {
+        const FloatArray& wr = params.at("blocks." + std::to_string(reader) + ".w_red.weight"); // r x d
+        Eigen::MatrixXd m(wr.dim(1), wr.dim(0));
+        for (int64_t i = 0; i < wr.dim(0); ++i)
+            for (int64_t k = 0; k < wr.dim(1); ++k)
+                m(k, i) = wr.at2(i, k);
+        Eigen::HouseholderQR<Eigen::MatrixXd> qr(m);
+        basis = qr.householderQ() * Eigen::MatrixXd::Identity(m.rows(), m.cols());
+    }
+    const torch::Tensor embed = residual ? features::toTensor(params.at("tok_embed.weight")) : torch::Tensor();
+    for (size_t j = 0; j < feats.size(); ++j) {
+        FeatureSummary& s = out[j];
+        s.feature = feats[j];
+        const std::vector<float>& v = values[j];
+        s.maxActivation = v.empty() ? 0.0f : *std::max_element(v.begin(), v.end());
+        const int bins = 40;
+        s.histogramCounts.assign(bins, 0);
+        for (int b = 0; b <= bins; ++b)
+            s.histogramEdges.push_back(s.maxActivation * b / bins);
+        for (float x : v)
+            ++s.histogramCounts[static_cast<size_t>(
+                std::min<int64_t>(bins - 1, static_cast<int64_t>(x / s.maxActivation * bins)))];
+        const float* w = d.wDec.row(feats[j]);
+        if (residual) {
+            const torch::Tensor dir = torch::from_blob(const_cast<float*>(w), {d.config.dIn}, torch::kFloat);
+            const torch::Tensor logit = embed.matmul(dir);
+            const int64_t k = std::min<int64_t>(10, logit.size(0));
+            const auto [hv, hi] = logit.topk(k);
+            const auto [lv, li] = (-logit).topk(k);
+            for (int64_t i = 0; i < k; ++i) {
+                s.promoted.push_back({static_cast<int32_t>(hi[i].item<int64_t>()), hv[i].item<float>()});
+                s.suppressed.push_back({static_cast<int32_t>(li[i].item<int64_t>()), -lv[i].item<float>()});
+            }
+        }
+        s.readingLayer = reader;
+        if (reader >= 0) {
+            Eigen::VectorXd x(d.config.dIn);
+            for (int64_t i = 0; i < d.config.dIn; ++i)
+                x(i) = w[i];
+            const double n2 = x.squaredNorm();
+            s.readingShare = n2 > 0 ? (basis.transpose() * x).squaredNorm() / n2 : std::nan("");
+        } else {
+            s.readingShare = std::nan("");
+        }
+    }
+    return out;
+}
+
+} // namespace gwb::engine

@@ -1,0 +1,429 @@
+// Dictionary training: TopK (with the AuxK loss on dead features) or ReLU + L1 (with dead features
+// resampled), Adam written out as torch.optim.Adam computes it, decoder rows kept at unit norm
+// (the gradient's component along each row removed before the step, the rows renormalised
+// after it), activations scaled by one factor measured on the first buffer. A stopped run keeps
+// its state (weights, moments, counters, stream position) and resumes exactly.
+
+#include "features/activation_stream.h"
+#include "features/feature_util.h"
+
+#include "formats/file_util.h"
+#include "gwb/engine/checkpoint.h"
+#include "gwb/engine/device.h"
+#include "gwb/engine/hooks.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+namespace gwb::engine {
+namespace {
+
+using features::Rng;
+
+constexpr double kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
+
+void checkOptions(const FeatureTrainOptions& o, int64_t dIn) {
+    auto bad = [](const std::string& why) { throw std::invalid_argument(why); };
+    if (o.architecture != "topk" && o.architecture != "relu")
+        bad("architecture '" + o.architecture + "' is not topk or relu");
+    if (o.dSae < 1) bad("the dictionary needs at least one feature (--d-sae)");
+    if (o.architecture == "topk" && (o.k < 1 || o.k > o.dSae))
+        bad("k = " + std::to_string(o.k) + " is outside 1..d_sae = " + std::to_string(o.dSae));
+    if (o.architecture == "relu" && !(o.l1 >= 0)) bad("the L1 coefficient must be >= 0");
+    if (o.batch < 1) bad("the batch must hold at least one row");
+    if (o.tokens < 1) bad("--tokens must be positive");
+    if (!(o.lr > 0)) bad("the learning rate must be positive");
+    if (dIn < 1) bad("the site has no values");
+}
+
+/// Everything that changes during training, in scaled units, on the training device.
+struct Trainer {
+    FeatureTrainOptions o;
+    int64_t dIn = 0;
+    double scale = 1;
+    torch::Device device{torch::kCPU};
+    torch::Tensor wEnc, bEnc, wDec, bDec;   // requires_grad
+    std::array<torch::Tensor, 4> m, v;      // Adam moments
+    torch::Tensor stepsSinceFired;          // float, d_sae
+    int64_t step = 0, steps = 0;
+    double lastMse = 0, lastExplained = 0, lastL0 = 0;
+
+    std::array<torch::Tensor*, 4> params() { return {&wEnc, &bEnc, &wDec, &bDec}; }
+
+    int64_t deadAfterSteps() const {
+        const int64_t rows = o.deadAfterTokens > 0 ? o.deadAfterTokens : std::max<int64_t>(o.tokens / 10, o.batch);
+        return std::max<int64_t>(1, (rows + o.batch - 1) / o.batch);
+    }
+
+    /// W_dec rows drawn from the seed (normal, then unit norm), W_enc = W_dec^T, b_enc = 0,
+    /// b_dec = the mean of `first` (scaled rows).
+    void initialise(const torch::Tensor& first) {
+        Rng rng(o.seed * 2654435761ull + 99991);
+        std::vector<float> w(static_cast<size_t>(o.dSae * dIn));
+        for (float& x : w)
+            x = static_cast<float>(rng.normal());
+        torch::Tensor dec = torch::from_blob(w.data(), {o.dSae, dIn}, torch::kFloat).clone();
+        dec = dec / dec.norm(2, 1, true);
+        wDec = dec.to(device).set_requires_grad(true);
+        wEnc = dec.t().contiguous().to(device).set_requires_grad(true);
+        bEnc = torch::zeros({o.dSae}, torch::kFloat).to(device).set_requires_grad(true);
+        bDec = first.mean(0).to(device).set_requires_grad(true);
+        for (size_t i = 0; i < 4; ++i) {
+            m[i] = torch::zeros_like(*params()[i]).detach();
+            v[i] = torch::zeros_like(*params()[i]).detach();
+        }
+        stepsSinceFired = torch::zeros({o.dSae}, torch::kFloat).to(device);
+    }
+
+    void trainStep(torch::Tensor x) {
+        x = x.to(device);
+        for (torch::Tensor* p : params())
+            if (p->grad().defined()) p->mutable_grad().zero_();
+        const torch::Tensor pre = (x - bDec).matmul(wEnc) + bEnc;
+        const torch::Tensor z = features::activate(pre, o.architecture, o.k);
+        const torch::Tensor xhat = z.matmul(wDec) + bDec;
+        const torch::Tensor err = xhat - x;
+        const torch::Tensor mse = err.pow(2).sum(-1).mean();
+        torch::Tensor loss = mse;
+        const torch::Tensor dead = stepsSinceFired >= static_cast<float>(deadAfterSteps());
+        const int64_t nDead = dead.sum().item<int64_t>();
+        if (o.architecture == "relu") {
+            loss = loss + o.l1 * z.sum(-1).mean();
+        } else if (o.auxCoefficient > 0 && nDead > 0) {
+            // AuxK: the residual error, explained by the k_aux largest pre-activations among the
+            // dead features (decoder without bias).
+            const int64_t kAux = std::min<int64_t>(std::max<int64_t>(1, dIn / 2), nDead);
+            const torch::Tensor e = (x - xhat).detach();
+            const torch::Tensor masked =
+                torch::where(dead.unsqueeze(0), torch::relu(pre), torch::full_like(pre, -1.0f));
+            const auto [values, indices] = masked.topk(kAux, -1);
+            const torch::Tensor zAux = torch::zeros_like(pre).scatter(-1, indices, torch::relu(values));
+            const torch::Tensor eHat = zAux.matmul(wDec);
+            loss = loss + o.auxCoefficient * (eHat - e).pow(2).sum(-1).mean();
+        }
+        loss.backward();
+        {
+            torch::NoGradGuard noGrad;
+            // Unit-norm rows: no gradient along a row (it would only change its length).
+            torch::Tensor& g = wDec.mutable_grad();
+            g.sub_((g * wDec).sum(1, true) * wDec);
+            ++step;
+            const double bc1 = 1 - std::pow(kBeta1, static_cast<double>(step));
+            const double bc2 = 1 - std::pow(kBeta2, static_cast<double>(step));
+            for (size_t i = 0; i < 4; ++i) {
+                torch::Tensor& p = *params()[i];
+                const torch::Tensor& grad = p.grad();
+                m[i].mul_(kBeta1).add_(grad, 1 - kBeta1);
+                v[i].mul_(kBeta2).addcmul_(grad, grad, 1 - kBeta2);
+                const torch::Tensor denom = (v[i].sqrt() / std::sqrt(bc2)).add_(kEps);
+                p.addcdiv_(m[i], denom, -o.lr / bc1);
+            }
+            wDec.div_(wDec.norm(2, 1, true));
+            const torch::Tensor fired = (z > 0).any(0);
+            stepsSinceFired.add_(1).masked_fill_(fired, 0);
+            lastMse = mse.item<double>();
+            const double var = (x - x.mean(0)).pow(2).sum(-1).mean().item<double>();
+            lastExplained = var > 0 ? 1 - lastMse / var : 0;
+            lastL0 = (z > 0).sum(-1).to(torch::kFloat).mean().item<double>();
+            if (o.architecture == "relu") resampleDead(x, err);
+        }
+    }
+
+    /// ReLU: at each quarter of the run (not the last), features dead for deadAfterSteps are
+    /// re-initialised at rows drawn with probability proportional to their squared error
+    /// (Anthropic's resampling): decoder row = the row's direction, encoder column = that times
+    /// 0.2 x the mean encoder norm of the live features, b_enc = 0, their Adam moments zeroed.
+    void resampleDead(const torch::Tensor& x, const torch::Tensor& err) {
+        const int64_t every = std::max<int64_t>(1, steps / 4);
+        if (step % every != 0 || step >= steps) return;
+        Rng rng(o.seed * 31 + 7 + static_cast<uint64_t>(step) * 1000033ull); // one per event: resumes exactly
+        const torch::Tensor dead = stepsSinceFired >= static_cast<float>(deadAfterSteps());
+        const torch::Tensor deadIdx = dead.nonzero().flatten().to(torch::kCPU);
+        if (deadIdx.numel() == 0) return;
+        const torch::Tensor weights = err.pow(2).sum(-1).pow(2).to(torch::kCPU, torch::kDouble);
+        const double total = weights.sum().item<double>();
+        const torch::Tensor alive = ~dead;
+        const double encNorm =
+            alive.any().item<bool>() ? wEnc.t().index({alive}).norm(2, 1).mean().item<double>() : 1.0;
+        const torch::Tensor cum = weights.cumsum(0);
+        const double* c = cum.data_ptr<double>();
+        const int64_t n = cum.size(0);
+        for (int64_t i = 0; i < deadIdx.numel(); ++i) {
+            const int64_t j = deadIdx[i].item<int64_t>();
+            int64_t row = static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
+            if (total > 0) {
+                const double u = rng.uniform() * total;
+                row = std::lower_bound(c, c + n, u) - c;
+                row = std::min(row, n - 1);
+            }
+            torch::Tensor dir = x[row] - bDec;
+            const double norm = dir.norm().item<double>();
+            if (!(norm > 0)) continue;
+            dir = dir / norm;
+            wDec[j].copy_(dir);
+            wEnc.select(1, j).copy_(dir * (0.2 * encNorm));
+            bEnc[j].fill_(0);
+            m[0].select(1, j).zero_();
+            v[0].select(1, j).zero_();
+            m[1][j].fill_(0);
+            v[1][j].fill_(0);
+            m[2][j].zero_();
+            v[2][j].zero_();
+            stepsSinceFired[j].fill_(0);
+        }
+    }
+
+    /// The dictionary in file units: W_enc * s, W_dec / s, b_dec / s (b_enc unchanged).
+    Dictionary folded(const std::string& site) const {
+        Dictionary d;
+        DictionaryConfig& c = d.config;
+        c.architecture = o.architecture;
+        c.site = site;
+        c.dIn = dIn;
+        c.dSae = o.dSae;
+        c.k = o.k;
+        c.l1 = o.l1;
+        c.contextSize = o.contextSize;
+        c.scaling = scale;
+        c.corpus = o.files;
+        c.trainedTokens = step * o.batch;
+        c.seed = o.seed;
+        const float s = static_cast<float>(scale);
+        d.wEnc = features::toArray(wEnc * s);
+        d.bEnc = features::toArray(bEnc);
+        d.wDec = features::toArray(wDec / s);
+        d.bDec = features::toArray(bDec / s);
+        return d;
+    }
+};
+
+double scaleOf(const torch::Tensor& rows) {
+    const double meanNorm = rows.norm(2, 1).mean().item<double>();
+    return meanNorm > 0 ? std::sqrt(static_cast<double>(rows.size(1))) / meanNorm : 1.0;
+}
+
+FeatureTrainProgress progressOf(const Trainer& t, double seconds, double harvest) {
+    FeatureTrainProgress p;
+    p.step = t.step;
+    p.steps = t.steps;
+    p.tokens = t.step * t.o.batch;
+    p.mse = t.lastMse;
+    p.explained = t.lastExplained;
+    p.l0 = t.lastL0;
+    p.deadFraction =
+        (t.stepsSinceFired >= static_cast<float>(t.deadAfterSteps())).to(torch::kFloat).mean().item<double>();
+    p.seconds = seconds;
+    p.harvestSeconds = harvest;
+    return p;
+}
+
+nlohmann::json optionsJson(const FeatureTrainOptions& o) {
+    return {{"site", o.site},           {"files", o.files},     {"architecture", o.architecture},
+            {"d_sae", o.dSae},          {"k", o.k},             {"l1", o.l1},
+            {"tokens", o.tokens},       {"batch", o.batch},     {"context_size", o.contextSize},
+            {"buffer_windows", o.bufferWindows}, {"lr", o.lr}, {"dead_after_tokens", o.deadAfterTokens},
+            {"aux_coefficient", o.auxCoefficient}, {"seed", o.seed}, {"device", o.device}};
+}
+
+FeatureTrainOptions optionsFromJson(const nlohmann::json& j) {
+    FeatureTrainOptions o;
+    o.site = j.at("site");
+    o.files = j.at("files").get<std::vector<std::string>>();
+    o.architecture = j.at("architecture");
+    o.dSae = j.at("d_sae");
+    o.k = j.at("k");
+    o.l1 = j.at("l1");
+    o.tokens = j.at("tokens");
+    o.batch = j.at("batch");
+    o.contextSize = j.at("context_size");
+    o.bufferWindows = j.at("buffer_windows");
+    o.lr = j.at("lr");
+    o.deadAfterTokens = j.at("dead_after_tokens");
+    o.auxCoefficient = j.at("aux_coefficient");
+    o.seed = j.at("seed");
+    o.device = j.at("device");
+    return o;
+}
+
+constexpr const char* kStateTensors = "state.safetensors";
+constexpr const char* kStateJson = "state.json";
+
+void writeState(const Trainer& t, const features::ActivationStream& stream, const std::string& dir,
+                const std::string& modelHash) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw std::runtime_error("cannot create the state folder '" + dir + "': " + ec.message());
+    SafetensorsFile f;
+    const char* names[] = {"W_enc", "b_enc", "W_dec", "b_dec"};
+    Trainer& mt = const_cast<Trainer&>(t);
+    for (size_t i = 0; i < 4; ++i) {
+        const FloatArray p = features::toArray(*mt.params()[i]), m = features::toArray(t.m[i]),
+                         v = features::toArray(t.v[i]);
+        f.tensors[names[i]] = makeStoredTensor(p.shape, p.data.data(), "F32");
+        f.tensors[std::string("adam_m.") + names[i]] = makeStoredTensor(m.shape, m.data.data(), "F32");
+        f.tensors[std::string("adam_v.") + names[i]] = makeStoredTensor(v.shape, v.data.data(), "F32");
+    }
+    const FloatArray since = features::toArray(t.stepsSinceFired);
+    f.tensors["steps_since_fired"] = makeStoredTensor(since.shape, since.data.data(), "F32");
+    writeSafetensors((std::filesystem::path(dir) / kStateTensors).string(), f);
+    nlohmann::json j = {{"format", "gwb-dictionary-training-state"},
+                        {"version", 1},
+                        {"options", optionsJson(t.o)},
+                        {"step", t.step},
+                        {"steps", t.steps},
+                        {"scale", t.scale},
+                        {"d_in", t.dIn},
+                        {"stream_buffer", stream.bufferIndex()},
+                        {"stream_offset", stream.offset()},
+                        {"model_hash", modelHash}};
+    writeFileAtomic((std::filesystem::path(dir) / kStateJson).string(), j.dump(2) + "\n");
+}
+
+FeatureTrainResult runTraining(const Model& model, Trainer& t, features::ActivationStream& stream,
+                               const std::string& modelHash, const FeatureTrainCallback& progress,
+                               const std::atomic<bool>* stop) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double harvest0 = stream.harvestSeconds();
+    const int64_t firstStep = t.step;
+    auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    bool stopped = false;
+    while (t.step < t.steps) {
+        if (stop && stop->load()) {
+            stopped = true;
+            break;
+        }
+        t.trainStep(stream.take(t.o.batch));
+        if (progress && !progress(progressOf(t, seconds(), stream.harvestSeconds() - harvest0))) {
+            stopped = true;
+            break;
+        }
+    }
+    if (stopped && !t.o.stateDir.empty()) writeState(t, stream, t.o.stateDir, modelHash);
+    FeatureTrainResult r;
+    r.dictionary = t.folded(t.o.site);
+    r.dictionary.config.modelName = model.displayName();
+    r.dictionary.config.modelHash = modelHash;
+    r.complete = t.step >= t.steps;
+    r.steps = t.step;
+    r.seconds = seconds();
+    r.tokensPerSecond = r.seconds > 0 ? static_cast<double>((t.step - firstStep) * t.o.batch) / r.seconds : 0;
+    return r;
+}
+
+} // namespace
+
+FeatureTrainResult trainDictionary(const Model& model, const FeatureTrainOptions& options,
+                                   const FeatureTrainCallback& progress, const std::atomic<bool>* stop) {
+    torch::NoGradGuard outer; // re-enabled for the steps below
+    const std::vector<int64_t> shape = hookSiteShape(model, options.site, 4);
+    checkOptions(options, shape.back());
+    std::vector<std::vector<int32_t>> windows = features::corpusWindows(model, options.files, options.contextSize);
+    Trainer t;
+    t.o = options;
+    t.dIn = shape.back();
+    t.device = torch::Device(resolveDevice(options.device));
+    t.steps = (options.tokens + options.batch - 1) / options.batch;
+    features::ActivationStream stream(model, options.site, std::move(windows), options.bufferWindows, options.seed);
+    const torch::Tensor first = stream.buffer(0);
+    if (first.size(0) == 0)
+        throw std::invalid_argument("the first windows of the text files have no rows at '" + options.site + "'");
+    t.scale = scaleOf(first);
+    t.initialise(first * static_cast<float>(t.scale));
+    const std::string hash = modelWeightsHash(model);
+    torch::AutoGradMode grad(true);
+    FeatureTrainResult r = runTraining(model, t, stream, hash, progress, stop);
+    return r;
+}
+
+FeatureTrainResult resumeDictionaryTraining(const Model& model, const std::string& stateDir,
+                                            const FeatureTrainCallback& progress, const std::atomic<bool>* stop) {
+    const std::string jsonPath = (std::filesystem::path(stateDir) / kStateJson).string();
+    if (!std::filesystem::exists(jsonPath))
+        throw std::runtime_error("'" + stateDir + "' holds no training state (" + kStateJson + " is missing)");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(readFileBytes(jsonPath));
+        if (j.value("format", "") != "gwb-dictionary-training-state")
+            throw std::runtime_error("not a gwb dictionary training state");
+    } catch (const std::exception& e) {
+        throw std::runtime_error(jsonPath + ": " + e.what());
+    }
+    const std::string hash = modelWeightsHash(model);
+    if (j.value("model_hash", "") != hash)
+        throw std::invalid_argument("the training state in '" + stateDir + "' was made on other weights than model '" +
+                                    model.displayName() + "'");
+    Trainer t;
+    t.o = optionsFromJson(j.at("options"));
+    t.o.stateDir = stateDir;
+    t.dIn = j.at("d_in");
+    t.step = j.at("step");
+    t.steps = j.at("steps");
+    t.scale = j.at("scale");
+    t.device = torch::Device(resolveDevice(t.o.device));
+    const SafetensorsFile f = readSafetensors((std::filesystem::path(stateDir) / kStateTensors).string());
+    auto tensor = [&](const std::string& name) {
+        const auto it = f.tensors.find(name);
+        if (it == f.tensors.end()) throw std::runtime_error(stateDir + ": the state has no tensor " + name);
+        return features::toTensor(it->second.toArray(), t.device);
+    };
+    const char* names[] = {"W_enc", "b_enc", "W_dec", "b_dec"};
+    for (size_t i = 0; i < 4; ++i) {
+        *t.params()[i] = tensor(names[i]).set_requires_grad(true);
+        t.m[i] = tensor(std::string("adam_m.") + names[i]);
+        t.v[i] = tensor(std::string("adam_v.") + names[i]);
+    }
+    t.stepsSinceFired = tensor("steps_since_fired");
+    features::ActivationStream stream(model, t.o.site, features::corpusWindows(model, t.o.files, t.o.contextSize),
+                                      t.o.bufferWindows, t.o.seed);
+    stream.seek(j.at("stream_buffer"), j.at("stream_offset"));
+    torch::AutoGradMode grad(true);
+    return runTraining(model, t, stream, hash, progress, stop);
+}
+
+FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTrainOptions& options,
+                                         Dictionary* initial, const FeatureTrainCallback& progress,
+                                         const std::atomic<bool>* stop) {
+    if (rows.rank() != 2 || rows.dim(0) < 1)
+        throw std::invalid_argument("the rows must be a non-empty rows x d_in array, not " + shapeText(rows.shape));
+    checkOptions(options, rows.dim(1));
+    Trainer t;
+    t.o = options;
+    t.dIn = rows.dim(1);
+    t.device = torch::Device(resolveDevice(options.device));
+    t.steps = (options.tokens + options.batch - 1) / options.batch;
+    const torch::Tensor all = features::toTensor(rows);
+    t.scale = scaleOf(all);
+    const torch::Tensor scaled = all * static_cast<float>(t.scale);
+    {
+        torch::NoGradGuard noGrad;
+        t.initialise(scaled);
+    }
+    if (initial) {
+        *initial = t.folded(options.site);
+        initial->config.trainedTokens = 0;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const int64_t n = scaled.size(0);
+    torch::AutoGradMode grad(true);
+    while (t.step < t.steps && !(stop && stop->load())) {
+        std::vector<int64_t> idx(static_cast<size_t>(options.batch));
+        for (int64_t i = 0; i < options.batch; ++i)
+            idx[static_cast<size_t>(i)] = (t.step * options.batch + i) % n;
+        t.trainStep(scaled.index_select(0, torch::tensor(idx, torch::kLong)));
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (progress && !progress(progressOf(t, secs, 0))) break;
+    }
+    FeatureTrainResult r;
+    r.dictionary = t.folded(options.site);
+    r.complete = t.step >= t.steps;
+    r.steps = t.step;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.tokensPerSecond = r.seconds > 0 ? static_cast<double>(t.step * options.batch) / r.seconds : 0;
+    return r;
+}
+
+} // namespace gwb::engine
