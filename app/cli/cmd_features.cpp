@@ -100,13 +100,13 @@ int featuresTrain(const QStringList& args) {
                                     QStringLiteral("N"), QStringLiteral("2000000"));
     const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Rows per step (default 4096)."),
                                    QStringLiteral("B"), QStringLiteral("4096"));
-    const QCommandLineOption lr(QStringLiteral("lr"), QStringLiteral("Adam learning rate (default 0.0004)."),
-                                QStringLiteral("LR"), QStringLiteral("0.0004"));
+    const QCommandLineOption lr(QStringLiteral("lr"), QStringLiteral("Adam learning rate (default 0.002)."),
+                                QStringLiteral("LR"), QStringLiteral("0.002"));
     const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Seed (default 0)."), QStringLiteral("S"),
                                   QStringLiteral("0"));
     const QCommandLineOption resume(QStringLiteral("resume"), QStringLiteral("Go on from OUT/state."));
-    p.addOptions({c.model, site, c.corpus, out, arch, dSae, k, l1, tokens, batch, c.context, lr, seed, resume,
-                  c.device, c.threads});
+    p.addOptions({c.model, site, c.corpus, out, arch, dSae, k, l1, tokens, batch, c.context, lr, seed, resume, c.device,
+                  c.threads});
     p.process(args);
     if (!p.isSet(out)) throw std::invalid_argument("--out DIR is required");
     const QString dir = p.value(out);
@@ -148,7 +148,8 @@ int featuresTrain(const QStringList& args) {
     }
     if (line.tty()) std::fprintf(stderr, "\n");
     if (!r.complete) {
-        std::fprintf(stderr, "gwb features train: stopped by %s at step %lld; the state is in %s (go on with --resume)\n",
+        std::fprintf(stderr,
+                     "gwb features train: stopped by %s at step %lld; the state is in %s (go on with --resume)\n",
                      gwb::app::StopSignals::name(), static_cast<long long>(r.steps), stateDir.c_str());
         return gwb::app::StopSignals::exitCode(1);
     }
@@ -206,8 +207,8 @@ int featuresEval(const QStringList& args) {
     std::printf("site: %s (%lld features, %s)\nrows: %lld\nexplained variance: %.4f\nL0: %.2f\ndead fraction: %.4f\n"
                 "loss clean: %.4f nats\nloss spliced: %.4f nats\nloss zero-ablated: %.4f nats\nloss recovered: %.4f\n",
                 d.config.site.c_str(), static_cast<long long>(d.config.dSae), d.config.architecture.c_str(),
-                static_cast<long long>(q.rows), q.explainedVariance, q.l0, q.deadFraction, q.lossClean,
-                q.lossSpliced, q.lossZero, q.lossRecovered);
+                static_cast<long long>(q.rows), q.explainedVariance, q.l0, q.deadFraction, q.lossClean, q.lossSpliced,
+                q.lossZero, q.lossRecovered);
     if (p.isSet(json)) writeText(p.value(json), qualityJson(q).dump(2) + "\n");
     return 0;
 }
@@ -243,8 +244,8 @@ nlohmann::ordered_json summaryJson(const FeatureSummary& s, const Dictionary& d,
             {"promoted", reads(s.promoted)},
             {"suppressed", reads(s.suppressed)},
             {"reading_layer", s.readingLayer},
-            {"reading_share", std::isfinite(s.readingShare) ? nlohmann::ordered_json(s.readingShare)
-                                                            : nlohmann::ordered_json(nullptr)}};
+            {"reading_share",
+             std::isfinite(s.readingShare) ? nlohmann::ordered_json(s.readingShare) : nlohmann::ordered_json(nullptr)}};
 }
 
 std::vector<int64_t> featureList(const QCommandLineParser& p, const QCommandLineOption& o) {
@@ -253,7 +254,8 @@ std::vector<int64_t> featureList(const QCommandLineParser& p, const QCommandLine
         for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
             bool ok = false;
             const qlonglong f = part.trimmed().toLongLong(&ok);
-            if (!ok || f < 0) throw std::invalid_argument("--feature takes feature numbers, not '" + part.toStdString() + "'");
+            if (!ok || f < 0)
+                throw std::invalid_argument("--feature takes feature numbers, not '" + part.toStdString() + "'");
             out.push_back(f);
         }
     return out;
@@ -262,11 +264,13 @@ std::vector<int64_t> featureList(const QCommandLineParser& p, const QCommandLine
 int featuresTopOrExport(const QStringList& args, bool exportAll) {
     QCommandLineParser p;
     p.setApplicationDescription(
-        exportAll ? QStringLiteral("Write the dashboard data of every feature (or the --feature ones) as JSON: top-activating\n"
-                                   "contexts with the activation on each token, activation histograms, the decoder\n"
-                                   "direction read through the unembedding, the reading-subspace share.")
-                  : QStringLiteral("Top-activating contexts of features over text files, with the activation on each token,\n"
-                                   "the histogram summary, the unembedding read and the reading-subspace share."));
+        exportAll
+            ? QStringLiteral(
+                  "Write the dashboard data of every feature (or the --feature ones) as JSON: top-activating\n"
+                  "contexts with the activation on each token, activation histograms, the decoder\n"
+                  "direction read through the unembedding, the reading-subspace share.")
+            : QStringLiteral("Top-activating contexts of features over text files, with the activation on each token,\n"
+                             "the histogram summary, the unembedding read and the reading-subspace share."));
     p.addHelpOption();
     Common c;
     const QCommandLineOption dict(QStringLiteral("dict"), QStringLiteral("Dictionary folder."), QStringLiteral("DIR"));

@@ -561,3 +561,6 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(".torch", __name__)
     raise AttributeError(f"module 'gwb' has no attribute {name!r}")
+
+
+from . import features  # noqa: E402 (after Model: gwb.features uses the package helpers)

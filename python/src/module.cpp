@@ -19,6 +19,8 @@
 #include "gwb/engine/trace_npz.h"
 #include "gwb/engine/tracer.h"
 
+#include "bindings_common.h"
+
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -34,64 +36,15 @@
 
 namespace py = pybind11;
 using namespace gwb::engine;
+using namespace gwb::python;
 
 namespace {
-
-/// A numpy array that owns `a`'s values (moved, not copied).
-template <typename T> py::array toNumpy(Array<T>&& a) {
-    auto* values = new std::vector<T>(std::move(a.data));
-    py::capsule owner(values, [](void* p) { delete static_cast<std::vector<T>*>(p); });
-    std::vector<py::ssize_t> shape(a.shape.begin(), a.shape.end());
-    return py::array_t<T>(shape, values->data(), owner);
-}
 
 py::dict membersToDict(std::vector<NpzMember>&& members) {
     py::dict out;
     for (NpzMember& m : members)
         out[py::str(m.name)] = std::visit([](auto& a) { return toNumpy(std::move(a)); }, m.values);
     return out;
-}
-
-/// The first Python exception (a hook's, or KeyboardInterrupt from a progress report) raised while
-/// the engine worked; the engine is stopped by a C++ exception and this one is raised again.
-struct Pending {
-    std::exception_ptr error;
-    void rethrowIfAny() {
-        if (error) {
-            std::exception_ptr e = error;
-            error = nullptr;
-            std::rethrow_exception(e);
-        }
-    }
-};
-
-struct Stopped : std::exception {
-    const char* what() const noexcept override { return "stopped by Python"; }
-};
-
-/// Calls fn with the GIL released; a Python exception kept in `pending` is raised instead of the
-/// engine's stop.
-template <typename Fn> auto withoutGil(Pending& pending, Fn&& fn) -> decltype(fn()) {
-    try {
-        py::gil_scoped_release release;
-        return fn();
-    } catch (...) {
-        pending.rethrowIfAny();
-        throw;
-    }
-}
-
-/// Checks Ctrl-C and calls the Python progress callback (may be None) with the GIL held.
-bool reportProgress(Pending& pending, const py::object& callback, double fraction) {
-    py::gil_scoped_acquire gil;
-    try {
-        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-        if (!callback.is_none()) callback(fraction);
-    } catch (py::error_already_set&) {
-        pending.error = std::current_exception();
-        return false;
-    }
-    return true;
 }
 
 /// Models whose forward pass with hooks is running on this thread: a hook that runs the same
@@ -111,11 +64,6 @@ struct HookedRun {
     ~HookedRun() { t_hooked.pop_back(); }
     HookedRun(const HookedRun&) = delete;
     HookedRun& operator=(const HookedRun&) = delete;
-};
-
-struct PyModel {
-    Model model;
-    py::dict report; ///< the import report (empty for a .gwb)
 };
 
 py::dict reportDict(const ImportReport& r) {
@@ -564,6 +512,7 @@ PYBIND11_MODULE(_gwb, m) {
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         },
         py::arg("model"), py::arg("what"), py::arg("ids"));
+    registerFeatures(m);
     m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
     m.def("builtin_layouts", &builtinLayoutNames);
 }

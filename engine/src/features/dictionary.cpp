@@ -53,8 +53,8 @@ void checkShapes(const Dictionary& d, const std::string& what) {
     auto expect = [&](const FloatArray& a, std::vector<int64_t> shape, const char* name) {
         if (a.shape != shape)
             throw std::runtime_error(what + ": " + name + " has shape " + shapeText(a.shape) + ", expected " +
-                                     shapeText(shape) + " (d_in " + std::to_string(n) + ", d_sae " +
-                                     std::to_string(m) + ")");
+                                     shapeText(shape) + " (d_in " + std::to_string(n) + ", d_sae " + std::to_string(m) +
+                                     ")");
     };
     expect(d.wEnc, {n, m}, "W_enc");
     expect(d.bEnc, {m}, "b_enc");
@@ -80,8 +80,8 @@ FloatArray Dictionary::encode(const FloatArray& x) const {
     if (x.rank() != 2 || x.dim(1) != config.dIn)
         throw std::invalid_argument("encode: activations of shape " + shapeText(x.shape) + ", expected rows x " +
                                     std::to_string(config.dIn));
-    const torch::Tensor pre = (features::toTensor(x) - features::toTensor(bDec)).matmul(features::toTensor(wEnc)) +
-                              features::toTensor(bEnc);
+    const torch::Tensor pre =
+        (features::toTensor(x) - features::toTensor(bDec)).matmul(features::toTensor(wEnc)) + features::toTensor(bEnc);
     return features::toArray(features::activate(pre, config.architecture, config.k));
 }
 
@@ -122,7 +122,8 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
     j["hook_layer"] = hookLayer(c.site);
     j["hook_head_index"] = nullptr;
     j["activation_fn_str"] = c.architecture == "topk" ? "topk" : "relu";
-    j["activation_fn_kwargs"] = c.architecture == "topk" ? nlohmann::ordered_json{{"k", c.k}} : nlohmann::ordered_json::object();
+    j["activation_fn_kwargs"] =
+        c.architecture == "topk" ? nlohmann::ordered_json{{"k", c.k}} : nlohmann::ordered_json::object();
     if (c.architecture == "topk") j["k"] = c.k;
     j["apply_b_dec_to_input"] = true;
     j["finetuning_scaling_factor"] = false;
@@ -161,7 +162,8 @@ Dictionary loadDictionary(const std::string& dir) {
         c.dIn = j.at("d_in").get<int64_t>();
         c.dSae = j.at("d_sae").get<int64_t>();
         c.site = j.at("hook_name").get<std::string>();
-        const std::string fn = j.value("activation_fn_str", std::string(j.value("architecture", "") == "topk" ? "topk" : "relu"));
+        const std::string fn =
+            j.value("activation_fn_str", std::string(j.value("architecture", "") == "topk" ? "topk" : "relu"));
         if (fn != "topk" && fn != "relu")
             throw std::runtime_error("activation '" + fn + "' is not one gwb reads (topk, relu)");
         c.architecture = fn;
@@ -225,9 +227,9 @@ void checkDictionaryFits(const Dictionary& d, const Model& model) {
                                     d.config.site + "', model '" + model.displayName() + "' has " +
                                     std::to_string(shape.back()) + " there");
     if (!d.config.modelHash.empty() && d.config.modelHash != modelWeightsHash(model))
-        throw std::invalid_argument("the dictionary was trained on model '" + d.config.modelName +
-                                    "' (weights " + d.config.modelHash + "), not on '" + model.displayName() +
-                                    "' (weights " + modelWeightsHash(model) + ")");
+        throw std::invalid_argument("the dictionary was trained on model '" + d.config.modelName + "' (weights " +
+                                    d.config.modelHash + "), not on '" + model.displayName() + "' (weights " +
+                                    modelWeightsHash(model) + ")");
 }
 
 } // namespace gwb::engine

@@ -40,8 +40,8 @@ torch::Tensor windowFeatures(const Model& model, const Dictionary& d, const std:
                              torch::Tensor* rowsOut = nullptr) {
     const torch::Tensor rows = features::siteRows(model, d.config.site, ids);
     if (rowsOut) *rowsOut = rows;
-    const torch::Tensor pre = (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
-                              features::toTensor(d.bEnc);
+    const torch::Tensor pre =
+        (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) + features::toTensor(d.bEnc);
     return features::activate(pre, d.config.architecture, d.config.k);
 }
 
@@ -59,8 +59,8 @@ int readingLayerOf(const Model& model, const std::string& site) {
 
 } // namespace
 
-SiteActivations readSiteActivations(const Model& model, const std::string& site,
-                                    const std::vector<std::string>& files, int64_t contextSize, int64_t maxRows) {
+SiteActivations readSiteActivations(const Model& model, const std::string& site, const std::vector<std::string>& files,
+                                    int64_t contextSize, int64_t maxRows) {
     torch::NoGradGuard noGrad;
     hookSiteShape(model, site, 4); // names the valid sites for a wrong one
     SiteActivations out;
@@ -153,10 +153,9 @@ DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& d, co
 }
 
 std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictionary& d,
-                                              const std::vector<std::string>& files,
-                                              const std::vector<int64_t>& wanted, int64_t top, int64_t before,
-                                              int64_t after, int64_t contextSize, int64_t maxWindows,
-                                              const std::atomic<bool>* stop) {
+                                              const std::vector<std::string>& files, const std::vector<int64_t>& wanted,
+                                              int64_t top, int64_t before, int64_t after, int64_t contextSize,
+                                              int64_t maxWindows, const std::atomic<bool>* stop) {
     torch::NoGradGuard noGrad;
     checkDictionaryFits(d, model);
     std::vector<int64_t> feats = wanted;

@@ -46,9 +46,9 @@ struct Trainer {
     int64_t dIn = 0;
     double scale = 1;
     torch::Device device{torch::kCPU};
-    torch::Tensor wEnc, bEnc, wDec, bDec;   // requires_grad
-    std::array<torch::Tensor, 4> m, v;      // Adam moments
-    torch::Tensor stepsSinceFired;          // float, d_sae
+    torch::Tensor wEnc, bEnc, wDec, bDec; // requires_grad
+    std::array<torch::Tensor, 4> m, v;    // Adam moments
+    torch::Tensor stepsSinceFired;        // float, d_sae
     int64_t step = 0, steps = 0;
     double lastMse = 0, lastExplained = 0, lastL0 = 0;
 
@@ -222,11 +222,21 @@ FeatureTrainProgress progressOf(const Trainer& t, double seconds, double harvest
 }
 
 nlohmann::json optionsJson(const FeatureTrainOptions& o) {
-    return {{"site", o.site},           {"files", o.files},     {"architecture", o.architecture},
-            {"d_sae", o.dSae},          {"k", o.k},             {"l1", o.l1},
-            {"tokens", o.tokens},       {"batch", o.batch},     {"context_size", o.contextSize},
-            {"buffer_windows", o.bufferWindows}, {"lr", o.lr}, {"dead_after_tokens", o.deadAfterTokens},
-            {"aux_coefficient", o.auxCoefficient}, {"seed", o.seed}, {"device", o.device}};
+    return {{"site", o.site},
+            {"files", o.files},
+            {"architecture", o.architecture},
+            {"d_sae", o.dSae},
+            {"k", o.k},
+            {"l1", o.l1},
+            {"tokens", o.tokens},
+            {"batch", o.batch},
+            {"context_size", o.contextSize},
+            {"buffer_windows", o.bufferWindows},
+            {"lr", o.lr},
+            {"dead_after_tokens", o.deadAfterTokens},
+            {"aux_coefficient", o.auxCoefficient},
+            {"seed", o.seed},
+            {"device", o.device}};
 }
 
 FeatureTrainOptions optionsFromJson(const nlohmann::json& j) {

@@ -79,12 +79,12 @@ struct FeatureTrainOptions {
     int64_t dSae = 1024;
     int64_t k = 32;
     double l1 = 1.0;
-    int64_t tokens = 2'000'000;   ///< activation rows to train on (files are repeated as needed)
-    int64_t batch = 4096;         ///< rows per step
-    int64_t contextSize = 128;    ///< tokens per window (<= max_len)
-    int64_t bufferWindows = 64;   ///< windows mixed in one shuffle buffer
-    double lr = 4e-4;             ///< Adam (betas 0.9, 0.999, eps 1e-8)
-    int64_t deadAfterTokens = 0;  ///< a feature not firing for this many rows is dead (0 = tokens / 10)
+    int64_t tokens = 2'000'000;       ///< activation rows to train on (files are repeated as needed)
+    int64_t batch = 4096;             ///< rows per step
+    int64_t contextSize = 128;        ///< tokens per window (<= max_len)
+    int64_t bufferWindows = 64;       ///< windows mixed in one shuffle buffer
+    double lr = 2e-3;                 ///< Adam (betas 0.9, 0.999, eps 1e-8)
+    int64_t deadAfterTokens = 0;      ///< a feature not firing for this many rows is dead (0 = tokens / 10)
     double auxCoefficient = 1.0 / 32; ///< TopK: AuxK loss weight (Gao et al. 2024), k_aux = d_in / 2
     uint64_t seed = 0;
     std::string device = "auto"; ///< where the dictionary trains (the model stays where it is)
@@ -94,10 +94,10 @@ struct FeatureTrainOptions {
 struct FeatureTrainProgress {
     int64_t step = 0, steps = 0;
     int64_t tokens = 0;
-    double mse = 0;           ///< last step's mean squared error per row (scaled units)
-    double explained = 0;     ///< last batch's explained variance
-    double l0 = 0;            ///< last batch's mean active features per row
-    double deadFraction = 0;  ///< features not firing for deadAfterTokens rows
+    double mse = 0;          ///< last step's mean squared error per row (scaled units)
+    double explained = 0;    ///< last batch's explained variance
+    double l0 = 0;           ///< last batch's mean active features per row
+    double deadFraction = 0; ///< features not firing for deadAfterTokens rows
     double seconds = 0;
     double harvestSeconds = 0; ///< of which: forward passes reading the site
 };
@@ -106,7 +106,7 @@ using FeatureTrainCallback = std::function<bool(const FeatureTrainProgress&)>;
 
 struct FeatureTrainResult {
     Dictionary dictionary;
-    bool complete = false;  ///< false: stopped early; with stateDir, resumeFeatureTraining goes on
+    bool complete = false; ///< false: stopped early; with stateDir, resumeFeatureTraining goes on
     int64_t steps = 0;
     double seconds = 0;
     double tokensPerSecond = 0;
@@ -141,27 +141,27 @@ FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTr
 /// in file order), at most maxRows; offset sites without rows t < D. Also the token id and the
 /// (window, position) of each row. Used by evaluation, dashboards and the tests.
 struct SiteActivations {
-    FloatArray rows;                 ///< n x d_in
-    std::vector<int32_t> tokens;     ///< n
-    std::vector<int64_t> window;     ///< n: global window index
-    std::vector<int64_t> position;   ///< n: position in its window
+    FloatArray rows;                             ///< n x d_in
+    std::vector<int32_t> tokens;                 ///< n
+    std::vector<int64_t> window;                 ///< n: global window index
+    std::vector<int64_t> position;               ///< n: position in its window
     std::vector<std::vector<int32_t>> windowIds; ///< each window's token ids
 };
-SiteActivations readSiteActivations(const Model& model, const std::string& site,
-                                    const std::vector<std::string>& files, int64_t contextSize, int64_t maxRows);
+SiteActivations readSiteActivations(const Model& model, const std::string& site, const std::vector<std::string>& files,
+                                    int64_t contextSize, int64_t maxRows);
 
 /// The standard quality figures on held-out text.
 struct DictionaryQuality {
-    int64_t rows = 0;            ///< activation rows scored
+    int64_t rows = 0;             ///< activation rows scored
     double explainedVariance = 0; ///< 1 - sum ||x - x^||^2 / sum ||x - mean x||^2
-    double mse = 0;              ///< mean ||x - x^||^2 per row (raw units)
-    double l0 = 0;               ///< mean number of active features per row
-    double deadFraction = 0;     ///< features that fired on no row
-    double lossClean = 0;        ///< next-token cross-entropy (nats), the model as it is
-    double lossSpliced = 0;      ///< with the site replaced by x^ at every position
-    double lossZero = 0;         ///< with the site replaced by zeros
-    double lossRecovered = 0;    ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN when equal
-    int64_t lossTokens = 0;      ///< predictions scored
+    double mse = 0;               ///< mean ||x - x^||^2 per row (raw units)
+    double l0 = 0;                ///< mean number of active features per row
+    double deadFraction = 0;      ///< features that fired on no row
+    double lossClean = 0;         ///< next-token cross-entropy (nats), the model as it is
+    double lossSpliced = 0;       ///< with the site replaced by x^ at every position
+    double lossZero = 0;          ///< with the site replaced by zeros
+    double lossRecovered = 0;     ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN when equal
+    int64_t lossTokens = 0;       ///< predictions scored
 };
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
                                      const std::vector<std::string>& files, int64_t contextSize = 128,
@@ -169,18 +169,18 @@ DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dicti
 
 /// One top-activating context of a feature.
 struct FeatureContext {
-    float activation = 0;           ///< at `position`
+    float activation = 0; ///< at `position`
     int64_t window = 0, position = 0;
-    std::vector<int32_t> ids;         ///< the window's tokens [begin, end)
-    std::vector<float> activations;   ///< the feature at each of them
-    int64_t begin = 0;                ///< position of ids[0] in the window
+    std::vector<int32_t> ids;       ///< the window's tokens [begin, end)
+    std::vector<float> activations; ///< the feature at each of them
+    int64_t begin = 0;              ///< position of ids[0] in the window
 };
 struct FeatureSummary {
     int64_t feature = 0;
-    int64_t rows = 0, fired = 0;         ///< rows scored, rows where it was > 0
+    int64_t rows = 0, fired = 0; ///< rows scored, rows where it was > 0
     float maxActivation = 0;
-    std::vector<FeatureContext> top;     ///< descending activation (ties: earlier row first)
-    std::vector<double> histogramEdges;  ///< bins of its nonzero activations, [0, max]
+    std::vector<FeatureContext> top;    ///< descending activation (ties: earlier row first)
+    std::vector<double> histogramEdges; ///< bins of its nonzero activations, [0, max]
     std::vector<int64_t> histogramCounts;
     /// Decoder direction read through the unembedding (W_dec row . tok_embed^T): most promoted and
     /// most suppressed pieces with their values.

@@ -1,0 +1,136 @@
+"""Sparse dictionaries (SAEs) on a site of either model, with the command line's names:
+
+    d = gwb.features.train(model, "resid.3", ["austen.txt"], d_sae=1024, k=32, tokens=2_000_000)
+    d.save("sae-resid3")                       # SAELens's layout: sae_weights.safetensors + cfg.json
+    gwb.features.eval(model, d, ["held-out.txt"])     # explained variance, L0, dead fraction, loss recovered
+    gwb.features.top(model, d, ["held-out.txt"], [17, 40])   # top-activating contexts and more
+    gwb.features.export(model, d, ["held-out.txt"], "dashboards.json")
+
+Features are named feature.<site>.<index> ("feature.resid.3.17") everywhere. Activations are read
+in raw units: the training scale is folded into the saved weights, as SAELens folds it.
+"""
+
+import json
+import os
+
+import numpy as np
+
+from . import _gwb
+
+Dictionary = _gwb.Dictionary
+
+
+def _files(files):
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    out = [os.fspath(f) for f in files]
+    if not out:
+        raise ValueError("no text files given")
+    for f in out:
+        if not os.path.exists(f):
+            raise FileNotFoundError(f"{f}: no such file")
+    return out
+
+
+def _native(model):
+    return getattr(model, "_m", model)
+
+
+def _dictionary(dictionary):
+    if isinstance(dictionary, (str, os.PathLike)):
+        return load(dictionary)
+    return dictionary
+
+
+def load(path):
+    """Opens a dictionary folder (cfg.json + sae_weights.safetensors)."""
+    return _gwb.features_load(os.fspath(path))
+
+
+def train(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=2_000_000, batch=4096,
+          context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True):
+    """Trains a dictionary on `site` ("resid.3", "mixer.2", "gate.1", "ffn.0", "offset.4.8", "head.2.1")
+    of `model`, with activations streamed from the text files. architecture: "topk" (k active
+    features a token; dead features trained back with the AuxK loss) or "relu" (ReLU + L1 with
+    coefficient l1; dead features resampled). The same arguments give the same weights.
+
+    Ctrl-C stops after the current step; with state_dir the state is kept there and
+    resume(model, state_dir) goes on (ending with the weights of an uninterrupted run).
+    Returns the Dictionary; .complete on the result of train_run says whether it finished."""
+    return train_run(model, site, files, architecture, d_sae, k, l1, tokens, batch, context, lr, seed, device,
+                     state_dir, progress)["dictionary"]
+
+
+def train_run(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=2_000_000, batch=4096,
+              context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True):
+    """train() with the run's record: {"dictionary", "complete", "steps", "seconds", "tokens_per_second"}."""
+    from . import _progress
+    callback, close = _progress(progress, f"features {site}")
+    try:
+        return _gwb.features_train(_native(model), site, _files(files), architecture, int(d_sae), int(k), float(l1),
+                                   int(tokens), int(batch), int(context), float(lr), int(seed), device,
+                                   "" if state_dir is None else os.fspath(state_dir), callback)
+    finally:
+        close()
+
+
+def resume(model, state_dir, progress=True):
+    """Goes on with a stopped train(..., state_dir=...) run; returns the run's record."""
+    from . import _progress
+    callback, close = _progress(progress, "features (resumed)")
+    try:
+        return _gwb.features_resume(_native(model), os.fspath(state_dir), callback)
+    finally:
+        close()
+
+
+def train_on_rows(rows, site="rows", architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=None, batch=4096,
+                  lr=2e-3, seed=0, dead_after_tokens=0, aux_coefficient=1 / 32, device="auto"):
+    """The same trainer on activations you have (rows x d_in, float32), batches taken in order and
+    wrapping around. Returns {"dictionary", "initial" (before the first step), "steps", ...}."""
+    rows = np.ascontiguousarray(rows, dtype=np.float32)
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise ValueError(f"rows must be a non-empty 2-D array, not shape {list(rows.shape)}")
+    tokens = rows.shape[0] if tokens is None else int(tokens)
+    return _gwb.features_train_on_rows(rows, site, architecture, int(d_sae), int(k), float(l1), tokens, int(batch),
+                                       float(lr), int(seed), int(dead_after_tokens), float(aux_coefficient), device)
+
+
+def eval(model, dictionary, files, context=None, max_windows=0):  # noqa: A001 (the command's name)
+    """Explained variance, L0, dead fraction and the next-token loss clean / with the reconstruction
+    spliced in / with the site zeroed, and the fraction of loss recovered, on held-out text."""
+    d = _dictionary(dictionary)
+    return _gwb.features_eval(_native(model), d, _files(files), int(context or d.config["context_size"]),
+                              int(max_windows))
+
+
+def top(model, dictionary, files, features=None, n=10, before=8, after=4, context=None, max_windows=0):
+    """Per feature: its top-activating contexts (pieces with the feature's activation on each), the
+    histogram of its nonzero activations, the pieces its decoder direction promotes and suppresses
+    through the unembedding, and for a Grassmann layer's input the share of that direction in the
+    layer's reading subspace row(W_red)."""
+    d = _dictionary(dictionary)
+    if features is None:
+        features = []
+    elif isinstance(features, (int, np.integer)):
+        features = [int(features)]
+    return _gwb.features_summaries(_native(model), d, _files(files), [int(f) for f in features], int(n), int(before),
+                                   int(after), int(context or d.config["context_size"]), int(max_windows))
+
+
+def export(model, dictionary, files, out, features=None, n=10, context=None, max_windows=0):
+    """Writes the dashboards of every feature (or `features`) as JSON, as `gwb features export` does."""
+    d = _dictionary(dictionary)
+    sums = top(model, d, files, features, n=n, context=context, max_windows=max_windows)
+    doc = {"format": "gwb-feature-dashboards", "version": 1, "site": d.config["site"],
+           "model": getattr(_native(model), "name", ""), "features": sums}
+    tmp = os.fspath(out) + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, os.fspath(out))
+    return os.fspath(out)
+
+
+def activations(model, site, files, context=128, max_rows=0):
+    """A site's rows over the windows of text files: {"rows" (n x d_in), "tokens", "window", "position"}."""
+    return _gwb.features_site_activations(_native(model), site, _files(files), int(context), int(max_rows))

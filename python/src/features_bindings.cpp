@@ -1,0 +1,251 @@
+// gwb._gwb's sparse-dictionary functions (gwb/engine/features.h); gwb/features.py is the public
+// API on them, with the command line's names: train, eval, top, export.
+
+#include "bindings_common.h"
+
+#include "gwb/engine/features.h"
+#include "gwb/engine/tokenizer.h"
+
+#include <pybind11/stl.h>
+
+#include <cmath>
+
+namespace gwb::python {
+namespace {
+
+using namespace gwb::engine;
+
+FloatArray fromNumpy(const py::array_t<float, py::array::c_style | py::array::forcecast>& a, const char* what) {
+    if (a.ndim() != 2) throw std::invalid_argument(std::string(what) + " must be a 2-D array (rows x d_in)");
+    FloatArray out;
+    out.shape = {static_cast<int64_t>(a.shape(0)), static_cast<int64_t>(a.shape(1))};
+    out.data.assign(a.data(), a.data() + a.size());
+    return out;
+}
+
+py::dict configDict(const DictionaryConfig& c) {
+    py::dict d;
+    d["architecture"] = c.architecture;
+    d["site"] = c.site;
+    d["d_in"] = c.dIn;
+    d["d_sae"] = c.dSae;
+    d["k"] = c.k;
+    d["l1"] = c.l1;
+    d["model_name"] = c.modelName;
+    d["model_hash"] = c.modelHash;
+    d["context_size"] = c.contextSize;
+    d["scaling"] = c.scaling;
+    d["corpus"] = c.corpus;
+    d["trained_tokens"] = c.trainedTokens;
+    d["seed"] = c.seed;
+    return d;
+}
+
+FeatureTrainOptions trainOptions(const std::string& site, const std::vector<std::string>& files,
+                                 const std::string& architecture, int64_t dSae, int64_t k, double l1, int64_t tokens,
+                                 int64_t batch, int64_t context, double lr, uint64_t seed, const std::string& device,
+                                 const std::string& stateDir) {
+    FeatureTrainOptions o;
+    o.site = site;
+    o.files = files;
+    o.architecture = architecture;
+    o.dSae = dSae;
+    o.k = k;
+    o.l1 = l1;
+    o.tokens = tokens;
+    o.batch = batch;
+    o.contextSize = context;
+    o.lr = lr;
+    o.seed = seed;
+    o.device = device;
+    o.stateDir = stateDir;
+    return o;
+}
+
+py::dict resultDict(FeatureTrainResult&& r) {
+    py::dict d;
+    d["dictionary"] = std::move(r.dictionary);
+    d["complete"] = r.complete;
+    d["steps"] = r.steps;
+    d["seconds"] = r.seconds;
+    d["tokens_per_second"] = r.tokensPerSecond;
+    return d;
+}
+
+/// Engine progress -> the Python callback (fraction done); Ctrl-C or a raising callback stops.
+FeatureTrainCallback progressOf(Pending& pending, const py::object& callback) {
+    return [&pending, callback](const FeatureTrainProgress& p) {
+        return reportProgress(pending, callback, p.steps > 0 ? static_cast<double>(p.step) / p.steps : 1.0);
+    };
+}
+
+py::object finite(double v) {
+    return std::isfinite(v) ? py::object(py::float_(v)) : py::object(py::none());
+}
+
+} // namespace
+
+void registerFeatures(py::module_& m) {
+    py::class_<Dictionary>(m, "Dictionary")
+        .def_property_readonly("config", [](const Dictionary& d) { return configDict(d.config); })
+        .def_property_readonly("W_enc", [](const Dictionary& d) { return toNumpy(FloatArray(d.wEnc)); })
+        .def_property_readonly("b_enc", [](const Dictionary& d) { return toNumpy(FloatArray(d.bEnc)); })
+        .def_property_readonly("W_dec", [](const Dictionary& d) { return toNumpy(FloatArray(d.wDec)); })
+        .def_property_readonly("b_dec", [](const Dictionary& d) { return toNumpy(FloatArray(d.bDec)); })
+        .def("encode",
+             [](const Dictionary& d, const py::array_t<float, py::array::c_style | py::array::forcecast>& x) {
+                 return toNumpy(d.encode(fromNumpy(x, "the activations")));
+             })
+        .def("decode",
+             [](const Dictionary& d, const py::array_t<float, py::array::c_style | py::array::forcecast>& z) {
+                 return toNumpy(d.decode(fromNumpy(z, "the feature activations")));
+             })
+        .def("feature_name", &Dictionary::featureName)
+        .def("save",
+             [](const Dictionary& d, const py::object& dir) {
+                 saveDictionary(d, py::str(py::module_::import("os").attr("fspath")(dir)).cast<std::string>());
+             })
+        .def("__repr__", [](const Dictionary& d) {
+            return "<gwb.features.Dictionary " + d.config.site + ": " + std::to_string(d.config.dSae) + " features, " +
+                   (d.config.architecture == "topk" ? "topk k=" + std::to_string(d.config.k) : std::string("relu")) +
+                   ", d_in " + std::to_string(d.config.dIn) + ">";
+        });
+
+    m.def("features_load", &loadDictionary, py::arg("dir"));
+    m.def(
+        "features_train",
+        [](PyModel& s, const std::string& site, const std::vector<std::string>& files, const std::string& architecture,
+           int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch, int64_t context, double lr, uint64_t seed,
+           const std::string& device, const std::string& stateDir, const py::object& progress) {
+            const FeatureTrainOptions o = trainOptions(site, files, architecture, dSae, k, l1, tokens, batch, context,
+                                                       lr, seed, device, stateDir);
+            Pending pending;
+            FeatureTrainResult r =
+                withoutGil(pending, [&] { return trainDictionary(s.model, o, progressOf(pending, progress)); });
+            pending.rethrowIfAny();
+            return resultDict(std::move(r));
+        },
+        py::arg("model"), py::arg("site"), py::arg("files"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"),
+        py::arg("l1"), py::arg("tokens"), py::arg("batch"), py::arg("context"), py::arg("lr"), py::arg("seed"),
+        py::arg("device"), py::arg("state_dir"), py::arg("progress"));
+    m.def(
+        "features_resume",
+        [](PyModel& s, const std::string& stateDir, const py::object& progress) {
+            Pending pending;
+            FeatureTrainResult r = withoutGil(
+                pending, [&] { return resumeDictionaryTraining(s.model, stateDir, progressOf(pending, progress)); });
+            pending.rethrowIfAny();
+            return resultDict(std::move(r));
+        },
+        py::arg("model"), py::arg("state_dir"), py::arg("progress"));
+    m.def(
+        "features_train_on_rows",
+        [](const py::array_t<float, py::array::c_style | py::array::forcecast>& rows, const std::string& site,
+           const std::string& architecture, int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch,
+           double lr, uint64_t seed, int64_t deadAfterTokens, double auxCoefficient, const std::string& device) {
+            FeatureTrainOptions o =
+                trainOptions(site, {}, architecture, dSae, k, l1, tokens, batch, 128, lr, seed, device, "");
+            o.deadAfterTokens = deadAfterTokens;
+            o.auxCoefficient = auxCoefficient;
+            const FloatArray x = fromNumpy(rows, "rows");
+            Dictionary initial;
+            Pending pending;
+            FeatureTrainResult r = withoutGil(pending, [&] { return trainDictionaryOnRows(x, o, &initial); });
+            py::dict d = resultDict(std::move(r));
+            d["initial"] = std::move(initial);
+            return d;
+        },
+        py::arg("rows"), py::arg("site"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"), py::arg("l1"),
+        py::arg("tokens"), py::arg("batch"), py::arg("lr"), py::arg("seed"), py::arg("dead_after_tokens"),
+        py::arg("aux_coefficient"), py::arg("device"));
+    m.def(
+        "features_eval",
+        [](PyModel& s, const Dictionary& d, const std::vector<std::string>& files, int64_t context,
+           int64_t maxWindows) {
+            Pending pending;
+            const DictionaryQuality q =
+                withoutGil(pending, [&] { return evaluateDictionary(s.model, d, files, context, maxWindows); });
+            py::dict out;
+            out["rows"] = q.rows;
+            out["explained_variance"] = finite(q.explainedVariance);
+            out["mse"] = finite(q.mse);
+            out["l0"] = finite(q.l0);
+            out["dead_fraction"] = finite(q.deadFraction);
+            out["loss_clean"] = finite(q.lossClean);
+            out["loss_spliced"] = finite(q.lossSpliced);
+            out["loss_zero_ablation"] = finite(q.lossZero);
+            out["loss_recovered"] = finite(q.lossRecovered);
+            out["loss_tokens"] = q.lossTokens;
+            return out;
+        },
+        py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("context"), py::arg("max_windows"));
+    m.def(
+        "features_summaries",
+        [](PyModel& s, const Dictionary& d, const std::vector<std::string>& files, const std::vector<int64_t>& features,
+           int64_t top, int64_t before, int64_t after, int64_t context, int64_t maxWindows) {
+            Pending pending;
+            const std::vector<FeatureSummary> sums = withoutGil(pending, [&] {
+                return summarizeFeatures(s.model, d, files, features, top, before, after, context, maxWindows);
+            });
+            const Tokenizer* tok = s.model.tokenizer().get();
+            auto piece = [&](int32_t id) { return tok ? tok->pieceText(id) : std::to_string(id); };
+            py::list out;
+            for (const FeatureSummary& f : sums) {
+                py::dict e;
+                e["name"] = d.featureName(f.feature);
+                e["feature"] = f.feature;
+                e["rows"] = f.rows;
+                e["fired"] = f.fired;
+                e["max_activation"] = f.maxActivation;
+                py::list tops;
+                for (const FeatureContext& c : f.top) {
+                    py::dict t;
+                    t["activation"] = c.activation;
+                    t["window"] = c.window;
+                    t["position"] = c.position;
+                    t["begin"] = c.begin;
+                    t["ids"] = c.ids;
+                    std::vector<std::string> pieces;
+                    for (int32_t id : c.ids)
+                        pieces.push_back(piece(id));
+                    t["pieces"] = pieces;
+                    t["activations"] = c.activations;
+                    tops.append(t);
+                }
+                e["top"] = tops;
+                e["histogram_edges"] = f.histogramEdges;
+                e["histogram_counts"] = f.histogramCounts;
+                auto reads = [&](const std::vector<std::pair<int32_t, float>>& v) {
+                    py::list l;
+                    for (const auto& [id, value] : v)
+                        l.append(py::make_tuple(piece(id), value));
+                    return l;
+                };
+                e["promoted"] = reads(f.promoted);
+                e["suppressed"] = reads(f.suppressed);
+                e["reading_layer"] = f.readingLayer;
+                e["reading_share"] = finite(f.readingShare);
+                out.append(e);
+            }
+            return out;
+        },
+        py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("features"), py::arg("top"),
+        py::arg("before"), py::arg("after"), py::arg("context"), py::arg("max_windows"));
+    m.def(
+        "features_site_activations",
+        [](PyModel& s, const std::string& site, const std::vector<std::string>& files, int64_t context,
+           int64_t maxRows) {
+            Pending pending;
+            SiteActivations a =
+                withoutGil(pending, [&] { return readSiteActivations(s.model, site, files, context, maxRows); });
+            py::dict out;
+            out["rows"] = toNumpy(std::move(a.rows));
+            out["tokens"] = a.tokens;
+            out["window"] = a.window;
+            out["position"] = a.position;
+            return out;
+        },
+        py::arg("model"), py::arg("site"), py::arg("files"), py::arg("context"), py::arg("max_rows"));
+}
+
+} // namespace gwb::python

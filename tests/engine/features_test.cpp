@@ -1,0 +1,280 @@
+// Sparse dictionaries (gwb/engine/features.h): files round trip in SAELens's layout and broken ones
+// are refused by name; TopK encoding by hand; a dictionary that reconstructs exactly recovers all of
+// the loss; training repeats exactly from its seed, and a run stopped and resumed ends with the
+// uninterrupted run's weights; offset sites leave out rows t < D. (tests/python/test_gwb_features.py
+// checks the trainer against a PyTorch loop, the figures by recomputation, the top contexts by
+// brute force and planted directions.)
+
+#include "engine_test_util.h"
+
+#include "gwb/engine/features.h"
+#include "gwb/engine/hooks.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+using namespace gwb::engine;
+
+namespace {
+
+const Model& bundled() {
+    static const Model m = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/grassmann-austen.gwb", "cpu");
+    return m;
+}
+
+/// About 3000 tokens of plain English in a file.
+std::string corpusFile(const test::TempDir& dir) {
+    const std::string path = dir.file("corpus.txt");
+    std::ofstream f(path);
+    for (int i = 0; i < 120; ++i)
+        f << "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be "
+             "in want of a wife; and Mr. Bennet said number "
+          << i << " to her.\n";
+    return path;
+}
+
+Dictionary smallDictionary(int64_t dIn, int64_t dSae, const std::string& arch, int64_t k) {
+    Dictionary d;
+    d.config.architecture = arch;
+    d.config.site = "resid.1";
+    d.config.dIn = dIn;
+    d.config.dSae = dSae;
+    d.config.k = k;
+    d.wEnc = FloatArray::zeros({dIn, dSae});
+    d.bEnc = FloatArray::zeros({dSae});
+    d.wDec = FloatArray::zeros({dSae, dIn});
+    d.bDec = FloatArray::zeros({dIn});
+    for (size_t i = 0; i < d.wEnc.data.size(); ++i)
+        d.wEnc.data[i] = std::sin(0.7f * static_cast<float>(i));
+    for (size_t i = 0; i < d.wDec.data.size(); ++i)
+        d.wDec.data[i] = std::cos(0.3f * static_cast<float>(i));
+    for (size_t i = 0; i < d.bEnc.data.size(); ++i)
+        d.bEnc.data[i] = 0.1f * static_cast<float>(i % 3) - 0.1f;
+    for (size_t i = 0; i < d.bDec.data.size(); ++i)
+        d.bDec.data[i] = 0.05f * static_cast<float>(i);
+    return d;
+}
+
+} // namespace
+
+TEST(Features, EncodeKeepsTheKLargestOfTheRelu) {
+    const Dictionary d = smallDictionary(4, 6, "topk", 2);
+    const FloatArray x({2, 4}, {1.0f, -0.5f, 0.25f, 2.0f, -1.0f, 0.0f, 0.5f, 0.75f});
+    const FloatArray z = d.encode(x);
+    ASSERT_EQ(z.shape, (std::vector<int64_t>{2, 6}));
+    for (int64_t r = 0; r < 2; ++r) {
+        std::vector<float> pre(6);
+        for (int64_t j = 0; j < 6; ++j) {
+            double s = d.bEnc.data[static_cast<size_t>(j)];
+            for (int64_t i = 0; i < 4; ++i)
+                s += (x.at2(r, i) - d.bDec.data[static_cast<size_t>(i)]) * d.wEnc.at2(i, j);
+            pre[static_cast<size_t>(j)] = static_cast<float>(std::max(0.0, s));
+        }
+        std::vector<float> sorted = pre;
+        std::sort(sorted.rbegin(), sorted.rend());
+        int active = 0;
+        for (int64_t j = 0; j < 6; ++j) {
+            const float want = pre[static_cast<size_t>(j)] >= sorted[1] ? pre[static_cast<size_t>(j)] : 0.0f;
+            EXPECT_NEAR(z.at2(r, j), want, 1e-5) << r << "," << j;
+            active += z.at2(r, j) > 0;
+        }
+        EXPECT_LE(active, 2);
+    }
+    // decode is z W_dec + b_dec
+    const FloatArray xhat = d.decode(z);
+    for (int64_t i = 0; i < 4; ++i) {
+        double s = d.bDec.data[static_cast<size_t>(i)];
+        for (int64_t j = 0; j < 6; ++j)
+            s += z.at2(0, j) * d.wDec.at2(j, i);
+        EXPECT_NEAR(xhat.at2(0, i), s, 1e-5);
+    }
+    EXPECT_EQ(d.featureName(5), "feature.resid.1.5");
+    EXPECT_THROW(d.encode(FloatArray::zeros({2, 3})), std::invalid_argument);
+}
+
+TEST(Features, FilesRoundTripAndBrokenOnesAreRefusedByName) {
+    test::TempDir dir;
+    Dictionary d = smallDictionary(4, 6, "topk", 3);
+    d.config.modelName = "m";
+    d.config.corpus = {"a.txt"};
+    const std::string folder = dir.file("sae");
+    saveDictionary(d, folder);
+    const Dictionary back = loadDictionary(folder);
+    EXPECT_EQ(back.config.site, "resid.1");
+    EXPECT_EQ(back.config.k, 3);
+    EXPECT_EQ(back.config.architecture, "topk");
+    EXPECT_EQ(back.wEnc.data, d.wEnc.data);
+    EXPECT_EQ(back.wDec.data, d.wDec.data);
+    EXPECT_EQ(back.bEnc.data, d.bEnc.data);
+    EXPECT_EQ(back.bDec.data, d.bDec.data);
+    // Not a folder, broken JSON, a wrong shape, k beyond d_sae: each names the file and the problem.
+    auto message = [](const std::string& path) {
+        try {
+            loadDictionary(path);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_NE(message(dir.file("nothing")).find("not a dictionary folder"), std::string::npos);
+    {
+        std::ofstream(folder + "/cfg.json") << "{\"d_in\": 4, \"d_sae\": 7, \"hook_name\": \"resid.1\", "
+                                               "\"activation_fn_str\": \"topk\", \"k\": 3}";
+    }
+    const std::string shape = message(folder);
+    EXPECT_NE(shape.find("W_enc has shape [4, 6], expected [4, 7]"), std::string::npos) << shape;
+    {
+        std::ofstream(folder + "/cfg.json") << "{\"d_in\": 4, \"d_sae\": 6, \"hook_name\": \"resid.1\", "
+                                               "\"activation_fn_str\": \"topk\", \"k\": 9}";
+    }
+    EXPECT_NE(message(folder).find("k = 9 is outside 1..6"), std::string::npos) << message(folder);
+    { std::ofstream(folder + "/cfg.json") << "{ broken"; }
+    EXPECT_NE(message(folder).find("cfg.json: not valid JSON"), std::string::npos) << message(folder);
+}
+
+TEST(Features, AnExactReconstructionRecoversAllOfTheLoss) {
+    // W_enc = [I, -I], ReLU, W_dec = [I; -I]: x^ = relu(x) - relu(-x) = x for every row.
+    const Model& m = bundled();
+    const int64_t d = m.config().dModel;
+    Dictionary dict;
+    dict.config.architecture = "relu";
+    dict.config.site = "mixer.2";
+    dict.config.dIn = d;
+    dict.config.dSae = 2 * d;
+    dict.wEnc = FloatArray::zeros({d, 2 * d});
+    dict.wDec = FloatArray::zeros({2 * d, d});
+    dict.bEnc = FloatArray::zeros({2 * d});
+    dict.bDec = FloatArray::zeros({d});
+    for (int64_t i = 0; i < d; ++i) {
+        dict.wEnc.data[static_cast<size_t>(i * 2 * d + i)] = 1;
+        dict.wEnc.data[static_cast<size_t>(i * 2 * d + d + i)] = -1;
+        dict.wDec.data[static_cast<size_t>(i * d + i)] = 1;
+        dict.wDec.data[static_cast<size_t>((d + i) * d + i)] = -1;
+    }
+    test::TempDir dir;
+    const DictionaryQuality q = evaluateDictionary(m, dict, {corpusFile(dir)}, 64, 4);
+    EXPECT_GT(q.rows, 100);
+    EXPECT_NEAR(q.explainedVariance, 1.0, 1e-6);
+    EXPECT_NEAR(q.lossSpliced, q.lossClean, 1e-5);
+    EXPECT_GT(q.lossZero, q.lossClean + 0.01);
+    EXPECT_NEAR(q.lossRecovered, 1.0, 1e-4);
+}
+
+TEST(Features, TrainingRepeatsFromItsSeedAndResumesExactly) {
+    const Model& m = bundled();
+    test::TempDir dir;
+    FeatureTrainOptions o;
+    o.site = "resid.2";
+    o.files = {corpusFile(dir)};
+    o.dSae = 64;
+    o.k = 4;
+    o.tokens = 8 * 256;
+    o.batch = 256;
+    o.contextSize = 64;
+    o.bufferWindows = 4; // several buffers in 8 steps
+    o.deadAfterTokens = 512;
+    o.device = "cpu";
+    const FeatureTrainResult a = trainDictionary(m, o);
+    const FeatureTrainResult b = trainDictionary(m, o);
+    ASSERT_TRUE(a.complete);
+    EXPECT_EQ(a.steps, 8);
+    EXPECT_EQ(a.dictionary.wDec.data, b.dictionary.wDec.data);
+    EXPECT_EQ(a.dictionary.bEnc.data, b.dictionary.bEnc.data);
+    // Another seed, other weights.
+    FeatureTrainOptions other = o;
+    other.seed = 5;
+    EXPECT_NE(trainDictionary(m, other).dictionary.wDec.data, a.dictionary.wDec.data);
+    // Stopped after 3 steps (as Ctrl-C does), then resumed: the uninterrupted weights.
+    o.stateDir = dir.file("state");
+    const FeatureTrainResult stopped = trainDictionary(m, o, [](const FeatureTrainProgress& p) { return p.step < 3; });
+    EXPECT_FALSE(stopped.complete);
+    EXPECT_EQ(stopped.steps, 3);
+    const FeatureTrainResult resumed = resumeDictionaryTraining(m, o.stateDir);
+    ASSERT_TRUE(resumed.complete);
+    EXPECT_EQ(resumed.steps, 8);
+    EXPECT_EQ(resumed.dictionary.wDec.data, a.dictionary.wDec.data);
+    EXPECT_EQ(resumed.dictionary.wEnc.data, a.dictionary.wEnc.data);
+    EXPECT_EQ(resumed.dictionary.bDec.data, a.dictionary.bDec.data);
+    // The same for ReLU + L1 with a resampling inside the resumed part.
+    o.architecture = "relu";
+    o.l1 = 0.5;
+    o.deadAfterTokens = 256;
+    o.stateDir.clear();
+    const FeatureTrainResult reluA = trainDictionary(m, o);
+    o.stateDir = dir.file("state-relu");
+    ASSERT_FALSE(trainDictionary(m, o, [](const FeatureTrainProgress& p) { return p.step < 1; }).complete);
+    EXPECT_EQ(resumeDictionaryTraining(m, o.stateDir).dictionary.wDec.data, reluA.dictionary.wDec.data);
+    // The dictionary knows its model: another model's weights are refused by name.
+    Model other2 = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/transformer-austen.gwb", "cpu");
+    try {
+        checkDictionaryFits(a.dictionary, other2);
+        ADD_FAILURE() << "a dictionary of another model was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("was trained on model"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Features, BadOptionsAreRefusedByName) {
+    const Model& m = bundled();
+    test::TempDir dir;
+    FeatureTrainOptions o;
+    o.site = "resid.1";
+    o.files = {corpusFile(dir)};
+    o.tokens = 256;
+    o.batch = 256;
+    o.contextSize = 64;
+    auto message = [&](FeatureTrainOptions x) {
+        try {
+            trainDictionary(m, x);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    FeatureTrainOptions x = o;
+    x.site = "head.1.0";
+    EXPECT_NE(message(x).find("a Grassmann model has no heads"), std::string::npos) << message(x);
+    x = o;
+    x.k = 2000;
+    x.dSae = 100;
+    EXPECT_NE(message(x).find("k = 2000 is outside 1..d_sae = 100"), std::string::npos) << message(x);
+    x = o;
+    x.contextSize = 100000;
+    EXPECT_NE(message(x).find("context size 100000"), std::string::npos) << message(x);
+    x = o;
+    x.files = {dir.file("missing.txt")};
+    EXPECT_NE(message(x).find("missing.txt"), std::string::npos) << message(x);
+    x = o;
+    { std::ofstream(dir.file("latin1.txt"), std::ios::binary) << "caf\xe9 au lait"; }
+    x.files = {dir.file("latin1.txt")};
+    EXPECT_NE(message(x).find("latin1.txt' is not UTF-8"), std::string::npos) << message(x);
+    x = o;
+    x.architecture = "jumprelu";
+    EXPECT_NE(message(x).find("architecture 'jumprelu'"), std::string::npos) << message(x);
+}
+
+TEST(Features, OffsetSitesLeaveOutTheRowsWithoutAPair) {
+    const Model& m = bundled();
+    test::TempDir dir;
+    const std::string file = corpusFile(dir);
+    const int D = m.config().layerOffsets[1].back();
+    const std::string site = "offset.1." + std::to_string(D);
+    const SiteActivations a = readSiteActivations(m, site, {file}, 64, 0);
+    const SiteActivations resid = readSiteActivations(m, "resid.1", {file}, 64, 0);
+    int64_t want = 0;
+    for (const auto& w : resid.windowIds)
+        want += std::max<int64_t>(0, static_cast<int64_t>(w.size()) - D);
+    EXPECT_EQ(a.rows.dim(0), want);
+    EXPECT_EQ(a.rows.dim(1), hookSiteShape(m, site, 8).back());
+    for (int64_t p : a.position)
+        EXPECT_GE(p, D);
+    // No zero rows (the rows t < D of the hook's value are all zero).
+    for (int64_t i = 0; i < a.rows.dim(0); ++i) {
+        double s = 0;
+        for (int64_t j = 0; j < a.rows.dim(1); ++j)
+            s += std::abs(a.rows.at2(i, j));
+        ASSERT_GT(s, 0) << "row " << i;
+    }
+}

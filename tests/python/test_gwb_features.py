@@ -1,0 +1,258 @@
+"""gwb.features checked independently: the trainer against a plain PyTorch loop written here, the
+quality figures recomputed from the saved weights with numpy and the hooks API, the top contexts
+by brute force, a planted direction recovered, the files in SAELens's layout."""
+
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import gwb
+from conftest import run_gwb
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "austen", "emma.txt")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    # About 30k tokens of Emma for training, the next 8k characters held out.
+    with open(DATA, encoding="utf-8") as f:
+        text = f.read(160_000)
+    d = tmp_path_factory.mktemp("features")
+    train, held = d / "train.txt", d / "held.txt"
+    train.write_text(text[:150_000], encoding="utf-8")
+    held.write_text(text[150_000:], encoding="utf-8")
+    return str(train), str(held)
+
+
+def reference_training(rows, initial, architecture, k, l1, steps, batch, lr, dead_after_steps, aux):
+    """A plain PyTorch loop: torch.optim.Adam, TopK or ReLU + L1, AuxK on dead features, the
+    decoder gradient's component along each row removed, rows renormalised after each step."""
+    import torch
+    torch.set_num_threads(1)
+    cfg = initial.config
+    s = cfg["scaling"]
+    x_all = torch.tensor(rows, dtype=torch.float32) * s
+    W_enc = torch.tensor(initial.W_enc / s, requires_grad=True)
+    b_enc = torch.tensor(initial.b_enc, requires_grad=True)
+    W_dec = torch.tensor(initial.W_dec * s, requires_grad=True)
+    b_dec = torch.tensor(initial.b_dec * s, requires_grad=True)
+    opt = torch.optim.Adam([W_enc, b_enc, W_dec, b_dec], lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    since = torch.zeros(W_dec.shape[0])
+    n, d_in = x_all.shape
+    for step in range(steps):
+        x = x_all[(step * batch + torch.arange(batch)) % n]
+        pre = (x - b_dec) @ W_enc + b_enc
+        act = torch.relu(pre)
+        if architecture == "topk":
+            vals, idx = act.topk(k, dim=-1)
+            z = torch.zeros_like(act).scatter(-1, idx, vals)
+        else:
+            z = act
+        xhat = z @ W_dec + b_dec
+        loss = ((xhat - x) ** 2).sum(-1).mean()
+        dead = since >= dead_after_steps
+        if architecture == "relu":
+            loss = loss + l1 * z.sum(-1).mean()
+        elif aux > 0 and int(dead.sum()) > 0:
+            k_aux = min(max(1, d_in // 2), int(dead.sum()))
+            e = (x - xhat).detach()
+            masked = torch.where(dead[None, :], act, torch.full_like(act, -1.0))
+            v, i = masked.topk(k_aux, dim=-1)
+            z_aux = torch.zeros_like(act).scatter(-1, i, torch.relu(v))
+            loss = loss + aux * ((z_aux @ W_dec - e) ** 2).sum(-1).mean()
+        opt.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            g = W_dec.grad
+            g -= (g * W_dec).sum(1, keepdim=True) * W_dec
+        opt.step()
+        with torch.no_grad():
+            W_dec /= W_dec.norm(dim=1, keepdim=True)
+            fired = (z > 0).any(0)
+            since += 1
+            since[fired] = 0
+    return {"W_enc": W_enc.detach().numpy() * s, "b_enc": b_enc.detach().numpy(),
+            "W_dec": W_dec.detach().numpy() / s, "b_dec": b_dec.detach().numpy() / s}
+
+
+@pytest.mark.parametrize("architecture", ["topk", "relu"])
+def test_trainer_equals_a_plain_pytorch_loop(grassmann, corpus, architecture):
+    pytest.importorskip("torch")
+    rows = gwb.features.activations(grassmann, "resid.2", [corpus[0]], max_rows=3000)["rows"]
+    steps, batch = 30, 256
+    # TopK: features dead after 2 steps, so the AuxK loss takes part; ReLU: none dead (no resampling).
+    dead_after = 2 * batch if architecture == "topk" else 10**9
+    r = gwb.features.train_on_rows(rows, architecture=architecture, d_sae=96, k=8, l1=0.05, tokens=steps * batch,
+                                   batch=batch, lr=1e-3, seed=3, dead_after_tokens=dead_after, device="cpu")
+    assert r["steps"] == steps and r["complete"]
+    want = reference_training(rows, r["initial"], architecture, 8, 0.05, steps, batch, 1e-3,
+                              -(-dead_after // batch), 1 / 32)
+    got = r["dictionary"]
+    for name in ("W_enc", "b_enc", "W_dec", "b_dec"):
+        a, b = getattr(got, name), want[name]
+        scale = np.abs(b).max()
+        err = np.abs(a - b).max() / scale
+        # float32 arithmetic in two different orders over 30 Adam steps
+        assert err < 2e-4, f"{name}: max |gwb - PyTorch| / max |PyTorch| = {err:.2e}"
+    # the loop moved the weights (the comparison is not of two initialisations)
+    assert np.abs(got.W_dec - r["initial"].W_dec).max() > 1e-2
+
+
+def test_quality_recomputed_from_the_saved_weights(grassmann, corpus, tmp_path):
+    site, ctx = "mixer.1", 64
+    d = gwb.features.train(grassmann, site, [corpus[0]], d_sae=128, k=8, tokens=40_000, batch=1024, context=ctx,
+                           progress=False)
+    d.save(tmp_path / "sae")
+    d = gwb.features.load(tmp_path / "sae")
+    q = gwb.features.eval(grassmann, tmp_path / "sae", [corpus[1]], context=ctx)
+    W_enc, b_enc, W_dec, b_dec = (np.asarray(getattr(d, n), np.float64) for n in ("W_enc", "b_enc", "W_dec", "b_dec"))
+
+    def encode(x):
+        pre = (x - b_dec) @ W_enc + b_enc
+        z = np.maximum(pre, 0)
+        thresh = -np.sort(-z, axis=1)[:, 7:8]  # the 8th largest
+        return np.where(z >= thresh, z, 0)
+
+    # The windows as the engine cuts them: the file tokenized whole, `ctx` tokens each.
+    text = open(corpus[1], encoding="utf-8").read()
+    ids = grassmann.encode(text)
+    windows = [ids[s:s + ctx] for s in range(0, len(ids), ctx) if len(ids[s:s + ctx]) >= 2]
+    xs, zs, ce = [], [], {"clean": 0.0, "spliced": 0.0, "zero": 0.0}
+
+    def nll(logits, w):
+        logits = np.asarray(logits, np.float64)
+        m = logits.max(1, keepdims=True)
+        lp = logits - m - np.log(np.exp(logits - m).sum(1, keepdims=True))
+        return -sum(lp[t, w[t + 1]] for t in range(len(w) - 1))
+
+    for w in windows:
+        seen = {}
+        clean = grassmann.run(w, hooks={site: lambda v, name: seen.setdefault("x", np.array(v))})
+        x = seen["x"].astype(np.float64)
+        z = encode(x)
+        xhat = z @ W_dec + b_dec
+        xs.append(x)
+        zs.append(z)
+        ce["clean"] += nll(clean, w)
+        ce["spliced"] += nll(grassmann.run(w, hooks={site: lambda v, name: xhat.astype(np.float32)}), w)
+        ce["zero"] += nll(grassmann.run(w, hooks={site: lambda v, name: np.zeros_like(v)}), w)
+    x, z = np.concatenate(xs), np.concatenate(zs)
+    xhat = z @ W_dec + b_dec
+    ev = 1 - ((x - xhat) ** 2).sum() / ((x - x.mean(0)) ** 2).sum()
+    n_pred = sum(len(w) - 1 for w in windows)
+    assert q["rows"] == len(x)
+    assert q["loss_tokens"] == n_pred
+    assert q["explained_variance"] == pytest.approx(ev, abs=2e-4)
+    assert q["l0"] == pytest.approx((z > 0).sum(1).mean(), abs=1e-3)
+    assert q["dead_fraction"] == pytest.approx(1 - (z > 0).any(0).mean(), abs=1e-9)
+    assert q["loss_clean"] == pytest.approx(ce["clean"] / n_pred, rel=1e-5)
+    assert q["loss_spliced"] == pytest.approx(ce["spliced"] / n_pred, rel=1e-4)
+    assert q["loss_zero_ablation"] == pytest.approx(ce["zero"] / n_pred, rel=1e-5)
+    want = (ce["zero"] - ce["spliced"]) / (ce["zero"] - ce["clean"])
+    assert q["loss_recovered"] == pytest.approx(want, abs=1e-3)
+    assert 0.3 < q["explained_variance"] < 1
+
+
+def test_top_contexts_are_the_top_rows(grassmann, corpus, tmp_path):
+    d = gwb.features.train(grassmann, "resid.3", [corpus[0]], d_sae=64, k=4, tokens=20_000, batch=1024, context=64,
+                           progress=False)
+    acts = gwb.features.activations(grassmann, "resid.3", [corpus[1]], context=64)
+    z = d.encode(acts["rows"])
+    feats = [int(f) for f in np.argsort(-(z > 0).sum(0))[:3]]  # three that fire often
+    sums = gwb.features.top(grassmann, d, [corpus[1]], feats, n=5, context=64)
+    for s, f in zip(sums, feats):
+        col = z[:, f]
+        order = np.argsort(-col, kind="stable")[:5]  # ties: the earlier row first
+        assert [c["activation"] for c in s["top"]] == pytest.approx(col[order].tolist(), rel=1e-5)
+        assert [(c["window"], c["position"]) for c in s["top"]] == [(acts["window"][i], acts["position"][i])
+                                                                    for i in order]
+        assert s["fired"] == int((col > 0).sum())
+        assert sum(s["histogram_counts"]) == s["fired"]
+        for c in s["top"]:  # the activation shown on the token itself is the one ranked
+            assert c["activations"][c["position"] - c["begin"]] == pytest.approx(c["activation"], rel=1e-5)
+        assert s["name"] == f"feature.resid.3.{f}"
+        assert 0 <= s["reading_share"] <= 1 and s["reading_layer"] == 3
+        assert len(s["promoted"]) == 10 and len(s["suppressed"]) == 10
+
+
+def test_ground_truth_features_are_recovered():
+    # The standard toy: rows are sparse non-negative sums of 64 known unit directions in 32
+    # dimensions (about 4 at a time); every one of them becomes a feature.
+    rng = np.random.default_rng(0)
+    truth = rng.standard_normal((64, 32))
+    truth /= np.linalg.norm(truth, axis=1, keepdims=True)
+    active = rng.random((40_000, 64)) < 4 / 64
+    rows = ((rng.uniform(0.5, 1.5, active.shape) * active) @ truth).astype(np.float32)
+    r = gwb.features.train_on_rows(rows, d_sae=128, k=4, tokens=400_000, batch=1024, lr=4e-3, seed=0, device="cpu")
+    dec = r["dictionary"].W_dec
+    dec = dec / np.linalg.norm(dec, axis=1, keepdims=True)
+    best = (truth @ dec.T).max(1)
+    assert (best > 0.9).all(), f"recovered {np.sum(best > 0.9)} of 64 (worst cosine {best.min():.3f})"
+
+
+def test_a_direction_planted_in_real_activations_is_found(grassmann, corpus):
+    # Real activations, edited: a random direction u added on a random 3% of the rows. Features fire
+    # on exactly those rows, and what they add to the reconstruction there is u. (An SAE may share u
+    # among a few features composed with other content, as SAEs do to save active slots; the
+    # toy above checks one feature per direction.)
+    acts = gwb.features.activations(grassmann, "resid.2", [corpus[0]], max_rows=20_000)
+    orig = acts["rows"]
+    rng = np.random.default_rng(0)
+    on = rng.random(len(orig)) < 0.03
+    u = rng.standard_normal(orig.shape[1]).astype(np.float32)
+    u /= np.linalg.norm(u)
+    size = np.float32(1.5 * np.linalg.norm(orig, axis=1).mean())
+    rows = orig.copy()
+    rows[on] += size * u
+    d = gwb.features.train_on_rows(rows, d_sae=256, k=8, tokens=150_000, batch=1024, lr=4e-3, seed=1,
+                                   device="cpu")["dictionary"]
+    z = d.encode(rows)
+    detectors = ((z[on] > 0).mean(0) > 0.99) & ((z[~on] > 0).mean(0) < 0.01)
+    assert detectors.any(), "no feature fires on the planted rows alone"
+    added = (d.decode(d.encode(rows[on])) - d.decode(d.encode(orig[on]))).mean(0)
+    assert added @ u / np.linalg.norm(added) > 0.99
+    assert np.linalg.norm(added) == pytest.approx(size, rel=0.05)
+
+
+def test_files_are_in_saelens_layout(grassmann, corpus, tmp_path):
+    out = tmp_path / "sae"
+    r = run_gwb("features", "train", "--site", "ffn.2", "--corpus", corpus[0], "--out", out, "--d-sae", 48, "--k", 6,
+                "--tokens", 4096, "--batch", 1024, "--context", 64)
+    assert "dictionary:" in r.stdout
+    cfg = json.loads((out / "cfg.json").read_text())
+    assert cfg["d_in"] == 128 and cfg["d_sae"] == 48 and cfg["hook_name"] == "ffn.2"
+    assert cfg["architecture"] == "topk" and cfg["activation_fn_kwargs"] == {"k": 6}
+    assert cfg["apply_b_dec_to_input"] is True and cfg["normalize_activations"] == "none"
+    raw = (out / "sae_weights.safetensors").read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    shapes = {k: v["shape"] for k, v in header.items() if k != "__metadata__"}
+    assert shapes == {"W_enc": [128, 48], "W_dec": [48, 128], "b_enc": [48], "b_dec": [128]}
+    assert all(v["dtype"] == "F32" for k, v in header.items() if k != "__metadata__")
+    # The same run from Python gives the same weights (one trainer, one seed).
+    d = gwb.features.train(grassmann, "ffn.2", [corpus[0]], d_sae=48, k=6, tokens=4096, batch=1024, context=64,
+                           progress=False)
+    saved = gwb.features.load(out)
+    assert np.array_equal(saved.W_dec, d.W_dec) and np.array_equal(saved.b_enc, d.b_enc)
+
+
+def test_bad_input_is_refused_by_name(grassmann, transformer, corpus, tmp_path):
+    with pytest.raises(ValueError, match="gate"):
+        gwb.features.train(transformer, "gate.1", [corpus[0]], tokens=1024, progress=False)
+    with pytest.raises(ValueError, match="k = 40"):
+        gwb.features.train(grassmann, "resid.1", [corpus[0]], d_sae=32, k=40, tokens=1024, progress=False)
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(ValueError, match="latin1.txt"):
+        gwb.features.train(grassmann, "resid.1", [str(bad)], tokens=1024, progress=False)
+    d = gwb.features.train(grassmann, "resid.1", [corpus[0]], d_sae=32, k=4, tokens=2048, batch=1024, context=64,
+                           progress=False)
+    d.save(tmp_path / "sae")
+    with pytest.raises(ValueError, match="trained on model"):
+        gwb.features.eval(gwb.bundled("transformer"), tmp_path / "sae", [corpus[1]])
+    (tmp_path / "sae" / "cfg.json").write_text("{ not json")
+    with pytest.raises(RuntimeError, match="cfg.json"):
+        gwb.features.load(tmp_path / "sae")
