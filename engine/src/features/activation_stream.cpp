@@ -44,14 +44,25 @@ std::vector<std::vector<int32_t>> corpusWindows(const Model& model, const std::v
     return out;
 }
 
+namespace {
+/// Thrown by the reading hook once it has the value: the rest of the pass (the later blocks and
+/// the unembedding, more than half of a pass at resid.3 of the bundled model) is not needed.
+struct HaveValue {};
+} // namespace
+
 torch::Tensor siteRows(const Model& model, const std::string& site, const std::vector<int32_t>& ids) {
     FloatArray value;
     std::map<std::string, SiteHook> hooks;
     hooks[site] = [&value](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
         value = v;
-        return std::nullopt;
+        throw HaveValue{};
     };
-    runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), hooks);
+    try {
+        runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), hooks);
+    } catch (const HaveValue&) {
+    }
+    if (value.empty() && value.shape.empty())
+        throw std::runtime_error("the forward pass never reached site '" + site + "'");
     const int64_t first = std::min<int64_t>(offsetOfSite(site), value.dim(0));
     const torch::Tensor all = toTensor(value);
     return all.slice(0, first, all.size(0)).contiguous();

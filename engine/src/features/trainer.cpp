@@ -40,6 +40,13 @@ void checkOptions(const FeatureTrainOptions& o, int64_t dIn) {
     if (dIn < 1) bad("the site has no values");
 }
 
+/// Per row b: sum_j vals[b, j] * W[idx[b, j]] (embedding_bag: no B x k x d_in tensor is made).
+torch::Tensor sparseDecode(const torch::Tensor& w, const torch::Tensor& idx, const torch::Tensor& vals) {
+    const int64_t rows = idx.size(0), k = idx.size(1);
+    const torch::Tensor offsets = torch::arange(0, rows * k, k, idx.options());
+    return std::get<0>(torch::embedding_bag(w, idx.reshape({-1}), offsets, false, 0, false, vals.reshape({-1})));
+}
+
 /// Everything that changes during training, in scaled units, on the training device.
 struct Trainer {
     FeatureTrainOptions o;
@@ -83,26 +90,42 @@ struct Trainer {
         x = x.to(device);
         for (torch::Tensor* p : params())
             if (p->grad().defined()) p->mutable_grad().zero_();
-        const torch::Tensor pre = (x - bDec).matmul(wEnc) + bEnc;
-        const torch::Tensor z = features::activate(pre, o.architecture, o.k);
-        const torch::Tensor xhat = z.matmul(wDec) + bDec;
+        const torch::Tensor pre = torch::addmm(bEnc, x - bDec, wEnc);
+        const bool topk = o.architecture == "topk";
+        // TopK decodes its k active features by gathering their decoder rows (a weighted sum per
+        // row: k x d_in multiply-adds instead of d_sae x d_in), as the z W_dec it equals.
+        torch::Tensor z, xhat, fired, active;
+        if (topk && o.k < o.dSae) {
+            const auto [top, idx] = pre.topk(o.k, -1);
+            const torch::Tensor vals = torch::relu(top);
+            xhat = sparseDecode(wDec, idx, vals) + bDec;
+            torch::NoGradGuard noGrad;
+            const torch::Tensor on = vals > 0;
+            fired = torch::zeros({o.dSae}, torch::kBool).to(device).index_fill_(0, idx.masked_select(on), true);
+            active = on;
+        } else {
+            z = features::activate(pre, o.architecture, o.k);
+            xhat = torch::addmm(bDec, z, wDec);
+            torch::NoGradGuard noGrad;
+            fired = (z > 0).any(0);
+            active = z > 0;
+        }
         const torch::Tensor err = xhat - x;
         const torch::Tensor mse = err.pow(2).sum(-1).mean();
         torch::Tensor loss = mse;
         const torch::Tensor dead = stepsSinceFired >= static_cast<float>(deadAfterSteps());
         const int64_t nDead = dead.sum().item<int64_t>();
-        if (o.architecture == "relu") {
+        if (!topk) {
             loss = loss + o.l1 * z.sum(-1).mean();
         } else if (o.auxCoefficient > 0 && nDead > 0) {
             // AuxK: the residual error, explained by the k_aux largest pre-activations among the
             // dead features (decoder without bias).
             const int64_t kAux = std::min<int64_t>(std::max<int64_t>(1, dIn / 2), nDead);
             const torch::Tensor e = (x - xhat).detach();
-            const torch::Tensor masked =
-                torch::where(dead.unsqueeze(0), torch::relu(pre), torch::full_like(pre, -1.0f));
-            const auto [values, indices] = masked.topk(kAux, -1);
-            const torch::Tensor zAux = torch::zeros_like(pre).scatter(-1, indices, torch::relu(values));
-            const torch::Tensor eHat = zAux.matmul(wDec);
+            const torch::Tensor deadIdx = dead.nonzero().flatten();
+            const auto [values, local] = pre.index_select(1, deadIdx).topk(kAux, -1);
+            const torch::Tensor eHat =
+                sparseDecode(wDec, deadIdx.index_select(0, local.flatten()).view_as(local), torch::relu(values));
             loss = loss + o.auxCoefficient * (eHat - e).pow(2).sum(-1).mean();
         }
         loss.backward();
@@ -123,12 +146,11 @@ struct Trainer {
                 p.addcdiv_(m[i], denom, -o.lr / bc1);
             }
             wDec.div_(wDec.norm(2, 1, true));
-            const torch::Tensor fired = (z > 0).any(0);
             stepsSinceFired.add_(1).masked_fill_(fired, 0);
             lastMse = mse.item<double>();
             const double var = (x - x.mean(0)).pow(2).sum(-1).mean().item<double>();
             lastExplained = var > 0 ? 1 - lastMse / var : 0;
-            lastL0 = (z > 0).sum(-1).to(torch::kFloat).mean().item<double>();
+            lastL0 = active.sum().item<double>() / static_cast<double>(x.size(0));
             if (o.architecture == "relu") resampleDead(x, err);
         }
     }
