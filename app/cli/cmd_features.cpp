@@ -7,6 +7,7 @@
 #include "gwb/engine/device.h"
 #include "gwb/engine/features.h"
 #include "gwb/engine/import.h"
+#include "gwb/engine/patch_input.h"
 #include "gwb/engine/tokenizer.h"
 
 #include <QCommandLineParser>
@@ -339,12 +340,82 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
     return 0;
 }
 
+int featuresEdit(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "A feature as a causal test: ablate it (its part of the reconstruction removed), clamp it to --value or\n"
+        "steer along it (--value times its decoder direction added) at every position or at --position, and\n"
+        "read the metric logit[answer] - logit[wrong] at the last token, without and with the edit."));
+    p.addHelpOption();
+    Common c;
+    const QCommandLineOption dict(QStringLiteral("dict"), QStringLiteral("Dictionary folder."), QStringLiteral("DIR"));
+    const QCommandLineOption feature(QStringLiteral("feature"),
+                                     QStringLiteral("Feature: its number, or its name feature.<site>.<n>."),
+                                     QStringLiteral("F"));
+    const QCommandLineOption mode(QStringLiteral("mode"), QStringLiteral("ablate (default), clamp or steer."),
+                                  QStringLiteral("M"), QStringLiteral("ablate"));
+    const QCommandLineOption value(QStringLiteral("value"), QStringLiteral("clamp: the activation; steer: the scale."),
+                                   QStringLiteral("V"), QStringLiteral("0"));
+    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("The prompt."), QStringLiteral("TEXT"));
+    const QCommandLineOption answer(QStringLiteral("answer"), QStringLiteral("The answer piece."), QStringLiteral("P"));
+    const QCommandLineOption wrong(QStringLiteral("wrong"), QStringLiteral("The wrong piece."), QStringLiteral("P"));
+    const QCommandLineOption position(QStringLiteral("position"),
+                                      QStringLiteral("Edit only this position (default every one)."),
+                                      QStringLiteral("N"), QStringLiteral("-1"));
+    p.addOptions({c.model, dict, feature, mode, value, prompt, answer, wrong, position, c.device, c.threads});
+    p.process(args);
+    for (const auto* o : {&dict, &feature, &prompt, &answer, &wrong})
+        if (!p.isSet(*o)) throw std::invalid_argument("--" + o->names().front().toStdString() + " is required");
+    const Dictionary d = loadDictionary(p.value(dict).toStdString());
+    FeatureEdit e;
+    const QString f = p.value(feature);
+    if (f.startsWith(QLatin1String("feature."))) {
+        const auto [site, index] = parseFeatureName(f.toStdString());
+        if (site != d.config.site)
+            throw std::invalid_argument(f.toStdString() + " is a feature of site " + site + "; the dictionary reads " +
+                                        d.config.site);
+        e.feature = index;
+    } else {
+        bool ok = false;
+        e.feature = f.toLongLong(&ok);
+        if (!ok) throw std::invalid_argument("--feature takes a number or feature.<site>.<n>, not '" + f.toStdString() + "'");
+    }
+    e.mode = p.value(mode).toStdString();
+    e.value = numberOption(p, value, "value");
+    e.position = p.value(position).toLongLong();
+    const Model m = loadModel(p, c);
+    if (!m.tokenizer()) throw std::invalid_argument("the model has no tokenizer");
+    const std::vector<int32_t> ids = m.tokenizer()->encodeIds(p.value(prompt).toStdString());
+    const auto a = static_cast<int32_t>(pieceId(m, p.value(answer).toStdString(), "--answer"));
+    const auto w = static_cast<int32_t>(pieceId(m, p.value(wrong).toStdString(), "--wrong"));
+    const FeatureEditResult r = runFeatureEdit(m, d, e, ids, a, w);
+    const Tokenizer& tok = *m.tokenizer();
+    std::printf("%s, %s%s at %s; metric logit['%s'] - logit['%s'] at token %lld ('%s')\n", r.name.c_str(),
+                e.mode.c_str(), e.mode == "ablate" ? "" : (" " + std::to_string(e.value)).c_str(),
+                e.position < 0 ? "every position" : ("position " + std::to_string(e.position)).c_str(),
+                tok.pieceText(a).c_str(), tok.pieceText(w).c_str(), static_cast<long long>(r.position),
+                tok.pieceText(ids[static_cast<size_t>(r.position)]).c_str());
+    std::printf("metric clean: %.4f\nmetric edited: %.4f\nchange: %+.4f\n", r.metricClean, r.metricEdited,
+                r.metricEdited - r.metricClean);
+    std::printf("activation by token:");
+    for (size_t i = 0; i < r.activation.size(); ++i)
+        if (r.activation[i] > 0) std::printf(" %s %.3g", tok.pieceText(ids[i]).c_str(), r.activation[i]);
+    std::printf("\nnext pieces clean:");
+    for (const auto& [id, pr] : r.topClean)
+        std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
+    std::printf("\nnext pieces edited:");
+    for (const auto& [id, pr] : r.topEdited)
+        std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
+    std::printf("\n");
+    return 0;
+}
+
 int runFeatures(const QStringList& args) {
     const QString sub = args.size() > 1 ? args.at(1) : QString();
     if (sub != QLatin1String("train") && sub != QLatin1String("eval") && sub != QLatin1String("top") &&
-        sub != QLatin1String("export")) {
+        sub != QLatin1String("export") && sub != QLatin1String("edit")) {
         std::fprintf(stderr,
-                     "usage: gwb features train|eval|top|export [options]  (gwb features <sub> --help for each)\n");
+                     "usage: gwb features train|eval|top|export|edit [options]  (gwb features <sub> --help for each)\n");
         return sub == QLatin1String("--help") || sub == QLatin1String("-h") ? 0 : 1;
     }
     QStringList rest = args;
@@ -353,6 +424,7 @@ int runFeatures(const QStringList& args) {
     try {
         if (sub == QLatin1String("train")) return featuresTrain(rest);
         if (sub == QLatin1String("eval")) return featuresEval(rest);
+        if (sub == QLatin1String("edit")) return featuresEdit(rest);
         return featuresTopOrExport(rest, sub == QLatin1String("export"));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gwb features %s: %s\n", sub.toStdString().c_str(), e.what());
@@ -362,5 +434,6 @@ int runFeatures(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("features", "Sparse dictionaries (SAEs): train, eval, top contexts, export dashboards",
+GWB_REGISTER_COMMAND("features",
+                     "Sparse dictionaries (SAEs): train, eval, top contexts, export dashboards, edit (ablate/steer)",
                      runFeatures, false);

@@ -5,6 +5,8 @@
     gwb.features.eval(model, d, ["held-out.txt"])     # explained variance, L0, dead fraction, loss recovered
     gwb.features.top(model, d, ["held-out.txt"], [17, 40])   # top-activating contexts and more
     gwb.features.export(model, d, ["held-out.txt"], "dashboards.json")
+    gwb.features.edit(model, d, 17, "She could not help laughing, and", " she", " they", mode="ablate")
+    model.run(ids, hooks={"resid.3": gwb.features.hook(d, 17, "steer", 4.0)})
 
 Features are named feature.<site>.<index> ("feature.resid.3.17") everywhere. Activations are read
 in raw units: the training scale is folded into the saved weights, as SAELens folds it.
@@ -134,3 +136,34 @@ def export(model, dictionary, files, out, features=None, n=10, context=None, max
 def activations(model, site, files, context=128, max_rows=0):
     """A site's rows over the windows of text files: {"rows" (n x d_in), "tokens", "window", "position"}."""
     return _gwb.features_site_activations(_native(model), site, _files(files), int(context), int(max_rows))
+
+
+def _feature_index(dictionary, feature):
+    if isinstance(feature, str):
+        site, index = _gwb.features_parse_name(feature)
+        if site != dictionary.config["site"]:
+            raise ValueError(f"{feature} is a feature of site {site}; the dictionary reads {dictionary.config['site']}")
+        return index
+    return int(feature)
+
+
+def hook(dictionary, feature, mode="ablate", value=0.0, position=-1):
+    """A hook for model.run(ids, hooks={site: ...}) that edits one feature at the dictionary's site:
+    "ablate" (x - z_f W_dec[f]: its part of the reconstruction removed), "clamp" (held at value),
+    "steer" (value times W_dec[f] added); at every position or only `position`."""
+    d = _dictionary(dictionary)
+    f = _feature_index(d, feature)
+    return lambda v, name: d.edit(v, f, mode, float(value), int(position))
+
+
+def edit(model, dictionary, feature, prompt, answer, wrong, mode="ablate", value=0.0, position=-1,
+         metric_position=-1):
+    """The feature as a causal test: logit[answer] - logit[wrong] at the last token (or metric_position)
+    without and with the edit, the feature's activation at each token, and the next pieces."""
+    from . import _ids, _text
+    d = _dictionary(dictionary)
+    native = _native(model)
+    ids = _ids(native, _text(prompt) if isinstance(prompt, str) else prompt)
+    a, w = native.piece_id(answer), native.piece_id(wrong)
+    return _gwb.features_edit(native, d, _feature_index(d, feature), mode, float(value), int(position), ids, a, w,
+                              int(metric_position))

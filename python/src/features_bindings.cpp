@@ -101,6 +101,19 @@ void registerFeatures(py::module_& m) {
                  return toNumpy(d.decode(fromNumpy(z, "the feature activations")));
              })
         .def("feature_name", &Dictionary::featureName)
+        .def(
+            "edit",
+            [](const Dictionary& d, const py::array_t<float, py::array::c_style | py::array::forcecast>& value,
+               int64_t feature, const std::string& mode, double amount, int64_t position) {
+                FeatureEdit e;
+                e.feature = feature;
+                e.mode = mode;
+                e.value = amount;
+                e.position = position;
+                return toNumpy(applyFeatureEdit(d, fromNumpy(value, "the site's value"), e));
+            },
+            py::arg("value"), py::arg("feature"), py::arg("mode") = "ablate", py::arg("amount") = 0.0,
+            py::arg("position") = -1)
         .def("save",
              [](const Dictionary& d, const py::object& dir) {
                  saveDictionary(d, py::str(py::module_::import("os").attr("fspath")(dir)).cast<std::string>());
@@ -112,6 +125,35 @@ void registerFeatures(py::module_& m) {
         });
 
     m.def("features_load", &loadDictionary, py::arg("dir"));
+    m.def("features_parse_name", &parseFeatureName, py::arg("name"));
+    m.def(
+        "features_edit",
+        [](PyModel& s, const Dictionary& d, int64_t feature, const std::string& mode, double amount,
+           int64_t position, const std::vector<int64_t>& ids, int64_t answer, int64_t wrong, int64_t metricPosition) {
+            FeatureEdit e;
+            e.feature = feature;
+            e.mode = mode;
+            e.value = amount;
+            e.position = position;
+            const std::vector<int32_t> ids32(ids.begin(), ids.end());
+            Pending pending;
+            const FeatureEditResult r = withoutGil(pending, [&] {
+                return runFeatureEdit(s.model, d, e, ids32, static_cast<int32_t>(answer), static_cast<int32_t>(wrong),
+                                      metricPosition);
+            });
+            py::dict out;
+            out["name"] = r.name;
+            out["position"] = r.position;
+            out["metric_clean"] = r.metricClean;
+            out["metric_edited"] = r.metricEdited;
+            out["change"] = r.metricEdited - r.metricClean;
+            out["activation"] = r.activation;
+            out["top_clean"] = r.topClean;
+            out["top_edited"] = r.topEdited;
+            return out;
+        },
+        py::arg("model"), py::arg("dictionary"), py::arg("feature"), py::arg("mode"), py::arg("amount"),
+        py::arg("position"), py::arg("ids"), py::arg("answer"), py::arg("wrong"), py::arg("metric_position"));
     m.def(
         "features_train",
         [](PyModel& s, const std::string& site, const std::vector<std::string>& files, const std::string& architecture,

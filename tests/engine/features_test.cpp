@@ -278,3 +278,77 @@ TEST(Features, OffsetSitesLeaveOutTheRowsWithoutAPair) {
         ASSERT_GT(s, 0) << "row " << i;
     }
 }
+
+TEST(Features, EditsAreCausalTestsOfOneFeature) {
+    const Model& m = bundled();
+    test::TempDir dir;
+    FeatureTrainOptions o;
+    o.site = "resid.3";
+    o.files = {corpusFile(dir)};
+    o.dSae = 64;
+    o.k = 4;
+    o.tokens = 6 * 512;
+    o.batch = 512;
+    o.contextSize = 64;
+    o.device = "cpu";
+    const Dictionary d = trainDictionary(m, o).dictionary;
+    const std::vector<int32_t> ids = m.tokenizer()->encodeIds("It is a truth universally acknowledged, that a single");
+    const int32_t a = m.tokenizer()->encodeIds(" man").back(), w = m.tokenizer()->encodeIds(" woman").back();
+    // The feature most active at the last token, and one silent there.
+    FeatureEditResult probe;
+    int64_t loud = -1, silent = -1;
+    float best = 0;
+    for (int64_t f = 0; f < d.config.dSae; ++f) {
+        FeatureEdit e;
+        e.feature = f;
+        e.mode = "steer"; // value 0: nothing changes
+        probe = runFeatureEdit(m, d, e, ids, a, w);
+        EXPECT_EQ(probe.metricEdited, probe.metricClean) << f;
+        if (probe.activation.back() > best) {
+            best = probe.activation.back();
+            loud = f;
+        }
+        if (silent < 0 && std::all_of(probe.activation.begin(), probe.activation.end(), [](float v) { return v == 0; }))
+            silent = f;
+    }
+    ASSERT_GE(loud, 0);
+    FeatureEdit ablate;
+    ablate.feature = loud;
+    const FeatureEditResult r = runFeatureEdit(m, d, ablate, ids, a, w);
+    EXPECT_EQ(r.name, "feature.resid.3." + std::to_string(loud));
+    EXPECT_NE(r.metricEdited, r.metricClean);
+    // The edit is x - z_f W_dec[f] at every row: by hand on the site's value.
+    FloatArray value;
+    std::map<std::string, SiteHook> read;
+    read["resid.3"] = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        value = v;
+        return std::nullopt;
+    };
+    runWithHooks(m, std::vector<int64_t>(ids.begin(), ids.end()), read);
+    const FloatArray z = d.encode(value), edited = applyFeatureEdit(d, value, ablate);
+    for (int64_t t = 0; t < value.dim(0); ++t)
+        for (int64_t i = 0; i < value.dim(1); ++i)
+            ASSERT_NEAR(edited.at2(t, i), value.at2(t, i) - z.at2(t, loud) * d.wDec.at2(loud, i), 1e-5);
+    // Clamped to its own activation: no change; a silent feature ablated: no change.
+    FeatureEdit clamp = ablate;
+    clamp.mode = "clamp";
+    clamp.position = static_cast<int64_t>(ids.size()) - 1;
+    clamp.value = best;
+    EXPECT_NEAR(runFeatureEdit(m, d, clamp, ids, a, w).metricEdited, r.metricClean, 1e-4);
+    if (silent >= 0) {
+        FeatureEdit none;
+        none.feature = silent;
+        const FeatureEditResult s = runFeatureEdit(m, d, none, ids, a, w);
+        EXPECT_EQ(s.metricEdited, s.metricClean);
+    }
+    // Names and refusals.
+    EXPECT_EQ(parseFeatureName("feature.offset.2.4.17"), (std::pair<std::string, int64_t>{"offset.2.4", 17}));
+    EXPECT_THROW(parseFeatureName("feature.resid.3"), std::invalid_argument);
+    EXPECT_THROW(parseFeatureName("resid.3.17"), std::invalid_argument);
+    FeatureEdit bad = ablate;
+    bad.mode = "double";
+    EXPECT_THROW(applyFeatureEdit(d, value, bad), std::invalid_argument);
+    bad = ablate;
+    bad.feature = 64;
+    EXPECT_THROW(applyFeatureEdit(d, value, bad), std::invalid_argument);
+}

@@ -137,6 +137,38 @@ FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTr
                                          Dictionary* initial = nullptr, const FeatureTrainCallback& progress = {},
                                          const std::atomic<bool>* stop = nullptr);
 
+/// "feature.resid.3.17" -> {"resid.3", 17}. Throws std::invalid_argument for another form.
+std::pair<std::string, int64_t> parseFeatureName(const std::string& name);
+
+/// A causal test on one feature: the site's value x changed at every row (or at one position) as
+///   ablate: x - z_f(x) W_dec[f]             (the feature's part of the reconstruction removed; the
+///                                            dictionary's error term stays)
+///   clamp:  x + (value - z_f(x)) W_dec[f]   (the feature held at `value`)
+///   steer:  x + value W_dec[f]              (its direction added)
+/// Offset sites leave rows t < D alone (they carry no pair).
+struct FeatureEdit {
+    int64_t feature = 0;
+    std::string mode = "ablate";
+    double value = 0;
+    int64_t position = -1; ///< -1: every position
+};
+/// The edited value of the site (T x d_in, the hook's value). Throws std::invalid_argument for an
+/// unknown mode, a feature or position out of range, a value of the wrong width.
+FloatArray applyFeatureEdit(const Dictionary& dictionary, const FloatArray& value, const FeatureEdit& edit);
+
+struct FeatureEditResult {
+    std::string name;            ///< feature.<site>.<f>
+    int64_t position = 0;        ///< where the metric is read
+    double metricClean = 0;      ///< logit[answer] - logit[wrong] at `position`, the model as it is
+    double metricEdited = 0;     ///< the same with the edit
+    std::vector<float> activation; ///< z_f at each position of the clean run (0 for rows t < D)
+    std::vector<std::pair<int32_t, float>> topClean, topEdited; ///< 5 most probable next pieces, probabilities
+};
+/// Runs `ids` with and without the edit. `position` -1 = the last token.
+FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& dictionary, const FeatureEdit& edit,
+                                 const std::vector<int32_t>& ids, int32_t answer, int32_t wrong,
+                                 int64_t position = -1);
+
 /// Activation rows of `site` for the windows of `files` (contextSize tokens, stride contextSize,
 /// in file order), at most maxRows; offset sites without rows t < D. Also the token id and the
 /// (window, position) of each row. Used by evaluation, dashboards and the tests.

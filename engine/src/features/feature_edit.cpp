@@ -1,0 +1,115 @@
+// Features as causal tests: ablate, clamp or steer one feature at its site and read the metric.
+
+#include "features/feature_util.h"
+
+#include "gwb/engine/hooks.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace gwb::engine {
+
+std::pair<std::string, int64_t> parseFeatureName(const std::string& name) {
+    const size_t last = name.rfind('.');
+    auto bad = [&] {
+        throw std::invalid_argument("'" + name + "' is not a feature name (feature.<site>.<index>, e.g. feature.resid.3.17)");
+    };
+    if (name.rfind("feature.", 0) != 0 || last == std::string::npos || last <= 8 || last + 1 == name.size()) bad();
+    const std::string index = name.substr(last + 1);
+    for (char c : index)
+        if (c < '0' || c > '9') bad();
+    if (index.size() > 9) bad();
+    const std::string site = name.substr(8, last - 8);
+    if (site.find('.') == std::string::npos) bad(); // a site is kind.L or kind.L.D
+    return {site, std::stoll(index)};
+}
+
+FloatArray applyFeatureEdit(const Dictionary& d, const FloatArray& value, const FeatureEdit& e) {
+    torch::NoGradGuard noGrad;
+    if (e.mode != "ablate" && e.mode != "clamp" && e.mode != "steer")
+        throw std::invalid_argument("feature edit mode '" + e.mode + "' is not ablate, clamp or steer");
+    if (e.feature < 0 || e.feature >= d.config.dSae)
+        throw std::invalid_argument("feature " + std::to_string(e.feature) + " does not exist (0.." +
+                                    std::to_string(d.config.dSae - 1) + ")");
+    if (value.rank() != 2 || value.dim(1) != d.config.dIn)
+        throw std::invalid_argument("the site's value has shape " + shapeText(value.shape) + ", the dictionary reads " +
+                                    std::to_string(d.config.dIn) + " values a row");
+    if (e.position >= value.dim(0))
+        throw std::invalid_argument("position " + std::to_string(e.position) + " is outside the prompt (" +
+                                    std::to_string(value.dim(0)) + " tokens)");
+    const int64_t D = std::min<int64_t>(features::offsetOfSite(d.config.site), value.dim(0));
+    const torch::Tensor x = features::toTensor(value);
+    const torch::Tensor rows = x.slice(0, D, x.size(0));
+    const torch::Tensor dir = features::toTensor(d.wDec).select(0, e.feature);
+    torch::Tensor coef; // per row: how much of W_dec[f] to add
+    if (e.mode == "steer") {
+        coef = torch::full({rows.size(0)}, static_cast<float>(e.value));
+    } else {
+        const torch::Tensor pre = (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
+                                  features::toTensor(d.bEnc);
+        const torch::Tensor z = features::activate(pre, d.config.architecture, d.config.k).select(1, e.feature);
+        coef = e.mode == "ablate" ? -z : static_cast<float>(e.value) - z;
+    }
+    if (e.position >= 0) {
+        torch::Tensor mask = torch::zeros({rows.size(0)});
+        if (e.position >= D) mask[e.position - D] = 1;
+        coef = coef * mask;
+    }
+    torch::Tensor out = x.clone();
+    out.slice(0, D, x.size(0)).add_(coef.unsqueeze(1) * dir.unsqueeze(0));
+    return features::toArray(out);
+}
+
+FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& d, const FeatureEdit& e,
+                                 const std::vector<int32_t>& ids, int32_t answer, int32_t wrong, int64_t position) {
+    checkDictionaryFits(d, model);
+    const int64_t T = static_cast<int64_t>(ids.size());
+    if (T < 1) throw std::invalid_argument("the prompt is empty");
+    if (position < 0) position = T - 1;
+    if (position >= T)
+        throw std::invalid_argument("metric position " + std::to_string(position) + " is outside the prompt (" +
+                                    std::to_string(T) + " tokens)");
+    const int64_t V = model.config().vocabSize;
+    for (int32_t id : {answer, wrong})
+        if (id < 0 || id >= V) throw std::invalid_argument("piece id " + std::to_string(id) + " is outside the vocabulary");
+    const std::vector<int64_t> ids64(ids.begin(), ids.end());
+    FeatureEditResult r;
+    r.name = d.featureName(e.feature);
+    r.position = position;
+    FloatArray value;
+    std::map<std::string, SiteHook> read, edit;
+    read[d.config.site] = [&value](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        value = v;
+        return std::nullopt;
+    };
+    edit[d.config.site] = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        return applyFeatureEdit(d, v, e);
+    };
+    const FloatArray clean = runWithHooks(model, ids64, read);
+    const FloatArray edited = runWithHooks(model, ids64, edit);
+    {
+        torch::NoGradGuard noGrad;
+        const int64_t D = std::min<int64_t>(features::offsetOfSite(d.config.site), value.dim(0));
+        r.activation.assign(static_cast<size_t>(D), 0.0f);
+        const torch::Tensor x = features::toTensor(value).slice(0, D, value.dim(0));
+        const torch::Tensor z = features::activate((x - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
+                                                       features::toTensor(d.bEnc),
+                                                   d.config.architecture, d.config.k)
+                                    .select(1, e.feature)
+                                    .contiguous();
+        r.activation.insert(r.activation.end(), z.data_ptr<float>(), z.data_ptr<float>() + z.numel());
+    }
+    auto read2 = [&](const FloatArray& logits, double& metric, std::vector<std::pair<int32_t, float>>& top) {
+        const float* row = logits.row(position);
+        metric = static_cast<double>(row[answer]) - static_cast<double>(row[wrong]);
+        const torch::Tensor p = torch::from_blob(const_cast<float*>(row), {V}, torch::kFloat).softmax(0);
+        const auto [v, i] = p.topk(std::min<int64_t>(5, V));
+        for (int64_t j = 0; j < v.size(0); ++j)
+            top.push_back({static_cast<int32_t>(i[j].item<int64_t>()), v[j].item<float>()});
+    };
+    read2(clean, r.metricClean, r.topClean);
+    read2(edited, r.metricEdited, r.topEdited);
+    return r;
+}
+
+} // namespace gwb::engine
