@@ -20,6 +20,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 namespace {
 
@@ -32,9 +34,17 @@ struct Common {
     QCommandLineOption context{QStringLiteral("context"),
                                QStringLiteral("Tokens per window (default: the dictionary's, or 128)."),
                                QStringLiteral("T")};
+    QCommandLineOption second{QStringLiteral("second"),
+                              QStringLiteral("Crosscoders: the second model (default: the bundled Transformer)."),
+                              QStringLiteral("FILE"), QStringLiteral("transformer")};
     QCommandLineOption device = gwb::app::deviceOption();
     QCommandLineOption threads = gwb::app::threadsOption();
 };
+
+Model loadSecond(const QCommandLineParser& p, const Common& c) {
+    return loadOrImportModel(gwb::app::modelArgument(p.value(c.second)).toStdString(), p.value(c.device).toStdString())
+        .model;
+}
 
 Model loadModel(const QCommandLineParser& p, const Common& c) {
     setThreads(p.value(c.threads).toInt());
@@ -68,6 +78,18 @@ void writeText(const QString& path, const std::string& text) {
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), static_cast<qint64>(text.size())) < 0 || !f.commit())
         throw std::runtime_error("cannot write '" + path.toStdString() + "': " + f.errorString().toStdString());
+}
+
+/// Whether a stopped run's state (OUT/state/state.json) is a crosscoder's.
+bool readStateSecondSite(const std::string& stateDir) {
+    QFile f(QString::fromStdString(stateDir + "/state.json"));
+    if (!f.open(QIODevice::ReadOnly)) return false;
+    try {
+        const auto j = nlohmann::json::parse(f.readAll().toStdString());
+        return !j.at("options").value("second_site", std::string()).empty();
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 int featuresTrain(const QStringList& args) {
@@ -106,8 +128,13 @@ int featuresTrain(const QStringList& args) {
     const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Seed (default 0)."), QStringLiteral("S"),
                                   QStringLiteral("0"));
     const QCommandLineOption resume(QStringLiteral("resume"), QStringLiteral("Go on from OUT/state."));
-    p.addOptions({c.model, site, c.corpus, out, arch, dSae, k, l1, tokens, batch, c.context, lr, seed, resume, c.device,
-                  c.threads});
+    const QCommandLineOption secondSite(
+        QStringLiteral("second-site"),
+        QStringLiteral("Train a crosscoder: this site of the --second model, on the same tokens (one dictionary, a "
+                       "decoder part per model)."),
+        QStringLiteral("SITE"));
+    p.addOptions({c.model, site, c.corpus, out, arch, dSae, k, l1, tokens, batch, c.context, lr, seed, resume,
+                  secondSite, c.second, c.device, c.threads});
     p.process(args);
     if (!p.isSet(out)) throw std::invalid_argument("--out DIR is required");
     const QString dir = p.value(out);
@@ -124,9 +151,15 @@ int featuresTrain(const QStringList& args) {
                          pr.seconds > 0 ? static_cast<double>(pr.tokens) / pr.seconds : 0.0, line.end());
         return true;
     };
+    // A crosscoder's second model: named on the command line, or (resuming) when the state has a second site.
+    std::optional<Model> second;
+    const bool crosscoder =
+        p.isSet(secondSite) ||
+        (p.isSet(resume) && std::filesystem::exists(stateDir + "/state.json") && readStateSecondSite(stateDir));
+    if (crosscoder) second = loadSecond(p, c);
     FeatureTrainResult r;
     if (p.isSet(resume)) {
-        r = resumeDictionaryTraining(m, stateDir, progress, &stop);
+        r = resumeDictionaryTraining(m, stateDir, progress, &stop, second ? &*second : nullptr);
     } else {
         if (!p.isSet(site)) throw std::invalid_argument("--site SITE is required (e.g. resid.3)");
         FeatureTrainOptions o;
@@ -145,7 +178,12 @@ int featuresTrain(const QStringList& args) {
         if (!seedOk) throw std::invalid_argument("--seed must be a whole number >= 0");
         o.device = p.value(c.device).toStdString();
         o.stateDir = stateDir;
-        r = trainDictionary(m, o, progress, &stop);
+        if (second) {
+            o.secondSite = p.value(secondSite).toStdString();
+            r = trainCrosscoder(m, *second, o, progress, &stop);
+        } else {
+            r = trainDictionary(m, o, progress, &stop);
+        }
     }
     if (line.tty()) std::fprintf(stderr, "\n");
     if (!r.complete) {
@@ -157,10 +195,13 @@ int featuresTrain(const QStringList& args) {
     saveDictionary(r.dictionary, dir.toStdString());
     std::error_code ec;
     std::filesystem::remove_all(stateDir, ec);
-    std::printf("dictionary: %s (%lld features of %s, %s)\nsteps: %lld, %.1f s, %.0f tokens/s\n",
-                dir.toStdString().c_str(), static_cast<long long>(r.dictionary.config.dSae),
-                r.dictionary.config.site.c_str(), r.dictionary.config.architecture.c_str(),
-                static_cast<long long>(r.steps), r.seconds, r.tokensPerSecond);
+    std::printf(
+        "dictionary: %s (%lld features of %s%s, %s)\nsteps: %lld, %.1f s, %.0f tokens/s\n", dir.toStdString().c_str(),
+        static_cast<long long>(r.dictionary.config.dSae), r.dictionary.config.site.c_str(),
+        r.dictionary.config.crosscoder()
+            ? (" and " + r.dictionary.config.secondSite + " of " + r.dictionary.config.secondModelName).c_str()
+            : "",
+        r.dictionary.config.architecture.c_str(), static_cast<long long>(r.steps), r.seconds, r.tokensPerSecond);
     return 0;
 }
 
@@ -185,6 +226,69 @@ nlohmann::ordered_json qualityJson(const DictionaryQuality& q) {
                "cross-entropy in nats"}}}};
 }
 
+/// Text histogram of a crosscoder's relative decoder norms (20 bins over [0, 1]) and its kinds.
+nlohmann::ordered_json relativeNormJson(const Dictionary& d, bool print) {
+    const std::vector<double> r = relativeDecoderNorms(d);
+    std::vector<int64_t> bins(20, 0);
+    std::map<std::string, int64_t> kinds;
+    for (double v : r) {
+        ++kinds[relativeNormKind(v)];
+        if (v == v) ++bins[static_cast<size_t>(std::min(19.0, std::floor(v * 20)))];
+    }
+    if (print) {
+        std::printf("relative decoder norm ||d_2|| / (||d_1|| + ||d_2||): 0 = %s only, 1 = %s only\n",
+                    d.config.modelName.c_str(), d.config.secondModelName.c_str());
+        const int64_t most = std::max<int64_t>(1, *std::max_element(bins.begin(), bins.end()));
+        for (size_t b = 0; b < bins.size(); ++b)
+            std::printf("  %.2f-%.2f %6lld %s\n", b / 20.0, (b + 1) / 20.0, static_cast<long long>(bins[b]),
+                        std::string(static_cast<size_t>(50 * bins[b] / most), '#').c_str());
+        std::printf("features: %lld of the first model (< 0.3), %lld shared (0.3-0.7), %lld of the second (> 0.7)\n",
+                    static_cast<long long>(kinds["first"]), static_cast<long long>(kinds["shared"]),
+                    static_cast<long long>(kinds["second"]));
+    }
+    nlohmann::ordered_json values = nlohmann::ordered_json::array();
+    for (double v : r)
+        values.push_back(v == v ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr));
+    return {{"definition", "||W_dec,2[f]|| / (||W_dec,1[f]|| + ||W_dec,2[f]||) in training units (each model's part "
+                           "at mean norm sqrt(d_m)); 0: the first model's alone, 1: the second's alone"},
+            {"first_model", d.config.modelName},
+            {"second_model", d.config.secondModelName},
+            {"histogram_edges",
+             [] {
+                 std::vector<double> e;
+                 for (int b = 0; b <= 20; ++b)
+                     e.push_back(b / 20.0);
+                 return e;
+             }()},
+            {"histogram_counts", bins},
+            {"kinds", {{"first", kinds["first"]}, {"shared", kinds["shared"]}, {"second", kinds["second"]}}},
+            {"values", values}};
+}
+
+int crosscoderEval(const QCommandLineParser& p, const Common& c, const Dictionary& d, const Model& m, int64_t ctx,
+                   int64_t windows, const QCommandLineOption& json) {
+    const Model second = loadSecond(p, c);
+    const std::vector<DictionaryQuality> qs = evaluateCrosscoder(m, second, d, corpusFiles(p, c), ctx, windows);
+    std::printf("crosscoder: %s of %s and %s of %s (%lld features, %s)\nrows: %lld\nL0: %.2f\ndead fraction: %.4f\n",
+                d.config.site.c_str(), d.config.modelName.c_str(), d.config.secondSite.c_str(),
+                d.config.secondModelName.c_str(), static_cast<long long>(d.config.dSae), d.config.architecture.c_str(),
+                static_cast<long long>(qs[0].rows), qs[0].l0, qs[0].deadFraction);
+    const std::string names[] = {d.config.modelName, d.config.secondModelName};
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < 2; ++i) {
+        const DictionaryQuality& q = qs[i];
+        std::printf("%s: explained variance %.4f, loss clean %.4f, spliced %.4f, zero-ablated %.4f, recovered %.4f\n",
+                    names[i].c_str(), q.explainedVariance, q.lossClean, q.lossSpliced, q.lossZero, q.lossRecovered);
+        nlohmann::ordered_json qj = qualityJson(q);
+        qj["model"] = names[i];
+        out.push_back(qj);
+    }
+    const nlohmann::ordered_json rel = relativeNormJson(d, true);
+    if (p.isSet(json))
+        writeText(p.value(json), nlohmann::ordered_json{{"models", out}, {"relative_norms", rel}}.dump(2) + "\n");
+    return 0;
+}
+
 int featuresEval(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
@@ -198,12 +302,13 @@ int featuresEval(const QStringList& args) {
                                      QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Also write the figures as JSON."),
                                   QStringLiteral("FILE"));
-    p.addOptions({c.model, dict, c.corpus, c.context, windows, json, c.device, c.threads});
+    p.addOptions({c.model, c.second, dict, c.corpus, c.context, windows, json, c.device, c.threads});
     p.process(args);
     if (!p.isSet(dict)) throw std::invalid_argument("--dict DIR is required");
     const Dictionary d = loadDictionary(p.value(dict).toStdString());
     const Model m = loadModel(p, c);
     const int64_t ctx = p.isSet(c.context) ? positiveOption(p, c.context, "context") : d.config.contextSize;
+    if (d.config.crosscoder()) return crosscoderEval(p, c, d, m, ctx, p.value(windows).toLongLong(), json);
     const DictionaryQuality q = evaluateDictionary(m, d, corpusFiles(p, c), ctx, p.value(windows).toLongLong());
     std::printf("site: %s (%lld features, %s)\nrows: %lld\nexplained variance: %.4f\nL0: %.2f\ndead fraction: %.4f\n"
                 "loss clean: %.4f nats\nloss spliced: %.4f nats\nloss zero-ablated: %.4f nats\nloss recovered: %.4f\n",
@@ -244,6 +349,9 @@ nlohmann::ordered_json summaryJson(const FeatureSummary& s, const Dictionary& d,
             {"histogram", {{"edges", s.histogramEdges}, {"counts", s.histogramCounts}}},
             {"promoted", reads(s.promoted)},
             {"suppressed", reads(s.suppressed)},
+            {"relative_norm",
+             std::isfinite(s.relativeNorm) ? nlohmann::ordered_json(s.relativeNorm) : nlohmann::ordered_json(nullptr)},
+            {"relative_norm_kind", std::isfinite(s.relativeNorm) ? relativeNormKind(s.relativeNorm) : std::string()},
             {"reading_layer", s.readingLayer},
             {"reading_share",
              std::isfinite(s.readingShare) ? nlohmann::ordered_json(s.readingShare) : nlohmann::ordered_json(nullptr)}};
@@ -282,7 +390,7 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
     const QCommandLineOption windows(QStringLiteral("windows"), QStringLiteral("Use at most N windows (default all)."),
                                      QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("JSON file to write."), QStringLiteral("FILE"));
-    p.addOptions({c.model, dict, c.corpus, feature, top, c.context, windows, out, c.device, c.threads});
+    p.addOptions({c.model, c.second, dict, c.corpus, feature, top, c.context, windows, out, c.device, c.threads});
     p.process(args);
     if (!p.isSet(dict)) throw std::invalid_argument("--dict DIR is required");
     const std::vector<int64_t> feats = featureList(p, feature);
@@ -291,8 +399,10 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
     const Dictionary d = loadDictionary(p.value(dict).toStdString());
     const Model m = loadModel(p, c);
     const int64_t ctx = p.isSet(c.context) ? positiveOption(p, c.context, "context") : d.config.contextSize;
+    std::optional<Model> second;
+    if (d.config.crosscoder()) second = loadSecond(p, c);
     const auto sums = summarizeFeatures(m, d, corpusFiles(p, c), feats, positiveOption(p, top, "top"), 8, 4, ctx,
-                                        p.value(windows).toLongLong());
+                                        p.value(windows).toLongLong(), nullptr, second ? &*second : nullptr);
     const Tokenizer* tok = m.tokenizer().get();
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const FeatureSummary& s : sums) {
@@ -302,6 +412,11 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
                     static_cast<long long>(s.fired), static_cast<long long>(s.rows), s.maxActivation);
         if (s.readingLayer >= 0)
             std::printf(", %.1f%% of its direction in row(W_red) of layer %d", 100 * s.readingShare, s.readingLayer);
+        if (std::isfinite(s.relativeNorm))
+            std::printf(", relative decoder norm %.2f (%s)", s.relativeNorm,
+                        relativeNormKind(s.relativeNorm) == "first"    ? d.config.modelName.c_str()
+                        : relativeNormKind(s.relativeNorm) == "second" ? d.config.secondModelName.c_str()
+                                                                       : "shared");
         std::printf("\n");
         for (const FeatureContext& ctxs : s.top) {
             std::printf("  %8.4f  ", ctxs.activation);
@@ -334,6 +449,11 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
                                       {"model", m.displayName()},
                                       {"dictionary", p.value(dict).toStdString()},
                                       {"features", all}};
+        if (d.config.crosscoder()) {
+            doc["second_site"] = d.config.secondSite;
+            doc["second_model"] = second->displayName();
+            doc["relative_norms"] = relativeNormJson(d, false);
+        }
         writeText(p.value(out), doc.dump(1) + "\n");
         if (exportAll) std::printf("features: %zu written to %s\n", sums.size(), p.value(out).toStdString().c_str());
     }
@@ -362,7 +482,7 @@ int featuresEdit(const QStringList& args) {
     const QCommandLineOption position(QStringLiteral("position"),
                                       QStringLiteral("Edit only this position (default every one)."),
                                       QStringLiteral("N"), QStringLiteral("-1"));
-    p.addOptions({c.model, dict, feature, mode, value, prompt, answer, wrong, position, c.device, c.threads});
+    p.addOptions({c.model, c.second, dict, feature, mode, value, prompt, answer, wrong, position, c.device, c.threads});
     p.process(args);
     for (const auto* o : {&dict, &feature, &prompt, &answer, &wrong})
         if (!p.isSet(*o)) throw std::invalid_argument("--" + o->names().front().toStdString() + " is required");
@@ -378,7 +498,9 @@ int featuresEdit(const QStringList& args) {
     } else {
         bool ok = false;
         e.feature = f.toLongLong(&ok);
-        if (!ok) throw std::invalid_argument("--feature takes a number or feature.<site>.<n>, not '" + f.toStdString() + "'");
+        if (!ok)
+            throw std::invalid_argument("--feature takes a number or feature.<site>.<n>, not '" + f.toStdString() +
+                                        "'");
     }
     e.mode = p.value(mode).toStdString();
     e.value = numberOption(p, value, "value");
@@ -388,25 +510,37 @@ int featuresEdit(const QStringList& args) {
     const std::vector<int32_t> ids = m.tokenizer()->encodeIds(p.value(prompt).toStdString());
     const auto a = static_cast<int32_t>(pieceId(m, p.value(answer).toStdString(), "--answer"));
     const auto w = static_cast<int32_t>(pieceId(m, p.value(wrong).toStdString(), "--wrong"));
-    const FeatureEditResult r = runFeatureEdit(m, d, e, ids, a, w);
+    std::vector<FeatureEditResult> results;
+    std::vector<std::string> names{m.displayName()};
+    if (d.config.crosscoder()) {
+        const Model second = loadSecond(p, c);
+        results = runCrosscoderEdit(m, second, d, e, ids, a, w);
+        names.push_back(second.displayName());
+    } else {
+        results = {runFeatureEdit(m, d, e, ids, a, w)};
+    }
     const Tokenizer& tok = *m.tokenizer();
-    std::printf("%s, %s%s at %s; metric logit['%s'] - logit['%s'] at token %lld ('%s')\n", r.name.c_str(),
-                e.mode.c_str(), e.mode == "ablate" ? "" : (" " + std::to_string(e.value)).c_str(),
-                e.position < 0 ? "every position" : ("position " + std::to_string(e.position)).c_str(),
-                tok.pieceText(a).c_str(), tok.pieceText(w).c_str(), static_cast<long long>(r.position),
-                tok.pieceText(ids[static_cast<size_t>(r.position)]).c_str());
-    std::printf("metric clean: %.4f\nmetric edited: %.4f\nchange: %+.4f\n", r.metricClean, r.metricEdited,
-                r.metricEdited - r.metricClean);
-    std::printf("activation by token:");
-    for (size_t i = 0; i < r.activation.size(); ++i)
-        if (r.activation[i] > 0) std::printf(" %s %.3g", tok.pieceText(ids[i]).c_str(), r.activation[i]);
-    std::printf("\nnext pieces clean:");
-    for (const auto& [id, pr] : r.topClean)
-        std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
-    std::printf("\nnext pieces edited:");
-    for (const auto& [id, pr] : r.topEdited)
-        std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
-    std::printf("\n");
+    for (size_t i = 0; i < results.size(); ++i) {
+        const FeatureEditResult& r = results[i];
+        if (results.size() > 1) std::printf("%s%s:\n", i ? "\n" : "", names[i].c_str());
+        std::printf("%s, %s%s at %s; metric logit['%s'] - logit['%s'] at token %lld ('%s')\n", r.name.c_str(),
+                    e.mode.c_str(), e.mode == "ablate" ? "" : (" " + std::to_string(e.value)).c_str(),
+                    e.position < 0 ? "every position" : ("position " + std::to_string(e.position)).c_str(),
+                    tok.pieceText(a).c_str(), tok.pieceText(w).c_str(), static_cast<long long>(r.position),
+                    tok.pieceText(ids[static_cast<size_t>(r.position)]).c_str());
+        std::printf("metric clean: %.4f\nmetric edited: %.4f\nchange: %+.4f\n", r.metricClean, r.metricEdited,
+                    r.metricEdited - r.metricClean);
+        std::printf("activation by token:");
+        for (size_t i = 0; i < r.activation.size(); ++i)
+            if (r.activation[i] > 0) std::printf(" %s %.3g", tok.pieceText(ids[i]).c_str(), r.activation[i]);
+        std::printf("\nnext pieces clean:");
+        for (const auto& [id, pr] : r.topClean)
+            std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
+        std::printf("\nnext pieces edited:");
+        for (const auto& [id, pr] : r.topEdited)
+            std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
+        std::printf("\n");
+    }
     return 0;
 }
 
@@ -414,8 +548,8 @@ int runFeatures(const QStringList& args) {
     const QString sub = args.size() > 1 ? args.at(1) : QString();
     if (sub != QLatin1String("train") && sub != QLatin1String("eval") && sub != QLatin1String("top") &&
         sub != QLatin1String("export") && sub != QLatin1String("edit")) {
-        std::fprintf(stderr,
-                     "usage: gwb features train|eval|top|export|edit [options]  (gwb features <sub> --help for each)\n");
+        std::fprintf(
+            stderr, "usage: gwb features train|eval|top|export|edit [options]  (gwb features <sub> --help for each)\n");
         return sub == QLatin1String("--help") || sub == QLatin1String("-h") ? 0 : 1;
     }
     QStringList rest = args;

@@ -5,8 +5,13 @@
     gwb.features.eval(model, d, ["held-out.txt"])     # explained variance, L0, dead fraction, loss recovered
     gwb.features.top(model, d, ["held-out.txt"], [17, 40])   # top-activating contexts and more
     gwb.features.export(model, d, ["held-out.txt"], "dashboards.json")
-    gwb.features.edit(model, d, 17, "She could not help laughing, and", " she", " they", mode="ablate")
+    gwb.features.edit(model, d, 17, "She could not help laughing, and", "she", "they", mode="ablate")
     model.run(ids, hooks={"resid.3": gwb.features.hook(d, 17, "steer", 4.0)})
+
+A crosscoder reads the same tokens of two models (the bundled pair shares its tokenizer):
+
+    c = gwb.features.train(g, "resid.3", files, second=t, second_site="resid.3")
+    gwb.features.relative_norms(c)   # per feature: 0 = the first model's alone, ~0.5 shared, 1 = the second's
 
 Features are named feature.<site>.<index> ("feature.resid.3.17") everywhere. Activations are read
 in raw units: the training scale is folded into the saved weights, as SAELens folds it.
@@ -50,7 +55,7 @@ def load(path):
 
 
 def train(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=2_000_000, batch=4096,
-          context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True):
+          context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True, second=None, second_site=None):
     """Trains a dictionary on `site` ("resid.3", "mixer.2", "gate.1", "ffn.0", "offset.4.8", "head.2.1")
     of `model`, with activations streamed from the text files. architecture: "topk" (k active
     features a token; dead features trained back with the AuxK loss) or "relu" (ReLU + L1 with
@@ -58,20 +63,29 @@ def train(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tok
 
     Ctrl-C stops after the current step; with state_dir the state is kept there and
     resume(model, state_dir) goes on (ending with the weights of an uninterrupted run).
+        With `second` (a model) and `second_site`: a crosscoder over the same tokens of both models.
     Returns the Dictionary; .complete on the result of train_run says whether it finished."""
     return train_run(model, site, files, architecture, d_sae, k, l1, tokens, batch, context, lr, seed, device,
-                     state_dir, progress)["dictionary"]
+                     state_dir, progress, second, second_site)["dictionary"]
 
 
 def train_run(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=2_000_000, batch=4096,
-              context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True):
+              context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True, second=None,
+              second_site=None):
     """train() with the run's record: {"dictionary", "complete", "steps", "seconds", "tokens_per_second"}."""
     from . import _progress
+    if (second is None) != (second_site is None):
+        raise ValueError("a crosscoder needs both the second model and its site (second=, second_site=)")
     callback, close = _progress(progress, f"features {site}")
+    state = "" if state_dir is None else os.fspath(state_dir)
     try:
+        if second is not None:
+            return _gwb.features_crosscoder_train(_native(model), _native(second), site, second_site, _files(files),
+                                                  architecture, int(d_sae), int(k), float(l1), int(tokens), int(batch),
+                                                  int(context), float(lr), int(seed), device, state, callback)
         return _gwb.features_train(_native(model), site, _files(files), architecture, int(d_sae), int(k), float(l1),
-                                   int(tokens), int(batch), int(context), float(lr), int(seed), device,
-                                   "" if state_dir is None else os.fspath(state_dir), callback)
+                                   int(tokens), int(batch), int(context), float(lr), int(seed), device, state,
+                                   callback)
     finally:
         close()
 
@@ -87,26 +101,46 @@ def resume(model, state_dir, progress=True):
 
 
 def train_on_rows(rows, site="rows", architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=None, batch=4096,
-                  lr=2e-3, seed=0, dead_after_tokens=0, aux_coefficient=1 / 32, device="auto"):
+                  lr=2e-3, seed=0, dead_after_tokens=0, aux_coefficient=1 / 32, device="auto", first_width=0):
     """The same trainer on activations you have (rows x d_in, float32), batches taken in order and
-    wrapping around. Returns {"dictionary", "initial" (before the first step), "steps", ...}."""
+    wrapping around; with first_width > 0 each row is a crosscoder's [x_1 (first_width values), x_2].
+    Returns {"dictionary", "initial" (before the first step), "steps", ...}."""
     rows = np.ascontiguousarray(rows, dtype=np.float32)
     if rows.ndim != 2 or rows.shape[0] == 0:
         raise ValueError(f"rows must be a non-empty 2-D array, not shape {list(rows.shape)}")
     tokens = rows.shape[0] if tokens is None else int(tokens)
     return _gwb.features_train_on_rows(rows, site, architecture, int(d_sae), int(k), float(l1), tokens, int(batch),
-                                       float(lr), int(seed), int(dead_after_tokens), float(aux_coefficient), device)
+                                       float(lr), int(seed), int(dead_after_tokens), float(aux_coefficient), device,
+                                       int(first_width))
 
 
-def eval(model, dictionary, files, context=None, max_windows=0):  # noqa: A001 (the command's name)
+def relative_norms(crosscoder):
+    """Per feature of a crosscoder: ||W_dec,2[f]|| / (||W_dec,1[f]|| + ||W_dec,2[f]||) in the training
+    units (each model's part at mean norm sqrt(d_m)); 0 = the first model's alone, about 0.5 =
+    shared, 1 = the second's alone; the histogram model-diffing papers show."""
+    return np.asarray(_gwb.features_relative_norms(_dictionary(crosscoder)))
+
+
+def _second(d, second):
+    if d.config["crosscoder"] and second is None:
+        raise ValueError(f"the dictionary is a crosscoder of {d.config['model_name']!r} and "
+                         f"{d.config['second_model_name']!r}: give the second model (second=...)")
+    return None if second is None or not d.config["crosscoder"] else _native(second)
+
+
+def eval(model, dictionary, files, context=None, max_windows=0, second=None):  # noqa: A001 (the command's name)
     """Explained variance, L0, dead fraction and the next-token loss clean / with the reconstruction
-    spliced in / with the site zeroed, and the fraction of loss recovered, on held-out text."""
+    spliced in / with the site zeroed, and the fraction of loss recovered, on held-out text. A
+    crosscoder (give `second`) gives a list: the figures for each model."""
     d = _dictionary(dictionary)
-    return _gwb.features_eval(_native(model), d, _files(files), int(context or d.config["context_size"]),
-                              int(max_windows))
+    s = _second(d, second)
+    ctx = int(context or d.config["context_size"])
+    if s is not None:
+        return _gwb.features_crosscoder_eval(_native(model), s, d, _files(files), ctx, int(max_windows))
+    return _gwb.features_eval(_native(model), d, _files(files), ctx, int(max_windows))
 
 
-def top(model, dictionary, files, features=None, n=10, before=8, after=4, context=None, max_windows=0):
+def top(model, dictionary, files, features=None, n=10, before=8, after=4, context=None, max_windows=0, second=None):
     """Per feature: its top-activating contexts (pieces with the feature's activation on each), the
     histogram of its nonzero activations, the pieces its decoder direction promotes and suppresses
     through the unembedding, and for a Grassmann layer's input the share of that direction in the
@@ -117,13 +151,14 @@ def top(model, dictionary, files, features=None, n=10, before=8, after=4, contex
     elif isinstance(features, (int, np.integer)):
         features = [int(features)]
     return _gwb.features_summaries(_native(model), d, _files(files), [int(f) for f in features], int(n), int(before),
-                                   int(after), int(context or d.config["context_size"]), int(max_windows))
+                                   int(after), int(context or d.config["context_size"]), int(max_windows),
+                                   _second(d, second))
 
 
-def export(model, dictionary, files, out, features=None, n=10, context=None, max_windows=0):
+def export(model, dictionary, files, out, features=None, n=10, context=None, max_windows=0, second=None):
     """Writes the dashboards of every feature (or `features`) as JSON, as `gwb features export` does."""
     d = _dictionary(dictionary)
-    sums = top(model, d, files, features, n=n, context=context, max_windows=max_windows)
+    sums = top(model, d, files, features, n=n, context=context, max_windows=max_windows, second=second)
     doc = {"format": "gwb-feature-dashboards", "version": 1, "site": d.config["site"],
            "model": getattr(_native(model), "name", ""), "features": sums}
     tmp = os.fspath(out) + ".tmp"
@@ -157,13 +192,18 @@ def hook(dictionary, feature, mode="ablate", value=0.0, position=-1):
 
 
 def edit(model, dictionary, feature, prompt, answer, wrong, mode="ablate", value=0.0, position=-1,
-         metric_position=-1):
+         metric_position=-1, second=None):
     """The feature as a causal test: logit[answer] - logit[wrong] at the last token (or metric_position)
-    without and with the edit, the feature's activation at each token, and the next pieces."""
+    without and with the edit, the feature's activation at each token, and the next pieces. A
+    crosscoder's feature is edited in both models (give `second`): a list, one result per model."""
     from . import _ids, _text
     d = _dictionary(dictionary)
     native = _native(model)
     ids = _ids(native, _text(prompt) if isinstance(prompt, str) else prompt)
     a, w = native.piece_id(answer), native.piece_id(wrong)
+    s = _second(d, second)
+    if s is not None:
+        return _gwb.features_crosscoder_edit(native, s, d, _feature_index(d, feature), mode, float(value),
+                                             int(position), ids, a, w, int(metric_position))
     return _gwb.features_edit(native, d, _feature_index(d, feature), mode, float(value), int(position), ids, a, w,
                               int(metric_position))

@@ -38,6 +38,11 @@ py::dict configDict(const DictionaryConfig& c) {
     d["corpus"] = c.corpus;
     d["trained_tokens"] = c.trainedTokens;
     d["seed"] = c.seed;
+    d["crosscoder"] = c.crosscoder();
+    d["second_site"] = c.secondSite;
+    d["second_model_name"] = c.secondModelName;
+    d["first_width"] = c.firstWidth;
+    d["block_scaling"] = c.blockScaling;
     return d;
 }
 
@@ -81,6 +86,34 @@ FeatureTrainCallback progressOf(Pending& pending, const py::object& callback) {
 
 py::object finite(double v) {
     return std::isfinite(v) ? py::object(py::float_(v)) : py::object(py::none());
+}
+
+py::dict editDict(const FeatureEditResult& r) {
+    py::dict out;
+    out["name"] = r.name;
+    out["position"] = r.position;
+    out["metric_clean"] = r.metricClean;
+    out["metric_edited"] = r.metricEdited;
+    out["change"] = r.metricEdited - r.metricClean;
+    out["activation"] = r.activation;
+    out["top_clean"] = r.topClean;
+    out["top_edited"] = r.topEdited;
+    return out;
+}
+
+py::dict qualityDict(const DictionaryQuality& q) {
+    py::dict out;
+    out["rows"] = q.rows;
+    out["explained_variance"] = finite(q.explainedVariance);
+    out["mse"] = finite(q.mse);
+    out["l0"] = finite(q.l0);
+    out["dead_fraction"] = finite(q.deadFraction);
+    out["loss_clean"] = finite(q.lossClean);
+    out["loss_spliced"] = finite(q.lossSpliced);
+    out["loss_zero_ablation"] = finite(q.lossZero);
+    out["loss_recovered"] = finite(q.lossRecovered);
+    out["loss_tokens"] = q.lossTokens;
+    return out;
 }
 
 } // namespace
@@ -128,8 +161,8 @@ void registerFeatures(py::module_& m) {
     m.def("features_parse_name", &parseFeatureName, py::arg("name"));
     m.def(
         "features_edit",
-        [](PyModel& s, const Dictionary& d, int64_t feature, const std::string& mode, double amount,
-           int64_t position, const std::vector<int64_t>& ids, int64_t answer, int64_t wrong, int64_t metricPosition) {
+        [](PyModel& s, const Dictionary& d, int64_t feature, const std::string& mode, double amount, int64_t position,
+           const std::vector<int64_t>& ids, int64_t answer, int64_t wrong, int64_t metricPosition) {
             FeatureEdit e;
             e.feature = feature;
             e.mode = mode;
@@ -141,16 +174,7 @@ void registerFeatures(py::module_& m) {
                 return runFeatureEdit(s.model, d, e, ids32, static_cast<int32_t>(answer), static_cast<int32_t>(wrong),
                                       metricPosition);
             });
-            py::dict out;
-            out["name"] = r.name;
-            out["position"] = r.position;
-            out["metric_clean"] = r.metricClean;
-            out["metric_edited"] = r.metricEdited;
-            out["change"] = r.metricEdited - r.metricClean;
-            out["activation"] = r.activation;
-            out["top_clean"] = r.topClean;
-            out["top_edited"] = r.topEdited;
-            return out;
+            return editDict(r);
         },
         py::arg("model"), py::arg("dictionary"), py::arg("feature"), py::arg("mode"), py::arg("amount"),
         py::arg("position"), py::arg("ids"), py::arg("answer"), py::arg("wrong"), py::arg("metric_position"));
@@ -184,11 +208,13 @@ void registerFeatures(py::module_& m) {
         "features_train_on_rows",
         [](const py::array_t<float, py::array::c_style | py::array::forcecast>& rows, const std::string& site,
            const std::string& architecture, int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch,
-           double lr, uint64_t seed, int64_t deadAfterTokens, double auxCoefficient, const std::string& device) {
+           double lr, uint64_t seed, int64_t deadAfterTokens, double auxCoefficient, const std::string& device,
+           int64_t firstWidth) {
             FeatureTrainOptions o =
                 trainOptions(site, {}, architecture, dSae, k, l1, tokens, batch, 128, lr, seed, device, "");
             o.deadAfterTokens = deadAfterTokens;
             o.auxCoefficient = auxCoefficient;
+            o.firstWidth = firstWidth;
             const FloatArray x = fromNumpy(rows, "rows");
             Dictionary initial;
             Pending pending;
@@ -199,7 +225,41 @@ void registerFeatures(py::module_& m) {
         },
         py::arg("rows"), py::arg("site"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"), py::arg("l1"),
         py::arg("tokens"), py::arg("batch"), py::arg("lr"), py::arg("seed"), py::arg("dead_after_tokens"),
-        py::arg("aux_coefficient"), py::arg("device"));
+        py::arg("aux_coefficient"), py::arg("device"), py::arg("first_width") = 0);
+    m.def("features_relative_norms", &relativeDecoderNorms, py::arg("crosscoder"));
+    m.def(
+        "features_crosscoder_train",
+        [](PyModel& first, PyModel& second, const std::string& site, const std::string& secondSite,
+           const std::vector<std::string>& files, const std::string& architecture, int64_t dSae, int64_t k, double l1,
+           int64_t tokens, int64_t batch, int64_t context, double lr, uint64_t seed, const std::string& device,
+           const std::string& stateDir, const py::object& progress) {
+            FeatureTrainOptions o = trainOptions(site, files, architecture, dSae, k, l1, tokens, batch, context, lr,
+                                                 seed, device, stateDir);
+            o.secondSite = secondSite;
+            Pending pending;
+            FeatureTrainResult r = withoutGil(
+                pending, [&] { return trainCrosscoder(first.model, second.model, o, progressOf(pending, progress)); });
+            pending.rethrowIfAny();
+            return resultDict(std::move(r));
+        },
+        py::arg("first"), py::arg("second"), py::arg("site"), py::arg("second_site"), py::arg("files"),
+        py::arg("architecture"), py::arg("d_sae"), py::arg("k"), py::arg("l1"), py::arg("tokens"), py::arg("batch"),
+        py::arg("context"), py::arg("lr"), py::arg("seed"), py::arg("device"), py::arg("state_dir"),
+        py::arg("progress"));
+    m.def(
+        "features_crosscoder_eval",
+        [](PyModel& first, PyModel& second, const Dictionary& d, const std::vector<std::string>& files, int64_t context,
+           int64_t maxWindows) {
+            Pending pending;
+            const std::vector<DictionaryQuality> qs = withoutGil(
+                pending, [&] { return evaluateCrosscoder(first.model, second.model, d, files, context, maxWindows); });
+            py::list out;
+            for (const DictionaryQuality& q : qs)
+                out.append(qualityDict(q));
+            return out;
+        },
+        py::arg("first"), py::arg("second"), py::arg("dictionary"), py::arg("files"), py::arg("context"),
+        py::arg("max_windows"));
     m.def(
         "features_eval",
         [](PyModel& s, const Dictionary& d, const std::vector<std::string>& files, int64_t context,
@@ -207,27 +267,17 @@ void registerFeatures(py::module_& m) {
             Pending pending;
             const DictionaryQuality q =
                 withoutGil(pending, [&] { return evaluateDictionary(s.model, d, files, context, maxWindows); });
-            py::dict out;
-            out["rows"] = q.rows;
-            out["explained_variance"] = finite(q.explainedVariance);
-            out["mse"] = finite(q.mse);
-            out["l0"] = finite(q.l0);
-            out["dead_fraction"] = finite(q.deadFraction);
-            out["loss_clean"] = finite(q.lossClean);
-            out["loss_spliced"] = finite(q.lossSpliced);
-            out["loss_zero_ablation"] = finite(q.lossZero);
-            out["loss_recovered"] = finite(q.lossRecovered);
-            out["loss_tokens"] = q.lossTokens;
-            return out;
+            return qualityDict(q);
         },
         py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("context"), py::arg("max_windows"));
     m.def(
         "features_summaries",
         [](PyModel& s, const Dictionary& d, const std::vector<std::string>& files, const std::vector<int64_t>& features,
-           int64_t top, int64_t before, int64_t after, int64_t context, int64_t maxWindows) {
+           int64_t top, int64_t before, int64_t after, int64_t context, int64_t maxWindows, PyModel* second) {
             Pending pending;
             const std::vector<FeatureSummary> sums = withoutGil(pending, [&] {
-                return summarizeFeatures(s.model, d, files, features, top, before, after, context, maxWindows);
+                return summarizeFeatures(s.model, d, files, features, top, before, after, context, maxWindows, nullptr,
+                                         second ? &second->model : nullptr);
             });
             const Tokenizer* tok = s.model.tokenizer().get();
             auto piece = [&](int32_t id) { return tok ? tok->pieceText(id) : std::to_string(id); };
@@ -267,12 +317,39 @@ void registerFeatures(py::module_& m) {
                 e["suppressed"] = reads(f.suppressed);
                 e["reading_layer"] = f.readingLayer;
                 e["reading_share"] = finite(f.readingShare);
+                e["relative_norm"] = finite(f.relativeNorm);
+                e["relative_norm_kind"] = std::isfinite(f.relativeNorm) ? relativeNormKind(f.relativeNorm) : "";
                 out.append(e);
             }
             return out;
         },
         py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("features"), py::arg("top"),
-        py::arg("before"), py::arg("after"), py::arg("context"), py::arg("max_windows"));
+        py::arg("before"), py::arg("after"), py::arg("context"), py::arg("max_windows"),
+        py::arg("second") = static_cast<PyModel*>(nullptr));
+    m.def(
+        "features_crosscoder_edit",
+        [](PyModel& first, PyModel& second, const Dictionary& d, int64_t feature, const std::string& mode,
+           double amount, int64_t position, const std::vector<int64_t>& ids, int64_t answer, int64_t wrong,
+           int64_t metricPosition) {
+            FeatureEdit e;
+            e.feature = feature;
+            e.mode = mode;
+            e.value = amount;
+            e.position = position;
+            const std::vector<int32_t> ids32(ids.begin(), ids.end());
+            Pending pending;
+            const std::vector<FeatureEditResult> rs = withoutGil(pending, [&] {
+                return runCrosscoderEdit(first.model, second.model, d, e, ids32, static_cast<int32_t>(answer),
+                                         static_cast<int32_t>(wrong), metricPosition);
+            });
+            py::list out;
+            for (const FeatureEditResult& r : rs)
+                out.append(editDict(r));
+            return out;
+        },
+        py::arg("first"), py::arg("second"), py::arg("dictionary"), py::arg("feature"), py::arg("mode"),
+        py::arg("amount"), py::arg("position"), py::arg("ids"), py::arg("answer"), py::arg("wrong"),
+        py::arg("metric_position"));
     m.def(
         "features_site_activations",
         [](PyModel& s, const std::string& site, const std::vector<std::string>& files, int64_t context,

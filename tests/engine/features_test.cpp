@@ -352,3 +352,86 @@ TEST(Features, EditsAreCausalTestsOfOneFeature) {
     bad.feature = 64;
     EXPECT_THROW(applyFeatureEdit(d, value, bad), std::invalid_argument);
 }
+
+TEST(Features, CrosscodersReadBothModelsAndResumeExactly) {
+    const Model& g = bundled();
+    const Model t = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/transformer-austen.gwb", "cpu");
+    test::TempDir dir;
+    FeatureTrainOptions o;
+    o.site = "mixer.2";
+    o.secondSite = "mixer.2";
+    o.files = {corpusFile(dir)};
+    o.dSae = 48;
+    o.k = 4;
+    o.tokens = 6 * 256;
+    o.batch = 256;
+    o.contextSize = 64;
+    o.bufferWindows = 4;
+    o.device = "cpu";
+    const FeatureTrainResult a = trainCrosscoder(g, t, o);
+    ASSERT_TRUE(a.complete);
+    const DictionaryConfig& c = a.dictionary.config;
+    EXPECT_TRUE(c.crosscoder());
+    EXPECT_EQ(c.dIn, 2 * g.config().dModel);
+    EXPECT_EQ(c.firstWidth, g.config().dModel);
+    ASSERT_EQ(c.blockScaling.size(), 2u);
+    EXPECT_EQ(c.secondModelName, t.displayName());
+    for (double r : relativeDecoderNorms(a.dictionary))
+        EXPECT_TRUE(r >= 0 && r <= 1) << r;
+    // Stopped and resumed (the second model given again): the uninterrupted weights.
+    o.stateDir = dir.file("state");
+    ASSERT_FALSE(trainCrosscoder(g, t, o, [](const FeatureTrainProgress& p) { return p.step < 2; }).complete);
+    EXPECT_THROW(resumeDictionaryTraining(g, o.stateDir), std::invalid_argument); // the second model is missing
+    const FeatureTrainResult resumed = resumeDictionaryTraining(g, o.stateDir, {}, nullptr, &t);
+    EXPECT_EQ(resumed.dictionary.wDec.data, a.dictionary.wDec.data);
+    // Files keep it a crosscoder; evaluation reads both models, and needs both.
+    saveDictionary(a.dictionary, dir.file("cc"));
+    const Dictionary back = loadDictionary(dir.file("cc"));
+    EXPECT_EQ(back.config.secondSite, "mixer.2");
+    EXPECT_EQ(back.config.firstWidth, c.firstWidth);
+    EXPECT_EQ(back.config.blockScaling, c.blockScaling);
+    const std::vector<DictionaryQuality> q = evaluateCrosscoder(g, t, back, {corpusFile(dir)}, 64, 2);
+    ASSERT_EQ(q.size(), 2u);
+    EXPECT_EQ(q[0].rows, q[1].rows);
+    EXPECT_NE(q[0].lossClean, q[1].lossClean); // each model's own loss
+    EXPECT_THROW(evaluateDictionary(g, back, {corpusFile(dir)}, 64, 2), std::invalid_argument);
+    // A crosscoder's feature edited in both models reads z_f from both.
+    FeatureEdit e;
+    e.mode = "steer";
+    e.value = 3;
+    const std::vector<int32_t> ids = g.tokenizer()->encodeIds("It is a truth universally acknowledged");
+    const auto r = runCrosscoderEdit(g, t, back, e, ids, ids[1], ids[2]);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_NE(r[0].metricEdited, r[0].metricClean);
+    EXPECT_NE(r[1].metricEdited, r[1].metricClean);
+    // Offset sites cannot be paired token by token.
+    FeatureTrainOptions bad = o;
+    bad.stateDir.clear();
+    bad.site = "offset.1." + std::to_string(g.config().layerOffsets[1].front());
+    try {
+        trainCrosscoder(g, t, bad);
+        ADD_FAILURE() << "an offset site was paired";
+    } catch (const std::invalid_argument& ex) {
+        EXPECT_NE(std::string(ex.what()).find("offset site"), std::string::npos) << ex.what();
+    }
+}
+
+TEST(Features, TheSavedWeightsReadRawActivationsWhateverTheScale) {
+    // The gate (values in 0..1, mean norm far from sqrt(d)) trains on scaled rows; the saved file
+    // must reconstruct the raw rows it will be given.
+    const Model& m = bundled();
+    test::TempDir dir;
+    FeatureTrainOptions o;
+    o.site = "gate.2";
+    o.files = {corpusFile(dir)};
+    o.dSae = 128;
+    o.k = 16;
+    o.tokens = 30 * 512;
+    o.batch = 512;
+    o.contextSize = 64;
+    o.device = "cpu";
+    const Dictionary d = trainDictionary(m, o).dictionary;
+    EXPECT_GT(std::abs(std::log(d.config.scaling)), 0.3) << "the test wants a scale far from 1: " << d.config.scaling;
+    const DictionaryQuality q = evaluateDictionary(m, d, o.files, 64, 8);
+    EXPECT_GT(q.explainedVariance, 0.6);
+}

@@ -208,3 +208,64 @@ def test_bad_input_is_refused_by_name(grassmann, transformer, corpus, tmp_path):
     (tmp_path / "sae" / "cfg.json").write_text("{ not json")
     with pytest.raises(RuntimeError, match="cfg.json"):
         gwb.features.load(tmp_path / "sae")
+
+
+def test_crosscoder_relative_norms_tell_whose_feature_it_is():
+    # Ground truth in two "models" of 24 dimensions each: 16 features only in the first, 16 in both,
+    # 16 only in the second. The crosscoder recovers each, and its relative decoder norm puts them
+    # at about 0, 0.5 and 1, the three bumps of the model-diffing histogram.
+    rng = np.random.default_rng(0)
+    d1 = d2 = 24
+    truth, kinds = [], []
+    for kind in ("first", "shared", "second"):
+        for _ in range(16):
+            v = np.zeros(d1 + d2)
+            if kind != "second":
+                v[:d1] = rng.standard_normal(d1)
+            if kind != "first":
+                v[d1:] = rng.standard_normal(d2)
+            truth.append(v / np.linalg.norm(v))
+            kinds.append(kind)
+    truth = np.array(truth)
+    active = rng.random((40_000, len(truth))) < 3 / len(truth)
+    rows = ((rng.uniform(0.5, 1.5, active.shape) * active) @ truth).astype(np.float32)
+    d = gwb.features.train_on_rows(rows, d_sae=96, k=3, tokens=400_000, batch=1024, lr=4e-3, seed=0, device="cpu",
+                                   first_width=d1)["dictionary"]
+    assert d.config["crosscoder"] and d.config["first_width"] == d1
+    rel = gwb.features.relative_norms(d)
+    scale = np.concatenate([np.full(d1, d.config["block_scaling"][0]), np.full(d2, d.config["block_scaling"][1])])
+    dec = d.W_dec * scale
+    dec /= np.linalg.norm(dec, axis=1, keepdims=True)
+    cos = truth @ dec.T
+    best = cos.argmax(1)
+    assert (cos[np.arange(len(truth)), best] > 0.9).all()
+    want = {"first": (0.0, 0.15), "shared": (0.3, 0.7), "second": (0.85, 1.0)}
+    for i, kind in enumerate(kinds):
+        lo, hi = want[kind]
+        assert lo <= rel[best[i]] <= hi, f"{kind} feature {i}: relative norm {rel[best[i]]:.2f}"
+
+
+def test_a_crosscoder_of_the_bundled_pair(grassmann, transformer, corpus, tmp_path):
+    c = gwb.features.train(grassmann, "resid.3", [corpus[0]], d_sae=64, k=8, tokens=20_000, batch=1024, context=64,
+                           second=transformer, second_site="resid.2", progress=False)
+    assert c.config["crosscoder"] and c.config["second_site"] == "resid.2" and c.config["first_width"] == 128
+    assert c.W_enc.shape == (256, 64)
+    c.save(tmp_path / "cc")
+    c = gwb.features.load(tmp_path / "cc")
+    q = gwb.features.eval(grassmann, c, [corpus[1]], context=64, second=transformer)
+    assert len(q) == 2 and q[0]["rows"] == q[1]["rows"] and q[0]["l0"] == q[1]["l0"]
+    assert all(0.3 < x["explained_variance"] < 1 for x in q)
+    rel = gwb.features.relative_norms(c)
+    assert rel.shape == (64,) and np.all((rel >= 0) & (rel <= 1))
+    sums = gwb.features.top(grassmann, c, [corpus[1]], [0, 1], n=3, context=64, second=transformer)
+    assert [s["relative_norm"] for s in sums] == pytest.approx(rel[[0, 1]].tolist())
+    # One feature edited in both models: the same tokens, one result each.
+    f = int(np.argmax([s["fired"] for s in sums]))
+    res = gwb.features.edit(grassmann, c, f, "It is a truth universally acknowledged, that a", "single", "man",
+                            second=transformer)
+    assert len(res) == 2 and res[0]["activation"] == res[1]["activation"]
+    with pytest.raises(ValueError, match="give the second model"):
+        gwb.features.eval(grassmann, c, [corpus[1]])
+    with pytest.raises(ValueError, match="offset"):
+        gwb.features.train(grassmann, "offset.1.1", [corpus[0]], tokens=1024, second=transformer,
+                           second_site="resid.1", progress=False)

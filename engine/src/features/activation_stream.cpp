@@ -68,6 +68,28 @@ torch::Tensor siteRows(const Model& model, const std::string& site, const std::v
     return all.slice(0, first, all.size(0)).contiguous();
 }
 
+torch::Tensor sourceRows(const Sources& sources, const std::vector<int32_t>& ids) {
+    if (sources.size() == 1) return siteRows(*sources[0].model, sources[0].site, ids);
+    std::vector<torch::Tensor> parts;
+    for (const Source& s : sources)
+        parts.push_back(siteRows(*s.model, s.site, ids));
+    for (const torch::Tensor& t : parts)
+        if (t.size(0) != parts[0].size(0))
+            throw std::invalid_argument("the crosscoder's sites give different numbers of rows (offset sites cannot "
+                                        "be paired)");
+    return torch::cat(parts, 1);
+}
+
+Sources sourcesOf(const Dictionary& d, const Model& model, const Model* second) {
+    Sources out{{&model, d.config.site}};
+    if (!d.config.crosscoder()) return out;
+    if (!second)
+        throw std::invalid_argument("the dictionary is a crosscoder of two models ('" + d.config.modelName + "' and '" +
+                                    d.config.secondModelName + "'): give the second model too");
+    out.push_back({second, d.config.secondSite});
+    return out;
+}
+
 double Rng::normal() {
     if (m_haveSpare) {
         m_haveSpare = false;
@@ -90,9 +112,9 @@ void shuffleIndices(std::vector<int64_t>& v, Rng& rng) {
         std::swap(v[i - 1], v[rng.below(i)]);
 }
 
-ActivationStream::ActivationStream(const Model& model, std::string site, std::vector<std::vector<int32_t>> windows,
-                                   int64_t bufferWindows, uint64_t seed)
-    : m_model(model), m_site(std::move(site)), m_windows(std::move(windows)),
+ActivationStream::ActivationStream(Sources sources, std::vector<std::vector<int32_t>> windows, int64_t bufferWindows,
+                                   uint64_t seed)
+    : m_sources(std::move(sources)), m_windows(std::move(windows)),
       m_bufferWindows(std::max<int64_t>(1, bufferWindows)), m_seed(seed) {}
 
 int64_t ActivationStream::windowAt(int64_t sequenceIndex) {
@@ -114,7 +136,7 @@ torch::Tensor ActivationStream::buffer(int64_t b) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<torch::Tensor> parts;
     for (int64_t i = 0; i < m_bufferWindows; ++i)
-        parts.push_back(siteRows(m_model, m_site, m_windows[static_cast<size_t>(windowAt(b * m_bufferWindows + i))]));
+        parts.push_back(sourceRows(m_sources, m_windows[static_cast<size_t>(windowAt(b * m_bufferWindows + i))]));
     torch::Tensor rows = torch::cat(parts, 0);
     std::vector<int64_t> perm(static_cast<size_t>(rows.size(0)));
     for (size_t i = 0; i < perm.size(); ++i)
@@ -138,8 +160,8 @@ torch::Tensor ActivationStream::take(int64_t rows) {
             // Windows shorter than an offset D have no rows at offset.L.D: an endless run of
             // them means the corpus has none at all.
             if (n == 0 && ++emptyBuffers > static_cast<int64_t>(m_windows.size()))
-                throw std::invalid_argument("no window of the text files is long enough to have rows at '" + m_site +
-                                            "'");
+                throw std::invalid_argument("no window of the text files is long enough to have rows at '" +
+                                            m_sources.front().site + "'");
             ++m_buffer;
             m_offset = 0;
             continue;

@@ -3,6 +3,7 @@
 // training stream: windows in an order drawn from the seed, a buffer of them at a time with its
 // rows shuffled, batches taken in turn (engine-internal).
 
+#include "gwb/engine/features.h"
 #include "gwb/engine/model.h"
 
 #include <torch/torch.h>
@@ -22,6 +23,19 @@ std::vector<std::vector<int32_t>> corpusWindows(const Model& model, const std::v
 
 /// The site's rows for one window (T x d, CPU float): offset sites without rows t < D.
 torch::Tensor siteRows(const Model& model, const std::string& site, const std::vector<int32_t>& ids);
+
+/// Where a dictionary reads: one site of one model, or (a crosscoder) one site of each of two
+/// models over the same tokens, their rows side by side.
+struct Source {
+    const Model* model;
+    std::string site;
+};
+using Sources = std::vector<Source>;
+/// The sources' rows for one window, concatenated along the row (T x (d_1 + d_2)).
+torch::Tensor sourceRows(const Sources& sources, const std::vector<int32_t>& ids);
+/// The sources of a dictionary: its site of `model`, and for a crosscoder its second site of `second`
+/// (std::invalid_argument when the second model is missing or does not share the tokenizer).
+Sources sourcesOf(const Dictionary& dictionary, const Model& model, const Model* second);
 
 /// Deterministic generator for the stream and the initialisation (the same on every platform:
 /// std's distributions are not).
@@ -45,8 +59,7 @@ void shuffleIndices(std::vector<int64_t>& v, Rng& rng);
 
 class ActivationStream {
 public:
-    ActivationStream(const Model& model, std::string site, std::vector<std::vector<int32_t>> windows,
-                     int64_t bufferWindows, uint64_t seed);
+    ActivationStream(Sources sources, std::vector<std::vector<int32_t>> windows, int64_t bufferWindows, uint64_t seed);
     /// Rows of buffer b (windows b*W .. (b+1)*W - 1 of the seed's endless window order, rows
     /// shuffled with a generator of its own): the same tensor for the same b, whenever asked.
     torch::Tensor buffer(int64_t b);
@@ -62,8 +75,7 @@ public:
 
 private:
     int64_t windowAt(int64_t sequenceIndex);
-    const Model& m_model;
-    std::string m_site;
+    Sources m_sources;
     std::vector<std::vector<int32_t>> m_windows;
     int64_t m_bufferWindows;
     uint64_t m_seed;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -141,6 +142,13 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
                 {"corpus", c.corpus},
                 {"trained_tokens", c.trainedTokens},
                 {"seed", c.seed}};
+    if (c.crosscoder())
+        j["gwb"]["crosscoder"] = {{"second_site", c.secondSite},
+                                  {"second_model_name", c.secondModelName},
+                                  {"second_model_hash", c.secondModelHash},
+                                  {"first_width", c.firstWidth},
+                                  {"block_scaling", c.blockScaling},
+                                  {"layout", "x = [first model's site, second model's site] along d_in"}};
     writeFileAtomic((std::filesystem::path(dir) / kConfigFile).string(), j.dump(2) + "\n");
 }
 
@@ -181,6 +189,18 @@ Dictionary loadDictionary(const std::string& dir) {
             c.corpus = g.value("corpus", std::vector<std::string>{});
             c.trainedTokens = g.value("trained_tokens", int64_t{0});
             c.seed = g.value("seed", uint64_t{0});
+            if (g.contains("crosscoder")) {
+                const auto& x = g["crosscoder"];
+                c.secondSite = x.at("second_site").get<std::string>();
+                c.secondModelName = x.value("second_model_name", "");
+                c.secondModelHash = x.value("second_model_hash", "");
+                c.firstWidth = x.at("first_width").get<int64_t>();
+                c.blockScaling = x.value("block_scaling", std::vector<double>{});
+                if (c.secondSite.empty() || c.firstWidth < 1 || c.firstWidth >= c.dIn)
+                    throw std::runtime_error("the crosscoder's second site or first width (" +
+                                             std::to_string(c.firstWidth) + " of d_in " + std::to_string(c.dIn) +
+                                             ") is not valid");
+            }
         }
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(cfgPath + ": " + e.what());
@@ -214,22 +234,62 @@ std::string modelWeightsHash(const Model& model) {
     return hex64(h);
 }
 
-void checkDictionaryFits(const Dictionary& d, const Model& model) {
+namespace {
+void checkFits(const std::string& site, int64_t width, const std::string& name, const std::string& hash,
+               const Model& model) {
     std::vector<int64_t> shape;
     try {
-        shape = hookSiteShape(model, d.config.site, 16);
+        shape = hookSiteShape(model, site, 16);
     } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument("the dictionary reads site '" + d.config.site + "', which model '" +
-                                    model.displayName() + "' lacks: " + e.what());
+        throw std::invalid_argument("the dictionary reads site '" + site + "', which model '" + model.displayName() +
+                                    "' lacks: " + e.what());
     }
-    if (shape.back() != d.config.dIn)
-        throw std::invalid_argument("the dictionary reads " + std::to_string(d.config.dIn) + " values at '" +
-                                    d.config.site + "', model '" + model.displayName() + "' has " +
-                                    std::to_string(shape.back()) + " there");
-    if (!d.config.modelHash.empty() && d.config.modelHash != modelWeightsHash(model))
-        throw std::invalid_argument("the dictionary was trained on model '" + d.config.modelName + "' (weights " +
-                                    d.config.modelHash + "), not on '" + model.displayName() + "' (weights " +
-                                    modelWeightsHash(model) + ")");
+    if (shape.back() != width)
+        throw std::invalid_argument("the dictionary reads " + std::to_string(width) + " values at '" + site +
+                                    "', model '" + model.displayName() + "' has " + std::to_string(shape.back()) +
+                                    " there");
+    if (!hash.empty() && hash != modelWeightsHash(model))
+        throw std::invalid_argument("the dictionary was trained on model '" + name + "' (weights " + hash +
+                                    "), not on '" + model.displayName() + "' (weights " + modelWeightsHash(model) +
+                                    ")");
+}
+} // namespace
+
+void checkDictionaryFits(const Dictionary& d, const Model& model, const Model* second) {
+    const DictionaryConfig& c = d.config;
+    if (!c.crosscoder()) {
+        checkFits(c.site, c.dIn, c.modelName, c.modelHash, model);
+        return;
+    }
+    if (!second)
+        throw std::invalid_argument("the dictionary is a crosscoder of two models ('" + c.modelName + "' and '" +
+                                    c.secondModelName + "'): give the second model too");
+    checkFits(c.site, c.firstWidth, c.modelName, c.modelHash, model);
+    checkFits(c.secondSite, c.dIn - c.firstWidth, c.secondModelName, c.secondModelHash, *second);
+}
+
+std::vector<double> relativeDecoderNorms(const Dictionary& d) {
+    const DictionaryConfig& c = d.config;
+    if (!c.crosscoder())
+        throw std::invalid_argument("relative decoder norms are a crosscoder's; this dictionary reads one model");
+    const double s1 = c.blockScaling.size() == 2 ? c.blockScaling[0] : 1.0;
+    const double s2 = c.blockScaling.size() == 2 ? c.blockScaling[1] : 1.0;
+    std::vector<double> out(static_cast<size_t>(c.dSae));
+    for (int64_t f = 0; f < c.dSae; ++f) {
+        const float* w = d.wDec.row(f);
+        double n1 = 0, n2 = 0;
+        for (int64_t i = 0; i < c.dIn; ++i)
+            (i < c.firstWidth ? n1 : n2) += static_cast<double>(w[i]) * w[i];
+        n1 = std::sqrt(n1) * s1; // file units back to training units: W_dec was divided by s
+        n2 = std::sqrt(n2) * s2;
+        out[static_cast<size_t>(f)] = n1 + n2 > 0 ? n2 / (n1 + n2) : std::nan("");
+    }
+    return out;
+}
+
+std::string relativeNormKind(double r) {
+    if (!(r == r)) return "undefined";
+    return r < 0.3 ? "first" : r > 0.7 ? "second" : "shared";
 }
 
 } // namespace gwb::engine

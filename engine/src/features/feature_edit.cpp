@@ -12,7 +12,8 @@ namespace gwb::engine {
 std::pair<std::string, int64_t> parseFeatureName(const std::string& name) {
     const size_t last = name.rfind('.');
     auto bad = [&] {
-        throw std::invalid_argument("'" + name + "' is not a feature name (feature.<site>.<index>, e.g. feature.resid.3.17)");
+        throw std::invalid_argument("'" + name +
+                                    "' is not a feature name (feature.<site>.<index>, e.g. feature.resid.3.17)");
     };
     if (name.rfind("feature.", 0) != 0 || last == std::string::npos || last <= 8 || last + 1 == name.size()) bad();
     const std::string index = name.substr(last + 1);
@@ -45,8 +46,8 @@ FloatArray applyFeatureEdit(const Dictionary& d, const FloatArray& value, const 
     if (e.mode == "steer") {
         coef = torch::full({rows.size(0)}, static_cast<float>(e.value));
     } else {
-        const torch::Tensor pre = (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
-                                  features::toTensor(d.bEnc);
+        const torch::Tensor pre =
+            (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) + features::toTensor(d.bEnc);
         const torch::Tensor z = features::activate(pre, d.config.architecture, d.config.k).select(1, e.feature);
         coef = e.mode == "ablate" ? -z : static_cast<float>(e.value) - z;
     }
@@ -71,7 +72,8 @@ FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& d, const 
                                     std::to_string(T) + " tokens)");
     const int64_t V = model.config().vocabSize;
     for (int32_t id : {answer, wrong})
-        if (id < 0 || id >= V) throw std::invalid_argument("piece id " + std::to_string(id) + " is outside the vocabulary");
+        if (id < 0 || id >= V)
+            throw std::invalid_argument("piece id " + std::to_string(id) + " is outside the vocabulary");
     const std::vector<int64_t> ids64(ids.begin(), ids.end());
     FeatureEditResult r;
     r.name = d.featureName(e.feature);
@@ -110,6 +112,82 @@ FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& d, const 
     read2(clean, r.metricClean, r.topClean);
     read2(edited, r.metricEdited, r.topEdited);
     return r;
+}
+
+std::vector<FeatureEditResult> runCrosscoderEdit(const Model& first, const Model& second, const Dictionary& d,
+                                                 const FeatureEdit& e, const std::vector<int32_t>& ids, int32_t answer,
+                                                 int32_t wrong, int64_t position) {
+    if (!d.config.crosscoder()) throw std::invalid_argument("this dictionary reads one model: use runFeatureEdit");
+    checkDictionaryFits(d, first, &second);
+    if (e.mode != "ablate" && e.mode != "clamp" && e.mode != "steer")
+        throw std::invalid_argument("feature edit mode '" + e.mode + "' is not ablate, clamp or steer");
+    if (e.feature < 0 || e.feature >= d.config.dSae)
+        throw std::invalid_argument("feature " + std::to_string(e.feature) + " does not exist (0.." +
+                                    std::to_string(d.config.dSae - 1) + ")");
+    const int64_t T = static_cast<int64_t>(ids.size());
+    if (T < 1) throw std::invalid_argument("the prompt is empty");
+    if (position < 0) position = T - 1;
+    if (position >= T || e.position >= T)
+        throw std::invalid_argument("a position is outside the prompt (" + std::to_string(T) + " tokens)");
+    const std::vector<int64_t> ids64(ids.begin(), ids.end());
+    const Model* models[] = {&first, &second};
+    const std::string sites[] = {d.config.site, d.config.secondSite};
+    FloatArray values[2];
+    FloatArray clean[2];
+    for (int m = 0; m < 2; ++m) {
+        std::map<std::string, SiteHook> read;
+        read[sites[m]] = [&values, m](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            values[m] = v;
+            return std::nullopt;
+        };
+        clean[m] = runWithHooks(*models[m], ids64, read);
+    }
+    torch::NoGradGuard noGrad;
+    const torch::Tensor x = torch::cat({features::toTensor(values[0]), features::toTensor(values[1])}, 1);
+    const torch::Tensor z = features::activate((x - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
+                                                   features::toTensor(d.bEnc),
+                                               d.config.architecture, d.config.k)
+                                .select(1, e.feature)
+                                .contiguous();
+    torch::Tensor coef = e.mode == "steer"    ? torch::full({T}, static_cast<float>(e.value))
+                         : e.mode == "ablate" ? -z
+                                              : static_cast<float>(e.value) - z;
+    if (e.position >= 0) {
+        torch::Tensor mask = torch::zeros({T});
+        mask[e.position] = 1;
+        coef = coef * mask;
+    }
+    const torch::Tensor dir = features::toTensor(d.wDec).select(0, e.feature);
+    std::vector<FeatureEditResult> out(2);
+    const int64_t V = first.config().vocabSize;
+    for (int32_t id : {answer, wrong})
+        if (id < 0 || id >= V)
+            throw std::invalid_argument("piece id " + std::to_string(id) + " is outside the vocabulary");
+    for (int m = 0; m < 2; ++m) {
+        const int64_t at = m == 0 ? 0 : d.config.firstWidth, w = values[m].dim(1);
+        const FloatArray edited = features::toArray(features::toTensor(values[m]) +
+                                                    coef.unsqueeze(1) * dir.slice(0, at, at + w).unsqueeze(0));
+        std::map<std::string, SiteHook> hook;
+        hook[sites[m]] = [&edited](const FloatArray&, const std::string&) -> std::optional<FloatArray> {
+            return edited;
+        };
+        const FloatArray logits = runWithHooks(*models[m], ids64, hook);
+        FeatureEditResult& r = out[static_cast<size_t>(m)];
+        r.name = d.featureName(e.feature);
+        r.position = position;
+        r.activation.assign(z.data_ptr<float>(), z.data_ptr<float>() + z.numel());
+        auto read2 = [&](const FloatArray& l, double& metric, std::vector<std::pair<int32_t, float>>& top) {
+            const float* row = l.row(position);
+            metric = static_cast<double>(row[answer]) - static_cast<double>(row[wrong]);
+            const torch::Tensor p = torch::from_blob(const_cast<float*>(row), {V}, torch::kFloat).softmax(0);
+            const auto [v, i] = p.topk(std::min<int64_t>(5, V));
+            for (int64_t j = 0; j < v.size(0); ++j)
+                top.push_back({static_cast<int32_t>(i[j].item<int64_t>()), v[j].item<float>()});
+        };
+        read2(clean[m], r.metricClean, r.topClean);
+        read2(logits, r.metricEdited, r.topEdited);
+    }
+    return out;
 }
 
 } // namespace gwb::engine

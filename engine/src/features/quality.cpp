@@ -35,10 +35,10 @@ std::vector<std::vector<int32_t>> limitedWindows(const Model& model, const std::
     return w;
 }
 
-/// z of one window's site rows (rows from D on for offset sites), CPU float.
-torch::Tensor windowFeatures(const Model& model, const Dictionary& d, const std::vector<int32_t>& ids,
+/// z of one window's rows (rows from D on for offset sites), CPU float.
+torch::Tensor windowFeatures(const features::Sources& sources, const Dictionary& d, const std::vector<int32_t>& ids,
                              torch::Tensor* rowsOut = nullptr) {
-    const torch::Tensor rows = features::siteRows(model, d.config.site, ids);
+    const torch::Tensor rows = features::sourceRows(sources, ids);
     if (rowsOut) *rowsOut = rows;
     const torch::Tensor pre =
         (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) + features::toTensor(d.bEnc);
@@ -84,80 +84,119 @@ SiteActivations readSiteActivations(const Model& model, const std::string& site,
     return out;
 }
 
-DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& d, const std::vector<std::string>& files,
-                                     int64_t contextSize, int64_t maxWindows, const std::atomic<bool>* stop) {
+namespace {
+
+/// The figures for each source: its part of x and x^, the loss of its model with its part of x^
+/// spliced in and with its site zeroed; L0 and the dead fraction are the dictionary's.
+std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources, const Dictionary& d,
+                                               const std::vector<std::string>& files, int64_t contextSize,
+                                               int64_t maxWindows, const std::atomic<bool>* stop) {
     torch::NoGradGuard noGrad;
-    checkDictionaryFits(d, model);
-    const auto windows = limitedWindows(model, files, contextSize, maxWindows);
-    const std::string& site = d.config.site;
-    const int64_t D = features::offsetOfSite(site);
+    const auto windows = limitedWindows(*sources[0].model, files, contextSize, maxWindows);
+    const size_t S = sources.size();
+    const int64_t D = features::offsetOfSite(sources[0].site); // 0 for a crosscoder (no offset sites)
     const torch::Tensor wEnc = features::toTensor(d.wEnc), bEnc = features::toTensor(d.bEnc),
                         wDec = features::toTensor(d.wDec), bDec = features::toTensor(d.bDec);
-    DictionaryQuality q;
-    double sqErr = 0, sqSum = 0, active = 0, ceClean = 0, ceSpliced = 0, ceZero = 0;
-    torch::Tensor sum = torch::zeros({d.config.dIn}, torch::kDouble);
+    std::vector<DictionaryQuality> q(S);
+    std::vector<double> sqErr(S, 0), sqSum(S, 0), ceClean(S, 0), ceSpliced(S, 0), ceZero(S, 0);
+    std::vector<torch::Tensor> sum(S);
+    double active = 0;
+    int64_t rows = 0, predicted = 0;
     torch::Tensor fired = torch::zeros({d.config.dSae}, torch::kBool);
     for (const auto& ids : windows) {
         if (stop && stop->load()) break;
         const std::vector<int64_t> ids64(ids.begin(), ids.end());
-        FloatArray value;
-        std::map<std::string, SiteHook> read;
-        read[site] = [&value](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
-            value = v;
-            return std::nullopt;
-        };
-        ceClean += crossEntropySum(runWithHooks(model, ids64, read), ids);
-        const torch::Tensor all = features::toTensor(value);
-        const torch::Tensor x = all.slice(0, std::min<int64_t>(D, all.size(0)), all.size(0));
+        std::vector<FloatArray> values(S);
+        std::vector<torch::Tensor> xs;
+        for (size_t m = 0; m < S; ++m) {
+            std::map<std::string, SiteHook> read;
+            read[sources[m].site] = [&values, m](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+                values[m] = v;
+                return std::nullopt;
+            };
+            ceClean[m] += crossEntropySum(runWithHooks(*sources[m].model, ids64, read), ids);
+            const torch::Tensor all = features::toTensor(values[m]);
+            xs.push_back(all.slice(0, std::min<int64_t>(D, all.size(0)), all.size(0)));
+        }
+        const torch::Tensor x = S == 1 ? xs[0] : torch::cat(xs, 1);
         const torch::Tensor z = features::activate((x - bDec).matmul(wEnc) + bEnc, d.config.architecture, d.config.k);
         const torch::Tensor xhat = z.matmul(wDec) + bDec;
-        sqErr += (x - xhat).to(torch::kDouble).pow(2).sum().item<double>();
-        sqSum += x.to(torch::kDouble).pow(2).sum().item<double>();
-        sum += x.to(torch::kDouble).sum(0);
         active += (z > 0).sum().item<double>();
         fired |= (z > 0).any(0);
-        q.rows += x.size(0);
-        // The site replaced by x^ (rows t < D of an offset keep theirs: they take no part).
-        FloatArray spliced = value;
-        const FloatArray xh = features::toArray(xhat);
-        std::copy(xh.data.begin(), xh.data.end(), spliced.data.begin() + D * value.dim(1));
-        std::map<std::string, SiteHook> splice, zero;
-        splice[site] = [&spliced](const FloatArray&, const std::string&) -> std::optional<FloatArray> {
-            return spliced;
-        };
-        zero[site] = [](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
-            return FloatArray::zeros(v.shape);
-        };
-        ceSpliced += crossEntropySum(runWithHooks(model, ids64, splice), ids);
-        ceZero += crossEntropySum(runWithHooks(model, ids64, zero), ids);
-        q.lossTokens += static_cast<int64_t>(ids.size()) - 1;
+        rows += x.size(0);
+        predicted += static_cast<int64_t>(ids.size()) - 1;
+        int64_t at = 0;
+        for (size_t m = 0; m < S; ++m) {
+            const int64_t w = xs[m].size(1);
+            const torch::Tensor xm = xs[m].to(torch::kDouble), hm = xhat.slice(1, at, at + w);
+            sqErr[m] += (xm - hm.to(torch::kDouble)).pow(2).sum().item<double>();
+            sqSum[m] += xm.pow(2).sum().item<double>();
+            sum[m] = sum[m].defined() ? sum[m] + xm.sum(0) : xm.sum(0);
+            // The site replaced by its part of x^ (rows t < D of an offset keep theirs: they take no part).
+            FloatArray spliced = values[m];
+            const FloatArray xh = features::toArray(hm.contiguous());
+            std::copy(xh.data.begin(), xh.data.end(), spliced.data.begin() + D * values[m].dim(1));
+            std::map<std::string, SiteHook> splice, zero;
+            splice[sources[m].site] = [&spliced](const FloatArray&, const std::string&) -> std::optional<FloatArray> {
+                return spliced;
+            };
+            zero[sources[m].site] = [](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+                return FloatArray::zeros(v.shape);
+            };
+            ceSpliced[m] += crossEntropySum(runWithHooks(*sources[m].model, ids64, splice), ids);
+            ceZero[m] += crossEntropySum(runWithHooks(*sources[m].model, ids64, zero), ids);
+            at += w;
+        }
     }
-    if (q.rows > 0) {
-        const double n = static_cast<double>(q.rows);
-        const double meanSq = (sum / n).pow(2).sum().item<double>();
-        const double totalVar = sqSum - n * meanSq;
-        q.explainedVariance = totalVar > 0 ? 1 - sqErr / totalVar : std::numeric_limits<double>::quiet_NaN();
-        q.mse = sqErr / n;
-        q.l0 = active / n;
-        q.deadFraction = 1 - fired.to(torch::kDouble).mean().item<double>();
-    }
-    if (q.lossTokens > 0) {
-        const double n = static_cast<double>(q.lossTokens);
-        q.lossClean = ceClean / n;
-        q.lossSpliced = ceSpliced / n;
-        q.lossZero = ceZero / n;
-        q.lossRecovered = q.lossZero != q.lossClean ? (q.lossZero - q.lossSpliced) / (q.lossZero - q.lossClean)
-                                                    : std::numeric_limits<double>::quiet_NaN();
+    for (size_t m = 0; m < S; ++m) {
+        DictionaryQuality& qm = q[m];
+        qm.rows = rows;
+        qm.lossTokens = predicted;
+        if (rows > 0) {
+            const double n = static_cast<double>(rows);
+            const double meanSq = (sum[m] / n).pow(2).sum().item<double>();
+            const double totalVar = sqSum[m] - n * meanSq;
+            qm.explainedVariance = totalVar > 0 ? 1 - sqErr[m] / totalVar : std::numeric_limits<double>::quiet_NaN();
+            qm.mse = sqErr[m] / n;
+            qm.l0 = active / n;
+            qm.deadFraction = 1 - fired.to(torch::kDouble).mean().item<double>();
+        }
+        if (predicted > 0) {
+            const double n = static_cast<double>(predicted);
+            qm.lossClean = ceClean[m] / n;
+            qm.lossSpliced = ceSpliced[m] / n;
+            qm.lossZero = ceZero[m] / n;
+            qm.lossRecovered = qm.lossZero != qm.lossClean
+                                   ? (qm.lossZero - qm.lossSpliced) / (qm.lossZero - qm.lossClean)
+                                   : std::numeric_limits<double>::quiet_NaN();
+        }
     }
     return q;
+}
+
+} // namespace
+
+DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& d, const std::vector<std::string>& files,
+                                     int64_t contextSize, int64_t maxWindows, const std::atomic<bool>* stop) {
+    checkDictionaryFits(d, model);
+    return evaluateSources(features::sourcesOf(d, model, nullptr), d, files, contextSize, maxWindows, stop).front();
+}
+
+std::vector<DictionaryQuality> evaluateCrosscoder(const Model& first, const Model& second, const Dictionary& d,
+                                                  const std::vector<std::string>& files, int64_t contextSize,
+                                                  int64_t maxWindows, const std::atomic<bool>* stop) {
+    if (!d.config.crosscoder()) throw std::invalid_argument("this dictionary reads one model, not two");
+    checkDictionaryFits(d, first, &second);
+    return evaluateSources(features::sourcesOf(d, first, &second), d, files, contextSize, maxWindows, stop);
 }
 
 std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictionary& d,
                                               const std::vector<std::string>& files, const std::vector<int64_t>& wanted,
                                               int64_t top, int64_t before, int64_t after, int64_t contextSize,
-                                              int64_t maxWindows, const std::atomic<bool>* stop) {
+                                              int64_t maxWindows, const std::atomic<bool>* stop, const Model* second) {
     torch::NoGradGuard noGrad;
-    checkDictionaryFits(d, model);
+    checkDictionaryFits(d, model, second);
+    const features::Sources sources = features::sourcesOf(d, model, second);
     std::vector<int64_t> feats = wanted;
     if (feats.empty())
         for (int64_t f = 0; f < d.config.dSae; ++f)
@@ -184,7 +223,7 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
     int64_t row0 = 0;
     for (size_t w = 0; w < windows.size(); ++w) {
         if (stop && stop->load()) break;
-        const torch::Tensor z = windowFeatures(model, d, windows[w]).index_select(1, select).contiguous();
+        const torch::Tensor z = windowFeatures(sources, d, windows[w]).index_select(1, select).contiguous();
         const int64_t n = z.size(0), m = z.size(1);
         const float* zp = z.data_ptr<float>();
         for (int64_t i = 0; i < n; ++i)
@@ -221,7 +260,7 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
     }
     for (const auto& [w, entries] : byWindow) {
         const auto& ids = windows[static_cast<size_t>(w)];
-        const torch::Tensor z = windowFeatures(model, d, ids);
+        const torch::Tensor z = windowFeatures(sources, d, ids);
         for (const auto& [key, e] : entries) {
             const size_t j = key / 1000000, r = key % 1000000;
             FeatureContext c;
@@ -240,7 +279,10 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
     const auto params = model.parameters();
     const ModelConfig& cfg = model.config();
     const std::string kind = d.config.site.substr(0, d.config.site.find('.'));
-    const bool residual = (kind == "resid" || kind == "mixer" || kind == "ffn") && d.config.dIn == cfg.dModel;
+    // The unembedding read and the reading share use the first model's part of the decoder row.
+    const int64_t firstWidth = d.config.crosscoder() ? d.config.firstWidth : d.config.dIn;
+    const bool residual = (kind == "resid" || kind == "mixer" || kind == "ffn") && firstWidth == cfg.dModel;
+    const std::vector<double> relative = d.config.crosscoder() ? relativeDecoderNorms(d) : std::vector<double>{};
     const int reader = readingLayerOf(model, d.config.site);
     Eigen::MatrixXd basis;
     if (reader >= 0) {
@@ -267,7 +309,7 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
                 std::min<int64_t>(bins - 1, static_cast<int64_t>(x / s.maxActivation * bins)))];
         const float* w = d.wDec.row(feats[j]);
         if (residual) {
-            const torch::Tensor dir = torch::from_blob(const_cast<float*>(w), {d.config.dIn}, torch::kFloat);
+            const torch::Tensor dir = torch::from_blob(const_cast<float*>(w), {firstWidth}, torch::kFloat);
             const torch::Tensor logit = embed.matmul(dir);
             const int64_t k = std::min<int64_t>(10, logit.size(0));
             const auto [hv, hi] = logit.topk(k);
@@ -279,14 +321,15 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
         }
         s.readingLayer = reader;
         if (reader >= 0) {
-            Eigen::VectorXd x(d.config.dIn);
-            for (int64_t i = 0; i < d.config.dIn; ++i)
+            Eigen::VectorXd x(firstWidth);
+            for (int64_t i = 0; i < firstWidth; ++i)
                 x(i) = w[i];
             const double n2 = x.squaredNorm();
             s.readingShare = n2 > 0 ? (basis.transpose() * x).squaredNorm() / n2 : std::nan("");
         } else {
             s.readingShare = std::nan("");
         }
+        s.relativeNorm = relative.empty() ? std::nan("") : relative[static_cast<size_t>(feats[j])];
     }
     return out;
 }

@@ -11,12 +11,14 @@
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/hooks.h"
+#include "gwb/engine/tokenizer.h"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <stdexcept>
 
 namespace gwb::engine {
@@ -51,7 +53,9 @@ torch::Tensor sparseDecode(const torch::Tensor& w, const torch::Tensor& idx, con
 struct Trainer {
     FeatureTrainOptions o;
     int64_t dIn = 0;
-    double scale = 1;
+    torch::Tensor scale;             // per column of x (CPU float): training sees x * scale
+    std::vector<double> blockScales; // one per source (a crosscoder's two models)
+    std::vector<int64_t> widths;     // the sources' widths, summing to dIn
     torch::Device device{torch::kCPU};
     torch::Tensor wEnc, bEnc, wDec, bDec; // requires_grad
     std::array<torch::Tensor, 4> m, v;    // Adam moments
@@ -199,7 +203,22 @@ struct Trainer {
         }
     }
 
-    /// The dictionary in file units: W_enc * s, W_dec / s, b_dec / s (b_enc unchanged).
+    /// s_m = sqrt(d_m) / mean ||x_m|| for each source's columns of `rows` (raw).
+    void setScales(const torch::Tensor& rows) {
+        std::vector<torch::Tensor> parts;
+        int64_t at = 0;
+        blockScales.clear();
+        for (int64_t w : widths) {
+            const torch::Tensor block = rows.slice(1, at, at + w);
+            const double meanNorm = block.norm(2, 1).mean().item<double>();
+            blockScales.push_back(meanNorm > 0 ? std::sqrt(static_cast<double>(w)) / meanNorm : 1.0);
+            parts.push_back(torch::full({w}, static_cast<float>(blockScales.back())));
+            at += w;
+        }
+        scale = torch::cat(parts);
+    }
+
+    /// The dictionary in file units: W_enc * s (by row), W_dec / s and b_dec / s (by column).
     Dictionary folded(const std::string& site) const {
         Dictionary d;
         DictionaryConfig& c = d.config;
@@ -210,23 +229,23 @@ struct Trainer {
         c.k = o.k;
         c.l1 = o.l1;
         c.contextSize = o.contextSize;
-        c.scaling = scale;
+        c.scaling = blockScales.front();
         c.corpus = o.files;
         c.trainedTokens = step * o.batch;
         c.seed = o.seed;
-        const float s = static_cast<float>(scale);
-        d.wEnc = features::toArray(wEnc * s);
+        if (widths.size() == 2) {
+            c.secondSite = o.secondSite;
+            c.firstWidth = widths[0];
+            c.blockScaling = blockScales;
+        }
+        const torch::Tensor s = scale.to(device);
+        d.wEnc = features::toArray(wEnc * s.unsqueeze(1));
         d.bEnc = features::toArray(bEnc);
-        d.wDec = features::toArray(wDec / s);
+        d.wDec = features::toArray(wDec / s.unsqueeze(0));
         d.bDec = features::toArray(bDec / s);
         return d;
     }
 };
-
-double scaleOf(const torch::Tensor& rows) {
-    const double meanNorm = rows.norm(2, 1).mean().item<double>();
-    return meanNorm > 0 ? std::sqrt(static_cast<double>(rows.size(1))) / meanNorm : 1.0;
-}
 
 FeatureTrainProgress progressOf(const Trainer& t, double seconds, double harvest) {
     FeatureTrainProgress p;
@@ -245,6 +264,7 @@ FeatureTrainProgress progressOf(const Trainer& t, double seconds, double harvest
 
 nlohmann::json optionsJson(const FeatureTrainOptions& o) {
     return {{"site", o.site},
+            {"second_site", o.secondSite},
             {"files", o.files},
             {"architecture", o.architecture},
             {"d_sae", o.dSae},
@@ -264,6 +284,7 @@ nlohmann::json optionsJson(const FeatureTrainOptions& o) {
 FeatureTrainOptions optionsFromJson(const nlohmann::json& j) {
     FeatureTrainOptions o;
     o.site = j.at("site");
+    o.secondSite = j.value("second_site", "");
     o.files = j.at("files").get<std::vector<std::string>>();
     o.architecture = j.at("architecture");
     o.dSae = j.at("d_sae");
@@ -284,8 +305,16 @@ FeatureTrainOptions optionsFromJson(const nlohmann::json& j) {
 constexpr const char* kStateTensors = "state.safetensors";
 constexpr const char* kStateJson = "state.json";
 
+/// The hashes of the sources' models (the state and the dictionary record them).
+std::vector<std::string> hashesOf(const features::Sources& sources) {
+    std::vector<std::string> out;
+    for (const features::Source& src : sources)
+        out.push_back(modelWeightsHash(*src.model));
+    return out;
+}
+
 void writeState(const Trainer& t, const features::ActivationStream& stream, const std::string& dir,
-                const std::string& modelHash) {
+                const std::vector<std::string>& hashes) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw std::runtime_error("cannot create the state folder '" + dir + "': " + ec.message());
@@ -307,16 +336,16 @@ void writeState(const Trainer& t, const features::ActivationStream& stream, cons
                         {"options", optionsJson(t.o)},
                         {"step", t.step},
                         {"steps", t.steps},
-                        {"scale", t.scale},
-                        {"d_in", t.dIn},
+                        {"block_scales", t.blockScales},
+                        {"widths", t.widths},
                         {"stream_buffer", stream.bufferIndex()},
                         {"stream_offset", stream.offset()},
-                        {"model_hash", modelHash}};
+                        {"model_hashes", hashes}};
     writeFileAtomic((std::filesystem::path(dir) / kStateJson).string(), j.dump(2) + "\n");
 }
 
-FeatureTrainResult runTraining(const Model& model, Trainer& t, features::ActivationStream& stream,
-                               const std::string& modelHash, const FeatureTrainCallback& progress,
+FeatureTrainResult runTraining(const features::Sources& sources, Trainer& t, features::ActivationStream& stream,
+                               const std::vector<std::string>& hashes, const FeatureTrainCallback& progress,
                                const std::atomic<bool>* stop) {
     const auto t0 = std::chrono::steady_clock::now();
     const double harvest0 = stream.harvestSeconds();
@@ -328,17 +357,21 @@ FeatureTrainResult runTraining(const Model& model, Trainer& t, features::Activat
             stopped = true;
             break;
         }
-        t.trainStep(stream.take(t.o.batch));
+        t.trainStep(stream.take(t.o.batch) * t.scale);
         if (progress && !progress(progressOf(t, seconds(), stream.harvestSeconds() - harvest0))) {
             stopped = true;
             break;
         }
     }
-    if (stopped && !t.o.stateDir.empty()) writeState(t, stream, t.o.stateDir, modelHash);
+    if (stopped && !t.o.stateDir.empty()) writeState(t, stream, t.o.stateDir, hashes);
     FeatureTrainResult r;
     r.dictionary = t.folded(t.o.site);
-    r.dictionary.config.modelName = model.displayName();
-    r.dictionary.config.modelHash = modelHash;
+    r.dictionary.config.modelName = sources[0].model->displayName();
+    r.dictionary.config.modelHash = hashes[0];
+    if (sources.size() == 2) {
+        r.dictionary.config.secondModelName = sources[1].model->displayName();
+        r.dictionary.config.secondModelHash = hashes[1];
+    }
     r.complete = t.step >= t.steps;
     r.steps = t.step;
     r.seconds = seconds();
@@ -346,55 +379,98 @@ FeatureTrainResult runTraining(const Model& model, Trainer& t, features::Activat
     return r;
 }
 
+/// The sources of a run: the first model's site, and the second's for a crosscoder (same tokenizer,
+/// sites with a row per token).
+features::Sources trainingSources(const Model& first, const Model* second, const FeatureTrainOptions& o) {
+    features::Sources sources{{&first, o.site}};
+    if (o.secondSite.empty()) return sources;
+    if (!second) throw std::invalid_argument("a crosscoder reads two models: the second is missing");
+    if (!first.tokenizer() || !second->tokenizer() ||
+        first.tokenizer()->serialize() != second->tokenizer()->serialize())
+        throw std::invalid_argument("a crosscoder reads the same tokens of both models: '" + first.displayName() +
+                                    "' and '" + second->displayName() + "' do not share their tokenizer");
+    for (const std::string& site : {o.site, o.secondSite})
+        if (site.rfind("offset.", 0) == 0)
+            throw std::invalid_argument("a crosscoder pairs rows token by token: offset site '" + site +
+                                        "' has no row for its first D tokens");
+    sources.push_back({second, o.secondSite});
+    return sources;
+}
+
+FeatureTrainResult trainSources(const features::Sources& sources, const FeatureTrainOptions& options,
+                                const FeatureTrainCallback& progress, const std::atomic<bool>* stop) {
+    torch::NoGradGuard outer; // re-enabled for the steps below
+    Trainer t;
+    for (const features::Source& src : sources)
+        t.widths.push_back(hookSiteShape(*src.model, src.site, 4).back());
+    t.dIn = std::accumulate(t.widths.begin(), t.widths.end(), int64_t{0});
+    checkOptions(options, t.dIn);
+    std::vector<std::vector<int32_t>> windows =
+        features::corpusWindows(*sources[0].model, options.files, options.contextSize);
+    t.o = options;
+    t.device = torch::Device(resolveDevice(options.device));
+    t.steps = (options.tokens + options.batch - 1) / options.batch;
+    features::ActivationStream stream(sources, std::move(windows), options.bufferWindows, options.seed);
+    const torch::Tensor first = stream.buffer(0);
+    if (first.size(0) == 0)
+        throw std::invalid_argument("the first windows of the text files have no rows at '" + options.site + "'");
+    t.setScales(first);
+    t.initialise(first * t.scale);
+    const std::vector<std::string> hashes = hashesOf(sources);
+    torch::AutoGradMode grad(true);
+    return runTraining(sources, t, stream, hashes, progress, stop);
+}
+
 } // namespace
 
 FeatureTrainResult trainDictionary(const Model& model, const FeatureTrainOptions& options,
                                    const FeatureTrainCallback& progress, const std::atomic<bool>* stop) {
-    torch::NoGradGuard outer; // re-enabled for the steps below
-    const std::vector<int64_t> shape = hookSiteShape(model, options.site, 4);
-    checkOptions(options, shape.back());
-    std::vector<std::vector<int32_t>> windows = features::corpusWindows(model, options.files, options.contextSize);
-    Trainer t;
-    t.o = options;
-    t.dIn = shape.back();
-    t.device = torch::Device(resolveDevice(options.device));
-    t.steps = (options.tokens + options.batch - 1) / options.batch;
-    features::ActivationStream stream(model, options.site, std::move(windows), options.bufferWindows, options.seed);
-    const torch::Tensor first = stream.buffer(0);
-    if (first.size(0) == 0)
-        throw std::invalid_argument("the first windows of the text files have no rows at '" + options.site + "'");
-    t.scale = scaleOf(first);
-    t.initialise(first * static_cast<float>(t.scale));
-    const std::string hash = modelWeightsHash(model);
-    torch::AutoGradMode grad(true);
-    FeatureTrainResult r = runTraining(model, t, stream, hash, progress, stop);
-    return r;
+    if (!options.secondSite.empty())
+        throw std::invalid_argument("a second site makes a crosscoder: train it with the second model "
+                                    "(trainCrosscoder)");
+    return trainSources(trainingSources(model, nullptr, options), options, progress, stop);
+}
+
+FeatureTrainResult trainCrosscoder(const Model& first, const Model& second, const FeatureTrainOptions& options,
+                                   const FeatureTrainCallback& progress, const std::atomic<bool>* stop) {
+    if (options.secondSite.empty()) throw std::invalid_argument("a crosscoder needs the second model's site");
+    return trainSources(trainingSources(first, &second, options), options, progress, stop);
 }
 
 FeatureTrainResult resumeDictionaryTraining(const Model& model, const std::string& stateDir,
-                                            const FeatureTrainCallback& progress, const std::atomic<bool>* stop) {
+                                            const FeatureTrainCallback& progress, const std::atomic<bool>* stop,
+                                            const Model* second) {
     const std::string jsonPath = (std::filesystem::path(stateDir) / kStateJson).string();
     if (!std::filesystem::exists(jsonPath))
         throw std::runtime_error("'" + stateDir + "' holds no training state (" + kStateJson + " is missing)");
     nlohmann::json j;
+    FeatureTrainOptions o;
     try {
         j = nlohmann::json::parse(readFileBytes(jsonPath));
         if (j.value("format", "") != "gwb-dictionary-training-state")
             throw std::runtime_error("not a gwb dictionary training state");
+        o = optionsFromJson(j.at("options"));
     } catch (const std::exception& e) {
         throw std::runtime_error(jsonPath + ": " + e.what());
     }
-    const std::string hash = modelWeightsHash(model);
-    if (j.value("model_hash", "") != hash)
+    const features::Sources sources = trainingSources(model, second, o);
+    const std::vector<std::string> hashes = hashesOf(sources);
+    if (j.value("model_hashes", std::vector<std::string>{}) != hashes)
         throw std::invalid_argument("the training state in '" + stateDir + "' was made on other weights than model '" +
-                                    model.displayName() + "'");
+                                    model.displayName() + "'" +
+                                    (second ? " and '" + second->displayName() + "'" : std::string()));
     Trainer t;
-    t.o = optionsFromJson(j.at("options"));
+    t.o = o;
     t.o.stateDir = stateDir;
-    t.dIn = j.at("d_in");
+    t.widths = j.at("widths").get<std::vector<int64_t>>();
+    t.blockScales = j.at("block_scales").get<std::vector<double>>();
+    t.dIn = std::accumulate(t.widths.begin(), t.widths.end(), int64_t{0});
+    std::vector<torch::Tensor> parts;
+    for (size_t b = 0; b < t.widths.size(); ++b)
+        parts.push_back(torch::full({t.widths[b]}, static_cast<float>(t.blockScales[b])));
+    t.scale = torch::cat(parts);
     t.step = j.at("step");
     t.steps = j.at("steps");
-    t.scale = j.at("scale");
     t.device = torch::Device(resolveDevice(t.o.device));
     const SafetensorsFile f = readSafetensors((std::filesystem::path(stateDir) / kStateTensors).string());
     auto tensor = [&](const std::string& name) {
@@ -409,11 +485,11 @@ FeatureTrainResult resumeDictionaryTraining(const Model& model, const std::strin
         t.v[i] = tensor(std::string("adam_v.") + names[i]);
     }
     t.stepsSinceFired = tensor("steps_since_fired");
-    features::ActivationStream stream(model, t.o.site, features::corpusWindows(model, t.o.files, t.o.contextSize),
+    features::ActivationStream stream(sources, features::corpusWindows(model, t.o.files, t.o.contextSize),
                                       t.o.bufferWindows, t.o.seed);
     stream.seek(j.at("stream_buffer"), j.at("stream_offset"));
     torch::AutoGradMode grad(true);
-    return runTraining(model, t, stream, hash, progress, stop);
+    return runTraining(sources, t, stream, hashes, progress, stop);
 }
 
 FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTrainOptions& options,
@@ -425,11 +501,22 @@ FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTr
     Trainer t;
     t.o = options;
     t.dIn = rows.dim(1);
+    if (options.firstWidth > 0) {
+        if (options.firstWidth >= t.dIn)
+            throw std::invalid_argument("the first width " + std::to_string(options.firstWidth) +
+                                        " leaves nothing of the " + std::to_string(t.dIn) +
+                                        " columns to the second model");
+        t.widths = {options.firstWidth, t.dIn - options.firstWidth};
+        if (t.o.secondSite.empty()) t.o.secondSite = "second";
+    } else {
+        t.o.secondSite.clear();
+        t.widths = {t.dIn};
+    }
     t.device = torch::Device(resolveDevice(options.device));
     t.steps = (options.tokens + options.batch - 1) / options.batch;
     const torch::Tensor all = features::toTensor(rows);
-    t.scale = scaleOf(all);
-    const torch::Tensor scaled = all * static_cast<float>(t.scale);
+    t.setScales(all);
+    const torch::Tensor scaled = all * t.scale;
     {
         torch::NoGradGuard noGrad;
         t.initialise(scaled);

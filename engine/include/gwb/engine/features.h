@@ -41,6 +41,15 @@ struct DictionaryConfig {
     std::vector<std::string> corpus;   ///< training files
     int64_t trainedTokens = 0;         ///< activation rows seen
     uint64_t seed = 0;
+    // A crosscoder (secondSite set): one dictionary over the same tokens of two models that share
+    // their tokenizer. It reads x = [x_1, x_2]: `site` of the first model (d_1 = firstWidth values)
+    // and `secondSite` of the second; each part was scaled to mean norm sqrt(d_m) for training
+    // (blockScaling, folded in like `scaling`) and decoder rows had joint unit norm there.
+    std::string secondSite;
+    std::string secondModelName, secondModelHash;
+    int64_t firstWidth = 0;
+    std::vector<double> blockScaling;
+    bool crosscoder() const { return !secondSite.empty(); }
 };
 
 /// Weights in the file's (raw activation) units.
@@ -67,13 +76,16 @@ void saveDictionary(const Dictionary& dictionary, const std::string& dir);
 /// (missing file, a tensor missing or of the wrong shape, an unknown architecture, k > d_sae).
 Dictionary loadDictionary(const std::string& dir);
 /// Throws std::invalid_argument when `dictionary` was not trained on `model`'s weights, or its
-/// site is not one of the model's (naming both models / the site).
-void checkDictionaryFits(const Dictionary& dictionary, const Model& model);
+/// site is not one of the model's (naming both models / the site); for a crosscoder the same for
+/// `second` and its second site (which must then be given).
+void checkDictionaryFits(const Dictionary& dictionary, const Model& model, const Model* second = nullptr);
 /// fnv1a-64 of the model's parameters (names, shapes and float bytes), as hex.
 std::string modelWeightsHash(const Model& model);
 
 struct FeatureTrainOptions {
     std::string site;
+    std::string secondSite;         ///< crosscoders (trainCrosscoder): the second model's site
+    int64_t firstWidth = 0;         ///< trainDictionaryOnRows: > 0 makes each row a crosscoder's [x_1 (this many), x_2]
     std::vector<std::string> files; ///< UTF-8 text files, each tokenized whole
     std::string architecture = "topk";
     int64_t dSae = 1024;
@@ -122,17 +134,32 @@ struct FeatureTrainResult {
 /// contextSize > max_len, k > dSae, batch < 1), naming the option.
 FeatureTrainResult trainDictionary(const Model& model, const FeatureTrainOptions& options,
                                    const FeatureTrainCallback& progress = {}, const std::atomic<bool>* stop = nullptr);
-/// Continues a run from its stateDir (its options are read from there; the model must be the
-/// same). Throws std::runtime_error when the state is missing or broken.
+/// A crosscoder over the same tokens of two models (sharing their tokenizer): options.site of
+/// `first` and options.secondSite of `second` (sites with a row per token: not offset.L.D).
+/// Otherwise as trainDictionary.
+FeatureTrainResult trainCrosscoder(const Model& first, const Model& second, const FeatureTrainOptions& options,
+                                   const FeatureTrainCallback& progress = {}, const std::atomic<bool>* stop = nullptr);
+/// Continues a run from its stateDir (its options are read from there; the model, and for a
+/// crosscoder the second model, must be the same). Throws std::runtime_error when the state is
+/// missing or broken.
 FeatureTrainResult resumeDictionaryTraining(const Model& model, const std::string& stateDir,
                                             const FeatureTrainCallback& progress = {},
-                                            const std::atomic<bool>* stop = nullptr);
+                                            const std::atomic<bool>* stop = nullptr, const Model* second = nullptr);
+
+/// Per feature of a crosscoder, its relative decoder norm ||W_dec,2[f]|| / (||W_dec,1[f]|| +
+/// ||W_dec,2[f]||) in the training units (each model's part at mean norm sqrt(d_m)): 0 = only the
+/// first model's, 1 = only the second's, about 0.5 = shared (the model-diffing histogram).
+/// NaN for a feature whose decoder is zero. Throws std::invalid_argument for a plain dictionary.
+std::vector<double> relativeDecoderNorms(const Dictionary& crosscoder);
+/// The kind of a relative norm, as model-diffing papers bin it: "first" (< 0.3), "shared"
+/// (0.3..0.7), "second" (> 0.7).
+std::string relativeNormKind(double relativeNorm);
 
 /// The same trainer on rows given by the caller (no model, no stream): batch i is rows
 /// [i * batch, (i + 1) * batch) modulo the row count, in the given order; the scaling is measured
-/// on all rows; options.site only names the result. `initial`, when given, receives the
-/// dictionary before the first step (in file units, like the result). For activations a
-/// researcher has already, and for checking the trainer against a plain PyTorch loop.
+/// on all rows (per block with options.firstWidth: a crosscoder on rows [x_1, x_2]); options.site only names the
+/// result. `initial`, when given, receives the dictionary before the first step (in file units, like the result). For
+/// activations a researcher has already, and for checking the trainer against a plain PyTorch loop.
 FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTrainOptions& options,
                                          Dictionary* initial = nullptr, const FeatureTrainCallback& progress = {},
                                          const std::atomic<bool>* stop = nullptr);
@@ -157,17 +184,22 @@ struct FeatureEdit {
 FloatArray applyFeatureEdit(const Dictionary& dictionary, const FloatArray& value, const FeatureEdit& edit);
 
 struct FeatureEditResult {
-    std::string name;            ///< feature.<site>.<f>
-    int64_t position = 0;        ///< where the metric is read
-    double metricClean = 0;      ///< logit[answer] - logit[wrong] at `position`, the model as it is
-    double metricEdited = 0;     ///< the same with the edit
+    std::string name;              ///< feature.<site>.<f>
+    int64_t position = 0;          ///< where the metric is read
+    double metricClean = 0;        ///< logit[answer] - logit[wrong] at `position`, the model as it is
+    double metricEdited = 0;       ///< the same with the edit
     std::vector<float> activation; ///< z_f at each position of the clean run (0 for rows t < D)
     std::vector<std::pair<int32_t, float>> topClean, topEdited; ///< 5 most probable next pieces, probabilities
 };
 /// Runs `ids` with and without the edit. `position` -1 = the last token.
 FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& dictionary, const FeatureEdit& edit,
-                                 const std::vector<int32_t>& ids, int32_t answer, int32_t wrong,
-                                 int64_t position = -1);
+                                 const std::vector<int32_t>& ids, int32_t answer, int32_t wrong, int64_t position = -1);
+/// A crosscoder's feature edited in both models at once: z_f is read from both models' clean values
+/// at the same tokens, and each model's site moves along its own part of W_dec[f]. One result per
+/// model (the two share the tokenizer, so the ids and pieces are the same).
+std::vector<FeatureEditResult> runCrosscoderEdit(const Model& first, const Model& second, const Dictionary& crosscoder,
+                                                 const FeatureEdit& edit, const std::vector<int32_t>& ids,
+                                                 int32_t answer, int32_t wrong, int64_t position = -1);
 
 /// Activation rows of `site` for the windows of `files` (contextSize tokens, stride contextSize,
 /// in file order), at most maxRows; offset sites without rows t < D. Also the token id and the
@@ -198,6 +230,11 @@ struct DictionaryQuality {
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
                                      const std::vector<std::string>& files, int64_t contextSize = 128,
                                      int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr);
+/// A crosscoder's figures for each model: its part of x and x^ (explained variance, MSE), the
+/// loss with its part of x^ spliced into it; L0 and the dead fraction are the crosscoder's.
+std::vector<DictionaryQuality> evaluateCrosscoder(const Model& first, const Model& second, const Dictionary& crosscoder,
+                                                  const std::vector<std::string>& files, int64_t contextSize = 128,
+                                                  int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr);
 
 /// One top-activating context of a feature.
 struct FeatureContext {
@@ -223,6 +260,8 @@ struct FeatureSummary {
     /// layer's outputs and Transformers.
     double readingShare = 0;
     int readingLayer = -1;
+    /// Crosscoders: relativeDecoderNorms()[feature]; NaN for a plain dictionary.
+    double relativeNorm = 0;
 };
 /// Top contexts (`top` per feature, `before`/`after` tokens of context) and histograms of the given
 /// features over the windows of `files`; all features when `features` is empty.
@@ -230,6 +269,7 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
                                               const std::vector<std::string>& files,
                                               const std::vector<int64_t>& features, int64_t top = 20,
                                               int64_t before = 8, int64_t after = 4, int64_t contextSize = 128,
-                                              int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr);
+                                              int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr,
+                                              const Model* second = nullptr);
 
 } // namespace gwb::engine
