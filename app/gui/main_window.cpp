@@ -8,6 +8,7 @@
 #include "gui/patching_job.h"
 #include "gui/paths_job.h"
 #include "gui/quick_ablation.h"
+#include "gui/features_job.h"
 #include "gui/saliency_job.h"
 #include "gui/token_scalars.h"
 #include "gui/views_guide.h"
@@ -15,6 +16,7 @@
 #include "gwb/engine/device.h"
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
+#include "gwb/views/features_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection_policy.h"
 #include "gwb/views/token_strip.h"
@@ -38,6 +40,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScreen>
+#include <QFileDialog>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
@@ -247,65 +250,7 @@ void MainWindow::buildDocks() {
             if (id == QLatin1String("paths") || id == QLatin1String("patching")) carryCausalFields(id);
         });
     }
-    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
-        wireSaliency(
-            sv,
-            [this] {
-                SaliencyRequest r;
-                setModelSources(r);
-                r.data = m_data;
-                return r;
-            },
-            m_strip);
-    if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")))) {
-        // Causal tests: the Patching view's sweeps and the quick ablations of the Plücker and
-        // Attention views share one runner (one worker thread, its own model cache).
-        PatchingRunner* runner = wirePatching(pv, [this] {
-            PatchingJobRequest r;
-            setModelSources(r);
-            // Only the models of the current results: the sweep runs on their prompt.
-            if (!m_data.grassmann) r.grassmannPath.clear();
-            if (!m_data.baseline) r.baselinePath.clear();
-            return r;
-        });
-        wireQuickAblations(
-            runner, view(QStringLiteral("plucker")), view(QStringLiteral("attention")), m_strip, m_selection,
-            [this] {
-                AblationContext c;
-                setModelSources(c);
-                c.data = m_data;
-                return c;
-            },
-            [this](const QString& text) { showStatus(text); });
-    }
-    if (auto* paths = qobject_cast<gwb::views::PathsView*>(view(QStringLiteral("paths")))) {
-        // Path patching: its own runner (worker thread and model cache), the models of the current results.
-        wirePaths(paths, [this] {
-            PathsJobRequest r;
-            setModelSources(r);
-            if (!m_data.grassmann) r.grassmannPath.clear();
-            if (!m_data.baseline) r.baselinePath.clear();
-            return r;
-        });
-        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")))) {
-            // The causal views share their metric: what one ran with, the other starts from.
-            connect(pv, &gwb::views::PatchingView::runRequested, this,
-                    [this] { carryCausalFields(QStringLiteral("paths"), /*overwrite=*/true); });
-            connect(paths, &gwb::views::PathsView::runRequested, this,
-                    [this] { carryCausalFields(QStringLiteral("patching"), /*overwrite=*/true); });
-        }
-        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching"))))
-            connect(pv, &gwb::views::PatchingView::tracePathsRequested, this,
-                    [this, pv, paths](int model, qint64 row, qint64 col) {
-                        QString sender;
-                        const gwb::views::PathsInputs in =
-                            gwb::views::pathsFromPatchingCell(pv->result(), model, row, col, &sender);
-                        paths->setInputs(in);
-                        paths->markSender(sender);
-                        showView(QStringLiteral("paths"));
-                        paths->run();
-                    });
-    }
+    wireViewWorkers();
     if (first) first->raise();
     // The views get the room; the prompt and the strip a few lines each.
     if (first)
@@ -560,14 +505,6 @@ void MainWindow::setPrompt(const QString& text) {
 }
 QString MainWindow::prompt() const {
     return m_prompt->prompt();
-}
-
-template <class Request> void MainWindow::setModelSources(Request& r) const {
-    r.grassmannPath = m_grassmannPath;
-    r.baselinePath = m_baselinePath;
-    r.grassmannChoice = m_controller->importChoice(m_grassmannPath);
-    r.baselineChoice = m_controller->importChoice(m_baselinePath);
-    r.device = m_device ? m_device->currentText() : QStringLiteral("auto");
 }
 
 void MainWindow::showStatus(const QString& message) {

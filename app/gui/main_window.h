@@ -34,6 +34,8 @@ class TokenStrip;
 
 namespace gwb::app {
 
+class FeatureRunner;
+struct FeaturesContext;
 class PromptPanel;
 class RecentFiles;
 class SelectionBar;
@@ -102,6 +104,10 @@ public:
     /// Opens corpus statistics (gwb stats, Run > Corpus) in the Corpus view and shows it; returns
     /// "" or the error (also shown, in a dialog when the window is visible). Code in main_window_corpus.cpp.
     QString openStatistics(const QString& path);
+    /// Opens a dictionary folder (gwb features train) in the Features view; its activations on the
+    /// current traces follow off the GUI thread (and after every run).
+    void openDictionary(const QString& path);
+    FeatureRunner* featureRunner() const { return m_featureRunner; }
     /// The Run > Corpus request for the window's models, device and threads and the last files used.
     CorpusRequest corpusRequest() const;
     /// Starts a corpus run on the worker thread (progress and Cancel in the status bar); the file
@@ -180,7 +186,10 @@ private:
     void updateDeviceLabel();
     void showError(const QString& message, bool dialog);
     /// Fills a worker request's models as the window has them: paths, import choices, device.
-    template <class Request> void setModelSources(Request& r) const;
+    template <class Request> void setModelSources(Request& r) const; ///< main_window_wiring.cpp
+    /// The view workers (saliency, features, patching, paths), wired to their views (main_window_wiring.cpp).
+    void wireViewWorkers();
+    FeaturesContext featuresContext() const;
     void showStatus(const QString& message);
 
     void chooseModel();
@@ -197,6 +206,7 @@ private:
     ImportChoiceAsker m_askImportChoice;
     gwb::views::Selection* m_selection;
     TraceController* m_controller;
+    FeatureRunner* m_featureRunner = nullptr;
     PromptPanel* m_prompt = nullptr;
     SelectionBar* m_selectionBar = nullptr;
     gwb::views::TokenStrip* m_strip = nullptr;

@@ -3,6 +3,8 @@
 
 #include "gui/main_window.h"
 
+#include "gui/features_job.h"
+
 #include "cli/bundled_models.h"
 #include "gui/export_dialog.h"
 #include "gui/figure_request.h"
@@ -157,6 +159,12 @@ void MainWindow::chooseModel() {
                                                     "All files (*)"));
     rememberDialogFolder(path, QStringLiteral("models"));
     if (!path.isEmpty()) openModel(path);
+}
+
+void MainWindow::openDictionary(const QString& path) {
+    if (!m_featureRunner) return;
+    showView(QStringLiteral("features"));
+    m_featureRunner->open(path);
 }
 
 QString MainWindow::openPromptFile(const QString& path) {

@@ -4,6 +4,7 @@
 #include "gui/main_window.h"
 
 #include "gui/prompt_panel.h"
+#include "gui/features_job.h"
 #include "gui/saliency_job.h"
 #include "gui/selection_bar.h"
 #include "gui/token_scalars.h"
@@ -184,6 +185,8 @@ void MainWindow::setData(const gwb::views::WorkbenchData& data) {
         v->setData(m_data);
     m_selectionBar->setData(m_data);
     m_strip->setData(m_data);
+    // The dictionary's features on the new tokens (off the GUI thread).
+    if (m_featureRunner && m_featureRunner->dictionary()) m_featureRunner->activations(featuresContext());
     updateTokenStrip();
     updateStaleness();
     QTimer::singleShot(0, this, &MainWindow::fitTopDocks); // after the strip has its new width

@@ -4,6 +4,7 @@
 #include "gwb/views/attention_view.h"
 #include "gwb/views/compare_view.h"
 #include "gwb/views/corpus_view.h"
+#include "gwb/views/features_view.h"
 #include "gwb/views/gate_view.h"
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/lens_view.h"
@@ -19,7 +20,8 @@ QStringList viewIds() {
     return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
             QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
             QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency"),
-            QStringLiteral("patching"), QStringLiteral("paths"),     QStringLiteral("corpus")};
+            QStringLiteral("patching"), QStringLiteral("paths"),     QStringLiteral("features"),
+            QStringLiteral("corpus")};
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
@@ -34,6 +36,7 @@ std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
     if (id == QLatin1String("saliency")) return std::make_unique<SaliencyView>(parent);
     if (id == QLatin1String("patching")) return std::make_unique<PatchingView>(parent);
     if (id == QLatin1String("paths")) return std::make_unique<PathsView>(parent);
+    if (id == QLatin1String("features")) return std::make_unique<FeaturesView>(parent);
     if (id == QLatin1String("corpus")) return std::make_unique<CorpusView>(parent);
     return nullptr;
 }

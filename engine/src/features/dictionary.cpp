@@ -155,9 +155,9 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
 Dictionary loadDictionary(const std::string& dir) {
     const std::string cfgPath = (std::filesystem::path(dir) / kConfigFile).string();
     const std::string weightsPath = (std::filesystem::path(dir) / kWeightsFile).string();
-    if (!std::filesystem::is_directory(dir))
+    if (!std::filesystem::is_directory(dir) || !std::filesystem::exists(cfgPath))
         throw std::runtime_error("'" + dir + "' is not a dictionary folder (it should hold " + kConfigFile + " and " +
-                                 kWeightsFile + ")");
+                                 kWeightsFile + ", as gwb features train writes them)");
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(readFileBytes(cfgPath));

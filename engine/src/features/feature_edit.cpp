@@ -25,6 +25,36 @@ std::pair<std::string, int64_t> parseFeatureName(const std::string& name) {
     return {site, std::stoll(index)};
 }
 
+FloatArray featureActivations(const Model& model, const Dictionary& d, const std::vector<int32_t>& ids,
+                              const Model* second) {
+    checkDictionaryFits(d, model, second);
+    if (ids.empty()) throw std::invalid_argument("the prompt is empty");
+    std::vector<FloatArray> values;
+    std::vector<std::pair<const Model*, std::string>> sources{{&model, d.config.site}};
+    if (d.config.crosscoder()) sources.push_back({second, d.config.secondSite});
+    for (const auto& [m, site] : sources) {
+        FloatArray value;
+        std::map<std::string, SiteHook> read;
+        read[site] = [&value](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            value = v;
+            return std::nullopt;
+        };
+        runWithHooks(*m, std::vector<int64_t>(ids.begin(), ids.end()), read);
+        values.push_back(std::move(value));
+    }
+    torch::NoGradGuard noGrad;
+    std::vector<torch::Tensor> parts;
+    for (const FloatArray& v : values)
+        parts.push_back(features::toTensor(v));
+    const torch::Tensor x = parts.size() == 1 ? parts[0] : torch::cat(parts, 1);
+    const int64_t D = std::min<int64_t>(features::offsetOfSite(d.config.site), x.size(0));
+    torch::Tensor z = features::activate((x - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
+                                             features::toTensor(d.bEnc),
+                                         d.config.architecture, d.config.k);
+    if (D > 0) z.slice(0, 0, D).zero_();
+    return features::toArray(z);
+}
+
 FloatArray applyFeatureEdit(const Dictionary& d, const FloatArray& value, const FeatureEdit& e) {
     torch::NoGradGuard noGrad;
     if (e.mode != "ablate" && e.mode != "clamp" && e.mode != "steer")

@@ -164,6 +164,11 @@ FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTr
                                          Dictionary* initial = nullptr, const FeatureTrainCallback& progress = {},
                                          const std::atomic<bool>* stop = nullptr);
 
+/// The feature activations z (T x d_sae) of a prompt's tokens: the site read with a hook and
+/// encoded (rows t < D of an offset site are zero). A crosscoder reads both models (second given).
+FloatArray featureActivations(const Model& model, const Dictionary& dictionary, const std::vector<int32_t>& ids,
+                              const Model* second = nullptr);
+
 /// "feature.resid.3.17" -> {"resid.3", 17}. Throws std::invalid_argument for another form.
 std::pair<std::string, int64_t> parseFeatureName(const std::string& name);
 

@@ -1,0 +1,267 @@
+#include "gui/features_job.h"
+
+#include "gwb/engine/tokenizer.h"
+#include "gwb/views/token_strip.h"
+
+#include <QFileInfo>
+#include <QPointer>
+
+#include <algorithm>
+
+namespace gwb::app {
+namespace {
+
+std::vector<int32_t> idsOf(const gwb::engine::TracePtr& t) {
+    std::vector<int32_t> ids;
+    for (const auto& tok : t->tokens)
+        ids.push_back(tok.id);
+    return ids;
+}
+
+/// The model (and for a crosscoder the second) that a dictionary was trained on, among the window's
+/// two; throws std::invalid_argument saying which it wants.
+struct Fitted {
+    gwb::engine::Model first;
+    std::optional<gwb::engine::Model> second;
+    gwb::engine::TracePtr trace;
+};
+
+Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesContext& c) {
+    struct Candidate {
+        QString path;
+        gwb::engine::TracePtr trace;
+    };
+    std::vector<Candidate> all;
+    if (!c.grassmannPath.isEmpty()) all.push_back({c.grassmannPath, c.data.grassmann});
+    if (!c.baselinePath.isEmpty()) all.push_back({c.baselinePath, c.data.baseline});
+    std::vector<std::pair<gwb::engine::Model, gwb::engine::TracePtr>> models;
+    for (const Candidate& cand : all)
+        models.push_back({cache.get(cand.path, c.device), cand.trace});
+    auto hashOf = [](const gwb::engine::Model& m) { return gwb::engine::modelWeightsHash(m); };
+    Fitted out;
+    bool found = false;
+    for (auto& [m, t] : models)
+        if (!found && hashOf(m) == d.config.modelHash) {
+            out.first = m;
+            out.trace = t;
+            found = true;
+        }
+    if (!found)
+        throw std::invalid_argument("the dictionary was trained on '" + d.config.modelName +
+                                    "', which is not one of the window's models");
+    if (d.config.crosscoder()) {
+        for (auto& [m, t] : models)
+            if (hashOf(m) == d.config.secondModelHash) out.second = m;
+        if (!out.second)
+            throw std::invalid_argument("the crosscoder also reads '" + d.config.secondModelName +
+                                        "', which is not one of the window's models");
+    }
+    return out;
+}
+
+} // namespace
+
+gwb::views::FeatureDataPtr computeFeatureData(ModelCache& cache, const QString& path,
+                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                              const FeaturesContext& context) {
+    auto out = std::make_shared<gwb::views::FeatureData>();
+    const gwb::engine::DictionaryConfig& c = dictionary->config;
+    out->path = path;
+    out->site = QString::fromStdString(c.site);
+    out->secondSite = QString::fromStdString(c.secondSite);
+    out->architecture = QString::fromStdString(c.architecture);
+    out->modelName = QString::fromStdString(c.modelName);
+    out->secondModelName = QString::fromStdString(c.secondModelName);
+    out->dSae = c.dSae;
+    out->crosscoder = c.crosscoder();
+    if (out->crosscoder) out->relativeNorms = gwb::engine::relativeDecoderNorms(*dictionary);
+    const gwb::engine::TracePtr primary = context.data.primary();
+    if (!primary) {
+        out->error = QStringLiteral("run a prompt to see its features");
+        return out;
+    }
+    try {
+        const Fitted f = fit(cache, *dictionary, context);
+        if (!f.trace) throw std::invalid_argument("the dictionary's model has no trace of this prompt");
+        const gwb::engine::FloatArray z =
+            gwb::engine::featureActivations(f.first, *dictionary, idsOf(f.trace), f.second ? &*f.second : nullptr);
+        out->perToken.resize(static_cast<size_t>(z.dim(0)));
+        for (int64_t t = 0; t < z.dim(0); ++t) {
+            auto& row = out->perToken[static_cast<size_t>(t)];
+            for (int64_t j = 0; j < z.dim(1); ++j)
+                if (z.at2(t, j) > 0) row.push_back({j, z.at2(t, j)});
+            std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+            if (row.size() > 64) row.resize(64);
+        }
+    } catch (const std::exception& e) {
+        out->error = QString::fromUtf8(e.what());
+    }
+    return out;
+}
+
+gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
+                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                              int64_t feature, const FeaturesContext& context, int64_t maxWindows) {
+    gwb::views::FeatureDashboard d;
+    d.feature = feature;
+    d.name = QStringLiteral("feature.%1.%2").arg(QString::fromStdString(dictionary->config.site)).arg(feature);
+    try {
+        std::vector<std::string> files;
+        QStringList names;
+        for (const std::string& f : dictionary->config.corpus)
+            if (QFileInfo::exists(QString::fromStdString(f))) {
+                files.push_back(f);
+                names << QFileInfo(QString::fromStdString(f)).fileName();
+            }
+        if (files.empty())
+            throw std::invalid_argument("the dictionary's training files are not on this machine, so there is no "
+                                        "corpus to draw contexts from (gwb features top --corpus FILE reads others)");
+        d.corpus = names.join(QStringLiteral(", ")) + QStringLiteral(" (first %1 windows)").arg(maxWindows);
+        const Fitted f = fit(cache, *dictionary, context);
+        const auto sums = gwb::engine::summarizeFeatures(f.first, *dictionary, files, {feature}, 10, 8, 4,
+                                                         dictionary->config.contextSize, maxWindows, nullptr,
+                                                         f.second ? &*f.second : nullptr);
+        const gwb::engine::FeatureSummary& s = sums.front();
+        const auto tok = f.first.tokenizer();
+        auto piece = [&](int32_t id) { return tok ? QString::fromStdString(tok->pieceText(id)) : QString::number(id); };
+        d.rows = s.rows;
+        d.fired = s.fired;
+        d.maxActivation = s.maxActivation;
+        for (const gwb::engine::FeatureContext& c : s.top) {
+            gwb::views::FeatureDashboard::Context ctx;
+            for (int32_t id : c.ids)
+                ctx.pieces << piece(id);
+            ctx.activations = c.activations;
+            ctx.focus = static_cast<int>(c.position - c.begin);
+            ctx.activation = c.activation;
+            d.top.push_back(ctx);
+        }
+        d.histogramEdges = s.histogramEdges;
+        d.histogramCounts = s.histogramCounts;
+        for (const auto& [id, v] : s.promoted)
+            d.promoted.push_back({piece(id), v});
+        for (const auto& [id, v] : s.suppressed)
+            d.suppressed.push_back({piece(id), v});
+        d.readingShare = s.readingShare;
+        d.readingLayer = s.readingLayer;
+        d.relativeNorm = s.relativeNorm;
+    } catch (const std::exception& e) {
+        d.error = QString::fromUtf8(e.what());
+    }
+    return d;
+}
+
+FeatureRunner::FeatureRunner(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<gwb::views::FeatureDataPtr>();
+    qRegisterMetaType<gwb::views::FeatureDashboard>();
+    m_pool.setMaxThreadCount(1);
+}
+
+FeatureRunner::~FeatureRunner() {
+    m_pool.clear();
+    m_pool.waitForDone();
+}
+
+void FeatureRunner::open(const QString& path) {
+    QPointer<FeatureRunner> self(this);
+    m_pool.start([self, path] {
+        std::shared_ptr<const gwb::engine::Dictionary> d;
+        QString error;
+        try {
+            d = std::make_shared<const gwb::engine::Dictionary>(gwb::engine::loadDictionary(path.toStdString()));
+        } catch (const std::exception& e) {
+            error = QStringLiteral("Cannot open dictionary: %1").arg(QString::fromUtf8(e.what()));
+        }
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self,
+            [self, d, path, error] {
+                if (!self) return;
+                if (!d) {
+                    Q_EMIT self->failed(error);
+                    return;
+                }
+                self->m_dictionary = d;
+                self->m_path = path;
+                Q_EMIT self->opened(path);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void FeatureRunner::activations(const FeaturesContext& context) {
+    if (!m_dictionary) return;
+    const quint64 id = ++m_latestActivations;
+    if (context.grassmannChoice) m_cache.setImportChoice(context.grassmannPath, *context.grassmannChoice);
+    if (context.baselineChoice) m_cache.setImportChoice(context.baselinePath, *context.baselineChoice);
+    QPointer<FeatureRunner> self(this);
+    auto dict = m_dictionary;
+    const QString path = m_path;
+    m_pool.start([self, id, dict, path, context, cache = &m_cache] {
+        if (!self || id != self->m_latestActivations) return;
+        const gwb::views::FeatureDataPtr data = computeFeatureData(*cache, path, dict, context);
+        QMetaObject::invokeMethod(
+            self,
+            [self, id, data] {
+                if (self && id == self->m_latestActivations) Q_EMIT self->activationsReady(data);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void FeatureRunner::dashboard(int64_t feature, const FeaturesContext& context) {
+    if (!m_dictionary) return;
+    const quint64 id = ++m_latestDashboard;
+    QPointer<FeatureRunner> self(this);
+    auto dict = m_dictionary;
+    m_pool.start([self, id, dict, feature, context, cache = &m_cache] {
+        if (!self || id != self->m_latestDashboard) return;
+        const gwb::views::FeatureDashboard d = computeDashboard(*cache, dict, feature, context);
+        QMetaObject::invokeMethod(
+            self,
+            [self, id, d] {
+                if (self && id == self->m_latestDashboard) Q_EMIT self->dashboardReady(d);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+FeatureRunner* wireFeatures(gwb::views::FeaturesView* view, std::function<FeaturesContext()> context,
+                            gwb::views::TokenStrip* strip, std::function<QString()> chooseFolder,
+                            std::function<void(const QString&)> error) {
+    auto* runner = new FeatureRunner(view);
+    QObject::connect(view, &gwb::views::FeaturesView::openDictionaryRequested, runner, [runner, chooseFolder] {
+        const QString path = chooseFolder();
+        if (!path.isEmpty()) runner->open(path);
+    });
+    QObject::connect(runner, &FeatureRunner::opened, view, [runner, context] { runner->activations(context()); });
+    QObject::connect(runner, &FeatureRunner::failed, view, [error](const QString& m) { error(m); });
+    QObject::connect(runner, &FeatureRunner::activationsReady, view, &gwb::views::FeaturesView::setFeatures);
+    QObject::connect(view, &gwb::views::FeaturesView::dashboardRequested, runner,
+                     [runner, context](qint64 f) { runner->dashboard(f, context()); });
+    QObject::connect(runner, &FeatureRunner::dashboardReady, view, &gwb::views::FeaturesView::setDashboard);
+    if (strip)
+        QObject::connect(view, &gwb::views::FeaturesView::featureChosen, strip, [view, strip](qint64 f) {
+            const gwb::views::FeatureData* d = view->features();
+            if (f < 0 || !d || d->perToken.empty()) {
+                if (strip->overlayLabel().startsWith(QLatin1String("bars: feature."))) strip->setOverlay({}, QString());
+                return;
+            }
+            std::vector<float> values(d->perToken.size(), 0.0f);
+            float most = 0;
+            for (size_t t = 0; t < d->perToken.size(); ++t)
+                for (const auto& [j, v] : d->perToken[t])
+                    if (j == f) values[t] = v;
+            for (float v : values)
+                most = std::max(most, v);
+            if (most > 0)
+                for (float& v : values)
+                    v /= most;
+            strip->setOverlay(values, QStringLiteral("bars: %1 activation (tallest %2)")
+                                          .arg(d->featureName(f))
+                                          .arg(QString::number(most, 'g', 3)));
+        });
+    return runner;
+}
+
+} // namespace gwb::app

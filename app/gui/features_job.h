@@ -1,0 +1,80 @@
+#pragma once
+// The Features view's work, off the GUI thread: opening a dictionary folder, its activations on
+// the current traces (after each run), and a feature's dashboard over the dictionary's corpus.
+// One worker thread with its own model cache; a result no longer wanted is dropped.
+
+#include "gui/trace_job.h"
+
+#include "gwb/engine/features.h"
+#include "gwb/views/features_view.h"
+#include "gwb/views/workbench_data.h"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace gwb::views {
+class TokenStrip;
+}
+
+namespace gwb::app {
+
+/// What the runner needs of the window: the model files, the device and the traces.
+struct FeaturesContext {
+    QString grassmannPath, baselinePath;
+    QString device = QStringLiteral("auto");
+    std::optional<ImportChoice> grassmannChoice, baselineChoice;
+    gwb::views::WorkbenchData data;
+};
+
+/// The activations of `dictionary` on the traces of `context` (the model it was trained on, found
+/// by its weights; a crosscoder reads both); never throws: problems come back in FeatureData::error.
+gwb::views::FeatureDataPtr computeFeatureData(ModelCache& cache, const QString& path,
+                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                              const FeaturesContext& context);
+/// A feature's dashboard over the dictionary's training files (at most `maxWindows` windows).
+gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
+                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                              int64_t feature, const FeaturesContext& context, int64_t maxWindows = 64);
+
+class FeatureRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit FeatureRunner(QObject* parent = nullptr);
+    ~FeatureRunner() override;
+    /// Opens a dictionary folder; `opened` or `failed` follows.
+    void open(const QString& path);
+    void activations(const FeaturesContext& context);
+    void dashboard(int64_t feature, const FeaturesContext& context);
+    std::shared_ptr<const gwb::engine::Dictionary> dictionary() const { return m_dictionary; }
+    QString path() const { return m_path; }
+
+Q_SIGNALS:
+    void opened(const QString& path);
+    void failed(const QString& message);
+    void activationsReady(const gwb::views::FeatureDataPtr& data);
+    void dashboardReady(const gwb::views::FeatureDashboard& dashboard);
+
+private:
+    ModelCache m_cache;
+    QThreadPool m_pool;
+    std::shared_ptr<const gwb::engine::Dictionary> m_dictionary;
+    QString m_path;
+    std::atomic<quint64> m_latestActivations{0}, m_latestDashboard{0};
+};
+
+/// Connects the Features view to a runner: its Open button asks `chooseFolder` for a folder, new
+/// traces recompute the activations, a clicked feature gets its dashboard, and the chosen feature's
+/// activations are drawn over the token strip. Returns the runner (owned by the view).
+FeatureRunner* wireFeatures(gwb::views::FeaturesView* view, std::function<FeaturesContext()> context,
+                            gwb::views::TokenStrip* strip, std::function<QString()> chooseFolder,
+                            std::function<void(const QString&)> error);
+
+} // namespace gwb::app
+
+Q_DECLARE_METATYPE(gwb::views::FeatureDataPtr)
+Q_DECLARE_METATYPE(gwb::views::FeatureDashboard)

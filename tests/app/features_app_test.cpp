@@ -1,0 +1,193 @@
+// The Features view in the window: a dictionary folder opens off the GUI thread, its activations on
+// the traced tokens equal the engine's, the list at the selected token is the active features by
+// activation, a clicked feature gets its dashboard and colours the token strip, a new run brings new
+// activations, a broken folder is an error banner, and a crosscoder of the bundled pair shows its
+// relative norms and narrows the list by kind.
+
+#include "gui/features_job.h"
+#include "gui/main_window.h"
+
+#include "app_test_util.h"
+
+#include "gwb/engine/features.h"
+#include "gwb/engine/model.h"
+#include "gwb/engine/tokenizer.h"
+#include "gwb/views/chart_widget.h"
+#include "gwb/views/features_view.h"
+#include "gwb/views/token_strip.h"
+
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace gwb::app;
+using gwb::app::test::ensureApp;
+
+namespace {
+
+constexpr int kWaitMs = 120000;
+
+std::string bundledPath(const char* name) {
+    return std::string(GWB_SOURCE_DIR) + "/resources/models/" + name;
+}
+
+/// A corpus file and a small dictionary trained on it (the dashboard draws contexts from it).
+struct Trained {
+    QTemporaryDir dir;
+    std::string corpus;
+    QString dictionary, crosscoder;
+    Trained() {
+        corpus = dir.filePath(QStringLiteral("corpus.txt")).toStdString();
+        std::ofstream f(corpus);
+        for (int i = 0; i < 80; ++i)
+            f << "It is a truth universally acknowledged, that a single man in possession of a good fortune, must "
+                 "be in want of a wife; and she said so "
+              << i << " times.\n";
+        f.close();
+        const gwb::engine::Model g = gwb::engine::Model::load(bundledPath("grassmann-austen.gwb"), "cpu");
+        const gwb::engine::Model t = gwb::engine::Model::load(bundledPath("transformer-austen.gwb"), "cpu");
+        gwb::engine::FeatureTrainOptions o;
+        o.site = "resid.3";
+        o.files = {corpus};
+        o.dSae = 64;
+        o.k = 6;
+        o.tokens = 10 * 512;
+        o.batch = 512;
+        o.contextSize = 64;
+        o.device = "cpu";
+        dictionary = dir.filePath(QStringLiteral("sae"));
+        gwb::engine::saveDictionary(gwb::engine::trainDictionary(g, o).dictionary, dictionary.toStdString());
+        o.secondSite = "resid.3";
+        crosscoder = dir.filePath(QStringLiteral("cc"));
+        gwb::engine::saveDictionary(gwb::engine::trainCrosscoder(g, t, o).dictionary, crosscoder.toStdString());
+    }
+};
+
+Trained& trained() {
+    static Trained t;
+    return t;
+}
+
+std::unique_ptr<MainWindow> windowAfterARun(const QString& prompt) {
+    ensureApp();
+    MainWindowOptions o;
+    o.restoreSettings = false;
+    o.sampleOnFirstStart = false;
+    auto w = std::make_unique<MainWindow>(o); // the bundled models
+    w->resize(1280, 720);
+    w->show();
+    if (!QTest::qWaitForWindowExposed(w.get())) return nullptr;
+    w->setPrompt(prompt);
+    QSignalSpy done(w.get(), &MainWindow::runFinished);
+    w->run();
+    if (!done.wait(kWaitMs)) return nullptr;
+    return w;
+}
+
+} // namespace
+
+TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
+    Trained& tr = trained();
+    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
+    ASSERT_TRUE(window);
+    MainWindow& w = *window;
+    auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
+    auto* strip = w.findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
+    ASSERT_TRUE(fv && strip);
+    EXPECT_FALSE(fv->hasContent());
+    w.openDictionary(tr.dictionary);
+    const int64_t T = w.workbenchData().tokenCount();
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] { return fv->features() && static_cast<int64_t>(fv->features()->perToken.size()) == T; }, kWaitMs))
+        << (fv->features() ? fv->features()->error.toStdString() : "nothing arrived");
+    EXPECT_EQ(w.currentViewId(), QStringLiteral("features"));
+    // The window's numbers are the engine's on the same ids.
+    const gwb::engine::Model g = gwb::engine::Model::load(bundledPath("grassmann-austen.gwb"), "cpu");
+    const gwb::engine::Dictionary d = gwb::engine::loadDictionary(tr.dictionary.toStdString());
+    std::vector<int32_t> ids;
+    for (const auto& tok : w.workbenchData().grassmann->tokens)
+        ids.push_back(tok.id);
+    const gwb::engine::FloatArray z = gwb::engine::featureActivations(g, d, ids);
+    const int t = static_cast<int>(T) - 1;
+    w.selection()->setToken(t);
+    const auto listed = fv->listedFeatures();
+    ASSERT_FALSE(listed.empty());
+    for (size_t i = 0; i < listed.size(); ++i) {
+        EXPECT_FLOAT_EQ(listed[i].second, z.at2(t, listed[i].first));
+        if (i) {
+            EXPECT_GE(listed[i - 1].second, listed[i].second);
+        }
+    }
+    int active = 0;
+    for (int64_t j = 0; j < z.dim(1); ++j)
+        active += z.at2(t, j) > 0;
+    EXPECT_EQ(static_cast<int>(listed.size()), active);
+    // A clicked feature: its dashboard (contexts from the dictionary's corpus) and the strip's bars.
+    const int64_t f = listed.front().first;
+    fv->chooseFeature(f);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return fv->dashboard().feature == f; }, kWaitMs));
+    EXPECT_TRUE(fv->dashboard().error.isEmpty()) << fv->dashboard().error.toStdString();
+    EXPECT_FALSE(fv->dashboard().top.empty());
+    EXPECT_GT(fv->dashboard().fired, 0);
+    EXPECT_EQ(fv->dashboard().readingLayer, 3);
+    ASSERT_EQ(static_cast<int64_t>(strip->overlay().size()), T);
+    EXPECT_FLOAT_EQ(*std::max_element(strip->overlay().begin(), strip->overlay().end()), 1.0f);
+    EXPECT_TRUE(strip->overlayLabel().contains(QStringLiteral("feature.resid.3.%1").arg(f)));
+    EXPECT_FALSE(fv->dataTables().empty());
+    // A new run: activations for its tokens.
+    w.setPrompt(QStringLiteral("She could not help laughing"));
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    w.run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    const int64_t T2 = w.workbenchData().tokenCount();
+    ASSERT_NE(T2, T);
+    EXPECT_TRUE(QTest::qWaitFor(
+        [&] { return fv->features() && static_cast<int64_t>(fv->features()->perToken.size()) == T2; }, kWaitMs));
+    // A folder that is not a dictionary: said in the banner, the view keeps the last one.
+    QTemporaryDir empty;
+    w.openDictionary(empty.path());
+    auto* notice = w.findChild<QLabel*>(QStringLiteral("promptNotice"));
+    ASSERT_TRUE(notice);
+    EXPECT_TRUE(
+        QTest::qWaitFor([&] { return notice->text().contains(QStringLiteral("not a dictionary folder")); }, kWaitMs))
+        << notice->text().toStdString();
+    EXPECT_TRUE(fv->features() != nullptr);
+}
+
+TEST(FeaturesInWindow, ACrosscoderShowsItsRelativeNormsAndFiltersByKind) {
+    Trained& tr = trained();
+    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
+    ASSERT_TRUE(window);
+    MainWindow& w = *window;
+    auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
+    ASSERT_TRUE(fv);
+    w.openDictionary(tr.crosscoder);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return fv->features() && !fv->features()->perToken.empty(); }, kWaitMs))
+        << (fv->features() ? fv->features()->error.toStdString() : "nothing arrived");
+    const gwb::views::FeatureData& f = *fv->features();
+    EXPECT_TRUE(f.crosscoder);
+    ASSERT_EQ(static_cast<int64_t>(f.relativeNorms.size()), f.dSae);
+    const gwb::engine::Dictionary d = gwb::engine::loadDictionary(tr.crosscoder.toStdString());
+    const std::vector<double> want = gwb::engine::relativeDecoderNorms(d);
+    for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_DOUBLE_EQ(f.relativeNorms[i], want[i]);
+    double histogramTotal = 0;
+    const gwb::views::ChartData chart = fv->relativeNormChart();
+    for (double v : chart.series.front().y)
+        histogramTotal += v;
+    EXPECT_EQ(histogramTotal, static_cast<double>(f.dSae));
+    w.selection()->setToken(static_cast<int>(w.workbenchData().tokenCount()) - 1);
+    const size_t all = fv->listedFeatures().size();
+    size_t byKind = 0;
+    for (const char* kind : {"first", "shared", "second"}) {
+        fv->setKindFilter(QString::fromLatin1(kind));
+        byKind += fv->listedFeatures().size();
+    }
+    EXPECT_EQ(byKind, all); // every listed feature is of exactly one kind
+    fv->setKindFilter(QStringLiteral("all"));
+}

@@ -1,0 +1,122 @@
+#pragma once
+// Features view: a sparse dictionary (gwb features train) read at the selected token. It lists the
+// features most active there; clicking one shows its dashboard (top-activating contexts from a
+// corpus with the activation on each token, its activation histogram, the pieces its decoder
+// direction promotes and suppresses, the share of that direction in the reading subspace of the
+// Grassmann layer that reads it). A crosscoder of the two models adds the histogram of relative
+// decoder norms, and the list can be narrowed to the features of one model or the shared ones.
+// The view never runs a model: the application computes the activations and dashboards off the
+// GUI thread (FeatureData, setDashboard) and colours the token strip by the chosen feature.
+
+#include "gwb/views/view.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QTableWidget;
+class QTextBrowser;
+
+namespace gwb::views {
+
+class ChartWidget;
+struct ChartData;
+
+/// One feature's dashboard, as the application computed it over a corpus.
+struct FeatureDashboard {
+    int64_t feature = -1;
+    QString name; ///< feature.<site>.<index>
+    int64_t rows = 0, fired = 0;
+    double maxActivation = 0;
+    struct Context {
+        QStringList pieces;             ///< tokens around the top row
+        std::vector<float> activations; ///< the feature on each of them
+        int focus = 0;                  ///< index of the top row in pieces
+        float activation = 0;
+    };
+    std::vector<Context> top;
+    std::vector<double> histogramEdges; ///< bins of its nonzero activations
+    std::vector<int64_t> histogramCounts;
+    std::vector<std::pair<QString, float>> promoted, suppressed; ///< unembedding read
+    double readingShare = std::numeric_limits<double>::quiet_NaN();
+    int readingLayer = -1;
+    double relativeNorm = std::numeric_limits<double>::quiet_NaN(); ///< crosscoders
+    QString corpus;                                                 ///< what the contexts were drawn from
+    QString error;                                                  ///< why it could not be computed ("" = fine)
+};
+
+/// A loaded dictionary and its features on the current trace.
+struct FeatureData {
+    QString path, site, secondSite, architecture, modelName, secondModelName;
+    int64_t dSae = 0;
+    bool crosscoder = false;
+    /// Per token of the primary trace: the active features, most active first.
+    std::vector<std::vector<std::pair<int64_t, float>>> perToken;
+    /// Crosscoders: ||d_2|| / (||d_1|| + ||d_2||) per feature (0 = first model's only).
+    std::vector<double> relativeNorms;
+    QString error; ///< why the activations are missing ("" = fine)
+    /// "feature.<site>.<f>".
+    QString featureName(int64_t f) const { return QStringLiteral("feature.%1.%2").arg(site).arg(f); }
+};
+using FeatureDataPtr = std::shared_ptr<const FeatureData>;
+
+class FeaturesView : public View {
+    Q_OBJECT
+public:
+    explicit FeaturesView(QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("features"); }
+    QString title() const override { return QStringLiteral("Features"); }
+    QString caption() const override;
+    std::vector<DataTable> dataTables() const override;
+    bool hasContent() const override;
+    QJsonObject settings() const override;
+    void setSettings(const QJsonObject& settings) override;
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.2 : 0.6; }
+
+    /// The dictionary and its activations on the current trace (null = none loaded).
+    void setFeatures(FeatureDataPtr features);
+    const FeatureData* features() const { return m_features.get(); }
+    /// A computed dashboard; kept when it is for the chosen feature.
+    void setDashboard(const FeatureDashboard& dashboard);
+    const FeatureDashboard& dashboard() const { return m_dashboard; }
+    /// The chosen feature (-1 = none); choosing asks for its dashboard (dashboardRequested).
+    int64_t chosenFeature() const { return m_chosen; }
+    void chooseFeature(int64_t feature);
+    /// Crosscoders: "all", "first", "shared", "second".
+    QString kindFilter() const;
+    void setKindFilter(const QString& kind);
+    /// The rows the list shows at the selected token: (feature, activation), most active first.
+    std::vector<std::pair<int64_t, float>> listedFeatures() const;
+    /// The relative-norm histogram (20 bins over [0, 1]) of a crosscoder.
+    ChartData relativeNormChart() const;
+    ChartData activationChart() const;
+
+Q_SIGNALS:
+    void openDictionaryRequested();
+    void dashboardRequested(qint64 feature);
+    /// The chosen feature changed (-1 = none): the application colours the token strip by it.
+    void featureChosen(qint64 feature);
+
+protected:
+    void refresh() override;
+    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
+    QString missingDataMessage() const override;
+
+private:
+    QString dashboardHtml() const;
+    FeatureDataPtr m_features;
+    FeatureDashboard m_dashboard;
+    int64_t m_chosen = -1;
+    QLabel* m_header;
+    QComboBox* m_kind;
+    QPushButton* m_open;
+    QTableWidget* m_list;
+    ChartWidget* m_relative;
+    QTextBrowser* m_contexts;
+    ChartWidget* m_histogram;
+};
+
+} // namespace gwb::views

@@ -1,0 +1,404 @@
+#include "gwb/views/features_view.h"
+
+#include "gwb/views/chart_widget.h"
+#include "plot_util.h"
+#include "view_common.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace gwb::views {
+namespace {
+
+const char* kKinds[] = {"all", "first", "shared", "second"};
+
+QString kindOf(double r) {
+    if (!std::isfinite(r)) return QStringLiteral("undefined");
+    return r < 0.3 ? QStringLiteral("first") : r > 0.7 ? QStringLiteral("second") : QStringLiteral("shared");
+}
+
+QString fmt(double v) {
+    return QString::number(v, 'g', 3);
+}
+
+} // namespace
+
+FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout();
+    m_header = new QLabel(this);
+    m_header->setObjectName(QStringLiteral("featuresHeader"));
+    m_header->setWordWrap(true);
+    bar->addWidget(m_header, 1);
+    bar->addWidget(new QLabel(QStringLiteral("Show"), this));
+    m_kind = new QComboBox(this);
+    m_kind->setObjectName(QStringLiteral("featuresKind"));
+    m_kind->addItems({QStringLiteral("all features"), QStringLiteral("first model's only"), QStringLiteral("shared"),
+                      QStringLiteral("second model's only")});
+    m_kind->setToolTip(QStringLiteral("A crosscoder's features by their relative decoder norm: below 0.3 the first "
+                                      "model's, 0.3 to 0.7 shared, above 0.7 the second model's"));
+    bar->addWidget(m_kind);
+    m_open = new QPushButton(QStringLiteral("Open Dictionary\u2026"), this);
+    m_open->setObjectName(QStringLiteral("featuresOpen"));
+    m_open->setToolTip(QStringLiteral("A folder written by gwb features train (cfg.json + sae_weights.safetensors)"));
+    bar->addWidget(m_open);
+    layout->addLayout(bar);
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    auto* left = new QSplitter(Qt::Vertical, split);
+    m_relative = new ChartWidget(left);
+    m_relative->setObjectName(QStringLiteral("featuresRelativeNorms"));
+    m_list = new QTableWidget(left);
+    m_list->setObjectName(QStringLiteral("featuresList"));
+    m_list->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_list->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_list->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_list->verticalHeader()->hide();
+    m_list->horizontalHeader()->setStretchLastSection(true);
+    auto* right = new QSplitter(Qt::Vertical, split);
+    m_contexts = new QTextBrowser(right);
+    m_contexts->setObjectName(QStringLiteral("featuresDashboard"));
+    m_histogram = new ChartWidget(right);
+    split->setSizes({380, 620});
+    right->setSizes({560, 340});
+    layout->addWidget(split, 1);
+
+    connect(m_open, &QPushButton::clicked, this, &FeaturesView::openDictionaryRequested);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
+        requestRefresh();
+        Q_EMIT settingsChanged();
+    });
+    connect(m_list, &QTableWidget::cellClicked, this, [this](int row, int) {
+        const auto rows = listedFeatures();
+        if (row >= 0 && row < static_cast<int>(rows.size())) chooseFeature(rows[static_cast<size_t>(row)].first);
+    });
+    refresh();
+}
+
+QString FeaturesView::missingDataMessage() const {
+    return QStringLiteral("No dictionary: Open Dictionary\u2026 (a folder written by gwb features train), then Run.");
+}
+
+bool FeaturesView::hasContent() const {
+    return m_features && !m_features->perToken.empty();
+}
+
+QString FeaturesView::kindFilter() const {
+    return QString::fromLatin1(kKinds[std::clamp(m_kind->currentIndex(), 0, 3)]);
+}
+
+void FeaturesView::setKindFilter(const QString& kind) {
+    for (int i = 0; i < 4; ++i)
+        if (kind == QLatin1String(kKinds[i])) m_kind->setCurrentIndex(i);
+}
+
+QJsonObject FeaturesView::settings() const {
+    QJsonObject o = View::settings();
+    o.insert(QStringLiteral("kind"), kindFilter());
+    return o;
+}
+
+void FeaturesView::setSettings(const QJsonObject& s) {
+    View::setSettings(s);
+    if (s.contains(QStringLiteral("kind"))) setKindFilter(s.value(QStringLiteral("kind")).toString());
+}
+
+void FeaturesView::setFeatures(FeatureDataPtr features) {
+    const bool same = m_features && features && m_features->path == features->path;
+    m_features = std::move(features);
+    if (!same) {
+        m_chosen = -1;
+        m_dashboard = FeatureDashboard{};
+        Q_EMIT featureChosen(-1);
+    }
+    requestRefresh();
+}
+
+void FeaturesView::setDashboard(const FeatureDashboard& dashboard) {
+    if (dashboard.feature != m_chosen) return; // for a feature no longer chosen
+    m_dashboard = dashboard;
+    requestRefresh();
+}
+
+void FeaturesView::chooseFeature(int64_t feature) {
+    if (!m_features || feature < 0 || feature >= m_features->dSae) feature = -1;
+    if (feature == m_chosen) return;
+    m_chosen = feature;
+    m_dashboard = FeatureDashboard{};
+    Q_EMIT featureChosen(feature);
+    if (feature >= 0) Q_EMIT dashboardRequested(feature);
+    requestRefresh();
+}
+
+std::vector<std::pair<int64_t, float>> FeaturesView::listedFeatures() const {
+    std::vector<std::pair<int64_t, float>> out;
+    if (!m_features) return out;
+    const int t = selToken();
+    if (t < 0 || t >= static_cast<int>(m_features->perToken.size())) return out;
+    const QString kind = kindFilter();
+    for (const auto& [f, v] : m_features->perToken[static_cast<size_t>(t)]) {
+        if (m_features->crosscoder && kind != QLatin1String("all") &&
+            static_cast<size_t>(f) < m_features->relativeNorms.size() &&
+            kindOf(m_features->relativeNorms[static_cast<size_t>(f)]) != kind)
+            continue;
+        out.push_back({f, v});
+    }
+    return out;
+}
+
+ChartData FeaturesView::relativeNormChart() const {
+    ChartData c;
+    c.kind = ChartData::Kind::Bar;
+    if (!m_features || !m_features->crosscoder) return c;
+    c.title = QStringLiteral("Relative decoder norm: 0 = %1 only, 1 = %2 only")
+                  .arg(m_features->modelName, m_features->secondModelName);
+    c.xTitle = QStringLiteral("||d_2|| / (||d_1|| + ||d_2||)");
+    c.yTitle = QStringLiteral("features");
+    ChartSeries s;
+    std::vector<double> counts(10, 0);
+    for (double r : m_features->relativeNorms)
+        if (std::isfinite(r)) counts[static_cast<size_t>(std::clamp(static_cast<int>(r * 10), 0, 9))] += 1;
+    for (int b = 0; b < 10; ++b) {
+        c.categories << QString::number(b / 10.0 + 0.05, 'f', 2);
+        s.y.push_back(counts[static_cast<size_t>(b)]);
+    }
+    c.series.push_back(s);
+    return c;
+}
+
+ChartData FeaturesView::activationChart() const {
+    ChartData c;
+    c.kind = ChartData::Kind::Bar;
+    const FeatureDashboard& d = m_dashboard;
+    if (d.feature < 0 || d.histogramCounts.empty()) return c;
+    c.title = QStringLiteral("%1: activations where it fires (%2 of %3 rows)").arg(d.name).arg(d.fired).arg(d.rows);
+    c.xTitle = QStringLiteral("activation");
+    c.yTitle = QStringLiteral("rows");
+    ChartSeries s;
+    // Ten bins (the engine's 40, summed in fours) keep the labels readable.
+    const size_t per = std::max<size_t>(1, d.histogramCounts.size() / 10);
+    for (size_t b = 0; b + per <= d.histogramCounts.size(); b += per) {
+        double n = 0;
+        for (size_t i = b; i < b + per; ++i)
+            n += static_cast<double>(d.histogramCounts[i]);
+        const double mid = (d.histogramEdges[b] + d.histogramEdges[b + per]) / 2;
+        c.categories << fmt(mid);
+        s.y.push_back(n);
+    }
+    c.series.push_back(s);
+    return c;
+}
+
+QString FeaturesView::dashboardHtml() const {
+    const FeatureDashboard& d = m_dashboard;
+    if (m_chosen < 0) return QStringLiteral("<p style='color:gray'>Click a feature to see its dashboard.</p>");
+    if (d.feature != m_chosen)
+        return QStringLiteral("<p style='color:gray'>Computing the dashboard of %1\u2026</p>")
+            .arg(m_features ? m_features->featureName(m_chosen) : QString());
+    if (!d.error.isEmpty()) return QStringLiteral("<p style='color:#a01010'>%1</p>").arg(d.error.toHtmlEscaped());
+    QString h = QStringLiteral("<p><b>%1</b>: fired on %2 of %3 rows of %4, max %5")
+                    .arg(d.name)
+                    .arg(d.fired)
+                    .arg(d.rows)
+                    .arg(d.corpus.toHtmlEscaped(), fmt(d.maxActivation));
+    if (std::isfinite(d.readingShare))
+        h += QStringLiteral("; %1% of its decoder direction lies in row(W_red) of layer %2 (what the mixer reads)")
+                 .arg(QString::number(100 * d.readingShare, 'f', 1))
+                 .arg(d.readingLayer);
+    if (std::isfinite(d.relativeNorm))
+        h += QStringLiteral("; relative decoder norm %1 (%2)").arg(fmt(d.relativeNorm), kindOf(d.relativeNorm));
+    h += QStringLiteral("</p><p><b>Top-activating contexts</b> (shade: the feature's activation on each token)</p>");
+    for (const auto& c : d.top) {
+        h += QStringLiteral("<p style='margin:2px'>%1&nbsp;&nbsp;").arg(fmt(c.activation));
+        for (int i = 0; i < c.pieces.size(); ++i) {
+            const float a = i < static_cast<int>(c.activations.size()) ? c.activations[static_cast<size_t>(i)] : 0;
+            const int alpha = d.maxActivation > 0 ? std::clamp(static_cast<int>(220 * a / d.maxActivation), 0, 220) : 0;
+            const QString piece = displayPiece(c.pieces[i]).toHtmlEscaped();
+            h += QStringLiteral("<span style='background-color:rgba(230,120,20,%1)'>%2%3%4</span>")
+                     .arg(alpha)
+                     .arg(i == c.focus ? QStringLiteral("<b><u>") : QString(), piece,
+                          i == c.focus ? QStringLiteral("</u></b>") : QString());
+        }
+        h += QStringLiteral("</p>");
+    }
+    auto reads = [](const std::vector<std::pair<QString, float>>& v) {
+        QStringList out;
+        for (const auto& [p, x] : v)
+            out << QStringLiteral("%1 (%2)").arg(displayPiece(p).toHtmlEscaped(), fmt(x));
+        return out.join(QStringLiteral(", "));
+    };
+    if (!d.promoted.empty())
+        h += QStringLiteral("<p><b>Promotes</b> (decoder direction through the unembedding): %1<br><b>Suppresses</b>: "
+                            "%2</p>")
+                 .arg(reads(d.promoted), reads(d.suppressed));
+    return h;
+}
+
+void FeaturesView::refresh() {
+    const bool loaded = m_features != nullptr;
+    m_kind->setEnabled(loaded && m_features->crosscoder);
+    m_relative->setVisible(loaded && m_features->crosscoder);
+    if (!loaded) {
+        m_header->setText(missingDataMessage());
+        m_list->setRowCount(0);
+        m_list->setColumnCount(0);
+        m_contexts->setHtml(QString());
+        m_histogram->setPlaceholder(missingDataMessage());
+        return;
+    }
+    const FeatureData& f = *m_features;
+    m_header->setText(f.crosscoder ? QStringLiteral("Crosscoder of %1 (%2) and %3 (%4): %5 features, %6")
+                                         .arg(f.modelName, f.site, f.secondModelName, f.secondSite)
+                                         .arg(f.dSae)
+                                         .arg(f.architecture)
+                                   : QStringLiteral("Dictionary of %1 at %2: %3 features, %4")
+                                         .arg(f.modelName, f.site)
+                                         .arg(f.dSae)
+                                         .arg(f.architecture));
+    m_header->setToolTip(f.path);
+    if (f.crosscoder) m_relative->setChart(relativeNormChart());
+    const auto rows = listedFeatures();
+    const bool cc = f.crosscoder;
+    m_list->setColumnCount(cc ? 3 : 2);
+    m_list->setHorizontalHeaderLabels(
+        cc ? QStringList{QStringLiteral("feature"), QStringLiteral("activation"), QStringLiteral("relative norm")}
+           : QStringList{QStringLiteral("feature"), QStringLiteral("activation")});
+    m_list->setRowCount(static_cast<int>(rows.size()));
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto [feature, value] = rows[i];
+        m_list->setItem(static_cast<int>(i), 0, new QTableWidgetItem(f.featureName(feature)));
+        m_list->setItem(static_cast<int>(i), 1, new QTableWidgetItem(fmt(value)));
+        if (cc && static_cast<size_t>(feature) < f.relativeNorms.size()) {
+            const double r = f.relativeNorms[static_cast<size_t>(feature)];
+            m_list->setItem(static_cast<int>(i), 2,
+                            new QTableWidgetItem(QStringLiteral("%1 (%2)").arg(fmt(r), kindOf(r))));
+        }
+        if (feature == m_chosen) m_list->selectRow(static_cast<int>(i));
+    }
+    m_list->resizeColumnsToContents();
+    if (!f.error.isEmpty()) m_header->setText(m_header->text() + QStringLiteral(" \u2014 ") + f.error);
+    if (rows.empty())
+        m_contexts->setHtml(
+            QStringLiteral("<p style='color:gray'>No feature of this dictionary fires at token %1"
+                           "%2.</p>")
+                .arg(selToken())
+                .arg(cc && kindFilter() != QLatin1String("all") ? QStringLiteral(" among those shown") : QString()) +
+            (m_chosen >= 0 ? dashboardHtml() : QString()));
+    else
+        m_contexts->setHtml(dashboardHtml());
+    const ChartData hist = activationChart();
+    if (hist.hasData())
+        m_histogram->setChart(hist);
+    else
+        m_histogram->setPlaceholder(m_chosen < 0 ? QStringLiteral("Click a feature: its activation histogram.")
+                                                 : QStringLiteral("Computing\u2026"));
+}
+
+QString FeaturesView::caption() const {
+    if (!m_features) return missingDataMessage();
+    QString s = QStringLiteral("Features of a %1 dictionary (%2 features) at %3, token %4: the active ones by "
+                               "activation z_f = the dictionary's encoder on the site's value.")
+                    .arg(m_features->architecture)
+                    .arg(m_features->dSae)
+                    .arg(m_features->site)
+                    .arg(selToken());
+    if (m_dashboard.feature >= 0)
+        s += QStringLiteral(" Right: %1's activations where it fires over %2.")
+                 .arg(m_dashboard.name, m_dashboard.corpus);
+    else if (m_features->crosscoder)
+        s += QStringLiteral(" Right: the crosscoder's relative decoder norms ||d_2|| / (||d_1|| + ||d_2||).");
+    return s;
+}
+
+std::vector<DataTable> FeaturesView::dataTables() const {
+    std::vector<DataTable> out;
+    if (!m_features) return out;
+    const auto rows = listedFeatures();
+    DataTable t;
+    t.name = QStringLiteral("active_features");
+    t.quantity = QStringLiteral("feature activations at token %1").arg(selToken());
+    t.rowAxis = QStringLiteral("feature");
+    t.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(rows.size())});
+    for (size_t i = 0; i < rows.size(); ++i) {
+        t.values.data[i] = rows[i].second;
+        t.rowLabels << m_features->featureName(rows[i].first);
+    }
+    out.push_back(t);
+    if (m_features->crosscoder) {
+        DataTable r;
+        r.name = QStringLiteral("relative_decoder_norms");
+        r.quantity = QStringLiteral("||d_2|| / (||d_1|| + ||d_2||) per feature");
+        r.rowAxis = QStringLiteral("feature");
+        r.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(m_features->relativeNorms.size())});
+        for (size_t i = 0; i < m_features->relativeNorms.size(); ++i)
+            r.values.data[i] = static_cast<float>(m_features->relativeNorms[i]);
+        out.push_back(r);
+    }
+    if (m_dashboard.feature >= 0 && !m_dashboard.histogramCounts.empty()) {
+        DataTable h;
+        h.name = QStringLiteral("activation_histogram");
+        h.quantity = m_dashboard.name + QStringLiteral(" activation histogram (rows per bin)");
+        h.rowAxis = QStringLiteral("bin");
+        h.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(m_dashboard.histogramCounts.size())});
+        for (size_t i = 0; i < m_dashboard.histogramCounts.size(); ++i) {
+            h.values.data[i] = static_cast<float>(m_dashboard.histogramCounts[i]);
+            h.rowLabels << fmt(m_dashboard.histogramEdges[i]) + QStringLiteral("..") +
+                               fmt(m_dashboard.histogramEdges[i + 1]);
+        }
+        out.push_back(h);
+    }
+    return out;
+}
+
+void FeaturesView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
+    // Left: the features most active at the token; right: the chosen feature's histogram, or a
+    // crosscoder's relative norms. Stacked in a narrow figure.
+    ChartData active;
+    active.kind = ChartData::Kind::Bar;
+    active.title = QStringLiteral("Most active features at token %1").arg(selToken());
+    active.xTitle = QStringLiteral("feature");
+    active.yTitle = QStringLiteral("activation");
+    ChartSeries s;
+    const auto rows = listedFeatures();
+    for (size_t i = 0; i < rows.size() && i < 8; ++i) {
+        active.categories << QString::number(rows[i].first);
+        s.y.push_back(rows[i].second);
+    }
+    active.series.push_back(s);
+    const ChartData right = m_dashboard.feature >= 0 ? activationChart() : relativeNormChart();
+    const bool narrow = rect.width() < rect.height() * 1.3;
+    const bool two = right.hasData();
+    QRectF a = rect, b;
+    if (two) {
+        if (narrow) {
+            a.setHeight(rect.height() / 2 - 4);
+            b = QRectF(rect.left(), a.bottom() + 8, rect.width(), rect.height() / 2 - 4);
+        } else {
+            a.setWidth(rect.width() / 2 - 6);
+            b = QRectF(a.right() + 12, rect.top(), rect.width() / 2 - 6, rect.height());
+        }
+    }
+    if (active.hasData())
+        paintChart(p, a, active, style);
+    else {
+        p.save();
+        p.setFont(style.body);
+        p.setPen(Qt::darkGray);
+        p.drawText(a, Qt::AlignCenter | Qt::TextWordWrap,
+                   QStringLiteral("No feature fires at token %1").arg(selToken()));
+        p.restore();
+    }
+    if (two) paintChart(p, b, right, style);
+}
+
+} // namespace gwb::views
