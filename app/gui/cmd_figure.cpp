@@ -8,6 +8,7 @@
 #include "gui/patching_job.h"
 #include "gui/patching_pairs_job.h"
 #include "gui/paths_job.h"
+#include "gui/features_job.h"
 #include "gui/saliency_job.h"
 #include "gui/trace_job.h"
 
@@ -17,6 +18,7 @@
 #include "gwb/views/patching_view.h"
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/views/paths_view.h"
+#include "gwb/views/features_view.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/selection.h"
 #include "gwb/views/selection_policy.h"
@@ -62,7 +64,8 @@ void modelsFor(const QString& view, bool& grassmann, bool& baseline) {
     grassmann = view != QLatin1String("attention");
     baseline = view == QLatin1String("attention") || view == QLatin1String("compare") ||
                view == QLatin1String("lens") || view == QLatin1String("saliency") ||
-               view == QLatin1String("patching") || view == QLatin1String("paths");
+               view == QLatin1String("patching") || view == QLatin1String("paths") ||
+               view == QLatin1String("features"); // a crosscoder reads both
 }
 
 int runFigure(const QStringList& args) {
@@ -75,7 +78,7 @@ int runFigure(const QStringList& args) {
     const QCommandLineOption view(
         QStringLiteral("view"),
         QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency, patching, "
-                       "paths or corpus (with --stats)."),
+                       "paths, features (with --dictionary) or corpus (with --stats)."),
         QStringLiteral("ID"));
     const QCommandLineOption model(QStringLiteral("model"),
                                    QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
@@ -150,6 +153,14 @@ int runFigure(const QStringList& args) {
                   promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,
                   data,       device, threads,  target, stats,    quantity, shape});
     p.addOptions({continueN, sample, greedy, seed, showSelection});
+    const QCommandLineOption dictionary(QStringLiteral("dictionary"),
+                                        QStringLiteral("Features: a dictionary folder (gwb features train)."),
+                                        QStringLiteral("DIR"));
+    const QCommandLineOption feature(QStringLiteral("feature"),
+                                     QStringLiteral("Features: the feature whose dashboard is drawn (default: the "
+                                                    "most active at the token)."),
+                                     QStringLiteral("F"));
+    p.addOptions({dictionary, feature});
     const QCommandLineOption corrupt(QStringLiteral("corrupt"),
                                      QStringLiteral("Patching: corrupted prompt of the same token length (without it, "
                                                     "--mode zero|mean ablates the prompt)."),
@@ -372,6 +383,41 @@ int runFigure(const QStringList& args) {
             sv->setSaliency(res);
         } else if (p.isSet(target)) {
             throw std::invalid_argument("--target only applies to --view saliency");
+        }
+        if (auto* fv = qobject_cast<gwb::views::FeaturesView*>(v.get())) {
+            if (!p.isSet(dictionary))
+                throw std::invalid_argument(
+                    "--view features needs --dictionary DIR (a folder gwb features train wrote)");
+            const auto dict = std::make_shared<const gwb::engine::Dictionary>(
+                gwb::engine::loadDictionary(p.value(dictionary).toStdString()));
+            gwb::app::FeaturesContext fc;
+            fc.grassmannPath = request.grassmannPath;
+            fc.baselinePath = request.baselinePath;
+            fc.device = request.device;
+            fc.data = outcome.data;
+            const gwb::views::FeatureDataPtr fd = gwb::app::computeFeatureData(cache, p.value(dictionary), dict, fc);
+            if (!fd->error.isEmpty()) throw std::runtime_error(fd->error.toStdString());
+            fv->setFeatures(fd);
+            int64_t chosen = -1;
+            if (p.isSet(feature)) {
+                bool ok = false;
+                chosen = p.value(feature).toLongLong(&ok);
+                if (!ok || chosen < 0 || chosen >= fd->dSae)
+                    throw std::invalid_argument("--feature must be a feature number 0.." +
+                                                std::to_string(fd->dSae - 1));
+            } else {
+                const auto listed = fv->listedFeatures();
+                if (!listed.empty()) chosen = listed.front().first;
+            }
+            if (chosen >= 0) {
+                fv->chooseFeature(chosen);
+                const gwb::views::FeatureDashboard dash = gwb::app::computeDashboard(cache, dict, chosen, fc);
+                if (!dash.error.isEmpty()) err << "gwb figure: features: " << dash.error << "\n";
+                err.flush();
+                fv->setDashboard(dash);
+            }
+        } else if (p.isSet(dictionary) || p.isSet(feature)) {
+            throw std::invalid_argument("--dictionary and --feature only apply to --view features");
         }
         auto* pv = qobject_cast<gwb::views::PatchingView*>(v.get());
         // --site as the Patching view spells it: offset and head (gwb patch's words) are offset/head.

@@ -39,7 +39,11 @@ int runGui(QApplication& app) {
         QStringLiteral("With --run or --tour: let the Grassmann model continue the prompt by N tokens first "
                        "(sampled with seed 0, as the Continue button)."),
         QStringLiteral("N"));
-    p.addOptions({model, baseline, session, prompt, promptFile, run, tour, select, fresh, stats, continueN});
+    const QCommandLineOption dictionary(
+        QStringLiteral("dictionary"),
+        QStringLiteral("Open a dictionary folder (gwb features train) in the Features view."), QStringLiteral("DIR"));
+    p.addOptions(
+        {model, baseline, session, prompt, promptFile, run, tour, select, fresh, stats, continueN, dictionary});
     p.addHelpOption();
     p.process(app);
 
@@ -66,6 +70,7 @@ int runGui(QApplication& app) {
     }
     window.show();
     if (p.isSet(stats)) window.openStatistics(p.value(stats));
+    if (p.isSet(dictionary)) window.openDictionary(p.value(dictionary));
     if (p.isSet(session))
         QTimer::singleShot(0, &window, [&window, path = p.value(session)] { window.openSession(path); });
     else if (p.isSet(run) || p.isSet(tour))

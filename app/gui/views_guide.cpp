@@ -109,6 +109,16 @@ const std::vector<ViewEntry>& entries() {
          "click a cell for that run's top next pieces. Not defined for a variant: nothing; both models' every "
          "component is a sender.",
          {}},
+        {"Features",
+         "A sparse dictionary (gwb features train; Open Dictionary\u2026) read at the selected token: the features "
+         "active there by activation. Clicking one shows its dashboard: top-activating contexts from the "
+         "dictionary's training files with the activation shaded on each token, its activation histogram, the "
+         "pieces its decoder direction promotes and suppresses through the unembedding, and the share of that "
+         "direction in the reading subspace row(W_red) of the Grassmann layer that reads the site; the token "
+         "strip's bars show its activation. A crosscoder of the two models adds the histogram of relative decoder "
+         "norms ||d_T|| / (||d_G|| + ||d_T||) and a filter: the Grassmann model's features (near 0), shared "
+         "(about 0.5), the Transformer's (near 1).",
+         {}},
         {"Corpus",
          "Statistics over a corpus (gwb stats, File \u25b8 Open Statistics, Run \u25b8 Corpus): per layer one box or "
          "violin per model, the mean with its 95% interval, and the mean against the position in the window.",

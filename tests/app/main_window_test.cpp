@@ -6,6 +6,8 @@
 #include "test_models.h"
 
 #include "gwb/engine/analysis.h"
+#include "gwb/engine/features.h"
+#include "gwb/engine/model.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
@@ -274,6 +276,22 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
         QSignalSpy corpusDone(w.get(), &gwb::app::MainWindow::corpusFinished);
         ASSERT_TRUE(w->runCorpus(r));
         ASSERT_TRUE(corpusDone.wait(kWaitMs));
+        // The Features view draws a dictionary: a small one trained on the same text.
+        const gwb::engine::Model g = gwb::engine::Model::load(w->grassmannPath().toStdString(), "cpu");
+        gwb::engine::FeatureTrainOptions o;
+        o.site = "resid.1";
+        o.files = {text.fileName().toStdString()};
+        o.dSae = 16;
+        o.k = 2;
+        o.tokens = 4 * 64;
+        o.batch = 64;
+        o.contextSize = 12;
+        o.device = "cpu";
+        const QString sae = dir.filePath(QStringLiteral("sae"));
+        gwb::engine::saveDictionary(gwb::engine::trainDictionary(g, o).dictionary, sae.toStdString());
+        w->openDictionary(sae);
+        auto* fv = w->view(QStringLiteral("features"));
+        ASSERT_TRUE(QTest::qWaitFor([&] { return fv->hasContent(); }, kWaitMs));
     }
     for (const auto* v : w->views()) {
         for (const char* suffix : {".png", ".svg", ".pdf"}) {

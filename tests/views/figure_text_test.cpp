@@ -9,6 +9,7 @@
 #include "gwb/views/figure_export.h"
 #include "gwb/views/heatmap_painter.h"
 #include "gwb/views/heatmap_widget.h"
+#include "gwb/views/features_view.h"
 #include "gwb/views/lens_view.h"
 #include "gwb/views/saliency_view.h"
 
@@ -64,6 +65,7 @@ WorkbenchData realisticData() {
 }
 
 void feedSaliency(View* v, const WorkbenchData& d, int token) {
+    if (qobject_cast<FeaturesView*>(v)) synthetic::feedComputed(v, d, token);
     auto* sv = qobject_cast<SaliencyView*>(v);
     if (!sv) return;
     SaliencyResult r;

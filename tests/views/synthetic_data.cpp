@@ -1,6 +1,7 @@
 #include "gwb/engine/analysis.h"
 #include "synthetic_data.h"
 
+#include "gwb/views/features_view.h"
 #include "gwb/views/saliency_view.h"
 
 #include <QApplication>
@@ -398,7 +399,66 @@ PathsData makePathsData(const WorkbenchData& data) {
     return d;
 }
 
+FeatureDataPtr makeFeatureData(const WorkbenchData& data, bool crosscoder) {
+    auto f = std::make_shared<FeatureData>();
+    f->path = QStringLiteral("/tmp/sae-resid1");
+    f->site = QStringLiteral("resid.1");
+    f->architecture = QStringLiteral("topk");
+    f->modelName = QStringLiteral("synthetic-grassmann");
+    f->dSae = 48;
+    f->crosscoder = crosscoder;
+    if (crosscoder) {
+        f->secondSite = QStringLiteral("resid.1");
+        f->secondModelName = QStringLiteral("synthetic-transformer");
+        for (int64_t j = 0; j < f->dSae; ++j)
+            f->relativeNorms.push_back(static_cast<double>(j % 12) / 11.0);
+    }
+    const int64_t T = data.tokenCount();
+    f->perToken.resize(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t k = 0; k < 5; ++k)
+            f->perToken[static_cast<size_t>(t)].push_back(
+                {(t * 7 + k * 11) % f->dSae, 3.0f - 0.5f * static_cast<float>(k)});
+    return f;
+}
+
+FeatureDashboard makeFeatureDashboard(const FeatureData& f, int64_t feature) {
+    FeatureDashboard d;
+    d.feature = feature;
+    d.name = f.featureName(feature);
+    d.rows = 1000;
+    d.fired = 120;
+    d.maxActivation = 4.0;
+    d.corpus = QStringLiteral("emma.txt (first 64 windows)");
+    for (int c = 0; c < 3; ++c) {
+        FeatureDashboard::Context ctx;
+        ctx.pieces = {QStringLiteral("\u2581It"), QStringLiteral("\u2581is"), QStringLiteral("\u2581a"),
+                      QStringLiteral("\u2581truth")};
+        ctx.activations = {0.0f, 1.0f, 4.0f - static_cast<float>(c), 0.5f};
+        ctx.focus = 2;
+        ctx.activation = ctx.activations[2];
+        d.top.push_back(ctx);
+    }
+    for (int b = 0; b <= 40; ++b)
+        d.histogramEdges.push_back(4.0 * b / 40);
+    for (int b = 0; b < 40; ++b)
+        d.histogramCounts.push_back(40 - b);
+    d.promoted = {{QStringLiteral("\u2581wife"), 0.3f}, {QStringLiteral("\u2581man"), 0.2f}};
+    d.suppressed = {{QStringLiteral(","), -0.2f}};
+    d.readingShare = 0.4;
+    d.readingLayer = 1;
+    if (f.crosscoder) d.relativeNorm = f.relativeNorms[static_cast<size_t>(feature)];
+    return d;
+}
+
 void feedComputed(View* view, const WorkbenchData& data, int token) {
+    if (auto* fv = qobject_cast<FeaturesView*>(view)) {
+        const FeatureDataPtr f = makeFeatureData(data, false);
+        fv->setFeatures(f);
+        const int64_t chosen = f->perToken[static_cast<size_t>(token)].front().first;
+        fv->chooseFeature(chosen);
+        fv->setDashboard(makeFeatureDashboard(*f, chosen));
+    }
     if (auto* sv = qobject_cast<SaliencyView*>(view)) {
         SaliencyResult r;
         r.token = token;

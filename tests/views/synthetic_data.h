@@ -4,6 +4,7 @@
 
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
+#include "gwb/views/features_view.h"
 #include "gwb/views/workbench_data.h"
 
 namespace gwb::views::synthetic {
@@ -38,5 +39,8 @@ PathsData makePathsData(const WorkbenchData& data);
 
 /// Feeds the views that need a computed result (Saliency, Patching) one for `data` at token t.
 void feedComputed(View* view, const WorkbenchData& data, int token);
+/// A dictionary's activations on `data`'s tokens (5 features a token), and a dashboard.
+FeatureDataPtr makeFeatureData(const WorkbenchData& data, bool crosscoder);
+FeatureDashboard makeFeatureDashboard(const FeatureData& features, int64_t feature);
 
 } // namespace gwb::views::synthetic
