@@ -2,6 +2,7 @@
 
 #include "gui/main_window.h"
 
+#include "gwb/views/features_view.h"
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
 
@@ -11,6 +12,8 @@
 #include <QScreen>
 #include <QTextStream>
 #include <QTimer>
+
+#include <memory>
 
 namespace gwb::app {
 
@@ -81,6 +84,22 @@ void Tour::next() {
         paths && !paths->hasContent() && paths->checkInputs(paths->inputs()).isEmpty()) {
         paths->run();
         waitForRun([paths] { return paths->running(); });
+        return;
+    }
+    // The Features view with a dictionary: the most active feature's dashboard, once it is in
+    // (at most 60 s: a dictionary whose files are elsewhere says so in its place).
+    if (auto* fv = qobject_cast<gwb::views::FeaturesView*>(m_window->view(m_ids[m_index]))) {
+        auto chosen = std::make_shared<int>(0);
+        auto ready = [this, fv, chosen] {
+            if (!fv->features() || fv->features()->perToken.empty()) return false;
+            if (fv->chosenFeature() < 0) {
+                const auto listed = fv->listedFeatures();
+                if (listed.empty()) return true;
+                fv->chooseFeature(listed.front().first);
+            }
+            return fv->dashboard().feature == fv->chosenFeature() || ++*chosen > 600;
+        };
+        waitForRun([fv, ready] { return fv->features() != nullptr && !ready(); });
         return;
     }
     QTimer::singleShot(m_settleMs, this, &Tour::next);

@@ -17,6 +17,8 @@
 #include "gwb/views/token_strip.h"
 
 #include <QLabel>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -139,6 +141,12 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     EXPECT_FLOAT_EQ(*std::max_element(strip->overlay().begin(), strip->overlay().end()), 1.0f);
     EXPECT_TRUE(strip->overlayLabel().contains(QStringLiteral("feature.resid.3.%1").arg(f)));
     EXPECT_FALSE(fv->dataTables().empty());
+    // Visible whole at 1280 x 720 with its dashboard (no scrolling inside the dock).
+    auto* scroll = w.findChild<QScrollArea*>(QStringLiteral("scroll_features"));
+    ASSERT_TRUE(scroll);
+    QTest::qWait(50);
+    EXPECT_FALSE(scroll->verticalScrollBar()->isVisible())
+        << fv->minimumSizeHint().height() << " in " << scroll->viewport()->height();
     // A new run: activations for its tokens.
     w.setPrompt(QStringLiteral("She could not help laughing"));
     QSignalSpy done(&w, &MainWindow::runFinished);

@@ -38,7 +38,7 @@ FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
     auto* bar = new QHBoxLayout();
     m_header = new QLabel(this);
     m_header->setObjectName(QStringLiteral("featuresHeader"));
-    m_header->setWordWrap(true);
+    m_header->setMinimumWidth(100); // a long header is cut at the right, its tooltip has the folder
     bar->addWidget(m_header, 1);
     bar->addWidget(new QLabel(QStringLiteral("Show"), this));
     m_kind = new QComboBox(this);
