@@ -88,6 +88,15 @@ py::object finite(double v) {
     return std::isfinite(v) ? py::object(py::float_(v)) : py::object(py::none());
 }
 
+FeatureEdit makeEdit(int64_t feature, const std::string& mode, double amount, int64_t position) {
+    FeatureEdit e;
+    e.feature = feature;
+    e.mode = mode;
+    e.value = amount;
+    e.position = position;
+    return e;
+}
+
 py::dict editDict(const FeatureEditResult& r) {
     py::dict out;
     out["name"] = r.name;
@@ -138,11 +147,7 @@ void registerFeatures(py::module_& m) {
             "edit",
             [](const Dictionary& d, const py::array_t<float, py::array::c_style | py::array::forcecast>& value,
                int64_t feature, const std::string& mode, double amount, int64_t position) {
-                FeatureEdit e;
-                e.feature = feature;
-                e.mode = mode;
-                e.value = amount;
-                e.position = position;
+                const FeatureEdit e = makeEdit(feature, mode, amount, position);
                 return toNumpy(applyFeatureEdit(d, fromNumpy(value, "the site's value"), e));
             },
             py::arg("value"), py::arg("feature"), py::arg("mode") = "ablate", py::arg("amount") = 0.0,
@@ -163,11 +168,7 @@ void registerFeatures(py::module_& m) {
         "features_edit",
         [](PyModel& s, const Dictionary& d, int64_t feature, const std::string& mode, double amount, int64_t position,
            const std::vector<int64_t>& ids, int64_t answer, int64_t wrong, int64_t metricPosition) {
-            FeatureEdit e;
-            e.feature = feature;
-            e.mode = mode;
-            e.value = amount;
-            e.position = position;
+            const FeatureEdit e = makeEdit(feature, mode, amount, position);
             const std::vector<int32_t> ids32(ids.begin(), ids.end());
             Pending pending;
             const FeatureEditResult r = withoutGil(pending, [&] {
@@ -331,11 +332,7 @@ void registerFeatures(py::module_& m) {
         [](PyModel& first, PyModel& second, const Dictionary& d, int64_t feature, const std::string& mode,
            double amount, int64_t position, const std::vector<int64_t>& ids, int64_t answer, int64_t wrong,
            int64_t metricPosition) {
-            FeatureEdit e;
-            e.feature = feature;
-            e.mode = mode;
-            e.value = amount;
-            e.position = position;
+            const FeatureEdit e = makeEdit(feature, mode, amount, position);
             const std::vector<int32_t> ids32(ids.begin(), ids.end());
             Pending pending;
             const std::vector<FeatureEditResult> rs = withoutGil(pending, [&] {
