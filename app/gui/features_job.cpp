@@ -244,22 +244,15 @@ FeatureRunner* wireFeatures(gwb::views::FeaturesView* view, std::function<Featur
         QObject::connect(view, &gwb::views::FeaturesView::featureChosen, strip, [view, strip](qint64 f) {
             const gwb::views::FeatureData* d = view->features();
             if (f < 0 || !d || d->perToken.empty()) {
-                if (strip->overlayLabel().startsWith(QLatin1String("bars: feature."))) strip->setOverlay({}, QString());
+                if (strip->customColouring().startsWith(QLatin1String("feature."))) strip->setCustomColouring({}, {});
                 return;
             }
+            // The chips coloured by the feature's activation (0 where it is silent).
             std::vector<float> values(d->perToken.size(), 0.0f);
-            float most = 0;
             for (size_t t = 0; t < d->perToken.size(); ++t)
                 for (const auto& [j, v] : d->perToken[t])
                     if (j == f) values[t] = v;
-            for (float v : values)
-                most = std::max(most, v);
-            if (most > 0)
-                for (float& v : values)
-                    v /= most;
-            strip->setOverlay(values, QStringLiteral("bars: %1 activation (tallest %2)")
-                                          .arg(d->featureName(f))
-                                          .arg(QString::number(most, 'g', 3)));
+            strip->setCustomColouring(values, d->featureName(f) + QStringLiteral(" activation"));
         });
     return runner;
 }

@@ -115,7 +115,8 @@ const std::vector<ViewEntry>& entries() {
          "dictionary's training files with the activation shaded on each token, its activation histogram, the "
          "pieces its decoder direction promotes and suppresses through the unembedding, and the share of that "
          "direction in the reading subspace row(W_red) of the Grassmann layer that reads the site; the token "
-         "strip's bars show its activation. A crosscoder of the two models adds the histogram of relative decoder "
+         "strip is coloured by its activation (Colour tokens by returns to a scalar). A crosscoder of the two models "
+         "adds the histogram of relative decoder "
          "norms ||d_T|| / (||d_G|| + ||d_T||) and a filter: the Grassmann model's features (near 0), shared "
          "(about 0.5), the Transformer's (near 1).",
          {}},

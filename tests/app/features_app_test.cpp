@@ -137,9 +137,12 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     EXPECT_FALSE(fv->dashboard().top.empty());
     EXPECT_GT(fv->dashboard().fired, 0);
     EXPECT_EQ(fv->dashboard().readingLayer, 3);
-    ASSERT_EQ(static_cast<int64_t>(strip->overlay().size()), T);
-    EXPECT_FLOAT_EQ(*std::max_element(strip->overlay().begin(), strip->overlay().end()), 1.0f);
-    EXPECT_TRUE(strip->overlayLabel().contains(QStringLiteral("feature.resid.3.%1").arg(f)));
+    // The token strip is coloured by the feature's activation at each token.
+    EXPECT_EQ(strip->customColouring(), QStringLiteral("feature.resid.3.%1 activation").arg(f));
+    const std::vector<float> colours = strip->values();
+    ASSERT_EQ(static_cast<int64_t>(colours.size()), T);
+    for (int64_t i = 0; i < T; ++i)
+        EXPECT_FLOAT_EQ(colours[static_cast<size_t>(i)], z.at2(i, f)) << i;
     EXPECT_FALSE(fv->dataTables().empty());
     // Visible whole at 1280 x 720 with its dashboard (no scrolling inside the dock).
     auto* scroll = w.findChild<QScrollArea*>(QStringLiteral("scroll_features"));

@@ -196,3 +196,30 @@ TEST(PluckerView, WithoutATraceTheChartIsAMessageNotEmptyAxes) {
     for (const QAbstractAxis* axis : view->chart()->axes())
         EXPECT_TRUE(axis->isVisible());
 }
+
+TEST(TokenStrip, ColoursByAFeaturesActivationUntilAScalarOrNewTokens) {
+    const WorkbenchData d = analysedData();
+    Selection s;
+    s.setExtents(d);
+    TokenStrip strip;
+    strip.setSelection(&s);
+    strip.setData(d);
+    const int64_t T = d.tokenCount();
+    std::vector<float> act(static_cast<size_t>(T), 0.0f);
+    act[3] = 2.5f;
+    act[7] = 1.0f;
+    strip.setCustomColouring(act, QStringLiteral("feature.resid.1.17 activation"));
+    EXPECT_EQ(strip.customColouring(), QStringLiteral("feature.resid.1.17 activation"));
+    EXPECT_EQ(strip.values(), act);
+    EXPECT_TRUE(strip.tokenToolTip(3).contains(QStringLiteral("feature.resid.1.17 activation: 2.5")))
+        << strip.tokenToolTip(3).toStdString();
+    // Choosing a scalar ends it; so do new tokens.
+    strip.setScalar(TokenStrip::Scalar::Surprisal);
+    EXPECT_TRUE(strip.customColouring().isEmpty());
+    EXPECT_NE(strip.values(), act);
+    strip.setCustomColouring(act, QStringLiteral("feature.resid.1.17 activation"));
+    synthetic::SyntheticSizes longer;
+    longer.tokens = T + 3;
+    strip.setData(synthetic::makeWorkbenchData(longer));
+    EXPECT_TRUE(strip.customColouring().isEmpty());
+}

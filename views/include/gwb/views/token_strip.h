@@ -26,6 +26,11 @@ public:
     void setSelection(Selection* selection);
     void setScalar(Scalar scalar);
     Scalar scalar() const { return m_scalar; }
+    /// Colours the chips by values of the application's (e.g. a feature's activation at each
+    /// token, >= 0, on [0, max]) instead of the scalar, named `name` in the legend; empty values:
+    /// back to the scalar. New tokens and setScalar() end it.
+    void setCustomColouring(const std::vector<float>& values, const QString& name);
+    const QString& customColouring() const { return m_customName; }
     static QString scalarName(Scalar s);
     void setColormap(ColormapId map);
     /// Bars drawn over the chips (e.g. saliency shares of the selected token), one value >= 0 per
@@ -70,6 +75,8 @@ private:
     WorkbenchData m_data;
     QPointer<Selection> m_selection;
     Scalar m_scalar = Scalar::Surprisal;
+    std::vector<float> m_custom; ///< setCustomColouring
+    QString m_customName;
     ColormapId m_map = ColormapId::Viridis;
     std::vector<QRectF> m_chips;
     std::vector<float> m_overlay;
