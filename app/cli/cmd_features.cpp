@@ -133,8 +133,13 @@ int featuresTrain(const QStringList& args) {
         QStringLiteral("Train a crosscoder: this site of the --second model, on the same tokens (one dictionary, a "
                        "decoder part per model)."),
         QStringLiteral("SITE"));
+    const QCommandLineOption targetSite(
+        QStringLiteral("target-site"),
+        QStringLiteral("Train a transcoder: read --site (e.g. ffn_in.2, the FFN's input) and reconstruct this site "
+                       "(e.g. ffn.2, its output)."),
+        QStringLiteral("SITE"));
     p.addOptions({c.model, site, c.corpus, out, arch, dSae, k, l1, tokens, batch, c.context, lr, seed, resume,
-                  secondSite, c.second, c.device, c.threads});
+                  secondSite, targetSite, c.second, c.device, c.threads});
     p.process(args);
     if (!p.isSet(out)) throw std::invalid_argument("--out DIR is required");
     const QString dir = p.value(out);
@@ -178,6 +183,7 @@ int featuresTrain(const QStringList& args) {
         if (!seedOk) throw std::invalid_argument("--seed must be a whole number >= 0");
         o.device = p.value(c.device).toStdString();
         o.stateDir = stateDir;
+        if (p.isSet(targetSite)) o.targetSite = p.value(targetSite).toStdString();
         if (second) {
             o.secondSite = p.value(secondSite).toStdString();
             r = trainCrosscoder(m, *second, o, progress, &stop);
@@ -200,7 +206,8 @@ int featuresTrain(const QStringList& args) {
         static_cast<long long>(r.dictionary.config.dSae), r.dictionary.config.site.c_str(),
         r.dictionary.config.crosscoder()
             ? (" and " + r.dictionary.config.secondSite + " of " + r.dictionary.config.secondModelName).c_str()
-            : "",
+        : r.dictionary.config.transcoder() ? (" -> " + r.dictionary.config.targetSite + ", a transcoder").c_str()
+                                           : "",
         r.dictionary.config.architecture.c_str(), static_cast<long long>(r.steps), r.seconds, r.tokensPerSecond);
     return 0;
 }
@@ -223,7 +230,7 @@ nlohmann::ordered_json qualityJson(const DictionaryQuality& q) {
               {"dead_fraction", "share of features > 0 on no held-out row"},
               {"loss_recovered",
                "(loss with the site zeroed - loss with x^ spliced in) / (loss zeroed - clean loss); next-token "
-               "cross-entropy in nats"}}}};
+               "cross-entropy in nats; null when zeroing the site does not raise the loss (nothing to recover)"}}}};
 }
 
 /// Text histogram of a crosscoder's relative decoder norms (20 bins over [0, 1]) and its kinds.

@@ -55,7 +55,8 @@ def load(path):
 
 
 def train(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=2_000_000, batch=4096,
-          context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True, second=None, second_site=None):
+          context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True, second=None, second_site=None,
+          target_site=None):
     """Trains a dictionary on `site` ("resid.3", "mixer.2", "gate.1", "ffn.0", "offset.4.8", "head.2.1")
     of `model`, with activations streamed from the text files. architecture: "topk" (k active
     features a token; dead features trained back with the AuxK loss) or "relu" (ReLU + L1 with
@@ -63,15 +64,17 @@ def train(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tok
 
     Ctrl-C stops after the current step; with state_dir the state is kept there and
     resume(model, state_dir) goes on (ending with the weights of an uninterrupted run).
-        With `second` (a model) and `second_site`: a crosscoder over the same tokens of both models.
+    With `second` (a model) and `second_site`: a crosscoder over the same tokens of both models.
+    With `target_site`: a transcoder that reads `site` and reconstructs `target_site` (e.g.
+    site="ffn_in.2", the FFN's input, and target_site="ffn.2", its output).
     Returns the Dictionary; .complete on the result of train_run says whether it finished."""
     return train_run(model, site, files, architecture, d_sae, k, l1, tokens, batch, context, lr, seed, device,
-                     state_dir, progress, second, second_site)["dictionary"]
+                     state_dir, progress, second, second_site, target_site)["dictionary"]
 
 
 def train_run(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=2_000_000, batch=4096,
               context=128, lr=2e-3, seed=0, device="auto", state_dir=None, progress=True, second=None,
-              second_site=None):
+              second_site=None, target_site=None):
     """train() with the run's record: {"dictionary", "complete", "steps", "seconds", "tokens_per_second"}."""
     from . import _progress
     if (second is None) != (second_site is None):
@@ -85,7 +88,7 @@ def train_run(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0,
                                                   int(context), float(lr), int(seed), device, state, callback)
         return _gwb.features_train(_native(model), site, _files(files), architecture, int(d_sae), int(k), float(l1),
                                    int(tokens), int(batch), int(context), float(lr), int(seed), device, state,
-                                   callback)
+                                   callback, target_site or "")
     finally:
         close()
 

@@ -435,3 +435,78 @@ TEST(Features, TheSavedWeightsReadRawActivationsWhateverTheScale) {
     const DictionaryQuality q = evaluateDictionary(m, d, o.files, 64, 8);
     EXPECT_GT(q.explainedVariance, 0.6);
 }
+
+TEST(Features, TranscodersReadTheFfnInputAndRebuildItsOutput) {
+    const Model& m = bundled();
+    test::TempDir dir;
+    // ffn_in.L: the FFN's input, read only.
+    const std::vector<int64_t> ids = {5, 9, 14, 3, 22, 7};
+    FloatArray in, out;
+    std::map<std::string, SiteHook> read;
+    read["ffn_in.2"] = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        in = v;
+        return std::nullopt;
+    };
+    read["ffn.2"] = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        out = v;
+        return std::nullopt;
+    };
+    const FloatArray plain = runWithHooks(m, ids);
+    EXPECT_EQ(runWithHooks(m, ids, read).data, plain.data);
+    ASSERT_EQ(in.shape, (std::vector<int64_t>{6, m.config().dModel}));
+    // The FFN of the block applied to ffn_in.2 gives ffn.2 (GELU(x W1^T + b1) W2^T + b2).
+    const auto params = m.parameters();
+    const FloatArray &w1 = params.at("blocks.2.ffn_in.weight"), &b1 = params.at("blocks.2.ffn_in.bias"),
+                     &w2 = params.at("blocks.2.ffn_out.weight"), &b2 = params.at("blocks.2.ffn_out.bias");
+    const int64_t d = m.config().dModel, f = m.config().dFF;
+    for (int64_t t = 0; t < 6; ++t) {
+        std::vector<double> h(static_cast<size_t>(f));
+        for (int64_t j = 0; j < f; ++j) {
+            double s = b1.data[static_cast<size_t>(j)];
+            for (int64_t i = 0; i < d; ++i)
+                s += static_cast<double>(w1.at2(j, i)) * in.at2(t, i);
+            h[static_cast<size_t>(j)] = 0.5 * s * (1 + std::erf(s / std::sqrt(2.0)));
+        }
+        for (int64_t i = 0; i < d; ++i) {
+            double s = b2.data[static_cast<size_t>(i)];
+            for (int64_t j = 0; j < f; ++j)
+                s += static_cast<double>(w2.at2(i, j)) * h[static_cast<size_t>(j)];
+            ASSERT_NEAR(out.at2(t, i), s, 1e-3) << t << "," << i;
+        }
+    }
+    std::map<std::string, SiteHook> write;
+    write["ffn_in.2"] = [](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        return FloatArray::zeros(v.shape);
+    };
+    EXPECT_THROW(runWithHooks(m, ids, write), std::invalid_argument);
+
+    // A transcoder: ffn_in.2 -> ffn.2, repeatable, resumable, its own file fields, its own figures.
+    FeatureTrainOptions o;
+    o.site = "ffn_in.2";
+    o.targetSite = "ffn.2";
+    o.files = {corpusFile(dir)};
+    o.dSae = 128;
+    o.k = 16;
+    o.tokens = 20 * 512;
+    o.batch = 512;
+    o.contextSize = 64;
+    o.device = "cpu";
+    const FeatureTrainResult a = trainDictionary(m, o);
+    ASSERT_TRUE(a.complete);
+    EXPECT_TRUE(a.dictionary.config.transcoder());
+    EXPECT_EQ(a.dictionary.config.dOut, d);
+    o.stateDir = dir.file("state");
+    ASSERT_FALSE(trainDictionary(m, o, [](const FeatureTrainProgress& p) { return p.step < 5; }).complete);
+    EXPECT_EQ(resumeDictionaryTraining(m, o.stateDir).dictionary.wDec.data, a.dictionary.wDec.data);
+    saveDictionary(a.dictionary, dir.file("tc"));
+    const Dictionary back = loadDictionary(dir.file("tc"));
+    EXPECT_EQ(back.config.targetSite, "ffn.2");
+    EXPECT_EQ(back.config.dOut, d);
+    const DictionaryQuality q = evaluateDictionary(m, back, o.files, 64, 8);
+    EXPECT_GT(q.explainedVariance, 0.6);
+    // Its encoder reads the input without b_dec: encode(ffn_in) decoded is the y^ that is judged.
+    const FloatArray z = back.encode(in), yhat = back.decode(z);
+    ASSERT_EQ(yhat.shape, out.shape);
+    FeatureEdit e;
+    EXPECT_THROW(applyFeatureEdit(back, in, e), std::invalid_argument);
+}

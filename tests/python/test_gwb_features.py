@@ -269,3 +269,37 @@ def test_a_crosscoder_of_the_bundled_pair(grassmann, transformer, corpus, tmp_pa
     with pytest.raises(ValueError, match="offset"):
         gwb.features.train(grassmann, "offset.1.1", [corpus[0]], tokens=1024, second=transformer,
                            second_site="resid.1", progress=False)
+
+
+def test_a_transcoder_is_judged_on_its_target(grassmann, corpus, tmp_path):
+    # ffn_in.1 -> ffn.1: the figures recomputed with hooks from the saved weights.
+    ctx = 64
+    d = gwb.features.train(grassmann, "ffn_in.1", [corpus[0]], target_site="ffn.1", d_sae=128, k=16, tokens=30_000,
+                           batch=1024, context=ctx, progress=False)
+    d.save(tmp_path / "tc")
+    d = gwb.features.load(tmp_path / "tc")
+    assert d.config["transcoder"] and d.config["target_site"] == "ffn.1" and d.config["d_out"] == 128
+    cfg = json.loads((tmp_path / "tc" / "cfg.json").read_text())
+    assert cfg["hook_name"] == "ffn_in.1" and cfg["hook_name_out"] == "ffn.1" and cfg["apply_b_dec_to_input"] is False
+    q = gwb.features.eval(grassmann, d, [corpus[1]], context=ctx)
+    ids = grassmann.encode(open(corpus[1], encoding="utf-8").read())
+    windows = [ids[s:s + ctx] for s in range(0, len(ids), ctx) if len(ids[s:s + ctx]) >= 2]
+    ys, yhats, spliced, n = [], [], 0.0, 0
+    for w in windows:
+        seen = {}
+        grassmann.run(w, hooks={"ffn_in.1": lambda v, name: seen.setdefault("x", np.array(v)),
+                                "ffn.1": lambda v, name: seen.setdefault("y", np.array(v))})
+        yhat = d.decode(d.encode(seen["x"]))
+        ys.append(seen["y"].astype(np.float64))
+        yhats.append(yhat.astype(np.float64))
+        logits = np.asarray(grassmann.run(w, hooks={"ffn.1": lambda v, name: yhat}), np.float64)
+        m = logits.max(1, keepdims=True)
+        lp = logits - m - np.log(np.exp(logits - m).sum(1, keepdims=True))
+        spliced -= sum(lp[t, w[t + 1]] for t in range(len(w) - 1))
+        n += len(w) - 1
+    y, yhat = np.concatenate(ys), np.concatenate(yhats)
+    ev = 1 - ((y - yhat) ** 2).sum() / ((y - y.mean(0)) ** 2).sum()
+    assert q["explained_variance"] == pytest.approx(ev, abs=2e-4)
+    assert q["loss_spliced"] == pytest.approx(spliced / n, rel=1e-4)
+    with pytest.raises(ValueError, match="can be read, not replaced"):
+        grassmann.run(ids[:8], hooks={"ffn_in.1": lambda v, name: v * 0})

@@ -37,6 +37,11 @@ torch::Tensor activate(const torch::Tensor& pre, const std::string& architecture
     return torch::zeros_like(relu).scatter(-1, indices, values);
 }
 
+torch::Tensor encodeRows(const Dictionary& d, const torch::Tensor& rows) {
+    const torch::Tensor in = d.config.transcoder() ? rows : rows - toTensor(d.bDec);
+    return activate(in.matmul(toTensor(d.wEnc)) + toTensor(d.bEnc), d.config.architecture, d.config.k);
+}
+
 int64_t offsetOfSite(const std::string& site) {
     if (site.rfind("offset.", 0) != 0) return 0;
     return std::stoll(site.substr(site.rfind('.') + 1));
@@ -50,7 +55,7 @@ constexpr const char* kWeightsFile = "sae_weights.safetensors";
 constexpr const char* kConfigFile = "cfg.json";
 
 void checkShapes(const Dictionary& d, const std::string& what) {
-    const int64_t n = d.config.dIn, m = d.config.dSae;
+    const int64_t n = d.config.dIn, m = d.config.dSae, o = d.config.outWidth();
     auto expect = [&](const FloatArray& a, std::vector<int64_t> shape, const char* name) {
         if (a.shape != shape)
             throw std::runtime_error(what + ": " + name + " has shape " + shapeText(a.shape) + ", expected " +
@@ -59,8 +64,8 @@ void checkShapes(const Dictionary& d, const std::string& what) {
     };
     expect(d.wEnc, {n, m}, "W_enc");
     expect(d.bEnc, {m}, "b_enc");
-    expect(d.wDec, {m, n}, "W_dec");
-    expect(d.bDec, {n}, "b_dec");
+    expect(d.wDec, {m, o}, "W_dec");
+    expect(d.bDec, {o}, "b_dec");
 }
 
 int hookLayer(const std::string& site) {
@@ -81,9 +86,7 @@ FloatArray Dictionary::encode(const FloatArray& x) const {
     if (x.rank() != 2 || x.dim(1) != config.dIn)
         throw std::invalid_argument("encode: activations of shape " + shapeText(x.shape) + ", expected rows x " +
                                     std::to_string(config.dIn));
-    const torch::Tensor pre =
-        (features::toTensor(x) - features::toTensor(bDec)).matmul(features::toTensor(wEnc)) + features::toTensor(bEnc);
-    return features::toArray(features::activate(pre, config.architecture, config.k));
+    return features::toArray(features::encodeRows(*this, features::toTensor(x)));
 }
 
 FloatArray Dictionary::decode(const FloatArray& z) const {
@@ -115,6 +118,10 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
     nlohmann::ordered_json j;
     j["architecture"] = c.architecture == "topk" ? "topk" : "standard";
     j["d_in"] = c.dIn;
+    if (c.transcoder()) {
+        j["d_out"] = c.dOut;
+        j["hook_name_out"] = c.targetSite;
+    }
     j["d_sae"] = c.dSae;
     j["dtype"] = "float32";
     j["device"] = "cpu";
@@ -126,7 +133,7 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
     j["activation_fn_kwargs"] =
         c.architecture == "topk" ? nlohmann::ordered_json{{"k", c.k}} : nlohmann::ordered_json::object();
     if (c.architecture == "topk") j["k"] = c.k;
-    j["apply_b_dec_to_input"] = true;
+    j["apply_b_dec_to_input"] = !c.transcoder();
     j["finetuning_scaling_factor"] = false;
     j["normalize_activations"] = "none"; // the scaling is folded into the weights
     j["context_size"] = c.contextSize;
@@ -168,6 +175,10 @@ Dictionary loadDictionary(const std::string& dir) {
     DictionaryConfig& c = d.config;
     try {
         c.dIn = j.at("d_in").get<int64_t>();
+        if (j.contains("hook_name_out")) {
+            c.targetSite = j.at("hook_name_out").get<std::string>();
+            c.dOut = j.at("d_out").get<int64_t>();
+        }
         c.dSae = j.at("d_sae").get<int64_t>();
         c.site = j.at("hook_name").get<std::string>();
         const std::string fn =
@@ -259,6 +270,7 @@ void checkDictionaryFits(const Dictionary& d, const Model& model, const Model* s
     const DictionaryConfig& c = d.config;
     if (!c.crosscoder()) {
         checkFits(c.site, c.dIn, c.modelName, c.modelHash, model);
+        if (c.transcoder()) checkFits(c.targetSite, c.dOut, c.modelName, "", model);
         return;
     }
     if (!second)

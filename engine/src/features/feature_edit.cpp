@@ -48,15 +48,16 @@ FloatArray featureActivations(const Model& model, const Dictionary& d, const std
         parts.push_back(features::toTensor(v));
     const torch::Tensor x = parts.size() == 1 ? parts[0] : torch::cat(parts, 1);
     const int64_t D = std::min<int64_t>(features::offsetOfSite(d.config.site), x.size(0));
-    torch::Tensor z = features::activate((x - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
-                                             features::toTensor(d.bEnc),
-                                         d.config.architecture, d.config.k);
+    torch::Tensor z = features::encodeRows(d, x);
     if (D > 0) z.slice(0, 0, D).zero_();
     return features::toArray(z);
 }
 
 FloatArray applyFeatureEdit(const Dictionary& d, const FloatArray& value, const FeatureEdit& e) {
     torch::NoGradGuard noGrad;
+    if (d.config.transcoder())
+        throw std::invalid_argument("editing a transcoder's feature (it reads " + d.config.site + " and writes " +
+                                    d.config.targetSite + ") is not supported yet; dictionaries and crosscoders are");
     if (e.mode != "ablate" && e.mode != "clamp" && e.mode != "steer")
         throw std::invalid_argument("feature edit mode '" + e.mode + "' is not ablate, clamp or steer");
     if (e.feature < 0 || e.feature >= d.config.dSae)
@@ -76,9 +77,7 @@ FloatArray applyFeatureEdit(const Dictionary& d, const FloatArray& value, const 
     if (e.mode == "steer") {
         coef = torch::full({rows.size(0)}, static_cast<float>(e.value));
     } else {
-        const torch::Tensor pre =
-            (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) + features::toTensor(d.bEnc);
-        const torch::Tensor z = features::activate(pre, d.config.architecture, d.config.k).select(1, e.feature);
+        const torch::Tensor z = features::encodeRows(d, rows).select(1, e.feature);
         coef = e.mode == "ablate" ? -z : static_cast<float>(e.value) - z;
     }
     if (e.position >= 0) {
@@ -124,11 +123,7 @@ FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& d, const 
         const int64_t D = std::min<int64_t>(features::offsetOfSite(d.config.site), value.dim(0));
         r.activation.assign(static_cast<size_t>(D), 0.0f);
         const torch::Tensor x = features::toTensor(value).slice(0, D, value.dim(0));
-        const torch::Tensor z = features::activate((x - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
-                                                       features::toTensor(d.bEnc),
-                                                   d.config.architecture, d.config.k)
-                                    .select(1, e.feature)
-                                    .contiguous();
+        const torch::Tensor z = features::encodeRows(d, x).select(1, e.feature).contiguous();
         r.activation.insert(r.activation.end(), z.data_ptr<float>(), z.data_ptr<float>() + z.numel());
     }
     auto read2 = [&](const FloatArray& logits, double& metric, std::vector<std::pair<int32_t, float>>& top) {
@@ -174,11 +169,7 @@ std::vector<FeatureEditResult> runCrosscoderEdit(const Model& first, const Model
     }
     torch::NoGradGuard noGrad;
     const torch::Tensor x = torch::cat({features::toTensor(values[0]), features::toTensor(values[1])}, 1);
-    const torch::Tensor z = features::activate((x - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) +
-                                                   features::toTensor(d.bEnc),
-                                               d.config.architecture, d.config.k)
-                                .select(1, e.feature)
-                                .contiguous();
+    const torch::Tensor z = features::encodeRows(d, x).select(1, e.feature).contiguous();
     torch::Tensor coef = e.mode == "steer"    ? torch::full({T}, static_cast<float>(e.value))
                          : e.mode == "ablate" ? -z
                                               : static_cast<float>(e.value) - z;

@@ -40,9 +40,7 @@ torch::Tensor windowFeatures(const features::Sources& sources, const Dictionary&
                              torch::Tensor* rowsOut = nullptr) {
     const torch::Tensor rows = features::sourceRows(sources, ids);
     if (rowsOut) *rowsOut = rows;
-    const torch::Tensor pre =
-        (rows - features::toTensor(d.bDec)).matmul(features::toTensor(d.wEnc)) + features::toTensor(d.bEnc);
-    return features::activate(pre, d.config.architecture, d.config.k);
+    return features::encodeRows(d, rows);
 }
 
 /// Layer whose mixer reads what `site` writes or is, or -1.
@@ -119,7 +117,7 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
             xs.push_back(all.slice(0, std::min<int64_t>(D, all.size(0)), all.size(0)));
         }
         const torch::Tensor x = S == 1 ? xs[0] : torch::cat(xs, 1);
-        const torch::Tensor z = features::activate((x - bDec).matmul(wEnc) + bEnc, d.config.architecture, d.config.k);
+        const torch::Tensor z = features::encodeRows(d, x);
         const torch::Tensor xhat = z.matmul(wDec) + bDec;
         active += (z > 0).sum().item<double>();
         fired |= (z > 0).any(0);
@@ -166,7 +164,7 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
             qm.lossClean = ceClean[m] / n;
             qm.lossSpliced = ceSpliced[m] / n;
             qm.lossZero = ceZero[m] / n;
-            qm.lossRecovered = qm.lossZero != qm.lossClean
+            qm.lossRecovered = qm.lossZero > qm.lossClean
                                    ? (qm.lossZero - qm.lossSpliced) / (qm.lossZero - qm.lossClean)
                                    : std::numeric_limits<double>::quiet_NaN();
         }
@@ -176,9 +174,77 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
 
 } // namespace
 
+/// A transcoder's figures: y^ from the input site against the target site's y, and the loss with
+/// y^ spliced in at the target site (or the target site zeroed).
+DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, const std::vector<std::string>& files,
+                                     int64_t contextSize, int64_t maxWindows, const std::atomic<bool>* stop) {
+    torch::NoGradGuard noGrad;
+    const auto windows = limitedWindows(model, files, contextSize, maxWindows);
+    const std::string& in = d.config.site;
+    const std::string& out = d.config.targetSite;
+    const torch::Tensor wDec = features::toTensor(d.wDec), bDec = features::toTensor(d.bDec);
+    DictionaryQuality q;
+    double sqErr = 0, sqSum = 0, active = 0, ceClean = 0, ceSpliced = 0, ceZero = 0;
+    torch::Tensor sum = torch::zeros({d.config.dOut}, torch::kDouble);
+    torch::Tensor fired = torch::zeros({d.config.dSae}, torch::kBool);
+    for (const auto& ids : windows) {
+        if (stop && stop->load()) break;
+        const std::vector<int64_t> ids64(ids.begin(), ids.end());
+        FloatArray x, y;
+        std::map<std::string, SiteHook> read;
+        read[in] = [&x](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            x = v;
+            return std::nullopt;
+        };
+        read[out] = [&y](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            y = v;
+            return std::nullopt;
+        };
+        ceClean += crossEntropySum(runWithHooks(model, ids64, read), ids);
+        const torch::Tensor z = features::encodeRows(d, features::toTensor(x));
+        const torch::Tensor yhat = z.matmul(wDec) + bDec;
+        const torch::Tensor yt = features::toTensor(y).to(torch::kDouble);
+        sqErr += (yt - yhat.to(torch::kDouble)).pow(2).sum().item<double>();
+        sqSum += yt.pow(2).sum().item<double>();
+        sum += yt.sum(0);
+        active += (z > 0).sum().item<double>();
+        fired |= (z > 0).any(0);
+        q.rows += yt.size(0);
+        const FloatArray spliced = features::toArray(yhat.contiguous());
+        std::map<std::string, SiteHook> splice, zero;
+        splice[out] = [&spliced](const FloatArray&, const std::string&) -> std::optional<FloatArray> {
+            return spliced;
+        };
+        zero[out] = [](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            return FloatArray::zeros(v.shape);
+        };
+        ceSpliced += crossEntropySum(runWithHooks(model, ids64, splice), ids);
+        ceZero += crossEntropySum(runWithHooks(model, ids64, zero), ids);
+        q.lossTokens += static_cast<int64_t>(ids.size()) - 1;
+    }
+    if (q.rows > 0) {
+        const double n = static_cast<double>(q.rows);
+        const double totalVar = sqSum - n * (sum / n).pow(2).sum().item<double>();
+        q.explainedVariance = totalVar > 0 ? 1 - sqErr / totalVar : std::numeric_limits<double>::quiet_NaN();
+        q.mse = sqErr / n;
+        q.l0 = active / n;
+        q.deadFraction = 1 - fired.to(torch::kDouble).mean().item<double>();
+    }
+    if (q.lossTokens > 0) {
+        const double n = static_cast<double>(q.lossTokens);
+        q.lossClean = ceClean / n;
+        q.lossSpliced = ceSpliced / n;
+        q.lossZero = ceZero / n;
+        q.lossRecovered = q.lossZero > q.lossClean ? (q.lossZero - q.lossSpliced) / (q.lossZero - q.lossClean)
+                                                   : std::numeric_limits<double>::quiet_NaN();
+    }
+    return q;
+}
+
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& d, const std::vector<std::string>& files,
                                      int64_t contextSize, int64_t maxWindows, const std::atomic<bool>* stop) {
     checkDictionaryFits(d, model);
+    if (d.config.transcoder()) return evaluateTranscoder(model, d, files, contextSize, maxWindows, stop);
     return evaluateSources(features::sourcesOf(d, model, nullptr), d, files, contextSize, maxWindows, stop).front();
 }
 
@@ -278,12 +344,14 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
     // Histograms, unembedding reads and reading-subspace shares.
     const auto params = model.parameters();
     const ModelConfig& cfg = model.config();
-    const std::string kind = d.config.site.substr(0, d.config.site.find('.'));
+    // The decoder writes into the target site's space (a transcoder's), else into the site's own.
+    const std::string& decoderSite = d.config.transcoder() ? d.config.targetSite : d.config.site;
+    const std::string kind = decoderSite.substr(0, decoderSite.find('.'));
     // The unembedding read and the reading share use the first model's part of the decoder row.
-    const int64_t firstWidth = d.config.crosscoder() ? d.config.firstWidth : d.config.dIn;
+    const int64_t firstWidth = d.config.crosscoder() ? d.config.firstWidth : d.config.outWidth();
     const bool residual = (kind == "resid" || kind == "mixer" || kind == "ffn") && firstWidth == cfg.dModel;
     const std::vector<double> relative = d.config.crosscoder() ? relativeDecoderNorms(d) : std::vector<double>{};
-    const int reader = readingLayerOf(model, d.config.site);
+    const int reader = readingLayerOf(model, decoderSite);
     Eigen::MatrixXd basis;
     if (reader >= 0) {
         const FloatArray& wr = params.at("blocks." + std::to_string(reader) + ".w_red.weight"); // r x d

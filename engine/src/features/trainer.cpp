@@ -52,7 +52,9 @@ torch::Tensor sparseDecode(const torch::Tensor& w, const torch::Tensor& idx, con
 /// Everything that changes during training, in scaled units, on the training device.
 struct Trainer {
     FeatureTrainOptions o;
-    int64_t dIn = 0;
+    int64_t dIn = 0;  // the encoder's input width
+    int64_t dOut = 0; // the decoder's output width (= dIn but for a transcoder)
+    bool transcoder() const { return !o.targetSite.empty(); }
     torch::Tensor scale;             // per column of x (CPU float): training sees x * scale
     std::vector<double> blockScales; // one per source (a crosscoder's two models)
     std::vector<int64_t> widths;     // the sources' widths, summing to dIn
@@ -74,15 +76,22 @@ struct Trainer {
     /// b_dec = the mean of `first` (scaled rows).
     void initialise(const torch::Tensor& first) {
         Rng rng(o.seed * 2654435761ull + 99991);
-        std::vector<float> w(static_cast<size_t>(o.dSae * dIn));
+        std::vector<float> w(static_cast<size_t>(o.dSae * dOut));
         for (float& x : w)
             x = static_cast<float>(rng.normal());
-        torch::Tensor dec = torch::from_blob(w.data(), {o.dSae, dIn}, torch::kFloat).clone();
+        torch::Tensor dec = torch::from_blob(w.data(), {o.dSae, dOut}, torch::kFloat).clone();
         dec = dec / dec.norm(2, 1, true);
         wDec = dec.to(device).set_requires_grad(true);
-        wEnc = dec.t().contiguous().to(device).set_requires_grad(true);
+        torch::Tensor enc = dec.t().contiguous();
+        if (dIn != dOut) { // a transcoder between spaces of different widths: W_enc of its own
+            std::vector<float> e(static_cast<size_t>(dIn * o.dSae));
+            for (float& x : e)
+                x = static_cast<float>(rng.normal() / std::sqrt(static_cast<double>(dIn)));
+            enc = torch::from_blob(e.data(), {dIn, o.dSae}, torch::kFloat).clone();
+        }
+        wEnc = enc.to(device).set_requires_grad(true);
         bEnc = torch::zeros({o.dSae}, torch::kFloat).to(device).set_requires_grad(true);
-        bDec = first.mean(0).to(device).set_requires_grad(true);
+        bDec = (transcoder() ? first.slice(1, dIn, dIn + dOut) : first).mean(0).to(device).set_requires_grad(true);
         for (size_t i = 0; i < 4; ++i) {
             m[i] = torch::zeros_like(*params()[i]).detach();
             v[i] = torch::zeros_like(*params()[i]).detach();
@@ -90,11 +99,14 @@ struct Trainer {
         stepsSinceFired = torch::zeros({o.dSae}, torch::kFloat).to(device);
     }
 
-    void trainStep(torch::Tensor x) {
-        x = x.to(device);
+    void trainStep(torch::Tensor rows) {
+        rows = rows.to(device);
+        // A transcoder's rows are [input, target]; a dictionary reconstructs its input.
+        const torch::Tensor x = transcoder() ? rows.slice(1, 0, dIn) : rows;
+        const torch::Tensor target = transcoder() ? rows.slice(1, dIn, dIn + dOut) : rows;
         for (torch::Tensor* p : params())
             if (p->grad().defined()) p->mutable_grad().zero_();
-        const torch::Tensor pre = torch::addmm(bEnc, x - bDec, wEnc);
+        const torch::Tensor pre = torch::addmm(bEnc, transcoder() ? x : x - bDec, wEnc);
         const bool topk = o.architecture == "topk";
         // TopK decodes its k active features by gathering their decoder rows (a weighted sum per
         // row: k x d_in multiply-adds instead of d_sae x d_in), as the z W_dec it equals.
@@ -114,7 +126,7 @@ struct Trainer {
             fired = (z > 0).any(0);
             active = z > 0;
         }
-        const torch::Tensor err = xhat - x;
+        const torch::Tensor err = xhat - target;
         const torch::Tensor mse = err.pow(2).sum(-1).mean();
         torch::Tensor loss = mse;
         const torch::Tensor dead = stepsSinceFired >= static_cast<float>(deadAfterSteps());
@@ -124,8 +136,8 @@ struct Trainer {
         } else if (o.auxCoefficient > 0 && nDead > 0) {
             // AuxK: the residual error, explained by the k_aux largest pre-activations among the
             // dead features (decoder without bias).
-            const int64_t kAux = std::min<int64_t>(std::max<int64_t>(1, dIn / 2), nDead);
-            const torch::Tensor e = (x - xhat).detach();
+            const int64_t kAux = std::min<int64_t>(std::max<int64_t>(1, dOut / 2), nDead);
+            const torch::Tensor e = (target - xhat).detach();
             const torch::Tensor deadIdx = dead.nonzero().flatten();
             const auto [values, local] = pre.index_select(1, deadIdx).topk(kAux, -1);
             const torch::Tensor eHat =
@@ -152,10 +164,10 @@ struct Trainer {
             wDec.div_(wDec.norm(2, 1, true));
             stepsSinceFired.add_(1).masked_fill_(fired, 0);
             lastMse = mse.item<double>();
-            const double var = (x - x.mean(0)).pow(2).sum(-1).mean().item<double>();
+            const double var = (target - target.mean(0)).pow(2).sum(-1).mean().item<double>();
             lastExplained = var > 0 ? 1 - lastMse / var : 0;
             lastL0 = active.sum().item<double>() / static_cast<double>(x.size(0));
-            if (o.architecture == "relu") resampleDead(x, err);
+            if (o.architecture == "relu") resampleDead(x, target, err);
         }
     }
 
@@ -163,7 +175,7 @@ struct Trainer {
     /// re-initialised at rows drawn with probability proportional to their squared error
     /// (Anthropic's resampling): decoder row = the row's direction, encoder column = that times
     /// 0.2 x the mean encoder norm of the live features, b_enc = 0, their Adam moments zeroed.
-    void resampleDead(const torch::Tensor& x, const torch::Tensor& err) {
+    void resampleDead(const torch::Tensor& x, const torch::Tensor& target, const torch::Tensor& err) {
         const int64_t every = std::max<int64_t>(1, steps / 4);
         if (step % every != 0 || step >= steps) return;
         Rng rng(o.seed * 31 + 7 + static_cast<uint64_t>(step) * 1000033ull); // one per event: resumes exactly
@@ -186,12 +198,12 @@ struct Trainer {
                 row = std::lower_bound(c, c + n, u) - c;
                 row = std::min(row, n - 1);
             }
-            torch::Tensor dir = x[row] - bDec;
-            const double norm = dir.norm().item<double>();
-            if (!(norm > 0)) continue;
-            dir = dir / norm;
-            wDec[j].copy_(dir);
-            wEnc.select(1, j).copy_(dir * (0.2 * encNorm));
+            torch::Tensor dir = target[row] - bDec;
+            torch::Tensor in = transcoder() ? x[row] : dir;
+            const double norm = dir.norm().item<double>(), inNorm = in.norm().item<double>();
+            if (!(norm > 0) || !(inNorm > 0)) continue;
+            wDec[j].copy_(dir / norm);
+            wEnc.select(1, j).copy_(in / inNorm * (0.2 * encNorm));
             bEnc[j].fill_(0);
             m[0].select(1, j).zero_();
             v[0].select(1, j).zero_();
@@ -225,6 +237,11 @@ struct Trainer {
         c.architecture = o.architecture;
         c.site = site;
         c.dIn = dIn;
+        if (transcoder()) {
+            c.targetSite = o.targetSite;
+            c.dOut = dOut;
+            c.blockScaling = blockScales;
+        }
         c.dSae = o.dSae;
         c.k = o.k;
         c.l1 = o.l1;
@@ -239,10 +256,12 @@ struct Trainer {
             c.blockScaling = blockScales;
         }
         const torch::Tensor s = scale.to(device);
-        d.wEnc = features::toArray(wEnc * s.unsqueeze(1));
+        const torch::Tensor sIn = transcoder() ? s.slice(0, 0, dIn) : s;
+        const torch::Tensor sOut = transcoder() ? s.slice(0, dIn, dIn + dOut) : s;
+        d.wEnc = features::toArray(wEnc * sIn.unsqueeze(1));
         d.bEnc = features::toArray(bEnc);
-        d.wDec = features::toArray(wDec / s.unsqueeze(0));
-        d.bDec = features::toArray(bDec / s);
+        d.wDec = features::toArray(wDec / sOut.unsqueeze(0));
+        d.bDec = features::toArray(bDec / sOut);
         return d;
     }
 };
@@ -265,6 +284,7 @@ FeatureTrainProgress progressOf(const Trainer& t, double seconds, double harvest
 nlohmann::json optionsJson(const FeatureTrainOptions& o) {
     return {{"site", o.site},
             {"second_site", o.secondSite},
+            {"target_site", o.targetSite},
             {"files", o.files},
             {"architecture", o.architecture},
             {"d_sae", o.dSae},
@@ -285,6 +305,7 @@ FeatureTrainOptions optionsFromJson(const nlohmann::json& j) {
     FeatureTrainOptions o;
     o.site = j.at("site");
     o.secondSite = j.value("second_site", "");
+    o.targetSite = j.value("target_site", "");
     o.files = j.at("files").get<std::vector<std::string>>();
     o.architecture = j.at("architecture");
     o.dSae = j.at("d_sae");
@@ -379,10 +400,27 @@ FeatureTrainResult runTraining(const features::Sources& sources, Trainer& t, fea
     return r;
 }
 
+/// d_in and d_out from the sources' widths: a transcoder reads the first and reconstructs the
+/// second; a dictionary or crosscoder reconstructs what it reads (all of them).
+void setWidths(Trainer& t) {
+    const int64_t all = std::accumulate(t.widths.begin(), t.widths.end(), int64_t{0});
+    t.dIn = t.transcoder() ? t.widths.front() : all;
+    t.dOut = t.transcoder() ? t.widths.back() : all;
+}
+
 /// The sources of a run: the first model's site, and the second's for a crosscoder (same tokenizer,
 /// sites with a row per token).
 features::Sources trainingSources(const Model& first, const Model* second, const FeatureTrainOptions& o) {
     features::Sources sources{{&first, o.site}};
+    if (!o.targetSite.empty()) {
+        if (!o.secondSite.empty()) throw std::invalid_argument("a transcoder reads one model: no second site");
+        for (const std::string& site : {o.site, o.targetSite})
+            if (site.rfind("offset.", 0) == 0)
+                throw std::invalid_argument("a transcoder pairs its input and target row by row: offset site '" + site +
+                                            "' has no row for its first D tokens");
+        sources.push_back({&first, o.targetSite});
+        return sources;
+    }
     if (o.secondSite.empty()) return sources;
     if (!second) throw std::invalid_argument("a crosscoder reads two models: the second is missing");
     if (!first.tokenizer() || !second->tokenizer() ||
@@ -403,7 +441,8 @@ FeatureTrainResult trainSources(const features::Sources& sources, const FeatureT
     Trainer t;
     for (const features::Source& src : sources)
         t.widths.push_back(hookSiteShape(*src.model, src.site, 4).back());
-    t.dIn = std::accumulate(t.widths.begin(), t.widths.end(), int64_t{0});
+    t.o = options;
+    setWidths(t);
     checkOptions(options, t.dIn);
     std::vector<std::vector<int32_t>> windows =
         features::corpusWindows(*sources[0].model, options.files, options.contextSize);
@@ -464,7 +503,7 @@ FeatureTrainResult resumeDictionaryTraining(const Model& model, const std::strin
     t.o.stateDir = stateDir;
     t.widths = j.at("widths").get<std::vector<int64_t>>();
     t.blockScales = j.at("block_scales").get<std::vector<double>>();
-    t.dIn = std::accumulate(t.widths.begin(), t.widths.end(), int64_t{0});
+    setWidths(t);
     std::vector<torch::Tensor> parts;
     for (size_t b = 0; b < t.widths.size(); ++b)
         parts.push_back(torch::full({t.widths[b]}, static_cast<float>(t.blockScales[b])));
@@ -512,6 +551,8 @@ FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTr
         t.o.secondSite.clear();
         t.widths = {t.dIn};
     }
+    t.o.targetSite.clear();
+    t.dOut = t.dIn;
     t.device = torch::Device(resolveDevice(options.device));
     t.steps = (options.tokens + options.batch - 1) / options.batch;
     const torch::Tensor all = features::toTensor(rows);

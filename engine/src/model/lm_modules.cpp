@@ -53,6 +53,7 @@ torch::Tensor FeedForward::operator()(const torch::Tensor& x) {
 
 torch::Tensor FeedForward::operator()(const torch::Tensor& x, const BlockEdit* edit, BlockRecord* record) {
     torch::Tensor f = (*this)(x);
+    if (record) record->ffnIn = x;
     if (edit && edit->site == BlockEdit::Site::Ffn) f = edit->apply(f);
     if (edit && edit->freezeFfn.defined()) f = edit->freezeFfn;
     if (record) record->ffn = f;

@@ -62,7 +62,7 @@ struct BlockEdit {
 /// Site values of a block's run on B x S rows (the sources of patches and means, and the context
 /// of later suffix runs). plucker (B x S x |W| x C, zero where t < D) only when asked for.
 struct BlockRecord {
-    torch::Tensor h, mixer, gate, ffn, heads, z, k, v, plucker;
+    torch::Tensor h, mixer, gate, ffn, ffnIn, heads, z, k, v, plucker;
     bool wantPlucker = false;
 };
 

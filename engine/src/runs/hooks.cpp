@@ -16,7 +16,7 @@ namespace {
 
 using Site = BlockEdit::Site;
 
-enum class Kind { Resid, Mixer, Gate, Ffn, Offset, Head };
+enum class Kind { Resid, Mixer, Gate, Ffn, FfnIn, Offset, Head };
 
 struct Parsed {
     Kind kind = Kind::Resid;
@@ -28,7 +28,7 @@ struct Parsed {
 std::string validSites(const ModelConfig& c) {
     const bool g = c.kind == ModelKind::Grassmann;
     const int N = static_cast<int>(c.nLayers);
-    std::string out = "resid.0 .. resid." + std::to_string(N) + ", mixer.L";
+    std::string out = "resid.0 .. resid." + std::to_string(N) + ", mixer.L, ffn_in.L (read only)";
     if (g) out += ", gate.L";
     out += ", ffn.L";
     out += g ? ", offset.L.D" : ", head.L.H (H = 0.." + std::to_string(c.nHeads - 1) + ")";
@@ -80,9 +80,13 @@ Parsed parseSite(const ModelConfig& c, const std::string& name) {
     const int N = static_cast<int>(c.nLayers);
     Parsed p;
     const std::string& k = parts[0];
-    if (k == "resid" || k == "mixer" || k == "gate" || k == "ffn") {
+    if (k == "resid" || k == "mixer" || k == "gate" || k == "ffn" || k == "ffn_in") {
         if (parts.size() != 2) fail("expected " + k + ".L");
-        p.kind = k == "resid" ? Kind::Resid : k == "mixer" ? Kind::Mixer : k == "gate" ? Kind::Gate : Kind::Ffn;
+        p.kind = k == "resid"    ? Kind::Resid
+                 : k == "mixer"  ? Kind::Mixer
+                 : k == "gate"   ? Kind::Gate
+                 : k == "ffn_in" ? Kind::FfnIn
+                                 : Kind::Ffn;
         if (p.kind == Kind::Gate && !grassmann) fail("a Transformer has no gate");
         p.layer = number(parts[1]);
         if (p.layer > N || (p.layer == N && p.kind != Kind::Resid)) fail("layer " + parts[1] + " does not exist");
@@ -162,7 +166,7 @@ struct Runner {
     torch::Tensor block(BlockImpl& b, int l, const torch::Tensor& h) {
         const bool grassmann = c.kind == ModelKind::Grassmann;
         const Kind slots = grassmann ? Kind::Offset : Kind::Head;
-        if (!has(slots, l) && !has(Kind::Mixer, l) && !has(Kind::Gate, l) && !has(Kind::Ffn, l))
+        if (!has(slots, l) && !has(Kind::Mixer, l) && !has(Kind::Gate, l) && !has(Kind::Ffn, l) && !has(Kind::FfnIn, l))
             return b.run(h, SuffixContext{}, nullptr, nullptr);
         BlockEdit e;
         e.site = Site::None;
@@ -203,6 +207,10 @@ struct Runner {
                 e.freezeGate = r;
                 rerun();
             }
+        // The FFN's input (after its LayerNorm): read only (a transcoder's input); a change goes in at ffn.L.
+        if (has(Kind::FfnIn, l) && call("ffn_in" + suffix, rec.ffnIn).defined())
+            throw std::invalid_argument("ffn_in" + suffix + " can be read, not replaced: replace ffn" + suffix +
+                                        " (the FFN's output) instead");
         if (const torch::Tensor r = call("ffn" + suffix, rec.ffn); r.defined()) {
             e.freezeFfn = r;
             rerun();

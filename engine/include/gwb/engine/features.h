@@ -50,6 +50,13 @@ struct DictionaryConfig {
     int64_t firstWidth = 0;
     std::vector<double> blockScaling;
     bool crosscoder() const { return !secondSite.empty(); }
+    // A transcoder (targetSite set, e.g. ffn_in.L -> ffn.L): it reads `site` and reconstructs
+    // `targetSite` of the same model (d_out values): pre = x W_enc + b_enc (no b_dec on the input),
+    // y^ = z W_dec + b_dec. blockScaling holds the input's and the target's scale.
+    std::string targetSite;
+    int64_t dOut = 0; ///< transcoders: the target's width; 0 = d_in (a dictionary reconstructs its input)
+    bool transcoder() const { return !targetSite.empty(); }
+    int64_t outWidth() const { return transcoder() ? dOut : dIn; }
 };
 
 /// Weights in the file's (raw activation) units.
@@ -86,6 +93,7 @@ struct FeatureTrainOptions {
     std::string site;
     std::string secondSite;         ///< crosscoders (trainCrosscoder): the second model's site
     int64_t firstWidth = 0;         ///< trainDictionaryOnRows: > 0 makes each row a crosscoder's [x_1 (this many), x_2]
+    std::string targetSite;         ///< a transcoder: reconstruct this site of the model (e.g. ffn.L from ffn_in.L)
     std::vector<std::string> files; ///< UTF-8 text files, each tokenized whole
     std::string architecture = "topk";
     int64_t dSae = 1024;
@@ -229,7 +237,7 @@ struct DictionaryQuality {
     double lossClean = 0;         ///< next-token cross-entropy (nats), the model as it is
     double lossSpliced = 0;       ///< with the site replaced by x^ at every position
     double lossZero = 0;          ///< with the site replaced by zeros
-    double lossRecovered = 0;     ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN when equal
+        double lossRecovered = 0;    ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN unless zeroing hurts (lossZero > lossClean)
     int64_t lossTokens = 0;       ///< predictions scored
 };
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
