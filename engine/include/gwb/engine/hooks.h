@@ -8,7 +8,8 @@
 //               out_proj), T x d
 //   gate.L      (Grassmann) the gate a, T x d
 //   ffn.L       the FFN output, T x d
-//   ffn_in.L    the FFN's input (after its LayerNorm), T x d; read only (a transcoder's input: a
+//   ffn_in.L    what the FFN reads (LN2 of the residual in pre-norm blocks, the residual itself in
+//               post-norm ones), T x d; read only (a transcoder's input: a
 //               replacement is refused, change ffn.L instead); not in hookSiteNames()
 //   offset.L.D  (Grassmann) offset D's normalised Plucker vectors, T x C(r,2); rows t < D are zero
 //               and take no part in the average (a replacement there is ignored)
