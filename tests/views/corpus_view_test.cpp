@@ -8,6 +8,7 @@
 #include "gwb/views/figure_export.h"
 
 #include <QFile>
+#include <QLabel>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSvgRenderer>
@@ -267,4 +268,19 @@ TEST(CorpusView, SaysWhenValuesLieBeyondTheHistogram) {
     EXPECT_TRUE(v.headerText().contains(QStringLiteral("may not be covered"))) << v.headerText().toStdString();
     v.setQuantity(QStringLiteral("gate_mean"));
     EXPECT_TRUE(v.distributionChart().note.isEmpty()); // every value inside the edges
+}
+
+TEST(CorpusView, WithoutStatisticsTheMessageIsSaidOnce) {
+    // Both the header and the plot said "No corpus statistics: ..." (seen under Xvfb, issue 41).
+    synthetic::ensureApp();
+    CorpusView v;
+    v.setData(WorkbenchData{});
+    auto* header = v.findChild<QLabel*>(QStringLiteral("corpusHeader"));
+    ASSERT_TRUE(header);
+    EXPECT_TRUE(header->isHidden());
+    EXPECT_TRUE(header->text().isEmpty());
+    // With statistics the header is back.
+    v.setData(synthetic::makeWorkbenchData());
+    EXPECT_FALSE(header->isHidden());
+    EXPECT_FALSE(header->text().isEmpty());
 }

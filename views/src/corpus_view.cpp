@@ -230,7 +230,9 @@ void CorpusView::refresh() {
         const QSignalBlocker b(m_shapeCombo);
         m_shapeCombo->setCurrentIndex(m_violin ? 1 : 0);
     }
-    m_header->setText(headerText());
+    // Without statistics the plot says what to do; the header would only say it again.
+    m_header->setText(m_data.corpus ? headerText() : QString());
+    m_header->setVisible(m_data.corpus != nullptr);
     if (!hasContent()) {
         m_definition->clear();
         m_dist->setPlaceholder(missingDataMessage());
