@@ -200,5 +200,13 @@ TEST(FeaturesInWindow, ACrosscoderShowsItsRelativeNormsAndFiltersByKind) {
         byKind += fv->listedFeatures().size();
     }
     EXPECT_EQ(byKind, all); // every listed feature is of exactly one kind
+    // Clicking a bar of the histogram lists that bar's kind.
+    fv->setKindFilter(QStringLiteral("all"));
+    Q_EMIT fv->relativeNormWidget()->barClicked(1);
+    EXPECT_EQ(fv->kindFilter(), QStringLiteral("first"));
+    Q_EMIT fv->relativeNormWidget()->barClicked(5);
+    EXPECT_EQ(fv->kindFilter(), QStringLiteral("shared"));
+    Q_EMIT fv->relativeNormWidget()->barClicked(9);
+    EXPECT_EQ(fv->kindFilter(), QStringLiteral("second"));
     fv->setKindFilter(QStringLiteral("all"));
 }

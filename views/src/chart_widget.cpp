@@ -412,6 +412,7 @@ void ChartWidget::rebuild() {
             set->setColor(colorOf(m_data.series[s], static_cast<int>(s)));
             for (double v : m_data.series[s].y)
                 *set << (std::isfinite(v) ? v : 0.0);
+            connect(set, &QBarSet::clicked, this, &ChartWidget::barClicked);
             bars->append(set);
         }
         chart->addSeries(bars);

@@ -74,6 +74,13 @@ FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
     layout->addWidget(split, 1);
 
     connect(m_open, &QPushButton::clicked, this, &FeaturesView::openDictionaryRequested);
+    // A bar of the relative-norm histogram lists the features of its kind (0-0.3 the first model's,
+    // 0.3-0.7 shared, 0.7-1 the second's); the "Show" box goes back to all.
+    connect(m_relative, &ChartWidget::barClicked, this, [this](int bin) {
+        setKindFilter(bin < 3   ? QStringLiteral("first")
+                      : bin < 7 ? QStringLiteral("shared")
+                                : QStringLiteral("second"));
+    });
     connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
         requestRefresh();
         Q_EMIT settingsChanged();

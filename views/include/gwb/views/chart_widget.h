@@ -63,6 +63,11 @@ public:
     const ChartData& chart() const { return m_data; }
     void setPlaceholder(const QString& text);
 
+Q_SIGNALS:
+    /// A bar chart's bar was clicked: its category index.
+    void barClicked(int category);
+
+public:
 protected:
     void resizeEvent(QResizeEvent* event) override;
 

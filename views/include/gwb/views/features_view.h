@@ -92,6 +92,8 @@ public:
     std::vector<std::pair<int64_t, float>> listedFeatures() const;
     /// The relative-norm histogram (20 bins over [0, 1]) of a crosscoder.
     ChartData relativeNormChart() const;
+    /// The relative-norm histogram (clicking a bar lists the features of its kind).
+    ChartWidget* relativeNormWidget() const { return m_relative; }
     ChartData activationChart() const;
 
 Q_SIGNALS:
