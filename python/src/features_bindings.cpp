@@ -42,7 +42,7 @@ py::dict configDict(const DictionaryConfig& c) {
     d["second_site"] = c.secondSite;
     d["second_model_name"] = c.secondModelName;
     d["first_width"] = c.firstWidth;
-        d["block_scaling"] = c.blockScaling;
+    d["block_scaling"] = c.blockScaling;
     d["transcoder"] = c.transcoder();
     d["target_site"] = c.targetSite;
     d["d_out"] = c.outWidth();
@@ -186,10 +186,10 @@ void registerFeatures(py::module_& m) {
         "features_train",
         [](PyModel& s, const std::string& site, const std::vector<std::string>& files, const std::string& architecture,
            int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch, int64_t context, double lr, uint64_t seed,
-                      const std::string& device, const std::string& stateDir, const py::object& progress,
+           const std::string& device, const std::string& stateDir, const py::object& progress,
            const std::string& targetSite) {
-            FeatureTrainOptions o =
-                trainOptions(site, files, architecture, dSae, k, l1, tokens, batch, context, lr, seed, device, stateDir);
+            FeatureTrainOptions o = trainOptions(site, files, architecture, dSae, k, l1, tokens, batch, context, lr,
+                                                 seed, device, stateDir);
             o.targetSite = targetSite;
             Pending pending;
             FeatureTrainResult r =
@@ -199,7 +199,7 @@ void registerFeatures(py::module_& m) {
         },
         py::arg("model"), py::arg("site"), py::arg("files"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"),
         py::arg("l1"), py::arg("tokens"), py::arg("batch"), py::arg("context"), py::arg("lr"), py::arg("seed"),
-                py::arg("device"), py::arg("state_dir"), py::arg("progress"), py::arg("target_site") = "");
+        py::arg("device"), py::arg("state_dir"), py::arg("progress"), py::arg("target_site") = "");
     m.def(
         "features_resume",
         [](PyModel& s, const std::string& stateDir, const py::object& progress) {

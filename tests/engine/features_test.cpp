@@ -35,6 +35,21 @@ std::string corpusFile(const test::TempDir& dir) {
     return path;
 }
 
+/// A short CPU run on `file`: `steps` steps of `batch` rows, windows of 64 tokens.
+FeatureTrainOptions shortRun(const std::string& site, const std::string& file, int64_t dSae, int64_t k, int64_t steps,
+                             int64_t batch) {
+    FeatureTrainOptions o;
+    o.site = site;
+    o.files = {file};
+    o.dSae = dSae;
+    o.k = k;
+    o.tokens = steps * batch;
+    o.batch = batch;
+    o.contextSize = 64;
+    o.device = "cpu";
+    return o;
+}
+
 Dictionary smallDictionary(int64_t dIn, int64_t dSae, const std::string& arch, int64_t k) {
     Dictionary d;
     d.config.architecture = arch;
@@ -165,17 +180,9 @@ TEST(Features, AnExactReconstructionRecoversAllOfTheLoss) {
 TEST(Features, TrainingRepeatsFromItsSeedAndResumesExactly) {
     const Model& m = bundled();
     test::TempDir dir;
-    FeatureTrainOptions o;
-    o.site = "resid.2";
-    o.files = {corpusFile(dir)};
-    o.dSae = 64;
-    o.k = 4;
-    o.tokens = 8 * 256;
-    o.batch = 256;
-    o.contextSize = 64;
+    FeatureTrainOptions o = shortRun("resid.2", corpusFile(dir), 64, 4, 8, 256);
     o.bufferWindows = 4; // several buffers in 8 steps
     o.deadAfterTokens = 512;
-    o.device = "cpu";
     const FeatureTrainResult a = trainDictionary(m, o);
     const FeatureTrainResult b = trainDictionary(m, o);
     ASSERT_TRUE(a.complete);
@@ -282,15 +289,7 @@ TEST(Features, OffsetSitesLeaveOutTheRowsWithoutAPair) {
 TEST(Features, EditsAreCausalTestsOfOneFeature) {
     const Model& m = bundled();
     test::TempDir dir;
-    FeatureTrainOptions o;
-    o.site = "resid.3";
-    o.files = {corpusFile(dir)};
-    o.dSae = 64;
-    o.k = 4;
-    o.tokens = 6 * 512;
-    o.batch = 512;
-    o.contextSize = 64;
-    o.device = "cpu";
+    FeatureTrainOptions o = shortRun("resid.3", corpusFile(dir), 64, 4, 6, 512);
     const Dictionary d = trainDictionary(m, o).dictionary;
     const std::vector<int32_t> ids = m.tokenizer()->encodeIds("It is a truth universally acknowledged, that a single");
     const int32_t a = m.tokenizer()->encodeIds(" man").back(), w = m.tokenizer()->encodeIds(" woman").back();
@@ -357,17 +356,9 @@ TEST(Features, CrosscodersReadBothModelsAndResumeExactly) {
     const Model& g = bundled();
     const Model t = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/transformer-austen.gwb", "cpu");
     test::TempDir dir;
-    FeatureTrainOptions o;
-    o.site = "mixer.2";
+    FeatureTrainOptions o = shortRun("mixer.2", corpusFile(dir), 48, 4, 6, 256);
     o.secondSite = "mixer.2";
-    o.files = {corpusFile(dir)};
-    o.dSae = 48;
-    o.k = 4;
-    o.tokens = 6 * 256;
-    o.batch = 256;
-    o.contextSize = 64;
     o.bufferWindows = 4;
-    o.device = "cpu";
     const FeatureTrainResult a = trainCrosscoder(g, t, o);
     ASSERT_TRUE(a.complete);
     const DictionaryConfig& c = a.dictionary.config;
@@ -421,15 +412,7 @@ TEST(Features, TheSavedWeightsReadRawActivationsWhateverTheScale) {
     // must reconstruct the raw rows it will be given.
     const Model& m = bundled();
     test::TempDir dir;
-    FeatureTrainOptions o;
-    o.site = "gate.2";
-    o.files = {corpusFile(dir)};
-    o.dSae = 128;
-    o.k = 16;
-    o.tokens = 30 * 512;
-    o.batch = 512;
-    o.contextSize = 64;
-    o.device = "cpu";
+    FeatureTrainOptions o = shortRun("gate.2", corpusFile(dir), 128, 16, 30, 512);
     const Dictionary d = trainDictionary(m, o).dictionary;
     EXPECT_GT(std::abs(std::log(d.config.scaling)), 0.3) << "the test wants a scale far from 1: " << d.config.scaling;
     const DictionaryQuality q = evaluateDictionary(m, d, o.files, 64, 8);
@@ -481,16 +464,8 @@ TEST(Features, TranscodersReadTheFfnInputAndRebuildItsOutput) {
     EXPECT_THROW(runWithHooks(m, ids, write), std::invalid_argument);
 
     // A transcoder: ffn_in.2 -> ffn.2, repeatable, resumable, its own file fields, its own figures.
-    FeatureTrainOptions o;
-    o.site = "ffn_in.2";
+    FeatureTrainOptions o = shortRun("ffn_in.2", corpusFile(dir), 128, 16, 20, 512);
     o.targetSite = "ffn.2";
-    o.files = {corpusFile(dir)};
-    o.dSae = 128;
-    o.k = 16;
-    o.tokens = 20 * 512;
-    o.batch = 512;
-    o.contextSize = 64;
-    o.device = "cpu";
     const FeatureTrainResult a = trainDictionary(m, o);
     ASSERT_TRUE(a.complete);
     EXPECT_TRUE(a.dictionary.config.transcoder());

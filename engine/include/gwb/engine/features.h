@@ -237,8 +237,9 @@ struct DictionaryQuality {
     double lossClean = 0;         ///< next-token cross-entropy (nats), the model as it is
     double lossSpliced = 0;       ///< with the site replaced by x^ at every position
     double lossZero = 0;          ///< with the site replaced by zeros
-        double lossRecovered = 0;    ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN unless zeroing hurts (lossZero > lossClean)
-    int64_t lossTokens = 0;       ///< predictions scored
+    double lossRecovered =
+        0; ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN unless zeroing hurts (lossZero > lossClean)
+    int64_t lossTokens = 0; ///< predictions scored
 };
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
                                      const std::vector<std::string>& files, int64_t contextSize = 128,
