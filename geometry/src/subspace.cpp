@@ -10,6 +10,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <vector>
+#include <utility>
 
 namespace gwb::geometry {
 
@@ -312,6 +313,14 @@ PlaneLifter::PlaneLifter(const Eigen::Ref<const RowMatrixXd>& wRed, double relTo
             ++m_rank;
         }
     m_pinv = svd.matrixV() * inv.asDiagonal() * svd.matrixU().transpose();
+}
+
+PlaneLifter::PlaneLifter(Eigen::MatrixXd pinv, int64_t rank, int64_t wRows)
+    : m_pinv(std::move(pinv)), m_rank(rank), m_wRows(wRows) {
+    if (m_pinv.cols() != wRows || rank < 0 || rank > wRows)
+        throw std::invalid_argument("PlaneLifter: a pseudo-inverse of " + std::to_string(m_pinv.rows()) + " x " +
+                                    std::to_string(m_pinv.cols()) + " does not fit r = " + std::to_string(wRows) +
+                                    " and rank " + std::to_string(rank));
 }
 
 RowMatrixXd PlaneLifter::liftRows(const Eigen::Ref<const RowMatrixXd>& z) const {

@@ -81,50 +81,65 @@ TEST(ReadoutAnalysis, PlantedChannelsHaveTheirAnalyticValues) {
 }
 
 TEST(ReadoutAnalysis, ContributionsAndAnglesMatchDirectRecomputation) {
-    Trace tr = grassmannTrace(14, 10, 5, 1, {1, 2, 4}, 5);
-    const GrassmannLayerTrace& g = *tr.layers[0].grassmann;
-    const TraceAnalysis an = analyzeTrace(tr);
-    const GrassmannLayerAnalysis& L = an.grassmann[0];
-    const int64_t T = 14, d = 10;
-    ASSERT_EQ(L.readoutContribution.shape, (std::vector<int64_t>{T, d}));
-    ASSERT_EQ(L.readoutAngles.shape, (std::vector<int64_t>{T, d, 2}));
-    for (int64_t c = 0; c < d; ++c)
-        EXPECT_TRUE(std::isnan(L.readoutContribution.at2(0, c)));
-    for (int64_t t = 1; t < T; ++t) {
-        // B_t straight from model-spec steps 3-5, and its plane (it is one) from the planarity routine.
-        Eigen::VectorXd b = Eigen::VectorXd::Zero(g.wPlu.dim(1));
-        int count = 0;
-        for (int D : g.offsets) {
-            if (t - D < 0) continue;
-            const Eigen::VectorXd p = geo::wedge(zRow(g, t), zRow(g, t - D));
-            b += p / std::max(p.norm(), 1e-8);
-            ++count;
+    // Three offsets (W_plu B_t by one GEMM on B) and one or two (the contributions as the mean of
+    // the per-offset projections the influence computes), with either wedge order.
+    for (const std::vector<int>& offsets : {std::vector<int>{1, 2, 4}, std::vector<int>{1, 3}, std::vector<int>{2}})
+        for (const bool pastFirst : {false, true}) {
+            SCOPED_TRACE("offsets " + std::to_string(offsets.size()) + (pastFirst ? ", past first" : ""));
+            Trace tr = grassmannTrace(14, 10, 5, 1, offsets, 5);
+            tr.config.stages.wedgePastFirst = pastFirst;
+            const GrassmannLayerTrace& g = *tr.layers[0].grassmann;
+            const TraceAnalysis an = analyzeTrace(tr);
+            const GrassmannLayerAnalysis& L = an.grassmann[0];
+            const int64_t T = 14, d = 10;
+            const int64_t first = *std::min_element(offsets.begin(), offsets.end());
+            ASSERT_EQ(L.readoutContribution.shape, (std::vector<int64_t>{T, d}));
+            ASSERT_EQ(L.readoutAngles.shape, (std::vector<int64_t>{T, d, 2}));
+            for (int64_t t = 0; t < first; ++t)
+                for (int64_t c = 0; c < d; ++c)
+                    EXPECT_TRUE(std::isnan(L.readoutContribution.at2(t, c)));
+            for (int64_t t = first; t < T; ++t) {
+                // B_t straight from model-spec steps 3-5 (z_{t-D} ^ z_t when the past comes first), and
+                // its plane (it is one) from the planarity routine.
+                Eigen::VectorXd b = Eigen::VectorXd::Zero(g.wPlu.dim(1));
+                int count = 0;
+                for (int D : g.offsets) {
+                    if (t - D < 0) continue;
+                    const Eigen::VectorXd p =
+                        pastFirst ? geo::wedge(zRow(g, t - D), zRow(g, t)) : geo::wedge(zRow(g, t), zRow(g, t - D));
+                    b += p / std::max(p.norm(), 1e-8);
+                    ++count;
+                }
+                b /= count;
+                const geo::Planarity plane = geo::planarity(b);
+                for (int64_t c = 0; c < d; ++c) {
+                    const Eigen::VectorXd w = wRow(g, c);
+                    EXPECT_NEAR(L.readoutContribution.at2(t, c), w.dot(b), 1e-5 * (1 + std::abs(w.dot(b))))
+                        << t << " " << c;
+                    const geo::Planarity top = geo::planarity(w);
+                    const Eigen::VectorXd ref = geo::principalAngles(plane.basis, top.basis).angles;
+                    EXPECT_NEAR(L.readoutAngles.at3(t, c, 0), ref[0], 2e-4) << t << " " << c;
+                    EXPECT_NEAR(L.readoutAngles.at3(t, c, 1), ref[1], 2e-4) << t << " " << c;
+                }
+            }
+            if (offsets.size() != 3) continue;
+            // Top channels: sorted by |contribution|, none at t = 0.
+            EXPECT_TRUE(topReadoutChannels(L, 0, 3).empty());
+            const std::vector<int> top = topReadoutChannels(L, 9, 4);
+            ASSERT_EQ(top.size(), 4u);
+            for (size_t i = 1; i < top.size(); ++i)
+                EXPECT_GE(std::abs(L.readoutContribution.at2(9, top[i - 1])),
+                          std::abs(L.readoutContribution.at2(9, top[i])));
+            for (int64_t c = 0; c < d; ++c) {
+                if (std::find(top.begin(), top.end(), c) == top.end()) {
+                    EXPECT_LE(std::abs(L.readoutContribution.at2(9, c)),
+                              std::abs(L.readoutContribution.at2(9, top.back())));
+                }
+            }
+            for (const char* key : {"readoutResidual", "readoutPlanarity", "readoutSpectrum", "readoutTopPlane",
+                                    "readoutContribution", "readoutAngles"})
+                EXPECT_TRUE(definitions().count(key)) << key;
         }
-        b /= count;
-        const geo::Planarity plane = geo::planarity(b);
-        for (int64_t c = 0; c < d; ++c) {
-            const Eigen::VectorXd w = wRow(g, c);
-            EXPECT_NEAR(L.readoutContribution.at2(t, c), w.dot(b), 1e-4 * (1 + std::abs(w.dot(b)))) << t << " " << c;
-            const geo::Planarity top = geo::planarity(w);
-            const Eigen::VectorXd ref = geo::principalAngles(plane.basis, top.basis).angles;
-            EXPECT_NEAR(L.readoutAngles.at3(t, c, 0), ref[0], 2e-4) << t << " " << c;
-            EXPECT_NEAR(L.readoutAngles.at3(t, c, 1), ref[1], 2e-4) << t << " " << c;
-        }
-    }
-    // Top channels: sorted by |contribution|, none at t = 0.
-    EXPECT_TRUE(topReadoutChannels(L, 0, 3).empty());
-    const std::vector<int> top = topReadoutChannels(L, 9, 4);
-    ASSERT_EQ(top.size(), 4u);
-    for (size_t i = 1; i < top.size(); ++i)
-        EXPECT_GE(std::abs(L.readoutContribution.at2(9, top[i - 1])), std::abs(L.readoutContribution.at2(9, top[i])));
-    for (int64_t c = 0; c < d; ++c) {
-        if (std::find(top.begin(), top.end(), c) == top.end()) {
-            EXPECT_LE(std::abs(L.readoutContribution.at2(9, c)), std::abs(L.readoutContribution.at2(9, top.back())));
-        }
-    }
-    for (const char* key : {"readoutResidual", "readoutPlanarity", "readoutSpectrum", "readoutTopPlane",
-                            "readoutContribution", "readoutAngles"})
-        EXPECT_TRUE(definitions().count(key)) << key;
 }
 
 TEST(ReadoutAnalysis, CacheGivesTheSameAnalysisAndIsKeyedByTheWeights) {
@@ -198,7 +213,20 @@ TEST(ReadoutAnalysis, WeightOnlyResultsAreKeptOnDiskKeyedByTheWeights) {
     const std::vector<fs::path> stored = files();
     ASSERT_EQ(stored.size(), 2u) << "one file per layer";
     ASSERT_EQ(files("reading-").size(), 1u) << "one file for the layers' reading subspaces";
+    const std::vector<fs::path> lifters = files("lifter-");
+    ASSERT_EQ(lifters.size(), 2u) << "one pseudo-inverse of W_red per layer";
     const TraceAnalysis againAnalysis = analyzeTrace(a); // read from disk
+    auto sameFloats = [](const std::vector<float>& x, const std::vector<float>& y) {
+        return std::equal(x.begin(), x.end(), y.begin(), y.end(),
+                          [](float u, float v) { return u == v || (std::isnan(u) && std::isnan(v)); });
+    };
+    for (size_t l = 0; l < 2; ++l) // the angles between layers, through the stored pseudo-inverses
+        EXPECT_TRUE(sameFloats(againAnalysis.grassmann[l].anglesNext.data, firstAnalysis.grassmann[l].anglesNext.data));
+    // A damaged lifter file: ignored and replaced, the same angles.
+    fs::resize_file(lifters[0], fs::file_size(lifters[0]) - 8);
+    EXPECT_TRUE(sameFloats(analyzeTrace(a).grassmann[0].anglesNext.data, firstAnalysis.grassmann[0].anglesNext.data));
+    EXPECT_EQ(files("lifter-"), lifters);
+    EXPECT_EQ(fs::file_size(lifters[0]), fs::file_size(lifters[1]));
     const std::vector<float> again = readout(againAnalysis);
     EXPECT_TRUE(std::equal(first.begin(), first.end(), again.begin(), again.end(),
                            [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); }));

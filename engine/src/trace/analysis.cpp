@@ -8,6 +8,7 @@
 #include "gwb/geometry/attention_metrics.h"
 #include "gwb/geometry/batch.h"
 #include "gwb/geometry/plucker.h"
+#include "gwb/geometry/product.h"
 #include "gwb/geometry/subspace.h"
 
 #include <algorithm>
@@ -134,9 +135,13 @@ void mlpInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const
 /// cancels). W_plu (z_t ^ z_s) is bilinear: = M_t z_s with M_t = sum_i z_{t,i} A_i, A the
 /// antisymmetric d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t,
 /// which costs r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
+/// On the pair route the projections W_plu p^(D) also give every read-out contribution W_plu B_t
+/// (their mean over the token's valid offsets, since B_t is the mean of the unit planes), which is
+/// then written to `contribution` (T x d) and not computed a second time by analyzeReadout.
 void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& gate,
                     const geo::AggregatedBivectors& agg, bool normalized, const ModelConfig& cfg, double eps,
-                    GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress) {
+                    GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress,
+                    std::optional<geo::RowMatrixXd>& contribution) {
     const int64_t T = z.rows(), r = z.cols(), d = gate.cols();
     const auto O = static_cast<int64_t>(g.offsets.size());
     const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
@@ -155,22 +160,31 @@ void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     }
     std::vector<double> c(static_cast<size_t>(O));
     Eigen::VectorXd y(d);
+    std::optional<geo::TransposedRhs> packed; // W_plu, packed once for every chunk's projection
+    if (pairRoute) {
+        contribution.emplace(geo::RowMatrixXd::Zero(T, d));
+        packed.emplace(wPlu);
+    }
+    const double contributionSign = cfg.stages.wedgePastFirst ? -1.0 : 1.0; // as agg.b's
     for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
         const int64_t n = std::min(kChunk, T - t0);
         if (pairRoute) {
             // Row i O + o: W_plu p^(D_o) / max(||p||, eps) of token t0 + i (zero where t - D < 0).
-            const geo::RowMatrixXd projected = geo::pairPlanes(z, g.offsets, eps, t0, t0 + n).planes * wPlu.transpose();
+            const geo::RowMatrixXd projected = packed->multiply(geo::pairPlanes(z, g.offsets, eps, t0, t0 + n).planes);
             for (int64_t i = 0; i < n; ++i) {
                 const int64_t t = t0 + i;
                 const int count = agg.validCount[static_cast<size_t>(t)];
                 const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
                 double sum = 0;
+                auto contributionRow = contribution->row(t);
                 for (int64_t o = 0; o < O; ++o) {
                     if (t - g.offsets[static_cast<size_t>(o)] < 0) continue;
+                    contributionRow += projected.row(i * O + o);
                     const double v = (share * projected.row(i * O + o).array().transpose()).matrix().norm() / count;
                     c[static_cast<size_t>(o)] = v;
                     sum += v;
                 }
+                if (count > 0) contributionRow *= contributionSign / count;
                 if (count > 0 && !(sum > 0)) ++zeroRows;
                 float* row = out.influence.row(t);
                 for (int64_t o = 0; o < O; ++o)
@@ -261,10 +275,11 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
     out.influence = FloatArray::zeros({T, O});
     int64_t zeroRows = 0;
+    std::optional<geo::RowMatrixXd> contribution; // W_plu B_t, when the influence pass gives it
     if (mlp)
         mlpInfluence(g, z, gate, cfg, eps, out, zeroRows, progress);
     else
-        planeInfluence(g, z, gate, agg, normalized, cfg, eps, out, zeroRows, progress);
+        planeInfluence(g, z, gate, agg, normalized, cfg, eps, out, zeroRows, progress, contribution);
     if (zeroRows > 0)
         warnings.push_back(at + std::to_string(zeroRows) + " tokens whose influence row is all zero (left NaN)");
     if (cfg.stages.featureNorm) { // g = LN_geo(...): the offsets' shares of g do not add up
@@ -276,7 +291,8 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     if (mlp)
         markReadoutUndefined(out, T, d, z.cols(), progress, warnings, at);
     else
-        analyzeReadout(g, z, agg.b, agg.validCount, eps, out, progress, warnings, at, cache);
+        analyzeReadout(g, z, agg.b, contribution ? &*contribution : nullptr, agg.validCount, eps, out, progress,
+                       warnings, at, cache);
 
     out.meanGate.resize(static_cast<size_t>(T));
     out.gateAboveHalf.resize(static_cast<size_t>(T));
@@ -333,13 +349,17 @@ AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64
 /// pairs run on `workers` threads; each pair lifts both of its layers, so memory stays at two
 /// T x d arrays per thread however deep the model is. Warnings come in layer order.
 void fillAnglesNext(const std::vector<LayerTrace>& layers, std::vector<GrassmannLayerAnalysis>& out, int64_t T,
-                    Progress& progress, std::vector<std::string>& warnings, int workers) {
+                    Progress& progress, std::vector<std::string>& warnings, int workers, AnalysisCache* cache) {
     const size_t N = layers.size();
     std::vector<std::string> rankWarning(N), pairWarning(N);
-    // Lifted rows pinv(W_red^l) z^l_t (T x d).
+    // Each layer's pseudo-inverse once (weight-only, cached), then the lifted rows
+    // pinv(W_red^l) z^l_t (T x d) per pair of layers.
+    std::vector<std::shared_ptr<const geo::PlaneLifter>> lifters(N);
+    parallelFor(N, workers,
+                [&](size_t l) { lifters[l] = analysis_detail::cachedLifter(cache, layers[l].grassmann->wRed); });
     auto lift = [&](size_t l, std::string& warning) {
         const GrassmannLayerTrace& g = *layers[l].grassmann;
-        const geo::PlaneLifter lifter(matrixOf(g.wRed, "wRed"));
+        const geo::PlaneLifter& lifter = *lifters[l];
         if (lifter.rankDeficient())
             warning = "layer " + std::to_string(l) + ": W_red has rank " + std::to_string(lifter.rank()) +
                       " < r = " + std::to_string(g.wRed.dim(0)) + " (pseudo-inverse drops directions)";
@@ -470,7 +490,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         out.warnings.push_back("angles between the layers' lifted planes are not defined: the mixer normalises z "
                                "(z = LN(W_red x)), so pinv(W_red) z is not the reading of the residual stream");
     } else if (grassmann) {
-        fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings, workers);
+        fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings, workers, options.cache.get());
     }
 
     // Prompt subspace distances (both kinds) and reading subspaces (Grassmann).

@@ -2,6 +2,7 @@
 #include "analysis_util.h"
 #include "readout_disk_cache.h"
 
+#include "gwb/geometry/product.h"
 #include "gwb/geometry/readout.h"
 
 #include <algorithm>
@@ -18,6 +19,8 @@ namespace geo = gwb::geometry;
 namespace analysis_detail {
 /// The read-out planes of these weights from the disk cache, or computed and stored there.
 std::shared_ptr<const geo::ReadoutPlanes> diskCachedReadoutPlanes(const FloatArray& wPlu, const geo::RowMatrixXd& w);
+/// The lifter of these W_red from the disk cache, or computed and stored there.
+std::shared_ptr<const geo::PlaneLifter> diskCachedLifter(const FloatArray& wRed);
 } // namespace analysis_detail
 
 class AnalysisCache {
@@ -40,8 +43,30 @@ public:
         return planes;
     }
 
+    /// The pseudo-inverse lifter of wRed (r x d), read from disk or computed on a miss.
+    std::shared_ptr<const geo::PlaneLifter> lifter(const FloatArray& wRed) {
+        {
+            const std::lock_guard<std::mutex> lock(m_mutex);
+            for (const LifterEntry& e : m_lifters)
+                if (e.shape == wRed.shape && e.weights.size() == wRed.data.size() &&
+                    std::memcmp(e.weights.data(), wRed.data.data(), e.weights.size() * sizeof(float)) == 0)
+                    return e.lifter;
+        }
+        auto lifter = analysis_detail::diskCachedLifter(wRed);
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_lifters.push_front({wRed.shape, wRed.data, lifter});
+        if (m_lifters.size() > kMaxEntries) m_lifters.pop_back();
+        return lifter;
+    }
+
 private:
     static constexpr size_t kMaxEntries = 64;
+    struct LifterEntry {
+        std::vector<int64_t> shape;
+        std::vector<float> weights;
+        std::shared_ptr<const geo::PlaneLifter> lifter;
+    };
+    std::deque<LifterEntry> m_lifters;
     struct Entry {
         std::vector<int64_t> shape;
         std::vector<float> weights;
@@ -60,6 +85,17 @@ std::shared_ptr<const geo::ReadoutPlanes> diskCachedReadoutPlanes(const FloatArr
     return planes;
 }
 
+std::shared_ptr<const geo::PlaneLifter> diskCachedLifter(const FloatArray& wRed) {
+    if (auto stored = loadLifter(wRed)) return stored;
+    auto lifter = std::make_shared<const geo::PlaneLifter>(matrixOf(wRed, "wRed"));
+    saveLifter(wRed, *lifter);
+    return lifter;
+}
+
+std::shared_ptr<const geo::PlaneLifter> cachedLifter(AnalysisCache* cache, const FloatArray& wRed) {
+    return cache ? cache->lifter(wRed) : diskCachedLifter(wRed);
+}
+
 } // namespace analysis_detail
 
 std::shared_ptr<AnalysisCache> makeAnalysisCache() {
@@ -69,8 +105,9 @@ std::shared_ptr<AnalysisCache> makeAnalysisCache() {
 namespace analysis_detail {
 
 void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& b,
-                    const std::vector<int>& validCount, double eps, GrassmannLayerAnalysis& out, Progress& progress,
-                    std::vector<std::string>& warnings, const std::string& at, AnalysisCache* cache) {
+                    const geo::RowMatrixXd* contribution, const std::vector<int>& validCount, double eps,
+                    GrassmannLayerAnalysis& out, Progress& progress, std::vector<std::string>& warnings,
+                    const std::string& at, AnalysisCache* cache) {
     const int64_t T = z.rows(), r = z.cols();
     const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
     const int64_t d = wPlu.rows();
@@ -97,7 +134,9 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     }
 
     // Contributions W_plu[c] . B_t (one GEMM) and angles to the token plane span(z_t, y_t).
-    const geo::RowMatrixXd contrib = b * wPlu.transpose(); // T x d
+    geo::RowMatrixXd computed;
+    if (!contribution) computed = geo::multiplyTransposed(b, wPlu); // T x d
+    const geo::RowMatrixXd& contrib = contribution ? *contribution : computed;
     const geo::RowMatrixXd y = geo::contextVectors(z, g.offsets, eps);
     out.readoutContribution = FloatArray::zeros({T, d});
     out.readoutAngles = FloatArray::zeros({T, d, 2});

@@ -2,6 +2,7 @@
 // Helpers shared by the analysis sources (engine-internal).
 
 #include "gwb/engine/analysis.h"
+#include "gwb/geometry/subspace.h"
 #include "gwb/geometry/types.h"
 #include "parallel_for.h"
 
@@ -41,9 +42,15 @@ using detail::parallelFor; // parallel_for.h
 /// Fills the read-out fields of `out` (analysis_readout.cpp) from the layer's weights, z and the
 /// mean bivectors B (T x C(r,2)) with their valid-offset counts. Advances progress by T. The
 /// weight-only read-out planes come from `cache` when it holds this W_plu (cache may be null).
+/// `contribution`, when given, is W_plu B_t already computed (T x d); else it is computed from b.
 void analyzeReadout(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, const geometry::RowMatrixXd& b,
-                    const std::vector<int>& validCount, double eps, GrassmannLayerAnalysis& out, Progress& progress,
-                    std::vector<std::string>& warnings, const std::string& at, AnalysisCache* cache);
+                    const geometry::RowMatrixXd* contribution, const std::vector<int>& validCount, double eps,
+                    GrassmannLayerAnalysis& out, Progress& progress, std::vector<std::string>& warnings,
+                    const std::string& at, AnalysisCache* cache);
+
+/// The pseudo-inverse lifter of a layer's W_red (weight-only): from `cache` when it holds these
+/// weights, else from the disk cache, else computed (and kept in both). cache may be null.
+std::shared_ptr<const geometry::PlaneLifter> cachedLifter(AnalysisCache* cache, const FloatArray& wRed);
 
 /// The read-out fields of `out` for a layer with no linear read-out (aggregation per_offset_mlp):
 /// every value NaN in the shapes analyzeReadout gives (d channels, r, T tokens), and a warning.

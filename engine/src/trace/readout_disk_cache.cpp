@@ -1,6 +1,9 @@
 // Read-out planes on disk (readout_disk_cache.h). File layout, little-endian:
 //   "GWBREAD\0"  u32 version  u32 0  i64 d  i64 n  u64 hashA  u64 hashB  i64 zeroRows
 //   f8 residual[d]  f8 planarity[d]  f8 spectrum[d x n/2]  u8 ambiguous[d]  f8 topPlane[d x n x 2]
+// Reading subspaces: "GWBRSUB\0" u32 version u32 0 i64 N u64 hashA u64 hashB i64 ranks[N] i64 widths[N]
+//   f4 distance[N x N].
+// Lifters: "GWBLIFT\0" u32 version u32 0 i64 r i64 d i64 rank u64 hashA u64 hashB f8 pinv[d x r] (column-major).
 #include "readout_disk_cache.h"
 
 #include "gwb/engine/npy.h"
@@ -262,6 +265,57 @@ void saveReadingSubspaces(const std::vector<const FloatArray*>& wRed, const Read
         put(out, v);
     for (float v : r.distance.data)
         put(out, v);
+    writeCacheFile(path, out);
+}
+
+namespace {
+constexpr char kLifterMagic[8] = {'G', 'W', 'B', 'L', 'I', 'F', 'T', '\0'};
+} // namespace
+
+std::shared_ptr<const geo::PlaneLifter> loadLifter(const FloatArray& wRed) {
+    if (wRed.shape.size() != 2) return nullptr;
+    const Key k = hashWeights(wRed);
+    const std::string path = cacheFile("lifter", k);
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return nullptr;
+    std::vector<uint8_t> bytes;
+    try {
+        bytes = readBinaryFile(path);
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+    Reader in{bytes};
+    char magic[8];
+    uint32_t version = 0, pad = 0;
+    int64_t r = 0, d = 0, rank = 0;
+    uint64_t ha = 0, hb = 0;
+    if (!in.get(magic) || std::memcmp(magic, kLifterMagic, 8) != 0 || !in.get(version) || version != kVersion ||
+        !in.get(pad) || !in.get(r) || !in.get(d) || !in.get(rank) || !in.get(ha) || !in.get(hb) || ha != k.a ||
+        hb != k.b || r != wRed.shape[0] || d != wRed.shape[1] || rank < 0 || rank > r)
+        return nullptr;
+    if (bytes.size() != in.at + static_cast<size_t>(d * r) * 8) return nullptr;
+    Eigen::MatrixXd pinv(d, r);
+    std::memcpy(pinv.data(), bytes.data() + in.at, static_cast<size_t>(d * r) * 8);
+    return std::make_shared<const geo::PlaneLifter>(std::move(pinv), rank, r);
+}
+
+void saveLifter(const FloatArray& wRed, const geo::PlaneLifter& lifter) {
+    if (wRed.shape.size() != 2) return;
+    const int64_t r = wRed.shape[0], d = wRed.shape[1];
+    if (lifter.pinv().rows() != d || lifter.pinv().cols() != r) return;
+    const Key k = hashWeights(wRed);
+    const std::string path = cacheFile("lifter", k);
+    if (path.empty()) return;
+    std::string out;
+    out.append(kLifterMagic, 8);
+    put(out, kVersion);
+    put(out, uint32_t{0});
+    put(out, r);
+    put(out, d);
+    put(out, lifter.rank());
+    put(out, k.a);
+    put(out, k.b);
+    out.append(reinterpret_cast<const char*>(lifter.pinv().data()), static_cast<size_t>(d * r) * 8);
     writeCacheFile(path, out);
 }
 

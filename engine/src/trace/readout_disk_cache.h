@@ -4,6 +4,7 @@
 
 #include "gwb/engine/array.h"
 #include "gwb/geometry/readout.h"
+#include "gwb/geometry/subspace.h"
 
 #include <memory>
 #include <optional>
@@ -40,5 +41,11 @@ std::optional<ReadingSubspaces> loadReadingSubspaces(const std::vector<const Flo
 
 /// Stores them, atomically; failures are ignored as for the read-out planes.
 void saveReadingSubspaces(const std::vector<const FloatArray*>& wRed, const ReadingSubspaces& r);
+
+/// The pseudo-inverse lifter of one layer's W_red (weight-only: a d x r SVD), or nullptr.
+std::shared_ptr<const gwb::geometry::PlaneLifter> loadLifter(const FloatArray& wRed);
+
+/// Stores it, atomically; failures are ignored as for the read-out planes.
+void saveLifter(const FloatArray& wRed, const gwb::geometry::PlaneLifter& lifter);
 
 } // namespace gwb::engine::analysis_detail

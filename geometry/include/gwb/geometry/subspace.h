@@ -62,6 +62,8 @@ Basis rowSpace(const Eigen::Ref<const RowMatrixXd>& m, double relTol = kRankTole
 class PlaneLifter {
 public:
     explicit PlaneLifter(const Eigen::Ref<const RowMatrixXd>& wRed, double relTol = kRankTolerance);
+    /// A lifter computed before (e.g. kept in a cache): its pseudo-inverse (d x r), rank and r.
+    PlaneLifter(Eigen::MatrixXd pinv, int64_t rank, int64_t wRows);
     /// d x r  pseudo-inverse of W_red (singular values below relTol * s_max treated as zero).
     const Eigen::MatrixXd& pinv() const { return m_pinv; }
     int64_t rank() const { return m_rank; }
