@@ -1,6 +1,7 @@
 #include "gwb/geometry/bivector.h"
 
 #include "gwb/geometry/plucker.h"
+#include "gwb/geometry/product.h"
 
 #include <Eigen/Eigenvalues>
 
@@ -73,7 +74,95 @@ Deflation deflate(const RowMatrixXd& m, Eigen::VectorXd u, int iterations, Eigen
 
 } // namespace
 
+namespace {
+/// Eigenvalues (ascending) of the symmetric S = M^T M, and when asked a unit eigenvector of the
+/// largest. The eigenvalues are Eigen's (scaled, Householder tridiagonalisation, implicit QR), as
+/// SelfAdjointEigenSolver gives them; the vector comes from inverse iteration on the tridiagonal
+/// matrix T, shifted just above its largest eigenvalue (so T - sigma I is negative definite and
+/// LDL^T needs no pivoting), taken back through the Householder reflections: O(n^2) instead of
+/// accumulating every rotation of the QR sweeps, O(n^3). Any vector of the top eigenspace will
+/// do (it is two-dimensional for an antisymmetric M: the plane itself). If the iteration does not
+/// certify its vector (residual above 1e-12 of the spectrum's scale), the full solver decides.
+struct MtMSpectrum {
+    Eigen::VectorXd lam;
+    Eigen::VectorXd top;
+};
+
+MtMSpectrum spectrumOfMtM(const RowMatrixXd& m, bool wantTop) {
+    const Eigen::Index n = m.rows();
+    MtMSpectrum out;
+    Eigen::MatrixXd s = multiplyTransposed(m, m); // M^T M = M M^T = -M^2 for antisymmetric M
+    const double scale = s.cwiseAbs().maxCoeff();
+    if (!(scale > 0) || !wantTop || n < 3) {
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s, wantTop ? Eigen::ComputeEigenvectors
+                                                                      : Eigen::EigenvaluesOnly);
+        out.lam = eig.eigenvalues();
+        if (wantTop) out.top = eig.eigenvectors().col(n - 1);
+        return out;
+    }
+    s /= scale;
+    Eigen::Tridiagonalization<Eigen::MatrixXd> tri(s);
+    const Eigen::VectorXd a = tri.diagonal(), e = tri.subDiagonal();
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> values;
+    values.computeFromTridiagonal(a, e, Eigen::EigenvaluesOnly);
+    out.lam = values.eigenvalues() * scale;
+    const double top = values.eigenvalues()[n - 1];
+    const double sigma = top + 1e-10 * std::max(std::abs(top), 1e-300);
+    // LDL^T of T - sigma I: d_i < 0 throughout.
+    Eigen::VectorXd d(n), l(n), x(n), y(n);
+    d[0] = a[0] - sigma;
+    bool ok = d[0] < 0;
+    for (Eigen::Index i = 0; ok && i + 1 < n; ++i) {
+        l[i] = e[i] / d[i];
+        d[i + 1] = a[i + 1] - sigma - l[i] * e[i];
+        ok = d[i + 1] < 0 && std::isfinite(d[i + 1]);
+    }
+    if (ok) {
+        for (Eigen::Index i = 0; i < n; ++i) // a fixed start with no special direction
+            x[i] = 1.0 + 0.5 * std::sin(1.0 + 2.0 * static_cast<double>(i));
+        x.normalize();
+        bool certified = false;
+        for (int it = 0; it < 8 && !certified; ++it) {
+            y = x; // solve (T - sigma I) x = y
+            for (Eigen::Index i = 0; i + 1 < n; ++i)
+                y[i + 1] -= l[i] * y[i];
+            for (Eigen::Index i = 0; i < n; ++i)
+                y[i] /= d[i];
+            for (Eigen::Index i = n - 2; i >= 0; --i)
+                y[i] -= l[i] * y[i + 1];
+            x = y / y.norm();
+            // ||T x - top x|| (T tridiagonal, scaled to max |s_ij| = 1)
+            double r2 = 0;
+            for (Eigen::Index i = 0; i < n; ++i) {
+                double v = (a[i] - top) * x[i];
+                if (i > 0) v += e[i - 1] * x[i - 1];
+                if (i + 1 < n) v += e[i] * x[i + 1];
+                r2 += v * v;
+            }
+            certified = it >= 1 && std::sqrt(r2) <= 1e-12;
+        }
+        if (certified && x.allFinite()) {
+            out.top = tri.matrixQ() * x;
+            out.top.normalize();
+            return out;
+        }
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s);
+    out.lam = eig.eigenvalues() * scale;
+    out.top = eig.eigenvectors().col(n - 1);
+    return out;
+}
+
+double residualFromMatrix(const RowMatrixXd& m, double normSquared, const Eigen::VectorXd* eigenvalues);
+} // namespace
+
 double pluckerResidualOfMatrix(const RowMatrixXd& m, double normSquared) {
+    return residualFromMatrix(m, normSquared, nullptr);
+}
+
+namespace {
+/// pluckerResidualOfMatrix, with the eigenvalues of M^T M when the caller has them already.
+double residualFromMatrix(const RowMatrixXd& m, double normSquared, const Eigen::VectorXd* eigenvalues) {
     if (normSquared == 0) return kNaN;
     const Eigen::Index n = m.rows();
     if (n < 4) return 0; // no quadruple: every bivector in 2 or 3 dimensions is a plane
@@ -89,9 +178,7 @@ double pluckerResidualOfMatrix(const RowMatrixXd& m, double normSquared) {
     if (d.rest <= 1e-12 * d.a2 && (d.coupling <= 1e-12 * d.rest || d.rest <= 1e-30 * d.a2))
         return std::sqrt(d.a2 * d.rest) / normSquared;
     // Otherwise the spectrum: eigenvalues of M^T M, s_k^2 each twice.
-    const Eigen::MatrixXd s = m.transpose() * m;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s, Eigen::EigenvaluesOnly);
-    const Eigen::VectorXd& lam = eig.eigenvalues(); // ascending
+    const Eigen::VectorXd lam = eigenvalues ? *eigenvalues : spectrumOfMtM(m, false).lam; // ascending
     const Eigen::Index pairs = n / 2;
     std::vector<double> l2(static_cast<size_t>(pairs));
     for (Eigen::Index k = 0; k < pairs; ++k)
@@ -118,6 +205,7 @@ double pluckerResidualOfMatrix(const RowMatrixXd& m, double normSquared) {
     }
     return std::sqrt(e2From(0)) / normSquared;
 }
+} // namespace
 
 double pluckerResidual(const Eigen::Ref<const Eigen::VectorXd>& b) {
     checkBivector(b, "pluckerResidual");
@@ -126,12 +214,14 @@ double pluckerResidual(const Eigen::Ref<const Eigen::VectorXd>& b) {
 
 namespace {
 // Eigen-decomposition of S = M^T M = -M^2: eigenvalues s_k^2, each twice (plus a 0 for odd n).
-Planarity planarityImpl(const Eigen::Ref<const Eigen::VectorXd>& b, bool wantPlane) {
+/// The planarity of B (matrix m); `residual`, when given, receives rho(B) from the same eigenvalues.
+Planarity planarityImpl(const Eigen::Ref<const Eigen::VectorXd>& b, bool wantPlane, double* residual = nullptr) {
     checkBivector(b, "planarity");
     Planarity out;
     const double norm2 = b.squaredNorm();
     const RowMatrixXd m = bivectorToMatrix(b);
     const Eigen::Index n = m.rows();
+    if (residual) *residual = norm2 == 0 ? kNaN : 0.0;
     if (norm2 == 0) {
         out.zero = true;
         out.value = kNaN;
@@ -141,10 +231,9 @@ Planarity planarityImpl(const Eigen::Ref<const Eigen::VectorXd>& b, bool wantPla
         out.pairs = Eigen::VectorXd::Zero(n / 2);
         return out;
     }
-    const Eigen::MatrixXd s = m.transpose() * m;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s,
-                                                       wantPlane ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
-    const Eigen::VectorXd& lam = eig.eigenvalues(); // ascending
+    const MtMSpectrum spectrum = spectrumOfMtM(m, wantPlane);
+    const Eigen::VectorXd& lam = spectrum.lam; // ascending
+    if (residual) *residual = residualFromMatrix(m, norm2, &lam);
     const double s1sq = std::max(lam[n - 1], 0.0);
     out.s1 = std::sqrt(s1sq);
     // sum over distinct pairs of s_k^2 = ||B||^2 exactly (||M||_F^2 = 2 ||B||^2).
@@ -156,7 +245,7 @@ Planarity planarityImpl(const Eigen::Ref<const Eigen::VectorXd>& b, bool wantPla
         out.pairs[k] = std::sqrt(std::max(0.5 * (lam[n - 1 - 2 * k] + lam[n - 2 - 2 * k]), 0.0));
     if (!wantPlane) return out;
     // u: top eigenvector; v = M^T u / s1 completes the invariant plane with B.(u^v) = s1 > 0.
-    const Eigen::VectorXd u = eig.eigenvectors().col(n - 1);
+    const Eigen::VectorXd& u = spectrum.top;
     Eigen::VectorXd v = m.transpose() * u;
     v -= u.dot(v) * u; // exact theory gives u.v = 0; remove rounding
     v.normalize();
@@ -175,6 +264,12 @@ Planarity planarity(const Eigen::Ref<const Eigen::VectorXd>& b) {
 
 double planarityValue(const Eigen::Ref<const Eigen::VectorXd>& b) {
     return planarityImpl(b, false).value;
+}
+
+ResidualAndPlanarity residualAndPlanarity(const Eigen::Ref<const Eigen::VectorXd>& b) {
+    ResidualAndPlanarity out;
+    out.planarity = planarityImpl(b, true, &out.residual);
+    return out;
 }
 
 } // namespace gwb::geometry

@@ -57,8 +57,9 @@ ReadoutPlanes readoutPlanes(const Eigen::Ref<const RowMatrixXd>& wPlu) {
             out.topPlane[static_cast<size_t>(c)] = Eigen::MatrixXd::Constant(n, 2, kNaN);
             continue;
         }
-        out.residual[c] = pluckerResidual(row);
-        const Planarity p = planarity(row);
+        const ResidualAndPlanarity both = residualAndPlanarity(row);
+        out.residual[c] = both.residual;
+        const Planarity& p = both.planarity;
         out.planarity[c] = p.value;
         out.topPlane[static_cast<size_t>(c)] = p.basis;
         out.ambiguous[static_cast<size_t>(c)] = p.ambiguous;

@@ -115,6 +115,41 @@ TEST(Bivector, PlanarityOfMixturesAndNearestPlane) {
     EXPECT_NEAR(planarity(e).value, 0.5, 1e-14);
 }
 
+TEST(Bivector, TopPlaneIsInvariantAtReadOutSizesAndTheCombinedCallAgrees) {
+    // The top plane comes from inverse iteration on the tridiagonal form of M^T M: whatever the
+    // case (plane, near-plane, a top pair barely above the next, generic, equal pairs), (u, v) is
+    // orthonormal, spans an invariant plane of M (||(I - PP^T) M P|| <= 1e-12 s1) and u.Mv = s1.
+    // residualAndPlanarity gives what pluckerResidual and planarity give alone.
+    for (int64_t n : {5, 12, 33, 80}) {
+        const uint64_t s = static_cast<uint64_t>(n) * 7;
+        const int64_t P = pairCount(n);
+        const Eigen::MatrixXd q = randomOrthogonal(n, s);
+        const Eigen::VectorXd plane = wedge(q.col(0), q.col(1));
+        std::vector<std::pair<std::string, Eigen::VectorXd>> cases = {
+            {"plane", plane},
+            {"generic", randomVector(P, s + 1)},
+            {"plane + 1e-6 noise", plane + 1e-6 * randomVector(P, s + 2)},
+            {"close pairs", plane + 0.999 * wedge(q.col(2), q.col(3))},
+            {"equal pairs", plane + wedge(q.col(2), q.col(3))},
+        };
+        for (const auto& [name, b] : cases) {
+            const RowMatrixXd m = bivectorToMatrix(b);
+            const Planarity pl = planarity(b);
+            const Eigen::MatrixXd& basis = pl.basis;
+            EXPECT_LE((basis.transpose() * basis - Eigen::Matrix2d::Identity()).norm(), 1e-13) << name << " " << n;
+            const Eigen::MatrixXd mp = m * basis;
+            EXPECT_LE((mp - basis * (basis.transpose() * mp)).norm(), 1e-12 * pl.s1) << name << " " << n;
+            EXPECT_NEAR(basis.col(0).dot(m * basis.col(1)), pl.s1, 1e-12 * pl.s1) << name << " " << n;
+            const ResidualAndPlanarity both = residualAndPlanarity(b);
+            EXPECT_EQ(both.residual, pluckerResidual(b)) << name << " " << n;
+            EXPECT_EQ(both.planarity.value, pl.value) << name << " " << n;
+            EXPECT_EQ(both.planarity.basis, pl.basis) << name << " " << n;
+            EXPECT_EQ(both.planarity.ambiguous, name == std::string("equal pairs") && n >= 4) << name << " " << n;
+        }
+    }
+    EXPECT_TRUE(std::isnan(residualAndPlanarity(Eigen::VectorXd::Zero(10)).residual));
+}
+
 TEST(Bivector, ZeroBivectorIsFlaggedNaN) {
     const Eigen::VectorXd z = Eigen::VectorXd::Zero(10);
     EXPECT_TRUE(std::isnan(pluckerResidual(z)));

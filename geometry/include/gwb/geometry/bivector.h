@@ -34,4 +34,11 @@ Planarity planarity(const Eigen::Ref<const Eigen::VectorXd>& b);
 /// Planarity value only (cheaper: no plane). NaN for B = 0.
 double planarityValue(const Eigen::Ref<const Eigen::VectorXd>& b);
 
+/// rho(B) and planarity(B) together, from one decomposition of M^T M (read-out channels need both).
+struct ResidualAndPlanarity {
+    double residual = 0;
+    Planarity planarity;
+};
+ResidualAndPlanarity residualAndPlanarity(const Eigen::Ref<const Eigen::VectorXd>& b);
+
 } // namespace gwb::geometry
