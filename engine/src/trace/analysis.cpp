@@ -222,10 +222,14 @@ void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     }
 }
 
-/// Everything of one Grassmann layer except anglesNext (which needs the next layer).
+/// One Grassmann layer's core and read-out parts (as `parts` asks; anglesNext needs the next
+/// layer). The core part's warnings go to `warnings`, the read-out's to `readoutWarnings`.
 GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64_t T, double eps,
                                              const ModelConfig& cfg, size_t l, Progress& progress,
-                                             std::vector<std::string>& warnings, AnalysisCache* cache) {
+                                             std::vector<std::string>& warnings,
+                                             std::vector<std::string>& readoutWarnings, AnalysisCache* cache,
+                                             unsigned parts) {
+    const bool core = (parts & kAnalysisCore) != 0, readout = (parts & kAnalysisReadout) != 0;
     GrassmannLayerAnalysis out;
     out.offsets = g.offsets;
     const auto O = static_cast<int64_t>(g.offsets.size());
@@ -244,6 +248,23 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     const bool mlp = cfg.aggregation == Aggregation::PerOffsetMlp;
     geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps, mode, scale);
     if (cfg.stages.wedgePastFirst) agg.b = -agg.b; // the model's planes are z_{t-D} ^ z_t
+    const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
+    std::optional<geo::RowMatrixXd> contribution; // W_plu B_t, when the influence pass gives it
+    if (!core) {
+        if (readout && !mlp) { // the contributions as the core pass computes them, so both give the same
+            GrassmannLayerAnalysis scratch;
+            scratch.influence = FloatArray::zeros({T, O});
+            int64_t ignored = 0;
+            static const ProgressFn kSilent;
+            Progress quiet(kSilent, 0);
+            planeInfluence(g, z, gate, agg, normalized, cfg, eps, scratch, ignored, quiet, contribution);
+            analyzeReadout(g, z, agg.b, contribution ? &*contribution : nullptr, agg.validCount, eps, out, progress,
+                           readoutWarnings, at, cache);
+        } else if (readout) {
+            markReadoutUndefined(out, T, d, z.cols(), progress, readoutWarnings, at);
+        }
+        return out;
+    }
     out.pairNorm = toFloatArray(agg.norms);
     if (agg.degenerate > 0)
         warnings.push_back(at + std::to_string(agg.degenerate) +
@@ -272,10 +293,8 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     }
 
     // Influence: each offset's share of g, weighed by g's share of the mix.
-    const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
     out.influence = FloatArray::zeros({T, O});
     int64_t zeroRows = 0;
-    std::optional<geo::RowMatrixXd> contribution; // W_plu B_t, when the influence pass gives it
     if (mlp)
         mlpInfluence(g, z, gate, cfg, eps, out, zeroRows, progress);
     else
@@ -288,11 +307,11 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
                            (mlp ? "mean_D MLP(p^(D))" : "W_plu B + b") + ")), so no share of g belongs to one offset");
     }
 
-    if (mlp)
-        markReadoutUndefined(out, T, d, z.cols(), progress, warnings, at);
-    else
+    if (readout && mlp)
+        markReadoutUndefined(out, T, d, z.cols(), progress, readoutWarnings, at);
+    else if (readout)
         analyzeReadout(g, z, agg.b, contribution ? &*contribution : nullptr, agg.validCount, eps, out, progress,
-                       warnings, at, cache);
+                       readoutWarnings, at, cache);
 
     out.meanGate.resize(static_cast<size_t>(T));
     out.gateAboveHalf.resize(static_cast<size_t>(T));
@@ -436,66 +455,96 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         if (L.h.rank() != 2 || L.h.dim(0) != T)
             throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": h must be T x d");
     }
+    // A Transformer's analysis has one part; a Grassmann one the parts asked for.
+    const unsigned parts = grassmann ? (options.parts & kAnalysisAll) : static_cast<unsigned>(kAnalysisAll);
+    const bool core = (parts & kAnalysisCore) != 0;
 
     // Work units: tokens per stage, so the callback can report smoothly and cancel promptly.
     int64_t total = 0;
-    for (const LayerTrace& L : trace.layers)
-        total += grassmann ? 4 * T : L.attention->q.dim(0) * T;
-    total += static_cast<int64_t>(N) * (grassmann ? 2 : 1);
+    for (const LayerTrace& L : trace.layers) {
+        if (!grassmann) {
+            total += L.attention->q.dim(0) * T + 1;
+            continue;
+        }
+        total += (core ? 2 * T + 1 : 0) + ((parts & kAnalysisReadout) ? T : 0) +
+                 ((parts & kAnalysisLayerAngles) ? T : 0) + ((parts & kAnalysisReadingSubspaces) ? 1 : 0);
+    }
     Progress progress(progressFn, total);
 
     TraceAnalysis out;
+    out.parts = parts;
     out.promptSubspaceK = options.promptSubspaceK;
     const double eps = trace.config.pluckerEps > 0 ? trace.config.pluckerEps : 1e-8;
     const int workers =
         options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // Warnings in part order (core, read-out, angles, reading subspaces), each part's in layer order,
+    // whatever the threads or the stages they were computed in (completeAnalysis keeps this order).
+    auto warn = [&out](const std::string& w, unsigned part) {
+        out.warnings.push_back(w);
+        out.warningParts.push_back(part);
+    };
     // Layers are independent here: each is analysed on its own thread, with its own warnings, which
     // are joined in layer order afterwards so the result is the same for any number of threads.
     if (grassmann)
         out.grassmann.resize(N);
     else
         out.attention.resize(N);
-    std::vector<std::vector<std::string>> layerWarnings(N);
+    std::vector<std::vector<std::string>> layerWarnings(N), readoutWarnings(N);
     std::vector<geo::Basis> prompt(N);
-    parallelFor(N, workers, [&](size_t l) {
-        try {
-            if (grassmann)
-                out.grassmann[l] = analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, trace.config, l, progress,
-                                                         layerWarnings[l], options.cache.get());
-            else
-                out.attention[l] = analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress);
-        } catch (const std::invalid_argument& e) {
-            // Say which layer's data was bad (e.g. NaN in z).
-            throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": " + e.what());
-        }
-        // The layer's prompt subspace (both kinds).
-        const geo::RowMatrixXd h = matrixOf(trace.layers[l].h, "h");
-        const int64_t k = std::min<int64_t>(options.promptSubspaceK, h.cols());
-        prompt[l] = geo::principalSubspace(h, k, options.centerPromptSubspace);
-        if (prompt[l].rankDeficient)
-            layerWarnings[l].push_back(
-                "layer " + std::to_string(l) + ": prompt subspace has rank " + std::to_string(prompt[l].rank) +
-                " < k = " + std::to_string(options.promptSubspaceK) + " (too few distinct states)");
-        progress.advance(1);
-    });
+    if (core || (parts & kAnalysisReadout))
+        parallelFor(N, workers, [&](size_t l) {
+            try {
+                if (grassmann)
+                    out.grassmann[l] =
+                        analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, trace.config, l, progress,
+                                              layerWarnings[l], readoutWarnings[l], options.cache.get(), parts);
+                else
+                    out.attention[l] = analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress);
+            } catch (const std::invalid_argument& e) {
+                // Say which layer's data was bad (e.g. NaN in z).
+                throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": " + e.what());
+            }
+            if (!core) return;
+            // The layer's prompt subspace (both kinds).
+            const geo::RowMatrixXd h = matrixOf(trace.layers[l].h, "h");
+            const int64_t k = std::min<int64_t>(options.promptSubspaceK, h.cols());
+            prompt[l] = geo::principalSubspace(h, k, options.centerPromptSubspace);
+            if (prompt[l].rankDeficient)
+                layerWarnings[l].push_back(
+                    "layer " + std::to_string(l) + ": prompt subspace has rank " + std::to_string(prompt[l].rank) +
+                    " < k = " + std::to_string(options.promptSubspaceK) + " (too few distinct states)");
+            progress.advance(1);
+        });
+    if (grassmann && !(core || (parts & kAnalysisReadout)))
+        for (size_t l = 0; l < N; ++l)
+            out.grassmann[l].offsets = trace.layers[l].grassmann->offsets;
     for (const std::vector<std::string>& w : layerWarnings)
-        out.warnings.insert(out.warnings.end(), w.begin(), w.end());
-    if (grassmann && trace.config.stages.reductionNorm) {
+        for (const std::string& line : w)
+            warn(line, kAnalysisCore);
+    for (const std::vector<std::string>& w : readoutWarnings)
+        for (const std::string& line : w)
+            warn(line, kAnalysisReadout);
+    if (grassmann && (parts & kAnalysisLayerAngles) && trace.config.stages.reductionNorm) {
         // z = LN(W_red x): pinv(W_red) z is not what the layer read, so lifted planes (and the angles
         // between layers' planes) are not defined for this mixer.
         for (auto& a : out.grassmann) {
             const auto O = static_cast<int64_t>(a.offsets.size());
             a.anglesNext = FloatArray({T, O, 2}, std::vector<float>(static_cast<size_t>(T * O * 2), kNaNf));
         }
-        out.warnings.push_back("angles between the layers' lifted planes are not defined: the mixer normalises z "
-                               "(z = LN(W_red x)), so pinv(W_red) z is not the reading of the residual stream");
-    } else if (grassmann) {
-        fillAnglesNext(trace.layers, out.grassmann, T, progress, out.warnings, workers, options.cache.get());
+        progress.advance(static_cast<int64_t>(N) * T);
+        warn("angles between the layers' lifted planes are not defined: the mixer normalises z "
+             "(z = LN(W_red x)), so pinv(W_red) z is not the reading of the residual stream",
+             kAnalysisLayerAngles);
+    } else if (grassmann && (parts & kAnalysisLayerAngles)) {
+        std::vector<std::string> angleWarnings;
+        fillAnglesNext(trace.layers, out.grassmann, T, progress, angleWarnings, workers, options.cache.get());
+        for (const std::string& w : angleWarnings)
+            warn(w, kAnalysisLayerAngles);
     }
 
     // Prompt subspace distances (both kinds) and reading subspaces (Grassmann).
-    out.promptSubspaceDistance = distanceMatrix(prompt, workers);
-    if (grassmann) {
+    if (core) out.promptSubspaceDistance = distanceMatrix(prompt, workers);
+    if (grassmann && (parts & kAnalysisReadingSubspaces)) {
         // Weight-only: kept on disk under a hash of every layer's W_red, as the read-out planes are.
         std::vector<const FloatArray*> wRed;
         for (size_t l = 0; l < N; ++l)
@@ -514,12 +563,80 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         }
         for (size_t l = 0; l < N; ++l) {
             if (reading->ranks[l] < reading->widths[l])
-                out.warnings.push_back("layer " + std::to_string(l) + ": W_red has rank " +
-                                       std::to_string(reading->ranks[l]) + " (reading subspace smaller than r)");
+                warn("layer " + std::to_string(l) + ": W_red has rank " + std::to_string(reading->ranks[l]) +
+                         " (reading subspace smaller than r)",
+                     kAnalysisReadingSubspaces);
             progress.advance(1);
         }
         out.readingSubspaceDistance = std::move(reading->distance);
     }
+    return out;
+}
+
+TraceAnalysis completeAnalysis(const Trace& trace, const TraceAnalysis& partial, const AnalysisOptions& options,
+                               const ProgressFn& progress) {
+    const unsigned missing = kAnalysisAll & ~partial.parts;
+    if (missing == 0) return partial;
+    AnalysisOptions rest = options;
+    rest.parts = missing;
+    rest.promptSubspaceK = partial.promptSubspaceK;
+    TraceAnalysis extra = analyzeTrace(trace, rest, progress);
+    TraceAnalysis out = partial;
+    if (out.grassmann.size() != extra.grassmann.size())
+        throw std::invalid_argument("completeAnalysis: the partial analysis is not of this trace (" +
+                                    std::to_string(out.grassmann.size()) + " Grassmann layers, the trace has " +
+                                    std::to_string(extra.grassmann.size()) + ")");
+    for (size_t l = 0; l < out.grassmann.size(); ++l) {
+        GrassmannLayerAnalysis& a = out.grassmann[l];
+        GrassmannLayerAnalysis& b = extra.grassmann[l];
+        if (missing & kAnalysisCore) {
+            a.offsets = b.offsets;
+            a.residual = std::move(b.residual);
+            a.planarity = std::move(b.planarity);
+            a.coherence = std::move(b.coherence);
+            a.pairNorm = std::move(b.pairNorm);
+            a.influence = std::move(b.influence);
+            a.meanGate = std::move(b.meanGate);
+            a.gateAboveHalf = std::move(b.gateAboveHalf);
+        }
+        if (missing & kAnalysisReadout) {
+            a.readoutResidual = std::move(b.readoutResidual);
+            a.readoutPlanarity = std::move(b.readoutPlanarity);
+            a.readoutSpectrum = std::move(b.readoutSpectrum);
+            a.readoutTopPlane = std::move(b.readoutTopPlane);
+            a.readoutContribution = std::move(b.readoutContribution);
+            a.readoutAngles = std::move(b.readoutAngles);
+        }
+        if (missing & kAnalysisLayerAngles) a.anglesNext = std::move(b.anglesNext);
+    }
+    if (missing & kAnalysisCore) {
+        out.attention = std::move(extra.attention);
+        out.promptSubspaceDistance = std::move(extra.promptSubspaceDistance);
+    }
+    if (missing & kAnalysisReadingSubspaces) out.readingSubspaceDistance = std::move(extra.readingSubspaceDistance);
+    // Warnings in part order, as one analyzeTrace gives them.
+    std::vector<std::pair<unsigned, std::string>> all;
+    for (size_t i = 0; i < out.warnings.size(); ++i)
+        all.emplace_back(i < out.warningParts.size() ? out.warningParts[i] : kAnalysisCore, out.warnings[i]);
+    for (size_t i = 0; i < extra.warnings.size(); ++i)
+        all.emplace_back(extra.warningParts[i], extra.warnings[i]);
+    std::stable_sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    out.warnings.clear();
+    out.warningParts.clear();
+    for (auto& [part, w] : all) {
+        out.warningParts.push_back(part);
+        out.warnings.push_back(std::move(w));
+    }
+    out.parts = kAnalysisAll;
+    return out;
+}
+
+std::vector<std::string> analysisPartNames(unsigned parts) {
+    std::vector<std::string> out;
+    if (parts & kAnalysisCore) out.emplace_back("planes, influence and gates");
+    if (parts & kAnalysisReadout) out.emplace_back("read-out planes");
+    if (parts & kAnalysisLayerAngles) out.emplace_back("angles between layers");
+    if (parts & kAnalysisReadingSubspaces) out.emplace_back("reading subspaces");
     return out;
 }
 

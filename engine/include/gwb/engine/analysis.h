@@ -62,13 +62,30 @@ struct AttentionLayerAnalysis {
     FloatArray transportCost; ///< H x T  sum_j a_j C_j with C_j = -q_t.k_j
 };
 
+/// The parts of a Grassmann trace's analysis, so that a window can compute first what its visible
+/// views show and the rest after. A Transformer trace's analysis is always whole (kAnalysisAll).
+enum AnalysisPart : unsigned {
+    kAnalysisCore = 1u,             ///< residual, planarity, coherence, pair norms, influence, gates, prompt subspaces
+    kAnalysisReadout = 2u,          ///< the read-out planes and every readout* field
+    kAnalysisLayerAngles = 4u,      ///< anglesNext (each layer's W_red pseudo-inverse)
+    kAnalysisReadingSubspaces = 8u, ///< readingSubspaceDistance (row spaces of W_red)
+    kAnalysisAll = 15u,
+};
+/// Human names of the parts in a mask ("read-out planes", "angles between layers", ...).
+std::vector<std::string> analysisPartNames(unsigned parts);
+
 struct TraceAnalysis {
+    /// The parts computed (AnalysisPart bits); the fields of the others are empty. Whole when
+    /// (parts & kAnalysisAll) == kAnalysisAll.
+    unsigned parts = kAnalysisAll;
+    bool has(unsigned part) const { return (parts & part) == part; }
     std::vector<GrassmannLayerAnalysis> grassmann; ///< N entries for a Grassmann trace, else empty
     std::vector<AttentionLayerAnalysis> attention; ///< N entries for a Transformer trace, else empty
     int promptSubspaceK = 4;                       ///< k of the prompt subspaces
     FloatArray promptSubspaceDistance;             ///< N x N  geodesic distance between layers' top-k prompt subspaces
     FloatArray readingSubspaceDistance;            ///< N x N  geodesic distance between row spaces of W_red (Grassmann)
     std::vector<std::string> warnings;             ///< rank drops and other flagged conditions, human-readable
+    std::vector<unsigned> warningParts;            ///< the part each warning belongs to (parallel to warnings)
 };
 
 using AnalysisPtr = std::shared_ptr<const TraceAnalysis>;
@@ -90,13 +107,21 @@ struct AnalysisOptions {
     std::shared_ptr<AnalysisCache> cache; ///< optional: reuse weight-only results (see AnalysisCache)
     /// Threads analysing layers in parallel (<= 0: one per core). The result does not depend on it.
     int threads = 1;
+    /// The parts of a Grassmann trace's analysis to compute (AnalysisPart bits).
+    unsigned parts = kAnalysisAll;
 };
 
 /// Progress callback: (done, total) -> false to cancel.
 using ProgressFn = std::function<bool(int64_t done, int64_t total)>;
 
-/// Runs every analysis above. Throws gwb::engine::Cancelled when progress returns false.
+/// Runs every analysis above (of a Grassmann trace: the parts in options.parts). Throws
+/// gwb::engine::Cancelled when progress returns false.
 TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options = {}, const ProgressFn& progress = {});
+
+/// The analysis `partial` (of this trace) with the parts it lacks computed: equal to one
+/// analyzeTrace of every part, warnings in the same order. options.parts is ignored.
+TraceAnalysis completeAnalysis(const Trace& trace, const TraceAnalysis& partial, const AnalysisOptions& options = {},
+                               const ProgressFn& progress = {});
 
 /// Grassmann influence matrix of one layer as a dense T x T array (banded; zero elsewhere),
 /// the row for token t over past tokens, from GrassmannLayerAnalysis::influence.
