@@ -94,6 +94,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(m_controller, &TraceController::started, this, &MainWindow::onRunStarted);
     connect(m_controller, &TraceController::progress, this, &MainWindow::onProgress);
     connect(m_controller, &TraceController::finished, this, &MainWindow::onFinished);
+    connect(m_controller, &TraceController::analysisCompleted, this, &MainWindow::onAnalysisCompleted);
     connect(m_controller, &TraceController::failed, this, &MainWindow::onFailed);
     connect(m_controller, &TraceController::cancelled, this, &MainWindow::onCancelled);
     connect(m_controller, &TraceController::modelProbed, this, &MainWindow::onModelProbed);

@@ -130,6 +130,9 @@ public:
 
 Q_SIGNALS:
     void runFinished();
+    /// The rest of a run's Grassmann analysis is in the views (after runFinished(), when the run
+    /// computed only what the visible views draw).
+    void analysisCompleted();
     void runFailed(const QString& message);
     void runCancelled();
     void modelsChanged();
@@ -173,6 +176,11 @@ private:
     /// The selected token a run starts from (tokenAfterRun keeps it when it stays valid); -1 = no data.
     int selectedTokenBeforeRun() const;
     void onFinished(quint64 id, const TraceOutcome& outcome);
+    void onAnalysisCompleted(quint64 id, const AnalysisCompletion& completion);
+    /// The analysis parts the visible views draw (kAnalysisAll when no view is visible).
+    unsigned visibleAnalysisParts() const;
+    /// "Traced 26 tokens" and the rest of a finished run's status line.
+    QString tracedStatus(bool pending) const;
     void onFailed(quint64 id, const QString& message);
     void onCancelled(quint64 id);
     void onModelProbed(const ModelInfo& info);
@@ -181,6 +189,8 @@ private:
     void setRunningUi(bool running);
 
     void setData(const gwb::views::WorkbenchData& data);
+    QString m_runStatus;      ///< the status line of the last finished run, before "still computing"
+    QStringList m_runNotices; ///< its notices (a completed analysis may add to them)
     void updateTokenStrip();
     void updateModelLabels();
     void updateDeviceLabel();

@@ -50,6 +50,7 @@ void MainWindow::continueRun(int tokens, bool sample) {
     }
     request.device = m_device->currentText();
     request.threads = m_threads->value();
+    request.analysisParts = visibleAnalysisParts();
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
         // The job computes the Saliency view's result for the token selected after the run.
         request.withSaliency = true;
@@ -140,18 +141,65 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
             if (auto* sv = view(QStringLiteral("saliency")))
                 if (auto* runner = sv->findChild<SaliencyRunner*>()) runner->deliver(*outcome.saliency);
     }
+    m_runNotices = outcome.notices;
     if (!outcome.notices.isEmpty()) m_prompt->setNotice(outcome.notices.join(QLatin1Char('\n')));
     const auto primary = m_data.primary();
     const QString generated = outcome.continuationFrom >= 0 ? QStringLiteral("Generated %1 tokens (%2 tokens/s); ")
                                                                   .arg(outcome.generated)
                                                                   .arg(outcome.tokensPerSecond, 0, 'f', 1)
                                                             : QString();
-    showStatus(QStringLiteral("%1Traced %2 tokens%3")
-                   .arg(generated)
-                   .arg(primary ? primary->length() : 0)
-                   .arg(outcome.notices.isEmpty() ? QString() : QStringLiteral(" (see the notice above the tokens)")));
+    m_runStatus = QStringLiteral("%1Traced %2 tokens").arg(generated).arg(primary ? primary->length() : 0);
+    showStatus(tracedStatus(m_controller->isCompleting()));
     updateDeviceLabel();
     Q_EMIT runFinished();
+}
+
+QString MainWindow::tracedStatus(bool pending) const {
+    QString s = m_runStatus;
+    if (pending && m_data.grassmannAnalysis) {
+        QStringList names;
+        for (const std::string& n :
+             gwb::engine::analysisPartNames(gwb::engine::kAnalysisAll & ~m_data.grassmannAnalysis->parts))
+            names << QString::fromStdString(n);
+        s += QStringLiteral("; still computing the %1 (for the views that show them)")
+                 .arg(names.join(QStringLiteral(", ")));
+    }
+    if (!m_runNotices.isEmpty()) s += QStringLiteral(" (see the notice above the tokens)");
+    return s;
+}
+
+unsigned MainWindow::visibleAnalysisParts() const {
+    unsigned parts = 0;
+    for (const View* v : m_views) // on screen: a dock tabbed away keeps isVisible() but shows nothing
+        if (v->isVisible() && !v->visibleRegion().isEmpty()) parts |= v->analysisParts();
+    // With no view on screen (a window not shown yet, or every dock closed) there is no first.
+    return parts == 0 ? static_cast<unsigned>(gwb::engine::kAnalysisAll) : parts | gwb::engine::kAnalysisCore;
+}
+
+void MainWindow::onAnalysisCompleted(quint64 id, const AnalysisCompletion& completion) {
+    if (id != m_controller->currentRunId() || m_controller->isRunning()) return;
+    if (completion.status == AnalysisCompletion::Status::Cancelled) return;
+    if (completion.status == AnalysisCompletion::Status::Failed) {
+        m_prompt->setNotice(completion.message, QStringLiteral("error"));
+        showError(QStringLiteral("The rest of the analysis failed (see the message under the prompt)"), false);
+        return;
+    }
+    {
+        // The same traces, the whole analysis: the views that waited for a part draw it now.
+        const gwb::views::View::RefreshBatch batch;
+        m_data.grassmannAnalysis = completion.analysis;
+        for (View* v : m_views)
+            v->setData(m_data);
+        m_selectionBar->setData(m_data);
+        m_strip->setData(m_data);
+        updateTokenStrip();
+    }
+    if (!completion.notices.isEmpty()) {
+        m_runNotices << completion.notices;
+        m_prompt->setNotice(m_runNotices.join(QLatin1Char('\n')));
+    }
+    showStatus(tracedStatus(false));
+    Q_EMIT analysisCompleted();
 }
 
 void MainWindow::onFailed(quint64 id, const QString& message) {

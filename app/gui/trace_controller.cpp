@@ -13,6 +13,7 @@ constexpr int kPollMs = 100; ///< progress refresh while a job runs
 
 TraceController::TraceController(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::app::TraceOutcome>();
+    qRegisterMetaType<gwb::app::AnalysisCompletion>();
     qRegisterMetaType<gwb::app::ModelInfo>();
     m_pool.setMaxThreadCount(1);
     // The engine keeps per-thread state (Torch's thread pool settings): keep the worker alive.
@@ -32,7 +33,9 @@ quint64 TraceController::run(const TraceRequest& request) {
     m_state = std::make_shared<TraceJobState>();
     m_withGrassmann = !request.grassmannPath.isEmpty();
     m_withBaseline = !request.baselinePath.isEmpty();
+    m_threads = request.threads;
     m_running = true;
+    m_completing = false; // the older run's completion, if any, is cancelled with it
     Q_EMIT started(id);
     m_poll.start();
     auto state = m_state;
@@ -60,10 +63,15 @@ void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
     // what the window shows must not depend on that race (the earlier results stay).
     const bool cancelRequested = m_state && m_state->cancel.load();
     switch (cancelRequested ? TraceOutcome::Status::Cancelled : outcome.status) {
-    case TraceOutcome::Status::Ok:
+    case TraceOutcome::Status::Ok: {
         Q_EMIT progress(runId, stageName(TraceStage::Done), 1.0);
+        const auto& a = outcome.data.grassmannAnalysis;
+        const bool partial = outcome.data.grassmann && a && !a->has(gwb::engine::kAnalysisAll);
+        m_completing = partial; // before finished(), so that its slots see what follows
         Q_EMIT finished(runId, outcome);
+        if (partial && runId == m_runId) complete(runId, outcome.data);
         break;
+    }
     case TraceOutcome::Status::Cancelled:
         Q_EMIT cancelled(runId);
         break;
@@ -71,6 +79,25 @@ void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
         Q_EMIT failed(runId, outcome.message);
         break;
     }
+}
+
+void TraceController::complete(quint64 runId, const gwb::views::WorkbenchData& data) {
+    // On the same one-thread pool, after the run: a new run cancels it (run() sets the state's
+    // flag) and starts once it has stopped.
+    auto state = m_state;
+    const int threads = m_threads;
+    QtConcurrent::run(&m_pool, [data, state, threads] {
+        return completeRunAnalysis(data, threads, *state);
+    }).then(this, [this, runId](const AnalysisCompletion& c) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, runId, c] {
+                if (runId != m_runId) return; // stale: a newer run was started
+                m_completing = false;
+                Q_EMIT analysisCompleted(runId, c);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 void TraceController::pollProgress() {

@@ -36,6 +36,9 @@ public:
     /// Asks the running job to stop; cancelled() follows when it has.
     void cancel();
     bool isRunning() const { return m_running; }
+    /// Whether the latest run's Grassmann analysis is still being completed (after finished():
+    /// the parts of the analysis the run did not ask for; analysisCompleted() follows).
+    bool isCompleting() const { return m_completing; }
     quint64 currentRunId() const { return m_runId; }
 
     /// Loads `path` on a worker to learn its kind; modelProbed() or modelFailed() follows.
@@ -54,6 +57,9 @@ Q_SIGNALS:
     /// stage: what is being done now; fraction in [0, 1] over the whole run.
     void progress(quint64 runId, const QString& stage, double fraction);
     void finished(quint64 runId, const gwb::app::TraceOutcome& outcome);
+    /// The rest of the run's Grassmann analysis (when finished() had only some parts), or why not.
+    /// Not emitted for a run that a newer one made stale.
+    void analysisCompleted(quint64 runId, const gwb::app::AnalysisCompletion& completion);
     void cancelled(quint64 runId);
     void failed(quint64 runId, const QString& message);
     void modelProbed(const gwb::app::ModelInfo& info);
@@ -62,12 +68,15 @@ Q_SIGNALS:
 private:
     void pollProgress();
     void onDone(quint64 runId, const TraceOutcome& outcome);
+    void complete(quint64 runId, const gwb::views::WorkbenchData& data);
 
     QThreadPool m_pool; ///< one thread: jobs run one after another and never share the engine
     ModelCache m_cache;
     QTimer m_poll;
     quint64 m_runId = 0;
     bool m_running = false;
+    bool m_completing = false;
+    int m_threads = 0; ///< the latest run's engine threads
     bool m_withGrassmann = false;
     bool m_withBaseline = false;
     std::shared_ptr<TraceJobState> m_state; ///< state of the latest run
@@ -76,4 +85,5 @@ private:
 } // namespace gwb::app
 
 Q_DECLARE_METATYPE(gwb::app::TraceOutcome)
+Q_DECLARE_METATYPE(gwb::app::AnalysisCompletion)
 Q_DECLARE_METATYPE(gwb::app::ModelInfo)

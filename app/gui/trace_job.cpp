@@ -298,6 +298,37 @@ QString truncationNotice(const gwb::engine::Trace& trace, const QString& label) 
         .arg(trace.droppedTokens);
 }
 
+AnalysisCompletion completeRunAnalysis(const gwb::views::WorkbenchData& data, int threads, TraceJobState& state) {
+    AnalysisCompletion out;
+    if (!data.grassmann || !data.grassmannAnalysis) {
+        out.message = QStringLiteral("no Grassmann analysis to complete");
+        return out;
+    }
+    try {
+        gwb::engine::setThreads(threads);
+        gwb::engine::AnalysisOptions options;
+        options.cache = analysisCache();
+        options.threads = gwb::engine::threads();
+        const unsigned before = data.grassmannAnalysis->parts;
+        auto whole = std::make_shared<const gwb::engine::TraceAnalysis>(
+            gwb::engine::completeAnalysis(*data.grassmann, *data.grassmannAnalysis, options, progressInto(state)));
+        std::vector<std::string> added;
+        for (size_t i = 0; i < whole->warnings.size() && i < whole->warningParts.size(); ++i)
+            if (!(whole->warningParts[i] & before)) added.push_back(whole->warnings[i]);
+        for (const QString& w : collapseLayerWarnings(added))
+            out.notices << QStringLiteral("Grassmann model: ") + w;
+        out.analysis = whole;
+        out.status = AnalysisCompletion::Status::Ok;
+    } catch (const gwb::engine::Cancelled&) {
+        out.status = AnalysisCompletion::Status::Cancelled;
+        out.message = QStringLiteral("cancelled");
+    } catch (const std::exception& e) {
+        out.status = AnalysisCompletion::Status::Failed;
+        out.message = QStringLiteral("Grassmann model: ") + QString::fromUtf8(e.what());
+    }
+    return out;
+}
+
 TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJobState& state) {
     TraceOutcome out;
     const QString problem = validateRequest(request);
@@ -381,6 +412,7 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
             analysisOptions.promptSubspaceK = request.promptSubspaceK;
             analysisOptions.cache = analysisCache(); // the same models are traced again and again
             analysisOptions.threads = analysisThreads;
+            analysisOptions.parts = request.analysisParts | gwb::engine::kAnalysisCore;
             return std::make_shared<const gwb::engine::TraceAnalysis>(
                 gwb::engine::analyzeTrace(*trace, analysisOptions, progress));
         };

@@ -48,6 +48,10 @@ struct TraceRequest {
     QString saliencyTarget; ///< the view's target piece ("" = the actual next token)
     /// Made by a command (gwb figure), not the window: messages name options, not buttons.
     bool headless = false;
+    /// The parts of the Grassmann analysis the run computes (gwb::engine::AnalysisPart bits; the
+    /// core part always): the window asks for what its visible views draw and completes the rest
+    /// afterwards with completeRunAnalysis. Commands take every part.
+    unsigned analysisParts = gwb::engine::kAnalysisAll;
 };
 
 /// Steps of a run, in order; the progress bar shows the step's name.
@@ -152,6 +156,18 @@ Continuation continuePrompt(const gwb::engine::Model& model, const QString& prom
 /// nothing but white space.
 gwb::engine::GenerateOptions continueOptions(int tokens, bool sample, quint64 seed);
 constexpr quint64 kContinueSeed = 0; ///< the window's seed (as `gwb figure --continue N --sample`)
+
+/// What completing a run's Grassmann analysis gave (completeRunAnalysis).
+struct AnalysisCompletion {
+    enum class Status { Ok, Cancelled, Failed } status = Status::Failed;
+    gwb::engine::AnalysisPtr analysis; ///< the whole analysis (Ok only)
+    QStringList notices;               ///< warnings of the parts computed now, as runTraceJob words them
+    QString message;                   ///< the error for Failed
+};
+
+/// Computes the parts a run's Grassmann analysis lacks (TraceRequest::analysisParts), with the
+/// process's weight-only cache, `threads` engine threads and `state`'s cancel flag. Never throws.
+AnalysisCompletion completeRunAnalysis(const gwb::views::WorkbenchData& data, int threads, TraceJobState& state);
 
 /// The truncation notice for a trace ("" when nothing was dropped).
 QString truncationNotice(const gwb::engine::Trace& trace, const QString& label);

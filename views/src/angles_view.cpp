@@ -104,6 +104,7 @@ ChartData AnglesView::angleChart() const {
     ChartData c;
     c.kind = ChartData::Kind::Line;
     if (!m_data.grassmann || !m_data.grassmannAnalysis) return c;
+    if (!m_data.grassmannAnalysis->has(gwb::engine::kAnalysisLayerAngles)) return c; // still computing
     const auto& layers = m_data.grassmannAnalysis->grassmann;
     const int t = selToken();
     const int o = selOffsetIndex();
@@ -155,7 +156,13 @@ void AnglesView::refresh() {
     }
     const auto* dist = distanceArray();
     const QString key = QStringLiteral("%1/%2").arg(reinterpret_cast<quintptr>(dist)).arg(static_cast<int>(m_matrix));
-    if (!dist || dist->empty()) {
+    const QString pendingReading = m_matrix == Matrix::GrassmannReading
+                                       ? detail::pendingAnalysisMessage(m_data, gwb::engine::kAnalysisReadingSubspaces)
+                                       : QString();
+    if (!pendingReading.isEmpty()) {
+        m_matrixKey.clear();
+        m_heatmap->setPlaceholder(pendingReading);
+    } else if (!dist || dist->empty()) {
         m_matrixKey.clear();
         m_heatmap->setPlaceholder(m_matrix == Matrix::BaselinePrompt ? noModelMessageFor(QStringLiteral("baseline"))
                                                                      : noModelMessageFor(QStringLiteral("Grassmann")));
@@ -172,8 +179,11 @@ void AnglesView::refresh() {
     }
     m_heatmap->setMarks(HeatmapMarks{selLayer(), selLayer()});
     const ChartData c = angleChart();
+    const QString pendingAngles = detail::pendingAnalysisMessage(m_data, gwb::engine::kAnalysisLayerAngles);
     if (c.hasData())
         m_chart->setChart(c);
+    else if (!pendingAngles.isEmpty())
+        m_chart->setPlaceholder(pendingAngles);
     else
         m_chart->setPlaceholder(
             m_data.grassmann

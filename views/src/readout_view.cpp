@@ -126,6 +126,8 @@ QString ReadoutView::missingDataMessage() const {
         return QStringLiteral("Read-out planes are not defined for this model: its mixer sends each offset's plane "
                               "through an MLP (aggregation per_offset_mlp), so no linear W_plu row reads a plane. "
                               "The Plücker view's pair norms and the Compare view's influence are defined.");
+    if (const QString pending = detail::pendingAnalysisMessage(m_data, analysisParts()); !pending.isEmpty())
+        return pending;
     return detail::grassmannMissingMessage(m_data);
 }
 

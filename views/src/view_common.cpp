@@ -75,6 +75,16 @@ QString grassmannMissingMessage(const WorkbenchData& d) {
                        : noModelMessage(QStringLiteral("Grassmann"));
 }
 
+QString pendingAnalysisMessage(const WorkbenchData& d, unsigned parts) {
+    if (!d.grassmann || !d.grassmannAnalysis || d.grassmannAnalysis->has(parts)) return {};
+    QStringList names;
+    for (const std::string& n : gwb::engine::analysisPartNames(parts & ~d.grassmannAnalysis->parts))
+        names << QString::fromStdString(n);
+    return QStringLiteral("Computing the %1… (shown here when done; a model's weight-only results are "
+                          "computed once and kept on disk)")
+        .arg(names.join(QStringLiteral(", ")));
+}
+
 HeatmapAxes axesFromTable(const DataTable& t, const QString& valueName) {
     HeatmapAxes axes;
     axes.rowTitle = t.rowAxis;

@@ -32,6 +32,9 @@ const gwb::engine::GrassmannLayerAnalysis* grassmannAnalysis(const WorkbenchData
 QString noModelMessage(const QString& which);
 /// Message of views drawn from the Grassmann analysis: still analysing, or no Grassmann trace.
 QString grassmannMissingMessage(const WorkbenchData& d);
+/// "Computing the read-out planes…" while the Grassmann analysis lacks some of `parts` (the window
+/// computes them after the visible views' parts); "" when they are all there or there is no analysis.
+QString pendingAnalysisMessage(const WorkbenchData& d, unsigned parts);
 /// The Grassmann model sends each offset's plane through an MLP (aggregation per_offset_mlp): it
 /// forms no mean plane B_t and has no linear read-out planes.
 bool planesThroughMlp(const WorkbenchData& d);

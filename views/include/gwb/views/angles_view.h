@@ -26,6 +26,9 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
+    unsigned analysisParts() const override {
+        return gwb::engine::kAnalysisCore | gwb::engine::kAnalysisLayerAngles | gwb::engine::kAnalysisReadingSubspaces;
+    }
     double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.2 : 0.45; }
 
     Matrix matrix() const { return m_matrix; }

@@ -62,6 +62,8 @@ public:
     void setChart(const ChartData& data);
     const ChartData& chart() const { return m_data; }
     void setPlaceholder(const QString& text);
+    /// The message shown instead of a chart ("" while a chart is shown).
+    const QString& placeholder() const { return m_placeholder; }
 
 Q_SIGNALS:
     /// A bar chart's bar was clicked: its category index.

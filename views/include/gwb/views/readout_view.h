@@ -32,6 +32,7 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
+    unsigned analysisParts() const override { return gwb::engine::kAnalysisCore | gwb::engine::kAnalysisReadout; }
     double figureAspect(double widthInches) const override { return widthInches < 5 ? 2.1 : 0.85; }
 
     /// Channel whose spectrum is shown (follows the token's top channel in the selected layer until

@@ -48,6 +48,10 @@ public:
     virtual std::vector<DataTable> dataTables() const = 0;
     /// True when there is something to draw (else the figure shows the "no data" message).
     virtual bool hasContent() const = 0;
+    /// The parts of the Grassmann analysis this view draws (gwb::engine::AnalysisPart bits): the
+    /// window computes those of the visible views first and the others after (the core part alone
+    /// unless a view says more).
+    virtual unsigned analysisParts() const { return gwb::engine::kAnalysisCore; }
 
     /// While one exists (GUI thread only), new data and selection changes only mark views for a
     /// refresh, and each marked view refreshes once when the outermost batch ends. A new run's
