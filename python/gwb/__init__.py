@@ -293,7 +293,12 @@ class Model:
 
     # -- runs ------------------------------------------------------------------------------------
     def trace(self, text_or_ids, logits=False, analysis=False, lens_k=5, max_tokens=0, progress=False):
-        """Everything `gwb trace` records (and, with analysis=True, computes) for one prompt."""
+        """Everything `gwb trace` records (and, with analysis=True, computes) for one prompt.
+
+        analysis may also list the parts of a Grassmann model's analysis to compute: "core"
+        (always: planes, influence, gates, prompt subspaces), "readout" (the read-out planes),
+        "layer_angles" (angles between layers), "reading_subspaces"; the arrays of the others are
+        left out (at GrassLM-100M's size the read-out planes cost the most, once per model)."""
         inp = _text(text_or_ids) if isinstance(text_or_ids, str) else _ids(self, text_or_ids)
         cb, close = _progress(progress, "trace")
         try:

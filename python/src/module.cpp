@@ -164,8 +164,38 @@ std::optional<FloatArray> hookResult(const py::object& result, const std::string
     return out;
 }
 
-py::dict traceModel(PyModel& self, const py::object& input, bool logits, bool analysis, int lensK, int64_t maxTokens,
-                    const py::object& progress) {
+/// analysis=: True / False, or the parts to compute by name (the core part always).
+unsigned analysisPartsOf(const py::object& analysis, bool& any) {
+    any = true;
+    if (py::isinstance<py::bool_>(analysis) || analysis.is_none()) {
+        any = !analysis.is_none() && analysis.cast<bool>();
+        return kAnalysisAll;
+    }
+    if (py::isinstance<py::str>(analysis))
+        throw py::type_error("analysis= takes True, False or a list of parts (core, readout, layer_angles, "
+                             "reading_subspaces), not a string");
+    unsigned parts = kAnalysisCore;
+    for (const py::handle& h : analysis) {
+        const std::string name = py::str(h).cast<std::string>();
+        if (name == "core")
+            parts |= kAnalysisCore;
+        else if (name == "readout")
+            parts |= kAnalysisReadout;
+        else if (name == "layer_angles")
+            parts |= kAnalysisLayerAngles;
+        else if (name == "reading_subspaces")
+            parts |= kAnalysisReadingSubspaces;
+        else
+            throw py::value_error("analysis part '" + name +
+                                  "' is not one of: core, readout, layer_angles, reading_subspaces");
+    }
+    return parts;
+}
+
+py::dict traceModel(PyModel& self, const py::object& input, bool logits, const py::object& analysisArg, int lensK,
+                    int64_t maxTokens, const py::object& progress) {
+    bool analysis = false;
+    const unsigned parts = analysisPartsOf(analysisArg, analysis);
     refuseReentry(self.model);
     TraceOptions o;
     o.keepLogits = logits;
@@ -194,7 +224,7 @@ py::dict traceModel(PyModel& self, const py::object& input, bool logits, bool an
                                         " tokens, longer than the model's context (" + std::to_string(limit) +
                                         "); pass max_tokens to trace the first tokens only");
         }
-        return traceFile(*t, analysis);
+        return traceFile(*t, analysis, parts);
     });
     py::dict out;
     out["arrays"] = membersToDict(std::move(file.arrays));

@@ -69,3 +69,28 @@ def test_open_trace_refuses_other_files(tmp_path):
         gwb.open_trace(tmp_path / "no.npz")
     with pytest.raises(FileNotFoundError, match="missing.npz"):
         gwb.open_trace(tmp_path / "missing.npz")
+
+
+def test_analysis_parts_leave_the_other_arrays_out(grassmann, transformer):
+    # analysis=[...] computes only the parts named (the core one always); what it computes equals
+    # the whole analysis, and the arrays of the parts left out are absent, not empty or NaN.
+    whole = grassmann.trace(PROMPT, analysis=True)
+    core = grassmann.trace(PROMPT, analysis=["core"])
+    readout = grassmann.trace(PROMPT, analysis=["readout"])
+    assert whole.meta["analysis_parts"] == ["planes, influence and gates", "read-out planes",
+                                            "angles between layers", "reading subspaces"]
+    assert core.meta["analysis_parts"] == ["planes, influence and gates"]
+    absent = {n for n in whole if n.endswith("angles_next") or "readout_" in n or n == "reading_subspace_distance"}
+    assert absent and absent.isdisjoint(core)
+    assert set(core) | absent == set(whole)
+    assert {n for n in readout if "readout_" in n} == {n for n in whole if "readout_" in n}
+    assert not any(n.endswith("angles_next") for n in readout)
+    for t in (core, readout):
+        for name in t:
+            np.testing.assert_array_equal(t[name], whole[name], err_msg=name)
+    # A Transformer's analysis has one part: the same arrays whatever is named.
+    assert set(transformer.trace(PROMPT, analysis=["core"])) == set(transformer.trace(PROMPT, analysis=True))
+    with pytest.raises(ValueError, match="not one of: core, readout"):
+        grassmann.trace(PROMPT, analysis=["planes"])
+    with pytest.raises(TypeError, match="not a string"):
+        grassmann.trace(PROMPT, analysis="core")

@@ -93,13 +93,16 @@ std::string metaJson(const Trace& t, const TraceAnalysis* analysis) {
     for (const auto& [k, v] : definitions())
         defs[k] = v;
     meta["definitions"] = defs;
-    if (analysis) meta["warnings"] = analysis->warnings;
+    if (analysis) {
+        meta["warnings"] = analysis->warnings;
+        meta["analysis_parts"] = analysisPartNames(analysis->parts);
+    }
     return meta.dump(2);
 }
 
 } // namespace
 
-TraceFile traceFile(const Trace& t, bool withAnalysis) {
+TraceFile traceFile(const Trace& t, bool withAnalysis, unsigned analysisParts) {
     TraceFile file;
     Members npz{file.arrays};
     std::vector<int32_t> ids;
@@ -135,6 +138,7 @@ TraceFile traceFile(const Trace& t, bool withAnalysis) {
     if (withAnalysis) {
         AnalysisOptions options;
         options.threads = threads(); // layers in parallel, as many as the engine's threads
+        options.parts = analysisParts | kAnalysisCore;
         analysis = analyzeTrace(t, options);
         for (size_t l = 0; l < analysis.grassmann.size(); ++l) {
             const auto& a = analysis.grassmann[l];
@@ -143,10 +147,11 @@ TraceFile traceFile(const Trace& t, bool withAnalysis) {
             npz.add(p + "planarity", vecArray(a.planarity));
             npz.add(p + "coherence", vecArray(a.coherence));
             npz.add(p + "pair_norm", a.pairNorm);
-            npz.add(p + "angles_next", a.anglesNext);
+            if (analysis.has(kAnalysisLayerAngles)) npz.add(p + "angles_next", a.anglesNext);
             npz.add(p + "influence", a.influence);
             npz.add(p + "mean_gate", vecArray(a.meanGate));
             npz.add(p + "gate_above_half", vecArray(a.gateAboveHalf));
+            if (!analysis.has(kAnalysisReadout)) continue;
             npz.add(p + "readout_residual", vecArray(a.readoutResidual));
             npz.add(p + "readout_planarity", vecArray(a.readoutPlanarity));
             npz.add(p + "readout_spectrum", a.readoutSpectrum);

@@ -4,6 +4,7 @@
 // same names). Std types only.
 
 #include "gwb/engine/npy.h"
+#include "gwb/engine/analysis.h"
 #include "gwb/engine/trace.h"
 
 #include <string>
@@ -20,8 +21,9 @@ struct TraceFile {
 };
 
 /// The arrays and meta.json of a trace; with withAnalysis the geometry and attention analyses too
-/// (layers in parallel on the engine's threads).
-TraceFile traceFile(const Trace& trace, bool withAnalysis);
+/// (layers in parallel on the engine's threads): of a Grassmann trace the parts in analysisParts
+/// (AnalysisPart bits; the core part always), the arrays of the others left out.
+TraceFile traceFile(const Trace& trace, bool withAnalysis, unsigned analysisParts = kAnalysisAll);
 
 /// Writes the NPZ (arrays + meta.json) atomically; throws std::runtime_error naming the path.
 void writeTraceFile(const TraceFile& file, const std::string& path);
