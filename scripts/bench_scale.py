@@ -1,19 +1,33 @@
 #!/usr/bin/python3
-"""The analyses at the published model's scale (issue 39): a random-weight model of GrassLM-100M's
-shape (resources/configs/grasslm-100m-shape.json: d 640, r 80, 12 layers, one offset per layer,
-30,522 pieces, 4,096 positions; 96M parameters), on the CPU, through the Python package.
+"""gwb at the published model's scale (issue 39), on the CPU (or --device cuda), through the Python
+package; writes docs/performance-scale.md.
 
-  scripts/bench --scale [--rounds 3] [--out docs/performance-scale.md]
+  scripts/bench --scale [--rounds 2] [--device cpu] [--out docs/performance-scale.md]
 
-Per T (256, 1024): the trace alone; the trace with every analysis the window runs, the first time
-after loading with an empty read-out cache (a fresh cache folder: what a model never opened before
-costs) and again in a fresh process with the cache filled (what a reopened model costs); and
-`run` (logits) next to a plain PyTorch forward of the same weights (gwb.torch.module), alternately.
-Medians over the rounds. What it does not measure yet: the GPU, the 124M Transformer, generation,
-attribution at this scale (the rest of issue 39)."""
+Two random-weight models, each with a word-level WordPiece vocabulary of its size drawn from the
+Austen novels (so that prompts are text):
+  - GrassLM-100M's shape (resources/configs/grasslm-100m-shape.json: d 640, r 80, 12 layers, one
+    offset per layer, 30,522 pieces, 4,096 positions; 96M parameters);
+  - GPT-2 small's shape (resources/configs/gpt2-small-shape.json: d 768, 12 layers of 12 heads,
+    50,257 pieces, 1,024 positions; 124M parameters).
+
+Per model and T (256, 1024, 4096 within the model's context), each in a fresh process: loading (the
+file opened and a first 8-token run, which packs the weights); the trace alone; a window Run with
+the Gates view in front (the trace and the core analysis the view draws, trace(analysis=["core"]))
+and the trace with every analysis, each the first Run after loading, with the weight-only cache
+empty (a model never opened before) and filled (reopened); `run` (logits) next to a plain PyTorch
+forward of the same weights (gwb.torch.module), alternately. Generation: 64 new tokens after 16,
+gwb's incremental generator against the plain PyTorch loop that runs the whole context again for
+every token (gwb.torch has no cache). Causal claims: attribution against exact patching over 120
+name-swap pairs whose prompts differ at their first token (resid sweeps, model.patch(pairs=...)).
+Medians over the rounds; rounds interleave the two sides of every ratio."""
 
 import argparse
+import collections
+import glob
+import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -22,80 +36,209 @@ import time
 
 from bench_common import cpu_model, write_doc
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 CHILD = r"""
 import os, sys, time, json, numpy as np, gwb
-path, T = sys.argv[1], int(sys.argv[2])
-m = gwb.load(path, device="cpu")
-ids = [int(x) for x in np.random.default_rng(0).integers(0, m.config["vocab_size"], T)]
-t0 = time.perf_counter(); m.trace(ids, analysis=True, progress=False); first = time.perf_counter() - t0
+path, T, parts, device = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+t0 = time.perf_counter()
+m = gwb.load(path, device=device)
+m.run([5] * 8)
+load = time.perf_counter() - t0
+ids = [int(x) for x in np.random.default_rng(T).integers(5, m.config["vocab_size"], T)]
+analysis = True if parts == "all" else parts.split(",")
+t0 = time.perf_counter(); m.trace(ids, analysis=analysis, progress=False); first = time.perf_counter() - t0
 t0 = time.perf_counter(); m.trace(ids, progress=False); trace = time.perf_counter() - t0
-t0 = time.perf_counter(); m.trace(ids, analysis=True, progress=False); again = time.perf_counter() - t0
-print(json.dumps(dict(first=first, trace=trace, again=again)))
+print(json.dumps(dict(load=load, first=first, trace=trace)))
+"""
+
+GEN = r"""
+import sys, time, json, torch, gwb, gwb.torch as gt
+path, device = sys.argv[1], sys.argv[2]
+m = gwb.load(path, device=device)
+ref = gt.module(path, device=device).eval()
+prompt = [int(x) for x in torch.randint(5, m.config["vocab_size"], (16,), generator=torch.Generator().manual_seed(0))]
+m.generate(prompt, max_new=4, greedy=True)
+def plain(new=64):
+    ids = torch.tensor([prompt], device=device)
+    with torch.inference_mode():
+        for _ in range(new):  # the whole context again for every token: gwb.torch has no cache
+            nxt = ref(ids)[0, -1].argmax()
+            ids = torch.cat([ids, nxt.view(1, 1)], 1)
+    return ids
+plain(2)
+out = {"gwb": [], "torch": []}
+for _ in range(int(sys.argv[3])):
+    t0 = time.perf_counter(); m.generate(prompt, max_new=64, greedy=True); out["gwb"].append(64 / (time.perf_counter() - t0))
+    t0 = time.perf_counter(); plain(); out["torch"].append(64 / (time.perf_counter() - t0))
+print(json.dumps(out))
+"""
+
+WOMEN = ["Elizabeth", "Jane", "Emma", "Anne", "Marianne", "Catherine", "Fanny", "Harriet", "Lydia", "Kitty"]
+MEN = ["Darcy", "Bingley", "Knightley", "Wentworth", "Edward", "Henry", "Frank", "Robert", "Charles", "William"]
+PLACES = ["house", "park", "church", "village", "garden"]
+
+PATCH = r"""
+import sys, time, json, gwb
+path, pairs, device, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+m = gwb.load(path, device=device)
+m.run([5] * 8)
+out = {"exact": [], "attribution": []}
+for _ in range(rounds):
+    for method in ("exact", "attribution"):
+        t0 = time.perf_counter()
+        m.patch(pairs=pairs, method=method, progress=False, bootstrap=0)
+        out[method].append(time.perf_counter() - t0)
+print(json.dumps(out))
 """
 
 
-def child(py, env, path, T):
-    r = subprocess.run([py, "-c", CHILD, path, str(T)], capture_output=True, text=True, env=env, check=True)
-    import json
+def vocabulary(n, path):
+    """A word-level WordPiece vocab.txt of exactly n entries: BERT's special pieces, characters, then
+    the Austen novels' words by frequency, then unused slots."""
+    words = collections.Counter()
+    for f in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "data", "austen", "*.txt"))):
+        with open(f, encoding="utf-8", errors="ignore") as fh:
+            words.update(w.lower() for w in fh.read().split() if w.isalpha())
+    toks = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list("abcdefghijklmnopqrstuvwxyz.,;:!?'\"-")
+    toks += ["##" + c for c in "abcdefghijklmnopqrstuvwxyz"]
+    seen = set(toks)
+    for w, _ in words.most_common():
+        if w not in seen:
+            toks.append(w)
+            seen.add(w)
+    toks += [f"[unused{i}]" for i in range(max(0, n - len(toks)))]
+    with open(path, "w") as f:
+        f.write("\n".join(toks[:n]) + "\n")
+
+
+def pairs_file(path, n, seed):
+    """Name-swap pairs that differ at their first token only."""
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        for _ in range(n):
+            w, m, p = rng.choice(WOMEN), rng.choice(MEN), rng.choice(PLACES)
+            rest = f" walked to the {p} in the morning and then everyone said that"
+            f.write(json.dumps({"clean": w + rest, "corrupt": m + rest, "answer": "she", "wrong": "he"}) + "\n")
+
+
+def child(py, env, code, *args):
+    r = subprocess.run([py, "-c", code, *map(str, args)], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"failed: {args}\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build/ci")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--T", type=int, nargs="+", default=[256, 1024])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--T", type=int, nargs="+", default=[256, 1024, 4096])
+    ap.add_argument("--pairs", type=int, default=120)
+    ap.add_argument("--skip", default="", help="comma list of: trace, generate, patch")
     ap.add_argument("--out", default="docs/performance-scale.md")
     a = ap.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    gwb_program = os.path.join(root, a.build, "bin", "gwb")
+    skip = set(filter(None, a.skip.split(",")))
+    gwb_program = os.path.join(ROOT, a.build, "bin", "gwb")
     py = "/usr/bin/python3"
     work = tempfile.mkdtemp(prefix="gwb-scale-")
-    model = os.path.join(work, "grasslm-100m-shape.gwb")
-    subprocess.run([gwb_program, "init", "--config", os.path.join(root, "resources/configs/grasslm-100m-shape.json"),
-                    "--seed", "1", "--out", model], check=True, capture_output=True)
-    env = dict(os.environ, PYTHONPATH=os.path.join(root, a.build, "python"))
-    rows = []
-    sys.path.insert(0, os.path.join(root, a.build, "python"))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, a.build, "python"))
+    sys.path.insert(0, os.path.join(ROOT, a.build, "python"))
     import numpy as np
     import torch
     import gwb
     import gwb.torch as gt
-    m = gwb.load(model, device="cpu")
-    ref = gt.module(model)
-    for T in a.T:
-        cold, warm, trace = [], [], []
-        run, fwd = [], []
-        ids = [int(x) for x in np.random.default_rng(1).integers(0, 30522, T)]
-        for k in range(a.rounds):
-            cache = os.path.join(work, f"cache-{T}-{k}")
-            first = child(py, dict(env, GWB_CACHE_DIR=cache), model, T)  # empty cache
-            second = child(py, dict(env, GWB_CACHE_DIR=cache), model, T)  # filled by the first
-            cold.append(first["first"])
-            warm.append(second["first"])
-            trace.append(second["trace"])
-            t0 = time.perf_counter(); m.run(ids); run.append(time.perf_counter() - t0)
-            with torch.no_grad():
-                x = torch.tensor([ids])
-                t0 = time.perf_counter(); ref(x); fwd.append(time.perf_counter() - t0)
-        med = statistics.median
-        rows.append((T, med(trace), med(cold), med(warm), med(run), med(fwd)))
-        print(rows[-1], flush=True)
+
+    models = {}
+    for kind, config, vocab in (("grassmann", "grasslm-100m-shape.json", 30522),
+                                ("transformer", "gpt2-small-shape.json", 50257)):
+        v = os.path.join(work, f"vocab-{vocab}.txt")
+        vocabulary(vocab, v)
+        path = os.path.join(work, config.replace(".json", ".gwb"))
+        subprocess.run([gwb_program, "init", "--config", os.path.join(ROOT, "resources/configs", config), "--tokenizer",
+                        v, "--seed", "1", "--out", path], check=True, capture_output=True)
+        models[kind] = path
+    med = statistics.median
+    rows = []  # (model, T, load, trace, window cold, window warm, all cold, all warm, run, torch)
+    for kind, path in models.items() if "trace" not in skip else []:
+        m = gwb.load(path, device=a.device)
+        ref = gt.module(path, device=a.device).eval()
+        for T in a.T:
+            if T > m.config["max_len"]:
+                continue
+            col = collections.defaultdict(list)
+            ids = [int(x) for x in np.random.default_rng(1).integers(5, m.config["vocab_size"], T)]
+            for k in range(a.rounds):
+                settings = [("window", "core"), ("all", "all")] if kind == "grassmann" else [("all", "all")]
+                for name, parts in settings:
+                    cache = os.path.join(work, f"cache-{kind}-{T}-{k}-{name}")
+                    cold = child(py, dict(env, GWB_CACHE_DIR=cache), CHILD, path, T, parts, a.device)
+                    warm = child(py, dict(env, GWB_CACHE_DIR=cache), CHILD, path, T, parts, a.device)
+                    col[name + " cold"].append(cold["first"])
+                    col[name + " warm"].append(warm["first"])
+                    col["load"].append(warm["load"])
+                    col["trace"].append(warm["trace"])
+                t0 = time.perf_counter(); m.run(ids); col["run"].append(time.perf_counter() - t0)
+                with torch.inference_mode():
+                    x = torch.tensor([ids], device=a.device)
+                    t0 = time.perf_counter(); ref(x).cpu(); col["torch"].append(time.perf_counter() - t0)
+            get = lambda key: med(col[key]) if col[key] else float("nan")  # noqa: E731
+            rows.append((kind, T, get("load"), get("trace"), get("window cold"), get("window warm"), get("all cold"),
+                         get("all warm"), get("run"), get("torch")))
+            print(rows[-1], flush=True)
+    gen = {}
+    for kind, path in models.items() if "generate" not in skip else []:
+        r = child(py, env, GEN, path, a.device, max(2, a.rounds))
+        gen[kind] = (med(r["gwb"]), med(r["torch"]))
+        print(kind, "generate", gen[kind], flush=True)
+    patch = {}
+    if "patch" not in skip:
+        pairs = os.path.join(work, "pairs.jsonl")
+        pairs_file(pairs, a.pairs, 2)
+        for kind, path in models.items():
+            r = child(py, env, PATCH, path, pairs, a.device, a.rounds)
+            patch[kind] = (med(r["exact"]), med(r["attribution"]))
+            print(kind, "patch", patch[kind], flush=True)
+
+    names = {"grassmann": "GrassLM-100M shape", "transformer": "GPT-2 small shape"}
     lines = [
-        "# The analyses at GrassLM-100M's shape (scripts/bench --scale)",
+        "# gwb at GrassLM-100M's scale (scripts/bench --scale)",
         "",
-        f"{time.strftime('%Y-%m-%d %H:%M')}, {cpu_model()}, {os.cpu_count()} cores, CPU LibTorch "
-        f"{torch.__version__}; a random-weight model of resources/configs/grasslm-100m-shape.json (96M "
-        f"parameters); medians of {a.rounds} rounds; seconds.",
+        f"{time.strftime('%Y-%m-%d %H:%M')}, {cpu_model()}, {os.cpu_count()} cores, device {a.device}, LibTorch "
+        f"{torch.__version__}; random weights of resources/configs/grasslm-100m-shape.json (96M parameters) and "
+        f"gpt2-small-shape.json (124M), word-level vocabularies of their sizes; medians of {a.rounds} rounds; "
+        "seconds. Written by scripts/bench_scale.py (do not edit by hand).",
         "",
-        "| T | trace | trace + analysis, first open (empty read-out cache) | trace + analysis, reopened (cache filled) "
-        "| run (logits) | PyTorch forward, same weights | run / PyTorch |",
-        "|---|---|---|---|---|---|---|",
+        "Each figure but `run` and the PyTorch forward is measured in a fresh process: the first Run after loading. "
+        "\"Window Run\" is what the window computes before it shows the Gates view (the trace and the core "
+        "analysis: planes, influence, gates, prompt subspaces); the read-out planes, the angles between layers and "
+        "the reading subspaces follow in the background unless a view that draws them is in front. \"Cache "
+        "empty\": a model never opened before (its weight-only results are computed and kept on disk); \"filled\": "
+        "reopened.",
+        "",
+        "| model | T | load | trace | window Run, cache empty | window Run, filled | trace + every analysis, "
+        "empty | every analysis, filled | run (logits) | PyTorch forward + .cpu() | run / PyTorch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for T, tr, c, w, r, f in rows:
-        lines.append(f"| {T} | {tr:.2f} | {c:.2f} | {w:.2f} | {r:.2f} | {f:.2f} | {r / f:.2f} |")
-    lines += ["", "Not measured here: the GPU, the 124M Transformer, generation, attribution at this scale.", ""]
-    write_doc(os.path.join(root, a.out), "\n".join(lines))
+    dash = lambda v: "—" if v != v else f"{v:.2f}"  # noqa: E731
+    for kind, T, load, tr, wc, ww, ac, aw, r, f in rows:
+        lines.append(f"| {names[kind]} | {T} | {load:.2f} | {tr:.2f} | {dash(wc)} | {dash(ww)} | {ac:.2f} | {aw:.2f} | "
+                     f"{r:.2f} | {f:.2f} | {r / f:.2f} |")
+    if gen:
+        lines += ["", "| model | generate, tokens/s (64 after 16, greedy) | plain PyTorch loop, no cache | ratio |",
+                  "|---|---|---|---|"]
+        for kind, (g, t) in gen.items():
+            lines.append(f"| {names[kind]} | {g:.1f} | {t:.1f} | {g / t:.1f}x |")
+    if patch:
+        lines += ["", f"| model | exact patching, {a.pairs} pairs | attribution, {a.pairs} pairs | attribution / exact "
+                  "| goal <= 0.35 |", "|---|---|---|---|---|"]
+        for kind, (e, at) in patch.items():
+            lines.append(f"| {names[kind]} | {e:.1f} s | {at:.1f} s | {at / e:.2f} | "
+                         f"{'met' if at / e <= 0.35 else 'not met'} |")
+    lines += ["", "The GPU column of issue 39 (a window Run at most 0.3 s, generation at least 1,000 tokens/s, run "
+              "within 1.3x of a PyTorch forward) needs `--device cuda` on a GPU machine; it was not run here.", ""]
+    write_doc(os.path.join(ROOT, a.out), "\n".join(lines))
 
 
 if __name__ == "__main__":
