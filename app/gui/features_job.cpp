@@ -108,7 +108,14 @@ gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
     try {
         std::vector<std::string> files;
         QStringList names;
-        for (const std::string& f : dictionary->config.corpus)
+        for (const QString& f : context.dashboardCorpus) {
+            if (!QFileInfo(f).isFile())
+                throw std::invalid_argument("the dashboard corpus file '" + f.toStdString() + "' does not exist");
+            files.push_back(f.toStdString());
+            names << QFileInfo(f).fileName();
+        }
+        for (const std::string& f :
+             context.dashboardCorpus.isEmpty() ? dictionary->config.corpus : std::vector<std::string>{})
             if (QFileInfo::exists(QString::fromStdString(f))) {
                 files.push_back(f);
                 names << QFileInfo(QString::fromStdString(f)).fileName();
@@ -214,7 +221,9 @@ void FeatureRunner::dashboard(int64_t feature, const FeaturesContext& context) {
     const quint64 id = ++m_latestDashboard;
     QPointer<FeatureRunner> self(this);
     auto dict = m_dictionary;
-    m_pool.start([self, id, dict, feature, context, cache = &m_cache] {
+    FeaturesContext withCorpus = context;
+    if (withCorpus.dashboardCorpus.isEmpty()) withCorpus.dashboardCorpus = m_corpus;
+    m_pool.start([self, id, dict, feature, context = std::move(withCorpus), cache = &m_cache] {
         if (!self || id != self->m_latestDashboard) return;
         const gwb::views::FeatureDashboard d = computeDashboard(*cache, dict, feature, context);
         QMetaObject::invokeMethod(
@@ -228,8 +237,15 @@ void FeatureRunner::dashboard(int64_t feature, const FeaturesContext& context) {
 
 FeatureRunner* wireFeatures(gwb::views::FeaturesView* view, std::function<FeaturesContext()> context,
                             gwb::views::TokenStrip* strip, std::function<QString()> chooseFolder,
-                            std::function<void(const QString&)> error) {
+                            std::function<void(const QString&)> error, std::function<QStringList()> chooseFiles) {
     auto* runner = new FeatureRunner(view);
+    QObject::connect(view, &gwb::views::FeaturesView::corpusRequested, runner, [runner, view, chooseFiles] {
+        if (!chooseFiles) return;
+        const QStringList files = chooseFiles();
+        if (files.isEmpty()) return;
+        runner->setDashboardCorpus(files);
+        view->refreshDashboard();
+    });
     QObject::connect(view, &gwb::views::FeaturesView::openDictionaryRequested, runner, [runner, chooseFolder] {
         const QString path = chooseFolder();
         if (!path.isEmpty()) runner->open(path);

@@ -29,6 +29,8 @@ struct FeaturesContext {
     QString device = QStringLiteral("auto");
     std::optional<ImportChoice> grassmannChoice, baselineChoice;
     gwb::views::WorkbenchData data;
+    /// Text files the dashboards draw their contexts from (empty: the dictionary's training files).
+    QStringList dashboardCorpus;
 };
 
 /// The activations of `dictionary` on the traces of `context` (the model it was trained on, found
@@ -36,7 +38,8 @@ struct FeaturesContext {
 gwb::views::FeatureDataPtr computeFeatureData(ModelCache& cache, const QString& path,
                                               const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
                                               const FeaturesContext& context);
-/// A feature's dashboard over the dictionary's training files (at most `maxWindows` windows).
+/// A feature's dashboard over context.dashboardCorpus, else the dictionary's training files (at
+/// most `maxWindows` windows).
 gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
                                               const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
                                               int64_t feature, const FeaturesContext& context, int64_t maxWindows = 64);
@@ -50,6 +53,9 @@ public:
     void open(const QString& path);
     void activations(const FeaturesContext& context);
     void dashboard(int64_t feature, const FeaturesContext& context);
+    /// The files later dashboards draw from (empty: the dictionary's training files).
+    void setDashboardCorpus(const QStringList& files) { m_corpus = files; }
+    const QStringList& dashboardCorpus() const { return m_corpus; }
     std::shared_ptr<const gwb::engine::Dictionary> dictionary() const { return m_dictionary; }
     QString path() const { return m_path; }
 
@@ -64,15 +70,17 @@ private:
     QThreadPool m_pool;
     std::shared_ptr<const gwb::engine::Dictionary> m_dictionary;
     QString m_path;
+    QStringList m_corpus;
     std::atomic<quint64> m_latestActivations{0}, m_latestDashboard{0};
 };
 
 /// Connects the Features view to a runner: its Open button asks `chooseFolder` for a folder, new
 /// traces recompute the activations, a clicked feature gets its dashboard, and the chosen feature's
 /// activations are drawn over the token strip. Returns the runner (owned by the view).
+/// Its "Dashboard Corpus…" button asks `chooseFiles` for text files and redraws the dashboard over them.
 FeatureRunner* wireFeatures(gwb::views::FeaturesView* view, std::function<FeaturesContext()> context,
                             gwb::views::TokenStrip* strip, std::function<QString()> chooseFolder,
-                            std::function<void(const QString&)> error);
+                            std::function<void(const QString&)> error, std::function<QStringList()> chooseFiles = {});
 
 } // namespace gwb::app
 

@@ -49,6 +49,13 @@ void MainWindow::wireViewWorkers() {
             [this](const QString& message) {
                 m_prompt->setNotice(message, QStringLiteral("error"));
                 showError(QStringLiteral("Dictionary not opened (see the message under the prompt)"), false);
+            },
+            [this] {
+                const QStringList files = QFileDialog::getOpenFileNames(
+                    this, QStringLiteral("Dashboard Corpus"), dialogFolder(QStringLiteral("corpus")),
+                    QStringLiteral("Text files (*.txt *.md *.raw *.tokens);;All files (*)"));
+                if (!files.isEmpty()) rememberDialogFolder(files.front(), QStringLiteral("corpus"));
+                return files;
             });
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
         wireSaliency(

@@ -188,10 +188,36 @@ def _feature_index(dictionary, feature):
 def hook(dictionary, feature, mode="ablate", value=0.0, position=-1):
     """A hook for model.run(ids, hooks={site: ...}) that edits one feature at the dictionary's site:
     "ablate" (x - z_f W_dec[f]: its part of the reconstruction removed), "clamp" (held at value),
-    "steer" (value times W_dec[f] added); at every position or only `position`."""
+    "steer" (value times W_dec[f] added); at every position or only `position`. A transcoder reads
+    one site and writes another: use hooks(), which gives both."""
     d = _dictionary(dictionary)
+    if d.config.get("transcoder"):
+        raise ValueError(f"a transcoder's feature reads {d.config['site']} and writes {d.config['target_site']}: "
+                         "use gwb.features.hooks(...), which gives a hook for each")
     f = _feature_index(d, feature)
     return lambda v, name: d.edit(v, f, mode, float(value), int(position))
+
+
+def hooks(dictionary, feature, mode="ablate", value=0.0, position=-1):
+    """The hooks for model.run(ids, hooks=...) that edit one feature, by site: {site: hook} for a
+    dictionary; for a transcoder {input site: the reading, target site: the edit}, z_f read from
+    the FFN's input and the FFN's output moved along W_dec[f] in the same pass."""
+    d = _dictionary(dictionary)
+    if not d.config.get("transcoder"):
+        return {d.config["site"]: hook(d, feature, mode, value, position)}
+    f = _feature_index(d, feature)
+    seen = {}
+
+    def read(v, name):
+        seen["input"] = v
+        return None
+
+    def write(v, name):
+        if "input" not in seen:
+            raise RuntimeError(f"the transcoder's input site {d.config['site']} was not read before {name}")
+        return d.edit_transcoder(seen["input"], v, f, mode, float(value), int(position))
+
+    return {d.config["site"]: read, d.config["target_site"]: write}
 
 
 def edit(model, dictionary, feature, prompt, answer, wrong, mode="ablate", value=0.0, position=-1,

@@ -155,6 +155,17 @@ void registerFeatures(py::module_& m) {
             },
             py::arg("value"), py::arg("feature"), py::arg("mode") = "ablate", py::arg("amount") = 0.0,
             py::arg("position") = -1)
+        .def(
+            "edit_transcoder",
+            [](const Dictionary& d, const py::array_t<float, py::array::c_style | py::array::forcecast>& input,
+               const py::array_t<float, py::array::c_style | py::array::forcecast>& output, int64_t feature,
+               const std::string& mode, double amount, int64_t position) {
+                const FeatureEdit e = makeEdit(feature, mode, amount, position);
+                return toNumpy(applyTranscoderEdit(d, fromNumpy(input, "the input site's value"),
+                                                   fromNumpy(output, "the target site's value"), e));
+            },
+            py::arg("input"), py::arg("output"), py::arg("feature"), py::arg("mode") = "ablate",
+            py::arg("amount") = 0.0, py::arg("position") = -1)
         .def("save",
              [](const Dictionary& d, const py::object& dir) {
                  saveDictionary(d, py::str(py::module_::import("os").attr("fspath")(dir)).cast<std::string>());

@@ -137,6 +137,42 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     EXPECT_FALSE(fv->dashboard().top.empty());
     EXPECT_GT(fv->dashboard().fired, 0);
     EXPECT_EQ(fv->dashboard().readingLayer, 3);
+    // Another corpus for the dashboards (Dashboard Corpus…): the contexts come from its text; a
+    // missing file is named.
+    {
+        QTemporaryDir other;
+        const QString path = other.filePath(QStringLiteral("other.txt"));
+        std::ofstream o(path.toStdString());
+        for (int i = 0; i < 60; ++i)
+            o << "Mr. Darcy walked to the village and said nothing at all to anyone; it is a truth " << i << ".\n";
+        o.close();
+        FeaturesContext c;
+        c.grassmannPath = w.grassmannPath();
+        c.data = w.workbenchData();
+        c.dashboardCorpus = {path};
+        ModelCache cache;
+        const auto dict = std::make_shared<const gwb::engine::Dictionary>(d);
+        const gwb::views::FeatureDashboard other1 = computeDashboard(cache, dict, f, c);
+        EXPECT_TRUE(other1.error.isEmpty()) << other1.error.toStdString();
+        EXPECT_TRUE(other1.corpus.startsWith(QStringLiteral("other.txt"))) << other1.corpus.toStdString();
+        EXPECT_GT(other1.rows, 0);
+        EXPECT_NE(other1.rows, fv->dashboard().rows); // another text, another number of rows
+        for (const auto& ctx : other1.top) {          // every context is of the other text
+            const QString text = ctx.pieces.join(QString());
+            bool ofOther = false;
+            for (const char* word : {"arcy", "walked", "village", "said", "nothing", "anyone", "truth"})
+                ofOther |= text.contains(QString::fromLatin1(word));
+            EXPECT_TRUE(ofOther) << text.toStdString();
+        }
+        c.dashboardCorpus = {other.filePath(QStringLiteral("missing.txt"))};
+        EXPECT_TRUE(computeDashboard(cache, dict, f, c).error.contains(QStringLiteral("missing.txt")));
+        // The view asks again for the chosen feature's dashboard when the corpus changes.
+        QSignalSpy asked(fv, &gwb::views::FeaturesView::dashboardRequested);
+        fv->refreshDashboard();
+        ASSERT_EQ(asked.count(), 1);
+        EXPECT_EQ(asked.front().front().toLongLong(), f);
+        ASSERT_TRUE(QTest::qWaitFor([&] { return fv->dashboard().feature == f; }, kWaitMs));
+    }
     // The token strip is coloured by the feature's activation at each token.
     EXPECT_EQ(strip->customColouring(), QStringLiteral("feature.resid.3.%1 activation").arg(f));
     const std::vector<float> colours = strip->values();

@@ -6,6 +6,7 @@
 // brute force and planted directions.)
 
 #include "engine_test_util.h"
+#include "model/model_impl.h"
 
 #include "gwb/engine/features.h"
 #include "gwb/engine/hooks.h"
@@ -483,5 +484,59 @@ TEST(Features, TranscodersReadTheFfnInputAndRebuildItsOutput) {
     const FloatArray z = back.encode(in), yhat = back.decode(z);
     ASSERT_EQ(yhat.shape, out.shape);
     FeatureEdit e;
-    EXPECT_THROW(applyFeatureEdit(back, in, e), std::invalid_argument);
+    EXPECT_THROW(applyFeatureEdit(back, in, e), std::invalid_argument); // it has two sites: the next call
+
+    // Its features are causal tests too: z_f read from ffn_in.2, ffn.2 moved along W_dec[feat].
+    int64_t feat = 0; // the feature most active at the last token
+    for (int64_t k = 0; k < back.config.dSae; ++k)
+        if (z.at2(5, k) > z.at2(5, feat)) feat = k;
+    ASSERT_GT(z.at2(5, feat), 0.0f);
+    e.feature = feat;
+    const std::vector<int32_t> ids32(ids.begin(), ids.end());
+    const FeatureEditResult r = runFeatureEdit(m, back, e, ids32, 10, 11);
+    ASSERT_EQ(r.activation.size(), 6u);
+    for (int64_t t = 0; t < 6; ++t)
+        EXPECT_NEAR(r.activation[static_cast<size_t>(t)], z.at2(t, feat), 1e-5f) << t;
+    std::map<std::string, SiteHook> byHand; // ffn.2 - z_f W_dec[feat] at every row
+    byHand["ffn.2"] = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        FloatArray o2 = v;
+        for (int64_t t = 0; t < 6; ++t)
+            for (int64_t i = 0; i < d; ++i)
+                o2.data[static_cast<size_t>(t * d + i)] -= z.at2(t, feat) * back.wDec.at2(feat, i);
+        return o2;
+    };
+    const FloatArray ablated = runWithHooks(m, ids, byHand);
+    EXPECT_NEAR(r.metricClean, static_cast<double>(plain.at2(5, 10)) - plain.at2(5, 11), 1e-5);
+    EXPECT_NEAR(r.metricEdited, static_cast<double>(ablated.at2(5, 10)) - ablated.at2(5, 11), 1e-4);
+    EXPECT_GT(std::abs(r.metricEdited - r.metricClean), 1e-6);
+    // Steering at one position adds value W_dec[feat] there and nowhere else.
+    e.mode = "steer";
+    e.value = 2.0;
+    e.position = 3;
+    const FloatArray steered = applyTranscoderEdit(back, in, out, e);
+    for (int64_t t = 0; t < 6; ++t)
+        for (int64_t i = 0; i < d; ++i)
+            ASSERT_NEAR(steered.at2(t, i), out.at2(t, i) + (t == 3 ? 2.0f * back.wDec.at2(feat, i) : 0.0f), 1e-5f);
+    EXPECT_THROW(applyTranscoderEdit(back, in, in, FeatureEdit{.feature = back.config.dSae}), std::invalid_argument);
+    EXPECT_THROW(applyTranscoderEdit(a.dictionary, out, FloatArray::zeros({5, d}), FeatureEdit{}),
+                 std::invalid_argument); // 6 input rows, 5 output rows
+}
+
+TEST(Features, TheWeightsHashIsKeptUntilAWeightChanges) {
+    // The window matches a dictionary to its models after every run: the hash of 2-385 MB of
+    // weights is computed once per model and again only when a weight changed in place.
+    Model m = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/grassmann-austen.gwb", "cpu");
+    const std::string first = modelWeightsHash(m);
+    EXPECT_EQ(modelWeightsHash(m), first);
+    const Model copy = m; // shares the weights
+    EXPECT_EQ(modelWeightsHash(copy), first);
+    {
+        torch::NoGradGuard noGrad;
+        m.impl().net->named_parameters()[0].value().mul_(1.5f);
+    }
+    const std::string changed = modelWeightsHash(m);
+    EXPECT_NE(changed, first);
+    // What the cache gives is what hashing the weights afresh (another model of them) gives.
+    const Model fresh = Model::fromParameters(m.config(), m.parameters(), m.tokenizer(), "cpu");
+    EXPECT_EQ(modelWeightsHash(fresh), changed);
 }

@@ -303,3 +303,23 @@ def test_a_transcoder_is_judged_on_its_target(grassmann, corpus, tmp_path):
     assert q["loss_spliced"] == pytest.approx(spliced / n, rel=1e-4)
     with pytest.raises(ValueError, match="can be read, not replaced"):
         grassmann.run(ids[:8], hooks={"ffn_in.1": lambda v, name: v * 0})
+    # Its features as causal tests: z_f read from ffn_in.1, ffn.1 moved along W_dec[f], in one pass;
+    # gwb.features.edit equals the same edit written by hand with numpy.
+    w = windows[0][:12]
+    seen = {}
+    grassmann.run(w, hooks={"ffn_in.1": lambda v, name: seen.setdefault("x", np.array(v))})
+    z = d.encode(seen["x"])
+    f = int(np.argmax(z[-1]))
+    assert z[-1, f] > 0
+    by_hand = {"ffn.1": lambda v, name: v - z[:, f:f + 1] * d.W_dec[f][None, :]}
+    logits = np.asarray(grassmann.run(w, hooks=by_hand), np.float64)
+    answer, wrong = grassmann.pieces([w[3]])[0], grassmann.pieces([w[4]])[0]
+    a, b = w[3], w[4]
+    r = gwb.features.edit(grassmann, d, f, w, answer, wrong)
+    assert r["metric_edited"] == pytest.approx(logits[-1, a] - logits[-1, b], abs=1e-4)
+    np.testing.assert_allclose(r["activation"], z[:, f], atol=1e-5)
+    steered = np.asarray(grassmann.run(w, hooks=gwb.features.hooks(d, f, mode="steer", value=3.0, position=5)))
+    by_hand = {"ffn.1": lambda v, name: v + 3.0 * (np.arange(len(w)) == 5)[:, None] * d.W_dec[f][None, :]}
+    np.testing.assert_allclose(steered, grassmann.run(w, hooks=by_hand), atol=1e-4)
+    with pytest.raises(ValueError, match="use gwb.features.hooks"):
+        gwb.features.hook(d, f)

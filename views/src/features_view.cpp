@@ -52,6 +52,11 @@ FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
     m_open->setObjectName(QStringLiteral("featuresOpen"));
     m_open->setToolTip(QStringLiteral("A folder written by gwb features train (cfg.json + sae_weights.safetensors)"));
     bar->addWidget(m_open);
+    m_corpus = new QPushButton(QStringLiteral("Dashboard Corpus…"), this);
+    m_corpus->setObjectName(QStringLiteral("featuresCorpus"));
+    m_corpus->setToolTip(QStringLiteral("Text files to draw the dashboards' top contexts from (by default the files "
+                                        "the dictionary was trained on)"));
+    bar->addWidget(m_corpus);
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
@@ -74,6 +79,7 @@ FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
     layout->addWidget(split, 1);
 
     connect(m_open, &QPushButton::clicked, this, &FeaturesView::openDictionaryRequested);
+    connect(m_corpus, &QPushButton::clicked, this, &FeaturesView::corpusRequested);
     // A bar of the relative-norm histogram lists the features of its kind (0-0.3 the first model's,
     // 0.3-0.7 shared, 0.7-1 the second's); the "Show" box goes back to all.
     connect(m_relative, &ChartWidget::barClicked, this, [this](int bin) {
@@ -129,6 +135,10 @@ void FeaturesView::setFeatures(FeatureDataPtr features) {
         Q_EMIT featureChosen(-1);
     }
     requestRefresh();
+}
+
+void FeaturesView::refreshDashboard() {
+    if (m_chosen >= 0) Q_EMIT dashboardRequested(m_chosen);
 }
 
 void FeaturesView::setDashboard(const FeatureDashboard& dashboard) {

@@ -5,6 +5,7 @@
 #include "features/feature_util.h"
 
 #include "formats/file_util.h"
+#include "model/model_impl.h"
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/hooks.h"
 
@@ -236,13 +237,26 @@ Dictionary loadDictionary(const std::string& dir) {
 }
 
 std::string modelWeightsHash(const Model& model) {
+    Model::Impl& impl = model.impl();
+    std::vector<std::pair<const void*, int64_t>> stamp;
+    for (const auto& item : impl.net->named_parameters()) {
+        const torch::Tensor& t = item.value();
+        stamp.emplace_back(t.data_ptr(), t.is_inference() ? 0 : static_cast<int64_t>(t._version()));
+    }
+    {
+        const std::lock_guard<std::mutex> lock(impl.hashMutex);
+        if (!impl.weightsHash.empty() && impl.hashStamp == stamp) return impl.weightsHash;
+    }
     uint64_t h = 1469598103934665603ull;
     for (const auto& [name, a] : model.parameters()) {
         h = fnv1a64(name, h);
         h = fnv1a64(shapeText(a.shape), h);
         h = fnv1a64(std::string_view(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float)), h);
     }
-    return hex64(h);
+    const std::lock_guard<std::mutex> lock(impl.hashMutex);
+    impl.weightsHash = hex64(h);
+    impl.hashStamp = std::move(stamp);
+    return impl.weightsHash;
 }
 
 namespace {

@@ -53,11 +53,64 @@ FloatArray featureActivations(const Model& model, const Dictionary& d, const std
     return features::toArray(z);
 }
 
+namespace {
+/// The rows to move and how much of W_dec[f] each gets: the edit's coefficients (T - D rows) from
+/// the activations z of `input`'s rows t >= D, masked to e.position when it is given.
+torch::Tensor editCoefficients(const Dictionary& d, const torch::Tensor& rows, int64_t D, const FeatureEdit& e) {
+    torch::Tensor coef; // per row: how much of W_dec[f] to add
+    if (e.mode == "steer") {
+        coef = torch::full({rows.size(0)}, static_cast<float>(e.value));
+    } else {
+        const torch::Tensor z = features::encodeRows(d, rows).select(1, e.feature);
+        coef = e.mode == "ablate" ? -z : static_cast<float>(e.value) - z;
+    }
+    if (e.position >= 0) {
+        torch::Tensor mask = torch::zeros({rows.size(0)});
+        if (e.position >= D) mask[e.position - D] = 1;
+        coef = coef * mask;
+    }
+    return coef;
+}
+
+void checkEdit(const Dictionary& d, const FeatureEdit& e) {
+    if (e.mode != "ablate" && e.mode != "clamp" && e.mode != "steer")
+        throw std::invalid_argument("feature edit mode '" + e.mode + "' is not ablate, clamp or steer");
+    if (e.feature < 0 || e.feature >= d.config.dSae)
+        throw std::invalid_argument("feature " + std::to_string(e.feature) + " does not exist (0.." +
+                                    std::to_string(d.config.dSae - 1) + ")");
+}
+} // namespace
+
+FloatArray applyTranscoderEdit(const Dictionary& d, const FloatArray& input, const FloatArray& output,
+                               const FeatureEdit& e) {
+    torch::NoGradGuard noGrad;
+    if (!d.config.transcoder())
+        throw std::invalid_argument("this dictionary is not a transcoder: edit its site with applyFeatureEdit");
+    checkEdit(d, e);
+    if (input.rank() != 2 || input.dim(1) != d.config.dIn)
+        throw std::invalid_argument("the input site's value has shape " + shapeText(input.shape) +
+                                    ", the transcoder reads " + std::to_string(d.config.dIn) + " values a row");
+    if (output.rank() != 2 || output.dim(1) != d.config.dOut || output.dim(0) != input.dim(0))
+        throw std::invalid_argument("the target site's value has shape " + shapeText(output.shape) +
+                                    ", the transcoder writes " + std::to_string(d.config.dOut) +
+                                    " values for each of " + std::to_string(input.dim(0)) + " rows");
+    if (e.position >= input.dim(0))
+        throw std::invalid_argument("position " + std::to_string(e.position) + " is outside the prompt (" +
+                                    std::to_string(input.dim(0)) + " tokens)");
+    const int64_t D = std::min<int64_t>(features::offsetOfSite(d.config.site), input.dim(0));
+    const torch::Tensor x = features::toTensor(input);
+    const torch::Tensor coef = editCoefficients(d, x.slice(0, D, x.size(0)), D, e);
+    const torch::Tensor dir = features::toTensor(d.wDec).select(0, e.feature);
+    torch::Tensor out = features::toTensor(output).clone();
+    out.slice(0, D, out.size(0)).add_(coef.unsqueeze(1) * dir.unsqueeze(0));
+    return features::toArray(out);
+}
+
 FloatArray applyFeatureEdit(const Dictionary& d, const FloatArray& value, const FeatureEdit& e) {
     torch::NoGradGuard noGrad;
     if (d.config.transcoder())
-        throw std::invalid_argument("editing a transcoder's feature (it reads " + d.config.site + " and writes " +
-                                    d.config.targetSite + ") is not supported yet; dictionaries and crosscoders are");
+        throw std::invalid_argument("a transcoder's feature reads " + d.config.site + " and writes " +
+                                    d.config.targetSite + ": edit it with applyTranscoderEdit (both values)");
     if (e.mode != "ablate" && e.mode != "clamp" && e.mode != "steer")
         throw std::invalid_argument("feature edit mode '" + e.mode + "' is not ablate, clamp or steer");
     if (e.feature < 0 || e.feature >= d.config.dSae)
@@ -73,18 +126,7 @@ FloatArray applyFeatureEdit(const Dictionary& d, const FloatArray& value, const 
     const torch::Tensor x = features::toTensor(value);
     const torch::Tensor rows = x.slice(0, D, x.size(0));
     const torch::Tensor dir = features::toTensor(d.wDec).select(0, e.feature);
-    torch::Tensor coef; // per row: how much of W_dec[f] to add
-    if (e.mode == "steer") {
-        coef = torch::full({rows.size(0)}, static_cast<float>(e.value));
-    } else {
-        const torch::Tensor z = features::encodeRows(d, rows).select(1, e.feature);
-        coef = e.mode == "ablate" ? -z : static_cast<float>(e.value) - z;
-    }
-    if (e.position >= 0) {
-        torch::Tensor mask = torch::zeros({rows.size(0)});
-        if (e.position >= D) mask[e.position - D] = 1;
-        coef = coef * mask;
-    }
+    const torch::Tensor coef = editCoefficients(d, rows, D, e);
     torch::Tensor out = x.clone();
     out.slice(0, D, x.size(0)).add_(coef.unsqueeze(1) * dir.unsqueeze(0));
     return features::toArray(out);
@@ -113,9 +155,26 @@ FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& d, const 
         value = v;
         return std::nullopt;
     };
-    edit[d.config.site] = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
-        return applyFeatureEdit(d, v, e);
-    };
+    if (d.config.transcoder()) {
+        // One pass: the FFN's input is read (it comes first in the block), its output edited.
+        checkEdit(d, e);
+        auto input = std::make_shared<FloatArray>();
+        edit[d.config.site] = [input](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            *input = v;
+            return std::nullopt;
+        };
+        edit[d.config.targetSite] = [&d, &e, input](const FloatArray& v,
+                                                    const std::string&) -> std::optional<FloatArray> {
+            if (input->empty())
+                throw std::runtime_error("the transcoder's input site " + d.config.site + " was not read before " +
+                                         d.config.targetSite);
+            return applyTranscoderEdit(d, *input, v, e);
+        };
+    } else {
+        edit[d.config.site] = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            return applyFeatureEdit(d, v, e);
+        };
+    }
     const FloatArray clean = runWithHooks(model, ids64, read);
     const FloatArray edited = runWithHooks(model, ids64, edit);
     {

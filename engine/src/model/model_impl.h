@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gwb::engine {
 
@@ -25,6 +27,12 @@ struct Model::Impl {
     /// is a fresh mapping, and its first write page-faults (15 ms of a 50 ms trace of the bundled
     /// model, for 8 MB, on the development machine).
     torch::Tensor headBuffer;
+    /// modelWeightsHash's last result and the (storage, version counter) of every parameter it saw:
+    /// a window that matches a dictionary to its models after every run hashes 385 MB once, not
+    /// each time, and an optimizer step, a load or a copy_ into a weight makes it hash again.
+    std::mutex hashMutex;
+    std::string weightsHash;
+    std::vector<std::pair<const void*, int64_t>> hashStamp;
 };
 
 } // namespace gwb::engine

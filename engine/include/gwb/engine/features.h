@@ -195,6 +195,11 @@ struct FeatureEdit {
 /// The edited value of the site (T x d_in, the hook's value). Throws std::invalid_argument for an
 /// unknown mode, a feature or position out of range, a value of the wrong width.
 FloatArray applyFeatureEdit(const Dictionary& dictionary, const FloatArray& value, const FeatureEdit& edit);
+/// A transcoder's feature: z_f is read from its input site's value (`input`, T x d_in: the FFN's
+/// input) and the target site's value (`output`, T x d_out: the FFN's output) moves along W_dec[f]
+/// as applyFeatureEdit moves a dictionary's site (ablate: output - z_f W_dec[f], clamp, steer).
+FloatArray applyTranscoderEdit(const Dictionary& transcoder, const FloatArray& input, const FloatArray& output,
+                               const FeatureEdit& edit);
 
 struct FeatureEditResult {
     std::string name;              ///< feature.<site>.<f>
@@ -204,7 +209,8 @@ struct FeatureEditResult {
     std::vector<float> activation; ///< z_f at each position of the clean run (0 for rows t < D)
     std::vector<std::pair<int32_t, float>> topClean, topEdited; ///< 5 most probable next pieces, probabilities
 };
-/// Runs `ids` with and without the edit. `position` -1 = the last token.
+/// Runs `ids` with and without the edit. `position` -1 = the last token. A transcoder's edit reads
+/// its input site and writes its target site in the same pass (applyTranscoderEdit).
 FeatureEditResult runFeatureEdit(const Model& model, const Dictionary& dictionary, const FeatureEdit& edit,
                                  const std::vector<int32_t>& ids, int32_t answer, int32_t wrong, int64_t position = -1);
 /// A crosscoder's feature edited in both models at once: z_f is read from both models' clean values

@@ -95,9 +95,13 @@ public:
     /// The relative-norm histogram (clicking a bar lists the features of its kind).
     ChartWidget* relativeNormWidget() const { return m_relative; }
     ChartData activationChart() const;
+    /// Asks for the chosen feature's dashboard again (after the corpus changed).
+    void refreshDashboard();
 
 Q_SIGNALS:
     void openDictionaryRequested();
+    /// The "Dashboard corpus…" button: the application asks for text files to draw contexts from.
+    void corpusRequested();
     void dashboardRequested(qint64 feature);
     /// The chosen feature changed (-1 = none): the application colours the token strip by it.
     void featureChosen(qint64 feature);
@@ -115,6 +119,7 @@ private:
     QLabel* m_header;
     QComboBox* m_kind;
     QPushButton* m_open;
+    QPushButton* m_corpus;
     QTableWidget* m_list;
     ChartWidget* m_relative;
     QTextBrowser* m_contexts;
