@@ -1,6 +1,7 @@
 #include "gwb/geometry/subspace.h"
 
 #include "double_double.h"
+#include "top_eigen.h"
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
@@ -274,18 +275,19 @@ Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool 
         m.selfadjointView<Eigen::Lower>().rankUpdate(xc);
     else
         m.selfadjointView<Eigen::Lower>().rankUpdate(xc.transpose());
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m.selfadjointView<Eigen::Lower>());
+    // Only the top k eigenvectors are needed: inverse iteration on the tridiagonal form (top_eigen.h).
+    const detail::TopEigen eig = detail::topEigen(m, std::min<Eigen::Index>(k, n));
     Basis out;
     out.requested = k;
-    out.rank = topRank(eig.eigenvalues(), k, relTol);
+    out.rank = topRank(eig.values, k, relTol);
     out.rankDeficient = out.rank < k;
     out.q.resize(d, out.rank);
     for (int64_t i = 0; i < out.rank; ++i) {
         if (!gram) {
-            out.q.col(i) = eig.eigenvectors().col(n - 1 - i);
+            out.q.col(i) = eig.vectors.col(i);
             continue;
         }
-        Eigen::VectorXd v = xc.transpose() * eig.eigenvectors().col(n - 1 - i);
+        Eigen::VectorXd v = xc.transpose() * eig.vectors.col(i);
         // Orthogonal to the earlier ones to rounding (twice: modified Gram-Schmidt), then unit length.
         for (int pass = 0; pass < 2; ++pass)
             for (int64_t j = 0; j < i; ++j)
