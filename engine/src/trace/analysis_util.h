@@ -2,6 +2,7 @@
 // Helpers shared by the analysis sources (engine-internal).
 
 #include "gwb/engine/analysis.h"
+#include "gwb/geometry/batch.h"
 #include "gwb/geometry/subspace.h"
 #include "gwb/geometry/types.h"
 #include "parallel_for.h"
@@ -9,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,23 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z
                     const geometry::RowMatrixXd* contribution, const std::vector<int>& validCount, double eps,
                     GrassmannLayerAnalysis& out, Progress& progress, std::vector<std::string>& warnings,
                     const std::string& at, AnalysisCache* cache);
+
+/// g's share of the block's mix at token t, per channel (analysis_influence.cpp): 1 - a_t for the
+/// paper gate, a_t for the others.
+Eigen::ArrayXd gShare(GateVariant gate, const geometry::RowMatrixXd& a, int64_t t);
+
+/// The influence of each offset for aggregation per_offset_mlp (analysis_influence.cpp); advances
+/// progress by T and counts the tokens whose row is all zero.
+void mlpInfluence(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, const geometry::RowMatrixXd& gate,
+                  const ModelConfig& cfg, double eps, GrassmannLayerAnalysis& out, int64_t& zeroRows,
+                  Progress& progress);
+
+/// The influence of each offset through the linear read-out W_plu (analysis_influence.cpp); on the
+/// pair route (one or two offsets, unit planes) it also fills `contribution` with W_plu B_t (T x d).
+void planeInfluence(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, const geometry::RowMatrixXd& gate,
+                    const geometry::AggregatedBivectors& agg, bool normalized, const ModelConfig& cfg, double eps,
+                    GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress,
+                    std::optional<geometry::RowMatrixXd>& contribution);
 
 /// The pseudo-inverse lifter of a layer's W_red (weight-only): from `cache` when it holds these
 /// weights, else from the disk cache, else computed (and kept in both). cache may be null.

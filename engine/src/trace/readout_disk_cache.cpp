@@ -103,6 +103,24 @@ struct Reader {
     }
 };
 
+/// Reads a cache file's first 16 bytes: its magic, the current version and the padding word.
+bool readHeader(Reader& in, const char (&magic)[8]) {
+    char m[8];
+    uint32_t version = 0, pad = 0;
+    return in.get(m) && std::memcmp(m, magic, 8) == 0 && in.get(version) && version == kVersion && in.get(pad);
+}
+
+/// The bytes of a cache file, or nothing (no folder, no file, or one that cannot be read).
+std::optional<std::vector<uint8_t>> readCacheFile(const std::string& path) {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return std::nullopt;
+    try {
+        return readBinaryFile(path);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 } // namespace
 
 std::string readoutCacheDir() {
@@ -118,22 +136,14 @@ std::string readoutCachePath(const FloatArray& wPlu) {
 }
 
 std::shared_ptr<const geo::ReadoutPlanes> loadReadoutPlanes(const FloatArray& wPlu) {
-    const std::string path = readoutCachePath(wPlu);
-    std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec) || wPlu.shape.size() != 2) return nullptr;
-    std::vector<uint8_t> bytes;
-    try {
-        bytes = readBinaryFile(path);
-    } catch (const std::exception&) {
-        return nullptr;
-    }
+    if (wPlu.shape.size() != 2) return nullptr;
+    const std::optional<std::vector<uint8_t>> file = readCacheFile(readoutCachePath(wPlu));
+    if (!file) return nullptr;
+    const std::vector<uint8_t>& bytes = *file;
     Reader in{bytes};
-    char magic[8];
-    uint32_t version = 0, pad = 0;
     int64_t d = 0, n = 0, zeroRows = 0;
     uint64_t ha = 0, hb = 0;
-    if (!in.get(magic) || std::memcmp(magic, kMagic, 8) != 0 || !in.get(version) || version != kVersion ||
-        !in.get(pad) || !in.get(d) || !in.get(n) || !in.get(ha) || !in.get(hb) || !in.get(zeroRows))
+    if (!readHeader(in, kMagic) || !in.get(d) || !in.get(n) || !in.get(ha) || !in.get(hb) || !in.get(zeroRows))
         return nullptr;
     const Key k = hashWeights(wPlu);
     if (ha != k.a || hb != k.b || d != wPlu.shape[0] || n < 2 || n * (n - 1) / 2 != wPlu.shape[1]) return nullptr;
@@ -213,22 +223,14 @@ Key hashLayers(const std::vector<const FloatArray*>& wRed) {
 
 std::optional<ReadingSubspaces> loadReadingSubspaces(const std::vector<const FloatArray*>& wRed) {
     const Key k = hashLayers(wRed);
-    const std::string path = cacheFile("reading", k);
-    std::error_code ec;
-    if (path.empty() || wRed.empty() || !std::filesystem::exists(path, ec)) return std::nullopt;
-    std::vector<uint8_t> bytes;
-    try {
-        bytes = readBinaryFile(path);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+    if (wRed.empty()) return std::nullopt;
+    const std::optional<std::vector<uint8_t>> file = readCacheFile(cacheFile("reading", k));
+    if (!file) return std::nullopt;
+    const std::vector<uint8_t>& bytes = *file;
     Reader in{bytes};
-    char magic[8];
-    uint32_t version = 0, pad = 0;
     int64_t n = 0;
     uint64_t ha = 0, hb = 0;
-    if (!in.get(magic) || std::memcmp(magic, kReadingMagic, 8) != 0 || !in.get(version) || version != kVersion ||
-        !in.get(pad) || !in.get(n) || !in.get(ha) || !in.get(hb) || ha != k.a || hb != k.b ||
+    if (!readHeader(in, kReadingMagic) || !in.get(n) || !in.get(ha) || !in.get(hb) || ha != k.a || hb != k.b ||
         n != static_cast<int64_t>(wRed.size()))
         return std::nullopt;
     const size_t N = static_cast<size_t>(n);
@@ -275,23 +277,14 @@ constexpr char kLifterMagic[8] = {'G', 'W', 'B', 'L', 'I', 'F', 'T', '\0'};
 std::shared_ptr<const geo::PlaneLifter> loadLifter(const FloatArray& wRed) {
     if (wRed.shape.size() != 2) return nullptr;
     const Key k = hashWeights(wRed);
-    const std::string path = cacheFile("lifter", k);
-    std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return nullptr;
-    std::vector<uint8_t> bytes;
-    try {
-        bytes = readBinaryFile(path);
-    } catch (const std::exception&) {
-        return nullptr;
-    }
+    const std::optional<std::vector<uint8_t>> file = readCacheFile(cacheFile("lifter", k));
+    if (!file) return nullptr;
+    const std::vector<uint8_t>& bytes = *file;
     Reader in{bytes};
-    char magic[8];
-    uint32_t version = 0, pad = 0;
     int64_t r = 0, d = 0, rank = 0;
     uint64_t ha = 0, hb = 0;
-    if (!in.get(magic) || std::memcmp(magic, kLifterMagic, 8) != 0 || !in.get(version) || version != kVersion ||
-        !in.get(pad) || !in.get(r) || !in.get(d) || !in.get(rank) || !in.get(ha) || !in.get(hb) || ha != k.a ||
-        hb != k.b || r != wRed.shape[0] || d != wRed.shape[1] || rank < 0 || rank > r)
+    if (!readHeader(in, kLifterMagic) || !in.get(r) || !in.get(d) || !in.get(rank) || !in.get(ha) || !in.get(hb) ||
+        ha != k.a || hb != k.b || r != wRed.shape[0] || d != wRed.shape[1] || rank < 0 || rank > r)
         return nullptr;
     if (bytes.size() != in.at + static_cast<size_t>(d * r) * 8) return nullptr;
     Eigen::MatrixXd pinv(d, r);
