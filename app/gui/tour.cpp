@@ -1,6 +1,7 @@
 #include "gui/tour.h"
 
 #include "gui/main_window.h"
+#include "gui/trace_controller.h"
 
 #include "gwb/views/features_view.h"
 #include "gwb/views/patching_view.h"
@@ -19,8 +20,18 @@ namespace gwb::app {
 
 Tour::Tour(MainWindow* window, const QString& folder, int settleMs)
     : QObject(window), m_window(window), m_folder(folder), m_settleMs(settleMs) {
-    connect(window, &MainWindow::runFinished, this, [this] { start(true); });
+    connect(window, &MainWindow::runFinished, this, [this] { afterRun(); });
     connect(window, &MainWindow::runFailed, this, [this] { start(false); });
+}
+
+void Tour::afterRun() {
+    // The whole analysis first, so that every view is shown with its numbers (the window computes
+    // the parts of hidden views after the run; the state is polled, so a failed rest ends it too).
+    if (m_window->controller()->isCompleting()) {
+        QTimer::singleShot(50, this, &Tour::afterRun);
+        return;
+    }
+    start(true);
 }
 
 void Tour::start(bool runOk) {

@@ -31,6 +31,8 @@ public:
     }
 
 private:
+    /// After a run: start() once the rest of its analysis is in.
+    void afterRun();
     void start(bool runOk);
     void next();
     void waitForPatching(gwb::views::PatchingView* view);

@@ -17,6 +17,7 @@
 #include "gwb/views/token_strip.h"
 
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -102,11 +103,15 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     auto* strip = w.findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
     ASSERT_TRUE(fv && strip);
     EXPECT_FALSE(fv->hasContent());
+    auto* corpusButton = fv->findChild<QPushButton*>(QStringLiteral("featuresCorpus"));
+    ASSERT_TRUE(corpusButton);
+    EXPECT_FALSE(corpusButton->isEnabled()) << "no dictionary, no dashboards to draw";
     w.openDictionary(tr.dictionary);
     const int64_t T = w.workbenchData().tokenCount();
     ASSERT_TRUE(QTest::qWaitFor(
         [&] { return fv->features() && static_cast<int64_t>(fv->features()->perToken.size()) == T; }, kWaitMs))
         << (fv->features() ? fv->features()->error.toStdString() : "nothing arrived");
+    EXPECT_TRUE(corpusButton->isEnabled());
     EXPECT_EQ(w.currentViewId(), QStringLiteral("features"));
     // The window's numbers are the engine's on the same ids.
     const gwb::engine::Model g = gwb::engine::Model::load(bundledPath("grassmann-austen.gwb"), "cpu");

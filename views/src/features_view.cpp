@@ -264,6 +264,7 @@ QString FeaturesView::dashboardHtml() const {
 void FeaturesView::refresh() {
     const bool loaded = m_features != nullptr;
     m_kind->setEnabled(loaded && m_features->crosscoder);
+    m_corpus->setEnabled(loaded); // a corpus for the dashboards of an open dictionary
     m_relative->setVisible(loaded && m_features->crosscoder);
     if (!loaded) {
         m_header->setText(missingDataMessage());
