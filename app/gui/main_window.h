@@ -189,6 +189,8 @@ private:
     void setRunningUi(bool running);
 
     void setData(const gwb::views::WorkbenchData& data);
+    /// m_data into every view, the selection bar and the token strip.
+    void showDataInViews();
     QString m_runStatus;      ///< the status line of the last finished run, before "still computing"
     QStringList m_runNotices; ///< its notices (a completed analysis may add to them)
     void updateTokenStrip();

@@ -156,14 +156,8 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
 
 QString MainWindow::tracedStatus(bool pending) const {
     QString s = m_runStatus;
-    if (pending && m_data.grassmannAnalysis) {
-        QStringList names;
-        for (const std::string& n :
-             gwb::engine::analysisPartNames(gwb::engine::kAnalysisAll & ~m_data.grassmannAnalysis->parts))
-            names << QString::fromStdString(n);
-        s += QStringLiteral("; still computing the %1 (for the views that show them)")
-                 .arg(names.join(QStringLiteral(", ")));
-    }
+    if (const QString names = pendingAnalysisParts(m_data); pending && !names.isEmpty())
+        s += QStringLiteral("; still computing the %1 (for the views that show them)").arg(names);
     if (!m_runNotices.isEmpty()) s += QStringLiteral(" (see the notice above the tokens)");
     return s;
 }
@@ -184,16 +178,9 @@ void MainWindow::onAnalysisCompleted(quint64 id, const AnalysisCompletion& compl
         showError(QStringLiteral("The rest of the analysis failed (see the message under the prompt)"), false);
         return;
     }
-    {
-        // The same traces, the whole analysis: the views that waited for a part draw it now.
-        const gwb::views::View::RefreshBatch batch;
-        m_data.grassmannAnalysis = completion.analysis;
-        for (View* v : m_views)
-            v->setData(m_data);
-        m_selectionBar->setData(m_data);
-        m_strip->setData(m_data);
-        updateTokenStrip();
-    }
+    // The same traces, the whole analysis: the views that waited for a part draw it now.
+    m_data.grassmannAnalysis = completion.analysis;
+    showDataInViews();
     if (!completion.notices.isEmpty()) {
         m_runNotices << completion.notices;
         m_prompt->setNotice(m_runNotices.join(QLatin1Char('\n')));
@@ -229,15 +216,20 @@ void MainWindow::setData(const gwb::views::WorkbenchData& data) {
         m_data.corpusPath = corpusPath;
     }
     m_selection->setExtents(m_data);
+    showDataInViews();
+    // The dictionary's features on the new tokens (off the GUI thread).
+    if (m_featureRunner && m_featureRunner->dictionary()) m_featureRunner->activations(featuresContext());
+    updateStaleness();
+    QTimer::singleShot(0, this, &MainWindow::fitTopDocks); // after the strip has its new width
+}
+
+void MainWindow::showDataInViews() {
+    const gwb::views::View::RefreshBatch batch; // one refresh per view
     for (View* v : m_views)
         v->setData(m_data);
     m_selectionBar->setData(m_data);
     m_strip->setData(m_data);
-    // The dictionary's features on the new tokens (off the GUI thread).
-    if (m_featureRunner && m_featureRunner->dictionary()) m_featureRunner->activations(featuresContext());
     updateTokenStrip();
-    updateStaleness();
-    QTimer::singleShot(0, this, &MainWindow::fitTopDocks); // after the strip has its new width
 }
 
 void MainWindow::fitTopDocks() {

@@ -76,13 +76,11 @@ QString grassmannMissingMessage(const WorkbenchData& d) {
 }
 
 QString pendingAnalysisMessage(const WorkbenchData& d, unsigned parts) {
-    if (!d.grassmann || !d.grassmannAnalysis || d.grassmannAnalysis->has(parts)) return {};
-    QStringList names;
-    for (const std::string& n : gwb::engine::analysisPartNames(parts & ~d.grassmannAnalysis->parts))
-        names << QString::fromStdString(n);
+    const QString names = pendingAnalysisParts(d, parts);
+    if (names.isEmpty()) return {};
     return QStringLiteral("Computing the %1… (shown here when done; a model's weight-only results are "
                           "computed once and kept on disk)")
-        .arg(names.join(QStringLiteral(", ")));
+        .arg(names);
 }
 
 HeatmapAxes axesFromTable(const DataTable& t, const QString& valueName) {

@@ -75,6 +75,14 @@ QString displayPiece(const QString& piece) {
     return piece; // other bytes (parts of a UTF-8 character) keep their <0xHH> form
 }
 
+QString pendingAnalysisParts(const WorkbenchData& data, unsigned parts) {
+    if (!data.grassmann || !data.grassmannAnalysis) return {};
+    QStringList names;
+    for (const std::string& n : gwb::engine::analysisPartNames(parts & ~data.grassmannAnalysis->parts))
+        names << QString::fromStdString(n);
+    return names.join(QStringLiteral(", "));
+}
+
 QStringList tokenLabels(const gwb::engine::Trace& trace) {
     QStringList out;
     out.reserve(static_cast<int>(trace.tokens.size()));

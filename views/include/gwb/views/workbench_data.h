@@ -53,6 +53,10 @@ QString displayPiece(const QString& piece);
 /// The byte of a byte piece "<0xHH>", or -1 for any other piece.
 int bytePieceValue(const QString& piece);
 
+/// The parts among `parts` that the Grassmann analysis lacks, by name ("read-out planes, angles
+/// between layers"), while the window completes it; "" when none (or there is no analysis).
+QString pendingAnalysisParts(const WorkbenchData& data, unsigned parts = gwb::engine::kAnalysisAll);
+
 /// Token texts of a trace as Qt strings (axis labels).
 QStringList tokenLabels(const gwb::engine::Trace& trace);
 /// "L0", "L1", ... for n layers.
