@@ -78,6 +78,51 @@ template <int MR, int... R> constexpr auto tileTable512(std::integer_sequence<in
 template <int MR, int... R> constexpr auto tileTable256(std::integer_sequence<int, R...>) {
     return std::array<TileFn, MR>{&tile256<R + 1>...};
 }
+#endif
+
+/// y = x b, row by row: y_i = sum_p x(i, p) b_p over b's rows, each an axpy over n contiguous
+/// values (the loop the compiler vectorizes in each target below).
+__attribute__((always_inline)) inline void rowMajorProduct(const double* x, Eigen::Index m, Eigen::Index k,
+                                                           const double* b, Eigen::Index n, double* y) {
+    for (Eigen::Index i = 0; i < m; ++i) {
+        double* __restrict yi = y + i * n;
+        std::fill(yi, yi + n, 0.0);
+        for (Eigen::Index p = 0; p < k; ++p) {
+            const double xv = x[i * k + p];
+            const double* __restrict bp = b + p * n;
+            for (Eigen::Index j = 0; j < n; ++j)
+                yi[j] += xv * bp[j];
+        }
+    }
+}
+
+#if GWB_PRODUCT_X86
+/// rowMajorProduct with AVX-512: blocks of up to 8 rows of y times 8 columns stay in registers
+/// while p runs over k, so b is read once per block of rows (columns past n are masked).
+__attribute__((target("avx512f"))) void rowMajorProduct512(const double* x, Eigen::Index m, Eigen::Index k,
+                                                           const double* b, Eigen::Index n, double* y) {
+    constexpr int kRows = 8;
+    for (Eigen::Index j0 = 0; j0 < n; j0 += 8) {
+        const auto mask = static_cast<__mmask8>(n - j0 >= 8 ? 0xff : (1u << (n - j0)) - 1);
+        for (Eigen::Index i0 = 0; i0 < m; i0 += kRows) {
+            const int rows = static_cast<int>(std::min<Eigen::Index>(kRows, m - i0));
+            __m512d acc[kRows];
+            for (int r = 0; r < kRows; ++r)
+                acc[r] = _mm512_setzero_pd();
+            for (Eigen::Index p = 0; p < k; ++p) {
+                const __m512d bv = _mm512_maskz_loadu_pd(mask, b + p * n + j0);
+                for (int r = 0; r < rows; ++r)
+                    acc[r] = _mm512_fmadd_pd(_mm512_set1_pd(x[(i0 + r) * k + p]), bv, acc[r]);
+            }
+            for (int r = 0; r < rows; ++r)
+                _mm512_mask_storeu_pd(y + (i0 + r) * n + j0, mask, acc[r]);
+        }
+    }
+}
+__attribute__((target("avx2,fma"))) void rowMajorProduct256(const double* x, Eigen::Index m, Eigen::Index k,
+                                                            const double* b, Eigen::Index n, double* y) {
+    rowMajorProduct(x, m, k, b, n, y);
+}
 #else
 bool cpuHas(Kernel k) {
     return k == Kernel::Eigen;
@@ -155,8 +200,8 @@ RowMatrixXd TransposedRhs::multiply(const Eigen::Ref<const RowMatrixXd>& a) cons
                                     std::to_string(m_k));
     if (m_width == 0) return a * m_plain.transpose();
     const Eigen::Index m = a.rows();
-    RowMatrixXd out = RowMatrixXd::Zero(m, m_n);
-    if (m == 0 || m_n == 0 || m_k == 0) return out;
+    if (m == 0 || m_n == 0 || m_k == 0) return RowMatrixXd::Zero(m, m_n);
+    RowMatrixXd out(m, m_n); // the first depth block stores, later ones add
 #if GWB_PRODUCT_X86
     // Each row of A is contiguous (Ref's inner stride is 1); rows are lda apart.
     const Eigen::Index lda = a.outerStride();
@@ -178,14 +223,35 @@ RowMatrixXd TransposedRhs::multiply(const Eigen::Ref<const RowMatrixXd>& a) cons
                 tile(a.data() + i0 * lda + k0, lda, panel, kc, acc);
                 for (int r = 0; r < rows; ++r) {
                     double* dst = out.row(i0 + r).data() + p * m_width;
-                    for (Eigen::Index j = 0; j < cols; ++j)
-                        dst[j] += acc[r * m_width + j];
+                    if (k0 == 0)
+                        std::copy(acc + r * m_width, acc + r * m_width + cols, dst);
+                    else
+                        for (Eigen::Index j = 0; j < cols; ++j)
+                            dst[j] += acc[r * m_width + j];
                 }
             }
         }
     }
 #endif
     return out;
+}
+
+void multiplyRowMajor(const double* x, Eigen::Index m, Eigen::Index k, const double* b, Eigen::Index n, double* y,
+                      const char* kernel) {
+    const Kernel chosen = parse(kernel);
+#if GWB_PRODUCT_X86
+    switch (chosen) {
+    case Kernel::Avx512:
+        return rowMajorProduct512(x, m, k, b, n, y);
+    case Kernel::Avx2:
+        return rowMajorProduct256(x, m, k, b, n, y);
+    case Kernel::Eigen:
+        break;
+    }
+#else
+    (void)chosen;
+#endif
+    rowMajorProduct(x, m, k, b, n, y);
 }
 
 RowMatrixXd multiplyTransposed(const Eigen::Ref<const RowMatrixXd>& a, const Eigen::Ref<const RowMatrixXd>& b) {

@@ -3,6 +3,7 @@
 #include "gwb/geometry/batch.h"
 #include "gwb/geometry/bivector.h"
 #include "gwb/geometry/plucker.h"
+#include "gwb/geometry/product.h"
 #include "gwb/geometry/subspace.h"
 
 #include "plane_angles_core.h"
@@ -99,34 +100,46 @@ RowMatrixXd readoutPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& z, cons
     const Eigen::Index T = z.rows(), r = z.cols();
     const auto d = static_cast<Eigen::Index>(planes.topPlane.size());
     RowMatrixXd out = RowMatrixXd::Constant(T, 2 * d, kNaN);
-    // Every channel's top plane side by side (columns 2c, 2c+1), so that one token's cosine
-    // matrices against all channels are one (2 x r) x (r x 2d) product.
-    Eigen::MatrixXd all = Eigen::MatrixXd::Zero(r, 2 * d);
+    // Every channel's top plane as two rows (2c, 2c + 1) and every token's plane basis likewise, so
+    // that the cosine matrices C = Q_t^T Q_c of all (token, channel) pairs are the entries of one
+    // (2T x r) x (r x 2d) product: C(a, b) = cos(2t + a, 2c + b).
+    RowMatrixXd channels = RowMatrixXd::Zero(2 * d, r);
     std::vector<char> valid(static_cast<size_t>(d), 0);
     for (Eigen::Index c = 0; c < d; ++c) {
         const Eigen::MatrixXd& q = planes.topPlane[static_cast<size_t>(c)];
         if (q.rows() != r || q.cols() != 2 || !q.allFinite()) continue;
-        all.middleCols(2 * c, 2) = q;
+        channels.middleRows(2 * c, 2) = q.transpose();
         valid[static_cast<size_t>(c)] = 1;
     }
-    Eigen::MatrixXd cos(2, 2 * d);
-    Eigen::Matrix<double, Eigen::Dynamic, 2> sine(r, 2);
+    RowMatrixXd tokens = RowMatrixXd::Zero(2 * T, r);
+    std::vector<char> planar(static_cast<size_t>(T), 0);
     for (Eigen::Index t = 0; t < T; ++t) {
         if (!z.row(t).allFinite() || !y.row(t).allFinite()) continue;
         const Basis token = planeBasis(z.row(t).transpose(), y.row(t).transpose());
         if (token.rank < 2) continue;
-        cos.noalias() = token.q.transpose() * all;
+        tokens.middleRows(2 * t, 2) = token.q.transpose();
+        planar[static_cast<size_t>(t)] = 1;
+    }
+    if (T == 0 || d == 0) return out;
+    const RowMatrixXd cos = multiplyTransposed(tokens, channels); // 2T x 2d
+    Eigen::Matrix<double, Eigen::Dynamic, 2> sine(r, 2);
+    for (Eigen::Index t = 0; t < T; ++t) {
+        if (!planar[static_cast<size_t>(t)]) continue;
+        double* row = out.row(t).data();
+        detail::readoutAnglesRow(cos.row(2 * t).data(), cos.row(2 * t + 1).data(), d, row);
         for (Eigen::Index c = 0; c < d; ++c) {
-            if (!valid[static_cast<size_t>(c)]) continue;
-            const Eigen::Matrix2d cc = cos.middleCols(2 * c, 2);
-            Eigen::Vector2d th;
-            if (!detail::planeAnglesFromCosines(cc, th)) { // an angle below ~48 degrees: the sine part too
-                sine = all.middleCols(2 * c, 2);
-                sine.noalias() -= token.q * cc;
-                th = detail::planeAnglesFromParts(cc, sine.col(0).data(), sine.col(1).data(), r);
+            if (!valid[static_cast<size_t>(c)]) {
+                row[2 * c] = row[2 * c + 1] = kNaN;
+            } else if (row[2 * c] < 0) { // an angle below 0.05 rad: the sine part too
+                const Eigen::Matrix2d cc = cos.block<2, 2>(2 * t, 2 * c);
+                // (I - Q_t Q_t^T) Q_c, column b = Q_c[:, b] - sum_a C(a, b) Q_t[:, a].
+                for (int k = 0; k < 2; ++k)
+                    sine.col(k) = channels.row(2 * c + k).transpose() - cc(0, k) * tokens.row(2 * t).transpose() -
+                                  cc(1, k) * tokens.row(2 * t + 1).transpose();
+                const Eigen::Vector2d th = detail::planeAnglesFromParts(cc, sine.col(0).data(), sine.col(1).data(), r);
+                row[2 * c] = th[0];
+                row[2 * c + 1] = th[1];
             }
-            out(t, 2 * c) = th[0];
-            out(t, 2 * c + 1) = th[1];
         }
     }
     return out;

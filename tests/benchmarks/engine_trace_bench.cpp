@@ -16,6 +16,7 @@
 // resid patching sweep ((N + 1) x T cells, issue 21) of the paper-size models at T = 128 and, with
 // GWB_BENCH_BUNDLED naming resources/models, of the bundled pair at T = 64.
 
+#include "gwb/engine/analysis.h"
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/generate.h"
@@ -392,6 +393,50 @@ const bool kAttributionBenchmarks = [] {
     }
     return true;
 }();
+
+/// Issue 39's bundled-size goal: the analyses add at most 50% to the trace. With GWB_BENCH_BUNDLED
+/// naming resources/models: the bundled Grassmann model's trace of T random tokens as the window
+/// runs it (range(1) = 0), and that trace's analysis of the parts in range(1) with the window's
+/// in-memory cache filled (the weight-only results of a model already open), on the engine's
+/// threads (GWB_BENCH_THREADS; 1 gives the work without the noise of a shared machine).
+void bundledAnalysisBench(benchmark::State& state) {
+    const char* dir = std::getenv("GWB_BENCH_BUNDLED");
+    if (!dir) {
+        state.SkipWithError("set GWB_BENCH_BUNDLED to resources/models");
+        return;
+    }
+    static const Model m = Model::load(std::string(dir) + "/grassmann-austen.gwb", "cpu");
+    static const std::shared_ptr<AnalysisCache> cache = makeAnalysisCache();
+    const int64_t T = state.range(0);
+    const auto parts = static_cast<unsigned>(state.range(1));
+    const TracePtr t = traceIds(m, randomIds(T, m.config().vocabSize));
+    AnalysisOptions o;
+    o.cache = cache;
+    o.threads = threads();
+    o.parts = parts;
+    if (parts) benchmark::DoNotOptimize(analyzeTrace(*t, o).grassmann.data()); // fills the cache
+    for (auto _ : state) {
+        if (parts) {
+            const TraceAnalysis a = analyzeTrace(*t, o);
+            benchmark::DoNotOptimize(a.grassmann.data());
+        } else {
+            const TracePtr again = traceIds(m, randomIds(T, m.config().vocabSize));
+            benchmark::DoNotOptimize(again.get());
+        }
+    }
+}
+BENCHMARK(bundledAnalysisBench)
+    ->Name("analysis/grassmann/bundled")
+    ->ArgNames({"T", "parts"})
+    ->Args({256, 0})
+    ->Args({256, kAnalysisCore})
+    ->Args({256, kAnalysisReadout})
+    ->Args({256, kAnalysisLayerAngles})
+    ->Args({256, kAnalysisReadingSubspaces})
+    ->Args({256, kAnalysisAll})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.5);
 
 BENCHMARK_CAPTURE(patchBench, bundled_grassmann, ModelKind::Grassmann, true)
     ->Name("patch/resid/grassmann/bundled")

@@ -49,12 +49,25 @@ TEST(PrincipalAngles, ExactSubspacesRelativeAccuracy) {
 }
 
 TEST(PrincipalAngles, PlaneAnglesOnBothSidesOfTheCosineOnlyPath) {
-    // planeAngles takes acos of the cosines alone when cos^2 th1 + cos^2 th2 < 0.45 (both angles
-    // above ~48 degrees) and needs the sine part otherwise: pairs on both sides of that boundary,
-    // equal angles (a repeated singular value) and right angles, in exact and rotated coordinates.
-    const std::vector<std::vector<double>> pairs = {
-        {0.84, 0.85},       {0.83, 0.83},          {0.8, 1.5}, {1.0, 1.1}, {1.2, 1.4},
-        {kHalfPi, kHalfPi}, {kHalfPi - 1e-9, 1.3}, {0.9, 0.9}, {0.5, 1.3}};
+    // planeAngles takes acos of the cosines alone when both angles are at least 0.05 rad and needs
+    // the sine part otherwise: pairs on both sides of that bound and of acos's two branches (cosine
+    // 0.5, 60 degrees), equal angles (a repeated singular value) and right angles, in exact and
+    // rotated coordinates.
+    const std::vector<std::vector<double>> pairs = {{0.84, 0.85},
+                                                    {0.83, 0.83},
+                                                    {0.8, 1.5},
+                                                    {1.0, 1.1},
+                                                    {1.2, 1.4},
+                                                    {kHalfPi, kHalfPi},
+                                                    {0.9, 0.9},
+                                                    {0.5, 1.3},
+                                                    {kHalfPi - 1e-9, 1.3},
+                                                    {0.049, 1.0},
+                                                    {0.051, 0.06},
+                                                    {0.0500001, 0.3},
+                                                    {0.04999, 0.05001},
+                                                    {1.0471975511965976, 1.0471975511965979},
+                                                    {0.1, 0.1}};
     uint64_t seed = 900;
     for (const auto& th : pairs) {
         const AnglePair exact = subspacesWithAngles(randomSignedPermutation(9, ++seed), th);

@@ -69,3 +69,31 @@ TEST(Product, EmptyDepthGivesZerosAndOneRhsServesManyProducts) {
         }
     }
 }
+
+TEST(Product, RowMajorProductsEqualTheLongDoubleProductToRounding) {
+    // multiplyRowMajor (y = x b, nothing packed) on every kernel: rows past a block of 8, columns
+    // past a multiple of 8 (masked), depth 1 and 0, and sums in the order p = 0..k-1.
+    const Eigen::Index shapes[][3] = {{1, 1, 1}, {6, 128, 22}, {9, 13, 5}, {17, 7, 33}, {3, 40, 1}, {2, 5, 0}};
+    for (const char* kernel : {"eigen", "avx2", "avx512"}) {
+        if (!productKernelAvailable(kernel)) continue;
+        for (const auto& s : shapes) {
+            const Eigen::Index m = s[0], n = s[1], k = s[2];
+            SCOPED_TRACE(std::string(kernel) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                         std::to_string(k));
+            const RowMatrixXd x = randomMatrix(m, k, 31), b = randomMatrix(k, n, 32);
+            RowMatrixXd y = RowMatrixXd::Constant(m, n, 7.0); // overwritten, not added to
+            multiplyRowMajor(x.data(), m, k, b.data(), n, y.data(), kernel);
+            for (Eigen::Index i = 0; i < m; ++i)
+                for (Eigen::Index j = 0; j < n; ++j) {
+                    long double ref = 0, mag = 0;
+                    for (Eigen::Index p = 0; p < k; ++p) {
+                        ref += static_cast<long double>(x(i, p)) * b(p, j);
+                        mag += std::fabs(static_cast<long double>(x(i, p)) * b(p, j));
+                    }
+                    ASSERT_LE(std::fabs(static_cast<long double>(y(i, j)) - ref), 4e-16L * mag * (k + 1) + 1e-300L)
+                        << i << " " << j;
+                }
+        }
+    }
+    EXPECT_THROW(multiplyRowMajor(nullptr, 0, 0, nullptr, 0, nullptr, "sse9"), std::invalid_argument);
+}

@@ -90,6 +90,10 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     std::optional<geo::RowMatrixXd> contribution; // W_plu B_t, when the influence pass gives it
     if (!core) {
         if (readout && !mlp) { // the contributions as the core pass computes them, so both give the same
+            if (!normalized) { // the core pass does not give them either: one GEMM on B_t
+                analyzeReadout(g, z, agg.b, nullptr, agg.validCount, eps, out, progress, readoutWarnings, at, cache);
+                return out;
+            }
             GrassmannLayerAnalysis scratch;
             scratch.influence = FloatArray::zeros({T, O});
             int64_t ignored = 0;

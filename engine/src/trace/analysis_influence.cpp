@@ -96,8 +96,9 @@ void mlpInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const
 /// (mean then normalise: the raw p(D), since the common factor 1 / (|W_t| sqrt(||q||^2 + eps))
 /// cancels). W_plu (z_t ^ z_s) is bilinear: = M_t z_s with M_t = sum_i z_{t,i} A_i, A the
 /// antisymmetric d x r x r tensor of W_plu's columns. One (T x r) x (r x d r) GEMM gives every M_t,
-/// which costs r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately.
-/// On the pair route the projections W_plu p^(D) also give every read-out contribution W_plu B_t
+/// which costs r^2 d per token instead of |W| C(r,2) d for projecting each p^ separately; each
+/// token's offsets then take one (|W| x r) x (r x d) product.
+/// With unit planes the projections W_plu p^(D) also give every read-out contribution W_plu B_t
 /// (their mean over the token's valid offsets, since B_t is the mean of the unit planes), which is
 /// then written to `contribution` (T x d) and not computed a second time by analyzeReadout.
 void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& gate,
@@ -110,71 +111,63 @@ void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     // With one or two offsets a layer (GrassLM: one), projecting each pair's unit plane,
     // O C(r,2) d per token, is cheaper than forming M_t, r^2 d per token.
     const bool pairRoute = normalized && O * (r - 1) < 2 * r;
-    geo::RowMatrixXd tensor; // (i, c*r + j) = A[c, i, j]
-    if (!pairRoute) {
-        tensor = geo::RowMatrixXd::Zero(r, d * r);
+    std::optional<geo::TransposedRhs> packed; // W_plu (pair route) or the tensor A, packed once for every chunk
+    if (pairRoute) {
+        packed.emplace(wPlu);
+    } else {
+        // Row j d + c, column i: A[c, i, j], so that row t of z A^T is M_t as an r x d row-major matrix.
+        geo::RowMatrixXd tensor = geo::RowMatrixXd::Zero(d * r, r);
         for (int64_t i = 0, k = 0; i < r; ++i)
             for (int64_t j = i + 1; j < r; ++j, ++k)
                 for (int64_t c = 0; c < d; ++c) {
-                    tensor(i, c * r + j) = wPlu(c, k);
-                    tensor(j, c * r + i) = -wPlu(c, k);
+                    tensor(j * d + c, i) = wPlu(c, k);
+                    tensor(i * d + c, j) = -wPlu(c, k);
                 }
+        packed.emplace(tensor);
     }
-    std::vector<double> c(static_cast<size_t>(O));
-    Eigen::VectorXd y(d);
-    std::optional<geo::TransposedRhs> packed; // W_plu, packed once for every chunk's projection
-    if (pairRoute) {
-        contribution.emplace(geo::RowMatrixXd::Zero(T, d));
-        packed.emplace(wPlu);
-    }
+    if (normalized) contribution.emplace(geo::RowMatrixXd::Zero(T, d));
     const double contributionSign = cfg.stages.wedgePastFirst ? -1.0 : 1.0; // as agg.b's
-    for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
-        const int64_t n = std::min(kChunk, T - t0);
-        if (pairRoute) {
-            // Row i O + o: W_plu p^(D_o) / max(||p||, eps) of token t0 + i (zero where t - D < 0).
-            const geo::RowMatrixXd projected = packed->multiply(geo::pairPlanes(z, g.offsets, eps, t0, t0 + n).planes);
-            for (int64_t i = 0; i < n; ++i) {
-                const int64_t t = t0 + i;
-                const int count = agg.validCount[static_cast<size_t>(t)];
-                const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
-                double sum = 0;
-                auto contributionRow = contribution->row(t);
-                for (int64_t o = 0; o < O; ++o) {
-                    if (t - g.offsets[static_cast<size_t>(o)] < 0) continue;
-                    contributionRow += projected.row(i * O + o);
-                    const double v = (share * projected.row(i * O + o).array().transpose()).matrix().norm() / count;
-                    c[static_cast<size_t>(o)] = v;
-                    sum += v;
-                }
-                if (count > 0) contributionRow *= contributionSign / count;
-                if (count > 0 && !(sum > 0)) ++zeroRows;
-                float* row = out.influence.row(t);
-                for (int64_t o = 0; o < O; ++o)
-                    row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
-                                 ? static_cast<float>(c[static_cast<size_t>(o)] / sum)
-                                 : kNaNf;
-            }
-            progress.advance(n);
-            continue;
-        }
-        const geo::RowMatrixXd mt = z.middleRows(t0, n) * tensor; // n x (d*r)
+    std::vector<double> c(static_cast<size_t>(O));
+    geo::RowMatrixXd past(O, r), projections(O, d); // a token's z_{t-D} and W_plu p^(D) (tensor route)
+    // The tensor route's chunk product holds r x d values per token: 16 tokens keep it in L2.
+    const int64_t chunk = pairRoute ? kChunk : 16;
+    for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+        const int64_t n = std::min(chunk, T - t0);
+        // Pair route: row i O + o is W_plu p^(D_o) / max(||p||, eps) of token t0 + i (zero where t - D < 0).
+        // Tensor route: row i is M_{t0+i} (r x d).
+        const geo::RowMatrixXd product = packed->multiply(
+            pairRoute ? geo::pairPlanes(z, g.offsets, eps, t0, t0 + n).planes : geo::RowMatrixXd(z.middleRows(t0, n)));
         for (int64_t i = 0; i < n; ++i) {
             const int64_t t = t0 + i;
             const int count = agg.validCount[static_cast<size_t>(t)];
-            const Eigen::Map<const geo::RowMatrixXd> m(mt.row(i).data(), d, r);
-            float* row = out.influence.row(t);
+            if (!pairRoute) {
+                for (int64_t o = 0; o < O; ++o) {
+                    const int64_t s = t - g.offsets[static_cast<size_t>(o)];
+                    if (s >= 0)
+                        past.row(o) = z.row(s);
+                    else
+                        past.row(o).setZero();
+                }
+                geo::multiplyRowMajor(past.data(), O, r, product.row(i).data(), d, projections.data());
+                if (normalized)
+                    for (int64_t o = 0; o < O; ++o)
+                        if (t - g.offsets[static_cast<size_t>(o)] >= 0)
+                            projections.row(o) /= std::max(agg.norms(t, o), eps);
+            }
             const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
             double sum = 0;
             for (int64_t o = 0; o < O; ++o) {
-                const int64_t s = t - g.offsets[static_cast<size_t>(o)];
-                if (s < 0) continue;
-                y.noalias() = m * z.row(s).transpose();
-                if (normalized) y /= std::max(agg.norms(t, o), eps);
-                const double v = (share * y.array()).matrix().norm() / count;
+                if (t - g.offsets[static_cast<size_t>(o)] < 0) continue;
+                const geo::RowMatrixXd& source = pairRoute ? product : projections;
+                const auto y = source.row(pairRoute ? i * O + o : o);
+                if (contribution) contribution->row(t) += y;
+                const double v = (share * y.array().transpose()).matrix().norm() / count;
                 c[static_cast<size_t>(o)] = v;
                 sum += v;
             }
+            if (contribution && count > 0) contribution->row(t) *= contributionSign / count;
             if (count > 0 && !(sum > 0)) ++zeroRows;
+            float* row = out.influence.row(t);
             for (int64_t o = 0; o < O; ++o)
                 row[o] = (count > 0 && sum > 0 && t - g.offsets[static_cast<size_t>(o)] >= 0)
                              ? static_cast<float>(c[static_cast<size_t>(o)] / sum)

@@ -60,8 +60,8 @@ void mlpInfluence(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, 
                   const ModelConfig& cfg, double eps, GrassmannLayerAnalysis& out, int64_t& zeroRows,
                   Progress& progress);
 
-/// The influence of each offset through the linear read-out W_plu (analysis_influence.cpp); on the
-/// pair route (one or two offsets, unit planes) it also fills `contribution` with W_plu B_t (T x d).
+/// The influence of each offset through the linear read-out W_plu (analysis_influence.cpp); with
+/// unit planes (normalized) it also fills `contribution` with W_plu B_t (T x d).
 void planeInfluence(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, const geometry::RowMatrixXd& gate,
                     const geometry::AggregatedBivectors& agg, bool normalized, const ModelConfig& cfg, double eps,
                     GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress,

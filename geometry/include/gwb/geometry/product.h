@@ -32,6 +32,13 @@ private:
 /// A B^T (A: m x k, B: n x k).
 RowMatrixXd multiplyTransposed(const Eigen::Ref<const RowMatrixXd>& a, const Eigen::Ref<const RowMatrixXd>& b);
 
+/// y = x b for raw row-major x (m x k), b (k x n) and y (m x n, overwritten): small products whose
+/// right factor changes every time (one per token), so that packing it would cost as much as the
+/// product. Each y(i, j) is sum_p x(i, p) b(p, j) added in the order p = 0..k-1, vectorized over j
+/// with AVX-512 or AVX2 FMA when the CPU has them (kernel as for TransposedRhs).
+void multiplyRowMajor(const double* x, Eigen::Index m, Eigen::Index k, const double* b, Eigen::Index n, double* y,
+                      const char* kernel = nullptr);
+
 /// Which kernel TransposedRhs uses on this CPU by default: "avx512", "avx2" or "eigen".
 const char* productKernelName();
 /// Whether this CPU runs the kernel of that name.

@@ -36,8 +36,9 @@ RowMatrixXd contextVectors(const Eigen::Ref<const RowMatrixXd>& z, const std::ve
 RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
                                const ReadoutPlanes& planes);
 /// readoutPlaneAngles for every token at once: row t of the T x 2d result holds channel c's two
-/// angles in columns 2c, 2c+1 (NaN as above). The same method, with the channel planes stacked
-/// once so each token's cosines against every channel are one small matrix product.
+/// angles in columns 2c, 2c+1 (NaN as above). The same method, with the token and channel planes
+/// stacked so that the cosines of every (token, channel) pair are one matrix product; the sine
+/// part is formed only for the pairs with an angle below 0.05 rad.
 RowMatrixXd readoutPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& z, const Eigen::Ref<const RowMatrixXd>& y,
                                     const ReadoutPlanes& planes);
 
