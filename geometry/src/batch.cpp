@@ -259,16 +259,50 @@ PlaneAnglesBatch pairPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& a, co
         q.col(1) /= n2;
         return true;
     };
+    // Per token: |a_t|^2, |b_t|^2 and a_t . b_t, shared by every pair the token is in.
+    Eigen::VectorXd aa(T), bb(T), ab(T);
+    for (Eigen::Index t = 0; t < T; ++t) {
+        aa[t] = a.row(t).squaredNorm();
+        bb[t] = b.row(t).squaredNorm();
+        ab[t] = a.row(t).dot(b.row(t));
+    }
     for (Eigen::Index t = 0; t < T; ++t)
         for (Eigen::Index o = 0; o < O; ++o) {
             const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
             if (s < 0) continue;
+            Eigen::Vector2d th;
+            // Gram route: both planes' bases from their 2 x 2 Gram matrices (R^T R, R upper
+            // triangular), C = R_a^-T X R_b^-1 with X the four cross products: four dot products a
+            // pair instead of two Gram-Schmidt bases in R^d. Taken when each plane's two vectors are
+            // at least ~5.7 degrees apart (sin^2 >= 0.01: R^-1 magnifies the products' rounding at
+            // most 10 times per plane, so C is within about 1e-13 of the explicit bases' C) and both
+            // angles are at least 0.05 rad (acos then adds at most a factor 20: 1e-12 absolute);
+            // otherwise the explicit bases below, with the sine part for small angles.
+            const double ats = a.row(t).dot(a.row(s)), bts = b.row(t).dot(b.row(s));
+            if (aa[t] > 0 && aa[s] > 0 && bb[t] > 0 && bb[s] > 0 && ats * ats <= 0.99 * aa[t] * aa[s] &&
+                bts * bts <= 0.99 * bb[t] * bb[s]) {
+                const double ra11 = std::sqrt(aa[t]), ra12 = ats / ra11, ra22 = std::sqrt(aa[s] - ra12 * ra12);
+                const double rb11 = std::sqrt(bb[t]), rb12 = bts / rb11, rb22 = std::sqrt(bb[s] - rb12 * rb12);
+                // X: rows a_t, a_s; columns b_t, b_s. Y = R_a^-T X (forward substitution), C = Y R_b^-1.
+                const double x00 = ab[t], x01 = a.row(t).dot(b.row(s)), x10 = a.row(s).dot(b.row(t)), x11 = ab[s];
+                const double y00 = x00 / ra11, y01 = x01 / ra11;
+                const double y10 = (x10 - ra12 * y00) / ra22, y11 = (x11 - ra12 * y01) / ra22;
+                Eigen::Matrix2d c;
+                c(0, 0) = y00 / rb11;
+                c(1, 0) = y10 / rb11;
+                c(0, 1) = (y01 - rb12 * c(0, 0)) / rb22;
+                c(1, 1) = (y11 - rb12 * c(1, 0)) / rb22;
+                if (detail::planeAnglesFromCosines(c, th)) {
+                    out.angles(t, 2 * o) = th[0];
+                    out.angles(t, 2 * o + 1) = th[1];
+                    continue;
+                }
+            }
             if (!basis(a.row(t), a.row(s), qa) || !basis(b.row(t), b.row(s), qb)) {
                 ++out.degenerate;
                 continue;
             }
             const Eigen::Matrix2d c = qa.transpose() * qb;
-            Eigen::Vector2d th;
             if (!detail::planeAnglesFromCosines(c, th)) {
                 sine = qb;
                 sine.noalias() -= qa * c;

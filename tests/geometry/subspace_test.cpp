@@ -132,3 +132,43 @@ TEST(Subspace, BatchedPairsMatchSingleCalls) {
     EXPECT_THROW(pairPlanes(z, {0}), std::invalid_argument);
     EXPECT_THROW(pairPlaneAnglesBatch(a, z, offsets), std::invalid_argument);
 }
+
+TEST(Subspace, PairPlaneAnglesOnBothRoutesEqualTheDoubleDoubleReference) {
+    // pairPlaneAnglesBatch takes a plane pair's cosines from 2 x 2 Gram matrices when each plane's two
+    // vectors are at least ~5.7 degrees apart (sin^2 >= 0.01) and both angles are at least 0.05 rad,
+    // and from explicit bases otherwise. Rows built in R^640 (the GrassLM-100M width) so that the
+    // pairs (t, t - 1) cover both sides of both bounds: a's vectors 90, 10, 5.8, 5.6 and 1 degrees
+    // apart; b's plane a's rotated by angles from 1e-9 to 1.5 rad. principalAngles (double-double,
+    // checked against mpmath) of the same vectors is the reference.
+    const Eigen::Index d = 640;
+    const Eigen::MatrixXd u = randomOrthogonal(d, 91).leftCols(8);
+    const std::vector<double> apart = {1.5707963, 0.1745, 0.1012, 0.0977, 0.01745};
+    const std::vector<std::vector<double>> rotations = {
+        {1e-9, 0.3}, {0.049, 0.051}, {0.06, 1.5}, {0.2, 0.7}, {1e-4, 1e-3}};
+    const auto T = static_cast<Eigen::Index>(2 * apart.size() * rotations.size());
+    RowMatrixXd a(T, d), b(T, d);
+    Eigen::Index t = 0;
+    for (size_t i = 0; i < apart.size(); ++i)
+        for (size_t j = 0; j < rotations.size(); ++j, t += 2) {
+            const double alpha = apart[i], th0 = rotations[j][0], th1 = rotations[j][1];
+            // Plane span(u0, u1); b's plane span(cos th0 u0 + sin th0 u2, cos th1 u1 + sin th1 u3).
+            const Eigen::VectorXd p0 = u.col(0), p1 = u.col(1);
+            const Eigen::VectorXd q0 = std::cos(th0) * u.col(0) + std::sin(th0) * u.col(2);
+            const Eigen::VectorXd q1 = std::cos(th1) * u.col(1) + std::sin(th1) * u.col(3);
+            // Token t - 1 and t: two vectors of each plane alpha apart, unequal lengths.
+            a.row(t) = (2.0 * p0).transpose();
+            a.row(t + 1) = (0.7 * (std::cos(alpha) * p0 + std::sin(alpha) * p1)).transpose();
+            b.row(t) = (1.3 * q0).transpose();
+            b.row(t + 1) = (0.4 * (std::cos(alpha) * q0 + std::sin(alpha) * q1)).transpose();
+        }
+    const PlaneAnglesBatch batch = pairPlaneAnglesBatch(a, b, {1});
+    EXPECT_EQ(batch.degenerate, 0);
+    for (Eigen::Index s = 0; s < T; s += 2) {
+        Eigen::MatrixXd pa(d, 2), pb(d, 2);
+        pa << a.row(s + 1).transpose(), a.row(s).transpose();
+        pb << b.row(s + 1).transpose(), b.row(s).transpose();
+        const Eigen::VectorXd ref = principalAngles(pa, pb).angles;
+        for (int k = 0; k < 2; ++k)
+            EXPECT_NEAR(batch.angles(s + 1, k), ref[k], 1e-12 + 1e-10 * ref[k]) << "pair " << s / 2 << " angle " << k;
+    }
+}

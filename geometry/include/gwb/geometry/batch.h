@@ -45,7 +45,9 @@ Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b);
 Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b);
 
 /// Principal angles (ascending) between planes span(a_t, a_{t-D}) and span(b_t, b_{t-D}) for every
-/// (t, D): e.g. one token's lifted pair planes in two layers. a, b: T x d (same shape).
+/// (t, D): e.g. one token's lifted pair planes in two layers. a, b: T x d (same shape). Most pairs
+/// take their cosines from the 2 x 2 Gram and cross products (four dot products a pair); pairs
+/// with nearly parallel vectors or an angle below 0.05 rad take explicit bases and the sine part.
 struct PlaneAnglesBatch {
     RowMatrixXd angles;     ///< T x (2*O)  columns (o, 0) = th_1, (o, 1) = th_2 in rad; NaN where invalid
     int64_t degenerate = 0; ///< valid (t, D) where either plane had rank < 2 (NaN there)
