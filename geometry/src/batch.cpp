@@ -91,29 +91,46 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
     const Eigen::Index C = pairCount(r);
     AggregatedBivectors out;
     out.b = RowMatrixXd::Zero(T, C);
+    out.y = RowMatrixXd::Zero(T, r);
     out.norms = RowMatrixXd::Constant(T, O, kNaN);
     out.validCount.assign(static_cast<size_t>(T), 0);
-    Eigen::VectorXd p(C);
+    Eigen::VectorXd w(r);
+    // Every plane of token t contains z_t, so the mean of the (weighted) planes is one wedge:
+    // B_t = mean_D w_D z_t ^ z_{t-D} = z_t ^ y_t with y_t = mean_D w_D z_{t-D}^perp, where z^perp is
+    // z's part orthogonal to z_t (z_t ^ z = z_t ^ z^perp). Gram-Schmidt (twice) gives z^perp and
+    // the pair's norm ||z_t ^ z_s|| = |z_t| |z_s^perp| in O(r) a pair, to the accuracy of the
+    // wedge's own coordinates; and y_t has no part along z_t, so a nearly parallel pair's large
+    // weight 1 / eps does not swamp the other pairs' parts of y_t.
     for (Eigen::Index t = 0; t < T; ++t) {
-        auto bt = out.b.row(t);
+        const auto zt = z.row(t);
+        const double tt = zt.squaredNorm();
+        auto yt = out.y.row(t);
         int count = 0;
         for (Eigen::Index o = 0; o < O; ++o) {
             const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
             if (s < 0) continue;
-            const double n = wedgeInto(z.row(t).data(), z.row(s).data(), r, p.data());
+            w = z.row(s).transpose();
+            double n = 0;
+            if (tt > 0) {
+                w -= (zt.dot(w.transpose()) / tt) * zt.transpose();
+                w -= (zt.dot(w.transpose()) / tt) * zt.transpose();
+                n = std::sqrt(tt) * w.norm();
+            }
             out.norms(t, o) = n;
             if (n <= eps) ++out.degenerate;
-            if (raw)
-                bt += scale * p.transpose();
-            else if (meanThenNormalize)
-                bt += p.transpose();
-            else
-                bt += p.transpose() / std::max(n, eps);
+            const double weight = raw ? scale : meanThenNormalize ? 1.0 : 1.0 / std::max(n, eps);
+            yt += weight * w.transpose();
             ++count;
         }
         out.validCount[static_cast<size_t>(t)] = count;
-        if (count > 0) bt /= count;
-        if (meanThenNormalize && count > 0) bt /= std::sqrt(bt.squaredNorm() + eps);
+        if (count == 0) continue;
+        yt /= count;
+        wedgeInto(zt.data(), yt.data(), r, out.b.row(t).data());
+        if (meanThenNormalize) {
+            const double norm = std::sqrt(out.b.row(t).squaredNorm() + eps);
+            out.b.row(t) /= norm;
+            yt /= norm;
+        }
     }
     return out;
 }

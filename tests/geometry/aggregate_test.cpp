@@ -55,4 +55,59 @@ TEST(Aggregate, BothOrdersMatchTheirDefinitions) {
     }
 }
 
+TEST(Aggregate, EveryModeIsOneWedgeWithItsContextVectorAndNormsAreAccurate) {
+    // B_t = z_t ^ y_t in every mode (the raw mode with its scale), against the mean of the pair
+    // planes written out; each pair's norm against the long-double wedge, also for pairs 1e-9
+    // apart in angle and of very unequal lengths, and exactly zero for parallel ones.
+    RowMatrixXd z = randomStates(12, 7, 5);
+    z.row(6) = 1e-3 * z.row(5) + 1e-12 * z.row(2); // (6, D = 1): nearly parallel, unequal lengths
+    z.row(9) = -2.0 * z.row(8);                    // (9, D = 1): parallel
+    const std::vector<int> offsets{1, 3};
+    const double eps = 1e-8, scale = 0.25;
+    for (const PlaneMean mode : {PlaneMean::NormalizeThenMean, PlaneMean::MeanThenNormalize, PlaneMean::Raw}) {
+        const AggregatedBivectors agg = aggregateBivectors(z, offsets, eps, mode, scale);
+        ASSERT_EQ(agg.y.rows(), 12);
+        ASSERT_EQ(agg.y.cols(), 7);
+        for (Eigen::Index t = 0; t < z.rows(); ++t) {
+            Eigen::VectorXd mean = Eigen::VectorXd::Zero(21);
+            int count = 0;
+            for (size_t o = 0; o < offsets.size(); ++o) {
+                const Eigen::Index s = t - offsets[o];
+                if (s < 0) continue;
+                const Eigen::VectorXd p = wedge(z.row(t).transpose(), z.row(s).transpose());
+                long double n2 = 0;
+                for (Eigen::Index i = 0; i < 7; ++i)
+                    for (Eigen::Index j = i + 1; j < 7; ++j) {
+                        const long double v = static_cast<long double>(z(t, i)) * z(s, j) -
+                                              static_cast<long double>(z(t, j)) * z(s, i);
+                        n2 += v * v;
+                    }
+                const double ref = static_cast<double>(std::sqrt(n2));
+                const double bound = 1e-15 * z.row(t).norm() * z.row(s).norm();
+                EXPECT_NEAR(agg.norms(t, static_cast<Eigen::Index>(o)), ref, bound) << t << " " << o;
+                mean += mode == PlaneMean::Raw ? Eigen::VectorXd(scale * p)
+                        : mode == PlaneMean::MeanThenNormalize ? p
+                                                               : Eigen::VectorXd(p / std::max(p.norm(), eps));
+                ++count;
+            }
+            if (count == 0) {
+                EXPECT_EQ(agg.b.row(t).norm(), 0.0);
+                continue;
+            }
+            mean /= count;
+            if (mode == PlaneMean::MeanThenNormalize) mean /= std::sqrt(mean.squaredNorm() + eps);
+            const Eigen::VectorXd b = agg.b.row(t).transpose();
+            // A pair at or below eps enters with weight 1 / eps: the nearly parallel pair's wedge
+            // (1e-12 across, known to ~1e-19 by either route) grows 1e8 times, so token 6 agrees to
+            // 1e-10 only. The exactly parallel pair adds nothing and must not blur token 9's other
+            // pair (a y_t with z_8 / eps in it loses 1e-8 of that pair).
+            const bool nearlyParallel = mode == PlaneMean::NormalizeThenMean && t == 6;
+            EXPECT_LE((b - mean).norm(), (nearlyParallel ? 1e-10 : 1e-12) * (1 + mean.norm())) << t;
+            EXPECT_LE((wedge(z.row(t).transpose(), agg.y.row(t).transpose()) - b).norm(), 1e-14 * (1 + b.norm())) << t;
+        }
+        EXPECT_EQ(agg.norms(9, 0), 0.0);
+        EXPECT_EQ(agg.degenerate, 2) << "the parallel pair and the one 1e-12 from it";
+    }
+}
+
 } // namespace

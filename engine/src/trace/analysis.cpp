@@ -91,7 +91,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     if (!core) {
         if (readout && !mlp) { // the contributions as the core pass computes them, so both give the same
             if (!normalized) { // the core pass does not give them either: one GEMM on B_t
-                analyzeReadout(g, z, agg.b, nullptr, agg.validCount, eps, out, progress, readoutWarnings, at, cache);
+                analyzeReadout(g, z, agg, nullptr, out, progress, readoutWarnings, at, cache);
                 return out;
             }
             GrassmannLayerAnalysis scratch;
@@ -100,7 +100,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
             static const ProgressFn kSilent;
             Progress quiet(kSilent, 0);
             planeInfluence(g, z, gate, agg, normalized, cfg, eps, scratch, ignored, quiet, contribution);
-            analyzeReadout(g, z, agg.b, contribution ? &*contribution : nullptr, agg.validCount, eps, out, progress,
+            analyzeReadout(g, z, agg, contribution ? &*contribution : nullptr, out, progress,
                            readoutWarnings, at, cache);
         } else if (readout) {
             markReadoutUndefined(out, T, d, z.cols(), progress, readoutWarnings, at);
@@ -152,7 +152,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     if (readout && mlp)
         markReadoutUndefined(out, T, d, z.cols(), progress, readoutWarnings, at);
     else if (readout)
-        analyzeReadout(g, z, agg.b, contribution ? &*contribution : nullptr, agg.validCount, eps, out, progress,
+        analyzeReadout(g, z, agg, contribution ? &*contribution : nullptr, out, progress,
                        readoutWarnings, at, cache);
 
     out.meanGate.resize(static_cast<size_t>(T));

@@ -104,9 +104,8 @@ std::shared_ptr<AnalysisCache> makeAnalysisCache() {
 
 namespace analysis_detail {
 
-void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::RowMatrixXd& b,
-                    const geo::RowMatrixXd* contribution, const std::vector<int>& validCount, double eps,
-                    GrassmannLayerAnalysis& out, Progress& progress, std::vector<std::string>& warnings,
+void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::AggregatedBivectors& agg,
+                    const geo::RowMatrixXd* contribution, GrassmannLayerAnalysis& out, Progress& progress, std::vector<std::string>& warnings,
                     const std::string& at, AnalysisCache* cache) {
     const int64_t T = z.rows(), r = z.cols();
     const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
@@ -135,9 +134,10 @@ void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
 
     // Contributions W_plu[c] . B_t (one GEMM) and angles to the token plane span(z_t, y_t).
     geo::RowMatrixXd computed;
-    if (!contribution) computed = geo::multiplyTransposed(b, wPlu); // T x d
+    if (!contribution) computed = geo::multiplyTransposed(agg.b, wPlu); // T x d
     const geo::RowMatrixXd& contrib = contribution ? *contribution : computed;
-    const geo::RowMatrixXd y = geo::contextVectors(z, g.offsets, eps);
+    const std::vector<int>& validCount = agg.validCount;
+    const geo::RowMatrixXd& y = agg.y; // B_t = z_t ^ y_t: the token's plane is span(z_t, y_t)
     out.readoutContribution = FloatArray::zeros({T, d});
     out.readoutAngles = FloatArray::zeros({T, d, 2});
     constexpr int64_t kChunk = 256; // tokens per progress step

@@ -42,11 +42,11 @@ private:
 using detail::parallelFor; // parallel_for.h
 
 /// Fills the read-out fields of `out` (analysis_readout.cpp) from the layer's weights, z and the
-/// mean bivectors B (T x C(r,2)) with their valid-offset counts. Advances progress by T. The
+/// mean bivectors B = z ^ y (aggregateBivectors) with their valid-offset counts. Advances progress by T. The
 /// weight-only read-out planes come from `cache` when it holds this W_plu (cache may be null).
 /// `contribution`, when given, is W_plu B_t already computed (T x d); else it is computed from b.
-void analyzeReadout(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z, const geometry::RowMatrixXd& b,
-                    const geometry::RowMatrixXd* contribution, const std::vector<int>& validCount, double eps,
+void analyzeReadout(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z,
+                    const geometry::AggregatedBivectors& agg, const geometry::RowMatrixXd* contribution,
                     GrassmannLayerAnalysis& out, Progress& progress, std::vector<std::string>& warnings,
                     const std::string& at, AnalysisCache* cache);
 

@@ -25,6 +25,9 @@ PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<
 /// meanThenNormalize (Arledge's fused kernel) B_t = q / sqrt(||q||^2 + eps), q = mean of the raw p.
 struct AggregatedBivectors {
     RowMatrixXd b;               ///< T x C(r,2)  B_t; zero row where no offset is valid
+    /// T x r  y_t with B_t = z_t ^ y_t (the weighted mean of the parts of the token's z_{t-D}
+    /// orthogonal to z_t; zero row where no offset is valid): B_t's plane is span(z_t, y_t).
+    RowMatrixXd y;
     std::vector<int> validCount; ///< T  |W_t|, number of valid offsets
     RowMatrixXd norms;           ///< T x O  ||z_t ^ z_{t-D}||; NaN where t-D < 0
     int64_t degenerate = 0;      ///< valid pairs with ||p|| <= eps
