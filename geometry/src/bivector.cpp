@@ -174,9 +174,14 @@ double residualFromMatrix(const RowMatrixXd& m, double normSquared, const Eigen:
     m.colwise().squaredNorm().maxCoeff(&longest);
     Eigen::VectorXd u = m.col(longest), w(n);
     u /= u.norm();
-    Deflation d = deflate(m, u, 3, w);
-    if (d.rest <= 1e-12 * d.a2 && (d.coupling <= 1e-12 * d.rest || d.rest <= 1e-30 * d.a2))
-        return std::sqrt(d.a2 * d.rest) / normSquared;
+    auto certified = [](const Deflation& x) {
+        return x.rest <= 1e-12 * x.a2 && (x.coupling <= 1e-12 * x.rest || x.rest <= 1e-30 * x.a2);
+    };
+    // One step of the power iteration puts u in the plane of an exact plane (every M x lies in it):
+    // then it certifies at once. Otherwise three steps from the same start, as for any near-plane.
+    Deflation d = deflate(m, u, 1, w);
+    if (!certified(d)) d = deflate(m, u, 3, w);
+    if (certified(d)) return std::sqrt(d.a2 * d.rest) / normSquared;
     // Otherwise the spectrum: eigenvalues of M^T M, s_k^2 each twice.
     const Eigen::VectorXd lam = eigenvalues ? *eigenvalues : spectrumOfMtM(m, false).lam; // ascending
     const Eigen::Index pairs = n / 2;

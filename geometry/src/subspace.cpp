@@ -241,15 +241,14 @@ double projectionDistance(const Eigen::Ref<const Eigen::VectorXd>& angles) {
 }
 
 namespace {
-/// How many of the k largest eigenvalues (`lam` ascending) are above tol^2 of the largest.
-int64_t topRank(const Eigen::VectorXd& lam, int64_t k, double relTol) {
+/// How many of the k largest eigenvalues (`top`, largest first) are above tol^2 of the largest.
+int64_t topRank(const Eigen::VectorXd& top, int64_t k, double relTol) {
     // Squared singular values carry ~1e-16 relative noise, so ranks are resolved only to ~1e-7.
     const double tol = std::max(relTol, 1e-7);
-    const Eigen::Index n = lam.size();
-    const double lamMax = n > 0 ? std::max(lam[n - 1], 0.0) : 0.0;
+    const double lamMax = top.size() > 0 ? std::max(top[0], 0.0) : 0.0;
     int64_t rank = 0;
-    for (Eigen::Index i = n - 1; i >= 0 && i >= n - k; --i)
-        if (lamMax > 0 && lam[i] > tol * tol * lamMax) ++rank;
+    for (Eigen::Index i = 0; i < top.size() && i < k; ++i)
+        if (lamMax > 0 && top[i] > tol * tol * lamMax) ++rank;
     return rank;
 }
 } // namespace

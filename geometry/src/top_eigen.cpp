@@ -64,12 +64,74 @@ private:
 TopEigen full(const Eigen::MatrixXd& m, Eigen::Index k) {
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m.selfadjointView<Eigen::Lower>());
     TopEigen out;
-    out.values = eig.eigenvalues();
     out.fullSolver = true;
     const Eigen::Index n = m.rows();
+    out.values.resize(k);
     out.vectors.resize(n, k);
-    for (Eigen::Index i = 0; i < k; ++i)
+    for (Eigen::Index i = 0; i < k; ++i) {
+        out.values[i] = eig.eigenvalues()[n - 1 - i];
         out.vectors.col(i) = eig.eigenvectors().col(n - 1 - i);
+    }
+    out.smallest = n > 0 ? eig.eigenvalues()[0] : 0.0;
+    return out;
+}
+
+/// Eigenvalues number `index[q]` (0 = the smallest) of the symmetric tridiagonal matrix (diagonal
+/// a, off-diagonal e) by bisection on Sturm counts (LAPACK's dstebz scheme), all of them in
+/// lockstep so that their recurrences overlap: each to within 4 ulps of the spectrum's scale,
+/// about as accurate as the QR sweeps and O(n) an eigenvalue and step instead of O(n^2).
+Eigen::VectorXd bisectEigenvalues(const Eigen::VectorXd& a, const Eigen::VectorXd& e,
+                                  const std::vector<Eigen::Index>& index) {
+    const Eigen::Index n = a.size();
+    Eigen::VectorXd e2 = e.array().square();
+    // Gershgorin interval of the spectrum.
+    double lo = a[0], hi = a[0];
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double r = (i > 0 ? std::abs(e[i - 1]) : 0.0) + (i + 1 < n ? std::abs(e[i]) : 0.0);
+        lo = std::min(lo, a[i] - r);
+        hi = std::max(hi, a[i] + r);
+    }
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double scale = std::max(std::abs(lo), std::abs(hi));
+    const double pivmin = std::numeric_limits<double>::min() * std::max(1.0, e2.size() ? e2.maxCoeff() : 0.0);
+    const double tol = 4 * eps * scale;
+    lo -= tol;
+    hi += tol;
+    const size_t m = index.size();
+    std::vector<double> left(m, lo), right(m, hi), q(m), x(m);
+    std::vector<Eigen::Index> below(m);
+    for (int step = 0; step < 200; ++step) {
+        bool done = true;
+        for (size_t j = 0; j < m; ++j) {
+            x[j] = 0.5 * (left[j] + right[j]);
+            done = done && right[j] - left[j] <= tol;
+        }
+        if (done) break;
+        // Sturm counts: the number of eigenvalues below x is the number of negative pivots of
+        // T - x I (a zero pivot taken as -pivmin).
+        for (size_t j = 0; j < m; ++j) {
+            q[j] = a[0] - x[j];
+            if (std::abs(q[j]) < pivmin) q[j] = -pivmin;
+            below[j] = q[j] < 0;
+        }
+        for (Eigen::Index i = 1; i < n; ++i)
+            for (size_t j = 0; j < m; ++j) {
+                double v = a[i] - x[j] - e2[i - 1] / q[j];
+                if (std::abs(v) < pivmin) v = -pivmin;
+                q[j] = v;
+                below[j] += v < 0;
+            }
+        for (size_t j = 0; j < m; ++j) {
+            if (right[j] - left[j] <= tol) continue;
+            if (below[j] > index[j])
+                right[j] = x[j];
+            else
+                left[j] = x[j];
+        }
+    }
+    Eigen::VectorXd out(static_cast<Eigen::Index>(m));
+    for (size_t j = 0; j < m; ++j)
+        out[static_cast<Eigen::Index>(j)] = 0.5 * (left[j] + right[j]);
     return out;
 }
 
@@ -83,17 +145,21 @@ TopEigen topEigen(const Eigen::MatrixXd& m, Eigen::Index k) {
     s /= scale;
     Eigen::Tridiagonalization<Eigen::MatrixXd> tri(s);
     const Eigen::VectorXd a = tri.diagonal(), e = tri.subDiagonal();
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> values;
-    values.computeFromTridiagonal(a, e, Eigen::EigenvaluesOnly);
+    // Only the k largest eigenvalues and the smallest (for the spectrum's scale) are needed.
+    std::vector<Eigen::Index> wanted;
+    for (Eigen::Index j = 0; j < k; ++j)
+        wanted.push_back(n - 1 - j);
+    wanted.push_back(0);
+    const Eigen::VectorXd lam = bisectEigenvalues(a, e, wanted); // the k largest (largest first), the smallest
     TopEigen out;
-    out.values = values.eigenvalues() * scale;
-    const Eigen::VectorXd& lam = values.eigenvalues();
-    const double norm = std::max(std::abs(lam[0]), std::abs(lam[n - 1]));
+    out.values = lam.head(k) * scale;
+    out.smallest = lam[k] * scale;
+    const double norm = std::max(std::abs(lam[k]), std::abs(lam[0])); // lam[0]: the largest (k >= 1)
     const double eps = std::numeric_limits<double>::epsilon();
     Eigen::MatrixXd x(n, k); // in the tridiagonal basis
     Eigen::VectorXd y(n);
     for (Eigen::Index j = 0; j < k; ++j) {
-        const double mu = lam[n - 1 - j];
+        const double mu = lam[j];
         // A shift a few ulps off the eigenvalue: the factorisation is nearly singular along its
         // eigenvector, which is what inverse iteration amplifies.
         const TridiagonalLu lu(a, e, mu + 4 * eps * norm, eps * norm);
