@@ -27,10 +27,11 @@ bool cpuHas(Kernel k) {
     return true;
 }
 
-/// ROWS rows of A (stride lda) times one 16-column panel, depth kc: acc (ROWS x 16) = A_rows P.
+/// ROWS rows of A (stride lda) times one 16-column panel, depth kc: C (ROWS x 16, row stride ldc)
+/// = A_rows P, or += when `add`.
 template <int ROWS>
 __attribute__((target("avx512f"))) void tile512(const double* a, Eigen::Index lda, const double* p, Eigen::Index kc,
-                                                double* acc) {
+                                                double* c, Eigen::Index ldc, bool add) {
     __m512d c0[ROWS], c1[ROWS];
     for (int r = 0; r < ROWS; ++r)
         c0[r] = c1[r] = _mm512_setzero_pd();
@@ -43,15 +44,20 @@ __attribute__((target("avx512f"))) void tile512(const double* a, Eigen::Index ld
         }
     }
     for (int r = 0; r < ROWS; ++r) {
-        _mm512_storeu_pd(acc + r * 16, c0[r]);
-        _mm512_storeu_pd(acc + r * 16 + 8, c1[r]);
+        double* row = c + r * ldc;
+        if (add) {
+            c0[r] = _mm512_add_pd(_mm512_loadu_pd(row), c0[r]);
+            c1[r] = _mm512_add_pd(_mm512_loadu_pd(row + 8), c1[r]);
+        }
+        _mm512_storeu_pd(row, c0[r]);
+        _mm512_storeu_pd(row + 8, c1[r]);
     }
 }
 
 /// The same with 8-column panels and AVX2 FMA.
 template <int ROWS>
 __attribute__((target("avx2,fma"))) void tile256(const double* a, Eigen::Index lda, const double* p, Eigen::Index kc,
-                                                 double* acc) {
+                                                 double* c, Eigen::Index ldc, bool add) {
     __m256d c0[ROWS], c1[ROWS];
     for (int r = 0; r < ROWS; ++r)
         c0[r] = c1[r] = _mm256_setzero_pd();
@@ -64,12 +70,17 @@ __attribute__((target("avx2,fma"))) void tile256(const double* a, Eigen::Index l
         }
     }
     for (int r = 0; r < ROWS; ++r) {
-        _mm256_storeu_pd(acc + r * 8, c0[r]);
-        _mm256_storeu_pd(acc + r * 8 + 4, c1[r]);
+        double* row = c + r * ldc;
+        if (add) {
+            c0[r] = _mm256_add_pd(_mm256_loadu_pd(row), c0[r]);
+            c1[r] = _mm256_add_pd(_mm256_loadu_pd(row + 4), c1[r]);
+        }
+        _mm256_storeu_pd(row, c0[r]);
+        _mm256_storeu_pd(row + 4, c1[r]);
     }
 }
 
-using TileFn = void (*)(const double*, Eigen::Index, const double*, Eigen::Index, double*);
+using TileFn = void (*)(const double*, Eigen::Index, const double*, Eigen::Index, double*, Eigen::Index, bool);
 
 /// tiles[rows - 1]: the kernel for a block of `rows` rows (1..MR).
 template <int MR, int... R> constexpr auto tileTable512(std::integer_sequence<int, R...>) {
@@ -220,7 +231,11 @@ RowMatrixXd TransposedRhs::multiply(const Eigen::Ref<const RowMatrixXd>& a) cons
             for (Eigen::Index i0 = 0; i0 < m; i0 += mr) {
                 const int rows = static_cast<int>(std::min<Eigen::Index>(mr, m - i0));
                 const TileFn tile = wide ? t512[static_cast<size_t>(rows - 1)] : t256[static_cast<size_t>(rows - 1)];
-                tile(a.data() + i0 * lda + k0, lda, panel, kc, acc);
+                if (cols == m_width) { // a whole panel: straight into the result's rows
+                    tile(a.data() + i0 * lda + k0, lda, panel, kc, out.row(i0).data() + p * m_width, m_n, k0 > 0);
+                    continue;
+                }
+                tile(a.data() + i0 * lda + k0, lda, panel, kc, acc, m_width, false);
                 for (int r = 0; r < rows; ++r) {
                     double* dst = out.row(i0 + r).data() + p * m_width;
                     if (k0 == 0)

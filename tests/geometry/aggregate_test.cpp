@@ -78,14 +78,14 @@ TEST(Aggregate, EveryModeIsOneWedgeWithItsContextVectorAndNormsAreAccurate) {
                 long double n2 = 0;
                 for (Eigen::Index i = 0; i < 7; ++i)
                     for (Eigen::Index j = i + 1; j < 7; ++j) {
-                        const long double v = static_cast<long double>(z(t, i)) * z(s, j) -
-                                              static_cast<long double>(z(t, j)) * z(s, i);
+                        const long double v =
+                            static_cast<long double>(z(t, i)) * z(s, j) - static_cast<long double>(z(t, j)) * z(s, i);
                         n2 += v * v;
                     }
                 const double ref = static_cast<double>(std::sqrt(n2));
                 const double bound = 1e-15 * z.row(t).norm() * z.row(s).norm();
                 EXPECT_NEAR(agg.norms(t, static_cast<Eigen::Index>(o)), ref, bound) << t << " " << o;
-                mean += mode == PlaneMean::Raw ? Eigen::VectorXd(scale * p)
+                mean += mode == PlaneMean::Raw                 ? Eigen::VectorXd(scale * p)
                         : mode == PlaneMean::MeanThenNormalize ? p
                                                                : Eigen::VectorXd(p / std::max(p.norm(), eps));
                 ++count;

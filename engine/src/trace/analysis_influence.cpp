@@ -129,6 +129,9 @@ void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
     const double contributionSign = cfg.stages.wedgePastFirst ? -1.0 : 1.0; // as agg.b's
     std::vector<double> c(static_cast<size_t>(O));
     geo::RowMatrixXd past(O, r), projections(O, d); // a token's z_{t-D} and W_plu p^(D) (tensor route)
+    geo::RowMatrixXd shares(T, d);                  // g's share of each token's mix (gShare), row by row
+    for (int64_t t = 0; t < T; ++t)
+        shares.row(t) = gShare(cfg.gate, gate, t).transpose();
     // The tensor route's chunk product holds r x d values per token: 16 tokens keep it in L2.
     const int64_t chunk = pairRoute ? kChunk : 16;
     for (int64_t t0 = 0; t0 < T; t0 += chunk) {
@@ -154,14 +157,14 @@ void planeInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, con
                         if (t - g.offsets[static_cast<size_t>(o)] >= 0)
                             projections.row(o) /= std::max(agg.norms(t, o), eps);
             }
-            const Eigen::ArrayXd share = gShare(cfg.gate, gate, t);
+            const auto share = shares.row(t).array();
             double sum = 0;
             for (int64_t o = 0; o < O; ++o) {
                 if (t - g.offsets[static_cast<size_t>(o)] < 0) continue;
                 const geo::RowMatrixXd& source = pairRoute ? product : projections;
                 const auto y = source.row(pairRoute ? i * O + o : o);
                 if (contribution) contribution->row(t) += y;
-                const double v = (share * y.array().transpose()).matrix().norm() / count;
+                const double v = (share * y.array()).matrix().norm() / count;
                 c[static_cast<size_t>(o)] = v;
                 sum += v;
             }
