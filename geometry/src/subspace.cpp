@@ -1,5 +1,7 @@
 #include "gwb/geometry/subspace.h"
 
+#include "gwb/geometry/product.h"
+
 #include "double_double.h"
 #include "top_eigen.h"
 
@@ -269,11 +271,10 @@ Basis principalSubspace(const Eigen::Ref<const RowMatrixXd>& x, int64_t k, bool 
     // covariance route: the eigenvectors of X^T X are the right singular vectors.
     const bool gram = T < d;
     const Eigen::Index n = gram ? T : d;
-    Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n, n);
-    if (gram)
-        m.selfadjointView<Eigen::Lower>().rankUpdate(xc);
-    else
-        m.selfadjointView<Eigen::Lower>().rankUpdate(xc.transpose());
+    // X X^T or X^T X through the vector kernels of product.h (A B^T with B = A: both triangles,
+    // symmetric to the bit since each entry adds the same products in the same order).
+    const RowMatrixXd rows = gram ? xc : RowMatrixXd(xc.transpose()); // n x (the other side)
+    const Eigen::MatrixXd m = multiplyTransposed(rows, rows);
     // Only the top k eigenvectors are needed: inverse iteration on the tridiagonal form (top_eigen.h).
     const detail::TopEigen eig = detail::topEigen(m, std::min<Eigen::Index>(k, n));
     Basis out;
