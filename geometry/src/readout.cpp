@@ -69,30 +69,6 @@ ReadoutPlanes readoutPlanes(const Eigen::Ref<const RowMatrixXd>& wPlu) {
     return out;
 }
 
-RowMatrixXd contextVectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps) {
-    requireFiniteRows(z, "contextVectors");
-    const int64_t T = z.rows(), r = z.cols();
-    RowMatrixXd y = RowMatrixXd::Zero(T, r);
-    for (int64_t t = 0; t < T; ++t) {
-        int count = 0;
-        for (int D : offsets) {
-            if (D <= 0) throw std::invalid_argument("contextVectors: offsets must be positive");
-            const int64_t s = t - D;
-            if (s < 0) continue;
-            // ||z_t ^ z_s||^2 = ||z_t||^2 ||z_s||^2 - (z_t . z_s)^2 (clamped: rounding can make it negative).
-            const double a = z.row(t).squaredNorm(), b = z.row(s).squaredNorm(), ab = z.row(t).dot(z.row(s));
-            const double norm = std::sqrt(std::max(a * b - ab * ab, 0.0));
-            y.row(t) += z.row(s) / std::max(norm, eps);
-            ++count;
-        }
-        if (count == 0)
-            y.row(t).setConstant(kNaN);
-        else
-            y.row(t) /= count;
-    }
-    return y;
-}
-
 RowMatrixXd readoutPlaneAnglesBatch(const Eigen::Ref<const RowMatrixXd>& z, const Eigen::Ref<const RowMatrixXd>& y,
                                     const ReadoutPlanes& planes) {
     if (z.rows() != y.rows() || z.cols() != y.cols())

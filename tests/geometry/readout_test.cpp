@@ -117,23 +117,33 @@ TEST(Readout, ZeroChannelIsFlaggedNotACrash) {
 }
 
 TEST(Readout, ContextVectorsReproduceTheMeanBivector) {
-    // B_t from aggregateBivectors (mean of normalized pair planes) equals z_t ^ y_t.
+    // B_t from aggregateBivectors (mean of normalized pair planes) equals z_t ^ y_t with y_t the
+    // paper's (1/|W_t|) sum_D z_{t-D} / ||z_t ^ z_{t-D}|| (written out here), up to a part along
+    // z_t: AggregatedBivectors::y spans the same plane with z_t.
     RowMatrixXd z(12, 6);
     for (int t = 0; t < 12; ++t)
         z.row(t) = randomVector(6, 40 + t).transpose();
     const std::vector<int> offsets{1, 2, 4};
     const AggregatedBivectors agg = aggregateBivectors(z, offsets);
-    const RowMatrixXd y = contextVectors(z, offsets);
-    EXPECT_TRUE(y.row(0).array().isNaN().all());
+    EXPECT_EQ(agg.y.row(0).norm(), 0.0);
     for (int t = 1; t < 12; ++t) {
-        const Eigen::VectorXd b = wedge(z.row(t).transpose(), y.row(t).transpose());
+        Eigen::VectorXd y = Eigen::VectorXd::Zero(6);
+        int count = 0;
+        for (int D : offsets) {
+            if (t - D < 0) continue;
+            y += z.row(t - D).transpose() / wedge(z.row(t).transpose(), z.row(t - D).transpose()).norm();
+            ++count;
+        }
+        y /= count;
+        const Eigen::VectorXd b = wedge(z.row(t).transpose(), y);
         EXPECT_LE((b - agg.b.row(t).transpose()).norm(), 1e-12) << t;
+        EXPECT_LE((wedge(z.row(t).transpose(), agg.y.row(t).transpose()) - b).norm(), 1e-12) << t;
     }
     // And the channel value: W_plu[c] . B_t = z_t^T A_c y_t.
     const Eigen::VectorXd wc = randomVector(pairCount(6), 9);
     const RowMatrixXd a = bivectorToMatrix(wc);
     for (int t = 1; t < 12; ++t)
-        EXPECT_NEAR(wc.dot(agg.b.row(t).transpose()), z.row(t) * a * y.row(t).transpose(), 1e-12);
+        EXPECT_NEAR(wc.dot(agg.b.row(t).transpose()), z.row(t) * a * agg.y.row(t).transpose(), 1e-12);
 }
 
 TEST(Readout, BatchedAnglesEqualTheDoubleDoubleReferencePerChannel) {

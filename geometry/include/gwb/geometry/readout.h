@@ -27,11 +27,8 @@ struct ReadoutPlanes {
 };
 ReadoutPlanes readoutPlanes(const Eigen::Ref<const RowMatrixXd>& wPlu);
 
-/// y_t = (1/|W_t|) sum_{D in W_t} z_{t-D} / max(||z_t ^ z_{t-D}||, eps) for every token (T x r), so
-/// that the layer's mean bivector is B_t = z_t ^ y_t. NaN row where no offset is valid.
-RowMatrixXd contextVectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets, double eps = 1e-8);
-
-/// Principal angles (rad, ascending) between the token plane span(z, y) and each channel's top
+/// Principal angles (rad, ascending) between the token plane span(z, y) (y: AggregatedBivectors::y,
+/// so that B = z ^ y) and each channel's top
 /// plane: d x 2; NaN rows for a zero channel, NaN everywhere when z, y do not span a plane.
 RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
                                const ReadoutPlanes& planes);
