@@ -27,9 +27,9 @@ struct ReadoutPlanes {
 };
 ReadoutPlanes readoutPlanes(const Eigen::Ref<const RowMatrixXd>& wPlu);
 
-/// Principal angles (rad, ascending) between the token plane span(z, y) (y: AggregatedBivectors::y,
-/// so that B = z ^ y) and each channel's top
-/// plane: d x 2; NaN rows for a zero channel, NaN everywhere when z, y do not span a plane.
+/// Principal angles (rad, ascending) between the token plane span(z, y) (y as in
+/// AggregatedBivectors::y, so that B = z ^ y) and each channel's top plane: d x 2; NaN rows for a
+/// zero channel, NaN everywhere when z, y do not span a plane.
 RowMatrixXd readoutPlaneAngles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& y,
                                const ReadoutPlanes& planes);
 /// readoutPlaneAngles for every token at once: row t of the T x 2d result holds channel c's two
