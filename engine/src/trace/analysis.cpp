@@ -100,8 +100,8 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
             static const ProgressFn kSilent;
             Progress quiet(kSilent, 0);
             planeInfluence(g, z, gate, agg, normalized, cfg, eps, scratch, ignored, quiet, contribution);
-            analyzeReadout(g, z, agg, contribution ? &*contribution : nullptr, out, progress,
-                           readoutWarnings, at, cache);
+            analyzeReadout(g, z, agg, contribution ? &*contribution : nullptr, out, progress, readoutWarnings, at,
+                           cache);
         } else if (readout) {
             markReadoutUndefined(out, T, d, z.cols(), progress, readoutWarnings, at);
         }
@@ -152,8 +152,7 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     if (readout && mlp)
         markReadoutUndefined(out, T, d, z.cols(), progress, readoutWarnings, at);
     else if (readout)
-        analyzeReadout(g, z, agg, contribution ? &*contribution : nullptr, out, progress,
-                       readoutWarnings, at, cache);
+        analyzeReadout(g, z, agg, contribution ? &*contribution : nullptr, out, progress, readoutWarnings, at, cache);
 
     out.meanGate.resize(static_cast<size_t>(T));
     out.gateAboveHalf.resize(static_cast<size_t>(T));

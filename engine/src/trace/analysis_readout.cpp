@@ -105,8 +105,8 @@ std::shared_ptr<AnalysisCache> makeAnalysisCache() {
 namespace analysis_detail {
 
 void analyzeReadout(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const geo::AggregatedBivectors& agg,
-                    const geo::RowMatrixXd* contribution, GrassmannLayerAnalysis& out, Progress& progress, std::vector<std::string>& warnings,
-                    const std::string& at, AnalysisCache* cache) {
+                    const geo::RowMatrixXd* contribution, GrassmannLayerAnalysis& out, Progress& progress,
+                    std::vector<std::string>& warnings, const std::string& at, AnalysisCache* cache) {
     const int64_t T = z.rows(), r = z.cols();
     const geo::RowMatrixXd wPlu = matrixOf(g.wPlu, "wPlu"); // d x C(r,2)
     const int64_t d = wPlu.rows();

@@ -24,7 +24,7 @@ PairPlanes pairPlanes(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<
 /// B_t = mean over valid offsets of p^(t, D), without materializing the per-offset planes; with
 /// meanThenNormalize (Arledge's fused kernel) B_t = q / sqrt(||q||^2 + eps), q = mean of the raw p.
 struct AggregatedBivectors {
-    RowMatrixXd b;               ///< T x C(r,2)  B_t; zero row where no offset is valid
+    RowMatrixXd b; ///< T x C(r,2)  B_t; zero row where no offset is valid
     /// T x r  y_t with B_t = z_t ^ y_t (the weighted mean of the parts of the token's z_{t-D}
     /// orthogonal to z_t; zero row where no offset is valid): B_t's plane is span(z_t, y_t).
     RowMatrixXd y;
