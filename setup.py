@@ -8,6 +8,7 @@ environment that runs pip, without the window, the command line, tests or benchm
   CMAKE_BUILD_PARALLEL_LEVEL  compile jobs (default: the cores)
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,18 @@ from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 MODELS = ("grassmann-austen.gwb", "transformer-austen.gwb")
+NO_TORCH = ("gwb: there is no torch in this build environment (pip's build isolation hides an installed one), "
+            "so in an environment that has torch 2.x, numpy, pybind11, cmake and ninja run "
+            "pip install --no-build-isolation . instead (README \"Python\").")
+
+
+def project_version():
+    """The version, from one place: CMakeLists.txt's project(... VERSION x.y.z)."""
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        m = re.search(r"project\(\s*\w+\s+VERSION\s+([0-9][0-9.]*)", f.read())
+    if not m:
+        sys.exit("gwb: no project(... VERSION x.y.z) in CMakeLists.txt")
+    return m.group(1)
 
 
 class CMakeExtension(Extension):
@@ -30,20 +43,30 @@ class CMakeBuild(build_ext):
         try:
             import torch
         except ImportError:
-            sys.exit("gwb: torch is not importable by " + sys.executable + ": the module is built against the "
-                     "environment's torch (install it first; offline, use pip install --no-build-isolation)")
+            sys.exit(NO_TORCH)
         import pybind11
 
         build = os.environ.get("GWB_BUILD_DIR") or os.path.join(os.path.abspath(self.build_temp), "cmake")
         os.makedirs(build, exist_ok=True)
         prefixes = [p for p in os.environ.get("CMAKE_PREFIX_PATH", "").split(os.pathsep) if p]
-        prefixes += [torch.utils.cmake_prefix_path, pybind11.get_cmake_dir()]
+        # The torch folder itself first: its TorchConfig looks for libtorch with find_library, which
+        # would otherwise take a system LibTorch (Debian's) before the environment's own.
+        prefixes += [os.path.dirname(torch.__file__), torch.utils.cmake_prefix_path, pybind11.get_cmake_dir()]
         args = ["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                 "-DGWB_BUILD_GUI=OFF", "-DGWB_BUILD_CLI=OFF", "-DGWB_BUILD_TESTS=OFF",
                 "-DGWB_BUILD_BENCHMARKS=OFF", "-DGWB_BUILD_PYTHON=ON",
                 "-DPython_EXECUTABLE=" + sys.executable, "-DCMAKE_PREFIX_PATH=" + ";".join(prefixes)]
         if shutil.which("ninja") and not os.path.exists(os.path.join(build, "CMakeCache.txt")):
             args += ["-G", "Ninja"]
+        # An installed module finds the libtorch of the environment it is installed in (site-packages/
+        # torch/lib beside site-packages/gwb) before the one it was built against, so a wheel works
+        # in another environment with the same torch version.
+        args += ["-DGWB_PYTHON_RPATH=$ORIGIN/../torch/lib"]
+        # A CUDA torch's CMake config asks the GPU for its architecture unless told; on a machine
+        # without one (a login node, CI) that probe fails. gwb compiles no CUDA code of its own, so
+        # any architecture torch supports will do; TORCH_CUDA_ARCH_LIST in the environment wins.
+        if torch.version.cuda and not torch.cuda.is_available() and not os.environ.get("TORCH_CUDA_ARCH_LIST"):
+            args += ["-DTORCH_CUDA_ARCH_LIST=9.0"]
         args += [a for a in os.environ.get("GWB_CMAKE_ARGS", "").split() if a]
         subprocess.run(args, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
@@ -73,6 +96,7 @@ class BuildPy(build_py):
 
 
 setup(
+    version=project_version(),
     packages=["gwb"],
     package_dir={"gwb": "python/gwb"},
     ext_modules=[CMakeExtension("gwb._gwb")],

@@ -172,7 +172,10 @@ def open_stats(path):
 # ---------------------------------------------------------------------------------------------
 def _progress(enabled, desc):
     """A callback(fraction) drawing a tqdm bar (when tqdm is installed and enabled), and a closer.
-    `enabled` may be a callable itself: it is then called with the fraction done (0..1)."""
+    `enabled` may be a callable itself: it is then called with the fraction done (0..1). The bar is
+    drawn at the first progress report, so input the engine refuses raises before any bar appears;
+    it shows the percentage done, the time spent and the time left (no rate: a percent per second
+    says nothing)."""
     if callable(enabled):
         return enabled, lambda: None
     if not enabled:
@@ -187,14 +190,22 @@ def _progress(enabled, desc):
             from tqdm import tqdm
     except ImportError:
         return None, lambda: None
-    bar = tqdm(total=100, desc=desc, leave=True, unit="%")
+    state = {}
 
     def update(fraction):
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(total=100, desc=desc, leave=True,
+                                      bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
         n = int(round(100 * fraction))
         if n > bar.n:
             bar.update(n - bar.n)
 
-    return update, bar.close
+    def close():
+        if "bar" in state:
+            state["bar"].close()
+
+    return update, close
 
 
 def _text(text, what="the prompt"):
@@ -448,8 +459,13 @@ def load(path, layout=None, vocab=None, device="auto", norm=None, offsets=None, 
         raise FileNotFoundError(f"{path}: no such file")
     if vocab is not None and not os.path.exists(os.fspath(vocab)):
         raise FileNotFoundError(f"{os.fspath(vocab)}: no such file (the vocabulary)")
-    return Model(_gwb.Model.load(path, layout=layout, vocab=None if vocab is None else os.fspath(vocab),
-                                 device=device, norm=norm, offsets=offsets, heads=heads))
+    try:
+        native = _gwb.Model.load(path, layout=layout, vocab=None if vocab is None else os.fspath(vocab),
+                                 device=device, norm=norm, offsets=offsets, heads=heads)
+    except RuntimeError as e:
+        # A file that is not a model (or not one gwb can open) is bad input, like the other refusals.
+        raise ValueError(str(e)) from None
+    return Model(native)
 
 
 def _bundled_path(kind):

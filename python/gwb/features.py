@@ -194,8 +194,24 @@ def hook(dictionary, feature, mode="ablate", value=0.0, position=-1):
     if d.config.get("transcoder"):
         raise ValueError(f"a transcoder's feature reads {d.config['site']} and writes {d.config['target_site']}: "
                          "use gwb.features.hooks(...), which gives a hook for each")
-    f = _feature_index(d, feature)
-    return lambda v, name: d.edit(v, f, mode, float(value), int(position))
+    return FeatureHook(d, _feature_index(d, feature), mode, value, position)
+
+
+class FeatureHook:
+    """What hook() returns: a hook for model.run that edits one feature at `site`, so that
+    `m.run(ids, hooks={h.site: h})` needs no second spelling of the site."""
+
+    def __init__(self, dictionary, feature, mode, value, position):
+        self.dictionary, self.feature, self.mode = dictionary, int(feature), mode
+        self.value, self.position = float(value), int(position)
+        self.site = dictionary.config["site"]
+
+    def __call__(self, v, name):
+        return self.dictionary.edit(v, self.feature, self.mode, self.value, self.position)
+
+    def __repr__(self):
+        return (f"<gwb.features.FeatureHook {self.mode} feature {self.feature} at {self.site}"
+                f"{'' if self.position < 0 else f' (position {self.position})'}>")
 
 
 def hooks(dictionary, feature, mode="ablate", value=0.0, position=-1):
@@ -232,7 +248,17 @@ def edit(model, dictionary, feature, prompt, answer, wrong, mode="ablate", value
     a, w = native.piece_id(answer), native.piece_id(wrong)
     s = _second(d, second)
     if s is not None:
-        return _gwb.features_crosscoder_edit(native, s, d, _feature_index(d, feature), mode, float(value),
-                                             int(position), ids, a, w, int(metric_position))
-    return _gwb.features_edit(native, d, _feature_index(d, feature), mode, float(value), int(position), ids, a, w,
-                              int(metric_position))
+        results = _gwb.features_crosscoder_edit(native, s, d, _feature_index(d, feature), mode, float(value),
+                                                int(position), ids, a, w, int(metric_position))
+        for r, m in zip(results, (native, s)):
+            _with_pieces(r, m)
+        return results
+    return _with_pieces(_gwb.features_edit(native, d, _feature_index(d, feature), mode, float(value), int(position),
+                                           ids, a, w, int(metric_position)), native)
+
+
+def _with_pieces(result, native):
+    """An edit's result with the display text of its top next pieces beside their ids."""
+    for key in ("top_clean", "top_edited"):
+        result[key + "_pieces"] = list(native.pieces(list(result[key])))
+    return result

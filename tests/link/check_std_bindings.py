@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fails when a libstdc++ symbol used by one of our binaries resolves anywhere but in libstdc++.
 
-Usage: check_std_bindings.py --ours DIR [--env NAME=VALUE ...] -- CMD ARGS [-- CMD ARGS ...]
+Usage: check_std_bindings.py --ours DIR [--env NAME=VALUE ...] [--expect-violations TORCH_LIB_DIR]
+                             -- CMD ARGS [-- CMD ARGS ...]
 
 Each command runs with LD_BIND_NOW=1 (every reference bound at load time, not only the ones a run
 happens to call) and LD_DEBUG=bindings; the dynamic linker's report says, for every reference, which
@@ -11,6 +12,11 @@ that libstdc++ exports, and binds to a library that is neither libstdc++ nor one
 own weak copy of an inline template is fine): a pip or conda libtorch exports unversioned
 copies of what it links statically, and calls into them crashed (pytorch/pytorch#133437).
 Against Debian's LibTorch this passes trivially; on a pip PyTorch it is the check that matters.
+
+--expect-violations TORCH_LIB_DIR turns the check round, for a probe linked without the fix: exits 0
+when it finds libstdc++ symbols of ours bound outside libstdc++ (printing them), 77 (skipped) when it
+finds none and the LibTorch in TORCH_LIB_DIR exports no libstdc++ symbol either (Debian's: nothing to
+show), and 1 when it finds none although that LibTorch exports such symbols.
 """
 import os
 import re
@@ -32,12 +38,15 @@ def find_libstdcxx():
 
 
 def main(argv):
-    ours, env_extra, commands, cur = None, {}, [], None
+    ours, env_extra, commands, cur, expect_in = None, {}, [], None, None
     i = 0
     while i < len(argv):
         a = argv[i]
         if cur is None and a == "--ours":
             ours, i = os.path.realpath(argv[i + 1]), i + 2
+            continue
+        if cur is None and a == "--expect-violations":
+            expect_in, i = argv[i + 1], i + 2
             continue
         if cur is None and a == "--env":
             k, v = argv[i + 1].split("=", 1)
@@ -80,6 +89,8 @@ def main(argv):
                         own = os.path.realpath(dst).startswith(ours + os.sep)
                         if libstdcxx_symbol and not own and not os.path.basename(dst).startswith("libstdc++"):
                             bad.append(f"{os.path.basename(src)}: {sym} [{ver or 'no version'}] -> {dst}")
+    if expect_in is not None:
+        return expected_violations(bad, checked, exported, expect_in)
     if bad:
         print(f"{len(bad)} libstdc++ symbols of ours resolve outside libstdc++:", file=sys.stderr)
         for b in sorted(set(bad))[:40]:
@@ -91,6 +102,32 @@ def main(argv):
     print(f"{checked} bindings of our binaries checked over {len(commands)} commands: every libstdc++ symbol "
           f"resolves into {lib}")
     return 0
+
+
+def expected_violations(bad, checked, exported, torch_lib_dir):
+    """--expect-violations: the probe without the fix must be caught where the LibTorch exports copies."""
+    copies = {}
+    for name in sorted(os.listdir(torch_lib_dir)):
+        if name.startswith(("libtorch", "libc10")) and ".so" in name and not os.path.islink(os.path.join(torch_lib_dir, name)):
+            out = subprocess.run(["nm", "-D", "--defined-only", os.path.join(torch_lib_dir, name)],
+                                 capture_output=True, text=True).stdout
+            n = sum(1 for line in out.splitlines() if line.split() and line.split()[-1].split("@")[0] in exported)
+            if n:
+                copies[name] = n
+    said = ", ".join(f"{k} {v}" for k, v in copies.items()) or "none"
+    print(f"libstdc++ symbols exported by the LibTorch in {torch_lib_dir}: {said}")
+    if bad:
+        print(f"as expected without the fix, {len(set(bad))} libstdc++ symbols of the probe bind outside libstdc++ "
+              f"({checked} bindings read), for example:")
+        for b in sorted(set(bad))[:12]:
+            print("  " + b)
+        return 0
+    if not copies:
+        print("this LibTorch exports no libstdc++ symbol, so the unfixed probe binds correctly: nothing to show")
+        return 77
+    print(f"the unfixed probe bound every libstdc++ symbol into libstdc++ ({checked} bindings read) although "
+          "this LibTorch exports copies: the check would not catch the fault", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

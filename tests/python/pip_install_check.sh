@@ -1,58 +1,76 @@
 #!/usr/bin/env bash
-# PythonPackage.PipInstall: the package as a researcher installs it. A fresh venv of the given
-# interpreter (with its site packages: Debian's torch, numpy, pybind11), `pip install
-# --no-build-isolation` of the source tree (the module built against that torch), then the
-# package used from another folder, without PYTHONPATH and without the gwb program: load, trace,
-# run with a hook, patch (one pair and a pairs list), paths, stats, generate, and gwb.figure's
-# one-sentence refusal.
+# PythonPackage.PipInstall: the package as a researcher installs it, into fresh venvs that already
+# have the build's torch:
+#   1. venv A: `pip install --no-build-isolation .` of the source tree;
+#   2. venv A: `pip wheel --no-build-isolation .` -> the wheel installed into a fresh venv B;
+#   3. in A and in B, from another folder, without PYTHONPATH and with no gwb program anywhere:
+#      tests/python/installed_check.py (load .gwb/.pt/.safetensors, trace, hook, patch, pairs, paths,
+#      stats, generate, features train/eval/edit, gwb.torch.module with autograd; torch imported
+#      before gwb in one run and after it in the other);
+#   4. plain `pip wheel .` (build isolation, so no torch in the build environment) stops with the
+#      package's one sentence (setup.py NO_TORCH).
 #   pip_install_check.sh SOURCE_DIR WORK_DIR PYTHON
-# The CMake build folder is SOURCE_DIR/build/pip (kept between runs; with ccache and the release
-# build's flags its engine objects are the release build's).
+# PYTHON is the build's interpreter. Debian's /usr/bin/python3: the venvs see its site packages
+# (Debian's torch 1.13, numpy, pybind11, setuptools). A venv's interpreter (the pip-torch leg,
+# build/pip-torch-env/venv): the fresh venvs are made from its base interpreter and see that venv's
+# packages through a .pth file (its pinned torch, numpy, pybind11, cmake, ninja, setuptools, pytest)
+# instead of a second 5 GB install. The CMake build folder is SOURCE_DIR/build/pip-<torch version>
+# (kept between runs; with ccache its engine objects are the release build's).
 set -euo pipefail
 src=$1
 work=$2
 py=$3
 rm -rf "$work"
-mkdir -p "$work"
-"$py" -m venv --system-site-packages "$work/venv"
-cd "$work"
-GWB_BUILD_DIR="$src/build/pip" GWB_CMAKE_ARGS="-DGWB_WERROR=ON" \
-  "$work/venv/bin/pip" install --no-build-isolation --no-deps --quiet "$src"
-env -u PYTHONPATH -u GWB_PROGRAM -u GWB_MODELS_DIR "$work/venv/bin/python" - "$work" <<'PYEOF'
-import os, sys
-import torch  # first, as a researcher's script does
-import gwb
-work = sys.argv[1]
-assert os.path.realpath(gwb.__file__).startswith(os.path.realpath(work)), gwb.__file__
-m = gwb.bundled("grassmann")
-t = m.trace("It is a truth universally acknowledged, that a single man")
-assert t["l0_h"].shape[0] == len(t.tokens)
-seen = {}
-def observe(value, name):
-    seen[name] = value.shape  # returns None: observe, do not replace
-logits = m.run(m.encode("It is a truth"), hooks={"resid.1": observe})
-assert "resid.1" in seen and logits.shape[0] == len(m.encode("It is a truth"))
-clean, corrupt = "They could not help laughing, and", "She could not help laughing, and"
-one = m.patch(clean=clean, corrupt=corrupt, answer="they", wrong="she", site="resid", progress=False)
-pairs = m.patch(pairs=[dict(clean=clean, corrupt=corrupt, answer="they", wrong="she")], site="resid",
-                bootstrap=50, progress=False)
-import numpy as np
-cols = one["effect"].shape[1]
-assert np.allclose(pairs["effect"][0][:, -cols:], one["effect"], equal_nan=True, atol=1e-12), "pairs equal one sweep"
-p = m.paths(clean, corrupt, "they", "she", progress=False)
-assert p["metric"].size > 0
-corpus = os.path.join(work, "c.txt")
-with open(corpus, "w") as f:
-    f.write("It is a truth universally acknowledged, that a single man in possession of a good fortune. " * 8)
-s = m.stats(corpus, window=32, stride=32, max_windows=2, progress=False)
-assert s.meta["complete"]
-g = m.generate("It is a truth", max_new=4, greedy=True)
-try:
-    gwb.figure("gate", prompt="It is")
-    raise AssertionError("gwb.figure ran without a gwb program")
-except RuntimeError as e:
-    refusal = str(e)
-assert "Qt" in refusal and "\n" not in refusal, refusal
-print(f"pip-installed gwb from {os.path.dirname(gwb.__file__)} with torch {torch.__version__}: "
-      f"load, trace, run with a hook, patch, patch(pairs=), paths, stats, generate work; figure: {refusal}")
-PYEOF
+mkdir -p "$work/elsewhere"
+read -r base site torch_version < <("$py" -c 'import sys, sysconfig, torch
+print(sys._base_executable if sys.prefix != sys.base_prefix else "", sysconfig.get_paths()["purelib"], torch.__version__)')
+make_venv() { # make_venv DIR: a fresh venv with the build's torch
+  if [ -n "$base" ]; then
+    "$base" -m venv "$1"
+    local own
+    own=$("$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "$site" >"$own/build-torch.pth"
+  else
+    "$py" -m venv --system-site-packages "$1"
+  fi
+}
+make_venv "$work/a"
+make_venv "$work/b"
+build_dir="$src/build/pip-${torch_version%%+*}"
+# GWB_CMAKE_ARGS: the release build's warnings-as-errors.
+export GWB_BUILD_DIR="$build_dir" GWB_CMAKE_ARGS="-DGWB_WERROR=ON"
+echo "1. pip install --no-build-isolation . (torch $torch_version)"
+"$work/a/bin/python" -m pip install --no-build-isolation --no-deps --quiet "$src"
+echo "2. pip wheel --no-build-isolation . -> a fresh venv"
+"$work/a/bin/python" -m pip wheel --no-build-isolation --no-deps --quiet -w "$work/dist" "$src"
+wheel=$(ls "$work"/dist/gwb-*.whl)
+echo "   $(basename "$wheel")"
+"$work/b/bin/python" -m pip install --no-deps --quiet "$wheel"
+unset GWB_BUILD_DIR GWB_CMAKE_ARGS
+
+cd "$work/elsewhere"
+for venv in a b; do
+  if [ $venv = a ]; then order="torch first"; pre="import torch"; else order="gwb first"; pre="import gwb"; fi
+  echo "3. installed_check.py in venv $venv ($order)"
+  # -p: a plugin from the current folder (python -m puts it on sys.path) imports torch (or gwb)
+  # before anything else; the tests import the other one after it.
+  printf '%s\n' "$pre" >"$work/elsewhere/import_order_$venv.py"
+  env -u PYTHONPATH -u GWB_PROGRAM -u GWB_MODELS_DIR GWB_EXPECT_ROOT="$work/$venv" PATH=/usr/bin:/bin \
+    "$work/$venv/bin/python" -m pytest -q -p no:cacheprovider -p "import_order_$venv" \
+    "$src/tests/python/installed_check.py"
+done
+
+echo "4. pip wheel . with build isolation: refused in one sentence"
+if out=$("$work/b/bin/python" -m pip wheel --no-deps -w "$work/iso" "$src" 2>&1); then
+  echo "pip wheel with build isolation succeeded: expected the no-torch refusal" >&2
+  exit 1
+fi
+sentence=$(cd "$src" && "$py" -c 'import ast; t = ast.parse(open("setup.py").read())
+print(next(ast.literal_eval(n.value) for n in t.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "NO_TORCH"))')
+if ! grep -qF "$sentence" <<<"$out"; then
+  echo "the isolated build failed without the package's sentence:" >&2
+  tail -30 <<<"$out" >&2
+  exit 1
+fi
+echo "   $sentence"
+echo "pip install check passed with torch $torch_version"

@@ -183,3 +183,24 @@ def test_figure_speaks_to_a_command_line_user(tmp_path):
     r = run_gwb("figure", "--view", "gate", "--prompt", "   ", "--out", tmp_path / "f.svg", check=False)
     assert r.returncode != 0
     assert "--prompt" in r.stderr and "then Run" not in r.stderr, r.stderr
+
+
+def test_a_file_that_is_not_a_model_raises_value_error(tmp_path):
+    # Like every other refusal of bad input (issue 52): ValueError, naming the file.
+    note = tmp_path / "notamodel.txt"
+    note.write_text("hello\n")
+    with pytest.raises(ValueError, match="notamodel.txt"):
+        gwb.load(note)
+
+
+def test_progress_bars_appear_only_once_work_starts_and_show_no_rate(grassmann, capsys):
+    pytest.importorskip("tqdm")
+    # Input the engine refuses raises before any bar is drawn (two empty bars used to come first).
+    with pytest.raises(ValueError):
+        grassmann.patch(clean=PROMPT, corrupt=PROMPT + " and", answer="she", wrong="he", site="resid",
+                        progress=True)
+    assert "patch" not in capsys.readouterr().err
+    grassmann.patch(clean="They could not help laughing, and", corrupt="She could not help laughing, and",
+                    answer="they", wrong="she", site="offset", progress=True)
+    err = capsys.readouterr().err
+    assert "patch offset: 100%" in err and "%/s" not in err and "it/s" not in err, err

@@ -323,3 +323,18 @@ def test_a_transcoder_is_judged_on_its_target(grassmann, corpus, tmp_path):
     np.testing.assert_allclose(steered, grassmann.run(w, hooks=by_hand), atol=1e-4)
     with pytest.raises(ValueError, match="use gwb.features.hooks"):
         gwb.features.hook(d, f)
+
+
+def test_a_hook_knows_its_site_and_an_edit_names_its_pieces(grassmann, corpus, tmp_path):
+    d = gwb.features.train(grassmann, "resid.2", [corpus[0]], d_sae=32, k=4, tokens=4096, batch=1024, context=64,
+                           progress=False)
+    assert d.site == "resid.2"
+    h = gwb.features.hook(d, 3)
+    assert h.site == "resid.2" and "feature 3 at resid.2" in repr(h)
+    ids = grassmann.encode("It is a truth universally acknowledged")
+    by_hand = grassmann.run(ids, hooks={"resid.2": lambda v, name: d.edit(v, 3, "ablate", 0.0, -1)})
+    assert np.array_equal(grassmann.run(ids, hooks={h.site: h}), by_hand)
+    res = gwb.features.edit(grassmann, d, 3, "It is a truth universally acknowledged, that a", "single", "man")
+    assert res["top_clean_pieces"] == grassmann.pieces(res["top_clean"])
+    assert res["top_edited_pieces"] == grassmann.pieces(res["top_edited"])
+    assert all(isinstance(p, str) and p for p in res["top_clean_pieces"])
