@@ -4,6 +4,7 @@
 #include "cli/command_registry.h"
 #ifndef GWB_HEADLESS
 #include "gui/gui_main.h"
+#include "gui/window_options.h"
 
 #include <QApplication>
 #endif
@@ -35,19 +36,30 @@ QString helpText() {
                                   "  -v, --version   Show the version.\n\n")
                        .arg(QStringLiteral(GWB_VERSION));
 #ifndef GWB_HEADLESS
-    // The window's own options (app/gui/gui_main.cpp parses them).
-    text += QStringLiteral(
-        "Window options (gwb [options]):\n"
-        "  --model FILE        Grassmann model to open (default: the bundled one).\n"
-        "  --baseline FILE     Transformer baseline to open (default: the bundled one).\n"
-        "  --prompt TEXT       Prompt text.\n"
-        "  --prompt-file FILE  Prompt from a UTF-8 file.\n"
-        "  --run               Run the prompt at start.\n"
-        "  --continue N        With --run: let the Grassmann model continue the prompt by N tokens first\n"
-        "                      (sampled with seed 0, as the Continue button).\n"
-        "  --session FILE      Open a saved session (models, prompt, selection, view settings).\n"
-        "  --stats S.npz       Open corpus statistics (gwb stats) in the Corpus view.\n"
-        "  --fresh             Start with the default layout and settings (the saved ones are kept).\n\n");
+    // The window's own options, from the table app/gui/gui_main.cpp parses.
+    text += QStringLiteral("Window options (gwb [options]):\n");
+    for (const gwb::app::WindowOption& o : gwb::app::kWindowOptions) {
+        QString left = QStringLiteral("  --") + QString::fromLatin1(o.name);
+        if (o.value) left += QLatin1Char(' ') + QString::fromLatin1(o.value);
+        // Wrapped at 100 columns, continued under the description.
+        const QStringList words = QString::fromUtf8(o.help).split(QLatin1Char(' '));
+        QString line = left.leftJustified(22);
+        if (left.size() >= 22) line = left + QStringLiteral("\n") + QString(22, QLatin1Char(' '));
+        int width = line.size() - line.lastIndexOf(QLatin1Char('\n')) - 1;
+        for (const QString& w : words) {
+            if (width + w.size() + 1 > 100 && width > 22) {
+                line += QStringLiteral("\n") + QString(22, QLatin1Char(' '));
+                width = 22;
+            } else if (width > 22) {
+                line += QLatin1Char(' ');
+                ++width;
+            }
+            line += w;
+            width += static_cast<int>(w.size());
+        }
+        text += line + QLatin1Char('\n');
+    }
+    text += QLatin1Char('\n');
 #endif
     text += QStringLiteral("Commands (gwb <command> --help for each):\n");
     for (const auto& c : gwb::app::commands())

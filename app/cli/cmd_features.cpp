@@ -1,6 +1,7 @@
 // gwb features train | eval | top | export: sparse dictionaries on a site of either model.
 
 #include "cli/bundled_models.h"
+#include "cli/cli_args.h"
 #include "cli/command_registry.h"
 #include "cli/stop_signals.h"
 
@@ -26,6 +27,10 @@
 namespace {
 
 using namespace gwb::engine;
+using gwb::app::cli::checkFolderWritable;
+using gwb::app::cli::checkWritable;
+using gwb::app::cli::processSubcommand;
+using gwb::app::cli::terminalPiece;
 
 struct Common {
     QCommandLineOption model{QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE")};
@@ -140,9 +145,10 @@ int featuresTrain(const QStringList& args) {
         QStringLiteral("SITE"));
     p.addOptions({c.model, site, c.corpus, out, arch, dSae, k, l1, tokens, batch, c.context, lr, seed, resume,
                   secondSite, targetSite, c.second, c.device, c.threads});
-    p.process(args);
+    processSubcommand(p, args);
     if (!p.isSet(out)) throw std::invalid_argument("--out DIR is required");
     const QString dir = p.value(out);
+    checkFolderWritable(dir, "--out");
     const std::string stateDir = QDir(dir).filePath(QStringLiteral("state")).toStdString();
     const Model m = loadModel(p, c);
     std::atomic<bool> stop{false};
@@ -310,8 +316,9 @@ int featuresEval(const QStringList& args) {
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Also write the figures as JSON."),
                                   QStringLiteral("FILE"));
     p.addOptions({c.model, c.second, dict, c.corpus, c.context, windows, json, c.device, c.threads});
-    p.process(args);
+    processSubcommand(p, args);
     if (!p.isSet(dict)) throw std::invalid_argument("--dict DIR is required");
+    if (p.isSet(json)) checkWritable(p.value(json), "--json");
     const Dictionary d = loadDictionary(p.value(dict).toStdString());
     const Model m = loadModel(p, c);
     const int64_t ctx = p.isSet(c.context) ? positiveOption(p, c.context, "context") : d.config.contextSize;
@@ -398,11 +405,12 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
                                      QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("JSON file to write."), QStringLiteral("FILE"));
     p.addOptions({c.model, c.second, dict, c.corpus, feature, top, c.context, windows, out, c.device, c.threads});
-    p.process(args);
+    processSubcommand(p, args);
     if (!p.isSet(dict)) throw std::invalid_argument("--dict DIR is required");
     const std::vector<int64_t> feats = featureList(p, feature);
     if (!exportAll && feats.empty()) throw std::invalid_argument("--feature F is required");
     if (exportAll && !p.isSet(out)) throw std::invalid_argument("--out FILE is required");
+    if (p.isSet(out)) checkWritable(p.value(out), "--out");
     const Dictionary d = loadDictionary(p.value(dict).toStdString());
     const Model m = loadModel(p, c);
     const int64_t ctx = p.isSet(c.context) ? positiveOption(p, c.context, "context") : d.config.contextSize;
@@ -428,7 +436,8 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
         for (const FeatureContext& ctxs : s.top) {
             std::printf("  %8.4f  ", ctxs.activation);
             for (size_t i = 0; i < ctxs.ids.size(); ++i) {
-                const std::string piece = tok ? tok->pieceText(ctxs.ids[i]) : std::to_string(ctxs.ids[i]);
+                const std::string piece =
+                    tok ? terminalPiece(tok->pieceText(ctxs.ids[i])) : std::to_string(ctxs.ids[i]);
                 const bool here = ctxs.begin + static_cast<int64_t>(i) == ctxs.position;
                 if (here)
                     std::printf("[[%s]]", piece.c_str());
@@ -442,10 +451,10 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
         if (!s.promoted.empty()) {
             std::printf("  promotes:");
             for (const auto& [id, v] : s.promoted)
-                std::printf(" %s (%.3g)", tok ? tok->pieceText(id).c_str() : std::to_string(id).c_str(), v);
+                std::printf(" %s (%.3g)", tok ? terminalPiece(tok->pieceText(id)).c_str() : std::to_string(id).c_str(), v);
             std::printf("\n  suppresses:");
             for (const auto& [id, v] : s.suppressed)
-                std::printf(" %s (%.3g)", tok ? tok->pieceText(id).c_str() : std::to_string(id).c_str(), v);
+                std::printf(" %s (%.3g)", tok ? terminalPiece(tok->pieceText(id)).c_str() : std::to_string(id).c_str(), v);
             std::printf("\n");
         }
     }
@@ -490,7 +499,7 @@ int featuresEdit(const QStringList& args) {
                                       QStringLiteral("Edit only this position (default every one)."),
                                       QStringLiteral("N"), QStringLiteral("-1"));
     p.addOptions({c.model, c.second, dict, feature, mode, value, prompt, answer, wrong, position, c.device, c.threads});
-    p.process(args);
+    processSubcommand(p, args);
     for (const auto* o : {&dict, &feature, &prompt, &answer, &wrong})
         if (!p.isSet(*o)) throw std::invalid_argument("--" + o->names().front().toStdString() + " is required");
     const Dictionary d = loadDictionary(p.value(dict).toStdString());
@@ -538,8 +547,13 @@ int featuresEdit(const QStringList& args) {
         std::printf("metric clean: %.4f\nmetric edited: %.4f\nchange: %+.4f\n", r.metricClean, r.metricEdited,
                     r.metricEdited - r.metricClean);
         std::printf("activation by token:");
+        bool fired = false;
         for (size_t i = 0; i < r.activation.size(); ++i)
-            if (r.activation[i] > 0) std::printf(" %s %.3g", tok.pieceText(ids[i]).c_str(), r.activation[i]);
+            if (r.activation[i] > 0) {
+                std::printf(" %s %.3g", tok.pieceText(ids[i]).c_str(), r.activation[i]);
+                fired = true;
+            }
+        if (!fired) std::printf(" none (the feature does not fire on this prompt)");
         std::printf("\nnext pieces clean:");
         for (const auto& [id, pr] : r.topClean)
             std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);

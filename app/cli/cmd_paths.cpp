@@ -30,6 +30,7 @@ using namespace gwb::engine;
 using gwb::app::cli::checkWritable;
 using gwb::app::cli::intValue;
 using gwb::app::cli::number;
+using gwb::app::cli::shown;
 using nlohmann::json;
 
 const char* kDefinitions[][2] = {
@@ -143,7 +144,25 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
                 static_cast<long long>(S), static_cast<long long>(R));
     for (const SkippedLine& s : skipped)
         std::printf("  skipped line %lld: %s\n", static_cast<long long>(s.line), s.reason.c_str());
-    std::printf("wrote %s\n", qPrintable(outPath));
+    // The largest mean effects, as `gwb patch --pairs` prints its cells.
+    std::vector<size_t> order;
+    for (size_t i = 0; i < sum.mean.size(); ++i)
+        if (std::isfinite(sum.mean[i])) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return std::abs(sum.mean[a]) > std::abs(sum.mean[b]); });
+    if (order.empty()) {
+        std::printf("no sender has a defined effect in any pair\n");
+    } else {
+        std::printf("top %zu paths by |mean effect| (95%% bootstrap interval over pairs, n):\n",
+                    std::min<size_t>(5, order.size()));
+        for (size_t k = 0; k < order.size() && k < 5; ++k) {
+            const size_t i = order[k];
+            std::printf("  %s -> %s: %s [%s, %s], n = %lld\n", first.senderLabels[i / static_cast<size_t>(R)].c_str(),
+                        first.receiverLabels[i % static_cast<size_t>(R)].c_str(), shown(sum.mean[i]).c_str(),
+                        shown(sum.low[i]).c_str(), shown(sum.high[i]).c_str(), static_cast<long long>(sum.n[i]));
+        }
+    }
+    std::printf("wrote %s%s%s\n", qPrintable(outPath), dataPath.isEmpty() ? "" : ", ", qPrintable(dataPath));
     return 0;
 }
 
@@ -362,7 +381,8 @@ int runPaths(const QStringList& args) {
                 std::printf("  %s: %s\n", lin.labels[order[k]].c_str(),
                             number(lin.clean[order[k]] - lin.corrupt[order[k]]).c_str());
         }
-        std::printf("wrote %s\n", qPrintable(p.value(out)));
+        std::printf("wrote %s%s%s\n", qPrintable(p.value(out)), p.isSet(data) ? ", " : "",
+                    p.isSet(data) ? qPrintable(p.value(data)) : "");
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gwb paths: %s\n", e.what());

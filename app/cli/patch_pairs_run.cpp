@@ -29,6 +29,7 @@ namespace {
 
 using namespace gwb::engine;
 using gwb::app::cli::number;
+using gwb::app::cli::shown;
 using nlohmann::json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -54,7 +55,7 @@ void printSummary(const PairsResult& r, int bootstrap, uint64_t seed) {
         std::printf("  %s, %s: %s [%s, %s], n = %lld\n",
                     r.meta["row_labels"][i / static_cast<size_t>(r.cols)].get<std::string>().c_str(),
                     r.meta["column_labels"][i % static_cast<size_t>(r.cols)].get<std::string>().c_str(),
-                    number(s.mean[i]).c_str(), number(s.low[i]).c_str(), number(s.high[i]).c_str(),
+                    shown(s.mean[i]).c_str(), shown(s.low[i]).c_str(), shown(s.high[i]).c_str(),
                     static_cast<long long>(s.n[i]));
     }
 }
@@ -122,8 +123,8 @@ int runPatchPairs(const PairsCliOptions& cli) {
         }
         std::printf("check: %d cells of largest |estimate| + %d random per pair run exactly: mean Spearman %s, mean "
                     "recall@%d %s over %lld pairs\n",
-                    o.check, o.check, number(nsp ? sp / static_cast<double>(nsp) : kNaN).c_str(), o.check,
-                    number(nrc ? rc / static_cast<double>(nrc) : kNaN).c_str(), static_cast<long long>(P));
+                    o.check, o.check, shown(nsp ? sp / static_cast<double>(nsp) : kNaN).c_str(), o.check,
+                    shown(nrc ? rc / static_cast<double>(nrc) : kNaN).c_str(), static_cast<long long>(P));
     }
     if (r.estimated) {
         int64_t flagged = 0;

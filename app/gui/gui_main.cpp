@@ -3,6 +3,7 @@
 
 #include "gui/main_window.h"
 #include "gui/tour.h"
+#include "gui/window_options.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -14,38 +15,19 @@ namespace gwb::app {
 int runGui(QApplication& app) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Grassmann Workbench window."));
-    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Grassmann model to open."),
-                                   QStringLiteral("FILE"));
-    const QCommandLineOption baseline(QStringLiteral("baseline"), QStringLiteral("Transformer baseline to open."),
-                                      QStringLiteral("FILE"));
-    const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Session file to open."),
-                                     QStringLiteral("FILE"));
-    const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
-    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("Prompt file."),
-                                        QStringLiteral("FILE"));
-    const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Run the prompt at start."));
-    const QCommandLineOption tour(QStringLiteral("tour"),
-                                  QStringLiteral("After the run, screenshot every view into DIR and quit."),
-                                  QStringLiteral("DIR"));
-    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Tour: token[,layer] to select."),
-                                    QStringLiteral("T,L"));
-    const QCommandLineOption fresh(QStringLiteral("fresh"),
-                                   QStringLiteral("Ignore and keep the saved layout and settings."));
-    const QCommandLineOption stats(QStringLiteral("stats"),
-                                   QStringLiteral("Corpus statistics (gwb stats) to open in the Corpus view."),
-                                   QStringLiteral("S.npz"));
-    const QCommandLineOption continueN(
-        QStringLiteral("continue"),
-        QStringLiteral("With --run or --tour: let the Grassmann model continue the prompt by N tokens first "
-                       "(sampled with seed 0, as the Continue button)."),
-        QStringLiteral("N"));
-    const QCommandLineOption dictionary(
-        QStringLiteral("dictionary"),
-        QStringLiteral("Open a dictionary folder (gwb features train) in the Features view."), QStringLiteral("DIR"));
-    p.addOptions(
-        {model, baseline, session, prompt, promptFile, run, tour, select, fresh, stats, continueN, dictionary});
+    for (const WindowOption& o : kWindowOptions) {
+        QCommandLineOption option(QString::fromLatin1(o.name), QString::fromUtf8(o.help));
+        if (o.value) option.setValueName(QString::fromLatin1(o.value));
+        p.addOption(option);
+    }
     p.addHelpOption();
     p.process(app);
+    // The options by name (kWindowOptions, which `gwb --help` lists too).
+    const QString model = QStringLiteral("model"), baseline = QStringLiteral("baseline"),
+                  session = QStringLiteral("session"), prompt = QStringLiteral("prompt"),
+                  promptFile = QStringLiteral("prompt-file"), run = QStringLiteral("run"), tour = QStringLiteral("tour"),
+                  select = QStringLiteral("select"), fresh = QStringLiteral("fresh"), stats = QStringLiteral("stats"),
+                  continueN = QStringLiteral("continue"), dictionary = QStringLiteral("dictionary");
 
     MainWindowOptions options;
     // A tour must show the default layout, and must not change the user's saved one.

@@ -46,17 +46,6 @@ gwb::engine::ProgressFn progressInto(TraceJobState& state) {
     };
 }
 
-/// Whether a file starts like one of the model formats the workbench reads: safetensors / .gwb
-/// (an 8-byte header length, then the JSON header's '{'), a torch.save zip ("PK") or a legacy
-/// pickle (protocol byte 0x80).
-bool looksLikeModelFile(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return true; // unreadable: the loader's own message says so
-    const QByteArray head = f.read(9);
-    if (head.startsWith("PK") || (!head.isEmpty() && static_cast<unsigned char>(head[0]) == 0x80)) return true;
-    return head.size() == 9 && head[8] == '{';
-}
-
 /// Whether the model's tokenizer has these pieces under these ids (the bundled pair shares one).
 bool sameVocabulary(const gwb::engine::Model& model, const std::vector<gwb::engine::TraceToken>& tokens) {
     const gwb::engine::TokenizerPtr tok = model.tokenizer();
@@ -168,14 +157,8 @@ gwb::engine::Model ModelCache::get(const QString& path, const QString& device) {
             throw std::runtime_error(file + ": " + e.what());
         }
     } else {
-        try {
-            model = gwb::engine::loadOrImportModel(file, device.toStdString()).model;
-        } catch (const std::exception& e) {
-            // A text file or an image opened by mistake: say that first, the parser's detail after.
-            if (!looksLikeModelFile(key.first))
-                throw std::runtime_error("'" + file + "' is not a model file (.gwb, .pt, .safetensors): " + e.what());
-            throw;
-        }
+        // A text file or an image opened by mistake: the engine says so first, the parser's detail after.
+        model = gwb::engine::loadOrImportModel(file, device.toStdString()).model;
     }
     if (gwb::engine::isImportableCheckpointPath(file) && !model.tokenizer())
         throw std::runtime_error(noVocabularyMessage(key.first).toStdString());

@@ -258,7 +258,7 @@ def edit(model, dictionary, feature, prompt, answer, wrong, mode="ablate", value
 
 
 def _with_pieces(result, native):
-    """An edit's result with the display text of its top next pieces beside their ids."""
+    """An edit's result with the display text of its top next pieces beside their (id, probability) pairs."""
     for key in ("top_clean", "top_edited"):
-        result[key + "_pieces"] = list(native.pieces(list(result[key])))
+        result[key + "_pieces"] = list(native.pieces([int(i) for i, _ in result[key]]))
     return result

@@ -2,6 +2,9 @@
 // on the bundled configs (parameter counts of the paper's Table 1), init -> trace -> NPZ read
 // back, eval on a tiny model, and bad input exiting non-zero with a message naming the problem.
 
+#include "cli/cli_args.h"
+#include "gui/window_options.h"
+#include "gwb/views/workbench_data.h"
 #include "gwb/engine/npy.h"
 
 #include <QDir>
@@ -67,11 +70,23 @@ TEST(CliCommands, VersionAndHelp) {
         EXPECT_TRUE(h.out.contains(QRegularExpression(QStringLiteral("\\n  %1 ").arg(QLatin1String(command)))))
             << command << " missing from\n"
             << h.out.toStdString();
-    // The window's options are listed too.
-    for (const char* option : {"--prompt", "--run", "--session", "--stats", "--continue", "--fresh"})
+    // The window's options are listed too, every one the window parses (--dictionary was missing).
+    for (const char* option : {"--prompt", "--run", "--session", "--stats", "--continue", "--fresh", "--dictionary"})
         EXPECT_TRUE(h.out.contains(QRegularExpression(QStringLiteral("\\n  %1 ").arg(QLatin1String(option)))))
             << option << " missing from\n"
             << h.out.toStdString();
+    for (const gwb::app::WindowOption& o : gwb::app::kWindowOptions) {
+        const QString listed = QStringLiteral("\n  --%1%2").arg(QLatin1String(o.name),
+                                                                o.value ? QStringLiteral(" ") + QLatin1String(o.value)
+                                                                        : QString());
+        EXPECT_TRUE(h.out.contains(listed)) << listed.toStdString() << " missing from\n" << h.out.toStdString();
+        // Each description whole (wrapped lines joined).
+        QString joined = h.out;
+        joined.replace(QRegularExpression(QStringLiteral("\\n {22}")), QStringLiteral(" "));
+        EXPECT_TRUE(joined.contains(QString::fromUtf8(o.help))) << o.help;
+    }
+    const QString window = h.out.section(QStringLiteral("Window options"), 1).section(QStringLiteral("Commands"), 0, 0);
+    for (const QString& line : window.split(QLatin1Char('\n'))) EXPECT_LE(line.size(), 100) << line.toStdString();
 }
 
 TEST(CliCommands, ImportTakesEveryVariantOption) {
@@ -277,4 +292,17 @@ TEST(CliCommands, TraceSaysALayerWarningOnce) {
     ASSERT_EQ(r.code, 0) << r.err.toStdString();
     EXPECT_EQ(r.err.count(QStringLiteral("prompt subspace has rank")), 1) << r.err.toStdString();
     EXPECT_TRUE(r.err.contains(QStringLiteral("layers 0"))) << r.err.toStdString();
+}
+
+TEST(CliArgs, TerminalPiecesReadAsTheWindowShowsThem) {
+    // `gwb features top` printed SentencePiece's raw byte pieces (<0x0A>, <0x55>) where the window
+    // shows a return sign and the character (issue 52): every byte piece, and ordinary pieces, alike.
+    for (int b = 0; b < 256; ++b) {
+        const QString piece = QStringLiteral("<0x%1>").arg(b, 2, 16, QLatin1Char('0')).toUpper().replace(
+            QStringLiteral("<0X"), QStringLiteral("<0x"));
+        EXPECT_EQ(gwb::app::cli::terminalPiece(piece.toStdString()), gwb::views::displayPiece(piece).toStdString())
+            << piece.toStdString();
+    }
+    for (const char* piece : {"\u2581she", "pon", "<0x4>", "<0x0A>x", "<unk>"})
+        EXPECT_EQ(gwb::app::cli::terminalPiece(piece), gwb::views::displayPiece(QString::fromUtf8(piece)).toStdString());
 }

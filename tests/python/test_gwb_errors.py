@@ -189,8 +189,13 @@ def test_a_file_that_is_not_a_model_raises_value_error(tmp_path):
     # Like every other refusal of bad input (issue 52): ValueError, naming the file.
     note = tmp_path / "notamodel.txt"
     note.write_text("hello\n")
-    with pytest.raises(ValueError, match="notamodel.txt"):
+    with pytest.raises(ValueError, match=r"notamodel\.txt' is not a model file \(\.gwb, \.pt, \.safetensors\): "):
         gwb.load(note)
+    # The command line says the same sentence first, and the parser's detail after it.
+    r = run_gwb("info", "--model", note, check=False)
+    assert r.returncode != 0
+    assert "notamodel.txt' is not a model file (.gwb, .pt, .safetensors): " in r.stderr, r.stderr
+    assert r.stderr.index("is not a model file") < r.stderr.index("too short"), r.stderr
 
 
 def test_progress_bars_appear_only_once_work_starts_and_show_no_rate(grassmann, capsys):

@@ -335,6 +335,39 @@ def test_a_hook_knows_its_site_and_an_edit_names_its_pieces(grassmann, corpus, t
     by_hand = grassmann.run(ids, hooks={"resid.2": lambda v, name: d.edit(v, 3, "ablate", 0.0, -1)})
     assert np.array_equal(grassmann.run(ids, hooks={h.site: h}), by_hand)
     res = gwb.features.edit(grassmann, d, 3, "It is a truth universally acknowledged, that a", "single", "man")
-    assert res["top_clean_pieces"] == grassmann.pieces(res["top_clean"])
-    assert res["top_edited_pieces"] == grassmann.pieces(res["top_edited"])
+    assert res["top_clean_pieces"] == grassmann.pieces([i for i, _ in res["top_clean"]])
+    assert res["top_edited_pieces"] == grassmann.pieces([i for i, _ in res["top_edited"]])
     assert all(isinstance(p, str) and p for p in res["top_clean_pieces"])
+
+
+def test_the_command_line_checks_outputs_before_the_work(grassmann, corpus, tmp_path):
+    # `features train --out` into a place that cannot hold a folder trained the whole run and then
+    # failed (issue 52); eval --json, top --out and export --out also computed first.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    r = run_gwb("features", "train", "--site", "resid.1", "--corpus", corpus[0], "--out", blocker / "sae",
+                "--d-sae", "32", "--k", "4", "--tokens", "100000", check=False)
+    assert r.returncode != 0 and "cannot write --out" in r.stderr and "not a folder" in r.stderr, r.stderr
+    assert "step " not in r.stderr, r.stderr
+    d = gwb.features.train(grassmann, "resid.1", [corpus[0]], d_sae=32, k=4, tokens=2048, batch=1024, context=64,
+                           progress=False)
+    d.save(tmp_path / "sae")
+    for args in (["eval", "--json", blocker / "q.json"], ["top", "--feature", "0", "--out", blocker / "t.json"],
+                 ["export", "--out", blocker / "e.json"]):
+        r = run_gwb("features", args[0], "--dict", tmp_path / "sae", "--corpus", corpus[1], *args[1:], check=False)
+        assert r.returncode != 0 and "cannot write" in r.stderr, (args, r.stderr)
+        assert "explained variance" not in r.stdout and "rows:" not in r.stdout, (args, r.stdout)
+    # A feature that never fires on the prompt says so instead of an empty "activation by token:" line.
+    prompt = "It is a truth universally acknowledged, that a"
+    silent = [f for f in range(32)
+              if not any(a > 0 for a in gwb.features.edit(grassmann, d, f, prompt, "single", "man")["activation"])]
+    assert silent
+    r = run_gwb("features", "edit", "--dict", tmp_path / "sae", "--feature", silent[0], "--prompt", prompt,
+                "--answer", "single", "--wrong", "man")
+    assert "activation by token: none (the feature does not fire on this prompt)" in r.stdout, r.stdout
+
+
+def test_each_features_subcommand_names_itself_in_its_help():
+    for sub in ("train", "eval", "top", "export", "edit"):
+        r = run_gwb("features", sub, "--help")
+        assert r.stdout.startswith(f"Usage: gwb features {sub} [options]"), r.stdout[:80]

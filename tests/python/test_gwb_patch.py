@@ -80,7 +80,14 @@ def test_every_patch_file_the_command_line_writes_opens(tmp_path, grassmann):
         for clean, corrupt in ((CLEAN, CORRUPT), ("She said that she would walk to the shop", "He said that he would walk to the shop")):
             f.write(json.dumps(dict(clean=clean, corrupt=corrupt, answer="she", wrong="he")) + "\n")
     common = ["--model", "grassmann", "--pairs", pairs, "--site", "resid", "--bootstrap", "20"]
-    run_gwb("patch", *common, "--out", tmp_path / "all.npz")
+    r = run_gwb("patch", *common, "--out", tmp_path / "all.npz")
+    # The terminal shows four significant digits (the file keeps them all; issue 52 saw nine).
+    import re
+    cells = [line for line in r.stdout.splitlines() if ", n = " in line]
+    assert cells, r.stdout
+    for line in cells:
+        for num in re.findall(r"-?\d[\d.]*(?:e[-+]\d+)?", line.split(":", 1)[1].split(", n =")[0]):
+            assert len(num.lstrip("-").replace(".", "").split("e")[0].lstrip("0")) <= 4, line
     run_gwb("patch", *common, "--shard", "0/2", "--out", tmp_path / "s0.npz")
     run_gwb("patch", *common, "--shard", "1/2", "--out", tmp_path / "s1.npz")
     run_gwb("patch", "merge", tmp_path / "s0.npz", tmp_path / "s1.npz", "--out", tmp_path / "merged.npz")
@@ -93,7 +100,12 @@ def test_every_patch_file_the_command_line_writes_opens(tmp_path, grassmann):
         f = gwb.open_patch(tmp_path / f"{name}.npz")
         assert set(f) == set(mine), name
         np.testing.assert_allclose(f["effect"], mine["effect"], rtol=1e-6, atol=1e-7, equal_nan=True, err_msg=name)
-    run_gwb("paths", "--model", "grassmann", "--pairs", pairs, "--out", tmp_path / "paths.npz")
+    r = run_gwb("paths", "--model", "grassmann", "--pairs", pairs, "--out", tmp_path / "paths.npz",
+                "--data", tmp_path / "paths.csv")
+    # Both files named, and the largest mean effects printed as patch --pairs prints its cells.
+    assert f"wrote {tmp_path / 'paths.npz'}, {tmp_path / 'paths.csv'}" in r.stdout, r.stdout
+    assert "paths by |mean effect|" in r.stdout and " -> " in r.stdout and ", n = " in r.stdout, r.stdout
+    assert (tmp_path / "paths.csv").exists()
     pp = gwb.open_paths(tmp_path / "paths.npz")
     assert pp["metric"].ndim == 3 and pp.meta["sender_labels"]
     with pytest.raises(ValueError, match="not a file from gwb paths"):

@@ -191,8 +191,24 @@ FoundVocabulary findVocabulary(const std::string& checkpointPath) {
     return o;
 }
 
-ImportedModel loadOrImportModel(const std::string& path, const std::string& device,
-                                std::optional<ModelKind> expectedKind) {
+namespace {
+
+/// Whether the file starts as a model file can: a zip archive (torch.save), a pickle (old
+/// torch.save), or an 8-byte length followed by a JSON header (safetensors, .gwb). A text file or
+/// an image opened by mistake does not; an unreadable one gets the loader's own message.
+bool looksLikeModelFile(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return true;
+    char head[9] = {};
+    f.read(head, sizeof head);
+    const std::streamsize n = f.gcount();
+    if (n >= 2 && head[0] == 'P' && head[1] == 'K') return true;
+    if (n >= 1 && static_cast<unsigned char>(head[0]) == 0x80) return true;
+    return n == 9 && head[8] == '{';
+}
+
+ImportedModel loadOrImportModelUnchecked(const std::string& path, const std::string& device,
+                                         std::optional<ModelKind> expectedKind) {
     if (!isImportableCheckpointPath(path)) {
         ImportedModel m{Model::load(path, device, expectedKind), {}};
         m.report.format = "gwb";
@@ -206,6 +222,20 @@ ImportedModel loadOrImportModel(const std::string& path, const std::string& devi
     ImportedModel m = importCheckpoint(path, o);
     if (!o.vocabPath.empty()) m.report.notes.push_back("tokenizer: " + o.vocabPath + " (found " + found.where + ")");
     return m;
+}
+
+} // namespace
+
+ImportedModel loadOrImportModel(const std::string& path, const std::string& device,
+                                std::optional<ModelKind> expectedKind) {
+    try {
+        return loadOrImportModelUnchecked(path, device, expectedKind);
+    } catch (const std::exception& e) {
+        // A text file or an image given as a model: the clear sentence first, the parser's detail after.
+        if (!looksLikeModelFile(path))
+            throw std::runtime_error("'" + path + "' is not a model file (.gwb, .pt, .safetensors): " + e.what());
+        throw;
+    }
 }
 
 } // namespace gwb::engine
