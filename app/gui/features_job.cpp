@@ -3,6 +3,7 @@
 #include "gwb/engine/tokenizer.h"
 #include "gwb/views/token_strip.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QPointer>
 
@@ -26,6 +27,11 @@ struct Fitted {
     gwb::engine::TracePtr trace;
 };
 
+/// "'name' (weights 1a2b3c4d5e6f)": a model as a mismatch message names it.
+std::string modelWithHash(const std::string& name, const std::string& hash) {
+    return "'" + name + "' (weights " + hash.substr(0, 12) + ")";
+}
+
 Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesContext& c) {
     struct Candidate {
         QString path;
@@ -38,6 +44,15 @@ Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesCo
     for (const Candidate& cand : all)
         models.push_back({cache.get(cand.path, c.device), cand.trace});
     auto hashOf = [](const gwb::engine::Model& m) { return gwb::engine::modelWeightsHash(m); };
+    // Which models are open, by name and weight hash: the two names may be the same (a `gwb init`
+    // model named like the bundled one), the hashes say what differs.
+    auto open = [&] {
+        std::string list;
+        for (size_t i = 0; i < models.size(); ++i)
+            list += (i ? (i + 1 == models.size() ? " and " : ", ") : "") +
+                    modelWithHash(models[i].first.displayName(), hashOf(models[i].first));
+        return models.empty() ? std::string("no model is open") : "the models open are " + list;
+    };
     Fitted out;
     bool found = false;
     for (auto& [m, t] : models)
@@ -47,14 +62,15 @@ Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesCo
             found = true;
         }
     if (!found)
-        throw std::invalid_argument("the dictionary was trained on '" + d.config.modelName +
-                                    "', which is not one of the window's models");
+        throw std::invalid_argument("the dictionary was trained on " + modelWithHash(d.config.modelName, d.config.modelHash) +
+                                    ", and " + open() + ": none has its weights");
     if (d.config.crosscoder()) {
         for (auto& [m, t] : models)
             if (hashOf(m) == d.config.secondModelHash) out.second = m;
         if (!out.second)
-            throw std::invalid_argument("the crosscoder also reads '" + d.config.secondModelName +
-                                        "', which is not one of the window's models");
+            throw std::invalid_argument("the crosscoder also reads " +
+                                        modelWithHash(d.config.secondModelName, d.config.secondModelHash) + ", and " +
+                                        open() + ": none has its weights");
     }
     return out;
 }
@@ -169,15 +185,28 @@ FeatureRunner::~FeatureRunner() {
     m_pool.waitForDone();
 }
 
-void FeatureRunner::open(const QString& path) {
+void FeatureRunner::open(const QString& path, const FeaturesContext& context) {
     QPointer<FeatureRunner> self(this);
-    m_pool.start([self, path] {
+    if (context.grassmannChoice) m_cache.setImportChoice(context.grassmannPath, *context.grassmannChoice);
+    if (context.baselineChoice) m_cache.setImportChoice(context.baselinePath, *context.baselineChoice);
+    m_pool.start([self, path, context, cache = &m_cache] {
         std::shared_ptr<const gwb::engine::Dictionary> d;
         QString error;
         try {
             d = std::make_shared<const gwb::engine::Dictionary>(gwb::engine::loadDictionary(path.toStdString()));
         } catch (const std::exception& e) {
             error = QStringLiteral("Cannot open dictionary: %1").arg(QString::fromUtf8(e.what()));
+        }
+        // A dictionary of another model is refused here, before it replaces the one open (it used to
+        // load, drop the previous one and show "no feature fires" under a one-line error).
+        if (d && (!context.grassmannPath.isEmpty() || !context.baselinePath.isEmpty())) {
+            try {
+                fit(*cache, *d, context);
+            } catch (const std::exception& e) {
+                error = QStringLiteral("Dictionary %1 not opened: %2. The dictionary open before stays.")
+                            .arg(QDir::toNativeSeparators(path), QString::fromUtf8(e.what()));
+                d.reset();
+            }
         }
         if (!self) return;
         QMetaObject::invokeMethod(
@@ -246,9 +275,9 @@ FeatureRunner* wireFeatures(gwb::views::FeaturesView* view, std::function<Featur
         runner->setDashboardCorpus(files);
         view->refreshDashboard();
     });
-    QObject::connect(view, &gwb::views::FeaturesView::openDictionaryRequested, runner, [runner, chooseFolder] {
+    QObject::connect(view, &gwb::views::FeaturesView::openDictionaryRequested, runner, [runner, chooseFolder, context] {
         const QString path = chooseFolder();
-        if (!path.isEmpty()) runner->open(path);
+        if (!path.isEmpty()) runner->open(path, context());
     });
     QObject::connect(runner, &FeatureRunner::opened, view, [runner, context] { runner->activations(context()); });
     QObject::connect(runner, &FeatureRunner::failed, view, [error](const QString& m) { error(m); });

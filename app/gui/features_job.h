@@ -50,7 +50,9 @@ public:
     explicit FeatureRunner(QObject* parent = nullptr);
     ~FeatureRunner() override;
     /// Opens a dictionary folder; `opened` or `failed` follows.
-    void open(const QString& path);
+    /// Loads the dictionary folder; refuses one whose model (or crosscoder's second model) is not
+    /// among the context's models, keeping the dictionary open before (failed() says why).
+    void open(const QString& path, const FeaturesContext& context);
     void activations(const FeaturesContext& context);
     void dashboard(int64_t feature, const FeaturesContext& context);
     /// The files later dashboards draw from (empty: the dictionary's training files).

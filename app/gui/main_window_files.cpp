@@ -164,7 +164,7 @@ void MainWindow::chooseModel() {
 void MainWindow::openDictionary(const QString& path) {
     if (!m_featureRunner) return;
     showView(QStringLiteral("features"));
-    m_featureRunner->open(path);
+    m_featureRunner->open(path, featuresContext());
 }
 
 QString MainWindow::openPromptFile(const QString& path) {

@@ -21,6 +21,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -134,6 +135,10 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     for (int64_t j = 0; j < z.dim(1); ++j)
         active += z.at2(t, j) > 0;
     EXPECT_EQ(static_cast<int>(listed.size()), active);
+    // The activation column says at which token (issue 52).
+    auto* list = fv->findChild<QTableWidget*>(QStringLiteral("featuresList"));
+    ASSERT_TRUE(list && list->horizontalHeaderItem(1));
+    EXPECT_EQ(list->horizontalHeaderItem(1)->text(), QStringLiteral("activation at token %1").arg(t));
     // A clicked feature: its dashboard (contexts from the dictionary's corpus) and the strip's bars.
     const int64_t f = listed.front().first;
     fv->chooseFeature(f);
@@ -250,4 +255,38 @@ TEST(FeaturesInWindow, ACrosscoderShowsItsRelativeNormsAndFiltersByKind) {
     Q_EMIT fv->relativeNormWidget()->barClicked(9);
     EXPECT_EQ(fv->kindFilter(), QStringLiteral("second"));
     fv->setKindFilter(QStringLiteral("all"));
+}
+
+TEST(FeaturesInWindow, ADictionaryOfAnotherModelIsRefusedAndTheOpenOneStays) {
+    // Issue 52: a dictionary trained on another model with the bundled model's name loaded, dropped
+    // the dictionary open before, and said "…not one of the window's models" in one cut-off line.
+    Trained& tr = trained();
+    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
+    ASSERT_TRUE(window);
+    MainWindow& w = *window;
+    auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
+    ASSERT_TRUE(fv);
+    w.openDictionary(tr.dictionary);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return fv->features() && !fv->features()->perToken.empty(); }, kWaitMs));
+    const gwb::views::FeatureDataPtr before = fv->features();
+    // The same dictionary, said to be trained on other weights under the same model name.
+    gwb::engine::Dictionary foreign = gwb::engine::loadDictionary(tr.dictionary.toStdString());
+    const std::string ownHash = foreign.config.modelHash;
+    foreign.config.modelHash = std::string(ownHash.size(), 'f');
+    QTemporaryDir dir;
+    const QString foreignPath = dir.filePath(QStringLiteral("foreign"));
+    gwb::engine::saveDictionary(foreign, foreignPath.toStdString());
+    w.openDictionary(foreignPath);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return w.noticeText().contains(QStringLiteral("not opened")); }, kWaitMs));
+    const QString notice = w.noticeText();
+    EXPECT_TRUE(notice.contains(QStringLiteral("(weights ffffffffffff)"))) << notice.toStdString();
+    EXPECT_TRUE(notice.contains(QString::fromStdString(ownHash.substr(0, 12)))) << notice.toStdString();
+    EXPECT_TRUE(notice.contains(QString::fromStdString(foreign.config.modelName))) << notice.toStdString();
+    EXPECT_TRUE(notice.contains(QStringLiteral("The dictionary open before stays"))) << notice.toStdString();
+    EXPECT_FALSE(notice.contains(QStringLiteral("window's models"))) << notice.toStdString();
+    EXPECT_TRUE(w.statusText().contains(QStringLiteral("Dictionary not opened"))) << w.statusText().toStdString();
+    // The dictionary open before is still the one shown, with its features and no error.
+    EXPECT_EQ(fv->features(), before);
+    EXPECT_TRUE(fv->features()->error.isEmpty());
+    EXPECT_FALSE(fv->listedFeatures().empty());
 }

@@ -11,7 +11,13 @@
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/view.h"
 
+#include <QAbstractButton>
+#include <QAbstractSpinBox>
 #include <QApplication>
+#include <QComboBox>
+#include <QLabel>
+#include <QLayout>
+#include <QLineEdit>
 #include <QTableWidget>
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -344,4 +350,72 @@ TEST(Views, AttentionSaysWhyACellIsGreyAndWhatEachMetricIs) {
         EXPECT_FALSE(h->toolTip().isEmpty()) << h->text().toStdString();
     }
     EXPECT_TRUE(table->horizontalHeaderItem(6)->toolTip().contains(QStringLiteral("negative")));
+}
+
+TEST(Views, LongMessagesWrapAndLeaveTheControlsWhereTheyAre) {
+    // Issue 52: one error message in the Saliency view (Target "xyzzyq") was one unwrapped line that
+    // shrank the Target field to 25 px, pushed Colormap off screen and brought a horizontal scroll
+    // bar. Every view's message labels (detail::messageLabel) get a long message at 1280 x 720; the
+    // controls keep their geometry and each message is shown whole within the view's width.
+    app();
+    const WorkbenchData d = synthetic::makeWorkbenchData();
+    Selection s;
+    s.setExtents(d);
+    const QString message = QStringLiteral(
+        "'xyzzyq' is not a piece of the Grassmann model's vocabulary (nor of the Transformer's): give one piece "
+        "as the tokenizer writes it, for example \u2581the or \u2581she, or leave the field empty for the actual "
+        "next token; the vocabulary has 4000 pieces and the nearest spellings are xy, zz and yq, none of which is "
+        "what was asked for, so nothing was computed and the previous result stays on screen.");
+    int labelled = 0;
+    for (const QString& id : viewIds()) {
+        SCOPED_TRACE(id.toStdString());
+        auto v = createView(id);
+        v->setSelection(&s);
+        v->setData(d);
+        feedSaliency(v.get(), d, 3);
+        v->resize(1280, 720);
+        v->show();
+        v->layout()->activate();
+        auto controls = [&] {
+            std::vector<std::pair<QString, QRect>> out;
+            for (QWidget* w : v->findChildren<QWidget*>())
+                if (w->isVisibleTo(v.get()) && (qobject_cast<QAbstractButton*>(w) || qobject_cast<QComboBox*>(w) ||
+                                                qobject_cast<QLineEdit*>(w) || qobject_cast<QAbstractSpinBox*>(w)))
+                    out.emplace_back(w->objectName() + QLatin1Char('/') + QLatin1String(w->metaObject()->className()),
+                                     QRect(w->mapTo(v.get(), QPoint(0, 0)), w->size()));
+            return out;
+        };
+        const auto before = controls();
+        const QList<QLabel*> labels = v->findChildren<QLabel*>();
+        std::vector<QLabel*> messages;
+        for (QLabel* l : labels)
+            if (l->property("gwbMessage").toBool()) messages.push_back(l);
+        if (id == QLatin1String("saliency") || id == QLatin1String("patching") || id == QLatin1String("paths"))
+            EXPECT_FALSE(messages.empty());
+        for (QLabel* l : messages) {
+            l->setText(message);
+            ++labelled;
+        }
+        v->layout()->activate();
+        v->layout()->activate();
+        EXPECT_LE(v->minimumSizeHint().width(), 1280);
+        const auto after = controls();
+        ASSERT_EQ(before.size(), after.size());
+        for (size_t i = 0; i < before.size(); ++i) {
+            EXPECT_EQ(before[i].first, after[i].first);
+            // Below a message row the controls may move down, never change size or order across.
+            EXPECT_EQ(before[i].second.size(), after[i].second.size()) << before[i].first.toStdString();
+            EXPECT_EQ(before[i].second.x(), after[i].second.x()) << before[i].first.toStdString();
+            EXPECT_GE(after[i].second.right(), 0);
+            EXPECT_LE(after[i].second.right(), v->width()) << before[i].first.toStdString();
+        }
+        for (QLabel* l : messages) {
+            if (!l->isVisibleTo(v.get())) continue;
+            SCOPED_TRACE(l->objectName().toStdString());
+            EXPECT_LE(l->mapTo(v.get(), QPoint(0, 0)).x() + l->width(), v->width());
+            EXPECT_GE(l->height(), l->heightForWidth(l->width())); // every wrapped line shown
+            EXPECT_GT(l->heightForWidth(l->width()), l->fontMetrics().height()); // it did wrap
+        }
+    }
+    EXPECT_GE(labelled, 3);
 }

@@ -59,10 +59,10 @@ RunControls addRunControls(QHBoxLayout* bar, const QString& prefix, QWidget* par
     c.progress->setMaximumWidth(160);
     c.progress->setVisible(false);
     bar->addWidget(c.progress);
-    c.status = new QLabel(parent);
-    c.status->setObjectName(prefix + QStringLiteral("Status"));
-    c.status->setWordWrap(true);
-    bar->addWidget(c.status, 1);
+    // The status goes on a row of its own below the bar (the caller adds it): a long message wraps
+    // there instead of squeezing the bar's controls.
+    c.status = messageLabel(parent, prefix + QStringLiteral("Status"));
+    bar->addStretch(1);
     return c;
 }
 

@@ -36,10 +36,10 @@ QString fmt(double v) {
 FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
-    m_header = new QLabel(this);
-    m_header->setObjectName(QStringLiteral("featuresHeader"));
-    m_header->setMinimumWidth(100); // a long header is cut at the right, its tooltip has the folder
-    bar->addWidget(m_header, 1);
+    // The dictionary's description (and any error) on a row of its own above the controls, wrapped.
+    m_header = detail::messageLabel(this, QStringLiteral("featuresHeader"));
+    layout->addWidget(m_header);
+    bar->addStretch(1);
     bar->addWidget(new QLabel(QStringLiteral("Show"), this));
     m_kind = new QComboBox(this);
     m_kind->setObjectName(QStringLiteral("featuresKind"));
@@ -289,8 +289,9 @@ void FeaturesView::refresh() {
     const bool cc = f.crosscoder;
     m_list->setColumnCount(cc ? 3 : 2);
     m_list->setHorizontalHeaderLabels(
-        cc ? QStringList{QStringLiteral("feature"), QStringLiteral("activation"), QStringLiteral("relative norm")}
-           : QStringList{QStringLiteral("feature"), QStringLiteral("activation")});
+        cc ? QStringList{QStringLiteral("feature"), QStringLiteral("activation at token %1").arg(selToken()),
+                         QStringLiteral("relative norm")}
+           : QStringList{QStringLiteral("feature"), QStringLiteral("activation at token %1").arg(selToken())});
     m_list->setRowCount(static_cast<int>(rows.size()));
     for (size_t i = 0; i < rows.size(); ++i) {
         const auto [feature, value] = rows[i];
@@ -305,7 +306,10 @@ void FeaturesView::refresh() {
     }
     m_list->resizeColumnsToContents();
     if (!f.error.isEmpty()) m_header->setText(m_header->text() + QStringLiteral(" \u2014 ") + f.error);
-    if (rows.empty())
+    if (f.perToken.empty() && !f.error.isEmpty())
+        // Nothing computed (no run yet, or the run failed): say that, not "no feature fires at token 0".
+        m_contexts->setHtml(QStringLiteral("<p style='color:gray'>%1</p>").arg(f.error.toHtmlEscaped()));
+    else if (rows.empty())
         m_contexts->setHtml(
             QStringLiteral("<p style='color:gray'>No feature of this dictionary fires at token %1"
                            "%2.</p>")

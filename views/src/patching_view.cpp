@@ -138,6 +138,7 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
     m_progress = m_controls.progress;
     m_status = m_controls.status;
     layout->addLayout(bar);
+    layout->addWidget(m_status);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_split = split;
@@ -166,9 +167,7 @@ PatchingView::PatchingView(QWidget* parent) : View(parent) {
     split->addWidget(m_side);
     split->setSizes({440, 440, 170});
     layout->addWidget(split, 1);
-    m_hover = new QLabel(this);
-    m_hover->setObjectName(QStringLiteral("patchingHover"));
-    m_hover->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_hover = detail::messageLabel(this, QStringLiteral("patchingHover"));
     layout->addWidget(m_hover);
 
     connect(m_run, &QPushButton::clicked, this, &PatchingView::run);

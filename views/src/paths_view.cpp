@@ -127,6 +127,7 @@ PathsView::PathsView(QWidget* parent) : View(parent) {
     m_progress = m_controls.progress;
     m_status = m_controls.status;
     layout->addLayout(bar);
+    layout->addWidget(m_status);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     // The two matrices scroll together: every sender row keeps a label's height (54 rows for a
@@ -159,9 +160,7 @@ PathsView::PathsView(QWidget* parent) : View(parent) {
     split->addWidget(m_topK);
     split->setSizes({880, 170});
     layout->addWidget(split, 1);
-    m_hover = new QLabel(this);
-    m_hover->setObjectName(QStringLiteral("pathsHover"));
-    m_hover->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_hover = detail::messageLabel(this, QStringLiteral("pathsHover"));
     layout->addWidget(m_hover);
 
     connect(m_run, &QPushButton::clicked, this, &PathsView::run);

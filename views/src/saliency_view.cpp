@@ -64,11 +64,12 @@ SaliencyView::SaliencyView(QWidget* parent) : View(parent) {
     bar->addWidget(m_target);
     auto* go = new QPushButton(QStringLiteral("Compute"), this);
     bar->addWidget(go);
-    m_status = new QLabel(this);
-    m_status->setObjectName(QStringLiteral("saliencyStatus"));
-    bar->addWidget(m_status, 1);
+    bar->addStretch(1);
     auto* map = detail::addColormapCombo(bar, this);
     layout->addLayout(bar);
+    // Errors and states on a row of their own: a long one wraps instead of squeezing the Target field.
+    m_status = detail::messageLabel(this, QStringLiteral("saliencyStatus"));
+    layout->addWidget(m_status);
     auto* chips = new PaintBox(this);
     chips->paint = [this](QPainter& p, const QRectF& r) {
         paintChips(p, r, FigureStyle::forScreen(font()), colormapId());

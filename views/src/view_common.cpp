@@ -61,6 +61,16 @@ const gwb::engine::GrassmannLayerAnalysis* grassmannAnalysis(const WorkbenchData
     return &d.grassmannAnalysis->grassmann[static_cast<size_t>(l)];
 }
 
+QLabel* messageLabel(QWidget* parent, const QString& objectName) {
+    auto* label = new QLabel(parent);
+    label->setObjectName(objectName);
+    label->setWordWrap(true);
+    label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Minimum);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setProperty("gwbMessage", true);
+    return label;
+}
+
 QString noModelMessage(const QString& which) {
     if (which.isEmpty()) return QStringLiteral("No trace yet: load a model and run a prompt.");
     return QStringLiteral("No %1 trace yet: load a model and run a prompt.").arg(which);

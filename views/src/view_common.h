@@ -14,6 +14,11 @@ class QTableWidgetItem;
 
 namespace gwb::views::detail {
 
+/// A label for a view's messages (errors, refusals, states, hover read-outs), on a row of its own:
+/// word-wrapped within the view's width and never wider than the space it is given (its width hint
+/// is ignored), so no message can squeeze, push or scroll the view's controls. Marked with the
+/// property "gwbMessage" (tests feed every such label a long message).
+QLabel* messageLabel(QWidget* parent, const QString& objectName);
 /// A toolbar row: adds "label [combo]" and returns the combo.
 QComboBox* addCombo(QHBoxLayout* bar, const QString& label, const QStringList& items, QWidget* parent);
 /// Colormap chooser wired to the view's colormap (sequential maps only unless allowDiverging).
