@@ -5,6 +5,7 @@ environment that runs pip, without the window, the command line, tests or benchm
   CMAKE_PREFIX_PATH   extra prefixes (Eigen, nlohmann-json) before torch's and pybind11's
   GWB_CMAKE_ARGS      extra CMake arguments, split on spaces (e.g. -DTORCH_CUDA_ARCH_LIST=9.0)
   GWB_BUILD_DIR       the CMake build folder (default: setuptools' build_temp), kept between runs
+  GWB_REUSE_BUILD     with GWB_BUILD_DIR an already configured build: package its module as it is
   CMAKE_BUILD_PARALLEL_LEVEL  compile jobs (default: the cores)
 """
 import os
@@ -47,6 +48,10 @@ class CMakeBuild(build_ext):
         import pybind11
 
         build = os.environ.get("GWB_BUILD_DIR") or os.path.join(os.path.abspath(self.build_temp), "cmake")
+        if os.environ.get("GWB_REUSE_BUILD") and os.path.exists(os.path.join(build, "CMakeCache.txt")):
+            # An existing, configured build folder (scripts/test's pip-torch leg): its module as it is.
+            subprocess.run(["cmake", "--build", build, "--target", "gwb_python"], check=True)
+            return self._copy_module(build, ext)
         os.makedirs(build, exist_ok=True)
         prefixes = [p for p in os.environ.get("CMAKE_PREFIX_PATH", "").split(os.pathsep) if p]
         # The torch folder itself first: its TorchConfig looks for libtorch with find_library, which
@@ -71,6 +76,9 @@ class CMakeBuild(build_ext):
         subprocess.run(args, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
         subprocess.run(["cmake", "--build", build, "--target", "gwb_python", "-j", jobs], check=True)
+        self._copy_module(build, ext)
+
+    def _copy_module(self, build, ext):
         pkg = os.path.join(build, "python", "gwb")
         built = [f for f in os.listdir(pkg) if f.startswith("_gwb") and f.endswith(".so")]
         if not built:

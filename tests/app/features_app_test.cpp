@@ -268,7 +268,7 @@ TEST(FeaturesInWindow, ADictionaryOfAnotherModelIsRefusedAndTheOpenOneStays) {
     ASSERT_TRUE(fv);
     w.openDictionary(tr.dictionary);
     ASSERT_TRUE(QTest::qWaitFor([&] { return fv->features() && !fv->features()->perToken.empty(); }, kWaitMs));
-    const gwb::views::FeatureDataPtr before = fv->features();
+    const gwb::views::FeatureData* before = fv->features();
     // The same dictionary, said to be trained on other weights under the same model name.
     gwb::engine::Dictionary foreign = gwb::engine::loadDictionary(tr.dictionary.toStdString());
     const std::string ownHash = foreign.config.modelHash;

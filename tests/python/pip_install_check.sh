@@ -9,7 +9,9 @@
 #      before gwb in one run and after it in the other);
 #   4. plain `pip wheel .` (build isolation, so no torch in the build environment) stops with the
 #      package's one sentence (setup.py NO_TORCH).
-#   pip_install_check.sh SOURCE_DIR WORK_DIR PYTHON
+#   pip_install_check.sh SOURCE_DIR WORK_DIR PYTHON [BUILD_DIR]
+# BUILD_DIR (the pip-torch leg): setup.py packages the module that build made (GWB_REUSE_BUILD)
+# instead of configuring and compiling the engine again.
 # PYTHON is the build's interpreter. Debian's /usr/bin/python3: the venvs see its site packages
 # (Debian's torch 1.13, numpy, pybind11, setuptools). A venv's interpreter (the pip-torch leg,
 # build/pip-torch-env/venv): the fresh venvs are made from its base interpreter and see that venv's
@@ -36,9 +38,12 @@ make_venv() { # make_venv DIR: a fresh venv with the build's torch
 }
 make_venv "$work/a"
 make_venv "$work/b"
-build_dir="$src/build/pip-${torch_version%%+*}"
-# GWB_CMAKE_ARGS: the release build's warnings-as-errors.
-export GWB_BUILD_DIR="$build_dir" GWB_CMAKE_ARGS="-DGWB_WERROR=ON"
+if [ -n "${4:-}" ]; then
+  export GWB_BUILD_DIR="$4" GWB_REUSE_BUILD=1
+else
+  # GWB_CMAKE_ARGS: the release build's warnings-as-errors.
+  export GWB_BUILD_DIR="$src/build/pip-${torch_version%%+*}" GWB_CMAKE_ARGS="-DGWB_WERROR=ON"
+fi
 echo "1. pip install --no-build-isolation . (torch $torch_version)"
 "$work/a/bin/python" -m pip install --no-build-isolation --no-deps --quiet "$src"
 echo "2. pip wheel --no-build-isolation . -> a fresh venv"
@@ -46,7 +51,7 @@ echo "2. pip wheel --no-build-isolation . -> a fresh venv"
 wheel=$(ls "$work"/dist/gwb-*.whl)
 echo "   $(basename "$wheel")"
 "$work/b/bin/python" -m pip install --no-deps --quiet "$wheel"
-unset GWB_BUILD_DIR GWB_CMAKE_ARGS
+unset GWB_BUILD_DIR GWB_CMAKE_ARGS GWB_REUSE_BUILD
 
 cd "$work/elsewhere"
 for venv in a b; do

@@ -390,8 +390,9 @@ TEST(Views, LongMessagesWrapAndLeaveTheControlsWhereTheyAre) {
         std::vector<QLabel*> messages;
         for (QLabel* l : labels)
             if (l->property("gwbMessage").toBool()) messages.push_back(l);
-        if (id == QLatin1String("saliency") || id == QLatin1String("patching") || id == QLatin1String("paths"))
+        if (id == QLatin1String("saliency") || id == QLatin1String("patching") || id == QLatin1String("paths")) {
             EXPECT_FALSE(messages.empty());
+        }
         for (QLabel* l : messages) {
             l->setText(message);
             ++labelled;

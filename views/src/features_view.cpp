@@ -36,10 +36,10 @@ QString fmt(double v) {
 FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
-    // The dictionary's description (and any error) on a row of its own above the controls, wrapped.
-    m_header = detail::messageLabel(this, QStringLiteral("featuresHeader"));
-    layout->addWidget(m_header);
-    bar->addStretch(1);
+    m_header = new QLabel(this);
+    m_header->setObjectName(QStringLiteral("featuresHeader"));
+    m_header->setMinimumWidth(100); // a long header is cut at the right, its tooltip has the folder
+    bar->addWidget(m_header, 1);
     bar->addWidget(new QLabel(QStringLiteral("Show"), this));
     m_kind = new QComboBox(this);
     m_kind->setObjectName(QStringLiteral("featuresKind"));
@@ -58,6 +58,9 @@ FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
                                         "the dictionary was trained on)"));
     bar->addWidget(m_corpus);
     layout->addLayout(bar);
+    m_message = detail::messageLabel(this, QStringLiteral("featuresMessage"));
+    m_message->hide();
+    layout->addWidget(m_message);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     auto* left = new QSplitter(Qt::Vertical, split);
@@ -268,6 +271,8 @@ void FeaturesView::refresh() {
     m_relative->setVisible(loaded && m_features->crosscoder);
     if (!loaded) {
         m_header->setText(missingDataMessage());
+        m_message->clear();
+        m_message->hide();
         m_list->setRowCount(0);
         m_list->setColumnCount(0);
         m_contexts->setHtml(QString());
@@ -305,7 +310,9 @@ void FeaturesView::refresh() {
         if (feature == m_chosen) m_list->selectRow(static_cast<int>(i));
     }
     m_list->resizeColumnsToContents();
-    if (!f.error.isEmpty()) m_header->setText(m_header->text() + QStringLiteral(" \u2014 ") + f.error);
+    // An error (a failed computation, no run yet) on its own row under the controls, wrapped.
+    m_message->setText(f.error);
+    m_message->setVisible(!f.error.isEmpty());
     if (f.perToken.empty() && !f.error.isEmpty())
         // Nothing computed (no run yet, or the run failed): say that, not "no feature fires at token 0".
         m_contexts->setHtml(QStringLiteral("<p style='color:gray'>%1</p>").arg(f.error.toHtmlEscaped()));

@@ -117,6 +117,7 @@ private:
     FeatureDashboard m_dashboard;
     int64_t m_chosen = -1;
     QLabel* m_header;
+    QLabel* m_message = nullptr; ///< an error of the current data, wrapped on its own row (hidden when none)
     QComboBox* m_kind;
     QPushButton* m_open;
     QPushButton* m_corpus;
