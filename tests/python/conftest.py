@@ -26,11 +26,35 @@ def gwb_program():
     return os.environ.get("GWB_PROGRAM") or _paths.GWB_PROGRAM
 
 
+_FIGURE = {}
+
+
+def figure_available():
+    """Whether this build's gwb program has the figure command (a headless build, such as the
+    pip-torch leg's, has no window and no figures)."""
+    if "ok" not in _FIGURE:
+        prog = gwb_program()
+        ok = bool(prog) and os.path.exists(prog)
+        if ok:
+            r = subprocess.run([prog, "--help"], capture_output=True, text=True,
+                               env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+            ok = "\n  figure " in r.stdout
+        _FIGURE["ok"] = ok
+    return _FIGURE["ok"]
+
+
+def need_figures():
+    if not figure_available():
+        pytest.skip("this build's gwb has no window, so no figure command (headless build)")
+
+
 def run_gwb(*args, check=True):
     """Runs the gwb program; returns the CompletedProcess (text). Skips the test where no gwb program
     was built (an engine-only build, such as scripts/gpu-check's on a machine without Qt)."""
     if not gwb_program() or not os.path.exists(gwb_program()):
         pytest.skip("no gwb program in this build (engine only): the comparison with the command line is not run")
+    if args and str(args[0]) == "figure":
+        need_figures()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     r = subprocess.run([gwb_program(), *map(str, args)], capture_output=True, text=True, env=env)
     if check and r.returncode != 0:

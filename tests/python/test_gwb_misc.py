@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gwb
-from conftest import PROMPT, run_gwb
+from conftest import PROMPT, need_figures, run_gwb
 
 
 def test_generate_equals_command_line(grassmann):
@@ -35,6 +35,7 @@ def test_open_stats_reads_what_gwb_stats_writes(tmp_path):
 
 
 def test_figure_is_an_inline_svg(tmp_path, grassmann):
+    need_figures()
     f = gwb.figure(view="gate", prompt="It is a truth universally acknowledged", width="3.5in", layer=2)
     svg = f._repr_svg_()
     assert svg.lstrip().startswith("<?xml") or "<svg" in svg[:400]

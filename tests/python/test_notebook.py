@@ -11,6 +11,8 @@ NOTEBOOK = os.path.join(HERE, "..", "..", "examples", "gwb_tour.ipynb")
 
 def test_example_notebook_runs(monkeypatch):
     import gwb
+    from conftest import need_figures
+    need_figures()  # the notebook shows a figure, which needs the window's gwb program
     # The kernel is another process: it finds the package this test imported (an absolute path).
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(gwb.__file__)))
     monkeypatch.setenv("PYTHONPATH", package_root + os.pathsep + os.environ.get("PYTHONPATH", ""))
