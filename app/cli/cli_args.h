@@ -90,7 +90,10 @@ inline std::string terminalPiece(const std::string& piece) {
     int b = 0;
     for (int i = 3; i < 5; ++i) {
         const char c = piece[static_cast<size_t>(i)];
-        const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        const int v = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                             : -1;
         if (v < 0) return piece;
         b = 16 * b + v;
     }

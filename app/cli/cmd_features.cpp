@@ -451,10 +451,12 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
         if (!s.promoted.empty()) {
             std::printf("  promotes:");
             for (const auto& [id, v] : s.promoted)
-                std::printf(" %s (%.3g)", tok ? terminalPiece(tok->pieceText(id)).c_str() : std::to_string(id).c_str(), v);
+                std::printf(" %s (%.3g)", tok ? terminalPiece(tok->pieceText(id)).c_str() : std::to_string(id).c_str(),
+                            v);
             std::printf("\n  suppresses:");
             for (const auto& [id, v] : s.suppressed)
-                std::printf(" %s (%.3g)", tok ? terminalPiece(tok->pieceText(id)).c_str() : std::to_string(id).c_str(), v);
+                std::printf(" %s (%.3g)", tok ? terminalPiece(tok->pieceText(id)).c_str() : std::to_string(id).c_str(),
+                            v);
             std::printf("\n");
         }
     }

@@ -62,8 +62,9 @@ Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesCo
             found = true;
         }
     if (!found)
-        throw std::invalid_argument("the dictionary was trained on " + modelWithHash(d.config.modelName, d.config.modelHash) +
-                                    ", and " + open() + ": none has its weights");
+        throw std::invalid_argument("the dictionary was trained on " +
+                                    modelWithHash(d.config.modelName, d.config.modelHash) + ", and " + open() +
+                                    ": none has its weights");
     if (d.config.crosscoder()) {
         for (auto& [m, t] : models)
             if (hashOf(m) == d.config.secondModelHash) out.second = m;

@@ -25,9 +25,10 @@ int runGui(QApplication& app) {
     // The options by name (kWindowOptions, which `gwb --help` lists too).
     const QString model = QStringLiteral("model"), baseline = QStringLiteral("baseline"),
                   session = QStringLiteral("session"), prompt = QStringLiteral("prompt"),
-                  promptFile = QStringLiteral("prompt-file"), run = QStringLiteral("run"), tour = QStringLiteral("tour"),
-                  select = QStringLiteral("select"), fresh = QStringLiteral("fresh"), stats = QStringLiteral("stats"),
-                  continueN = QStringLiteral("continue"), dictionary = QStringLiteral("dictionary");
+                  promptFile = QStringLiteral("prompt-file"), run = QStringLiteral("run"),
+                  tour = QStringLiteral("tour"), select = QStringLiteral("select"), fresh = QStringLiteral("fresh"),
+                  stats = QStringLiteral("stats"), continueN = QStringLiteral("continue"),
+                  dictionary = QStringLiteral("dictionary");
 
     MainWindowOptions options;
     // A tour must show the default layout, and must not change the user's saved one.

@@ -133,8 +133,9 @@ py::dict qualityDict(const DictionaryQuality& q) {
 void registerFeatures(py::module_& m) {
     py::class_<Dictionary>(m, "Dictionary")
         .def_property_readonly("config", [](const Dictionary& d) { return configDict(d.config); })
-        .def_property_readonly("site", [](const Dictionary& d) { return d.config.site; },
-                               "The site the dictionary reads (\"resid.3\"; a transcoder's input site)")
+        .def_property_readonly(
+            "site", [](const Dictionary& d) { return d.config.site; },
+            "The site the dictionary reads (\"resid.3\"; a transcoder's input site)")
         .def_property_readonly("W_enc", [](const Dictionary& d) { return toNumpy(FloatArray(d.wEnc)); })
         .def_property_readonly("b_enc", [](const Dictionary& d) { return toNumpy(FloatArray(d.bEnc)); })
         .def_property_readonly("W_dec", [](const Dictionary& d) { return toNumpy(FloatArray(d.wDec)); })

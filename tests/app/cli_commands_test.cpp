@@ -76,9 +76,9 @@ TEST(CliCommands, VersionAndHelp) {
             << option << " missing from\n"
             << h.out.toStdString();
     for (const gwb::app::WindowOption& o : gwb::app::kWindowOptions) {
-        const QString listed = QStringLiteral("\n  --%1%2").arg(QLatin1String(o.name),
-                                                                o.value ? QStringLiteral(" ") + QLatin1String(o.value)
-                                                                        : QString());
+        const QString listed =
+            QStringLiteral("\n  --%1%2")
+                .arg(QLatin1String(o.name), o.value ? QStringLiteral(" ") + QLatin1String(o.value) : QString());
         EXPECT_TRUE(h.out.contains(listed)) << listed.toStdString() << " missing from\n" << h.out.toStdString();
         // Each description whole (wrapped lines joined).
         QString joined = h.out;
@@ -86,7 +86,8 @@ TEST(CliCommands, VersionAndHelp) {
         EXPECT_TRUE(joined.contains(QString::fromUtf8(o.help))) << o.help;
     }
     const QString window = h.out.section(QStringLiteral("Window options"), 1).section(QStringLiteral("Commands"), 0, 0);
-    for (const QString& line : window.split(QLatin1Char('\n'))) EXPECT_LE(line.size(), 100) << line.toStdString();
+    for (const QString& line : window.split(QLatin1Char('\n')))
+        EXPECT_LE(line.size(), 100) << line.toStdString();
 }
 
 TEST(CliCommands, ImportTakesEveryVariantOption) {
@@ -298,11 +299,14 @@ TEST(CliArgs, TerminalPiecesReadAsTheWindowShowsThem) {
     // `gwb features top` printed SentencePiece's raw byte pieces (<0x0A>, <0x55>) where the window
     // shows a return sign and the character (issue 52): every byte piece, and ordinary pieces, alike.
     for (int b = 0; b < 256; ++b) {
-        const QString piece = QStringLiteral("<0x%1>").arg(b, 2, 16, QLatin1Char('0')).toUpper().replace(
-            QStringLiteral("<0X"), QStringLiteral("<0x"));
+        const QString piece = QStringLiteral("<0x%1>")
+                                  .arg(b, 2, 16, QLatin1Char('0'))
+                                  .toUpper()
+                                  .replace(QStringLiteral("<0X"), QStringLiteral("<0x"));
         EXPECT_EQ(gwb::app::cli::terminalPiece(piece.toStdString()), gwb::views::displayPiece(piece).toStdString())
             << piece.toStdString();
     }
     for (const char* piece : {"\u2581she", "pon", "<0x4>", "<0x0A>x", "<unk>"})
-        EXPECT_EQ(gwb::app::cli::terminalPiece(piece), gwb::views::displayPiece(QString::fromUtf8(piece)).toStdString());
+        EXPECT_EQ(gwb::app::cli::terminalPiece(piece),
+                  gwb::views::displayPiece(QString::fromUtf8(piece)).toStdString());
 }

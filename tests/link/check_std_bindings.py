@@ -111,7 +111,10 @@ def expected_violations(bad, checked, exported, torch_lib_dir):
         if name.startswith(("libtorch", "libc10")) and ".so" in name and not os.path.islink(os.path.join(torch_lib_dir, name)):
             out = subprocess.run(["nm", "-D", "--defined-only", os.path.join(torch_lib_dir, name)],
                                  capture_output=True, text=True).stdout
-            n = sum(1 for line in out.splitlines() if line.split() and line.split()[-1].split("@")[0] in exported)
+            # The fault is about copies of libstdc++'s compiled code (std::filesystem: what crashed);
+            # a few inline template instances that every C++ library exports do not count.
+            n = sum(1 for line in out.splitlines() if line.split() and line.split()[-1].split("@")[0] in exported
+                    and "St10filesystem" in line.split()[-1])
             if n:
                 copies[name] = n
     said = ", ".join(f"{k} {v}" for k, v in copies.items()) or "none"

@@ -18,7 +18,7 @@
 
 int main() {
     namespace fs = std::filesystem;
-    const int devices = static_cast<int>(torch::cuda::device_count());  // a real use of libtorch
+    const int devices = static_cast<int>(torch::cuda::device_count()); // a real use of libtorch
     const fs::path dir = fs::temp_directory_path() / ("gwb-link-unfixed-" + std::to_string(::getpid()));
     fs::create_directories(dir / "sub");
     std::ofstream(dir / "sub" / "file.txt") << "x";

@@ -25,7 +25,8 @@ py=$3
 rm -rf "$work"
 mkdir -p "$work/elsewhere"
 read -r base site torch_version < <("$py" -c 'import sys, sysconfig, torch
-print(sys._base_executable if sys.prefix != sys.base_prefix else "", sysconfig.get_paths()["purelib"], torch.__version__)')
+print(sys._base_executable if sys.prefix != sys.base_prefix else "-", sysconfig.get_paths()["purelib"], torch.__version__)')
+[ "$base" = "-" ] && base="" # a system interpreter: its venvs see its site packages
 make_venv() { # make_venv DIR: a fresh venv with the build's torch
   if [ -n "$base" ]; then
     "$base" -m venv "$1"

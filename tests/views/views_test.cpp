@@ -414,7 +414,7 @@ TEST(Views, LongMessagesWrapAndLeaveTheControlsWhereTheyAre) {
             if (!l->isVisibleTo(v.get())) continue;
             SCOPED_TRACE(l->objectName().toStdString());
             EXPECT_LE(l->mapTo(v.get(), QPoint(0, 0)).x() + l->width(), v->width());
-            EXPECT_GE(l->height(), l->heightForWidth(l->width())); // every wrapped line shown
+            EXPECT_GE(l->height(), l->heightForWidth(l->width()));               // every wrapped line shown
             EXPECT_GT(l->heightForWidth(l->width()), l->fontMetrics().height()); // it did wrap
         }
     }
