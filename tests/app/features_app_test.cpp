@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
 
 using namespace gwb::app;
 using gwb::app::test::ensureApp;
@@ -91,6 +92,17 @@ std::unique_ptr<MainWindow> windowAfterARun(const QString& prompt) {
     w->run();
     if (!done.wait(kWaitMs)) return nullptr;
     return w;
+}
+
+/// The window's Features view once the dictionary at `path` has its activations on the run's
+/// tokens; nullptr when there is no such view or nothing arrived (`why` says what did).
+gwb::views::FeaturesView* openAndWait(MainWindow& w, const QString& path, std::string& why) {
+    auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
+    if (!fv) return nullptr;
+    w.openDictionary(path);
+    if (QTest::qWaitFor([&] { return fv->features() && !fv->features()->perToken.empty(); }, kWaitMs)) return fv;
+    why = fv->features() ? fv->features()->error.toStdString() : "nothing arrived";
+    return nullptr;
 }
 
 } // namespace
@@ -221,11 +233,9 @@ TEST(FeaturesInWindow, ACrosscoderShowsItsRelativeNormsAndFiltersByKind) {
     const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
     ASSERT_TRUE(window);
     MainWindow& w = *window;
-    auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
-    ASSERT_TRUE(fv);
-    w.openDictionary(tr.crosscoder);
-    ASSERT_TRUE(QTest::qWaitFor([&] { return fv->features() && !fv->features()->perToken.empty(); }, kWaitMs))
-        << (fv->features() ? fv->features()->error.toStdString() : "nothing arrived");
+    std::string why;
+    auto* fv = openAndWait(w, tr.crosscoder, why);
+    ASSERT_TRUE(fv) << why;
     const gwb::views::FeatureData& f = *fv->features();
     EXPECT_TRUE(f.crosscoder);
     ASSERT_EQ(static_cast<int64_t>(f.relativeNorms.size()), f.dSae);
@@ -264,10 +274,9 @@ TEST(FeaturesInWindow, ADictionaryOfAnotherModelIsRefusedAndTheOpenOneStays) {
     const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
     ASSERT_TRUE(window);
     MainWindow& w = *window;
-    auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
-    ASSERT_TRUE(fv);
-    w.openDictionary(tr.dictionary);
-    ASSERT_TRUE(QTest::qWaitFor([&] { return fv->features() && !fv->features()->perToken.empty(); }, kWaitMs));
+    std::string why;
+    auto* fv = openAndWait(w, tr.dictionary, why);
+    ASSERT_TRUE(fv) << why;
     const gwb::views::FeatureData* before = fv->features();
     // The same dictionary, said to be trained on other weights under the same model name.
     gwb::engine::Dictionary foreign = gwb::engine::loadDictionary(tr.dictionary.toStdString());
