@@ -61,6 +61,25 @@ Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesCo
             out.trace = t;
             found = true;
         }
+    // A dictionary from elsewhere (SAELens's trainer) names no weights: the open model it fits,
+    // the one of its model_name first.
+    if (!found && d.config.modelHash.empty() && !d.config.crosscoder()) {
+        std::string why;
+        for (int pass = 0; pass < 2 && !found; ++pass)
+            for (auto& [m, t] : models) {
+                if (found || (pass == 0) != (m.displayName() == d.config.modelName)) continue;
+                try {
+                    gwb::engine::checkDictionaryFits(d, m);
+                    out.first = m;
+                    out.trace = t;
+                    found = true;
+                } catch (const std::invalid_argument& e) {
+                    if (why.empty()) why = e.what();
+                }
+            }
+        if (!found)
+            throw std::invalid_argument(why.empty() ? "no model is open" : why + " (" + open() + ")");
+    }
     if (!found)
         throw std::invalid_argument("the dictionary was trained on " +
                                     modelWithHash(d.config.modelName, d.config.modelHash) + ", and " + open() +

@@ -58,6 +58,13 @@ class _Block(nn.Module):
     def ffn(self, x):
         return self.ffn_out(F.gelu(self.ffn_in(x)))  # exact (erf) GELU
 
+    def forward(self, h):
+        """Block L: the residual stream h^L -> h^(L+1) (LanguageModel.blocks[L](h))."""
+        net = self._net
+        if net.grassmann:
+            return net._grassmann_block(self._layer, self, h)
+        return net._transformer_block(self._layer, self, h)
+
 
 class LanguageModel(nn.Module):
     """A Grassmann or Transformer language model (docs/model-spec.md) with named identity sites."""
@@ -102,6 +109,21 @@ class LanguageModel(nn.Module):
             self.offset = nn.ModuleList(nn.ModuleDict({str(D): nn.Identity() for D in o}) for o in self.offsets)
         else:
             self.head = nn.ModuleList(nn.ModuleList(nn.Identity() for _ in range(self.n_heads)) for _ in range(N))
+        # Each block runs itself (blocks[L](h)) and calls its layer's sites through references of its
+        # own (site_mixer, site_gate, site_ffn, site_offset_D, site_head[H]: the modules above, not
+        # registered twice), so wrappers that replace a block's submodules, such as TransformerLens's
+        # TransformerBridge (gwb.transformer_lens), see every site of the layer.
+        for l, blk in enumerate(self.blocks):
+            object.__setattr__(blk, "_net", self)  # not a submodule: no second registration
+            object.__setattr__(blk, "_layer", l)
+            object.__setattr__(blk, "site_mixer", self.mixer[l])
+            object.__setattr__(blk, "site_ffn", self.ffn[l])
+            if self.grassmann:
+                object.__setattr__(blk, "site_gate", self.gate[l])
+                for D in self.offsets[l]:
+                    object.__setattr__(blk, f"site_offset_{D}", self.offset[l][str(D)])
+            else:
+                object.__setattr__(blk, "site_head", self.head[l])
 
     def site_names(self):
         """Every site, as named_modules() lists them."""
@@ -129,7 +151,7 @@ class LanguageModel(nn.Module):
                 elif not self.mean_first:
                     pd = pd / pd.norm(dim=-1, keepdim=True).clamp(min=self.plucker_eps)
                 p = F.pad(pd, (0, 0, D, 0))
-            p = self.offset[l][str(D)](p)
+            p = getattr(blk, f"site_offset_{D}")(p)
             valid = (pos >= D).to(x.dtype)
             if self.mlp:
                 p = blk.geo_out(F.gelu(blk.geo_in(p)))
@@ -150,8 +172,8 @@ class LanguageModel(nn.Module):
 
     def _grassmann_block(self, l, blk, h):
         x = blk.ln1(h) if self.norm in ("pre", "pre_mix") else h
-        g = self.mixer[l](self._geometry(l, blk, x))
-        a = self.gate[l](torch.sigmoid(blk.w_gate(x if self.gate_from_input else torch.cat([x, g], dim=-1))))
+        g = blk.site_mixer(self._geometry(l, blk, x))
+        a = blk.site_gate(torch.sigmoid(blk.w_gate(x if self.gate_from_input else torch.cat([x, g], dim=-1))))
         if self.gate_variant == "paper":
             mix = a * x + (1 - a) * g
         elif self.gate_variant == "residual":
@@ -162,14 +184,14 @@ class LanguageModel(nn.Module):
             mix = blk.w_out(mix)
         if self.norm == "post":
             y = blk.ln1(mix) if self.gate_variant == "paper" else blk.ln1(h + mix)
-            return blk.ln2(y + self.ffn[l](blk.ffn(y)))
+            return blk.ln2(y + blk.site_ffn(blk.ffn(y)))
         if self.norm in ("post_mix", "pre_mix"):
             y = blk.ln1(mix) if self.norm == "post_mix" else mix
-            return y + self.ffn[l](blk.ffn(blk.ln2(y)))
+            return y + blk.site_ffn(blk.ffn(blk.ln2(y)))
         if hasattr(blk, "ln_mix"):
             mix = blk.ln_mix(mix)
         h2 = h + mix
-        return h2 + self.ffn[l](blk.ffn(blk.ln2(h2)))
+        return h2 + blk.site_ffn(blk.ffn(blk.ln2(h2)))
 
     # -- attention ---------------------------------------------------------------------------------
     def _attention(self, l, blk, x):
@@ -181,19 +203,19 @@ class LanguageModel(nn.Module):
         s = q @ k.transpose(-2, -1) / math.sqrt(dh)
         mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         ctx = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1) @ v  # B x H x T x dh
-        heads = [self.head[l][i](ctx[:, i]) for i in range(H)]
+        heads = [blk.site_head[i](ctx[:, i]) for i in range(H)]
         return blk.out_proj(torch.cat(heads, dim=-1))
 
     def _transformer_block(self, l, blk, h):
         if self.norm == "post":
-            a = self.mixer[l](self._attention(l, blk, h))
+            a = blk.site_mixer(self._attention(l, blk, h))
             y = blk.ln1(h + a)
-            return blk.ln2(y + self.ffn[l](blk.ffn(y)))
-        a = self.mixer[l](self._attention(l, blk, blk.ln1(h)))
+            return blk.ln2(y + blk.site_ffn(blk.ffn(y)))
+        a = blk.site_mixer(self._attention(l, blk, blk.ln1(h)))
         if hasattr(blk, "ln_mix"):
             a = blk.ln_mix(a)
         h2 = h + a
-        return h2 + self.ffn[l](blk.ffn(blk.ln2(h2)))
+        return h2 + blk.site_ffn(blk.ffn(blk.ln2(h2)))
 
     # -- the whole model ---------------------------------------------------------------------------
     def forward(self, ids):
@@ -209,10 +231,11 @@ class LanguageModel(nn.Module):
         V = self.tok_embed.num_embeddings
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= V):
             raise ValueError(f"token ids must be in 0..{V - 1}")
-        h = self.tok_embed(ids) + self.pos_embed.weight[:T]
+        h = self.tok_embed(ids) + self.pos_embed(torch.arange(T, device=ids.device))
         for l, blk in enumerate(self.blocks):
-            h = self.resid[l](h)
-            h = self._grassmann_block(l, blk, h) if self.grassmann else self._transformer_block(l, blk, h)
+            h = blk(self.resid[l](h))
+            if isinstance(h, tuple):  # a wrapper's block that answers as a Hugging Face block does
+                h = h[0]
         h = self.resid[len(self.blocks)](h)
         logits = self.ln_final(h) @ self.tok_embed.weight.T  # head tied to the token table
         return logits.squeeze(0) if squeeze else logits

@@ -46,6 +46,7 @@ py::dict configDict(const DictionaryConfig& c) {
     d["transcoder"] = c.transcoder();
     d["target_site"] = c.targetSite;
     d["d_out"] = c.outWidth();
+    d["apply_b_dec_to_input"] = !c.transcoder() && c.applyBDecToInput;
     return d;
 }
 

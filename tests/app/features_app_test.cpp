@@ -299,3 +299,22 @@ TEST(FeaturesInWindow, ADictionaryOfAnotherModelIsRefusedAndTheOpenOneStays) {
     EXPECT_TRUE(fv->features()->error.isEmpty());
     EXPECT_FALSE(fv->listedFeatures().empty());
 }
+
+TEST(FeaturesInWindow, ADictionaryWithoutAWeightsHashOpensOnTheModelItFits) {
+    // SAELens's trainer writes no gwb weights hash (tests/python/test_saelens_dictionaries.py): the
+    // window opens such a file on the open model whose site it fits, and lists its features.
+    Trained& tr = trained();
+    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
+    ASSERT_TRUE(window);
+    gwb::engine::Dictionary d = gwb::engine::loadDictionary(tr.dictionary.toStdString());
+    d.config.modelHash.clear();
+    d.config.modelName = "trained elsewhere";
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("from-saelens"));
+    gwb::engine::saveDictionary(d, path.toStdString());
+    std::string why;
+    auto* fv = openAndWait(*window, path, why);
+    ASSERT_TRUE(fv) << why;
+    EXPECT_TRUE(fv->features()->error.isEmpty());
+    EXPECT_FALSE(fv->listedFeatures().empty());
+}

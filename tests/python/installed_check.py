@@ -5,7 +5,7 @@
 Checks that `gwb` comes from the environment's site-packages (no PYTHONPATH, no gwb program), then:
 load (.gwb, a .pt, a .safetensors, each against the family's own PyTorch forward), trace, a hook,
 patch (one pair and a pairs list), paths, stats, generate, features train/eval/edit, and
-gwb.torch.module with autograd. GWB_EXPECT_ROOT (when set) is the folder gwb must be installed under.
+gwb.torch.module with autograd, and the TransformerLens entry points. GWB_EXPECT_ROOT (when set) is the folder gwb must be installed under.
 """
 
 import json
@@ -102,3 +102,22 @@ def test_torch_module_with_autograd():
     logits[0, -1].logsumexp(0).backward()
     grads = [p.grad for p in net.parameters() if p.grad is not None]
     assert grads and all(torch.isfinite(g).all() for g in grads)
+
+
+def test_transformer_lens_finds_the_installed_adapters():
+    """The installed package's metadata carries the entry points TransformerLens 4.x discovers."""
+    from importlib.metadata import entry_points
+    eps = {ep.name: ep.value for ep in entry_points(group="transformer_lens.architectures")}
+    assert eps.get("GwbGrassmannLM") == "gwb.transformer_lens:GrassmannArchitectureAdapter", eps
+    assert eps.get("GwbTransformerLM") == "gwb.transformer_lens:TransformerArchitectureAdapter", eps
+    try:
+        import transformer_lens  # noqa: F401
+    except ImportError:
+        pytest.skip("TransformerLens is not in this environment: the entry points alone were checked")
+    import torch
+    import gwb.transformer_lens
+    m = gwb.bundled("grassmann")
+    ids = m.encode(TEXT)
+    logits, cache = gwb.transformer_lens.bridge(m).run_with_cache(torch.tensor([ids]))
+    assert np.abs(logits[0].detach().numpy() - m.run(ids)).max() < 1e-3
+    assert "blocks.2.offset_4.hook_out" in cache

@@ -175,9 +175,11 @@ def test_files_are_in_saelens_layout(grassmann, corpus, tmp_path):
                 "--tokens", 4096, "--batch", 1024, "--context", 64)
     assert "dictionary:" in r.stdout
     cfg = json.loads((out / "cfg.json").read_text())
-    assert cfg["d_in"] == 128 and cfg["d_sae"] == 48 and cfg["hook_name"] == "ffn.2"
-    assert cfg["architecture"] == "topk" and cfg["activation_fn_kwargs"] == {"k": 6}
+    # SAELens 6.x's layout: the architecture's fields at the top, the model and site in metadata.
+    assert cfg["d_in"] == 128 and cfg["d_sae"] == 48 and cfg["metadata"]["hook_name"] == "ffn.2"
+    assert cfg["architecture"] == "topk" and cfg["k"] == 6
     assert cfg["apply_b_dec_to_input"] is True and cfg["normalize_activations"] == "none"
+    assert cfg["metadata"]["sae_lens_version"] == "6.0.0" and cfg["gwb"]["version"] == 2
     raw = (out / "sae_weights.safetensors").read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8:8 + n])
@@ -280,7 +282,9 @@ def test_a_transcoder_is_judged_on_its_target(grassmann, corpus, tmp_path):
     d = gwb.features.load(tmp_path / "tc")
     assert d.config["transcoder"] and d.config["target_site"] == "ffn.1" and d.config["d_out"] == 128
     cfg = json.loads((tmp_path / "tc" / "cfg.json").read_text())
-    assert cfg["hook_name"] == "ffn_in.1" and cfg["hook_name_out"] == "ffn.1" and cfg["apply_b_dec_to_input"] is False
+    meta = cfg["metadata"]
+    assert meta["hook_name"] == "ffn_in.1" and meta["hook_name_out"] == "ffn.1" and cfg["apply_b_dec_to_input"] is False
+    assert cfg["architecture"] == "topk" and "no TopK transcoder" in cfg["gwb"]["saelens"]
     q = gwb.features.eval(grassmann, d, [corpus[1]], context=ctx)
     ids = grassmann.encode(open(corpus[1], encoding="utf-8").read())
     windows = [ids[s:s + ctx] for s in range(0, len(ids), ctx) if len(ids[s:s + ctx]) >= 2]

@@ -39,7 +39,8 @@ torch::Tensor activate(const torch::Tensor& pre, const std::string& architecture
 }
 
 torch::Tensor encodeRows(const Dictionary& d, const torch::Tensor& rows) {
-    const torch::Tensor in = d.config.transcoder() ? rows : rows - toTensor(d.bDec);
+    const bool subtract = !d.config.transcoder() && d.config.applyBDecToInput;
+    const torch::Tensor in = subtract ? rows - toTensor(d.bDec) : rows;
     return activate(in.matmul(toTensor(d.wEnc)) + toTensor(d.bEnc), d.config.architecture, d.config.k);
 }
 
@@ -54,6 +55,9 @@ namespace {
 
 constexpr const char* kWeightsFile = "sae_weights.safetensors";
 constexpr const char* kConfigFile = "cfg.json";
+/// The SAELens cfg.json layout written (metadata.sae_lens_version): 6.x, where SAELens's loader
+/// reads the file as it is, without its pre-6.0 conversion.
+constexpr const char* kSaeLensLayout = "6.0.0";
 
 void checkShapes(const Dictionary& d, const std::string& what) {
     const int64_t n = d.config.dIn, m = d.config.dSae, o = d.config.outWidth();
@@ -67,17 +71,6 @@ void checkShapes(const Dictionary& d, const std::string& what) {
     expect(d.bEnc, {m}, "b_enc");
     expect(d.wDec, {m, o}, "W_dec");
     expect(d.bDec, {o}, "b_dec");
-}
-
-int hookLayer(const std::string& site) {
-    const size_t a = site.find('.');
-    if (a == std::string::npos) return -1;
-    const size_t b = site.find('.', a + 1);
-    try {
-        return std::stoi(site.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1));
-    } catch (const std::exception&) {
-        return -1;
-    }
 }
 
 } // namespace
@@ -116,32 +109,40 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
     writeSafetensors((std::filesystem::path(dir) / kWeightsFile).string(), file);
 
     const DictionaryConfig& c = d.config;
+    // SAELens 6.x's layout (SAEConfig.to_dict): the architecture's fields at the top, where the
+    // model and site are in "metadata"; our own record under "gwb" (SAELens ignores other keys).
+    // SAELens 6.x has "standard", "topk" and (ReLU) "transcoder" but no TopK transcoder: that one
+    // is written as "topk" with d_out, which SAELens opens as a TopK SAE, the same encoder and
+    // decoder only while d_out = d_in ("gwb.saelens" says so in the file).
+    const bool topk = c.architecture == "topk";
     nlohmann::ordered_json j;
-    j["architecture"] = c.architecture == "topk" ? "topk" : "standard";
+    j["architecture"] = c.transcoder() && !topk ? "transcoder" : topk ? "topk" : "standard";
     j["d_in"] = c.dIn;
-    if (c.transcoder()) {
-        j["d_out"] = c.dOut;
-        j["hook_name_out"] = c.targetSite;
-    }
     j["d_sae"] = c.dSae;
+    if (c.transcoder()) j["d_out"] = c.dOut;
+    if (topk) {
+        j["k"] = c.k;
+        j["rescale_acts_by_decoder_norm"] = false;
+    }
     j["dtype"] = "float32";
     j["device"] = "cpu";
-    j["model_name"] = c.modelName;
-    j["hook_name"] = c.site;
-    j["hook_layer"] = hookLayer(c.site);
-    j["hook_head_index"] = nullptr;
-    j["activation_fn_str"] = c.architecture == "topk" ? "topk" : "relu";
-    j["activation_fn_kwargs"] =
-        c.architecture == "topk" ? nlohmann::ordered_json{{"k", c.k}} : nlohmann::ordered_json::object();
-    if (c.architecture == "topk") j["k"] = c.k;
-    j["apply_b_dec_to_input"] = !c.transcoder();
-    j["finetuning_scaling_factor"] = false;
-    j["normalize_activations"] = "none"; // the scaling is folded into the weights
-    j["context_size"] = c.contextSize;
-    j["prepend_bos"] = false;
-    j["dataset_path"] = c.corpus.empty() ? "" : c.corpus.front();
+    j["apply_b_dec_to_input"] = !c.transcoder() && c.applyBDecToInput;
+    j["normalize_activations"] = "none"; // the training scale is folded into the weights
+    j["reshape_activations"] = "none";
+    nlohmann::ordered_json meta;
+    meta["sae_lens_version"] = kSaeLensLayout;
+    meta["sae_lens_training_version"] = nullptr;
+    meta["model_name"] = c.modelName;
+    meta["hook_name"] = c.site;
+    meta["hook_head_index"] = nullptr;
+    if (c.transcoder()) meta["hook_name_out"] = c.targetSite;
+    meta["context_size"] = c.contextSize;
+    meta["prepend_bos"] = false;
+    meta["dataset_path"] = c.corpus.empty() ? "" : c.corpus.front();
+    meta["trained_by"] = "gwb";
+    j["metadata"] = meta;
     j["gwb"] = {{"format", "gwb-dictionary"},
-                {"version", 1},
+                {"version", 2},
                 {"site", c.site},
                 {"architecture", c.architecture},
                 {"model_hash", c.modelHash},
@@ -150,6 +151,9 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
                 {"corpus", c.corpus},
                 {"trained_tokens", c.trainedTokens},
                 {"seed", c.seed}};
+    if (c.transcoder() && topk)
+        j["gwb"]["saelens"] = "SAELens 6.x has no TopK transcoder: it opens this file as a TopK SAE, which encodes "
+                              "and decodes as this transcoder only while d_out equals d_in";
     if (c.crosscoder())
         j["gwb"]["crosscoder"] = {{"second_site", c.secondSite},
                                   {"second_model_name", c.secondModelName},
@@ -174,16 +178,34 @@ Dictionary loadDictionary(const std::string& dir) {
     }
     Dictionary d;
     DictionaryConfig& c = d.config;
+    bool rescaleByDecoderNorm = false;
     try {
+        // SAELens 6.x keeps the model and site under "metadata"; 5.x's flat layout (gwb's own
+        // files before gwb-dictionary version 2) has them at the top: either is read.
+        const bool v6 = j.contains("metadata") && j["metadata"].is_object();
+        const nlohmann::json& meta = v6 ? j["metadata"] : j;
+        auto field = [&](const char* key) -> const nlohmann::json* {
+            if (meta.contains(key) && !meta[key].is_null()) return &meta[key];
+            if (j.contains(key) && !j[key].is_null()) return &j[key];
+            return nullptr;
+        };
         c.dIn = j.at("d_in").get<int64_t>();
-        if (j.contains("hook_name_out")) {
-            c.targetSite = j.at("hook_name_out").get<std::string>();
-            c.dOut = j.at("d_out").get<int64_t>();
-        }
         c.dSae = j.at("d_sae").get<int64_t>();
-        c.site = j.at("hook_name").get<std::string>();
-        const std::string fn =
-            j.value("activation_fn_str", std::string(j.value("architecture", "") == "topk" ? "topk" : "relu"));
+        const nlohmann::json* hook = field("hook_name");
+        if (!hook) hook = field("hook_point"); // SAELens before 1.0
+        if (!hook) throw std::runtime_error("no hook_name (the site the dictionary reads)");
+        c.site = hook->get<std::string>();
+        if (const nlohmann::json* head = field("hook_head_index"))
+            throw std::runtime_error("hook_head_index " + head->dump() +
+                                     " (one head of a site) is not read by gwb: name the head's own site, head.L.H");
+        const std::string arch = j.value("architecture", std::string("standard"));
+        std::string fn = j.contains("activation_fn") ? j["activation_fn"].get<std::string>()
+                                                      : j.value("activation_fn_str", std::string());
+        if (arch == "topk") fn = "topk";
+        else if (arch == "standard" || arch == "transcoder") fn = fn.empty() ? "relu" : fn;
+        else
+            throw std::runtime_error("architecture '" + arch +
+                                     "' is not one gwb reads (standard, topk and transcoder, as SAELens names them)");
         if (fn != "topk" && fn != "relu")
             throw std::runtime_error("activation '" + fn + "' is not one gwb reads (topk, relu)");
         c.architecture = fn;
@@ -191,8 +213,30 @@ Dictionary loadDictionary(const std::string& dir) {
             c.k = j.contains("activation_fn_kwargs") && j["activation_fn_kwargs"].contains("k")
                       ? j["activation_fn_kwargs"]["k"].get<int64_t>()
                       : j.at("k").get<int64_t>();
-        c.modelName = j.value("model_name", "");
-        c.contextSize = j.value("context_size", int64_t{128});
+        // SAELens's TopK trainer's default: pre-activations times ||W_dec[f]|| pick the top k, and
+        // z / ||W_dec[f]|| is decoded. Folded into the weights below (W_enc, b_enc times the norm,
+        // W_dec over it): the same z and x^ in gwb's plain TopK.
+        rescaleByDecoderNorm = fn == "topk" && j.value("rescale_acts_by_decoder_norm", false);
+        const std::string norm =
+            j.contains("normalize_activations") && j["normalize_activations"].is_string()
+                ? j["normalize_activations"].get<std::string>()
+                : (j.value("normalize_activations", false) ? "expected_average_only_in" : "none");
+        if (norm != "none")
+            throw std::runtime_error("normalize_activations is '" + norm +
+                                     "': gwb reads dictionaries in raw units (fold the scaling into the weights, "
+                                     "as SAELens's fold_activation_norm_scaling_factor does, and save again)");
+        if (j.value("reshape_activations", std::string("none")) != "none")
+            throw std::runtime_error("reshape_activations is '" + j["reshape_activations"].get<std::string>() +
+                                     "': gwb reads a site's values as they are");
+        if (const nlohmann::json* out = field("hook_name_out")) {
+            c.targetSite = out->get<std::string>();
+            c.dOut = j.at("d_out").get<int64_t>();
+        } else if (arch == "transcoder") {
+            throw std::runtime_error("a transcoder whose metadata names no hook_name_out (the site it rebuilds)");
+        }
+        c.applyBDecToInput = !c.transcoder() && j.value("apply_b_dec_to_input", true);
+        if (const nlohmann::json* name = field("model_name")) c.modelName = name->get<std::string>();
+        if (const nlohmann::json* ctx = field("context_size")) c.contextSize = ctx->get<int64_t>();
         if (j.contains("gwb")) {
             const auto& g = j["gwb"];
             c.modelHash = g.value("model_hash", "");
@@ -233,6 +277,20 @@ Dictionary loadDictionary(const std::string& dir) {
     d.wDec = tensor("W_dec");
     d.bDec = tensor("b_dec");
     checkShapes(d, weightsPath);
+    if (rescaleByDecoderNorm) {
+        const int64_t m = c.dSae, o = c.outWidth();
+        for (int64_t f = 0; f < m; ++f) {
+            double sq = 0;
+            for (int64_t i = 0; i < o; ++i) sq += static_cast<double>(d.wDec.data[f * o + i]) * d.wDec.data[f * o + i];
+            const double norm = std::sqrt(sq);
+            if (!(norm > 0)) throw std::runtime_error(weightsPath + ": decoder row " + std::to_string(f) +
+                                                      " has norm 0, so rescale_acts_by_decoder_norm is undefined");
+            for (int64_t i = 0; i < o; ++i) d.wDec.data[f * o + i] = static_cast<float>(d.wDec.data[f * o + i] / norm);
+            for (int64_t i = 0; i < c.dIn; ++i)
+                d.wEnc.data[i * m + f] = static_cast<float>(d.wEnc.data[i * m + f] * norm);
+            d.bEnc.data[f] = static_cast<float>(d.bEnc.data[f] * norm);
+        }
+    }
     return d;
 }
 

@@ -57,6 +57,10 @@ struct DictionaryConfig {
     int64_t dOut = 0; ///< transcoders: the target's width; 0 = d_in (a dictionary reconstructs its input)
     bool transcoder() const { return !targetSite.empty(); }
     int64_t outWidth() const { return transcoder() ? dOut : dIn; }
+    /// SAELens's apply_b_dec_to_input: pre = (x - b_dec) W_enc + b_enc when true (gwb's own
+    /// dictionaries), x W_enc + b_enc when false (a SAELens SAE may be trained either way;
+    /// transcoders never subtract).
+    bool applyBDecToInput = true;
 };
 
 /// Weights in the file's (raw activation) units.
