@@ -75,3 +75,22 @@ def transformer():
 @pytest.fixture(scope="session", params=["grassmann", "transformer"])
 def model(request):
     return gwb.bundled(request.param)
+
+
+def readme_python_blocks(section):
+    """The ```python blocks of the README section titled `section` (up to the next "## " heading)."""
+    import re
+    with open(os.path.join(HERE, "..", "..", "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("## " + section + "\n")
+    end = text.find("\n## ", start + 1)
+    return re.findall(r"```python\n(.*?)```", text[start:end if end > 0 else None], re.S)
+
+
+def run_readme_block(code, monkeypatch):
+    """Runs one README block as a researcher would paste it, from the checkout's root."""
+    import linecache
+    monkeypatch.chdir(os.path.join(HERE, "..", ".."))
+    name = f"<README block {abs(hash(code))}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)  # tracers (nnsight) read the source
+    exec(compile(code, name, "exec"), {"__name__": "__readme__"})

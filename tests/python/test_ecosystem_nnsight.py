@@ -69,3 +69,8 @@ def test_a_patch_written_with_nnsight_equals_gwb_patch(kind, site, cells):
     # A patch that changes nothing would pass the comparisons too: this one moves the metric.
     assert max(abs(p["metric"][r, c] - corrupt_metric) for r, c in cells) > 1e-3
     print(f"{kind} {site}: worst difference from gwb patch {worst:.2e}")
+
+
+def test_the_readme_section_runs_as_written(monkeypatch):
+    from conftest import readme_python_blocks, run_readme_block
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight")[2], monkeypatch)

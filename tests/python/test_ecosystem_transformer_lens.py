@@ -98,3 +98,8 @@ def test_the_adapters_come_through_transformer_lens_entry_points(tmp_path, monke
     ArchitectureAdapterFactory.discover_entry_points()
     assert ArchitectureAdapterFactory._adapters[gtl.GRASSMANN] is gtl.GrassmannArchitectureAdapter
     assert ArchitectureAdapterFactory._adapters[gtl.TRANSFORMER] is gtl.TransformerArchitectureAdapter
+
+
+def test_the_readme_section_runs_as_written(monkeypatch):
+    from conftest import readme_python_blocks, run_readme_block
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight")[1], monkeypatch)

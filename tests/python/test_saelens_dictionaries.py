@@ -159,3 +159,10 @@ def test_an_sae_trained_by_saelens_opens_in_gwb(grassmann, corpus, tmp_path):
     assert top
     out = gwb.features.edit(grassmann, d, int(z.sum(0).argmax()), "She could not help laughing, and", "she", "they")
     assert np.isfinite(out["metric_edited"])
+
+
+def test_the_readme_section_runs_as_written(monkeypatch):
+    from conftest import readme_python_blocks, run_readme_block
+    if not os.path.exists(DATA):
+        pytest.skip(f"{DATA} is absent")
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight")[0], monkeypatch)
