@@ -227,7 +227,8 @@ nlohmann::ordered_json qualityJson(const DictionaryQuality& q) {
             {"dead_fraction", num(q.deadFraction)},
             {"loss_clean", num(q.lossClean)},
             {"loss_spliced", num(q.lossSpliced)},
-            {"loss_zero_ablation", num(q.lossZero)},
+            {"loss_mean_ablation", num(q.lossAblated)},
+            {"ablation", DictionaryQuality::kAblation},
             {"loss_recovered", num(q.lossRecovered)},
             {"loss_tokens", q.lossTokens},
             {"definitions",
@@ -235,8 +236,10 @@ nlohmann::ordered_json qualityJson(const DictionaryQuality& q) {
               {"l0", "mean number of features > 0 per row"},
               {"dead_fraction", "share of features > 0 on no held-out row"},
               {"loss_recovered",
-               "(loss with the site zeroed - loss with x^ spliced in) / (loss zeroed - clean loss); next-token "
-               "cross-entropy in nats; null when zeroing the site does not raise the loss (nothing to recover)"}}}};
+               "(loss with the site mean-ablated - loss with x^ spliced in) / (loss mean-ablated - clean loss); "
+               "next-token cross-entropy in nats; mean ablation replaces the site at every position by its mean over "
+               "the held-out rows (zero ablation of a Grassmann residual leaves pair planes made of rounding noise); "
+               "null when the ablation does not raise the loss (nothing to recover)"}}}};
 }
 
 /// Text histogram of a crosscoder's relative decoder norms (20 bins over [0, 1]) and its kinds.
@@ -290,8 +293,8 @@ int crosscoderEval(const QCommandLineParser& p, const Common& c, const Dictionar
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (size_t i = 0; i < 2; ++i) {
         const DictionaryQuality& q = qs[i];
-        std::printf("%s: explained variance %.4f, loss clean %.4f, spliced %.4f, zero-ablated %.4f, recovered %.4f\n",
-                    names[i].c_str(), q.explainedVariance, q.lossClean, q.lossSpliced, q.lossZero, q.lossRecovered);
+        std::printf("%s: explained variance %.4f, loss clean %.4f, spliced %.4f, mean-ablated %.4f, recovered %.4f\n",
+                    names[i].c_str(), q.explainedVariance, q.lossClean, q.lossSpliced, q.lossAblated, q.lossRecovered);
         nlohmann::ordered_json qj = qualityJson(q);
         qj["model"] = names[i];
         out.push_back(qj);
@@ -307,7 +310,7 @@ int featuresEval(const QStringList& args) {
     p.setApplicationDescription(QStringLiteral(
         "The standard quality figures of a dictionary on held-out text: explained variance, L0, the dead\n"
         "fraction, and the next-token loss with the reconstruction spliced in, against the clean loss and\n"
-        "against zero ablation (the fraction of loss recovered)."));
+        "against mean ablation (the fraction of loss recovered)."));
     p.addHelpOption();
     Common c;
     const QCommandLineOption dict(QStringLiteral("dict"), QStringLiteral("Dictionary folder."), QStringLiteral("DIR"));
@@ -325,10 +328,10 @@ int featuresEval(const QStringList& args) {
     if (d.config.crosscoder()) return crosscoderEval(p, c, d, m, ctx, p.value(windows).toLongLong(), json);
     const DictionaryQuality q = evaluateDictionary(m, d, corpusFiles(p, c), ctx, p.value(windows).toLongLong());
     std::printf("site: %s (%lld features, %s)\nrows: %lld\nexplained variance: %.4f\nL0: %.2f\ndead fraction: %.4f\n"
-                "loss clean: %.4f nats\nloss spliced: %.4f nats\nloss zero-ablated: %.4f nats\nloss recovered: %.4f\n",
+                "loss clean: %.4f nats\nloss spliced: %.4f nats\nloss mean-ablated: %.4f nats\nloss recovered: %.4f\n",
                 d.config.site.c_str(), static_cast<long long>(d.config.dSae), d.config.architecture.c_str(),
                 static_cast<long long>(q.rows), q.explainedVariance, q.l0, q.deadFraction, q.lossClean, q.lossSpliced,
-                q.lossZero, q.lossRecovered);
+                q.lossAblated, q.lossRecovered);
     if (p.isSet(json)) writeText(p.value(json), qualityJson(q).dump(2) + "\n");
     return 0;
 }

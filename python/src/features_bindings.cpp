@@ -123,7 +123,8 @@ py::dict qualityDict(const DictionaryQuality& q) {
     out["dead_fraction"] = finite(q.deadFraction);
     out["loss_clean"] = finite(q.lossClean);
     out["loss_spliced"] = finite(q.lossSpliced);
-    out["loss_zero_ablation"] = finite(q.lossZero);
+    out["loss_mean_ablation"] = finite(q.lossAblated);
+    out["ablation"] = DictionaryQuality::kAblation;
     out["loss_recovered"] = finite(q.lossRecovered);
     out["loss_tokens"] = q.lossTokens;
     return out;

@@ -236,7 +236,7 @@ TEST(Features, AnExactReconstructionRecoversAllOfTheLoss) {
     EXPECT_GT(q.rows, 100);
     EXPECT_NEAR(q.explainedVariance, 1.0, 1e-6);
     EXPECT_NEAR(q.lossSpliced, q.lossClean, 1e-5);
-    EXPECT_GT(q.lossZero, q.lossClean + 0.01);
+    EXPECT_GT(q.lossAblated, q.lossClean + 0.01); // mean ablation of mixer.2 costs something to recover
     EXPECT_NEAR(q.lossRecovered, 1.0, 1e-4);
 }
 

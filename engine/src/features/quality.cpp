@@ -85,7 +85,7 @@ SiteActivations readSiteActivations(const Model& model, const std::string& site,
 namespace {
 
 /// The figures for each source: its part of x and x^, the loss of its model with its part of x^
-/// spliced in and with its site zeroed; L0 and the dead fraction are the dictionary's.
+/// spliced in and with its site mean-ablated; L0 and the dead fraction are the dictionary's.
 std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources, const Dictionary& d,
                                                const std::vector<std::string>& files, int64_t contextSize,
                                                int64_t maxWindows, const std::atomic<bool>* stop) {
@@ -96,7 +96,8 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
     const torch::Tensor wEnc = features::toTensor(d.wEnc), bEnc = features::toTensor(d.bEnc),
                         wDec = features::toTensor(d.wDec), bDec = features::toTensor(d.bDec);
     std::vector<DictionaryQuality> q(S);
-    std::vector<double> sqErr(S, 0), sqSum(S, 0), ceClean(S, 0), ceSpliced(S, 0), ceZero(S, 0);
+    std::vector<double> sqErr(S, 0), sqSum(S, 0), ceClean(S, 0), ceSpliced(S, 0), ceAblated(S, 0);
+    std::vector<std::vector<int32_t>> scored; // the windows of the first pass, ablated in the second
     std::vector<torch::Tensor> sum(S);
     double active = 0;
     int64_t rows = 0, predicted = 0;
@@ -134,16 +135,32 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
             FloatArray spliced = values[m];
             const FloatArray xh = features::toArray(hm.contiguous());
             std::copy(xh.data.begin(), xh.data.end(), spliced.data.begin() + D * values[m].dim(1));
-            std::map<std::string, SiteHook> splice, zero;
+            std::map<std::string, SiteHook> splice;
             splice[sources[m].site] = [&spliced](const FloatArray&, const std::string&) -> std::optional<FloatArray> {
                 return spliced;
             };
-            zero[sources[m].site] = [](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
-                return FloatArray::zeros(v.shape);
-            };
             ceSpliced[m] += crossEntropySum(runWithHooks(*sources[m].model, ids64, splice), ids);
-            ceZero[m] += crossEntropySum(runWithHooks(*sources[m].model, ids64, zero), ids);
             at += w;
+        }
+        scored.push_back(ids);
+    }
+    // Mean ablation: each source's site replaced by its mean over the rows scored above (rows t < D
+    // of an offset keep theirs, as in the splice).
+    for (size_t m = 0; m < S && rows > 0; ++m) {
+        const torch::Tensor mean = (sum[m] / static_cast<double>(rows)).to(torch::kFloat).contiguous();
+        const float* mu = mean.data_ptr<float>();
+        const int64_t width = mean.size(0);
+        SiteHook ablate = [mu, width, D](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            FloatArray a = v;
+            for (int64_t t = std::min<int64_t>(D, v.dim(0)); t < v.dim(0); ++t)
+                std::copy(mu, mu + width, a.data.begin() + t * width);
+            return a;
+        };
+        for (const auto& ids : scored) {
+            if (stop && stop->load()) break;
+            ceAblated[m] += crossEntropySum(
+                runWithHooks(*sources[m].model, std::vector<int64_t>(ids.begin(), ids.end()), {{sources[m].site, ablate}}),
+                ids);
         }
     }
     for (size_t m = 0; m < S; ++m) {
@@ -163,9 +180,9 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
             const double n = static_cast<double>(predicted);
             qm.lossClean = ceClean[m] / n;
             qm.lossSpliced = ceSpliced[m] / n;
-            qm.lossZero = ceZero[m] / n;
-            qm.lossRecovered = qm.lossZero > qm.lossClean
-                                   ? (qm.lossZero - qm.lossSpliced) / (qm.lossZero - qm.lossClean)
+            qm.lossAblated = ceAblated[m] / n;
+            qm.lossRecovered = qm.lossAblated > qm.lossClean
+                                   ? (qm.lossAblated - qm.lossSpliced) / (qm.lossAblated - qm.lossClean)
                                    : std::numeric_limits<double>::quiet_NaN();
         }
     }
@@ -175,7 +192,7 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
 } // namespace
 
 /// A transcoder's figures: y^ from the input site against the target site's y, and the loss with
-/// y^ spliced in at the target site (or the target site zeroed).
+/// y^ spliced in at the target site (or the target site mean-ablated).
 DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, const std::vector<std::string>& files,
                                      int64_t contextSize, int64_t maxWindows, const std::atomic<bool>* stop) {
     torch::NoGradGuard noGrad;
@@ -184,7 +201,8 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
     const std::string& out = d.config.targetSite;
     const torch::Tensor wDec = features::toTensor(d.wDec), bDec = features::toTensor(d.bDec);
     DictionaryQuality q;
-    double sqErr = 0, sqSum = 0, active = 0, ceClean = 0, ceSpliced = 0, ceZero = 0;
+    double sqErr = 0, sqSum = 0, active = 0, ceClean = 0, ceSpliced = 0, ceAblated = 0;
+    std::vector<std::vector<int32_t>> scored; // the windows of the first pass, ablated in the second
     torch::Tensor sum = torch::zeros({d.config.dOut}, torch::kDouble);
     torch::Tensor fired = torch::zeros({d.config.dSae}, torch::kBool);
     for (const auto& ids : windows) {
@@ -211,16 +229,30 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         fired |= (z > 0).any(0);
         q.rows += yt.size(0);
         const FloatArray spliced = features::toArray(yhat.contiguous());
-        std::map<std::string, SiteHook> splice, zero;
+        std::map<std::string, SiteHook> splice;
         splice[out] = [&spliced](const FloatArray&, const std::string&) -> std::optional<FloatArray> {
             return spliced;
         };
-        zero[out] = [](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
-            return FloatArray::zeros(v.shape);
-        };
         ceSpliced += crossEntropySum(runWithHooks(model, ids64, splice), ids);
-        ceZero += crossEntropySum(runWithHooks(model, ids64, zero), ids);
         q.lossTokens += static_cast<int64_t>(ids.size()) - 1;
+        scored.push_back(ids);
+    }
+    // Mean ablation of the target: its mean over the rows scored above at every position.
+    if (q.rows > 0) {
+        const torch::Tensor mean = (sum / static_cast<double>(q.rows)).to(torch::kFloat).contiguous();
+        const float* mu = mean.data_ptr<float>();
+        const int64_t width = mean.size(0);
+        SiteHook ablate = [mu, width](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            FloatArray a = v;
+            for (int64_t t = 0; t < v.dim(0); ++t)
+                std::copy(mu, mu + width, a.data.begin() + t * width);
+            return a;
+        };
+        for (const auto& ids : scored) {
+            if (stop && stop->load()) break;
+            ceAblated +=
+                crossEntropySum(runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), {{out, ablate}}), ids);
+        }
     }
     if (q.rows > 0) {
         const double n = static_cast<double>(q.rows);
@@ -234,8 +266,8 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         const double n = static_cast<double>(q.lossTokens);
         q.lossClean = ceClean / n;
         q.lossSpliced = ceSpliced / n;
-        q.lossZero = ceZero / n;
-        q.lossRecovered = q.lossZero > q.lossClean ? (q.lossZero - q.lossSpliced) / (q.lossZero - q.lossClean)
+        q.lossAblated = ceAblated / n;
+        q.lossRecovered = q.lossAblated > q.lossClean ? (q.lossAblated - q.lossSpliced) / (q.lossAblated - q.lossClean)
                                                    : std::numeric_limits<double>::quiet_NaN();
     }
     return q;

@@ -246,9 +246,14 @@ struct DictionaryQuality {
     double deadFraction = 0;      ///< features that fired on no row
     double lossClean = 0;         ///< next-token cross-entropy (nats), the model as it is
     double lossSpliced = 0;       ///< with the site replaced by x^ at every position
-    double lossZero = 0;          ///< with the site replaced by zeros
+    /// With the site replaced by its mean over the held-out rows at every position (mean ablation).
+    /// Not zeros: zeroing a Grassmann model's residual leaves every later row the same up to ~5e-7,
+    /// and the Plucker vectors of those nearly parallel rows, once normalised, are rounding noise,
+    /// so a zero-ablated loss is not a property of the model (issue 49).
+    double lossAblated = 0;
     double lossRecovered =
-        0; ///< (lossZero - lossSpliced) / (lossZero - lossClean); NaN unless zeroing hurts (lossZero > lossClean)
+        0; ///< (lossAblated - lossSpliced) / (lossAblated - lossClean); NaN unless the ablation hurts
+    static constexpr const char* kAblation = "mean"; ///< what lossAblated replaces the site with
     int64_t lossTokens = 0; ///< predictions scored
 };
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
