@@ -27,6 +27,7 @@
 #include <QCloseEvent>
 #include <QResizeEvent>
 #include <QComboBox>
+#include <QDialog>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -448,6 +449,19 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
                     d->setMaximumHeight(QWIDGETSIZE_MAX);
             });
         }
+    }
+    if (event->type() == QEvent::Hide) {
+        // A modal dialog of this window closed (a file dialog, a message box, Export, Import...).
+        // Without a window manager nothing activates this window again, and its shortcuts (F1,
+        // Ctrl+Q, Ctrl+Return) wait for a click: give it the activation back once the dialog is gone.
+        auto* dialog = qobject_cast<QDialog*>(watched);
+        if (dialog && dialog->isModal() && dialog->parentWidget() && dialog->parentWidget()->window() == this)
+            QTimer::singleShot(0, this, [this] {
+                if (isVisible() && !QApplication::activeModalWidget() && QApplication::activeWindow() != this) {
+                    raise();
+                    activateWindow();
+                }
+            });
     }
     if (event->type() != QEvent::KeyPress) return QMainWindow::eventFilter(watched, event);
     auto* w = qobject_cast<QWidget*>(watched);

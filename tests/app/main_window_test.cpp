@@ -14,6 +14,9 @@
 #include "gwb/views/saliency_view.h"
 
 #include <QAction>
+#include <QApplication>
+#include <QMessageBox>
+#include <QTimer>
 #include <QDialog>
 #include <QDir>
 #include <QDockWidget>
@@ -422,4 +425,32 @@ TEST(MainWindow, CausalViewsShareTheirMetricFields) {
     w->showView(QStringLiteral("patching"));
     QCoreApplication::processEvents();
     EXPECT_EQ(patching->inputs().corrupt, p.corrupt);
+}
+
+TEST(MainWindow, TheWindowIsActiveAgainWhenAModalDialogCloses) {
+    // Issue 52: without a window manager, closing a modal dialog left no window active, so the
+    // window's shortcuts (F1, Ctrl+Q, Ctrl+Return: window-context shortcuts) did nothing until a click.
+    auto w = makeWindow();
+    w->show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(w.get()));
+    w->activateWindow();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return QApplication::activeWindow() == w.get(); }, kWaitMs));
+    QMessageBox box(QMessageBox::Information, QStringLiteral("gwb"), QStringLiteral("A modal message"),
+                    QMessageBox::Ok, w.get());
+    bool sawDialogActive = false;
+    QTimer::singleShot(0, &box, [&] {
+        sawDialogActive = QTest::qWaitFor([&] { return QApplication::activeWindow() == &box; }, kWaitMs);
+        box.accept();
+    });
+    box.exec();
+    EXPECT_TRUE(sawDialogActive);
+    EXPECT_TRUE(QTest::qWaitFor([&] { return QApplication::activeWindow() == w.get(); }, kWaitMs))
+        << "active window: " << (QApplication::activeWindow() ? "another" : "none");
+    // A window shortcut reaches its action again.
+    QAction* guide = w->findChild<QAction*>(QStringLiteral("actionViewsGuide"));
+    ASSERT_TRUE(guide);
+    ASSERT_FALSE(guide->shortcut().isEmpty());
+    QSignalSpy triggered(guide, &QAction::triggered);
+    QTest::keyClick(w.get(), guide->shortcut()[0].key(), guide->shortcut()[0].keyboardModifiers());
+    EXPECT_EQ(triggered.count(), 1) << guide->shortcut().toString().toStdString();
 }
