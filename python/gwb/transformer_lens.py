@@ -72,56 +72,56 @@ def _offsets(cfg):
     return sorted({int(D) for layer in getattr(cfg, "gwb_layer_offsets", []) for D in layer})
 
 
-class GrassmannArchitectureAdapter(ArchitectureAdapter):
-    """The Grassmann language model of gwb.torch (docs/model-spec.md): per block the reduction
-    W_red, the Plucker vectors of each offset D, their map W_plu, the gate and the FFN."""
+class _GwbAdapter(ArchitectureAdapter):
+    """What both gwb adapters share: embeddings, blocks whose input is resid.L, the mixer and FFN
+    sites and their projections; each subclass adds its mixer's own parts (_mixer_sites)."""
 
     def __init__(self, cfg):
         super().__init__(cfg)
         self.cfg.positional_embedding_type = "standard"
         self.weight_processing_conversions = {}
+        sites = dict(self._mixer_sites())
+        sites.update({
+            "mixer": SiteBridge(name="site_mixer"),
+            "ffn_in": LinearBridge(name="ffn_in"),
+            "ffn_out": LinearBridge(name="ffn_out"),
+            "ffn": SiteBridge(name="site_ffn"),
+        })
+        self.component_mapping = {
+            "embed": EmbeddingBridge(name="tok_embed"),
+            "pos_embed": PosEmbedBridge(name="pos_embed"),
+            "blocks": GwbBlockBridge(name="blocks", submodules=sites),
+        }
+
+    def _mixer_sites(self):
+        raise NotImplementedError
+
+
+class GrassmannArchitectureAdapter(_GwbAdapter):
+    """The Grassmann language model of gwb.torch (docs/model-spec.md): per block the reduction
+    W_red, the Plucker vectors of each offset D, their map W_plu, the gate and the FFN."""
+
+    def _mixer_sites(self):
         sites = {
             "w_red": LinearBridge(name="w_red"),
             "w_plu": LinearBridge(name="w_plu", optional=True),  # absent with per-offset MLPs
             "w_gate": LinearBridge(name="w_gate"),
-            "mixer": SiteBridge(name="site_mixer"),
             "gate": SiteBridge(name="site_gate"),
-            "ffn_in": LinearBridge(name="ffn_in"),
-            "ffn_out": LinearBridge(name="ffn_out"),
-            "ffn": SiteBridge(name="site_ffn"),
         }
         for D in _offsets(self.cfg):  # a layer without offset D skips it (optional)
             sites[f"offset_{D}"] = SiteBridge(name=f"site_offset_{D}", optional=True)
-        self.component_mapping = {
-            "embed": EmbeddingBridge(name="tok_embed"),
-            "pos_embed": PosEmbedBridge(name="pos_embed"),
-            "blocks": GwbBlockBridge(name="blocks", submodules=sites),
-        }
+        return sites
 
 
-class TransformerArchitectureAdapter(ArchitectureAdapter):
+class TransformerArchitectureAdapter(_GwbAdapter):
     """The size-matched baseline Transformer of gwb.torch (learned positions, fused qkv with
     heads contiguous, exact GELU), its heads as sites."""
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.cfg.positional_embedding_type = "standard"
-        self.weight_processing_conversions = {}
-        sites = {
-            "qkv": LinearBridge(name="qkv"),
-            "out_proj": LinearBridge(name="out_proj"),
-            "mixer": SiteBridge(name="site_mixer"),
-            "ffn_in": LinearBridge(name="ffn_in"),
-            "ffn_out": LinearBridge(name="ffn_out"),
-            "ffn": SiteBridge(name="site_ffn"),
-        }
+    def _mixer_sites(self):
+        sites = {"qkv": LinearBridge(name="qkv"), "out_proj": LinearBridge(name="out_proj")}
         for H in range(self.cfg.n_heads):
             sites[f"head_{H}"] = SiteBridge(name=f"site_head.{H}")
-        self.component_mapping = {
-            "embed": EmbeddingBridge(name="tok_embed"),
-            "pos_embed": PosEmbedBridge(name="pos_embed"),
-            "blocks": GwbBlockBridge(name="blocks", submodules=sites),
-        }
+        return sites
 
 
 def _adapter_for(name, adapter_class):

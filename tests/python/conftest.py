@@ -94,3 +94,20 @@ def run_readme_block(code, monkeypatch):
     name = f"<README block {abs(hash(code))}>"
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)  # tracers (nnsight) read the source
     exec(compile(code, name, "exec"), {"__name__": "__readme__"})
+
+
+AUSTEN_EMMA = os.path.join(HERE, "..", "..", "..", "shared", "data", "austen", "emma.txt")
+
+
+def austen_split(tmp_path_factory, name, chars, held_from):
+    """(train, held-out) text files: Emma's first `chars` characters, held out from `held_from` on.
+    Skips the test where ../shared/data is absent (it is not in a fresh clone)."""
+    if not os.path.exists(AUSTEN_EMMA):
+        pytest.skip(f"{AUSTEN_EMMA} is absent (../shared/data is not in a fresh clone)")
+    with open(AUSTEN_EMMA, encoding="utf-8") as f:
+        text = f.read(chars)
+    d = tmp_path_factory.mktemp(name)
+    train, held = d / "train.txt", d / "held.txt"
+    train.write_text(text[:held_from], encoding="utf-8")
+    held.write_text(text[held_from:], encoding="utf-8")
+    return str(train), str(held)

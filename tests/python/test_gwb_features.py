@@ -3,31 +3,21 @@ quality figures recomputed from the saved weights with numpy and the hooks API, 
 by brute force, a planted direction recovered, the files in SAELens's layout."""
 
 import json
-import os
 import struct
 
 import numpy as np
 import pytest
 
 import gwb
-from conftest import run_gwb
+from conftest import austen_split, run_gwb
 from sae_reference import reference_training
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "austen", "emma.txt")
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    if not os.path.exists(DATA):
-        pytest.skip(f"{DATA} is absent (../shared/data is not in a fresh clone)")
     # About 30k tokens of Emma for training, the next 8k characters held out.
-    with open(DATA, encoding="utf-8") as f:
-        text = f.read(160_000)
-    d = tmp_path_factory.mktemp("features")
-    train, held = d / "train.txt", d / "held.txt"
-    train.write_text(text[:150_000], encoding="utf-8")
-    held.write_text(text[150_000:], encoding="utf-8")
-    return str(train), str(held)
+    return austen_split(tmp_path_factory, "features", 160_000, 150_000)
 
 
 @pytest.mark.parametrize("architecture", ["topk", "relu"])

@@ -22,27 +22,19 @@ import torch
 
 import gwb
 import sae_lens
+from conftest import AUSTEN_EMMA, austen_split
 from sae_lens import SAE
 from sae_lens.config import LoggingConfig, SAETrainerConfig
 from sae_lens.evals import ExplainedVarianceCalculator
 from sae_lens.saes.topk_sae import TopKTrainingSAE, TopKTrainingSAEConfig
 from sae_lens.training.sae_trainer import SAETrainer
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "austen", "emma.txt")
 CTX = 64
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    if not os.path.exists(DATA):
-        pytest.skip(f"{DATA} is absent (../shared/data is not in a fresh clone)")
-    with open(DATA, encoding="utf-8") as f:
-        text = f.read(60_000)
-    d = tmp_path_factory.mktemp("saelens")
-    train, held = d / "train.txt", d / "held.txt"
-    train.write_text(text[:52_000], encoding="utf-8")
-    held.write_text(text[52_000:], encoding="utf-8")
-    return str(train), str(held)
+    return austen_split(tmp_path_factory, "saelens", 60_000, 52_000)
 
 
 def site_rows(model, site, text_file):
@@ -163,6 +155,6 @@ def test_an_sae_trained_by_saelens_opens_in_gwb(grassmann, corpus, tmp_path):
 
 def test_the_readme_section_runs_as_written(monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
-    if not os.path.exists(DATA):
-        pytest.skip(f"{DATA} is absent")
+    if not os.path.exists(AUSTEN_EMMA):
+        pytest.skip(f"{AUSTEN_EMMA} is absent")
     run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight")[0], monkeypatch)
