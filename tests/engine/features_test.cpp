@@ -1,11 +1,11 @@
-// Sparse dictionaries (gwb/engine/features.h): files round trip in SAELens's layout and broken ones
-// are refused by name; TopK encoding by hand; a dictionary that reconstructs exactly recovers all of
+// Sparse dictionaries (gwb/engine/features.h): TopK encoding by hand (the files: features_files_test.cpp); a dictionary that reconstructs exactly recovers all of
 // the loss; training repeats exactly from its seed, and a run stopped and resumed ends with the
 // uninterrupted run's weights; offset sites leave out rows t < D. (tests/python/test_gwb_features.py
 // checks the trainer against a PyTorch loop, the figures by recomputation, the top contexts by
 // brute force and planted directions.)
 
 #include "engine_test_util.h"
+#include "features_test_util.h"
 #include "model/model_impl.h"
 
 #include "gwb/engine/features.h"
@@ -13,13 +13,12 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 
 using namespace gwb::engine;
+using gwb::engine::test::smallDictionary;
 
 namespace {
 
@@ -54,27 +53,6 @@ FeatureTrainOptions shortRun(const std::string& site, const std::string& file, i
     return o;
 }
 
-Dictionary smallDictionary(int64_t dIn, int64_t dSae, const std::string& arch, int64_t k) {
-    Dictionary d;
-    d.config.architecture = arch;
-    d.config.site = "resid.1";
-    d.config.dIn = dIn;
-    d.config.dSae = dSae;
-    d.config.k = k;
-    d.wEnc = FloatArray::zeros({dIn, dSae});
-    d.bEnc = FloatArray::zeros({dSae});
-    d.wDec = FloatArray::zeros({dSae, dIn});
-    d.bDec = FloatArray::zeros({dIn});
-    for (size_t i = 0; i < d.wEnc.data.size(); ++i)
-        d.wEnc.data[i] = std::sin(0.7f * static_cast<float>(i));
-    for (size_t i = 0; i < d.wDec.data.size(); ++i)
-        d.wDec.data[i] = std::cos(0.3f * static_cast<float>(i));
-    for (size_t i = 0; i < d.bEnc.data.size(); ++i)
-        d.bEnc.data[i] = 0.1f * static_cast<float>(i % 3) - 0.1f;
-    for (size_t i = 0; i < d.bDec.data.size(); ++i)
-        d.bDec.data[i] = 0.05f * static_cast<float>(i);
-    return d;
-}
 
 } // namespace
 
@@ -111,105 +89,6 @@ TEST(Features, EncodeKeepsTheKLargestOfTheRelu) {
     }
     EXPECT_EQ(d.featureName(5), "feature.resid.1.5");
     EXPECT_THROW(d.encode(FloatArray::zeros({2, 3})), std::invalid_argument);
-}
-
-TEST(Features, FilesRoundTripAndBrokenOnesAreRefusedByName) {
-    test::TempDir dir;
-    Dictionary d = smallDictionary(4, 6, "topk", 3);
-    d.config.modelName = "m";
-    d.config.corpus = {"a.txt"};
-    const std::string folder = dir.file("sae");
-    saveDictionary(d, folder);
-    const Dictionary back = loadDictionary(folder);
-    EXPECT_EQ(back.config.site, "resid.1");
-    EXPECT_EQ(back.config.k, 3);
-    EXPECT_EQ(back.config.architecture, "topk");
-    EXPECT_EQ(back.wEnc.data, d.wEnc.data);
-    EXPECT_EQ(back.wDec.data, d.wDec.data);
-    EXPECT_EQ(back.bEnc.data, d.bEnc.data);
-    EXPECT_EQ(back.bDec.data, d.bDec.data);
-    // Not a folder, broken JSON, a wrong shape, k beyond d_sae: each names the file and the problem.
-    auto message = [](const std::string& path) {
-        try {
-            loadDictionary(path);
-        } catch (const std::exception& e) {
-            return std::string(e.what());
-        }
-        return std::string("(no error)");
-    };
-    EXPECT_NE(message(dir.file("nothing")).find("not a dictionary folder"), std::string::npos);
-    {
-        std::ofstream(folder + "/cfg.json") << "{\"d_in\": 4, \"d_sae\": 7, \"hook_name\": \"resid.1\", "
-                                               "\"activation_fn_str\": \"topk\", \"k\": 3}";
-    }
-    const std::string shape = message(folder);
-    EXPECT_NE(shape.find("W_enc has shape [4, 6], expected [4, 7]"), std::string::npos) << shape;
-    {
-        std::ofstream(folder + "/cfg.json") << "{\"d_in\": 4, \"d_sae\": 6, \"hook_name\": \"resid.1\", "
-                                               "\"activation_fn_str\": \"topk\", \"k\": 9}";
-    }
-    EXPECT_NE(message(folder).find("k = 9 is outside 1..6"), std::string::npos) << message(folder);
-    { std::ofstream(folder + "/cfg.json") << "{ broken"; }
-    EXPECT_NE(message(folder).find("cfg.json: not valid JSON"), std::string::npos) << message(folder);
-}
-
-TEST(Features, SaeLensSixLayoutIsWrittenAndItsTrainersOptionsAreRead) {
-    test::TempDir dir;
-    const std::string folder = dir.file("sae");
-    saveDictionary(smallDictionary(4, 6, "topk", 3), folder);
-    std::ifstream in(folder + "/cfg.json");
-    const nlohmann::json cfg = nlohmann::json::parse(in);
-    EXPECT_EQ(cfg["architecture"], "topk");
-    EXPECT_EQ(cfg["k"], 3);
-    EXPECT_EQ(cfg["metadata"]["hook_name"], "resid.1");
-    EXPECT_EQ(cfg["metadata"]["sae_lens_version"], "6.0.0");
-    EXPECT_FALSE(cfg.contains("hook_name")); // 6.x: the site is metadata, not a field of the architecture
-    // A SAELens TopK SAE as its trainer saves it by default: decoder-norm rescaling, and here no
-    // b_dec subtracted from the input. Read: z = topk(relu((x W_enc + b_enc) * n)), x^ = (z / n) W_dec + b_dec.
-    auto writeCfg = [&](const std::string& extra) {
-        std::ofstream(folder + "/cfg.json") << "{\"architecture\": \"topk\", \"d_in\": 4, \"d_sae\": 6, \"k\": 2, "
-                                               "\"metadata\": {\"sae_lens_version\": \"6.54.12\", \"hook_name\": "
-                                               "\"resid.1\", \"model_name\": \"m\"}"
-                                            << extra << "}";
-    };
-    writeCfg(", \"rescale_acts_by_decoder_norm\": true, \"apply_b_dec_to_input\": false");
-    const Dictionary raw = smallDictionary(4, 6, "topk", 2);
-    const Dictionary d = loadDictionary(folder);
-    EXPECT_FALSE(d.config.applyBDecToInput);
-    EXPECT_EQ(d.config.modelName, "m");
-    const FloatArray x({1, 4}, {1.0f, -0.5f, 0.25f, 2.0f});
-    std::vector<double> pre(6), norm(6);
-    for (int64_t f = 0; f < 6; ++f) {
-        for (int64_t i = 0; i < 4; ++i) norm[f] += std::pow(raw.wDec.at2(f, i), 2);
-        norm[f] = std::sqrt(norm[f]);
-        pre[f] = raw.bEnc.data[static_cast<size_t>(f)];
-        for (int64_t i = 0; i < 4; ++i) pre[f] += x.at2(0, i) * raw.wEnc.at2(i, f);
-        pre[f] = std::max(0.0, pre[f] * norm[f]);
-    }
-    std::vector<double> sorted = pre;
-    std::sort(sorted.rbegin(), sorted.rend());
-    const FloatArray z = d.encode(x), xhat = d.decode(z);
-    std::vector<double> expectHat(4);
-    for (int64_t f = 0; f < 6; ++f) {
-        const double zf = pre[f] >= sorted[1] ? pre[f] : 0.0;
-        EXPECT_NEAR(z.at2(0, f), zf, 1e-5) << f;
-        for (int64_t i = 0; i < 4; ++i) expectHat[i] += zf / norm[f] * raw.wDec.at2(f, i);
-    }
-    for (int64_t i = 0; i < 4; ++i) EXPECT_NEAR(xhat.at2(0, i), expectHat[i] + raw.bDec.data[static_cast<size_t>(i)], 1e-5) << i;
-    // What gwb cannot compute as SAELens does is refused by name.
-    auto message = [&](const std::string& extra) {
-        writeCfg(extra);
-        try {
-            loadDictionary(folder);
-        } catch (const std::exception& e) {
-            return std::string(e.what());
-        }
-        return std::string("(no error)");
-    };
-    EXPECT_NE(message(", \"architecture\": \"jumprelu\"").find("architecture 'jumprelu' is not one gwb reads"),
-              std::string::npos);
-    EXPECT_NE(message(", \"normalize_activations\": \"layer_norm\"").find("normalize_activations is 'layer_norm'"),
-              std::string::npos);
 }
 
 TEST(Features, AnExactReconstructionRecoversAllOfTheLoss) {
