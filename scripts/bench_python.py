@@ -8,7 +8,7 @@ memory state. Prints one JSON line per figure:
   bench_python.py --grassmann G.gwb --transformer T.gwb --T 128 512 2048 [--min-time 4]
 
 trace: traceIds (logit lens K = 5) + traceFile (the arrays and meta.json) in C++ against
-model.trace(ids) (the same, plus numpy arrays, meta parsed into a dict, a Trace object);
+model.trace(ids, lens=True) (the same, plus numpy arrays, meta parsed into a dict, a Trace object);
 forward: runWithHooks without hooks against model.run(ids)."""
 
 import argparse
@@ -44,7 +44,7 @@ def main():
         for T in a.T:
             rng = random.Random(7)
             ids = [rng.randrange(V) for _ in range(T)]
-            for what, py in (("trace", lambda: m.trace(ids)), ("forward", lambda: m.run(ids))):
+            for what, py in (("trace", lambda: m.trace(ids, lens=True)), ("forward", lambda: m.run(ids))):
                 cpp_s, py_s = pairs(lambda: _gwb._time_cpp(m._m, what, ids), py, a.min_time)
                 print(json.dumps({"name": f"{what}/{kind}/T:{T}", "cpp": cpp_s, "python": py_s}), flush=True)
 

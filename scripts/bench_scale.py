@@ -51,8 +51,8 @@ m.run([5] * 8)
 load = time.perf_counter() - t0
 ids = [int(x) for x in np.random.default_rng(T).integers(5, m.config["vocab_size"], T)]
 analysis = True if parts == "all" else parts.split(",")
-t0 = time.perf_counter(); m.trace(ids, analysis=analysis, progress=False); first = time.perf_counter() - t0
-t0 = time.perf_counter(); m.trace(ids, progress=False); trace = time.perf_counter() - t0
+t0 = time.perf_counter(); m.trace(ids, analysis=analysis, lens=True, progress=False); first = time.perf_counter() - t0
+t0 = time.perf_counter(); m.trace(ids, lens=True, progress=False); trace = time.perf_counter() - t0
 print(json.dumps(dict(load=load, first=first, trace=trace)))
 """
 

@@ -70,7 +70,8 @@ int runTrace(const QStringList& args) {
     const QCommandLineOption maxTokens(QStringLiteral("max-tokens"),
                                        QStringLiteral("Trace at most N tokens (default max_len)."), QStringLiteral("N"),
                                        QStringLiteral("0"));
-    const QCommandLineOption lensK(QStringLiteral("lens-k"), QStringLiteral("Logit-lens top K (default 5)."),
+    const QCommandLineOption lensK(QStringLiteral("lens-k"),
+                                   QStringLiteral("Logit-lens top K (default 5; 0 leaves the lens out)."),
                                    QStringLiteral("K"), QStringLiteral("5"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();

@@ -77,8 +77,7 @@ Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesCo
                     if (why.empty()) why = e.what();
                 }
             }
-        if (!found)
-            throw std::invalid_argument(why.empty() ? "no model is open" : why + " (" + open() + ")");
+        if (!found) throw std::invalid_argument(why.empty() ? "no model is open" : why + " (" + open() + ")");
     }
     if (!found)
         throw std::invalid_argument("the dictionary was trained on " +

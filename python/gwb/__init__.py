@@ -303,18 +303,24 @@ class Model:
         return list(self._m.pieces(_ids(self, ids)))
 
     # -- runs ------------------------------------------------------------------------------------
-    def trace(self, text_or_ids, logits=False, analysis=False, lens_k=5, max_tokens=0, progress=False):
+    def trace(self, text_or_ids, logits=False, analysis=False, lens_k=5, max_tokens=0, progress=False, lens=False):
         """Everything `gwb trace` records (and, with analysis=True, computes) for one prompt.
 
         analysis may also list the parts of a Grassmann model's analysis to compute: "core"
         (always: planes, influence, gates, prompt subspaces), "readout" (the read-out planes),
         "layer_angles" (angles between layers), "reading_subspaces"; the arrays of the others are
-        left out (at GrassLM-100M's size the read-out planes cost the most, once per model)."""
+        left out (at GrassLM-100M's size the read-out planes cost the most, once per model).
+
+        The logit lens (lens_top_ids, lens_top_logprobs, lens_next_rank, lens_next_logprob, with
+        the top lens_k pieces) is computed only with lens=True: it multiplies every block's state
+        by the unembedding, (N+1) x T x d x V multiply-adds, most of a trace at a large
+        vocabulary. Until 2026-11-28 trace always computed it; `gwb trace` still does
+        (--lens-k 0 leaves it out)."""
         inp = _text(text_or_ids) if isinstance(text_or_ids, str) else _ids(self, text_or_ids)
         cb, close = _progress(progress, "trace")
         try:
-            out = self._m.trace(inp, logits=logits, analysis=analysis, lens_k=lens_k, max_tokens=max_tokens,
-                                progress=cb)
+            out = self._m.trace(inp, logits=logits, analysis=analysis, lens_k=lens_k if lens else 0,
+                                max_tokens=max_tokens, progress=cb)
         finally:
             close()
         return Trace(out["arrays"], json.loads(out["meta"]), out["warnings"])

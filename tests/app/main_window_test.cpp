@@ -435,8 +435,8 @@ TEST(MainWindow, TheWindowIsActiveAgainWhenAModalDialogCloses) {
     ASSERT_TRUE(QTest::qWaitForWindowExposed(w.get()));
     w->activateWindow();
     ASSERT_TRUE(QTest::qWaitFor([&] { return QApplication::activeWindow() == w.get(); }, kWaitMs));
-    QMessageBox box(QMessageBox::Information, QStringLiteral("gwb"), QStringLiteral("A modal message"),
-                    QMessageBox::Ok, w.get());
+    QMessageBox box(QMessageBox::Information, QStringLiteral("gwb"), QStringLiteral("A modal message"), QMessageBox::Ok,
+                    w.get());
     bool sawDialogActive = false;
     QTimer::singleShot(0, &box, [&] {
         sawDialogActive = QTest::qWaitFor([&] { return QApplication::activeWindow() == &box; }, kWaitMs);

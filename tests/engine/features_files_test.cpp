@@ -85,10 +85,12 @@ TEST(Features, SaeLensSixLayoutIsWrittenAndItsTrainersOptionsAreRead) {
     const FloatArray x({1, 4}, {1.0f, -0.5f, 0.25f, 2.0f});
     std::vector<double> pre(6), norm(6);
     for (int64_t f = 0; f < 6; ++f) {
-        for (int64_t i = 0; i < 4; ++i) norm[f] += std::pow(raw.wDec.at2(f, i), 2);
+        for (int64_t i = 0; i < 4; ++i)
+            norm[f] += std::pow(raw.wDec.at2(f, i), 2);
         norm[f] = std::sqrt(norm[f]);
         pre[f] = raw.bEnc.data[static_cast<size_t>(f)];
-        for (int64_t i = 0; i < 4; ++i) pre[f] += x.at2(0, i) * raw.wEnc.at2(i, f);
+        for (int64_t i = 0; i < 4; ++i)
+            pre[f] += x.at2(0, i) * raw.wEnc.at2(i, f);
         pre[f] = std::max(0.0, pre[f] * norm[f]);
     }
     std::vector<double> sorted = pre;
@@ -98,9 +100,11 @@ TEST(Features, SaeLensSixLayoutIsWrittenAndItsTrainersOptionsAreRead) {
     for (int64_t f = 0; f < 6; ++f) {
         const double zf = pre[f] >= sorted[1] ? pre[f] : 0.0;
         EXPECT_NEAR(z.at2(0, f), zf, 1e-5) << f;
-        for (int64_t i = 0; i < 4; ++i) expectHat[i] += zf / norm[f] * raw.wDec.at2(f, i);
+        for (int64_t i = 0; i < 4; ++i)
+            expectHat[i] += zf / norm[f] * raw.wDec.at2(f, i);
     }
-    for (int64_t i = 0; i < 4; ++i) EXPECT_NEAR(xhat.at2(0, i), expectHat[i] + raw.bDec.data[static_cast<size_t>(i)], 1e-5) << i;
+    for (int64_t i = 0; i < 4; ++i)
+        EXPECT_NEAR(xhat.at2(0, i), expectHat[i] + raw.bDec.data[static_cast<size_t>(i)], 1e-5) << i;
     // What gwb cannot compute as SAELens does is refused by name.
     auto message = [&](const std::string& extra) {
         writeCfg(extra);
@@ -116,4 +120,3 @@ TEST(Features, SaeLensSixLayoutIsWrittenAndItsTrainersOptionsAreRead) {
     EXPECT_NE(message(", \"normalize_activations\": \"layer_norm\"").find("normalize_activations is 'layer_norm'"),
               std::string::npos);
 }
-

@@ -1,8 +1,8 @@
-// Sparse dictionaries (gwb/engine/features.h): TopK encoding by hand (the files: features_files_test.cpp); a dictionary that reconstructs exactly recovers all of
-// the loss; training repeats exactly from its seed, and a run stopped and resumed ends with the
-// uninterrupted run's weights; offset sites leave out rows t < D. (tests/python/test_gwb_features.py
-// checks the trainer against a PyTorch loop, the figures by recomputation, the top contexts by
-// brute force and planted directions.)
+// Sparse dictionaries (gwb/engine/features.h): TopK encoding by hand (the files: features_files_test.cpp); a dictionary
+// that reconstructs exactly recovers all of the loss; training repeats exactly from its seed, and a run stopped and
+// resumed ends with the uninterrupted run's weights; offset sites leave out rows t < D.
+// (tests/python/test_gwb_features.py checks the trainer against a PyTorch loop, the figures by recomputation, the top
+// contexts by brute force and planted directions.)
 
 #include "engine_test_util.h"
 #include "features_test_util.h"
@@ -52,7 +52,6 @@ FeatureTrainOptions shortRun(const std::string& site, const std::string& file, i
     o.device = "cpu";
     return o;
 }
-
 
 } // namespace
 

@@ -17,7 +17,7 @@ def test_trace_equals_command_line(tmp_path, kind):
     out = tmp_path / "t.npz"
     run_gwb("trace", "--model", kind, "--prompt", PROMPT, "--logits", "--analysis", "--threads", "1", "--out", out)
     file = gwb.open_trace(out)
-    t = m.trace(PROMPT, logits=True, analysis=True)
+    t = m.trace(PROMPT, logits=True, analysis=True, lens=True)  # gwb trace computes the lens by default
     assert set(t) == set(file), (set(t) ^ set(file))
     assert len(t) > 20
     for name in t:
@@ -94,3 +94,23 @@ def test_analysis_parts_leave_the_other_arrays_out(grassmann, transformer):
         grassmann.trace(PROMPT, analysis=["planes"])
     with pytest.raises(TypeError, match="not a string"):
         grassmann.trace(PROMPT, analysis="core")
+
+
+LENS = {"lens_top_ids", "lens_top_logprobs", "lens_next_rank", "lens_next_logprob"}
+
+
+@pytest.mark.parametrize("kind", ["grassmann", "transformer"])
+def test_the_lens_is_computed_only_when_asked_and_equals_the_eager_one(kind):
+    m = gwb.bundled(kind)
+    plain = m.trace(PROMPT, analysis=True)
+    assert not LENS & set(plain), "trace() computes no logit lens unless asked"
+    with_lens = m.trace(PROMPT, analysis=True, lens=True, lens_k=7)
+    assert set(with_lens) - set(plain) == LENS
+    for name in plain:  # the rest of the trace does not depend on the lens
+        np.testing.assert_array_equal(plain[name], with_lens[name], err_msg=name)
+    # The lens by hand from the recorded states: final LayerNorm, then the tied unembedding.
+    N, T = m.config["n_layers"], len(m.encode(PROMPT))
+    assert with_lens["lens_top_ids"].shape == (N + 1, T, 7)
+    logits = m.trace(PROMPT, logits=True)["logits"]
+    top = np.argsort(-logits, axis=1, kind="stable")[:, :7]
+    np.testing.assert_array_equal(with_lens["lens_top_ids"][N], top)

@@ -138,11 +138,14 @@ Dictionary loadDictionary(const std::string& dir) {
         const int64_t m = c.dSae, o = c.outWidth();
         for (int64_t f = 0; f < m; ++f) {
             double sq = 0;
-            for (int64_t i = 0; i < o; ++i) sq += static_cast<double>(d.wDec.data[f * o + i]) * d.wDec.data[f * o + i];
+            for (int64_t i = 0; i < o; ++i)
+                sq += static_cast<double>(d.wDec.data[f * o + i]) * d.wDec.data[f * o + i];
             const double norm = std::sqrt(sq);
-            if (!(norm > 0)) throw std::runtime_error(weightsPath + ": decoder row " + std::to_string(f) +
-                                                      " has norm 0, so rescale_acts_by_decoder_norm is undefined");
-            for (int64_t i = 0; i < o; ++i) d.wDec.data[f * o + i] = static_cast<float>(d.wDec.data[f * o + i] / norm);
+            if (!(norm > 0))
+                throw std::runtime_error(weightsPath + ": decoder row " + std::to_string(f) +
+                                         " has norm 0, so rescale_acts_by_decoder_norm is undefined");
+            for (int64_t i = 0; i < o; ++i)
+                d.wDec.data[f * o + i] = static_cast<float>(d.wDec.data[f * o + i] / norm);
             for (int64_t i = 0; i < c.dIn; ++i)
                 d.wEnc.data[i * m + f] = static_cast<float>(d.wEnc.data[i * m + f] * norm);
             d.bEnc.data[f] = static_cast<float>(d.bEnc.data[f] * norm);

@@ -100,9 +100,11 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
                                      " (one head of a site) is not read by gwb: name the head's own site, head.L.H");
         const std::string arch = j.value("architecture", std::string("standard"));
         std::string fn = j.contains("activation_fn") ? j["activation_fn"].get<std::string>()
-                                                      : j.value("activation_fn_str", std::string());
-        if (arch == "topk") fn = "topk";
-        else if (arch == "standard" || arch == "transcoder") fn = fn.empty() ? "relu" : fn;
+                                                     : j.value("activation_fn_str", std::string());
+        if (arch == "topk")
+            fn = "topk";
+        else if (arch == "standard" || arch == "transcoder")
+            fn = fn.empty() ? "relu" : fn;
         else
             throw std::runtime_error("architecture '" + arch +
                                      "' is not one gwb reads (standard, topk and transcoder, as SAELens names them)");
@@ -117,10 +119,9 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
         // z / ||W_dec[f]|| is decoded. Folded into the weights below (W_enc, b_enc times the norm,
         // W_dec over it): the same z and x^ in gwb's plain TopK.
         rescale = fn == "topk" && j.value("rescale_acts_by_decoder_norm", false);
-        const std::string norm =
-            j.contains("normalize_activations") && j["normalize_activations"].is_string()
-                ? j["normalize_activations"].get<std::string>()
-                : (j.value("normalize_activations", false) ? "expected_average_only_in" : "none");
+        const std::string norm = j.contains("normalize_activations") && j["normalize_activations"].is_string()
+                                     ? j["normalize_activations"].get<std::string>()
+                                     : (j.value("normalize_activations", false) ? "expected_average_only_in" : "none");
         if (norm != "none")
             throw std::runtime_error("normalize_activations is '" + norm +
                                      "': gwb reads dictionaries in raw units (fold the scaling into the weights, "

@@ -158,9 +158,10 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
         };
         for (const auto& ids : scored) {
             if (stop && stop->load()) break;
-            ceAblated[m] += crossEntropySum(
-                runWithHooks(*sources[m].model, std::vector<int64_t>(ids.begin(), ids.end()), {{sources[m].site, ablate}}),
-                ids);
+            ceAblated[m] +=
+                crossEntropySum(runWithHooks(*sources[m].model, std::vector<int64_t>(ids.begin(), ids.end()),
+                                             {{sources[m].site, ablate}}),
+                                ids);
         }
     }
     for (size_t m = 0; m < S; ++m) {
@@ -250,8 +251,8 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         };
         for (const auto& ids : scored) {
             if (stop && stop->load()) break;
-            ceAblated +=
-                crossEntropySum(runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), {{out, ablate}}), ids);
+            ceAblated += crossEntropySum(
+                runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), {{out, ablate}}), ids);
         }
     }
     if (q.rows > 0) {
@@ -268,7 +269,7 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         q.lossSpliced = ceSpliced / n;
         q.lossAblated = ceAblated / n;
         q.lossRecovered = q.lossAblated > q.lossClean ? (q.lossAblated - q.lossSpliced) / (q.lossAblated - q.lossClean)
-                                                   : std::numeric_limits<double>::quiet_NaN();
+                                                      : std::numeric_limits<double>::quiet_NaN();
     }
     return q;
 }

@@ -254,7 +254,7 @@ struct DictionaryQuality {
     double lossRecovered =
         0; ///< (lossAblated - lossSpliced) / (lossAblated - lossClean); NaN unless the ablation hurts
     static constexpr const char* kAblation = "mean"; ///< what lossAblated replaces the site with
-    int64_t lossTokens = 0; ///< predictions scored
+    int64_t lossTokens = 0;                          ///< predictions scored
 };
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
                                      const std::vector<std::string>& files, int64_t contextSize = 128,
