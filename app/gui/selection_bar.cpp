@@ -8,6 +8,10 @@
 #include <QSpinBox>
 
 namespace gwb::app {
+
+namespace {
+const QString kCustom = QStringLiteral("custom"); ///< data of the item that names a custom colouring
+} // namespace
 namespace {
 QLabel* caption(const QString& text, QWidget* parent) {
     auto* l = new QLabel(text, parent);
@@ -80,7 +84,11 @@ SelectionBar::SelectionBar(gwb::views::Selection* selection, QWidget* parent)
     connect(m_offset, &QComboBox::currentIndexChanged, this, [this](int v) {
         if (!m_syncing && v >= 0) m_selection->setOffsetIndex(v);
     });
-    connect(m_scalar, &QComboBox::currentIndexChanged, this, [this] { Q_EMIT tokenScalarChanged(tokenScalar()); });
+    connect(m_scalar, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_scalar->currentData().toString() == kCustom) return;
+        m_chosenScalar = m_scalar->currentData().toString();
+        Q_EMIT tokenScalarChanged(m_chosenScalar);
+    });
     for (auto signal :
          {&Selection::tokenChanged, &Selection::layerChanged, &Selection::headChanged, &Selection::offsetIndexChanged})
         connect(m_selection, signal, this, [this] { syncFromSelection(); });
@@ -134,12 +142,29 @@ void SelectionBar::syncFromSelection() {
 }
 
 QString SelectionBar::tokenScalar() const {
+    if (m_scalar->currentData().toString() == kCustom) return m_chosenScalar;
     return m_scalar->currentData().toString();
 }
 
 void SelectionBar::setTokenScalar(const QString& id) {
     const int i = m_scalar->findData(tokenScalarId(tokenScalarFromId(id)));
     if (i >= 0) m_scalar->setCurrentIndex(i);
+}
+
+void SelectionBar::showCustomColouring(const QString& name) {
+    const QSignalBlocker quiet(m_scalar); // the strip already shows it: no tokenScalarChanged
+    const int custom = m_scalar->findData(kCustom);
+    if (name.isEmpty()) {
+        if (custom >= 0) m_scalar->removeItem(custom);
+        const int i = m_scalar->findData(m_chosenScalar);
+        if (i >= 0) m_scalar->setCurrentIndex(i);
+        return;
+    }
+    if (custom >= 0)
+        m_scalar->setItemText(custom, name);
+    else
+        m_scalar->addItem(name, kCustom);
+    m_scalar->setCurrentIndex(m_scalar->findData(kCustom));
 }
 
 } // namespace gwb::app

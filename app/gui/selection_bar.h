@@ -22,8 +22,11 @@ public:
     /// New data: ranges, token texts, the offsets of each layer.
     void setData(const gwb::views::WorkbenchData& data);
 
-    QString tokenScalar() const; ///< id from tokenScalarIds()
+    QString tokenScalar() const; ///< id from tokenScalarIds() (the chosen one, also while a custom colouring shows)
     void setTokenScalar(const QString& id);
+    /// "Colour tokens by" shows what the strip is coloured by when it is not a scalar (a feature's
+    /// activation: TokenStrip::customColouringChanged); "" returns to the chosen scalar.
+    void showCustomColouring(const QString& name);
 
 Q_SIGNALS:
     void tokenScalarChanged(const QString& id);
@@ -40,6 +43,7 @@ private:
     QSpinBox* m_head;
     QComboBox* m_offset;
     QComboBox* m_scalar;
+    QString m_chosenScalar = QStringLiteral("surprisal"); ///< the scalar chosen last (id)
     bool m_syncing = false;
 };
 

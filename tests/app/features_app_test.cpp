@@ -6,6 +6,7 @@
 
 #include "gui/features_job.h"
 #include "gui/main_window.h"
+#include "gui/selection_bar.h"
 
 #include "app_test_util.h"
 
@@ -16,6 +17,7 @@
 #include "gwb/views/features_view.h"
 #include "gwb/views/token_strip.h"
 
+#include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
@@ -317,4 +319,44 @@ TEST(FeaturesInWindow, ADictionaryWithoutAWeightsHashOpensOnTheModelItFits) {
     ASSERT_TRUE(fv) << why;
     EXPECT_TRUE(fv->features()->error.isEmpty());
     EXPECT_FALSE(fv->listedFeatures().empty());
+}
+
+TEST(FeaturesInWindow, ColourTokensBySaysWhenTheStripShowsAFeature) {
+    // Issue 52: "Colour tokens by" still said "surprisal" while the strip showed a feature's
+    // activation. It names the feature now, and choosing a scalar there returns to it.
+    Trained& tr = trained();
+    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
+    ASSERT_TRUE(window);
+    MainWindow& w = *window;
+    std::string why;
+    auto* fv = openAndWait(w, tr.dictionary, why);
+    ASSERT_TRUE(fv) << why;
+    auto* combo = w.findChild<QComboBox*>(QStringLiteral("scalarCombo"));
+    auto* strip = w.findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
+    ASSERT_TRUE(combo && strip);
+    const QString before = combo->currentText();
+    w.selection()->setToken(static_cast<int>(w.workbenchData().tokenCount()) - 1);
+    const auto listed = fv->listedFeatures();
+    ASSERT_FALSE(listed.empty());
+    auto* list = fv->findChild<QTableWidget*>(QStringLiteral("featuresList"));
+    ASSERT_TRUE(list);
+    const QSize listBefore = list->size();
+    fv->chooseFeature(listed.front().first);
+    ASSERT_TRUE(
+        QTest::qWaitFor([&] { return strip->customColouring().startsWith(QLatin1String("feature.")); }, kWaitMs));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return fv->dashboard().feature == listed.front().first; }, kWaitMs));
+    QCoreApplication::processEvents();
+    // Issue 52: the list shrank to ~210 px once a feature's dashboard filled the right-hand side.
+    EXPECT_EQ(list->size(), listBefore) << list->width() << "x" << list->height() << " from " << listBefore.width()
+                                        << "x" << listBefore.height();
+    EXPECT_EQ(combo->currentText(), strip->customColouring());
+    auto* bar = w.findChild<gwb::app::SelectionBar*>();
+    ASSERT_TRUE(bar);
+    EXPECT_EQ(bar->tokenScalar(), QStringLiteral("surprisal")) << "the chosen scalar is kept (sessions save it)";
+    // Choosing a scalar in the box ends the feature's colouring and the box lists scalars only.
+    combo->setCurrentIndex(combo->findData(QStringLiteral("mean_gate")));
+    EXPECT_TRUE(strip->customColouring().isEmpty());
+    EXPECT_EQ(combo->currentText(), QStringLiteral("mean gate"));
+    EXPECT_EQ(combo->findData(QStringLiteral("custom")), -1);
+    EXPECT_NE(before, QString());
 }

@@ -62,8 +62,7 @@ void TokenStrip::setData(const WorkbenchData& data) {
     // them rather than show an old result, and an old legend, over a new prompt.
     if (tokens != m_tokens || data.prompt() != m_data.prompt()) {
         setOverlay({}, QString());
-        m_custom.clear(); // values of the old tokens
-        m_customName.clear();
+        setCustomColouring({}, {}); // values of the old tokens
     }
     m_data = data;
     m_tokens = tokens;
@@ -83,15 +82,16 @@ void TokenStrip::setSelection(Selection* selection) {
 
 void TokenStrip::setScalar(Scalar scalar) {
     m_scalar = scalar;
-    m_custom.clear();
-    m_customName.clear();
+    setCustomColouring({}, {});
     update();
 }
 
 void TokenStrip::setCustomColouring(const std::vector<float>& values, const QString& name) {
+    const QString before = m_customName;
     m_custom = values;
     m_customName = values.empty() ? QString() : name;
     update();
+    if (m_customName != before) Q_EMIT customColouringChanged(m_customName);
 }
 
 void TokenStrip::setColormap(ColormapId map) {

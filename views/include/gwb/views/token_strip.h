@@ -61,6 +61,9 @@ public:
 
 Q_SIGNALS:
     void overlayCleared();
+    /// The custom colouring began (its name) or ended (""): by setCustomColouring, setScalar or
+    /// new tokens. The window's "Colour tokens by" box follows it.
+    void customColouringChanged(const QString& name);
 
 protected:
     bool event(QEvent* e) override;
