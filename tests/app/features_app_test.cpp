@@ -80,6 +80,8 @@ Trained& trained() {
     return t;
 }
 
+const QString kPrompt = QStringLiteral("It is a truth universally acknowledged, that a single man");
+
 std::unique_ptr<MainWindow> windowAfterARun(const QString& prompt) {
     ensureApp();
     MainWindowOptions o;
@@ -107,11 +109,29 @@ gwb::views::FeaturesView* openAndWait(MainWindow& w, const QString& path, std::s
     return nullptr;
 }
 
+/// The window after a run of kPrompt with the dictionary at `path` open in its Features view;
+/// `fv` null (and `why` saying what happened) when either step failed.
+struct WindowWithDictionary {
+    std::unique_ptr<MainWindow> window;
+    gwb::views::FeaturesView* fv = nullptr;
+    std::string why;
+};
+WindowWithDictionary windowWithDictionary(const QString& path) {
+    WindowWithDictionary out;
+    out.window = windowAfterARun(kPrompt);
+    if (!out.window) {
+        out.why = "the run did not finish";
+        return out;
+    }
+    out.fv = openAndWait(*out.window, path, out.why);
+    return out;
+}
+
 } // namespace
 
 TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     Trained& tr = trained();
-    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
+    const auto window = windowAfterARun(kPrompt);
     ASSERT_TRUE(window);
     MainWindow& w = *window;
     auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
@@ -232,7 +252,7 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
 
 TEST(FeaturesInWindow, ACrosscoderShowsItsRelativeNormsAndFiltersByKind) {
     Trained& tr = trained();
-    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
+    const auto window = windowAfterARun(kPrompt);
     ASSERT_TRUE(window);
     MainWindow& w = *window;
     std::string why;
@@ -273,12 +293,10 @@ TEST(FeaturesInWindow, ADictionaryOfAnotherModelIsRefusedAndTheOpenOneStays) {
     // Issue 52: a dictionary trained on another model with the bundled model's name loaded, dropped
     // the dictionary open before, and said "…not one of the window's models" in one cut-off line.
     Trained& tr = trained();
-    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
-    ASSERT_TRUE(window);
-    MainWindow& w = *window;
-    std::string why;
-    auto* fv = openAndWait(w, tr.dictionary, why);
-    ASSERT_TRUE(fv) << why;
+    WindowWithDictionary opened = windowWithDictionary(tr.dictionary);
+    ASSERT_TRUE(opened.fv) << opened.why;
+    MainWindow& w = *opened.window;
+    auto* fv = opened.fv;
     const gwb::views::FeatureData* before = fv->features();
     // The same dictionary, said to be trained on other weights under the same model name.
     gwb::engine::Dictionary foreign = gwb::engine::loadDictionary(tr.dictionary.toStdString());
@@ -306,31 +324,26 @@ TEST(FeaturesInWindow, ADictionaryWithoutAWeightsHashOpensOnTheModelItFits) {
     // SAELens's trainer writes no gwb weights hash (tests/python/test_saelens_dictionaries.py): the
     // window opens such a file on the open model whose site it fits, and lists its features.
     Trained& tr = trained();
-    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
-    ASSERT_TRUE(window);
     gwb::engine::Dictionary d = gwb::engine::loadDictionary(tr.dictionary.toStdString());
     d.config.modelHash.clear();
     d.config.modelName = "trained elsewhere";
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("from-saelens"));
     gwb::engine::saveDictionary(d, path.toStdString());
-    std::string why;
-    auto* fv = openAndWait(*window, path, why);
-    ASSERT_TRUE(fv) << why;
-    EXPECT_TRUE(fv->features()->error.isEmpty());
-    EXPECT_FALSE(fv->listedFeatures().empty());
+    WindowWithDictionary opened = windowWithDictionary(path);
+    ASSERT_TRUE(opened.fv) << opened.why;
+    EXPECT_TRUE(opened.fv->features()->error.isEmpty());
+    EXPECT_FALSE(opened.fv->listedFeatures().empty());
 }
 
 TEST(FeaturesInWindow, ColourTokensBySaysWhenTheStripShowsAFeature) {
     // Issue 52: "Colour tokens by" still said "surprisal" while the strip showed a feature's
     // activation. It names the feature now, and choosing a scalar there returns to it.
     Trained& tr = trained();
-    const auto window = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single man"));
-    ASSERT_TRUE(window);
-    MainWindow& w = *window;
-    std::string why;
-    auto* fv = openAndWait(w, tr.dictionary, why);
-    ASSERT_TRUE(fv) << why;
+    WindowWithDictionary opened = windowWithDictionary(tr.dictionary);
+    ASSERT_TRUE(opened.fv) << opened.why;
+    MainWindow& w = *opened.window;
+    auto* fv = opened.fv;
     auto* combo = w.findChild<QComboBox*>(QStringLiteral("scalarCombo"));
     auto* strip = w.findChild<gwb::views::TokenStrip*>(QStringLiteral("tokenStrip"));
     ASSERT_TRUE(combo && strip);
