@@ -52,6 +52,9 @@ SelectionBar::SelectionBar(gwb::views::Selection* selection, QWidget* parent)
     m_scalar = new QComboBox(this);
     m_scalar->setObjectName(QStringLiteral("scalarCombo"));
     m_scalar->setToolTip(QStringLiteral("Per-token quantity that colours the token strip"));
+    // Wide enough for what it names, a feature's activation included ("feature.resid.3.5" was
+    // shown for feature.resid.3.59 in a box sized for the scalars).
+    m_scalar->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_scalar->addItem(QStringLiteral("surprisal"), QStringLiteral("surprisal"));
     m_scalar->addItem(QStringLiteral("mean gate"), QStringLiteral("mean_gate"));
     m_scalar->addItem(QStringLiteral("Plücker residual"), QStringLiteral("residual"));

@@ -363,6 +363,15 @@ TEST(FeaturesInWindow, ColourTokensBySaysWhenTheStripShowsAFeature) {
     EXPECT_EQ(list->size(), listBefore) << list->width() << "x" << list->height() << " from " << listBefore.width()
                                         << "x" << listBefore.height();
     EXPECT_EQ(combo->currentText(), strip->customColouring());
+    // Shown whole, not cut to another feature's name ("feature.resid.3.5" for 3.59).
+    QCoreApplication::processEvents();
+    EXPECT_GE(combo->width(), combo->fontMetrics().horizontalAdvance(combo->currentText()))
+        << combo->width() << " px for " << combo->currentText().toStdString();
+    // The list's columns fill its width (they stopped at ~280 px of a wider list).
+    int columns = 0;
+    for (int c = 0; c < list->columnCount(); ++c)
+        columns += list->columnWidth(c);
+    EXPECT_GE(columns, list->viewport()->width() - 2) << columns << " of " << list->viewport()->width();
     auto* bar = w.findChild<gwb::app::SelectionBar*>();
     ASSERT_TRUE(bar);
     EXPECT_EQ(bar->tokenScalar(), QStringLiteral("surprisal")) << "the chosen scalar is kept (sessions save it)";

@@ -310,6 +310,9 @@ void FeaturesView::refresh() {
         if (feature == m_chosen) m_list->selectRow(static_cast<int>(i));
     }
     m_list->resizeColumnsToContents();
+    // The last column takes the rest of the width (resizing to contents had undone the stretch:
+    // the columns stopped at ~280 px of a wider list, issue 52).
+    m_list->horizontalHeader()->setSectionResizeMode(m_list->columnCount() - 1, QHeaderView::Stretch);
     // An error (a failed computation, no run yet) on its own row under the controls, wrapped.
     m_message->setText(f.error);
     m_message->setVisible(!f.error.isEmpty());
@@ -330,7 +333,9 @@ void FeaturesView::refresh() {
         m_histogram->setChart(hist);
     else
         m_histogram->setPlaceholder(m_chosen < 0 ? QStringLiteral("Click a feature: its activation histogram.")
-                                                 : QStringLiteral("Computing\u2026"));
+                                    : m_dashboard.feature == m_chosen && !m_dashboard.error.isEmpty()
+                                        ? QStringLiteral("No histogram: the dashboard could not be computed (above)")
+                                        : QStringLiteral("Computing\u2026"));
 }
 
 QString FeaturesView::caption() const {
