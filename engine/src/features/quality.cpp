@@ -28,6 +28,29 @@ double crossEntropySum(const FloatArray& logits, const std::vector<int32_t>& ids
     return -lp.slice(0, 0, T - 1).gather(1, next.unsqueeze(1)).sum().item<double>();
 }
 
+/// Mean ablation: the summed next-token cross-entropy over `windows` with `site` replaced, from row
+/// `from` on (rows t < D of an offset keep theirs), by `sum` / `rows` (its mean over the rows the
+/// figures were computed on). NaN when `stop` ends it early (a part would pass for the whole).
+double meanAblatedCrossEntropy(const Model& model, const std::string& site, const torch::Tensor& sum, int64_t rows,
+                               int64_t from, const std::vector<std::vector<int32_t>>& windows,
+                               const std::atomic<bool>* stop) {
+    const torch::Tensor mean = (sum / static_cast<double>(rows)).to(torch::kFloat).contiguous();
+    const float* mu = mean.data_ptr<float>();
+    const int64_t width = mean.size(0);
+    SiteHook ablate = [mu, width, from](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+        FloatArray a = v;
+        for (int64_t t = std::min<int64_t>(from, v.dim(0)); t < v.dim(0); ++t)
+            std::copy(mu, mu + width, a.data.begin() + t * width);
+        return a;
+    };
+    double ce = 0;
+    for (const auto& ids : windows) {
+        if (stop && stop->load()) return std::numeric_limits<double>::quiet_NaN();
+        ce += crossEntropySum(runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), {{site, ablate}}), ids);
+    }
+    return ce;
+}
+
 std::vector<std::vector<int32_t>> limitedWindows(const Model& model, const std::vector<std::string>& files,
                                                  int64_t context, int64_t maxWindows) {
     auto w = features::corpusWindows(model, files, context);
@@ -144,26 +167,9 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
         }
         scored.push_back(ids);
     }
-    // Mean ablation: each source's site replaced by its mean over the rows scored above (rows t < D
-    // of an offset keep theirs, as in the splice).
-    for (size_t m = 0; m < S && rows > 0; ++m) {
-        const torch::Tensor mean = (sum[m] / static_cast<double>(rows)).to(torch::kFloat).contiguous();
-        const float* mu = mean.data_ptr<float>();
-        const int64_t width = mean.size(0);
-        SiteHook ablate = [mu, width, D](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
-            FloatArray a = v;
-            for (int64_t t = std::min<int64_t>(D, v.dim(0)); t < v.dim(0); ++t)
-                std::copy(mu, mu + width, a.data.begin() + t * width);
-            return a;
-        };
-        for (const auto& ids : scored) {
-            if (stop && stop->load()) break;
-            ceAblated[m] +=
-                crossEntropySum(runWithHooks(*sources[m].model, std::vector<int64_t>(ids.begin(), ids.end()),
-                                             {{sources[m].site, ablate}}),
-                                ids);
-        }
-    }
+    // Mean ablation: each source's site replaced by its mean over the rows scored above.
+    for (size_t m = 0; m < S && rows > 0; ++m)
+        ceAblated[m] = meanAblatedCrossEntropy(*sources[m].model, sources[m].site, sum[m], rows, D, scored, stop);
     for (size_t m = 0; m < S; ++m) {
         DictionaryQuality& qm = q[m];
         qm.rows = rows;
@@ -239,22 +245,7 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         scored.push_back(ids);
     }
     // Mean ablation of the target: its mean over the rows scored above at every position.
-    if (q.rows > 0) {
-        const torch::Tensor mean = (sum / static_cast<double>(q.rows)).to(torch::kFloat).contiguous();
-        const float* mu = mean.data_ptr<float>();
-        const int64_t width = mean.size(0);
-        SiteHook ablate = [mu, width](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
-            FloatArray a = v;
-            for (int64_t t = 0; t < v.dim(0); ++t)
-                std::copy(mu, mu + width, a.data.begin() + t * width);
-            return a;
-        };
-        for (const auto& ids : scored) {
-            if (stop && stop->load()) break;
-            ceAblated += crossEntropySum(
-                runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), {{out, ablate}}), ids);
-        }
-    }
+    if (q.rows > 0) ceAblated = meanAblatedCrossEntropy(model, out, sum, q.rows, 0, scored, stop);
     if (q.rows > 0) {
         const double n = static_cast<double>(q.rows);
         const double totalVar = sqSum - n * (sum / n).pow(2).sum().item<double>();
