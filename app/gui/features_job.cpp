@@ -64,19 +64,22 @@ Fitted fit(ModelCache& cache, const gwb::engine::Dictionary& d, const FeaturesCo
     // A dictionary from elsewhere (SAELens's trainer) names no weights: the open model it fits,
     // the one of its model_name first.
     if (!found && d.config.modelHash.empty() && !d.config.crosscoder()) {
+        auto byName = models;
+        std::stable_partition(byName.begin(), byName.end(),
+                              [&](const auto& mt) { return mt.first.displayName() == d.config.modelName; });
         std::string why;
-        for (int pass = 0; pass < 2 && !found; ++pass)
-            for (auto& [m, t] : models) {
-                if (found || (pass == 0) != (m.displayName() == d.config.modelName)) continue;
-                try {
-                    gwb::engine::checkDictionaryFits(d, m);
-                    out.first = m;
-                    out.trace = t;
-                    found = true;
-                } catch (const std::invalid_argument& e) {
-                    if (why.empty()) why = e.what();
-                }
+        for (auto& [m, t] : byName) {
+            try {
+                gwb::engine::checkDictionaryFits(d, m);
+            } catch (const std::invalid_argument& e) {
+                if (why.empty()) why = e.what();
+                continue;
             }
+            out.first = m;
+            out.trace = t;
+            found = true;
+            break;
+        }
         if (!found) throw std::invalid_argument(why.empty() ? "no model is open" : why + " (" + open() + ")");
     }
     if (!found)
