@@ -27,12 +27,22 @@ int runInfo(const QStringList& args) {
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({config, model, device, threads});
+    p.addPositionalArgument(QStringLiteral("MODEL"),
+                            QStringLiteral("The model, as --model takes it (a file or a Hugging Face folder)."),
+                            QStringLiteral("[MODEL]"));
     p.process(args);
+    // `gwb info FILE` reads FILE (it used to be ignored, and the bundled model described instead).
+    const QStringList given = p.positionalArguments();
+    if (given.size() > 1 || (given.size() == 1 && (p.isSet(model) || p.isSet(config)))) {
+        std::fprintf(stderr, "gwb info: give one model, as MODEL or --model (got %s)\n",
+                     qPrintable(given.join(QStringLiteral(", "))));
+        return 2;
+    }
     try {
         using namespace gwb::engine;
         setThreads(p.value(threads).toInt());
         if (p.isSet(model) || !p.isSet(config)) {
-            const QString path = gwb::app::modelArgument(p.value(model));
+            const QString path = gwb::app::modelArgument(given.isEmpty() ? p.value(model) : given.front());
             const Model m = gwb::engine::loadOrImportModel(path.toStdString(), p.value(device).toStdString()).model;
             std::printf("file:        %s\n", qPrintable(path));
             if (const std::string v = importedVariantText(m.config()); !v.empty())

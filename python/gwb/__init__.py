@@ -329,7 +329,11 @@ class Model:
         """Logits (T x V, numpy float32) of one forward pass; hooks = {site name: fn(value, name)}.
 
         A hook gets the site's value (numpy, T x width) and returns None to observe only, or an
-        array of the same shape that replaces the value for the rest of the pass."""
+        array of the same shape that replaces the value for the rest of the pass.
+
+        In a Grassmann model, a replacement that leaves a later layer's pair planes made of nearly
+        parallel reduced vectors (a zeroed residual makes every later position alike) gives logits
+        that are rounding noise: run() says so with a RuntimeWarning naming the layer."""
         return self._m.run(_ids(self, ids), dict(hooks or {}))
 
     def patch(self, clean=None, corrupt=None, answer=None, wrong=None, site="resid", mode=None, position=-1,

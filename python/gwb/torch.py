@@ -54,9 +54,11 @@ class _Block(nn.Module):
             self.ln_mix = nn.LayerNorm(d, eps=eps)
         self.ffn_in = nn.Linear(d, c["d_ff"])
         self.ffn_out = nn.Linear(c["d_ff"], d)
+        # Exact (erf) GELU, or GPT-2's tanh approximation (config "activation": "gelu_tanh").
+        self.gelu_approximate = "tanh" if c.get("activation", "gelu") == "gelu_tanh" else "none"
 
     def ffn(self, x):
-        return self.ffn_out(F.gelu(self.ffn_in(x)))  # exact (erf) GELU
+        return self.ffn_out(F.gelu(self.ffn_in(x), approximate=self.gelu_approximate))
 
     def forward(self, h):
         """Block L: the residual stream h^L -> h^(L+1) (LanguageModel.blocks[L](h))."""

@@ -147,7 +147,8 @@ def bridge(path_or_model, device="cpu", dtype=torch.float32):
     cfg = TransformerBridgeConfig(
         d_model=c["d_model"], d_head=c["d_model"] // n_heads, n_layers=c["n_layers"], n_ctx=c["max_len"],
         n_heads=n_heads, d_vocab=c["vocab_size"], d_mlp=c["d_ff"], architecture=name,
-        model_name=c.get("name") or name, act_fn="gelu",
+        model_name=c.get("name") or name,
+        act_fn="gelu_new" if c.get("activation", "gelu") == "gelu_tanh" else "gelu",
         eps=c.get("layer_norm_eps", 1e-5), device=str(device), dtype=dtype)
     cfg.gwb_layer_offsets = [list(o) for o in net.offsets] if grassmann else []
     adapter = ArchitectureAdapterFactory.select_architecture_adapter(cfg)

@@ -257,7 +257,12 @@ py::array runModel(PyModel& self, const std::vector<int64_t>& ids, const py::dic
             }
         };
     }
-    FloatArray logits = withoutGil(pending, [&] { return runWithHooks(self.model, ids, table); });
+    std::vector<std::string> warnings;
+    FloatArray logits = withoutGil(pending, [&] { return runWithHooks(self.model, ids, table, &warnings); });
+    // An ill-defined result (pair planes of rounding noise after a zeroed residual) is said as a
+    // Python warning, which a caller can turn into an error.
+    for (const std::string& w : warnings)
+        if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), 1) != 0) throw py::error_already_set();
     return toNumpy(std::move(logits));
 }
 

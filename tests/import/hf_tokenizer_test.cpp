@@ -211,7 +211,11 @@ TEST(HfTokenizer, ByteLevelBpeEncodesLikeGpt2) {
 TEST(HfTokenizer, ByteLevelSpecialTokenAndPrefixSpace) {
     const Gpt2Vocab v = trainGpt2(kCorpus, 300);
     const auto hf = makeTokenizerJson(hfGpt2Json(v, false));
-    // The added token matches as a whole string; our GPT-2 file tokenizer sees plain text.
+    // The added token matches as a whole string; so does <|endoftext|> in a vocab.json + merges.txt
+    // tokenizer (transformers' GPT2Tokenizer takes it as its special token), with the same spans.
+    const auto gpt2 = makeByteLevelBpeTokenizer(v.vocab.dump(), mergesText(v));
+    for (const char* text : {"the<|endoftext|>the", "<|endoftext|>", " a<|endoftext|><|endoftext|> b\n"})
+        expectSameEncoding(*gpt2, *hf, text);
     const auto p = hf->encode("the<|endoftext|>the");
     ASSERT_EQ(p.size(), 3u);
     EXPECT_EQ(p[1].id, v.eot);

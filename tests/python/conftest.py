@@ -87,10 +87,11 @@ def readme_python_blocks(section):
     return re.findall(r"```python\n(.*?)```", text[start:end if end > 0 else None], re.S)
 
 
-def run_readme_block(code, monkeypatch):
-    """Runs one README block as a researcher would paste it, from the checkout's root."""
+def run_readme_block(code, monkeypatch, cwd=None):
+    """Runs one README block as a researcher would paste it, from the checkout's root (or `cwd`, for
+    a block that writes files)."""
     import linecache
-    monkeypatch.chdir(os.path.join(HERE, "..", ".."))
+    monkeypatch.chdir(cwd or os.path.join(HERE, "..", ".."))
     name = f"<README block {abs(hash(code))}>"
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)  # tracers (nnsight) read the source
     exec(compile(code, name, "exec"), {"__name__": "__readme__"})

@@ -73,4 +73,4 @@ def test_a_patch_written_with_nnsight_equals_gwb_patch(kind, site, cells):
 
 def test_the_readme_section_runs_as_written(monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
-    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight")[2], monkeypatch)
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[2], monkeypatch)

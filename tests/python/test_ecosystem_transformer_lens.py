@@ -102,4 +102,4 @@ def test_the_adapters_come_through_transformer_lens_entry_points(tmp_path, monke
 
 def test_the_readme_section_runs_as_written(monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
-    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight")[1], monkeypatch)
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[1], monkeypatch)

@@ -162,3 +162,22 @@ def test_hook_written_patching_equals_model_patch(grassmann):
 
     logits = grassmann.run(corrupt, hooks={"resid.3": put})
     assert abs((logits[-1, she] - logits[-1, he]) - p["metric"][3, 4]) < 1e-4
+
+
+def test_a_zeroed_residual_says_its_planes_are_noise(grassmann, recwarn):
+    # Issue 49: zeroing resid.L makes every later position alike; the pair planes of the layers
+    # after it join nearly parallel vectors and are rounding noise, which run() says in a warning.
+    ids = grassmann.encode(PROMPT)
+    with pytest.warns(RuntimeWarning, match=r"resid\.2.*pair planes of layer 2.*rounding noise"):
+        grassmann.run(ids, hooks={"resid.2": lambda v, name: np.zeros_like(v)})
+    # A patch that keeps the positions apart (half the residual, one position zeroed) says nothing.
+    recwarn.clear()
+    grassmann.run(ids, hooks={"resid.2": lambda v, name: v * 0.5})
+
+    def one_row(v, name):
+        v = v.copy()
+        v[5] = 0
+        return v
+
+    grassmann.run(ids, hooks={"resid.2": one_row})
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in recwarn]

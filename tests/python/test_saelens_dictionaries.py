@@ -157,4 +157,4 @@ def test_the_readme_section_runs_as_written(monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
     if not os.path.exists(AUSTEN_EMMA):
         pytest.skip(f"{AUSTEN_EMMA} is absent")
-    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight")[0], monkeypatch)
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[0], monkeypatch)

@@ -155,6 +155,14 @@ const char* gateName(GateVariant gate) {
 const char* emptyName(EmptyRule empty) {
     return empty == EmptyRule::Zero ? "zero" : "bias";
 }
+const char* activationName(Activation a) {
+    return a == Activation::Gelu ? "gelu" : "gelu_tanh";
+}
+Activation activationFromName(const std::string& name) {
+    if (name == "gelu") return Activation::Gelu;
+    if (name == "gelu_tanh") return Activation::GeluTanh;
+    throw std::invalid_argument("activation must be \"gelu\" (exact, erf) or \"gelu_tanh\" (got '" + name + "')");
+}
 
 void validateConfig(const ModelConfig& c) {
     auto positive = [](int64_t v, const char* f) {
@@ -270,7 +278,7 @@ ModelConfig configFromJson(const std::string& text) {
                                                 "n_heads",      "norm",           "gate",       "empty",
                                                 "plucker_eps",  "layer_norm_eps", "dropout",    "mixer_layer_norm",
                                                 "offsets",      "comment",        "family",     "aggregation",
-                                                "mixer_stages", "d_geom"};
+                                                "mixer_stages", "d_geom",         "activation"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) fail(it.key(), "is not a known config field");
 
@@ -326,6 +334,12 @@ ModelConfig configFromJson(const std::string& text) {
     c.pluckerEps = getDouble(j, "plucker_eps", c.pluckerEps);
     c.layerNormEps = getDouble(j, "layer_norm_eps", c.layerNormEps);
     c.dropout = getDouble(j, "dropout", c.dropout);
+    const std::string activation = getString(j, "activation", "gelu"); // absent before 2026-11-28: exact GELU
+    try {
+        c.activation = activationFromName(activation);
+    } catch (const std::invalid_argument&) {
+        fail("activation", std::string("must be \"gelu\" or \"gelu_tanh\" (got '") + activation + "')");
+    }
     if (j.contains("mixer_layer_norm")) {
         if (!j.at("mixer_layer_norm").is_boolean()) fail("mixer_layer_norm", "must be true or false");
         c.mixerLayerNorm = j.at("mixer_layer_norm").get<bool>();
@@ -365,6 +379,8 @@ std::string configToJson(const ModelConfig& c, int indent) {
     j["dropout"] = c.dropout;
     j["layer_norm_eps"] = c.layerNormEps;
     j["mixer_layer_norm"] = c.mixerLayerNorm;
+    // Written only when not the default, so files of exact-GELU models stay as they were.
+    if (c.activation != Activation::Gelu) j["activation"] = activationName(c.activation);
     if (c.kind == ModelKind::Transformer) {
         j["n_heads"] = c.nHeads;
     } else {

@@ -89,10 +89,13 @@ std::string importedVariantText(const ModelConfig& c) {
     s << c.family << " " << kindName(c.kind) << ": norm=" << normName(c.norm) << (c.mixerLayerNorm ? "+mixer-LN" : "");
     if (c.kind == ModelKind::Grassmann)
         s << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << " eps=" << c.pluckerEps;
+    if (c.activation != Activation::Gelu) s << " activation=" << activationName(c.activation);
     return s.str();
 }
 
 bool isImportableCheckpointPath(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return true; // an HF-style or GrassLM model folder
     const std::string ext = asciiLower(std::filesystem::path(path).extension().string());
     return ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".safetensors" ||
            ext == ".grasslm";

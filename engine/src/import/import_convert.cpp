@@ -100,6 +100,7 @@ public:
         for (const auto& [n, t] : m_file.tensors)
             m_names.push_back(n);
         chooseLayout();
+        stripKeyPrefix();
         applyConfigRules();
         m_report.layout = m_layout->name;
         m_report.layoutSource = m_layout->source;
@@ -158,6 +159,66 @@ private:
             m_report.detection.push_back("second: " + second.layout->name +
                                          (second.score < 0 ? " (does not fit: " + second.failure + ")"
                                                            : " (fits too, fewer signals: " + second.reason + ")"));
+        }
+    }
+
+    /// Keys under the layout's key_prefix (Hugging Face's transformer.*) lose it, the head keeps
+    /// its name: from here on the names are the layout's.
+    void stripKeyPrefix() {
+        const std::string& p = m_layout->keyPrefix;
+        if (p.empty()) return;
+        std::map<std::string, RawTensor> renamed;
+        int stripped = 0;
+        for (auto& [name, t] : m_file.tensors) {
+            const std::string bare = keyWithoutPrefix(*m_layout, name);
+            stripped += bare != name;
+            if (!renamed.emplace(bare, std::move(t)).second)
+                throw std::runtime_error("'" + name + "' and '" + bare + "' are both present: one tensor named twice");
+        }
+        m_file.tensors = std::move(renamed);
+        m_names.clear();
+        for (const auto& [n, t] : m_file.tensors)
+            m_names.push_back(n);
+        if (stripped) m_report.notes.push_back("keys: the prefix '" + p + "' dropped from " + std::to_string(stripped) + " names");
+    }
+
+    /// What the family's config.json says about the computation (the layout's "config"): the
+    /// activation, the LayerNorm eps, and flags with one value gwb honours, any other refused by name.
+    void applyConfigChecks(const KindLayout& k, ModelConfig& c) {
+        if (!k.activationKey.empty()) {
+            if (const auto f = m_found.get(k.activationKey)) {
+                const auto it = k.activations.find(f->value);
+                if (it == k.activations.end()) {
+                    std::string known;
+                    for (const auto& [name, a] : k.activations)
+                        known += (known.empty() ? "" : ", ") + name;
+                    throw std::runtime_error(f->source + " is '" + f->value + "': gwb runs " + known +
+                                             " only, so this model cannot be opened exactly");
+                }
+                c.activation = it->second;
+                m_report.flags.push_back(std::string("activation=") + activationName(c.activation) + " (from " +
+                                         f->source + " = " + f->value + ")");
+            } else {
+                m_report.flags.push_back(std::string("activation=") + activationName(c.activation) + " (default of the " +
+                                         m_layout->name + " layout; no " + k.activationKey + " found)");
+            }
+        }
+        if (!k.layerNormEpsKey.empty()) {
+            if (const auto f = m_found.get(k.layerNormEpsKey)) {
+                try {
+                    c.layerNormEps = std::stod(f->value);
+                } catch (const std::exception&) {
+                    throw std::runtime_error(f->source + " is '" + f->value + "', not a number");
+                }
+                if (!(c.layerNormEps > 0)) throw std::runtime_error(f->source + " is '" + f->value + "', not a positive eps");
+                m_report.flags.push_back("layer_norm_eps=" + f->value + " (from " + f->source + ")");
+            }
+        }
+        for (const auto& [key, rule] : k.required) {
+            const auto f = m_found.get(key);
+            if (f && f->value != rule.first)
+                throw std::runtime_error(f->source + " is " + f->value + ": " + rule.second +
+                                         ", so this model cannot be opened exactly");
         }
     }
 
@@ -383,11 +444,12 @@ private:
             throw std::runtime_error("block indices under '" + stem + "' are not 0.." + std::to_string(layers - 1) +
                                      " without gaps");
         c.nLayers = layers;
-        auto rowsOf = [&](const std::string& ours) {
+        auto rowsOf = [&](const std::string& ours) { // our output width (theirs is input x output when transposed)
             const std::vector<std::string>* t = theirsOf(k, ours);
+            const bool transposed = k.transposed.count(ours.substr(0, ours.find('.'))) != 0;
             int64_t rows = 0;
             for (const std::string& name : *t)
-                rows += dims(b0 + name, 2)[0];
+                rows += dims(b0 + name, 2)[transposed ? 1 : 0];
             return rows;
         };
         c.dFF = rowsOf("ffn_in.weight");
@@ -400,8 +462,14 @@ private:
         }
         checkFoundSizes(m_found, c, m_report);
         applyVariant(L, m_found, m_o, c, m_report);
+        applyConfigChecks(k, c);
         c.family = L.name;
         c.name = std::filesystem::path(m_path).stem().string();
+        // save_pretrained's fixed file names: the folder names the model.
+        if (c.name == "model" || c.name == "pytorch_model") {
+            const std::filesystem::path folder = std::filesystem::absolute(m_path).parent_path();
+            if (!folder.filename().empty()) c.name = folder.filename().string();
+        }
         if (c.kind == ModelKind::Grassmann) {
             c.layerOffsets = offsetsFor(L, k, layers);
             if (k.stages) { // the mixer's scales that depend on the offsets (1/sqrt(2 |W|))
@@ -438,6 +506,12 @@ private:
         std::set<std::string> used;
         std::vector<std::string> missing;
         std::map<std::string, FloatArray> params;
+        auto storedTransposed = [&](const std::string& ours) { // "blocks.3.qkv.weight" -> is "qkv" in transposed?
+            if (ours.rfind("blocks.", 0) != 0 || ours.size() < 7 || ours.compare(ours.size() - 7, 7, ".weight") != 0)
+                return false;
+            const size_t dot = ours.find('.', 7);
+            return k.transposed.count(ours.substr(dot + 1, ours.size() - 7 - dot - 1)) != 0;
+        };
         for (const KeyMapping& m : layoutMappings(L, c.kind, c.nLayers, c.mixerLayerNorm)) {
             const auto want = wanted.find(m.ours);
             if (want == wanted.end()) throw std::logic_error("import: layout table names unknown parameter " + m.ours);
@@ -465,7 +539,19 @@ private:
                 } else {
                     shape[0] += s[0];
                 }
-                const std::vector<float> v = it->second.toFloat();
+                std::vector<float> v = it->second.toFloat();
+                if (storedTransposed(m.ours)) { // stored input x output (Conv1D): ours is output x input
+                    if (s.size() != 2)
+                        throw std::runtime_error("shape mismatch: '" + theirs + "' is " + it->second.describe() +
+                                                 ", expected a matrix (input x output)");
+                    std::vector<float> t(v.size());
+                    for (int64_t i = 0; i < s[0]; ++i)
+                        for (int64_t j = 0; j < s[1]; ++j)
+                            t[static_cast<size_t>(j * s[0] + i)] = v[static_cast<size_t>(i * s[1] + j)];
+                    v = std::move(t);
+                    if (m.theirs.size() == 1) shape = {s[1], s[0]};
+                    else throw std::logic_error("import: a transposed parameter stacked from several tensors");
+                }
                 data.insert(data.end(), v.begin(), v.end());
             }
             if (!complete) continue;
@@ -525,6 +611,14 @@ private:
             }
         }
 
+        // Buffers that carry nothing (older transformers' attn.masked_bias).
+        for (const auto& [buffer, why] : k.ignoredBuffers) {
+            int n = 0;
+            for (int64_t l = 0; l < c.nLayers; ++l)
+                n += used.insert(L.blockPrefix(l) + buffer).second && m_file.tensors.count(L.blockPrefix(l) + buffer);
+            if (n) m_report.notes.push_back("skipped " + std::to_string(n) + " x " + buffer + ": " + why);
+        }
+
         // Offset buffers (read by offsetsFor).
         if (!k.offsetsBuffer.empty())
             for (int64_t l = 0; l < c.nLayers; ++l)
@@ -582,6 +676,8 @@ private:
         if (c.kind == ModelKind::Grassmann) line << " r=" << c.reduced;
         line << " N=" << c.nLayers << " d_ff=" << c.dFF << " Lmax=" << c.maxLen << " norm=" << normName(c.norm)
              << (c.mixerLayerNorm ? " mixer-LN" : "");
+        if (c.kind == ModelKind::Transformer) line << " heads=" << c.nHeads;
+        if (c.activation != Activation::Gelu) line << " activation=" << activationName(c.activation);
         if (c.kind == ModelKind::Grassmann)
             line << " gate=" << gateName(c.gate) << " empty=" << emptyName(c.empty) << " eps=" << c.pluckerEps;
         if (!c.layerOffsets.empty()) {

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,19 @@ struct KindLayout {
     NormPlacement preNorm = NormPlacement::Pre;
     /// Flag -> why the checkpoint cannot show it ("norm" -> "its state dict cannot show ...").
     std::map<std::string, std::string> unseen;
+    std::optional<Activation> activation; ///< variant "activation" (the FFN's GELU)
+    /// Our modules ("qkv", "ffn_in") whose weights the family stores input x output, as Hugging
+    /// Face's Conv1D does: transposed on the way in ("transposed").
+    std::set<std::string> transposed;
+    /// Block-relative buffers that carry no weights and are read by nothing ("ignored_buffers":
+    /// name -> why, e.g. older transformers' attn.masked_bias fill value).
+    std::map<std::string, std::string> ignoredBuffers;
+    /// "config": what the family's config.json says about the computation.
+    std::string activationKey;                       ///< found key naming the activation ("activation_function")
+    std::map<std::string, Activation> activations;   ///< its values we run -> our activation
+    std::string layerNormEpsKey;                     ///< found key holding the LayerNorm eps ("layer_norm_epsilon")
+    /// Found key -> {the only value gwb can honour, why}: any other value is refused by name.
+    std::map<std::string, std::pair<std::string, std::string>> required;
 };
 
 /// What a family's code does with its own config under a condition (a layout's
@@ -84,6 +98,9 @@ struct Layout {
     std::string blocks;                             ///< block prefix with {i}: "blocks.{i}."
     std::string finalNorm;                          ///< final LayerNorm module ("ln_f": .weight, .bias)
     std::string head = "lm_head.weight";            ///< tied head, optional in a file
+    /// A prefix every key but the head may carry as a whole ("key_prefix": Hugging Face's
+    /// GPT2LMHeadModel saves transformer.*, its GPT2Model the bare names); stripped before mapping.
+    std::string keyPrefix;
     std::map<int64_t, std::string> offsetsByLayers; ///< N -> schedule text (parseOffsetSchedule)
     std::string offsetsOtherwise = "1,2,4,8,12,16"; ///< schedule for other N
     bool configOffsetsPerLayer = false;             ///< a found schedule lists one offset per layer
@@ -132,6 +149,11 @@ struct LayoutMatch {
     std::string reason;  ///< what fit ("token_embedding.weight, blocks.0.* and blocks.0.grassmann.W_red.weight")
     std::string failure; ///< what did not fit, when score < 0
 };
+
+/// A key without the layout's key_prefix (unchanged when it lacks it).
+std::string keyWithoutPrefix(const Layout& layout, const std::string& key);
+/// Every key without the layout's key_prefix.
+std::vector<std::string> stripKeyPrefix(const Layout& layout, const std::vector<std::string>& names);
 
 /// Every candidate ranked best first; `folder` (the checkpoint's) is where detect.files are looked for.
 std::vector<LayoutMatch> rankLayouts(const std::vector<Layout>& candidates, const std::vector<std::string>& names,

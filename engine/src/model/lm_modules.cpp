@@ -19,6 +19,7 @@ FeedForward detail::makeFfn(torch::nn::Module& owner, const ModelConfig& c, cons
     f.in = owner.register_module("ffn_in", Dense(c.dModel, c.dFF, init));
     f.out = owner.register_module("ffn_out", Dense(c.dFF, c.dModel, init));
     f.drop = drop;
+    f.tanhGelu = c.activation == Activation::GeluTanh;
     return f;
 }
 
@@ -48,7 +49,8 @@ torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor FeedForward::operator()(const torch::Tensor& x) {
-    return out(drop(torch::gelu(in(x)))); // exact (erf) GELU is torch's default
+    // Exact (erf) GELU is torch's default; GPT-2's is the tanh approximation.
+    return out(drop(tanhGelu ? torch::gelu(in(x), "tanh") : torch::gelu(in(x))));
 }
 
 torch::Tensor FeedForward::operator()(const torch::Tensor& x, const BlockEdit* edit, BlockRecord* record) {

@@ -76,12 +76,13 @@ public:
                               BlockRecord* record) = 0;
 };
 
-/// Position-wise feed-forward: Linear(d, d_ff) -> GELU (erf) -> Dropout -> Linear(d_ff, d).
+/// Position-wise feed-forward: Linear(d, d_ff) -> GELU (erf, or tanh for GPT-2's) -> Dropout -> Linear(d_ff, d).
 struct BlockEdit;
 struct BlockRecord;
 struct FeedForward {
     Dense in{nullptr}, out{nullptr};
     torch::nn::Dropout drop{nullptr};
+    bool tanhGelu = false; ///< ModelConfig::activation is GeluTanh
     torch::Tensor operator()(const torch::Tensor& x);
     /// The FFN output with a causal test's ffn edit applied and/or kept in the record.
     torch::Tensor operator()(const torch::Tensor& x, const BlockEdit* edit, BlockRecord* record);

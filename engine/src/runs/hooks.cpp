@@ -122,11 +122,45 @@ FloatArray toArray(const torch::Tensor& t) {
     return a;
 }
 
+/// A pair plane z_t ^ z_{t-D} whose two vectors are this close to parallel (sin of their angle)
+/// is rounding noise once normalised: float32 products cancel to ~1e-7 relative, so the unit
+/// Plucker vector of such a pair has errors of order 1e-7 / sin.
+constexpr double kNoisePlaneSin = 1e-4;
+
 struct Runner {
     const ModelConfig& c;
     const torch::Device device;
     const std::map<std::string, SiteHook>& hooks;
     std::map<std::string, Parsed> parsed;
+    std::string firstReplaced; ///< the first site whose value a hook replaced ("" = none yet)
+    std::vector<std::string> warnings;
+
+    /// After a replacement: how many of layer l's pair planes (t, t - D), t >= D, are made of
+    /// nearly parallel reduced vectors (or a zero one). A zeroed residual makes every later
+    /// position alike, and such planes are noise: said in a warning, not passed off as an effect.
+    void checkPlanes(int l, const torch::Tensor& z) {
+        if (firstReplaced.empty() || !z.defined()) return;
+        const torch::Tensor zz = z.squeeze(0).to(torch::kCPU, torch::kDouble); // T x r
+        const int64_t T = zz.size(0);
+        const torch::Tensor norms = zz.norm(2, {1});
+        int64_t pairs = 0, noisy = 0;
+        for (int D : c.layerOffsets[static_cast<size_t>(l)]) {
+            if (D >= T) continue;
+            const torch::Tensor a = zz.narrow(0, D, T - D), b = zz.narrow(0, 0, T - D);
+            const torch::Tensor na = norms.narrow(0, D, T - D), nb = norms.narrow(0, 0, T - D);
+            const torch::Tensor cosine = (a * b).sum(1) / (na * nb).clamp_min(1e-300);
+            const torch::Tensor sine = (1 - cosine * cosine).clamp_min(0).sqrt();
+            const torch::Tensor bad = (sine < kNoisePlaneSin).logical_or(na * nb <= 1e-300);
+            pairs += T - D;
+            noisy += bad.sum().item<int64_t>();
+        }
+        if (pairs == 0 || noisy * 20 < pairs) return; // fewer than 5%: a repeated token, not a collapse
+        warnings.push_back("after the replacement at " + firstReplaced + ", " + std::to_string(noisy) + " of " +
+                           std::to_string(pairs) + " pair planes of layer " + std::to_string(l) +
+                           " join nearly parallel reduced vectors (sin < 1e-4): their normalised Plucker vectors "
+                           "are rounding noise, so the logits after them are not well defined (a zeroed residual "
+                           "makes every later position alike; mean-ablate instead)");
+    }
 
     /// The hook's replacement of `value` (1 x T x ... ), or an undefined tensor when it observes
     /// only or returns the value unchanged.
@@ -144,6 +178,7 @@ struct Runner {
             throw std::invalid_argument("hook '" + name + "' returned " + std::to_string(out->data.size()) +
                                         " values for shape " + shapeText(in.shape));
         if (std::memcmp(out->data.data(), in.data.data(), in.data.size() * sizeof(float)) == 0) return {};
+        if (firstReplaced.empty()) firstReplaced = name;
         return torch::from_blob(out->data.data(), v.sizes(), torch::kFloat)
             .clone()
             .to(device, value.scalar_type())
@@ -166,13 +201,21 @@ struct Runner {
     torch::Tensor block(BlockImpl& b, int l, const torch::Tensor& h) {
         const bool grassmann = c.kind == ModelKind::Grassmann;
         const Kind slots = grassmann ? Kind::Offset : Kind::Head;
-        if (!has(slots, l) && !has(Kind::Mixer, l) && !has(Kind::Gate, l) && !has(Kind::Ffn, l) && !has(Kind::FfnIn, l))
-            return b.run(h, SuffixContext{}, nullptr, nullptr);
+        const bool check = grassmann && !firstReplaced.empty(); // the planes after a replacement
+        if (!has(slots, l) && !has(Kind::Mixer, l) && !has(Kind::Gate, l) && !has(Kind::Ffn, l) &&
+            !has(Kind::FfnIn, l)) {
+            if (!check) return b.run(h, SuffixContext{}, nullptr, nullptr);
+            BlockRecord rec;
+            torch::Tensor out = b.run(h, SuffixContext{}, nullptr, &rec);
+            checkPlanes(l, rec.z);
+            return out;
+        }
         BlockEdit e;
         e.site = Site::None;
         BlockRecord rec;
         rec.wantPlucker = grassmann && has(Kind::Offset, l);
         torch::Tensor out = b.run(h, SuffixContext{}, nullptr, &rec);
+        if (check) checkPlanes(l, rec.z);
         auto rerun = [&] {
             BlockRecord next;
             out = b.run(h, SuffixContext{}, &e, &next);
@@ -256,7 +299,7 @@ std::vector<int64_t> hookSiteShape(const Model& model, const std::string& name, 
 }
 
 FloatArray runWithHooks(const Model& model, const std::vector<int64_t>& ids,
-                        const std::map<std::string, SiteHook>& hooks) {
+                        const std::map<std::string, SiteHook>& hooks, std::vector<std::string>* warnings) {
     const ModelConfig& c = model.config();
     if (ids.empty()) throw std::invalid_argument("the prompt is empty: give at least one token id");
     if (static_cast<int64_t>(ids.size()) > c.maxLen)
@@ -267,7 +310,7 @@ FloatArray runWithHooks(const Model& model, const std::vector<int64_t>& ids,
         if (ids[i] < 0 || ids[i] >= c.vocabSize)
             throw std::invalid_argument("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                                         " is outside the vocabulary (0.." + std::to_string(c.vocabSize - 1) + ")");
-    Runner run{c, model.impl().device, hooks, {}};
+    Runner run{c, model.impl().device, hooks, {}, {}, {}};
     for (const auto& [name, fn] : hooks)
         run.parsed[name] = parseSite(c, name);
 
@@ -283,6 +326,7 @@ FloatArray runWithHooks(const Model& model, const std::vector<int64_t>& ids,
         if (l == c.nLayers) break;
         h = run.block(*net.blocks()[static_cast<size_t>(l)], l, h);
     }
+    if (warnings) *warnings = run.warnings;
     return toArray(net.head(h).squeeze(0));
 }
 

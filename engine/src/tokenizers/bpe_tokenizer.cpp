@@ -117,17 +117,36 @@ public:
 
     std::vector<TokenPiece> encode(std::string_view text) const override {
         checkUtf8(text);
-        const auto chars = unicode::decodeUtf8(text);
         std::vector<TokenPiece> out;
+        // GPT-2's one special token, where the vocabulary has it, is one piece wherever it stands in
+        // the text, as transformers' GPT2Tokenizer reads a vocab.json + merges.txt folder (its
+        // default bos, eos and unk token); the text between is pre-tokenized and merged as usual.
+        static constexpr std::string_view kEndOfText = "<|endoftext|>";
+        const auto special = m_ids.find(std::string(kEndOfText));
+        size_t from = 0;
+        while (from <= text.size()) {
+            const size_t at = special == m_ids.end() ? std::string_view::npos : text.find(kEndOfText, from);
+            encodeSpan(text, from, at == std::string_view::npos ? text.size() : at, out);
+            if (at == std::string_view::npos) break;
+            out.push_back({special->second, std::string(kEndOfText), static_cast<int64_t>(at),
+                           static_cast<int64_t>(at + kEndOfText.size())});
+            from = at + kEndOfText.size();
+        }
+        return out;
+    }
+
+    /// Pre-tokenizes and merges text[from, to) (byte offsets), spans relative to the whole text.
+    void encodeSpan(std::string_view text, size_t from, size_t to, std::vector<TokenPiece>& out) const {
+        if (to <= from) return;
+        const auto chars = unicode::decodeUtf8(text.substr(from, to - from));
         size_t i = 0;
         while (i < chars.size()) {
             const size_t end = preTokenEnd(chars, i);
-            const auto begin = static_cast<size_t>(chars[i].begin);
-            const auto stop = static_cast<size_t>(chars[end - 1].end);
+            const auto begin = static_cast<size_t>(chars[i].begin) + from;
+            const auto stop = static_cast<size_t>(chars[end - 1].end) + from;
             bpe(text.substr(begin, stop - begin), static_cast<int64_t>(begin), out);
             i = end;
         }
-        return out;
     }
 
     /// End (exclusive) of the pre-token starting at chars[i], following GPT-2's alternation.

@@ -29,6 +29,9 @@ enum class EmptyRule { Zero, Bias };
 ///  PerOffsetMlp (CausalGrassmannMixer): no B_t; g = mean_D MLP(p^(D)), p^ = p / max(||p||, eps), with
 ///    MLP(p) = W_geo_out GELU(W_geo_in p + b_in) + b_out (hidden width ModelConfig::dGeom; no W_plu)
 enum class Aggregation { NormalizeThenMean, MeanThenNormalize, Mean, PerOffsetMlp };
+/// The FFN's GELU: exact (erf, torch's default and the paper's) or the tanh approximation
+/// (GPT-2's "gelu_new", torch's approximate="tanh"). The per-offset MLP keeps its family's exact GELU.
+enum class Activation { Gelu, GeluTanh };
 
 /// Mixer stages beyond the paper's, each a step of a public family's code described as data (all
 /// off: the paper's mixer). Arledge's GrassmannGPTv3 (train.py --model grassmann) uses every one.
@@ -72,6 +75,7 @@ struct ModelConfig {
     int64_t dGeom = 0; ///< hidden width of the per-offset MLP (aggregation PerOffsetMlp only; else 0)
     double layerNormEps = 1e-5;
     double dropout = 0.1;
+    Activation activation = Activation::Gelu;
     bool mixerLayerNorm = false; ///< pre-norm variant's extra LayerNorm around the mix
     MixerStages stages;          ///< Grassmann only
     /// Explicit per-layer offset sets (size nLayers), each ascending, positive, unique.

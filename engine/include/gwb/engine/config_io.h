@@ -43,6 +43,9 @@ Aggregation aggregationFromName(const std::string& name);
 bool mixerSeesNormedInput(NormPlacement norm);
 const char* gateName(GateVariant gate); ///< "paper" / "geometry_only"
 const char* emptyName(EmptyRule empty); ///< "zero" / "bias"
+const char* activationName(Activation a); ///< "gelu" / "gelu_tanh"
+/// Inverse of activationName (std::invalid_argument naming the accepted values).
+Activation activationFromName(const std::string& name);
 
 /// Parameter counts computed from the config alone (tied head counted once).
 struct ParameterCounts {

@@ -48,7 +48,11 @@ std::vector<int64_t> hookSiteShape(const Model& model, const std::string& name, 
 /// Throws std::invalid_argument for an unknown site name (listing the valid ones), ids outside
 /// the vocabulary, an empty prompt or one longer than max_len, and a replacement of the wrong
 /// shape (naming the site and both shapes).
+/// `warnings` (optional) receives what makes the result ill-defined: in a Grassmann model, a layer
+/// after a replacement where 5% or more of the pair planes join nearly parallel reduced vectors
+/// (sin < 1e-4), whose normalised Plucker vectors are rounding noise (a zeroed residual does this).
 FloatArray runWithHooks(const Model& model, const std::vector<int64_t>& ids,
-                        const std::map<std::string, SiteHook>& hooks = {});
+                        const std::map<std::string, SiteHook>& hooks = {},
+                        std::vector<std::string>* warnings = nullptr);
 
 } // namespace gwb::engine

@@ -106,7 +106,8 @@ ImportedModel loadOrImportModel(const std::string& path, const std::string& devi
 /// model (status lines, gwb info); "" when config.family is empty (a model made here).
 std::string importedVariantText(const ModelConfig& config);
 
-/// True for names the importer reads: .pt, .pth, .bin, .ckpt, .safetensors (case-insensitive).
+/// True for names the importer reads: .pt, .pth, .bin, .ckpt, .safetensors, .grasslm (case-insensitive),
+/// and folders (Hugging Face's save_pretrained output, GrassLM's model folders).
 bool isImportableCheckpointPath(const std::string& path);
 
 /// Offset schedule text -> per-layer sets for `nLayers` layers:
