@@ -267,8 +267,9 @@ TEST(FeaturesInWindow, ACrosscoderShowsItsRelativeNormsAndFiltersByKind) {
         EXPECT_DOUBLE_EQ(f.relativeNorms[i], want[i]);
     double histogramTotal = 0;
     const gwb::views::ChartData chart = fv->relativeNormChart();
-    for (double v : chart.series.front().y)
-        histogramTotal += v;
+    for (const gwb::views::ChartSeries& s : chart.series) // one stacked series per kind
+        for (double v : s.y)
+            histogramTotal += v;
     EXPECT_EQ(histogramTotal, static_cast<double>(f.dSae));
     w.selection()->setToken(static_cast<int>(w.workbenchData().tokenCount()) - 1);
     const size_t all = fv->listedFeatures().size();

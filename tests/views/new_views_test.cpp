@@ -6,6 +6,7 @@
 #include "gwb/views/chart_widget.h"
 #include "gwb/views/compare_view.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/heatmap_widget.h"
 #include "gwb/views/lens_view.h"
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/readout_view.h"
@@ -13,6 +14,7 @@
 #include "gwb/views/selection_policy.h"
 #include "gwb/views/token_strip.h"
 
+#include <QHeaderView>
 #include <QTableWidget>
 #include <gtest/gtest.h>
 
@@ -232,4 +234,57 @@ TEST(NewViews, TokenStripTooltipExplainsUndefinedValues) {
     EXPECT_FALSE(first.contains(QStringLiteral("nan"), Qt::CaseInsensitive));
     const QString later = strip.tokenToolTip(5);
     EXPECT_FALSE(later.contains(QStringLiteral("\u2014"))) << later.toStdString();
+}
+
+TEST(NewViews, AttentionSaysWhereItsColourScaleSaturatesAndHeadersReadWhole) {
+    // Issue 52: the colour bar ended at the 95th percentile of the rows' maxima (about 0.33) while
+    // cells reach 1, and only the figure's caption said so; the "cost ΣaⱼCⱼ" header was clipped.
+    Fixture f;
+    f.s.setToken(8);
+    AttentionView a;
+    a.setSelection(&f.s);
+    a.setData(f.d);
+    a.resize(1280, 620);
+    a.show();
+    const double top = a.heatmap()->colorScale().effectiveHigh();
+    if (top < 0.999) {
+        EXPECT_TRUE(a.heatmap()->axes().valueName.contains(QStringLiteral("saturate")))
+            << a.heatmap()->axes().valueName.toStdString();
+        EXPECT_TRUE(a.heatmap()->axes().valueName.contains(QString::number(top, 'g', 2)))
+            << a.heatmap()->axes().valueName.toStdString();
+    }
+    auto* table = a.findChild<QTableWidget*>();
+    ASSERT_TRUE(table);
+    const QFontMetrics fm(table->horizontalHeader()->font());
+    for (int c = 0; c < table->columnCount(); ++c) {
+        const QString text = table->horizontalHeaderItem(c)->text();
+        EXPECT_LE(fm.horizontalAdvance(text), table->columnWidth(c)) << text.toStdString();
+    }
+}
+
+TEST(NewViews, SaliencyComparisonRowsReadWholeAt1280) {
+    // Issue 52: the comparison rows ("Grassmann saliency vs influence (layer 1)") were cut to "(lay…".
+    Fixture f;
+    f.s.setLayer(1);
+    f.s.setToken(9);
+    SaliencyView v;
+    v.setSelection(&f.s);
+    v.setData(f.d);
+    SaliencyResult r;
+    r.token = 9;
+    for (int64_t j = 0; j < f.d.grassmann->length(); ++j) {
+        r.grassmann.push_back(j <= 9 ? 0.1f * static_cast<float>(j + 1) : 0.0f);
+        r.baseline.push_back(j <= 9 ? 0.5f : 0.0f);
+    }
+    v.setSaliency(r);
+    v.resize(1280, 620);
+    v.show();
+    QTableWidget* t = v.table();
+    ASSERT_GT(t->rowCount(), 2);
+    EXPECT_TRUE(t->horizontalHeaderItem(0)->text().contains(QStringLiteral("layer 1")));
+    const QFontMetrics fm(t->font());
+    for (int row = 0; row < t->rowCount(); ++row) {
+        const QString text = t->item(row, 0)->text();
+        EXPECT_LE(fm.horizontalAdvance(text) + 8, t->columnWidth(0)) << text.toStdString();
+    }
 }

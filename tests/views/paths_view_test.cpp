@@ -13,6 +13,8 @@
 #include <QFontMetrics>
 #include <QLabel>
 #include <QScrollArea>
+#include <QScrollBar>
+#include <QTest>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
@@ -190,4 +192,49 @@ TEST(PathsView, EverySenderRowIsLabelledOnScreenAndInPrint) {
         EXPECT_TRUE(missing.isEmpty()) << missing.join(QStringLiteral(", ")).toStdString();
         EXPECT_TRUE(gwb::test::cutTexts(texts).isEmpty());
     }
+}
+
+TEST(PathsView, ScrolledMatricesKeepTheirColourBarInViewAndHoverSaysWhyACellIsGrey) {
+    // Issue 52: at 1280 x 720 the matrices scroll, and their colour bars and row titles sat at the
+    // middle of the whole matrix, cut at the viewport ("ffect", "ayer)"); a grey cell's reason was
+    // cut off ("normalised effect = — (U…").
+    Fixture f;
+    PathsData data = synthetic::makePathsData(f.d);
+    PathsGrid& g = data.grassmann;
+    g.senders.clear();
+    g.senderLayers.clear();
+    for (int l = 0; l < 6; ++l)
+        for (int k = 0; k < 9; ++k) {
+            g.senders << QStringLiteral("offset.%1.%2").arg(l).arg(k + 1);
+            g.senderLayers.push_back(l);
+        }
+    g.receivers = {QStringLiteral("logits"), QStringLiteral("resid.1")};
+    g.effect.assign(static_cast<size_t>(g.rows() * g.cols()), 0.25);
+    g.effect[static_cast<size_t>(g.cols() - 1)] = std::nan(""); // row 0, resid.1: grey
+    g.metric.assign(g.effect.size(), 0.5);
+    f.v.setResult(data);
+    f.v.resize(1280, 560);
+    f.v.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&f.v));
+    auto* scroll = f.v.findChild<QScrollArea*>(QStringLiteral("pathsScroll"));
+    ASSERT_TRUE(scroll);
+    ASSERT_GT(scroll->verticalScrollBar()->maximum(), 0) << "the matrix fits: nothing to check";
+    HeatmapWidget* h = f.v.heatmap(0);
+    for (int value : {0, scroll->verticalScrollBar()->maximum() / 2, scroll->verticalScrollBar()->maximum()}) {
+        scroll->verticalScrollBar()->setValue(value);
+        h->repaint();
+        const QRect shown = h->visibleRegion().boundingRect();
+        const QRectF bar = h->colorbarRect();
+        ASSERT_FALSE(bar.isEmpty());
+        EXPECT_GE(bar.top(), shown.top() - 1) << "scrolled to " << value;
+        EXPECT_LE(bar.bottom(), shown.bottom() + 1) << "scrolled to " << value;
+    }
+    Q_EMIT h->cellHovered(0, g.cols() - 1, QString());
+    auto* hover = f.v.findChild<QLabel*>(QStringLiteral("pathsHover"));
+    ASSERT_TRUE(hover);
+    EXPECT_TRUE(hover->text().contains(g.undefinedReason(0, g.cols() - 1).isEmpty()
+                                           ? QStringLiteral("undefined")
+                                           : g.undefinedReason(0, g.cols() - 1)))
+        << hover->text().toStdString();
+    EXPECT_TRUE(hover->wordWrap());
 }

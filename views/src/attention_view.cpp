@@ -231,7 +231,7 @@ double AttentionView::headMax(int head) const {
 
 QStringList AttentionView::metricNames() const {
     return {QStringLiteral("H (nats)"), QStringLiteral("H/log(t+1)"), QStringLiteral("S(a)"),
-            QStringLiteral("top-1"),    QStringLiteral("exp(H)"),     QStringLiteral("cost \u03a3a\u2c7cC\u2c7c")};
+            QStringLiteral("top-1"),    QStringLiteral("exp(H)"),     QStringLiteral("cost \u03a3a\u00b7C")};
 }
 
 std::vector<std::vector<double>> AttentionView::metricRows() const {
@@ -279,9 +279,13 @@ void AttentionView::refresh() {
         axes.colTitle = QStringLiteral("key");
         axes.rowLabels = tokenLabels(*m_data.baseline);
         axes.colLabels = axes.rowLabels;
-        axes.valueName = QStringLiteral("attention");
+        // The scale ends at the 95th percentile of the rows' largest probabilities (headMax): the
+        // colour bar's title says where brighter cells saturate, as the figure's caption does.
+        const double top = headMax(head);
+        axes.valueName = top < 0.999 ? QStringLiteral("attention (cells above %1 saturate)").arg(top, 0, 'g', 2)
+                                     : QStringLiteral("attention");
         m_heatmap->setMatrix(m_pyramids[static_cast<size_t>(head)]->sourcePtr(), axes);
-        m_heatmap->setFixedRange(0, headMax(head)); // the largest probability in the head (from top-1), no T x T scan
+        m_heatmap->setFixedRange(0, top); // the largest probability in the head (from top-1), no T x T scan
         m_key = key;
     }
     m_heatmap->setMarks(HeatmapMarks{selToken(), -1});

@@ -5,6 +5,9 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCursor>
+#include <QStackedBarSeries>
+#include <QToolTip>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
@@ -52,6 +55,13 @@ std::pair<double, double> yRange(const ChartData& d) {
                 lo = std::min(lo, v);
                 hi = std::max(hi, v);
             }
+    if (d.kind == ChartData::Kind::Bar && d.stacked) // the tallest stack (non-negative parts)
+        for (size_t i = 0; i < static_cast<size_t>(d.categories.size()); ++i) {
+            double sum = 0;
+            for (const auto& s : d.series)
+                if (i < s.y.size() && std::isfinite(s.y[i])) sum += std::max(0.0, s.y[i]);
+            hi = std::max(hi, sum);
+        }
     if (d.kind == ChartData::Kind::Bar) lo = std::min(lo, 0.0);
     if (std::isfinite(d.yMin)) lo = d.yMin;
     if (std::isfinite(d.yMax)) hi = d.yMax;
@@ -129,7 +139,60 @@ void setNiceTicks(QValueAxis* axis, double lo, double hi, int maxTicks = 6) {
     axis->setTickInterval(ticks[1] - ticks[0]);
 }
 
+/// The legend rows at the top of a chart with more than one series (or one named series): drawn
+/// when `draw`; returns the height they take.
+double legendRows(QPainter* p, const QRectF& r, const ChartData& d, const FigureStyle& style, bool draw) {
+    const bool legend = d.series.size() > 1 || (d.series.size() == 1 && !d.series[0].name.isEmpty());
+    if (!legend) return 0;
+    const QFontMetricsF fmS = style.metrics(style.small);
+    if (draw) p->setFont(style.small);
+    double x = r.left();
+    double y = r.top();
+    const double sw = fmS.height() * 1.2;
+    for (size_t i = 0; i < d.series.size(); ++i) {
+        const QString name = d.series[i].name;
+        const double w = sw + fmS.horizontalAdvance(name) + fmS.height() * 0.8;
+        if (x + w > r.right() && x > r.left()) {
+            x = r.left();
+            y += fmS.height() * 1.1;
+        }
+        if (draw) {
+            p->setPen(QPen(colorOf(d.series[i], static_cast<int>(i)), style.hairline * 3));
+            p->drawLine(QPointF(x, y + fmS.height() / 2), QPointF(x + sw * 0.8, y + fmS.height() / 2));
+            p->setPen(Qt::black);
+            p->drawText(QPointF(x + sw, y + fmS.ascent()), name);
+        }
+        x += w;
+    }
+    return y + fmS.height() * 1.4 - r.top();
+}
+double legendRows(QPainter& p, const QRectF& r, const ChartData& d, const FigureStyle& style, bool draw) {
+    return legendRows(&p, r, d, style, draw);
+}
+
+/// The plot's least height: two tick intervals of the y axis.
+double minimumPlotHeight(const FigureStyle& style) {
+    return style.metrics(style.small).height() * 4.4;
+}
+
 } // namespace
+
+double chartHeightFor(const ChartData& data, double width, const FigureStyle& style) {
+    const QFontMetricsF fmS = style.metrics(style.small), fmB = style.metrics(style.body);
+    double h = detail::panelTitleHeight(data.title, width, style) +
+               legendRows(nullptr, QRectF(0, 0, width, 1e6), data, style, false);
+    // A plot with three tick intervals, the x labels (upright ones as tall as the longest), the x title.
+    h += fmS.height() * 6.6 + fmS.height() * 0.5;
+    double labels = fmS.height(), sum = 0;
+    for (const QString& c : data.categories) {
+        const double w = fmS.horizontalAdvance(detail::labelText(c, kCategoryChars));
+        sum += w + fmS.height();
+        if (data.edgeTicks.empty()) labels = std::max(labels, w);
+    }
+    if (sum <= width * 0.9 || !data.edgeTicks.empty()) labels = fmS.height();
+    h += labels + fmS.height() * 0.5 + (data.xTitle.isEmpty() ? 0 : fmB.height() * 1.2);
+    return h;
+}
 
 QString decadeLabel(double value) {
     static const char* const suffix[] = {"", "k", "M", "G", "T"};
@@ -149,28 +212,7 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& data, const Fi
     p.save();
     const QFontMetricsF fmS = style.metrics(style.small), fmB = style.metrics(style.body);
     QRectF r = detail::paintPanelTitle(p, rect, d.title, style);
-    // Legend row at the top right when there is more than one series.
-    const bool legend = d.series.size() > 1 || (d.series.size() == 1 && !d.series[0].name.isEmpty());
-    if (legend) {
-        p.setFont(style.small);
-        double x = r.left();
-        double y = r.top();
-        const double sw = fmS.height() * 1.2;
-        for (size_t i = 0; i < d.series.size(); ++i) {
-            const QString name = d.series[i].name;
-            const double w = sw + fmS.horizontalAdvance(name) + fmS.height() * 0.8;
-            if (x + w > r.right() && x > r.left()) {
-                x = r.left();
-                y += fmS.height() * 1.1;
-            }
-            p.setPen(QPen(colorOf(d.series[i], static_cast<int>(i)), style.hairline * 3));
-            p.drawLine(QPointF(x, y + fmS.height() / 2), QPointF(x + sw * 0.8, y + fmS.height() / 2));
-            p.setPen(Qt::black);
-            p.drawText(QPointF(x + sw, y + fmS.ascent()), name);
-            x += w;
-        }
-        r.setTop(y + fmS.height() * 1.4);
-    }
+    r.setTop(r.top() + legendRows(p, r, d, style, true));
     const auto [ylo, yhi] = data.logY ? decadeRange(d) : yRange(d);
     const auto [xlo, xhi] = xRange(d);
     const int maxYTicks = std::max(2, static_cast<int>(r.height() / (fmS.height() * 2.2)));
@@ -184,7 +226,12 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& data, const Fi
     const double tick = fmS.height() * 0.25;
     QStringList xLabels;
     std::vector<double> xTickPos;
-    if (!d.categories.isEmpty()) {
+    if (d.kind == ChartData::Kind::Bar && !d.edgeTicks.empty()) {
+        for (const auto& [at, label] : d.edgeTicks) { // bar i spans [i - 0.5, i + 0.5]
+            xTickPos.push_back(at - 0.5);
+            xLabels << label;
+        }
+    } else if (!d.categories.isEmpty()) {
         for (int i = 0; i < d.categories.size(); ++i) {
             xTickPos.push_back(d.kind == ChartData::Kind::Bar
                                    ? i
@@ -223,6 +270,15 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& data, const Fi
     }
     const double xLabelH = rotate ? xLabelW : fmS.height();
     const QRectF plot = plot0.adjusted(0, 0, 0, -(xLabelH + tick * 2 + (d.xTitle.isEmpty() ? 0 : fmB.height() * 1.2)));
+    if (plot.height() < minimumPlotHeight(style) && !d.series.empty()) {
+        // No room for two tick intervals: say so (the figure checks look for this) rather than
+        // draw a plot nobody can read; the view's figure layout gives each chart chartHeightFor().
+        p.setFont(style.small);
+        p.setPen(Qt::darkGray);
+        p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap, QStringLiteral("panel too small for this chart"));
+        p.restore();
+        return;
+    }
     auto X = [&](double x) { return plot.left() + (x - xlo) / (xhi - xlo) * plot.width(); };
     auto Y = [&](double y) { return plot.bottom() - (y - ylo) / (yhi - ylo) * plot.height(); };
 
@@ -252,13 +308,23 @@ void paintChart(QPainter& p, const QRectF& rect, const ChartData& data, const Fi
     p.save();
     p.setClipRect(plot.adjusted(-2, -2, 2, 2));
     if (d.kind == ChartData::Kind::Bar) {
-        const size_t n = std::max<size_t>(1, d.series.size());
+        const size_t n = d.stacked ? 1 : std::max<size_t>(1, d.series.size());
         const double groupW = plot.width() / std::max(1.0, xhi - xlo) * 0.8;
         const double barW = groupW / static_cast<double>(n);
+        std::vector<double> base(static_cast<size_t>(std::max<qsizetype>(0, d.categories.size())), 0.0);
         for (size_t s = 0; s < d.series.size(); ++s)
             for (size_t i = 0; i < d.series[s].y.size(); ++i) {
                 const double v = d.series[s].y[i];
-                const double x = X(static_cast<double>(i)) - groupW / 2 + barW * static_cast<double>(s);
+                const double x =
+                    X(static_cast<double>(i)) - groupW / 2 + (d.stacked ? 0.0 : barW * static_cast<double>(s));
+                if (d.stacked && i < base.size()) { // this series' part sits on the ones before it
+                    if (!std::isfinite(v) || v <= 0) continue;
+                    const QRectF bar =
+                        QRectF(QPointF(x, Y(base[i])), QPointF(x + barW * 0.92, Y(base[i] + v))).normalized();
+                    p.fillRect(bar, colorOf(d.series[s], static_cast<int>(s)));
+                    base[i] += v;
+                    continue;
+                }
                 if (!std::isfinite(v)) {
                     p.setPen(QPen(Qt::darkGray, style.hairline));
                     p.drawText(QRectF(x, Y(ylo) - fmS.height(), barW, fmS.height()), Qt::AlignCenter,
@@ -329,8 +395,23 @@ void ChartWidget::setUndefinedTip(const QString& tip) {
     m_undefinedTip = tip;
 }
 
+int ChartWidget::indexLabelStep() const {
+    // Bars too close for even their indices side by side (Qt Charts would cut every label to
+    // "..."): every k-th bar gets its index, on a value axis. 1 = the category axis copes.
+    const auto n = static_cast<double>(m_data.categories.size());
+    if (m_data.kind != ChartData::Kind::Bar || !m_data.edgeTicks.empty() || n < 2) return 1;
+    const QFontMetricsF fm(font());
+    const double pitch = std::max(1.0, width() - fm.height() * 5) / n;
+    const double label = fm.horizontalAdvance(QString::number(static_cast<int>(n) - 1)) + fm.height() * 0.9;
+    return pitch >= label ? 1 : static_cast<int>(std::ceil(label / pitch));
+}
+
 void ChartWidget::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
+    if (indexLabelStep() != m_indexStep) { // thinned indices, or back to the category axis
+        rebuild();
+        return;
+    }
     updateLabelAngle();
     if (m_valueAxis) setNiceTicks(m_valueAxis, m_valueAxis->min(), m_valueAxis->max(), yTickBudget());
 }
@@ -357,15 +438,35 @@ void ChartWidget::updateLabelAngle() {
         need += fm.horizontalAdvance(full.back()) + fm.height();
         longest = std::max(longest, fm.horizontalAdvance(full.back()));
     }
-    const int angle = need > width() * 0.8 ? -90 : 0;
+    const bool briefUnique = QSet<QString>(brief.begin(), brief.end()).size() == brief.size();
+    // Qt Charts gives a flat label its bar's width, less a margin.
+    const double pitch = std::max(1.0, width() - fm.height() * 5) / std::max<qsizetype>(1, brief.size());
+    double briefWidest = 0;
+    for (const QString& b : brief)
+        briefWidest = std::max(briefWidest, fm.horizontalAdvance(b) + fm.height() * 0.9);
+    auto* bars = qobject_cast<QBarCategoryAxis*>(m_categoryAxis);
+    // Whole names side by side when they fit; else their first word (the index, when those are
+    // distinct) side by side; else upright. Qt Charts cuts upright labels to "..." when the bars
+    // stand closer than a line and a half (21 bars in 500 px cut even "7"), and upright names
+    // longer than about a third of the chart's height: the index stands for those too. The
+    // figure export and the bars' tooltips keep the whole names.
+    const bool fullFlat = need <= width() * 0.8;
+    const bool briefFlat = !fullFlat && bars && briefUnique && briefWidest <= pitch;
+    const int angle = fullFlat || briefFlat ? 0 : -90;
     if (m_categoryAxis->labelsAngle() != angle) m_categoryAxis->setLabelsAngle(angle);
-    // Upright names longer than a third of the chart's height would be cut to "…": a composed
-    // name ("16 ▁fortune") then shows its first word (the index); the figure export keeps all.
-    if (auto* bars = qobject_cast<QBarCategoryAxis*>(m_categoryAxis)) {
-        const bool briefUnique = QSet<QString>(brief.begin(), brief.end()).size() == brief.size();
-        const QStringList& want = angle != 0 && longest > height() * 0.3 && briefUnique ? brief : full;
+    if (bars) {
+        const bool upright = angle != 0 && longest > height() * 0.3;
+        const QStringList& want = (briefFlat || upright) && briefUnique ? brief : full;
         if (bars->categories() != want) bars->setCategories(want);
     }
+}
+
+void ChartWidget::showBarTip(bool on, int category) {
+    m_barTip = on && category >= 0 && category < m_data.barTips.size() ? m_data.barTips[category] : QString();
+    if (m_barTip.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(QCursor::pos(), m_barTip, this);
 }
 
 int ChartWidget::yTickBudget() const {
@@ -376,6 +477,7 @@ int ChartWidget::yTickBudget() const {
 
 void ChartWidget::rebuild() {
     m_categoryAxis = nullptr;
+    m_barTip.clear();
     m_valueAxis = nullptr;
     setUndefinedTip(QString());
     m_undefinedCategory.clear();
@@ -406,37 +508,59 @@ void ChartWidget::rebuild() {
     axisY->setTitleText(m_data.yTitle.toHtmlEscaped());
     chart->addAxis(axisY, Qt::AlignLeft);
     if (m_data.kind == ChartData::Kind::Bar) {
-        auto* bars = new QBarSeries();
+        QAbstractBarSeries* bars = m_data.stacked ? static_cast<QAbstractBarSeries*>(new QStackedBarSeries())
+                                                  : static_cast<QAbstractBarSeries*>(new QBarSeries());
         for (size_t s = 0; s < m_data.series.size(); ++s) {
             auto* set = new QBarSet(m_data.series[s].name);
             set->setColor(colorOf(m_data.series[s], static_cast<int>(s)));
             for (double v : m_data.series[s].y)
                 *set << (std::isfinite(v) ? v : 0.0);
             connect(set, &QBarSet::clicked, this, &ChartWidget::barClicked);
+            connect(set, &QBarSet::hovered, this, &ChartWidget::showBarTip);
             bars->append(set);
         }
         chart->addSeries(bars);
-        auto* axisX = new QBarCategoryAxis();
-        // An undefined value has no bar: its category reads "—" so that it is not taken for 0.
-        QStringList cats;
-        bool undefined = false;
-        m_undefinedCategory.assign(static_cast<size_t>(m_data.categories.size()), false);
-        for (int i = 0; i < m_data.categories.size(); ++i) {
-            bool nan = false;
-            for (const auto& ser : m_data.series)
-                nan = nan || (static_cast<size_t>(i) < ser.y.size() && !std::isfinite(ser.y[static_cast<size_t>(i)]));
-            undefined = undefined || nan;
-            m_undefinedCategory[static_cast<size_t>(i)] = nan;
-            cats << detail::labelText(m_data.categories[i], kCategoryChars) +
-                        (nan ? QStringLiteral(" \u2014") : QString());
+        m_indexStep = indexLabelStep();
+        if (!m_data.edgeTicks.empty() || m_indexStep > 1) {
+            // A histogram over a value range: ticks on the bar edges (0, 0.5, 1), not under the
+            // bars. Or bars too close for their labels: every k-th bar's index, under it.
+            auto* edges = new QCategoryAxis();
+            edges->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+            edges->setRange(-0.5, std::max<double>(0, m_data.categories.size()) - 0.5);
+            edges->setStartValue(-0.5 - 1e-6); // each label ends a category: the first ends at -0.5
+            for (const auto& [at, label] : m_data.edgeTicks)
+                edges->append(label, at - 0.5);
+            if (m_data.edgeTicks.empty())
+                for (int i = 0; i < m_data.categories.size(); i += m_indexStep)
+                    edges->append(m_data.categories[i].section(QLatin1Char(' '), 0, 0), i);
+            edges->setTitleText(m_data.xTitle.toHtmlEscaped());
+            chart->addAxis(edges, Qt::AlignBottom);
+            bars->attachAxis(edges);
+            bars->attachAxis(axisY);
         }
-        setUndefinedTip(undefined ? m_data.undefinedReason : QString());
-        axisX->append(cats);
-        m_categoryAxis = axisX;
-        axisX->setTitleText(m_data.xTitle.toHtmlEscaped());
-        chart->addAxis(axisX, Qt::AlignBottom);
-        bars->attachAxis(axisX);
-        bars->attachAxis(axisY);
+        auto* axisX = m_data.edgeTicks.empty() && m_indexStep == 1 ? new QBarCategoryAxis() : nullptr;
+        if (axisX) {
+            // An undefined value has no bar: its category reads "—" so that it is not taken for 0.
+            QStringList cats;
+            bool undefined = false;
+            m_undefinedCategory.assign(static_cast<size_t>(m_data.categories.size()), false);
+            for (int i = 0; i < m_data.categories.size(); ++i) {
+                bool nan = false;
+                for (const auto& ser : m_data.series)
+                    nan = nan || (static_cast<size_t>(i) < ser.y.size() && !std::isfinite(ser.y[static_cast<size_t>(i)]));
+                undefined = undefined || nan;
+                m_undefinedCategory[static_cast<size_t>(i)] = nan;
+                cats << detail::labelText(m_data.categories[i], kCategoryChars) +
+                            (nan ? QStringLiteral(" \u2014") : QString());
+            }
+            setUndefinedTip(undefined ? m_data.undefinedReason : QString());
+            axisX->append(cats);
+            m_categoryAxis = axisX;
+            axisX->setTitleText(m_data.xTitle.toHtmlEscaped());
+            chart->addAxis(axisX, Qt::AlignBottom);
+            bars->attachAxis(axisX);
+            bars->attachAxis(axisY);
+        }
     } else {
         const auto [xlo, xhi] = xRange(m_data);
         QAbstractAxis* axisX = nullptr;

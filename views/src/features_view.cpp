@@ -176,23 +176,45 @@ std::vector<std::pair<int64_t, float>> FeaturesView::listedFeatures() const {
     return out;
 }
 
-ChartData FeaturesView::relativeNormChart() const {
+ChartData FeaturesView::relativeNormChart(bool modelNamesInLegend) const {
     ChartData c;
     c.kind = ChartData::Kind::Bar;
     if (!m_features || !m_features->crosscoder) return c;
-    c.title = QStringLiteral("Relative decoder norm: 0 = %1 only, 1 = %2 only")
-                  .arg(m_features->modelName, m_features->secondModelName);
+    // Ten bins of r = ||d_2|| / (||d_1|| + ||d_2||), one stacked series per kind so that each bar
+    // takes its kind's colour and the legend names the models; ticks on the bin edges.
+    c.title = QStringLiteral("Relative decoder norm");
     c.xTitle = QStringLiteral("||d_2|| / (||d_1|| + ||d_2||)");
     c.yTitle = QStringLiteral("features");
-    ChartSeries s;
+    c.stacked = true;
     std::vector<double> counts(10, 0);
     for (double r : m_features->relativeNorms)
         if (std::isfinite(r)) counts[static_cast<size_t>(std::clamp(static_cast<int>(r * 10), 0, 9))] += 1;
-    for (int b = 0; b < 10; ++b) {
-        c.categories << QString::number(b / 10.0 + 0.05, 'f', 2);
-        s.y.push_back(counts[static_cast<size_t>(b)]);
+    const QString first = m_features->modelName, second = m_features->secondModelName;
+    // The figure's legend wraps and names the models; on screen the header names them (first,
+    // second) and a legend of two long model names would be cut.
+    const QString names[] = {modelNamesInLegend ? QStringLiteral("%1 only").arg(first) : QStringLiteral("first only"),
+                             QStringLiteral("shared"),
+                             modelNamesInLegend ? QStringLiteral("%1 only").arg(second)
+                                                : QStringLiteral("second only")};
+    const QString meaning[] = {QStringLiteral("%1's only (r < 0.3)").arg(first),
+                               QStringLiteral("shared by both models (0.3 to 0.7)"),
+                               QStringLiteral("%1's only (r > 0.7)").arg(second)};
+    for (int k = 0; k < 3; ++k) {
+        ChartSeries s;
+        s.name = names[k];
+        c.series.push_back(s);
     }
-    c.series.push_back(s);
+    for (int b = 0; b < 10; ++b) {
+        const int k = b < 3 ? 0 : b < 7 ? 1 : 2;
+        for (int j = 0; j < 3; ++j)
+            c.series[static_cast<size_t>(j)].y.push_back(j == k ? counts[static_cast<size_t>(b)] : 0.0);
+        c.categories << QStringLiteral("%1–%2").arg(b / 10.0, 0, 'f', 1).arg((b + 1) / 10.0, 0, 'f', 1);
+        const auto n = static_cast<int>(counts[static_cast<size_t>(b)]);
+        c.barTips << QStringLiteral("r %1: %2 feature%3, %4").arg(c.categories.back()).arg(n)
+                         .arg(n == 1 ? QString() : QStringLiteral("s"), meaning[k]);
+    }
+    c.edgeTicks = {{0, QStringLiteral("0")},   {3, QStringLiteral("0.3")}, {5, QStringLiteral("0.5")},
+                   {7, QStringLiteral("0.7")}, {10, QStringLiteral("1")}};
     return c;
 }
 
@@ -340,17 +362,33 @@ void FeaturesView::refresh() {
 
 QString FeaturesView::caption() const {
     if (!m_features) return missingDataMessage();
-    QString s = QStringLiteral("Features of a %1 dictionary (%2 features) at %3, token %4: the active ones by "
-                               "activation z_f = the dictionary's encoder on the site's value.")
-                    .arg(m_features->architecture)
-                    .arg(m_features->dSae)
-                    .arg(m_features->site)
-                    .arg(selToken());
-    if (m_dashboard.feature >= 0)
-        s += QStringLiteral(" Right: %1's activations where it fires over %2.")
+    const FeatureData& f = *m_features;
+    QString s = f.crosscoder
+                    ? QStringLiteral("Features of a %1 crosscoder (%2 features) of %3 at %4 and %5 at %6, token %7: "
+                                     "the active ones by activation z_f = the encoder on both sites' values.")
+                          .arg(f.architecture)
+                          .arg(f.dSae)
+                          .arg(f.modelName, f.site, f.secondModelName, f.secondSite)
+                          .arg(selToken())
+                    : QStringLiteral("Features of a %1 dictionary (%2 features) of %3 at %4, token %5: the active "
+                                     "ones by activation z_f = the dictionary's encoder on the site's value.")
+                          .arg(f.architecture)
+                          .arg(f.dSae)
+                          .arg(f.modelName, f.site)
+                          .arg(selToken());
+    // The figure's panels by letter (they stand in a row or a column, as the figure's shape allows).
+    QChar letter = u'b';
+    if (m_dashboard.feature >= 0 && activationChart().hasData()) {
+        s += QStringLiteral(" (%1) %2's activations where it fires over %3.")
+                 .arg(letter)
                  .arg(m_dashboard.name, m_dashboard.corpus);
-    else if (m_features->crosscoder)
-        s += QStringLiteral(" Right: the crosscoder's relative decoder norms ||d_2|| / (||d_1|| + ||d_2||).");
+        letter = u'c';
+    }
+    if (f.crosscoder)
+        s += QStringLiteral(" (%1) The features by relative decoder norm r = ||d_2|| / (||d_1|| + ||d_2||): below 0.3 "
+                            "%2's only, above 0.7 %3's only, shared between.")
+                 .arg(letter)
+                 .arg(f.modelName, f.secondModelName);
     return s;
 }
 
@@ -394,9 +432,10 @@ std::vector<DataTable> FeaturesView::dataTables() const {
     return out;
 }
 
-void FeaturesView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
-    // Left: the features most active at the token; right: the chosen feature's histogram, or a
-    // crosscoder's relative norms. Stacked in a narrow figure.
+std::vector<ChartData> FeaturesView::figurePanels() const {
+    // (a) the features most active at the token; (b) the chosen feature's histogram; (c) a
+    // crosscoder's relative norms. Lettered, as the caption names them (one row, or one column).
+    std::vector<ChartData> out;
     ChartData active;
     active.kind = ChartData::Kind::Bar;
     active.title = QStringLiteral("Most active features at token %1").arg(selToken());
@@ -409,30 +448,40 @@ void FeaturesView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle
         s.y.push_back(rows[i].second);
     }
     active.series.push_back(s);
-    const ChartData right = m_dashboard.feature >= 0 ? activationChart() : relativeNormChart();
+    out.push_back(active);
+    if (m_dashboard.feature >= 0 && activationChart().hasData()) out.push_back(activationChart());
+    if (m_features && m_features->crosscoder) out.push_back(relativeNormChart(true));
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i].title = QStringLiteral("(%1) %2").arg(QChar(u'a' + static_cast<char16_t>(i))).arg(out[i].title);
+    return out;
+}
+
+double FeaturesView::figureAspect(double widthInches) const {
+    const auto n = static_cast<double>(figurePanels().size());
+    return widthInches < 5 ? std::max(1.2, 0.25 + 0.55 * n) : 0.6;
+}
+
+void FeaturesView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
+    const std::vector<ChartData> panels = figurePanels();
     const bool narrow = rect.width() < rect.height() * 1.3;
-    const bool two = right.hasData();
-    QRectF a = rect, b;
-    if (two) {
-        if (narrow) {
-            a.setHeight(rect.height() / 2 - 4);
-            b = QRectF(rect.left(), a.bottom() + 8, rect.width(), rect.height() / 2 - 4);
-        } else {
-            a.setWidth(rect.width() / 2 - 6);
-            b = QRectF(a.right() + 12, rect.top(), rect.width() / 2 - 6, rect.height());
+    const auto n = static_cast<double>(panels.size());
+    const double gap = 10;
+    for (size_t i = 0; i < panels.size(); ++i) {
+        const double k = static_cast<double>(i);
+        const QRectF r = narrow ? QRectF(rect.left(), rect.top() + k * (rect.height() + gap) / n, rect.width(),
+                                         (rect.height() + gap) / n - gap)
+                                : QRectF(rect.left() + k * (rect.width() + gap) / n, rect.top(),
+                                         (rect.width() + gap) / n - gap, rect.height());
+        if (i > 0 || panels[i].hasData()) {
+            paintChart(p, r, panels[i], style);
+            continue;
         }
-    }
-    if (active.hasData())
-        paintChart(p, a, active, style);
-    else {
         p.save();
         p.setFont(style.body);
         p.setPen(Qt::darkGray);
-        p.drawText(a, Qt::AlignCenter | Qt::TextWordWrap,
-                   QStringLiteral("No feature fires at token %1").arg(selToken()));
+        p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap, QStringLiteral("No feature fires at token %1").arg(selToken()));
         p.restore();
     }
-    if (two) paintChart(p, b, right, style);
 }
 
 } // namespace gwb::views

@@ -317,8 +317,12 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), colLabelFor(j), Qt::AlignRight);
     }
     p.setFont(style.body);
+    // On screen, a plot taller than the scroll area showing it keeps its row title and colour bar
+    // in the part in view (centred there), not at its middle, which may be scrolled away.
+    const QRectF shown = style.visible.isEmpty() ? plot : plot.intersected(style.visible);
+    const QRectF titleSpan = shown.height() > 0 ? shown : plot;
     if (rowTitle)
-        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, plot.center().y()), axes.rowTitle,
+        detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, titleSpan.center().y()), axes.rowTitle,
                                 Qt::AlignHCenter);
     if (colTitle)
         p.drawText(QRectF(plot.center().x() - r.width() / 2, plot.bottom() + tick * 2 + colLabelH, r.width(),
@@ -342,7 +346,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
                    Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap | Qt::TextDontClip, noteText);
     }
     if (style.colorbar) {
-        geo.colorbar = QRectF(plot.right() + tick * 3, plot.top(), barBlock - tick, plot.height());
+        geo.colorbar = QRectF(plot.right() + tick * 3, titleSpan.top(), barBlock - tick, titleSpan.height());
         paintColorbar(p, geo.colorbar, scale, barTitle, style);
     }
     p.restore();

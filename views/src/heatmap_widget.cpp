@@ -149,7 +149,10 @@ void HeatmapWidget::requestLevel(int ly, int lx) {
 void HeatmapWidget::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
-    const FigureStyle style = FigureStyle::forScreen(font());
+    FigureStyle style = FigureStyle::forScreen(font());
+    // Inside a scroll area (the paths view's tall matrices) only part of the widget is in view.
+    if (const QRect shown = visibleRegion().boundingRect(); !shown.isEmpty() && shown != rect())
+        style.visible = QRectF(shown);
     if (!m_pyramid) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect().adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap,

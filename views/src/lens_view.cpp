@@ -477,7 +477,15 @@ void LensView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& st
     const int window = figureWindow(left.width(), style);
     paintLensGrid(p, left, gridData(m_data.grassmann, window), style, map);
     paintLensGrid(p, right, gridData(m_data.baseline, window), style, map);
-    const auto [listRect, chartRect] = detail::splitPanels(bottom, wide ? 0.45 : 0.4, wide, gap);
+    // One column stacks the top-K lists over the rank chart, which gets the height it needs to read.
+    auto [listRect, chartRect] = detail::splitPanels(bottom, wide ? 0.45 : 0.4, wide, gap);
+    if (!wide) {
+        const double need = chartHeightFor(rankChart(), bottom.width(), style);
+        if (chartRect.height() < need) {
+            chartRect.setTop(std::max(bottom.top() + bottom.height() * 0.25, bottom.bottom() - need));
+            listRect.setBottom(chartRect.top() - gap);
+        }
+    }
     const auto [gl, bl] = detail::splitPanels(listRect, 0.5, true, gap * 0.5);
     const QString lay = m_data.primary() && m_data.primary()->lensTopIds.rank() == 3
                             ? layerLabel(clampedLensLayer(*m_data.primary()), m_data.primary()->lensTopIds.dim(0) - 1)

@@ -14,6 +14,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
@@ -156,6 +157,11 @@ PathsView::PathsView(QWidget* parent) : View(parent) {
         });
     }
     m_scroll->setWidget(pair);
+    // The matrices draw their row titles and colour bars in the part in view: repaint on scrolling.
+    connect(m_scroll->verticalScrollBar(), &QScrollBar::valueChanged, this, [this] {
+        m_grassmann->update();
+        m_transformer->update();
+    });
     split->addWidget(m_scroll);
     split->addWidget(m_topK);
     split->setSizes({880, 170});
@@ -381,7 +387,9 @@ QString PathsView::cellText(int model, int64_t r, int64_t c, QString* why) const
 
 void PathsView::hovered(int model, qint64 r, qint64 c) {
     QString why;
-    m_hover->setText(cellText(model, r, c, &why));
+    const QString text = cellText(model, r, c, &why);
+    // The reason a cell is grey is part of what hovering it says (the line wraps), not only a tooltip.
+    m_hover->setText(why.isEmpty() ? text : text + QStringLiteral(" \u2014 ") + why);
     m_hover->setToolTip(why);
     heatmap(model)->setToolTip(why);
 }

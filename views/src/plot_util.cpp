@@ -66,7 +66,11 @@ QFont scaledFont(const QFont& font, double factor) {
     return f;
 }
 
-void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& text, Qt::Alignment align) {
+void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& rawText, Qt::Alignment align) {
+    // SentencePiece's word-start mark U+2581 (a low bar) turned upright reads as a stray tick beside
+    // the axis: a middle dot marks the word start in a rotated label instead.
+    QString text = rawText;
+    text.replace(QChar(0x2581), QChar(0x00B7));
     p.save();
     p.translate(anchor);
     p.rotate(-90);

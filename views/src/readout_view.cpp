@@ -417,12 +417,11 @@ std::vector<DataTable> ReadoutView::dataTables() const {
 QString ReadoutView::caption() const {
     return QStringLiteral(
                "Read-out planes of Grassmann layer %1. Each channel c of W_plu is an antisymmetric r x r "
-               "matrix A_c with g_{t,c} \u2212 b_c = z_t^T A_c y_t. Left: planarity (%2) and residual (%3). "
-               "Right: singular pairs of channel %4. Bottom: token %5's channels with the largest "
+               "matrix A_c with g_{t,c} \u2212 b_c = z_t^T A_c y_t. Channels ranked by planarity: planarity (%2) and "
+               "residual (%3). Channel %4: its singular pairs. Top channels: token %5's channels with the largest "
                "|z_t^T A_c y_t| (value, planarity P, principal angles \u03b8 in rad between span(z_t, y_t) and "
-               "the channel's top plane); sphere: the token's pair planes (colours) and the top planes of its three "
-               "top "
-               "channels (greys), projected onto the layer's top-3 principal directions of z.")
+               "the channel's top plane). Sphere: the token's pair planes (colours) and the top planes of its three "
+               "top channels (greys), projected onto the layer's top-3 principal directions of z.")
                .arg(selLayer())
                .arg(definition("readoutPlanarity"), definition("readoutResidual"))
                .arg(m_channel)
@@ -441,12 +440,17 @@ void ReadoutView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
         std::tie(rankRect, specRect) = detail::splitPanels(topRect, 0.6, true, gap);
         std::tie(listRect, sphereRect) = detail::splitPanels(bottomRect, 0.36, true, gap);
     } else {
-        // Every panel across the full width (side by side, the spectrum's title took its height).
-        const auto [upper, lower] = detail::splitPanels(rect, 0.62, false, gap);
-        const auto [r1, r2] = detail::splitPanels(upper, 0.4, false, gap);
-        rankRect = r1;
-        std::tie(specRect, listRect) = detail::splitPanels(r2, 0.55, false, gap);
-        sphereRect = lower;
+        // One column: every panel across the full width, each chart at least as tall as it needs to
+        // read (its title wraps to two lines here), the sphere below in what is left.
+        const double rankH = std::max(chartHeightFor(rankedChart(), rect.width(), style), rect.height() * 0.2);
+        const double specH = std::max(chartHeightFor(spectrumChart(), rect.width(), style), rect.height() * 0.16);
+        const double listH = rect.height() * 0.14;
+        double y = rect.top();
+        for (auto [panel, h] : {std::pair{&rankRect, rankH}, std::pair{&specRect, specH}, std::pair{&listRect, listH}}) {
+            *panel = QRectF(rect.left(), y, rect.width(), h);
+            y += h + gap;
+        }
+        sphereRect = QRectF(rect.left(), y, rect.width(), std::max(0.0, rect.bottom() - y));
     }
     paintChart(p, rankRect, rankedChart(), style);
     paintChart(p, specRect, spectrumChart(), style);

@@ -190,16 +190,16 @@ std::vector<SaliencyView::Comparison> SaliencyView::comparisons() const {
         const RowComparison r = compareDistributions(x, y);
         out.push_back({name, r.jsDivergence, r.top1Agrees});
     };
-    add(QStringLiteral("Grassmann saliency vs influence (layer %1)").arg(selLayer()), g, grassmannInfluence(t));
-    add(QStringLiteral("Transformer saliency vs mean attention (layer %1)").arg(selLayer()), b, attentionMean(t));
+    add(QStringLiteral("Grassmann vs influence"), g, grassmannInfluence(t));
+    add(QStringLiteral("Transformer vs mean attention"), b, attentionMean(t));
     if (m_data.baseline && selLayer() < static_cast<int>(m_data.baseline->layers.size())) {
         const auto& L = m_data.baseline->layers[static_cast<size_t>(selLayer())];
         if (L.attention && t < m_data.baseline->length())
             for (int64_t h = 0; h < L.attention->nHeads; ++h)
-                add(QStringLiteral("Transformer saliency vs head %1").arg(h), b,
+                add(QStringLiteral("Transformer vs head %1").arg(h), b,
                     gwb::engine::attentionRow(*L.attention, h, t));
     }
-    add(QStringLiteral("Grassmann saliency vs Transformer saliency"), g, b);
+    add(QStringLiteral("Grassmann vs Transformer"), g, b);
     return out;
 }
 
@@ -343,7 +343,8 @@ void SaliencyView::refresh() {
     const auto comps = comparisons();
     m_table->setColumnCount(3);
     m_table->setHorizontalHeaderLabels(
-        {QStringLiteral("compared rows"), QStringLiteral("JS (nats)"), QStringLiteral("top-1 agrees")});
+        {QStringLiteral("saliency vs (layer %1)").arg(selLayer()), QStringLiteral("JS (nats)"),
+         QStringLiteral("top-1 agrees")});
     m_table->setRowCount(static_cast<int>(comps.size()));
     for (int i = 0; i < static_cast<int>(comps.size()); ++i) {
         const auto& cmp = comps[static_cast<size_t>(i)];

@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QWidget>
 #include <limits>
+#include <utility>
 #include <vector>
 
 class QAbstractAxis;
@@ -38,6 +39,14 @@ struct ChartData {
     /// Logarithmic y axis with ticks at 1, 10, 100, 1k, ... (values <= 0 are not drawn); for
     /// ranks and other quantities spanning decades.
     bool logY = false;
+    /// Bar charts: the series stack in one bar per category instead of standing side by side
+    /// (e.g. one series per kind, each bar in exactly one of them: bars coloured by kind).
+    bool stacked = false;
+    /// Bar charts over a value range (a histogram): ticks at bar edges instead of a label under
+    /// each bar. {position in bars: 0 = the first bar's left edge, n = the last one's right edge; label}.
+    std::vector<std::pair<double, QString>> edgeTicks;
+    /// Bar charts: what hovering each category's bar shows ("" = nothing), e.g. its range and count.
+    QStringList barTips;
     /// Why a NaN value is undefined (bar charts: the bar reads "—" and, on screen, this is the
     /// chart's tooltip); "" = no reason given.
     QString undefinedReason;
@@ -50,8 +59,12 @@ QColor seriesColor(int index);
 /// Tick label of a log axis: 1, 10, 100, 1k, 10k, 100k, 1M, ...
 QString decadeLabel(double value);
 
-/// Draws a chart with axes, ticks, legend into rect.
+/// Draws a chart with axes, ticks, legend into rect. A rect too short for two tick intervals
+/// gets "panel too small for this chart" instead of an unreadable plot.
 void paintChart(QPainter& p, const QRectF& rect, const ChartData& data, const FigureStyle& style);
+/// The height at which paintChart draws `data` readably at `width`: its title and legend as they
+/// wrap, three tick intervals, the x labels and the x title. Figure layouts give charts at least this.
+double chartHeightFor(const ChartData& data, double width, const FigureStyle& style);
 
 class ChartWidget : public QWidget {
     Q_OBJECT
@@ -64,6 +77,8 @@ public:
     void setPlaceholder(const QString& text);
     /// The message shown instead of a chart ("" while a chart is shown).
     const QString& placeholder() const { return m_placeholder; }
+    /// The tooltip of the bar under the pointer (ChartData::barTips), "" when none is shown.
+    const QString& shownBarTip() const { return m_barTip; }
 
 Q_SIGNALS:
     /// A bar chart's bar was clicked: its category index.
@@ -79,9 +94,15 @@ private:
     /// otherwise cut them to "…").
     void updateLabelAngle();
     int yTickBudget() const;
+    /// Bar charts whose bars stand too close for their indices: label every k-th bar (k > 1).
+    int indexLabelStep() const;
+    int m_indexStep = 1;
     /// The tooltip naming why values are undefined (ChartData::undefinedReason), or "".
     void setUndefinedTip(const QString& tip);
     QString m_undefinedTip;
+    QString m_barTip;
+    /// A bar was entered (on) or left: its ChartData::barTips entry as the tooltip.
+    void showBarTip(bool on, int category);
     ChartData m_data;
     QAbstractAxis* m_categoryAxis = nullptr;
     /// Bar charts: the categories with no defined value; their labels carry " —" (also after a resize).

@@ -74,7 +74,8 @@ public:
     bool hasContent() const override;
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.2 : 0.6; }
+    /// One column stacks the panels (figurePanels()), each tall enough for its ticks to read.
+    double figureAspect(double widthInches) const override;
 
     /// The dictionary and its activations on the current trace (null = none loaded).
     void setFeatures(FeatureDataPtr features);
@@ -90,11 +91,16 @@ public:
     void setKindFilter(const QString& kind);
     /// The rows the list shows at the selected token: (feature, activation), most active first.
     std::vector<std::pair<int64_t, float>> listedFeatures() const;
-    /// The relative-norm histogram (20 bins over [0, 1]) of a crosscoder.
-    ChartData relativeNormChart() const;
+    /// The relative-norm histogram of a crosscoder: 10 bins over [0, 1], stacked by kind (first
+    /// model's, shared, second's), ticks on the bin edges, a tooltip per bar.
+    /// The legend says "first only" / "second only", or the models' names (the figure's).
+    ChartData relativeNormChart(bool modelNamesInLegend = false) const;
     /// The relative-norm histogram (clicking a bar lists the features of its kind).
     ChartWidget* relativeNormWidget() const { return m_relative; }
     ChartData activationChart() const;
+    /// The figure's panels, lettered (a) active features, (b) the chosen feature's histogram, (c) a
+    /// crosscoder's relative norms; the caption names them by letter.
+    std::vector<ChartData> figurePanels() const;
     /// Asks for the chosen feature's dashboard again (after the corpus changed).
     void refreshDashboard();
 

@@ -2,6 +2,7 @@
 // How a view's figure is exported (workbench-spec section 4) and what an export returns.
 
 #include <QFont>
+#include <QRectF>
 #include <QFontMetricsF>
 #include <QPainter>
 #include <QString>
@@ -52,6 +53,9 @@ struct FigureStyle {
     bool selection = true;          ///< outline the selection (the screen always does; figures on request)
     bool screen = false;            ///< painting a widget (labels may be elided; the hover has them whole)
     QPaintDevice* device = nullptr; ///< metrics are taken for this device (null = screen)
+    /// On screen, the part of the widget in view when it is taller than its scroll area: the row
+    /// title and the colour bar are drawn within it, so that scrolling never cuts them. Empty: all.
+    QRectF visible;
 
     /// Font metrics on the target device (text sizes depend on its DPI).
     QFontMetricsF metrics(const QFont& font) const {

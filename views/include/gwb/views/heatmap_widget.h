@@ -61,6 +61,8 @@ public:
     /// Where the last paint put the matrix; empty when the widget was too small to draw it
     /// (the "panel too small" notice) or has not painted yet.
     QRectF plotRect() const { return m_geometry.plot; }
+    /// Where the colour bar was last painted (empty when off).
+    QRectF colorbarRect() const { return m_geometry.colorbar; }
     /// Cell under a widget position, or (-1, -1).
     QPoint cellAt(const QPointF& pos) const;
     /// Text of the hover readout for a cell.
