@@ -134,7 +134,8 @@ double TraceJobState::fraction(bool withGrassmann, bool withBaseline) const {
 gwb::engine::Model ModelCache::get(const QString& path, const QString& device) {
     const QFileInfo info(path);
     if (!info.exists()) throw std::runtime_error("model file '" + path.toStdString() + "' does not exist");
-    if (!info.isFile() || !info.isReadable())
+    // A folder is a model too: a Hugging Face save_pretrained folder (config.json and the weights).
+    if (!(info.isFile() || info.isDir()) || !info.isReadable())
         throw std::runtime_error("model file '" + path.toStdString() + "' cannot be read");
     const auto key = std::make_pair(info.absoluteFilePath(), device);
     const qint64 modified = info.lastModified().toMSecsSinceEpoch();

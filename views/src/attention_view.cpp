@@ -9,6 +9,7 @@
 
 #include <QFontMetricsF>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPointer>
@@ -154,6 +155,9 @@ AttentionView::AttentionView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
     auto* mapCombo = detail::addColormapCombo(bar, this);
+    m_scaleNote = new QLabel(this);
+    m_scaleNote->setObjectName(QStringLiteral("attentionScaleNote"));
+    bar->addWidget(m_scaleNote, 1);
     bar->addStretch();
     layout->addLayout(bar);
     auto* split = new QSplitter(Qt::Horizontal, this);
@@ -282,8 +286,12 @@ void AttentionView::refresh() {
         // The scale ends at the 95th percentile of the rows' largest probabilities (headMax): the
         // colour bar's title says where brighter cells saturate, as the figure's caption does.
         const double top = headMax(head);
-        axes.valueName = top < 0.999 ? QStringLiteral("attention (cells above %1 saturate)").arg(top, 0, 'g', 2)
-                                     : QStringLiteral("attention");
+        axes.valueName = QStringLiteral("attention");
+        m_scaleNote->setText(
+            top < 0.999 ? QStringLiteral("Colour scale 0 to %1, the 95th percentile of the rows' largest weights: "
+                                         "brighter cells (up to 1) saturate; hover a cell for its value.")
+                              .arg(top, 0, 'g', 2)
+                        : QString());
         m_heatmap->setMatrix(m_pyramids[static_cast<size_t>(head)]->sourcePtr(), axes);
         m_heatmap->setFixedRange(0, top); // the largest probability in the head (from top-1), no T x T scan
         m_key = key;

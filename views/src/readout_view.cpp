@@ -444,7 +444,8 @@ void ReadoutView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
         // read (its title wraps to two lines here), the sphere below in what is left.
         const double rankH = std::max(chartHeightFor(rankedChart(), rect.width(), style), rect.height() * 0.2);
         const double specH = std::max(chartHeightFor(spectrumChart(), rect.width(), style), rect.height() * 0.16);
-        const double listH = rect.height() * 0.14;
+        const double listH = detail::panelTitleHeight(QStringLiteral("Token 00: top channels"), rect.width(), style) +
+                             style.metrics(style.small).height() * 1.2 * 5;
         double y = rect.top();
         for (auto [panel, h] : {std::pair{&rankRect, rankH}, std::pair{&specRect, specH}, std::pair{&listRect, listH}}) {
             *panel = QRectF(rect.left(), y, rect.width(), h);

@@ -9,6 +9,8 @@
 
 #include <memory>
 
+class QLabel;
+
 class QTableWidget;
 
 namespace gwb::views {
@@ -50,6 +52,7 @@ private:
     HeadGrid* m_grid;
     HeatmapWidget* m_heatmap;
     QTableWidget* m_table;
+    QLabel* m_scaleNote; ///< where the colour scale ends and why (its 95th-percentile top)
     std::vector<std::shared_ptr<MatrixPyramid>> m_pyramids; ///< one per head of the selected layer
     QString m_key;
 };

@@ -46,7 +46,8 @@ public:
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
     /// One-column figures stack the grids and the chart, so they are taller.
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.9 : 0.8; }
+    /// One column: the grids, the top-K lists and the rank chart stacked, each readable.
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 2.3 : 0.8; }
 
     /// Lens layer of the top-K list (0..N; default N = final state).
     int lensLayer() const { return m_lensLayer; }

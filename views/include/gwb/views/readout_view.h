@@ -33,7 +33,8 @@ public:
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
     unsigned analysisParts() const override { return gwb::engine::kAnalysisCore | gwb::engine::kAnalysisReadout; }
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 2.1 : 0.85; }
+    /// One column stacks four panels, the charts as tall as they need to read, the sphere square-ish.
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 2.7 : 0.85; }
 
     /// Channel whose spectrum is shown (follows the token's top channel in the selected layer until
     /// the user picks one).
