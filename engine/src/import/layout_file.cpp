@@ -4,7 +4,6 @@
 #include "import/layout_file.h"
 
 #include "gwb/engine/config_io.h"
-#include "import/import_convert.h"
 
 #include <algorithm>
 #include <sstream>
@@ -16,14 +15,18 @@
 
 namespace gwb::engine {
 
+std::string detail::layoutLower(std::string s) {
+    for (char& ch : s)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
 namespace detail {
 /// {file name, text} of every resources/layouts/*.json (generated at configure time).
 const std::vector<std::pair<std::string, std::string>>& builtinLayoutTexts();
 } // namespace detail
 
 namespace {
-
-using detail::asciiLower;
 
 /// Key present (exact), or a key under the prefix when the pattern ends in '.'.
 bool present(const std::vector<std::string>& names, const std::string& pattern) {
@@ -55,7 +58,6 @@ const KindLayout& Layout::kind(ModelKind k) const {
     return it->second;
 }
 
-
 const std::vector<Layout>& builtinLayouts() {
     static const std::vector<Layout> layouts = [] {
         std::vector<Layout> out;
@@ -68,7 +70,7 @@ const std::vector<Layout>& builtinLayouts() {
 }
 
 const Layout& builtinLayout(const std::string& name) {
-    const std::string n = asciiLower(name);
+    const std::string n = detail::layoutLower(name);
     std::string names;
     for (const Layout& l : builtinLayouts()) {
         if (l.name == n) return l;

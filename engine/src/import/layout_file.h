@@ -150,6 +150,11 @@ struct LayoutMatch {
     std::string failure; ///< what did not fit, when score < 0
 };
 
+namespace detail {
+/// ASCII lower case (layout names; Torch-free, as the layout files are).
+std::string layoutLower(std::string s);
+} // namespace detail
+
 /// A key without the layout's key_prefix (unchanged when it lacks it).
 std::string keyWithoutPrefix(const Layout& layout, const std::string& key);
 /// Every key without the layout's key_prefix.

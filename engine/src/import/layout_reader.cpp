@@ -4,7 +4,6 @@
 #include "import/layout_file.h"
 
 #include "gwb/engine/config_io.h"
-#include "import/import_convert.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +16,6 @@ namespace gwb::engine {
 namespace {
 
 using json = nlohmann::json;
-using detail::asciiLower;
 
 /// Our block tensors of each kind (module names; each has .weight and .bias).
 const std::vector<std::string>& ourModules(ModelKind kind) {
@@ -270,8 +268,10 @@ public:
         }
         if (k.contains("transposed")) {
             for (const std::string& m : texts(k.at("transposed"), "\"transposed\""))
-                if (!modules.count(m)) fail("\"transposed\" names '" + m + "', which \"parameters\" does not map");
-                else out.transposed.insert(m);
+                if (!modules.count(m))
+                    fail("\"transposed\" names '" + m + "', which \"parameters\" does not map");
+                else
+                    out.transposed.insert(m);
         }
         if (k.contains("ignored_buffers")) {
             const json& b = k.at("ignored_buffers");
@@ -382,7 +382,7 @@ public:
         if (!j.contains("version") || !j.at("version").is_number_integer() || j.at("version").get<int>() != 1)
             fail("\"version\" must be 1");
         Layout l;
-        l.name = asciiLower(text(j, "name"));
+        l.name = detail::layoutLower(text(j, "name"));
         if (l.name.empty() || l.name == "auto") fail("\"name\" must be a name other than auto");
         for (char ch : l.name)
             if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-')
