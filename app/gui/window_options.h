@@ -12,7 +12,8 @@ struct WindowOption {
 
 inline constexpr WindowOption kWindowOptions[] = {
     {"model", "FILE", "Grassmann model to open (default: the bundled one)."},
-    {"baseline", "FILE", "Transformer baseline to open: a model file, or a Hugging Face GPT-2 folder (default: the bundled one)."},
+    {"baseline", "FILE",
+     "Transformer baseline to open: a model file, or a Hugging Face GPT-2 folder (default: the bundled one)."},
     {"prompt", "TEXT", "Prompt text."},
     {"prompt-file", "FILE", "Prompt from a UTF-8 file."},
     {"run", nullptr, "Run the prompt at start."},

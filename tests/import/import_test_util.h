@@ -67,13 +67,15 @@ inline Tensors familyTensors(const Model& m, const std::string& layout) {
         if (k.theirs.size() == 1) {
             theirs[k.theirs[0]] = a;
             // Modules the family stores input x output (Hugging Face's Conv1D): transposed.
-            const std::string module = k.ours.substr(k.ours.find('.', 7) + 1, k.ours.rfind('.') - k.ours.find('.', 7) - 1);
+            const std::string module =
+                k.ours.substr(k.ours.find('.', 7) + 1, k.ours.rfind('.') - k.ours.find('.', 7) - 1);
             if (k.ours.rfind("blocks.", 0) == 0 && k.ours.size() > 7 && a.shape.size() == 2 &&
                 l.kind(m.config().kind).transposed.count(module)) {
                 FloatArray t = FloatArray::zeros({a.shape[1], a.shape[0]});
                 for (int64_t i = 0; i < a.shape[0]; ++i)
                     for (int64_t j = 0; j < a.shape[1]; ++j)
-                        t.data[static_cast<size_t>(j * a.shape[0] + i)] = a.data[static_cast<size_t>(i * a.shape[1] + j)];
+                        t.data[static_cast<size_t>(j * a.shape[0] + i)] =
+                            a.data[static_cast<size_t>(i * a.shape[1] + j)];
                 theirs[k.theirs[0]] = t;
             }
             continue;

@@ -113,9 +113,10 @@ TEST(FeaturesFigure, TheOneColumnCrosscoderFigureHasBothModelsAndTheHistogram) {
             gwb::test::figureTexts(cv.v, o, dir.filePath(QStringLiteral("f%1.svg").arg(o.widthInches)), &error);
         ASSERT_FALSE(texts.isEmpty()) << error.toStdString();
         const QString all = texts.join(QLatin1Char('\n'));
-        for (const QString& want : {QStringLiteral("(a) Most active features"), QStringLiteral("(c) Relative decoder norm"),
-                                    QStringLiteral("(b) ") + cv.f->featureName(chosen), cv.f->modelName + QStringLiteral(" only"),
-                                    cv.f->secondModelName + QStringLiteral(" only"), QStringLiteral("0.5")})
+        for (const QString& want :
+             {QStringLiteral("(a) Most active features"), QStringLiteral("(c) Relative decoder norm"),
+              QStringLiteral("(b) ") + cv.f->featureName(chosen), cv.f->modelName + QStringLiteral(" only"),
+              cv.f->secondModelName + QStringLiteral(" only"), QStringLiteral("0.5")})
             EXPECT_TRUE(all.contains(want)) << want.toStdString() << " missing at " << o.widthInches << " in";
         const QStringList cut = gwb::test::cutTexts(texts);
         EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();
@@ -126,10 +127,11 @@ TEST(ChartLabels, CategoryLabelsOnScreenAreNeverCutByQtCharts) {
     // Issue 52: the Saliency chart's x labels read "10_Eliza…" and "14_read…": Qt Charts cut the
     // upright composed labels. Every label Qt draws must be whole: the composed label, or its index.
     synthetic::ensureApp();
-    const char* pieces[] = {"\u2581It", "\u2581is", "\u2581a", "\u2581truth", "\u2581universally", "\u2581acknowledged",
-                            ",", "\u2581that", "\u2581a", "\u2581single", "\u2581Elizabeth", "\u2581read", "\u2581the",
-                            "\u2581letter", "\u2581read", "\u2581possession", "\u2581of", "\u2581a", "\u2581good",
-                            "\u2581fortune", "."};
+    const char* pieces[] = {
+        "\u2581It",   "\u2581is",      "\u2581a",    "\u2581truth",      "\u2581universally", "\u2581acknowledged",
+        ",",          "\u2581that",    "\u2581a",    "\u2581single",     "\u2581Elizabeth",   "\u2581read",
+        "\u2581the",  "\u2581letter",  "\u2581read", "\u2581possession", "\u2581of",          "\u2581a",
+        "\u2581good", "\u2581fortune", "."};
     ChartData c;
     c.kind = ChartData::Kind::Bar;
     c.title = QStringLiteral("Token 20: saliency share");
@@ -163,7 +165,8 @@ TEST(ChartLabels, CategoryLabelsOnScreenAreNeverCutByQtCharts) {
             if (!text) continue;
             labels += text->isVisible() && !text->toPlainText().isEmpty() ? 1 : 0;
             // Qt Charts elides with "..." (three full stops).
-            EXPECT_FALSE(text->toPlainText().endsWith(QChar(0x2026)) || text->toPlainText().endsWith(QLatin1String("...")))
+            EXPECT_FALSE(text->toPlainText().endsWith(QChar(0x2026)) ||
+                         text->toPlainText().endsWith(QLatin1String("...")))
                 << text->toPlainText().toStdString() << " at " << size.width() << " x " << size.height();
         }
         EXPECT_GE(labels, 5) << "the check reads Qt Charts' labels";

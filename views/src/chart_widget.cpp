@@ -547,7 +547,8 @@ void ChartWidget::rebuild() {
             for (int i = 0; i < m_data.categories.size(); ++i) {
                 bool nan = false;
                 for (const auto& ser : m_data.series)
-                    nan = nan || (static_cast<size_t>(i) < ser.y.size() && !std::isfinite(ser.y[static_cast<size_t>(i)]));
+                    nan =
+                        nan || (static_cast<size_t>(i) < ser.y.size() && !std::isfinite(ser.y[static_cast<size_t>(i)]));
                 undefined = undefined || nan;
                 m_undefinedCategory[static_cast<size_t>(i)] = nan;
                 cats << detail::labelText(m_data.categories[i], kCategoryChars) +

@@ -210,11 +210,16 @@ ChartData FeaturesView::relativeNormChart(bool modelNamesInLegend) const {
             c.series[static_cast<size_t>(j)].y.push_back(j == k ? counts[static_cast<size_t>(b)] : 0.0);
         c.categories << QStringLiteral("%1–%2").arg(b / 10.0, 0, 'f', 1).arg((b + 1) / 10.0, 0, 'f', 1);
         const auto n = static_cast<int>(counts[static_cast<size_t>(b)]);
-        c.barTips << QStringLiteral("r %1: %2 feature%3, %4").arg(c.categories.back()).arg(n)
+        c.barTips << QStringLiteral("r %1: %2 feature%3, %4")
+                         .arg(c.categories.back())
+                         .arg(n)
                          .arg(n == 1 ? QString() : QStringLiteral("s"), meaning[k]);
     }
-    c.edgeTicks = {{0, QStringLiteral("0")},   {3, QStringLiteral("0.3")}, {5, QStringLiteral("0.5")},
-                   {7, QStringLiteral("0.7")}, {10, QStringLiteral("1")}};
+    c.edgeTicks = {{0, QStringLiteral("0")},
+                   {3, QStringLiteral("0.3")},
+                   {5, QStringLiteral("0.5")},
+                   {7, QStringLiteral("0.7")},
+                   {10, QStringLiteral("1")}};
     return c;
 }
 
@@ -479,7 +484,8 @@ void FeaturesView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle
         p.save();
         p.setFont(style.body);
         p.setPen(Qt::darkGray);
-        p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap, QStringLiteral("No feature fires at token %1").arg(selToken()));
+        p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
+                   QStringLiteral("No feature fires at token %1").arg(selToken()));
         p.restore();
     }
 }

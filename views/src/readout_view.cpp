@@ -447,7 +447,8 @@ void ReadoutView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle&
         const double listH = detail::panelTitleHeight(QStringLiteral("Token 00: top channels"), rect.width(), style) +
                              style.metrics(style.small).height() * 1.2 * 5;
         double y = rect.top();
-        for (auto [panel, h] : {std::pair{&rankRect, rankH}, std::pair{&specRect, specH}, std::pair{&listRect, listH}}) {
+        for (auto [panel, h] :
+             {std::pair{&rankRect, rankH}, std::pair{&specRect, specH}, std::pair{&listRect, listH}}) {
             *panel = QRectF(rect.left(), y, rect.width(), h);
             y += h + gap;
         }

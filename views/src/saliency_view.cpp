@@ -196,8 +196,7 @@ std::vector<SaliencyView::Comparison> SaliencyView::comparisons() const {
         const auto& L = m_data.baseline->layers[static_cast<size_t>(selLayer())];
         if (L.attention && t < m_data.baseline->length())
             for (int64_t h = 0; h < L.attention->nHeads; ++h)
-                add(QStringLiteral("Transformer vs head %1").arg(h), b,
-                    gwb::engine::attentionRow(*L.attention, h, t));
+                add(QStringLiteral("Transformer vs head %1").arg(h), b, gwb::engine::attentionRow(*L.attention, h, t));
     }
     add(QStringLiteral("Grassmann vs Transformer"), g, b);
     return out;
@@ -342,9 +341,8 @@ void SaliencyView::refresh() {
         m_chart->setPlaceholder(errs.isEmpty() ? QStringLiteral("No saliency") : errs.join(QLatin1Char('\n')));
     const auto comps = comparisons();
     m_table->setColumnCount(3);
-    m_table->setHorizontalHeaderLabels(
-        {QStringLiteral("saliency vs (layer %1)").arg(selLayer()), QStringLiteral("JS (nats)"),
-         QStringLiteral("top-1 agrees")});
+    m_table->setHorizontalHeaderLabels({QStringLiteral("saliency vs (layer %1)").arg(selLayer()),
+                                        QStringLiteral("JS (nats)"), QStringLiteral("top-1 agrees")});
     m_table->setRowCount(static_cast<int>(comps.size()));
     for (int i = 0; i < static_cast<int>(comps.size()); ++i) {
         const auto& cmp = comps[static_cast<size_t>(i)];

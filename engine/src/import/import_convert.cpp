@@ -29,51 +29,15 @@ std::string detail::asciiLower(std::string s) {
 
 namespace {
 
+using detail::applyConfigChecks;
 using detail::applyVariant;
 using detail::asciiLower;
 using detail::checkCausalMask;
 using detail::checkFoundSizes;
+using detail::describeStages;
 using detail::headsFor;
 using detail::loadVocabulary;
 using detail::pairColumns;
-
-/// The mixer's steps in the report's words, e.g. "stages: z = LN(W_red x); B = 0.0667 mean_D p(D)
-/// (raw); g = LN(W_plu B + b); a = sigmoid(W_gate x); mix = W_out(x + a g 0.25)".
-std::string describeStages(const ModelConfig& c) {
-    const MixerStages& s = c.stages;
-    std::ostringstream o;
-    o.precision(4);
-    o << "stages: z = " << (s.reductionNorm ? "LN(W_red x)" : "W_red x")
-      << "; p(D) = " << (s.wedgePastFirst ? "z_{t-D} ^ z_t" : "z_t ^ z_{t-D}") << "; ";
-    std::string g = "W_plu B + b";
-    switch (c.aggregation) {
-    case Aggregation::Mean:
-        o << "B = ";
-        if (s.pluckerScale != 1.0) o << s.pluckerScale << " ";
-        o << "mean_D p(D) (raw)";
-        break;
-    case Aggregation::NormalizeThenMean:
-        o << "B = mean_D p(D) / max(||p(D)||, eps)";
-        break;
-    case Aggregation::MeanThenNormalize:
-        o << "B = q / sqrt(||q||^2 + eps), q = mean_D p(D)";
-        break;
-    case Aggregation::PerOffsetMlp:
-        o << "no B: each p^(D) = p(D) / max(||p(D)||, eps) through an MLP (C(r,2) -> " << c.dGeom << " -> GELU -> d)";
-        g = "mean_D MLP(p^(D))";
-        break;
-    }
-    o << "; g = " << (s.featureNorm ? "LN(" + g + ")" : g) << "; a = sigmoid(W_gate "
-      << (s.gateFromInput ? "x" : "[x; g]") << "); mix = " << (s.outputProjection ? "W_out(" : "");
-    if (c.gate == GateVariant::Residual) {
-        o << "x + a g";
-        if (s.mixScale != 1.0) o << " " << s.mixScale;
-    } else {
-        o << (c.gate == GateVariant::Paper ? "a x + (1 - a) g" : "a g");
-    }
-    o << (s.outputProjection ? ")" : "") << " (from the layout)";
-    return o.str();
-}
 
 /// "a, b, c and 7 more" for messages.
 std::string listNames(const std::vector<std::string>& names, size_t shown = 8) {
@@ -179,47 +143,9 @@ private:
         m_names.clear();
         for (const auto& [n, t] : m_file.tensors)
             m_names.push_back(n);
-        if (stripped) m_report.notes.push_back("keys: the prefix '" + p + "' dropped from " + std::to_string(stripped) + " names");
-    }
-
-    /// What the family's config.json says about the computation (the layout's "config"): the
-    /// activation, the LayerNorm eps, and flags with one value gwb honours, any other refused by name.
-    void applyConfigChecks(const KindLayout& k, ModelConfig& c) {
-        if (!k.activationKey.empty()) {
-            if (const auto f = m_found.get(k.activationKey)) {
-                const auto it = k.activations.find(f->value);
-                if (it == k.activations.end()) {
-                    std::string known;
-                    for (const auto& [name, a] : k.activations)
-                        known += (known.empty() ? "" : ", ") + name;
-                    throw std::runtime_error(f->source + " is '" + f->value + "': gwb runs " + known +
-                                             " only, so this model cannot be opened exactly");
-                }
-                c.activation = it->second;
-                m_report.flags.push_back(std::string("activation=") + activationName(c.activation) + " (from " +
-                                         f->source + " = " + f->value + ")");
-            } else {
-                m_report.flags.push_back(std::string("activation=") + activationName(c.activation) + " (default of the " +
-                                         m_layout->name + " layout; no " + k.activationKey + " found)");
-            }
-        }
-        if (!k.layerNormEpsKey.empty()) {
-            if (const auto f = m_found.get(k.layerNormEpsKey)) {
-                try {
-                    c.layerNormEps = std::stod(f->value);
-                } catch (const std::exception&) {
-                    throw std::runtime_error(f->source + " is '" + f->value + "', not a number");
-                }
-                if (!(c.layerNormEps > 0)) throw std::runtime_error(f->source + " is '" + f->value + "', not a positive eps");
-                m_report.flags.push_back("layer_norm_eps=" + f->value + " (from " + f->source + ")");
-            }
-        }
-        for (const auto& [key, rule] : k.required) {
-            const auto f = m_found.get(key);
-            if (f && f->value != rule.first)
-                throw std::runtime_error(f->source + " is " + f->value + ": " + rule.second +
-                                         ", so this model cannot be opened exactly");
-        }
+        if (stripped)
+            m_report.notes.push_back("keys: the prefix '" + p + "' dropped from " + std::to_string(stripped) +
+                                     " names");
     }
 
     /// The layout's config rules that the found config meets: fields the family's code does not
@@ -462,7 +388,7 @@ private:
         }
         checkFoundSizes(m_found, c, m_report);
         applyVariant(L, m_found, m_o, c, m_report);
-        applyConfigChecks(k, c);
+        applyConfigChecks(k, m_found, L.name, c, m_report);
         c.family = L.name;
         c.name = std::filesystem::path(m_path).stem().string();
         // save_pretrained's fixed file names: the folder names the model.
@@ -549,8 +475,10 @@ private:
                         for (int64_t j = 0; j < s[1]; ++j)
                             t[static_cast<size_t>(j * s[0] + i)] = v[static_cast<size_t>(i * s[1] + j)];
                     v = std::move(t);
-                    if (m.theirs.size() == 1) shape = {s[1], s[0]};
-                    else throw std::logic_error("import: a transposed parameter stacked from several tensors");
+                    if (m.theirs.size() == 1)
+                        shape = {s[1], s[0]};
+                    else
+                        throw std::logic_error("import: a transposed parameter stacked from several tensors");
                 }
                 data.insert(data.end(), v.begin(), v.end());
             }

@@ -1,5 +1,6 @@
-// gwb import's rules (see import_rules.h): the family's buffers checked, heads and variant flags
-// chosen from the layout, a found config and the options, and the vocabulary file read.
+// gwb import's rules (see import_rules.h): the family's buffers checked, heads, variant flags and
+// the config's computation flags chosen from the layout, a found config and the options, and the
+// vocabulary file read.
 
 #include "import/import_rules.h"
 
@@ -257,6 +258,86 @@ TokenizerPtr loadVocabulary(const ImportOptions& o) {
         return makeByteLevelBpeTokenizer(ss.str(), ms.str());
     }
     return makeWordPieceTokenizer(ss.str());
+}
+
+/// The mixer's steps in the report's words, e.g. "stages: z = LN(W_red x); B = 0.0667 mean_D p(D)
+/// (raw); g = LN(W_plu B + b); a = sigmoid(W_gate x); mix = W_out(x + a g 0.25)".
+std::string describeStages(const ModelConfig& c) {
+    const MixerStages& s = c.stages;
+    std::ostringstream o;
+    o.precision(4);
+    o << "stages: z = " << (s.reductionNorm ? "LN(W_red x)" : "W_red x")
+      << "; p(D) = " << (s.wedgePastFirst ? "z_{t-D} ^ z_t" : "z_t ^ z_{t-D}") << "; ";
+    std::string g = "W_plu B + b";
+    switch (c.aggregation) {
+    case Aggregation::Mean:
+        o << "B = ";
+        if (s.pluckerScale != 1.0) o << s.pluckerScale << " ";
+        o << "mean_D p(D) (raw)";
+        break;
+    case Aggregation::NormalizeThenMean:
+        o << "B = mean_D p(D) / max(||p(D)||, eps)";
+        break;
+    case Aggregation::MeanThenNormalize:
+        o << "B = q / sqrt(||q||^2 + eps), q = mean_D p(D)";
+        break;
+    case Aggregation::PerOffsetMlp:
+        o << "no B: each p^(D) = p(D) / max(||p(D)||, eps) through an MLP (C(r,2) -> " << c.dGeom << " -> GELU -> d)";
+        g = "mean_D MLP(p^(D))";
+        break;
+    }
+    o << "; g = " << (s.featureNorm ? "LN(" + g + ")" : g) << "; a = sigmoid(W_gate "
+      << (s.gateFromInput ? "x" : "[x; g]") << "); mix = " << (s.outputProjection ? "W_out(" : "");
+    if (c.gate == GateVariant::Residual) {
+        o << "x + a g";
+        if (s.mixScale != 1.0) o << " " << s.mixScale;
+    } else {
+        o << (c.gate == GateVariant::Paper ? "a x + (1 - a) g" : "a g");
+    }
+    o << (s.outputProjection ? ")" : "") << " (from the layout)";
+    return o.str();
+}
+
+/// What the family's config.json says about the computation (the layout's "config"): the
+/// activation, the LayerNorm eps, and flags with one value gwb honours, any other refused by name.
+void applyConfigChecks(const KindLayout& k, const FoundConfig& found, const std::string& layout, ModelConfig& c,
+                       ImportReport& report) {
+    if (!k.activationKey.empty()) {
+        if (const auto f = found.get(k.activationKey)) {
+            const auto it = k.activations.find(f->value);
+            if (it == k.activations.end()) {
+                std::string known;
+                for (const auto& [name, a] : k.activations)
+                    known += (known.empty() ? "" : ", ") + name;
+                throw std::runtime_error(f->source + " is '" + f->value + "': gwb runs " + known +
+                                         " only, so this model cannot be opened exactly");
+            }
+            c.activation = it->second;
+            report.flags.push_back(std::string("activation=") + activationName(c.activation) + " (from " + f->source +
+                                   " = " + f->value + ")");
+        } else {
+            report.flags.push_back(std::string("activation=") + activationName(c.activation) + " (default of the " +
+                                   layout + " layout; no " + k.activationKey + " found)");
+        }
+    }
+    if (!k.layerNormEpsKey.empty()) {
+        if (const auto f = found.get(k.layerNormEpsKey)) {
+            try {
+                c.layerNormEps = std::stod(f->value);
+            } catch (const std::exception&) {
+                throw std::runtime_error(f->source + " is '" + f->value + "', not a number");
+            }
+            if (!(c.layerNormEps > 0))
+                throw std::runtime_error(f->source + " is '" + f->value + "', not a positive eps");
+            report.flags.push_back("layer_norm_eps=" + f->value + " (from " + f->source + ")");
+        }
+    }
+    for (const auto& [key, rule] : k.required) {
+        const auto f = found.get(key);
+        if (f && f->value != rule.first)
+            throw std::runtime_error(f->source + " is " + f->value + ": " + rule.second +
+                                     ", so this model cannot be opened exactly");
+    }
 }
 
 } // namespace gwb::engine::detail

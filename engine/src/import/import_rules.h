@@ -37,6 +37,12 @@ void checkFoundSizes(const FoundConfig& found, const ModelConfig& c, ImportRepor
 /// reported as a default with the option that overrides it.
 void applyVariant(const Layout& layout, const FoundConfig& found, const ImportOptions& o, ModelConfig& c,
                   ImportReport& report);
+/// What the family's config.json says about the computation (the layout kind's "config"): the
+/// activation, the LayerNorm eps, and flags with one value gwb honours, any other refused by name.
+void applyConfigChecks(const KindLayout& k, const FoundConfig& found, const std::string& layout, ModelConfig& c,
+                       ImportReport& report);
+/// The mixer's stages in the report's words ("stages: z = LN(W_red x); ...").
+std::string describeStages(const ModelConfig& c);
 /// The vocabulary the options name: tokenizer.json (Hugging Face's or Wake2vec's), GPT-2's
 /// vocab.json + merges.txt, or a WordPiece vocab.txt.
 TokenizerPtr loadVocabulary(const ImportOptions& o);

@@ -63,9 +63,9 @@ struct KindLayout {
     /// name -> why, e.g. older transformers' attn.masked_bias fill value).
     std::map<std::string, std::string> ignoredBuffers;
     /// "config": what the family's config.json says about the computation.
-    std::string activationKey;                       ///< found key naming the activation ("activation_function")
-    std::map<std::string, Activation> activations;   ///< its values we run -> our activation
-    std::string layerNormEpsKey;                     ///< found key holding the LayerNorm eps ("layer_norm_epsilon")
+    std::string activationKey;                     ///< found key naming the activation ("activation_function")
+    std::map<std::string, Activation> activations; ///< its values we run -> our activation
+    std::string layerNormEpsKey;                   ///< found key holding the LayerNorm eps ("layer_norm_epsilon")
     /// Found key -> {the only value gwb can honour, why}: any other value is refused by name.
     std::map<std::string, std::pair<std::string, std::string>> required;
 };
@@ -87,17 +87,17 @@ struct ConfigRule {
 };
 
 struct Layout {
-    std::string name;                               ///< "alphaxiv"
-    std::string title;                              ///< one line for people
-    std::string facts;                              ///< the family's semantics in words
-    std::string source;                             ///< "built-in (resources/layouts/alphaxiv.json)" or the file's path
-    std::vector<std::string> detectAll;             ///< keys (or prefixes ending in '.') that must be present
-    std::vector<std::string> detectNone;            ///< keys (or prefixes) that must be absent
-    std::vector<std::string> detectFiles;           ///< files beside the checkpoint that must exist
-    std::string tokens, positions;                  ///< embedding tables
-    std::string blocks;                             ///< block prefix with {i}: "blocks.{i}."
-    std::string finalNorm;                          ///< final LayerNorm module ("ln_f": .weight, .bias)
-    std::string head = "lm_head.weight";            ///< tied head, optional in a file
+    std::string name;                     ///< "alphaxiv"
+    std::string title;                    ///< one line for people
+    std::string facts;                    ///< the family's semantics in words
+    std::string source;                   ///< "built-in (resources/layouts/alphaxiv.json)" or the file's path
+    std::vector<std::string> detectAll;   ///< keys (or prefixes ending in '.') that must be present
+    std::vector<std::string> detectNone;  ///< keys (or prefixes) that must be absent
+    std::vector<std::string> detectFiles; ///< files beside the checkpoint that must exist
+    std::string tokens, positions;        ///< embedding tables
+    std::string blocks;                   ///< block prefix with {i}: "blocks.{i}."
+    std::string finalNorm;                ///< final LayerNorm module ("ln_f": .weight, .bias)
+    std::string head = "lm_head.weight";  ///< tied head, optional in a file
     /// A prefix every key but the head may carry as a whole ("key_prefix": Hugging Face's
     /// GPT2LMHeadModel saves transformer.*, its GPT2Model the bare names); stripped before mapping.
     std::string keyPrefix;

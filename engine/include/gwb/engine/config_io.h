@@ -41,8 +41,8 @@ NormPlacement normFromName(const std::string& name);
 Aggregation aggregationFromName(const std::string& name);
 /// True where the mixer sees LN1(h) (pre, pre_mix); false where it sees h (post, post_mix).
 bool mixerSeesNormedInput(NormPlacement norm);
-const char* gateName(GateVariant gate); ///< "paper" / "geometry_only"
-const char* emptyName(EmptyRule empty); ///< "zero" / "bias"
+const char* gateName(GateVariant gate);   ///< "paper" / "geometry_only"
+const char* emptyName(EmptyRule empty);   ///< "zero" / "bias"
 const char* activationName(Activation a); ///< "gelu" / "gelu_tanh"
 /// Inverse of activationName (std::invalid_argument naming the accepted values).
 Activation activationFromName(const std::string& name);
