@@ -43,17 +43,21 @@ from bench_common import cpu_model, write_doc
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
-import os, sys, time, json, numpy as np, gwb
+import os, sys, time, json, resource, numpy as np, gwb
 path, T, parts, device = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # peak resident set, MiB
 t0 = time.perf_counter()
 m = gwb.load(path, device=device)
 m.run([5] * 8)
 load = time.perf_counter() - t0
+loaded = rss()
 ids = [int(x) for x in np.random.default_rng(T).integers(5, m.config["vocab_size"], T)]
 analysis = True if parts == "all" else parts.split(",")
-t0 = time.perf_counter(); m.trace(ids, analysis=analysis, lens=True, progress=False); first = time.perf_counter() - t0
-t0 = time.perf_counter(); m.trace(ids, lens=True, progress=False); trace = time.perf_counter() - t0
-print(json.dumps(dict(load=load, first=first, trace=trace)))
+lens = parts == "all"  # the window traces without the lens unless the Lens view is in front
+t0 = time.perf_counter(); m.trace(ids, analysis=analysis, lens=lens, progress=False); first = time.perf_counter() - t0
+peak = rss()
+t0 = time.perf_counter(); m.trace(ids, lens=lens, progress=False); trace = time.perf_counter() - t0
+print(json.dumps(dict(load=load, first=first, trace=trace, loaded=loaded, peak=peak)))
 """
 
 GEN = r"""
@@ -91,6 +95,35 @@ trace on two cores (main at 426f9ac, the analysis/grassmann/bundled benchmark); 
 from the cosines alone down to 0.05 rad with a vectorized arccosine, the angles between layers
 from 2 x 2 Gram products, B_t as one wedge z_t ^ y_t, only the prompt subspaces' top eigenvalues
 (by bisection) and their covariance through the same kernels brought them under half of it."""
+
+def memory_note():
+    """What a window Run keeps at T = 4,096, as gwb::engine::traceMemory counts it (the same sums)."""
+    T, N, d, r, V = 4096, 12, 640, 80, 30522
+    C = r * (r - 1) // 2
+    states = (N * T * d + T * d + 2 * T) * 4 + N * T * (r + d) * 4  # h, final, surprisal, ids; z, gate
+    weights = N * (r * d + r + d * C + d) * 4
+    dropped = N * 2 * T * d * 4  # g and the mixer's input
+    lens = (N + 1) * T * (2 * 5 + 2) * 4
+    readout = N * (T * d + 2 * T * d) * 4
+    mb = lambda b: f"{b / 2**20:,.0f} MB"  # noqa: E731
+    H, dg, Ng = 12, 768, 12
+    dense = Ng * H * 2048 * 2048 * 4
+    dense512 = Ng * H * 512 * 512 * 4
+    return (f"Memory at T = 4,096 (GrassLM-100M shape): a window Run keeps each block's input h, the reduced "
+            f"vectors z and the gate ({mb(states)} with the final state), and the weights the analyses read "
+            f"(W_red, W_plu: {mb(weights)}); it leaves out g and the mixer's input, which no view draws "
+            f"({mb(dropped)}: `TraceOptions::keepMixerStates`, kept by `gwb trace` and Python for their files), and "
+            f"the logit lens until the Lens view asks ({mb(lens)} then; its T x V logits are never kept, only the "
+            f"top 5 and the next token's rank). The forward pass's own tensors are released block by block as the "
+            f"trace copies them, so a long prompt is not held twice. The read-out part of the analysis (computed in "
+            f"the background, or when its view is in front) adds T x d contributions and T x d x 2 angles per layer: "
+            f"{mb(readout)}. The Transformer baseline's H x T x T attention probabilities are kept by the window "
+            f"only up to 512 tokens (GPT-2 small's shape: {mb(dense512)} at 512; `gwb trace` keeps them up to "
+            f"2,048, {mb(dense)}); beyond, each row is recomputed from q and k when a view or an analysis reads it "
+            f"(softmax(q_t . k_j / sqrt(d_head)), the same numbers; the Attention view caches the rows it has "
+            f"drawn), so at 4,096 it keeps q and k, T x d each per layer. The peak resident sets above are of the whole process "
+            f"(Python, LibTorch, the model and its packed weights included).")
+
 
 WOMEN = ["Elizabeth", "Jane", "Emma", "Anne", "Marianne", "Catherine", "Fanny", "Harriet", "Lydia", "Kitty"]
 MEN = ["Darcy", "Bingley", "Knightley", "Wentworth", "Edward", "Henry", "Frank", "Robert", "Charles", "William"]
@@ -174,11 +207,21 @@ def main():
         v = os.path.join(work, f"vocab-{vocab}.txt")
         vocabulary(vocab, v)
         path = os.path.join(work, config.replace(".json", ".gwb"))
-        subprocess.run([gwb_program, "init", "--config", os.path.join(ROOT, "resources/configs", config), "--tokenizer",
-                        v, "--seed", "1", "--out", path], check=True, capture_output=True)
+        cfg = os.path.join(ROOT, "resources/configs", config)
+        if kind == "transformer" and max(a.T) > 1024:
+            # GPT-2 small's 1,024 positions extended to the longest T (4,096: 127M parameters), so
+            # that the quadratic baseline is measured beside the Grassmann model at that length.
+            with open(cfg) as f:
+                c = json.load(f)
+            c["max_len"] = max(a.T)
+            cfg = os.path.join(work, "gpt2-small-shape-long.json")
+            with open(cfg, "w") as f:
+                json.dump(c, f)
+        subprocess.run([gwb_program, "init", "--config", cfg, "--tokenizer", v, "--seed", "1", "--out", path],
+                       check=True, capture_output=True)
         models[kind] = path
     med = statistics.median
-    rows = []  # (model, T, load, trace, window cold, window warm, all cold, all warm, run, torch)
+    rows = []  # dicts, one per (model, T)
     for kind, path in models.items() if "trace" not in skip else []:
         m = gwb.load(path, device=a.device)
         ref = gt.module(path, device=a.device).eval()
@@ -188,23 +231,31 @@ def main():
             col = collections.defaultdict(list)
             ids = [int(x) for x in np.random.default_rng(1).integers(5, m.config["vocab_size"], T)]
             for k in range(a.rounds):
-                settings = [("window", "core"), ("all", "all")] if kind == "grassmann" else [("all", "all")]
-                for name, parts in settings:
+                # "window": what the window computes with the Gates view in front (no lens; the
+                # core part of a Grassmann analysis, a Transformer's whole one); "all": the lens
+                # and every analysis.
+                for name, parts in (("window", "core"), ("all", "all")):
                     cache = os.path.join(work, f"cache-{kind}-{T}-{k}-{name}")
                     cold = child(py, dict(env, GWB_CACHE_DIR=cache), CHILD, path, T, parts, a.device)
                     warm = child(py, dict(env, GWB_CACHE_DIR=cache), CHILD, path, T, parts, a.device)
                     col[name + " cold"].append(cold["first"])
                     col[name + " warm"].append(warm["first"])
                     col["load"].append(warm["load"])
-                    col["trace"].append(warm["trace"])
+                    col["trace " + name].append(warm["trace"])
+                    col["loaded"].append(warm["loaded"])
+                    col["peak " + name].append(warm["peak"])
+                # In this process, alternately: run (logits), the window's trace (no lens, core
+                # analysis), the PyTorch forward.
                 t0 = time.perf_counter(); m.run(ids); col["run"].append(time.perf_counter() - t0)
+                t0 = time.perf_counter(); m.trace(ids, analysis=["core"], progress=False)
+                col["core"].append(time.perf_counter() - t0)
                 with torch.inference_mode():
                     x = torch.tensor([ids], device=a.device)
                     t0 = time.perf_counter(); ref(x).cpu(); col["torch"].append(time.perf_counter() - t0)
-            get = lambda key: med(col[key]) if col[key] else float("nan")  # noqa: E731
-            rows.append((kind, T, get("load"), get("trace"), get("window cold"), get("window warm"), get("all cold"),
-                         get("all warm"), get("run"), get("torch")))
-            print(rows[-1], flush=True)
+            row = {key: med(values) for key, values in col.items()}
+            row.update(kind=kind, T=T)
+            rows.append(row)
+            print(row, flush=True)
     gen = {}
     for kind, path in models.items() if "generate" not in skip else []:
         r = child(py, env, GEN, path, a.device, max(2, a.rounds))
@@ -243,24 +294,43 @@ def main():
         "",
         f"{time.strftime('%Y-%m-%d %H:%M')}, {cpu_model()}, {os.cpu_count()} cores, device {a.device}, LibTorch "
         f"{torch.__version__}; random weights of resources/configs/grasslm-100m-shape.json (96M parameters) and "
-        f"gpt2-small-shape.json (124M), word-level vocabularies of their sizes; medians of {a.rounds} rounds; "
+        f"gpt2-small-shape.json (124M; its positions extended to {max(a.T)} when T goes past 1,024), word-level vocabularies of their sizes; medians of {a.rounds} rounds; "
         "seconds. Written by scripts/bench_scale.py (do not edit by hand).",
         "",
         "Each figure but `run` and the PyTorch forward is measured in a fresh process: the first Run after loading. "
-        "\"Window Run\" is what the window computes before it shows the Gates view (the trace and the core "
-        "analysis: planes, influence, gates, prompt subspaces); the read-out planes, the angles between layers and "
-        "the reading subspaces follow in the background unless a view that draws them is in front. \"Cache "
+        "\"Window Run\" is what the window computes before it shows the Gates view (the trace without the logit "
+        "lens, and the core analysis: planes, influence, gates, prompt subspaces); the read-out planes, the angles "
+        "between layers and the reading subspaces follow in the background unless a view that draws them is in "
+        "front, and the lens is computed when the Lens view is shown. \"Trace\" is the trace alone, without the "
+        "lens. \"Cache "
         "empty\": a model never opened before (its weight-only results are computed and kept on disk); \"filled\": "
         "reopened.",
         "",
-        "| model | T | load | trace | window Run, cache empty | window Run, filled | trace + every analysis, "
-        "empty | every analysis, filled | run (logits) | PyTorch forward + .cpu() | run / PyTorch |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | T | load | trace | trace + lens | window Run, cache empty | window Run, filled | trace + lens + "
+        "every analysis, empty | the same, filled | run (logits) | PyTorch forward + .cpu() | run / PyTorch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    dash = lambda v: "—" if v != v else f"{v:.2f}"  # noqa: E731
-    for kind, T, load, tr, wc, ww, ac, aw, r, f in rows:
-        lines.append(f"| {names[kind]} | {T} | {load:.2f} | {tr:.2f} | {dash(wc)} | {dash(ww)} | {ac:.2f} | {aw:.2f} | "
-                     f"{r:.2f} | {f:.2f} | {r / f:.2f} |")
+    for r in rows:
+        lines.append(f"| {names[r['kind']]} | {r['T']} | {r['load']:.2f} | {r['trace window']:.2f} | "
+                     f"{r['trace all']:.2f} | {r['window cold']:.2f} | {r['window warm']:.2f} | {r['all cold']:.2f} | "
+                     f"{r['all warm']:.2f} | {r['run']:.2f} | {r['torch']:.2f} | {r['run'] / r['torch']:.2f} |")
+    if rows:
+        lines += ["", "Long prompts (issue 51): the window's Run with the Gates view in front against `run` (logits) "
+                  "in one process, alternately (`m.trace(ids, analysis=[\"core\"])`: no lens, the core analysis; a "
+                  "Transformer's analysis is always whole); the window Run in a fresh process with the weight-only "
+                  "results on disk; peak resident set (MiB) of that process, and after loading alone.", "",
+                  "| model | T | run | trace + core analysis | ratio | goal <= 1.5x | window Run | goal <= 6 s at 4,096 "
+                  "| peak RSS, window Run | RSS after loading | peak RSS, lens + every analysis |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            ratio = r["core"] / r["run"]
+            grassmann = r["kind"] == "grassmann"
+            lines.append(
+                f"| {names[r['kind']]} | {r['T']} | {r['run']:.2f} | {r['core']:.2f} | {ratio:.2f} | "
+                f"{('met' if ratio <= 1.5 else 'not met') if grassmann and r['T'] >= 1024 else '—'} | "
+                f"{r['window warm']:.2f} | "
+                f"{('met' if r['window warm'] <= 6 else 'not met') if grassmann and r['T'] == 4096 else '—'} | "
+                f"{r['peak window']:.0f} | {r['loaded']:.0f} | {r['peak all']:.0f} |")
     if gen:
         lines += ["", "| model | generate, tokens/s (64 after 16, greedy) | plain PyTorch loop, no cache | ratio |",
                   "|---|---|---|---|"]
@@ -280,6 +350,7 @@ def main():
         for threads, tr, core, every in bundled:
             lines.append(f"| {threads} | {tr:.1f} | {core:.1f} | {every:.1f} | {every / tr:.2f} | "
                          f"{'met' if every / tr <= 0.5 else 'not met'} |")
+    lines += ["", memory_note()]
     lines += ["", HISTORY]
     lines += ["", "The GPU column of issue 39 (a window Run at most 0.3 s, generation at least 1,000 tokens/s, run "
               "within 1.3x of a PyTorch forward) needs `--device cuda` on a GPU machine; it was not run here.", ""]

@@ -297,6 +297,8 @@ int runFigure(const QStringList& args) {
                                                 : readPromptFile(p.value(promptFile));
         request.device = p.value(device);
         request.threads = intOption(p, threads, "threads", 0);
+        // Only the Lens figure draws the logit lens (N + 1 passes through the T x V head).
+        request.lensTopK = viewId == QLatin1String("lens") ? 5 : 0;
         if (p.isSet(sample) && p.isSet(greedy)) throw std::invalid_argument("give --sample or --greedy, not both");
         if (p.isSet(continueN)) { // one rule with `gwb --continue N` and the window: sampled, seed 0
             request.continuation = gwb::app::continueOptions(intOption(p, continueN, "continue", 1), !p.isSet(greedy),

@@ -1,6 +1,7 @@
 #include "gui/main_window.h"
 
 #include "cli/bundled_models.h"
+#include "gui/prompt_limit.h"
 #include "gui/prompt_panel.h"
 #include "gui/recent_files.h"
 #include "gui/selection_bar.h"
@@ -96,6 +97,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(m_controller, &TraceController::progress, this, &MainWindow::onProgress);
     connect(m_controller, &TraceController::finished, this, &MainWindow::onFinished);
     connect(m_controller, &TraceController::analysisCompleted, this, &MainWindow::onAnalysisCompleted);
+    connect(m_controller, &TraceController::lensComputed, this, &MainWindow::onLensComputed);
     connect(m_controller, &TraceController::failed, this, &MainWindow::onFailed);
     connect(m_controller, &TraceController::cancelled, this, &MainWindow::onCancelled);
     connect(m_controller, &TraceController::modelProbed, this, &MainWindow::onModelProbed);
@@ -177,6 +179,8 @@ void MainWindow::buildModelBar() {
     bar->addWidget(m_device);
     bar->addWidget(new QLabel(QStringLiteral("  Threads "), bar));
     bar->addWidget(m_threads);
+    m_promptLimit = new PromptLimit(bar);
+    bar->addWidget(m_promptLimit);
     addToolBar(Qt::TopToolBarArea, bar);
 }
 
@@ -252,6 +256,7 @@ void MainWindow::buildDocks() {
         connect(dock, &QDockWidget::visibilityChanged, this, [this, id](bool visible) {
             if (!visible) return;
             m_currentView = id;
+            if (id == QLatin1String("lens")) QTimer::singleShot(0, this, &MainWindow::ensureLens);
             if (id == QLatin1String("paths") || id == QLatin1String("patching")) carryCausalFields(id);
         });
     }
@@ -380,6 +385,7 @@ void MainWindow::restoreWindowSettings() {
         m_layoutRestored = restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     m_device->setCurrentText(s.value(QStringLiteral("engine/device"), QStringLiteral("auto")).toString());
     m_threads->setValue(s.value(QStringLiteral("engine/threads"), 0).toInt());
+    m_promptLimit->setTokens(s.value(QStringLiteral("engine/promptLimit"), PromptLimit::kDefaultTokens).toInt());
     m_selectionBar->setTokenScalar(s.value(QStringLiteral("view/tokenScalar"), QStringLiteral("surprisal")).toString());
     for (View* v : m_views) {
         const QJsonDocument doc =
@@ -407,6 +413,7 @@ void MainWindow::saveWindowSettings() const {
     s.setValue(QStringLiteral("window/state"), saveState());
     s.setValue(QStringLiteral("engine/device"), m_device->currentText());
     s.setValue(QStringLiteral("engine/threads"), m_threads->value());
+    s.setValue(QStringLiteral("engine/promptLimit"), m_promptLimit->tokens());
     s.setValue(QStringLiteral("view/tokenScalar"), m_tokenScalar);
     for (const View* v : m_views)
         s.setValue(QStringLiteral("views/") + v->viewId(), QJsonDocument(v->settings()).toJson(QJsonDocument::Compact));

@@ -36,6 +36,7 @@ namespace gwb::app {
 
 class FeatureRunner;
 struct FeaturesContext;
+class PromptLimit;
 class PromptPanel;
 class RecentFiles;
 class SelectionBar;
@@ -128,11 +129,26 @@ public:
     QString statusText() const;
     QString noticeText() const;
 
+    /// Whether the Lens view is on screen now.
+    bool lensViewShown() const;
+    /// Starts the logit lens of the shown traces when the Lens view is on screen and they have none
+    /// (off the GUI thread, with progress and Cancel; lensComputed() follows).
+    void ensureLens();
+    /// The longest prompt a Run traces (the toolbar's setting), in tokens.
+    int promptLimit() const;
+    void setPromptLimit(int tokens);
+    /// What the toolbar says a Run of that length costs.
+    QString promptCostText() const;
+    /// K of the logit lens the window computes (the Lens view's top-K list).
+    static constexpr int kLensTopK = 5;
+
 Q_SIGNALS:
     void runFinished();
     /// The rest of a run's Grassmann analysis is in the views (after runFinished(), when the run
     /// computed only what the visible views draw).
     void analysisCompleted();
+    /// The logit lens the Lens view asked for has come (or failed, or was cancelled).
+    void lensComputed();
     void runFailed(const QString& message);
     void runCancelled();
     void modelsChanged();
@@ -177,6 +193,13 @@ private:
     int selectedTokenBeforeRun() const;
     void onFinished(quint64 id, const TraceOutcome& outcome);
     void onAnalysisCompleted(quint64 id, const AnalysisCompletion& completion);
+    void onLensComputed(quint64 id, const LensCompletion& completion);
+    /// Starts the logit lens of the shown traces when they have none (ensureLens without the check
+    /// that the Lens view is on screen).
+    void startLens();
+    /// An export of the Lens view (`viewId`) needs the lens: computed now when missing, the window
+    /// responding meanwhile. False when it could not be had (cancelled or failed).
+    bool lensForExport(const QString& viewId);
     /// The analysis parts the visible views draw (kAnalysisAll when no view is visible).
     unsigned visibleAnalysisParts() const;
     /// "Traced 26 tokens" and the rest of a finished run's status line.
@@ -232,6 +255,11 @@ private:
     QLabel* m_baselineLabel = nullptr;
     QComboBox* m_device = nullptr;
     QSpinBox* m_threads = nullptr;
+    PromptLimit* m_promptLimit = nullptr; ///< the longest prompt a Run traces, and its cost
+    /// The open models' configurations (from their probes and runs), for the cost shown beside it.
+    std::optional<gwb::engine::ModelConfig> m_grassmannConfig, m_baselineConfig;
+    qint64 m_runStartedMs = 0; ///< when the current Run started (ms since epoch)
+    void updatePromptCost();
     QLabel* m_statusMessage = nullptr;
     quint64 m_statusSerial = 0;      ///< counts messages shown; a probe's news must not hide a newer one
     quint64 m_probeStatusSerial = 0; ///< m_statusSerial when the pending model probes began

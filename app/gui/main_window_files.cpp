@@ -49,6 +49,9 @@ void MainWindow::setModelPaths(const QString& grassmannPath, const QString& base
     m_baselinePath = baselinePath.isEmpty() ? QString() : QFileInfo(baselinePath).absoluteFilePath();
     m_grassmannName.clear();
     m_baselineName.clear();
+    m_grassmannConfig.reset();
+    m_baselineConfig.reset();
+    updatePromptCost();
     updateModelLabels();
     // Probing loads the files into the controller's cache (first Run is quicker) and shows names.
     const QString device = m_device->currentText();
@@ -92,11 +95,14 @@ void MainWindow::onModelProbed(const ModelInfo& info) {
         m_grassmannPath = info.path;
         m_grassmannName = info.name;
         m_grassmannLabel->setToolTip(info.path + QStringLiteral("\n\n") + info.summary);
+        m_grassmannConfig = info.config;
     } else {
         m_baselinePath = info.path;
         m_baselineName = info.name;
         m_baselineLabel->setToolTip(info.path + QStringLiteral("\n\n") + info.summary);
+        m_baselineConfig = info.config;
     }
+    updatePromptCost();
     // A model opened: an earlier "cannot open" (or a session's missing model) no longer holds; an
     // error about something else (a run that just failed on an empty prompt) stays.
     if (m_prompt->notice().startsWith(kCannotOpenModel) || m_prompt->notice().startsWith(kSessionModelsMissing))
@@ -317,6 +323,10 @@ bool MainWindow::exportFigureTo(const QString& path, const QString& viewId, cons
         showError(QStringLiteral("no view to export"), true);
         return false;
     }
+    if (!lensForExport(v->viewId())) {
+        showError(QStringLiteral("Export failed: the logit lens was not computed (cancelled or failed)"), true);
+        return false;
+    }
     QString error;
     if (figureFormat(path).isEmpty())
         error = QStringLiteral("'%1': choose a .png, .svg or .pdf file name").arg(path);
@@ -339,6 +349,10 @@ bool MainWindow::exportDataTo(const QString& basePath, const QString& viewId) {
     const gwb::views::View* v = view(viewId.isEmpty() ? m_currentView : viewId);
     if (!v) {
         showError(QStringLiteral("no view to export"), true);
+        return false;
+    }
+    if (!lensForExport(v->viewId())) {
+        showError(QStringLiteral("Data export failed: the logit lens was not computed (cancelled or failed)"), true);
         return false;
     }
     QString error = checkWritableTarget(basePath);

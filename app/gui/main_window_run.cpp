@@ -3,6 +3,7 @@
 
 #include "gui/main_window.h"
 
+#include "gui/prompt_limit.h"
 #include "gui/prompt_panel.h"
 #include "gui/features_job.h"
 #include "gui/saliency_job.h"
@@ -15,6 +16,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDateTime>
+#include <QEventLoop>
 #include <QDockWidget>
 #include <QLabel>
 #include <QProgressBar>
@@ -51,6 +54,10 @@ void MainWindow::continueRun(int tokens, bool sample) {
     request.device = m_device->currentText();
     request.threads = m_threads->value();
     request.analysisParts = visibleAnalysisParts();
+    // The logit lens (N + 1 passes through the T x V head: most of a long prompt's trace) is
+    // traced with the prompt only when its view is on screen; otherwise when that view is shown.
+    request.lensTopK = lensViewShown() ? kLensTopK : 0;
+    request.maxTokens = m_promptLimit->tokens();
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
         // The job computes the Saliency view's result for the token selected after the run.
         request.withSaliency = true;
@@ -80,6 +87,11 @@ void MainWindow::continueRun(int tokens, bool sample) {
 }
 
 void MainWindow::cancelRun() {
+    if (m_controller->isComputingLens() && !m_controller->isRunning()) {
+        m_controller->cancel();
+        showStatus(QStringLiteral("Cancelling the logit lens…"));
+        return;
+    }
     if (!m_controller->isRunning()) return;
     m_controller->cancel();
     showStatus(QStringLiteral("Cancelling…"));
@@ -99,6 +111,7 @@ void MainWindow::setRunningUi(bool running) {
 void MainWindow::onRunStarted(quint64 id) {
     if (id != m_controller->currentRunId()) return;
     setRunningUi(true);
+    m_runStartedMs = QDateTime::currentMSecsSinceEpoch();
     showStatus(QStringLiteral("Running…"));
 }
 
@@ -151,7 +164,15 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
     m_runStatus = QStringLiteral("%1Traced %2 tokens").arg(generated).arg(primary ? primary->length() : 0);
     showStatus(tracedStatus(m_controller->isCompleting()));
     updateDeviceLabel();
+    // The cost beside the longest-prompt setting: these models, this Run's rate.
+    if (m_data.grassmann) m_grassmannConfig = m_data.grassmann->config;
+    if (m_data.baseline) m_baselineConfig = m_data.baseline->config;
+    if (primary && m_runStartedMs > 0 && outcome.generated == 0)
+        m_promptLimit->setLastRun(primary->length(), (QDateTime::currentMSecsSinceEpoch() - m_runStartedMs) / 1000.0);
+    updatePromptCost();
     Q_EMIT runFinished();
+    // The Lens view came on screen during the run (which then traced without the lens).
+    QTimer::singleShot(0, this, &MainWindow::ensureLens);
 }
 
 QString MainWindow::tracedStatus(bool pending) const {
@@ -189,6 +210,78 @@ void MainWindow::onAnalysisCompleted(quint64 id, const AnalysisCompletion& compl
     Q_EMIT analysisCompleted();
 }
 
+int MainWindow::promptLimit() const {
+    return m_promptLimit->tokens();
+}
+
+void MainWindow::setPromptLimit(int tokens) {
+    m_promptLimit->setTokens(tokens);
+}
+
+QString MainWindow::promptCostText() const {
+    return m_promptLimit->costText();
+}
+
+void MainWindow::updatePromptCost() {
+    if (!m_promptLimit) return;
+    m_promptLimit->setModels(m_grassmannPath.isEmpty() ? std::nullopt : m_grassmannConfig,
+                             m_baselinePath.isEmpty() ? std::nullopt : m_baselineConfig);
+}
+
+bool MainWindow::lensViewShown() const {
+    const View* v = view(QStringLiteral("lens"));
+    return v && v->isVisible() && !v->visibleRegion().isEmpty();
+}
+
+void MainWindow::ensureLens() {
+    if (lensViewShown()) startLens();
+}
+
+void MainWindow::startLens() {
+    if (m_controller->isRunning() || m_controller->isComputingLens()) return;
+    if ((!m_data.grassmann && !m_data.baseline) || m_data.hasLenses()) return;
+    m_data.lensPending = true;
+    if (View* v = view(QStringLiteral("lens"))) v->setData(m_data);
+    m_progress->setValue(0);
+    m_progress->setVisible(true);
+    m_statusCancel->setVisible(true);
+    m_controller->computeLens(m_data, kLensTopK);
+}
+
+bool MainWindow::lensForExport(const QString& viewId) {
+    if (viewId != QLatin1String("lens") || (!m_data.grassmann && !m_data.baseline) || m_data.hasLenses()) return true;
+    if (m_controller->isRunning()) return true; // the view says what it has
+    // Off the GUI thread as when the view is shown; the window keeps responding (and Cancel works)
+    // while this waits for it.
+    QEventLoop loop;
+    const auto done = connect(this, &MainWindow::lensComputed, &loop, &QEventLoop::quit);
+    startLens();
+    if (m_controller->isComputingLens()) loop.exec();
+    disconnect(done);
+    return m_data.hasLenses();
+}
+
+void MainWindow::onLensComputed(quint64 id, const LensCompletion& completion) {
+    if (id != m_controller->currentRunId()) return;
+    m_data.lensPending = false;
+    if (!m_controller->isRunning()) {
+        m_progress->setVisible(false);
+        m_statusCancel->setVisible(false);
+    }
+    if (completion.status == LensCompletion::Status::Failed) {
+        m_prompt->setNotice(completion.message, QStringLiteral("error"));
+        showError(QStringLiteral("The logit lens failed (see the message under the prompt)"), false);
+    } else if (completion.status == LensCompletion::Status::Ok) {
+        if (completion.grassmann) m_data.grassmannLens = completion.grassmann;
+        if (completion.baseline) m_data.baselineLens = completion.baseline;
+        showStatus(tracedStatus(m_controller->isCompleting()));
+    } else {
+        showStatus(QStringLiteral("Logit lens cancelled: show the Lens view again to compute it"));
+    }
+    if (View* v = view(QStringLiteral("lens"))) v->setData(m_data);
+    Q_EMIT lensComputed();
+}
+
 void MainWindow::onFailed(quint64 id, const QString& message) {
     if (id != m_controller->currentRunId()) return;
     setRunningUi(false);
@@ -196,6 +289,10 @@ void MainWindow::onFailed(quint64 id, const QString& message) {
     m_prompt->setNotice(message, QStringLiteral("error"));
     showError(QStringLiteral("Run failed (see the message under the prompt)"), false);
     Q_EMIT runFailed(message);
+    if (m_data.lensPending) {
+        m_data.lensPending = false;
+        QTimer::singleShot(0, this, &MainWindow::ensureLens);
+    }
 }
 
 void MainWindow::onCancelled(quint64 id) {
@@ -204,6 +301,10 @@ void MainWindow::onCancelled(quint64 id) {
     m_pendingSelection.reset();
     showStatus(QStringLiteral("Cancelled; the previous results are still shown"));
     Q_EMIT runCancelled();
+    if (m_data.lensPending) { // the run stopped the lens of the shown results: start it again
+        m_data.lensPending = false;
+        QTimer::singleShot(0, this, &MainWindow::ensureLens);
+    }
 }
 
 void MainWindow::setData(const gwb::views::WorkbenchData& data) {

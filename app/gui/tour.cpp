@@ -97,6 +97,15 @@ void Tour::next() {
         waitForRun([paths] { return paths->running(); });
         return;
     }
+    // The Lens view computes the logit lens when it is shown: the picture once it is in.
+    if (m_ids[m_index] == QLatin1String("lens")) {
+        QTimer::singleShot(m_settleMs, this, [this] {
+            m_window->ensureLens();
+            auto* w = m_window;
+            waitForRun([w] { return w->controller()->isComputingLens(); });
+        });
+        return;
+    }
     // The Features view with a dictionary: the most active feature's dashboard, once it is in
     // (at most 60 s: a dictionary whose files are elsewhere says so in its place).
     if (auto* fv = qobject_cast<gwb::views::FeaturesView*>(m_window->view(m_ids[m_index]))) {

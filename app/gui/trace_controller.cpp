@@ -14,6 +14,7 @@ constexpr int kPollMs = 100; ///< progress refresh while a job runs
 TraceController::TraceController(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::app::TraceOutcome>();
     qRegisterMetaType<gwb::app::AnalysisCompletion>();
+    qRegisterMetaType<gwb::app::LensCompletion>();
     qRegisterMetaType<gwb::app::ModelInfo>();
     m_pool.setMaxThreadCount(1);
     // The engine keeps per-thread state (Torch's thread pool settings): keep the worker alive.
@@ -24,12 +25,18 @@ TraceController::TraceController(QObject* parent) : QObject(parent) {
 
 TraceController::~TraceController() {
     if (m_state) m_state->cancel.store(true);
+    if (m_lensState) m_lensState->cancel.store(true);
     m_pool.waitForDone();
 }
 
 quint64 TraceController::run(const TraceRequest& request) {
     if (m_state) m_state->cancel.store(true); // the older run becomes stale
+    if (m_lensState) m_lensState->cancel.store(true);
+    m_lensRunning = false;
     const quint64 id = ++m_runId;
+    m_runGrassmann = request.grassmannPath;
+    m_runBaseline = request.baselinePath;
+    m_runDevice = request.device;
     m_state = std::make_shared<TraceJobState>();
     m_withGrassmann = !request.grassmannPath.isEmpty();
     m_withBaseline = !request.baselinePath.isEmpty();
@@ -53,12 +60,38 @@ quint64 TraceController::run(const TraceRequest& request) {
 
 void TraceController::cancel() {
     if (m_state && m_running) m_state->cancel.store(true);
+    if (m_lensState && m_lensRunning) m_lensState->cancel.store(true);
+}
+
+void TraceController::computeLens(const gwb::views::WorkbenchData& data, int topK) {
+    if (m_lensRunning) return; // the one under way gives it
+    m_lensRunning = true;
+    m_lensState = std::make_shared<TraceJobState>();
+    auto state = m_lensState;
+    ModelCache* cache = &m_cache;
+    const quint64 runId = m_runId;
+    const QString g = m_runGrassmann, b = m_runBaseline, device = m_runDevice;
+    const int threads = m_threads;
+    m_poll.start();
+    QtConcurrent::run(&m_pool, [data, g, b, device, threads, topK, cache, state] {
+        return computeRunLens(data, g, b, device, threads, topK, *cache, *state);
+    }).then(this, [this, runId, state](const LensCompletion& c) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, runId, state, c] {
+                if (runId != m_runId || state != m_lensState) return; // stale: a newer run was started
+                m_lensRunning = false;
+                if (!m_running) m_poll.stop();
+                Q_EMIT lensComputed(runId, c);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
     if (runId != m_runId) return; // stale: a newer run was started
     m_running = false;
-    m_poll.stop();
+    if (!m_lensRunning) m_poll.stop();
     // A Cancel the user pressed wins over a result that finished just before the worker saw it:
     // what the window shows must not depend on that race (the earlier results stay).
     const bool cancelRequested = m_state && m_state->cancel.load();
@@ -101,6 +134,12 @@ void TraceController::complete(quint64 runId, const gwb::views::WorkbenchData& d
 }
 
 void TraceController::pollProgress() {
+    if (m_lensRunning && !m_running && m_lensState) {
+        const int64_t total = m_lensState->total.load();
+        Q_EMIT progress(m_runId, QStringLiteral("Computing the logit lens"),
+                        total > 0 ? static_cast<double>(m_lensState->done.load()) / static_cast<double>(total) : 0.0);
+        return;
+    }
     if (!m_state || !m_running) return;
     const auto stage = static_cast<TraceStage>(m_state->stage.load());
     Q_EMIT progress(
@@ -124,6 +163,7 @@ void TraceController::probeModel(const QString& path, const QString& device) {
             p.info.name = QString::fromStdString(m.displayName());
             p.info.summary = QString::fromStdString(m.summary());
             p.info.maxLen = m.config().maxLen;
+            p.info.config = m.config();
             p.ok = true;
         } catch (const std::exception& e) {
             p.message = QString::fromUtf8(e.what());

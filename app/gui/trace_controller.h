@@ -22,6 +22,7 @@ struct ModelInfo {
     QString name;      ///< display name
     QString summary;   ///< multi-line architecture summary (tooltip)
     qint64 maxLen = 0; ///< context length in tokens
+    gwb::engine::ModelConfig config;
 };
 
 class TraceController : public QObject {
@@ -40,6 +41,12 @@ public:
     /// the parts of the analysis the run did not ask for; analysisCompleted() follows).
     bool isCompleting() const { return m_completing; }
     quint64 currentRunId() const { return m_runId; }
+
+    /// Computes the logit lens (top-K) of the latest run's traces in `data` that have none, with the
+    /// models that run used, on the worker after what is queued; lensComputed() follows (not for a
+    /// run a newer one made stale). cancel() and a new run stop it.
+    void computeLens(const gwb::views::WorkbenchData& data, int topK);
+    bool isComputingLens() const { return m_lensRunning; }
 
     /// Loads `path` on a worker to learn its kind; modelProbed() or modelFailed() follows.
     void probeModel(const QString& path, const QString& device);
@@ -61,6 +68,8 @@ Q_SIGNALS:
     /// Not emitted for a run that a newer one made stale.
     void analysisCompleted(quint64 runId, const gwb::app::AnalysisCompletion& completion);
     void cancelled(quint64 runId);
+    /// The latest run's logit lenses (computeLens), or why not.
+    void lensComputed(quint64 runId, const gwb::app::LensCompletion& completion);
     void failed(quint64 runId, const QString& message);
     void modelProbed(const gwb::app::ModelInfo& info);
     void modelFailed(const QString& path, const QString& message);
@@ -76,6 +85,9 @@ private:
     quint64 m_runId = 0;
     bool m_running = false;
     bool m_completing = false;
+    bool m_lensRunning = false;
+    std::shared_ptr<TraceJobState> m_lensState; ///< progress and cancel of the lens job
+    QString m_runGrassmann, m_runBaseline, m_runDevice; ///< the latest run's models (its traces' makers)
     int m_threads = 0; ///< the latest run's engine threads
     bool m_withGrassmann = false;
     bool m_withBaseline = false;
@@ -86,4 +98,5 @@ private:
 
 Q_DECLARE_METATYPE(gwb::app::TraceOutcome)
 Q_DECLARE_METATYPE(gwb::app::AnalysisCompletion)
+Q_DECLARE_METATYPE(gwb::app::LensCompletion)
 Q_DECLARE_METATYPE(gwb::app::ModelInfo)

@@ -272,8 +272,15 @@ QString validateRequest(const TraceRequest& request) {
     return {};
 }
 
-QString truncationNotice(const gwb::engine::Trace& trace, const QString& label) {
+QString truncationNotice(const gwb::engine::Trace& trace, const QString& label, int64_t maxTokens) {
     if (trace.droppedTokens <= 0) return {};
+    if (maxTokens > 0 && maxTokens < trace.config.maxLen)
+        return QStringLiteral("%1: the prompt has %2 tokens; the first %3 were traced, as the Longest prompt setting "
+                              "in the toolbar asks (the model's context is %4 tokens)")
+            .arg(label)
+            .arg(trace.length() + trace.droppedTokens)
+            .arg(trace.length())
+            .arg(trace.config.maxLen);
     return QStringLiteral("%1: the prompt is longer than the model's context of %2 tokens; "
                           "the first %3 tokens were traced and the last %4 dropped")
         .arg(label)
@@ -309,6 +316,47 @@ AnalysisCompletion completeRunAnalysis(const gwb::views::WorkbenchData& data, in
     } catch (const std::exception& e) {
         out.status = AnalysisCompletion::Status::Failed;
         out.message = QStringLiteral("Grassmann model: ") + QString::fromUtf8(e.what());
+    }
+    return out;
+}
+
+LensCompletion computeRunLens(const gwb::views::WorkbenchData& data, const QString& grassmannPath,
+                              const QString& baselinePath, const QString& device, int threads, int topK,
+                              ModelCache& cache, TraceJobState& state) {
+    LensCompletion out;
+    QString current;
+    try {
+        gwb::engine::setThreads(threads);
+        const std::pair<gwb::engine::TracePtr, QString> todo[] = {{data.grassmann, grassmannPath},
+                                                                  {data.baseline, baselinePath}};
+        int64_t passes = 0, before = 0; // head passes of both traces: one progress bar
+        for (const auto& [trace, path] : todo)
+            if (trace && !data.lensOf(trace)) passes += trace->config.nLayers + 1;
+        for (size_t i = 0; i < 2; ++i) {
+            const auto& [trace, path] = todo[i];
+            if (!trace || data.lensOf(trace)) continue;
+            current = trace->isGrassmann() ? QStringLiteral("Grassmann model") : QStringLiteral("Transformer baseline");
+            if (path.isEmpty()) throw std::runtime_error("the model that made this trace is no longer open");
+            const gwb::engine::Model model = cache.get(path, device);
+            const gwb::engine::LensPtr lens = gwb::engine::logitLens(
+                model, *trace, topK,
+                [&](int64_t done, int64_t) {
+                    state.done.store(before + done);
+                    state.total.store(passes);
+                    return !state.cancel.load();
+                },
+                &state.cancel);
+            before += trace->config.nLayers + 1;
+            (i == 0 ? out.grassmann : out.baseline) = lens;
+        }
+        out.status = LensCompletion::Status::Ok;
+    } catch (const gwb::engine::Cancelled&) {
+        out.status = LensCompletion::Status::Cancelled;
+        out.message = QStringLiteral("cancelled");
+    } catch (const std::exception& e) {
+        out.status = LensCompletion::Status::Failed;
+        out.message = (current.isEmpty() ? QString() : current + QStringLiteral(": ")) +
+                      QStringLiteral("the logit lens failed: ") + QString::fromUtf8(e.what());
     }
     return out;
 }
@@ -386,6 +434,12 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
                     (slot.kind == ModelKind::Grassmann ? "Grassmann model" : "Transformer baseline"));
             enterStage(state, slot.trace);
             gwb::engine::TraceOptions options;
+            options.lensTopK = std::max(0, request.lensTopK);
+            options.maxTokens = std::max<int64_t>(0, request.maxTokens);
+            options.keepMixerStates = false; // no view draws g or the mixer's input
+            // Above 512 tokens the baseline's H x T x T probabilities (GPT-2 small at 2,048: 2.3 GB)
+            // are not kept: the views and analyses recompute the rows they read from q and k.
+            options.denseAttentionLimit = 512;
             if (!idTokens.empty() && sameVocabulary(model, idTokens))
                 return traceTokens(model, idTokens, prompt, options, progressInto(state), &state.cancel);
             return gwb::engine::trace(model, prompt, options, progressInto(state), &state.cancel);
@@ -402,7 +456,7 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
         };
         auto keep = [&](const Slot& slot, const gwb::engine::TracePtr& trace,
                         const std::shared_ptr<const gwb::engine::TraceAnalysis>& analysis) {
-            const QString notice = truncationNotice(*trace, slot.label);
+            const QString notice = truncationNotice(*trace, slot.label, request.maxTokens);
             if (!notice.isEmpty()) out.notices << notice;
             for (const QString& w : collapseLayerWarnings(analysis->warnings))
                 out.notices << slot.label + QStringLiteral(": ") + w;

@@ -52,6 +52,11 @@ struct TraceRequest {
     /// core part always): the window asks for what its visible views draw and completes the rest
     /// afterwards with completeRunAnalysis. Commands take every part.
     unsigned analysisParts = gwb::engine::kAnalysisAll;
+    /// K of the logit lens traced with the prompt; 0 = none now (the window computes it when the
+    /// Lens view is shown: computeRunLens). Commands take it.
+    int lensTopK = 5;
+    /// Longest prompt traced, in tokens (0 = each model's context): the window's setting.
+    int64_t maxTokens = 0;
 };
 
 /// Steps of a run, in order; the progress bar shows the step's name.
@@ -169,7 +174,22 @@ struct AnalysisCompletion {
 /// process's weight-only cache, `threads` engine threads and `state`'s cancel flag. Never throws.
 AnalysisCompletion completeRunAnalysis(const gwb::views::WorkbenchData& data, int threads, TraceJobState& state);
 
-/// The truncation notice for a trace ("" when nothing was dropped).
-QString truncationNotice(const gwb::engine::Trace& trace, const QString& label);
+/// What computing a run's logit lenses gave (computeRunLens).
+struct LensCompletion {
+    enum class Status { Ok, Cancelled, Failed } status = Status::Failed;
+    gwb::engine::LensPtr grassmann, baseline; ///< the lens of each trace present (Ok only)
+    QString message;                          ///< the error for Failed
+};
+
+/// The logit lens (top-K) of each trace in `data` that has none, from the states it keeps, with the
+/// models that made them (`grassmannPath`, `baselinePath` on `device`, from `cache`: loaded once).
+/// Progress (head passes) and the cancel flag go through `state`. Never throws.
+LensCompletion computeRunLens(const gwb::views::WorkbenchData& data, const QString& grassmannPath,
+                              const QString& baselinePath, const QString& device, int threads, int topK,
+                              ModelCache& cache, TraceJobState& state);
+
+/// The truncation notice for a trace ("" when nothing was dropped): which limit cut it, the
+/// model's context or `maxTokens` (the window's longest-prompt setting; 0 = none).
+QString truncationNotice(const gwb::engine::Trace& trace, const QString& label, int64_t maxTokens = 0);
 
 } // namespace gwb::app

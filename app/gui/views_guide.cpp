@@ -71,7 +71,9 @@ const std::vector<ViewEntry>& entries() {
          "Both models: each layer's input state (rows \u201cL0 in\u201d \u2026, then \u201cfinal\u201d) through the "
          "final LayerNorm and the tied head; cells show the top-1 next token coloured by its probability (bold, "
          "underlined: the actual next token). Below: the selected cell's top-K and the rank of the actual next "
-         "token per lens layer (1 = top-1, log axis).",
+         "token per lens layer (1 = top-1, log axis). The lens (N + 1 passes through the T x V head, most of a long "
+         "prompt's cost) is computed when this view is shown, with progress and Cancel, and kept until the next "
+         "Run.",
          {}},
         {"Saliency",
          "Gradient \u00d7 input saliency of the actual next token (or a typed piece) for both models, as shares of "

@@ -115,7 +115,7 @@ TEST(CorpusStats, EqualsStatisticsRecomputedFromPerWindowTraces) {
             for (int64_t k = 1; k < len; ++k) {
                 bits += tg->surprisal[k] / std::log(2.0);
                 for (int64_t l = 0; l < 3; ++l)
-                    rank1[l] += tg->lensTopIds.at3(l, k - 1, 0) == w[k];
+                    rank1[l] += tg->lens->topIds.at3(l, k - 1, 0) == w[k];
             }
             if (start + 16 >= static_cast<int64_t>(ids.size())) break;
         }

@@ -83,7 +83,7 @@ TEST_P(CudaParity, LogitsAndTraceMatchCpu) {
     ASSERT_EQ(a->surprisal.size(), b->surprisal.size());
     for (size_t t = 1; t < a->surprisal.size(); ++t)
         EXPECT_NEAR(a->surprisal[t], b->surprisal[t], 1e-3) << "surprisal at " << t;
-    EXPECT_EQ(a->lensTopIds.data, b->lensTopIds.data) << "logit-lens top ids";
+    EXPECT_EQ(a->lens->topIds.data, b->lens->topIds.data) << "logit-lens top ids";
     ASSERT_EQ(a->layers.size(), b->layers.size());
     for (size_t l = 0; l < a->layers.size(); ++l) {
         const std::string at = " (layer " + std::to_string(l) + ")";

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 
@@ -42,8 +43,8 @@ TEST(Trace, GrassmannShapesAndRecomputedValues) {
     EXPECT_TRUE(std::isnan(t->surprisal[0]));
     EXPECT_EQ(t->logits.shape, (Shape{T, c.vocabSize}));
     EXPECT_EQ(t->finalH.shape, (Shape{T, d}));
-    EXPECT_EQ(t->lensTopIds.shape, (Shape{c.nLayers + 1, T, 3}));
-    EXPECT_EQ(t->lensTopLogProbs.shape, (Shape{c.nLayers + 1, T, 3}));
+    EXPECT_EQ(t->lens->topIds.shape, (Shape{c.nLayers + 1, T, 3}));
+    EXPECT_EQ(t->lens->topLogProbs.shape, (Shape{c.nLayers + 1, T, 3}));
     // Surprisal from the kept logits.
     for (int64_t s = 1; s < T; ++s) {
         const float* row = t->logits.row(s - 1);
@@ -57,7 +58,7 @@ TEST(Trace, GrassmannShapesAndRecomputedValues) {
     // Logit lens at the final state = the model's own prediction.
     for (int64_t s = 0; s < T; ++s) {
         const float* row = t->logits.row(s);
-        EXPECT_EQ(t->lensTopIds.at3(c.nLayers, s, 0), int32_t(std::max_element(row, row + c.vocabSize) - row));
+        EXPECT_EQ(t->lens->topIds.at3(c.nLayers, s, 0), int32_t(std::max_element(row, row + c.vocabSize) - row));
     }
     ASSERT_EQ(int64_t(t->layers.size()), c.nLayers);
     for (int64_t l = 0; l < c.nLayers; ++l) {
@@ -257,17 +258,17 @@ TEST(Trace, LensRankOfTheActualNextToken) {
     o.keepLogits = true;
     o.lensTopK = 4;
     const TracePtr t = traceIds(m, someIds(T, c.vocabSize), o);
-    ASSERT_EQ(t->lensNextRank.shape, (Shape{c.nLayers + 1, T}));
-    ASSERT_EQ(t->lensNextLogProb.shape, (Shape{c.nLayers + 1, T}));
+    ASSERT_EQ(t->lens->nextRank.shape, (Shape{c.nLayers + 1, T}));
+    ASSERT_EQ(t->lens->nextLogProb.shape, (Shape{c.nLayers + 1, T}));
     for (int64_t l = 0; l <= c.nLayers; ++l) {
-        EXPECT_EQ(t->lensNextRank.at2(l, T - 1), -1);
-        EXPECT_TRUE(std::isnan(t->lensNextLogProb.at2(l, T - 1)));
+        EXPECT_EQ(t->lens->nextRank.at2(l, T - 1), -1);
+        EXPECT_TRUE(std::isnan(t->lens->nextLogProb.at2(l, T - 1)));
         for (int64_t s = 0; s + 1 < T; ++s) {
-            const int32_t r = t->lensNextRank.at2(l, s);
+            const int32_t r = t->lens->nextRank.at2(l, s);
             EXPECT_GE(r, 0);
             // Consistent with the top-K list: rank k < K means the k-th entry is the next token.
             if (r < 4) {
-                EXPECT_EQ(t->lensTopIds.at3(l, s, r), t->tokens[s + 1].id) << l << " " << s;
+                EXPECT_EQ(t->lens->topIds.at3(l, s, r), t->tokens[s + 1].id) << l << " " << s;
             }
         }
     }
@@ -275,13 +276,13 @@ TEST(Trace, LensRankOfTheActualNextToken) {
         const float* row = t->logits.row(s);
         const float target = row[t->tokens[s + 1].id];
         const int64_t above = std::count_if(row, row + c.vocabSize, [target](float v) { return v > target; });
-        EXPECT_EQ(t->lensNextRank.at2(c.nLayers, s), above) << s;
-        EXPECT_NEAR(t->lensNextLogProb.at2(c.nLayers, s), -t->surprisal[s + 1], 1e-4) << s;
+        EXPECT_EQ(t->lens->nextRank.at2(c.nLayers, s), above) << s;
+        EXPECT_NEAR(t->lens->nextLogProb.at2(c.nLayers, s), -t->surprisal[s + 1], 1e-4) << s;
     }
     // Every top-K id has its display text.
     if (m.tokenizer()) {
-        for (int32_t id : t->lensTopIds.data)
-            EXPECT_TRUE(t->lensPieces.count(id)) << id;
+        for (int32_t id : t->lens->topIds.data)
+            EXPECT_TRUE(t->lens->pieces.count(id)) << id;
     }
 }
 
@@ -326,19 +327,71 @@ TEST(Trace, ChunkedHeadEqualsWholeLogitsReference) {
                 const auto top = llp.topk(K, -1);
                 for (int64_t s = 0; s < T; ++s) {
                     for (int64_t k = 0; k < K; ++k) {
-                        EXPECT_EQ(t->lensTopIds.at3(l, s, k), std::get<1>(top)[s][k].item<int64_t>()) << l << " " << s;
-                        EXPECT_NEAR(t->lensTopLogProbs.at3(l, s, k), std::get<0>(top)[s][k].item<float>(), 1e-5);
+                        EXPECT_EQ(t->lens->topIds.at3(l, s, k), std::get<1>(top)[s][k].item<int64_t>())
+                            << l << " " << s;
+                        EXPECT_NEAR(t->lens->topLogProbs.at3(l, s, k), std::get<0>(top)[s][k].item<float>(), 1e-5);
                     }
                     if (s + 1 == T) {
-                        EXPECT_EQ(t->lensNextRank.at2(l, s), -1);
-                        EXPECT_TRUE(std::isnan(t->lensNextLogProb.at2(l, s)));
+                        EXPECT_EQ(t->lens->nextRank.at2(l, s), -1);
+                        EXPECT_TRUE(std::isnan(t->lens->nextLogProb.at2(l, s)));
                         continue;
                     }
                     const int64_t above = (ll[s] > ll[s][idv[s + 1]]).sum().item<int64_t>();
-                    EXPECT_EQ(t->lensNextRank.at2(l, s), above) << l << " " << s;
-                    EXPECT_NEAR(t->lensNextLogProb.at2(l, s), llp[s][idv[s + 1]].item<float>(), 1e-5);
+                    EXPECT_EQ(t->lens->nextRank.at2(l, s), above) << l << " " << s;
+                    EXPECT_NEAR(t->lens->nextLogProb.at2(l, s), llp[s][idv[s + 1]].item<float>(), 1e-5);
                 }
             }
         }
+    }
+}
+
+TEST(Trace, LensOnDemandEqualsTheEagerLens) {
+    // The window traces without the lens and computes it when the Lens view is shown
+    // (logitLens): the same numbers, bit for bit, as a trace that computed it at once.
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        SCOPED_TRACE(kindName(kind));
+        ModelConfig c = test::tinyConfig(kind);
+        c.maxLen = 300;
+        const Model m = Model::init(c, 6, nullptr, "cpu");
+        const std::vector<int32_t> idv = someIds(300, c.vocabSize); // more rows than one head chunk
+        TraceOptions eager;
+        eager.lensTopK = 4;
+        TraceOptions lazy;
+        lazy.lensTopK = 0;
+        const TracePtr a = traceIds(m, idv, eager), b = traceIds(m, idv, lazy);
+        ASSERT_TRUE(a->lens);
+        EXPECT_FALSE(b->lens);
+        EXPECT_EQ(a->surprisal.size(), b->surprisal.size());
+        for (size_t i = 1; i < a->surprisal.size(); ++i)
+            ASSERT_EQ(a->surprisal[i], b->surprisal[i]) << i; // the rest of the trace is unchanged
+        std::vector<std::pair<int64_t, int64_t>> steps;
+        const LensPtr lens = logitLens(m, *b, 4, [&](int64_t done, int64_t total) {
+            steps.emplace_back(done, total);
+            return true;
+        });
+        ASSERT_TRUE(lens);
+        EXPECT_EQ(lens->topIds.shape, (Shape{c.nLayers + 1, 300, 4}));
+        EXPECT_EQ(lens->topIds.data, a->lens->topIds.data);
+        EXPECT_EQ(lens->topLogProbs.data, a->lens->topLogProbs.data);
+        EXPECT_EQ(lens->nextRank.data, a->lens->nextRank.data);
+        ASSERT_EQ(lens->nextLogProb.data.size(), a->lens->nextLogProb.data.size());
+        for (size_t i = 0; i < lens->nextLogProb.data.size(); ++i) {
+            const float x = lens->nextLogProb.data[i], y = a->lens->nextLogProb.data[i];
+            ASSERT_TRUE(x == y || (std::isnan(x) && std::isnan(y))) << i;
+        }
+        EXPECT_EQ(lens->pieces, a->lens->pieces);
+        ASSERT_FALSE(steps.empty());
+        EXPECT_EQ(steps.back(), std::make_pair(c.nLayers + 1, c.nLayers + 1));
+
+        // Cancelled between head passes; refused for K < 1 and for another model's trace.
+        std::atomic<bool> stop{true};
+        EXPECT_THROW(logitLens(m, *b, 4, {}, &stop), Cancelled);
+        EXPECT_THROW(logitLens(m, *b, 4, [](int64_t, int64_t) { return false; }), Cancelled);
+        EXPECT_THROW(logitLens(m, *b, 0), std::invalid_argument);
+        ModelConfig other = c;
+        other.nLayers = c.nLayers + 1;
+        if (kind == ModelKind::Grassmann) other.layerOffsets.push_back(other.layerOffsets.back());
+        const Model m2 = Model::init(other, 6, nullptr, "cpu");
+        EXPECT_THROW(logitLens(m2, *b, 4), std::invalid_argument);
     }
 }

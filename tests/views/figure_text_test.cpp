@@ -46,11 +46,15 @@ gwb::engine::TracePtr withPieces(const gwb::engine::TracePtr& in) {
     auto t = std::make_shared<gwb::engine::Trace>(*in);
     for (size_t i = 0; i < t->tokens.size(); ++i)
         t->tokens[i].text = kPieces[i % std::size(kPieces)];
-    for (auto& [id, piece] : t->lensPieces)
-        piece = kPieces[static_cast<size_t>(id) % std::size(kPieces)];
-    // Ranks up to the thousands, as an early lens layer gives them.
-    for (size_t i = 0; i < t->lensNextRank.data.size(); ++i)
-        if (t->lensNextRank.data[i] >= 0) t->lensNextRank.data[i] = static_cast<int32_t>((i * 397) % 3000);
+    if (t->lens) {
+        auto lens = std::make_shared<gwb::engine::LogitLens>(*t->lens);
+        for (auto& [id, piece] : lens->pieces)
+            piece = kPieces[static_cast<size_t>(id) % std::size(kPieces)];
+        // Ranks up to the thousands, as an early lens layer gives them.
+        for (size_t i = 0; i < lens->nextRank.data.size(); ++i)
+            if (lens->nextRank.data[i] >= 0) lens->nextRank.data[i] = static_cast<int32_t>((i * 397) % 3000);
+        t->lens = lens;
+    }
     return t;
 }
 

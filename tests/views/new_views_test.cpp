@@ -117,22 +117,23 @@ TEST(NewViews, LensGridShowsTopOneAndNextRank) {
     v.setData(f.d);
     ASSERT_TRUE(v.hasContent());
     const auto& t = *f.d.grassmann;
+    const gwb::engine::LogitLens& lens = *t.lens;
     const LensGridData g = v.gridData(f.d.grassmann);
-    const int64_t L = t.lensTopIds.dim(0), T = t.length(), K = t.lensTopIds.dim(2);
+    const int64_t L = lens.topIds.dim(0), T = t.length(), K = lens.topK();
     ASSERT_EQ(g.rows(), L);
     for (int r = 0; r < g.rows(); ++r)
         for (int c = 0; c < g.cols(); ++c) {
             const int64_t tok = g.firstToken + c;
-            const int32_t id = t.lensTopIds.data[static_cast<size_t>((r * T + tok) * K)];
-            EXPECT_EQ(g.text[static_cast<size_t>(r * g.cols() + c)], QString::fromStdString(t.lensPieces.at(id)));
+            const int32_t id = lens.topIds.data[static_cast<size_t>((r * T + tok) * K)];
+            EXPECT_EQ(g.text[static_cast<size_t>(r * g.cols() + c)], QString::fromStdString(lens.pieces.at(id)));
             EXPECT_NEAR(g.prob[static_cast<size_t>(r * g.cols() + c)],
-                        std::exp(t.lensTopLogProbs.data[static_cast<size_t>((r * T + tok) * K)]), 1e-6);
+                        std::exp(lens.topLogProbs.data[static_cast<size_t>((r * T + tok) * K)]), 1e-6);
         }
     EXPECT_EQ(g.firstToken + g.markCol, 6);
     const ChartData rank = v.rankChart();
     ASSERT_EQ(rank.series.size(), 2u);
     for (int64_t l = 0; l < L; ++l)
-        EXPECT_EQ(rank.series[0].y[static_cast<size_t>(l)], t.lensNextRank.at2(l, 6) + 1); // 1 = top-1, log axis
+        EXPECT_EQ(rank.series[0].y[static_cast<size_t>(l)], lens.nextRank.at2(l, 6) + 1); // 1 = top-1, log axis
     EXPECT_TRUE(rank.logY);
     // The last token has no next token: rank undefined, shown as a gap.
     f.s.setToken(static_cast<int>(T - 1));

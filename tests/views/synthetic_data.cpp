@@ -57,25 +57,27 @@ FloatArray distanceMatrix(int64_t N, std::mt19937& rng) {
 /// Logit lens over a 40-piece vocabulary: top-K ids, descending log-probs, next-token ranks.
 void addSyntheticLens(gwb::engine::Trace& t, std::mt19937& rng) {
     const int64_t L = t.config.nLayers + 1, T = t.length(), K = 5, V = 40;
-    t.lensTopIds = gwb::engine::IntArray::zeros({L, T, K});
-    t.lensTopLogProbs = FloatArray::zeros({L, T, K});
-    t.lensNextRank = gwb::engine::IntArray::zeros({L, T});
-    t.lensNextLogProb = FloatArray::zeros({L, T});
+    auto lens = std::make_shared<gwb::engine::LogitLens>();
+    lens->topIds = gwb::engine::IntArray::zeros({L, T, K});
+    lens->topLogProbs = FloatArray::zeros({L, T, K});
+    lens->nextRank = gwb::engine::IntArray::zeros({L, T});
+    lens->nextLogProb = FloatArray::zeros({L, T});
     std::uniform_int_distribution<int32_t> id(0, V - 1);
     std::uniform_real_distribution<float> u(0.05f, 0.9f);
     for (int64_t l = 0; l < L; ++l)
         for (int64_t i = 0; i < T; ++i) {
             float lp = std::log(u(rng));
             for (int64_t k = 0; k < K; ++k) {
-                t.lensTopIds.data[static_cast<size_t>((l * T + i) * K + k)] = (id(rng) + static_cast<int32_t>(k)) % V;
-                t.lensTopLogProbs.data[static_cast<size_t>((l * T + i) * K + k)] = lp;
+                lens->topIds.data[static_cast<size_t>((l * T + i) * K + k)] = (id(rng) + static_cast<int32_t>(k)) % V;
+                lens->topLogProbs.data[static_cast<size_t>((l * T + i) * K + k)] = lp;
                 lp -= 0.5f;
             }
-            t.lensNextRank.data[static_cast<size_t>(l * T + i)] = i + 1 < T ? id(rng) : -1;
-            t.lensNextLogProb.data[static_cast<size_t>(l * T + i)] = i + 1 < T ? -2.0f : kNaN;
+            lens->nextRank.data[static_cast<size_t>(l * T + i)] = i + 1 < T ? id(rng) : -1;
+            lens->nextLogProb.data[static_cast<size_t>(l * T + i)] = i + 1 < T ? -2.0f : kNaN;
         }
     for (int32_t v = 0; v < V; ++v)
-        t.lensPieces[v] = "w" + std::to_string(v);
+        lens->pieces[v] = "w" + std::to_string(v);
+    t.lens = lens;
 }
 
 void ensureApp() {

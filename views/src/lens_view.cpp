@@ -21,17 +21,18 @@
 namespace gwb::views {
 
 namespace {
-QString pieceText(const gwb::engine::Trace& t, int32_t id) {
-    const auto it = t.lensPieces.find(id);
-    return it != t.lensPieces.end() ? QString::fromStdString(it->second) : QStringLiteral("#%1").arg(id);
+using gwb::engine::LogitLens;
+
+QString pieceText(const LogitLens& lens, int32_t id) {
+    const auto it = lens.pieces.find(id);
+    return it != lens.pieces.end() ? QString::fromStdString(it->second) : QStringLiteral("#%1").arg(id);
 }
 
-int64_t lensK(const gwb::engine::Trace& t) {
-    return t.lensTopIds.rank() == 3 ? t.lensTopIds.dim(2) : 0;
-}
-
-bool hasLens(const gwb::engine::TracePtr& t) {
-    return t && lensK(*t) > 0 && t->lensTopIds.dim(1) == t->length();
+/// The lens of `t` in `data` when it has one that fits it (WorkbenchData::lensOf), else null.
+const LogitLens* lensFor(const WorkbenchData& data, const gwb::engine::TracePtr& t) {
+    if (!t) return nullptr;
+    const gwb::engine::LensPtr lens = data.lensOf(t);
+    return lens && lens->topK() > 0 && lens->topIds.dim(1) == t->length() ? lens.get() : nullptr;
 }
 
 // "L2 in" = the input state of layer (block) 2; not "h2", which reads like attention head H2.
@@ -229,23 +230,26 @@ void LensView::setSettings(const QJsonObject& s) {
 
 QString LensView::missingDataMessage() const {
     if (!m_data.grassmann && !m_data.baseline) return detail::noModelMessage(QString());
+    if (m_data.lensPending)
+        return QStringLiteral("Computing the logit lens (every layer's state through the head)\u2026");
     return QStringLiteral("No logit lens in these traces (traced with lens top-K = 0).");
 }
 
 bool LensView::hasContent() const {
-    return hasLens(m_data.grassmann) || hasLens(m_data.baseline);
+    return lensFor(m_data, m_data.grassmann) || lensFor(m_data, m_data.baseline);
 }
 
-int LensView::clampedLensLayer(const gwb::engine::Trace& t) const {
-    const int64_t rows = t.lensTopIds.dim(0);
+int LensView::clampedLensLayer(const LogitLens& lens) const {
+    const int64_t rows = lens.topIds.dim(0);
     return m_lensLayer < 0 || m_lensLayer >= rows ? static_cast<int>(rows - 1) : m_lensLayer;
 }
 
 LensGridData LensView::gridData(const gwb::engine::TracePtr& trace, int window) const {
     LensGridData d;
-    if (!hasLens(trace)) return d;
+    const LogitLens* lens = lensFor(m_data, trace);
+    if (!lens) return d;
     const auto& t = *trace;
-    const int64_t L = t.lensTopIds.dim(0), T = t.length(), K = lensK(t);
+    const int64_t L = lens->topIds.dim(0), T = t.length(), K = lens->topK();
     const int64_t sel = std::clamp<int64_t>(selToken(), 0, T - 1);
     const int64_t w = std::min<int64_t>(std::max(1, window), T);
     d.firstToken = std::clamp<int64_t>(sel - w / 2, 0, T - w);
@@ -261,13 +265,13 @@ LensGridData LensView::gridData(const gwb::engine::TracePtr& trace, int window) 
         for (int64_t c = 0; c < w; ++c) {
             const int64_t tok = d.firstToken + c;
             const size_t i = static_cast<size_t>((l * T + tok) * K);
-            const int32_t id = t.lensTopIds.data[i];
-            d.text.push_back(pieceText(t, id));
-            d.prob.push_back(std::exp(t.lensTopLogProbs.data[i]));
+            const int32_t id = lens->topIds.data[i];
+            d.text.push_back(pieceText(*lens, id));
+            d.prob.push_back(std::exp(lens->topLogProbs.data[i]));
             d.hitsNext.push_back(tok + 1 < T && t.tokens[static_cast<size_t>(tok + 1)].id == id);
         }
     d.markCol = static_cast<int>(sel - d.firstToken);
-    d.markRow = clampedLensLayer(t);
+    d.markRow = clampedLensLayer(*lens);
     return d;
 }
 
@@ -283,13 +287,14 @@ ChartData LensView::rankChart() const {
     int idx = 0;
     for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
         ++idx;
-        if (!tr || tr->lensNextRank.rank() != 2 || t >= tr->lensNextRank.dim(1)) continue;
+        const LogitLens* lens = lensFor(m_data, tr);
+        if (!lens || lens->nextRank.rank() != 2 || t >= lens->nextRank.dim(1)) continue;
         ChartSeries s;
         s.name = tr->isGrassmann() ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
         s.color = seriesColor(idx - 1);
-        const int64_t L = tr->lensNextRank.dim(0);
+        const int64_t L = lens->nextRank.dim(0);
         for (int64_t l = 0; l < L; ++l) {
-            const int32_t r = tr->lensNextRank.at2(l, t);
+            const int32_t r = lens->nextRank.at2(l, t);
             s.x.push_back(static_cast<double>(l));
             s.y.push_back(r < 0 ? std::nan("") : static_cast<double>(r) + 1.0);
         }
@@ -303,17 +308,18 @@ ChartData LensView::rankChart() const {
 
 QStringList LensView::topKLines(const gwb::engine::TracePtr& trace) const {
     QStringList out;
-    if (!hasLens(trace)) return out;
+    const LogitLens* lens = lensFor(m_data, trace);
+    if (!lens) return out;
     const auto& t = *trace;
-    const int64_t T = t.length(), K = lensK(t);
+    const int64_t T = t.length(), K = lens->topK();
     const int64_t tok = std::clamp<int64_t>(selToken(), 0, T - 1);
-    const int l = clampedLensLayer(t);
+    const int l = clampedLensLayer(*lens);
     const int32_t next = tok + 1 < T ? t.tokens[static_cast<size_t>(tok + 1)].id : -1;
     for (int64_t k = 0; k < K; ++k) {
         const size_t i = static_cast<size_t>((l * T + tok) * K + k);
-        const int32_t id = t.lensTopIds.data[i];
-        out << QStringLiteral("%1 %2%3").arg(detail::labelText(pieceText(t, id)),
-                                             detail::formatValue(std::exp(t.lensTopLogProbs.data[i])),
+        const int32_t id = lens->topIds.data[i];
+        out << QStringLiteral("%1 %2%3").arg(detail::labelText(pieceText(*lens, id)),
+                                             detail::formatValue(std::exp(lens->topLogProbs.data[i])),
                                              id == next ? QStringLiteral(" \u2190 next") : QString());
     }
     return out;
@@ -333,8 +339,9 @@ void LensView::refresh() {
     const auto primary = m_data.primary();
     const int64_t T = primary->length();
     const int t = selToken();
-    const QString lay = layerLabel(primary->lensTopIds.rank() == 3 ? clampedLensLayer(*primary) : 0,
-                                   primary->lensTopIds.rank() == 3 ? primary->lensTopIds.dim(0) - 1 : 0);
+    const LogitLens* primaryLens = lensFor(m_data, primary);
+    const QString lay =
+        layerLabel(primaryLens ? clampedLensLayer(*primaryLens) : 0, primaryLens ? primaryLens->topIds.dim(0) - 1 : 0);
     m_table->setColumnCount(2);
     m_table->setHorizontalHeaderLabels({QStringLiteral("Grassmann top-K (%1, token %2)").arg(lay).arg(t),
                                         QStringLiteral("Transformer top-K (%1, token %2)").arg(lay).arg(t)});
@@ -345,8 +352,9 @@ void LensView::refresh() {
         m_table->setItem(i, 1, new QTableWidgetItem(i < b.size() ? b[i] : QString()));
     }
     auto rankText = [&](const gwb::engine::TracePtr& tr) -> QTableWidgetItem* {
-        if (!tr || tr->lensNextRank.rank() != 2 || t >= tr->lensNextRank.dim(1)) return new QTableWidgetItem();
-        const int32_t r = tr->lensNextRank.at2(clampedLensLayer(*tr), t);
+        const LogitLens* lens = lensFor(m_data, tr);
+        if (!lens || lens->nextRank.rank() != 2 || t >= lens->nextRank.dim(1)) return new QTableWidgetItem();
+        const int32_t r = lens->nextRank.at2(clampedLensLayer(*lens), t);
         auto* item = new QTableWidgetItem(r < 0 ? QStringLiteral("next token: \u2014")
                                                 : QStringLiteral("next token rank %1").arg(r + 1));
         if (r < 0) item->setToolTip(QStringLiteral("The last token has no next token in the prompt."));
@@ -361,17 +369,18 @@ void LensView::refresh() {
 std::vector<DataTable> LensView::dataTables() const {
     std::vector<DataTable> out;
     for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
-        if (!hasLens(tr)) continue;
+        const LogitLens* lens = lensFor(m_data, tr);
+        if (!lens) continue;
         const auto& t = *tr;
         const QString m = t.isGrassmann() ? QStringLiteral("grassmann") : QStringLiteral("transformer");
-        const int64_t L = t.lensTopIds.dim(0), T = t.length(), K = lensK(t);
+        const int64_t L = lens->topIds.dim(0), T = t.length(), K = lens->topK();
         DataTable top;
         top.name = QStringLiteral("lens_top1_prob_%1").arg(m);
         top.quantity = QStringLiteral("probability of the top-1 next token per lens layer and token");
         std::vector<float> v;
         for (int64_t l = 0; l < L; ++l)
             for (int64_t i = 0; i < T; ++i)
-                v.push_back(std::exp(t.lensTopLogProbs.data[static_cast<size_t>((l * T + i) * K)]));
+                v.push_back(std::exp(lens->topLogProbs.data[static_cast<size_t>((l * T + i) * K)]));
         top.values = gwb::engine::FloatArray({L, T}, v);
         top.rowAxis = QStringLiteral("lens layer");
         top.colAxis = QStringLiteral("token");
@@ -379,12 +388,12 @@ std::vector<DataTable> LensView::dataTables() const {
             top.rowLabels << layerLabel(l, L - 1);
         top.colLabels = tokenLabels(t);
         out.push_back(top);
-        if (t.lensNextRank.rank() == 2) {
+        if (lens->nextRank.rank() == 2) {
             DataTable rank = top;
             rank.name = QStringLiteral("lens_next_rank_%1").arg(m);
             rank.quantity = QStringLiteral("lens rank (0 = top-1) of the actual next token; NaN at the last token");
             std::vector<float> r;
-            for (int32_t x : t.lensNextRank.data)
+            for (int32_t x : lens->nextRank.data)
                 r.push_back(x < 0 ? std::nanf("") : static_cast<float>(x));
             rank.values = gwb::engine::FloatArray({L, T}, r);
             out.push_back(rank);
@@ -450,10 +459,11 @@ void LensView::refreshGrids() {
     // painter's own shrink).
     const int window = figureWindow(std::max(200, m_grassmannGrid->width()) - 8.0, screen, kScreenWindow, 0.7);
     for (auto [grid, tr] : {std::pair{m_grassmannGrid, m_data.grassmann}, std::pair{m_baselineGrid, m_data.baseline}})
-        if (hasLens(tr))
+        if (lensFor(m_data, tr))
             grid->setGrid(gridData(tr, window), colormapId());
         else
-            grid->setPlaceholder(tr ? QStringLiteral("This trace has no logit lens.")
+            grid->setPlaceholder(tr ? (m_data.lensPending ? QStringLiteral("Computing this trace's logit lens\u2026")
+                                                          : QStringLiteral("This trace has no logit lens."))
                                     : detail::noModelMessage(grid == m_grassmannGrid ? QStringLiteral("Grassmann")
                                                                                      : QStringLiteral("Transformer")));
 }
@@ -487,9 +497,9 @@ void LensView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& st
         }
     }
     const auto [gl, bl] = detail::splitPanels(listRect, 0.5, true, gap * 0.5);
-    const QString lay = m_data.primary() && m_data.primary()->lensTopIds.rank() == 3
-                            ? layerLabel(clampedLensLayer(*m_data.primary()), m_data.primary()->lensTopIds.dim(0) - 1)
-                            : QString();
+    const LogitLens* primaryLens = lensFor(m_data, m_data.primary());
+    const QString lay =
+        primaryLens ? layerLabel(clampedLensLayer(*primaryLens), primaryLens->topIds.dim(0) - 1) : QString();
     for (auto [r, tr] : {std::pair{gl, m_data.grassmann}, std::pair{bl, m_data.baseline}}) {
         const QString head =
             tr ? QStringLiteral("%1 top-K (%2)")

@@ -4,6 +4,17 @@
 
 namespace gwb::views {
 
+gwb::engine::LensPtr WorkbenchData::lensOf(const TracePtr& trace) const {
+    if (!trace) return nullptr;
+    if (trace == grassmann && grassmannLens) return grassmannLens;
+    if (trace == baseline && baselineLens) return baselineLens;
+    return trace->lens;
+}
+
+bool WorkbenchData::hasLenses() const {
+    return (!grassmann || lensOf(grassmann)) && (!baseline || lensOf(baseline));
+}
+
 int64_t WorkbenchData::tokenCount() const {
     const TracePtr t = primary();
     return t ? t->length() : 0;

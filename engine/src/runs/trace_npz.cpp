@@ -102,7 +102,7 @@ std::string metaJson(const Trace& t, const TraceAnalysis* analysis) {
 
 } // namespace
 
-TraceFile traceFile(const Trace& t, bool withAnalysis, unsigned analysisParts) {
+TraceFile traceFile(const Trace& t, bool withAnalysis, unsigned analysisParts, const LogitLens* lensOf) {
     TraceFile file;
     Members npz{file.arrays};
     std::vector<int32_t> ids;
@@ -118,7 +118,7 @@ TraceFile traceFile(const Trace& t, bool withAnalysis, unsigned analysisParts) {
         if (mixerSeesNormedInput(t.config.norm)) npz.add(p + "mixer_input", lt.mixerInput);
         if (lt.grassmann) {
             npz.add(p + "z", lt.grassmann->z);
-            npz.add(p + "g", lt.grassmann->g);
+            if (!lt.grassmann->g.empty()) npz.add(p + "g", lt.grassmann->g);
             npz.add(p + "gate", lt.grassmann->gate);
         }
         if (lt.attention) {
@@ -128,11 +128,11 @@ TraceFile traceFile(const Trace& t, bool withAnalysis, unsigned analysisParts) {
         }
     }
     npz.add("final_h", t.finalH);
-    if (!t.lensTopIds.empty()) {
-        npz.add("lens_top_ids", t.lensTopIds);
-        npz.add("lens_top_logprobs", t.lensTopLogProbs);
-        if (!t.lensNextRank.empty()) npz.add("lens_next_rank", t.lensNextRank);
-        if (!t.lensNextLogProb.empty()) npz.add("lens_next_logprob", t.lensNextLogProb);
+    if (const LogitLens* lens = lensOf ? lensOf : t.lens.get(); lens && !lens->topIds.empty()) {
+        npz.add("lens_top_ids", lens->topIds);
+        npz.add("lens_top_logprobs", lens->topLogProbs);
+        if (!lens->nextRank.empty()) npz.add("lens_next_rank", lens->nextRank);
+        if (!lens->nextLogProb.empty()) npz.add("lens_next_logprob", lens->nextLogProb);
     }
     TraceAnalysis analysis;
     if (withAnalysis) {

@@ -48,6 +48,7 @@ public:
         }
     }
     int64_t rows() const { return m_rows; }
+    int64_t vocabSize() const { return m_logits.size(1); }
 
     /// n x V logits of states (n x d, n <= rows()). With `keep` (room for n x V floats) they are
     /// written there (directly on the CPU, copied from the device otherwise).
@@ -90,6 +91,93 @@ private:
 
 void checkCancel(const std::atomic<bool>* cancel, const ProgressFn& progress, int64_t done, int64_t total) {
     if ((cancel && cancel->load()) || (progress && !progress(done, total))) throw Cancelled();
+}
+
+std::shared_ptr<LogitLens> emptyLens(int64_t N, int64_t T, int64_t K) {
+    auto lens = std::make_shared<LogitLens>();
+    lens->topIds = IntArray::zeros({N + 1, T, K});
+    lens->topLogProbs = FloatArray::zeros({N + 1, T, K});
+    lens->nextRank = IntArray::zeros({N + 1, T});
+    lens->nextLogProb = FloatArray::zeros({N + 1, T});
+    return lens;
+}
+
+/// A kept T x d state as the model's input to its head: on its device, in its weights' type.
+torch::Tensor statesOf(const FloatArray& h, const Model::Impl& m) {
+    const torch::Tensor cpu = torch::from_blob(const_cast<float*>(h.data.data()), {h.dim(0), h.dim(1)}, torch::kFloat);
+    return cpu.to(m.device, m.net->tokEmbed->weight.scalar_type());
+}
+
+void fillLensPieces(LogitLens& lens, const Model& model) {
+    if (const TokenizerPtr tok = model.tokenizer())
+        for (int32_t id : lens.topIds.data)
+            if (id < tok->vocabSize() && !lens.pieces.count(id)) lens.pieces.emplace(id, tok->pieceText(id));
+}
+
+/// One head pass over `states` (T x d): row l of the lens (when `lens` is set), the surprisal
+/// (when `surprisal` is set: the final state's pass) and the kept logits (`keep`, T x V).
+void headPass(HeadChunks& head, const torch::Tensor& states, const std::vector<int64_t>& idv, int64_t l,
+              LogitLens* lens, std::vector<float>* surprisal, FloatArray* keep) {
+    const int64_t T = states.size(0), V = head.vocabSize();
+    const int64_t K = lens ? lens->topK() : 0;
+    const torch::Tensor ids = torch::tensor(idv, torch::kLong).to(states.device());
+    const torch::Tensor next = T > 1 ? ids.narrow(0, 1, T - 1) : torch::Tensor(); // x_{t+1} for t < T-1
+    for (int64_t t0 = 0; t0 < T; t0 += head.rows()) {
+        const int64_t n = std::min(head.rows(), T - t0);
+        const int64_t m1 = std::min(n, T - 1 - t0); // rows whose next token exists
+        const torch::Tensor logits = head.logits(states.narrow(0, t0, n), keep ? keep->row(t0) : nullptr);
+        if (head.cpu()) {
+            // On the CPU one scan per row gives the log-sum-exp, the next token's logit and
+            // rank, and the lens's top K (detail::scanRows), while the row is in cache.
+            const detail::RowScan scan = detail::scanRows(logits.data_ptr<float>(), n, V, K, idv.data() + t0 + 1, m1);
+            const float* lse = scan.lse.data();
+            if (surprisal)
+                for (int64_t i = 0; i < m1; ++i)
+                    (*surprisal)[static_cast<size_t>(t0 + i + 1)] = lse[i] - scan.target[static_cast<size_t>(i)];
+            if (K == 0) continue;
+            const int64_t at = l * T + t0;
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t k = 0; k < K; ++k) {
+                    const size_t src = static_cast<size_t>(i * K + k), dst = static_cast<size_t>((at + i) * K + k);
+                    lens->topLogProbs.data[dst] = scan.topValue[src] - lse[i];
+                    lens->topIds.data[dst] = scan.topId[src];
+                }
+            for (int64_t i = 0; i < m1; ++i) {
+                lens->nextRank.data[static_cast<size_t>(at + i)] = scan.above[static_cast<size_t>(i)];
+                lens->nextLogProb.data[static_cast<size_t>(at + i)] = scan.target[static_cast<size_t>(i)] - lse[i];
+            }
+            if (m1 < n) {
+                lens->nextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
+                lens->nextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
+            }
+            continue;
+        }
+        const torch::Tensor lse = head.logSumExp(logits); // n x 1
+        torch::Tensor target;                             // m1 x 1 logits of x_{t+1}
+        if (m1 > 0) target = logits.narrow(0, 0, m1).gather(1, next.narrow(0, t0, m1).view({m1, 1}));
+        if (surprisal && m1 > 0) {
+            const torch::Tensor s = (lse.narrow(0, 0, m1) - target).view({m1}).to(torch::kCPU).contiguous();
+            std::copy(s.data_ptr<float>(), s.data_ptr<float>() + m1, surprisal->begin() + t0 + 1);
+        }
+        if (K == 0) continue;
+        const auto top = logits.topk(K, -1);
+        const torch::Tensor vals = (std::get<0>(top) - lse).to(torch::kCPU).contiguous();
+        const torch::Tensor idx = std::get<1>(top).to(torch::kCPU, torch::kInt).contiguous();
+        const int64_t at = (l * T + t0);
+        std::copy(vals.data_ptr<float>(), vals.data_ptr<float>() + n * K, lens->topLogProbs.data.begin() + at * K);
+        std::copy(idx.data_ptr<int32_t>(), idx.data_ptr<int32_t>() + n * K, lens->topIds.data.begin() + at * K);
+        // Rank (0 = top-1) and log-prob of the actual next token x_{t+1}; -1 / NaN at t = T-1.
+        if (m1 > 0) {
+            const torch::Tensor rank = head.countAbove(logits.narrow(0, 0, m1), target);
+            const torch::Tensor tlp = (target - lse.narrow(0, 0, m1)).view({m1}).to(torch::kCPU).contiguous();
+            std::copy(rank.data_ptr<int32_t>(), rank.data_ptr<int32_t>() + m1, lens->nextRank.data.begin() + at);
+            std::copy(tlp.data_ptr<float>(), tlp.data_ptr<float>() + m1, lens->nextLogProb.data.begin() + at);
+        }
+        if (m1 < n) {
+            lens->nextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
+            lens->nextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
+        }
+    }
 }
 
 TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std::string& prompt, const TraceOptions& o,
@@ -140,94 +228,25 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
     const int64_t K = o.lensTopK > 0 ? std::min<int64_t>(o.lensTopK, V) : 0;
     HeadChunks head(*m.net, o.headChunkRows > 0 ? o.headChunkRows : defaultHeadChunkRows(c.vocabSize), T, m.device,
                     m.headBuffer);
-    const torch::Tensor next = T > 1 ? ids[0].narrow(0, 1, T - 1) : torch::Tensor(); // x_{t+1} for t < T-1
     out->surprisal.assign(static_cast<size_t>(T), std::numeric_limits<float>::quiet_NaN());
     if (o.keepLogits) out->logits = FloatArray::zeros({T, V});
-    if (K > 0) {
-        out->lensTopIds = IntArray::zeros({N + 1, T, K});
-        out->lensTopLogProbs = FloatArray::zeros({N + 1, T, K});
-        out->lensNextRank = IntArray::zeros({N + 1, T});
-        out->lensNextLogProb = FloatArray::zeros({N + 1, T});
-    }
-    // Layer l's lens (l = N: the final state, which is also the model's prediction).
-    auto headPass = [&](int64_t l) {
-        const torch::Tensor states = (l < N ? cap.blocks[static_cast<size_t>(l)].h : cap.finalH)[0];
-        const bool final = l == N;
-        for (int64_t t0 = 0; t0 < T; t0 += head.rows()) {
-            const int64_t n = std::min(head.rows(), T - t0);
-            const int64_t m1 = std::min(n, T - 1 - t0); // rows whose next token exists
-            float* keep = final && o.keepLogits ? out->logits.row(t0) : nullptr;
-            const torch::Tensor logits = head.logits(states.narrow(0, t0, n), keep);
-            if (head.cpu()) {
-                // On the CPU one scan per row gives the log-sum-exp, the next token's logit and
-                // rank, and the lens's top K (detail::scanRows), while the row is in cache.
-                const detail::RowScan scan =
-                    detail::scanRows(logits.data_ptr<float>(), n, V, K, idv.data() + t0 + 1, m1);
-                const float* lse = scan.lse.data();
-                if (final)
-                    for (int64_t i = 0; i < m1; ++i)
-                        out->surprisal[static_cast<size_t>(t0 + i + 1)] = lse[i] - scan.target[static_cast<size_t>(i)];
-                if (K == 0) continue;
-                const int64_t at = l * T + t0;
-                for (int64_t i = 0; i < n; ++i)
-                    for (int64_t k = 0; k < K; ++k) {
-                        const size_t src = static_cast<size_t>(i * K + k), dst = static_cast<size_t>((at + i) * K + k);
-                        out->lensTopLogProbs.data[dst] = scan.topValue[src] - lse[i];
-                        out->lensTopIds.data[dst] = scan.topId[src];
-                    }
-                for (int64_t i = 0; i < m1; ++i) {
-                    out->lensNextRank.data[static_cast<size_t>(at + i)] = scan.above[static_cast<size_t>(i)];
-                    out->lensNextLogProb.data[static_cast<size_t>(at + i)] =
-                        scan.target[static_cast<size_t>(i)] - lse[i];
-                }
-                if (m1 < n) {
-                    out->lensNextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
-                    out->lensNextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
-                }
-                continue;
-            }
-            const torch::Tensor lse = head.logSumExp(logits); // n x 1
-            torch::Tensor target;                             // m1 x 1 logits of x_{t+1}
-            if (m1 > 0) target = logits.narrow(0, 0, m1).gather(1, next.narrow(0, t0, m1).view({m1, 1}));
-            if (final && m1 > 0) {
-                const torch::Tensor s = (lse.narrow(0, 0, m1) - target).view({m1}).to(torch::kCPU).contiguous();
-                std::copy(s.data_ptr<float>(), s.data_ptr<float>() + m1, out->surprisal.begin() + t0 + 1);
-            }
-            if (K == 0) continue;
-            const auto top = logits.topk(K, -1);
-            const torch::Tensor vals = (std::get<0>(top) - lse).to(torch::kCPU).contiguous();
-            const torch::Tensor idx = std::get<1>(top).to(torch::kCPU, torch::kInt).contiguous();
-            const int64_t at = (l * T + t0);
-            std::copy(vals.data_ptr<float>(), vals.data_ptr<float>() + n * K,
-                      out->lensTopLogProbs.data.begin() + at * K);
-            std::copy(idx.data_ptr<int32_t>(), idx.data_ptr<int32_t>() + n * K, out->lensTopIds.data.begin() + at * K);
-            // Rank (0 = top-1) and log-prob of the actual next token x_{t+1}; -1 / NaN at t = T-1.
-            if (m1 > 0) {
-                const torch::Tensor rank = head.countAbove(logits.narrow(0, 0, m1), target);
-                const torch::Tensor tlp = (target - lse.narrow(0, 0, m1)).view({m1}).to(torch::kCPU).contiguous();
-                std::copy(rank.data_ptr<int32_t>(), rank.data_ptr<int32_t>() + m1, out->lensNextRank.data.begin() + at);
-                std::copy(tlp.data_ptr<float>(), tlp.data_ptr<float>() + m1, out->lensNextLogProb.data.begin() + at);
-            }
-            if (m1 < n) {
-                out->lensNextRank.data[static_cast<size_t>(l * T + T - 1)] = -1;
-                out->lensNextLogProb.data[static_cast<size_t>(l * T + T - 1)] = std::nanf("");
-            }
-        }
-        checkCancel(cancel, progress, ++done, total);
-    };
-    headPass(N);
+    std::shared_ptr<LogitLens> lens;
+    if (K > 0) lens = emptyLens(N, T, K);
+    // The final state's pass gives the surprisal (the model's own prediction) and the lens's last row.
+    headPass(head, cap.finalH[0], idv, N, lens.get(), &out->surprisal, o.keepLogits ? &out->logits : nullptr);
+    checkCancel(cancel, progress, ++done, total);
 
     for (int64_t l = 0; l < N; ++l) {
-        const BlockCapture& b = cap.blocks[static_cast<size_t>(l)];
+        BlockCapture& b = cap.blocks[static_cast<size_t>(l)];
         LayerTrace lt;
         lt.h = toArray(b.h[0]);
-        lt.mixerInput = toArray(b.mixerInput[0]);
+        if (o.keepMixerStates) lt.mixerInput = toArray(b.mixerInput[0]);
         if (c.kind == ModelKind::Grassmann) {
             GrassmannLayerTrace g;
             const auto* block = dynamic_cast<GrassmannBlockImpl*>(m.net->blocks()[static_cast<size_t>(l)].get());
             g.offsets = block->offsets();
             g.z = toArray(b.z[0]);
-            g.g = toArray(b.g[0]);
+            if (o.keepMixerStates) g.g = toArray(b.g[0]);
             g.gate = toArray(b.gate[0]);
             if (o.keepWeights) {
                 g.wRed = toArray(block->wRed->weight);
@@ -251,18 +270,21 @@ TracePtr runTrace(const Model& model, std::vector<TraceToken> tokens, const std:
             if (b.attn.defined()) a.attn = toArray(b.attn[0]);
             lt.attention = std::move(a);
         }
+        b = BlockCapture{}; // copied: the capture's tensors go now, so a long prompt is not held twice
         out->layers.push_back(std::move(lt));
         checkCancel(cancel, progress, ++done, total);
     }
     out->finalH = toArray(cap.finalH[0]);
+    cap.finalH = torch::Tensor();
 
-    if (K > 0) {
-        for (int64_t l = 0; l < N; ++l)
-            headPass(l);
-        if (const TokenizerPtr tok = model.tokenizer())
-            for (int32_t id : out->lensTopIds.data)
-                if (id < tok->vocabSize() && !out->lensPieces.count(id))
-                    out->lensPieces.emplace(id, tok->pieceText(id));
+    if (lens) {
+        // From the kept states, exactly as logitLens() computes it for a trace made without one.
+        for (int64_t l = 0; l < N; ++l) {
+            headPass(head, statesOf(out->layers[static_cast<size_t>(l)].h, m), idv, l, lens.get(), nullptr, nullptr);
+            checkCancel(cancel, progress, ++done, total);
+        }
+        fillLensPieces(*lens, model);
+        out->lens = std::move(lens);
     }
     checkCancel(cancel, progress, total, total);
     return out;
@@ -296,6 +318,50 @@ TracePtr traceIds(const Model& model, const std::vector<int32_t>& ids, const Tra
     const std::string work = "tracing " + std::to_string(tokens.size()) + " tokens";
     return withDeviceErrors(work, model.device(),
                             [&] { return runTrace(model, std::move(tokens), "", options, progress, cancel); });
+}
+
+LensPtr logitLens(const Model& model, const Trace& trace, int topK, const ProgressFn& progress,
+                  const std::atomic<bool>* cancel) {
+    Model::Impl& m = model.impl();
+    const ModelConfig& c = m.config;
+    const int64_t T = trace.length(), N = c.nLayers;
+    if (topK < 1)
+        throw std::invalid_argument("logit lens: top-K must be at least 1 (got " + std::to_string(topK) + ")");
+    if (trace.config.kind != c.kind || trace.config.nLayers != N || trace.config.dModel != c.dModel ||
+        trace.config.vocabSize != c.vocabSize || static_cast<int64_t>(trace.layers.size()) != N)
+        throw std::invalid_argument("logit lens: the trace was not made by this model (" + trace.modelName +
+                                    " has another shape than " + model.displayName() + ")");
+    if (T == 0) throw std::invalid_argument("logit lens: the trace has no tokens");
+    for (const LayerTrace& L : trace.layers)
+        if (L.h.rank() != 2 || L.h.dim(0) != T || L.h.dim(1) != c.dModel)
+            throw std::invalid_argument("logit lens: the trace does not keep every block's T x d input state");
+    if (trace.finalH.rank() != 2 || trace.finalH.dim(0) != T || trace.finalH.dim(1) != c.dModel)
+        throw std::invalid_argument("logit lens: the trace does not keep its final state");
+    std::vector<int64_t> idv;
+    for (const TraceToken& t : trace.tokens) {
+        if (t.id < 0 || t.id >= c.vocabSize)
+            throw std::invalid_argument("logit lens: token id " + std::to_string(t.id) + " is outside the vocabulary");
+        idv.push_back(t.id);
+    }
+    const int64_t K = std::min<int64_t>(topK, c.vocabSize), total = N + 1;
+    int64_t done = 0;
+    checkCancel(cancel, progress, done, total);
+    return withDeviceErrors("the logit lens of " + std::to_string(T) + " tokens", model.device(), [&] {
+        std::lock_guard<std::mutex> lock(m.mutex);
+        torch::InferenceMode inference;
+        m.net->eval();
+        HeadChunks head(*m.net, defaultHeadChunkRows(c.vocabSize), T, m.device, m.headBuffer);
+        std::shared_ptr<LogitLens> lens = emptyLens(N, T, K);
+        // In the trace's order: the final state first, then each block's input.
+        headPass(head, statesOf(trace.finalH, m), idv, N, lens.get(), nullptr, nullptr);
+        checkCancel(cancel, progress, ++done, total);
+        for (int64_t l = 0; l < N; ++l) {
+            headPass(head, statesOf(trace.layers[static_cast<size_t>(l)].h, m), idv, l, lens.get(), nullptr, nullptr);
+            checkCancel(cancel, progress, ++done, total);
+        }
+        fillLensPieces(*lens, model);
+        return LensPtr(std::move(lens));
+    });
 }
 
 std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids, int64_t position, int32_t targetId) {

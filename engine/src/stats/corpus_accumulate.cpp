@@ -152,8 +152,9 @@ void addLensAndSurprisal(CorpusStats& s, const std::string& p, const Trace& t, i
         s.quantity(p + ".bits_per_char", "per window: surprisal of tokens 1..T-1 in bits / their Unicode code points",
                    {}, {}, linearEdges(0, 10, 100), 0);
     if (characters > 0) bpc.add(0, bits / static_cast<double>(characters));
-    if (t.lensTopIds.empty()) return;
-    const int64_t L = t.lensTopIds.dim(0), K = t.lensTopIds.dim(2);
+    if (!t.lens || t.lens->topIds.empty()) return;
+    const IntArray& top = t.lens->topIds;
+    const int64_t L = top.dim(0), K = top.dim(2);
     std::vector<double> edges;
     for (int64_t k = 0; k <= K + 1; ++k)
         edges.push_back(static_cast<double>(k) + 0.5);
@@ -166,7 +167,7 @@ void addLensAndSurprisal(CorpusStats& s, const std::string& p, const Trace& t, i
             const int32_t next = t.tokens[static_cast<size_t>(tok + 1)].id;
             int64_t rank = K + 1;
             for (int64_t k = 0; k < K; ++k)
-                if (t.lensTopIds.at3(l, tok, k) == next) {
+                if (top.at3(l, tok, k) == next) {
                     rank = k + 1;
                     break;
                 }

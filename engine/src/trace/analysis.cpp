@@ -139,6 +139,8 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     int64_t zeroRows = 0;
     if (mlp)
         mlpInfluence(g, z, gate, cfg, eps, out, zeroRows, progress);
+    else if (O == 1 && !readout) // the read-out part would take its contributions from the projections
+        singleOffsetInfluence(agg, gate, cfg, out, zeroRows, progress);
     else
         planeInfluence(g, z, gate, agg, normalized, cfg, eps, out, zeroRows, progress, contribution);
     if (zeroRows > 0)

@@ -92,6 +92,24 @@ void mlpInfluence(const GrassmannLayerTrace& g, const geo::RowMatrixXd& z, const
     }
 }
 
+void singleOffsetInfluence(const geo::AggregatedBivectors& agg, const geo::RowMatrixXd& gate, const ModelConfig& cfg,
+                           GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress) {
+    const int64_t T = gate.rows();
+    for (int64_t t = 0; t < T; ++t) {
+        float* row = out.influence.row(t);
+        row[0] = kNaNf;
+        if (agg.validCount[static_cast<size_t>(t)] == 0) continue;
+        // W_plu p = 0 only for p = 0 (z_t parallel to z_{t-D}, or zero); g's share of the mix is
+        // zero only where every channel's share is.
+        const bool some = agg.norms(t, 0) > 0 && (gShare(cfg.gate, gate, t) != 0.0).any();
+        if (some)
+            row[0] = 1.0f;
+        else
+            ++zeroRows;
+    }
+    progress.advance(T);
+}
+
 /// Influence for the linear read-out: c(t, t-D) = ||share * (W_plu p^(D))|| / |W_t|, rows normalised
 /// (mean then normalise: the raw p(D), since the common factor 1 / (|W_t| sqrt(||q||^2 + eps))
 /// cancels). W_plu (z_t ^ z_s) is bilinear: = M_t z_s with M_t = sum_i z_{t,i} A_i, A the

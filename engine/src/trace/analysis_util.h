@@ -67,6 +67,14 @@ void planeInfluence(const GrassmannLayerTrace& g, const geometry::RowMatrixXd& z
                     GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress,
                     std::optional<geometry::RowMatrixXd>& contribution);
 
+/// The influence of a layer with one offset (GrassLM: every layer) through the linear read-out: that
+/// offset's share is 1 wherever it is defined, so planeInfluence's projections are not needed
+/// (they cost as much as the layer's W_plu product): 1 where t - D >= 0 and the projection
+/// share * W_plu p is non-zero (p != 0 and g has a share of the mix), else NaN (counted in zeroRows
+/// when t - D >= 0), as planeInfluence gives it.
+void singleOffsetInfluence(const geometry::AggregatedBivectors& agg, const geometry::RowMatrixXd& gate,
+                           const ModelConfig& cfg, GrassmannLayerAnalysis& out, int64_t& zeroRows, Progress& progress);
+
 /// The pseudo-inverse lifter of a layer's W_red (weight-only): from `cache` when it holds these
 /// weights, else from the disk cache, else computed (and kept in both). cache may be null.
 std::shared_ptr<const geometry::PlaneLifter> cachedLifter(AnalysisCache* cache, const FloatArray& wRed);

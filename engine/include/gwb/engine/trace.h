@@ -27,7 +27,7 @@ struct GrassmannLayerTrace {
     std::vector<int> offsets; ///< this layer's offset set W_l, ascending
     FloatArray z;    ///< T x r   reduced vectors z_t = W_red h_t + b_red (h = the mixer's input; then LN_red with mixer
                      ///< stage reduction_norm)
-    FloatArray g;    ///< T x d   geometric feature g_t
+    FloatArray g;    ///< T x d   geometric feature g_t (empty when traced without TraceOptions::keepMixerStates)
     FloatArray gate; ///< T x d   gate a_t in (0,1)
     FloatArray wRed; ///< r x d   W_red (weights, copied for lifting and reading subspaces)
     FloatArray bRed; ///< r       b_red
@@ -54,11 +54,25 @@ struct AttentionLayerTrace {
 /// One block of either model.
 struct LayerTrace {
     FloatArray h; ///< T x d  the block's input state h^l (residual stream; for pre-norm before LN1)
-    /// T x d  the input the mixer actually saw: equals h for post-norm, LN1(h) for pre-norm.
+    /// T x d  the input the mixer actually saw: equals h for post-norm, LN1(h) for pre-norm (empty
+    /// when traced without TraceOptions::keepMixerStates).
     FloatArray mixerInput;
     std::optional<GrassmannLayerTrace> grassmann; ///< set for Grassmann blocks
     std::optional<AttentionLayerTrace> attention; ///< set for Transformer blocks
 };
+
+/// Logit lens of a trace: each block's input state (index l < N) and the final state (index N)
+/// through the final LayerNorm and the tied head. The T x V logits are never kept.
+struct LogitLens {
+    IntArray topIds;          ///< (N+1) x T x K  ids of the top-K next tokens
+    FloatArray topLogProbs;   ///< (N+1) x T x K  their log-probabilities (nats)
+    IntArray nextRank;        ///< (N+1) x T  rank (0 = top-1) of the actual next token x_{t+1}; -1 at t = T-1
+    FloatArray nextLogProb;   ///< (N+1) x T  log-prob (nats) of the actual next token; NaN at t = T-1
+    /// Display text of every vocabulary id in topIds (filled when the model has a tokenizer).
+    std::map<int32_t, std::string> pieces;
+    int64_t topK() const { return topIds.rank() == 3 ? topIds.dim(2) : 0; }
+};
+using LensPtr = std::shared_ptr<const LogitLens>;
 
 struct Trace {
     std::string modelPath;          ///< file the model came from ("" for an in-memory model)
@@ -72,16 +86,9 @@ struct Trace {
     std::vector<LayerTrace> layers; ///< N blocks in order
     FloatArray finalH;              ///< T x d  output of the last block (before the final LayerNorm)
     FloatArray logits;              ///< T x V  only when TraceOptions::keepLogits
-    /// Logit lens: (N+1) x T x K ids and log-probs of the top-K next tokens when each block's
-    /// input state (index l < N) or the final state (index N) goes through final LN + tied head.
-    IntArray lensTopIds;
-    FloatArray lensTopLogProbs;
-    /// (N+1) x T  lens rank (0 = top-1) of the actual next token x_{t+1}; -1 at t = T-1.
-    IntArray lensNextRank;
-    /// (N+1) x T  lens log-prob (nats) of the actual next token x_{t+1}; NaN at t = T-1.
-    FloatArray lensNextLogProb;
-    /// Display text of every vocabulary id in lensTopIds (filled when the model has a tokenizer).
-    std::map<int32_t, std::string> lensPieces;
+    /// The logit lens when it was computed with the trace (TraceOptions::lensTopK > 0); null
+    /// otherwise: logitLens() (tracer.h) computes it later from the kept states, with equal values.
+    std::shared_ptr<const LogitLens> lens;
 
     int64_t length() const { return static_cast<int64_t>(tokens.size()); }
     bool isGrassmann() const { return config.kind == ModelKind::Grassmann; }

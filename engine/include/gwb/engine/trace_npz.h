@@ -22,8 +22,10 @@ struct TraceFile {
 
 /// The arrays and meta.json of a trace; with withAnalysis the geometry and attention analyses too
 /// (layers in parallel on the engine's threads): of a Grassmann trace the parts in analysisParts
-/// (AnalysisPart bits; the core part always), the arrays of the others left out.
-TraceFile traceFile(const Trace& trace, bool withAnalysis, unsigned analysisParts = kAnalysisAll);
+/// (AnalysisPart bits; the core part always), the arrays of the others left out. The lens_* arrays
+/// come from `lens` when given (a lens computed after the trace, logitLens()), else from trace.lens.
+TraceFile traceFile(const Trace& trace, bool withAnalysis, unsigned analysisParts = kAnalysisAll,
+                    const LogitLens* lens = nullptr);
 
 /// Writes the NPZ (arrays + meta.json) atomically; throws std::runtime_error naming the path.
 void writeTraceFile(const TraceFile& file, const std::string& path);

@@ -18,12 +18,16 @@ struct TraceOptions {
     /// attentionRow(), which recomputes rows from q and k).
     int64_t denseAttentionLimit = 2048;
     bool keepLogits = false; ///< fill Trace::logits (T x V floats)
-    int lensTopK = 5;        ///< K of the logit lens (0 = no lens)
+    int lensTopK = 5;        ///< K of the logit lens (0 = none now: logitLens() computes it later)
     /// Longest prompt traced: 0 = the model's max_len (the position table's size; larger values
     /// are clamped to it). Longer prompts keep their first maxTokens tokens and report the rest
     /// in Trace::droppedTokens.
     int64_t maxTokens = 0;
     bool keepWeights = true; ///< copy W_red, b_red, W_plu, b_plu into Grassmann layer traces
+    /// Keep each Grassmann layer's g and every layer's mixerInput (T x d each). No analysis and no
+    /// view reads them (the NPZ and Python do): the window leaves them out, two fifths of a long
+    /// Grassmann trace's memory.
+    bool keepMixerStates = true;
     /// Rows of T whose V logits are computed at once for the surprisal and the logit lens (0 = the
     /// default: 256, fewer when 256 x V floats would exceed 32 MiB, but at least 64). Only this many rows x V floats
     /// exist at a time unless keepLogits is set; the results do not depend on it.
@@ -38,6 +42,14 @@ TracePtr trace(const Model& model, const std::string& prompt, const TraceOptions
 /// Traces token ids directly (tokens get their piece text when the model has a tokenizer, spans -1).
 TracePtr traceIds(const Model& model, const std::vector<int32_t>& ids, const TraceOptions& options = {},
                   const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+
+/// The logit lens of a trace made without one (TraceOptions::lensTopK = 0), from the block inputs
+/// and final state it keeps: equal to the lens a trace with lensTopK = topK computes. `model` must
+/// be the model that made the trace (its shape is checked). Throws std::invalid_argument for
+/// another model's trace or topK < 1, Cancelled when `cancel` becomes true or progress returns
+/// false. Progress counts N + 1 head passes.
+LensPtr logitLens(const Model& model, const Trace& trace, int topK = 5, const ProgressFn& progress = {},
+                  const std::atomic<bool>* cancel = nullptr);
 
 /// Gradient x input saliency of log p(targetId | x_0..x_position) with respect to the embedding
 /// output h0 = E[x] + P[t]: entry s = sum over d of (d log p / d h0[s][d]) * h0[s][d], for s in

@@ -14,7 +14,7 @@ class ChartWidget;
 struct ChartData;
 class LensGrid;
 
-/// One model's lens numbers for drawing (from Trace::lensTop*, lensNext*).
+/// One model's lens numbers for drawing (from its LogitLens, WorkbenchData::lensOf).
 struct LensGridData {
     QString title;
     QStringList rowLabels;      ///< N+1 lens layers
@@ -66,7 +66,7 @@ protected:
     QString missingDataMessage() const override;
 
 private:
-    int clampedLensLayer(const gwb::engine::Trace& t) const;
+    int clampedLensLayer(const gwb::engine::LogitLens& lens) const;
     /// Tokens a grid of this width shows (at most maxWindow, at least 3) so that every piece fits
     /// its cell whole.
     int figureWindow(double gridWidth, const FigureStyle& style, int maxWindow = kWindow, double minScale = 1.0) const;
