@@ -186,9 +186,29 @@ AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64
             const int64_t n = std::min(kChunk, T - t0);
             // Scores q_t . k_j of the block's rows against keys 0..t0+n-1 (causal part only used).
             const geo::RowMatrixXf s = q.middleRows(t0, n) * k.topRows(t0 + n).transpose();
+            // Without the dense probabilities (a long prompt) each row is recomputed as attentionRow
+            // does (softmax of the scaled scores in double, rounded once), its scores from one
+            // double product per block instead of a dot product per entry.
+            geo::RowMatrixXd sd;
+            if (a.attn.empty())
+                sd = (q.middleRows(t0, n).cast<double>() * k.topRows(t0 + n).cast<double>().transpose()) /
+                     std::sqrt(static_cast<double>(dh));
+            std::vector<float> row;
             for (int64_t i = 0; i < n; ++i) {
                 const int64_t t = t0 + i;
-                const std::vector<float> row = attentionRow(a, h, t);
+                if (a.attn.empty()) {
+                    row.resize(static_cast<size_t>(t + 1));
+                    const double mx = sd.row(i).head(t + 1).maxCoeff();
+                    double sum = 0;
+                    for (int64_t j = 0; j <= t; ++j) {
+                        sd(i, j) = std::exp(sd(i, j) - mx);
+                        sum += sd(i, j);
+                    }
+                    for (int64_t j = 0; j <= t; ++j)
+                        row[static_cast<size_t>(j)] = static_cast<float>(sd(i, j) / sum);
+                } else {
+                    row = attentionRow(a, h, t);
+                }
                 cost.resize(static_cast<size_t>(t + 1));
                 for (int64_t j = 0; j <= t; ++j)
                     cost[static_cast<size_t>(j)] = -static_cast<double>(s(i, j));
