@@ -86,9 +86,9 @@ private:
     bool m_running = false;
     bool m_completing = false;
     bool m_lensRunning = false;
-    std::shared_ptr<TraceJobState> m_lensState; ///< progress and cancel of the lens job
+    std::shared_ptr<TraceJobState> m_lensState;         ///< progress and cancel of the lens job
     QString m_runGrassmann, m_runBaseline, m_runDevice; ///< the latest run's models (its traces' makers)
-    int m_threads = 0; ///< the latest run's engine threads
+    int m_threads = 0;                                  ///< the latest run's engine threads
     bool m_withGrassmann = false;
     bool m_withBaseline = false;
     std::shared_ptr<TraceJobState> m_state; ///< state of the latest run

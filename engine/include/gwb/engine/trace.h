@@ -64,10 +64,10 @@ struct LayerTrace {
 /// Logit lens of a trace: each block's input state (index l < N) and the final state (index N)
 /// through the final LayerNorm and the tied head. The T x V logits are never kept.
 struct LogitLens {
-    IntArray topIds;          ///< (N+1) x T x K  ids of the top-K next tokens
-    FloatArray topLogProbs;   ///< (N+1) x T x K  their log-probabilities (nats)
-    IntArray nextRank;        ///< (N+1) x T  rank (0 = top-1) of the actual next token x_{t+1}; -1 at t = T-1
-    FloatArray nextLogProb;   ///< (N+1) x T  log-prob (nats) of the actual next token; NaN at t = T-1
+    IntArray topIds;        ///< (N+1) x T x K  ids of the top-K next tokens
+    FloatArray topLogProbs; ///< (N+1) x T x K  their log-probabilities (nats)
+    IntArray nextRank;      ///< (N+1) x T  rank (0 = top-1) of the actual next token x_{t+1}; -1 at t = T-1
+    FloatArray nextLogProb; ///< (N+1) x T  log-prob (nats) of the actual next token; NaN at t = T-1
     /// Display text of every vocabulary id in topIds (filled when the model has a tokenizer).
     std::map<int32_t, std::string> pieces;
     int64_t topK() const { return topIds.rank() == 3 ? topIds.dim(2) : 0; }
