@@ -71,6 +71,31 @@ RowMetrics rowMetrics(std::span<const double> a, std::span<const double> cost) {
     return metricsImpl(a, cost);
 }
 
+RowMetrics softmaxRowMetrics(std::span<const double> x) {
+    if (x.empty()) throw std::invalid_argument("softmaxRowMetrics: empty row");
+    double m = -std::numeric_limits<double>::infinity();
+    for (double v : x) {
+        if (!std::isfinite(v)) throw std::invalid_argument("softmaxRowMetrics: scores contain NaN or Inf");
+        m = std::max(m, v);
+    }
+    double z = 0, ex = 0, sq = 0; // sum e, sum e (x - m), sum e^2
+    for (double v : x) {
+        const double d = v - m, e = std::exp(d);
+        z += e;
+        ex += e * d;
+        sq += e * e;
+    }
+    RowMetrics r;
+    const auto n = static_cast<double>(x.size());
+    r.entropy = std::max(std::log(z) - ex / z, 0.0);
+    r.normEntropy = x.size() > 1 ? r.entropy / std::log(n) : kNaN;
+    r.sparsity = (1.0 / n) / std::sqrt(sq / (z * z) / n);
+    r.top1 = 1.0 / z;
+    r.effSupport = std::exp(r.entropy);
+    r.transportCost = -(ex / z + m);
+    return r;
+}
+
 std::vector<RowMetrics> causalRowMetrics(const float* probs, const float* cost, int64_t blocks, int64_t T) {
     if (probs == nullptr || blocks <= 0 || T <= 0)
         throw std::invalid_argument("causalRowMetrics: empty probability array");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -64,4 +65,35 @@ TEST(AttentionMetrics, BadInputThrows) {
     EXPECT_THROW(rowMetrics(std::vector<double>{0.5, 0.5}, std::vector<double>{1.0}), std::invalid_argument);
     EXPECT_THROW(jensenShannon(std::vector<double>{1.0}, std::vector<double>{0.5, 0.5}), std::invalid_argument);
     EXPECT_THROW(causalRowMetrics(nullptr, nullptr, 1, 3), std::invalid_argument);
+}
+
+TEST(AttentionMetrics, SoftmaxRowMetricsEqualTheRowOfItsSoftmax) {
+    // Scores with a wide spread (a nearly one-hot row) and a flat one; the row is the exact
+    // softmax in double and the cost the scores' negative.
+    for (const std::vector<double>& x :
+         {std::vector<double>{0.3, -1.2, 4.0, 2.5, -0.7, 0.0, 1.1}, std::vector<double>{30.0, -5.0, 2.0},
+          std::vector<double>(9, 0.25), std::vector<double>{-3.5}}) {
+        const double m = *std::max_element(x.begin(), x.end());
+        std::vector<double> a(x.size()), c(x.size());
+        double z = 0;
+        for (size_t j = 0; j < x.size(); ++j)
+            z += a[j] = std::exp(x[j] - m);
+        for (size_t j = 0; j < x.size(); ++j) {
+            a[j] /= z;
+            c[j] = -x[j];
+        }
+        const RowMetrics want = rowMetrics(a, c), got = softmaxRowMetrics(x);
+        EXPECT_NEAR(got.entropy, want.entropy, 1e-14);
+        EXPECT_NEAR(got.sparsity, want.sparsity, 1e-14);
+        EXPECT_NEAR(got.top1, want.top1, 1e-15);
+        EXPECT_NEAR(got.effSupport, want.effSupport, 1e-13);
+        EXPECT_NEAR(got.transportCost, want.transportCost, 1e-13);
+        if (x.size() > 1)
+            EXPECT_NEAR(got.normEntropy, want.normEntropy, 1e-14);
+        else
+            EXPECT_TRUE(std::isnan(got.normEntropy));
+    }
+    EXPECT_NEAR(softmaxRowMetrics(std::vector<double>(9, 0.25)).entropy, std::log(9.0), 1e-14);
+    EXPECT_THROW(softmaxRowMetrics(std::vector<double>{}), std::invalid_argument);
+    EXPECT_THROW(softmaxRowMetrics(std::vector<double>{1.0, NAN}), std::invalid_argument);
 }

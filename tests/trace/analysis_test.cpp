@@ -253,9 +253,17 @@ TEST(Analysis, AttentionMetricsFromDenseAndRecomputedRows) {
             EXPECT_NEAR(r1[static_cast<size_t>(j)], r2[static_cast<size_t>(j)], 1e-6f);
     }
     const AttentionLayerAnalysis &x = a.attention[1], &y = b.attention[1];
+    // Every metric of the recomputed rows (from the scores, one pass) equals the dense rows'.
     for (size_t i = 0; i < x.entropy.data.size(); ++i) {
         EXPECT_NEAR(x.entropy.data[i], y.entropy.data[i], 1e-5f);
         EXPECT_NEAR(x.transportCost.data[i], y.transportCost.data[i], 1e-4f);
+        EXPECT_NEAR(x.sparsity.data[i], y.sparsity.data[i], 1e-5f);
+        EXPECT_NEAR(x.top1.data[i], y.top1.data[i], 1e-6f);
+        EXPECT_NEAR(x.effSupport.data[i], y.effSupport.data[i], 1e-4f);
+        if (i % 9 == 0) // row 0 has one entry: no spread
+            EXPECT_TRUE(std::isnan(y.normEntropy.data[i]));
+        else
+            EXPECT_NEAR(x.normEntropy.data[i], y.normEntropy.data[i], 1e-5f);
     }
     // Direct: row (head 1, t = 6).
     const int64_t t = 6, dh = 8;

@@ -178,41 +178,19 @@ AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64
     for (FloatArray* f :
          {&out.entropy, &out.normEntropy, &out.sparsity, &out.top1, &out.effSupport, &out.transportCost})
         *f = FloatArray::zeros({H, T});
-    std::vector<double> cost;
+    const double root = std::sqrt(static_cast<double>(dh));
+    geo::RowMatrixXf scores; // a long prompt's block of scores, and its row scaled in double
+    std::vector<double> scaled;
+    if (a.attn.empty()) {
+        scores.resize(std::min(kChunk, T), T);
+        scaled.resize(static_cast<size_t>(T));
+    }
     for (int64_t h = 0; h < H; ++h) {
         const Eigen::Map<const geo::RowMatrixXf> q(a.q.data.data() + h * T * dh, T, dh);
         const Eigen::Map<const geo::RowMatrixXf> k(a.k.data.data() + h * T * dh, T, dh);
         for (int64_t t0 = 0; t0 < T; t0 += kChunk) {
             const int64_t n = std::min(kChunk, T - t0);
-            // Scores q_t . k_j of the block's rows against keys 0..t0+n-1 (causal part only used).
-            const geo::RowMatrixXf s = q.middleRows(t0, n) * k.topRows(t0 + n).transpose();
-            // Without the dense probabilities (a long prompt) each row is recomputed as attentionRow
-            // does (softmax of the scaled scores in double, rounded once), its scores from one
-            // double product per block instead of a dot product per entry.
-            geo::RowMatrixXd sd;
-            if (a.attn.empty())
-                sd = (q.middleRows(t0, n).cast<double>() * k.topRows(t0 + n).cast<double>().transpose()) /
-                     std::sqrt(static_cast<double>(dh));
-            std::vector<float> row;
-            for (int64_t i = 0; i < n; ++i) {
-                const int64_t t = t0 + i;
-                if (a.attn.empty()) {
-                    row.resize(static_cast<size_t>(t + 1));
-                    const double mx = sd.row(i).head(t + 1).maxCoeff();
-                    double sum = 0;
-                    for (int64_t j = 0; j <= t; ++j) {
-                        sd(i, j) = std::exp(sd(i, j) - mx);
-                        sum += sd(i, j);
-                    }
-                    for (int64_t j = 0; j <= t; ++j)
-                        row[static_cast<size_t>(j)] = static_cast<float>(sd(i, j) / sum);
-                } else {
-                    row = attentionRow(a, h, t);
-                }
-                cost.resize(static_cast<size_t>(t + 1));
-                for (int64_t j = 0; j <= t; ++j)
-                    cost[static_cast<size_t>(j)] = -static_cast<double>(s(i, j));
-                const geo::RowMetrics m = geo::rowMetrics(row, cost);
+            auto put = [&](int64_t t, const geo::RowMetrics& m) {
                 const auto idx = static_cast<size_t>(h * T + t);
                 out.entropy.data[idx] = static_cast<float>(m.entropy);
                 out.normEntropy.data[idx] = static_cast<float>(m.normEntropy);
@@ -220,6 +198,32 @@ AttentionLayerAnalysis analyzeAttentionLayer(const AttentionLayerTrace& a, int64
                 out.top1.data[idx] = static_cast<float>(m.top1);
                 out.effSupport.data[idx] = static_cast<float>(m.effSupport);
                 out.transportCost.data[idx] = static_cast<float>(m.transportCost);
+            };
+            if (a.attn.empty()) {
+                // A long prompt (no dense probabilities): each row's metrics straight from its
+                // scores (one product per block into a buffer kept across blocks, one exp per
+                // entry); the cost -q_t . k_j is the scaled scores' negative times sqrt(d_head).
+                scores.topLeftCorner(n, t0 + n).noalias() = q.middleRows(t0, n) * k.topRows(t0 + n).transpose();
+                for (int64_t i = 0; i < n; ++i) {
+                    const int64_t t = t0 + i;
+                    for (int64_t j = 0; j <= t; ++j)
+                        scaled[static_cast<size_t>(j)] = static_cast<double>(scores(i, j)) / root;
+                    geo::RowMetrics m = geo::softmaxRowMetrics(std::span<const double>(scaled.data(), t + 1));
+                    m.transportCost *= root;
+                    put(t, m);
+                }
+            } else {
+                // Scores q_t . k_j of the block's rows against keys 0..t0+n-1 (causal part only used).
+                const geo::RowMatrixXf s = q.middleRows(t0, n) * k.topRows(t0 + n).transpose();
+                std::vector<double> cost;
+                for (int64_t i = 0; i < n; ++i) {
+                    const int64_t t = t0 + i;
+                    const std::vector<float> row = attentionRow(a, h, t);
+                    cost.resize(static_cast<size_t>(t + 1));
+                    for (int64_t j = 0; j <= t; ++j)
+                        cost[static_cast<size_t>(j)] = -static_cast<double>(s(i, j));
+                    put(t, geo::rowMetrics(row, cost));
+                }
             }
             progress.advance(n);
         }

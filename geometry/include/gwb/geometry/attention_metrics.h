@@ -22,6 +22,13 @@ struct RowMetrics {
 RowMetrics rowMetrics(std::span<const float> a, std::span<const double> cost = {});
 RowMetrics rowMetrics(std::span<const double> a, std::span<const double> cost = {});
 
+/// Metrics of the row a = softmax(x) (x: n >= 1 finite scores), in one pass from the scores with
+/// one exp per entry and no log: with m = max x, e_j = exp(x_j - m) and Z = sum e_j,
+/// H = log Z - sum e_j (x_j - m) / Z, top-1 = 1 / Z, sum a^2 = sum e_j^2 / Z^2. The cost is the
+/// scores' own negative, C_j = -x_j (transportCost = -E_a[x]); scale it for another one. Equal to
+/// rowMetrics of the exact softmax up to double rounding (not of a float-rounded one).
+RowMetrics softmaxRowMetrics(std::span<const double> x);
+
 /// Metrics of every causal row of a dense probability array of `blocks` x T x T (e.g. heads):
 /// row (b, t) uses entries 0..t. cost (same shape) may be null. Result has blocks*T entries.
 std::vector<RowMetrics> causalRowMetrics(const float* probs, const float* cost, int64_t blocks, int64_t T);
