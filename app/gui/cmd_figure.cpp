@@ -308,7 +308,7 @@ int runFigure(const QStringList& args) {
                                         " only applies with --continue N");
         }
 
-        gwb::app::ModelCache cache;
+        gwb::app::ModelCache cache = gwb::app::ModelCache::process();
         gwb::app::TraceJobState state;
         request.headless = true;
         const gwb::app::TraceOutcome outcome = gwb::app::runTraceJob(request, cache, state);

@@ -65,7 +65,7 @@ Q_SIGNALS:
     void finished(const gwb::app::CorpusOutcome& outcome);
 
 private:
-    ModelCache m_cache;
+    ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
     QThreadPool m_pool;
     std::shared_ptr<std::atomic<bool>> m_cancel;
     bool m_running = false;

@@ -68,7 +68,7 @@ Q_SIGNALS:
     void dashboardReady(const gwb::views::FeatureDashboard& dashboard);
 
 private:
-    ModelCache m_cache;
+    ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
     QThreadPool m_pool;
     std::shared_ptr<const gwb::engine::Dictionary> m_dictionary;
     QString m_path;

@@ -186,7 +186,7 @@ Q_SIGNALS:
 private:
     /// A new latest run: the one going is cancelled, the import choices set; returns its id.
     quint64 startRun(const PatchingJobRequest& request);
-    ModelCache m_cache;
+    ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
     QThreadPool m_pool;
     quint64 m_latest = 0;
     quint64 m_latestTopK = 0;

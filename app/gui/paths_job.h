@@ -64,7 +64,7 @@ Q_SIGNALS:
     void topKReady(const gwb::views::PatchingTopK& topK);
 
 private:
-    ModelCache m_cache;
+    ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
     QThreadPool m_pool;
     quint64 m_latest = 0;
     quint64 m_latestTopK = 0;

@@ -36,8 +36,8 @@ struct SaliencyRequest {
 gwb::views::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequest& request);
 
 /// Computes saliency requests one at a time on a worker thread; a result whose request is no
-/// longer the latest is dropped. It has its own model cache, so it never uses a model that the
-/// window's trace controller is destroying; destruction waits for a running request.
+/// longer the latest is dropped. Its models come from the process's store (shared with the other
+/// runners; a model's copies share its weights); destruction waits for a running request.
 class SaliencyRunner : public QObject {
     Q_OBJECT
 public:
@@ -52,7 +52,7 @@ Q_SIGNALS:
     void ready(const gwb::views::SaliencyResult& result);
 
 private:
-    ModelCache m_cache;
+    ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
     QThreadPool m_pool;
     quint64 m_latest = 0;
 };

@@ -79,8 +79,8 @@ private:
     void onDone(quint64 runId, const TraceOutcome& outcome);
     void complete(quint64 runId, const gwb::views::WorkbenchData& data);
 
-    QThreadPool m_pool; ///< one thread: jobs run one after another and never share the engine
-    ModelCache m_cache;
+    QThreadPool m_pool;                         ///< one thread: jobs run one after another and never share the engine
+    ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
     QTimer m_poll;
     quint64 m_runId = 0;
     bool m_running = false;

@@ -131,62 +131,52 @@ double TraceJobState::fraction(bool withGrassmann, bool withBaseline) const {
     return 1.0 / 3 + 2.0 / 3 * f;
 }
 
+ModelCache::ModelCache() : ModelCache(std::make_shared<gwb::engine::ModelStore>(), std::make_shared<Choices>()) {}
+
+ModelCache::ModelCache(std::shared_ptr<gwb::engine::ModelStore> store, std::shared_ptr<Choices> choices)
+    : m_store(std::move(store)), m_choices(std::move(choices)) {}
+
+ModelCache ModelCache::process() {
+    static const ModelCache cache(gwb::engine::ModelStore::process(), std::make_shared<Choices>());
+    return cache;
+}
+
 gwb::engine::Model ModelCache::get(const QString& path, const QString& device) {
     const QFileInfo info(path);
     if (!info.exists()) throw std::runtime_error("model file '" + path.toStdString() + "' does not exist");
     // A folder is a model too: a Hugging Face save_pretrained folder (config.json and the weights).
     if (!(info.isFile() || info.isDir()) || !info.isReadable())
         throw std::runtime_error("model file '" + path.toStdString() + "' cannot be read");
-    const auto key = std::make_pair(info.absoluteFilePath(), device);
-    const qint64 modified = info.lastModified().toMSecsSinceEpoch();
-    {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        const auto it = m_entries.find(key);
-        if (it != m_entries.end() && it->second.modified == modified && it->second.size == info.size())
-            return it->second.model;
-    }
-    // Load outside the lock: it may take a while and the cache is only a cache.
+    const QString abs = info.absoluteFilePath();
+    const std::string file = abs.toStdString();
     // .gwb files load directly; PyTorch re-implementations' checkpoints are imported, with what
     // the user chose for this file when the importer could not tell on its own.
-    const std::optional<ImportChoice> choice = importChoice(key.first);
-    const std::string file = key.first.toStdString();
-    gwb::engine::Model model;
-    if (choice) {
+    std::optional<gwb::engine::ImportOptions> options;
+    if (const std::optional<ImportChoice> choice = importChoice(abs)) {
         try {
-            model = gwb::engine::importCheckpoint(file, importOptionsFor(*choice, device)).model;
+            options = importOptionsFor(*choice, device);
         } catch (const std::invalid_argument& e) { // a bad layout name or offset text
             throw std::runtime_error(file + ": " + e.what());
         }
-    } else {
-        // A text file or an image opened by mistake: the engine says so first, the parser's detail after.
-        model = gwb::engine::loadOrImportModel(file, device.toStdString()).model;
     }
+    // A text file or an image opened by mistake: the engine says so first, the parser's detail after.
+    gwb::engine::Model model = m_store->get(file, device.toStdString(), options).model;
     if (gwb::engine::isImportableCheckpointPath(file) && !model.tokenizer())
-        throw std::runtime_error(noVocabularyMessage(key.first).toStdString());
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_entries[key] = Entry{model, modified, info.size()};
+        throw std::runtime_error(noVocabularyMessage(abs).toStdString());
     return model;
 }
 
 void ModelCache::setImportChoice(const QString& path, const ImportChoice& choice) {
-    const QString abs = QFileInfo(path).absoluteFilePath();
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_choices[abs] = choice;
-    for (auto it = m_entries.begin(); it != m_entries.end();)
-        it = it->first.first == abs ? m_entries.erase(it) : std::next(it);
+    std::lock_guard<std::mutex> lock(m_choices->mutex);
+    m_choices->byPath[QFileInfo(path).absoluteFilePath()] = choice;
 }
 
 std::optional<ImportChoice> ModelCache::importChoice(const QString& path) const {
     const QString abs = QFileInfo(path).absoluteFilePath();
-    std::lock_guard<std::mutex> lock(m_mutex);
-    const auto it = m_choices.find(abs);
-    if (it == m_choices.end()) return std::nullopt;
+    std::lock_guard<std::mutex> lock(m_choices->mutex);
+    const auto it = m_choices->byPath.find(abs);
+    if (it == m_choices->byPath.end()) return std::nullopt;
     return it->second;
-}
-
-void ModelCache::clear() {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_entries.clear();
 }
 
 gwb::engine::GenerateOptions continueOptions(int tokens, bool sample, quint64 seed) {

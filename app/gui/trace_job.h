@@ -7,6 +7,7 @@
 
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/model_store.h"
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/workbench_data.h"
 
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -100,31 +102,37 @@ struct TraceOutcome {
     std::optional<gwb::views::SaliencyResult> saliency; ///< with TraceRequest::withSaliency (Ok only)
 };
 
-/// Loaded models by (absolute path, device); a file changed on disk is loaded again.
-/// Thread-safe; copies of gwb::engine::Model share weights, so handing them out is cheap.
+/// The window's handle on a gwb::engine::ModelStore (loaded models by file and device), with the
+/// import choices the user made for checkpoints. Copies share the store and the choices; the
+/// window's runners and `gwb figure` all hold process(), so a model is loaded once per process
+/// whichever view asks first. Thread-safe.
 class ModelCache {
 public:
+    ModelCache(); ///< a store of its own (tests)
+    /// The process's store (gwb::engine::ModelStore::process()) and its choices.
+    static ModelCache process();
     /// The model at `path` on `device`; throws std::runtime_error naming the file and the problem.
     /// A PyTorch checkpoint is imported with the ImportChoice set for its path
     /// (gwb::engine::importCheckpoint), else with the detected layout and a vocabulary found
     /// next to it (loadOrImportModel); one that ends up without a tokenizer is refused with
-    /// noVocabularyMessage(), since the GUI traces text.
+    /// noVocabularyMessage(), since the GUI traces text. A changed file or choice loads again.
     gwb::engine::Model get(const QString& path, const QString& device);
-    /// Remembers how to import `path` (any spelling of it); a model loaded before is dropped.
+    /// Remembers how to import `path` (any spelling of it); the next get loads it again if the
+    /// choice changed.
     void setImportChoice(const QString& path, const ImportChoice& choice);
     /// The choice set for `path`, if any.
     std::optional<ImportChoice> importChoice(const QString& path) const;
-    void clear();
+    /// The store behind this handle.
+    gwb::engine::ModelStore& store() const { return *m_store; }
 
 private:
-    struct Entry {
-        gwb::engine::Model model;
-        qint64 modified = 0; ///< file time (ms since epoch) when loaded
-        qint64 size = 0;
+    struct Choices {
+        mutable std::mutex mutex;
+        std::map<QString, ImportChoice> byPath; ///< by absolute path
     };
-    mutable std::mutex m_mutex;
-    std::map<std::pair<QString, QString>, Entry> m_entries;
-    std::map<QString, ImportChoice> m_choices; ///< by absolute path
+    ModelCache(std::shared_ptr<gwb::engine::ModelStore> store, std::shared_ptr<Choices> choices);
+    std::shared_ptr<gwb::engine::ModelStore> m_store;
+    std::shared_ptr<Choices> m_choices;
 };
 
 /// Checks the request (models named, prompt not empty). Returns "" when fine, else the message.

@@ -8,6 +8,7 @@
 #include "app_test_util.h"
 #include "test_models.h"
 
+#include "gwb/engine/model_store.h"
 #include "gwb/engine/npy.h"
 #include "gui/saliency_job.h"
 #include "gwb/views/saliency_view.h"
@@ -262,4 +263,28 @@ TEST(NewViewFigures, LensAndSaliencyFiguresAndData) {
                            dir.filePath(QStringLiteral("g.png"))});
     EXPECT_NE(wrong.code, 0);
     EXPECT_TRUE(wrong.err.contains(QStringLiteral("--target"))) << wrong.err.toStdString();
+}
+
+TEST(ModelStoreInWindow, EachModelLoadsOnceAcrossRunsOfTwoKinds) {
+    // The trace controller and the Saliency view's runner share the process's model store: a Run
+    // loads the two models, and a saliency request afterwards (another runner, another kind of
+    // run) loads nothing (each runner used to keep its own cache and load both models again).
+    auto w = makeWindow();
+    w->setPrompt(kPrompt);
+    const int64_t before = gwb::engine::ModelStore::process()->loads();
+    QSignalSpy done(w.get(), &MainWindow::runFinished);
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    EXPECT_EQ(gwb::engine::ModelStore::process()->loads(), before + 2);
+    auto* sv = qobject_cast<gwb::views::SaliencyView*>(w->view(QStringLiteral("saliency")));
+    ASSERT_TRUE(sv);
+    const int chosen = w->selection()->token() > 2 ? w->selection()->token() - 2 : w->selection()->token() + 2;
+    w->selection()->setToken(chosen);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return sv->saliency().token == chosen; }, kWaitMs));
+    EXPECT_FALSE(sv->saliency().grassmann.empty()) << sv->saliency().grassmannError.toStdString();
+    EXPECT_EQ(gwb::engine::ModelStore::process()->loads(), before + 2);
+    // Another Run loads nothing either.
+    w->run();
+    ASSERT_TRUE(done.wait(kWaitMs));
+    EXPECT_EQ(gwb::engine::ModelStore::process()->loads(), before + 2);
 }

@@ -1,0 +1,61 @@
+#pragma once
+// One model store (issue 48): a model file is opened once per (file, device) and shared by every
+// run that asks for it: the window's runners (trace, saliency, patching, paths, features, corpus)
+// and `gwb figure` hold handles to one store. Std-only.
+
+#include "gwb/engine/import.h"
+#include "gwb/engine/model.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace gwb::engine {
+
+/// What the store hands out: the model (copies share its weights, so handing it out is cheap)
+/// and how it was opened.
+struct StoredModel {
+    Model model;
+    std::string path;    ///< absolute
+    std::string device;  ///< as asked
+    ImportReport report; ///< how a checkpoint was imported (empty layout for a .gwb file)
+};
+
+/// Loaded models by (absolute path, device). Thread-safe: two threads asking for the same model at
+/// once load it once (the second waits); different models load in parallel. A file changed on
+/// disk (time or size), or asked for with other import options, is loaded again.
+class ModelStore {
+public:
+    ModelStore();
+    ~ModelStore();
+    ModelStore(const ModelStore&) = delete;
+    ModelStore& operator=(const ModelStore&) = delete;
+
+    /// The process's store (the window and `gwb figure` use it).
+    static const std::shared_ptr<ModelStore>& process();
+
+    /// The model at `path` (a file or a model folder) on `device`. Without `import`, a .gwb file
+    /// loads as is and a checkpoint is imported with its detected layout (loadOrImportModel); with
+    /// it, the checkpoint is imported with those options (their device replaced by `device`).
+    /// Throws std::runtime_error naming the file and the problem (missing, unreadable, not a
+    /// model); a failed load is not kept, so the next call tries again.
+    StoredModel get(const std::string& path, const std::string& device,
+                    const std::optional<ImportOptions>& import = std::nullopt);
+
+    /// How many times this store has read a model from disk.
+    int64_t loads() const;
+    /// Forgets every model (the next get loads again).
+    void clear();
+
+private:
+    struct Slot;
+    mutable std::mutex m_mutex;
+    std::map<std::pair<std::string, std::string>, std::shared_ptr<Slot>> m_slots;
+    int64_t m_loads = 0;
+};
+
+} // namespace gwb::engine
