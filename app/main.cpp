@@ -1,7 +1,7 @@
 // gwb: no arguments opens the workbench window; `gwb <command> ...` runs a headless command.
 // Built with GWB_HEADLESS (GWB_BUILD_GUI=OFF) it is the command line alone, on Qt Core.
 
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 #ifndef GWB_HEADLESS
 #include "gui/gui_main.h"
 #include "gui/window_options.h"

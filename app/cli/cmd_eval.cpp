@@ -1,7 +1,7 @@
 // gwb eval: perplexity and bits per character of a model on text files.
 
-#include "cli/bundled_models.h"
-#include "cli/command_registry.h"
+#include "common/bundled_models.h"
+#include "common/command_registry.h"
 
 #include "gwb/engine/device.h"
 #include "gwb/engine/import.h"

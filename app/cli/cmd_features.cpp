@@ -1,8 +1,8 @@
 // gwb features train | eval | top | export: sparse dictionaries on a site of either model.
 
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "cli/cli_args.h"
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/device.h"

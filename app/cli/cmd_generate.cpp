@@ -2,8 +2,8 @@
 // token costs O(1) per Grassmann layer, one KV-cache row per attention layer), streaming the text
 // as it comes; optionally trace prompt + continuation into an NPZ like `gwb trace`.
 
-#include "cli/bundled_models.h"
-#include "cli/command_registry.h"
+#include "common/bundled_models.h"
+#include "common/command_registry.h"
 #include "cli/stop_signals.h"
 #include "cli/trace_writer.h"
 

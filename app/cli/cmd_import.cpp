@@ -1,7 +1,7 @@
 // gwb import: convert a checkpoint of a public PyTorch re-implementation (.pt/.pth/.safetensors)
 // into a .gwb file. The .pt reader never executes the file's pickle (see engine/import.h).
 
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/import.h"

@@ -1,7 +1,7 @@
 // gwb info: architecture and parameter counts of a config or a model file.
 
-#include "cli/bundled_models.h"
-#include "cli/command_registry.h"
+#include "common/bundled_models.h"
+#include "common/command_registry.h"
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/device.h"

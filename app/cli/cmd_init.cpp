@@ -1,6 +1,6 @@
 // gwb init: write a freshly initialized model (N(0, 0.02) weights) from a config.
 
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/model.h"

@@ -2,11 +2,11 @@
 // site's value taken from the clean run) or zero / mean ablation, swept over every layer and
 // position (offset, head) of a site, written as an NPZ with meta.json and optionally a CSV.
 
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "cli/cli_args.h"
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 #include "cli/patch_pairs_run.h"
-#include "cli/patch_setup.h"
+#include "common/patch_setup.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/config.h"

@@ -1,11 +1,11 @@
 // gwb paths: path patching and direct effects (gwb/engine/patching.h, pathPatching): which part
 // writes the answer itself and which feeds a later layer that does.
 
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "cli/cli_args.h"
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 #include "cli/patch_pairs_run.h"
-#include "cli/patch_setup.h"
+#include "common/patch_setup.h"
 
 #include "gwb/engine/device.h"
 #include "gwb/engine/import.h"

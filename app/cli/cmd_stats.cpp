@@ -1,8 +1,8 @@
 // gwb stats: corpus statistics of a model (and a baseline) over text files, shardable;
 // gwb stats merge: adds shards into one file.
 
-#include "cli/bundled_models.h"
-#include "cli/command_registry.h"
+#include "common/bundled_models.h"
+#include "common/command_registry.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/import.h"

@@ -1,7 +1,7 @@
 // gwb tokenizer train|encode|decode: SentencePiece training and tokenizer inspection.
 
-#include "cli/bundled_models.h"
-#include "cli/command_registry.h"
+#include "common/bundled_models.h"
+#include "common/command_registry.h"
 
 #include "gwb/engine/tokenizer.h"
 

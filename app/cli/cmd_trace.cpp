@@ -1,9 +1,9 @@
 // gwb trace: run a model on a prompt and write every recorded array (and optionally the
 // geometry analyses) to an NPZ file with a meta.json member.
 
-#include "cli/bundled_models.h"
-#include "cli/command_registry.h"
-#include "cli/layer_warnings.h"
+#include "common/bundled_models.h"
+#include "common/command_registry.h"
+#include "common/layer_warnings.h"
 #include "cli/trace_writer.h"
 
 #include "gwb/engine/import.h"

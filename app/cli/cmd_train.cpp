@@ -1,6 +1,6 @@
 // gwb train: train a model from a config (or continue one) on text files.
 
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/config_io.h"

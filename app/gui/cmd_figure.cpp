@@ -1,8 +1,8 @@
 // gwb figure: the figure of one view for one prompt, without a window, exactly as the window's
 // File > Export Figure makes it with the same settings (same trace job, same view, same export).
 
-#include "cli/bundled_models.h"
-#include "cli/command_registry.h"
+#include "common/bundled_models.h"
+#include "common/command_registry.h"
 #include "gui/corpus_figure.h"
 #include "gui/figure_request.h"
 #include "gui/patching_job.h"

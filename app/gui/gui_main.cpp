@@ -1,5 +1,5 @@
 #include "gui/gui_main.h"
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 
 #include "gui/main_window.h"
 #include "gui/tour.h"

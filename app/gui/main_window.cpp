@@ -1,6 +1,6 @@
 #include "gui/main_window.h"
 
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "gui/prompt_limit.h"
 #include "gui/prompt_panel.h"
 #include "gui/recent_files.h"

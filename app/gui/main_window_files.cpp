@@ -5,7 +5,7 @@
 
 #include "gui/features_job.h"
 
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "gui/export_dialog.h"
 #include "gui/figure_request.h"
 #include "gui/import_dialog.h"

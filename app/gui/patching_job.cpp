@@ -1,7 +1,7 @@
 #include "gui/patching_job.h"
 #include "gui/patching_pairs_job.h"
 
-#include "cli/patch_setup.h"
+#include "common/patch_setup.h"
 
 #include "gwb/engine/model.h"
 #include "gwb/engine/tokenizer.h"

@@ -2,7 +2,7 @@
 
 #include "gui/patching_job.h"
 
-#include "cli/patch_setup.h"
+#include "common/patch_setup.h"
 
 #include "gwb/engine/model.h"
 

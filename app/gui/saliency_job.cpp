@@ -1,6 +1,6 @@
 #include "gui/saliency_job.h"
 
-#include "cli/patch_setup.h"
+#include "common/patch_setup.h"
 
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/tracer.h"

@@ -3,7 +3,7 @@
 // runs it on a worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
 
 #include "gui/import_choice.h"
-#include "cli/layer_warnings.h"
+#include "common/layer_warnings.h"
 
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"

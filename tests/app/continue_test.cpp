@@ -2,7 +2,7 @@
 // token accounting, greedy equals the engine's own greedy generation, cancel), in the window
 // (button, marked text, marked tokens) and in `gwb figure --continue N`.
 
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "gui/main_window.h"
 #include "gui/prompt_panel.h"
 #include "gui/trace_job.h"

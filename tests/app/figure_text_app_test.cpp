@@ -2,7 +2,7 @@
 // opening of Pride and Prejudice), exported as SVG at the one-column (3.5 in) and two-column (7 in)
 // presets exactly as `gwb figure` makes it, keeps all of its text: no title, axis title, legend,
 // caption or tick label ends in "…" (a token piece may be shortened past 12 characters only).
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "gui/figure_request.h"
 #include "gui/first_start.h"
 #include "gui/saliency_job.h"

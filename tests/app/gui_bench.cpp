@@ -7,7 +7,7 @@
 // a 512-token prompt is cut to 256 (the window's own truncation). The split into the worker's job, the saliency and the
 // painting is reported too.
 
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "gui/main_window.h"
 #include "gui/saliency_job.h"
 #include "gui/trace_job.h"

@@ -3,7 +3,7 @@
 // cell's top-K, the runner on its worker thread behind the Patching view, and the quick ablations
 // (menu actions, delta log p over the token strip).
 
-#include "cli/patch_setup.h"
+#include "common/patch_setup.h"
 #include "gui/patching_job.h"
 #include "gui/quick_ablation.h"
 

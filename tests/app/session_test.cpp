@@ -1,4 +1,4 @@
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 #include "gui/session.h"
 
 #include "gwb_process.h"

@@ -1,4 +1,4 @@
-#include "cli/command_registry.h"
+#include "common/command_registry.h"
 
 #include <algorithm>
 #include <cstring>

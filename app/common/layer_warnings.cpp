@@ -1,4 +1,4 @@
-#include "cli/layer_warnings.h"
+#include "common/layer_warnings.h"
 
 #include <QRegularExpression>
 

@@ -1,4 +1,4 @@
-#include "cli/patch_setup.h"
+#include "common/patch_setup.h"
 
 #include "gwb/engine/patch_input.h"
 

@@ -1,4 +1,4 @@
-#include "cli/bundled_models.h"
+#include "common/bundled_models.h"
 
 #include <QCoreApplication>
 #include <QDir>
