@@ -14,10 +14,9 @@
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/npy.h"
+#include "gwb/engine/patch_file.h"
 #include "gwb/engine/patch_input.h"
 #include "gwb/engine/patching.h"
-
-#include <nlohmann/json.hpp>
 
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -27,7 +26,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -38,29 +36,6 @@ using gwb::app::cli::checkWritable;
 using gwb::app::cli::csvField;
 using gwb::app::cli::intValue;
 using gwb::app::cli::number;
-using nlohmann::json;
-
-/// Names of the sweep's axes for meta.json and the CSV header.
-std::pair<std::string, std::string> axisNames(PatchSite site) {
-    switch (site) {
-    case PatchSite::Resid:
-        return {"layer (block input h^l; h^N = final state)", "position"};
-    case PatchSite::Offset:
-        return {"layer", "offset D"};
-    case PatchSite::Head:
-        return {"layer", "head"};
-    default:
-        return {"layer", "position"};
-    }
-}
-
-json tokensJson(const Model& model, const std::vector<int64_t>& ids) {
-    json out = json::array();
-    const auto pieces = gwb::app::pieceTexts(model, ids);
-    for (size_t i = 0; i < ids.size(); ++i)
-        out.push_back({{"id", ids[i]}, {"piece", pieces[i]}});
-    return out;
-}
 
 std::string csvText(const PatchSweep& s) {
     std::string out = "row,column";
@@ -87,96 +62,10 @@ std::string csvText(const PatchSweep& s) {
 }
 
 struct Context {
-    std::string modelFile, answerText, wrongText;
-    gwb::engine::AttributionCheck check; ///< --method attribution --check K
-    std::string stoppedBy;               ///< "SIGTERM" / "Ctrl-C" for a partial sweep
+    std::string answerText, wrongText; ///< the metric's pieces as the vocabulary spells them
     gwb::app::PatchInput input;
-    json selection = json::object();
+    PatchFileContext file; ///< what meta.json says beside the sweep
 };
-
-std::string metaJson(const Model& model, const PatchSweep& s, const PatchRequest& req, const Context& ctx) {
-    const auto [rowAxis, colAxis] = axisNames(s.site);
-    json meta;
-    meta["model_file"] = ctx.modelFile;
-    meta["model_name"] = model.displayName();
-    meta["model_kind"] = model.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer";
-    meta["site"] = patchSiteName(s.site);
-    meta["mode"] = patchModeName(s.mode);
-    meta["row_axis"] = rowAxis;
-    meta["column_axis"] = colAxis;
-    meta["row_labels"] = s.rowLabels;
-    meta["column_labels"] = s.colLabels;
-    meta["clean_prompt"] = ctx.input.clean.toStdString();
-    meta["clean_tokens"] = tokensJson(model, s.clean);
-    if (!s.corrupt.empty()) {
-        meta["corrupt_prompt"] = ctx.input.corrupt.toStdString();
-        meta["corrupt_tokens"] = tokensJson(model, s.corrupt);
-    }
-    meta["tokens"] = s.T;
-    meta["metric_position"] = s.metricPosition;
-    if (s.hasMetric) {
-        meta["answer"] = {{"typed", ctx.input.answer.toStdString()}, {"piece", ctx.answerText}, {"id", req.answer}};
-        meta["wrong"] = {{"typed", ctx.input.wrong.toStdString()}, {"piece", ctx.wrongText}, {"id", req.wrong}};
-        meta["clean_metric"] = s.cleanMetric;
-        meta["corrupt_metric"] = s.corruptMetric;
-        meta["effect_defined"] = s.effectDefined;
-    }
-    if (!ctx.selection.empty()) meta["selection"] = ctx.selection;
-    int64_t done = 0;
-    for (uint8_t c : s.computed)
-        done += c;
-    meta["complete"] = s.complete;
-    meta["method"] = s.estimated ? "attribution" : "exact";
-    if (s.estimated) {
-        meta["attribution"] = "rows x columns  first-order estimate of the metric's change: (value in the source run - "
-                              "value in the changed run) . d metric / d value, the gradient taken on the changed run "
-                              "(the corrupted run when patching); estimated_metric = the changed run's metric + it; "
-                              "flagged = 1 where the estimate passes a saturated Grassmann gate (AtP*)";
-        if (!ctx.check.cells.empty()) {
-            meta["check"] = {{"spearman", ctx.check.spearman},
-                             {"recall_at_k", ctx.check.recallAtK},
-                             {"k", ctx.check.cells.size() / 2},
-                             {"cells", "check_cells: flat index row * columns + column; the K largest |estimate| "
-                                       "first, then K at random; check_exact = the exact metric change"}};
-        }
-    }
-    meta["cells_computed"] = done;
-    if (!s.complete) meta["stopped_by"] = ctx.stoppedBy;
-    meta["definitions"] = {
-        {"words", gwb::app::patchDefinitions()},
-        {"effect", "rows x columns  normalised effect (metric - corrupt_metric) / (clean_metric - corrupt_metric); "
-                   "NaN where undefined"},
-        {"metric", "rows x columns  logit[answer] - logit[wrong] at the metric position of the changed run; NaN "
-                   "where the cell does not exist"},
-        {"clean_metric", "scalar  the metric of the clean run"},
-        {"corrupt_metric", "scalar  the metric of the corrupted run (the clean one when there is no corrupted prompt)"},
-        {"defined",
-         "rows x columns  1 where the cell exists (an offset the layer has that reaches a real token: D < T), else 0"},
-        {"delta_logprob", "rows x columns x T  log p(x_{t+1}) of the ablated run minus the unchanged run's, nats; NaN "
-                          "at t = T-1 and in cells that do not exist"},
-        {"mean_delta_logprob", "rows x columns  mean of delta_logprob over t < T-1, nats"},
-        {"clean_ids", "T  token ids of the clean prompt"},
-        {"corrupt_ids", "T  token ids of the corrupted prompt"},
-        {"computed", "rows x columns  1 where the cell's values are in this file; 0 where a stopped sweep (complete: "
-                     "false) did not reach it: gwb patch --resume FILE computes those, and only those"}};
-    return meta.dump(2);
-}
-
-void writeNpz(const Model& model, const PatchSweep& s, const PatchRequest& req, const Context& ctx,
-              const std::string& path) {
-    NpzWriter npz;
-    for (const NpzMember& m : patchSweepArrays(s))
-        npz.add(m);
-    if (s.estimated && !ctx.check.cells.empty()) {
-        std::vector<int64_t> cells(ctx.check.cells.begin(), ctx.check.cells.end());
-        const int64_t k = static_cast<int64_t>(cells.size());
-        npz.add("check_cells", Array<int64_t>({k}, cells));
-        npz.add("check_estimate", Array<double>({k}, ctx.check.estimate));
-        npz.add("check_exact", Array<double>({k}, ctx.check.exact));
-    }
-    npz.addFile("meta.json", metaJson(model, s, req, ctx));
-    npz.write(path);
-}
 
 void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
     const auto pieces = gwb::app::pieceTexts(model, s.corrupt.empty() ? s.clean : s.corrupt);
@@ -243,80 +132,6 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
         else
             std::printf(" mean delta log p %s nats\n", number(s.meanDeltaLogprob[i]).c_str());
     }
-}
-
-/// A sweep written earlier (complete or stopped) of exactly this request, to carry on from.
-struct Earlier {
-    std::vector<uint8_t> computed;
-    std::vector<double> metric, deltaLogprob, meanDeltaLogprob;
-};
-
-Earlier readEarlier(const std::string& path, const Model& model, const PatchSweep& shape, const PatchRequest& req,
-                    const Context& ctx) {
-    std::map<std::string, std::vector<uint8_t>> members;
-    try {
-        members = readZipStored(readBinaryFile(path));
-    } catch (const std::exception& e) {
-        throw std::invalid_argument("--resume " + path + " is not a file from gwb patch: " + e.what());
-    }
-    const auto metaIt = members.find("meta.json");
-    if (metaIt == members.end())
-        throw std::invalid_argument("--resume " + path + " is not a file from gwb patch (no meta.json)");
-    json meta;
-    try {
-        meta = json::parse(std::string(metaIt->second.begin(), metaIt->second.end()));
-    } catch (const std::exception& e) {
-        throw std::invalid_argument("--resume " + path + ": meta.json is not valid JSON: " + e.what());
-    }
-    // The same sweep: model, site, mode, prompts, metric and part, or the cells mean something else.
-    const json now = json::parse(metaJson(model, shape, req, ctx));
-    for (const char* key : {"model_name", "site", "mode", "clean_tokens", "corrupt_tokens", "metric_position", "answer",
-                            "wrong", "selection", "row_labels", "column_labels"}) {
-        const json a = meta.value(key, json()), b = now.value(key, json());
-        if (a != b)
-            throw std::invalid_argument("--resume " + path + " is a different sweep: its " + key + " is " +
-                                        a.dump().substr(0, 80) + ", this run's " + b.dump().substr(0, 80));
-    }
-    Earlier e;
-    const size_t n = static_cast<size_t>(shape.rows * shape.cols);
-    auto array = [&](const char* name) -> std::vector<double> {
-        const auto it = members.find(std::string(name) + ".npy");
-        if (it == members.end()) return {};
-        return parseNpy(it->second).values<double>();
-    };
-    if (const auto it = members.find("computed.npy"); it != members.end()) {
-        const auto c = parseNpy(it->second).values<uint8_t>();
-        e.computed.assign(c.begin(), c.end());
-    } else {
-        e.computed.assign(n, 1); // written before partial sweeps existed: complete
-    }
-    e.metric = array("metric");
-    e.deltaLogprob = array("delta_logprob");
-    e.meanDeltaLogprob = array("mean_delta_logprob");
-    if (e.computed.size() != n || (shape.hasMetric && e.metric.size() != n) ||
-        (!shape.deltaLogprob.empty() && e.meanDeltaLogprob.size() != n))
-        throw std::invalid_argument("--resume " + path + " has arrays of another size than this sweep's");
-    return e;
-}
-
-/// Puts the earlier file's cells into the new sweep (which skipped them) and recomputes effects.
-void mergeEarlier(PatchSweep& s, const Earlier& e) {
-    const size_t n = s.computed.size();
-    const size_t T = static_cast<size_t>(s.T);
-    for (size_t i = 0; i < n; ++i) {
-        if (!e.computed[i] || s.computed[i]) continue;
-        if (s.hasMetric) s.metric[i] = e.metric[i];
-        if (!s.meanDeltaLogprob.empty()) {
-            s.meanDeltaLogprob[i] = e.meanDeltaLogprob[i];
-            for (size_t t = 0; t < T && (i + 1) * T <= e.deltaLogprob.size(); ++t)
-                s.deltaLogprob[i * T + t] = e.deltaLogprob[i * T + t];
-        }
-        s.computed[i] = 1;
-    }
-    if (s.effectDefined)
-        for (size_t i = 0; i < n; ++i)
-            if (s.defined[i]) s.effect[i] = (s.metric[i] - s.corruptMetric) / (s.cleanMetric - s.corruptMetric);
-    s.complete = std::all_of(s.computed.begin(), s.computed.end(), [](uint8_t c) { return c != 0; });
 }
 
 std::atomic<bool> g_stop{false};
@@ -502,8 +317,8 @@ int runPatch(const QStringList& argsIn) {
         setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
 
         Context ctx;
-        ctx.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
-        const Model m = gwb::engine::loadOrImportModel(ctx.modelFile, p.value(device).toStdString()).model;
+        ctx.file.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
+        const Model m = gwb::engine::loadOrImportModel(ctx.file.modelFile, p.value(device).toStdString()).model;
         ctx.input.clean = p.value(clean);
         ctx.input.corrupt = p.value(corrupt);
         ctx.input.answer = p.value(answer);
@@ -515,6 +330,12 @@ int runPatch(const QStringList& argsIn) {
             throw std::invalid_argument("--position must be a token index >= 0, got " +
                                         std::to_string(ctx.input.position));
         const PatchRequest req = gwb::app::preparePatchRequest(m, ctx.input);
+        ctx.file.cleanPrompt = ctx.input.clean.toStdString();
+        ctx.file.corruptPrompt = ctx.input.corrupt.toStdString();
+        ctx.file.answer = ctx.input.answer.toStdString();
+        ctx.file.wrong = ctx.input.wrong.toStdString();
+        ctx.file.answerId = req.answer;
+        ctx.file.wrongId = req.wrong;
         if (req.answer >= 0) {
             ctx.answerText = gwb::app::pieceTexts(m, {req.answer}).front();
             ctx.wrongText = gwb::app::pieceTexts(m, {req.wrong}).front();
@@ -529,7 +350,7 @@ int runPatch(const QStringList& argsIn) {
                 throw std::invalid_argument(std::string("--") + name + " must be an index >= 0, got " +
                                             p.value(o).toStdString());
             field = static_cast<int>(v);
-            ctx.selection[name] = v;
+            ctx.file.selection.emplace_back(name, v);
         };
         selection(layer, "layer", part.layer);
         selection(offset, "offset", part.offset);
@@ -540,7 +361,7 @@ int runPatch(const QStringList& argsIn) {
         // done is written, marked incomplete, and --resume carries on from it.
         g_stop = false;
         const gwb::app::StopSignals signals(g_stop);
-        Earlier earlier;
+        PatchFileCells earlier;
         if (p.isSet(resume)) {
             PatchSweep shape; // the sweep's labels and sizes, without computing a cell
             {
@@ -548,7 +369,13 @@ int runPatch(const QStringList& argsIn) {
                 none.partialOnCancel = true;
                 shape = runPatchSweep(m, none, [](double) { return false; });
             }
-            earlier = readEarlier(p.value(resume).toStdString(), m, shape, req, ctx);
+            const std::string path = p.value(resume).toStdString();
+            try {
+                earlier = readPatchFile(path);
+                checkPatchResume(shape, patchMetaJson(m, shape, ctx.file), earlier, path);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("--resume ") + e.what());
+            }
             part.skip = earlier.computed;
             int64_t have = 0;
             for (uint8_t c : earlier.computed)
@@ -563,17 +390,17 @@ int runPatch(const QStringList& argsIn) {
         if (attribution) {
             if (p.isSet(resume)) throw std::invalid_argument("--resume goes with exact sweeps");
             PatchSweep est = attributionSweep(m, part);
-            if (checkK > 0) ctx.check = gwb::engine::checkAttribution(m, part, est, checkK, 0);
+            if (checkK > 0) ctx.file.check = gwb::engine::checkAttribution(m, part, est, checkK, 0);
             const std::string outPath = p.value(out).toStdString();
-            writeNpz(m, est, req, ctx, outPath);
+            writePatchFile(outPath, m, est, ctx.file);
             if (p.isSet(data)) {
                 const std::string csv = csvText(est);
                 writeBytesAtomic(p.value(data).toStdString(), csv.data(), csv.size());
             }
             printSummary(m, est, ctx);
-            if (!ctx.check.cells.empty())
-                std::printf("check: %zu cells run exactly: Spearman %s, recall@%d %s\n", ctx.check.cells.size(),
-                            number(ctx.check.spearman).c_str(), checkK, number(ctx.check.recallAtK).c_str());
+            if (!ctx.file.check.cells.empty())
+                std::printf("check: %zu cells run exactly: Spearman %s, recall@%d %s\n", ctx.file.check.cells.size(),
+                            number(ctx.file.check.spearman).c_str(), checkK, number(ctx.file.check.recallAtK).c_str());
             std::printf("wrote %s (estimates: --method attribution)\n", outPath.c_str());
             return 0;
         }
@@ -589,12 +416,12 @@ int runPatch(const QStringList& argsIn) {
             }
             return !g_stop.load();
         });
-        if (!earlier.computed.empty()) mergeEarlier(sweep, earlier);
-        if (!sweep.complete) ctx.stoppedBy = gwb::app::StopSignals::name();
+        if (!earlier.computed.empty()) resumePatchSweep(sweep, earlier);
+        if (!sweep.complete) ctx.file.stoppedBy = gwb::app::StopSignals::name();
 
         // Everything is computed: write the files (each atomically), then say what was found.
         const std::string outPath = p.value(out).toStdString();
-        writeNpz(m, sweep, req, ctx, outPath);
+        writePatchFile(outPath, m, sweep, ctx.file);
         if (p.isSet(data)) {
             const std::string csv = csvText(sweep);
             writeBytesAtomic(p.value(data).toStdString(), csv.data(), csv.size());
@@ -606,8 +433,8 @@ int runPatch(const QStringList& argsIn) {
                 have += c;
             std::printf("stopped by %s after %lld of %zu cells: wrote the partial sweep %s (complete: false); "
                         "gwb patch ... --resume %s carries on\n",
-                        ctx.stoppedBy.c_str(), static_cast<long long>(have), sweep.computed.size(), outPath.c_str(),
-                        outPath.c_str());
+                        ctx.file.stoppedBy.c_str(), static_cast<long long>(have), sweep.computed.size(),
+                        outPath.c_str(), outPath.c_str());
             return gwb::app::StopSignals::exitCode(130);
         }
         printSummary(m, sweep, ctx);

@@ -363,13 +363,12 @@ class Model:
         t.position = position
         cb, close = _progress(progress if method == "exact" else False, f"patch {site}")
         try:
-            out = self._m.patch(t, method=method, layer=layer, offset=offset, head=head, progress=cb)
+            out = self._m.patch(t, method=method, layer=layer, offset=offset, head=head,
+                                model_file=os.fspath(self.path or ""), progress=cb)
         finally:
             close()
-        meta = dict(out["meta"])
-        meta.update(clean_prompt=clean, corrupt_prompt=corrupt, answer=answer, wrong=wrong,
-                    model_name=self.name, model_file=self.path)
-        return PatchResult(out["arrays"], meta)
+        # meta.json as gwb patch writes it (the engine's one writer): save() writes the same file.
+        return PatchResult(out["arrays"], json.loads(out["meta_json"]))
 
     def _patch_pairs(self, pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check,
                      progress):

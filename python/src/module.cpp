@@ -11,6 +11,7 @@
 #include "gwb/engine/hooks.h"
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/patch_file.h"
 #include "gwb/engine/patch_input.h"
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patch_pairs_run.h"
@@ -267,11 +268,14 @@ py::array runModel(PyModel& self, const std::vector<int64_t>& ids, const py::dic
 }
 
 py::dict patchModel(PyModel& self, const PatchText& text, const std::string& method, int layer, int offset, int head,
-                    const py::object& progress) {
+                    const std::string& modelFile, const py::object& progress) {
     refuseReentry(self.model);
     Pending pending;
+    PatchFileContext context;
     PatchSweep sweep = withoutGil(pending, [&] {
         PatchRequest r = preparePatchRequest(self.model, text);
+        context.answerId = r.answer;
+        context.wrongId = r.wrong;
         r.layer = layer;
         r.offset = offset;
         r.head = head;
@@ -279,23 +283,17 @@ py::dict patchModel(PyModel& self, const PatchText& text, const std::string& met
         if (method != "exact") throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
         return runPatchSweep(self.model, r, [&](double f) { return reportProgress(pending, progress, f); });
     });
-    py::dict meta;
-    meta["site"] = patchSiteName(sweep.site);
-    meta["mode"] = patchModeName(sweep.mode);
-    meta["method"] = sweep.estimated ? "attribution" : "exact";
-    meta["row_labels"] = sweep.rowLabels;
-    meta["column_labels"] = sweep.colLabels;
-    meta["tokens"] = sweep.T;
-    meta["metric_position"] = sweep.metricPosition;
-    meta["has_metric"] = sweep.hasMetric;
-    meta["effect_defined"] = sweep.effectDefined;
-    meta["complete"] = sweep.complete;
-    meta["clean_pieces"] = pieceTexts(self.model, sweep.clean);
-    if (!sweep.corrupt.empty()) meta["corrupt_pieces"] = pieceTexts(self.model, sweep.corrupt);
-    meta["definitions"] = patchDefinitions();
+    // meta.json as `gwb patch` writes it (one writer: gwb/engine/patch_file.h).
+    context.modelFile = modelFile;
+    context.cleanPrompt = text.clean;
+    context.corruptPrompt = text.corrupt;
+    context.answer = text.answer;
+    context.wrong = text.wrong;
+    for (const auto& [name, value] : {std::pair<const char*, int>{"layer", layer}, {"offset", offset}, {"head", head}})
+        if (value >= 0) context.selection.emplace_back(name, value);
     py::dict out;
     out["arrays"] = membersToDict(patchSweepArrays(sweep));
-    out["meta"] = meta;
+    out["meta_json"] = patchMetaJson(self.model, sweep, context);
     return out;
 }
 
@@ -491,7 +489,7 @@ PYBIND11_MODULE(_gwb, m) {
              py::arg("lens_k") = 5, py::arg("max_tokens") = 0, py::arg("progress") = py::none())
         .def("run", &runModel, py::arg("ids"), py::arg("hooks") = py::dict())
         .def("patch", &patchModel, py::arg("text"), py::arg("method") = "exact", py::arg("layer") = -1,
-             py::arg("offset") = -1, py::arg("head") = -1, py::arg("progress") = py::none())
+             py::arg("offset") = -1, py::arg("head") = -1, py::arg("model_file") = "", py::arg("progress") = py::none())
         .def("paths", &pathsModel, py::arg("text"), py::arg("senders") = std::vector<std::string>{},
              py::arg("sender_position") = -1, py::arg("linear") = false, py::arg("progress") = py::none())
         .def("patch_pairs", &patchPairsModel, py::arg("model_file"), py::arg("pairs"), py::arg("site"),

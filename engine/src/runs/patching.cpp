@@ -437,12 +437,16 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
             done += batch.size();
         }
     }
-    s.effectDefined = s.hasMetric && !r.corrupt.empty() && s.cleanMetric != s.corruptMetric;
-    if (s.effectDefined)
-        for (size_t i = 0; i < n; ++i)
-            if (s.defined[i]) s.effect[i] = (s.metric[i] - s.corruptMetric) / (s.cleanMetric - s.corruptMetric);
+    patchEffects(s);
     if (progress && s.complete) progress(1.0);
     return s;
+}
+
+void patchEffects(PatchSweep& s) {
+    s.effectDefined = s.hasMetric && !s.corrupt.empty() && s.cleanMetric != s.corruptMetric;
+    if (!s.effectDefined) return;
+    for (size_t i = 0; i < s.defined.size() && i < s.effect.size(); ++i)
+        if (s.defined[i]) s.effect[i] = (s.metric[i] - s.corruptMetric) / (s.cleanMetric - s.corruptMetric);
 }
 
 std::vector<float> interventionLogits(const Model& model, const PatchRequest& r, const Intervention& cell,

@@ -72,16 +72,7 @@ struct PairsResult {
 PairsResult computePairs(const Model& model, const PairsFile& file, const PairsRunOptions& o,
                          const std::function<bool(double)>& progress);
 
-/// The exact runs of --check K for one attribution sweep: the K cells with the largest |estimate|
-/// and K others drawn at random (seeded), their exact metric change, and how well the estimate
-/// ranks them.
-struct AttributionCheck {
-    std::vector<size_t> cells;    ///< sweep cell indices checked (top K first, then the random ones)
-    std::vector<double> estimate; ///< estimated metric change of each
-    std::vector<double> exact;    ///< exact metric change (patched run - changed run)
-    double spearman = 0;          ///< rank correlation of estimate and exact over the checked cells
-    double recallAtK = 0; ///< of the K checked cells with the largest |exact|, the share among the top-K estimates
-};
+/// The exact runs of --check K for one attribution sweep (AttributionCheck, patching.h).
 AttributionCheck checkAttribution(const Model& model, const PatchRequest& request, const PatchSweep& estimated, int k,
                                   uint64_t seed);
 

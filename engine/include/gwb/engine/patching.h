@@ -114,6 +114,23 @@ struct PatchSweep {
     std::vector<uint8_t> flagged;
 };
 
+/// The exact runs of --check K for one attribution sweep: the K cells with the largest |estimate|
+/// and K others drawn at random (seeded), their exact metric change, and how well the estimate
+/// ranks them.
+struct AttributionCheck {
+    std::vector<size_t> cells;    ///< sweep cell indices checked (top K first, then the random ones)
+    std::vector<double> estimate; ///< estimated metric change of each
+    std::vector<double> exact;    ///< exact metric change (patched run - changed run)
+    double spearman = 0;          ///< rank correlation of estimate and exact over the checked cells
+    double recallAtK = 0; ///< of the K checked cells with the largest |exact|, the share among the top-K estimates
+};
+
+/// The normalised effects of a sweep's defined cells from its metrics: effectDefined when it has a
+/// metric, a corrupted prompt and clean != corrupt metric; then effect = (metric - corrupt) /
+/// (clean - corrupt) (NaN elsewhere: left as it is). The one copy of the formula (runPatchSweep,
+/// a resumed sweep).
+void patchEffects(PatchSweep& sweep);
+
 /// Called with the fraction done; returning false cancels (runPatchSweep then throws
 /// PatchCancelled).
 using PatchProgress = std::function<bool(double)>;
