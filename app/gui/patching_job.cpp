@@ -105,28 +105,15 @@ QString siteFor(const QString& viewSite, ModelKind kind) {
 
 gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& r,
                                          const std::function<bool(double)>& progress, PatchingRuns* runs) {
-    gwb::views::PatchingData out;
-    out.inputs = r.inputs;
-    if (runs) *runs = PatchingRuns{};
-    if (runs) runs->device = r.device;
     const QString paths[2] = {r.grassmannPath, r.baselinePath};
-    if (paths[0].isEmpty() && paths[1].isEmpty()) {
-        out.error = QStringLiteral("No model is loaded: open a model and run a prompt first.");
-        return out;
-    }
-    // First check both models' requests (cheap), so that bad input refuses the whole run.
-    gwb::engine::Model models[2];
-    std::optional<gwb::engine::PatchRequest> requests[2];
-    gwb::views::PatchingGrid* grids[2] = {&out.grassmann, &out.transformer};
-    loadCausalModels(cache, paths, r.device, models, grids);
-    for (int m = 0; m < 2; ++m) {
-        if (!grids[m]->error.isEmpty()) continue;
-        const QString site = siteFor(r.inputs.site, models[m].config().kind);
+    auto prepare = [&r](int, const gwb::engine::Model& model,
+                        gwb::views::PatchingGrid& grid) -> std::optional<gwb::engine::PatchRequest> {
+        const QString site = siteFor(r.inputs.site, model.config().kind);
         if (site.isEmpty()) {
-            grids[m]->error = QStringLiteral("'%1' is a Grassmann site: a Transformer has no gate").arg(r.inputs.site);
-            continue;
+            grid.error = QStringLiteral("'%1' is a Grassmann site: a Transformer has no gate").arg(r.inputs.site);
+            return std::nullopt;
         }
-        grids[m]->site = site;
+        grid.site = site;
         PatchInput in;
         in.clean = r.inputs.clean;
         in.corrupt = r.inputs.corrupt;
@@ -134,56 +121,28 @@ gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobReq
         in.wrong = r.inputs.wrong;
         in.site = site;
         in.mode = r.inputs.mode;
-        try {
-            requests[m] = preparePatchRequest(models[m], in);
-        } catch (const std::exception& e) {
-            out.error = QStringLiteral("%1 model: %2").arg(causalModelWord(m), QString::fromUtf8(e.what()));
-            return out;
-        }
-    }
-    const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
-    if (planned == 0) {
-        out.error = QStringLiteral("Nothing to run (%1).").arg(gridErrors(grids));
-        return out;
-    }
-    int done = 0;
-    for (int m = 0; m < 2; ++m) {
-        if (!requests[m]) continue;
-        const double base = static_cast<double>(done) / planned;
-        try {
-            const gwb::engine::PatchSweep s = gwb::engine::runPatchSweep(
-                models[m], *requests[m], [&](double f) { return !progress || progress(base + f / planned); });
-            *grids[m] = toGrid(models[m], s, m);
-            if (out.cleanTokens.isEmpty()) {
-                out.cleanTokens = pieceList(models[m], s.clean);
-                out.corruptTokens = pieceList(models[m], s.corrupt);
-                out.metricPosition = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
-                if (requests[m]->answer >= 0) {
-                    out.answerPiece = pieceList(models[m], {requests[m]->answer}).value(0);
-                    out.wrongPiece = pieceList(models[m], {requests[m]->wrong}).value(0);
-                }
+        return preparePatchRequest(model, in);
+    };
+    auto run = [runs](int m, const gwb::engine::Model& model, const gwb::engine::PatchRequest& request,
+                      gwb::views::PatchingData& out, const std::function<bool(double)>& share) {
+        const gwb::engine::PatchSweep s = gwb::engine::runPatchSweep(model, request, share);
+        (m == 0 ? out.grassmann : out.transformer) = toGrid(model, s, m);
+        if (out.cleanTokens.isEmpty()) {
+            out.cleanTokens = pieceList(model, s.clean);
+            out.corruptTokens = pieceList(model, s.corrupt);
+            out.metricPosition = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
+            if (request.answer >= 0) {
+                out.answerPiece = pieceList(model, {request.answer}).value(0);
+                out.wrongPiece = pieceList(model, {request.wrong}).value(0);
             }
-            if (runs) {
-                runs->paths[m] = paths[m];
-                runs->requests[m] = requests[m];
-                runs->cells[m] = s.cells;
-                runs->cols[m] = s.cols;
-            }
-        } catch (const gwb::engine::PatchCancelled&) {
-            out = gwb::views::PatchingData{};
-            out.inputs = r.inputs;
-            out.error = QStringLiteral("Cancelled: the previous result stays.");
-            if (runs) *runs = PatchingRuns{};
-            return out;
-        } catch (const std::exception& e) {
-            grids[m]->error = QString::fromUtf8(e.what());
         }
-        ++done;
-    }
-    if (!out.hasGrid()) {
-        out.error = gridErrors(grids);
-    }
-    return out;
+        if (runs) {
+            runs->cells[m] = s.cells;
+            runs->cols[m] = s.cols;
+        }
+    };
+    return runCausalModels<gwb::views::PatchingData, gwb::engine::PatchRequest>(cache, paths, r.device, r.inputs,
+                                                                                progress, runs, prepare, run);
 }
 
 gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,

@@ -94,6 +94,70 @@ void loadCausalModels(ModelCache& cache, const QString (&paths)[2], const QStrin
     }
 }
 
+/// The two-model scaffolding of a causal run (computePatching, computePaths): loads both models
+/// (loadCausalModels); asks prepare(m, model, grid) for each loaded model's checked request (a
+/// throw refuses the whole run with "<Model> model: why"; nullopt leaves the model out, its grid's
+/// error set by prepare); then run(m, model, request, out, progress) for each with its share of the
+/// progress. A cancel gives a result with the inputs only and "Cancelled: the previous result
+/// stays." (and empty `runs`); a model that fails on its own gets its grid's error. Never throws.
+template <class Data, class Request, class Runs, class Prepare, class Run>
+Data runCausalModels(ModelCache& cache, const QString (&paths)[2], const QString& device,
+                     const decltype(Data::inputs)& inputs, const std::function<bool(double)>& progress, Runs* runs,
+                     Prepare prepare, Run run) {
+    Data out;
+    out.inputs = inputs;
+    if (runs) {
+        *runs = Runs{};
+        runs->device = device;
+    }
+    if (paths[0].isEmpty() && paths[1].isEmpty()) {
+        out.error = QStringLiteral("No model is loaded: open a model and run a prompt first.");
+        return out;
+    }
+    // First check both models' requests (cheap), so that bad input refuses the whole run.
+    gwb::engine::Model models[2];
+    std::optional<Request> requests[2];
+    decltype(&out.grassmann) const grids[2] = {&out.grassmann, &out.transformer};
+    loadCausalModels(cache, paths, device, models, grids);
+    for (int m = 0; m < 2; ++m) {
+        if (!grids[m]->error.isEmpty()) continue;
+        try {
+            requests[m] = prepare(m, models[m], *grids[m]);
+        } catch (const std::exception& e) {
+            out.error = QStringLiteral("%1 model: %2").arg(causalModelWord(m), QString::fromUtf8(e.what()));
+            return out;
+        }
+    }
+    const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
+    if (planned == 0) {
+        out.error = QStringLiteral("Nothing to run (%1).").arg(gridErrors(grids));
+        return out;
+    }
+    int done = 0;
+    for (int m = 0; m < 2; ++m) {
+        if (!requests[m]) continue;
+        const double base = static_cast<double>(done) / planned;
+        try {
+            run(m, models[m], *requests[m], out, [&](double f) { return !progress || progress(base + f / planned); });
+            if (runs) {
+                runs->paths[m] = paths[m];
+                runs->requests[m] = requests[m];
+            }
+        } catch (const gwb::engine::PatchCancelled&) {
+            out = Data{};
+            out.inputs = inputs;
+            out.error = QStringLiteral("Cancelled: the previous result stays.");
+            if (runs) *runs = Runs{};
+            return out;
+        } catch (const std::exception& e) {
+            grids[m]->error = QString::fromUtf8(e.what());
+        }
+        ++done;
+    }
+    if (!out.hasGrid()) out.error = gridErrors(grids);
+    return out;
+}
+
 /// Runs compute(progress) on `pool` for `owner` (a runner on the GUI thread): progress, in steps of
 /// 1/1000, and the result are posted back to the owner's thread and dropped there unless
 /// isLatest(owner, id) still holds; `cancel`, when set, stops the computation through the progress

@@ -50,78 +50,36 @@ gwb::engine::PathRequest pathsRequestFor(const gwb::engine::Model& model, const 
 
 gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
                                    const std::function<bool(double)>& progress, PathsRuns* runs) {
-    gwb::views::PathsData out;
-    out.inputs = r.inputs;
-    if (runs) *runs = PathsRuns{};
-    if (runs) runs->device = r.device;
     const QString paths[2] = {r.grassmannPath, r.baselinePath};
-    if (paths[0].isEmpty() && paths[1].isEmpty()) {
-        out.error = QStringLiteral("No model is loaded: open a model and run a prompt first.");
-        return out;
-    }
-    gwb::engine::Model models[2];
-    std::optional<gwb::engine::PathRequest> requests[2];
-    gwb::views::PathsGrid* grids[2] = {&out.grassmann, &out.transformer};
-    loadCausalModels(cache, paths, r.device, models, grids);
-    for (int m = 0; m < 2; ++m) {
-        if (!grids[m]->error.isEmpty()) continue;
-        if (r.inputs.senders == QLatin1String("gate") && models[m].config().kind != gwb::engine::ModelKind::Grassmann) {
-            grids[m]->error = QStringLiteral("'gate' is a Grassmann sender: a Transformer has no gate");
-            continue;
+    auto prepare = [&r](int, const gwb::engine::Model& model,
+                        gwb::views::PathsGrid& grid) -> std::optional<gwb::engine::PathRequest> {
+        if (r.inputs.senders == QLatin1String("gate") && model.config().kind != gwb::engine::ModelKind::Grassmann) {
+            grid.error = QStringLiteral("'gate' is a Grassmann sender: a Transformer has no gate");
+            return std::nullopt;
         }
-        try {
-            requests[m] = pathsRequestFor(models[m], r.inputs);
-        } catch (const std::exception& e) {
-            out.error = QStringLiteral("%1 model: %2").arg(causalModelWord(m), QString::fromUtf8(e.what()));
-            return out;
+        return pathsRequestFor(model, r.inputs);
+    };
+    auto run = [](int m, const gwb::engine::Model& model, const gwb::engine::PathRequest& request,
+                  gwb::views::PathsData& out, const std::function<bool(double)>& share) {
+        const gwb::engine::PathResult res = gwb::engine::pathPatching(model, request, share);
+        gwb::views::PathsGrid& g = m == 0 ? out.grassmann : out.transformer;
+        g.modelName = QString::fromStdString(model.displayName());
+        g.senders = toList(res.senderLabels);
+        g.receivers = toList(res.receiverLabels);
+        g.senderLayers = res.senderLayers;
+        g.cleanMetric = res.cleanMetric;
+        g.corruptMetric = res.corruptMetric;
+        g.effectDefined = res.effectDefined;
+        g.metric = res.metric;
+        g.effect = res.effect;
+        if (out.metricPosition < 0) {
+            out.metricPosition = res.metricPosition;
+            out.answerPiece = QString::fromStdString(pieceTexts(model, {request.answer}).front());
+            out.wrongPiece = QString::fromStdString(pieceTexts(model, {request.wrong}).front());
         }
-    }
-    const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
-    if (planned == 0) {
-        out.error = QStringLiteral("Nothing to run (%1).").arg(gridErrors(grids));
-        return out;
-    }
-    int done = 0;
-    for (int m = 0; m < 2; ++m) {
-        if (!requests[m]) continue;
-        const double base = static_cast<double>(done) / planned;
-        try {
-            const gwb::engine::PathResult res = gwb::engine::pathPatching(
-                models[m], *requests[m], [&](double f) { return !progress || progress(base + f / planned); });
-            gwb::views::PathsGrid& g = *grids[m];
-            g.modelName = QString::fromStdString(models[m].displayName());
-            g.senders = toList(res.senderLabels);
-            g.receivers = toList(res.receiverLabels);
-            g.senderLayers = res.senderLayers;
-            g.cleanMetric = res.cleanMetric;
-            g.corruptMetric = res.corruptMetric;
-            g.effectDefined = res.effectDefined;
-            g.metric = res.metric;
-            g.effect = res.effect;
-            if (out.metricPosition < 0) {
-                out.metricPosition = res.metricPosition;
-                out.answerPiece = QString::fromStdString(pieceTexts(models[m], {requests[m]->answer}).front());
-                out.wrongPiece = QString::fromStdString(pieceTexts(models[m], {requests[m]->wrong}).front());
-            }
-            if (runs) {
-                runs->paths[m] = paths[m];
-                runs->requests[m] = requests[m];
-            }
-        } catch (const gwb::engine::PatchCancelled&) {
-            out = gwb::views::PathsData{};
-            out.inputs = r.inputs;
-            out.error = QStringLiteral("Cancelled: the previous result stays.");
-            if (runs) *runs = PathsRuns{};
-            return out;
-        } catch (const std::exception& e) {
-            grids[m]->error = QString::fromUtf8(e.what());
-        }
-        ++done;
-    }
-    if (!out.hasGrid()) {
-        out.error = gridErrors(grids);
-    }
-    return out;
+    };
+    return runCausalModels<gwb::views::PathsData, gwb::engine::PathRequest>(cache, paths, r.device, r.inputs, progress,
+                                                                            runs, prepare, run);
 }
 
 gwb::views::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,

@@ -5,6 +5,7 @@
 
 #include "common/patch_setup.h"
 #include "gui/patching_job.h"
+#include "gui/paths_job.h"
 #include "gui/quick_ablation.h"
 
 #include "app_test_util.h"
@@ -388,4 +389,54 @@ TEST(PieceSpelling, TheStripsSpellingNamesTheSamePiece) {
         EXPECT_NE(what.find("'_nightingales' is not in the vocabulary"), std::string::npos) << what;
         EXPECT_NE(what.find("pieces ("), std::string::npos) << what;
     }
+}
+
+TEST(PathsJob, BothModelsSendersByKindAndTheSameRefusalsAsPatching) {
+    // The Paths view's runs share the Patching view's two-model scaffolding (runCausalModels): the
+    // same refusals, a missing sender kind only its model's, cancel keeping nothing.
+    ModelCache cache;
+    PathsJobRequest r;
+    r.grassmannPath = testModels().grassmann;
+    r.baselinePath = testModels().transformer;
+    r.device = QStringLiteral("cpu");
+    r.inputs.clean = kClean;
+    r.inputs.corrupt = kCorrupt;
+    r.inputs.answer = QStringLiteral("her");
+    r.inputs.wrong = QStringLiteral("the");
+    r.inputs.senders = QStringLiteral("offset/head");
+    PathsRuns runs;
+    gwb::views::PathsData d = computePaths(cache, r, {}, &runs);
+    ASSERT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    ASSERT_TRUE(d.grassmann.error.isEmpty() && d.transformer.error.isEmpty());
+    EXPECT_TRUE(d.grassmann.senders.value(0).startsWith(QStringLiteral("offset.")))
+        << d.grassmann.senders.join(' ').toStdString();
+    EXPECT_TRUE(d.transformer.senders.value(0).startsWith(QStringLiteral("head.")));
+    EXPECT_EQ(d.grassmann.receivers.value(0), QStringLiteral("logits"));
+    EXPECT_EQ(d.grassmann.metric.size(),
+              static_cast<size_t>(d.grassmann.senders.size() * d.grassmann.receivers.size()));
+    EXPECT_EQ(d.answerPiece.isEmpty(), false);
+    EXPECT_TRUE(runs.requests[0] && runs.requests[1]);
+    // A clicked cell's top pieces from the kept runs.
+    const gwb::views::PatchingTopK k =
+        computePathsTopK(cache, runs, 1, d.transformer.senders.value(0), d.transformer.receivers.value(0), 3);
+    EXPECT_TRUE(k.error.isEmpty()) << k.error.toStdString();
+    EXPECT_EQ(k.pieces.size(), 3);
+    // Gate senders: only the Grassmann model has them.
+    r.inputs.senders = QStringLiteral("gate");
+    d = computePaths(cache, r);
+    EXPECT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    EXPECT_TRUE(d.transformer.error.contains(QStringLiteral("Grassmann sender"))) << d.transformer.error.toStdString();
+    EXPECT_TRUE(d.grassmann.error.isEmpty());
+    // Bad input refuses the whole run, naming the model.
+    r.inputs.answer = QStringLiteral("zebra");
+    d = computePaths(cache, r);
+    EXPECT_TRUE(d.error.contains(QStringLiteral("Grassmann model:"))) << d.error.toStdString();
+    EXPECT_FALSE(d.hasGrid());
+    // Cancel.
+    r.inputs.answer = QStringLiteral("her");
+    d = computePaths(
+        cache, r, [](double) { return false; }, &runs);
+    EXPECT_TRUE(d.error.contains(QStringLiteral("Cancelled"))) << d.error.toStdString();
+    EXPECT_FALSE(d.hasGrid());
+    EXPECT_FALSE(runs.requests[0] || runs.requests[1]);
 }
