@@ -30,7 +30,7 @@ struct MetricFields {
 MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const QString& corruptPlaceholder,
                              const QString& corruptTip, QWidget* parent);
 
-/// RunControls (patching_view.h): Run, Cancel (hidden), a progress bar (hidden, 0..1000) added to `bar`, and a
+/// RunControls (causal_view.h): Run, Cancel (hidden), a progress bar (hidden, 0..1000) added to `bar`, and a
 /// status label (messageLabel) that the caller puts on its own row below the bar.
 RunControls addRunControls(QHBoxLayout* bar, const QString& prefix, QWidget* parent);
 /// Running: Run disabled, Cancel and progress shown, the status says `what`.

@@ -98,7 +98,7 @@ double patchingScale(const PatchingData& data) {
     return m;
 }
 
-PatchingView::PatchingView(QWidget* parent) : View(parent) {
+PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
     auto* layout = new QVBoxLayout(this);
     const detail::MetricFields fields = detail::addMetricFields(
         layout, QStringLiteral("patching"),
@@ -254,47 +254,28 @@ QString PatchingView::checkInputs(const PatchingInputs& in) const {
 void PatchingView::run() {
     if (m_running) return;
     const PatchingInputs in = inputs();
-    if (const QString problem = checkInputs(in); !problem.isEmpty()) {
-        m_message = problem;
-        m_status->setText(problem);
-        return;
-    }
+    if (showProblem(checkInputs(in))) return;
     Q_EMIT settingsChanged();
     Q_EMIT runRequested(in);
 }
 
-QString PatchingView::message() const {
-    return m_status->text();
-}
-
-void PatchingView::setProgress(double fraction) {
-    m_progress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
-}
-
 void PatchingView::setRunning(bool running) {
-    m_running = running;
-    detail::showRunning(m_controls, running, QStringLiteral("Running the sweep\u2026"));
+    showRunningState(running, QStringLiteral("Running the sweep\u2026"));
     m_pairsButton->setEnabled(!running);
 }
 
 void PatchingView::setResult(const PatchingData& result) {
     setRunning(false);
     if (!result.error.isEmpty()) { // bad input: say so; an earlier sweep stays, marked as such
-        m_message = result.error;
-        m_status->setText(result.error);
-        m_refused = result.error;
-        updateStale();
+        refuse(result.error);
         return;
     }
     m_result = result;
-    m_message.clear();
-    m_refused.clear();
+    acceptResult();
     m_pairsMode = false;
     showSide(false);
     showGrid(0);
     showGrid(1);
-    m_topK->setRowCount(0);
-    m_hover->clear();
     requestRefresh();
     Q_EMIT settingsChanged();
 }

@@ -94,7 +94,7 @@ double pathsScale(const PathsData& data) {
     return m;
 }
 
-PathsView::PathsView(QWidget* parent) : View(parent) {
+PathsView::PathsView(QWidget* parent) : CausalView(parent) {
     auto* layout = new QVBoxLayout(this);
     const detail::MetricFields fields = detail::addMetricFields(
         layout, QStringLiteral("paths"), QStringLiteral("corrupted prompt, same token length"),
@@ -245,45 +245,26 @@ QString PathsView::checkInputs(const PathsInputs& in) const {
 void PathsView::run() {
     if (m_running) return;
     const PathsInputs in = inputs();
-    if (const QString problem = checkInputs(in); !problem.isEmpty()) {
-        m_message = problem;
-        m_status->setText(problem);
-        return;
-    }
+    if (showProblem(checkInputs(in))) return;
     Q_EMIT settingsChanged();
     Q_EMIT runRequested(in);
 }
 
-QString PathsView::message() const {
-    return m_status->text();
-}
-
-void PathsView::setProgress(double fraction) {
-    m_progress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
-}
-
 void PathsView::setRunning(bool running) {
-    m_running = running;
-    detail::showRunning(m_controls, running, QStringLiteral("Running the senders\u2026"));
+    showRunningState(running, QStringLiteral("Running the senders\u2026"));
 }
 
 void PathsView::setResult(const PathsData& result) {
     setRunning(false);
-    if (!result.error.isEmpty()) {
-        m_message = result.error;
-        m_status->setText(result.error);
-        m_refused = result.error;
-        updateStale();
+    if (!result.error.isEmpty()) { // bad input: say so; an earlier result stays, marked as such
+        refuse(result.error);
         return;
     }
     m_result = result;
-    m_message.clear();
-    m_refused.clear();
+    acceptResult();
     showGrid(0);
     showGrid(1);
     markSender(m_marked);
-    m_topK->setRowCount(0);
-    m_hover->clear();
     requestRefresh();
     Q_EMIT settingsChanged();
 }

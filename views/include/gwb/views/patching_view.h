@@ -8,6 +8,7 @@
 // off the GUI thread and hands the results back (setResult, setTopK).
 
 #include "gwb/views/patching_pairs.h"
+#include "gwb/views/causal_view.h"
 #include "gwb/views/view.h"
 
 #include <cstdint>
@@ -26,15 +27,6 @@ class QTableWidget;
 namespace gwb::views {
 
 class HeatmapWidget;
-namespace detail {
-/// causal_common.h: Run, Cancel, progress and status of a causal view.
-struct RunControls {
-    QPushButton* run = nullptr;
-    QPushButton* cancel = nullptr;
-    QProgressBar* progress = nullptr;
-    QLabel* status = nullptr;
-};
-} // namespace detail
 
 /// What the person asked for (the view's fields).
 struct PatchingInputs {
@@ -105,7 +97,7 @@ struct PatchingTopK {
 /// Largest |value| over the defined cells of both grids (the shared colour scale), 0 when none.
 double patchingScale(const PatchingData& data);
 
-class PatchingView : public View {
+class PatchingView : public CausalView {
     Q_OBJECT
 public:
     explicit PatchingView(QWidget* parent = nullptr);
@@ -129,10 +121,8 @@ public:
     /// A computed result: a bad-input message (result.error) is shown and changes nothing else.
     void setResult(const PatchingData& result);
     const PatchingData& result() const { return m_result; }
-    void setProgress(double fraction);
     /// Running: Run disabled, Cancel and progress shown.
     void setRunning(bool running);
-    bool running() const { return m_running; }
     void setTopK(const PatchingTopK& topK);
 
     /// Over a pairs file: "Pairs file..." asks for the file (a dialog), then runs it.
@@ -159,10 +149,6 @@ public:
     /// Hover text of cell (r, c) of model 0 (Grassmann) / 1 (Transformer): raw and normalised
     /// values, "—" where undefined; `why` gets the tooltip for an undefined value.
     QString cellText(int model, int64_t r, int64_t c, QString* why = nullptr) const;
-    QString message() const;
-    HeatmapWidget* heatmap(int model) const { return model == 0 ? m_grassmann : m_transformer; }
-    QLabel* hoverLabel() const { return m_hover; }
-    QTableWidget* topKTable() const { return m_topK; }
 
 Q_SIGNALS:
     void runRequested(const gwb::views::PatchingInputs& inputs);
@@ -184,7 +170,7 @@ private:
     void showGrid(int model);
     /// Marks the heatmaps stale when they no longer match the inputs (a refused run, edited
     /// fields, another prompt), and clears the mark when they do.
-    void updateStale();
+    void updateStale() override;
     void hovered(int model, qint64 row, qint64 col);
     QString valueName() const;
     QString pairsCellText(int model, int64_t r, int64_t c) const;
@@ -192,20 +178,8 @@ private:
     std::vector<DataTable> pairsTables() const;
     void showSide(bool pairs);
 
-    QLineEdit* m_corrupt;
-    QLineEdit* m_answer;
-    QLineEdit* m_wrong;
     QComboBox* m_site;
     QComboBox* m_mode;
-    QPushButton* m_run;
-    QPushButton* m_cancel;
-    QProgressBar* m_progress;
-    QLabel* m_status;
-    detail::RunControls m_controls;
-    QLabel* m_hover;
-    HeatmapWidget* m_grassmann;
-    HeatmapWidget* m_transformer;
-    QTableWidget* m_topK;
     QComboBox* m_method;
     QPushButton* m_pairsButton;
     QSplitter* m_split;
@@ -215,9 +189,6 @@ private:
     QString m_pairsFile;
     bool m_pairsMode = false;
     PatchingData m_result;
-    QString m_message; ///< the last problem or state shown in m_status
-    QString m_refused; ///< why the last run was refused (the heatmaps show an earlier sweep); "" = none
-    bool m_running = false;
 };
 
 } // namespace gwb::views

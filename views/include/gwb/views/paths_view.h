@@ -7,6 +7,7 @@
 // asks (runRequested, topKRequested) and the application computes off the GUI thread.
 
 #include "gwb/views/patching_view.h"
+#include "gwb/views/causal_view.h"
 #include "gwb/views/view.h"
 
 #include <cstdint>
@@ -74,7 +75,7 @@ PathsInputs pathsFromPatchingCell(const PatchingData& data, int model, int64_t r
 /// Largest |value| over both matrices (the shared colour scale), 0 when none.
 double pathsScale(const PathsData& data);
 
-class PathsView : public View {
+class PathsView : public CausalView {
     Q_OBJECT
 public:
     explicit PathsView(QWidget* parent = nullptr);
@@ -96,9 +97,7 @@ public:
     void run();
     void setResult(const PathsData& result);
     const PathsData& result() const { return m_result; }
-    void setProgress(double fraction);
     void setRunning(bool running);
-    bool running() const { return m_running; }
     /// A clicked cell's run: its top next pieces (row = sender, col = receiver; -1: the cell last
     /// clicked).
     void setTopK(const PatchingTopK& topK);
@@ -106,10 +105,6 @@ public:
     void markSender(const QString& label);
 
     QString cellText(int model, int64_t r, int64_t c, QString* why = nullptr) const;
-    QString message() const;
-    HeatmapWidget* heatmap(int model) const { return model == 0 ? m_grassmann : m_transformer; }
-    QLabel* hoverLabel() const { return m_hover; }
-    QTableWidget* topKTable() const { return m_topK; }
 
 Q_SIGNALS:
     void runRequested(const gwb::views::PathsInputs& inputs);
@@ -127,31 +122,16 @@ private:
     QScrollArea* m_scroll = nullptr;
     const PathsGrid& grid(int model) const { return model == 0 ? m_result.grassmann : m_result.transformer; }
     void showGrid(int model);
-    void updateStale();
+    void updateStale() override;
     void hovered(int model, qint64 row, qint64 col);
     QString valueName() const;
 
-    QLineEdit* m_corrupt;
-    QLineEdit* m_answer;
-    QLineEdit* m_wrong;
     QComboBox* m_senders;
     QComboBox* m_receivers;
     QSpinBox* m_position;
-    QPushButton* m_run;
-    QPushButton* m_cancel;
-    QProgressBar* m_progress;
-    QLabel* m_status;
-    detail::RunControls m_controls;
-    QLabel* m_hover;
-    HeatmapWidget* m_grassmann;
-    HeatmapWidget* m_transformer;
-    QTableWidget* m_topK;
     PathsData m_result;
-    QString m_message;
-    QString m_refused;
     QString m_marked;
     int64_t m_topKCell[3] = {-1, -1, -1}; ///< model, row, column of the cell last clicked
-    bool m_running = false;
 };
 
 } // namespace gwb::views
