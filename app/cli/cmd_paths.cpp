@@ -11,10 +11,9 @@
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/npy.h"
+#include "gwb/engine/path_file.h"
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patching.h"
-
-#include <nlohmann/json.hpp>
 
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -31,28 +30,10 @@ using gwb::app::cli::checkWritable;
 using gwb::app::cli::intValue;
 using gwb::app::cli::number;
 using gwb::app::cli::shown;
-using nlohmann::json;
-
-const char* kDefinitions[][2] = {
-    {"components",
-     "Grassmann layer l: offset.l.D (offset D's normalised Plucker vectors), mixer.l (g after the empty rule), "
-     "gate.l (a), ffn.l (the FFN output); Transformer layer l: head.l.H (the head's context slice, the input of "
-     "out_proj), mixer.l (the attention output after out_proj), ffn.l. Norms and skip paths (residual additions, the "
-     "gate's products) are not components: they are always recomputed."},
-    {"logits",
-     "direct effect of sender S: the corrupted prompt runs with S at its clean value; what in S's own sublayer "
-     "depends on S is recomputed from it (offset -> B_t -> g -> gate and mix; mixer -> gate and mix; gate -> mix; "
-     "head -> out_proj); every other component keeps its value from the plain corrupted run (every other layer's "
-     "offsets, mixer, gate and heads, and every FFN, S's own layer's included). The metric of that run."},
-    {"resid.M",
-     "effect of S through block input h^M (M > S's layer): h^M is recorded in the run above; the corrupted prompt "
-     "then runs normally with only h^M replaced by it; the metric of that run. NaN at or before S's layer."},
-    {"metric", "senders x receivers  logit[answer] - logit[wrong] at the metric position"},
-    {"effect",
-     "senders x receivers  (metric - corrupt_metric) / (clean_metric - corrupt_metric); NaN where undefined"}};
 
 /// --pairs FILE: the senders x receivers matrix of every usable pair, with the mean effect over
-/// pairs and its bootstrap interval (the pairs file and its rules as gwb patch --pairs has them).
+/// pairs and its bootstrap interval (computePathPairs; the pairs file and its rules as gwb patch
+/// --pairs has them).
 int runPathsPairs(const Model& m, const std::string& modelFile, const QString& pairsPath, const PathRequest& shape,
                   int bootstrap, uint64_t seed, const QString& outPath, const QString& dataPath) {
     PairsFile file;
@@ -61,88 +42,23 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
     } catch (const std::exception& e) {
         throw std::invalid_argument(e.what());
     }
-    std::vector<SkippedLine> skipped = file.skipped;
-    std::vector<PathResult> results;
-    json pairsMeta = json::array();
-    std::vector<int64_t> lines;
-    for (const PatchPair& pair : file.pairs) {
-        try {
-            const PatchRequest req = gwb::engine::pairRequest(m, pair, "resid", "patch", -1);
-            PathRequest q = shape;
-            q.clean = req.clean;
-            q.corrupt = req.corrupt;
-            q.answer = req.answer;
-            q.wrong = req.wrong;
-            q.position = req.position;
-            results.push_back(pathPatching(m, q));
-            lines.push_back(pair.line);
-            json entry = gwb::engine::pairJson(m, pair, req);
-            entry["metric_position"] = results.back().metricPosition;
-            entry["clean_metric"] = results.back().cleanMetric;
-            entry["corrupt_metric"] = results.back().corruptMetric;
-            pairsMeta.push_back(std::move(entry));
-        } catch (const std::invalid_argument& e) {
-            skipped.push_back({pair.line, e.what()});
-        }
-    }
-    gwb::engine::sortSkippedOrRefuse(skipped, results.size());
-    const PathResult& first = results.front();
-    const int64_t P = static_cast<int64_t>(results.size()), S = static_cast<int64_t>(first.senderLabels.size()),
-                  R = static_cast<int64_t>(first.receiverLabels.size());
-    std::vector<double> metric, effect, clean, corrupt;
-    for (const PathResult& r : results) {
-        metric.insert(metric.end(), r.metric.begin(), r.metric.end());
-        effect.insert(effect.end(), r.effect.begin(), r.effect.end());
-        clean.push_back(r.cleanMetric);
-        corrupt.push_back(r.corruptMetric);
-    }
-    const CellSummary sum = summarizeOverPairs(effect, P, S * R, bootstrap, seed);
-    json meta;
-    meta["model_file"] = modelFile;
-    meta["model_name"] = m.displayName();
-    meta["sender_labels"] = first.senderLabels;
-    meta["receiver_labels"] = first.receiverLabels;
-    meta["pairs_file"] = pairsPath.toStdString();
-    meta["pairs"] = pairsMeta;
-    json sk = json::array();
-    for (const SkippedLine& s : skipped)
-        sk.push_back({{"line", s.line}, {"reason", s.reason}});
-    meta["skipped"] = sk;
-    meta["bootstrap"] = bootstrap;
-    meta["seed"] = seed;
-    json defs;
-    for (const auto& d : kDefinitions)
-        defs[d[0]] = d[1];
-    defs["effect_mean"] = "senders x receivers  mean of the pairs' effects where defined";
-    defs["effect_ci_low"] = "senders x receivers  2.5th percentile of the mean over bootstrap resamples of the pairs";
-    defs["effect_ci_high"] = "senders x receivers  97.5th percentile of the same";
-    defs["effect_n"] = "senders x receivers  pairs with a defined effect";
-    meta["definitions"] = defs;
-    NpzWriter npz;
-    npz.add("metric", Array<double>({P, S, R}, metric));
-    npz.add("effect", Array<double>({P, S, R}, effect));
-    npz.add("clean_metric", Array<double>({P}, clean));
-    npz.add("corrupt_metric", Array<double>({P}, corrupt));
-    npz.add("line", Array<int64_t>({P}, lines));
-    npz.add("effect_mean", Array<double>({S, R}, sum.mean));
-    npz.add("effect_ci_low", Array<double>({S, R}, sum.low));
-    npz.add("effect_ci_high", Array<double>({S, R}, sum.high));
-    npz.add("effect_n", Array<int64_t>({S, R}, sum.n));
-    npz.addFile("meta.json", meta.dump(2));
-    npz.write(outPath.toStdString());
+    const PathPairsResult r = computePathPairs(m, file, shape, bootstrap, seed);
+    writePathPairsFile(outPath.toStdString(), m, r, modelFile, pairsPath.toStdString());
+    const CellSummary& sum = r.summary;
+    const auto S = static_cast<int64_t>(r.senderLabels.size()), R = static_cast<int64_t>(r.receiverLabels.size());
     if (!dataPath.isEmpty()) {
         std::string csv = "sender,receiver,mean,ci_low,ci_high,n\n";
         for (int64_t i = 0; i < S * R; ++i)
-            csv += first.senderLabels[static_cast<size_t>(i / R)] + "," +
-                   first.receiverLabels[static_cast<size_t>(i % R)] + "," + number(sum.mean[static_cast<size_t>(i)]) +
-                   "," + number(sum.low[static_cast<size_t>(i)]) + "," + number(sum.high[static_cast<size_t>(i)]) +
-                   "," + std::to_string(sum.n[static_cast<size_t>(i)]) + "\n";
+            csv += r.senderLabels[static_cast<size_t>(i / R)] + "," + r.receiverLabels[static_cast<size_t>(i % R)] +
+                   "," + number(sum.mean[static_cast<size_t>(i)]) + "," + number(sum.low[static_cast<size_t>(i)]) +
+                   "," + number(sum.high[static_cast<size_t>(i)]) + "," +
+                   std::to_string(sum.n[static_cast<size_t>(i)]) + "\n";
         writeBytesAtomic(dataPath.toStdString(), csv.data(), csv.size());
     }
     std::printf("%s: %lld pairs used of %lld lines (%zu skipped); %lld senders x %lld receivers\n",
-                m.displayName().c_str(), static_cast<long long>(P), static_cast<long long>(file.lines), skipped.size(),
-                static_cast<long long>(S), static_cast<long long>(R));
-    for (const SkippedLine& s : skipped)
+                m.displayName().c_str(), static_cast<long long>(r.pairs), static_cast<long long>(r.fileLines),
+                r.skipped.size(), static_cast<long long>(S), static_cast<long long>(R));
+    for (const SkippedLine& s : r.skipped)
         std::printf("  skipped line %lld: %s\n", static_cast<long long>(s.line), s.reason.c_str());
     // The largest mean effects, as `gwb patch --pairs` prints its cells.
     std::vector<size_t> order;
@@ -157,8 +73,8 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
                     std::min<size_t>(5, order.size()));
         for (size_t k = 0; k < order.size() && k < 5; ++k) {
             const size_t i = order[k];
-            std::printf("  %s -> %s: %s [%s, %s], n = %lld\n", first.senderLabels[i / static_cast<size_t>(R)].c_str(),
-                        first.receiverLabels[i % static_cast<size_t>(R)].c_str(), shown(sum.mean[i]).c_str(),
+            std::printf("  %s -> %s: %s [%s, %s], n = %lld\n", r.senderLabels[i / static_cast<size_t>(R)].c_str(),
+                        r.receiverLabels[i % static_cast<size_t>(R)].c_str(), shown(sum.mean[i]).c_str(),
                         shown(sum.low[i]).c_str(), shown(sum.high[i]).c_str(), static_cast<long long>(sum.n[i]));
         }
     }
@@ -289,59 +205,13 @@ int runPaths(const QStringList& args) {
                       R = static_cast<int64_t>(r.receiverLabels.size());
         const auto answerText = gwb::app::pieceTexts(m, {q.answer}).front();
         const auto wrongText = gwb::app::pieceTexts(m, {q.wrong}).front();
-        json meta;
-        meta["model_file"] = modelFile;
-        meta["model_name"] = m.displayName();
-        meta["model_kind"] = m.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer";
-        meta["sender_labels"] = r.senderLabels;
-        meta["receiver_labels"] = r.receiverLabels;
-        meta["clean_prompt"] = in.clean.toStdString();
-        meta["corrupt_prompt"] = in.corrupt.toStdString();
-        meta["metric_position"] = r.metricPosition;
-        meta["sender_position"] = q.senderPosition;
-        meta["answer"] = {{"typed", in.answer.toStdString()}, {"piece", answerText}, {"id", q.answer}};
-        meta["wrong"] = {{"typed", in.wrong.toStdString()}, {"piece", wrongText}, {"id", q.wrong}};
-        meta["clean_metric"] = r.cleanMetric;
-        meta["corrupt_metric"] = r.corruptMetric;
-        meta["effect_defined"] = r.effectDefined;
-        json defs;
-        for (const auto& d : kDefinitions)
-            defs[d[0]] = d[1];
-        meta["definitions"] = defs;
-        NpzWriter npz;
-        npz.add("metric", Array<double>({S, R}, r.metric));
-        npz.add("effect", Array<double>({S, R}, r.effect));
-        npz.add("clean_metric", Array<double>({}, {r.cleanMetric}));
-        npz.add("corrupt_metric", Array<double>({}, {r.corruptMetric}));
-        if (p.isSet(linear)) {
-            const int64_t K = static_cast<int64_t>(lin.labels.size());
-            std::vector<double> delta(lin.clean.size());
-            for (size_t i = 0; i < delta.size(); ++i)
-                delta[i] = lin.clean[i] - lin.corrupt[i];
-            npz.add("linear_corrupt", Array<double>({K}, lin.corrupt));
-            npz.add("linear_clean", Array<double>({K}, lin.clean));
-            npz.add("linear_delta", Array<double>({K}, delta));
-            npz.add("linear_bias", Array<double>({}, {lin.bias}));
-            if (lin.channels > 0) {
-                const int64_t N = static_cast<int64_t>(lin.channelCorrupt.size()) / lin.channels;
-                npz.add("linear_channel_corrupt", Array<double>({N, lin.channels}, lin.channelCorrupt));
-                npz.add("linear_channel_clean", Array<double>({N, lin.channels}, lin.channelClean));
-            }
-            meta["linear_labels"] = lin.labels;
-            meta["definitions"]["linear"] =
-                "direct logit attribution at the metric position of a pre-norm model: h^N_m = embed + every block's "
-                "writes, read through the final LayerNorm with its scale sigma frozen at the corrupted run's value: "
-                "term = write . P(gamma * (E[answer] - E[wrong])) / sigma (P subtracts the mean); linear_corrupt: "
-                "the corrupted run's terms, which sum with linear_bias = beta . (E[answer] - E[wrong]) to "
-                "corrupt_metric; linear_clean: the clean run's writes read the same way; linear_delta = clean - "
-                "corrupt. Terms: embed; Grassmann offset.l.D = the gate's share of offset D's read-out ((1 - a) W_plu "
-                "p_D / |W_m|), mixer_bias.l = (1 - a) b_plu, gate_skip.l = a LN1(h); attention head.l.H = out_proj's "
-                "columns of head H times its context row, attn_bias.l; ln_mix_bias.l (mixer writes pass LN_mix with "
-                "its scale frozen too); ffn.l. linear_channel_*: blocks x d, the offsets' terms of each block split "
-                "by read-out channel (row c of W_plu)";
-        }
-        npz.addFile("meta.json", meta.dump(2));
-        npz.write(p.value(out).toStdString());
+        PathFileContext context;
+        context.modelFile = modelFile;
+        context.cleanPrompt = in.clean.toStdString();
+        context.corruptPrompt = in.corrupt.toStdString();
+        context.answer = in.answer.toStdString();
+        context.wrong = in.wrong.toStdString();
+        writePathFile(p.value(out).toStdString(), m, q, r, context, p.isSet(linear) ? &lin : nullptr);
         if (p.isSet(data)) {
             std::string csv = "sender,receiver,metric,effect\n";
             for (int64_t s = 0; s < S; ++s)

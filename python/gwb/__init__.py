@@ -399,21 +399,52 @@ class Model:
                 os.unlink(os.path.join(tmpdir, name))
             os.rmdir(tmpdir)
 
-    def paths(self, clean, corrupt, answer, wrong, position=-1, senders=(), sender_position=-1, linear=False,
-              progress=True):
+    def paths(self, clean=None, corrupt=None, answer=None, wrong=None, position=-1, senders=(), sender_position=-1,
+              linear=False, progress=True, pairs=None, receivers="all", bootstrap=1000, seed=0):
         """Path patching, as `gwb paths` writes it: metric and effect, senders x receivers; with
         linear=True (pre-norm models) also the direct logit attribution of every write, as
         `gwb paths --linear` (linear_corrupt, linear_clean, linear_delta, linear_bias,
-        linear_channel_*; meta["linear_labels"])."""
+        linear_channel_*; meta["linear_labels"]).
+
+        pairs=FILE (JSONL or CSV) or a list of dicts with clean, corrupt, answer, wrong (optional
+        position, other fields kept as tags): every usable pair's matrix, as `gwb paths --pairs`
+        writes it (metric and effect per pair, effect_mean, effect_ci_low/high over `bootstrap`
+        resamples from `seed`, effect_n; skipped lines in meta["skipped"]), computed by the engine
+        as that command computes it. `receivers`: "all", "logits" or "resid" (pairs only; one pair
+        takes all)."""
+        if pairs is not None:
+            if clean is not None or corrupt is not None:
+                raise ValueError("give either pairs or one clean/corrupt pair, not both")
+            if isinstance(pairs, (str, os.PathLike)):
+                name = os.fspath(pairs)
+                if not os.path.exists(name):
+                    raise FileNotFoundError(f"{name}: no such file")
+                with open(name, "rb") as f:
+                    text = f.read().decode("utf-8", errors="strict")
+                csv = name.lower().endswith(".csv")
+            else:
+                name, csv = "<list>", False
+                text = "".join(json.dumps(dict(p), ensure_ascii=False) + "\n" for p in pairs)
+            cb, close = _progress(progress, "paths pairs")
+            try:
+                out = self._m.paths_pairs(os.fspath(self.path or ""), text, csv, name, senders=list(senders),
+                                          receivers=receivers, bootstrap=bootstrap, seed=seed, progress=cb)
+            finally:
+                close()
+            return PathResult(out["arrays"], json.loads(out["meta_json"]))
+        if clean is None or corrupt is None or answer is None or wrong is None:
+            raise ValueError("paths needs clean, corrupt, answer and wrong (or pairs=...)")
         t = _gwb.PatchText()
         t.clean, t.corrupt = _text(clean, "the clean prompt"), _text(corrupt, "the corrupted prompt")
         t.answer, t.wrong, t.position = _text(answer, "the answer piece"), _text(wrong, "the wrong piece"), position
         cb, close = _progress(progress, "paths")
         try:
-            out = self._m.paths(t, senders=list(senders), sender_position=sender_position, linear=linear, progress=cb)
+            out = self._m.paths(t, senders=list(senders), sender_position=sender_position, linear=linear,
+                                model_file=os.fspath(self.path or ""), progress=cb)
         finally:
             close()
-        return PathResult(out["arrays"], dict(out["meta"]))
+        # meta.json as gwb paths writes it (the engine's one writer): save() writes the same file.
+        return PathResult(out["arrays"], json.loads(out["meta_json"]))
 
     def stats(self, files, baseline=None, window=256, stride=256, max_windows=0, lens_k=10, out=None,
               progress=True):

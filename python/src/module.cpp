@@ -12,6 +12,7 @@
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/patch_file.h"
+#include "gwb/engine/path_file.h"
 #include "gwb/engine/patch_input.h"
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patch_pairs_run.h"
@@ -298,15 +299,15 @@ py::dict patchModel(PyModel& self, const PatchText& text, const std::string& met
 }
 
 py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std::string>& senders,
-                    int64_t senderPosition, bool linear, const py::object& progress) {
+                    int64_t senderPosition, bool linear, const std::string& modelFile, const py::object& progress) {
     refuseReentry(self.model);
     Pending pending;
     LinearResult lin;
+    PathRequest q;
     PathResult res = withoutGil(pending, [&] {
         PatchText t = text;
         t.site = "resid";
         const PatchRequest r = preparePatchRequest(self.model, t);
-        PathRequest q;
         q.clean = r.clean;
         q.corrupt = r.corrupt;
         q.answer = r.answer;
@@ -317,37 +318,41 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
         if (linear) lin = linearAttribution(self.model, q);
         return pathPatching(self.model, q, [&](double f) { return reportProgress(pending, progress, f); });
     });
-    const int64_t S = static_cast<int64_t>(res.senderLabels.size()),
-                  R = static_cast<int64_t>(res.receiverLabels.size());
-    py::dict arrays;
-    arrays["metric"] = toNumpy(Array<double>({S, R}, res.metric));
-    arrays["effect"] = toNumpy(Array<double>({S, R}, res.effect));
-    arrays["clean_metric"] = toNumpy(Array<double>({}, {res.cleanMetric}));
-    arrays["corrupt_metric"] = toNumpy(Array<double>({}, {res.corruptMetric}));
-    if (linear) {
-        const int64_t K = static_cast<int64_t>(lin.labels.size());
-        std::vector<double> delta(lin.clean.size());
-        for (size_t i = 0; i < delta.size(); ++i)
-            delta[i] = lin.clean[i] - lin.corrupt[i];
-        arrays["linear_corrupt"] = toNumpy(Array<double>({K}, lin.corrupt));
-        arrays["linear_clean"] = toNumpy(Array<double>({K}, lin.clean));
-        arrays["linear_delta"] = toNumpy(Array<double>({K}, delta));
-        arrays["linear_bias"] = toNumpy(Array<double>({}, {lin.bias}));
-        if (lin.channels > 0) {
-            const int64_t N = static_cast<int64_t>(lin.channelCorrupt.size()) / lin.channels;
-            arrays["linear_channel_corrupt"] = toNumpy(Array<double>({N, lin.channels}, lin.channelCorrupt));
-            arrays["linear_channel_clean"] = toNumpy(Array<double>({N, lin.channels}, lin.channelClean));
-        }
-    }
-    py::dict meta;
-    if (linear) meta["linear_labels"] = lin.labels;
-    meta["sender_labels"] = res.senderLabels;
-    meta["receiver_labels"] = res.receiverLabels;
-    meta["metric_position"] = res.metricPosition;
-    meta["effect_defined"] = res.effectDefined;
+    // The arrays and meta.json `gwb paths` writes (one writer: gwb/engine/path_file.h).
+    PathFileContext context;
+    context.modelFile = modelFile;
+    context.cleanPrompt = text.clean;
+    context.corruptPrompt = text.corrupt;
+    context.answer = text.answer;
+    context.wrong = text.wrong;
     py::dict out;
-    out["arrays"] = arrays;
-    out["meta"] = meta;
+    out["arrays"] = membersToDict(pathArrays(res, linear ? &lin : nullptr));
+    out["meta_json"] = pathMetaJson(self.model, q, res, context, linear ? &lin : nullptr);
+    return out;
+}
+
+/// A pairs file's paths (`gwb paths --pairs`: the engine's computePathPairs) from the file's text
+/// (`csv` picks the format), as arrays and meta.json, without a file in between.
+py::dict pathsPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsText, bool csv,
+                         const std::string& pairsName, const std::vector<std::string>& senders,
+                         const std::string& receivers, int bootstrap, uint64_t seed, const py::object& progress) {
+    refuseReentry(self.model);
+    if (bootstrap < 0 || bootstrap > 1'000'000)
+        throw std::invalid_argument("bootstrap must be between 0 and 1000000, got " + std::to_string(bootstrap));
+    if (receivers != "all" && receivers != "logits" && receivers != "resid")
+        throw std::invalid_argument("receivers must be logits, resid or all, got '" + receivers + "'");
+    PathRequest shape;
+    shape.senders = senders;
+    shape.logits = receivers != "resid";
+    shape.resid = receivers != "logits";
+    Pending pending;
+    const PathPairsResult r = withoutGil(pending, [&] {
+        return computePathPairs(self.model, parsePairs(pairsText, csv), shape, bootstrap, seed,
+                                [&](double f) { return reportProgress(pending, progress, f); });
+    });
+    py::dict out;
+    out["arrays"] = membersToDict(pathPairsArrays(r));
+    out["meta_json"] = pathPairsMetaJson(self.model, r, modelFile, pairsName);
     return out;
 }
 
@@ -491,7 +496,11 @@ PYBIND11_MODULE(_gwb, m) {
         .def("patch", &patchModel, py::arg("text"), py::arg("method") = "exact", py::arg("layer") = -1,
              py::arg("offset") = -1, py::arg("head") = -1, py::arg("model_file") = "", py::arg("progress") = py::none())
         .def("paths", &pathsModel, py::arg("text"), py::arg("senders") = std::vector<std::string>{},
-             py::arg("sender_position") = -1, py::arg("linear") = false, py::arg("progress") = py::none())
+             py::arg("sender_position") = -1, py::arg("linear") = false, py::arg("model_file") = "",
+             py::arg("progress") = py::none())
+        .def("paths_pairs", &pathsPairsModel, py::arg("model_file"), py::arg("pairs_text"), py::arg("csv"),
+             py::arg("pairs_name"), py::arg("senders") = std::vector<std::string>{}, py::arg("receivers") = "all",
+             py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("progress") = py::none())
         .def("patch_pairs", &patchPairsModel, py::arg("model_file"), py::arg("pairs"), py::arg("site"),
              py::arg("mode") = "", py::arg("position") = -1, py::arg("layer") = -1, py::arg("offset") = -1,
              py::arg("head") = -1, py::arg("method") = "exact", py::arg("bootstrap") = 1000, py::arg("seed") = 0,

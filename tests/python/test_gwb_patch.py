@@ -89,8 +89,11 @@ def test_paths_equals_command_line(tmp_path, grassmann):
     assert isinstance(file, gwb.PathResult)
     p = grassmann.paths(CLEAN, CORRUPT, "she", "he", progress=False)
     np.testing.assert_allclose(p["effect"], file["effect"], rtol=1e-6, atol=1e-7, equal_nan=True)
-    assert p.meta["sender_labels"] == file.meta["sender_labels"]
-    assert p.meta["receiver_labels"] == file.meta["receiver_labels"]
+    # One writer of meta.json (the engine's): the file's keys and values, but for the model's path.
+    assert set(p.meta) == set(file.meta), set(p.meta) ^ set(file.meta)
+    for key in file.meta:
+        if key != "model_file":
+            assert p.meta[key] == file.meta[key], key
     with pytest.raises(ValueError, match="not a file from gwb patch"):
         gwb.open_patch(out)
 
@@ -190,3 +193,30 @@ def test_a_skipped_pair_counts_its_tokens_in_words(grassmann):
                         site="resid", bootstrap=10, progress=False)
     reason = r.meta["skipped"][0]["reason"]
     assert "clean 1 token," in reason and "tokens," not in reason.split("clean 1 token,")[0], reason
+
+
+def test_paths_over_pairs_equals_the_command_line(tmp_path, grassmann):
+    """model.paths(pairs=) runs the engine's pairs loop (gwb paths --pairs): the same arrays and
+    meta, from a file or from a list of dicts (no file in between), unusable lines skipped."""
+    rows = [dict(clean=CLEAN, corrupt=CORRUPT, answer="she", wrong="he"),
+            dict(clean="She said that she would walk to the shop", corrupt="He said that he would walk to the shop",
+                 answer="she", wrong="he"),
+            dict(clean=CLEAN, corrupt="He said", answer="she", wrong="he")]  # other length: skipped
+    pairs = tmp_path / "pairs.jsonl"
+    with open(pairs, "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    out = tmp_path / "paths.npz"
+    run_gwb("paths", "--model", "grassmann", "--pairs", pairs, "--receiver", "logits", "--bootstrap", "50",
+            "--out", out)
+    file = gwb.open_paths(out)
+    for given in (pairs, rows):
+        mine = grassmann.paths(pairs=given, receivers="logits", bootstrap=50, progress=False)
+        assert set(mine) == set(file), set(mine) ^ set(file)
+        for name in file:
+            np.testing.assert_array_equal(mine[name], file[name], err_msg=name)
+        for key in ("sender_labels", "receiver_labels", "skipped", "pairs", "bootstrap", "seed", "definitions"):
+            assert mine.meta[key] == file.meta[key], key
+    assert file["effect"].shape[0] == 2 and [s["line"] for s in file.meta["skipped"]] == [3]
+    with pytest.raises(ValueError, match="no usable pair"):
+        grassmann.paths(pairs=rows[2:], progress=False)
