@@ -13,14 +13,10 @@ Site names (hooks, patching, NPZ labels, the window): resid.L (block input h^L, 
 mixer.L, gate.L, ffn.L, offset.L.D (offset D's Plucker vectors), head.L.H (head H's context).
 """
 
-import io
 import json
 import os
 import subprocess
-import sys
 import tempfile
-import zipfile
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -34,142 +30,11 @@ __all__ = [
 _BUNDLED = {"grassmann": "grassmann-austen.gwb", "transformer": "transformer-austen.gwb"}
 
 
-# ---------------------------------------------------------------------------------------------
-# Results: read-only mappings of numpy arrays with the command line's names, plus meta.json.
-class Result(Mapping):
-    """Named numpy arrays (the members of an NPZ the command line writes) and its meta data."""
-
-    def __init__(self, arrays, meta):
-        self._arrays = dict(arrays)
-        self.meta = meta
-
-    def __getitem__(self, name):
-        try:
-            return self._arrays[name]
-        except KeyError:
-            raise KeyError(f"{name!r} is not in this {type(self).__name__}; its arrays are: "
-                           + ", ".join(sorted(self._arrays))) from None
-
-    def __iter__(self):
-        return iter(self._arrays)
-
-    def __len__(self):
-        return len(self._arrays)
-
-    def __repr__(self):
-        names = ", ".join(f"{k}{list(v.shape)}" for k, v in list(self._arrays.items())[:8])
-        more = f", ... ({len(self._arrays)} arrays)" if len(self._arrays) > 8 else ""
-        return f"<gwb.{type(self).__name__} {names}{more}>"
-
-    def save(self, path):
-        """Writes the arrays and meta.json as an NPZ (atomically: a temp file, then rename)."""
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
-                for name, a in self._arrays.items():
-                    buf = io.BytesIO()
-                    np.save(buf, np.asarray(a), allow_pickle=False)
-                    z.writestr(name + ".npy", buf.getvalue())
-                z.writestr("meta.json", json.dumps(self.meta, indent=2, ensure_ascii=False))
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+# Results and the readers of the command line's files (results.py).
+from .results import (PatchResult, PathResult, Result, Stats, Trace, _read_npz,  # noqa: F401 (re-exported)
+                      open_patch, open_paths, open_stats, open_trace)
 
 
-class Trace(Result):
-    """One forward pass, as `gwb trace` writes it: t["l2_gate"], t["l0_h"], t["logits"], ...
-
-    t.token_ids: the ids traced; t.tokens: one dict per token (id, text, byte_begin, byte_end,
-    char_begin, char_end); t.meta: meta.json (model, config, prompt, definitions)."""
-
-    def __init__(self, arrays, meta, warnings=()):
-        super().__init__(arrays, meta)
-        self.warnings = list(warnings) or list(meta.get("warnings", []))
-
-    @property
-    def token_ids(self):
-        return self._arrays["token_ids"]
-
-    @property
-    def tokens(self):
-        return self.meta.get("tokens", [])
-
-    @property
-    def definitions(self):
-        return self.meta.get("definitions", {})
-
-
-class PatchResult(Result):
-    """A sweep, as `gwb patch` writes it: effect, metric, clean_metric, corrupt_metric, defined, ...
-    meta["row_labels"] / meta["column_labels"] name the rows and columns."""
-
-
-class PathResult(Result):
-    """Path patching, as `gwb paths` writes it: metric and effect (senders x receivers);
-    meta["sender_labels"] ("offset.5.2", "head.2.1", ...) and meta["receiver_labels"] ("logits", "resid.M")."""
-
-
-class Stats(Result):
-    """Corpus statistics, as `gwb stats` writes them (the NPZ's arrays and meta.json)."""
-
-
-def _read_npz(path):
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    try:
-        with zipfile.ZipFile(path) as z:
-            names = z.namelist()
-            meta = json.loads(z.read("meta.json").decode("utf-8")) if "meta.json" in names else {}
-            arrays = {}
-            for n in names:
-                if n.endswith(".npy"):
-                    arrays[n[:-4]] = np.load(io.BytesIO(z.read(n)), allow_pickle=False)
-    except (zipfile.BadZipFile, ValueError, KeyError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not an NPZ written by gwb ({e})") from None
-    return arrays, meta
-
-
-def open_trace(path):
-    """Reads an NPZ written by `gwb trace` (or Trace.save) into the same object model.trace() returns."""
-    arrays, meta = _read_npz(path)
-    if "token_ids" not in arrays:
-        raise ValueError(f"{os.fspath(path)}: not a gwb trace (no token_ids array)")
-    return Trace(arrays, meta)
-
-
-def open_patch(path):
-    """Reads an NPZ written by `gwb patch`: one pair's sweep, a `--pairs` run, one of its shards or
-    their `gwb patch merge` (the same PatchResult model.patch() returns for each)."""
-    arrays, meta = _read_npz(path)
-    sweep = "defined" in arrays
-    pairs = "line" in arrays and ("effect" in arrays or "attribution" in arrays) and "sender_labels" not in meta
-    if not (sweep or pairs):
-        raise ValueError(f"{os.fspath(path)}: not a file from gwb patch (neither one pair's sweep nor a pairs run)")
-    return PatchResult(arrays, meta)
-
-
-def open_paths(path):
-    """Reads an NPZ written by `gwb paths` (one pair, or --pairs; with --linear its direct logit
-    attribution too) into the PathResult model.paths() returns."""
-    arrays, meta = _read_npz(path)
-    if "sender_labels" not in meta or "metric" not in arrays:
-        raise ValueError(f"{os.fspath(path)}: not a file from gwb paths (no senders and receivers)")
-    return PathResult(arrays, meta)
-
-
-def open_stats(path):
-    """Reads an NPZ written by `gwb stats` (corpus statistics)."""
-    arrays, meta = _read_npz(path)
-    if not meta:
-        raise ValueError(f"{os.fspath(path)}: not gwb corpus statistics (no meta.json)")
-    return Stats(arrays, meta)
-
-
-# ---------------------------------------------------------------------------------------------
 def _progress(enabled, desc):
     """A callback(fraction) drawing a tqdm bar (when tqdm is installed and enabled), and a closer.
     `enabled` may be a callable itself: it is then called with the fraction done (0..1). The bar is
