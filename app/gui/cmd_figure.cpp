@@ -12,6 +12,7 @@
 #include "gui/saliency_job.h"
 #include "gui/trace_job.h"
 
+#include "gwb/engine/sites.h"
 #include "gwb/engine/tokenizer.h"
 #include "gwb/views/colormap.h"
 #include "gwb/views/figure_export.h"
@@ -425,7 +426,9 @@ int runFigure(const QStringList& args) {
         // --site as the Patching view spells it: offset and head (gwb patch's words) are offset/head.
         const auto viewSite = [&] {
             const QString s = p.isSet(site) ? p.value(site) : QStringLiteral("resid");
-            return s == QLatin1String("offset") || s == QLatin1String("head") ? QStringLiteral("offset/head") : s;
+            return s == QLatin1String("offset") || s == QLatin1String("head")
+                       ? QString::fromUtf8(gwb::engine::kUnitAlias)
+                       : s;
         };
         if (pv && p.isSet(pairs)) {
             gwb::views::PairsInputs in;
@@ -497,7 +500,7 @@ int runFigure(const QStringList& args) {
             in.wrong = p.value(wrong);
             in.senders = p.isSet(senders) ? p.value(senders) : QStringLiteral("all");
             if (in.senders == QLatin1String("offset") || in.senders == QLatin1String("head"))
-                in.senders = QStringLiteral("offset/head");
+                in.senders = QString::fromUtf8(gwb::engine::kUnitAlias);
             in.receivers = p.isSet(receivers) ? p.value(receivers) : QStringLiteral("all");
             in.position = p.isSet(senderToken) ? intOption(p, senderToken, "sender-token", 0) : -1;
             if (p.isSet(site) || p.isSet(mode))

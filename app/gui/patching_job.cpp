@@ -1,4 +1,6 @@
 #include "gui/patching_job.h"
+
+#include "gwb/engine/sites.h"
 #include "gui/patching_pairs_job.h"
 
 #include "common/patch_setup.h"
@@ -95,12 +97,11 @@ void fillTopK(const gwb::engine::Model& m, const std::vector<float>& logits, int
 }
 
 QString siteFor(const QString& viewSite, ModelKind kind) {
-    const bool grassmann = kind == ModelKind::Grassmann;
-    if (viewSite == QLatin1String("offset/head") || viewSite == QLatin1String("offset") ||
-        viewSite == QLatin1String("head"))
-        return grassmann ? QStringLiteral("offset") : QStringLiteral("head");
-    if (viewSite == QLatin1String("gate")) return grassmann ? viewSite : QString();
-    return viewSite;
+    // The view's offset/head (and gwb figure's offset or head) is each model's own unit (sites.h).
+    if (viewSite == QLatin1String("offset") || viewSite == QLatin1String("head"))
+        return QString::fromUtf8(gwb::engine::unitSiteWord(kind));
+    if (viewSite == QLatin1String("gate") && kind != ModelKind::Grassmann) return QString();
+    return QString::fromStdString(gwb::engine::resolveUnitAlias(viewSite.toStdString(), kind));
 }
 
 gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& r,

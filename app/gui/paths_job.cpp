@@ -5,6 +5,7 @@
 #include "common/patch_setup.h"
 
 #include "gwb/engine/model.h"
+#include "gwb/engine/sites.h"
 
 namespace gwb::app {
 
@@ -38,11 +39,8 @@ gwb::engine::PathRequest pathsRequestFor(const gwb::engine::Model& model, const 
         throw std::invalid_argument("token " + std::to_string(in.position) + " is outside the prompt (tokens 0.." +
                                     std::to_string(r.clean.size() - 1) + ")");
     q.senderPosition = in.position;
-    const bool grassmann = model.config().kind == gwb::engine::ModelKind::Grassmann;
-    if (in.senders == QLatin1String("offset/head"))
-        q.senders = {grassmann ? "offset" : "head"};
-    else if (in.senders != QLatin1String("all"))
-        q.senders = {in.senders.toStdString()};
+    if (in.senders != QLatin1String("all"))
+        q.senders = {gwb::engine::resolveUnitAlias(in.senders.toStdString(), model.config().kind)};
     q.logits = in.receivers != QLatin1String("resid");
     q.resid = in.receivers != QLatin1String("logits");
     return q;

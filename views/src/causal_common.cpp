@@ -1,4 +1,5 @@
 #include "causal_common.h"
+#include "gwb/engine/sites.h"
 
 #include "plot_util.h"
 #include "view_common.h"
@@ -16,7 +17,7 @@ namespace gwb::views::detail {
 
 QStringList patchingSiteItems() {
     return {QStringLiteral("resid"), QStringLiteral("mixer"), QStringLiteral("gate"), QStringLiteral("ffn"),
-            QStringLiteral("offset/head")};
+            QString::fromUtf8(gwb::engine::kUnitAlias)};
 }
 
 MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const QString& corruptPlaceholder,

@@ -2,6 +2,7 @@
 // two-heatmap figure. The view itself is patching_view.cpp; the pairs-file part patching_view_pairs.cpp.
 
 #include "gwb/views/patching_view.h"
+#include "gwb/engine/sites.h"
 
 #include "causal_common.h"
 #include "plot_util.h"
@@ -33,7 +34,7 @@ QString PatchingView::caption() const {
     if (!d.hasGrid())
         return QStringLiteral("Causal tests (activation patching and ablation) of both models: no sweep has run yet.");
     const PatchingGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
-    const QString sites = d.inputs.site == QLatin1String("offset/head")
+    const QString sites = d.inputs.site == QLatin1String(gwb::engine::kUnitAlias)
                               ? QStringLiteral("one Grassmann offset D / one Transformer head")
                               : QStringLiteral("site %1").arg(d.inputs.site);
     QString what;

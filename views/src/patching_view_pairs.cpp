@@ -3,6 +3,7 @@
 // The single-pair sweep is in patching_view.cpp.
 
 #include "gwb/views/patching_view.h"
+#include "gwb/engine/sites.h"
 
 #include "causal_common.h"
 #include "plot_util.h"
@@ -160,7 +161,7 @@ QString PatchingView::pairsCellText(int model, int64_t r, int64_t c) const {
 QString PatchingView::pairsCaption() const {
     const PairsData& d = m_pairs;
     const PairsGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
-    const QString sites = d.inputs.site == QLatin1String("offset/head")
+    const QString sites = d.inputs.site == QLatin1String(gwb::engine::kUnitAlias)
                               ? QStringLiteral("one Grassmann offset D / one Transformer head")
                               : QStringLiteral("site %1").arg(d.inputs.site);
     QStringList counts;

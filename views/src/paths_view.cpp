@@ -1,4 +1,5 @@
 #include "gwb/views/paths_view.h"
+#include "gwb/engine/sites.h"
 
 #include "causal_common.h"
 #include "plot_util.h"
@@ -29,8 +30,8 @@ namespace {
 const QString kDash = QStringLiteral("\u2014");
 
 QStringList senderItems() {
-    return {QStringLiteral("all"), QStringLiteral("offset/head"), QStringLiteral("mixer"), QStringLiteral("gate"),
-            QStringLiteral("ffn")};
+    return {QStringLiteral("all"), QString::fromUtf8(gwb::engine::kUnitAlias), QStringLiteral("mixer"),
+            QStringLiteral("gate"), QStringLiteral("ffn")};
 }
 QStringList receiverItems() {
     return {QStringLiteral("all"), QStringLiteral("logits"), QStringLiteral("resid")};
@@ -67,7 +68,7 @@ PathsInputs pathsFromPatchingCell(const PatchingData& data, int model, int64_t r
     const QString site = g.site;
     QString label;
     if (site == QLatin1String("offset") || site == QLatin1String("head")) {
-        in.senders = QStringLiteral("offset/head");
+        in.senders = QString::fromUtf8(gwb::engine::kUnitAlias);
         const QString colLabel = g.colLabels.value(static_cast<int>(col));
         const QString index = colLabel.contains(QLatin1Char('=')) ? colLabel.section(QLatin1Char('='), 1) : colLabel;
         label = QStringLiteral("%1.%2.%3").arg(site).arg(row).arg(index.trimmed());

@@ -4,6 +4,7 @@
 // there, so that every later value (and every later hook) sees it.
 
 #include "gwb/engine/hooks.h"
+#include "gwb/engine/sites.h"
 
 #include "model/model_impl.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 using Site = BlockEdit::Site;
 
-enum class Kind { Resid, Mixer, Gate, Ffn, FfnIn, Offset, Head };
+using Kind = SiteKind; // the one site vocabulary (gwb/engine/sites.h)
 
 struct Parsed {
     Kind kind = Kind::Resid;
@@ -25,93 +26,20 @@ struct Parsed {
     int value = 0; ///< D, or the head
 };
 
-std::string validSites(const ModelConfig& c) {
-    const bool g = c.kind == ModelKind::Grassmann;
-    const int N = static_cast<int>(c.nLayers);
-    std::string out = "resid.0 .. resid." + std::to_string(N) + ", mixer.L, ffn_in.L (read only)";
-    if (g) out += ", gate.L";
-    out += ", ffn.L";
-    out += g ? ", offset.L.D" : ", head.L.H (H = 0.." + std::to_string(c.nHeads - 1) + ")";
-    out += " with L = 0.." + std::to_string(N - 1);
-    if (g) {
-        std::string offs;
-        const auto& first = c.layerOffsets.empty() ? std::vector<int>{} : c.layerOffsets.front();
-        bool same = std::all_of(c.layerOffsets.begin(), c.layerOffsets.end(),
-                                [&](const std::vector<int>& o) { return o == first; });
-        if (same) {
-            for (int D : first)
-                offs += (offs.empty() ? "" : ",") + std::to_string(D);
-            out += " and D in {" + offs + "}";
-        } else {
-            out += " and D in the layer's offsets (";
-            for (size_t l = 0; l < c.layerOffsets.size(); ++l) {
-                std::string s;
-                for (int D : c.layerOffsets[l])
-                    s += (s.empty() ? "" : ",") + std::to_string(D);
-                out += (l ? "; " : "") + std::to_string(l) + ": " + s;
-            }
-            out += ")";
-        }
-    }
-    return out;
-}
-
+/// The site `name` (sites.h's parser, its messages naming hook sites), with an offset's slot in
+/// its layer.
 Parsed parseSite(const ModelConfig& c, const std::string& name) {
-    auto fail = [&](const std::string& why) -> Parsed {
-        throw std::invalid_argument("unknown hook site '" + name + "'" + (why.empty() ? "" : " (" + why + ")") +
-                                    "; the " + (c.kind == ModelKind::Grassmann ? "Grassmann" : "Transformer") +
-                                    " model's sites are " + validSites(c));
-    };
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (true) {
-        const size_t dot = name.find('.', start);
-        parts.push_back(name.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-        if (dot == std::string::npos) break;
-        start = dot + 1;
-    }
-    auto number = [&](const std::string& s) -> int {
-        if (s.empty() || s.size() > 6 ||
-            !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-            fail("'" + s + "' is not a number");
-        return std::stoi(s);
-    };
-    const bool grassmann = c.kind == ModelKind::Grassmann;
-    const int N = static_cast<int>(c.nLayers);
+    const SiteRef s = parseSiteName(name, c, "hook site");
     Parsed p;
-    const std::string& k = parts[0];
-    if (k == "resid" || k == "mixer" || k == "gate" || k == "ffn" || k == "ffn_in") {
-        if (parts.size() != 2) fail("expected " + k + ".L");
-        p.kind = k == "resid"    ? Kind::Resid
-                 : k == "mixer"  ? Kind::Mixer
-                 : k == "gate"   ? Kind::Gate
-                 : k == "ffn_in" ? Kind::FfnIn
-                                 : Kind::Ffn;
-        if (p.kind == Kind::Gate && !grassmann) fail("a Transformer has no gate");
-        p.layer = number(parts[1]);
-        if (p.layer > N || (p.layer == N && p.kind != Kind::Resid)) fail("layer " + parts[1] + " does not exist");
-        return p;
+    p.kind = s.kind;
+    p.layer = s.layer;
+    p.value = std::max(s.unit, 0);
+    p.index = p.value;
+    if (s.kind == Kind::Offset) {
+        const auto& offs = c.layerOffsets[static_cast<size_t>(s.layer)];
+        p.index = static_cast<int>(std::find(offs.begin(), offs.end(), s.unit) - offs.begin());
     }
-    if (k == "offset" || k == "head") {
-        if (parts.size() != 3) fail("expected " + k + (k == "offset" ? ".L.D" : ".L.H"));
-        p.kind = k == "offset" ? Kind::Offset : Kind::Head;
-        if (p.kind == Kind::Offset && !grassmann) fail("a Transformer has no offsets");
-        if (p.kind == Kind::Head && grassmann) fail("a Grassmann model has no heads");
-        p.layer = number(parts[1]);
-        if (p.layer >= N) fail("layer " + parts[1] + " does not exist");
-        p.value = number(parts[2]);
-        if (p.kind == Kind::Head) {
-            if (p.value >= c.nHeads) fail("head " + parts[2] + " does not exist");
-            p.index = p.value;
-        } else {
-            const auto& offs = c.layerOffsets[static_cast<size_t>(p.layer)];
-            const auto it = std::find(offs.begin(), offs.end(), p.value);
-            if (it == offs.end()) fail("layer " + parts[1] + " has no offset " + parts[2]);
-            p.index = static_cast<int>(it - offs.begin());
-        }
-        return p;
-    }
-    return fail("");
+    return p;
 }
 
 FloatArray toArray(const torch::Tensor& t) {
@@ -239,22 +167,21 @@ struct Runner {
                 rerun();
             }
         }
-        const std::string suffix = "." + std::to_string(l);
-        if (const torch::Tensor r = call("mixer" + suffix, rec.mixer); r.defined()) {
+        if (const torch::Tensor r = call(siteName(Kind::Mixer, l), rec.mixer); r.defined()) {
             e.freezeMixer = r;
             rerun();
         }
         if (grassmann)
-            if (const torch::Tensor r = call("gate" + suffix, rec.gate); r.defined()) {
+            if (const torch::Tensor r = call(siteName(Kind::Gate, l), rec.gate); r.defined()) {
                 e.freezeMixer = rec.mixer;
                 e.freezeGate = r;
                 rerun();
             }
         // The FFN's input (after its LayerNorm): read only (a transcoder's input); a change goes in at ffn.L.
-        if (has(Kind::FfnIn, l) && call("ffn_in" + suffix, rec.ffnIn).defined())
-            throw std::invalid_argument("ffn_in" + suffix + " can be read, not replaced: replace ffn" + suffix +
-                                        " (the FFN's output) instead");
-        if (const torch::Tensor r = call("ffn" + suffix, rec.ffn); r.defined()) {
+        if (has(Kind::FfnIn, l) && call(siteName(Kind::FfnIn, l), rec.ffnIn).defined())
+            throw std::invalid_argument(siteName(Kind::FfnIn, l) + " can be read, not replaced: replace " +
+                                        siteName(Kind::Ffn, l) + " (the FFN's output) instead");
+        if (const torch::Tensor r = call(siteName(Kind::Ffn, l), rec.ffn); r.defined()) {
             e.freezeFfn = r;
             rerun();
         }
@@ -265,24 +192,7 @@ struct Runner {
 } // namespace
 
 std::vector<std::string> hookSiteNames(const Model& model) {
-    const ModelConfig& c = model.config();
-    const bool grassmann = c.kind == ModelKind::Grassmann;
-    std::vector<std::string> out;
-    for (int l = 0; l < c.nLayers; ++l) {
-        const std::string L = std::to_string(l);
-        out.push_back("resid." + L);
-        if (grassmann)
-            for (int D : c.layerOffsets[static_cast<size_t>(l)])
-                out.push_back("offset." + L + "." + std::to_string(D));
-        else
-            for (int hd = 0; hd < c.nHeads; ++hd)
-                out.push_back("head." + L + "." + std::to_string(hd));
-        out.push_back("mixer." + L);
-        if (grassmann) out.push_back("gate." + L);
-        out.push_back("ffn." + L);
-    }
-    out.push_back("resid." + std::to_string(c.nLayers));
-    return out;
+    return siteNames(model.config());
 }
 
 std::vector<int64_t> hookSiteShape(const Model& model, const std::string& name, int64_t T) {
@@ -322,7 +232,7 @@ FloatArray runWithHooks(const Model& model, const std::vector<int64_t>& ids,
     if (hooks.empty()) return toArray(net.forward(idt).squeeze(0));
     torch::Tensor h = net.embed(idt);
     for (int l = 0; l <= c.nLayers; ++l) {
-        if (const torch::Tensor r = run.call("resid." + std::to_string(l), h); r.defined()) h = r;
+        if (const torch::Tensor r = run.call(siteName(SiteKind::Resid, l), h); r.defined()) h = r;
         if (l == c.nLayers) break;
         h = run.block(*net.blocks()[static_cast<size_t>(l)], l, h);
     }

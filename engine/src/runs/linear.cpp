@@ -5,6 +5,7 @@
 
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/patching.h"
+#include "gwb/engine/sites.h"
 
 #include "model/model_impl.h"
 #include "runs/patching_request.h"
@@ -114,7 +115,7 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                 for (size_t o = 0; o < offs.size(); ++o) {
                     if (offs[o] > m) continue;
                     const torch::Tensor w = share * project(P[static_cast<int64_t>(o)]) * scale;
-                    t.labels.push_back("offset." + L + "." + std::to_string(offs[o]));
+                    t.labels.push_back(siteName(SiteKind::Offset, l, offs[o]));
                     t.layers.push_back(l);
                     t.writes.push_back(w);
                     channel += w;
@@ -144,7 +145,7 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                 mixWrite = torch::zeros({c.dModel}, Wo.options());
                 for (int64_t hd = 0; hd < H; ++hd) {
                     const torch::Tensor w = torch::mv(Wo.index({Slice(), Slice(hd * dh, (hd + 1) * dh)}), ctx[hd]);
-                    t.labels.push_back("head." + L + "." + std::to_string(hd));
+                    t.labels.push_back(siteName(SiteKind::Head, l, hd));
                     t.layers.push_back(l);
                     t.writes.push_back(w);
                     mixWrite += w;
@@ -164,7 +165,7 @@ LinearResult linearAttribution(const Model& model, const PathRequest& q) {
                 t.layers.push_back(l);
                 t.writes.push_back(lnMix->bias.to(D));
             }
-            t.labels.push_back("ffn." + L);
+            t.labels.push_back(siteName(SiteKind::Ffn, l));
             t.layers.push_back(l);
             t.writes.push_back(rec.ffn[0][m].to(D));
             h = out;

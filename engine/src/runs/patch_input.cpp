@@ -2,6 +2,7 @@
 // the window's Patching view, gwb figure and the Python package.
 
 #include "gwb/engine/patch_input.h"
+#include "gwb/engine/sites.h"
 
 #include "gwb/engine/model.h"
 #include "gwb/engine/patching.h"
@@ -113,11 +114,9 @@ bool siteAvailable(const Model& model, PatchSite site) {
 
 PatchRequest preparePatchRequest(const Model& model, const PatchText& in) {
     PatchRequest r;
-    // "offset/head" is the window's (and gwb figure's) site for the two models at once: offset in a
-    // Grassmann model, head in a Transformer. The same word works here, so one spelling runs everywhere.
-    const bool pair = in.site == "offset/head";
-    r.site = pair ? (model.config().kind == ModelKind::Grassmann ? PatchSite::Offset : PatchSite::Head)
-                  : patchSiteFromName(in.site);
+    // "offset/head" (kUnitAlias) is the window's (and gwb figure's) site for the two models at once:
+    // offset in a Grassmann model, head in a Transformer. The same word works here (sites.h).
+    r.site = patchSiteFromName(resolveUnitAlias(in.site, model.config().kind));
     if (!siteAvailable(model, r.site))
         throw std::invalid_argument("site " + quoted(in.site) + " does not exist in a " + kindName(model) +
                                     " model (its sites: " + siteList(model) + ")");

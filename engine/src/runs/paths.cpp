@@ -4,6 +4,7 @@
 // input h^M a plain run of the corrupted prompt from h^M on with the recorded h^M put in.
 
 #include "gwb/engine/patching.h"
+#include "gwb/engine/sites.h"
 
 #include "model/model_impl.h"
 #include "runs/patching_request.h"
@@ -180,22 +181,21 @@ PathResult runPaths(const Model& model, const PathRequest& q, const PatchProgres
             const auto& offs = c.layerOffsets[static_cast<size_t>(l)];
             for (size_t o = 0; o < offs.size(); ++o)
                 if (offs[o] < T)
-                    senders.push_back({"offset." + std::to_string(l) + "." + std::to_string(offs[o]), "offset", l,
-                                       static_cast<int>(o)});
+                    senders.push_back({siteName(SiteKind::Offset, l, offs[o]), "offset", l, static_cast<int>(o)});
         }
         if (!grassmann && wanted("head"))
             for (int hd = 0; hd < c.nHeads; ++hd)
-                senders.push_back({"head." + std::to_string(l) + "." + std::to_string(hd), "head", l, hd});
-        if (wanted("mixer")) senders.push_back({"mixer." + std::to_string(l), "mixer", l, 0});
-        if (grassmann && wanted("gate")) senders.push_back({"gate." + std::to_string(l), "gate", l, 0});
-        if (wanted("ffn")) senders.push_back({"ffn." + std::to_string(l), "ffn", l, 0});
+                senders.push_back({siteName(SiteKind::Head, l, hd), "head", l, hd});
+        if (wanted("mixer")) senders.push_back({siteName(SiteKind::Mixer, l), "mixer", l, 0});
+        if (grassmann && wanted("gate")) senders.push_back({siteName(SiteKind::Gate, l), "gate", l, 0});
+        if (wanted("ffn")) senders.push_back({siteName(SiteKind::Ffn, l), "ffn", l, 0});
     }
     PathResult res;
     res.metricPosition = q.position < 0 ? T - 1 : q.position;
     if (q.logits) res.receiverLabels.push_back("logits");
     if (q.resid)
         for (int M = 1; M <= N; ++M)
-            res.receiverLabels.push_back("resid." + std::to_string(M));
+            res.receiverLabels.push_back(siteName(SiteKind::Resid, M));
     for (const Sender& s : senders) {
         res.senderLabels.push_back(s.label);
         res.senderLayers.push_back(s.layer);
@@ -276,7 +276,7 @@ PathResult runPaths(const Model& model, const PathRequest& q, const PatchProgres
         if (q.resid)
             for (int M = 1; M <= N; ++M, ++col) {
                 if (M <= layer) continue;
-                const std::string label = "resid." + std::to_string(M);
+                const std::string label = siteName(SiteKind::Resid, M);
                 if (cell && cell->receiver != label) continue;
                 // The corrupted prompt, run normally from h^M with the recorded h^M put in.
                 torch::Tensor x = inputs[static_cast<size_t>(M)];
