@@ -12,36 +12,12 @@
 #include "gwb/engine/corpus_stats.h"
 #include "gwb/engine/npy.h"
 
-namespace {
-
-/// The members of a "@@@@ name\n..." input packed as an NPZ; empty when the names are unusable.
-std::vector<uint8_t> packMembers(const std::string& in) {
-    static const std::string kMark = "@@@@ ", kNext = "\n@@@@ ";
-    gwb::engine::NpzWriter w;
-    size_t pos = kMark.size();
-    try {
-        while (pos <= in.size()) {
-            const size_t end = std::min(in.find(kNext, pos), in.size());
-            const std::string record = in.substr(pos, end - pos);
-            const size_t nl = record.find('\n');
-            const std::string name = record.substr(0, nl);
-            w.addFile(name, nl == std::string::npos ? std::string() : record.substr(nl + 1));
-            pos = end + kNext.size();
-        }
-        return w.archive();
-    } catch (const std::invalid_argument&) { // empty or duplicate member name: not an archive to test
-        return {};
-    }
-}
-
-} // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace gwb;
     const std::string input(reinterpret_cast<const char*>(data), size);
     std::vector<uint8_t> bytes(data, data + size);
     if (input.rfind("@@@@ ", 0) == 0) {
-        bytes = packMembers(input);
+        bytes = fuzz::packMembers(input);
         if (bytes.empty()) return 0;
     }
     // Every member on its own, as `gwb trace` results and tests read them.

@@ -6,8 +6,10 @@
 // exception (std::out_of_range from a container, std::length_error, std::bad_alloc, a JSON
 // library's own exception), or a bare library message such as "stoll".
 
+#include "gwb/engine/npy.h"
 #include "gwb/engine/tokenizer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -122,6 +124,27 @@ inline void exerciseTokenizer(const engine::Tokenizer& t, bool encodeMayRefuse =
         if (t.encodeIds(text) != ids) finding("encodeIds differs from encode");
         if (again->encodeIds(text) != ids) finding("the serialize() round trip encodes differently");
         (void)t.decode(ids);
+    }
+}
+
+/// An input "@@@@ <name>\n<contents>" (repeated, up to the next "\n@@@@ ") packed as a valid stored
+/// zip (correct CRCs), so that mutations reach the members instead of stopping at the CRC check.
+inline std::vector<uint8_t> packMembers(const std::string& in) {
+    static const std::string kMark = "@@@@ ", kNext = "\n@@@@ ";
+    gwb::engine::NpzWriter w;
+    size_t pos = kMark.size();
+    try {
+        while (pos <= in.size()) {
+            const size_t end = std::min(in.find(kNext, pos), in.size());
+            const std::string record = in.substr(pos, end - pos);
+            const size_t nl = record.find('\n');
+            const std::string name = record.substr(0, nl);
+            w.addFile(name, nl == std::string::npos ? std::string() : record.substr(nl + 1));
+            pos = end + kNext.size();
+        }
+        return w.archive();
+    } catch (const std::invalid_argument&) { // empty or duplicate member name: not an archive to test
+        return {};
     }
 }
 

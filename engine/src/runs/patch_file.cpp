@@ -130,52 +130,6 @@ void writePatchFile(const std::string& path, const Model& model, const PatchSwee
     npz.write(path);
 }
 
-PatchFileCells readPatchFile(const std::string& path) {
-    std::map<std::string, std::vector<uint8_t>> members;
-    try {
-        members = readZipStored(readBinaryFile(path));
-    } catch (const std::exception& e) {
-        throw std::invalid_argument(path + " is not a file from gwb patch: " + e.what());
-    }
-    const auto metaIt = members.find("meta.json");
-    if (metaIt == members.end()) throw std::invalid_argument(path + " is not a file from gwb patch (no meta.json)");
-    PatchFileCells out;
-    out.metaJson.assign(metaIt->second.begin(), metaIt->second.end());
-    if (!json::accept(out.metaJson)) throw std::invalid_argument(path + ": meta.json is not valid JSON");
-    auto array = [&](const char* name) -> std::vector<double> {
-        const auto it = members.find(std::string(name) + ".npy");
-        if (it == members.end()) return {};
-        return parseNpy(it->second).values<double>();
-    };
-    if (const auto it = members.find("computed.npy"); it != members.end()) {
-        const auto c = parseNpy(it->second).values<uint8_t>();
-        out.computed.assign(c.begin(), c.end());
-    } else if (const auto d = members.find("defined.npy"); d != members.end()) {
-        out.computed.assign(parseNpy(d->second).values<uint8_t>().size(), 1); // before partial sweeps: complete
-    }
-    out.metric = array("metric");
-    out.deltaLogprob = array("delta_logprob");
-    out.meanDeltaLogprob = array("mean_delta_logprob");
-    return out;
-}
-
-void checkPatchResume(const PatchSweep& shape, const std::string& shapeMetaJson, const PatchFileCells& e,
-                      const std::string& path) {
-    // The same sweep: model, site, mode, prompts, metric and part, or the cells mean something else.
-    const json meta = json::parse(e.metaJson), now = json::parse(shapeMetaJson);
-    for (const char* key : {"model_name", "site", "mode", "clean_tokens", "corrupt_tokens", "metric_position", "answer",
-                            "wrong", "selection", "row_labels", "column_labels"}) {
-        const json a = meta.value(key, json()), b = now.value(key, json());
-        if (a != b)
-            throw std::invalid_argument(path + " is a different sweep: its " + key + " is " + a.dump().substr(0, 80) +
-                                        ", this run's " + b.dump().substr(0, 80));
-    }
-    const auto n = static_cast<size_t>(shape.rows * shape.cols);
-    if (e.computed.size() != n || (shape.hasMetric && e.metric.size() != n) ||
-        (!shape.deltaLogprob.empty() && e.meanDeltaLogprob.size() != n))
-        throw std::invalid_argument(path + " has arrays of another size than this sweep's");
-}
-
 void resumePatchSweep(PatchSweep& s, const PatchFileCells& e) {
     const size_t n = s.computed.size(), T = static_cast<size_t>(s.T);
     if (e.computed.size() != n) throw std::invalid_argument("resumePatchSweep: the earlier file is another sweep");

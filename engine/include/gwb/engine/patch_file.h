@@ -45,8 +45,11 @@ struct PatchFileCells {
 };
 
 /// Reads a sweep's file. Throws std::invalid_argument "PATH is not a file from gwb patch: ..."
-/// for another file (no zip, no meta.json, meta.json not JSON).
+/// for another file (no zip, no meta.json, meta.json not a JSON object, an array that is not one).
+/// Torch-free (gwb_trace), as is checkPatchResume.
 PatchFileCells readPatchFile(const std::string& path);
+/// The same from the file's bytes; `path` names it in messages.
+PatchFileCells parsePatchFile(const std::vector<uint8_t>& bytes, const std::string& path);
 
 /// Checks that an earlier file holds exactly the sweep `shape` (its labels and sizes: a sweep run
 /// with every cell skipped) whose meta is `shapeMetaJson`: the same model, site, mode, prompts,
