@@ -10,12 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace gwb;
-    const std::string input(reinterpret_cast<const char*>(data), size);
-    std::vector<uint8_t> bytes(data, data + size);
-    if (input.rfind("@@@@ ", 0) == 0) {
-        bytes = fuzz::packMembers(input);
-        if (bytes.empty()) return 0;
-    }
+    const std::vector<uint8_t> bytes = fuzz::archiveOf(data, size);
+    if (bytes.empty()) return 0;
     engine::PatchFileCells cells;
     if (!fuzz::readOrRefuse([&] { cells = engine::parsePatchFile(bytes, "fuzz.npz"); })) return 0;
     // A 2 x 3 sweep with a metric, as --resume checks an earlier file against the run it carries on.

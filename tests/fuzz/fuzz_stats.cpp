@@ -14,12 +14,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace gwb;
-    const std::string input(reinterpret_cast<const char*>(data), size);
-    std::vector<uint8_t> bytes(data, data + size);
-    if (input.rfind("@@@@ ", 0) == 0) {
-        bytes = fuzz::packMembers(input);
-        if (bytes.empty()) return 0;
-    }
+    const std::vector<uint8_t> bytes = fuzz::archiveOf(data, size);
+    if (bytes.empty()) return 0;
     // Every member on its own, as `gwb trace` results and tests read them.
     std::map<std::string, std::vector<uint8_t>> members;
     if (fuzz::readOrRefuse([&] { members = engine::readZipStored(bytes); }))

@@ -148,4 +148,11 @@ inline std::vector<uint8_t> packMembers(const std::string& in) {
     }
 }
 
+/// A harness input as an archive: the raw bytes, or the "@@@@ " member form packed (empty: skip).
+inline std::vector<uint8_t> archiveOf(const uint8_t* data, size_t size) {
+    const std::string input(reinterpret_cast<const char*>(data), size);
+    if (input.rfind("@@@@ ", 0) == 0) return packMembers(input);
+    return {data, data + size};
+}
+
 } // namespace gwb::fuzz
