@@ -11,8 +11,6 @@
 #include "gwb/engine/model.h"
 #include "gwb/engine/patch_pairs.h"
 
-#include <nlohmann/json.hpp>
-
 #include <QStringList>
 
 #include <algorithm>
@@ -30,7 +28,6 @@ namespace {
 using namespace gwb::engine;
 using gwb::app::cli::number;
 using gwb::app::cli::shown;
-using nlohmann::json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 std::atomic<bool> g_stopPairs{false};
@@ -52,18 +49,15 @@ void printSummary(const PairsResult& r, int bootstrap, uint64_t seed) {
                 std::min<size_t>(5, order.size()), r.estimated ? "attribution (estimated metric change)" : "effect");
     for (size_t k = 0; k < order.size() && k < 5; ++k) {
         const size_t i = static_cast<size_t>(order[k]);
-        std::printf("  %s, %s: %s [%s, %s], n = %lld\n",
-                    r.meta["row_labels"][i / static_cast<size_t>(r.cols)].get<std::string>().c_str(),
-                    r.meta["column_labels"][i % static_cast<size_t>(r.cols)].get<std::string>().c_str(),
-                    shown(s.mean[i]).c_str(), shown(s.low[i]).c_str(), shown(s.high[i]).c_str(),
-                    static_cast<long long>(s.n[i]));
+        std::printf("  %s, %s: %s [%s, %s], n = %lld\n", r.rowLabels[i / static_cast<size_t>(r.cols)].c_str(),
+                    r.colLabels[i % static_cast<size_t>(r.cols)].c_str(), shown(s.mean[i]).c_str(),
+                    shown(s.low[i]).c_str(), shown(s.high[i]).c_str(), static_cast<long long>(s.n[i]));
     }
 }
 
-void printSkipped(const json& skipped) {
-    for (const auto& s : skipped)
-        std::printf("  skipped line %lld: %s\n", static_cast<long long>(s["line"].get<int64_t>()),
-                    s["reason"].get<std::string>().c_str());
+void printSkipped(const std::vector<SkippedLine>& skipped) {
+    for (const SkippedLine& s : skipped)
+        std::printf("  skipped line %lld: %s\n", static_cast<long long>(s.line), s.reason.c_str());
 }
 
 } // namespace
@@ -99,18 +93,15 @@ int runPatchPairs(const PairsCliOptions& cli) {
     if (line.tty()) std::fprintf(stderr, "\n");
     const bool complete = r.complete;
     const int64_t P = r.pairs();
-    const size_t from = r.meta["shard"]["first_pair"].get<size_t>(), to = r.meta["shard"]["end_pair"].get<size_t>();
-    if (!complete) r.meta["stopped_by"] = StopSignals::name();
+    const int64_t from = r.shardFirst, to = r.shardEnd;
+    if (!complete) r.stoppedBy = StopSignals::name();
     writePairsResult(r, o.bootstrap, o.seed, cli.out.toStdString(), cli.data.toStdString());
-    const auto skipped = r.meta["skipped"];
-
-    std::printf("%s: site %s, mode %s; %lld pairs used of %lld lines (%zu skipped)%s\n", m.displayName().c_str(),
-                r.meta["site"].get<std::string>().c_str(), r.meta["mode"].get<std::string>().c_str(),
-                static_cast<long long>(P), static_cast<long long>(file.lines), skipped.size(),
-                o.shardCount > 1
-                    ? (" in shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount)).c_str()
-                    : "");
-    printSkipped(r.meta["skipped"]);
+    std::printf(
+        "%s: site %s, mode %s; %lld pairs used of %lld lines (%zu skipped)%s\n", m.displayName().c_str(),
+        r.site.c_str(), r.mode.c_str(), static_cast<long long>(P), static_cast<long long>(file.lines), r.skipped.size(),
+        o.shardCount > 1 ? (" in shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount)).c_str()
+                         : "");
+    printSkipped(r.skipped);
     printSummary(r, o.bootstrap, o.seed);
     if (r.checkWidth > 0) {
         double sp = 0, rc = 0;
@@ -136,8 +127,8 @@ int runPatchPairs(const PairsCliOptions& cli) {
                         static_cast<long long>(flagged));
     }
     if (!complete) {
-        std::printf("stopped by %s after %lld of %zu pairs: wrote them to %s (complete: false)\n", StopSignals::name(),
-                    static_cast<long long>(P), to - from, qPrintable(cli.out));
+        std::printf("stopped by %s after %lld of %lld pairs: wrote them to %s (complete: false)\n", StopSignals::name(),
+                    static_cast<long long>(P), static_cast<long long>(to - from), qPrintable(cli.out));
         return StopSignals::exitCode(130);
     }
     std::printf("wrote %s%s%s\n", qPrintable(cli.out), cli.data.isEmpty() ? "" : ", ", qPrintable(cli.data));
@@ -150,7 +141,7 @@ int runPatchMerge(const QStringList& inputs, const QString& out, int bootstrap, 
     for (const QString& in : inputs)
         paths.push_back(in.toStdString());
     const PairsResult merged = mergePairsFiles(paths, bootstrap, seed, seedSet, bootstrapSet);
-    const int64_t usable = merged.meta.value("pairs_usable", int64_t{0});
+    const int64_t usable = merged.usable;
     writePairsResult(merged, bootstrap, seed, out.toStdString());
     std::printf("merged %lld pairs of %lld usable from %lld files%s\nwrote %s\n",
                 static_cast<long long>(merged.pairs()), static_cast<long long>(usable),

@@ -16,23 +16,23 @@ using gwb::views::PairsGrid;
 
 namespace {
 
-QStringList labels(const nlohmann::json& a) {
+QStringList labels(const std::vector<std::string>& a) {
     QStringList out;
-    for (const auto& x : a)
-        out << QString::fromStdString(x.get<std::string>());
+    for (const std::string& x : a)
+        out << QString::fromStdString(x);
     return out;
 }
 
 /// The view's grid of one model's run.
 void fillGrid(const PairsResult& r, int bootstrap, uint64_t seed, PairsGrid& g) {
     const int64_t P = r.pairs(), cells = r.rows * r.cols;
-    const std::string site = r.meta.value("site", std::string());
+    const std::string& site = r.site;
     g.site = QString::fromStdString(site);
-    g.modelName = QString::fromStdString(r.meta.value("model_name", std::string()));
+    g.modelName = QString::fromStdString(r.modelName);
     g.rows = r.rows;
     g.cols = r.cols;
-    g.rowLabels = labels(r.meta["row_labels"]);
-    g.colLabels = labels(r.meta["column_labels"]);
+    g.rowLabels = labels(r.rowLabels);
+    g.colLabels = labels(r.colLabels);
     g.rowTitle = site == "resid" ? QStringLiteral("block input") : QStringLiteral("layer");
     g.colTitle = site == "offset" ? QStringLiteral("offset")
                  : site == "head" ? QStringLiteral("head")
@@ -65,11 +65,9 @@ void fillGrid(const PairsResult& r, int bootstrap, uint64_t seed, PairsGrid& g) 
     }
     g.spearman = gwb::engine::spearmanCorrelation(g.scatterEstimate, g.scatterExact);
     g.pearson = gwb::engine::pearsonCorrelation(g.scatterEstimate, g.scatterExact);
-    for (const auto& sk : r.meta.value("skipped", nlohmann::json::array()))
-        g.skipped << QStringLiteral("line %1: %2")
-                         .arg(sk["line"].get<int64_t>())
-                         .arg(QString::fromStdString(sk["reason"].get<std::string>()));
-    g.usable = r.meta.value("pairs_usable", int64_t{0});
+    for (const gwb::engine::SkippedLine& sk : r.skipped)
+        g.skipped << QStringLiteral("line %1: %2").arg(sk.line).arg(QString::fromStdString(sk.reason));
+    g.usable = r.usable;
     g.complete = r.complete;
 }
 

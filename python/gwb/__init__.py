@@ -237,32 +237,26 @@ class Model:
 
     def _patch_pairs(self, pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check,
                      progress):
-        tmpdir = tempfile.mkdtemp(prefix="gwb-pairs-")
+        # A file goes to the engine by its path (its messages name it); a list goes in as JSONL text.
+        # Either way the arrays and meta.json come back in memory, as `gwb patch --pairs` writes them.
+        if isinstance(pairs, (str, os.PathLike)):
+            path = os.fspath(pairs)
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"{path}: no such file")
+            text, name = "", ""
+        else:
+            path, name = "", "<list>"
+            text = "".join(json.dumps(dict(p), ensure_ascii=False) + "\n" for p in pairs)
+        cb, close = _progress(progress, "pairs")
         try:
-            if isinstance(pairs, (str, os.PathLike)):
-                path = os.fspath(pairs)
-                if not os.path.exists(path):
-                    raise FileNotFoundError(f"{path}: no such file")
-            else:
-                path = os.path.join(tmpdir, "pairs.jsonl")
-                with open(path, "w", encoding="utf-8") as f:
-                    for p in pairs:
-                        f.write(json.dumps(dict(p), ensure_ascii=False) + "\n")
-            out = os.path.join(tmpdir, "pairs.npz")
-            cb, close = _progress(progress, "pairs")
-            try:
-                self._m.patch_pairs(self.path, path, site, mode=mode or "", position=-1 if position is None else position,
-                                    layer=-1 if layer is None else layer, offset=-1 if offset is None else offset,
-                                    head=-1 if head is None else head, method=method or "exact",
-                                    bootstrap=bootstrap, seed=seed, check=check or 0, out=out, progress=cb)
-            finally:
-                close()
-            arrays, meta = _read_npz(out)
-            return PatchResult(arrays, meta)
+            out = self._m.patch_pairs(os.fspath(self.path or ""), path, text, False, name, site, mode=mode or "",
+                                      position=-1 if position is None else position,
+                                      layer=-1 if layer is None else layer, offset=-1 if offset is None else offset,
+                                      head=-1 if head is None else head, method=method or "exact",
+                                      bootstrap=bootstrap, seed=seed, check=check or 0, progress=cb)
         finally:
-            for name in os.listdir(tmpdir):
-                os.unlink(os.path.join(tmpdir, name))
-            os.rmdir(tmpdir)
+            close()
+        return PatchResult(out["arrays"], json.loads(out["meta_json"]))
 
     def paths(self, clean=None, corrupt=None, answer=None, wrong=None, position=-1, senders=(), sender_position=-1,
               linear=False, progress=True, pairs=None, receivers="all", bootstrap=1000, seed=0):

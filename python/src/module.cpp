@@ -356,13 +356,15 @@ py::dict pathsPairsModel(PyModel& self, const std::string& modelFile, const std:
     return out;
 }
 
-/// A pairs file swept as `gwb patch --pairs` does (the engine's computePairs), written to `out` as
-/// that command writes it. Ctrl-C stops after the pairs being run: those are written (complete:
-/// false), then KeyboardInterrupt is raised.
-void patchPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsPath, const std::string& site,
-                     const std::string& mode, int64_t position, int layer, int offset, int head,
-                     const std::string& method, int bootstrap, uint64_t seed, int check, const std::string& out,
-                     const py::object& progress) {
+/// A pairs file swept as `gwb patch --pairs` does (the engine's computePairs), as the arrays and
+/// meta.json that command writes, without a file in between: the pairs come from the file at
+/// `pairsPath`, else from `pairsText` (`csv` picks the format; `pairsName` goes into meta.json).
+/// Ctrl-C stops after the pairs being run and raises KeyboardInterrupt.
+py::dict patchPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsPath,
+                         const std::string& pairsText, bool csv, const std::string& pairsName, const std::string& site,
+                         const std::string& mode, int64_t position, int layer, int offset, int head,
+                         const std::string& method, int bootstrap, uint64_t seed, int check,
+                         const py::object& progress) {
     refuseReentry(self.model);
     if (method != "exact" && method != "attribution")
         throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
@@ -372,7 +374,7 @@ void patchPairsModel(PyModel& self, const std::string& modelFile, const std::str
     if (check > 0 && method != "attribution") throw std::invalid_argument("check goes with method='attribution'");
     PairsRunOptions o;
     o.modelFile = modelFile;
-    o.pairsPath = pairsPath;
+    o.pairsPath = pairsPath.empty() ? pairsName : pairsPath;
     o.site = site;
     o.mode = mode;
     o.position = position;
@@ -384,14 +386,15 @@ void patchPairsModel(PyModel& self, const std::string& modelFile, const std::str
     o.attribution = method == "attribution";
     o.check = check;
     Pending pending;
-    withoutGil(pending, [&] {
-        const PairsFile file = readPairsFile(pairsPath);
-        PairsResult r =
-            computePairs(self.model, file, o, [&](double f) { return reportProgress(pending, progress, f); });
-        if (!r.complete) r.meta["stopped_by"] = "KeyboardInterrupt";
-        writePairsResult(r, bootstrap, seed, out);
+    PairsResult r = withoutGil(pending, [&] {
+        const PairsFile file = pairsPath.empty() ? parsePairs(pairsText, csv) : readPairsFile(pairsPath);
+        return computePairs(self.model, file, o, [&](double f) { return reportProgress(pending, progress, f); });
     });
     pending.rethrowIfAny();
+    py::dict out;
+    out["arrays"] = membersToDict(pairsResultArrays(r, bootstrap, seed));
+    out["meta_json"] = pairsResultMetaJson(r, bootstrap, seed);
+    return out;
 }
 
 /// Corpus statistics (gwb stats) written to `out`; Ctrl-C stops after the current window, the
@@ -501,10 +504,10 @@ PYBIND11_MODULE(_gwb, m) {
         .def("paths_pairs", &pathsPairsModel, py::arg("model_file"), py::arg("pairs_text"), py::arg("csv"),
              py::arg("pairs_name"), py::arg("senders") = std::vector<std::string>{}, py::arg("receivers") = "all",
              py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("progress") = py::none())
-        .def("patch_pairs", &patchPairsModel, py::arg("model_file"), py::arg("pairs"), py::arg("site"),
-             py::arg("mode") = "", py::arg("position") = -1, py::arg("layer") = -1, py::arg("offset") = -1,
-             py::arg("head") = -1, py::arg("method") = "exact", py::arg("bootstrap") = 1000, py::arg("seed") = 0,
-             py::arg("check") = 0, py::arg("out"), py::arg("progress") = py::none())
+        .def("patch_pairs", &patchPairsModel, py::arg("model_file"), py::arg("pairs_path"), py::arg("pairs_text"),
+             py::arg("csv"), py::arg("pairs_name"), py::arg("site"), py::arg("mode") = "", py::arg("position") = -1,
+             py::arg("layer") = -1, py::arg("offset") = -1, py::arg("head") = -1, py::arg("method") = "exact",
+             py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("check") = 0, py::arg("progress") = py::none())
         .def("stats", &statsModel, py::arg("baseline"), py::arg("files"), py::arg("window") = 256,
              py::arg("stride") = 256, py::arg("max_windows") = 0, py::arg("lens_k") = 10, py::arg("out"),
              py::arg("progress") = py::none())

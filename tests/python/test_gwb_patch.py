@@ -126,6 +126,12 @@ def test_every_patch_file_the_command_line_writes_opens(tmp_path, grassmann):
         f = gwb.open_patch(tmp_path / f"{name}.npz")
         assert set(f) == set(mine), name
         np.testing.assert_allclose(f["effect"], mine["effect"], rtol=1e-6, atol=1e-7, equal_nan=True, err_msg=name)
+    # The same meta.json as the command line's file (one writer in the engine), no file in between.
+    whole = gwb.open_patch(tmp_path / "all.npz")
+    assert set(whole.meta) == set(mine.meta)
+    for key in whole.meta:
+        if key != "model_file":
+            assert whole.meta[key] == mine.meta[key], key
     r = run_gwb("paths", "--model", "grassmann", "--pairs", pairs, "--out", tmp_path / "paths.npz",
                 "--data", tmp_path / "paths.csv")
     # Both files named, and the largest mean effects printed as patch --pairs prints its cells.

@@ -3,6 +3,8 @@
 
 #include "gwb/engine/patch_pairs_run.h"
 
+#include "pairs_meta.h"
+
 #include "gwb/engine/csv.h"
 #include "gwb/engine/npy.h"
 #include "gwb/engine/patch_input.h"
@@ -49,32 +51,36 @@ json definitions(int bootstrap, uint64_t seed) {
 
 } // namespace
 
-void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const std::string& path,
-                      const std::string& data) {
+std::vector<NpzMember> pairsResultArrays(const PairsResult& r, int bootstrap, uint64_t seed) {
     const int64_t P = r.pairs(), cells = r.rows * r.cols;
     const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed);
-    NpzWriter npz;
     const std::string pn = r.primaryName();
-    npz.add(r.metricName(), Array<double>({P, r.rows, r.cols}, r.metric));
-    npz.add(pn, Array<double>({P, r.rows, r.cols}, r.primary));
+    std::vector<NpzMember> out;
+    out.push_back({r.metricName(), Array<double>({P, r.rows, r.cols}, r.metric)});
+    out.push_back({pn, Array<double>({P, r.rows, r.cols}, r.primary)});
     if (r.estimated) {
-        npz.add("flagged", Array<uint8_t>({P, r.rows, r.cols}, r.flagged));
+        out.push_back({"flagged", Array<uint8_t>({P, r.rows, r.cols}, r.flagged)});
         if (r.checkWidth > 0) {
-            npz.add("check_cells", Array<int64_t>({P, r.checkWidth}, r.checkCells));
-            npz.add("check_estimate", Array<double>({P, r.checkWidth}, r.checkEstimate));
-            npz.add("check_exact", Array<double>({P, r.checkWidth}, r.checkExact));
-            npz.add("check_spearman", Array<double>({P}, r.checkSpearman));
-            npz.add("check_recall", Array<double>({P}, r.checkRecall));
+            out.push_back({"check_cells", Array<int64_t>({P, r.checkWidth}, r.checkCells)});
+            out.push_back({"check_estimate", Array<double>({P, r.checkWidth}, r.checkEstimate)});
+            out.push_back({"check_exact", Array<double>({P, r.checkWidth}, r.checkExact)});
+            out.push_back({"check_spearman", Array<double>({P}, r.checkSpearman)});
+            out.push_back({"check_recall", Array<double>({P}, r.checkRecall)});
         }
     }
-    npz.add("clean_metric", Array<double>({P}, r.clean));
-    npz.add("corrupt_metric", Array<double>({P}, r.corrupt));
-    npz.add("line", Array<int64_t>({P}, r.lines));
-    npz.add(pn + "_mean", Array<double>({r.rows, r.cols}, s.mean));
-    npz.add(pn + "_ci_low", Array<double>({r.rows, r.cols}, s.low));
-    npz.add(pn + "_ci_high", Array<double>({r.rows, r.cols}, s.high));
-    npz.add(pn + "_n", Array<int64_t>({r.rows, r.cols}, s.n));
-    json meta = r.meta;
+    out.push_back({"clean_metric", Array<double>({P}, r.clean)});
+    out.push_back({"corrupt_metric", Array<double>({P}, r.corrupt)});
+    out.push_back({"line", Array<int64_t>({P}, r.lines)});
+    out.push_back({pn + "_mean", Array<double>({r.rows, r.cols}, s.mean)});
+    out.push_back({pn + "_ci_low", Array<double>({r.rows, r.cols}, s.low)});
+    out.push_back({pn + "_ci_high", Array<double>({r.rows, r.cols}, s.high)});
+    out.push_back({pn + "_n", Array<int64_t>({r.rows, r.cols}, s.n)});
+    return out;
+}
+
+std::string pairsResultMetaJson(const PairsResult& r, int bootstrap, uint64_t seed) {
+    json meta = r.metaJson.empty() ? json::object() : json::parse(r.metaJson);
+    if (!r.stoppedBy.empty()) meta["stopped_by"] = r.stoppedBy;
     meta["bootstrap"] = bootstrap;
     meta["seed"] = seed;
     meta["interval"] = "95% percentile bootstrap over pairs";
@@ -105,26 +111,39 @@ void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const 
                                 "among the K largest |attribution|";
         }
     }
-    npz.addFile("meta.json", meta.dump(2));
+    return meta.dump(2);
+}
+
+void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const std::string& path,
+                      const std::string& data) {
+    const int64_t P = r.pairs(), cells = r.rows * r.cols;
+    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed);
+    const std::string pn = r.primaryName();
+    NpzWriter npz;
+    for (const NpzMember& m : pairsResultArrays(r, bootstrap, seed))
+        npz.add(m);
+    npz.addFile("meta.json", pairsResultMetaJson(r, bootstrap, seed));
     npz.write(path);
     if (data.empty()) return;
     // Tidy: one row per pair x cell, then one summary row per cell (pair "all").
-    const auto& rowLabels = r.meta["row_labels"];
-    const auto& colLabels = r.meta["column_labels"];
+    const std::vector<std::string>& rowLabels = r.rowLabels;
+    const std::vector<std::string>& colLabels = r.colLabels;
+    if (rowLabels.size() != static_cast<size_t>(r.rows) || colLabels.size() != static_cast<size_t>(r.cols))
+        throw std::invalid_argument("a pairs run whose labels do not match its grid");
     std::string csv = std::string("pair,line,row,column,") + r.metricName() + "," + pn + ",mean,ci_low,ci_high,n\n";
     for (int64_t p = 0; p < P; ++p)
         for (int64_t i = 0; i < cells; ++i) {
             const size_t k = static_cast<size_t>(p * cells + i);
             csv += std::to_string(p) + "," + std::to_string(r.lines[static_cast<size_t>(p)]) + "," +
-                   csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
-                   csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + "," +
-                   csvNumber(r.metric[k]) + "," + csvNumber(r.primary[k]) + ",,,,\n";
+                   csvField(rowLabels[static_cast<size_t>(i / r.cols)]) + "," +
+                   csvField(colLabels[static_cast<size_t>(i % r.cols)]) + "," + csvNumber(r.metric[k]) + "," +
+                   csvNumber(r.primary[k]) + ",,,,\n";
         }
     for (int64_t i = 0; i < cells; ++i) {
         const size_t k = static_cast<size_t>(i);
-        csv += "all,," + csvField(rowLabels[static_cast<size_t>(i / r.cols)].get<std::string>()) + "," +
-               csvField(colLabels[static_cast<size_t>(i % r.cols)].get<std::string>()) + ",,," + csvNumber(s.mean[k]) +
-               "," + csvNumber(s.low[k]) + "," + csvNumber(s.high[k]) + "," + std::to_string(s.n[k]) + "\n";
+        csv += "all,," + csvField(rowLabels[static_cast<size_t>(i / r.cols)]) + "," +
+               csvField(colLabels[static_cast<size_t>(i % r.cols)]) + ",,," + csvNumber(s.mean[k]) + "," +
+               csvNumber(s.low[k]) + "," + csvNumber(s.high[k]) + "," + std::to_string(s.n[k]) + "\n";
     }
     writeBytesAtomic(data, csv.data(), csv.size());
 }
@@ -139,12 +158,19 @@ PairsResult readPairsResult(const std::string& path) {
     if (!members.count("meta.json") || !members.count("line.npy"))
         throw std::invalid_argument("'" + path + "' is not a file from gwb patch --pairs (no per-pair arrays)");
     PairsResult r;
+    json meta;
     try {
-        r.meta = json::parse(std::string(members["meta.json"].begin(), members["meta.json"].end()));
+        meta = json::parse(std::string(members["meta.json"].begin(), members["meta.json"].end()));
+        if (!meta.is_object()) throw std::invalid_argument("meta.json is not a JSON object");
+        setPairsMeta(r, meta);
+        r.estimated = meta.value("method", std::string("exact")) == "attribution";
+        r.patchMode = meta.value("mode", std::string("patch")) == "patch";
+        r.complete = meta.value("complete", false);
     } catch (const json::exception& e) {
         throw std::invalid_argument("'" + path + "': meta.json is not JSON: " + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("'" + path + "': " + e.what());
     }
-    r.estimated = r.meta.value("method", std::string("exact")) == "attribution";
     const std::string metricMember = r.estimated ? "estimated_metric.npy" : "metric.npy";
     const std::string primaryMember = r.estimated ? "attribution.npy" : "effect.npy";
     for (const std::string& member :
@@ -178,14 +204,13 @@ PairsResult readPairsResult(const std::string& path) {
     const size_t cells = static_cast<size_t>(P * r.rows * r.cols);
     const bool sizesAgree =
         r.primary.size() == cells && r.lines.size() == static_cast<size_t>(P) && r.clean.size() == r.lines.size() &&
-        r.corrupt.size() == r.lines.size() && r.meta.value("pairs", json::array()).size() == r.lines.size() &&
+        r.corrupt.size() == r.lines.size() && meta.value("pairs", json::array()).size() == r.lines.size() &&
+        r.rowLabels.size() == static_cast<size_t>(r.rows) && r.colLabels.size() == static_cast<size_t>(r.cols) &&
         r.checkCells.size() == static_cast<size_t>(P * r.checkWidth) && r.checkEstimate.size() == r.checkCells.size() &&
         r.checkExact.size() == r.checkCells.size() &&
         r.checkSpearman.size() == (r.checkWidth > 0 ? static_cast<size_t>(P) : 0) &&
         r.checkRecall.size() == r.checkSpearman.size();
     if (!sizesAgree) throw std::invalid_argument("'" + path + "': its arrays do not agree in size (a damaged file)");
-    r.patchMode = r.meta.value("mode", std::string("patch")) == "patch";
-    r.complete = r.meta.value("complete", false);
     return r;
 }
 
@@ -193,18 +218,19 @@ PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstr
                             bool bootstrapSet) {
     if (inputs.size() < 2) throw std::invalid_argument("gwb patch merge needs two or more files");
     PairsResult merged;
+    json mm; // the merged meta.json
     std::set<int64_t> seen;
     json skipped = json::array();
     std::set<int64_t> skippedLines;
     for (const std::string& path : inputs) {
         const PairsResult f = readPairsResult(path);
-        const json& meta = f.meta;
-        if (!merged.meta.is_null() && f.estimated != merged.estimated)
+        const json meta = json::parse(f.metaJson);
+        if (!mm.is_null() && f.estimated != merged.estimated)
             throw std::invalid_argument("'" + path +
                                         "' is another run: one file holds exact sweeps, the other "
                                         "attribution estimates");
-        if (merged.meta.is_null()) {
-            merged.meta = meta;
+        if (mm.is_null()) {
+            mm = meta;
             merged.rows = f.rows;
             merged.cols = f.cols;
             merged.estimated = f.estimated;
@@ -212,10 +238,10 @@ PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstr
             merged.checkWidth = f.checkWidth;
             if (!bootstrapSet) bootstrap = meta.value("bootstrap", bootstrap);
             if (!seedSet) seed = meta.value("seed", seed);
-            merged.meta["pairs"] = json::array();
+            mm["pairs"] = json::array();
         } else {
             for (const char* key : {"model_name", "site", "mode", "pairs_file", "row_labels", "column_axis"})
-                if (meta.value(key, json()) != merged.meta.value(key, json()))
+                if (meta.value(key, json()) != mm.value(key, json()))
                     throw std::invalid_argument("'" + path + "' is another run: its " + key + " differs");
             if (f.rows != merged.rows)
                 throw std::invalid_argument("'" + path + "' has " + std::to_string(f.rows) + " rows, not " +
@@ -254,7 +280,7 @@ PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstr
             merged.primary = std::move(e2);
             merged.flagged = std::move(f2);
             merged.cols = C;
-            merged.meta["column_labels"] = meta["column_labels"];
+            mm["column_labels"] = meta["column_labels"];
         }
         for (int64_t p = 0; p < P; ++p) {
             const int64_t ln = f.lines[static_cast<size_t>(p)];
@@ -285,7 +311,7 @@ PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstr
             merged.lines.push_back(ln);
             merged.clean.push_back(f.clean[static_cast<size_t>(p)]);
             merged.corrupt.push_back(f.corrupt[static_cast<size_t>(p)]);
-            merged.meta["pairs"].push_back(meta["pairs"][static_cast<size_t>(p)]);
+            mm["pairs"].push_back(meta["pairs"][static_cast<size_t>(p)]);
         }
         for (const auto& sk : meta.value("skipped", json::array()))
             if (skippedLines.insert(sk["line"].get<int64_t>()).second) skipped.push_back(sk);
@@ -317,16 +343,17 @@ PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstr
         permute(merged.lines, 1);
         json pairs = json::array();
         for (size_t i : order)
-            pairs.push_back(merged.meta["pairs"][i]);
-        merged.meta["pairs"] = pairs;
+            pairs.push_back(mm["pairs"][i]);
+        mm["pairs"] = pairs;
     }
-    const int64_t usable = merged.meta.value("pairs_usable", int64_t{0});
-    merged.meta["skipped"] = skipped;
-    merged.meta.erase("shard");
-    merged.meta.erase("stopped_by");
-    merged.meta["merged_from"] = inputs.size();
-    merged.meta["complete"] = merged.pairs() == usable;
-    merged.complete = merged.meta["complete"].get<bool>();
+    const int64_t usable = mm.value("pairs_usable", int64_t{0});
+    mm["skipped"] = skipped;
+    mm.erase("shard");
+    mm.erase("stopped_by");
+    mm["merged_from"] = inputs.size();
+    mm["complete"] = merged.pairs() == usable;
+    merged.complete = mm["complete"].get<bool>();
+    setPairsMeta(merged, mm);
     return merged;
 }
 

@@ -4,6 +4,8 @@
 
 #include "gwb/engine/patch_pairs_run.h"
 
+#include "pairs_meta.h"
+
 #include "gwb/engine/device.h"
 #include "gwb/engine/patch_input.h"
 
@@ -30,6 +32,8 @@ bool positional(PatchSite s) {
     return s != PatchSite::Offset && s != PatchSite::Head;
 }
 
+} // namespace
+
 json skippedJson(const std::vector<SkippedLine>& skipped) {
     json out = json::array();
     for (const SkippedLine& s : skipped)
@@ -37,7 +41,26 @@ json skippedJson(const std::vector<SkippedLine>& skipped) {
     return out;
 }
 
-} // namespace
+void setPairsMeta(PairsResult& r, const json& meta) {
+    try {
+        r.modelName = meta.value("model_name", std::string());
+        r.site = meta.value("site", std::string());
+        r.mode = meta.value("mode", std::string("patch"));
+        r.rowLabels = meta.value("row_labels", std::vector<std::string>());
+        r.colLabels = meta.value("column_labels", std::vector<std::string>());
+        r.skipped.clear();
+        for (const json& s : meta.value("skipped", json::array()))
+            r.skipped.push_back({s.at("line").get<int64_t>(), s.at("reason").get<std::string>()});
+        r.usable = meta.value("pairs_usable", int64_t{0});
+        const json shard = meta.value("shard", json::object());
+        r.shardFirst = shard.value("first_pair", int64_t{0});
+        r.shardEnd = shard.value("end_pair", r.usable);
+        r.stoppedBy = meta.value("stopped_by", std::string());
+    } catch (const json::exception& e) {
+        throw std::invalid_argument(std::string("meta.json of a pairs run: ") + e.what());
+    }
+    r.metaJson = meta.dump();
+}
 
 PatchRequest pairRequest(const Model& model, const PatchPair& pair, const std::string& site, const std::string& mode,
                          int64_t defaultPosition) {
@@ -338,23 +361,24 @@ PairsResult computePairs(const Model& m, const PairsFile& file, const PairsRunOp
         failed += !e.empty();
     const bool complete = done.size() + failed == count;
     r.complete = complete;
-    r.meta = {{"model_file", o.modelFile},
-              {"model_name", m.displayName()},
-              {"model_kind", m.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer"},
-              {"site", patchSiteName(first.site)},
-              {"mode", patchModeName(first.mode)},
-              {"pairs_file", o.pairsPath},
-              {"pairs_format", file.format},
-              {"row_labels", first.rowLabels},
-              {"column_labels", colLabels},
-              {"column_axis", aligned ? "position relative to the metric position m"
-                                      : (first.site == PatchSite::Offset ? "offset D" : "head")},
-              {"row_axis", first.site == PatchSite::Resid ? "layer (block input h^l)" : "layer"},
-              {"pairs", pairsMeta},
-              {"pairs_usable", usable},
-              {"skipped", skippedJson(skipped)},
-              {"shard", {{"index", o.shardIndex}, {"count", o.shardCount}, {"first_pair", from}, {"end_pair", to}}},
-              {"complete", complete && o.shardCount == 1}};
+    setPairsMeta(
+        r, json{{"model_file", o.modelFile},
+                {"model_name", m.displayName()},
+                {"model_kind", m.config().kind == ModelKind::Grassmann ? "grassmann" : "transformer"},
+                {"site", patchSiteName(first.site)},
+                {"mode", patchModeName(first.mode)},
+                {"pairs_file", o.pairsPath},
+                {"pairs_format", file.format},
+                {"row_labels", first.rowLabels},
+                {"column_labels", colLabels},
+                {"column_axis", aligned ? "position relative to the metric position m"
+                                        : (first.site == PatchSite::Offset ? "offset D" : "head")},
+                {"row_axis", first.site == PatchSite::Resid ? "layer (block input h^l)" : "layer"},
+                {"pairs", pairsMeta},
+                {"pairs_usable", usable},
+                {"skipped", skippedJson(skipped)},
+                {"shard", {{"index", o.shardIndex}, {"count", o.shardCount}, {"first_pair", from}, {"end_pair", to}}},
+                {"complete", complete && o.shardCount == 1}});
     return r;
 }
 

@@ -5,6 +5,8 @@
 #include "gwb/engine/patch_input.h"
 #include "gwb/engine/patch_pairs_run.h"
 
+#include "pairs_meta.h"
+
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>

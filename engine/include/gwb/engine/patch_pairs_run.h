@@ -6,10 +6,9 @@
 // Std types only.
 
 #include "gwb/engine/model.h"
+#include "gwb/engine/npy.h"
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patching.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -56,7 +55,19 @@ struct PairsResult {
     std::vector<int64_t> lines;         ///< P
     bool patchMode = true;              ///< the changed run is the corrupted one (else the clean one, ablated)
     bool complete = true;               ///< every usable pair of this shard ran (not stopped)
-    nlohmann::json meta;                ///< without the summary's numbers
+    // What meta.json says, typed (computePairs, readPairsResult and mergePairsFiles fill them).
+    std::string modelName;
+    std::string site, mode; ///< as run on this model ("offset", "head", ...; "patch", "zero", "mean")
+    std::vector<std::string> rowLabels, colLabels;
+    std::vector<SkippedLine> skipped;     ///< lines of the pairs file this run could not use, by line
+    int64_t usable = 0;                   ///< usable pairs in the file (all shards)
+    int64_t shardFirst = 0, shardEnd = 0; ///< this run's usable pairs [first, end) (all of them unsharded)
+    /// What stopped an incomplete run ("SIGINT", "KeyboardInterrupt"; "" = not stopped), written as
+    /// meta.json's stopped_by.
+    std::string stoppedBy;
+    /// meta.json without the summary's numbers (the pairs' entries, definitions of the shard, ...),
+    /// as text: the file's writer adds the rest.
+    std::string metaJson;
     int64_t pairs() const { return static_cast<int64_t>(lines.size()); }
     /// The unchanged run's metric of pair p: what a cell's metric change is measured from.
     double baseline(int64_t p) const {
@@ -81,9 +92,6 @@ AttributionCheck checkAttribution(const Model& model, const PatchRequest& reques
 PatchRequest pairRequest(const Model& model, const PatchPair& pair, const std::string& site, const std::string& mode,
                          int64_t defaultPosition);
 
-/// A pair as meta.json lists it: line, texts, answer and wrong (typed, piece, id), tokens, tags.
-nlohmann::json pairJson(const Model& model, const PatchPair& pair, const PatchRequest& request);
-
 /// Sorts the skipped lines and throws the refusal of a file without a usable pair, naming the
 /// first three lines and reasons, when `usable` is 0.
 void sortSkippedOrRefuse(std::vector<SkippedLine>& skipped, size_t usable);
@@ -94,6 +102,10 @@ void sortSkippedOrRefuse(std::vector<SkippedLine>& skipped, size_t usable);
 /// Both are written atomically.
 void writePairsResult(const PairsResult& result, int bootstrap, uint64_t seed, const std::string& npzPath,
                       const std::string& csvPath = {});
+/// The NPZ's members of writePairsResult (per-pair arrays, mean and interval) and its meta.json,
+/// in memory (Python's model.patch(pairs=...) takes them without a file).
+std::vector<NpzMember> pairsResultArrays(const PairsResult& result, int bootstrap, uint64_t seed);
+std::string pairsResultMetaJson(const PairsResult& result, int bootstrap, uint64_t seed);
 
 /// `gwb patch merge`: the shards of one pairs run as one result (a pair in two shards is an
 /// error; pairs in the order of their lines, so the merge equals the unsharded run; complete when
