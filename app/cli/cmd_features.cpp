@@ -242,43 +242,25 @@ nlohmann::ordered_json qualityJson(const DictionaryQuality& q) {
                "null when the ablation does not raise the loss (nothing to recover)"}}}};
 }
 
-/// Text histogram of a crosscoder's relative decoder norms (20 bins over [0, 1]) and its kinds.
+/// A crosscoder's relative decoder norms (the engine's relativeNormsJson), with their text
+/// histogram (20 bins over [0, 1]) and kinds printed when `print`.
 nlohmann::ordered_json relativeNormJson(const Dictionary& d, bool print) {
-    const std::vector<double> r = relativeDecoderNorms(d);
-    std::vector<int64_t> bins(20, 0);
-    std::map<std::string, int64_t> kinds;
-    for (double v : r) {
-        ++kinds[relativeNormKind(v)];
-        if (v == v) ++bins[static_cast<size_t>(std::min(19.0, std::floor(v * 20)))];
-    }
+    nlohmann::ordered_json rel = nlohmann::ordered_json::parse(relativeNormsJson(d));
     if (print) {
+        const std::vector<int64_t> bins = rel["histogram_counts"].get<std::vector<int64_t>>();
         std::printf("relative decoder norm ||d_2|| / (||d_1|| + ||d_2||): 0 = %s only, 1 = %s only\n",
                     d.config.modelName.c_str(), d.config.secondModelName.c_str());
         const int64_t most = std::max<int64_t>(1, *std::max_element(bins.begin(), bins.end()));
         for (size_t b = 0; b < bins.size(); ++b)
             std::printf("  %.2f-%.2f %6lld %s\n", b / 20.0, (b + 1) / 20.0, static_cast<long long>(bins[b]),
                         std::string(static_cast<size_t>(50 * bins[b] / most), '#').c_str());
+        const auto& kinds = rel["kinds"];
         std::printf("features: %lld of the first model (< 0.3), %lld shared (0.3-0.7), %lld of the second (> 0.7)\n",
-                    static_cast<long long>(kinds["first"]), static_cast<long long>(kinds["shared"]),
-                    static_cast<long long>(kinds["second"]));
+                    static_cast<long long>(kinds["first"].get<int64_t>()),
+                    static_cast<long long>(kinds["shared"].get<int64_t>()),
+                    static_cast<long long>(kinds["second"].get<int64_t>()));
     }
-    nlohmann::ordered_json values = nlohmann::ordered_json::array();
-    for (double v : r)
-        values.push_back(v == v ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr));
-    return {{"definition", "||W_dec,2[f]|| / (||W_dec,1[f]|| + ||W_dec,2[f]||) in training units (each model's part "
-                           "at mean norm sqrt(d_m)); 0: the first model's alone, 1: the second's alone"},
-            {"first_model", d.config.modelName},
-            {"second_model", d.config.secondModelName},
-            {"histogram_edges",
-             [] {
-                 std::vector<double> e;
-                 for (int b = 0; b <= 20; ++b)
-                     e.push_back(b / 20.0);
-                 return e;
-             }()},
-            {"histogram_counts", bins},
-            {"kinds", {{"first", kinds["first"]}, {"shared", kinds["shared"]}, {"second", kinds["second"]}}},
-            {"values", values}};
+    return rel;
 }
 
 int crosscoderEval(const QCommandLineParser& p, const Common& c, const Dictionary& d, const Model& m, int64_t ctx,
@@ -336,44 +318,6 @@ int featuresEval(const QStringList& args) {
     return 0;
 }
 
-nlohmann::ordered_json summaryJson(const FeatureSummary& s, const Dictionary& d, const Tokenizer* tok) {
-    auto piece = [&](int32_t id) { return tok ? tok->pieceText(id) : std::to_string(id); };
-    nlohmann::ordered_json top = nlohmann::ordered_json::array();
-    for (const FeatureContext& c : s.top) {
-        nlohmann::ordered_json pieces = nlohmann::ordered_json::array();
-        for (int32_t id : c.ids)
-            pieces.push_back(piece(id));
-        top.push_back({{"activation", c.activation},
-                       {"window", c.window},
-                       {"position", c.position},
-                       {"begin", c.begin},
-                       {"ids", c.ids},
-                       {"pieces", pieces},
-                       {"activations", c.activations}});
-    }
-    auto reads = [&](const std::vector<std::pair<int32_t, float>>& v) {
-        nlohmann::ordered_json a = nlohmann::ordered_json::array();
-        for (const auto& [id, value] : v)
-            a.push_back({{"piece", piece(id)}, {"id", id}, {"logit", value}});
-        return a;
-    };
-    return {{"name", d.featureName(s.feature)},
-            {"feature", s.feature},
-            {"rows", s.rows},
-            {"fired", s.fired},
-            {"max_activation", s.maxActivation},
-            {"top", top},
-            {"histogram", {{"edges", s.histogramEdges}, {"counts", s.histogramCounts}}},
-            {"promoted", reads(s.promoted)},
-            {"suppressed", reads(s.suppressed)},
-            {"relative_norm",
-             std::isfinite(s.relativeNorm) ? nlohmann::ordered_json(s.relativeNorm) : nlohmann::ordered_json(nullptr)},
-            {"relative_norm_kind", std::isfinite(s.relativeNorm) ? relativeNormKind(s.relativeNorm) : std::string()},
-            {"reading_layer", s.readingLayer},
-            {"reading_share",
-             std::isfinite(s.readingShare) ? nlohmann::ordered_json(s.readingShare) : nlohmann::ordered_json(nullptr)}};
-}
-
 std::vector<int64_t> featureList(const QCommandLineParser& p, const QCommandLineOption& o) {
     std::vector<int64_t> out;
     for (const QString& v : p.values(o))
@@ -422,9 +366,7 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
     const auto sums = summarizeFeatures(m, d, corpusFiles(p, c), feats, positiveOption(p, top, "top"), 8, 4, ctx,
                                         p.value(windows).toLongLong(), nullptr, second ? &*second : nullptr);
     const Tokenizer* tok = m.tokenizer().get();
-    nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const FeatureSummary& s : sums) {
-        all.push_back(summaryJson(s, d, tok));
         if (exportAll) continue;
         std::printf("%s: fired on %lld of %lld rows, max %.4g", d.featureName(s.feature).c_str(),
                     static_cast<long long>(s.fired), static_cast<long long>(s.rows), s.maxActivation);
@@ -464,18 +406,10 @@ int featuresTopOrExport(const QStringList& args, bool exportAll) {
         }
     }
     if (p.isSet(out)) {
-        nlohmann::ordered_json doc = {{"format", "gwb-feature-dashboards"},
-                                      {"version", 1},
-                                      {"site", d.config.site},
-                                      {"model", m.displayName()},
-                                      {"dictionary", p.value(dict).toStdString()},
-                                      {"features", all}};
-        if (d.config.crosscoder()) {
-            doc["second_site"] = d.config.secondSite;
-            doc["second_model"] = second->displayName();
-            doc["relative_norms"] = relativeNormJson(d, false);
-        }
-        writeText(p.value(out), doc.dump(1) + "\n");
+        const std::string doc =
+            featureDashboardsJson(featureDashboards(m, d, sums), d, m.displayName(), p.value(dict).toStdString(),
+                                  second ? second->displayName() : std::string());
+        writeText(p.value(out), doc);
         if (exportAll) std::printf("features: %zu written to %s\n", sums.size(), p.value(out).toStdString().c_str());
     }
     return 0;

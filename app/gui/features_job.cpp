@@ -142,7 +142,7 @@ gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
                                               int64_t feature, const FeaturesContext& context, int64_t maxWindows) {
     gwb::views::FeatureDashboard d;
     d.feature = feature;
-    d.name = QStringLiteral("feature.%1.%2").arg(QString::fromStdString(dictionary->config.site)).arg(feature);
+    d.name = dictionary->featureName(feature);
     try {
         std::vector<std::string> files;
         QStringList names;
@@ -166,30 +166,8 @@ gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
         const auto sums = gwb::engine::summarizeFeatures(f.first, *dictionary, files, {feature}, 10, 8, 4,
                                                          dictionary->config.contextSize, maxWindows, nullptr,
                                                          f.second ? &*f.second : nullptr);
-        const gwb::engine::FeatureSummary& s = sums.front();
-        const auto tok = f.first.tokenizer();
-        auto piece = [&](int32_t id) { return tok ? QString::fromStdString(tok->pieceText(id)) : QString::number(id); };
-        d.rows = s.rows;
-        d.fired = s.fired;
-        d.maxActivation = s.maxActivation;
-        for (const gwb::engine::FeatureContext& c : s.top) {
-            gwb::views::FeatureDashboard::Context ctx;
-            for (int32_t id : c.ids)
-                ctx.pieces << piece(id);
-            ctx.activations = c.activations;
-            ctx.focus = static_cast<int>(c.position - c.begin);
-            ctx.activation = c.activation;
-            d.top.push_back(ctx);
-        }
-        d.histogramEdges = s.histogramEdges;
-        d.histogramCounts = s.histogramCounts;
-        for (const auto& [id, v] : s.promoted)
-            d.promoted.push_back({piece(id), v});
-        for (const auto& [id, v] : s.suppressed)
-            d.suppressed.push_back({piece(id), v});
-        d.readingShare = s.readingShare;
-        d.readingLayer = s.readingLayer;
-        d.relativeNorm = s.relativeNorm;
+        static_cast<gwb::engine::FeatureDashboard&>(d) =
+            gwb::engine::featureDashboards(f.first, *dictionary, sums).front();
     } catch (const std::exception& e) {
         d.error = QString::fromUtf8(e.what());
     }

@@ -159,15 +159,17 @@ def top(model, dictionary, files, features=None, n=10, before=8, after=4, contex
 
 
 def export(model, dictionary, files, out, features=None, n=10, context=None, max_windows=0, second=None):
-    """Writes the dashboards of every feature (or `features`) as JSON, as `gwb features export` does."""
+    """Writes the dashboards of every feature (or `features`) as JSON, as `gwb features export` does
+    (the engine's one writer: the same file, written atomically)."""
+    path = dictionary if isinstance(dictionary, (str, os.PathLike)) else ""
     d = _dictionary(dictionary)
-    sums = top(model, d, files, features, n=n, context=context, max_windows=max_windows, second=second)
-    doc = {"format": "gwb-feature-dashboards", "version": 1, "site": d.config["site"],
-           "model": getattr(_native(model), "name", ""), "features": sums}
-    tmp = os.fspath(out) + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, os.fspath(out))
+    if features is None:
+        features = []
+    elif isinstance(features, (int, np.integer)):
+        features = [int(features)]
+    _gwb.features_export(_native(model), d, _files(files), [int(f) for f in features], int(n),
+                         int(context or d.config["context_size"]), int(max_windows), _second(d, second),
+                         os.fspath(path), os.fspath(out))
     return os.fspath(out)
 
 

@@ -4,6 +4,7 @@
 #include "bindings_common.h"
 
 #include "gwb/engine/features.h"
+#include "gwb/engine/npy.h"
 #include "gwb/engine/tokenizer.h"
 
 #include <pybind11/stl.h>
@@ -90,6 +91,44 @@ FeatureTrainCallback progressOf(Pending& pending, const py::object& callback) {
 
 py::object finite(double v) {
     return std::isfinite(v) ? py::object(py::float_(v)) : py::object(py::none());
+}
+
+/// A dashboard as gwb.features.top returns it (the keys it has always had).
+py::dict dashboardDict(const FeatureDashboard& f) {
+    py::dict e;
+    e["name"] = f.name;
+    e["feature"] = f.feature;
+    e["rows"] = f.rows;
+    e["fired"] = f.fired;
+    e["max_activation"] = f.maxActivation;
+    py::list tops;
+    for (const FeatureDashboard::Context& c : f.top) {
+        py::dict t;
+        t["activation"] = c.activation;
+        t["window"] = c.window;
+        t["position"] = c.position;
+        t["begin"] = c.begin;
+        t["ids"] = c.ids;
+        t["pieces"] = c.pieces;
+        t["activations"] = c.activations;
+        tops.append(t);
+    }
+    e["top"] = tops;
+    e["histogram_edges"] = f.histogramEdges;
+    e["histogram_counts"] = f.histogramCounts;
+    auto reads = [](const std::vector<FeatureDashboard::Read>& v) {
+        py::list l;
+        for (const FeatureDashboard::Read& r : v)
+            l.append(py::make_tuple(r.piece, r.logit));
+        return l;
+    };
+    e["promoted"] = reads(f.promoted);
+    e["suppressed"] = reads(f.suppressed);
+    e["reading_layer"] = f.readingLayer;
+    e["reading_share"] = finite(f.readingShare);
+    e["relative_norm"] = finite(f.relativeNorm);
+    e["relative_norm_kind"] = f.relativeNormKind;
+    return e;
 }
 
 FeatureEdit makeEdit(int64_t feature, const std::string& mode, double amount, int64_t position) {
@@ -297,57 +336,36 @@ void registerFeatures(py::module_& m) {
         [](PyModel& s, const Dictionary& d, const std::vector<std::string>& files, const std::vector<int64_t>& features,
            int64_t top, int64_t before, int64_t after, int64_t context, int64_t maxWindows, PyModel* second) {
             Pending pending;
-            const std::vector<FeatureSummary> sums = withoutGil(pending, [&] {
-                return summarizeFeatures(s.model, d, files, features, top, before, after, context, maxWindows, nullptr,
-                                         second ? &second->model : nullptr);
+            const std::vector<FeatureDashboard> dashboards = withoutGil(pending, [&] {
+                return featureDashboards(s.model, d,
+                                         summarizeFeatures(s.model, d, files, features, top, before, after, context,
+                                                           maxWindows, nullptr, second ? &second->model : nullptr));
             });
-            const Tokenizer* tok = s.model.tokenizer().get();
-            auto piece = [&](int32_t id) { return tok ? tok->pieceText(id) : std::to_string(id); };
             py::list out;
-            for (const FeatureSummary& f : sums) {
-                py::dict e;
-                e["name"] = d.featureName(f.feature);
-                e["feature"] = f.feature;
-                e["rows"] = f.rows;
-                e["fired"] = f.fired;
-                e["max_activation"] = f.maxActivation;
-                py::list tops;
-                for (const FeatureContext& c : f.top) {
-                    py::dict t;
-                    t["activation"] = c.activation;
-                    t["window"] = c.window;
-                    t["position"] = c.position;
-                    t["begin"] = c.begin;
-                    t["ids"] = c.ids;
-                    std::vector<std::string> pieces;
-                    for (int32_t id : c.ids)
-                        pieces.push_back(piece(id));
-                    t["pieces"] = pieces;
-                    t["activations"] = c.activations;
-                    tops.append(t);
-                }
-                e["top"] = tops;
-                e["histogram_edges"] = f.histogramEdges;
-                e["histogram_counts"] = f.histogramCounts;
-                auto reads = [&](const std::vector<std::pair<int32_t, float>>& v) {
-                    py::list l;
-                    for (const auto& [id, value] : v)
-                        l.append(py::make_tuple(piece(id), value));
-                    return l;
-                };
-                e["promoted"] = reads(f.promoted);
-                e["suppressed"] = reads(f.suppressed);
-                e["reading_layer"] = f.readingLayer;
-                e["reading_share"] = finite(f.readingShare);
-                e["relative_norm"] = finite(f.relativeNorm);
-                e["relative_norm_kind"] = std::isfinite(f.relativeNorm) ? relativeNormKind(f.relativeNorm) : "";
-                out.append(e);
-            }
+            for (const FeatureDashboard& f : dashboards)
+                out.append(dashboardDict(f));
             return out;
         },
         py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("features"), py::arg("top"),
         py::arg("before"), py::arg("after"), py::arg("context"), py::arg("max_windows"),
         py::arg("second") = static_cast<PyModel*>(nullptr));
+    m.def(
+        "features_export",
+        [](PyModel& s, const Dictionary& d, const std::vector<std::string>& files, const std::vector<int64_t>& features,
+           int64_t top, int64_t context, int64_t maxWindows, PyModel* second, const std::string& dictionaryPath,
+           const std::string& out) {
+            Pending pending;
+            withoutGil(pending, [&] {
+                const std::string doc = featureDashboardsJson(
+                    featureDashboards(s.model, d,
+                                      summarizeFeatures(s.model, d, files, features, top, 8, 4, context, maxWindows,
+                                                        nullptr, second ? &second->model : nullptr)),
+                    d, s.model.displayName(), dictionaryPath, second ? second->model.displayName() : std::string());
+                writeBytesAtomic(out, doc.data(), doc.size());
+            });
+        },
+        py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("features"), py::arg("top"),
+        py::arg("context"), py::arg("max_windows"), py::arg("second"), py::arg("dictionary_path"), py::arg("out"));
     m.def(
         "features_crosscoder_edit",
         [](PyModel& first, PyModel& second, const Dictionary& d, int64_t feature, const std::string& mode,

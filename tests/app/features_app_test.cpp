@@ -202,7 +202,9 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
         EXPECT_GT(other1.rows, 0);
         EXPECT_NE(other1.rows, fv->dashboard().rows); // another text, another number of rows
         for (const auto& ctx : other1.top) {          // every context is of the other text
-            const QString text = ctx.pieces.join(QString());
+            QString text;
+            for (const std::string& piece : ctx.pieces)
+                text += QString::fromStdString(piece);
             bool ofOther = false;
             for (const char* word : {"arcy", "walked", "village", "said", "nothing", "anyone", "truth"})
                 ofOther |= text.contains(QString::fromLatin1(word));

@@ -2,6 +2,8 @@
 // and thread; a rewritten file, or other import options, load again; failures are not kept.
 #include "gwb/engine/model_store.h"
 
+#include "gwb/engine/features.h"
+
 #include "engine_test_util.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +44,11 @@ TEST(ModelStore, LoadsAFileOncePerDeviceForEveryCallerAndThread) {
     EXPECT_EQ(store.loads(), 1);
     for (const StoredModel& g : got)
         EXPECT_EQ(g.model.config().dModel, a.model.config().dModel);
+    // The weights' hash comes with the stored model: a dictionary's model is found by it.
+    const std::string hash = a.weightsHash();
+    EXPECT_EQ(hash.size(), 16u);
+    EXPECT_EQ(got[0].weightsHash(), hash);
+    EXPECT_EQ(modelWeightsHash(Model::load(path, "cpu")), hash);
     // Another device is another model (cpu vs auto on this machine both load).
     store.get(path, "auto");
     EXPECT_EQ(store.loads(), 2);

@@ -379,3 +379,24 @@ def test_each_features_subcommand_names_itself_in_its_help():
     for sub in ("train", "eval", "top", "export", "edit"):
         r = run_gwb("features", sub, "--help")
         assert r.stdout.startswith(f"Usage: gwb features {sub} [options]"), r.stdout[:80]
+
+
+def test_export_writes_the_command_lines_file(grassmann, corpus, tmp_path):
+    # One writer of the dashboards file (the engine's featureDashboardsJson): Python's export and
+    # `gwb features export` write the same bytes; top() returns the same numbers per feature.
+    d = gwb.features.train(grassmann, "resid.1", [corpus[0]], d_sae=32, k=4, tokens=2048, batch=1024, context=64,
+                           progress=False)
+    d.save(tmp_path / "sae")
+    run_gwb("features", "export", "--dict", tmp_path / "sae", "--corpus", corpus[1], "--feature", "0,3",
+            "--top", "4", "--windows", "20", "--out", tmp_path / "cli.json")
+    gwb.features.export(grassmann, tmp_path / "sae", [corpus[1]], tmp_path / "py.json", features=[0, 3], n=4,
+                        max_windows=20)
+    assert (tmp_path / "py.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    doc = json.loads((tmp_path / "py.json").read_text())
+    assert doc["format"] == "gwb-feature-dashboards" and [f["feature"] for f in doc["features"]] == [0, 3]
+    tops = gwb.features.top(grassmann, d, [corpus[1]], [0, 3], n=4, max_windows=20)
+    for mine, filed in zip(tops, doc["features"]):
+        assert mine["name"] == filed["name"] and mine["fired"] == filed["fired"]
+        assert [c["pieces"] for c in mine["top"]] == [c["pieces"] for c in filed["top"]]
+        assert mine["histogram_counts"] == filed["histogram"]["counts"]
+        assert [p for p, _ in mine["promoted"]] == [r["piece"] for r in filed["promoted"]]

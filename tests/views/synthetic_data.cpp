@@ -427,17 +427,17 @@ FeatureDataPtr makeFeatureData(const WorkbenchData& data, bool crosscoder) {
 FeatureDashboard makeFeatureDashboard(const FeatureData& f, int64_t feature) {
     FeatureDashboard d;
     d.feature = feature;
-    d.name = f.featureName(feature);
+    d.name = f.featureName(feature).toStdString();
     d.rows = 1000;
     d.fired = 120;
     d.maxActivation = 4.0;
     d.corpus = QStringLiteral("emma.txt (first 64 windows)");
     for (int c = 0; c < 3; ++c) {
         FeatureDashboard::Context ctx;
-        ctx.pieces = {QStringLiteral("\u2581It"), QStringLiteral("\u2581is"), QStringLiteral("\u2581a"),
-                      QStringLiteral("\u2581truth")};
+        ctx.pieces = {"\u2581It", "\u2581is", "\u2581a", "\u2581truth"};
         ctx.activations = {0.0f, 1.0f, 4.0f - static_cast<float>(c), 0.5f};
-        ctx.focus = 2;
+        ctx.begin = 10;
+        ctx.position = 12;
         ctx.activation = ctx.activations[2];
         d.top.push_back(ctx);
     }
@@ -445,8 +445,8 @@ FeatureDashboard makeFeatureDashboard(const FeatureData& f, int64_t feature) {
         d.histogramEdges.push_back(4.0 * b / 40);
     for (int b = 0; b < 40; ++b)
         d.histogramCounts.push_back(40 - b);
-    d.promoted = {{QStringLiteral("\u2581wife"), 0.3f}, {QStringLiteral("\u2581man"), 0.2f}};
-    d.suppressed = {{QStringLiteral(","), -0.2f}};
+    d.promoted = {{"\u2581wife", 7, 0.3f}, {"\u2581man", 8, 0.2f}};
+    d.suppressed = {{",", 9, -0.2f}};
     d.readingShare = 0.4;
     d.readingLayer = 1;
     if (f.crosscoder) d.relativeNorm = f.relativeNorms[static_cast<size_t>(feature)];

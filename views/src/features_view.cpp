@@ -228,7 +228,10 @@ ChartData FeaturesView::activationChart() const {
     c.kind = ChartData::Kind::Bar;
     const FeatureDashboard& d = m_dashboard;
     if (d.feature < 0 || d.histogramCounts.empty()) return c;
-    c.title = QStringLiteral("%1: activations where it fires (%2 of %3 rows)").arg(d.name).arg(d.fired).arg(d.rows);
+    c.title = QStringLiteral("%1: activations where it fires (%2 of %3 rows)")
+                  .arg(QString::fromStdString(d.name))
+                  .arg(d.fired)
+                  .arg(d.rows);
     c.xTitle = QStringLiteral("activation");
     c.yTitle = QStringLiteral("rows");
     ChartSeries s;
@@ -254,7 +257,7 @@ QString FeaturesView::dashboardHtml() const {
             .arg(m_features ? m_features->featureName(m_chosen) : QString());
     if (!d.error.isEmpty()) return QStringLiteral("<p style='color:#a01010'>%1</p>").arg(d.error.toHtmlEscaped());
     QString h = QStringLiteral("<p><b>%1</b>: fired on %2 of %3 rows of %4, max %5")
-                    .arg(d.name)
+                    .arg(QString::fromStdString(d.name))
                     .arg(d.fired)
                     .arg(d.rows)
                     .arg(d.corpus.toHtmlEscaped(), fmt(d.maxActivation));
@@ -267,21 +270,23 @@ QString FeaturesView::dashboardHtml() const {
     h += QStringLiteral("</p><p><b>Top-activating contexts</b> (shade: the feature's activation on each token)</p>");
     for (const auto& c : d.top) {
         h += QStringLiteral("<p style='margin:2px'>%1&nbsp;&nbsp;").arg(fmt(c.activation));
-        for (int i = 0; i < c.pieces.size(); ++i) {
+        for (int i = 0; i < static_cast<int>(c.pieces.size()); ++i) {
             const float a = i < static_cast<int>(c.activations.size()) ? c.activations[static_cast<size_t>(i)] : 0;
             const int alpha = d.maxActivation > 0 ? std::clamp(static_cast<int>(220 * a / d.maxActivation), 0, 220) : 0;
-            const QString piece = displayPiece(c.pieces[i]).toHtmlEscaped();
+            const QString piece =
+                displayPiece(QString::fromStdString(c.pieces[static_cast<size_t>(i)])).toHtmlEscaped();
             h += QStringLiteral("<span style='background-color:rgba(230,120,20,%1)'>%2%3%4</span>")
                      .arg(alpha)
-                     .arg(i == c.focus ? QStringLiteral("<b><u>") : QString(), piece,
-                          i == c.focus ? QStringLiteral("</u></b>") : QString());
+                     .arg(i == c.focus() ? QStringLiteral("<b><u>") : QString(), piece,
+                          i == c.focus() ? QStringLiteral("</u></b>") : QString());
         }
         h += QStringLiteral("</p>");
     }
-    auto reads = [](const std::vector<std::pair<QString, float>>& v) {
+    auto reads = [](const std::vector<gwb::engine::FeatureDashboard::Read>& v) {
         QStringList out;
-        for (const auto& [p, x] : v)
-            out << QStringLiteral("%1 (%2)").arg(displayPiece(p).toHtmlEscaped(), fmt(x));
+        for (const auto& r : v)
+            out << QStringLiteral("%1 (%2)").arg(displayPiece(QString::fromStdString(r.piece)).toHtmlEscaped(),
+                                                 fmt(r.logit));
         return out.join(QStringLiteral(", "));
     };
     if (!d.promoted.empty())
@@ -386,7 +391,7 @@ QString FeaturesView::caption() const {
     if (m_dashboard.feature >= 0 && activationChart().hasData()) {
         s += QStringLiteral(" (%1) %2's activations where it fires over %3.")
                  .arg(letter)
-                 .arg(m_dashboard.name, m_dashboard.corpus);
+                 .arg(QString::fromStdString(m_dashboard.name), m_dashboard.corpus);
         letter = u'c';
     }
     if (f.crosscoder)
@@ -424,7 +429,7 @@ std::vector<DataTable> FeaturesView::dataTables() const {
     if (m_dashboard.feature >= 0 && !m_dashboard.histogramCounts.empty()) {
         DataTable h;
         h.name = QStringLiteral("activation_histogram");
-        h.quantity = m_dashboard.name + QStringLiteral(" activation histogram (rows per bin)");
+        h.quantity = QString::fromStdString(m_dashboard.name) + QStringLiteral(" activation histogram (rows per bin)");
         h.rowAxis = QStringLiteral("bin");
         h.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(m_dashboard.histogramCounts.size())});
         for (size_t i = 0; i < m_dashboard.histogramCounts.size(); ++i) {

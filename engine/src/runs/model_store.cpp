@@ -1,5 +1,7 @@
 #include "gwb/engine/model_store.h"
 
+#include "gwb/engine/features.h"
+
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -68,6 +70,10 @@ std::pair<fs::file_time_type, std::uintmax_t> stamp(const fs::path& p) {
 }
 
 } // namespace
+
+std::string StoredModel::weightsHash() const {
+    return modelWeightsHash(model);
+}
 
 ModelStore::ModelStore() = default;
 ModelStore::~ModelStore() = default;

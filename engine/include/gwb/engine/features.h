@@ -301,4 +301,50 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
                                               int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr,
                                               const Model* second = nullptr);
 
+/// A feature's dashboard: its summary with every token read as a piece by the model's tokenizer
+/// (its id where there is none). The one form of a summary: `gwb features top/export`, Python's
+/// gwb.features.top/export and the window's Features view take it.
+struct FeatureDashboard {
+    std::string name; ///< feature.<site>.<index>
+    int64_t feature = 0;
+    int64_t rows = 0, fired = 0;
+    float maxActivation = 0;
+    struct Context {
+        float activation = 0;             ///< at `position`
+        int64_t window = 0, position = 0; ///< the row it ranks
+        int64_t begin = 0;                ///< position of the first token shown
+        std::vector<int32_t> ids;
+        std::vector<std::string> pieces;
+        std::vector<float> activations;                    ///< the feature on each token
+        int64_t focus() const { return position - begin; } ///< index of the ranked token
+    };
+    std::vector<Context> top;
+    std::vector<double> histogramEdges;
+    std::vector<int64_t> histogramCounts;
+    struct Read {
+        std::string piece;
+        int32_t id = 0;
+        float logit = 0;
+    };
+    std::vector<Read> promoted, suppressed; ///< the decoder direction read through the unembedding
+    double readingShare = 0;                ///< NaN where undefined (FeatureSummary)
+    int readingLayer = -1;
+    double relativeNorm = 0;      ///< crosscoders; NaN otherwise
+    std::string relativeNormKind; ///< relativeNormKind() of it; "" without one
+};
+/// The dashboards of `summaries` (summarizeFeatures of `dictionary` on `model`).
+std::vector<FeatureDashboard> featureDashboards(const Model& model, const Dictionary& dictionary,
+                                                const std::vector<FeatureSummary>& summaries);
+/// The dashboards file ("format": "gwb-feature-dashboards", version 1) as text: site, model,
+/// dictionary folder, every feature (name, counts, top contexts with ids, pieces and activations,
+/// histogram, promoted and suppressed pieces, reading share, relative norm) and, for a crosscoder,
+/// the second site and model and the relative decoder norms. `gwb features export --out` and
+/// gwb.features.export write it.
+std::string featureDashboardsJson(const std::vector<FeatureDashboard>& dashboards, const Dictionary& dictionary,
+                                  const std::string& modelName, const std::string& dictionaryPath,
+                                  const std::string& secondModelName = {});
+/// Crosscoders: the relative decoder norms as the dashboards file and `gwb features eval --json`
+/// hold them (definition, models, histogram over 20 bins, each feature's value; JSON text).
+std::string relativeNormsJson(const Dictionary& crosscoder);
+
 } // namespace gwb::engine

@@ -23,6 +23,9 @@ struct StoredModel {
     std::string path;    ///< absolute
     std::string device;  ///< as asked
     ImportReport report; ///< how a checkpoint was imported (empty layout for a .gwb file)
+    /// The weights' hash (modelWeightsHash, features.h: what a dictionary names its model by),
+    /// computed on the first call for this model and kept with it (every copy shares it).
+    std::string weightsHash() const;
 };
 
 /// Loaded models by (absolute path, device). Thread-safe: two threads asking for the same model at

@@ -10,6 +10,8 @@
 
 #include "gwb/views/view.h"
 
+#include "gwb/engine/features.h"
+
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -25,27 +27,17 @@ namespace gwb::views {
 class ChartWidget;
 struct ChartData;
 
-/// One feature's dashboard, as the application computed it over a corpus.
-struct FeatureDashboard {
-    int64_t feature = -1;
-    QString name; ///< feature.<site>.<index>
-    int64_t rows = 0, fired = 0;
-    double maxActivation = 0;
-    struct Context {
-        QStringList pieces;             ///< tokens around the top row
-        std::vector<float> activations; ///< the feature on each of them
-        int focus = 0;                  ///< index of the top row in pieces
-        float activation = 0;
-    };
-    std::vector<Context> top;
-    std::vector<double> histogramEdges; ///< bins of its nonzero activations
-    std::vector<int64_t> histogramCounts;
-    std::vector<std::pair<QString, float>> promoted, suppressed; ///< unembedding read
-    double readingShare = std::numeric_limits<double>::quiet_NaN();
-    int readingLayer = -1;
-    double relativeNorm = std::numeric_limits<double>::quiet_NaN(); ///< crosscoders
-    QString corpus;                                                 ///< what the contexts were drawn from
-    QString error;                                                  ///< why it could not be computed ("" = fine)
+/// One feature's dashboard, as the application computed it over a corpus: the engine's dashboard
+/// (gwb::engine::featureDashboards, the one the command line and Python print and write) with what
+/// the contexts were drawn from, or why there is none. feature = -1: none yet.
+struct FeatureDashboard : gwb::engine::FeatureDashboard {
+    FeatureDashboard() {
+        feature = -1;
+        readingShare = std::numeric_limits<double>::quiet_NaN();
+        relativeNorm = std::numeric_limits<double>::quiet_NaN();
+    }
+    QString corpus; ///< what the contexts were drawn from
+    QString error;  ///< why it could not be computed ("" = fine)
 };
 
 /// A loaded dictionary and its features on the current trace.
