@@ -377,9 +377,9 @@ int runFigure(const QStringList& args) {
             sr.data = outcome.data;
             sr.token = selection.token();
             sr.target = sv->target();
-            const gwb::views::SaliencyResult res = gwb::app::computeSaliency(cache, sr);
-            for (const QString& e : {res.grassmannError, res.baselineError})
-                if (!e.isEmpty()) err << "gwb figure: saliency: " << e << "\n";
+            const gwb::engine::SaliencyResult res = gwb::app::computeSaliency(cache, sr);
+            for (const std::string& e : {res.grassmannError, res.baselineError})
+                if (!e.empty()) err << "gwb figure: saliency: " << QString::fromStdString(e) << "\n";
             err.flush();
             if (res.grassmann.empty() && res.baseline.empty())
                 throw std::runtime_error("no saliency could be computed (see above)");

@@ -93,12 +93,11 @@ CorpusOutcome runCorpusJob(const CorpusRequest& r, ModelCache& cache, const std:
 
 CorpusRunner::CorpusRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::app::CorpusOutcome>();
-    m_pool.setMaxThreadCount(1);
 }
 
 CorpusRunner::~CorpusRunner() {
     if (m_cancel) m_cancel->store(true);
-    m_pool.waitForDone();
+    m_lane.waitForDone();
 }
 
 bool CorpusRunner::start(const CorpusRequest& request) {
@@ -106,13 +105,14 @@ bool CorpusRunner::start(const CorpusRequest& request) {
     m_running = true;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     QPointer<CorpusRunner> self(this);
-    ModelCache* cache = &m_cache;
+    ModelCache cache = m_cache;
     auto cancelFlag = m_cancel;
-    m_pool.start([self, cache, request, cancelFlag] {
-        using Clock = std::chrono::steady_clock;
-        Clock::time_point last;
-        const CorpusOutcome outcome =
-            runCorpusJob(request, *cache, *cancelFlag, [&](const gwb::engine::CorpusProgress& p) {
+    m_lane.run<CorpusRunner, CorpusOutcome>(
+        this,
+        [self, cache, request, cancelFlag]() mutable {
+            using Clock = std::chrono::steady_clock;
+            Clock::time_point last;
+            return runCorpusJob(request, cache, *cancelFlag, [&](const gwb::engine::CorpusProgress& p) {
                 // At most a few updates a second, and always the last window.
                 const auto now = Clock::now();
                 if (p.windowsDone < p.windowsTotal && now - last < std::chrono::milliseconds(200)) return;
@@ -126,15 +126,11 @@ bool CorpusRunner::start(const CorpusRequest& request) {
                     },
                     Qt::QueuedConnection);
             });
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, outcome] {
-                if (!self) return;
-                self->m_running = false;
-                Q_EMIT self->finished(outcome);
-            },
-            Qt::QueuedConnection);
-    });
+        },
+        [](CorpusRunner* self, const CorpusOutcome& outcome) {
+            self->m_running = false;
+            Q_EMIT self->finished(outcome);
+        });
     return true;
 }
 

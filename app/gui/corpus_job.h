@@ -4,12 +4,12 @@
 // statistics are written atomically; a cancelled run writes the windows done (a valid partial file).
 
 #include "gui/trace_job.h"
+#include "gui/work_lane.h"
 
 #include "gwb/engine/corpus_run.h"
 
 #include <QObject>
 #include <QStringList>
-#include <QThreadPool>
 
 #include <atomic>
 #include <memory>
@@ -48,7 +48,7 @@ struct CorpusOutcome {
 CorpusOutcome runCorpusJob(const CorpusRequest& request, ModelCache& cache, const std::atomic<bool>& cancel,
                            const std::function<void(const gwb::engine::CorpusProgress&)>& progress = {});
 
-/// One corpus run at a time on its own worker thread; results come back queued.
+/// One corpus run at a time in its own lane of the process pool (work_lane.h); results come back queued.
 class CorpusRunner : public QObject {
     Q_OBJECT
 public:
@@ -66,9 +66,9 @@ Q_SIGNALS:
 
 private:
     ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
-    QThreadPool m_pool;
     std::shared_ptr<std::atomic<bool>> m_cancel;
     bool m_running = false;
+    WorkLane m_lane; ///< last member: destroyed first, it waits for the running job
 };
 
 } // namespace gwb::app

@@ -177,19 +177,15 @@ gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
 FeatureRunner::FeatureRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::FeatureDataPtr>();
     qRegisterMetaType<gwb::views::FeatureDashboard>();
-    m_pool.setMaxThreadCount(1);
 }
 
-FeatureRunner::~FeatureRunner() {
-    m_pool.clear();
-    m_pool.waitForDone();
-}
+FeatureRunner::~FeatureRunner() = default; // the lane drops queued jobs and waits for the running one
 
 void FeatureRunner::open(const QString& path, const FeaturesContext& context) {
     QPointer<FeatureRunner> self(this);
     if (context.grassmannChoice) m_cache.setImportChoice(context.grassmannPath, *context.grassmannChoice);
     if (context.baselineChoice) m_cache.setImportChoice(context.baselinePath, *context.baselineChoice);
-    m_pool.start([self, path, context, cache = &m_cache] {
+    m_lane.start([self, path, context, cache = &m_cache] {
         std::shared_ptr<const gwb::engine::Dictionary> d;
         QString error;
         try {
@@ -233,16 +229,15 @@ void FeatureRunner::activations(const FeaturesContext& context) {
     QPointer<FeatureRunner> self(this);
     auto dict = m_dictionary;
     const QString path = m_path;
-    m_pool.start([self, id, dict, path, context, cache = &m_cache] {
-        if (!self || id != self->m_latestActivations) return;
-        const gwb::views::FeatureDataPtr data = computeFeatureData(*cache, path, dict, context);
-        QMetaObject::invokeMethod(
-            self,
-            [self, id, data] {
-                if (self && id == self->m_latestActivations) Q_EMIT self->activationsReady(data);
-            },
-            Qt::QueuedConnection);
-    });
+    m_lane.run<FeatureRunner, gwb::views::FeatureDataPtr>(
+        this,
+        [self, id, dict, path, context, cache = m_cache]() mutable {
+            if (!self || id != self->m_latestActivations) return gwb::views::FeatureDataPtr(); // stale
+            return computeFeatureData(cache, path, dict, context);
+        },
+        [id](FeatureRunner* self, const gwb::views::FeatureDataPtr& data) {
+            if (id == self->m_latestActivations) Q_EMIT self->activationsReady(data);
+        });
 }
 
 void FeatureRunner::dashboard(int64_t feature, const FeaturesContext& context) {
@@ -252,16 +247,15 @@ void FeatureRunner::dashboard(int64_t feature, const FeaturesContext& context) {
     auto dict = m_dictionary;
     FeaturesContext withCorpus = context;
     if (withCorpus.dashboardCorpus.isEmpty()) withCorpus.dashboardCorpus = m_corpus;
-    m_pool.start([self, id, dict, feature, context = std::move(withCorpus), cache = &m_cache] {
-        if (!self || id != self->m_latestDashboard) return;
-        const gwb::views::FeatureDashboard d = computeDashboard(*cache, dict, feature, context);
-        QMetaObject::invokeMethod(
-            self,
-            [self, id, d] {
-                if (self && id == self->m_latestDashboard) Q_EMIT self->dashboardReady(d);
-            },
-            Qt::QueuedConnection);
-    });
+    m_lane.run<FeatureRunner, gwb::views::FeatureDashboard>(
+        this,
+        [self, id, dict, feature, context = std::move(withCorpus), cache = m_cache]() mutable {
+            if (!self || id != self->m_latestDashboard) return gwb::views::FeatureDashboard(); // stale
+            return computeDashboard(cache, dict, feature, context);
+        },
+        [id](FeatureRunner* self, const gwb::views::FeatureDashboard& d) {
+            if (id == self->m_latestDashboard) Q_EMIT self->dashboardReady(d);
+        });
 }
 
 FeatureRunner* wireFeatures(gwb::views::FeaturesView* view, std::function<FeaturesContext()> context,

@@ -1,16 +1,17 @@
 #pragma once
 // The Features view's work, off the GUI thread: opening a dictionary folder, its activations on
 // the current traces (after each run), and a feature's dashboard over the dictionary's corpus.
-// One worker thread with its own model cache; a result no longer wanted is dropped.
+// One lane of the process pool (work_lane.h), models from the process store; a result no longer
+// wanted is dropped.
 
 #include "gui/trace_job.h"
+#include "gui/work_lane.h"
 
 #include "gwb/engine/features.h"
 #include "gwb/views/features_view.h"
 #include "gwb/views/workbench_data.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <atomic>
 #include <functional>
@@ -69,11 +70,11 @@ Q_SIGNALS:
 
 private:
     ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
-    QThreadPool m_pool;
     std::shared_ptr<const gwb::engine::Dictionary> m_dictionary;
     QString m_path;
     QStringList m_corpus;
     std::atomic<quint64> m_latestActivations{0}, m_latestDashboard{0};
+    WorkLane m_lane; ///< last member: destroyed first, it waits for the running job
 };
 
 /// Connects the Features view to a runner: its Open button asks `chooseFolder` for a folder, new

@@ -1,5 +1,6 @@
-// The views' workers (saliency, features, patching, paths): each view asks, a runner with its own
-// worker thread and model cache computes, and the answer comes back to the view.
+// The views' workers (saliency, features, patching, paths): each view asks, its runner computes in
+// its lane of the process pool (work_lane.h) with models from the process store, and the answer
+// comes back to the view.
 
 #include "gui/features_job.h"
 #include "gui/main_window.h"

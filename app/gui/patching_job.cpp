@@ -210,13 +210,12 @@ PatchingRunner::PatchingRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::PairsData>();
     qRegisterMetaType<gwb::views::PairsInputs>();
     qRegisterMetaType<std::vector<double>>();
-    m_pool.setMaxThreadCount(1);
 }
 
 PatchingRunner::~PatchingRunner() {
     if (m_cancel) m_cancel->store(true);
-    m_pool.clear();
-    m_pool.waitForDone();
+    m_lane.clear();
+    m_lane.waitForDone();
 }
 
 void PatchingRunner::cancel() {
@@ -236,7 +235,7 @@ void PatchingRunner::request(const PatchingJobRequest& request) {
     ModelCache* cache = &m_cache;
     auto runs = std::make_shared<PatchingRuns>();
     runLatest<PatchingRunner, gwb::views::PatchingData>(
-        m_pool, this, id, m_cancel,
+        m_lane, this, id, m_cancel,
         [cache, request, runs](const std::function<bool(double)>& progress) {
             return computePatching(*cache, request, progress, runs.get());
         },
@@ -253,7 +252,7 @@ void PatchingRunner::requestPairs(const PatchingJobRequest& request, const gwb::
     const quint64 id = startRun(request);
     ModelCache* cache = &m_cache;
     runLatest<PatchingRunner, gwb::views::PairsData>(
-        m_pool, this, id, m_cancel,
+        m_lane, this, id, m_cancel,
         [cache, request, inputs](const std::function<bool(double)>& progress) {
             return computePatchingPairs(*cache, request, inputs, progress);
         },
@@ -279,7 +278,7 @@ void PatchingRunner::requestTopK(int model, qint64 row, qint64 col) {
     ModelCache* cache = &m_cache;
     std::shared_ptr<const PatchingRuns> runs = m_runs;
     runLatest<PatchingRunner, gwb::views::PatchingTopK>(
-        m_pool, this, id, nullptr,
+        m_lane, this, id, nullptr,
         [cache, runs, model, row, col](const std::function<bool(double)>&) {
             return computePatchingTopK(*cache, *runs, model, row, col);
         },
@@ -293,7 +292,7 @@ void PatchingRunner::requestAblation(const AblationRequest& request) {
     ModelCache* cache = &m_cache;
     using Reply = std::pair<std::vector<double>, QString>;
     runLatest<PatchingRunner, Reply>(
-        m_pool, this, id, nullptr,
+        m_lane, this, id, nullptr,
         [cache, request](const std::function<bool(double)>&) {
             Reply reply;
             reply.first = computeAblation(*cache, request, &reply.second);

@@ -5,6 +5,7 @@
 // synchronously (gwb figure --view patching).
 
 #include "gui/trace_job.h"
+#include "gui/work_lane.h"
 
 #include "gwb/engine/patching.h"
 #include "gwb/views/patching_view.h"
@@ -12,7 +13,6 @@
 #include <QMetaObject>
 #include <QObject>
 #include <QPointer>
-#include <QThreadPool>
 
 #include <atomic>
 #include <functional>
@@ -158,17 +158,17 @@ Data runCausalModels(ModelCache& cache, const QString (&paths)[2], const QString
     return out;
 }
 
-/// Runs compute(progress) on `pool` for `owner` (a runner on the GUI thread): progress, in steps of
+/// Runs compute(progress) in `lane` for `owner` (a runner on the GUI thread): progress, in steps of
 /// 1/1000, and the result are posted back to the owner's thread and dropped there unless
 /// isLatest(owner, id) still holds; `cancel`, when set, stops the computation through the progress
 /// callback (which returns false). Shared by the Patching and Paths runners.
 template <class Owner, class Result>
-void runLatest(QThreadPool& pool, Owner* owner, quint64 id, std::shared_ptr<std::atomic<bool>> cancel,
+void runLatest(WorkLane& lane, Owner* owner, quint64 id, std::shared_ptr<std::atomic<bool>> cancel,
                std::function<Result(const std::function<bool(double)>&)> compute,
                std::function<bool(Owner*, quint64)> isLatest, std::function<void(Owner*, double)> onProgress,
                std::function<void(Owner*, const Result&)> onDone) {
     QPointer<Owner> self(owner);
-    pool.start([self, id, cancel, compute, isLatest, onProgress, onDone] {
+    lane.start([self, id, cancel, compute, isLatest, onProgress, onDone] {
         int lastPermille = -1;
         const Result result = compute([&](double f) {
             const int permille = static_cast<int>(f * 1000);
@@ -223,7 +223,7 @@ struct AblationRequest {
 /// with the reason in `error`.
 std::vector<double> computeAblation(ModelCache& cache, const AblationRequest& request, QString* error);
 
-/// Runs the view's requests one at a time on a worker thread with its own model cache; a result
+/// Runs the view's requests one at a time in its lane of the process pool (work_lane.h); a result
 /// whose request is no longer the latest is dropped. Destruction cancels and waits.
 class PatchingRunner : public QObject {
     Q_OBJECT
@@ -251,13 +251,13 @@ private:
     /// A new latest run: the one going is cancelled, the import choices set; returns its id.
     quint64 startRun(const PatchingJobRequest& request);
     ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
-    QThreadPool m_pool;
     quint64 m_latest = 0;
     quint64 m_latestTopK = 0;
     quint64 m_latestAblation = 0;
     bool m_busy = false;
     std::shared_ptr<std::atomic<bool>> m_cancel;
     std::shared_ptr<PatchingRuns> m_runs; ///< of the last finished sweep (GUI thread)
+    WorkLane m_lane;                      ///< last member: destroyed first, it waits for the running job
 };
 
 /// Connects a Patching view to a runner: Run computes with the models and device `context` names

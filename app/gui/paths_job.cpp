@@ -106,13 +106,12 @@ PathsRunner::PathsRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::PathsData>();
     qRegisterMetaType<gwb::views::PathsInputs>();
     qRegisterMetaType<gwb::views::PatchingTopK>();
-    m_pool.setMaxThreadCount(1);
 }
 
 PathsRunner::~PathsRunner() {
     if (m_cancel) m_cancel->store(true);
-    m_pool.clear();
-    m_pool.waitForDone();
+    m_lane.clear();
+    m_lane.waitForDone();
 }
 
 void PathsRunner::cancel() {
@@ -125,7 +124,7 @@ void PathsRunner::request(const PathsJobRequest& request) {
     ModelCache* cache = &m_cache;
     auto runs = std::make_shared<PathsRuns>();
     runLatest<PathsRunner, gwb::views::PathsData>(
-        m_pool, this, id, m_cancel,
+        m_lane, this, id, m_cancel,
         [cache, request, runs](const std::function<bool(double)>& progress) {
             return computePaths(*cache, request, progress, runs.get());
         },
@@ -149,7 +148,7 @@ void PathsRunner::requestTopK(int model, const QString& sender, const QString& r
     ModelCache* cache = &m_cache;
     std::shared_ptr<const PathsRuns> runs = m_runs;
     runLatest<PathsRunner, gwb::views::PatchingTopK>(
-        m_pool, this, id, nullptr,
+        m_lane, this, id, nullptr,
         [cache, runs, model, sender, receiver](const std::function<bool(double)>&) {
             return computePathsTopK(*cache, *runs, model, sender, receiver);
         },

@@ -4,12 +4,12 @@
 // pieces (pathCellLogits). Also synchronous for `gwb figure --view paths`.
 
 #include "gui/trace_job.h"
+#include "gui/work_lane.h"
 
 #include "gwb/engine/patching.h"
 #include "gwb/views/paths_view.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <atomic>
 #include <functional>
@@ -47,7 +47,7 @@ gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& req
 gwb::views::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
                                           const QString& receiver, int k = 10);
 
-/// Runs the view's requests one at a time on a worker thread with its own model cache.
+/// Runs the view's requests one at a time in its lane of the process pool (work_lane.h).
 class PathsRunner : public QObject {
     Q_OBJECT
 public:
@@ -65,11 +65,11 @@ Q_SIGNALS:
 
 private:
     ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
-    QThreadPool m_pool;
     quint64 m_latest = 0;
     quint64 m_latestTopK = 0;
     std::shared_ptr<std::atomic<bool>> m_cancel;
     std::shared_ptr<PathsRuns> m_runs;
+    WorkLane m_lane; ///< last member: destroyed first, it waits for the running job
 };
 
 /// Connects a Paths view to a runner with the models `context` names at the time of Run.

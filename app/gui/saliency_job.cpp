@@ -1,7 +1,5 @@
 #include "gui/saliency_job.h"
 
-#include "common/patch_setup.h"
-
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/tracer.h"
 #include "gwb/views/token_strip.h"
@@ -13,42 +11,25 @@ namespace gwb::app {
 
 namespace {
 /// One model's saliency; returns the error text or "" (filling values and targetText).
-QString oneModel(ModelCache& cache, const QString& path, const QString& device, const gwb::engine::TracePtr& trace,
-                 int token, const QString& target, std::vector<float>& values, QString& targetText) {
+std::string oneModel(ModelCache& cache, const QString& path, const QString& device, const gwb::engine::TracePtr& trace,
+                     int token, const QString& target, std::vector<float>& values, std::string& targetText) {
     if (!trace) return {};
-    if (path.isEmpty()) return QStringLiteral("no model file");
-    std::vector<int32_t> ids;
-    for (const auto& t : trace->tokens)
-        ids.push_back(t.id);
-    if (token < 0 || token >= static_cast<int>(ids.size()))
-        return QStringLiteral("token %1 is outside this trace (%2 tokens)").arg(token).arg(ids.size());
+    if (path.isEmpty()) return "no model file";
     try {
         const gwb::engine::Model model = cache.get(path, device);
-        int32_t targetId = -1;
-        if (target.isEmpty()) {
-            if (token + 1 >= static_cast<int>(ids.size()))
-                return QStringLiteral("the last token has no next token: type a target piece");
-            targetId = ids[static_cast<size_t>(token + 1)];
-            targetText = QString::fromStdString(trace->tokens[static_cast<size_t>(token + 1)].text);
-        } else {
-            // The rule of gwb patch's answer and wrong pieces: one vocabulary piece, typed as the
-            // text encodes, as the vocabulary spells it, or as the strip shows it ('_night').
-            targetId = static_cast<int32_t>(pieceId(model, target, "the target"));
-            targetText = QString::fromStdString(model.tokenizer()->pieceText(targetId));
-        }
-        values = gwb::engine::saliency(model, ids, token, targetId);
+        values = gwb::engine::saliencyAt(model, *trace, token, target.toStdString(), &targetText);
     } catch (const std::exception& e) {
         values.clear();
-        return QString::fromUtf8(e.what());
+        return e.what();
     }
     return {};
 }
 } // namespace
 
-gwb::views::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequest& r) {
-    gwb::views::SaliencyResult out;
+gwb::engine::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequest& r) {
+    gwb::engine::SaliencyResult out;
     out.token = r.token;
-    out.target = r.target;
+    out.target = r.target.toStdString();
     out.grassmannError = oneModel(cache, r.grassmannPath, r.device, r.data.grassmann, r.token, r.target, out.grassmann,
                                   out.grassmannTarget);
     out.baselineError =
@@ -57,18 +38,14 @@ gwb::views::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequ
 }
 
 SaliencyRunner::SaliencyRunner(QObject* parent) : QObject(parent) {
-    qRegisterMetaType<gwb::views::SaliencyResult>();
-    m_pool.setMaxThreadCount(1);
+    qRegisterMetaType<gwb::engine::SaliencyResult>();
 }
 
-SaliencyRunner::~SaliencyRunner() {
-    m_pool.clear();
-    m_pool.waitForDone();
-}
+SaliencyRunner::~SaliencyRunner() = default; // the lane drops queued requests and waits for the running one
 
-void SaliencyRunner::deliver(const gwb::views::SaliencyResult& result) {
+void SaliencyRunner::deliver(const gwb::engine::SaliencyResult& result) {
     ++m_latest;     // a request still running is stale now
-    m_pool.clear(); // and queued ones too
+    m_lane.clear(); // and queued ones too
     Q_EMIT ready(result);
 }
 
@@ -76,20 +53,13 @@ void SaliencyRunner::request(const SaliencyRequest& request) {
     const quint64 id = ++m_latest;
     if (request.grassmannChoice) m_cache.setImportChoice(request.grassmannPath, *request.grassmannChoice);
     if (request.baselineChoice) m_cache.setImportChoice(request.baselinePath, *request.baselineChoice);
-    m_pool.clear(); // queued but not started requests are stale now
-    QPointer<SaliencyRunner> self(this);
-    ModelCache* cache = &m_cache;
-    m_pool.start([self, cache, request, id] {
-        gwb::views::SaliencyResult result = computeSaliency(*cache, request);
-        if (!self) return;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, result, id] {
-                if (!self) return;
-                if (id == self->m_latest) Q_EMIT self->ready(result);
-            },
-            Qt::QueuedConnection);
-    });
+    m_lane.clear(); // queued but not started requests are stale now
+    ModelCache cache = m_cache;
+    m_lane.run<SaliencyRunner, gwb::engine::SaliencyResult>(
+        this, [cache, request]() mutable { return computeSaliency(cache, request); },
+        [id](SaliencyRunner* self, const gwb::engine::SaliencyResult& result) {
+            if (id == self->m_latest) Q_EMIT self->ready(result);
+        });
 }
 
 void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest()> context,
@@ -107,14 +77,14 @@ void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest(
     // Over the token strip: cleared while a new result is computed, drawn when it is current.
     QObject::connect(view, &gwb::views::SaliencyView::saliencyRequested, strip,
                      [strip] { strip->setOverlay({}, QString()); });
-    QObject::connect(runner, &SaliencyRunner::ready, strip, [view, strip](const gwb::views::SaliencyResult& r) {
+    QObject::connect(runner, &SaliencyRunner::ready, strip, [view, strip](const gwb::engine::SaliencyResult& r) {
         if (view->saliency().token != r.token || view->saliency().target != r.target) return; // stale
+        const QString asked = QString::fromStdString(r.target);
         const bool g = !r.grassmann.empty();
         const std::vector<float>& s = g ? r.grassmann : r.baseline;
         if (s.empty()) return;
-        const QString target =
-            r.target.isEmpty() ? QStringLiteral("the next token") : QStringLiteral("'%1'").arg(r.target);
-        strip->setOverlay(gwb::views::saliencyShares(s, r.token),
+        const QString target = asked.isEmpty() ? QStringLiteral("the next token") : QStringLiteral("'%1'").arg(asked);
+        strip->setOverlay(gwb::engine::saliencyShares(s, r.token),
                           QStringLiteral("bars: %1 saliency of %2 at token %3")
                               .arg(g ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"), target)
                               .arg(r.token));

@@ -3,12 +3,12 @@
 // (SaliencyRunner) or synchronously (gwb figure). Each model explains its own token ids.
 
 #include "gui/trace_job.h"
+#include "gui/work_lane.h"
 
 #include "gwb/views/saliency_view.h"
 #include "gwb/views/workbench_data.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <functional>
 #include <optional>
@@ -33,9 +33,9 @@ struct SaliencyRequest {
 
 /// Runs both models' saliency; problems (last token without a target, a target that is not one
 /// piece, a missing model) come back as per-model error strings, never as exceptions.
-gwb::views::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequest& request);
+gwb::engine::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequest& request);
 
-/// Computes saliency requests one at a time on a worker thread; a result whose request is no
+/// Computes saliency requests one at a time in its lane of the process pool; a result whose request is no
 /// longer the latest is dropped. Its models come from the process's store (shared with the other
 /// runners; a model's copies share its weights); destruction waits for a running request.
 class SaliencyRunner : public QObject {
@@ -46,15 +46,15 @@ public:
     void request(const SaliencyRequest& request);
     /// A result computed elsewhere (with the run that produced the data): it supersedes any
     /// request in flight and is emitted as `ready` now.
-    void deliver(const gwb::views::SaliencyResult& result);
+    void deliver(const gwb::engine::SaliencyResult& result);
 
 Q_SIGNALS:
-    void ready(const gwb::views::SaliencyResult& result);
+    void ready(const gwb::engine::SaliencyResult& result);
 
 private:
     ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
-    QThreadPool m_pool;
     quint64 m_latest = 0;
+    WorkLane m_lane; ///< last member: destroyed first, it waits for the running request
 };
 
 /// Connects a Saliency view to a runner: the view's requests are computed with the models and
@@ -66,4 +66,4 @@ void wireSaliency(gwb::views::SaliencyView* view, std::function<SaliencyRequest(
 
 } // namespace gwb::app
 
-Q_DECLARE_METATYPE(gwb::views::SaliencyResult)
+Q_DECLARE_METATYPE(gwb::engine::SaliencyResult)

@@ -3,7 +3,6 @@
 #include "gwb/engine/config_io.h"
 
 #include <QFileInfo>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace gwb::app {
 
@@ -16,9 +15,6 @@ TraceController::TraceController(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::app::AnalysisCompletion>();
     qRegisterMetaType<gwb::app::LensCompletion>();
     qRegisterMetaType<gwb::app::ModelInfo>();
-    m_pool.setMaxThreadCount(1);
-    // The engine keeps per-thread state (Torch's thread pool settings): keep the worker alive.
-    m_pool.setExpiryTimeout(-1);
     m_poll.setInterval(kPollMs);
     connect(&m_poll, &QTimer::timeout, this, &TraceController::pollProgress);
 }
@@ -26,7 +22,7 @@ TraceController::TraceController(QObject* parent) : QObject(parent) {
 TraceController::~TraceController() {
     if (m_state) m_state->cancel.store(true);
     if (m_lensState) m_lensState->cancel.store(true);
-    m_pool.waitForDone();
+    m_lane.waitForDone();
 }
 
 quint64 TraceController::run(const TraceRequest& request) {
@@ -47,14 +43,9 @@ quint64 TraceController::run(const TraceRequest& request) {
     m_poll.start();
     auto state = m_state;
     ModelCache* cache = &m_cache;
-    QtConcurrent::run(&m_pool, [request, state, cache] {
-        return runTraceJob(request, *cache, *state);
-    }).then(this, [this, id](const TraceOutcome& outcome) {
-        // A job that finished before then() was attached runs this continuation at once, inside
-        // run(); queue it so that results always arrive from the event loop, after run() returned.
-        QMetaObject::invokeMethod(
-            this, [this, id, outcome] { onDone(id, outcome); }, Qt::QueuedConnection);
-    });
+    m_lane.run<TraceController, TraceOutcome>(
+        this, [request, state, cache] { return runTraceJob(request, *cache, *state); },
+        [id](TraceController* self, const TraceOutcome& outcome) { self->onDone(id, outcome); });
     return id;
 }
 
@@ -73,19 +64,17 @@ void TraceController::computeLens(const gwb::views::WorkbenchData& data, int top
     const QString g = m_runGrassmann, b = m_runBaseline, device = m_runDevice;
     const int threads = m_threads;
     m_poll.start();
-    QtConcurrent::run(&m_pool, [data, g, b, device, threads, topK, cache, state] {
-        return computeRunLens(data, g, b, device, threads, topK, *cache, *state);
-    }).then(this, [this, runId, state](const LensCompletion& c) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, runId, state, c] {
-                if (runId != m_runId || state != m_lensState) return; // stale: a newer run was started
-                m_lensRunning = false;
-                if (!m_running) m_poll.stop();
-                Q_EMIT lensComputed(runId, c);
-            },
-            Qt::QueuedConnection);
-    });
+    m_lane.run<TraceController, LensCompletion>(
+        this,
+        [data, g, b, device, threads, topK, cache, state] {
+            return computeRunLens(data, g, b, device, threads, topK, *cache, *state);
+        },
+        [runId, state](TraceController* self, const LensCompletion& c) {
+            if (runId != self->m_runId || state != self->m_lensState) return; // stale: a newer run was started
+            self->m_lensRunning = false;
+            if (!self->m_running) self->m_poll.stop();
+            Q_EMIT self->lensComputed(runId, c);
+        });
 }
 
 void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
@@ -115,22 +104,17 @@ void TraceController::onDone(quint64 runId, const TraceOutcome& outcome) {
 }
 
 void TraceController::complete(quint64 runId, const gwb::views::WorkbenchData& data) {
-    // On the same one-thread pool, after the run: a new run cancels it (run() sets the state's
-    // flag) and starts once it has stopped.
+    // In the same lane, after the run: a new run cancels it (run() sets the state's flag) and
+    // starts once it has stopped.
     auto state = m_state;
     const int threads = m_threads;
-    QtConcurrent::run(&m_pool, [data, state, threads] {
-        return completeRunAnalysis(data, threads, *state);
-    }).then(this, [this, runId](const AnalysisCompletion& c) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, runId, c] {
-                if (runId != m_runId) return; // stale: a newer run was started
-                m_completing = false;
-                Q_EMIT analysisCompleted(runId, c);
-            },
-            Qt::QueuedConnection);
-    });
+    m_lane.run<TraceController, AnalysisCompletion>(
+        this, [data, state, threads] { return completeRunAnalysis(data, threads, *state); },
+        [runId](TraceController* self, const AnalysisCompletion& c) {
+            if (runId != self->m_runId) return; // stale: a newer run was started
+            self->m_completing = false;
+            Q_EMIT self->analysisCompleted(runId, c);
+        });
 }
 
 void TraceController::pollProgress() {
@@ -154,36 +138,34 @@ void TraceController::probeModel(const QString& path, const QString& device) {
         ModelInfo info;
         QString message;
     };
-    QtConcurrent::run(&m_pool, [path, device, cache] {
-        Probe p;
-        try {
-            const gwb::engine::Model m = cache->get(path, device);
-            p.info.path = QFileInfo(path).absoluteFilePath();
-            p.info.kind = m.config().kind;
-            p.info.name = QString::fromStdString(m.displayName());
-            p.info.summary = QString::fromStdString(m.summary());
-            p.info.maxLen = m.config().maxLen;
-            p.info.config = m.config();
-            p.ok = true;
-        } catch (const std::exception& e) {
-            p.message = QString::fromUtf8(e.what());
-        }
-        return p;
-    }).then(this, [this, path](const Probe& p) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, path, p] {
-                if (p.ok)
-                    Q_EMIT modelProbed(p.info);
-                else
-                    Q_EMIT modelFailed(path, p.message);
-            },
-            Qt::QueuedConnection);
-    });
+    m_lane.run<TraceController, Probe>(
+        this,
+        [path, device, cache] {
+            Probe p;
+            try {
+                const gwb::engine::Model m = cache->get(path, device);
+                p.info.path = QFileInfo(path).absoluteFilePath();
+                p.info.kind = m.config().kind;
+                p.info.name = QString::fromStdString(m.displayName());
+                p.info.summary = QString::fromStdString(m.summary());
+                p.info.maxLen = m.config().maxLen;
+                p.info.config = m.config();
+                p.ok = true;
+            } catch (const std::exception& e) {
+                p.message = QString::fromUtf8(e.what());
+            }
+            return p;
+        },
+        [path](TraceController* self, const Probe& p) {
+            if (p.ok)
+                Q_EMIT self->modelProbed(p.info);
+            else
+                Q_EMIT self->modelFailed(path, p.message);
+        });
 }
 
 void TraceController::waitForIdle() {
-    m_pool.waitForDone();
+    m_lane.waitForDone();
 }
 
 } // namespace gwb::app

@@ -5,10 +5,9 @@
 // stale). Cancel sets the job's flag, which the engine checks between steps.
 
 #include "gui/trace_job.h"
+#include "gui/work_lane.h"
 
-#include <QFuture>
 #include <QObject>
-#include <QThreadPool>
 #include <QTimer>
 
 #include <memory>
@@ -79,7 +78,7 @@ private:
     void onDone(quint64 runId, const TraceOutcome& outcome);
     void complete(quint64 runId, const gwb::views::WorkbenchData& data);
 
-    QThreadPool m_pool;                         ///< one thread: jobs run one after another and never share the engine
+    WorkLane m_lane; ///< on the process's pool: jobs run one after another and never share the engine
     ModelCache m_cache = ModelCache::process(); ///< the process's model store, shared with every runner
     QTimer m_poll;
     quint64 m_runId = 0;

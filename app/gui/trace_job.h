@@ -8,7 +8,7 @@
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/model_store.h"
-#include "gwb/views/saliency_view.h"
+#include "gwb/engine/saliency.h"
 #include "gwb/views/workbench_data.h"
 
 #include <QString>
@@ -98,8 +98,8 @@ struct TraceOutcome {
     /// The traced tokens when they came from ids (a Continue, or a Run of text a Continue left
     /// unedited): hand them back as TraceRequest::promptTokens to extend the same ids.
     std::vector<gwb::engine::TraceToken> tokens;
-    double tokensPerSecond = 0;                         ///< generation speed
-    std::optional<gwb::views::SaliencyResult> saliency; ///< with TraceRequest::withSaliency (Ok only)
+    double tokensPerSecond = 0;                          ///< generation speed
+    std::optional<gwb::engine::SaliencyResult> saliency; ///< with TraceRequest::withSaliency (Ok only)
 };
 
 /// The window's handle on a gwb::engine::ModelStore (loaded models by file and device), with the

@@ -108,7 +108,7 @@ TEST(SaliencyInWindow, ComputedOffTheGuiThreadForTheSelectedToken) {
     ASSERT_TRUE(
         QTest::qWaitFor([&] { return sv->saliency().token == t && !sv->saliency().grassmann.empty(); }, kWaitMs));
     const auto& s = sv->saliency();
-    EXPECT_TRUE(s.grassmannError.isEmpty()) << s.grassmannError.toStdString();
+    EXPECT_TRUE(s.grassmannError.empty()) << s.grassmannError;
     ASSERT_EQ(static_cast<int64_t>(s.grassmann.size()), w->workbenchData().grassmann->length());
     double past = 0;
     for (size_t j = 0; j < s.grassmann.size(); ++j) {
@@ -127,7 +127,11 @@ TEST(SaliencyInWindow, ComputedOffTheGuiThreadForTheSelectedToken) {
     // A target that is not one vocabulary piece is explained, not crashed on.
     sv->setTarget(QStringLiteral("qqqzzzxxyy unknownword"));
     ASSERT_TRUE(QTest::qWaitFor(
-        [&] { return sv->saliency().target == sv->target() && !sv->saliency().grassmannError.isEmpty(); }, kWaitMs));
+        [&] {
+            return QString::fromStdString(sv->saliency().target) == sv->target() &&
+                   !sv->saliency().grassmannError.empty();
+        },
+        kWaitMs));
 }
 
 TEST(SaliencyInWindow, ArrivesWithTheRunForTheTokenSelectedAfterIt) {
@@ -177,7 +181,7 @@ TEST(SaliencyInWindow, ATypedTargetDoesNotOutliveItsTokens) {
     ASSERT_TRUE(sv && strip);
     const QString piece = QStringLiteral("\u2581the");
     sv->setTarget(piece);
-    ASSERT_TRUE(QTest::qWaitFor([&] { return sv->saliency().target == piece; }, kWaitMs));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return QString::fromStdString(sv->saliency().target) == piece; }, kWaitMs));
     // Run again on the same text: the target still explains these tokens and stays.
     w->run();
     ASSERT_TRUE(done.wait(kWaitMs));
@@ -190,7 +194,7 @@ TEST(SaliencyInWindow, ATypedTargetDoesNotOutliveItsTokens) {
     EXPECT_TRUE(sv->targetNote().contains(piece)) << sv->targetNote().toStdString();
     const int t = w->selection()->token();
     ASSERT_TRUE(QTest::qWaitFor(
-        [&] { return sv->saliency().token == t && sv->saliency().target.isEmpty() && !strip->overlay().empty(); },
+        [&] { return sv->saliency().token == t && sv->saliency().target.empty() && !strip->overlay().empty(); },
         kWaitMs));
     EXPECT_TRUE(strip->overlayLabel().contains(QStringLiteral("the next token")))
         << strip->overlayLabel().toStdString();
@@ -281,7 +285,7 @@ TEST(ModelStoreInWindow, EachModelLoadsOnceAcrossRunsOfTwoKinds) {
     const int chosen = w->selection()->token() > 2 ? w->selection()->token() - 2 : w->selection()->token() + 2;
     w->selection()->setToken(chosen);
     ASSERT_TRUE(QTest::qWaitFor([&] { return sv->saliency().token == chosen; }, kWaitMs));
-    EXPECT_FALSE(sv->saliency().grassmann.empty()) << sv->saliency().grassmannError.toStdString();
+    EXPECT_FALSE(sv->saliency().grassmann.empty()) << sv->saliency().grassmannError;
     EXPECT_EQ(gwb::engine::ModelStore::process()->loads(), before + 2);
     // Another Run loads nothing either.
     w->run();

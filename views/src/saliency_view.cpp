@@ -38,20 +38,6 @@ protected:
 };
 } // namespace
 
-std::vector<float> saliencyShares(const std::vector<float>& s, int64_t t) {
-    const int64_t n = std::min<int64_t>(t + 1, static_cast<int64_t>(s.size()));
-    std::vector<float> out(static_cast<size_t>(std::max<int64_t>(n, 0)), 0.0f);
-    double sum = 0;
-    for (int64_t j = 0; j < n; ++j)
-        if (std::isfinite(s[static_cast<size_t>(j)])) sum += std::abs(s[static_cast<size_t>(j)]);
-    if (!(sum > 0)) return out;
-    for (int64_t j = 0; j < n; ++j)
-        out[static_cast<size_t>(j)] = std::isfinite(s[static_cast<size_t>(j)])
-                                          ? static_cast<float>(std::abs(s[static_cast<size_t>(j)]) / sum)
-                                          : 0;
-    return out;
-}
-
 SaliencyView::SaliencyView(QWidget* parent) : View(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
@@ -137,17 +123,18 @@ bool SaliencyView::hasContent() const {
 }
 
 bool SaliencyView::resultCurrent() const {
-    return m_result.token == selToken() && m_result.target == target() && m_requestedData == m_data.primary().get() &&
-           (!m_result.grassmann.empty() || !m_result.baseline.empty() || !m_result.grassmannError.isEmpty() ||
-            !m_result.baselineError.isEmpty());
+    return m_result.token == selToken() && QString::fromStdString(m_result.target) == target() &&
+           m_requestedData == m_data.primary().get() &&
+           (!m_result.grassmann.empty() || !m_result.baseline.empty() || !m_result.grassmannError.empty() ||
+            !m_result.baselineError.empty());
 }
 
 void SaliencyView::setSaliency(const SaliencyResult& result) {
-    if (result.token != selToken() || result.target != target()) return; // stale
+    if (result.token != selToken() || QString::fromStdString(result.target) != target()) return; // stale
     m_result = result;
     m_requestedData = m_data.primary().get();
     m_requestedToken = result.token;
-    m_requestedTarget = result.target;
+    m_requestedTarget = QString::fromStdString(result.target);
     requestRefresh();
 }
 
@@ -278,8 +265,8 @@ void SaliencyView::paintChips(QPainter& p, const QRectF& rect, const FigureStyle
         p.drawText(QRectF(rect.left(), y, labelW, rowH), Qt::AlignLeft | Qt::AlignVCenter, name);
         if (!resultCurrent() || s->empty()) {
             const QString why = !resultCurrent() ? QStringLiteral("computing\u2026")
-                                : err->isEmpty() ? QStringLiteral("\u2014 (model not loaded)")
-                                                 : QStringLiteral("\u2014 ") + *err;
+                                : err->empty()   ? QStringLiteral("\u2014 (model not loaded)")
+                                                 : QStringLiteral("\u2014 ") + QString::fromStdString(*err);
             p.drawText(QRectF(rect.left() + labelW, y, rect.width() - labelW, rowH),
                        Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, why);
             continue;
@@ -326,12 +313,14 @@ void SaliencyView::refresh() {
         return;
     }
     QStringList errs;
-    if (!m_result.grassmannError.isEmpty()) errs << QStringLiteral("Grassmann: ") + m_result.grassmannError;
-    if (!m_result.baselineError.isEmpty()) errs << QStringLiteral("Transformer: ") + m_result.baselineError;
-    QString status =
-        errs.isEmpty()
-            ? QStringLiteral("Target %1 ('%2' / '%3')").arg(tgt, m_result.grassmannTarget, m_result.baselineTarget)
-            : errs.join(QStringLiteral("; "));
+    if (!m_result.grassmannError.empty())
+        errs << QStringLiteral("Grassmann: ") + QString::fromStdString(m_result.grassmannError);
+    if (!m_result.baselineError.empty())
+        errs << QStringLiteral("Transformer: ") + QString::fromStdString(m_result.baselineError);
+    QString status = errs.isEmpty() ? QStringLiteral("Target %1 ('%2' / '%3')")
+                                          .arg(tgt, QString::fromStdString(m_result.grassmannTarget),
+                                               QString::fromStdString(m_result.baselineTarget))
+                                    : errs.join(QStringLiteral("; "));
     if (!m_targetNote.isEmpty()) status += QStringLiteral(" \u00b7 ") + m_targetNote;
     m_status->setText(status);
     const ChartData c = barChart();

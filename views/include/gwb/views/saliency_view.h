@@ -9,6 +9,8 @@
 
 #include "gwb/views/view.h"
 
+#include "gwb/engine/saliency.h"
+
 class QLabel;
 class QLineEdit;
 class QTableWidget;
@@ -18,20 +20,9 @@ namespace gwb::views {
 class ChartWidget;
 struct ChartData;
 
-/// Saliency of one (token, target) for both models, as computed by the application.
-struct SaliencyResult {
-    int token = -1;               ///< position t of the query
-    QString target;               ///< what the user asked for ("" = the actual next token)
-    QString grassmannTarget;      ///< target piece as the Grassmann model's tokenizer reads it
-    QString baselineTarget;       ///< the same for the Transformer
-    std::vector<float> grassmann; ///< T_G  gradient x input per token (0 after t); empty = not computed
-    std::vector<float> baseline;  ///< T_B  same for the Transformer
-    QString grassmannError;       ///< why the Grassmann saliency is missing ("" = fine)
-    QString baselineError;
-};
-
-/// |s_j| / sum_{i<=t} |s_i| over j = 0..t (NaN-free; all zero when the sum is 0).
-std::vector<float> saliencyShares(const std::vector<float>& s, int64_t t);
+/// The engine's result (gwb/engine/saliency.h), which the application computes.
+using gwb::engine::SaliencyResult;
+using gwb::engine::saliencyShares;
 
 class SaliencyView : public View {
     Q_OBJECT
