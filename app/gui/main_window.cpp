@@ -47,6 +47,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QThread>
 #include <QTimer>
 #include <QTextEdit>
 #include <QToolBar>

@@ -34,6 +34,10 @@ class TokenStrip;
 
 namespace gwb::app {
 
+/// The banners about models, by their opening words (an opened model clears only these).
+inline const QString kCannotOpenModel = QStringLiteral("Cannot open model: ");
+inline const QString kSessionModelsMissing = QStringLiteral("The session's model files are missing: ");
+
 class FeatureRunner;
 struct FeaturesContext;
 class PromptLimit;

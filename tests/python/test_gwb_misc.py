@@ -34,6 +34,27 @@ def test_open_stats_reads_what_gwb_stats_writes(tmp_path):
         assert {n[:-4] for n in z.namelist() if n.endswith(".npy")} == set(s)
 
 
+def test_one_statistics_file_reopens_equal_in_python_and_the_window(tmp_path):
+    # Issue 48: a file the command line writes (gwb stats) reads the same in Python (open_stats)
+    # and in the window's Corpus view (gwb figure --stats --data writes that view's own tables:
+    # the engine's one reader, CorpusStats::read, behind both).
+    need_figures()
+    corpus = tmp_path / "c.txt"
+    corpus.write_text((PROMPT + ". ") * 40, encoding="utf-8")
+    out = tmp_path / "s.npz"
+    run_gwb("stats", "--data", corpus, "--window", "32", "--stride", "32", "--max-windows", "3", "--out", out)
+    s = gwb.open_stats(out)
+    run_gwb("figure", "--stats", out, "--view", "corpus", "--quantity", "gate_mean", "--out", tmp_path / "f.svg",
+            "--data", tmp_path / "d")
+    hist = np.load(tmp_path / "d_gate_mean_histogram.npy")
+    summary = np.load(tmp_path / "d_gate_mean_summary.npy")
+    counts = s["model.gate_mean.counts"]
+    assert hist.shape == counts.shape and counts.sum() > 0
+    np.testing.assert_array_equal(hist, counts.astype(np.float32))
+    np.testing.assert_array_equal(summary[:, 0], s["model.gate_mean.n"].astype(np.float32))  # column n
+    np.testing.assert_allclose(summary[:, 1], s["model.gate_mean.mean"], rtol=1e-6)  # column mean
+
+
 def test_figure_is_an_inline_svg(tmp_path, grassmann):
     need_figures()
     f = gwb.figure(view="gate", prompt="It is a truth universally acknowledged", width="3.5in", layer=2)
