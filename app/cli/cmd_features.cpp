@@ -2,6 +2,7 @@
 
 #include "common/bundled_models.h"
 #include "cli/cli_args.h"
+#include "cli/features_transcoders.h"
 #include "common/command_registry.h"
 #include "cli/stop_signals.h"
 
@@ -143,12 +144,21 @@ int featuresTrain(const QStringList& args) {
         QStringLiteral("Train a transcoder: read --site (e.g. ffn_in.2, the FFN's input) and reconstruct this site "
                        "(e.g. ffn.2, its output)."),
         QStringLiteral("SITE"));
-    p.addOptions({c.model, site, c.corpus, out, arch, dSae, k, l1, tokens, batch, c.context, lr, seed, resume,
-                  secondSite, targetSite, c.second, c.device, c.threads});
+    const QCommandLineOption transcoders(
+        QStringLiteral("transcoders"),
+        QStringLiteral("Train the model's transcoder set (attribution graphs): one transcoder per block, ffn_in.L -> "
+                       "ffn.L, each in OUT/ffn.L, listed in OUT/transcoders.json. Ctrl-C keeps the layer's state; "
+                       "--resume goes on from the layer it stopped at."));
+    p.addOptions({c.model,    site,       c.corpus,    out,       arch,     dSae,     k,
+                  l1,         tokens,     batch,       c.context, lr,       seed,     resume,
+                  secondSite, targetSite, transcoders, c.second,  c.device, c.threads});
     processSubcommand(p, args);
     if (!p.isSet(out)) throw std::invalid_argument("--out DIR is required");
     const QString dir = p.value(out);
     checkFolderWritable(dir, "--out");
+    if (p.isSet(transcoders) && (p.isSet(site) || p.isSet(targetSite) || p.isSet(secondSite)))
+        throw std::invalid_argument("--transcoders trains every block's ffn_in.L -> ffn.L: leave out --site, "
+                                    "--target-site and --second-site");
     const std::string stateDir = QDir(dir).filePath(QStringLiteral("state")).toStdString();
     const Model m = loadModel(p, c);
     std::atomic<bool> stop{false};
@@ -168,13 +178,8 @@ int featuresTrain(const QStringList& args) {
         p.isSet(secondSite) ||
         (p.isSet(resume) && std::filesystem::exists(stateDir + "/state.json") && readStateSecondSite(stateDir));
     if (crosscoder) second = loadSecond(p, c);
-    FeatureTrainResult r;
-    if (p.isSet(resume)) {
-        r = resumeDictionaryTraining(m, stateDir, progress, &stop, second ? &*second : nullptr);
-    } else {
-        if (!p.isSet(site)) throw std::invalid_argument("--site SITE is required (e.g. resid.3)");
+    auto options = [&] {
         FeatureTrainOptions o;
-        o.site = p.value(site).toStdString();
         o.files = corpusFiles(p, c);
         o.architecture = p.value(arch).toStdString();
         o.dSae = positiveOption(p, dSae, "d-sae");
@@ -189,6 +194,16 @@ int featuresTrain(const QStringList& args) {
         if (!seedOk) throw std::invalid_argument("--seed must be a whole number >= 0");
         o.device = p.value(c.device).toStdString();
         o.stateDir = stateDir;
+        return o;
+    };
+    if (p.isSet(transcoders)) return gwb::app::cli::trainTranscoders(m, options(), dir, p.isSet(resume), stop);
+    FeatureTrainResult r;
+    if (p.isSet(resume)) {
+        r = resumeDictionaryTraining(m, stateDir, progress, &stop, second ? &*second : nullptr);
+    } else {
+        if (!p.isSet(site)) throw std::invalid_argument("--site SITE is required (e.g. resid.3)");
+        FeatureTrainOptions o = options();
+        o.site = p.value(site).toStdString();
         if (p.isSet(targetSite)) o.targetSite = p.value(targetSite).toStdString();
         if (second) {
             o.secondSite = p.value(secondSite).toStdString();

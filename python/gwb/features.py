@@ -93,6 +93,31 @@ def train_run(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0,
         close()
 
 
+def train_transcoders(model, files, out, architecture="topk", d_sae=1024, k=32, l1=1.0, tokens=2_000_000,
+                      batch=4096, context=128, lr=2e-3, seed=0, device="auto", progress=True):
+    """Trains the model's transcoder set, as `gwb features train --transcoders` does: one transcoder
+    per block reading the FFN's input ffn_in.L and reconstructing its output ffn.L (layer L drawn
+    from seed + L), each saved to out/ffn.L, listed in out/transcoders.json. Ctrl-C stops after the
+    current step with the layer's state kept; calling again with the same `out` goes on from there
+    (the layers done are kept). Returns the set (load_transcoders(out, model))."""
+    from . import _progress
+    callback, close = _progress(progress, "transcoders")
+    try:
+        _gwb.features_train_transcoders(_native(model), os.fspath(out), _files(files), architecture, int(d_sae),
+                                        int(k), float(l1), int(tokens), int(batch), int(context), float(lr), int(seed),
+                                        device, callback)
+    finally:
+        close()
+    return load_transcoders(out, model)
+
+
+def load_transcoders(path, model=None):
+    """A transcoder set: from its transcoders.json (train_transcoders, `gwb features train
+    --transcoders`), else from its per-layer dictionary folders in SAELens's layout. With `model`,
+    each must fit it and every block must have one. Returns the Dictionaries, layer L at index L."""
+    return _gwb.features_load_transcoders(os.fspath(path), None if model is None else _native(model))
+
+
 def resume(model, state_dir, progress=True):
     """Goes on with a stopped train(..., state_dir=...) run; returns the run's record."""
     from . import _progress

@@ -332,6 +332,34 @@ void registerFeatures(py::module_& m) {
         },
         py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("context"), py::arg("max_windows"));
     m.def(
+        "features_train_transcoders",
+        [](PyModel& s, const std::string& dir, const std::vector<std::string>& files, const std::string& architecture,
+           int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch, int64_t context, double lr, uint64_t seed,
+           const std::string& device, const py::object& progress) {
+            const FeatureTrainOptions o =
+                trainOptions("", files, architecture, dSae, k, l1, tokens, batch, context, lr, seed, device, "");
+            const int64_t layers = s.model.config().nLayers;
+            Pending pending;
+            const bool complete = withoutGil(pending, [&] {
+                return trainTranscoderSet(s.model, o, dir, [&](int layer, const FeatureTrainProgress& p) {
+                    const double within = p.steps > 0 ? static_cast<double>(p.step) / p.steps : 1.0;
+                    return reportProgress(pending, progress, (layer + within) / static_cast<double>(layers));
+                });
+            });
+            pending.rethrowIfAny();
+            return complete;
+        },
+        py::arg("model"), py::arg("dir"), py::arg("files"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"),
+        py::arg("l1"), py::arg("tokens"), py::arg("batch"), py::arg("context"), py::arg("lr"), py::arg("seed"),
+        py::arg("device"), py::arg("progress"));
+    m.def(
+        "features_load_transcoders",
+        [](const std::string& dir, PyModel* model) {
+            TranscoderSet set = loadTranscoderSet(dir, model ? &model->model : nullptr);
+            return set.layers;
+        },
+        py::arg("dir"), py::arg("model") = static_cast<PyModel*>(nullptr));
+    m.def(
         "features_summaries",
         [](PyModel& s, const Dictionary& d, const std::vector<std::string>& files, const std::vector<int64_t>& features,
            int64_t top, int64_t before, int64_t after, int64_t context, int64_t maxWindows, PyModel* second) {

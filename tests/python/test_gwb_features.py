@@ -400,3 +400,24 @@ def test_export_writes_the_command_lines_file(grassmann, corpus, tmp_path):
         assert [c["pieces"] for c in mine["top"]] == [c["pieces"] for c in filed["top"]]
         assert mine["histogram_counts"] == filed["histogram"]["counts"]
         assert [p for p, _ in mine["promoted"]] == [r["piece"] for r in filed["promoted"]]
+
+
+def test_a_transcoder_set_from_python_equals_the_command_lines(grassmann, corpus, tmp_path):
+    # One transcoder per block (ffn_in.L -> ffn.L), one implementation behind both front ends.
+    common = dict(d_sae=32, k=4, tokens=384, batch=128, context=32)
+    run_gwb("features", "train", "--transcoders", "--corpus", corpus[0], "--out", tmp_path / "cli", "--d-sae", "32",
+            "--k", "4", "--tokens", "384", "--batch", "128", "--context", "32")
+    mine = gwb.features.train_transcoders(grassmann, [corpus[0]], tmp_path / "py", progress=False, **common)
+    theirs = gwb.features.load_transcoders(tmp_path / "cli", grassmann)
+    assert len(mine) == len(theirs) == grassmann.config["n_layers"]
+    for layer, (a, b) in enumerate(zip(mine, theirs)):
+        assert a.config["site"] == f"ffn_in.{layer}" and a.config["target_site"] == f"ffn.{layer}"
+        np.testing.assert_array_equal(a.W_dec, b.W_dec)
+    index = json.loads((tmp_path / "cli" / "transcoders.json").read_text())
+    assert index["format"] == "gwb-transcoders" and index["complete"]
+    assert [e["folder"] for e in index["layers"]] == [f"ffn.{l}" for l in range(len(mine))]
+    # A second run into the same folder is refused unless it goes on (--resume).
+    r = run_gwb("features", "train", "--transcoders", "--corpus", corpus[0], "--out", tmp_path / "cli", check=False)
+    assert r.returncode != 0 and "--resume" in r.stderr, r.stderr
+    r = run_gwb("features", "train", "--transcoders", "--resume", "--corpus", corpus[0], "--out", tmp_path / "cli")
+    assert "transcoders:" in r.stdout

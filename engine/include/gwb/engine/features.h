@@ -301,6 +301,32 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
                                               int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr,
                                               const Model* second = nullptr);
 
+/// A transcoder set: the replacement of every FFN of a model by a transcoder (attribution graphs,
+/// issue 50), transcoder L reading the FFN's input ffn_in.L and reconstructing its output ffn.L.
+/// On disk: DIR/ffn.L (each in SAELens's layout, as saveDictionary writes it) and
+/// DIR/transcoders.json (format "gwb-transcoders", version 1: model, its weights' hash, and per
+/// layer its folder and sites; "complete": every layer there).
+struct TranscoderSet {
+    std::vector<Dictionary> layers; ///< layer L at index L
+    std::string modelName, modelHash;
+};
+/// "ffn.L": transcoder L's folder in the set's directory.
+std::string transcoderFolder(int layer);
+/// Trains the transcoder of every block of `model` with `options` (site and targetSite are set per
+/// layer; stateDir is DIR/ffn.L/state), each saved to DIR/ffn.L when done and the index rewritten
+/// (atomically) after each. A layer already saved (a run stopped after it) is kept; a layer with a
+/// state is resumed, so a stopped run goes on where it stopped and ends with the weights of an
+/// uninterrupted one. `progress(layer, progress)` returns false to stop, as `stop` does: the layer
+/// being trained keeps its state. Returns whether every layer is done.
+bool trainTranscoderSet(const Model& model, const FeatureTrainOptions& options, const std::string& dir,
+                        const std::function<bool(int, const FeatureTrainProgress&)>& progress = {},
+                        const std::atomic<bool>* stop = nullptr);
+/// The set in `dir`: from its transcoders.json, else from its sub-folders that hold transcoders
+/// (a set made elsewhere in SAELens's layout: one folder per layer, reading ffn_in.L or
+/// writing ffn.L). With `model`, each must fit it (checkDictionaryFits) and every block must have
+/// one. Throws std::invalid_argument naming the folder, the layer and the problem.
+TranscoderSet loadTranscoderSet(const std::string& dir, const Model* model = nullptr);
+
 /// A feature's dashboard: its summary with every token read as a piece by the model's tokenizer
 /// (its id where there is none). The one form of a summary: `gwb features top/export`, Python's
 /// gwb.features.top/export and the window's Features view take it.
