@@ -23,20 +23,10 @@ using gwb::engine::test::smallDictionary;
 namespace {
 
 const Model& bundled() {
-    static const Model m = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/grassmann-austen.gwb", "cpu");
-    return m;
+    return test::bundledGrassmann();
 }
 
-/// About 3000 tokens of plain English in a file.
-std::string corpusFile(const test::TempDir& dir) {
-    const std::string path = dir.file("corpus.txt");
-    std::ofstream f(path);
-    for (int i = 0; i < 120; ++i)
-        f << "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be "
-             "in want of a wife; and Mr. Bennet said number "
-          << i << " to her.\n";
-    return path;
-}
+using test::corpusFile;
 
 /// A short CPU run on `file`: `steps` steps of `batch` rows, windows of 64 tokens.
 FeatureTrainOptions shortRun(const std::string& site, const std::string& file, int64_t dSae, int64_t k, int64_t steps,

@@ -1,9 +1,13 @@
 #pragma once
-// A small dictionary with fixed, varied weights for the features tests.
+// What the features tests share: a small dictionary with fixed, varied weights, the bundled
+// Grassmann model and a short corpus file.
+
+#include "engine_test_util.h"
 
 #include "gwb/engine/features.h"
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 namespace gwb::engine::test {
@@ -28,6 +32,23 @@ inline Dictionary smallDictionary(int64_t dIn, int64_t dSae, const std::string& 
     for (size_t i = 0; i < d.bDec.data.size(); ++i)
         d.bDec.data[i] = 0.05f * static_cast<float>(i);
     return d;
+}
+
+/// The bundled Grassmann model on the CPU (loaded once).
+inline const Model& bundledGrassmann() {
+    static const Model m = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/grassmann-austen.gwb", "cpu");
+    return m;
+}
+
+/// About 25 tokens a line of plain English, `lines` lines, in dir/corpus.txt; returns its path.
+inline std::string corpusFile(const TempDir& dir, int lines = 120) {
+    const std::string path = dir.file("corpus.txt");
+    std::ofstream f(path);
+    for (int i = 0; i < lines; ++i)
+        f << "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be "
+             "in want of a wife; and Mr. Bennet said number "
+          << i << " to her.\n";
+    return path;
 }
 
 } // namespace gwb::engine::test

@@ -3,7 +3,7 @@
 // in a layer goes on from there and ends with the uninterrupted run's weights; a folder of
 // per-layer dictionaries without the index is a set too; a missing layer is named.
 
-#include "engine_test_util.h"
+#include "features_test_util.h"
 
 #include "gwb/engine/features.h"
 
@@ -17,20 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const Model& bundled() {
-    static const Model m = Model::load(std::string(GWB_SOURCE_DIR) + "/resources/models/grassmann-austen.gwb", "cpu");
-    return m;
-}
-
-std::string corpusFile(const test::TempDir& dir) {
-    const std::string path = dir.file("corpus.txt");
-    std::ofstream f(path);
-    for (int i = 0; i < 80; ++i)
-        f << "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be "
-             "in want of a wife; and Mr. Bennet said number "
-          << i << " to her.\n";
-    return path;
-}
+using test::bundledGrassmann;
+using test::corpusFile;
 
 FeatureTrainOptions setOptions(const std::string& file) {
     FeatureTrainOptions o;
@@ -48,10 +36,10 @@ FeatureTrainOptions setOptions(const std::string& file) {
 } // namespace
 
 TEST(TranscoderSet, OneTranscoderPerBlockStoppedAndResumedLikeAnUninterruptedRun) {
-    const Model& m = bundled();
+    const Model& m = bundledGrassmann();
     const int N = static_cast<int>(m.config().nLayers);
     test::TempDir tmp;
-    const FeatureTrainOptions o = setOptions(corpusFile(tmp));
+    const FeatureTrainOptions o = setOptions(corpusFile(tmp, 80));
     const std::string whole = tmp.file("whole"), stopped = tmp.file("stopped");
     ASSERT_TRUE(trainTranscoderSet(m, o, whole));
     const TranscoderSet a = loadTranscoderSet(whole, &m);
