@@ -116,15 +116,15 @@ std::string pairsResultMetaJson(const PairsResult& r, int bootstrap, uint64_t se
 
 void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const std::string& path,
                       const std::string& data) {
-    const int64_t P = r.pairs(), cells = r.rows * r.cols;
-    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed);
-    const std::string pn = r.primaryName();
     NpzWriter npz;
     for (const NpzMember& m : pairsResultArrays(r, bootstrap, seed))
         npz.add(m);
     npz.addFile("meta.json", pairsResultMetaJson(r, bootstrap, seed));
     npz.write(path);
     if (data.empty()) return;
+    const int64_t P = r.pairs(), cells = r.rows * r.cols;
+    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed); // the same draws as the NPZ's
+    const std::string pn = r.primaryName();
     // Tidy: one row per pair x cell, then one summary row per cell (pair "all").
     const std::vector<std::string>& rowLabels = r.rowLabels;
     const std::vector<std::string>& colLabels = r.colLabels;
