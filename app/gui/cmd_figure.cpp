@@ -425,54 +425,52 @@ int runFigure(const QStringList& args) {
         auto* pv = qobject_cast<gwb::views::PatchingView*>(v.get());
         // --site as the Patching view spells it: offset and head (gwb patch's words) are offset/head.
         const auto viewSite = [&] {
-            const QString s = p.isSet(site) ? p.value(site) : QStringLiteral("resid");
-            return s == QLatin1String("offset") || s == QLatin1String("head")
-                       ? QString::fromUtf8(gwb::engine::kUnitAlias)
-                       : s;
+            const std::string s = p.isSet(site) ? p.value(site).toStdString() : std::string("resid");
+            return s == "offset" || s == "head" ? std::string(gwb::engine::kUnitAlias) : s;
         };
         if (pv && p.isSet(pairs)) {
             gwb::views::PairsInputs in;
-            in.file = p.value(pairs);
+            in.file = p.value(pairs).toStdString();
             in.site = viewSite();
-            in.mode = p.isSet(mode) ? p.value(mode) : QStringLiteral("patch");
-            in.method = p.isSet(method) ? p.value(method) : QStringLiteral("exact");
-            if (in.method != QLatin1String("exact") && in.method != QLatin1String("attribution"))
-                throw std::invalid_argument("--method must be exact or attribution, got '" + in.method.toStdString() +
-                                            "'");
+            in.mode = p.isSet(mode) ? p.value(mode).toStdString() : std::string("patch");
+            in.method = p.isSet(method) ? p.value(method).toStdString() : std::string("exact");
+            if (in.method != "exact" && in.method != "attribution")
+                throw std::invalid_argument("--method must be exact or attribution, got '" + in.method + "'");
             if (p.isSet(check)) {
-                if (in.method != QLatin1String("attribution"))
-                    throw std::invalid_argument("--check applies to --method attribution");
+                if (in.method != "attribution") throw std::invalid_argument("--check applies to --method attribution");
                 in.check = intOption(p, check, "check", 0);
             }
             gwb::views::PatchingInputs fields;
             fields.site = in.site;
             fields.mode = in.mode;
             pv->setInputs(fields);
-            pv->setPairsMethod(in.method);
+            pv->setPairsMethod(QString::fromStdString(in.method));
             gwb::app::PatchingJobRequest pr;
             pr.grassmannPath = request.grassmannPath;
             pr.baselinePath = request.baselinePath;
             pr.device = request.device;
             const gwb::views::PairsData res = gwb::app::computePatchingPairs(cache, pr, in);
-            if (!res.error.isEmpty()) throw std::invalid_argument(res.error.toStdString());
+            if (!res.error.empty()) throw std::invalid_argument(res.error);
             for (const auto* g : {&res.grassmann, &res.transformer}) {
-                if (!g->error.isEmpty()) err << "gwb figure: patching: " << g->model << ": " << g->error << "\n";
-                for (const QString& s : g->skipped)
-                    err << "gwb figure: patching: " << g->model << ": skipped " << s << "\n";
+                const QString model = QString::fromStdString(g->model);
+                if (!g->error.empty())
+                    err << "gwb figure: patching: " << model << ": " << QString::fromStdString(g->error) << "\n";
+                for (const std::string& s : g->skipped)
+                    err << "gwb figure: patching: " << model << ": skipped " << QString::fromStdString(s) << "\n";
             }
             err.flush();
             if (!res.hasGrid()) throw std::runtime_error("no model could run the pairs file (see above)");
             pv->setPairsResult(res);
         } else if (pv) {
             gwb::views::PatchingInputs in;
-            in.clean = outcome.data.prompt();
-            in.corrupt = p.value(corrupt);
-            in.answer = p.value(answer);
-            in.wrong = p.value(wrong);
+            in.clean = outcome.data.prompt().toStdString();
+            in.corrupt = p.value(corrupt).toStdString();
+            in.answer = p.value(answer).toStdString();
+            in.wrong = p.value(wrong).toStdString();
             in.site = viewSite();
-            in.mode = p.isSet(mode)          ? p.value(mode)
-                      : in.corrupt.isEmpty() ? QStringLiteral("zero")
-                                             : QStringLiteral("patch");
+            in.mode = p.isSet(mode)        ? p.value(mode).toStdString()
+                      : in.corrupt.empty() ? std::string("zero")
+                                           : std::string("patch");
             if (const QString problem = pv->checkInputs(in); !problem.isEmpty())
                 throw std::invalid_argument(problem.toStdString());
             pv->setInputs(in);
@@ -482,26 +480,27 @@ int runFigure(const QStringList& args) {
             pr.device = request.device;
             pr.inputs = in;
             const gwb::views::PatchingData res = gwb::app::computePatching(cache, pr);
-            if (!res.error.isEmpty()) throw std::invalid_argument(res.error.toStdString());
+            if (!res.error.empty()) throw std::invalid_argument(res.error);
             for (const auto* g : {&res.grassmann, &res.transformer})
-                if (!g->error.isEmpty()) err << "gwb figure: patching: " << g->model << ": " << g->error << "\n";
+                if (!g->error.empty())
+                    err << "gwb figure: patching: " << QString::fromStdString(g->model) << ": "
+                        << QString::fromStdString(g->error) << "\n";
             for (const auto* g : {&res.grassmann, &res.transformer})
                 if (g->hasGrid() && g->hasMetric && !g->effectDefined)
-                    err << "gwb figure: patching: " << g->model << ": the clean and corrupted metrics are equal ("
-                        << g->cleanMetric
+                    err << "gwb figure: patching: " << QString::fromStdString(g->model)
+                        << ": the clean and corrupted metrics are equal (" << g->cleanMetric
                         << "): the normalised effect is undefined; the figure shows the change of the metric\n";
             err.flush();
             pv->setResult(res);
         } else if (auto* paths = qobject_cast<gwb::views::PathsView*>(v.get())) {
             gwb::views::PathsInputs in;
-            in.clean = outcome.data.prompt();
-            in.corrupt = p.value(corrupt);
-            in.answer = p.value(answer);
-            in.wrong = p.value(wrong);
-            in.senders = p.isSet(senders) ? p.value(senders) : QStringLiteral("all");
-            if (in.senders == QLatin1String("offset") || in.senders == QLatin1String("head"))
-                in.senders = QString::fromUtf8(gwb::engine::kUnitAlias);
-            in.receivers = p.isSet(receivers) ? p.value(receivers) : QStringLiteral("all");
+            in.clean = outcome.data.prompt().toStdString();
+            in.corrupt = p.value(corrupt).toStdString();
+            in.answer = p.value(answer).toStdString();
+            in.wrong = p.value(wrong).toStdString();
+            in.senders = p.isSet(senders) ? p.value(senders).toStdString() : std::string("all");
+            if (in.senders == "offset" || in.senders == "head") in.senders = gwb::engine::kUnitAlias;
+            in.receivers = p.isSet(receivers) ? p.value(receivers).toStdString() : std::string("all");
             in.position = p.isSet(senderToken) ? intOption(p, senderToken, "sender-token", 0) : -1;
             if (p.isSet(site) || p.isSet(mode))
                 throw std::invalid_argument("--site and --mode apply to --view patching");
@@ -514,9 +513,11 @@ int runFigure(const QStringList& args) {
             pr.device = request.device;
             pr.inputs = in;
             const gwb::views::PathsData res = gwb::app::computePaths(cache, pr);
-            if (!res.error.isEmpty()) throw std::invalid_argument(res.error.toStdString());
+            if (!res.error.empty()) throw std::invalid_argument(res.error);
             for (const auto* g : {&res.grassmann, &res.transformer})
-                if (!g->error.isEmpty()) err << "gwb figure: paths: " << g->model << ": " << g->error << "\n";
+                if (!g->error.empty())
+                    err << "gwb figure: paths: " << QString::fromStdString(g->model) << ": "
+                        << QString::fromStdString(g->error) << "\n";
             err.flush();
             paths->setResult(res);
         } else if (p.isSet(corrupt) || p.isSet(answer) || p.isSet(wrong) || p.isSet(site) || p.isSet(mode)) {

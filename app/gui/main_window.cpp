@@ -568,7 +568,7 @@ namespace {
 /// Copies the metric fields (corrupted prompt, answer, wrong piece) of `from` into `to`'s inputs;
 /// false when there is nothing to copy or `to` keeps its own.
 template <typename From, typename To> bool copyMetricFields(const From& from, To& to, bool overwrite) {
-    if (from.corrupt.isEmpty() || (!overwrite && !to.corrupt.isEmpty())) return false;
+    if (from.corrupt.empty() || (!overwrite && !to.corrupt.empty())) return false;
     if (to.corrupt == from.corrupt && to.answer == from.answer && to.wrong == from.wrong) return false;
     to.corrupt = from.corrupt;
     to.answer = from.answer;

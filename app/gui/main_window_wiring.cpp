@@ -108,11 +108,11 @@ void MainWindow::wireViewWorkers() {
         if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching"))))
             connect(pv, &gwb::views::PatchingView::tracePathsRequested, this,
                     [this, pv, paths](int model, qint64 row, qint64 col) {
-                        QString sender;
+                        std::string sender;
                         const gwb::views::PathsInputs in =
                             gwb::views::pathsFromPatchingCell(pv->result(), model, row, col, &sender);
                         paths->setInputs(in);
-                        paths->markSender(sender);
+                        paths->markSender(QString::fromStdString(sender));
                         showView(QStringLiteral("paths"));
                         paths->run();
                     });

@@ -7,6 +7,7 @@
 #include "gui/trace_job.h"
 #include "gui/work_lane.h"
 
+#include "gwb/engine/causal_runs.h"
 #include "gwb/engine/patching.h"
 #include "gwb/views/patching_view.h"
 
@@ -35,128 +36,28 @@ struct PatchingJobRequest {
     gwb::views::PatchingInputs inputs;
 };
 
-/// What a clicked cell's top-K needs again: per model (0 Grassmann, 1 Transformer) the checked
-/// engine request and the sweep's cells.
-struct PatchingRuns {
-    QString device;
-    QString paths[2];
-    std::optional<gwb::engine::PatchRequest> requests[2];
-    std::vector<gwb::engine::Intervention> cells[2]; ///< rows * cols, row-major
-    int64_t cols[2] = {0, 0};
-};
+/// The models of a causal request (PatchingJobRequest, PathsJobRequest) as the engine's runs take them.
+template <class Request> gwb::engine::CausalModels causalModelsOf(const Request& r) {
+    gwb::engine::CausalModels m;
+    m.paths[0] = r.grassmannPath.toStdString();
+    m.paths[1] = r.baselinePath.toStdString();
+    m.device = r.device.toStdString();
+    return m;
+}
 
-/// The site each model runs for the view's site ("offset/head": offset for Grassmann, head for
-/// the Transformer); "" when the model's kind has no such site.
-QString siteFor(const QString& viewSite, gwb::engine::ModelKind kind);
+/// What a clicked cell's top-K needs again (the engine's: per model the checked request and cells).
+using gwb::engine::PatchingRuns;
 
-/// Checks and runs both models' sweeps. Never throws. Bad input (prompts of different token
-/// lengths, a piece not in the vocabulary, ...) comes back as the result's error with no grids;
-/// a site one model's kind lacks as that grid's error. `progress` gets the fraction done and
-/// returns false to cancel (then the result's error says it was cancelled). `runs` (optional)
-/// receives what computePatchingTopK needs.
+/// Both models' sweeps (gwb::engine::runPatchingModels) with the models of the request from the
+/// cache (the window's import choices). Never throws; `progress` returns false to cancel.
 gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& request,
                                          const std::function<bool(double)>& progress = {},
                                          PatchingRuns* runs = nullptr);
 
-/// The changed run of cell (row, col) of model 0/1: its k most probable next pieces at the metric
-/// position. Never throws (the error goes into the result).
+/// The changed run of cell (row, col) of model 0/1: its k most probable next pieces
+/// (gwb::engine::patchingTopK). Never throws.
 gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
                                              int64_t col, int k = 10);
-
-/// "Grassmann" (0) or "Transformer" (1), for messages.
-QString causalModelWord(int model);
-
-/// "Grassmann: why; Transformer: why" of the grids (PatchingGrid or PathsGrid) that failed.
-template <class Grid> QString gridErrors(Grid* const (&grids)[2]) {
-    QStringList why;
-    for (int m = 0; m < 2; ++m)
-        if (!grids[m]->error.isEmpty()) why << QStringLiteral("%1: %2").arg(causalModelWord(m), grids[m]->error);
-    return why.join(QStringLiteral("; "));
-}
-
-/// The two models of a causal run (Patching, Paths) from the cache: each grid gets its model's word,
-/// and a missing path or a model that fails to load becomes that grid's error (the other model
-/// still runs).
-template <class Grid>
-void loadCausalModels(ModelCache& cache, const QString (&paths)[2], const QString& device,
-                      gwb::engine::Model (&models)[2], Grid* const (&grids)[2]) {
-    for (int m = 0; m < 2; ++m) {
-        grids[m]->model = causalModelWord(m);
-        if (paths[m].isEmpty()) {
-            grids[m]->error = QStringLiteral("no %1 model loaded").arg(causalModelWord(m));
-            continue;
-        }
-        try {
-            models[m] = cache.get(paths[m], device);
-        } catch (const std::exception& e) {
-            grids[m]->error = QString::fromUtf8(e.what());
-        }
-    }
-}
-
-/// The two-model scaffolding of a causal run (computePatching, computePaths): loads both models
-/// (loadCausalModels); asks prepare(m, model, grid) for each loaded model's checked request (a
-/// throw refuses the whole run with "<Model> model: why"; nullopt leaves the model out, its grid's
-/// error set by prepare); then run(m, model, request, out, progress) for each with its share of the
-/// progress. A cancel gives a result with the inputs only and "Cancelled: the previous result
-/// stays." (and empty `runs`); a model that fails on its own gets its grid's error. Never throws.
-template <class Data, class Request, class Runs, class Prepare, class Run>
-Data runCausalModels(ModelCache& cache, const QString (&paths)[2], const QString& device,
-                     const decltype(Data::inputs)& inputs, const std::function<bool(double)>& progress, Runs* runs,
-                     Prepare prepare, Run run) {
-    Data out;
-    out.inputs = inputs;
-    if (runs) {
-        *runs = Runs{};
-        runs->device = device;
-    }
-    if (paths[0].isEmpty() && paths[1].isEmpty()) {
-        out.error = QStringLiteral("No model is loaded: open a model and run a prompt first.");
-        return out;
-    }
-    // First check both models' requests (cheap), so that bad input refuses the whole run.
-    gwb::engine::Model models[2];
-    std::optional<Request> requests[2];
-    decltype(&out.grassmann) const grids[2] = {&out.grassmann, &out.transformer};
-    loadCausalModels(cache, paths, device, models, grids);
-    for (int m = 0; m < 2; ++m) {
-        if (!grids[m]->error.isEmpty()) continue;
-        try {
-            requests[m] = prepare(m, models[m], *grids[m]);
-        } catch (const std::exception& e) {
-            out.error = QStringLiteral("%1 model: %2").arg(causalModelWord(m), QString::fromUtf8(e.what()));
-            return out;
-        }
-    }
-    const int planned = int(requests[0].has_value()) + int(requests[1].has_value());
-    if (planned == 0) {
-        out.error = QStringLiteral("Nothing to run (%1).").arg(gridErrors(grids));
-        return out;
-    }
-    int done = 0;
-    for (int m = 0; m < 2; ++m) {
-        if (!requests[m]) continue;
-        const double base = static_cast<double>(done) / planned;
-        try {
-            run(m, models[m], *requests[m], out, [&](double f) { return !progress || progress(base + f / planned); });
-            if (runs) {
-                runs->paths[m] = paths[m];
-                runs->requests[m] = requests[m];
-            }
-        } catch (const gwb::engine::PatchCancelled&) {
-            out = Data{};
-            out.inputs = inputs;
-            out.error = QStringLiteral("Cancelled: the previous result stays.");
-            if (runs) *runs = Runs{};
-            return out;
-        } catch (const std::exception& e) {
-            grids[m]->error = QString::fromUtf8(e.what());
-        }
-        ++done;
-    }
-    if (!out.hasGrid()) out.error = gridErrors(grids);
-    return out;
-}
 
 /// Runs compute(progress) in `lane` for `owner` (a runner on the GUI thread): progress, in steps of
 /// 1/1000, and the result are posted back to the owner's thread and dropped there unless
@@ -205,9 +106,6 @@ quint64 beginLatestRun(quint64& latest, std::shared_ptr<std::atomic<bool>>& canc
     if (request.baselineChoice) cache.setImportChoice(request.baselinePath, *request.baselineChoice);
     return ++latest;
 }
-
-/// The k most probable pieces of `logits` (V) into out.pieces / probs / logits; throws for none.
-void fillTopK(const gwb::engine::Model& model, const std::vector<float>& logits, int k, gwb::views::PatchingTopK& out);
 
 /// A quick ablation from the Plücker view (offset D of layer l) or an Attention head.
 struct AblationRequest {

@@ -12,7 +12,8 @@
 
 namespace gwb::app {
 
-/// Runs `inputs` (file, site, mode, method) on the models of `models` (its inputs are ignored).
+/// Runs `inputs` (file, site, mode, method) on the models of `models` (its inputs are ignored):
+/// gwb::engine::runPairsModels with the models from the cache.
 /// Never throws: a file that cannot be read is the result's error; a model that cannot run it
 /// (no such site, no usable pair for its vocabulary) that grid's error, with the other model still
 /// run. `progress` gets the fraction done and returns false to cancel: the pairs done by then are

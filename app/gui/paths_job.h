@@ -6,7 +6,7 @@
 #include "gui/trace_job.h"
 #include "gui/work_lane.h"
 
-#include "gwb/engine/patching.h"
+#include "gwb/engine/causal_runs.h"
 #include "gwb/views/paths_view.h"
 
 #include <QObject>
@@ -27,19 +27,12 @@ struct PathsJobRequest {
     gwb::views::PathsInputs inputs;
 };
 
-/// What a clicked cell's top pieces need again: per model the checked engine request.
-struct PathsRuns {
-    QString device;
-    QString paths[2];
-    std::optional<gwb::engine::PathRequest> requests[2];
-};
+/// What a clicked cell's top pieces need again (the engine's: per model the checked request).
+using gwb::engine::PathsRuns;
 
-/// The engine's request of one model for the view's inputs (gwb patch's checks and messages; the
-/// view's "offset/head" senders become the model's own kind). Throws std::invalid_argument.
-gwb::engine::PathRequest pathsRequestFor(const gwb::engine::Model& model, const gwb::views::PathsInputs& inputs);
-
-/// Both models' matrices. Never throws: bad input comes back as the result's error; a model that
-/// fails on its own as its grid's error. `progress` returns false to cancel.
+/// Both models' matrices (gwb::engine::runPathsModels) with the models of the request from the
+/// cache. Never throws: bad input comes back as the result's error; a model that fails on its own
+/// as its grid's error. `progress` returns false to cancel.
 gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& request,
                                    const std::function<bool(double)>& progress = {}, PathsRuns* runs = nullptr);
 

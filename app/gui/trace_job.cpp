@@ -141,6 +141,12 @@ ModelCache ModelCache::process() {
     return cache;
 }
 
+gwb::engine::ModelOpener ModelCache::opener() const {
+    return [cache = *this](const std::string& path, const std::string& device) mutable {
+        return cache.get(QString::fromStdString(path), QString::fromStdString(device));
+    };
+}
+
 gwb::engine::Model ModelCache::get(const QString& path, const QString& device) {
     const QFileInfo info(path);
     if (!info.exists()) throw std::runtime_error("model file '" + path.toStdString() + "' does not exist");

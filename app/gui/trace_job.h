@@ -5,6 +5,7 @@
 #include "gui/import_choice.h"
 #include "common/layer_warnings.h"
 
+#include "gwb/engine/causal_runs.h"
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/model_store.h"
@@ -117,6 +118,9 @@ public:
     /// next to it (loadOrImportModel); one that ends up without a tokenizer is refused with
     /// noVocabularyMessage(), since the GUI traces text. A changed file or choice loads again.
     gwb::engine::Model get(const QString& path, const QString& device);
+    /// get() as the engine's runs take it (gwb/engine/causal_runs.h): the handle is copied in, so
+    /// the opener may outlive this copy.
+    gwb::engine::ModelOpener opener() const;
     /// Remembers how to import `path` (any spelling of it); the next get loads it again if the
     /// choice changed.
     void setImportChoice(const QString& path, const ImportChoice& choice);

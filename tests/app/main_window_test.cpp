@@ -2,6 +2,7 @@
 #include "gui/recent_files.h"
 #include "gui/views_guide.h"
 
+#include "../views/std_text.h"
 #include "app_test_util.h"
 #include "test_models.h"
 
@@ -244,11 +245,11 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
         auto* pv = qobject_cast<gwb::views::PatchingView*>(w->view(QStringLiteral("patching")));
         ASSERT_TRUE(pv);
         gwb::views::PatchingInputs in;
-        in.corrupt = QStringLiteral("she is a truth universally acknowledged");
-        in.answer = QStringLiteral("that");
-        in.wrong = QStringLiteral("the");
-        in.site = QStringLiteral("resid");
-        in.mode = QStringLiteral("patch");
+        in.corrupt = "she is a truth universally acknowledged";
+        in.answer = "that";
+        in.wrong = "the";
+        in.site = "resid";
+        in.mode = "patch";
         pv->setInputs(in);
         pv->run();
         ASSERT_TRUE(QTest::qWaitFor([&] { return pv->hasContent(); }, kWaitMs)) << pv->message().toStdString();
@@ -262,8 +263,8 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
         EXPECT_EQ(paths->inputs().corrupt, QStringLiteral("she is a truth universally acknowledged"));
         EXPECT_EQ(paths->inputs().position, 0);
         ASSERT_TRUE(QTest::qWaitFor([&] { return paths->hasContent(); }, kWaitMs)) << paths->message().toStdString();
-        EXPECT_TRUE(paths->result().grassmann.senders.contains(QStringLiteral("offset.0.1")));
-        EXPECT_TRUE(paths->result().transformer.senders.contains(QStringLiteral("head.1.1")));
+        EXPECT_TRUE(stdToQ(paths->result().grassmann.senders).contains(QStringLiteral("offset.0.1")));
+        EXPECT_TRUE(stdToQ(paths->result().transformer.senders).contains(QStringLiteral("head.1.1")));
     }
     // The Corpus view draws corpus statistics: a short Run > Corpus over a text file.
     {
@@ -404,9 +405,9 @@ TEST(MainWindow, CausalViewsShareTheirMetricFields) {
     auto* paths = qobject_cast<gwb::views::PathsView*>(w->view(QStringLiteral("paths")));
     ASSERT_TRUE(patching && paths);
     gwb::views::PatchingInputs in;
-    in.corrupt = QStringLiteral("He said that he would");
-    in.answer = QStringLiteral("she");
-    in.wrong = QStringLiteral("he");
+    in.corrupt = "He said that he would";
+    in.answer = "she";
+    in.wrong = "he";
     patching->setInputs(in);
     w->showView(QStringLiteral("paths")); // shown with no corrupted prompt of its own: it takes Patching's
     EXPECT_TRUE(QTest::qWaitFor([&] { return paths->inputs().corrupt == in.corrupt; }, kWaitMs));
@@ -414,8 +415,8 @@ TEST(MainWindow, CausalViewsShareTheirMetricFields) {
     EXPECT_EQ(paths->inputs().wrong, in.wrong);
     // A run in Paths with other fields carries them back to Patching; the site stays Patching's.
     gwb::views::PathsInputs p = paths->inputs();
-    p.corrupt = QStringLiteral("They said that they would");
-    p.answer = QStringLiteral("they");
+    p.corrupt = "They said that they would";
+    p.answer = "they";
     paths->setInputs(p);
     Q_EMIT paths->runRequested(paths->inputs());
     EXPECT_EQ(patching->inputs().corrupt, p.corrupt);

@@ -8,6 +8,7 @@
 #include "gui/paths_job.h"
 #include "gui/quick_ablation.h"
 
+#include "../views/std_text.h"
 #include "app_test_util.h"
 #include "test_models.h"
 
@@ -43,12 +44,12 @@ PatchingJobRequest request(const QString& site, const QString& mode = QStringLit
     r.grassmannPath = testModels().grassmann;
     r.baselinePath = testModels().transformer;
     r.device = QStringLiteral("cpu");
-    r.inputs.clean = kClean;
-    r.inputs.corrupt = mode == QLatin1String("patch") ? kCorrupt : QString();
-    r.inputs.answer = QStringLiteral("her");
-    r.inputs.wrong = QStringLiteral("the");
-    r.inputs.site = site;
-    r.inputs.mode = mode;
+    r.inputs.clean = kClean.toStdString();
+    r.inputs.corrupt = mode == QLatin1String("patch") ? kCorrupt.toStdString() : std::string();
+    r.inputs.answer = "her";
+    r.inputs.wrong = "the";
+    r.inputs.site = site.toStdString();
+    r.inputs.mode = mode.toStdString();
     return r;
 }
 
@@ -77,13 +78,13 @@ TEST(PatchingJob, OffsetHeadRunsGrassmannOffsetsNextToTransformerHeads) {
             return true;
         },
         &runs);
-    ASSERT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    ASSERT_TRUE(d.error.empty()) << d.error;
     EXPECT_GT(calls, 0);
     EXPECT_LE(last, 1.0 + 1e-12);
     const auto& g = d.grassmann;
     const auto& t = d.transformer;
-    ASSERT_TRUE(g.hasGrid()) << g.error.toStdString();
-    ASSERT_TRUE(t.hasGrid()) << t.error.toStdString();
+    ASSERT_TRUE(g.hasGrid()) << g.error;
+    ASSERT_TRUE(t.hasGrid()) << t.error;
     EXPECT_EQ(g.site, QStringLiteral("offset"));
     EXPECT_EQ(t.site, QStringLiteral("head"));
     EXPECT_EQ(g.rows, 2);
@@ -92,7 +93,7 @@ TEST(PatchingJob, OffsetHeadRunsGrassmannOffsetsNextToTransformerHeads) {
     EXPECT_EQ(t.cols, 2); // heads
     EXPECT_TRUE(g.hasMetric && g.effectDefined);
     EXPECT_TRUE(std::isnan(g.value(0, 2))); // layer 0 has no offset 3
-    EXPECT_FALSE(g.undefinedReason(0, 2).isEmpty());
+    EXPECT_FALSE(g.undefinedReason(0, 2).empty());
     EXPECT_TRUE(std::isfinite(g.value(0, 0)));
     EXPECT_EQ(d.answerPiece, QStringLiteral("her"));
     EXPECT_EQ(d.metricPosition, 3);
@@ -104,9 +105,9 @@ TEST(PatchingJob, OffsetHeadRunsGrassmannOffsetsNextToTransformerHeads) {
 TEST(PatchingJob, ResidColumnsAreTheTokensAndTheEffectIsExactWhereCausalityFixesIt) {
     ModelCache cache;
     const gwb::views::PatchingData d = computePatching(cache, request(QStringLiteral("resid")));
-    ASSERT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    ASSERT_TRUE(d.error.empty()) << d.error;
     for (const auto* g : {&d.grassmann, &d.transformer}) {
-        SCOPED_TRACE(g->model.toStdString());
+        SCOPED_TRACE(g->model);
         ASSERT_TRUE(g->hasGrid());
         EXPECT_EQ(g->rows, 3);
         EXPECT_EQ(g->colLabels, (QStringList{"emma/she", "was", "in", "the"}));
@@ -119,25 +120,26 @@ TEST(PatchingJob, ResidColumnsAreTheTokensAndTheEffectIsExactWhereCausalityFixes
 TEST(PatchingJob, BadInputRefusesTheWholeRunAndAMissingSiteOnlyItsModel) {
     ModelCache cache;
     PatchingJobRequest r = request(QStringLiteral("resid"));
-    r.inputs.corrupt = QStringLiteral("emma is a truth universally");
+    r.inputs.corrupt = "emma is a truth universally";
     gwb::views::PatchingData d = computePatching(cache, r);
-    EXPECT_TRUE(d.error.contains(QStringLiteral("different lengths"))) << d.error.toStdString();
-    EXPECT_TRUE(d.error.contains(QStringLiteral("'was' vs 'is'"))) << d.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.error).contains(QStringLiteral("different lengths"))) << d.error;
+    EXPECT_TRUE(QString::fromStdString(d.error).contains(QStringLiteral("'was' vs 'is'"))) << d.error;
     EXPECT_FALSE(d.hasGrid());
     r = request(QStringLiteral("resid"));
-    r.inputs.answer = QStringLiteral("zebra");
+    r.inputs.answer = "zebra";
     d = computePatching(cache, r);
-    EXPECT_TRUE(d.error.contains(QStringLiteral("not in the vocabulary"))) << d.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.error).contains(QStringLiteral("not in the vocabulary"))) << d.error;
     EXPECT_FALSE(d.hasGrid());
     // The gate exists only in the Grassmann model: the Transformer's panel says so.
     d = computePatching(cache, request(QStringLiteral("gate")));
-    EXPECT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    EXPECT_TRUE(d.error.empty()) << d.error;
     EXPECT_TRUE(d.grassmann.hasGrid());
     EXPECT_FALSE(d.transformer.hasGrid());
-    EXPECT_TRUE(d.transformer.error.contains(QStringLiteral("Grassmann site"))) << d.transformer.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.transformer.error).contains(QStringLiteral("Grassmann site")))
+        << d.transformer.error;
     // Cancel: the result says so and carries no grid (the view keeps what it had).
     d = computePatching(cache, request(QStringLiteral("resid")), [](double) { return false; });
-    EXPECT_TRUE(d.error.contains(QStringLiteral("Cancelled"))) << d.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.error).contains(QStringLiteral("Cancelled"))) << d.error;
     EXPECT_FALSE(d.hasGrid());
 }
 
@@ -145,11 +147,11 @@ TEST(PatchingJob, TopKOfACellIsItsChangedRun) {
     ModelCache cache;
     PatchingRuns runs;
     const gwb::views::PatchingData d = computePatching(cache, request(QStringLiteral("resid")), {}, &runs);
-    ASSERT_TRUE(d.error.isEmpty());
+    ASSERT_TRUE(d.error.empty());
     // Two cells whose changed run is the clean run at the metric position: the same top-K.
     const gwb::views::PatchingTopK a = computePatchingTopK(cache, runs, 0, 0, 0, 5);
     const gwb::views::PatchingTopK b = computePatchingTopK(cache, runs, 0, 2, 3, 5);
-    ASSERT_TRUE(a.error.isEmpty()) << a.error.toStdString();
+    ASSERT_TRUE(a.error.empty()) << a.error;
     ASSERT_EQ(a.pieces.size(), 5);
     EXPECT_EQ(a.pieces, b.pieces);
     double sum = 0;
@@ -164,13 +166,13 @@ TEST(PatchingJob, TopKOfACellIsItsChangedRun) {
     // A cell that changed nothing (position 1 of h^0: equal tokens) gives the corrupted run's top-K,
     // which differs from the clean one in probabilities.
     const gwb::views::PatchingTopK c = computePatchingTopK(cache, runs, 0, 0, 1, 5);
-    ASSERT_TRUE(c.error.isEmpty());
+    ASSERT_TRUE(c.error.empty());
     double diff = 0;
     for (size_t i = 0; i < c.probs.size(); ++i)
         diff += std::abs(c.probs[i] - a.probs[i]);
     EXPECT_GT(diff, 0.0);
-    EXPECT_FALSE(computePatchingTopK(cache, runs, 0, 9, 0).error.isEmpty());
-    EXPECT_FALSE(computePatchingTopK(cache, PatchingRuns{}, 1, 0, 0).error.isEmpty());
+    EXPECT_FALSE(computePatchingTopK(cache, runs, 0, 9, 0).error.empty());
+    EXPECT_FALSE(computePatchingTopK(cache, PatchingRuns{}, 1, 0, 0).error.empty());
 }
 
 TEST(PatchingJob, RunnerComputesOffTheGuiThreadBehindTheView) {
@@ -190,11 +192,11 @@ TEST(PatchingJob, RunnerComputesOffTheGuiThreadBehindTheView) {
     });
     QSignalSpy done(runner, &PatchingRunner::finished);
     gwb::views::PatchingInputs in;
-    in.corrupt = kCorrupt;
-    in.answer = QStringLiteral("her");
-    in.wrong = QStringLiteral("the");
-    in.site = QStringLiteral("resid");
-    in.mode = QStringLiteral("patch");
+    in.corrupt = kCorrupt.toStdString();
+    in.answer = "her";
+    in.wrong = "the";
+    in.site = "resid";
+    in.mode = "patch";
     view.setInputs(in);
     view.run();
     EXPECT_TRUE(view.running());
@@ -209,7 +211,7 @@ TEST(PatchingJob, RunnerComputesOffTheGuiThreadBehindTheView) {
     ASSERT_TRUE(topK.wait(60000));
     EXPECT_EQ(view.topKTable()->rowCount(), 10);
     // Bad input found by the job: a message, and the grids stay.
-    in.corrupt = QStringLiteral("emma is a truth universally");
+    in.corrupt = "emma is a truth universally";
     view.setInputs(in);
     view.run();
     ASSERT_TRUE(done.wait(60000));
@@ -399,44 +401,47 @@ TEST(PathsJob, BothModelsSendersByKindAndTheSameRefusalsAsPatching) {
     r.grassmannPath = testModels().grassmann;
     r.baselinePath = testModels().transformer;
     r.device = QStringLiteral("cpu");
-    r.inputs.clean = kClean;
-    r.inputs.corrupt = kCorrupt;
-    r.inputs.answer = QStringLiteral("her");
-    r.inputs.wrong = QStringLiteral("the");
-    r.inputs.senders = QStringLiteral("offset/head");
+    r.inputs.clean = kClean.toStdString();
+    r.inputs.corrupt = kCorrupt.toStdString();
+    r.inputs.answer = "her";
+    r.inputs.wrong = "the";
+    r.inputs.senders = "offset/head";
     PathsRuns runs;
     gwb::views::PathsData d = computePaths(cache, r, {}, &runs);
-    ASSERT_TRUE(d.error.isEmpty()) << d.error.toStdString();
-    ASSERT_TRUE(d.grassmann.error.isEmpty() && d.transformer.error.isEmpty());
-    EXPECT_TRUE(d.grassmann.senders.value(0).startsWith(QStringLiteral("offset.")))
-        << d.grassmann.senders.join(' ').toStdString();
-    EXPECT_TRUE(d.transformer.senders.value(0).startsWith(QStringLiteral("head.")));
-    EXPECT_EQ(d.grassmann.receivers.value(0), QStringLiteral("logits"));
+    ASSERT_TRUE(d.error.empty()) << d.error;
+    ASSERT_TRUE(d.grassmann.error.empty() && d.transformer.error.empty());
+    ASSERT_FALSE(d.grassmann.senders.empty());
+    ASSERT_FALSE(d.transformer.senders.empty());
+    EXPECT_EQ(d.grassmann.senders[0].rfind("offset.", 0), 0u) << stdToQ(d.grassmann.senders).join(' ').toStdString();
+    EXPECT_EQ(d.transformer.senders[0].rfind("head.", 0), 0u);
+    EXPECT_EQ(d.grassmann.receivers.at(0), "logits");
     EXPECT_EQ(d.grassmann.metric.size(),
               static_cast<size_t>(d.grassmann.senders.size() * d.grassmann.receivers.size()));
-    EXPECT_EQ(d.answerPiece.isEmpty(), false);
+    EXPECT_EQ(d.answerPiece.empty(), false);
     EXPECT_TRUE(runs.requests[0] && runs.requests[1]);
     // A clicked cell's top pieces from the kept runs.
     const gwb::views::PatchingTopK k =
-        computePathsTopK(cache, runs, 1, d.transformer.senders.value(0), d.transformer.receivers.value(0), 3);
-    EXPECT_TRUE(k.error.isEmpty()) << k.error.toStdString();
+        computePathsTopK(cache, runs, 1, QString::fromStdString(d.transformer.senders[0]),
+                         QString::fromStdString(d.transformer.receivers.at(0)), 3);
+    EXPECT_TRUE(k.error.empty()) << k.error;
     EXPECT_EQ(k.pieces.size(), 3);
     // Gate senders: only the Grassmann model has them.
-    r.inputs.senders = QStringLiteral("gate");
+    r.inputs.senders = "gate";
     d = computePaths(cache, r);
-    EXPECT_TRUE(d.error.isEmpty()) << d.error.toStdString();
-    EXPECT_TRUE(d.transformer.error.contains(QStringLiteral("Grassmann sender"))) << d.transformer.error.toStdString();
-    EXPECT_TRUE(d.grassmann.error.isEmpty());
+    EXPECT_TRUE(d.error.empty()) << d.error;
+    EXPECT_TRUE(QString::fromStdString(d.transformer.error).contains(QStringLiteral("Grassmann sender")))
+        << d.transformer.error;
+    EXPECT_TRUE(d.grassmann.error.empty());
     // Bad input refuses the whole run, naming the model.
-    r.inputs.answer = QStringLiteral("zebra");
+    r.inputs.answer = "zebra";
     d = computePaths(cache, r);
-    EXPECT_TRUE(d.error.contains(QStringLiteral("Grassmann model:"))) << d.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.error).contains(QStringLiteral("Grassmann model:"))) << d.error;
     EXPECT_FALSE(d.hasGrid());
     // Cancel.
-    r.inputs.answer = QStringLiteral("her");
+    r.inputs.answer = "her";
     d = computePaths(
         cache, r, [](double) { return false; }, &runs);
-    EXPECT_TRUE(d.error.contains(QStringLiteral("Cancelled"))) << d.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.error).contains(QStringLiteral("Cancelled"))) << d.error;
     EXPECT_FALSE(d.hasGrid());
     EXPECT_FALSE(runs.requests[0] || runs.requests[1]);
 }

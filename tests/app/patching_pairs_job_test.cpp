@@ -7,6 +7,7 @@
 #include "gui/patching_job.h"
 #include "gui/patching_pairs_job.h"
 
+#include "../views/std_text.h"
 #include "app_test_util.h"
 #include "test_models.h"
 
@@ -71,33 +72,33 @@ TEST(PatchingPairs, EveryPairIsItsOwnSweepAndEachCellTheMeanOfItsPairs) {
     const QString file = writePairs(dir);
     ModelCache cache;
     gwb::views::PairsInputs in;
-    in.file = file;
-    in.site = QStringLiteral("resid");
+    in.file = file.toStdString();
+    in.site = "resid";
     const gwb::views::PairsData d = computePatchingPairs(cache, models(), in);
-    ASSERT_TRUE(d.error.isEmpty()) << d.error.toStdString();
+    ASSERT_TRUE(d.error.empty()) << d.error;
     EXPECT_EQ(d.lines, 6);
     for (int m : {0, 1}) {
         const gwb::views::PairsGrid& g = d.grid(m);
-        SCOPED_TRACE(g.model.toStdString());
-        ASSERT_TRUE(g.hasGrid()) << g.error.toStdString();
+        SCOPED_TRACE(g.model);
+        ASSERT_TRUE(g.hasGrid()) << g.error;
         EXPECT_EQ(g.lines, (std::vector<int64_t>{1, 3, 5, 6}));
         ASSERT_EQ(g.skipped.size(), 2);
-        EXPECT_TRUE(g.skipped[0].startsWith(QStringLiteral("line 2:"))) << g.skipped[0].toStdString();
-        EXPECT_TRUE(g.skipped[1].startsWith(QStringLiteral("line 4:"))) << g.skipped[1].toStdString();
+        EXPECT_EQ(g.skipped[0].rfind("line 2:", 0), 0u) << g.skipped[0];
+        EXPECT_EQ(g.skipped[1].rfind("line 4:", 0), 0u) << g.skipped[1];
         EXPECT_TRUE(g.complete);
-        EXPECT_EQ(g.colLabels.last(), QStringLiteral("m"));
+        EXPECT_EQ(g.colLabels.back(), "m");
         // Each pair's row is the single-pair sweep of that pair, right-aligned at its last token.
         for (int64_t p = 0; p < g.pairs(); ++p) {
             PatchingJobRequest one = models();
-            one.inputs.clean = kPairs[p].clean;
-            one.inputs.corrupt = kPairs[p].corrupt;
-            one.inputs.answer = QStringLiteral("her");
-            one.inputs.wrong = QStringLiteral("the");
-            one.inputs.site = QStringLiteral("resid");
-            one.inputs.mode = QStringLiteral("patch");
+            one.inputs.clean = kPairs[p].clean.toStdString();
+            one.inputs.corrupt = kPairs[p].corrupt.toStdString();
+            one.inputs.answer = "her";
+            one.inputs.wrong = "the";
+            one.inputs.site = "resid";
+            one.inputs.mode = "patch";
             const gwb::views::PatchingData single = computePatching(cache, one);
             const gwb::views::PatchingGrid& s = m == 0 ? single.grassmann : single.transformer;
-            ASSERT_TRUE(s.hasGrid()) << s.error.toStdString();
+            ASSERT_TRUE(s.hasGrid()) << s.error;
             ASSERT_EQ(s.rows, g.rows);
             for (int64_t r = 0; r < g.rows; ++r)
                 for (int64_t c = 0; c < g.cols; ++c) {
@@ -141,9 +142,9 @@ TEST(PatchingPairs, AttributionOffsetsAndHeadsAndWhatCannotRun) {
     const QString file = writePairs(dir);
     ModelCache cache;
     gwb::views::PairsInputs in;
-    in.file = file;
-    in.site = QStringLiteral("offset/head");
-    in.method = QStringLiteral("attribution");
+    in.file = file.toStdString();
+    in.site = "offset/head";
+    in.method = "attribution";
     in.check = 2;
     gwb::views::PairsData d = computePatchingPairs(cache, models(), in);
     ASSERT_TRUE(d.hasGrid());
@@ -158,28 +159,29 @@ TEST(PatchingPairs, AttributionOffsetsAndHeadsAndWhatCannotRun) {
         EXPECT_LE(g.scatterExact.size(), static_cast<size_t>(4 * g.pairs()));
     }
     // A site one kind lacks is that model's error; the other still runs.
-    in.site = QStringLiteral("gate");
-    in.method = QStringLiteral("exact");
+    in.site = "gate";
+    in.method = "exact";
     d = computePatchingPairs(cache, models(), in);
-    EXPECT_TRUE(d.grassmann.hasGrid()) << d.grassmann.error.toStdString();
+    EXPECT_TRUE(d.grassmann.hasGrid()) << d.grassmann.error;
     EXPECT_FALSE(d.transformer.hasGrid());
-    EXPECT_TRUE(d.transformer.error.contains(QStringLiteral("gate"))) << d.transformer.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.transformer.error).contains(QStringLiteral("gate"))) << d.transformer.error;
     // A file that is not there, and one without a usable line.
-    in.file = dir.filePath(QStringLiteral("missing.jsonl"));
+    in.file = dir.filePath(QStringLiteral("missing.jsonl")).toStdString();
     d = computePatchingPairs(cache, models(), in);
-    EXPECT_FALSE(d.error.isEmpty());
-    EXPECT_TRUE(d.error.contains(QStringLiteral("missing.jsonl"))) << d.error.toStdString();
+    EXPECT_FALSE(d.error.empty());
+    EXPECT_TRUE(QString::fromStdString(d.error).contains(QStringLiteral("missing.jsonl"))) << d.error;
     const QString bad = dir.filePath(QStringLiteral("bad.jsonl"));
     QFile f(bad);
     ASSERT_TRUE(f.open(QIODevice::WriteOnly));
     f.write("{\"clean\": \"emma was\", \"corrupt\": \"emma is a truth\", \"answer\": \"her\", \"wrong\": \"the\"}\n");
     f.close();
-    in.file = bad;
-    in.site = QStringLiteral("resid");
+    in.file = bad.toStdString();
+    in.site = "resid";
     d = computePatchingPairs(cache, models(), in);
     EXPECT_FALSE(d.hasGrid());
-    EXPECT_TRUE(d.grassmann.error.contains(QStringLiteral("no usable pair"))) << d.grassmann.error.toStdString();
-    EXPECT_TRUE(d.grassmann.error.contains(QStringLiteral("line 1"))) << d.grassmann.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.grassmann.error).contains(QStringLiteral("no usable pair")))
+        << d.grassmann.error;
+    EXPECT_TRUE(QString::fromStdString(d.grassmann.error).contains(QStringLiteral("line 1"))) << d.grassmann.error;
 }
 
 TEST(PatchingPairs, CancelKeepsThePairsDone) {
@@ -194,12 +196,12 @@ TEST(PatchingPairs, CancelKeepsThePairsDone) {
     f.close();
     ModelCache cache;
     gwb::views::PairsInputs in;
-    in.file = file;
-    in.site = QStringLiteral("resid");
+    in.file = file.toStdString();
+    in.site = "resid";
     // The Grassmann model is the first half of the progress; in each model's half, estimates come
     // first and exact sweeps second: stop among the Grassmann model's exact sweeps.
     const gwb::views::PairsData d = computePatchingPairs(cache, models(), in, [](double f) { return f < 0.3; });
-    ASSERT_TRUE(d.grassmann.hasGrid()) << d.grassmann.error.toStdString();
+    ASSERT_TRUE(d.grassmann.hasGrid()) << d.grassmann.error;
     EXPECT_FALSE(d.grassmann.complete);
     EXPECT_GT(d.grassmann.pairs(), 0);
     EXPECT_LT(d.grassmann.pairs(), 1200);
@@ -208,7 +210,8 @@ TEST(PatchingPairs, CancelKeepsThePairsDone) {
     EXPECT_EQ(d.grassmann.values.size(),
               static_cast<size_t>(d.grassmann.pairs() * d.grassmann.rows * d.grassmann.cols));
     EXPECT_FALSE(d.transformer.hasGrid());
-    EXPECT_TRUE(d.transformer.error.contains(QStringLiteral("cancelled"))) << d.transformer.error.toStdString();
+    EXPECT_TRUE(QString::fromStdString(d.transformer.error).contains(QStringLiteral("cancelled")))
+        << d.transformer.error;
 }
 
 TEST(PatchingPairs, TheRunnerFillsTheViewOffTheGuiThread) {

@@ -164,7 +164,7 @@ TEST(PatchingView, AnAblationWithoutACorruptedPromptSaysWhatWasComputed) {
     Fixture f;
     PatchingData data = synthetic::makePatchingData(f.d);
     data.corruptTokens.clear();
-    data.inputs.mode = QStringLiteral("zero");
+    data.inputs.mode = "zero";
     for (PatchingGrid* g : {&data.grassmann, &data.transformer}) {
         g->corruptMetric = g->cleanMetric;
         g->effectDefined = false;
@@ -185,12 +185,12 @@ TEST(PatchingView, BadInputIsAMessageAndChangesNothing) {
     QSignalSpy runs(&f.v, &PatchingView::runRequested);
     PatchingInputs in = data.inputs;
     in.corrupt.clear();
-    in.mode = QStringLiteral("patch");
+    in.mode = "patch";
     f.v.setInputs(in);
     f.v.run();
     EXPECT_EQ(runs.count(), 0);
     EXPECT_TRUE(f.v.message().contains(QStringLiteral("corrupted prompt"))) << f.v.message().toStdString();
-    in.corrupt = QStringLiteral("another prompt");
+    in.corrupt = "another prompt";
     in.wrong.clear();
     f.v.setInputs(in);
     f.v.run();
@@ -199,8 +199,8 @@ TEST(PatchingView, BadInputIsAMessageAndChangesNothing) {
     // A problem found by the application (e.g. prompts of different token lengths) is shown as it
     // comes back, and the grids stay what they were.
     PatchingData bad;
-    bad.error = QStringLiteral("Grassmann model: the prompts tokenize to different lengths: clean 7 tokens, "
-                               "corrupted 9 tokens; they first differ at token 0");
+    bad.error = "Grassmann model: the prompts tokenize to different lengths: clean 7 tokens, "
+                "corrupted 9 tokens; they first differ at token 0";
     f.v.setResult(bad);
     EXPECT_EQ(f.v.message(), bad.error);
     ASSERT_TRUE(f.v.hasContent());
@@ -213,7 +213,7 @@ TEST(PatchingView, BadInputIsAMessageAndChangesNothing) {
     EXPECT_FLOAT_EQ(row[4],
                     static_cast<float>(data.grassmann.effect[static_cast<size_t>(3 * data.grassmann.cols + 4)]));
     // Good input goes out with the window's prompt as the clean prompt.
-    in.wrong = QStringLiteral("he");
+    in.wrong = "he";
     f.v.setInputs(in);
     f.v.run();
     ASSERT_EQ(runs.count(), 1);
@@ -251,7 +251,7 @@ TEST(PatchingView, ClickingADefinedCellAsksForItsTopK) {
     k.model = 0;
     k.row = 2;
     k.col = 5;
-    k.pieces = {QStringLiteral("\u2581she"), QStringLiteral("\u2581he")};
+    k.pieces = {"\u2581she", "\u2581he"};
     k.probs = {0.6, 0.3};
     k.logits = {3.0, 2.3};
     f.v.setTopK(k);
@@ -318,14 +318,14 @@ TEST(PatchingView, ASweepThatNoLongerMatchesItsInputsIsMarkedStale) {
     for (int m : {0, 1})
         EXPECT_TRUE(f.v.heatmap(m)->staleNote().isEmpty());
     PatchingData refused;
-    refused.error = QStringLiteral("the two prompts tokenize to different lengths");
+    refused.error = "the two prompts tokenize to different lengths";
     f.v.setResult(refused);
     for (int m : {0, 1})
         EXPECT_TRUE(f.v.heatmap(m)->staleNote().contains(QStringLiteral("refused")));
     f.v.setResult(data);
     EXPECT_TRUE(f.v.heatmap(0)->staleNote().isEmpty());
     PatchingInputs edited = data.inputs;
-    edited.answer = QStringLiteral("he");
+    edited.answer = "he";
     f.v.setInputs(edited);
     EXPECT_TRUE(f.v.heatmap(1)->staleNote().contains(QStringLiteral("changed")));
     f.v.setInputs(data.inputs);
@@ -341,20 +341,20 @@ namespace {
 /// Grassmann model and cell (0, 0) for pair 1 only.
 PairsData makePairsData() {
     PairsData d;
-    d.inputs.file = QStringLiteral("/data/name-swap.jsonl");
-    d.inputs.site = QStringLiteral("resid");
+    d.inputs.file = "/data/name-swap.jsonl";
+    d.inputs.site = "resid";
     d.lines = 4;
     const double nan = std::nan("");
     for (int m : {0, 1}) {
         PairsGrid& g = m == 0 ? d.grassmann : d.transformer;
-        g.model = m == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
-        g.site = QStringLiteral("resid");
+        g.model = m == 0 ? "Grassmann" : "Transformer";
+        g.site = "resid";
         g.rows = 2;
         g.cols = 3;
-        g.rowLabels = {QStringLiteral("h^0"), QStringLiteral("h^1")};
-        g.colLabels = {QStringLiteral("m-2"), QStringLiteral("m-1"), QStringLiteral("m")};
-        g.rowTitle = QStringLiteral("block input");
-        g.colTitle = QStringLiteral("position");
+        g.rowLabels = {"h^0", "h^1"};
+        g.colLabels = {"m-2", "m-1", "m"};
+        g.rowTitle = "block input";
+        g.colTitle = "position";
         g.lines = {1, 2, 4};
         g.usable = 3;
         for (int p = 0; p < 3; ++p)
@@ -383,7 +383,7 @@ PairsData makePairsData() {
         g.scatterExact = {0.12, 0.18, -0.05, 0.5};
         g.spearman = gwb::engine::spearmanCorrelation(g.scatterEstimate, g.scatterExact);
         g.pearson = gwb::engine::pearsonCorrelation(g.scatterEstimate, g.scatterExact);
-        g.skipped = {QStringLiteral("line 3: the clean and corrupted prompts have different lengths")};
+        g.skipped = {"line 3: the clean and corrupted prompts have different lengths"};
     }
     return d;
 }
@@ -442,15 +442,15 @@ TEST(PatchingViewPairs, ARefusedFileKeepsTheMeansAndASinglePairSweepLeavesPairsM
     Fixture f;
     f.v.setPairsResult(makePairsData());
     PairsData refused;
-    refused.inputs.file = QStringLiteral("/data/broken.jsonl");
-    refused.error = QStringLiteral("'/data/broken.jsonl' is not UTF-8 text");
+    refused.inputs.file = "/data/broken.jsonl";
+    refused.error = "'/data/broken.jsonl' is not UTF-8 text";
     f.v.setPairsResult(refused);
     EXPECT_TRUE(f.v.pairsMode());
     EXPECT_EQ(f.v.pairsResult().inputs.file, QStringLiteral("/data/name-swap.jsonl"));
     EXPECT_TRUE(f.v.message().contains(QStringLiteral("not UTF-8"))) << f.v.message().toStdString();
     // Changing the site marks the means stale.
     PatchingInputs in = f.v.inputs();
-    in.site = QStringLiteral("mixer");
+    in.site = "mixer";
     f.v.setInputs(in);
     EXPECT_FALSE(f.v.heatmap(0)->staleNote().isEmpty());
     f.v.setResult(synthetic::makePatchingData(f.d));

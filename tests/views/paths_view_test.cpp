@@ -91,13 +91,13 @@ TEST(PathsView, BadInputIsAMessageAndAnEarlierResultIsMarkedStale) {
     f.v.setResult(data);
     EXPECT_TRUE(f.v.heatmap(0)->staleNote().isEmpty());
     PathsData refused;
-    refused.error = QStringLiteral("the prompts tokenize to different lengths");
+    refused.error = "the prompts tokenize to different lengths";
     f.v.setResult(refused);
     EXPECT_TRUE(f.v.heatmap(0)->staleNote().contains(QStringLiteral("refused")));
     EXPECT_TRUE(f.v.message().contains(QStringLiteral("different lengths")));
     f.v.setResult(data);
     PathsInputs edited = data.inputs;
-    edited.receivers = QStringLiteral("logits");
+    edited.receivers = "logits";
     f.v.setInputs(edited);
     EXPECT_TRUE(f.v.heatmap(1)->staleNote().contains(QStringLiteral("changed")));
 }
@@ -127,20 +127,20 @@ TEST(PathsView, APatchingCellGivesThePathsInputsAndItsSender) {
     synthetic::ensureApp();
     const WorkbenchData d = synthetic::makeWorkbenchData();
     PatchingData p = synthetic::makePatchingData(d);
-    QString sender;
+    std::string sender;
     PathsInputs in = pathsFromPatchingCell(p, 0, 2, 3, &sender);
     EXPECT_EQ(in.corrupt, p.inputs.corrupt);
     EXPECT_EQ(in.answer, p.inputs.answer);
     EXPECT_EQ(in.senders, QStringLiteral("all")); // a block input: every earlier component writes it
     EXPECT_EQ(in.position, 3);
-    EXPECT_TRUE(sender.isEmpty());
-    p.grassmann.site = QStringLiteral("offset");
-    p.grassmann.colLabels = {QStringLiteral("D=1"), QStringLiteral("D=2"), QStringLiteral("D=4")};
+    EXPECT_TRUE(sender.empty());
+    p.grassmann.site = "offset";
+    p.grassmann.colLabels = {"D=1", "D=2", "D=4"};
     in = pathsFromPatchingCell(p, 0, 3, 1, &sender);
     EXPECT_EQ(in.senders, QStringLiteral("offset/head"));
     EXPECT_EQ(in.position, -1);
     EXPECT_EQ(sender, QStringLiteral("offset.3.2"));
-    p.transformer.site = QStringLiteral("ffn");
+    p.transformer.site = "ffn";
     in = pathsFromPatchingCell(p, 1, 1, 4, &sender);
     EXPECT_EQ(in.senders, QStringLiteral("ffn"));
     EXPECT_EQ(in.position, 4);
@@ -149,7 +149,7 @@ TEST(PathsView, APatchingCellGivesThePathsInputsAndItsSender) {
     Fixture f;
     PathsData data = synthetic::makePathsData(f.d);
     f.v.setResult(data);
-    f.v.markSender(data.grassmann.senders.value(2));
+    f.v.markSender(QString::fromStdString(data.grassmann.senders.at(2)));
     EXPECT_EQ(f.v.heatmap(0)->marks().row, 2);
 }
 
@@ -163,12 +163,12 @@ TEST(PathsView, EverySenderRowIsLabelledOnScreenAndInPrint) {
                                "offset.%1.16", "mixer.%1",    "gate.%1",     "ffn.%1"};
     g.senders.clear();
     g.senderLayers.clear();
-    g.receivers = {QStringLiteral("logits")};
+    g.receivers = {"logits"};
     for (int M = 1; M <= 6; ++M)
-        g.receivers << QStringLiteral("resid.%1").arg(M);
+        g.receivers.push_back((QStringLiteral("resid.%1").arg(M)).toStdString());
     for (int l = 0; l < 6; ++l)
         for (const QString& k : kinds) {
-            g.senders << k.arg(l);
+            g.senders.push_back((k.arg(l)).toStdString());
             g.senderLayers.push_back(l);
         }
     g.effect.assign(static_cast<size_t>(g.rows() * g.cols()), 0.25);
@@ -187,7 +187,7 @@ TEST(PathsView, EverySenderRowIsLabelledOnScreenAndInPrint) {
             gwb::test::figureTexts(f.v, o, dir.filePath(QStringLiteral("paths54_%1.svg").arg(o.widthInches)), &error);
         ASSERT_FALSE(texts.isEmpty()) << error.toStdString();
         QStringList missing;
-        for (const QString& s : g.senders)
+        for (const QString& s : stdToQ(g.senders))
             if (!texts.contains(s)) missing << s;
         EXPECT_TRUE(missing.isEmpty()) << missing.join(QStringLiteral(", ")).toStdString();
         EXPECT_TRUE(gwb::test::cutTexts(texts).isEmpty());
@@ -205,10 +205,10 @@ TEST(PathsView, ScrolledMatricesKeepTheirColourBarInViewAndHoverSaysWhyACellIsGr
     g.senderLayers.clear();
     for (int l = 0; l < 6; ++l)
         for (int k = 0; k < 9; ++k) {
-            g.senders << QStringLiteral("offset.%1.%2").arg(l).arg(k + 1);
+            g.senders.push_back((QStringLiteral("offset.%1.%2").arg(l).arg(k + 1)).toStdString());
             g.senderLayers.push_back(l);
         }
-    g.receivers = {QStringLiteral("logits"), QStringLiteral("resid.1")};
+    g.receivers = {"logits", "resid.1"};
     g.effect.assign(static_cast<size_t>(g.rows() * g.cols()), 0.25);
     g.effect[static_cast<size_t>(g.cols() - 1)] = std::nan(""); // row 0, resid.1: grey
     g.metric.assign(g.effect.size(), 0.5);
@@ -232,9 +232,9 @@ TEST(PathsView, ScrolledMatricesKeepTheirColourBarInViewAndHoverSaysWhyACellIsGr
     Q_EMIT h->cellHovered(0, g.cols() - 1, QString());
     auto* hover = f.v.findChild<QLabel*>(QStringLiteral("pathsHover"));
     ASSERT_TRUE(hover);
-    EXPECT_TRUE(hover->text().contains(g.undefinedReason(0, g.cols() - 1).isEmpty()
+    EXPECT_TRUE(hover->text().contains(g.undefinedReason(0, g.cols() - 1).empty()
                                            ? QStringLiteral("undefined")
-                                           : g.undefinedReason(0, g.cols() - 1)))
+                                           : QString::fromStdString(g.undefinedReason(0, g.cols() - 1))))
         << hover->text().toStdString();
     EXPECT_TRUE(hover->wordWrap());
 }

@@ -306,31 +306,32 @@ std::shared_ptr<gwb::engine::CorpusStats> makeCorpusStats(int64_t N, int64_t H, 
 
 PatchingData makePatchingData(const WorkbenchData& data) {
     PatchingData d;
-    d.inputs.clean = data.prompt();
-    d.inputs.corrupt = QStringLiteral("a corrupted prompt");
-    d.inputs.answer = QStringLiteral("she");
-    d.inputs.wrong = QStringLiteral("he");
-    d.inputs.site = QStringLiteral("resid");
-    d.inputs.mode = QStringLiteral("patch");
-    d.answerPiece = QStringLiteral("\u2581she");
-    d.wrongPiece = QStringLiteral("\u2581he");
+    d.inputs.clean = data.prompt().toStdString();
+    d.inputs.corrupt = "a corrupted prompt";
+    d.inputs.answer = "she";
+    d.inputs.wrong = "he";
+    d.inputs.site = "resid";
+    d.inputs.mode = "patch";
+    d.answerPiece = "\u2581she";
+    d.wrongPiece = "\u2581he";
     const auto primary = data.primary();
     const int64_t T = primary ? primary->length() : 8;
     d.metricPosition = T - 1;
-    d.cleanTokens = primary ? tokenLabels(*primary) : QStringList();
+    d.cleanTokens = primary ? stdList(tokenLabels(*primary)) : std::vector<std::string>();
     auto grid = [&](const QString& model, int64_t layers, double phase) {
         PatchingGrid g;
-        g.model = model;
-        g.modelName = model.toLower();
-        g.site = QStringLiteral("resid");
+        g.model = model.toStdString();
+        g.modelName = model.toLower().toStdString();
+        g.site = "resid";
         g.rows = layers + 1;
         g.cols = T;
         for (int64_t r = 0; r < g.rows; ++r)
-            g.rowLabels << QStringLiteral("h^%1").arg(r);
+            g.rowLabels.push_back((QStringLiteral("h^%1").arg(r)).toStdString());
         for (int64_t c = 0; c < T; ++c)
-            g.colLabels << (primary ? tokenLabels(*primary).value(static_cast<int>(c)) : QString::number(c));
-        g.rowTitle = QStringLiteral("block input");
-        g.colTitle = QStringLiteral("position");
+            g.colLabels.push_back(
+                ((primary ? tokenLabels(*primary).value(static_cast<int>(c)) : QString::number(c))).toStdString());
+        g.rowTitle = "block input";
+        g.colTitle = "position";
         g.hasMetric = true;
         g.cleanMetric = 2.0;
         g.corruptMetric = -1.0;
@@ -360,23 +361,23 @@ PatchingData makePatchingData(const WorkbenchData& data) {
 
 PathsData makePathsData(const WorkbenchData& data) {
     PathsData d;
-    d.inputs.clean = data.prompt();
-    d.inputs.corrupt = QStringLiteral("a corrupted prompt");
-    d.inputs.answer = QStringLiteral("she");
-    d.inputs.wrong = QStringLiteral("he");
-    d.answerPiece = QStringLiteral("\u2581she");
-    d.wrongPiece = QStringLiteral("\u2581he");
+    d.inputs.clean = data.prompt().toStdString();
+    d.inputs.corrupt = "a corrupted prompt";
+    d.inputs.answer = "she";
+    d.inputs.wrong = "he";
+    d.answerPiece = "\u2581she";
+    d.wrongPiece = "\u2581he";
     d.metricPosition = data.primary() ? data.primary()->length() - 1 : 7;
     auto grid = [&](const QString& model, int layers, const QStringList& kinds, double phase) {
         PathsGrid g;
-        g.model = model;
-        g.modelName = model.toLower();
-        g.receivers << QStringLiteral("logits");
+        g.model = model.toStdString();
+        g.modelName = model.toLower().toStdString();
+        g.receivers.push_back((QStringLiteral("logits")).toStdString());
         for (int M = 1; M <= layers; ++M)
-            g.receivers << QStringLiteral("resid.%1").arg(M);
+            g.receivers.push_back((QStringLiteral("resid.%1").arg(M)).toStdString());
         for (int l = 0; l < layers; ++l)
             for (const QString& k : kinds) {
-                g.senders << QStringLiteral("%1.%2").arg(k).arg(l);
+                g.senders.push_back((QStringLiteral("%1.%2").arg(k).arg(l)).toStdString());
                 g.senderLayers.push_back(l);
             }
         g.cleanMetric = 2.0;

@@ -7,6 +7,8 @@
 #include "gwb/views/features_view.h"
 #include "gwb/views/workbench_data.h"
 
+#include "std_text.h"
+
 namespace gwb::views::synthetic {
 
 struct SyntheticSizes {

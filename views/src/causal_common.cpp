@@ -116,11 +116,11 @@ QTableWidget* makeTopKTable(QWidget* parent, const QString& objectName, const QS
 void showTopK(QTableWidget* table, const PatchingTopK& k, const QString& tip) {
     table->setRowCount(0);
     table->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
-    if (!k.error.isEmpty()) return;
+    if (!k.error.empty()) return;
     table->setToolTip(tip);
     table->setRowCount(static_cast<int>(k.pieces.size()));
-    for (int i = 0; i < k.pieces.size(); ++i) {
-        table->setItem(i, 0, new QTableWidgetItem(k.pieces[i]));
+    for (int i = 0; i < static_cast<int>(k.pieces.size()); ++i) {
+        table->setItem(i, 0, new QTableWidgetItem(qs(k.pieces[static_cast<size_t>(i)])));
         table->setItem(i, 1, valueItem(k.probs[static_cast<size_t>(i)], QString()));
         table->setItem(i, 2, valueItem(k.logits[static_cast<size_t>(i)], QString()));
     }

@@ -7,6 +7,11 @@
 #include "gwb/views/heatmap_widget.h"
 #include "gwb/views/patching_view.h"
 
+#include <QStringList>
+
+#include <string>
+#include <vector>
+
 class QHBoxLayout;
 class QLabel;
 class QLineEdit;
@@ -17,6 +22,22 @@ class QVBoxLayout;
 class QWidget;
 
 namespace gwb::views::detail {
+
+/// The engine's text (UTF-8) as the views show it.
+inline QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+/// A list of the engine's labels; qsAt(list, i) is "" past the end (as QStringList::value).
+inline QStringList qsList(const std::vector<std::string>& v) {
+    QStringList out;
+    out.reserve(static_cast<qsizetype>(v.size()));
+    for (const std::string& s : v)
+        out << QString::fromStdString(s);
+    return out;
+}
+inline QString qsAt(const std::vector<std::string>& v, int64_t i) {
+    return i >= 0 && i < static_cast<int64_t>(v.size()) ? QString::fromStdString(v[static_cast<size_t>(i)]) : QString();
+}
 
 /// The sites the Patching view offers: resid, mixer, gate, ffn, offset/head.
 QStringList patchingSiteItems();

@@ -1,5 +1,6 @@
 #include "gwb/views/patching_pairs.h"
 
+#include "causal_common.h"
 #include "plot_util.h"
 
 #include "gwb/views/chart_widget.h"
@@ -12,28 +13,8 @@
 
 namespace gwb::views {
 
-double PairsGrid::value(int64_t p, int64_t r, int64_t c) const {
-    if (p < 0 || r < 0 || c < 0 || p >= pairs() || r >= rows || c >= cols) return kNaN;
-    const size_t i = static_cast<size_t>((p * rows + r) * cols + c);
-    return i < values.size() ? values[i] : kNaN;
-}
-
-double PairsGrid::meanAt(int64_t r, int64_t c) const {
-    if (r < 0 || c < 0 || r >= rows || c >= cols) return kNaN;
-    const size_t i = static_cast<size_t>(r * cols + c);
-    return i < mean.size() ? mean[i] : kNaN;
-}
-
-std::vector<double> PairsGrid::cellValues(int64_t r, int64_t c) const {
-    std::vector<double> out;
-    for (int64_t p = 0; p < pairs(); ++p)
-        if (const double v = value(p, r, c); std::isfinite(v)) out.push_back(v);
-    return out;
-}
-
-QString PairsGrid::valueName() const {
-    return estimated ? QStringLiteral("estimated metric change") : QStringLiteral("effect");
-}
+using detail::qs;
+using detail::qsAt;
 
 namespace {
 
@@ -91,31 +72,15 @@ void paintMessage(QPainter& p, const QRectF& rect, const QString& text, const Fi
 
 } // namespace
 
-int64_t defaultPairsCell(const PairsGrid& g) {
-    int64_t best = -1, bestVarying = -1;
-    auto better = [&](int64_t i, int64_t than) {
-        return than < 0 || std::abs(g.mean[static_cast<size_t>(i)]) > std::abs(g.mean[static_cast<size_t>(than)]);
-    };
-    for (int64_t i = 0; i < static_cast<int64_t>(g.mean.size()) && g.cols > 0; ++i) {
-        if (!std::isfinite(g.mean[static_cast<size_t>(i)])) continue;
-        if (better(i, best)) best = i;
-        const std::vector<double> v = g.cellValues(i / g.cols, i % g.cols);
-        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-        if (v.size() > 1 && *hi - *lo > 1e-9 * std::max(1.0, std::abs(*hi)) && better(i, bestVarying)) bestVarying = i;
-    }
-    return bestVarying >= 0 ? bestVarying : best;
-}
-
 void paintCellDistribution(QPainter& p, const QRectF& rect, const PairsGrid& g, int64_t r, int64_t c,
                            const FigureStyle& style) {
     p.save();
     const QFontMetricsF fmS = style.metrics(style.small), fmB = style.metrics(style.body);
-    const QString where = QStringLiteral("%1 %2, %3 %4")
-                              .arg(g.rowTitle, g.rowLabels.value(static_cast<int>(r)), g.colTitle,
-                                   g.colLabels.value(static_cast<int>(c)));
+    const QString where =
+        QStringLiteral("%1 %2, %3 %4").arg(qs(g.rowTitle), qsAt(g.rowLabels, r), qs(g.colTitle), qsAt(g.colLabels, c));
     const std::vector<double> v = g.cellValues(r, c);
     const QString title =
-        QStringLiteral("%1 \u00b7 %2: %3 over %4 pairs").arg(g.model, where, g.valueName()).arg(v.size());
+        QStringLiteral("%1 \u00b7 %2: %3 over %4 pairs").arg(qs(g.model), where, qs(g.valueName())).arg(v.size());
     QRectF area = detail::paintPanelTitle(p, rect, title, style);
     if (v.empty()) {
         paintMessage(p, area, QStringLiteral("No pair defines this cell."), style);
@@ -159,8 +124,8 @@ void paintCellDistribution(QPainter& p, const QRectF& rect, const PairsGrid& g, 
         p, plot, yTicks, Y, [](double t) { return detail::formatValue(t); }, tick, style);
     paintXTicks(p, plot, detail::niceTicks(lo, hi, std::max(2, static_cast<int>(plot.width() / (fmS.height() * 4)))), X,
                 tick, style);
-    detail::paintAxisTitles(p, area, plot, QStringLiteral("pairs"), g.valueName(), tick, fmS.height(), style);
-    QColor fill = modelColor(g.model == QLatin1String("Transformer") ? 1 : 0);
+    detail::paintAxisTitles(p, area, plot, QStringLiteral("pairs"), qs(g.valueName()), tick, fmS.height(), style);
+    QColor fill = modelColor(g.model == "Transformer" ? 1 : 0);
     p.setPen(QPen(fill.darker(130), style.hairline));
     fill.setAlphaF(0.6);
     p.setBrush(fill);
@@ -196,7 +161,7 @@ void paintEstimateScatter(QPainter& p, const QRectF& rect, const PairsData& d, c
             any = true;
         }
     }
-    const bool checked = d.inputs.method == QLatin1String("attribution");
+    const bool checked = d.inputs.method == "attribution";
     QRectF area = detail::paintPanelTitle(
         p, rect,
         checked ? QStringLiteral("Attribution estimate against the exact change, checked cells")
@@ -218,7 +183,7 @@ void paintEstimateScatter(QPainter& p, const QRectF& rect, const PairsData& d, c
         const PairsGrid& g = d.grid(m);
         if (g.scatterEstimate.empty()) continue;
         const QString text = QStringLiteral("%1: Spearman %2, Pearson %3 (%4 points)")
-                                 .arg(g.model, detail::formatValue(g.spearman), detail::formatValue(g.pearson))
+                                 .arg(qs(g.model), detail::formatValue(g.spearman), detail::formatValue(g.pearson))
                                  .arg(finitePoints(g.scatterEstimate, g.scatterExact).size());
         p.setPen(Qt::NoPen);
         p.setBrush(modelColor(m));

@@ -25,6 +25,9 @@
 
 namespace gwb::views {
 
+using detail::qs;
+using detail::qsAt;
+
 namespace {
 const QString kDash = QStringLiteral("\u2014");
 
@@ -39,64 +42,6 @@ QString shownName(PatchingGrid::Shown s) {
     }
 }
 } // namespace
-
-PatchingGrid::Shown PatchingGrid::shown() const {
-    if (!hasMetric) return Shown::MeanDelta;
-    return effectDefined ? Shown::Effect : Shown::MetricChange;
-}
-
-double PatchingGrid::value(int64_t r, int64_t c) const {
-    const double nan = std::nan("");
-    if (r < 0 || c < 0 || r >= rows || c >= cols) return nan;
-    const size_t i = static_cast<size_t>(r * cols + c);
-    if (i < defined.size() && !defined[i]) return nan;
-    switch (shown()) {
-    case Shown::Effect:
-        return i < effect.size() ? effect[i] : nan;
-    case Shown::MetricChange:
-        return i < metric.size() ? metric[i] - cleanMetric : nan;
-    default:
-        return i < meanDelta.size() ? meanDelta[i] : nan;
-    }
-}
-
-QString PatchingGrid::undefinedReason(int64_t r, int64_t c) const {
-    if (r < 0 || c < 0 || r >= rows || c >= cols) return QStringLiteral("no such cell");
-    const size_t i = static_cast<size_t>(r * cols + c);
-    const QString where =
-        QStringLiteral("%1 %2, %3 %4")
-            .arg(rowTitle, rowLabels.value(static_cast<int>(r)), colTitle, colLabels.value(static_cast<int>(c)));
-    if (i < defined.size() && !defined[i]) {
-        if (site != QLatin1String("offset"))
-            return QStringLiteral("Undefined: the cell %1 does not exist in this model.").arg(where);
-        const QString label = colLabels.value(static_cast<int>(c));
-        const int64_t d = label.startsWith(QLatin1String("D=")) ? label.mid(2).toLongLong() : 0;
-        if (tokens > 0 && d >= tokens)
-            return QStringLiteral("Undefined: offset %1 reaches before the prompt at every position (the prompt has %2 "
-                                  "tokens), so it never pairs two real tokens and there is nothing to change.")
-                .arg(d)
-                .arg(tokens);
-        return QStringLiteral("Undefined: layer %1 has no offset %2, so there is nothing to change here.")
-            .arg(rowLabels.value(static_cast<int>(r)), label);
-    }
-    if (std::isnan(value(r, c))) {
-        if (shown() == Shown::MeanDelta)
-            return QStringLiteral("Undefined: the ablation changed no position that predicts a next token.");
-        return QStringLiteral("Undefined: the metric could not be computed at %1.").arg(where);
-    }
-    return {};
-}
-
-double patchingScale(const PatchingData& data) {
-    double m = 0;
-    for (const PatchingGrid* g : {&data.grassmann, &data.transformer}) {
-        if (!g->hasGrid()) continue;
-        for (int64_t r = 0; r < g->rows; ++r)
-            for (int64_t c = 0; c < g->cols; ++c)
-                if (const double v = g->value(r, c); std::isfinite(v)) m = std::max(m, std::abs(v));
-    }
-    return m;
-}
 
 PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -160,7 +105,7 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
             if (m_pairsMode)
                 return QStringLiteral("Undefined: no pair defines this cell (it does not exist in the model, or "
                                       "every pair is too short for it or has equal clean and corrupted metrics).");
-            const QString why = grid(model).undefinedReason(r, c);
+            const QString why = qs(grid(model).undefinedReason(r, c));
             return why.isEmpty() ? QStringLiteral("undefined here") : why;
         });
     }
@@ -198,8 +143,7 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
         connect(h, &QWidget::customContextMenuRequested, this, [this, model, h](const QPoint& pos) {
             const QPoint cell = h->cellAt(pos);
             const PatchingGrid& g = grid(model);
-            if (m_pairsMode || !g.hasGrid() || cell.x() < 0 || !g.hasMetric || m_result.inputs.corrupt.isEmpty())
-                return;
+            if (m_pairsMode || !g.hasGrid() || cell.x() < 0 || !g.hasMetric || m_result.inputs.corrupt.empty()) return;
             QMenu menu(h);
             QAction* paths = menu.addAction(QStringLiteral("Trace paths from here"));
             paths->setToolTip(QStringLiteral("Path patching of this component in the Paths view: does it write the "
@@ -214,38 +158,37 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
 
 PatchingInputs PatchingView::inputs() const {
     PatchingInputs in;
-    in.clean = m_data.prompt();
-    in.corrupt = m_corrupt->text();
-    in.answer = m_answer->text().trimmed();
-    in.wrong = m_wrong->text().trimmed();
-    in.site = m_site->currentText();
-    in.mode = m_mode->currentText();
+    in.clean = m_data.prompt().toStdString();
+    in.corrupt = m_corrupt->text().toStdString();
+    in.answer = m_answer->text().trimmed().toStdString();
+    in.wrong = m_wrong->text().trimmed().toStdString();
+    in.site = m_site->currentText().toStdString();
+    in.mode = m_mode->currentText().toStdString();
     return in;
 }
 
 void PatchingView::setInputs(const PatchingInputs& in) {
-    m_corrupt->setText(in.corrupt);
-    m_answer->setText(in.answer);
-    m_wrong->setText(in.wrong);
-    if (const int i = m_site->findText(in.site); i >= 0) m_site->setCurrentIndex(i);
-    if (const int i = m_mode->findText(in.mode); i >= 0) m_mode->setCurrentIndex(i);
+    m_corrupt->setText(qs(in.corrupt));
+    m_answer->setText(qs(in.answer));
+    m_wrong->setText(qs(in.wrong));
+    if (const int i = m_site->findText(qs(in.site)); i >= 0) m_site->setCurrentIndex(i);
+    if (const int i = m_mode->findText(qs(in.mode)); i >= 0) m_mode->setCurrentIndex(i);
     Q_EMIT settingsChanged();
 }
 
 QString PatchingView::checkInputs(const PatchingInputs& in) const {
-    if (in.clean.isEmpty())
-        return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
-    if (!detail::patchingSiteItems().contains(in.site))
-        return QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(in.site);
-    if (in.mode != QLatin1String("patch") && in.mode != QLatin1String("zero") && in.mode != QLatin1String("mean"))
-        return QStringLiteral("Unknown mode '%1' (patch, zero, mean).").arg(in.mode);
-    if (in.mode == QLatin1String("patch") && in.corrupt.isEmpty())
+    if (in.clean.empty()) return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
+    if (!detail::patchingSiteItems().contains(qs(in.site)))
+        return QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(qs(in.site));
+    if (in.mode != "patch" && in.mode != "zero" && in.mode != "mean")
+        return QStringLiteral("Unknown mode '%1' (patch, zero, mean).").arg(qs(in.mode));
+    if (in.mode == "patch" && in.corrupt.empty())
         return QStringLiteral("Patching needs a corrupted prompt of the same token length as the clean prompt (or "
                               "choose mode zero or mean to ablate the clean prompt).");
-    if (in.answer.isEmpty() != in.wrong.isEmpty())
+    if (in.answer.empty() != in.wrong.empty())
         return QStringLiteral("Give both an answer piece and a wrong piece (the metric is logit[answer] - "
                               "logit[wrong]), or neither for an ablation of the prompt.");
-    if (!in.corrupt.isEmpty() && in.answer.isEmpty())
+    if (!in.corrupt.empty() && in.answer.empty())
         return QStringLiteral("With a corrupted prompt, type the answer piece and the wrong piece of the metric "
                               "logit[answer] - logit[wrong].");
     return {};
@@ -266,8 +209,8 @@ void PatchingView::setRunning(bool running) {
 
 void PatchingView::setResult(const PatchingData& result) {
     setRunning(false);
-    if (!result.error.isEmpty()) { // bad input: say so; an earlier sweep stays, marked as such
-        refuse(result.error);
+    if (!result.error.empty()) { // bad input: say so; an earlier sweep stays, marked as such
+        refuse(qs(result.error));
         return;
     }
     m_result = result;
@@ -296,10 +239,10 @@ void showMatrix(HeatmapWidget* h, const Grid& g, const QString& title, const QSt
             v[static_cast<size_t>(r * g.cols + c)] = static_cast<float>(value(r, c));
     HeatmapAxes axes;
     axes.title = title;
-    axes.rowTitle = g.rowTitle;
-    axes.colTitle = g.colTitle;
-    axes.rowLabels = g.rowLabels;
-    axes.colLabels = g.colLabels;
+    axes.rowTitle = qs(g.rowTitle);
+    axes.colTitle = qs(g.colTitle);
+    axes.rowLabels = detail::qsList(g.rowLabels);
+    axes.colLabels = detail::qsList(g.colLabels);
     axes.valueName = valueName;
     h->setMatrix(makeDenseSource(g.rows, g.cols, std::move(v)), axes);
 }
@@ -312,11 +255,12 @@ void PatchingView::showGrid(int model) {
         const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
         if (!g.hasGrid()) {
             h->setPlaceholder(QStringLiteral("%1: %2").arg(
-                who, g.error.isEmpty() ? QStringLiteral("no pair of the file ran on this model") : g.error));
+                who, g.error.empty() ? QStringLiteral("no pair of the file ran on this model") : qs(g.error)));
             return;
         }
-        showMatrix(h, g, QStringLiteral("%1 (%2), mean over %3 pairs").arg(who, g.site).arg(g.pairs()),
-                   QStringLiteral("mean %1").arg(g.valueName()), [&g](int64_t r, int64_t c) { return g.meanAt(r, c); });
+        showMatrix(h, g, QStringLiteral("%1 (%2), mean over %3 pairs").arg(who, qs(g.site)).arg(g.pairs()),
+                   QStringLiteral("mean %1").arg(qs(g.valueName())),
+                   [&g](int64_t r, int64_t c) { return g.meanAt(r, c); });
         double m = 0;
         for (const PairsGrid* o : {&m_pairs.grassmann, &m_pairs.transformer})
             for (double x : o->hasGrid() ? o->mean : std::vector<double>())
@@ -327,13 +271,13 @@ void PatchingView::showGrid(int model) {
     const PatchingGrid& g = grid(model);
     const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
     if (!g.hasGrid()) {
-        h->setPlaceholder(!g.error.isEmpty() ? QStringLiteral("%1: %2").arg(who, g.error)
-                                             : QStringLiteral("%1: type a corrupted prompt, an answer and a wrong "
-                                                              "piece, choose a site and press Run.")
-                                                   .arg(who));
+        h->setPlaceholder(!g.error.empty() ? QStringLiteral("%1: %2").arg(who, qs(g.error))
+                                           : QStringLiteral("%1: type a corrupted prompt, an answer and a wrong "
+                                                            "piece, choose a site and press Run.")
+                                                 .arg(who));
         return;
     }
-    showMatrix(h, g, QStringLiteral("%1 (%2)").arg(who, g.site), shownName(g.shown()),
+    showMatrix(h, g, QStringLiteral("%1 (%2)").arg(who, qs(g.site)), shownName(g.shown()),
                [&g](int64_t r, int64_t c) { return g.value(r, c); });
     const double m = patchingScale(m_result);
     h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1); // one scale for both models, centred at 0
@@ -345,11 +289,11 @@ QString PatchingView::cellText(int model, int64_t r, int64_t c, QString* why) co
     const PatchingGrid& g = grid(model);
     if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows || c >= g.cols) return {};
     const size_t i = static_cast<size_t>(r * g.cols + c);
-    const QString where = QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
-                              .arg(g.model, g.rowTitle, g.rowLabels.value(static_cast<int>(r)), g.colTitle,
-                                   g.colLabels.value(static_cast<int>(c)));
+    const QString where =
+        QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
+            .arg(qs(g.model), qs(g.rowTitle), qsAt(g.rowLabels, r), qs(g.colTitle), qsAt(g.colLabels, c));
     auto num = [](double v) { return std::isfinite(v) ? detail::formatValue(v) : kDash; };
-    const QString reason = g.undefinedReason(r, c);
+    const QString reason = qs(g.undefinedReason(r, c));
     QString text;
     if (g.hasMetric) {
         const double raw = i < g.metric.size() && (i >= g.defined.size() || g.defined[i]) ? g.metric[i] : std::nan("");
@@ -383,25 +327,24 @@ void PatchingView::hovered(int model, qint64 r, qint64 c) {
 
 void PatchingView::setTopK(const PatchingTopK& k) {
     const PatchingGrid& g = grid(k.model);
-    const QString cell = g.hasGrid() ? QStringLiteral("%1 %2, %3")
-                                           .arg(g.model, g.rowLabels.value(static_cast<int>(k.row)),
-                                                g.colLabels.value(static_cast<int>(k.col)))
-                                     : QString();
+    const QString cell =
+        g.hasGrid() ? QStringLiteral("%1 %2, %3").arg(qs(g.model), qsAt(g.rowLabels, k.row), qsAt(g.colLabels, k.col))
+                    : QString();
     detail::showTopK(m_topK, k,
                      QStringLiteral("The changed run of %1: its most probable next pieces at token %2.")
                          .arg(cell)
                          .arg(m_result.metricPosition));
-    if (!k.error.isEmpty()) m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
+    if (!k.error.empty()) m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, qs(k.error)));
 }
 
 QJsonObject PatchingView::settings() const {
     QJsonObject o = View::settings();
     const PatchingInputs in = inputs();
-    o.insert(QStringLiteral("corrupt"), in.corrupt);
-    o.insert(QStringLiteral("answer"), in.answer);
-    o.insert(QStringLiteral("wrong"), in.wrong);
-    o.insert(QStringLiteral("site"), in.site);
-    o.insert(QStringLiteral("mode"), in.mode);
+    o.insert(QStringLiteral("corrupt"), qs(in.corrupt));
+    o.insert(QStringLiteral("answer"), qs(in.answer));
+    o.insert(QStringLiteral("wrong"), qs(in.wrong));
+    o.insert(QStringLiteral("site"), qs(in.site));
+    o.insert(QStringLiteral("mode"), qs(in.mode));
     o.insert(QStringLiteral("pairs_method"), pairsMethod());
     if (!m_pairsFile.isEmpty()) o.insert(QStringLiteral("pairs_file"), m_pairsFile);
     return o;
@@ -410,11 +353,11 @@ QJsonObject PatchingView::settings() const {
 void PatchingView::setSettings(const QJsonObject& s) {
     View::setSettings(s);
     PatchingInputs in = inputs();
-    in.corrupt = s.value(QStringLiteral("corrupt")).toString(in.corrupt);
-    in.answer = s.value(QStringLiteral("answer")).toString(in.answer);
-    in.wrong = s.value(QStringLiteral("wrong")).toString(in.wrong);
-    in.site = s.value(QStringLiteral("site")).toString(in.site);
-    in.mode = s.value(QStringLiteral("mode")).toString(in.mode);
+    in.corrupt = s.value(QStringLiteral("corrupt")).toString(qs(in.corrupt)).toStdString();
+    in.answer = s.value(QStringLiteral("answer")).toString(qs(in.answer)).toStdString();
+    in.wrong = s.value(QStringLiteral("wrong")).toString(qs(in.wrong)).toStdString();
+    in.site = s.value(QStringLiteral("site")).toString(qs(in.site)).toStdString();
+    in.mode = s.value(QStringLiteral("mode")).toString(qs(in.mode)).toStdString();
     setPairsMethod(s.value(QStringLiteral("pairs_method")).toString(pairsMethod()));
     m_pairsFile = s.value(QStringLiteral("pairs_file")).toString(m_pairsFile);
     setInputs(in);
@@ -439,11 +382,11 @@ void PatchingView::updateStale() {
     if (m_pairsMode) {
         const PatchingInputs now = inputs();
         if (m_pairs.inputs.site != now.site || m_pairs.inputs.mode != now.mode ||
-            m_pairs.inputs.method != pairsMethod())
+            qs(m_pairs.inputs.method) != pairsMethod())
             note = QStringLiteral("Means of %1 with site %2, mode %3, method %4: the fields changed since. Press "
                                   "Pairs file\u2026 again.")
-                       .arg(QFileInfo(m_pairs.inputs.file).fileName(), m_pairs.inputs.site, m_pairs.inputs.mode,
-                            m_pairs.inputs.method);
+                       .arg(QFileInfo(qs(m_pairs.inputs.file)).fileName(), qs(m_pairs.inputs.site),
+                            qs(m_pairs.inputs.mode), qs(m_pairs.inputs.method));
     } else if (m_result.hasGrid()) {
         const PatchingInputs now = inputs();
         const PatchingInputs& was = m_result.inputs;
@@ -452,7 +395,7 @@ void PatchingView::updateStale() {
                                   "the current inputs.");
         else if (m_data.primary() && was.clean != now.clean)
             note = QStringLiteral("Earlier sweep: of the prompt \u201c%1\u201d, not the current one. Press Run.")
-                       .arg(detail::labelText(was.clean, 40));
+                       .arg(detail::labelText(qs(was.clean), 40));
         else if (was.corrupt != now.corrupt || was.answer != now.answer || was.wrong != now.wrong ||
                  was.site != now.site || was.mode != now.mode)
             note = QStringLiteral("Earlier sweep: the corrupted prompt, answer, wrong piece, site or mode changed "
@@ -469,18 +412,19 @@ void PatchingView::refresh() {
         QStringList parts;
         for (const PairsGrid* g : {&m_pairs.grassmann, &m_pairs.transformer}) {
             if (!g->hasGrid()) continue;
-            QString part = QStringLiteral("%1 %2 of %3 usable pairs").arg(g->model).arg(g->pairs()).arg(g->usable);
+            QString part = QStringLiteral("%1 %2 of %3 usable pairs").arg(qs(g->model)).arg(g->pairs()).arg(g->usable);
             if (!g->complete) part += QStringLiteral(" (cancelled: the means are of these)");
-            if (!g->skipped.isEmpty())
-                part +=
-                    QStringLiteral(", %1 line(s) skipped (first: %2)").arg(g->skipped.size()).arg(g->skipped.front());
+            if (!g->skipped.empty())
+                part += QStringLiteral(", %1 line(s) skipped (first: %2)")
+                            .arg(g->skipped.size())
+                            .arg(qs(g->skipped.front()));
             parts << part;
         }
         m_status->setText(QStringLiteral("%1 (%2 lines), %3: %4. Hover a cell for its mean, interval and n; click it "
                                          "for its distribution.")
-                              .arg(QFileInfo(m_pairs.inputs.file).fileName())
+                              .arg(QFileInfo(qs(m_pairs.inputs.file)).fileName())
                               .arg(m_pairs.lines)
-                              .arg(m_pairs.inputs.method, parts.join(QStringLiteral("; "))));
+                              .arg(qs(m_pairs.inputs.method), parts.join(QStringLiteral("; "))));
         return;
     }
     if (!m_result.hasGrid()) {
@@ -491,28 +435,30 @@ void PatchingView::refresh() {
     const PatchingData& d = m_result;
     if (d.grassmann.hasMetric || d.transformer.hasMetric) {
         QStringList parts;
-        const bool corrupted = !d.corruptTokens.isEmpty();
+        const bool corrupted = !d.corruptTokens.empty();
         for (const PatchingGrid* g : {&d.grassmann, &d.transformer}) {
             if (!g->hasGrid() || !g->hasMetric) continue;
             if (corrupted)
                 parts << QStringLiteral("%1 clean %2, corrupted %3%4")
-                             .arg(g->model, detail::formatValue(g->cleanMetric), detail::formatValue(g->corruptMetric),
+                             .arg(qs(g->model), detail::formatValue(g->cleanMetric),
+                                  detail::formatValue(g->corruptMetric),
                                   g->effectDefined ? QString() : QStringLiteral(" (equal: effect \u2014)"));
             else // an ablation of the clean prompt: nothing was corrupted, so there is no normalised effect
-                parts << QStringLiteral("%1 clean %2").arg(g->model, detail::formatValue(g->cleanMetric));
+                parts << QStringLiteral("%1 clean %2").arg(qs(g->model), detail::formatValue(g->cleanMetric));
         }
         text = QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
-                   .arg(d.answerPiece, d.wrongPiece)
+                   .arg(qs(d.answerPiece), qs(d.wrongPiece))
                    .arg(d.metricPosition)
                    .arg(parts.join(QStringLiteral("; ")));
         if (!corrupted)
             text += QStringLiteral(" \u2014 %1 ablation of the clean prompt (no corrupted prompt): cells show the "
                                    "metric's change, ablated \u2212 clean")
-                        .arg(d.inputs.mode);
+                        .arg(qs(d.inputs.mode));
     } else {
-        text = QStringLiteral("%1 ablation: mean \u0394 log p of the next token over the prompt").arg(d.inputs.mode);
+        text =
+            QStringLiteral("%1 ablation: mean \u0394 log p of the next token over the prompt").arg(qs(d.inputs.mode));
     }
-    if (d.inputs.clean != m_data.prompt() && m_data.primary())
+    if (qs(d.inputs.clean) != m_data.prompt() && m_data.primary())
         text += QStringLiteral(" \u2014 for an earlier prompt: press Run again");
     m_status->setText(text);
 }

@@ -28,36 +28,38 @@
 #include <functional>
 namespace gwb::views {
 
+using detail::qs;
+
 QString PatchingView::caption() const {
     if (m_pairsMode) return pairsCaption();
     const PatchingData& d = m_result;
     if (!d.hasGrid())
         return QStringLiteral("Causal tests (activation patching and ablation) of both models: no sweep has run yet.");
     const PatchingGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
-    const QString sites = d.inputs.site == QLatin1String(gwb::engine::kUnitAlias)
+    const QString sites = d.inputs.site == gwb::engine::kUnitAlias
                               ? QStringLiteral("one Grassmann offset D / one Transformer head")
-                              : QStringLiteral("site %1").arg(d.inputs.site);
+                              : QStringLiteral("site %1").arg(qs(d.inputs.site));
     QString what;
-    if (d.inputs.mode == QLatin1String("patch"))
+    if (d.inputs.mode == "patch")
         what = QStringLiteral("Activation patching of %1: the corrupted prompt \u201c%2\u201d runs with the value "
                               "at one layer and %3 taken from the clean prompt \u201c%4\u201d")
-                   .arg(sites, d.inputs.corrupt, g.colTitle, d.inputs.clean);
+                   .arg(sites, qs(d.inputs.corrupt), qs(g.colTitle), qs(d.inputs.clean));
     else
         what = QStringLiteral("%1-ablation of %2 at one layer and %3 on the prompt \u201c%4\u201d")
-                   .arg(d.inputs.mode, sites, g.colTitle, d.inputs.clean);
+                   .arg(qs(d.inputs.mode), sites, qs(g.colTitle), qs(d.inputs.clean));
     QString value;
     switch (g.shown()) {
     case PatchingGrid::Shown::Effect:
         value = QStringLiteral("cells give the normalised effect (patched \u2212 corrupted) / (clean \u2212 "
                                "corrupted) of logit['%1'] \u2212 logit['%2'] at token %3 (1 = clean behaviour, 0 = "
                                "corrupted)")
-                    .arg(d.answerPiece, d.wrongPiece)
+                    .arg(qs(d.answerPiece), qs(d.wrongPiece))
                     .arg(d.metricPosition);
         break;
     case PatchingGrid::Shown::MetricChange:
         value = QStringLiteral("cells give the change of logit['%1'] \u2212 logit['%2'] at token %3 from the "
                                "unchanged run")
-                    .arg(d.answerPiece, d.wrongPiece)
+                    .arg(qs(d.answerPiece), qs(d.wrongPiece))
                     .arg(d.metricPosition);
         break;
     default:
@@ -68,7 +70,8 @@ QString PatchingView::caption() const {
     for (const PatchingGrid* m : {&d.grassmann, &d.transformer})
         if (m->hasGrid() && m->hasMetric)
             metrics << QStringLiteral("%1 clean %2, corrupted %3")
-                           .arg(m->model, detail::formatValue(m->cleanMetric), detail::formatValue(m->corruptMetric));
+                           .arg(qs(m->model), detail::formatValue(m->cleanMetric),
+                                detail::formatValue(m->corruptMetric));
     return QStringLiteral("%1; %2%3. Both models on one diverging scale centred at 0; grey cells are undefined.")
         .arg(what, value,
              metrics.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(metrics.join(QStringLiteral("; "))));
@@ -86,9 +89,10 @@ std::vector<DataTable> PatchingView::dataTables() const {
             for (int64_t r = 0; r < g.rows; ++r)
                 for (int64_t c = 0; c < g.cols; ++c)
                     v[static_cast<size_t>(r * g.cols + c)] = static_cast<float>(valueOf(r, c));
-            out.push_back(detail::tableFromMatrix(QStringLiteral("patching_%1_%2_%3").arg(who, g.site, key), quantity,
-                                                  QString(), units, g.rows, g.cols, std::move(v), g.rowTitle,
-                                                  g.colTitle, g.rowLabels, g.colLabels));
+            out.push_back(detail::tableFromMatrix(QStringLiteral("patching_%1_%2_%3").arg(who, qs(g.site), key),
+                                                  quantity, QString(), units, g.rows, g.cols, std::move(v),
+                                                  qs(g.rowTitle), qs(g.colTitle), detail::qsList(g.rowLabels),
+                                                  detail::qsList(g.colLabels)));
         };
         auto at = [&g](const std::vector<double>& a, int64_t r, int64_t c) {
             const size_t i = static_cast<size_t>(r * g.cols + c);
@@ -98,14 +102,14 @@ std::vector<DataTable> PatchingView::dataTables() const {
             table(QStringLiteral("effect"),
                   QStringLiteral("normalised effect (metric - corrupt) / (clean - corrupt) of logit['%1'] - "
                                  "logit['%2'] at token %3; clean %4, corrupted %5; NaN = undefined")
-                      .arg(m_result.answerPiece, m_result.wrongPiece)
+                      .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))
                       .arg(m_result.metricPosition)
                       .arg(g.cleanMetric, 0, 'g', 9)
                       .arg(g.corruptMetric, 0, 'g', 9),
                   QString(), [&](int64_t r, int64_t c) { return at(g.effect, r, c); });
             table(QStringLiteral("metric"),
                   QStringLiteral("raw metric logit['%1'] - logit['%2'] of the changed run at token %3")
-                      .arg(m_result.answerPiece, m_result.wrongPiece)
+                      .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))
                       .arg(m_result.metricPosition),
                   QStringLiteral("logit"), [&](int64_t r, int64_t c) { return at(g.metric, r, c); });
         } else {
@@ -119,9 +123,9 @@ std::vector<DataTable> PatchingView::dataTables() const {
 
 void PatchingView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
     const auto title = [this](int model) {
-        const QString site = m_pairsMode ? m_pairs.grid(model).site : grid(model).site;
+        const QString site = qs(m_pairsMode ? m_pairs.grid(model).site : grid(model).site);
         return QStringLiteral("%1 (%2)").arg(model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"),
-                                             site.isEmpty() ? m_result.inputs.site : site);
+                                             site.isEmpty() ? qs(m_result.inputs.site) : site);
     };
     if (!m_pairsMode) {
         detail::paintHeatmapPair(p, rect, style, map, m_grassmann, title(0), m_transformer, title(1), valueName());
@@ -135,7 +139,7 @@ void PatchingView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle
                        rect.bottom() - top.bottom() - style.metrics(style.body).height());
     const PairsGrid& g = m_pairs.grassmann.hasGrid() ? m_pairs.grassmann : m_pairs.transformer;
     detail::paintHeatmapPair(p, top, style, map, m_grassmann, title(0) + QStringLiteral(", mean"), m_transformer,
-                             title(1) + QStringLiteral(", mean"), QStringLiteral("mean %1").arg(g.valueName()));
+                             title(1) + QStringLiteral(", mean"), QStringLiteral("mean %1").arg(qs(g.valueName())));
     const auto [left, right] = detail::splitPanels(below, 0.5, wide, style.metrics(style.body).height());
     const int cm = m_pairsPlots->cellModel();
     if (cm >= 0 && m_pairs.grid(cm).hasGrid())

@@ -29,6 +29,9 @@
 #include <functional>
 namespace gwb::views {
 
+using detail::qs;
+using detail::qsAt;
+
 namespace {
 const QString kDash = QStringLiteral("\u2014");
 
@@ -44,9 +47,9 @@ void PatchingView::setPairsMethod(const QString& method) {
 
 void PatchingView::choosePairsFile() {
     if (m_running) return;
-    const QString file =
-        QFileDialog::getOpenFileName(this, QStringLiteral("Pairs file"), QFileInfo(m_pairs.inputs.file).absolutePath(),
-                                     QStringLiteral("Pairs (*.jsonl *.json *.csv);;All files (*)"));
+    const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("Pairs file"),
+                                                      QFileInfo(qs(m_pairs.inputs.file)).absolutePath(),
+                                                      QStringLiteral("Pairs (*.jsonl *.json *.csv);;All files (*)"));
     if (!file.isEmpty()) runPairs(file);
 }
 
@@ -56,18 +59,18 @@ void PatchingView::runPairs(const QString& file) {
     QString problem;
     if (file.isEmpty())
         problem = QStringLiteral("Choose a pairs file (JSONL or CSV with clean, corrupt, answer and wrong).");
-    else if (!detail::patchingSiteItems().contains(in.site))
-        problem = QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(in.site);
+    else if (!detail::patchingSiteItems().contains(qs(in.site)))
+        problem = QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(qs(in.site));
     if (!problem.isEmpty()) {
         m_message = problem;
         m_status->setText(problem);
         return;
     }
     PairsInputs p;
-    p.file = file;
+    p.file = file.toStdString();
     p.site = in.site;
     p.mode = in.mode;
-    p.method = pairsMethod();
+    p.method = pairsMethod().toStdString();
     m_pairsFile = file;
     Q_EMIT settingsChanged();
     Q_EMIT pairsRequested(p);
@@ -76,14 +79,14 @@ void PatchingView::runPairs(const QString& file) {
 void PatchingView::setPairsResult(const PairsData& result) {
     setRunning(false);
     if (!result.hasGrid()) { // nothing usable: say why; what is shown stays
-        QString why = result.error;
+        QString why = qs(result.error);
         if (why.isEmpty()) {
             QStringList parts;
             for (const PairsGrid* g : {&result.grassmann, &result.transformer})
-                if (!g->error.isEmpty()) parts << QStringLiteral("%1: %2").arg(g->model, g->error);
+                if (!g->error.empty()) parts << QStringLiteral("%1: %2").arg(qs(g->model), qs(g->error));
             why = parts.join(QStringLiteral("; "));
         }
-        m_message = QStringLiteral("Pairs file %1: %2").arg(QFileInfo(result.inputs.file).fileName(), why);
+        m_message = QStringLiteral("Pairs file %1: %2").arg(QFileInfo(qs(result.inputs.file)).fileName(), why);
         m_status->setText(m_message);
         return;
     }
@@ -125,7 +128,7 @@ void PatchingView::clickCell(int model, int64_t r, int64_t c) {
     if (!g.hasGrid()) return;
     const size_t i = static_cast<size_t>(r * g.cols + c);
     if (i < g.defined.size() && !g.defined[i]) {
-        m_status->setText(g.undefinedReason(r, c));
+        m_status->setText(qs(g.undefinedReason(r, c)));
         return;
     }
     m_topK->setRowCount(0);
@@ -139,14 +142,14 @@ QString PatchingView::pairsCellText(int model, int64_t r, int64_t c) const {
     const PairsGrid& g = m_pairs.grid(model);
     if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows || c >= g.cols) return {};
     const size_t i = static_cast<size_t>(r * g.cols + c);
-    const QString where = QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
-                              .arg(g.model, g.rowTitle, g.rowLabels.value(static_cast<int>(r)), g.colTitle,
-                                   g.colLabels.value(static_cast<int>(c)));
+    const QString where =
+        QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
+            .arg(qs(g.model), qs(g.rowTitle), qsAt(g.rowLabels, r), qs(g.colTitle), qsAt(g.colLabels, c));
     const int64_t n = i < g.n.size() ? g.n[i] : 0;
     if (n == 0) return QStringLiteral("%1 \u00b7 no pair defines this cell (n = 0)").arg(where);
     auto num = [](double v) { return std::isfinite(v) ? detail::formatValue(v) : kDash; };
     QString text = QStringLiteral("%1 \u00b7 mean %2 %3, 95% interval [%4, %5], n = %6 of %7 pairs")
-                       .arg(where, g.valueName(), num(g.mean[i]), num(g.low[i]), num(g.high[i]))
+                       .arg(where, qs(g.valueName()), num(g.mean[i]), num(g.low[i]), num(g.high[i]))
                        .arg(n)
                        .arg(g.pairs());
     if (g.estimated && !g.flagged.empty()) {
@@ -161,14 +164,14 @@ QString PatchingView::pairsCellText(int model, int64_t r, int64_t c) const {
 QString PatchingView::pairsCaption() const {
     const PairsData& d = m_pairs;
     const PairsGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
-    const QString sites = d.inputs.site == QLatin1String(gwb::engine::kUnitAlias)
+    const QString sites = d.inputs.site == gwb::engine::kUnitAlias
                               ? QStringLiteral("one Grassmann offset D / one Transformer head")
-                              : QStringLiteral("site %1").arg(d.inputs.site);
+                              : QStringLiteral("site %1").arg(qs(d.inputs.site));
     QStringList counts;
     for (const PairsGrid* m : {&d.grassmann, &d.transformer})
         if (m->hasGrid())
             counts << QStringLiteral("%1 %2 pairs%3")
-                          .arg(m->model)
+                          .arg(qs(m->model))
                           .arg(m->pairs())
                           .arg(m->complete ? QString() : QStringLiteral(" (cancelled before the rest)"));
     const QString value = g.estimated
@@ -180,9 +183,9 @@ QString PatchingView::pairsCaption() const {
                           "(heatmaps; columns of a position site count back from the metric position m) with a 95% "
                           "percentile bootstrap interval (%6 resamples, seed %7). Below: the distribution over pairs "
                           "of one cell, and the estimate against the exact change with their correlations.")
-        .arg(d.inputs.mode == QLatin1String("patch") ? QStringLiteral("Activation patching")
-                                                     : QStringLiteral("%1-ablation").arg(d.inputs.mode),
-             sites, QFileInfo(d.inputs.file).fileName(), counts.join(QStringLiteral(", ")), value)
+        .arg(d.inputs.mode == "patch" ? QStringLiteral("Activation patching")
+                                      : QStringLiteral("%1-ablation").arg(qs(d.inputs.mode)),
+             sites, QFileInfo(qs(d.inputs.file)).fileName(), counts.join(QStringLiteral(", ")), value)
         .arg(d.bootstrap)
         .arg(d.seed);
 }
@@ -198,12 +201,12 @@ std::vector<DataTable> PatchingView::pairsTables() const {
             std::vector<float> v(static_cast<size_t>(g.rows * g.cols));
             for (int64_t i = 0; i < g.rows * g.cols; ++i)
                 v[static_cast<size_t>(i)] = static_cast<float>(valueOf(static_cast<size_t>(i)));
-            out.push_back(detail::tableFromMatrix(QStringLiteral("pairs_%1_%2_%3_%4").arg(who, g.site, key, name),
-                                                  quantity, QString(),
-                                                  g.estimated ? QStringLiteral("logit") : QString(), g.rows, g.cols,
-                                                  std::move(v), g.rowTitle, g.colTitle, g.rowLabels, g.colLabels));
+            out.push_back(detail::tableFromMatrix(
+                QStringLiteral("pairs_%1_%2_%3_%4").arg(who, qs(g.site), key, name), quantity, QString(),
+                g.estimated ? QStringLiteral("logit") : QString(), g.rows, g.cols, std::move(v), qs(g.rowTitle),
+                qs(g.colTitle), detail::qsList(g.rowLabels), detail::qsList(g.colLabels)));
         };
-        table(QStringLiteral("mean"), QStringLiteral("mean %1 over the pairs defining the cell").arg(g.valueName()),
+        table(QStringLiteral("mean"), QStringLiteral("mean %1 over the pairs defining the cell").arg(qs(g.valueName())),
               [&](size_t i) { return g.mean[i]; });
         table(QStringLiteral("ci_low"),
               QStringLiteral("2.5th percentile of the mean over bootstrap resamples of the pairs"),
@@ -221,11 +224,11 @@ std::vector<DataTable> PatchingView::pairsTables() const {
                 rowLabels << QStringLiteral("line %1").arg(ln);
             for (int64_t i = 0; i < cells; ++i)
                 colLabels << QStringLiteral("%1 %2 | %3 %4")
-                                 .arg(g.rowTitle, g.rowLabels.value(static_cast<int>(i / g.cols)), g.colTitle,
-                                      g.colLabels.value(static_cast<int>(i % g.cols)));
+                                 .arg(qs(g.rowTitle), qsAt(g.rowLabels, i / g.cols), qs(g.colTitle),
+                                      qsAt(g.colLabels, i % g.cols));
             out.push_back(detail::tableFromMatrix(
-                QStringLiteral("pairs_%1_%2_%3_per_pair").arg(who, g.site, key),
-                QStringLiteral("%1 of each pair in each cell; NaN = undefined").arg(g.valueName()), QString(),
+                QStringLiteral("pairs_%1_%2_%3_per_pair").arg(who, qs(g.site), key),
+                QStringLiteral("%1 of each pair in each cell; NaN = undefined").arg(qs(g.valueName())), QString(),
                 g.estimated ? QStringLiteral("logit") : QString(), g.pairs(), cells, std::move(v),
                 QStringLiteral("pair"), QStringLiteral("cell"), rowLabels, colLabels));
         }
@@ -237,7 +240,7 @@ std::vector<DataTable> PatchingView::pairsTables() const {
                 v.push_back(static_cast<float>(g.scatterExact[static_cast<size_t>(i)]));
             }
             out.push_back(detail::tableFromMatrix(
-                QStringLiteral("pairs_%1_%2_estimate_vs_exact").arg(who, g.site),
+                QStringLiteral("pairs_%1_%2_estimate_vs_exact").arg(who, qs(g.site)),
                 QStringLiteral("first-order estimate and exact change of the metric (pair x cell points); Spearman "
                                "%1, Pearson %2")
                     .arg(g.spearman, 0, 'g', 6)

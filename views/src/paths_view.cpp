@@ -26,6 +26,9 @@
 
 namespace gwb::views {
 
+using detail::qs;
+using detail::qsAt;
+
 namespace {
 const QString kDash = QStringLiteral("\u2014");
 
@@ -37,63 +40,6 @@ QStringList receiverItems() {
     return {QStringLiteral("all"), QStringLiteral("logits"), QStringLiteral("resid")};
 }
 } // namespace
-
-double PathsGrid::value(int64_t r, int64_t c) const {
-    if (r < 0 || c < 0 || r >= rows() || c >= cols()) return std::nan("");
-    const size_t i = static_cast<size_t>(r * cols() + c);
-    if (effectDefined) return i < effect.size() ? effect[i] : std::nan("");
-    return i < metric.size() ? metric[i] - corruptMetric : std::nan("");
-}
-
-QString PathsGrid::undefinedReason(int64_t r, int64_t c) const {
-    if (r < 0 || c < 0 || r >= rows() || c >= cols()) return QStringLiteral("no such cell");
-    if (!std::isnan(value(r, c))) return {};
-    const QString receiver = receivers.value(static_cast<int>(c));
-    const int layer = r < static_cast<int64_t>(senderLayers.size()) ? senderLayers[static_cast<size_t>(r)] : 0;
-    if (receiver.startsWith(QLatin1String("resid.")) && receiver.mid(6).toInt() <= layer)
-        return QStringLiteral("Undefined: %1 is the input of block %2, at or before the sender's layer %3; a sender "
-                              "reaches only later block inputs.")
-            .arg(receiver, receiver.mid(6))
-            .arg(layer);
-    return QStringLiteral("Undefined: the metric could not be computed here.");
-}
-
-PathsInputs pathsFromPatchingCell(const PatchingData& data, int model, int64_t row, int64_t col, QString* sender) {
-    PathsInputs in;
-    in.clean = data.inputs.clean;
-    in.corrupt = data.inputs.corrupt;
-    in.answer = data.inputs.answer;
-    in.wrong = data.inputs.wrong;
-    const PatchingGrid& g = model == 0 ? data.grassmann : data.transformer;
-    const QString site = g.site;
-    QString label;
-    if (site == QLatin1String("offset") || site == QLatin1String("head")) {
-        in.senders = QString::fromUtf8(gwb::engine::kUnitAlias);
-        const QString colLabel = g.colLabels.value(static_cast<int>(col));
-        const QString index = colLabel.contains(QLatin1Char('=')) ? colLabel.section(QLatin1Char('='), 1) : colLabel;
-        label = QStringLiteral("%1.%2.%3").arg(site).arg(row).arg(index.trimmed());
-    } else if (site == QLatin1String("resid")) {
-        in.senders = QStringLiteral("all"); // h^l is written by every component of the layers before it
-        in.position = static_cast<int>(col);
-    } else {
-        in.senders = site;
-        in.position = static_cast<int>(col);
-        label = QStringLiteral("%1.%2").arg(site).arg(row);
-    }
-    if (sender) *sender = label;
-    return in;
-}
-
-double pathsScale(const PathsData& data) {
-    double m = 0;
-    for (const PathsGrid* g : {&data.grassmann, &data.transformer}) {
-        if (!g->hasGrid()) continue;
-        for (int64_t r = 0; r < g->rows(); ++r)
-            for (int64_t c = 0; c < g->cols(); ++c)
-                if (const double v = g->value(r, c); std::isfinite(v)) m = std::max(m, std::abs(v));
-    }
-    return m;
-}
 
 PathsView::PathsView(QWidget* parent) : CausalView(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -153,7 +99,7 @@ PathsView::PathsView(QWidget* parent) : CausalView(parent) {
         pairLayout->addWidget(h);
         const int model = h == m_grassmann ? 0 : 1;
         h->setUndefinedReason([this, model](int64_t r, int64_t c) {
-            const QString why = grid(model).undefinedReason(r, c);
+            const QString why = qs(grid(model).undefinedReason(r, c));
             return why.isEmpty() ? QStringLiteral("undefined here") : why;
         });
     }
@@ -189,7 +135,7 @@ PathsView::PathsView(QWidget* parent) : CausalView(parent) {
         connect(h, &HeatmapWidget::cellClicked, this, [this, model](qint64 r, qint64 c) {
             const PathsGrid& g = grid(model);
             if (!g.hasGrid()) return;
-            if (const QString why = g.undefinedReason(r, c); !why.isEmpty()) {
+            if (const QString why = qs(g.undefinedReason(r, c)); !why.isEmpty()) {
                 m_status->setText(why);
                 return;
             }
@@ -199,7 +145,7 @@ PathsView::PathsView(QWidget* parent) : CausalView(parent) {
             m_topKCell[0] = model;
             m_topKCell[1] = r;
             m_topKCell[2] = c;
-            Q_EMIT topKRequested(model, g.senders.value(static_cast<int>(r)), g.receivers.value(static_cast<int>(c)));
+            Q_EMIT topKRequested(model, qsAt(g.senders, r), qsAt(g.receivers, c));
         });
     }
     showGrid(0);
@@ -209,37 +155,36 @@ PathsView::PathsView(QWidget* parent) : CausalView(parent) {
 
 PathsInputs PathsView::inputs() const {
     PathsInputs in;
-    in.clean = m_data.prompt();
-    in.corrupt = m_corrupt->text();
-    in.answer = m_answer->text().trimmed();
-    in.wrong = m_wrong->text().trimmed();
-    in.senders = m_senders->currentText();
-    in.receivers = m_receivers->currentText();
+    in.clean = m_data.prompt().toStdString();
+    in.corrupt = m_corrupt->text().toStdString();
+    in.answer = m_answer->text().trimmed().toStdString();
+    in.wrong = m_wrong->text().trimmed().toStdString();
+    in.senders = m_senders->currentText().toStdString();
+    in.receivers = m_receivers->currentText().toStdString();
     in.position = m_position->value();
     return in;
 }
 
 void PathsView::setInputs(const PathsInputs& in) {
-    m_corrupt->setText(in.corrupt);
-    m_answer->setText(in.answer);
-    m_wrong->setText(in.wrong);
-    if (const int i = m_senders->findText(in.senders); i >= 0) m_senders->setCurrentIndex(i);
-    if (const int i = m_receivers->findText(in.receivers); i >= 0) m_receivers->setCurrentIndex(i);
+    m_corrupt->setText(qs(in.corrupt));
+    m_answer->setText(qs(in.answer));
+    m_wrong->setText(qs(in.wrong));
+    if (const int i = m_senders->findText(qs(in.senders)); i >= 0) m_senders->setCurrentIndex(i);
+    if (const int i = m_receivers->findText(qs(in.receivers)); i >= 0) m_receivers->setCurrentIndex(i);
     m_position->setValue(in.position);
     Q_EMIT settingsChanged();
 }
 
 QString PathsView::checkInputs(const PathsInputs& in) const {
-    if (in.clean.isEmpty())
-        return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
-    if (in.corrupt.isEmpty())
+    if (in.clean.empty()) return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
+    if (in.corrupt.empty())
         return QStringLiteral("Path patching needs a corrupted prompt of the same token length as the clean prompt.");
-    if (in.answer.isEmpty() || in.wrong.isEmpty())
+    if (in.answer.empty() || in.wrong.empty())
         return QStringLiteral("Type the answer piece and the wrong piece of the metric logit[answer] - logit[wrong].");
-    if (!senderItems().contains(in.senders))
-        return QStringLiteral("Unknown senders '%1' (all, offset/head, mixer, gate, ffn).").arg(in.senders);
-    if (!receiverItems().contains(in.receivers))
-        return QStringLiteral("Unknown receivers '%1' (all, logits, resid).").arg(in.receivers);
+    if (!senderItems().contains(qs(in.senders)))
+        return QStringLiteral("Unknown senders '%1' (all, offset/head, mixer, gate, ffn).").arg(qs(in.senders));
+    if (!receiverItems().contains(qs(in.receivers)))
+        return QStringLiteral("Unknown receivers '%1' (all, logits, resid).").arg(qs(in.receivers));
     return {};
 }
 
@@ -257,8 +202,8 @@ void PathsView::setRunning(bool running) {
 
 void PathsView::setResult(const PathsData& result) {
     setRunning(false);
-    if (!result.error.isEmpty()) { // bad input: say so; an earlier result stays, marked as such
-        refuse(result.error);
+    if (!result.error.empty()) { // bad input: say so; an earlier result stays, marked as such
+        refuse(qs(result.error));
         return;
     }
     m_result = result;
@@ -274,7 +219,7 @@ void PathsView::markSender(const QString& label) {
     m_marked = label;
     for (int model : {0, 1}) {
         HeatmapMarks marks;
-        marks.row = label.isEmpty() ? -1 : grid(model).senders.indexOf(label);
+        marks.row = label.isEmpty() ? -1 : detail::qsList(grid(model).senders).indexOf(label);
         heatmap(model)->setMarks(marks);
     }
 }
@@ -290,8 +235,8 @@ void PathsView::showGrid(int model) {
     const PathsGrid& g = grid(model);
     const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
     if (!g.hasGrid()) {
-        h->setPlaceholder(!g.error.isEmpty()
-                              ? QStringLiteral("%1: %2").arg(who, g.error)
+        h->setPlaceholder(!g.error.empty()
+                              ? QStringLiteral("%1: %2").arg(who, qs(g.error))
                               : QStringLiteral("%1: type a corrupted prompt, an answer and a wrong piece and press "
                                                "Run.")
                                     .arg(who));
@@ -305,8 +250,8 @@ void PathsView::showGrid(int model) {
     axes.title = who;
     axes.rowTitle = QStringLiteral("sender (by layer)");
     axes.colTitle = QStringLiteral("receiver");
-    axes.rowLabels = g.senders;
-    axes.colLabels = g.receivers;
+    axes.rowLabels = detail::qsList(g.senders);
+    axes.colLabels = detail::qsList(g.receivers);
     axes.valueName = valueName();
     h->setMatrix(makeDenseSource(g.rows(), g.cols(), std::move(v)), axes);
     const double m = pathsScale(m_result);
@@ -355,10 +300,10 @@ QString PathsView::cellText(int model, int64_t r, int64_t c, QString* why) const
     const double eff = i < g.effect.size() ? g.effect[i] : std::nan("");
     const QString text = QStringLiteral("%1 \u00b7 %2 \u2192 %3 \u00b7 metric %4 (raw; clean %5, corrupted %6) "
                                         "\u00b7 effect %7 (normalised)")
-                             .arg(g.model, g.senders.value(static_cast<int>(r)), g.receivers.value(static_cast<int>(c)),
-                                  num(raw), num(g.cleanMetric), num(g.corruptMetric), num(eff));
+                             .arg(qs(g.model), qsAt(g.senders, r), qsAt(g.receivers, c), num(raw), num(g.cleanMetric),
+                                  num(g.corruptMetric), num(eff));
     if (why && std::isnan(eff)) {
-        const QString reason = g.undefinedReason(r, c);
+        const QString reason = qs(g.undefinedReason(r, c));
         *why = !reason.isEmpty() ? reason
                                  : QStringLiteral("The normalised effect is undefined: the clean and corrupted "
                                                   "metrics are equal (%1).")
@@ -383,25 +328,25 @@ void PathsView::setTopK(const PatchingTopK& reply) {
         k.col = m_topKCell[2];
     }
     const PathsGrid& g = grid(k.model);
-    const QString cell = g.hasGrid() ? QStringLiteral("%1 %2 \u2192 %3")
-                                           .arg(g.model, g.senders.value(static_cast<int>(k.row)),
-                                                g.receivers.value(static_cast<int>(k.col)))
-                                     : QString();
+    const QString cell =
+        g.hasGrid()
+            ? QStringLiteral("%1 %2 \u2192 %3").arg(qs(g.model), qsAt(g.senders, k.row), qsAt(g.receivers, k.col))
+            : QString();
     detail::showTopK(m_topK, k,
                      QStringLiteral("The run of %1: its most probable next pieces at token %2.")
                          .arg(cell)
                          .arg(m_result.metricPosition));
-    if (!k.error.isEmpty()) m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, k.error));
+    if (!k.error.empty()) m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, qs(k.error)));
 }
 
 QJsonObject PathsView::settings() const {
     QJsonObject o = View::settings();
     const PathsInputs in = inputs();
-    o.insert(QStringLiteral("corrupt"), in.corrupt);
-    o.insert(QStringLiteral("answer"), in.answer);
-    o.insert(QStringLiteral("wrong"), in.wrong);
-    o.insert(QStringLiteral("senders"), in.senders);
-    o.insert(QStringLiteral("receivers"), in.receivers);
+    o.insert(QStringLiteral("corrupt"), qs(in.corrupt));
+    o.insert(QStringLiteral("answer"), qs(in.answer));
+    o.insert(QStringLiteral("wrong"), qs(in.wrong));
+    o.insert(QStringLiteral("senders"), qs(in.senders));
+    o.insert(QStringLiteral("receivers"), qs(in.receivers));
     o.insert(QStringLiteral("position"), in.position);
     return o;
 }
@@ -409,11 +354,11 @@ QJsonObject PathsView::settings() const {
 void PathsView::setSettings(const QJsonObject& s) {
     View::setSettings(s);
     PathsInputs in = inputs();
-    in.corrupt = s.value(QStringLiteral("corrupt")).toString(in.corrupt);
-    in.answer = s.value(QStringLiteral("answer")).toString(in.answer);
-    in.wrong = s.value(QStringLiteral("wrong")).toString(in.wrong);
-    in.senders = s.value(QStringLiteral("senders")).toString(in.senders);
-    in.receivers = s.value(QStringLiteral("receivers")).toString(in.receivers);
+    in.corrupt = s.value(QStringLiteral("corrupt")).toString(qs(in.corrupt)).toStdString();
+    in.answer = s.value(QStringLiteral("answer")).toString(qs(in.answer)).toStdString();
+    in.wrong = s.value(QStringLiteral("wrong")).toString(qs(in.wrong)).toStdString();
+    in.senders = s.value(QStringLiteral("senders")).toString(qs(in.senders)).toStdString();
+    in.receivers = s.value(QStringLiteral("receivers")).toString(qs(in.receivers)).toStdString();
     in.position = s.value(QStringLiteral("position")).toInt(in.position);
     setInputs(in);
 }
@@ -436,7 +381,7 @@ void PathsView::updateStale() {
             note = QStringLiteral("Earlier result: the last run was refused (see above).");
         else if (m_data.primary() && was.clean != now.clean)
             note = QStringLiteral("Earlier result: of the prompt \u201c%1\u201d, not the current one. Press Run.")
-                       .arg(detail::labelText(was.clean, 40));
+                       .arg(detail::labelText(qs(was.clean), 40));
         else if (was.corrupt != now.corrupt || was.answer != now.answer || was.wrong != now.wrong ||
                  was.senders != now.senders || was.receivers != now.receivers || was.position != now.position)
             note = QStringLiteral("Earlier result: the inputs changed since. Press Run.");
@@ -456,11 +401,11 @@ void PathsView::refresh() {
     for (const PathsGrid* g : {&m_result.grassmann, &m_result.transformer})
         if (g->hasGrid())
             parts << QStringLiteral("%1 clean %2, corrupted %3%4")
-                         .arg(g->model, detail::formatValue(g->cleanMetric), detail::formatValue(g->corruptMetric),
+                         .arg(qs(g->model), detail::formatValue(g->cleanMetric), detail::formatValue(g->corruptMetric),
                               g->effectDefined ? QString()
                                                : QStringLiteral(" (equal: cells show the metric's change)"));
     m_status->setText(QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
-                          .arg(m_result.answerPiece, m_result.wrongPiece)
+                          .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))
                           .arg(m_result.metricPosition)
                           .arg(parts.join(QStringLiteral("; "))));
 }
@@ -472,15 +417,16 @@ QString PathsView::caption() const {
     for (const PathsGrid* m : {&d.grassmann, &d.transformer})
         if (m->hasGrid())
             metrics << QStringLiteral("%1 clean %2, corrupted %3")
-                           .arg(m->model, detail::formatValue(m->cleanMetric), detail::formatValue(m->corruptMetric));
+                           .arg(qs(m->model), detail::formatValue(m->cleanMetric),
+                                detail::formatValue(m->corruptMetric));
     return QStringLiteral("Path patching: the corrupted prompt \u201c%1\u201d runs with one sender at its value from "
                           "the clean prompt \u201c%2\u201d%3 and every other component frozen at its corrupted value; "
                           "column logits gives the sender's direct effect, resid.M its effect through block input "
                           "h^M. Cells give the normalised effect of logit['%4'] \u2212 logit['%5'] at token %6 (%7). "
                           "Both models on one diverging scale centred at 0; grey cells are undefined.")
-        .arg(d.inputs.corrupt, d.inputs.clean,
+        .arg(qs(d.inputs.corrupt), qs(d.inputs.clean),
              d.inputs.position >= 0 ? QStringLiteral(" at token %1 only").arg(d.inputs.position) : QString(),
-             d.answerPiece, d.wrongPiece)
+             qs(d.answerPiece), qs(d.wrongPiece))
         .arg(d.metricPosition)
         .arg(metrics.join(QStringLiteral("; ")));
 }
@@ -498,15 +444,16 @@ std::vector<DataTable> PathsView::dataTables() const {
                 QStringLiteral("paths_%1_%2").arg(who, effect ? QStringLiteral("effect") : QStringLiteral("metric")),
                 effect ? QStringLiteral("normalised effect (metric - corrupt) / (clean - corrupt) of logit['%1'] - "
                                         "logit['%2'] at token %3; clean %4, corrupted %5; NaN = undefined")
-                             .arg(m_result.answerPiece, m_result.wrongPiece)
+                             .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))
                              .arg(m_result.metricPosition)
                              .arg(g.cleanMetric, 0, 'g', 9)
                              .arg(g.corruptMetric, 0, 'g', 9)
                        : QStringLiteral("raw metric logit['%1'] - logit['%2'] of the sender's run at token %3")
-                             .arg(m_result.answerPiece, m_result.wrongPiece)
+                             .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))
                              .arg(m_result.metricPosition),
                 QString(), effect ? QString() : QStringLiteral("logit"), g.rows(), g.cols(), std::move(v),
-                QStringLiteral("sender"), QStringLiteral("receiver"), g.senders, g.receivers));
+                QStringLiteral("sender"), QStringLiteral("receiver"), detail::qsList(g.senders),
+                detail::qsList(g.receivers)));
         }
     }
     return out;

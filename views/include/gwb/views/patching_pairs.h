@@ -5,6 +5,7 @@
 // the exact values (their scatter and correlation). Plain data, filled by the application; drawn
 // with a QPainter, the same code on screen and in exported figures.
 
+#include "gwb/engine/causal_results.h"
 #include "gwb/views/figure_options.h"
 
 #include <QPainter>
@@ -18,67 +19,11 @@
 
 namespace gwb::views {
 
-/// What the person asked for: the file and how to run it (site and mode come from the view's fields).
-struct PairsInputs {
-    QString file;
-    QString site = QStringLiteral("resid");
-    QString mode = QStringLiteral("patch");
-    QString method = QStringLiteral("exact"); ///< "exact" or "attribution"
-    int check = 5;                            ///< attribution: K cells of largest |estimate| + K random run exactly
-};
-
-/// One model's run over the pairs.
-struct PairsGrid {
-    static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-    QString model;     ///< "Grassmann" or "Transformer"
-    QString modelName; ///< the model's display name
-    QString site;      ///< the site run on this model
-    QString error;     ///< why there is no grid ("" = there is one)
-    int64_t rows = 0, cols = 0;
-    QStringList rowLabels, colLabels; ///< columns of a position site count back from the metric position m
-    QString rowTitle, colTitle;
-    bool estimated = false;       ///< attribution: values are estimated metric changes, not normalised effects
-    std::vector<int64_t> lines;   ///< P: the pairs file's line of each pair
-    std::vector<double> values;   ///< P x rows x cols: effect (exact) or attribution; NaN = undefined for that pair
-    std::vector<uint8_t> flagged; ///< P x rows x cols (attribution): a saturated gate on the path
-    std::vector<double> mean, low, high; ///< rows x cols: mean over pairs and its 95% percentile-bootstrap interval
-    std::vector<int64_t> n;              ///< rows x cols: pairs with a defined value
-    /// Estimate against exact metric change (pair x cell), the scatter's points: every cell of every
-    /// pair for an exact run, the checked cells for an attribution run.
-    std::vector<double> scatterEstimate, scatterExact;
-    double spearman = kNaN, pearson = kNaN; ///< of those points (gwb::engine::spearmanCorrelation, ...)
-    QStringList skipped;                    ///< "line N: reason" of every line this model could not use
-    int64_t usable = 0;                     ///< pairs this model could run
-    bool complete = true;                   ///< false: cancelled after `pairs()` of `usable` pairs
-
-    bool hasGrid() const { return error.isEmpty() && rows > 0 && cols > 0 && !lines.empty(); }
-    int64_t pairs() const { return static_cast<int64_t>(lines.size()); }
-    /// The value of pair p in cell (r, c); NaN where undefined.
-    double value(int64_t p, int64_t r, int64_t c) const;
-    /// The mean of cell (r, c); NaN where no pair defines it.
-    double meanAt(int64_t r, int64_t c) const;
-    /// Every defined value of cell (r, c), in pair order.
-    std::vector<double> cellValues(int64_t r, int64_t c) const;
-    /// "effect" or "estimated metric change".
-    QString valueName() const;
-};
-
-struct PairsData {
-    PairsInputs inputs;
-    QString error;     ///< the file could not be used at all: the message shown, nothing else changes
-    QString format;    ///< "jsonl" or "csv"
-    int64_t lines = 0; ///< data lines of the file
-    int bootstrap = 1000;
-    uint64_t seed = 0;
-    PairsGrid grassmann, transformer;
-    bool hasGrid() const { return grassmann.hasGrid() || transformer.hasGrid(); }
-    const PairsGrid& grid(int model) const { return model == 0 ? grassmann : transformer; }
-};
-
-/// The cell (flat index r * cols + c) a figure shows when none was clicked: the largest |mean| among
-/// cells whose pairs differ (not the final block input at m, 1 for every pair by definition), else
-/// the largest |mean|; -1 when no cell is defined.
-int64_t defaultPairsCell(const PairsGrid& grid);
+// The pairs results are the engine's plain data (gwb/engine/causal_results.h).
+using gwb::engine::defaultPairsCell;
+using gwb::engine::PairsData;
+using gwb::engine::PairsGrid;
+using gwb::engine::PairsInputs;
 
 /// The distribution over pairs of cell (r, c) of `grid`: a histogram of the pairs' values with the
 /// mean (solid line), its 95% interval (shaded) and 0 (dotted).

@@ -7,6 +7,7 @@
 // The view never runs a model: it asks (runRequested, topKRequested) and the application computes
 // off the GUI thread and hands the results back (setResult, setTopK).
 
+#include "gwb/engine/causal_results.h"
 #include "gwb/views/patching_pairs.h"
 #include "gwb/views/causal_view.h"
 #include "gwb/views/view.h"
@@ -28,74 +29,12 @@ namespace gwb::views {
 
 class HeatmapWidget;
 
-/// What the person asked for (the view's fields).
-struct PatchingInputs {
-    QString clean;   ///< clean prompt (the window's current prompt)
-    QString corrupt; ///< corrupted prompt, same token length; "" = ablate the clean prompt
-    QString answer;  ///< answer piece of the metric ("" with wrong "" = no metric: an ablation of the prompt)
-    QString wrong;   ///< wrong piece of the metric
-    /// "resid", "mixer", "gate", "ffn" or "offset/head" (Grassmann offsets, Transformer heads).
-    QString site = QStringLiteral("resid");
-    QString mode = QStringLiteral("patch"); ///< "patch", "zero" or "mean"
-};
-
-/// One model's sweep as drawn (copied by the application from the engine's result).
-struct PatchingGrid {
-    QString model;     ///< "Grassmann" or "Transformer"
-    QString modelName; ///< the model's display name
-    QString site;      ///< the site run on this model: "resid", ..., "offset" or "head"
-    QString error;     ///< why there is no grid ("" = there is one)
-    int64_t rows = 0;  ///< layers (resid: N+1 block inputs)
-    int64_t cols = 0;  ///< positions, offsets or heads
-    QStringList rowLabels, colLabels;
-    QString rowTitle, colTitle;   ///< e.g. "layer", "position"
-    std::vector<uint8_t> defined; ///< rows*cols: 0 where the cell does not exist (an offset the layer lacks,
-                                  ///< or one that reaches before the prompt at every position)
-    int64_t tokens = 0;           ///< the prompt's length T (why an offset D >= T is undefined)
-    bool hasMetric = false;       ///< answer and wrong given: metric and effect are filled
-    double cleanMetric = std::numeric_limits<double>::quiet_NaN();   ///< logit diff of the clean run
-    double corruptMetric = std::numeric_limits<double>::quiet_NaN(); ///< of the corrupted run
-    bool effectDefined = false;                                      ///< clean and corrupted metrics differ
-    std::vector<double> metric;    ///< rows*cols raw metric of the changed run (NaN: undefined)
-    std::vector<double> effect;    ///< rows*cols normalised effect (NaN: undefined)
-    std::vector<double> meanDelta; ///< rows*cols mean delta log p(next token), nats (ablation without metric)
-
-    bool hasGrid() const { return error.isEmpty() && rows > 0 && cols > 0; }
-    /// Which quantity the cells show.
-    enum class Shown { Effect, MetricChange, MeanDelta };
-    Shown shown() const;
-    /// The drawn value of cell (r, c): the effect; else (ablation with a metric but no corrupted
-    /// prompt) metric - clean metric; else the mean delta log p. NaN where undefined.
-    double value(int64_t r, int64_t c) const;
-    /// Why cell (r, c) is undefined ("" when it is defined).
-    QString undefinedReason(int64_t r, int64_t c) const;
-};
-
-/// A whole result: both models' grids for one request.
-struct PatchingData {
-    PatchingInputs inputs;
-    QString error;       ///< bad input: the message shown, nothing else changes
-    QString answerPiece; ///< the pieces as the tokenizer reads them ("▁she")
-    QString wrongPiece;
-    int64_t metricPosition = -1; ///< token whose next-token logits give the metric
-    QStringList cleanTokens;     ///< pieces of the clean prompt
-    QStringList corruptTokens;   ///< pieces of the corrupted prompt (empty without one)
-    PatchingGrid grassmann, transformer;
-    bool hasGrid() const { return grassmann.hasGrid() || transformer.hasGrid(); }
-};
-
-/// The patched run of one clicked cell: its top-K next pieces at the metric position.
-struct PatchingTopK {
-    int model = 0; ///< 0 Grassmann, 1 Transformer
-    int64_t row = -1, col = -1;
-    QStringList pieces;         ///< K pieces, most probable first
-    std::vector<double> probs;  ///< their probabilities
-    std::vector<double> logits; ///< their logits
-    QString error;              ///< why there is none
-};
-
-/// Largest |value| over the defined cells of both grids (the shared colour scale), 0 when none.
-double patchingScale(const PatchingData& data);
+// The results a Patching view draws are the engine's plain data (gwb/engine/causal_results.h).
+using gwb::engine::PatchingData;
+using gwb::engine::PatchingGrid;
+using gwb::engine::PatchingInputs;
+using gwb::engine::patchingScale;
+using gwb::engine::PatchingTopK;
 
 class PatchingView : public CausalView {
     Q_OBJECT

@@ -28,52 +28,12 @@ namespace gwb::views {
 
 class HeatmapWidget;
 
-struct PathsInputs {
-    QString clean, corrupt, answer, wrong;
-    /// "all", "offset/head" (Grassmann offsets, Transformer heads), "mixer", "gate", "ffn"
-    QString senders = QStringLiteral("all");
-    QString receivers = QStringLiteral("all"); ///< "all", "logits", "resid"
-    int position = -1;                         ///< a sender takes its clean value at this token only; -1 = every token
-};
-
-/// One model's senders x receivers matrix (copied by the application from the engine's result).
-struct PathsGrid {
-    QString model; ///< "Grassmann" or "Transformer"
-    QString modelName;
-    QString error; ///< why there is no matrix ("" = there is one)
-    QStringList senders, receivers;
-    std::vector<int> senderLayers;
-    double cleanMetric = std::numeric_limits<double>::quiet_NaN();
-    double corruptMetric = std::numeric_limits<double>::quiet_NaN();
-    bool effectDefined = false;
-    std::vector<double> metric; ///< senders x receivers; NaN where undefined
-    std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
-
-    int64_t rows() const { return senders.size(); }
-    int64_t cols() const { return receivers.size(); }
-    bool hasGrid() const { return error.isEmpty() && rows() > 0 && cols() > 0; }
-    /// The drawn value: the effect, or metric - corrupted metric when clean and corrupted agree.
-    double value(int64_t r, int64_t c) const;
-    QString undefinedReason(int64_t r, int64_t c) const;
-};
-
-struct PathsData {
-    PathsInputs inputs;
-    QString error; ///< bad input: shown, nothing else changes
-    QString answerPiece, wrongPiece;
-    int64_t metricPosition = -1;
-    PathsGrid grassmann, transformer;
-    bool hasGrid() const { return grassmann.hasGrid() || transformer.hasGrid(); }
-};
-
-/// The Paths view's inputs for "Trace paths from here" on cell (row, col) of a Patching sweep of
-/// model 0/1: the same prompts and pieces; the senders of the cell's kind (all for resid), at the
-/// cell's token when its columns are tokens. `sender` gets the component's label where the cell
-/// is one ("offset.3.2", "ffn.1"; "" for a block input).
-PathsInputs pathsFromPatchingCell(const PatchingData& data, int model, int64_t row, int64_t col, QString* sender);
-
-/// Largest |value| over both matrices (the shared colour scale), 0 when none.
-double pathsScale(const PathsData& data);
+// The results a Paths view draws are the engine's plain data (gwb/engine/causal_results.h).
+using gwb::engine::PathsData;
+using gwb::engine::pathsFromPatchingCell;
+using gwb::engine::PathsGrid;
+using gwb::engine::PathsInputs;
+using gwb::engine::pathsScale;
 
 class PathsView : public CausalView {
     Q_OBJECT
