@@ -6,7 +6,6 @@
 #include "cli/cli_args.h"
 #include "common/command_registry.h"
 #include "cli/patch_pairs_run.h"
-#include "common/patch_setup.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/config.h"
@@ -63,12 +62,12 @@ std::string csvText(const PatchSweep& s) {
 
 struct Context {
     std::string answerText, wrongText; ///< the metric's pieces as the vocabulary spells them
-    gwb::app::PatchInput input;
+    gwb::engine::PatchText input;
     PatchFileContext file; ///< what meta.json says beside the sweep
 };
 
 void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
-    const auto pieces = gwb::app::pieceTexts(model, s.corrupt.empty() ? s.clean : s.corrupt);
+    const auto pieces = gwb::engine::pieceTexts(model, s.corrupt.empty() ? s.clean : s.corrupt);
     const int64_t pos = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
     if (s.estimated)
         std::printf("attribution patching: every value below is a first-order estimate from one backward pass, not "
@@ -319,26 +318,26 @@ int runPatch(const QStringList& argsIn) {
         Context ctx;
         ctx.file.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
         const Model m = gwb::engine::loadOrImportModel(ctx.file.modelFile, p.value(device).toStdString()).model;
-        ctx.input.clean = p.value(clean);
-        ctx.input.corrupt = p.value(corrupt);
-        ctx.input.answer = p.value(answer);
-        ctx.input.wrong = p.value(wrong);
-        ctx.input.site = p.value(site);
-        ctx.input.mode = p.value(mode);
+        ctx.input.clean = p.value(clean).toStdString();
+        ctx.input.corrupt = p.value(corrupt).toStdString();
+        ctx.input.answer = p.value(answer).toStdString();
+        ctx.input.wrong = p.value(wrong).toStdString();
+        ctx.input.site = p.value(site).toStdString();
+        ctx.input.mode = p.value(mode).toStdString();
         ctx.input.position = intValue(p, position, "position", -1);
         if (ctx.input.position < -1)
             throw std::invalid_argument("--position must be a token index >= 0, got " +
                                         std::to_string(ctx.input.position));
-        const PatchRequest req = gwb::app::preparePatchRequest(m, ctx.input);
-        ctx.file.cleanPrompt = ctx.input.clean.toStdString();
-        ctx.file.corruptPrompt = ctx.input.corrupt.toStdString();
-        ctx.file.answer = ctx.input.answer.toStdString();
-        ctx.file.wrong = ctx.input.wrong.toStdString();
+        const PatchRequest req = gwb::engine::preparePatchRequest(m, ctx.input);
+        ctx.file.cleanPrompt = ctx.input.clean;
+        ctx.file.corruptPrompt = ctx.input.corrupt;
+        ctx.file.answer = ctx.input.answer;
+        ctx.file.wrong = ctx.input.wrong;
         ctx.file.answerId = req.answer;
         ctx.file.wrongId = req.wrong;
         if (req.answer >= 0) {
-            ctx.answerText = gwb::app::pieceTexts(m, {req.answer}).front();
-            ctx.wrongText = gwb::app::pieceTexts(m, {req.wrong}).front();
+            ctx.answerText = gwb::engine::pieceTexts(m, {req.answer}).front();
+            ctx.wrongText = gwb::engine::pieceTexts(m, {req.wrong}).front();
         }
 
         // A part of the sweep: only its cells are computed (the engine checks it against the model).

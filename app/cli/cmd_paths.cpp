@@ -5,7 +5,7 @@
 #include "cli/cli_args.h"
 #include "common/command_registry.h"
 #include "cli/patch_pairs_run.h"
-#include "common/patch_setup.h"
+#include "gwb/engine/patch_input.h"
 
 #include "gwb/engine/device.h"
 #include "gwb/engine/import.h"
@@ -171,15 +171,15 @@ int runPaths(const QStringList& args) {
                                  static_cast<uint64_t>(intValue(p, seed, "seed", 0)), p.value(out), p.value(data));
         }
         // The prompts and pieces as gwb patch reads them, with its messages.
-        gwb::app::PatchInput in;
-        in.clean = p.value(clean);
-        in.corrupt = p.value(corrupt);
-        in.answer = p.value(answer);
-        in.wrong = p.value(wrong);
-        in.site = QStringLiteral("resid");
-        in.mode = QStringLiteral("patch");
+        gwb::engine::PatchText in;
+        in.clean = p.value(clean).toStdString();
+        in.corrupt = p.value(corrupt).toStdString();
+        in.answer = p.value(answer).toStdString();
+        in.wrong = p.value(wrong).toStdString();
+        in.site = "resid";
+        in.mode = "patch";
         in.position = intValue(p, metricPosition, "metric-position", -1);
-        const PatchRequest req = gwb::app::preparePatchRequest(m, in);
+        const PatchRequest req = gwb::engine::preparePatchRequest(m, in);
         PathRequest q;
         q.clean = req.clean;
         q.corrupt = req.corrupt;
@@ -203,14 +203,14 @@ int runPaths(const QStringList& args) {
 
         const int64_t S = static_cast<int64_t>(r.senderLabels.size()),
                       R = static_cast<int64_t>(r.receiverLabels.size());
-        const auto answerText = gwb::app::pieceTexts(m, {q.answer}).front();
-        const auto wrongText = gwb::app::pieceTexts(m, {q.wrong}).front();
+        const auto answerText = gwb::engine::pieceTexts(m, {q.answer}).front();
+        const auto wrongText = gwb::engine::pieceTexts(m, {q.wrong}).front();
         PathFileContext context;
         context.modelFile = modelFile;
-        context.cleanPrompt = in.clean.toStdString();
-        context.corruptPrompt = in.corrupt.toStdString();
-        context.answer = in.answer.toStdString();
-        context.wrong = in.wrong.toStdString();
+        context.cleanPrompt = in.clean;
+        context.corruptPrompt = in.corrupt;
+        context.answer = in.answer;
+        context.wrong = in.wrong;
         writePathFile(p.value(out).toStdString(), m, q, r, context, p.isSet(linear) ? &lin : nullptr);
         if (p.isSet(data)) {
             std::string csv = "sender,receiver,metric,effect\n";

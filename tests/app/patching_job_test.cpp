@@ -3,7 +3,7 @@
 // cell's top-K, the runner on its worker thread behind the Patching view, and the quick ablations
 // (menu actions, delta log p over the token strip).
 
-#include "common/patch_setup.h"
+#include "gwb/engine/patch_input.h"
 #include "gui/patching_job.h"
 #include "gui/paths_job.h"
 #include "gui/quick_ablation.h"
@@ -379,12 +379,12 @@ TEST(PieceSpelling, TheStripsSpellingNamesTheSamePiece) {
     // a word that is several pieces is refused naming them (and the piece meant, when there is one).
     const gwb::engine::Model m =
         gwb::engine::Model::load(GWB_SOURCE_DIR "/resources/models/grassmann-austen.gwb", "cpu");
-    const int64_t night = pieceId(m, QStringLiteral("\u2581night"), "the answer piece");
+    const int64_t night = gwb::engine::pieceId(m, "\u2581night", "the answer piece");
     EXPECT_EQ(m.tokenizer()->pieceText(static_cast<int32_t>(night)), "\u2581night");
-    EXPECT_EQ(pieceId(m, QStringLiteral("_night"), "the answer piece"), night);
-    EXPECT_EQ(pieceId(m, QStringLiteral("night"), "the answer piece"), night);
+    EXPECT_EQ(gwb::engine::pieceId(m, "_night", "the answer piece"), night);
+    EXPECT_EQ(gwb::engine::pieceId(m, "night", "the answer piece"), night);
     try {
-        pieceId(m, QStringLiteral("_nightingales"), "the target");
+        gwb::engine::pieceId(m, "_nightingales", "the target");
         FAIL() << "a word of several pieces was accepted";
     } catch (const std::invalid_argument& e) {
         const std::string what = e.what();
