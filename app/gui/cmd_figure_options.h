@@ -1,0 +1,162 @@
+#pragma once
+// gwb figure (cmd_figure.cpp): its options, and the views that need a run of their own before
+// their figure (saliency, features, patching, paths: cmd_figure_views.cpp), one table entry each.
+
+#include "gui/trace_job.h"
+
+#include "common/command_registry.h"
+
+#include "gwb/views/selection.h"
+#include "gwb/views/view.h"
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <QTextStream>
+
+namespace gwb::app {
+
+/// Every option of `gwb figure`, in the order --help lists them.
+struct FigureCommandOptions {
+    QCommandLineOption view{
+        QStringLiteral("view"),
+        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency, patching, "
+                       "paths, features (with --dictionary) or corpus (with --stats)."),
+        QStringLiteral("ID")};
+    QCommandLineOption model{QStringLiteral("model"),
+                             QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
+                             QStringLiteral("FILE")};
+    QCommandLineOption baseline{QStringLiteral("baseline"),
+                                QStringLiteral("Transformer baseline (.gwb; default the bundled one)."),
+                                QStringLiteral("FILE")};
+    QCommandLineOption layer{QStringLiteral("layer"), QStringLiteral("Selected layer (default 0)."),
+                             QStringLiteral("L"), QStringLiteral("0")};
+    QCommandLineOption head{QStringLiteral("head"), QStringLiteral("Selected attention head (default 0)."),
+                            QStringLiteral("H"), QStringLiteral("0")};
+    QCommandLineOption token{
+        QStringLiteral("token"),
+        QStringLiteral("Selected token index (default: the first token with every offset valid, as the window)."),
+        QStringLiteral("I")};
+    QCommandLineOption target{QStringLiteral("target"),
+                              QStringLiteral("Saliency target: one vocabulary piece (default: the actual next token)."),
+                              QStringLiteral("PIECE")};
+    QCommandLineOption offset{QStringLiteral("offset"),
+                              QStringLiteral("Selected offset D of the layer (default its first offset)."),
+                              QStringLiteral("D")};
+    QCommandLineOption prompt{QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT")};
+    QCommandLineOption promptFile{QStringLiteral("prompt-file"), QStringLiteral("UTF-8 file with the prompt."),
+                                  QStringLiteral("F")};
+    QCommandLineOption out{QStringLiteral("out"), QStringLiteral("Output figure: .png, .svg or .pdf."),
+                           QStringLiteral("FILE")};
+    QCommandLineOption width{QStringLiteral("width"),
+                             QStringLiteral("Figure width: 3.5in (one column, default), 7in (two), or mm/cm/pt."),
+                             QStringLiteral("LEN"), QStringLiteral("3.5in")};
+    QCommandLineOption dpi{QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 300)."), QStringLiteral("N"),
+                           QStringLiteral("300")};
+    QCommandLineOption colormap{QStringLiteral("colormap"),
+                                QStringLiteral("viridis, cividis or magma (default: the view's)."),
+                                QStringLiteral("NAME")};
+    QCommandLineOption font{QStringLiteral("font-size"),
+                            QStringLiteral("Body font size in points (default 8, or 9 at 6 in and wider)."),
+                            QStringLiteral("PT")};
+    QCommandLineOption noCaption{QStringLiteral("no-caption"), QStringLiteral("Leave out the caption line.")};
+    QCommandLineOption noColorbar{QStringLiteral("no-colorbar"), QStringLiteral("Leave out the colour bar.")};
+    QCommandLineOption showSelection{
+        QStringLiteral("show-selection"),
+        QStringLiteral("Outline the selected token column and layer row (as on screen); off by default.")};
+    QCommandLineOption data{
+        QStringLiteral("data"),
+        QStringLiteral("Also write the numbers: FILE.csv names the base; writes FILE_<table>.csv/.npy and FILE.json."),
+        QStringLiteral("FILE.csv")};
+    QCommandLineOption device = gwb::app::deviceOption();
+    QCommandLineOption threads = gwb::app::threadsOption();
+    QCommandLineOption continueN{
+        QStringLiteral("continue"),
+        QStringLiteral("First let the Grassmann model continue the prompt by N tokens (sampled, temperature 1, top-p "
+                       "0.9, seed 0, as `gwb --continue N` and the window do; --greedy for greedy decoding), then "
+                       "draw prompt + continuation (generated tokens are marked)."),
+        QStringLiteral("N")};
+    QCommandLineOption sample{QStringLiteral("sample"),
+                              QStringLiteral("With --continue: sample (temperature 1, top-p 0.9; the default).")};
+    QCommandLineOption greedy{QStringLiteral("greedy"), QStringLiteral("With --continue: greedy decoding.")};
+    QCommandLineOption seed{QStringLiteral("seed"), QStringLiteral("With --continue: the sampling seed (default 0)."),
+                            QStringLiteral("N"), QStringLiteral("0")};
+    QCommandLineOption stats{QStringLiteral("stats"),
+                             QStringLiteral("Corpus statistics (gwb stats) for --view corpus (no prompt)."),
+                             QStringLiteral("S.npz")};
+    QCommandLineOption quantity{
+        QStringLiteral("quantity"),
+        QStringLiteral("Corpus quantity, e.g. surprisal, gate_mean, attn_entropy (default surprisal)."),
+        QStringLiteral("NAME")};
+    QCommandLineOption shape{QStringLiteral("shape"), QStringLiteral("Corpus distributions: box or violin."),
+                             QStringLiteral("box|violin")};
+    QCommandLineOption dictionary{QStringLiteral("dictionary"),
+                                  QStringLiteral("Features: a dictionary folder (gwb features train)."),
+                                  QStringLiteral("DIR")};
+    QCommandLineOption feature{QStringLiteral("feature"),
+                               QStringLiteral("Features: the feature whose dashboard is drawn (default: the "
+                                              "most active at the token)."),
+                               QStringLiteral("F")};
+    QCommandLineOption corrupt{QStringLiteral("corrupt"),
+                               QStringLiteral("Patching: corrupted prompt of the same token length (without it, "
+                                              "--mode zero|mean ablates the prompt)."),
+                               QStringLiteral("TEXT")};
+    QCommandLineOption answer{QStringLiteral("answer"), QStringLiteral("Patching: answer piece of the metric."),
+                              QStringLiteral("PIECE")};
+    QCommandLineOption wrong{QStringLiteral("wrong"), QStringLiteral("Patching: wrong piece of the metric."),
+                             QStringLiteral("PIECE")};
+    QCommandLineOption site{
+        QStringLiteral("site"),
+        QStringLiteral("Patching: resid (default), mixer, gate, ffn, or offset/head (Grassmann offsets, "
+                       "Transformer heads; offset or head, as gwb patch spells them, mean the same)."),
+        QStringLiteral("SITE")};
+    QCommandLineOption mode{QStringLiteral("mode"),
+                            QStringLiteral("Patching: patch (default with --corrupt), zero or mean."),
+                            QStringLiteral("MODE")};
+    QCommandLineOption senders{QStringLiteral("senders"),
+                               QStringLiteral("Paths: all (default), offset/head, mixer, gate or ffn."),
+                               QStringLiteral("KIND")};
+    QCommandLineOption receivers{QStringLiteral("receivers"), QStringLiteral("Paths: all (default), logits or resid."),
+                                 QStringLiteral("KIND")};
+    QCommandLineOption senderToken{QStringLiteral("sender-token"),
+                                   QStringLiteral("Paths: senders take their clean value at this token only."),
+                                   QStringLiteral("t")};
+    QCommandLineOption pairs{
+        QStringLiteral("pairs"),
+        QStringLiteral("Patching over a pairs file (JSONL or CSV; as gwb patch --pairs): each cell's mean over the "
+                       "pairs, the distribution of the cell of largest |mean|, and the estimate against the exact "
+                       "change. The prompt defaults to the file's first clean prompt."),
+        QStringLiteral("FILE")};
+    QCommandLineOption method{QStringLiteral("method"),
+                              QStringLiteral("With --pairs: exact (default; the first-order estimate beside it) "
+                                             "or attribution."),
+                              QStringLiteral("exact|attribution")};
+    QCommandLineOption check{QStringLiteral("check"),
+                             QStringLiteral("With --pairs --method attribution: K cells of largest |estimate| + K "
+                                            "random ones per pair run exactly (default 5)."),
+                             QStringLiteral("K")};
+
+    /// Adds every option to `p` (in --help's order).
+    void addTo(QCommandLineParser& p) const;
+};
+
+/// What a view's filler works from: the parsed command line, the traced prompt and the selection.
+struct FigureRun {
+    const QCommandLineParser& p;
+    const FigureCommandOptions& o;
+    const TraceRequest& request;
+    const TraceOutcome& outcome;
+    ModelCache& cache;
+    const gwb::views::Selection& selection;
+    QTextStream& err; ///< notes and per-model problems
+};
+
+/// Refuses the options of the views other than `viewId` (each with the message that names its
+/// view), then gives the view what it draws when it needs a run of its own: a table of view id ->
+/// filler (saliency, features, patching, paths); every other view draws the traces as they are.
+/// Throws std::invalid_argument / std::runtime_error naming the problem.
+void fillFigureView(gwb::views::View& view, const QString& viewId, FigureRun& run);
+
+/// Reads an integer option >= min; throws std::invalid_argument naming it.
+int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int min);
+
+} // namespace gwb::app

@@ -1,0 +1,252 @@
+// gwb figure's views that need a run of their own before their figure: a table of view id ->
+// filler (saliency, features, patching, paths). Each filler takes the command line's options for
+// its view, runs what the window's runner would (the same engine runs) and hands the view the
+// result; the options of the other views are refused first, each naming its view.
+
+#include "gui/cmd_figure_options.h"
+
+#include "gui/features_job.h"
+#include "gui/patching_job.h"
+#include "gui/patching_pairs_job.h"
+#include "gui/paths_job.h"
+#include "gui/saliency_job.h"
+
+#include "gwb/engine/sites.h"
+#include "gwb/views/features_view.h"
+#include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
+#include "gwb/views/saliency_view.h"
+
+#include <stdexcept>
+
+namespace gwb::app {
+
+int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int min) {
+    bool ok = false;
+    const int v = p.value(o).toInt(&ok);
+    if (!ok || v < min)
+        throw std::invalid_argument(std::string("--") + name + " must be an integer >= " + std::to_string(min) +
+                                    ", got '" + p.value(o).toStdString() + "'");
+    return v;
+}
+
+namespace {
+
+void fillSaliency(gwb::views::View& view, FigureRun& run) {
+    auto* sv = qobject_cast<gwb::views::SaliencyView*>(&view);
+    if (!sv) return;
+    const QCommandLineParser& p = run.p;
+    const FigureCommandOptions& o = run.o;
+    const TraceRequest& request = run.request;
+    const TraceOutcome& outcome = run.outcome;
+    ModelCache& cache = run.cache;
+    QTextStream& err = run.err;
+    const gwb::views::Selection& selection = run.selection;
+    if (p.isSet(o.target)) sv->setTarget(p.value(o.target));
+    SaliencyRequest sr;
+    sr.grassmannPath = request.grassmannPath;
+    sr.baselinePath = request.baselinePath;
+    sr.device = request.device;
+    sr.data = outcome.data;
+    sr.token = selection.token();
+    sr.target = sv->target();
+    const gwb::engine::SaliencyResult res = computeSaliency(cache, sr);
+    for (const std::string& e : {res.grassmannError, res.baselineError})
+        if (!e.empty()) err << "gwb figure: saliency: " << QString::fromStdString(e) << "\n";
+    err.flush();
+    if (res.grassmann.empty() && res.baseline.empty())
+        throw std::runtime_error("no saliency could be computed (see above)");
+    sv->setSaliency(res);
+}
+
+void fillFeatures(gwb::views::View& view, FigureRun& run) {
+    auto* fv = qobject_cast<gwb::views::FeaturesView*>(&view);
+    if (!fv) return;
+    const QCommandLineParser& p = run.p;
+    const FigureCommandOptions& o = run.o;
+    const TraceRequest& request = run.request;
+    const TraceOutcome& outcome = run.outcome;
+    ModelCache& cache = run.cache;
+    QTextStream& err = run.err;
+    if (!p.isSet(o.dictionary))
+        throw std::invalid_argument("--view features needs --dictionary DIR (a folder gwb features train wrote)");
+    const auto dict = std::make_shared<const gwb::engine::Dictionary>(
+        gwb::engine::loadDictionary(p.value(o.dictionary).toStdString()));
+    FeaturesContext fc;
+    fc.grassmannPath = request.grassmannPath;
+    fc.baselinePath = request.baselinePath;
+    fc.device = request.device;
+    fc.data = outcome.data;
+    const gwb::views::FeatureDataPtr fd = computeFeatureData(cache, p.value(o.dictionary), dict, fc);
+    if (!fd->error.isEmpty()) throw std::runtime_error(fd->error.toStdString());
+    fv->setFeatures(fd);
+    int64_t chosen = -1;
+    if (p.isSet(o.feature)) {
+        bool ok = false;
+        chosen = p.value(o.feature).toLongLong(&ok);
+        if (!ok || chosen < 0 || chosen >= fd->dSae)
+            throw std::invalid_argument("--feature must be a feature number 0.." + std::to_string(fd->dSae - 1));
+    } else {
+        const auto listed = fv->listedFeatures();
+        if (!listed.empty()) chosen = listed.front().first;
+    }
+    if (chosen >= 0) {
+        fv->chooseFeature(chosen);
+        const gwb::views::FeatureDashboard dash = computeDashboard(cache, dict, chosen, fc);
+        if (!dash.error.isEmpty()) err << "gwb figure: features: " << dash.error << "\n";
+        err.flush();
+        fv->setDashboard(dash);
+    }
+}
+
+/// --site as the Patching view spells it: offset and head (gwb patch's words) are offset/head.
+std::string viewSite(const QCommandLineParser& p, const FigureCommandOptions& o) {
+    const std::string s = p.isSet(o.site) ? p.value(o.site).toStdString() : std::string("resid");
+    return s == "offset" || s == "head" ? std::string(gwb::engine::kUnitAlias) : s;
+}
+
+void fillPatching(gwb::views::View& view, FigureRun& run) {
+    auto* pv = qobject_cast<gwb::views::PatchingView*>(&view);
+    if (!pv) return;
+    const QCommandLineParser& p = run.p;
+    const FigureCommandOptions& o = run.o;
+    const TraceRequest& request = run.request;
+    const TraceOutcome& outcome = run.outcome;
+    ModelCache& cache = run.cache;
+    QTextStream& err = run.err;
+    if (p.isSet(o.pairs)) {
+        gwb::views::PairsInputs in;
+        in.file = p.value(o.pairs).toStdString();
+        in.site = viewSite(p, o);
+        in.mode = p.isSet(o.mode) ? p.value(o.mode).toStdString() : std::string("patch");
+        in.method = p.isSet(o.method) ? p.value(o.method).toStdString() : std::string("exact");
+        if (in.method != "exact" && in.method != "attribution")
+            throw std::invalid_argument("--method must be exact or attribution, got '" + in.method + "'");
+        if (p.isSet(o.check)) {
+            if (in.method != "attribution") throw std::invalid_argument("--check applies to --method attribution");
+            in.check = intOption(p, o.check, "check", 0);
+        }
+        gwb::views::PatchingInputs fields;
+        fields.site = in.site;
+        fields.mode = in.mode;
+        pv->setInputs(fields);
+        pv->setPairsMethod(QString::fromStdString(in.method));
+        PatchingJobRequest pr;
+        pr.grassmannPath = request.grassmannPath;
+        pr.baselinePath = request.baselinePath;
+        pr.device = request.device;
+        const gwb::views::PairsData res = computePatchingPairs(cache, pr, in);
+        if (!res.error.empty()) throw std::invalid_argument(res.error);
+        for (const auto* g : {&res.grassmann, &res.transformer}) {
+            const QString model = QString::fromStdString(g->model);
+            if (!g->error.empty())
+                err << "gwb figure: patching: " << model << ": " << QString::fromStdString(g->error) << "\n";
+            for (const std::string& s : g->skipped)
+                err << "gwb figure: patching: " << model << ": skipped " << QString::fromStdString(s) << "\n";
+        }
+        err.flush();
+        if (!res.hasGrid()) throw std::runtime_error("no model could run the pairs file (see above)");
+        pv->setPairsResult(res);
+        return;
+    }
+    gwb::views::PatchingInputs in;
+    in.clean = outcome.data.prompt().toStdString();
+    in.corrupt = p.value(o.corrupt).toStdString();
+    in.answer = p.value(o.answer).toStdString();
+    in.wrong = p.value(o.wrong).toStdString();
+    in.site = viewSite(p, o);
+    in.mode = p.isSet(o.mode)      ? p.value(o.mode).toStdString()
+              : in.corrupt.empty() ? std::string("zero")
+                                   : std::string("patch");
+    if (const QString problem = pv->checkInputs(in); !problem.isEmpty())
+        throw std::invalid_argument(problem.toStdString());
+    pv->setInputs(in);
+    PatchingJobRequest pr;
+    pr.grassmannPath = request.grassmannPath;
+    pr.baselinePath = request.baselinePath;
+    pr.device = request.device;
+    pr.inputs = in;
+    const gwb::views::PatchingData res = computePatching(cache, pr);
+    if (!res.error.empty()) throw std::invalid_argument(res.error);
+    for (const auto* g : {&res.grassmann, &res.transformer})
+        if (!g->error.empty())
+            err << "gwb figure: patching: " << QString::fromStdString(g->model) << ": "
+                << QString::fromStdString(g->error) << "\n";
+    for (const auto* g : {&res.grassmann, &res.transformer})
+        if (g->hasGrid() && g->hasMetric && !g->effectDefined)
+            err << "gwb figure: patching: " << QString::fromStdString(g->model)
+                << ": the clean and corrupted metrics are equal (" << g->cleanMetric
+                << "): the normalised effect is undefined; the figure shows the change of the metric\n";
+    err.flush();
+    pv->setResult(res);
+}
+
+void fillPaths(gwb::views::View& view, FigureRun& run) {
+    auto* paths = qobject_cast<gwb::views::PathsView*>(&view);
+    if (!paths) return;
+    const QCommandLineParser& p = run.p;
+    const FigureCommandOptions& o = run.o;
+    const TraceRequest& request = run.request;
+    const TraceOutcome& outcome = run.outcome;
+    ModelCache& cache = run.cache;
+    QTextStream& err = run.err;
+    gwb::views::PathsInputs in;
+    in.clean = outcome.data.prompt().toStdString();
+    in.corrupt = p.value(o.corrupt).toStdString();
+    in.answer = p.value(o.answer).toStdString();
+    in.wrong = p.value(o.wrong).toStdString();
+    in.senders = p.isSet(o.senders) ? p.value(o.senders).toStdString() : std::string("all");
+    if (in.senders == "offset" || in.senders == "head") in.senders = gwb::engine::kUnitAlias;
+    in.receivers = p.isSet(o.receivers) ? p.value(o.receivers).toStdString() : std::string("all");
+    in.position = p.isSet(o.senderToken) ? intOption(p, o.senderToken, "sender-token", 0) : -1;
+    if (p.isSet(o.site) || p.isSet(o.mode)) throw std::invalid_argument("--site and --mode apply to --view patching");
+    if (const QString problem = paths->checkInputs(in); !problem.isEmpty())
+        throw std::invalid_argument(problem.toStdString());
+    paths->setInputs(in);
+    PathsJobRequest pr;
+    pr.grassmannPath = request.grassmannPath;
+    pr.baselinePath = request.baselinePath;
+    pr.device = request.device;
+    pr.inputs = in;
+    const gwb::views::PathsData res = computePaths(cache, pr);
+    if (!res.error.empty()) throw std::invalid_argument(res.error);
+    for (const auto* g : {&res.grassmann, &res.transformer})
+        if (!g->error.empty())
+            err << "gwb figure: paths: " << QString::fromStdString(g->model) << ": " << QString::fromStdString(g->error)
+                << "\n";
+    err.flush();
+    paths->setResult(res);
+}
+
+/// One entry a view that needs a run of its own.
+struct Filler {
+    const char* view;
+    void (*fill)(gwb::views::View&, FigureRun&);
+};
+constexpr Filler kFillers[] = {
+    {"saliency", fillSaliency}, {"features", fillFeatures}, {"patching", fillPatching}, {"paths", fillPaths}};
+
+/// The options of views other than `viewId`, refused with the message that names their view.
+void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p, const FigureCommandOptions& o) {
+    if (viewId != QLatin1String("saliency") && p.isSet(o.target))
+        throw std::invalid_argument("--target only applies to --view saliency");
+    if (viewId != QLatin1String("features") && (p.isSet(o.dictionary) || p.isSet(o.feature)))
+        throw std::invalid_argument("--dictionary and --feature only apply to --view features");
+    const bool metric = p.isSet(o.corrupt) || p.isSet(o.answer) || p.isSet(o.wrong);
+    if (viewId != QLatin1String("patching") && viewId != QLatin1String("paths") &&
+        (metric || p.isSet(o.site) || p.isSet(o.mode)))
+        throw std::invalid_argument("--corrupt, --answer, --wrong, --site and --mode only apply to --view patching "
+                                    "(and the first three to --view paths)");
+    if (viewId != QLatin1String("paths") && (p.isSet(o.senders) || p.isSet(o.receivers) || p.isSet(o.senderToken)))
+        throw std::invalid_argument("--senders, --receivers and --sender-token only apply to --view paths");
+}
+
+} // namespace
+
+void fillFigureView(gwb::views::View& view, const QString& viewId, FigureRun& run) {
+    refuseOtherViewsOptions(viewId, run.p, run.o);
+    for (const Filler& f : kFillers)
+        if (viewId == QLatin1String(f.view)) f.fill(view, run);
+}
+
+} // namespace gwb::app
