@@ -1,6 +1,7 @@
 #pragma once
-// Analysis warnings said once: "layer 0: X", ..., "layer 5: X" become "layers 0–5: X" (the
-// window's notice, gwb figure and gwb trace print the same lines).
+// Analysis warnings said once (gwb::engine::collapseLayerWarnings, prompt_run.h): "layer 0: X",
+// ..., "layer 5: X" become "layers 0–5: X" (the window's notice, gwb figure and gwb trace print
+// the same lines).
 
 #include <QStringList>
 

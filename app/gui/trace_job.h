@@ -1,6 +1,8 @@
 #pragma once
-// One "Run": load the models (cached), trace the prompt through each, analyse each trace. The GUI
-// runs it on a worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
+// One "Run" for the window and `gwb figure`: the engine's prompt run (gwb/engine/prompt_run.h:
+// load the models, trace the prompt through each, analyse each trace) in the window's Qt words,
+// with the Saliency view's result for the token the window selects next. The GUI runs it on a
+// worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
 
 #include "gui/import_choice.h"
 #include "common/layer_warnings.h"
@@ -9,6 +11,7 @@
 #include "gwb/engine/generate.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/model_store.h"
+#include "gwb/engine/prompt_run.h"
 #include "gwb/engine/saliency.h"
 #include "gwb/views/workbench_data.h"
 
@@ -62,30 +65,11 @@ struct TraceRequest {
     int64_t maxTokens = 0;
 };
 
-/// Steps of a run, in order; the progress bar shows the step's name.
-enum class TraceStage : int {
-    Idle,
-    Generate, ///< continuing the prompt (only when asked for)
-    LoadGrassmann,
-    TraceGrassmann,
-    AnalyseGrassmann,
-    LoadBaseline,
-    TraceBaseline,
-    AnalyseBaseline,
-    Done
-};
+/// Steps of a run and the state shared with the window (polled): the engine's.
+using TraceStage = gwb::engine::PromptStage;
+using TraceJobState = gwb::engine::PromptRunState;
+/// The step's name on the progress bar (gwb::engine::promptStageName).
 QString stageName(TraceStage stage);
-
-/// Shared between the worker and the GUI, which polls it (Tracy-style atomics).
-struct TraceJobState {
-    std::atomic<int> stage{0};           ///< a TraceStage
-    std::atomic<int64_t> done{0};        ///< units done within the stage
-    std::atomic<int64_t> total{0};       ///< units in the stage (0 = unknown)
-    std::atomic<bool> cancel{false};     ///< set by the GUI; the engine stops at its next check
-    std::atomic<bool> continuing{false}; ///< the run starts by generating (Generate stage)
-    /// Overall fraction in [0, 1] given which models take part.
-    double fraction(bool withGrassmann, bool withBaseline) const;
-};
 
 /// What a run produced.
 struct TraceOutcome {
@@ -142,30 +126,10 @@ private:
 /// Checks the request (models named, prompt not empty). Returns "" when fine, else the message.
 QString validateRequest(const TraceRequest& request);
 
-/// Runs the whole job synchronously. Never throws: every problem comes back as the outcome's
-/// message. `state` reports progress and carries the cancel flag.
+/// Runs the whole job synchronously: gwb::engine::runPrompt with the models from the cache, then
+/// (withSaliency) the Saliency view's result. Never throws: every problem comes back as the
+/// outcome's message. `state` reports progress and carries the cancel flag.
 TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJobState& state);
-
-/// What continuing a prompt produced: the text to append (starting with the space the tokenizer
-/// puts between pieces, if any), every token of prompt + continuation, and how it went.
-struct Continuation {
-    QString appended;
-    int generated = 0;
-    double tokensPerSecond = 0;
-    bool stoppedAtMaxLen = false;
-    /// Prompt tokens then the generated ones, with byte spans in prompt + appended (a generated
-    /// token's span is the text that decoding it added; it may be empty).
-    std::vector<gwb::engine::TraceToken> tokens;
-};
-
-/// Generates `options.maxNew` tokens after `prompt` with `model` (its tokenizer encodes the prompt,
-/// unless `promptTokens` gives its tokens, and decodes the result). Progress goes into `state`
-/// (done/total tokens); its cancel flag stops it (gwb::engine::Cancelled). Throws
-/// std::runtime_error / std::invalid_argument naming the problem (no tokenizer, prompt longer
-/// than the context, bad sampling settings).
-Continuation continuePrompt(const gwb::engine::Model& model, const QString& prompt,
-                            const std::vector<gwb::engine::TraceToken>& promptTokens,
-                            const gwb::engine::GenerateOptions& options, TraceJobState& state);
 
 /// The generation settings of Continue (the window's button and `gwb figure --continue`): greedy,
 /// or with `sample` temperature 1 and nucleus top-p 0.9 from `seed`.
@@ -199,9 +163,5 @@ struct LensCompletion {
 LensCompletion computeRunLens(const gwb::views::WorkbenchData& data, const QString& grassmannPath,
                               const QString& baselinePath, const QString& device, int threads, int topK,
                               ModelCache& cache, TraceJobState& state);
-
-/// The truncation notice for a trace ("" when nothing was dropped): which limit cut it, the
-/// model's context or `maxTokens` (the window's longest-prompt setting; 0 = none).
-QString truncationNotice(const gwb::engine::Trace& trace, const QString& label, int64_t maxTokens = 0);
 
 } // namespace gwb::app

@@ -126,8 +126,8 @@ TEST(CausalRuns, CancelASiteOneModelLacksAndAModelLeftOut) {
 
     // Cancel: the inputs only, and the message that the previous result stays.
     PatchingRuns runs;
-    const PatchingData cancelled =
-        runPatchingModels(open, models, patchingInputs("resid"), [](double) { return false; }, &runs);
+    const PatchingData cancelled = runPatchingModels(
+        open, models, patchingInputs("resid"), [](double) { return false; }, &runs);
     EXPECT_EQ(cancelled.error, kCancelledKeepsPrevious);
     EXPECT_FALSE(cancelled.hasGrid());
     EXPECT_EQ(cancelled.inputs.clean, "She said that she was");
