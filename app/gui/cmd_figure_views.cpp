@@ -35,13 +35,7 @@ namespace {
 void fillSaliency(gwb::views::View& view, FigureRun& run) {
     auto* sv = qobject_cast<gwb::views::SaliencyView*>(&view);
     if (!sv) return;
-    const QCommandLineParser& p = run.p;
-    const FigureCommandOptions& o = run.o;
-    const TraceRequest& request = run.request;
-    const TraceOutcome& outcome = run.outcome;
-    ModelCache& cache = run.cache;
-    QTextStream& err = run.err;
-    const gwb::views::Selection& selection = run.selection;
+    auto& [p, o, request, outcome, cache, selection, err] = run;
     if (p.isSet(o.target)) sv->setTarget(p.value(o.target));
     SaliencyRequest sr;
     sr.grassmannPath = request.grassmannPath;
@@ -62,12 +56,7 @@ void fillSaliency(gwb::views::View& view, FigureRun& run) {
 void fillFeatures(gwb::views::View& view, FigureRun& run) {
     auto* fv = qobject_cast<gwb::views::FeaturesView*>(&view);
     if (!fv) return;
-    const QCommandLineParser& p = run.p;
-    const FigureCommandOptions& o = run.o;
-    const TraceRequest& request = run.request;
-    const TraceOutcome& outcome = run.outcome;
-    ModelCache& cache = run.cache;
-    QTextStream& err = run.err;
+    auto& [p, o, request, outcome, cache, selection, err] = run;
     if (!p.isSet(o.dictionary))
         throw std::invalid_argument("--view features needs --dictionary DIR (a folder gwb features train wrote)");
     const auto dict = std::make_shared<const gwb::engine::Dictionary>(
@@ -108,12 +97,7 @@ std::string viewSite(const QCommandLineParser& p, const FigureCommandOptions& o)
 void fillPatching(gwb::views::View& view, FigureRun& run) {
     auto* pv = qobject_cast<gwb::views::PatchingView*>(&view);
     if (!pv) return;
-    const QCommandLineParser& p = run.p;
-    const FigureCommandOptions& o = run.o;
-    const TraceRequest& request = run.request;
-    const TraceOutcome& outcome = run.outcome;
-    ModelCache& cache = run.cache;
-    QTextStream& err = run.err;
+    auto& [p, o, request, outcome, cache, selection, err] = run;
     if (p.isSet(o.pairs)) {
         gwb::views::PairsInputs in;
         in.file = p.value(o.pairs).toStdString();
@@ -184,12 +168,7 @@ void fillPatching(gwb::views::View& view, FigureRun& run) {
 void fillPaths(gwb::views::View& view, FigureRun& run) {
     auto* paths = qobject_cast<gwb::views::PathsView*>(&view);
     if (!paths) return;
-    const QCommandLineParser& p = run.p;
-    const FigureCommandOptions& o = run.o;
-    const TraceRequest& request = run.request;
-    const TraceOutcome& outcome = run.outcome;
-    ModelCache& cache = run.cache;
-    QTextStream& err = run.err;
+    auto& [p, o, request, outcome, cache, selection, err] = run;
     gwb::views::PathsInputs in;
     in.clean = outcome.data.prompt().toStdString();
     in.corrupt = p.value(o.corrupt).toStdString();

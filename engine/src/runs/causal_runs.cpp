@@ -189,6 +189,16 @@ void fillPairsGrid(const PairsResult& r, int bootstrap, uint64_t seed, PairsGrid
     g.complete = r.complete;
 }
 
+/// A top-K reply without pieces, saying why.
+PatchingTopK failedTopK(const PatchingTopK& asked, const std::string& why) {
+    PatchingTopK out;
+    out.model = asked.model;
+    out.row = asked.row;
+    out.col = asked.col;
+    out.error = why;
+    return out;
+}
+
 } // namespace
 
 ModelOpener plainModelOpener(ModelStore& store) {
@@ -284,10 +294,7 @@ PatchingTopK patchingTopK(const ModelOpener& open, const PatchingRuns& runs, int
         const int64_t pos = req.position >= 0 ? req.position : static_cast<int64_t>(req.clean.size()) - 1;
         fillTopK(m, interventionLogits(m, req, runs.cells[model][static_cast<size_t>(i)], pos), k, out);
     } catch (const std::exception& e) {
-        out.pieces.clear();
-        out.logits.clear();
-        out.probs.clear();
-        out.error = e.what();
+        out = failedTopK(out, e.what());
     }
     return out;
 }
@@ -359,10 +366,7 @@ PatchingTopK pathsTopK(const ModelOpener& open, const PathsRuns& runs, int model
         const Model m = open(runs.paths[model], runs.device);
         fillTopK(m, pathCellLogits(m, *runs.requests[model], sender, receiver), k, out);
     } catch (const std::exception& e) {
-        out.pieces.clear();
-        out.logits.clear();
-        out.probs.clear();
-        out.error = e.what();
+        out = failedTopK(out, e.what());
     }
     return out;
 }
