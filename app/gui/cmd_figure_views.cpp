@@ -67,7 +67,7 @@ void fillFeatures(gwb::views::View& view, FigureRun& run) {
     fc.device = request.device;
     fc.data = outcome.data;
     const gwb::views::FeatureDataPtr fd = computeFeatureData(cache, p.value(o.dictionary), dict, fc);
-    if (!fd->error.isEmpty()) throw std::runtime_error(fd->error.toStdString());
+    if (!fd->error.empty()) throw std::runtime_error(fd->error);
     fv->setFeatures(fd);
     int64_t chosen = -1;
     if (p.isSet(o.feature)) {
@@ -82,7 +82,7 @@ void fillFeatures(gwb::views::View& view, FigureRun& run) {
     if (chosen >= 0) {
         fv->chooseFeature(chosen);
         const gwb::views::FeatureDashboard dash = computeDashboard(cache, dict, chosen, fc);
-        if (!dash.error.isEmpty()) err << "gwb figure: features: " << dash.error << "\n";
+        if (!dash.error.empty()) err << "gwb figure: features: " << QString::fromStdString(dash.error) << "\n";
         err.flush();
         fv->setDashboard(dash);
     }

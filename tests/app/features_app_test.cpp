@@ -105,7 +105,7 @@ gwb::views::FeaturesView* openAndWait(MainWindow& w, const QString& path, std::s
     if (!fv) return nullptr;
     w.openDictionary(path);
     if (QTest::qWaitFor([&] { return fv->features() && !fv->features()->perToken.empty(); }, kWaitMs)) return fv;
-    why = fv->features() ? fv->features()->error.toStdString() : "nothing arrived";
+    why = fv->features() ? fv->features()->error : "nothing arrived";
     return nullptr;
 }
 
@@ -145,7 +145,7 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     const int64_t T = w.workbenchData().tokenCount();
     ASSERT_TRUE(QTest::qWaitFor(
         [&] { return fv->features() && static_cast<int64_t>(fv->features()->perToken.size()) == T; }, kWaitMs))
-        << (fv->features() ? fv->features()->error.toStdString() : "nothing arrived");
+        << (fv->features() ? fv->features()->error : "nothing arrived");
     EXPECT_TRUE(corpusButton->isEnabled());
     EXPECT_EQ(w.currentViewId(), QStringLiteral("features"));
     // The window's numbers are the engine's on the same ids.
@@ -177,7 +177,7 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     const int64_t f = listed.front().first;
     fv->chooseFeature(f);
     ASSERT_TRUE(QTest::qWaitFor([&] { return fv->dashboard().feature == f; }, kWaitMs));
-    EXPECT_TRUE(fv->dashboard().error.isEmpty()) << fv->dashboard().error.toStdString();
+    EXPECT_TRUE(fv->dashboard().error.empty()) << fv->dashboard().error;
     EXPECT_FALSE(fv->dashboard().top.empty());
     EXPECT_GT(fv->dashboard().fired, 0);
     EXPECT_EQ(fv->dashboard().readingLayer, 3);
@@ -197,8 +197,8 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
         ModelCache cache;
         const auto dict = std::make_shared<const gwb::engine::Dictionary>(d);
         const gwb::views::FeatureDashboard other1 = computeDashboard(cache, dict, f, c);
-        EXPECT_TRUE(other1.error.isEmpty()) << other1.error.toStdString();
-        EXPECT_TRUE(other1.corpus.startsWith(QStringLiteral("other.txt"))) << other1.corpus.toStdString();
+        EXPECT_TRUE(other1.error.empty()) << other1.error;
+        EXPECT_TRUE(other1.corpus.starts_with("other.txt")) << other1.corpus;
         EXPECT_GT(other1.rows, 0);
         EXPECT_NE(other1.rows, fv->dashboard().rows); // another text, another number of rows
         for (const auto& ctx : other1.top) {          // every context is of the other text
@@ -211,7 +211,7 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
             EXPECT_TRUE(ofOther) << text.toStdString();
         }
         c.dashboardCorpus = {other.filePath(QStringLiteral("missing.txt"))};
-        EXPECT_TRUE(computeDashboard(cache, dict, f, c).error.contains(QStringLiteral("missing.txt")));
+        EXPECT_TRUE(computeDashboard(cache, dict, f, c).error.find("missing.txt") != std::string::npos);
         // The view asks again for the chosen feature's dashboard when the corpus changes.
         QSignalSpy asked(fv, &gwb::views::FeaturesView::dashboardRequested);
         fv->refreshDashboard();
@@ -319,7 +319,7 @@ TEST(FeaturesInWindow, ADictionaryOfAnotherModelIsRefusedAndTheOpenOneStays) {
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("Dictionary not opened"))) << w.statusText().toStdString();
     // The dictionary open before is still the one shown, with its features and no error.
     EXPECT_EQ(fv->features(), before);
-    EXPECT_TRUE(fv->features()->error.isEmpty());
+    EXPECT_TRUE(fv->features()->error.empty());
     EXPECT_FALSE(fv->listedFeatures().empty());
 }
 
@@ -335,7 +335,7 @@ TEST(FeaturesInWindow, ADictionaryWithoutAWeightsHashOpensOnTheModelItFits) {
     gwb::engine::saveDictionary(d, path.toStdString());
     WindowWithDictionary opened = windowWithDictionary(path);
     ASSERT_TRUE(opened.fv) << opened.why;
-    EXPECT_TRUE(opened.fv->features()->error.isEmpty());
+    EXPECT_TRUE(opened.fv->features()->error.empty());
     EXPECT_FALSE(opened.fv->listedFeatures().empty());
 }
 

@@ -61,7 +61,7 @@ TEST(FeaturesFigure, TheCrosscoderHistogramReadsWholeAndSaysWhatEachBarIs) {
     ASSERT_EQ(c.series.size(), 3u);
     EXPECT_EQ(c.series[0].name, QStringLiteral("first only")); // the header names the models
     EXPECT_EQ(c.series[2].name, QStringLiteral("second only"));
-    EXPECT_TRUE(cv.v.relativeNormChart(true).series[2].name.contains(cv.f->secondModelName));
+    EXPECT_TRUE(cv.v.relativeNormChart(true).series[2].name.contains(QString::fromStdString(cv.f->secondModelName)));
     // On screen: ticks on the bin edges, 0, 0.5 and 1 among them, whole.
     auto* view = w->findChild<QChartView*>();
     ASSERT_TRUE(view);
@@ -88,7 +88,8 @@ TEST(FeaturesFigure, TheCrosscoderHistogramReadsWholeAndSaysWhatEachBarIs) {
     }
     EXPECT_EQ(bin, 3);
     Q_EMIT series->barSets().front()->hovered(true, 9);
-    EXPECT_TRUE(w->shownBarTip().contains(cv.f->secondModelName)) << w->shownBarTip().toStdString();
+    EXPECT_TRUE(w->shownBarTip().contains(QString::fromStdString(cv.f->secondModelName)))
+        << w->shownBarTip().toStdString();
     Q_EMIT series->barSets().front()->hovered(false, 9);
     EXPECT_TRUE(w->shownBarTip().isEmpty());
 }
@@ -101,7 +102,7 @@ TEST(FeaturesFigure, TheOneColumnCrosscoderFigureHasBothModelsAndTheHistogram) {
     cv.v.setDashboard(synthetic::makeFeatureDashboard(*cv.f, chosen));
     const QString caption = cv.v.caption();
     EXPECT_TRUE(caption.contains(QStringLiteral("crosscoder"))) << caption.toStdString();
-    EXPECT_TRUE(caption.contains(cv.f->secondModelName)) << caption.toStdString();
+    EXPECT_TRUE(caption.contains(QString::fromStdString(cv.f->secondModelName))) << caption.toStdString();
     EXPECT_FALSE(caption.contains(QStringLiteral("Right:"))) << caption.toStdString();
     EXPECT_FALSE(caption.contains(QStringLiteral("a topk dictionary"))) << caption.toStdString();
     EXPECT_TRUE(caption.contains(QStringLiteral("(b)")) && caption.contains(QStringLiteral("(c)")))
@@ -115,8 +116,9 @@ TEST(FeaturesFigure, TheOneColumnCrosscoderFigureHasBothModelsAndTheHistogram) {
         const QString all = texts.join(QLatin1Char('\n'));
         for (const QString& want :
              {QStringLiteral("(a) Most active features"), QStringLiteral("(c) Relative decoder norm"),
-              QStringLiteral("(b) ") + cv.f->featureName(chosen), cv.f->modelName + QStringLiteral(" only"),
-              cv.f->secondModelName + QStringLiteral(" only"), QStringLiteral("0.5")})
+              QStringLiteral("(b) ") + QString::fromStdString(cv.f->featureName(chosen)),
+              QString::fromStdString(cv.f->modelName) + QStringLiteral(" only"),
+              QString::fromStdString(cv.f->secondModelName) + QStringLiteral(" only"), QStringLiteral("0.5")})
             EXPECT_TRUE(all.contains(want)) << want.toStdString() << " missing at " << o.widthInches << " in";
         const QStringList cut = gwb::test::cutTexts(texts);
         EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();

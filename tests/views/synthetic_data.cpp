@@ -404,15 +404,15 @@ PathsData makePathsData(const WorkbenchData& data) {
 
 FeatureDataPtr makeFeatureData(const WorkbenchData& data, bool crosscoder) {
     auto f = std::make_shared<FeatureData>();
-    f->path = QStringLiteral("/tmp/sae-resid1");
-    f->site = QStringLiteral("resid.1");
-    f->architecture = QStringLiteral("topk");
-    f->modelName = QStringLiteral("synthetic-grassmann");
+    f->path = "/tmp/sae-resid1";
+    f->site = "resid.1";
+    f->architecture = "topk";
+    f->modelName = "synthetic-grassmann";
     f->dSae = 48;
     f->crosscoder = crosscoder;
     if (crosscoder) {
-        f->secondSite = QStringLiteral("resid.1");
-        f->secondModelName = QStringLiteral("synthetic-transformer");
+        f->secondSite = "resid.1";
+        f->secondModelName = "synthetic-transformer";
         for (int64_t j = 0; j < f->dSae; ++j)
             f->relativeNorms.push_back(static_cast<double>(j % 12) / 11.0);
     }
@@ -428,11 +428,11 @@ FeatureDataPtr makeFeatureData(const WorkbenchData& data, bool crosscoder) {
 FeatureDashboard makeFeatureDashboard(const FeatureData& f, int64_t feature) {
     FeatureDashboard d;
     d.feature = feature;
-    d.name = f.featureName(feature).toStdString();
+    d.name = f.featureName(feature);
     d.rows = 1000;
     d.fired = 120;
     d.maxActivation = 4.0;
-    d.corpus = QStringLiteral("emma.txt (first 64 windows)");
+    d.corpus = "emma.txt (first 64 windows)";
     for (int c = 0; c < 3; ++c) {
         FeatureDashboard::Context ctx;
         ctx.pieces = {"\u2581It", "\u2581is", "\u2581a", "\u2581truth"};

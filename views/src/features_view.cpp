@@ -18,6 +18,13 @@
 #include <algorithm>
 
 namespace gwb::views {
+
+namespace {
+/// The engine's text (UTF-8) as the view shows it.
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+} // namespace
 namespace {
 
 const char* kKinds[] = {"all", "first", "shared", "second"};
@@ -189,7 +196,7 @@ ChartData FeaturesView::relativeNormChart(bool modelNamesInLegend) const {
     std::vector<double> counts(10, 0);
     for (double r : m_features->relativeNorms)
         if (std::isfinite(r)) counts[static_cast<size_t>(std::clamp(static_cast<int>(r * 10), 0, 9))] += 1;
-    const QString first = m_features->modelName, second = m_features->secondModelName;
+    const QString first = qs(m_features->modelName), second = qs(m_features->secondModelName);
     // The figure's legend wraps and names the models; on screen the header names them (first,
     // second) and a legend of two long model names would be cut.
     const QString names[] = {modelNamesInLegend ? QStringLiteral("%1 only").arg(first) : QStringLiteral("first only"),
@@ -254,13 +261,13 @@ QString FeaturesView::dashboardHtml() const {
     if (m_chosen < 0) return QStringLiteral("<p style='color:gray'>Click a feature to see its dashboard.</p>");
     if (d.feature != m_chosen)
         return QStringLiteral("<p style='color:gray'>Computing the dashboard of %1\u2026</p>")
-            .arg(m_features ? m_features->featureName(m_chosen) : QString());
-    if (!d.error.isEmpty()) return QStringLiteral("<p style='color:#a01010'>%1</p>").arg(d.error.toHtmlEscaped());
+            .arg(m_features ? qs(m_features->featureName(m_chosen)) : QString());
+    if (!d.error.empty()) return QStringLiteral("<p style='color:#a01010'>%1</p>").arg(qs(d.error).toHtmlEscaped());
     QString h = QStringLiteral("<p><b>%1</b>: fired on %2 of %3 rows of %4, max %5")
                     .arg(QString::fromStdString(d.name))
                     .arg(d.fired)
                     .arg(d.rows)
-                    .arg(d.corpus.toHtmlEscaped(), fmt(d.maxActivation));
+                    .arg(qs(d.corpus).toHtmlEscaped(), fmt(d.maxActivation));
     if (std::isfinite(d.readingShare))
         h += QStringLiteral("; %1% of its decoder direction lies in row(W_red) of layer %2 (what the mixer reads)")
                  .arg(QString::number(100 * d.readingShare, 'f', 1))
@@ -313,14 +320,14 @@ void FeaturesView::refresh() {
     }
     const FeatureData& f = *m_features;
     m_header->setText(f.crosscoder ? QStringLiteral("Crosscoder of %1 (%2) and %3 (%4): %5 features, %6")
-                                         .arg(f.modelName, f.site, f.secondModelName, f.secondSite)
+                                         .arg(qs(f.modelName), qs(f.site), qs(f.secondModelName), qs(f.secondSite))
                                          .arg(f.dSae)
-                                         .arg(f.architecture)
+                                         .arg(qs(f.architecture))
                                    : QStringLiteral("Dictionary of %1 at %2: %3 features, %4")
-                                         .arg(f.modelName, f.site)
+                                         .arg(qs(f.modelName), qs(f.site))
                                          .arg(f.dSae)
-                                         .arg(f.architecture));
-    m_header->setToolTip(f.path);
+                                         .arg(qs(f.architecture)));
+    m_header->setToolTip(qs(f.path));
     if (f.crosscoder) m_relative->setChart(relativeNormChart());
     const auto rows = listedFeatures();
     const bool cc = f.crosscoder;
@@ -332,7 +339,7 @@ void FeaturesView::refresh() {
     m_list->setRowCount(static_cast<int>(rows.size()));
     for (size_t i = 0; i < rows.size(); ++i) {
         const auto [feature, value] = rows[i];
-        m_list->setItem(static_cast<int>(i), 0, new QTableWidgetItem(f.featureName(feature)));
+        m_list->setItem(static_cast<int>(i), 0, new QTableWidgetItem(qs(f.featureName(feature))));
         m_list->setItem(static_cast<int>(i), 1, new QTableWidgetItem(fmt(value)));
         if (cc && static_cast<size_t>(feature) < f.relativeNorms.size()) {
             const double r = f.relativeNorms[static_cast<size_t>(feature)];
@@ -346,11 +353,11 @@ void FeaturesView::refresh() {
     // the columns stopped at ~280 px of a wider list, issue 52).
     m_list->horizontalHeader()->setSectionResizeMode(m_list->columnCount() - 1, QHeaderView::Stretch);
     // An error (a failed computation, no run yet) on its own row under the controls, wrapped.
-    m_message->setText(f.error);
-    m_message->setVisible(!f.error.isEmpty());
-    if (f.perToken.empty() && !f.error.isEmpty())
+    m_message->setText(qs(f.error));
+    m_message->setVisible(!f.error.empty());
+    if (f.perToken.empty() && !f.error.empty())
         // Nothing computed (no run yet, or the run failed): say that, not "no feature fires at token 0".
-        m_contexts->setHtml(QStringLiteral("<p style='color:gray'>%1</p>").arg(f.error.toHtmlEscaped()));
+        m_contexts->setHtml(QStringLiteral("<p style='color:gray'>%1</p>").arg(qs(f.error).toHtmlEscaped()));
     else if (rows.empty())
         m_contexts->setHtml(
             QStringLiteral("<p style='color:gray'>No feature of this dictionary fires at token %1"
@@ -365,7 +372,7 @@ void FeaturesView::refresh() {
         m_histogram->setChart(hist);
     else
         m_histogram->setPlaceholder(m_chosen < 0 ? QStringLiteral("Click a feature: its activation histogram.")
-                                    : m_dashboard.feature == m_chosen && !m_dashboard.error.isEmpty()
+                                    : m_dashboard.feature == m_chosen && !m_dashboard.error.empty()
                                         ? QStringLiteral("No histogram: the dashboard could not be computed (above)")
                                         : QStringLiteral("Computing\u2026"));
 }
@@ -376,29 +383,29 @@ QString FeaturesView::caption() const {
     QString s = f.crosscoder
                     ? QStringLiteral("Features of a %1 crosscoder (%2 features) of %3 at %4 and %5 at %6, token %7: "
                                      "the active ones by activation z_f = the encoder on both sites' values.")
-                          .arg(f.architecture)
+                          .arg(qs(f.architecture))
                           .arg(f.dSae)
-                          .arg(f.modelName, f.site, f.secondModelName, f.secondSite)
+                          .arg(qs(f.modelName), qs(f.site), qs(f.secondModelName), qs(f.secondSite))
                           .arg(selToken())
                     : QStringLiteral("Features of a %1 dictionary (%2 features) of %3 at %4, token %5: the active "
                                      "ones by activation z_f = the dictionary's encoder on the site's value.")
-                          .arg(f.architecture)
+                          .arg(qs(f.architecture))
                           .arg(f.dSae)
-                          .arg(f.modelName, f.site)
+                          .arg(qs(f.modelName), qs(f.site))
                           .arg(selToken());
     // The figure's panels by letter (they stand in a row or a column, as the figure's shape allows).
     QChar letter = u'b';
     if (m_dashboard.feature >= 0 && activationChart().hasData()) {
         s += QStringLiteral(" (%1) %2's activations where it fires over %3.")
                  .arg(letter)
-                 .arg(QString::fromStdString(m_dashboard.name), m_dashboard.corpus);
+                 .arg(QString::fromStdString(m_dashboard.name), qs(m_dashboard.corpus));
         letter = u'c';
     }
     if (f.crosscoder)
         s += QStringLiteral(" (%1) The features by relative decoder norm r = ||d_2|| / (||d_1|| + ||d_2||): below 0.3 "
                             "%2's only, above 0.7 %3's only, shared between.")
                  .arg(letter)
-                 .arg(f.modelName, f.secondModelName);
+                 .arg(qs(f.modelName), qs(f.secondModelName));
     return s;
 }
 
@@ -413,7 +420,7 @@ std::vector<DataTable> FeaturesView::dataTables() const {
     t.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(rows.size())});
     for (size_t i = 0; i < rows.size(); ++i) {
         t.values.data[i] = rows[i].second;
-        t.rowLabels << m_features->featureName(rows[i].first);
+        t.rowLabels << qs(m_features->featureName(rows[i].first));
     }
     out.push_back(t);
     if (m_features->crosscoder) {

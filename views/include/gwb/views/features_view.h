@@ -10,7 +10,7 @@
 
 #include "gwb/views/view.h"
 
-#include "gwb/engine/features.h"
+#include "gwb/engine/feature_runs.h"
 
 #include <cmath>
 #include <limits>
@@ -27,33 +27,11 @@ namespace gwb::views {
 class ChartWidget;
 struct ChartData;
 
-/// One feature's dashboard, as the application computed it over a corpus: the engine's dashboard
-/// (gwb::engine::featureDashboards, the one the command line and Python print and write) with what
-/// the contexts were drawn from, or why there is none. feature = -1: none yet.
-struct FeatureDashboard : gwb::engine::FeatureDashboard {
-    FeatureDashboard() {
-        feature = -1;
-        readingShare = std::numeric_limits<double>::quiet_NaN();
-        relativeNorm = std::numeric_limits<double>::quiet_NaN();
-    }
-    QString corpus; ///< what the contexts were drawn from
-    QString error;  ///< why it could not be computed ("" = fine)
-};
-
-/// A loaded dictionary and its features on the current trace.
-struct FeatureData {
-    QString path, site, secondSite, architecture, modelName, secondModelName;
-    int64_t dSae = 0;
-    bool crosscoder = false;
-    /// Per token of the primary trace: the active features, most active first.
-    std::vector<std::vector<std::pair<int64_t, float>>> perToken;
-    /// Crosscoders: ||d_2|| / (||d_1|| + ||d_2||) per feature (0 = first model's only).
-    std::vector<double> relativeNorms;
-    QString error; ///< why the activations are missing ("" = fine)
-    /// "feature.<site>.<f>".
-    QString featureName(int64_t f) const { return QStringLiteral("feature.%1.%2").arg(site).arg(f); }
-};
-using FeatureDataPtr = std::shared_ptr<const FeatureData>;
+// What the view draws is the engine's plain data (gwb/engine/feature_runs.h): a dictionary's
+// activations on the run's traces, and one feature's dashboard with the corpus it was drawn from.
+using FeatureDashboard = gwb::engine::FeatureDashboardRun;
+using FeatureData = gwb::engine::FeatureData;
+using FeatureDataPtr = gwb::engine::FeatureDataPtr;
 
 class FeaturesView : public View {
     Q_OBJECT
