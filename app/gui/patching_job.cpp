@@ -20,7 +20,6 @@ std::vector<double> computeAblation(ModelCache& cache, const AblationRequest& r,
     if (error) error->clear();
     try {
         if (r.path.isEmpty()) throw std::runtime_error("no model file");
-        if (r.ids.size() < 2) throw std::runtime_error("the prompt needs at least 2 tokens");
         return gwb::engine::quickAblation(cache.get(r.path, r.device), r.ids, r.intervention);
     } catch (const std::exception& e) {
         if (error) *error = QString::fromUtf8(e.what());

@@ -4,6 +4,8 @@
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/tracer.h"
 
+#include "tokenizers/hf_common.h"
+
 #include <algorithm>
 #include <future>
 #include <map>
@@ -61,36 +63,15 @@ TracePtr traceTokens(const Model& model, const std::vector<TraceToken>& tokens, 
     return withText;
 }
 
-/// The code points of UTF-8 text (the text is checked valid before).
-std::vector<char32_t> codePoints(const std::string& s) {
-    std::vector<char32_t> out;
-    for (size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-        char32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-        for (int k = 1; k < n && i + static_cast<size_t>(k) < s.size(); ++k)
-            cp = (cp << 6) | (static_cast<unsigned char>(s[i + static_cast<size_t>(k)]) & 0x3F);
-        out.push_back(cp);
-        i += static_cast<size_t>(n);
-    }
-    return out;
-}
-
-/// White space as Qt's QChar::isSpace reads it (Unicode Zs, tab..return, next line, the line and
-/// paragraph separators).
-bool isSpace(char32_t c) {
-    return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
-
+/// Nothing but Unicode white space (what QString::trimmed() empties).
 bool blank(const std::string& s) {
-    const std::vector<char32_t> cps = codePoints(s);
-    return std::all_of(cps.begin(), cps.end(), isSpace);
+    const std::u32string cps = hf::codePoints(s);
+    return std::all_of(cps.begin(), cps.end(), hf::isWhiteSpace);
 }
 
 bool endsInSpace(const std::string& s) {
-    const std::vector<char32_t> cps = codePoints(s);
-    return !cps.empty() && isSpace(cps.back());
+    const std::u32string cps = hf::codePoints(s);
+    return !cps.empty() && hf::isWhiteSpace(cps.back());
 }
 
 } // namespace
