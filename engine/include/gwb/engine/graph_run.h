@@ -1,0 +1,65 @@
+#pragma once
+// Attribution graphs (issue 50), the run: a model's local replacement on one prompt (transcoders in
+// place of its FFNs, with an error node for what they miss; attention patterns, gates, norms and the
+// Plucker normalisers frozen at the prompt; the Plucker product split evenly between its two tokens)
+// and the graph of its direct effects, from backward passes batched over targets.
+// docs/attribution-graphs.md says what is frozen and why the graph is complete.
+
+#include "gwb/engine/features.h"
+#include "gwb/engine/graph.h"
+#include "gwb/engine/model.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gwb::engine {
+
+struct GraphRequest {
+    std::vector<int32_t> ids;       ///< the prompt; the graph explains the next token after the last one
+    std::string prompt;             ///< its text (for the files), optional
+    int maxLogits = 10;             ///< logit nodes: the most probable tokens up to ...
+    double logitProbability = 0.95; ///< ... this cumulative probability, at most maxLogits
+    /// Features whose rows are computed, chosen by their influence on the logits as the graph grows
+    /// (circuit-tracer's max_feature_nodes); every active feature when there are no more than this.
+    int64_t maxFeatureNodes = 4096;
+    int64_t batch = 32;          ///< targets per backward pass
+    bool doublePrecision = true; ///< the replacement in float64 (completeness to ~1e-12), else float32
+    bool loadings = true;        ///< split the pruned graph's edges across the offsets or heads of each mixer
+    double nodeThreshold = 0.8, edgeThreshold = 0.98; ///< pruning (for the loadings)
+    /// Progress in [0, 1] with a stage ("replacement", "rows", "loadings"); false stops the run.
+    std::function<bool(double, const std::string&)> progress;
+    const std::atomic<bool>* stop = nullptr;
+};
+
+/// The replacement of `model` by `transcoders` on request.ids and its attribution graph. Throws
+/// std::invalid_argument naming the problem (an empty or over-long prompt, transcoders of another
+/// model, a mixer variant the replacement does not cover), std::runtime_error when stopped.
+AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request);
+
+/// Tests: the frozen replacement as a function, to check the graph's edges against (the
+/// replacement is affine in its sources, so scaling one source by 1 + s moves every node by s times
+/// its edge from that source).
+class GraphProbe {
+public:
+    GraphProbe(const Model& model, const TranscoderSet& transcoders, const std::vector<int32_t>& ids,
+               bool doublePrecision = true);
+    ~GraphProbe();
+    GraphProbe(const GraphProbe&) = delete;
+    GraphProbe& operator=(const GraphProbe&) = delete;
+    /// Every node's value (features: pre-activation; logits: logit minus the mean logit; errors and
+    /// tokens: 0) with source `source` (a feature's activation, an error's or a token's vector)
+    /// scaled by 1 + scale; source -1: the prompt's own. Node order is the full graph's (every
+    /// active feature), as attributeGraph builds it when maxFeatureNodes >= the active count.
+    std::vector<double> values(int64_t source = -1, double scale = 0) const;
+    /// The model's own logits at the last position and the replacement's (frozen) logits there.
+    std::pair<std::vector<double>, std::vector<double>> logits() const;
+
+private:
+    struct Impl;
+    Impl* m_impl;
+};
+
+} // namespace gwb::engine

@@ -1,0 +1,343 @@
+// attributeGraph (gwb/engine/graph_run.h): rows of the adjacency from backward passes of the frozen
+// replacement batched over targets, features chosen by influence when there are too many, the
+// graph assembled in circuit-tracer's node order, and each pruned edge split across the mixer units
+// it passes through.
+
+#include "gwb/engine/graph_run.h"
+
+#include "graph/replacement.h"
+#include "graph/row_runner.h"
+#include "gwb/engine/sites.h"
+#include "gwb/engine/tokenizer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+namespace gwb::engine {
+
+using graph::Layout;
+using graph::Replacement;
+using graph::RowRunner;
+using graph::Target;
+
+namespace {
+
+void checkStop(const GraphRequest& request, double fraction, const std::string& stage) {
+    if ((request.stop && request.stop->load()) || (request.progress && !request.progress(fraction, stage)))
+        throw std::runtime_error("the attribution graph was stopped");
+}
+
+/// The logit nodes: the most probable tokens up to `mass` cumulative probability, at most `most`.
+std::vector<int64_t> topLogits(const torch::Tensor& logits, int most, double mass, std::vector<double>& probs) {
+    const torch::Tensor p = torch::softmax(logits, 0);
+    const auto sorted = p.sort(0, /*descending=*/true);
+    const torch::Tensor values = std::get<0>(sorted), order = std::get<1>(sorted);
+    std::vector<int64_t> tokens;
+    double total = 0;
+    for (int64_t i = 0; i < std::min<int64_t>(std::max(most, 1), p.size(0)); ++i) {
+        tokens.push_back(order[i].item<int64_t>());
+        probs.push_back(values[i].item<double>());
+        total += probs.back();
+        if (total >= mass) break;
+    }
+    return tokens;
+}
+
+/// Influence of every node on the logits over the rows computed so far (circuit-tracer's
+/// compute_influence on the |row|-normalised adjacency): sum over k >= 1 of w A^k.
+std::vector<double> partialInfluence(const std::map<int64_t, std::vector<double>>& rows, const std::vector<double>& w) {
+    const size_t n = w.size();
+    std::map<int64_t, std::vector<double>> norm;
+    for (const auto& [node, row] : rows) {
+        double s = 0;
+        for (double v : row)
+            s += std::abs(v);
+        std::vector<double> r(n);
+        for (size_t j = 0; j < n; ++j)
+            r[j] = std::abs(row[j]) / std::max(s, 1e-10);
+        norm.emplace(node, std::move(r));
+    }
+    std::vector<double> influence(n, 0.0), cur = w;
+    for (int iter = 0; iter < 1000; ++iter) {
+        std::vector<double> next(n, 0.0);
+        bool any = false;
+        for (const auto& [node, r] : norm) {
+            const double x = cur[static_cast<size_t>(node)];
+            if (x == 0) continue;
+            for (size_t j = 0; j < n; ++j)
+                next[j] += x * r[j];
+        }
+        for (size_t j = 0; j < n; ++j) {
+            influence[j] += next[j];
+            any = any || next[j] != 0;
+        }
+        if (!any) break;
+        cur.swap(next);
+    }
+    return influence;
+}
+
+} // namespace
+
+AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request) {
+    const auto started = std::chrono::steady_clock::now();
+    for (const Dictionary& d : transcoders.layers)
+        checkDictionaryFits(d, model);
+    torch::InferenceMode off(false);
+    Replacement R(model, transcoders, request.ids, request.doublePrecision ? torch::kDouble : torch::kFloat);
+    checkStop(request, 0.05, "replacement");
+    const int L = R.layers;
+    const int64_t T = R.T;
+
+    AttributionGraph g;
+    g.modelName = model.displayName();
+    g.architecture = R.grassmann ? "grassmann" : "transformer";
+    g.prompt = request.prompt;
+    g.ids = request.ids;
+    g.layers = L;
+    if (const TokenizerPtr tok = model.tokenizer())
+        for (int32_t id : request.ids)
+            g.pieces.push_back(tok->pieceText(id));
+    for (int l = 0; l < L; ++l) {
+        std::vector<std::string> names;
+        for (int u = 0; u < R.units(l); ++u)
+            names.push_back(R.grassmann ? siteName(SiteKind::Offset, l, R.params(l).offsets[static_cast<size_t>(u)])
+                                        : siteName(SiteKind::Head, l, u));
+        g.units.push_back(std::move(names));
+    }
+    g.maxLogitError = (R.replacementLogits - R.modelLogits).abs().max().item<double>();
+    const double logitScale = std::max(1.0, R.modelLogits.abs().max().item<double>());
+    if (g.maxLogitError > 1e-3 * logitScale)
+        throw std::invalid_argument("the frozen replacement does not reproduce the model's logits (they differ by up "
+                                    "to " +
+                                    std::to_string(g.maxLogitError) + "): this model's variant is not covered");
+
+    std::vector<double> probs;
+    const std::vector<int64_t> logitTokens =
+        topLogits(R.modelLogits, request.maxLogits, request.logitProbability, probs);
+    const auto K = static_cast<int64_t>(logitTokens.size());
+    const Layout full{R.activeCount, L * T, T, K};
+    RowRunner runner(R, logitTokens, full);
+
+    // Each node's value, and the constant part of the affine replacement (every source at 0).
+    const std::vector<double> value = runner.recordedValues();
+    const std::vector<double> bias = runner.values(runner.zeroSources());
+
+    // Targets: the logits first, then features (every one, or by influence within the budget).
+    std::map<int64_t, std::vector<double>> rows; // full node -> row over full nodes
+    std::vector<Target> featureTargets;
+    for (int l = 0; l < L; ++l)
+        for (int64_t i = 0; i < R.base.act[static_cast<size_t>(l)].size(1); ++i)
+            featureTargets.push_back(Target{l, i, false, R.featureStart[static_cast<size_t>(l)] + i});
+    std::vector<Target> logitTargets;
+    for (int64_t k = 0; k < K; ++k)
+        logitTargets.push_back(Target{L, k, true, full.logitStart() + k});
+    const int64_t budget = std::min<int64_t>(std::max<int64_t>(request.maxFeatureNodes, 0), full.features);
+    const int64_t totalRows = K + budget;
+    auto computeRows = [&](std::vector<Target> targets) {
+        std::stable_sort(targets.begin(), targets.end(),
+                         [](const Target& a, const Target& b) { return a.layer < b.layer; });
+        const auto B = static_cast<size_t>(std::max<int64_t>(request.batch, 1));
+        for (size_t at = 0; at < targets.size(); at += B) {
+            const std::vector<Target> batch(targets.begin() + static_cast<std::ptrdiff_t>(at),
+                                            targets.begin() +
+                                                static_cast<std::ptrdiff_t>(std::min(targets.size(), at + B)));
+            const std::vector<std::vector<double>> out = runner.rows(batch);
+            for (size_t b = 0; b < batch.size(); ++b)
+                rows[batch[b].node] = out[b];
+            checkStop(request, 0.05 + 0.8 * static_cast<double>(rows.size()) / static_cast<double>(totalRows), "rows");
+        }
+    };
+    computeRows(logitTargets);
+    std::vector<uint8_t> chosen(static_cast<size_t>(full.features), 0);
+    if (budget >= full.features) {
+        computeRows(featureTargets);
+        std::fill(chosen.begin(), chosen.end(), 1);
+    } else {
+        std::vector<double> w(static_cast<size_t>(full.count()), 0.0);
+        for (int64_t k = 0; k < K; ++k)
+            w[static_cast<size_t>(full.logitStart() + k)] = probs[static_cast<size_t>(k)];
+        int64_t visited = 0;
+        const int64_t chunk = std::max<int64_t>(4 * request.batch, 1);
+        while (visited < budget) {
+            const std::vector<double> influence = partialInfluence(rows, w);
+            std::vector<int64_t> order;
+            for (int64_t f = 0; f < full.features; ++f)
+                if (!chosen[static_cast<size_t>(f)]) order.push_back(f);
+            std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                return influence[static_cast<size_t>(a)] > influence[static_cast<size_t>(b)];
+            });
+            order.resize(
+                static_cast<size_t>(std::min<int64_t>({chunk, budget - visited, static_cast<int64_t>(order.size())})));
+            if (order.empty()) break;
+            std::vector<Target> next;
+            for (int64_t f : order) {
+                chosen[static_cast<size_t>(f)] = 1;
+                next.push_back(featureTargets[static_cast<size_t>(f)]);
+            }
+            visited += static_cast<int64_t>(order.size());
+            computeRows(next);
+        }
+    }
+
+    // The graph in circuit-tracer's order, with the chosen features only.
+    std::vector<int64_t> colMap(static_cast<size_t>(full.count()), -1);
+    int64_t nf = 0;
+    for (int64_t f = 0; f < full.features; ++f)
+        if (chosen[static_cast<size_t>(f)]) colMap[static_cast<size_t>(f)] = nf++;
+    for (int64_t j = full.features; j < full.count(); ++j)
+        colMap[static_cast<size_t>(j)] = nf + (j - full.features);
+    g.features = nf;
+    g.errors = full.errors;
+    g.tokens = T;
+    g.logits = K;
+    g.activeFeatures = full.features;
+    const int64_t n = nf + full.errors + T + K;
+    g.nodes.resize(static_cast<size_t>(n));
+    for (const Target& t : featureTargets) {
+        const int64_t at = colMap[static_cast<size_t>(t.node)];
+        if (at < 0) continue;
+        const graph::Frozen& F = R.frozen(t.layer);
+        GraphNode& node = g.nodes[static_cast<size_t>(at)];
+        node.kind = GraphNodeKind::Feature;
+        node.layer = t.layer;
+        node.position = F.actPos[t.local].item<int64_t>();
+        node.index = F.actFeat[t.local].item<int64_t>();
+        node.value = value[static_cast<size_t>(t.node)];
+    }
+    for (int l = 0; l < L; ++l) {
+        const torch::Tensor norms = R.base.err[static_cast<size_t>(l)][0].norm(2, {-1}).to(torch::kCPU, torch::kDouble);
+        for (int64_t t = 0; t < T; ++t) {
+            GraphNode& node = g.nodes[static_cast<size_t>(nf + l * T + t)];
+            node.kind = GraphNodeKind::Error;
+            node.layer = l;
+            node.position = t;
+            node.index = -1;
+            node.value = norms[t].item<double>();
+        }
+    }
+    const torch::Tensor embNorms = R.base.emb[0].norm(2, {-1}).to(torch::kCPU, torch::kDouble);
+    for (int64_t t = 0; t < T; ++t) {
+        GraphNode& node = g.nodes[static_cast<size_t>(nf + full.errors + t)];
+        node.kind = GraphNodeKind::Token;
+        node.layer = -1;
+        node.position = t;
+        node.index = request.ids[static_cast<size_t>(t)];
+        node.value = embNorms[t].item<double>();
+        if (t < static_cast<int64_t>(g.pieces.size())) node.label = g.pieces[static_cast<size_t>(t)];
+    }
+    for (int64_t k = 0; k < K; ++k) {
+        GraphNode& node = g.nodes[static_cast<size_t>(nf + full.errors + T + k)];
+        node.kind = GraphNodeKind::Logit;
+        node.layer = L;
+        node.position = T - 1;
+        node.index = logitTokens[static_cast<size_t>(k)];
+        node.value = value[static_cast<size_t>(full.logitStart() + k)];
+        node.probability = probs[static_cast<size_t>(k)];
+        if (const TokenizerPtr tok = model.tokenizer()) node.label = tok->pieceText(static_cast<int32_t>(node.index));
+    }
+    // Rows: the chosen features' (in node order), then the logits'.
+    std::vector<int64_t> rowFull;
+    for (int64_t f = 0; f < full.features; ++f)
+        if (chosen[static_cast<size_t>(f)]) rowFull.push_back(f);
+    for (int64_t k = 0; k < K; ++k)
+        rowFull.push_back(full.logitStart() + k);
+    g.rows = FloatArray::zeros({static_cast<int64_t>(rowFull.size()), n});
+    for (size_t r = 0; r < rowFull.size(); ++r) {
+        const int64_t node = rowFull[r];
+        const std::vector<double>& row = rows.at(node);
+        double sum = 0;
+        for (int64_t j = 0; j < full.count(); ++j) {
+            sum += row[static_cast<size_t>(j)];
+            const int64_t at = colMap[static_cast<size_t>(j)];
+            if (at >= 0)
+                g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(at)] =
+                    static_cast<float>(row[static_cast<size_t>(j)]);
+        }
+        const double v = value[static_cast<size_t>(node)], b = bias[static_cast<size_t>(node)];
+        g.rowNodes.push_back(colMap[static_cast<size_t>(node)]);
+        g.bias.push_back(b);
+        g.completeness.push_back(std::abs(v - sum - b) / std::max(std::abs(v), 1e-6));
+    }
+
+    if (request.loadings) {
+        const GraphPruning pruning = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
+        g.loadings = graph::edgeLoadings(runner, g, rowFull, colMap, pruning, request.batch,
+                                         [&](double f) { checkStop(request, 0.85 + 0.15 * f, "loadings"); });
+    }
+    checkStop(request, 1.0, "done");
+    g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return g;
+}
+
+} // namespace gwb::engine
+
+namespace gwb::engine {
+
+struct GraphProbe::Impl {
+    std::unique_ptr<Replacement> R;
+    std::unique_ptr<RowRunner> runner;
+    std::vector<Target> targets;
+};
+
+GraphProbe::GraphProbe(const Model& model, const TranscoderSet& transcoders, const std::vector<int32_t>& ids,
+                       bool doublePrecision)
+    : m_impl(new Impl) {
+    torch::InferenceMode off(false);
+    m_impl->R =
+        std::make_unique<Replacement>(model, transcoders, ids, doublePrecision ? torch::kDouble : torch::kFloat);
+    std::vector<double> probs;
+    const std::vector<int64_t> tokens = topLogits(m_impl->R->modelLogits, 10, 0.95, probs);
+    const Layout layout{m_impl->R->activeCount, m_impl->R->layers * m_impl->R->T, m_impl->R->T,
+                        static_cast<int64_t>(tokens.size())};
+    m_impl->runner = std::make_unique<RowRunner>(*m_impl->R, tokens, layout);
+}
+
+GraphProbe::~GraphProbe() {
+    delete m_impl;
+}
+
+std::vector<double> GraphProbe::values(int64_t source, double scale) const {
+    torch::InferenceMode off(false);
+    Replacement& R = *m_impl->R;
+    const Layout& lay = m_impl->runner->layout();
+    graph::Sources s;
+    s.emb = R.base.emb.clone();
+    for (int l = 0; l < R.layers; ++l) {
+        s.act.push_back(R.base.act[static_cast<size_t>(l)].clone());
+        s.err.push_back(R.base.err[static_cast<size_t>(l)].clone());
+    }
+    if (source >= 0) {
+        torch::NoGradGuard noGrad;
+        if (source < lay.features) {
+            int l = R.layers - 1;
+            while (R.featureStart[static_cast<size_t>(l)] > source)
+                --l;
+            s.act[static_cast<size_t>(l)][0][source - R.featureStart[static_cast<size_t>(l)]] *= 1 + scale;
+        } else if (source < lay.tokenStart()) {
+            const int64_t e = source - lay.errorStart();
+            s.err[static_cast<size_t>(e / R.T)][0][e % R.T] *= 1 + scale;
+        } else if (source < lay.logitStart()) {
+            s.emb[0][source - lay.tokenStart()] *= 1 + scale;
+        } else {
+            throw std::invalid_argument("GraphProbe: a logit is not a source");
+        }
+    }
+    return m_impl->runner->values(s);
+}
+
+std::pair<std::vector<double>, std::vector<double>> GraphProbe::logits() const {
+    auto vec = [](const torch::Tensor& t) {
+        const torch::Tensor c = t.contiguous();
+        return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+    };
+    return {vec(m_impl->R->modelLogits), vec(m_impl->R->replacementLogits)};
+}
+
+} // namespace gwb::engine

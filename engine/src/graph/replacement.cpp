@@ -1,0 +1,380 @@
+// The frozen local replacement (replacement.h): the prompt recorded once, then the affine map
+// replayed on batched sources. Every block variant the engine runs is written out here in its
+// frozen form; the recorded pass must give the model's own logits (attributeGraph checks it).
+
+#include "graph/replacement.h"
+
+#include "features/feature_util.h"
+#include "gwb/engine/config_io.h"
+#include "model/model_impl.h"
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+
+namespace gwb::engine::graph {
+
+namespace {
+
+torch::Tensor frozenNorm(const Norm& n, const torch::Tensor& x, torch::Tensor& sigma, bool record) {
+    const torch::Tensor c = x - x.mean(-1, /*keepdim=*/true);
+    if (record) sigma = (c.pow(2).mean(-1, /*keepdim=*/true) + n.eps).sqrt();
+    const torch::Tensor y = c / sigma;
+    return n.w.defined() ? y * n.w + n.b : y;
+}
+
+Norm normOf(const torch::nn::LayerNorm& ln, const torch::TensorOptions& o) {
+    Norm n;
+    if (!ln) return n;
+    n.on = true;
+    n.eps = ln->options.eps();
+    if (ln->weight.defined()) {
+        n.w = ln->weight.detach().to(o);
+        n.b = ln->bias.detach().to(o);
+    }
+    return n;
+}
+
+Lin linOf(const Dense& dense, const torch::TensorOptions& o) {
+    Lin l;
+    if (!dense) return l;
+    l.w = dense->weight.detach().to(o);
+    if (dense->bias.defined()) l.b = dense->bias.detach().to(o);
+    return l;
+}
+
+torch::Tensor tensorOf(const FloatArray& a, const torch::TensorOptions& o) {
+    return features::toTensor(a).to(o);
+}
+
+} // namespace
+
+torch::Tensor Lin::operator()(const torch::Tensor& x) const {
+    const torch::Tensor y = torch::matmul(x, w.t());
+    return b.defined() ? y + b : y;
+}
+
+Replacement::Replacement(const Model& model, const TranscoderSet& transcoders, const std::vector<int32_t>& ids,
+                         torch::ScalarType dtype) {
+    Model::Impl& m = model.impl();
+    m_config = m.config;
+    const ModelConfig& c = m_config;
+    if (c.kind == ModelKind::Grassmann && c.aggregation == Aggregation::PerOffsetMlp)
+        throw std::invalid_argument("attribution graphs do not cover aggregation per_offset_mlp (a GELU inside the "
+                                    "mixer, with no linear form at the prompt)");
+    layers = static_cast<int>(c.nLayers);
+    grassmann = c.kind == ModelKind::Grassmann;
+    d = c.dModel;
+    T = static_cast<int64_t>(ids.size());
+    if (T == 0) throw std::invalid_argument("the prompt has no tokens");
+    if (T > c.maxLen)
+        throw std::invalid_argument("the prompt has " + std::to_string(T) + " tokens; the model reads at most " +
+                                    std::to_string(c.maxLen));
+    if (static_cast<int>(transcoders.layers.size()) != layers)
+        throw std::invalid_argument("the transcoder set has " + std::to_string(transcoders.layers.size()) +
+                                    " layers; the model has " + std::to_string(layers));
+    options = torch::TensorOptions().dtype(dtype).device(m.device);
+    const auto& net = *m.net;
+
+    const int64_t r = grassmann ? c.reduced : 0;
+    std::vector<int64_t> ii, jj;
+    for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = i + 1; j < r; ++j) {
+            ii.push_back(i);
+            jj.push_back(j);
+        }
+    m_idxI = torch::tensor(ii, torch::kLong).to(m.device);
+    m_idxJ = torch::tensor(jj, torch::kLong).to(m.device);
+
+    for (int l = 0; l < layers; ++l) {
+        BlockParams P;
+        const Dictionary& tc = transcoders.layers[static_cast<size_t>(l)];
+        if (tc.config.dIn != d || tc.config.outWidth() != d)
+            throw std::invalid_argument("the transcoder of layer " + std::to_string(l) + " reads " +
+                                        std::to_string(tc.config.dIn) + " and writes " +
+                                        std::to_string(tc.config.outWidth()) + " values; the model's width is " +
+                                        std::to_string(d));
+        P.wEnc = tensorOf(tc.wEnc, options);
+        P.bEnc = tensorOf(tc.bEnc, options);
+        P.wDec = tensorOf(tc.wDec, options);
+        P.bDec = tensorOf(tc.bDec, options);
+        P.architecture = tc.config.architecture;
+        P.k = tc.config.k;
+        const auto& blockPtr = net.blocks()[static_cast<size_t>(l)];
+        if (grassmann) {
+            const auto* b = dynamic_cast<const GrassmannBlockImpl*>(blockPtr.get());
+            P.ln1 = normOf(b->ln1, options);
+            P.lnRed = normOf(b->lnRed, options);
+            P.lnGeo = normOf(b->lnGeo, options);
+            P.lnMix = normOf(b->lnMix, options);
+            P.ln2 = normOf(b->ln2, options);
+            P.red = linOf(b->wRed, options);
+            P.plu = linOf(b->wPlu, options);
+            P.gate = linOf(b->wGate, options);
+            P.out = linOf(b->wOut, options);
+            P.offsets = b->offsets();
+        } else {
+            const auto* b = dynamic_cast<const AttentionBlockImpl*>(blockPtr.get());
+            P.ln1 = normOf(b->ln1, options);
+            P.lnMix = normOf(b->lnMix, options);
+            P.ln2 = normOf(b->ln2, options);
+            P.qkv = linOf(b->qkv, options);
+            P.proj = linOf(b->outProj, options);
+        }
+        // The FFN's two layers are registered as ffn_in / ffn_out in every block.
+        for (const auto& child : blockPtr->named_children())
+            if (child.key() == "ffn_in" || child.key() == "ffn_out") {
+                const auto dense = std::dynamic_pointer_cast<DenseImpl>(child.value());
+                Lin lin;
+                lin.w = dense->weight.detach().to(options);
+                lin.b = dense->bias.detach().to(options);
+                (child.key() == "ffn_in" ? P.ffnIn : P.ffnOut) = lin;
+            }
+        P.tanhGelu = c.activation == Activation::GeluTanh;
+        m_params.push_back(std::move(P));
+    }
+    m_frozen.resize(static_cast<size_t>(layers));
+    m_lnFinal = normOf(net.lnFinal, options);
+    unembed = net.tokEmbed->weight.detach().to(options);
+
+    torch::NoGradGuard noGrad;
+    const torch::Tensor idsT =
+        torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kLong).to(m.device).view({1, T});
+    base.emb = (unembed.index_select(0, idsT.view({T})) + net.posEmbed->weight.detach().to(options).narrow(0, 0, T))
+                   .unsqueeze(0);
+    Sources s = base;
+    s.act.resize(static_cast<size_t>(layers));
+    s.err.resize(static_cast<size_t>(layers));
+    torch::Tensor h = base.emb;
+    for (int l = 0; l < layers; ++l)
+        h = block(l, h, s, nullptr, nullptr, /*record=*/true);
+    const torch::Tensor last = h.select(1, T - 1); // 1 x d
+    const torch::Tensor c0 = last - last.mean(-1, true);
+    m_sigmaFinal = (c0.pow(2).mean(-1, true) + m_lnFinal.eps).sqrt();
+    replacementLogits = torch::matmul(finalNorm(last), unembed.t()).view({-1}).to(torch::kCPU, torch::kDouble);
+
+    featureStart.assign(static_cast<size_t>(layers), 0);
+    for (int l = 0; l < layers; ++l) {
+        const Frozen& F = m_frozen[static_cast<size_t>(l)];
+        featureStart[static_cast<size_t>(l)] = activeCount;
+        activeCount += F.actValue.size(0);
+        base.act.push_back(F.actValue.unsqueeze(0));
+        base.err.push_back(F.error);
+    }
+
+    // The model's own logits at the last position, in its own precision.
+    {
+        std::lock_guard<std::mutex> lock(m.mutex);
+        auto& netMut = *m.net;
+        const bool training = netMut.is_training();
+        netMut.eval();
+        modelLogits = netMut.forward(idsT).select(1, T - 1).view({-1}).to(torch::kCPU, torch::kDouble);
+        if (training) netMut.train();
+    }
+}
+
+int Replacement::units(int layer) const {
+    return grassmann ? static_cast<int>(m_params[static_cast<size_t>(layer)].offsets.size())
+                     : static_cast<int>(m_config.nHeads);
+}
+
+torch::Tensor Replacement::finalNorm(const torch::Tensor& h) const {
+    const torch::Tensor y = (h - h.mean(-1, true)) / m_sigmaFinal;
+    return m_lnFinal.w.defined() ? y * m_lnFinal.w + m_lnFinal.b : y;
+}
+
+torch::Tensor Replacement::wedge(const torch::Tensor& a, const torch::Tensor& b) const {
+    return a.index_select(-1, m_idxI) * b.index_select(-1, m_idxJ) -
+           a.index_select(-1, m_idxJ) * b.index_select(-1, m_idxI);
+}
+
+torch::Tensor Replacement::run(const Sources& sources, int upTo, std::vector<torch::Tensor>* ffnIn,
+                               const Route* route) {
+    if (ffnIn) ffnIn->assign(static_cast<size_t>(layers), torch::Tensor());
+    torch::Tensor h = sources.emb;
+    for (int l = 0; l < upTo; ++l)
+        h = block(l, h, sources, ffnIn, route, /*record=*/false);
+    return h;
+}
+
+torch::Tensor Replacement::block(int l, const torch::Tensor& h, const Sources& s, std::vector<torch::Tensor>* ffnIn,
+                                 const Route* route, bool record) {
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    Frozen& F = m_frozen[static_cast<size_t>(l)];
+    const ModelConfig& c = m_config;
+    const int64_t B = h.size(0);
+    const bool routed = route && route->layer == l;
+    auto skipped = [&](const torch::Tensor& t) { return routed ? t * route->mask.select(1, 0).view({B, 1, 1}) : t; };
+    auto norm = [&](const Norm& n, const torch::Tensor& x, torch::Tensor& sigma) {
+        return frozenNorm(n, x, sigma, record);
+    };
+    if (grassmann) {
+        const torch::Tensor x = mixerSeesNormedInput(c.norm) ? norm(P.ln1, h, F.sigma1) : h;
+        torch::Tensor mix = grassmannMix(l, h, x, route, record);
+        const bool paper = c.gate == GateVariant::Paper;
+        switch (c.norm) {
+        case NormPlacement::Pre: {
+            if (P.lnMix.on) mix = norm(P.lnMix, mix, F.sigmaMix);
+            const torch::Tensor out = skipped(h) + mix;
+            return out + ffn(l, norm(P.ln2, out, F.sigma2), s, ffnIn, record);
+        }
+        case NormPlacement::PostMix: {
+            const torch::Tensor y = norm(P.ln1, mix, F.sigma1);
+            return y + ffn(l, norm(P.ln2, y, F.sigma2), s, ffnIn, record);
+        }
+        case NormPlacement::PreMix:
+            return mix + ffn(l, norm(P.ln2, mix, F.sigma2), s, ffnIn, record);
+        case NormPlacement::Post:
+            break;
+        }
+        const torch::Tensor y = paper ? norm(P.ln1, mix, F.sigma1) : norm(P.ln1, skipped(h) + mix, F.sigma1);
+        return norm(P.ln2, y + ffn(l, y, s, ffnIn, record), F.sigma2);
+    }
+    const bool pre = c.norm == NormPlacement::Pre;
+    const torch::Tensor x = pre ? norm(P.ln1, h, F.sigma1) : h;
+    torch::Tensor a = attentionMix(l, x, route, record);
+    if (pre) {
+        if (P.lnMix.on) a = norm(P.lnMix, a, F.sigmaMix);
+        const torch::Tensor out = skipped(h) + a;
+        return out + ffn(l, norm(P.ln2, out, F.sigma2), s, ffnIn, record);
+    }
+    const torch::Tensor y = norm(P.ln1, skipped(h) + a, F.sigma1);
+    return norm(P.ln2, y + ffn(l, y, s, ffnIn, record), F.sigma2);
+}
+
+torch::Tensor Replacement::grassmannMix(int l, const torch::Tensor& h, const torch::Tensor& x, const Route* route,
+                                        bool record) {
+    (void)h;
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    Frozen& F = m_frozen[static_cast<size_t>(l)];
+    const ModelConfig& c = m_config;
+    const int64_t B = x.size(0);
+    const bool routed = route && route->layer == l;
+    torch::Tensor z = P.red(x);
+    if (P.lnRed.on) z = frozenNorm(P.lnRed, z, F.sigmaRed, record);
+    const auto W = static_cast<int64_t>(P.offsets.size());
+    if (record) {
+        // s_{t,D}: the weight of z_{t-D} in y_t = sum_D s_{t,D} z_{t-D}, so that B_t = z_t ^ y_t is the
+        // model's aggregated bivector (model-spec steps 3-5; grassmann_block.cpp's one-plane form).
+        std::vector<double> count(static_cast<size_t>(T), 0.0);
+        for (int D : P.offsets)
+            for (int64_t t = D; t < T; ++t)
+                count[static_cast<size_t>(t)] += 1.0;
+        const torch::Tensor cnt = torch::tensor(count, torch::kDouble).to(options).view({1, T, 1});
+        torch::Tensor scale = torch::zeros({1, T, W}, options);
+        const torch::Tensor normSq = (z * z).sum(-1, /*keepdim=*/true);
+        for (int64_t i = 0; i < W; ++i) {
+            const int64_t D = P.offsets[static_cast<size_t>(i)];
+            if (D >= T) continue;
+            const int64_t n = T - D;
+            torch::Tensor w;
+            if (c.aggregation == Aggregation::NormalizeThenMean) {
+                const torch::Tensor zc = z.narrow(1, D, n), zp = z.narrow(1, 0, n);
+                const torch::Tensor ncur = normSq.narrow(1, D, n);
+                const torch::Tensor dot = (zc * zp).sum(-1, true);
+                const torch::Tensor u = zp - (dot / ncur.clamp_min(1e-30)) * zc;
+                w = 1.0 / (ncur * (u * u).sum(-1, true)).clamp_min(c.pluckerEps * c.pluckerEps).sqrt();
+            } else {
+                w = torch::full({1, n, 1}, c.aggregation == Aggregation::Mean ? c.stages.pluckerScale : 1.0, options);
+            }
+            scale.narrow(1, D, n).narrow(2, i, 1).copy_(w / cnt.narrow(1, D, n));
+        }
+        F.offsetScale = scale;
+        F.valid = (cnt > 0).to(options.dtype());
+        F.zBar = z;
+    }
+    // y_t = sum_D s_{t,D} zz_{t-D}, each offset's term weighted by its route mask when routed.
+    auto pastMean = [&](const torch::Tensor& zz) {
+        torch::Tensor y;
+        for (int64_t i = 0; i < W; ++i) {
+            const int64_t D = P.offsets[static_cast<size_t>(i)];
+            if (D >= T) continue;
+            torch::Tensor term =
+                torch::constant_pad_nd(zz.narrow(1, 0, T - D), {0, 0, D, 0}) * F.offsetScale.narrow(2, i, 1);
+            if (routed) term = term * route->mask.select(1, 1 + i).view({B, 1, 1});
+            y = y.defined() ? y + term : term;
+        }
+        return y.defined() ? y : torch::zeros_like(zz);
+    };
+    torch::Tensor plane;
+    if (record) {
+        plane = wedge(z, pastMean(z));
+    } else {
+        // The even split of the bilinear product: z_t ^ ybar_t + zbar_t ^ y_t, halved.
+        plane = 0.5 * (wedge(z, pastMean(F.zBar)) + wedge(F.zBar, pastMean(z)));
+    }
+    if (c.stages.wedgePastFirst) plane = -plane; // past ^ current
+    if (c.aggregation == Aggregation::MeanThenNormalize) {
+        if (record) F.aggSigma = ((plane * plane).sum(-1, true) + c.pluckerEps).sqrt();
+        plane = plane / F.aggSigma;
+    }
+    torch::Tensor g = P.plu(plane);
+    if (c.empty == EmptyRule::Zero) g = g * F.valid;
+    if (P.lnGeo.on) g = frozenNorm(P.lnGeo, g, F.sigmaGeo, record);
+    if (record) F.gate = torch::sigmoid(P.gate(c.stages.gateFromInput ? x : torch::cat({x, g}, -1)));
+    const torch::Tensor& a = F.gate;
+    auto skipped = [&](const torch::Tensor& t) { return routed ? t * route->mask.select(1, 0).view({B, 1, 1}) : t; };
+    torch::Tensor mix = c.gate == GateVariant::Paper      ? skipped(a * x) + (1 - a) * g
+                        : c.gate == GateVariant::Residual ? skipped(x) + a * g * c.stages.mixScale
+                                                          : a * g;
+    if (P.out.defined()) mix = P.out(mix);
+    return mix;
+}
+
+torch::Tensor Replacement::attentionMix(int l, const torch::Tensor& x, const Route* route, bool record) {
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    Frozen& F = m_frozen[static_cast<size_t>(l)];
+    const int64_t B = x.size(0), H = m_config.nHeads, dh = d / H;
+    auto heads = [&](const torch::Tensor& t) { return t.reshape({B, T, H, dh}).transpose(1, 2); };
+    const torch::Tensor wv = P.qkv.w.narrow(0, 2 * d, d);
+    const torch::Tensor bv = P.qkv.b.defined() ? P.qkv.b.narrow(0, 2 * d, d) : torch::Tensor();
+    torch::Tensor v = torch::matmul(x, wv.t());
+    if (bv.defined()) v = v + bv;
+    if (record) {
+        const auto parts = P.qkv(x).chunk(3, -1);
+        const torch::Tensor scores =
+            torch::matmul(heads(parts[0]), heads(parts[1]).transpose(-2, -1)) / std::sqrt(static_cast<double>(dh));
+        const torch::Tensor future = torch::ones({T, T}, torch::kBool).triu(1).to(x.device());
+        F.pattern = torch::softmax(scores.masked_fill(future, -std::numeric_limits<double>::infinity()), -1);
+    }
+    torch::Tensor context = torch::matmul(F.pattern, heads(v)); // B x H x T x dh
+    if (route && route->layer == l) context = context * route->mask.narrow(1, 1, H).view({B, H, 1, 1});
+    return P.proj(context.transpose(1, 2).reshape({B, T, d}));
+}
+
+torch::Tensor Replacement::decodeActs(int l, const torch::Tensor& act) const {
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    const Frozen& F = m_frozen[static_cast<size_t>(l)];
+    const int64_t B = act.size(0);
+    torch::Tensor out = torch::zeros({B, T, d}, options);
+    if (F.actFeat.numel() > 0) {
+        const torch::Tensor contrib = act.unsqueeze(-1) * P.wDec.index_select(0, F.actFeat).unsqueeze(0); // B x n x d
+        out = out.index_add(1, F.actPos, contrib);
+    }
+    return out + P.bDec;
+}
+
+torch::Tensor Replacement::ffn(int l, const torch::Tensor& in, const Sources& s, std::vector<torch::Tensor>* ffnIn,
+                               bool record) {
+    if (ffnIn) (*ffnIn)[static_cast<size_t>(l)] = in;
+    if (!record) return decodeActs(l, s.act[static_cast<size_t>(l)]) + s.err[static_cast<size_t>(l)];
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    Frozen& F = m_frozen[static_cast<size_t>(l)];
+    const torch::Tensor pre = torch::matmul(in[0], P.wEnc) + P.bEnc; // T x m
+    torch::Tensor act = torch::relu(pre);
+    if (P.architecture == "topk" && P.k < act.size(-1)) {
+        const auto [values, indices] = act.topk(P.k, -1);
+        act = torch::zeros_like(act).scatter(-1, indices, values);
+    }
+    const torch::Tensor nz = act.nonzero(); // n x 2 (position, feature), position-major
+    F.actPos = nz.select(1, 0).contiguous();
+    F.actFeat = nz.select(1, 1).contiguous();
+    F.actValue = act.index({F.actPos, F.actFeat});
+    const torch::Tensor hidden = P.ffnIn(in);
+    const torch::Tensor truth = P.ffnOut(P.tanhGelu ? torch::gelu(hidden, "tanh") : torch::gelu(hidden));
+    F.error = truth - decodeActs(l, F.actValue.unsqueeze(0));
+    return truth;
+}
+
+} // namespace gwb::engine::graph

@@ -1,0 +1,63 @@
+#pragma once
+// Rows of the attribution graph's adjacency from the frozen replacement (engine-internal; Torch
+// types): one backward pass per batch of targets, each target's gradient times each source's value.
+
+#include "graph/replacement.h"
+#include "gwb/engine/graph.h"
+
+#include <functional>
+#include <vector>
+
+namespace gwb::engine::graph {
+
+/// The full graph's node order before features are chosen: [every active feature (block-major, then
+/// position), errors (block-major, then position), tokens, logits].
+struct Layout {
+    int64_t features = 0, errors = 0, tokens = 0, logits = 0;
+    int64_t errorStart() const { return features; }
+    int64_t tokenStart() const { return features + errors; }
+    int64_t logitStart() const { return features + errors + tokens; }
+    int64_t count() const { return features + errors + tokens + logits; }
+};
+
+/// A node with a row: a feature (layer, its index in the block's active list) or a logit (layer =
+/// the number of blocks, local = its rank). node: its index in the full layout.
+struct Target {
+    int layer = 0;
+    int64_t local = 0;
+    bool logit = false;
+    int64_t node = 0;
+};
+
+class RowRunner {
+public:
+    RowRunner(Replacement& replacement, const std::vector<int64_t>& logitTokens, const Layout& layout);
+    const Layout& layout() const { return m_layout; }
+    Replacement& replacement() { return m_R; }
+
+    /// Rows over the full layout of `targets` (one backward pass). With a route, target b's row is
+    /// the part that goes through the units its mask keeps at route.layer.
+    std::vector<std::vector<double>> rows(const std::vector<Target>& targets, const Route* route = nullptr);
+    /// Every node's value in the replacement on `sources` (batch 1): features' pre-activations,
+    /// logits minus the mean logit; 0 for errors and tokens.
+    std::vector<double> values(const Sources& sources);
+    /// The values the prompt itself gives (features' activations, demeaned logits), as recorded.
+    std::vector<double> recordedValues() const;
+    /// Every source at 0: what remains is the replacement's constant part.
+    Sources zeroSources() const;
+
+private:
+    Replacement& m_R;
+    Layout m_layout;
+    torch::Tensor m_dirs; ///< K x d: unembedding rows minus their mean, of the logit tokens
+    std::vector<int64_t> m_logitTokens;
+};
+
+/// The pruned graph's edges split across the units of every mixer between source and target:
+/// one routed backward pass per (row, unit) for each block a kept edge crosses.
+std::vector<EdgeLoading> edgeLoadings(RowRunner& runner, const AttributionGraph& graph,
+                                      const std::vector<int64_t>& rowFull, const std::vector<int64_t>& colMap,
+                                      const GraphPruning& pruning, int64_t batch,
+                                      const std::function<void(double)>& progress);
+
+} // namespace gwb::engine::graph

@@ -1,0 +1,266 @@
+// Attribution graphs (gwb/engine/graph_run.h, graph.h): the frozen replacement reproduces the
+// model's logits for every variant it covers; every row is complete (edges + bias = value); the
+// edges equal the replacement's Jacobian, measured independently by scaling one source at a time;
+// loadings split an edge exactly across a mixer's units; pruning and the two files.
+
+#include "engine_test_util.h"
+#include "features_test_util.h"
+
+#include "gwb/engine/graph_run.h"
+#include "gwb/engine/npy.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <set>
+
+using namespace gwb::engine;
+
+namespace {
+
+/// A transcoder per block with random weights (ReLU, or top-k): enough active features to make a
+/// graph; what the transcoders miss goes to the error nodes, so any weights give a complete graph.
+TranscoderSet randomTranscoders(const Model& model, int64_t dSae, const std::string& arch, int64_t k, uint32_t seed) {
+    TranscoderSet set;
+    const int64_t d = model.config().dModel;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (int64_t l = 0; l < model.config().nLayers; ++l) {
+        Dictionary t;
+        t.config.architecture = arch;
+        t.config.k = k;
+        t.config.site = "ffn_in." + std::to_string(l);
+        t.config.targetSite = "ffn." + std::to_string(l);
+        t.config.dIn = d;
+        t.config.dOut = d;
+        t.config.dSae = dSae;
+        t.config.modelName = model.displayName();
+        t.config.modelHash = modelWeightsHash(model);
+        t.config.applyBDecToInput = false;
+        t.wEnc = FloatArray::zeros({d, dSae});
+        t.bEnc = FloatArray::zeros({dSae});
+        t.wDec = FloatArray::zeros({dSae, d});
+        t.bDec = FloatArray::zeros({d});
+        for (float& v : t.wEnc.data)
+            v = normal(rng) / std::sqrt(static_cast<float>(d));
+        for (float& v : t.bEnc.data)
+            v = 0.1f * normal(rng);
+        for (float& v : t.wDec.data)
+            v = 0.3f * normal(rng);
+        for (float& v : t.bDec.data)
+            v = 0.05f * normal(rng);
+        set.layers.push_back(std::move(t));
+    }
+    return set;
+}
+
+std::vector<int32_t> promptIds(int64_t vocab, int T) {
+    std::vector<int32_t> ids;
+    for (int t = 0; t < T; ++t)
+        ids.push_back(static_cast<int32_t>((7 * t + 3) % vocab));
+    return ids;
+}
+
+/// Every active feature gets a row (the node order is then the full one GraphProbe uses).
+GraphRequest fullRequest(const std::vector<int32_t>& ids) {
+    GraphRequest r;
+    r.ids = ids;
+    r.maxFeatureNodes = 1 << 20;
+    r.batch = 16;
+    return r;
+}
+
+class GraphVariants : public ::testing::TestWithParam<size_t> {};
+
+} // namespace
+
+TEST_P(GraphVariants, TheReplacementReproducesTheLogitsAndEveryRowIsComplete) {
+    const ModelConfig c = test::allVariants().at(GetParam());
+    const Model m = test::randomModel(c, 11);
+    const TranscoderSet set = randomTranscoders(m, 24, "relu", 0, 5);
+    const std::vector<int32_t> ids = promptIds(c.vocabSize, 12);
+    if (c.kind == ModelKind::Grassmann && c.aggregation == Aggregation::PerOffsetMlp) {
+        try {
+            attributeGraph(m, set, fullRequest(ids));
+            ADD_FAILURE() << "per_offset_mlp was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("per_offset_mlp"), std::string::npos) << e.what();
+        }
+        return;
+    }
+    const GraphProbe probe(m, set, ids);
+    const auto [model, replacement] = probe.logits();
+    ASSERT_EQ(model.size(), replacement.size());
+    for (size_t v = 0; v < model.size(); ++v)
+        ASSERT_NEAR(replacement[v], model[v], 2e-5 * std::max(1.0, std::abs(model[v]))) << "logit " << v;
+
+    const AttributionGraph g = attributeGraph(m, set, fullRequest(ids));
+    EXPECT_EQ(g.features, g.activeFeatures);
+    EXPECT_GT(g.features, 10);
+    EXPECT_EQ(g.errors, c.nLayers * 12);
+    EXPECT_EQ(g.tokens, 12);
+    EXPECT_GE(g.logits, 1);
+    ASSERT_EQ(g.rowNodes.size(), static_cast<size_t>(g.features + g.logits));
+    for (size_t r = 0; r < g.completeness.size(); ++r)
+        EXPECT_LT(g.completeness[r], 1e-9) << g.nodeId(g.rowNodes[r]);
+    // Causality: no edge from a later position.
+    for (size_t r = 0; r < g.rowNodes.size(); ++r) {
+        const GraphNode& t = g.nodes[static_cast<size_t>(g.rowNodes[r])];
+        for (int64_t j = 0; j < g.nodeCount(); ++j)
+            if (g.nodes[static_cast<size_t>(j)].position > t.position) {
+                ASSERT_EQ(g.rows.data[r * static_cast<size_t>(g.nodeCount()) + static_cast<size_t>(j)], 0.0f);
+            }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Graph, GraphVariants, ::testing::Range<size_t>(0, test::allVariants().size()),
+                         [](const auto& info) { return test::variantTestName(info.param); });
+
+TEST(Graph, EdgesEqualTheJacobianOfTheFrozenReplacement) {
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const Model m = test::randomModel(test::tinyConfig(kind), 3);
+        const TranscoderSet set = randomTranscoders(m, 20, "topk", 4, 9);
+        const std::vector<int32_t> ids = promptIds(37, 10);
+        GraphRequest request = fullRequest(ids);
+        request.loadings = false;
+        const AttributionGraph g = attributeGraph(m, set, request);
+        const GraphProbe probe(m, set, ids);
+        const std::vector<double> base = probe.values();
+        // Every source (features, errors, tokens): scaling it by 2 moves each node by its edge.
+        const int64_t sources = g.features + g.errors + g.tokens;
+        double worst = 0;
+        for (int64_t s = 0; s < sources; ++s) {
+            const std::vector<double> moved = probe.values(s, 1.0);
+            for (size_t r = 0; r < g.rowNodes.size(); ++r) {
+                const auto node = static_cast<size_t>(g.rowNodes[r]);
+                const double jac = moved[node] - base[node];
+                const double edge = g.rows.data[r * static_cast<size_t>(g.nodeCount()) + static_cast<size_t>(s)];
+                worst = std::max(worst, std::abs(jac - edge) / std::max(1e-3, std::abs(jac)));
+                ASSERT_NEAR(edge, jac, 1e-5 * std::max(1.0, std::abs(jac)))
+                    << kindName(kind) << ": " << g.nodeId(g.rowNodes[r]) << " <- " << g.nodeId(s);
+            }
+        }
+        EXPECT_LT(worst, 1e-4) << kindName(kind);
+        // The recorded values are the replacement's own.
+        for (size_t r = 0; r < g.rowNodes.size(); ++r)
+            EXPECT_NEAR(base[static_cast<size_t>(g.rowNodes[r])], g.nodes[static_cast<size_t>(g.rowNodes[r])].value,
+                        1e-9 * std::max(1.0, std::abs(base[static_cast<size_t>(g.rowNodes[r])])));
+    }
+}
+
+TEST(Graph, LoadingsSplitEachKeptEdgeAcrossTheMixerUnits) {
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const Model m = test::randomModel(test::tinyConfig(kind), 4);
+        const TranscoderSet set = randomTranscoders(m, 20, "topk", 4, 2);
+        GraphRequest request = fullRequest(promptIds(37, 10));
+        const AttributionGraph g = attributeGraph(m, set, request);
+        const GraphPruning p = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
+        ASSERT_GT(p.keptEdges, 0);
+        ASSERT_FALSE(g.loadings.empty());
+        std::set<std::pair<int64_t, int64_t>> covered;
+        for (const EdgeLoading& e : g.loadings) {
+            ASSERT_EQ(e.units.size(), g.units[static_cast<size_t>(e.layer)].size());
+            double sum = e.skip;
+            for (double u : e.units)
+                sum += u;
+            const double edge = g.edge(e.target, e.source); // kept as float32
+            EXPECT_NEAR(sum, edge, 1e-6 * std::max(1.0, std::abs(edge)))
+                << g.nodeId(e.target) << " <- " << g.nodeId(e.source);
+            covered.insert({e.target, e.source});
+        }
+        // Every kept edge that crosses a mixer has its loadings; a token's edge crosses every mixer below.
+        const size_t n = static_cast<size_t>(g.nodeCount());
+        for (size_t r = 0; r < g.rowNodes.size(); ++r)
+            for (size_t j = 0; j < n; ++j)
+                if (p.edgeKept[r * n + j] && g.nodes[j].kind == GraphNodeKind::Token) {
+                    EXPECT_TRUE(covered.count({g.rowNodes[r], static_cast<int64_t>(j)}));
+                }
+        EXPECT_EQ(g.units[0].front(), kind == ModelKind::Grassmann ? "offset.0.1" : "head.0.0");
+    }
+}
+
+TEST(Graph, PruningKeepsTokensAndLogitsAndTheFilesReadBack) {
+    const Model m = test::randomModel(test::tinyConfig(ModelKind::Grassmann), 6);
+    const TranscoderSet set = randomTranscoders(m, 20, "topk", 4, 1);
+    GraphRequest request = fullRequest(promptIds(37, 9));
+    request.prompt = "a test prompt";
+    const AttributionGraph g = attributeGraph(m, set, request);
+    const GraphPruning p = pruneGraph(g);
+    for (int64_t i = 0; i < g.nodeCount(); ++i) {
+        const GraphNodeKind k = g.nodes[static_cast<size_t>(i)].kind;
+        if (k == GraphNodeKind::Token || k == GraphNodeKind::Logit) {
+            EXPECT_TRUE(p.nodeKept[static_cast<size_t>(i)]);
+        }
+    }
+    EXPECT_LT(p.keptNodes, g.nodeCount());
+    const GraphScores s = graphScores(g);
+    EXPECT_GT(s.replacement, 0.0);
+    EXPECT_LE(s.replacement, 1.0);
+    EXPECT_GT(s.completeness, 0.0);
+    EXPECT_LE(s.completeness, 1.0);
+    // Pruning everything but the strongest: thresholds 0 keep the top node and edge only.
+    EXPECT_THROW(pruneGraph(g, 1.5, 0.9), std::invalid_argument);
+
+    test::TempDir tmp;
+    writeGraphJson(tmp.file("g.json"), g, p, "test", 0.8);
+    std::ifstream in(tmp.file("g.json"));
+    const nlohmann::json j = nlohmann::json::parse(in);
+    ASSERT_TRUE(j.contains("metadata") && j.contains("qParams") && j.contains("nodes") && j.contains("links"));
+    EXPECT_EQ(j["metadata"]["prompt"], "a test prompt");
+    EXPECT_EQ(static_cast<int64_t>(j["nodes"].size()), p.keptNodes);
+    EXPECT_EQ(static_cast<int64_t>(j["links"].size()), p.keptEdges);
+    std::set<std::string> ids;
+    for (const auto& node : j["nodes"])
+        ids.insert(node["node_id"].get<std::string>());
+    for (const auto& link : j["links"]) {
+        EXPECT_TRUE(ids.count(link["source"].get<std::string>())) << link["source"];
+        EXPECT_TRUE(ids.count(link["target"].get<std::string>())) << link["target"];
+    }
+    EXPECT_EQ(j["nodes"].back()["feature_type"], "logit");
+
+    writeGraphNpz(tmp.file("g.npz"), g, p);
+    const auto members = readZipStored(readBinaryFile(tmp.file("g.npz")));
+    for (const char* name : {"row_nodes.npy", "adjacency_rows.npy", "bias.npy", "node_kind.npy", "edge_kept.npy",
+                             "loadings.npy", "meta.json"})
+        EXPECT_TRUE(members.count(name)) << name;
+}
+
+TEST(Graph, AFeatureBudgetKeepsTheMostInfluentialFeatures) {
+    const Model m = test::randomModel(test::tinyConfig(ModelKind::Transformer), 8);
+    const TranscoderSet set = randomTranscoders(m, 24, "relu", 0, 3);
+    GraphRequest request = fullRequest(promptIds(37, 12));
+    request.loadings = false;
+    const AttributionGraph all = attributeGraph(m, set, request);
+    request.maxFeatureNodes = all.activeFeatures / 3;
+    const AttributionGraph some = attributeGraph(m, set, request);
+    EXPECT_EQ(some.features, request.maxFeatureNodes);
+    EXPECT_EQ(some.activeFeatures, all.activeFeatures);
+    for (double c : some.completeness) // complete over every active feature, chosen or not
+        EXPECT_LT(c, 1e-9);
+}
+
+TEST(Graph, BadRequestsAreNamed) {
+    const Model m = test::randomModel(test::tinyConfig(ModelKind::Grassmann), 6);
+    TranscoderSet set = randomTranscoders(m, 8, "topk", 2, 1);
+    EXPECT_THROW(attributeGraph(m, set, fullRequest({})), std::invalid_argument);
+    try {
+        attributeGraph(m, set, fullRequest(promptIds(37, 30)));
+        ADD_FAILURE();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("at most 24"), std::string::npos) << e.what();
+    }
+    set.layers.pop_back();
+    EXPECT_THROW(attributeGraph(m, set, fullRequest(promptIds(37, 5))), std::invalid_argument);
+    // A set of another model is refused by its weights' hash.
+    const Model other = test::randomModel(test::tinyConfig(ModelKind::Grassmann), 7);
+    EXPECT_THROW(attributeGraph(other, randomTranscoders(m, 8, "topk", 2, 1), fullRequest(promptIds(37, 5))),
+                 std::invalid_argument);
+    // Stopped: a runtime_error, no graph.
+    std::atomic<bool> stop{true};
+    GraphRequest r = fullRequest(promptIds(37, 5));
+    r.stop = &stop;
+    EXPECT_THROW(attributeGraph(m, randomTranscoders(m, 8, "topk", 2, 1), r), std::runtime_error);
+}
