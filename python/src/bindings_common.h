@@ -75,5 +75,7 @@ struct PyModel {
 
 /// The gwb._gwb.features functions (features_bindings.cpp).
 void registerFeatures(py::module_& m);
+/// The gwb._gwb.graph functions (graph_bindings.cpp).
+void registerGraph(py::module_& m);
 
 } // namespace gwb::python

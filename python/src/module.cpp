@@ -558,6 +558,7 @@ PYBIND11_MODULE(_gwb, m) {
         },
         py::arg("model"), py::arg("what"), py::arg("ids"));
     registerFeatures(m);
+    registerGraph(m);
     m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
     m.def("builtin_layouts", &builtinLayoutNames);
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <stdexcept>
 
 namespace gwb::engine {
@@ -49,29 +50,25 @@ std::vector<int64_t> topLogits(const torch::Tensor& logits, int most, double mas
     return tokens;
 }
 
+/// A computed row over the full layout, kept in float32, with its sums over every column in float64.
+struct RowData {
+    std::vector<float> values;
+    double sum = 0, absSum = 0;
+};
+
 /// Influence of every node on the logits over the rows computed so far (circuit-tracer's
 /// compute_influence on the |row|-normalised adjacency): sum over k >= 1 of w A^k.
-std::vector<double> partialInfluence(const std::map<int64_t, std::vector<double>>& rows, const std::vector<double>& w) {
+std::vector<double> partialInfluence(const std::map<int64_t, RowData>& rows, const std::vector<double>& w) {
     const size_t n = w.size();
-    std::map<int64_t, std::vector<double>> norm;
-    for (const auto& [node, row] : rows) {
-        double s = 0;
-        for (double v : row)
-            s += std::abs(v);
-        std::vector<double> r(n);
-        for (size_t j = 0; j < n; ++j)
-            r[j] = std::abs(row[j]) / std::max(s, 1e-10);
-        norm.emplace(node, std::move(r));
-    }
     std::vector<double> influence(n, 0.0), cur = w;
     for (int iter = 0; iter < 1000; ++iter) {
         std::vector<double> next(n, 0.0);
         bool any = false;
-        for (const auto& [node, r] : norm) {
-            const double x = cur[static_cast<size_t>(node)];
+        for (const auto& [node, row] : rows) {
+            const double x = cur[static_cast<size_t>(node)] / std::max(row.absSum, 1e-10);
             if (x == 0) continue;
             for (size_t j = 0; j < n; ++j)
-                next[j] += x * r[j];
+                next[j] += x * std::abs(row.values[j]);
         }
         for (size_t j = 0; j < n; ++j) {
             influence[j] += next[j];
@@ -130,27 +127,38 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
     const std::vector<double> bias = runner.values(runner.zeroSources());
 
     // Targets: the logits first, then features (every one, or by influence within the budget).
-    std::map<int64_t, std::vector<double>> rows; // full node -> row over full nodes
+    std::map<int64_t, RowData> rows; // full node -> its row over the full layout
     std::vector<Target> featureTargets;
-    for (int l = 0; l < L; ++l)
-        for (int64_t i = 0; i < R.base.act[static_cast<size_t>(l)].size(1); ++i)
-            featureTargets.push_back(Target{l, i, false, R.featureStart[static_cast<size_t>(l)] + i});
+    for (int l = 0; l < L; ++l) {
+        const torch::Tensor pos = R.frozen(l).actPos.to(torch::kCPU).contiguous();
+        for (int64_t i = 0; i < pos.numel(); ++i)
+            featureTargets.push_back(
+                Target{l, i, false, R.featureStart[static_cast<size_t>(l)] + i, pos.data_ptr<int64_t>()[i]});
+    }
     std::vector<Target> logitTargets;
     for (int64_t k = 0; k < K; ++k)
-        logitTargets.push_back(Target{L, k, true, full.logitStart() + k});
+        logitTargets.push_back(Target{L, k, true, full.logitStart() + k, T - 1});
     const int64_t budget = std::min<int64_t>(std::max<int64_t>(request.maxFeatureNodes, 0), full.features);
     const int64_t totalRows = K + budget;
     auto computeRows = [&](std::vector<Target> targets) {
-        std::stable_sort(targets.begin(), targets.end(),
-                         [](const Target& a, const Target& b) { return a.layer < b.layer; });
+        // Batches of one block and nearby positions: each runs only the blocks and positions it needs.
+        std::stable_sort(targets.begin(), targets.end(), [](const Target& a, const Target& b) {
+            return std::tie(a.layer, a.position) < std::tie(b.layer, b.position);
+        });
         const auto B = static_cast<size_t>(std::max<int64_t>(request.batch, 1));
         for (size_t at = 0; at < targets.size(); at += B) {
             const std::vector<Target> batch(targets.begin() + static_cast<std::ptrdiff_t>(at),
                                             targets.begin() +
                                                 static_cast<std::ptrdiff_t>(std::min(targets.size(), at + B)));
             const std::vector<std::vector<double>> out = runner.rows(batch);
-            for (size_t b = 0; b < batch.size(); ++b)
-                rows[batch[b].node] = out[b];
+            for (size_t b = 0; b < batch.size(); ++b) {
+                RowData& row = rows[batch[b].node];
+                row.values.assign(out[b].begin(), out[b].end());
+                for (double v : out[b]) {
+                    row.sum += v;
+                    row.absSum += std::abs(v);
+                }
+            }
             checkStop(request, 0.05 + 0.8 * static_cast<double>(rows.size()) / static_cast<double>(totalRows), "rows");
         }
     };
@@ -164,7 +172,8 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
         for (int64_t k = 0; k < K; ++k)
             w[static_cast<size_t>(full.logitStart() + k)] = probs[static_cast<size_t>(k)];
         int64_t visited = 0;
-        const int64_t chunk = std::max<int64_t>(4 * request.batch, 1);
+        // Influence is recomputed between rounds: about eight rounds, and at least four batches each.
+        const int64_t chunk = std::max<int64_t>(4 * request.batch, (budget + 7) / 8);
         while (visited < budget) {
             const std::vector<double> influence = partialInfluence(rows, w);
             std::vector<int64_t> order;
@@ -251,14 +260,11 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
     g.rows = FloatArray::zeros({static_cast<int64_t>(rowFull.size()), n});
     for (size_t r = 0; r < rowFull.size(); ++r) {
         const int64_t node = rowFull[r];
-        const std::vector<double>& row = rows.at(node);
-        double sum = 0;
+        const RowData& row = rows.at(node);
+        const double sum = row.sum; // over every active feature, chosen or not
         for (int64_t j = 0; j < full.count(); ++j) {
-            sum += row[static_cast<size_t>(j)];
             const int64_t at = colMap[static_cast<size_t>(j)];
-            if (at >= 0)
-                g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(at)] =
-                    static_cast<float>(row[static_cast<size_t>(j)]);
+            if (at >= 0) g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(at)] = row.values[static_cast<size_t>(j)];
         }
         const double v = value[static_cast<size_t>(node)], b = bias[static_cast<size_t>(node)];
         g.rowNodes.push_back(colMap[static_cast<size_t>(node)]);
@@ -266,6 +272,7 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
         g.completeness.push_back(std::abs(v - sum - b) / std::max(std::abs(v), 1e-6));
     }
 
+    g.scores = graphScores(g);
     if (request.loadings) {
         const GraphPruning pruning = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
         g.loadings = graph::edgeLoadings(runner, g, rowFull, colMap, pruning, request.batch,

@@ -48,6 +48,11 @@ torch::Tensor tensorOf(const FloatArray& a, const torch::TensorOptions& o) {
     return features::toTensor(a).to(o);
 }
 
+std::vector<int64_t> toLongs(const torch::Tensor& t) {
+    const torch::Tensor c = t.to(torch::kCPU, torch::kLong).contiguous();
+    return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
 } // namespace
 
 torch::Tensor Lin::operator()(const torch::Tensor& x) const {
@@ -147,8 +152,36 @@ Replacement::Replacement(const Model& model, const TranscoderSet& transcoders, c
     s.act.resize(static_cast<size_t>(layers));
     s.err.resize(static_cast<size_t>(layers));
     torch::Tensor h = base.emb;
+    m_len = T;
     for (int l = 0; l < layers; ++l)
         h = block(l, h, s, nullptr, nullptr, /*record=*/true);
+    // Fold the split Plucker product into W_plu while the matrices stay small (2 T d r per block).
+    const bool fold = grassmann && 2 * T * d * r * layers * 8 <= (int64_t(1) << 30);
+    for (int l = 0; l < layers; ++l) {
+        Frozen& F = m_frozen[static_cast<size_t>(l)];
+        const std::vector<int64_t> pos = toLongs(F.actPos);
+        F.activeBefore.assign(static_cast<size_t>(T + 1), 0);
+        for (int64_t p : pos)
+            ++F.activeBefore[static_cast<size_t>(p + 1)];
+        int64_t slots = 0; // the most features active at one position
+        for (int64_t t = 0; t < T; ++t) {
+            slots = std::max(slots, F.activeBefore[static_cast<size_t>(t + 1)]);
+            F.activeBefore[static_cast<size_t>(t + 1)] += F.activeBefore[static_cast<size_t>(t)];
+        }
+        // Position t's features in slots t * slots + j (the rest point at feature 0 with activation 0).
+        std::vector<int64_t> slotOf(pos.size()), slotFeat(static_cast<size_t>(T * slots), 0);
+        const std::vector<int64_t> feat = toLongs(F.actFeat);
+        for (size_t i = 0; i < pos.size(); ++i) {
+            slotOf[i] = pos[i] * slots + (static_cast<int64_t>(i) - F.activeBefore[static_cast<size_t>(pos[i])]);
+            slotFeat[static_cast<size_t>(slotOf[i])] = feat[i];
+        }
+        F.slots = slots;
+        F.slotOf = torch::tensor(slotOf, torch::kLong).to(m.device);
+        F.slotDec = m_params[static_cast<size_t>(l)]
+                        .wDec.index_select(0, torch::tensor(slotFeat, torch::kLong).to(m.device))
+                        .view({T, slots, d}); // T x slots x d
+        if (fold) foldPlucker(l);
+    }
     const torch::Tensor last = h.select(1, T - 1); // 1 x d
     const torch::Tensor c0 = last - last.mean(-1, true);
     m_sigmaFinal = (c0.pow(2).mean(-1, true) + m_lnFinal.eps).sqrt();
@@ -193,6 +226,7 @@ torch::Tensor Replacement::run(const Sources& sources, int upTo, std::vector<tor
                                const Route* route) {
     if (ffnIn) ffnIn->assign(static_cast<size_t>(layers), torch::Tensor());
     torch::Tensor h = sources.emb;
+    m_len = h.size(1);
     for (int l = 0; l < upTo; ++l)
         h = block(l, h, sources, ffnIn, route, /*record=*/false);
     return h;
@@ -207,7 +241,9 @@ torch::Tensor Replacement::block(int l, const torch::Tensor& h, const Sources& s
     const bool routed = route && route->layer == l;
     auto skipped = [&](const torch::Tensor& t) { return routed ? t * route->mask.select(1, 0).view({B, 1, 1}) : t; };
     auto norm = [&](const Norm& n, const torch::Tensor& x, torch::Tensor& sigma) {
-        return frozenNorm(n, x, sigma, record);
+        if (record) return frozenNorm(n, x, sigma, true);
+        torch::Tensor fixed = cut(sigma);
+        return frozenNorm(n, x, fixed, false);
     };
     if (grassmann) {
         const torch::Tensor x = mixerSeesNormedInput(c.norm) ? norm(P.ln1, h, F.sigma1) : h;
@@ -243,16 +279,67 @@ torch::Tensor Replacement::block(int l, const torch::Tensor& h, const Sources& s
     return norm(P.ln2, y + ffn(l, y, s, ffnIn, record), F.sigma2);
 }
 
+torch::Tensor Replacement::cut(const torch::Tensor& t) const {
+    if (!t.defined() || t.size(1) == m_len) return t;
+    return t.narrow(1, 0, m_len);
+}
+
+Sources Replacement::baseBefore(int64_t len) const {
+    if (len >= T) return base;
+    Sources s;
+    s.emb = base.emb.narrow(1, 0, len);
+    for (int l = 0; l < layers; ++l) {
+        const Frozen& F = m_frozen[static_cast<size_t>(l)];
+        s.act.push_back(base.act[static_cast<size_t>(l)].narrow(1, 0, F.activeBefore[static_cast<size_t>(len)]));
+        s.err.push_back(base.err[static_cast<size_t>(l)].narrow(1, 0, len));
+    }
+    return s;
+}
+
+void Replacement::foldPlucker(int l) {
+    // (z ^ v)_k = z_i v_j - z_j v_i for the k-th pair (i, j): linear in z with the C x r matrix
+    // J(v)[k, i] = v_j, J(v)[k, j] = -v_i; and (v ^ y) = -J(v) y. So W_plu (z_t ^ ybar_t) = W_plu J(ybar_t) z_t
+    // and W_plu (zbar_t ^ y_t) = -W_plu J(zbar_t) y_t: T x d x r each, once per graph.
+    Frozen& F = m_frozen[static_cast<size_t>(l)];
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    const int64_t C = m_idxI.size(0), r = F.zBar.size(2);
+    const torch::Tensor k = torch::arange(C, torch::TensorOptions().dtype(torch::kLong).device(m_idxI.device()));
+    auto jacobian = [&](const torch::Tensor& v) { // v: T x r -> T x C x r
+        torch::Tensor J = torch::zeros({T, C, r}, options);
+        using torch::indexing::Slice;
+        J.index_put_({Slice(), k, m_idxI}, v.index_select(1, m_idxJ));
+        J.index_put_({Slice(), k, m_idxJ}, -v.index_select(1, m_idxI));
+        return J;
+    };
+    F.mz = torch::matmul(P.plu.w, jacobian(F.yBar[0]));  // T x d x r
+    F.my = -torch::matmul(P.plu.w, jacobian(F.zBar[0])); // T x d x r
+    // Per offset (loadings route one offset at a time): ybar_t = sum_D s_{t,D} zbar_{t-D}, term by term.
+    F.mzOffset.clear();
+    for (size_t i = 0; i < P.offsets.size(); ++i) {
+        const int64_t D = P.offsets[i];
+        if (D >= T) {
+            F.mzOffset.push_back(torch::Tensor());
+            continue;
+        }
+        const torch::Tensor past = torch::constant_pad_nd(F.zBar[0].narrow(0, 0, T - D), {0, 0, D, 0}) *
+                                   F.offsetScale[0].narrow(1, static_cast<int64_t>(i), 1); // T x r
+        F.mzOffset.push_back(torch::matmul(P.plu.w, jacobian(past)));
+    }
+}
+
 torch::Tensor Replacement::grassmannMix(int l, const torch::Tensor& h, const torch::Tensor& x, const Route* route,
                                         bool record) {
     (void)h;
     const BlockParams& P = m_params[static_cast<size_t>(l)];
     Frozen& F = m_frozen[static_cast<size_t>(l)];
     const ModelConfig& c = m_config;
-    const int64_t B = x.size(0);
+    const int64_t B = x.size(0), len = x.size(1);
     const bool routed = route && route->layer == l;
     torch::Tensor z = P.red(x);
-    if (P.lnRed.on) z = frozenNorm(P.lnRed, z, F.sigmaRed, record);
+    if (P.lnRed.on) {
+        torch::Tensor sigma = record ? torch::Tensor() : cut(F.sigmaRed);
+        z = frozenNorm(P.lnRed, z, record ? F.sigmaRed : sigma, record);
+    }
     const auto W = static_cast<int64_t>(P.offsets.size());
     if (record) {
         // s_{t,D}: the weight of z_{t-D} in y_t = sum_D s_{t,D} z_{t-D}, so that B_t = z_t ^ y_t is the
@@ -284,37 +371,71 @@ torch::Tensor Replacement::grassmannMix(int l, const torch::Tensor& h, const tor
         F.valid = (cnt > 0).to(options.dtype());
         F.zBar = z;
     }
+    const torch::Tensor offsetScale = cut(F.offsetScale), zBar = cut(F.zBar);
     // y_t = sum_D s_{t,D} zz_{t-D}, each offset's term weighted by its route mask when routed.
     auto pastMean = [&](const torch::Tensor& zz) {
         torch::Tensor y;
         for (int64_t i = 0; i < W; ++i) {
             const int64_t D = P.offsets[static_cast<size_t>(i)];
-            if (D >= T) continue;
+            if (D >= len) continue;
             torch::Tensor term =
-                torch::constant_pad_nd(zz.narrow(1, 0, T - D), {0, 0, D, 0}) * F.offsetScale.narrow(2, i, 1);
+                torch::constant_pad_nd(zz.narrow(1, 0, len - D), {0, 0, D, 0}) * offsetScale.narrow(2, i, 1);
             if (routed) term = term * route->mask.select(1, 1 + i).view({B, 1, 1});
             y = y.defined() ? y + term : term;
         }
         return y.defined() ? y : torch::zeros_like(zz);
     };
-    torch::Tensor plane;
-    if (record) {
-        plane = wedge(z, pastMean(z));
+    torch::Tensor g;
+    if (!record && F.mz.defined()) {
+        // The even split, folded: (1/2)(W_plu (z ^ ybar) + W_plu (zbar ^ y)) without W_plu's T x C x d
+        // product, one (d x r) x (r x B) product a position (bmm over T), not B x T matrix-vector ones.
+        auto perToken = [&](const torch::Tensor& M, const torch::Tensor& v) {
+            return torch::matmul(M.narrow(0, 0, len), v.permute({1, 2, 0})).permute({2, 0, 1});
+        };
+        const torch::Tensor y = pastMean(z); // routed: each offset's term weighted by its mask
+        torch::Tensor fromCurrent;
+        if (!routed) {
+            fromCurrent = perToken(F.mz, z);
+        } else { // ybar routed the same way: one offset's matrix at a time
+            for (int64_t i = 0; i < W; ++i) {
+                if (!F.mzOffset[static_cast<size_t>(i)].defined()) continue;
+                const torch::Tensor term =
+                    perToken(F.mzOffset[static_cast<size_t>(i)], z) * route->mask.select(1, 1 + i).view({B, 1, 1});
+                fromCurrent = fromCurrent.defined() ? fromCurrent + term : term;
+            }
+            if (!fromCurrent.defined()) fromCurrent = torch::zeros({B, len, d}, options);
+        }
+        g = 0.5 * (fromCurrent + perToken(F.my, y));
+        if (c.stages.wedgePastFirst) g = -g;
+        if (c.aggregation == Aggregation::MeanThenNormalize) g = g / cut(F.aggSigma);
+        if (P.plu.b.defined()) g = g + P.plu.b;
     } else {
-        // The even split of the bilinear product: z_t ^ ybar_t + zbar_t ^ y_t, halved.
-        plane = 0.5 * (wedge(z, pastMean(F.zBar)) + wedge(F.zBar, pastMean(z)));
+        torch::Tensor plane;
+        if (record) {
+            const torch::Tensor y = pastMean(z);
+            F.yBar = y;
+            plane = wedge(z, y);
+        } else {
+            // The even split of the bilinear product: z_t ^ ybar_t + zbar_t ^ y_t, halved.
+            plane = 0.5 * (wedge(z, pastMean(zBar)) + wedge(zBar, pastMean(z)));
+        }
+        if (c.stages.wedgePastFirst) plane = -plane; // past ^ current
+        if (c.aggregation == Aggregation::MeanThenNormalize) {
+            if (record) F.aggSigma = ((plane * plane).sum(-1, true) + c.pluckerEps).sqrt();
+            plane = plane / cut(F.aggSigma);
+        }
+        g = P.plu(plane);
     }
-    if (c.stages.wedgePastFirst) plane = -plane; // past ^ current
-    if (c.aggregation == Aggregation::MeanThenNormalize) {
-        if (record) F.aggSigma = ((plane * plane).sum(-1, true) + c.pluckerEps).sqrt();
-        plane = plane / F.aggSigma;
+    if (c.empty == EmptyRule::Zero) g = g * cut(F.valid);
+    if (P.lnGeo.on) {
+        torch::Tensor sigma = record ? torch::Tensor() : cut(F.sigmaGeo);
+        g = frozenNorm(P.lnGeo, g, record ? F.sigmaGeo : sigma, record);
     }
-    torch::Tensor g = P.plu(plane);
-    if (c.empty == EmptyRule::Zero) g = g * F.valid;
-    if (P.lnGeo.on) g = frozenNorm(P.lnGeo, g, F.sigmaGeo, record);
     if (record) F.gate = torch::sigmoid(P.gate(c.stages.gateFromInput ? x : torch::cat({x, g}, -1)));
-    const torch::Tensor& a = F.gate;
-    auto skipped = [&](const torch::Tensor& t) { return routed ? t * route->mask.select(1, 0).view({B, 1, 1}) : t; };
+    const torch::Tensor a = cut(F.gate);
+    auto skipped = [&](const torch::Tensor& t) {
+        return routed ? t * route->mask.select(1, 0).view({B, 1, 1}) : t;
+    };
     torch::Tensor mix = c.gate == GateVariant::Paper      ? skipped(a * x) + (1 - a) * g
                         : c.gate == GateVariant::Residual ? skipped(x) + a * g * c.stages.mixScale
                                                           : a * g;
@@ -325,8 +446,8 @@ torch::Tensor Replacement::grassmannMix(int l, const torch::Tensor& h, const tor
 torch::Tensor Replacement::attentionMix(int l, const torch::Tensor& x, const Route* route, bool record) {
     const BlockParams& P = m_params[static_cast<size_t>(l)];
     Frozen& F = m_frozen[static_cast<size_t>(l)];
-    const int64_t B = x.size(0), H = m_config.nHeads, dh = d / H;
-    auto heads = [&](const torch::Tensor& t) { return t.reshape({B, T, H, dh}).transpose(1, 2); };
+    const int64_t B = x.size(0), len = x.size(1), H = m_config.nHeads, dh = d / H;
+    auto heads = [&](const torch::Tensor& t) { return t.reshape({B, len, H, dh}).transpose(1, 2); };
     const torch::Tensor wv = P.qkv.w.narrow(0, 2 * d, d);
     const torch::Tensor bv = P.qkv.b.defined() ? P.qkv.b.narrow(0, 2 * d, d) : torch::Tensor();
     torch::Tensor v = torch::matmul(x, wv.t());
@@ -338,19 +459,34 @@ torch::Tensor Replacement::attentionMix(int l, const torch::Tensor& x, const Rou
         const torch::Tensor future = torch::ones({T, T}, torch::kBool).triu(1).to(x.device());
         F.pattern = torch::softmax(scores.masked_fill(future, -std::numeric_limits<double>::infinity()), -1);
     }
-    torch::Tensor context = torch::matmul(F.pattern, heads(v)); // B x H x T x dh
+    // One T' x T' by T' x (B d_h) product a head, not B x H small ones.
+    const torch::Tensor vh = v.reshape({B, len, H, dh}).permute({2, 1, 0, 3}).reshape({H, len, B * dh});
+    torch::Tensor context = torch::matmul(F.pattern[0].narrow(1, 0, len).narrow(2, 0, len), vh)
+                                .view({H, len, B, dh})
+                                .permute({2, 0, 1, 3}); // B x H x T' x dh
     if (route && route->layer == l) context = context * route->mask.narrow(1, 1, H).view({B, H, 1, 1});
-    return P.proj(context.transpose(1, 2).reshape({B, T, d}));
+    return P.proj(context.transpose(1, 2).reshape({B, len, d}));
 }
 
 torch::Tensor Replacement::decodeActs(int l, const torch::Tensor& act) const {
     const BlockParams& P = m_params[static_cast<size_t>(l)];
     const Frozen& F = m_frozen[static_cast<size_t>(l)];
-    const int64_t B = act.size(0);
-    torch::Tensor out = torch::zeros({B, T, d}, options);
-    if (F.actFeat.numel() > 0) {
-        const torch::Tensor contrib = act.unsqueeze(-1) * P.wDec.index_select(0, F.actFeat).unsqueeze(0); // B x n x d
-        out = out.index_add(1, F.actPos, contrib);
+    const int64_t B = act.size(0), n = act.size(1);
+    if (F.slotDec.defined()) {
+        // Each position's features in its slots: one (B x slots) x (slots x d) product a position.
+        if (n == 0 || F.slots == 0) return torch::zeros({B, m_len, d}, options) + P.bDec;
+        const torch::Tensor slotted =
+            torch::zeros({B, m_len * F.slots}, options).index_copy(1, F.slotOf.narrow(0, 0, n), act);
+        return torch::matmul(F.slotDec.narrow(0, 0, m_len).transpose(1, 2),
+                             slotted.view({B, m_len, F.slots}).permute({1, 2, 0})) // T' x d x B
+                   .permute({2, 0, 1}) +
+               P.bDec;
+    }
+    torch::Tensor out = torch::zeros({B, m_len, d}, options);
+    if (n > 0) {
+        const torch::Tensor feat = F.actFeat.narrow(0, 0, n), pos = F.actPos.narrow(0, 0, n);
+        const torch::Tensor contrib = act.unsqueeze(-1) * P.wDec.index_select(0, feat).unsqueeze(0); // B x n x d
+        out = out.index_add(1, pos, contrib);
     }
     return out + P.bDec;
 }

@@ -51,6 +51,7 @@ struct BlockParams {
 struct Frozen {
     torch::Tensor sigma1, sigmaRed, sigmaGeo, sigmaMix, sigma2; ///< 1 x T x 1 LayerNorm denominators
     torch::Tensor zBar;                                         ///< 1 x T x r the prompt's reduced vectors
+    torch::Tensor yBar; ///< 1 x T x r their weighted past means y_t = sum_D s_{t,D} zbar_{t-D}
     torch::Tensor offsetScale;     ///< 1 x T x |W| weight of z_{t-D} in y_t (0 where t < D)
     torch::Tensor aggSigma;        ///< 1 x T x 1 (aggregation mean_then_normalize)
     torch::Tensor valid;           ///< 1 x T x 1 tokens with at least one offset
@@ -59,6 +60,14 @@ struct Frozen {
     torch::Tensor actPos, actFeat; ///< n: the active features' positions and indices (int64)
     torch::Tensor actValue;        ///< n: their activations
     torch::Tensor error;           ///< 1 x T x d: FFN output minus the transcoder's
+    std::vector<int64_t> activeBefore; ///< [t]: active features at positions < t (the list is position-major)
+    int64_t slots = 0;                 ///< the most features active at one position
+    torch::Tensor slotOf;              ///< n: active feature i's slot, position * slots + j
+    torch::Tensor slotDec;             ///< T x slots x d: the decoder rows in each slot (0-activation slots: any row)
+    /// W_plu (z_t ^ ybar_t) = mz_t z_t and W_plu (zbar_t ^ y_t) = my_t y_t: the split Plucker product
+    /// folded into the projection, T x d x r each (undefined for long prompts, where they would not fit).
+    torch::Tensor mz, my;
+    std::vector<torch::Tensor> mzOffset; ///< per offset: mz with ybar's term of that offset alone (sum = mz)
 };
 
 /// The sources' values, each with a batch dimension B (1 for the prompt's own).
@@ -97,9 +106,13 @@ public:
     /// Units of block `layer`'s mixer: its offsets or heads.
     int units(int layer) const;
     /// Runs blocks [0, upTo) on `sources`; ffnIn (resized to `layers`) gets each block's FFN input
-    /// (B x T x d). Returns the residual stream after the last block run.
+    /// (B x T' x d). Returns the residual stream after the last block run. The sources may cover
+    /// the first T' <= T positions only (a causal model's positions < T' do not read later ones):
+    /// emb and err B x T' x d, act B x activeBefore[T'].
     torch::Tensor run(const Sources& sources, int upTo, std::vector<torch::Tensor>* ffnIn = nullptr,
                       const Route* route = nullptr);
+    /// The prompt's sources on positions < len.
+    Sources baseBefore(int64_t len) const;
     /// The final LayerNorm, frozen at the prompt's last position (h: ... x d).
     torch::Tensor finalNorm(const torch::Tensor& h) const;
 
@@ -111,6 +124,9 @@ private:
     torch::Tensor ffn(int l, const torch::Tensor& in, const Sources& s, std::vector<torch::Tensor>* ffnIn, bool record);
     torch::Tensor decodeActs(int l, const torch::Tensor& act) const;
     torch::Tensor wedge(const torch::Tensor& a, const torch::Tensor& b) const;
+    /// A frozen 1 x T x ... tensor on the positions run.
+    torch::Tensor cut(const torch::Tensor& t) const;
+    void foldPlucker(int l);
 
     ModelConfig m_config;
     std::vector<BlockParams> m_params;
@@ -118,6 +134,7 @@ private:
     Norm m_lnFinal;
     torch::Tensor m_sigmaFinal; ///< 1 x 1 x 1 (the last position)
     torch::Tensor m_idxI, m_idxJ;
+    int64_t m_len = 0; ///< positions of the run in progress
 };
 
 } // namespace gwb::engine::graph

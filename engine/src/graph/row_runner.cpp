@@ -76,24 +76,28 @@ std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targ
     const int64_t T = m_R.T, d = m_R.d;
     const int L = m_R.layers;
     int upTo = 0;
-    for (const Target& t : targets)
+    int64_t len = 1; // positions the batch needs: a target at t reads nothing after t
+    for (const Target& t : targets) {
         upTo = std::max(upTo, t.logit ? L : t.layer + 1);
+        len = std::max(len, t.logit ? T : t.position + 1);
+    }
     const torch::TensorOptions o = m_R.options;
+    const Sources base = m_R.baseBefore(len);
     Sources s;
     std::vector<torch::Tensor> inputs;
-    const torch::Tensor dEmb = torch::zeros({B, T, d}, o).requires_grad_();
-    s.emb = m_R.base.emb + dEmb;
+    const torch::Tensor dEmb = torch::zeros({B, len, d}, o).requires_grad_();
+    s.emb = base.emb + dEmb;
     inputs.push_back(dEmb);
     std::vector<int> actInput(static_cast<size_t>(L), -1), errInput(static_cast<size_t>(L), -1);
     for (int l = 0; l < L; ++l) {
-        const torch::Tensor& a = m_R.base.act[static_cast<size_t>(l)];
-        const torch::Tensor& e = m_R.base.err[static_cast<size_t>(l)];
+        const torch::Tensor& a = base.act[static_cast<size_t>(l)];
+        const torch::Tensor& e = base.err[static_cast<size_t>(l)];
         if (l >= upTo) { // not run
             s.act.push_back(a);
             s.err.push_back(e);
             continue;
         }
-        const torch::Tensor dErr = torch::zeros({B, T, d}, o).requires_grad_();
+        const torch::Tensor dErr = torch::zeros({B, len, d}, o).requires_grad_();
         errInput[static_cast<size_t>(l)] = static_cast<int>(inputs.size());
         inputs.push_back(dErr);
         s.err.push_back(e + dErr);
@@ -122,7 +126,7 @@ std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targ
         const torch::Tensor rowsIdx = torch::tensor(entry.first, torch::kLong).to(o.device());
         const torch::Tensor local = torch::tensor(entry.second, torch::kLong).to(o.device());
         if (layer == L) {
-            const torch::Tensor last = h.index_select(0, rowsIdx).select(1, T - 1);
+            const torch::Tensor last = h.index_select(0, rowsIdx).select(1, len - 1);
             total = total + (m_R.finalNorm(last) * m_dirs.index_select(0, local)).sum();
         } else {
             const Frozen& F = m_R.frozen(layer);
@@ -136,14 +140,14 @@ std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targ
                                                                    /*create_graph=*/false, /*allow_unused=*/true);
 
     torch::Tensor out = torch::zeros({B, m_layout.count()}, o);
-    if (grads[0].defined()) out.narrow(1, m_layout.tokenStart(), T).copy_((grads[0] * m_R.base.emb).sum(-1));
+    if (grads[0].defined()) out.narrow(1, m_layout.tokenStart(), len).copy_((grads[0] * base.emb).sum(-1));
     for (int l = 0; l < upTo; ++l) {
         const int ei = errInput[static_cast<size_t>(l)], ai = actInput[static_cast<size_t>(l)];
         if (ei >= 0 && grads[static_cast<size_t>(ei)].defined())
-            out.narrow(1, m_layout.errorStart() + l * T, T)
-                .copy_((grads[static_cast<size_t>(ei)] * m_R.base.err[static_cast<size_t>(l)]).sum(-1));
+            out.narrow(1, m_layout.errorStart() + l * T, len)
+                .copy_((grads[static_cast<size_t>(ei)] * base.err[static_cast<size_t>(l)]).sum(-1));
         if (ai >= 0 && grads[static_cast<size_t>(ai)].defined()) {
-            const torch::Tensor& a = m_R.base.act[static_cast<size_t>(l)];
+            const torch::Tensor& a = base.act[static_cast<size_t>(l)];
             out.narrow(1, m_R.featureStart[static_cast<size_t>(l)], a.size(1))
                 .copy_(grads[static_cast<size_t>(ai)] * a);
         }
@@ -207,7 +211,7 @@ std::vector<EdgeLoading> edgeLoadings(RowRunner& runner, const AttributionGraph&
                                           ? fullNode - runner.layout().logitStart()
                                           : fullNode - R.featureStart[static_cast<size_t>(t.layer)];
                 targets.push_back(Target{t.kind == GraphNodeKind::Logit ? L : t.layer, local,
-                                         t.kind == GraphNodeKind::Logit, fullNode});
+                                         t.kind == GraphNodeKind::Logit, fullNode, t.position});
                 mask[static_cast<int64_t>(i - at)][pairs[i].second] = 1.0;
             }
             const Route route{m, mask};

@@ -27,6 +27,7 @@ struct Target {
     int64_t local = 0;
     bool logit = false;
     int64_t node = 0;
+    int64_t position = 0; ///< where it reads (a logit: the last position)
 };
 
 class RowRunner {

@@ -72,6 +72,8 @@ std::vector<double> logitWeights(const AttributionGraph& g) {
 
 /// circuit-tracer's find_threshold: the score at which the sorted cumulative share reaches `share`.
 double findThreshold(std::vector<double> scores, double share) {
+    // Zeros add nothing to the cumulative share: sort the rest (most of a sparse adjacency is 0).
+    scores.erase(std::remove(scores.begin(), scores.end(), 0.0), scores.end());
     if (scores.empty()) return 0;
     std::sort(scores.begin(), scores.end(), std::greater<double>());
     const double total = std::accumulate(scores.begin(), scores.end(), 0.0);
@@ -211,7 +213,7 @@ GraphScores graphScores(const AttributionGraph& g) {
 
 std::string graphJson(const AttributionGraph& g, const GraphPruning& p, const std::string& slug, double nodeThreshold) {
     const size_t n = static_cast<size_t>(g.nodeCount());
-    const GraphScores scores = graphScores(g);
+    const GraphScores& scores = g.scores;
     ordered_json meta = {{"slug", slug},
                          {"scan", "gwb-" + g.modelName},
                          {"transcoder_list", ordered_json::array()},
@@ -366,7 +368,7 @@ void writeGraphNpz(const std::string& path, const AttributionGraph& g, const Gra
     const auto nl = static_cast<int64_t>(g.loadings.size());
     w.add("loading_edges", Array<int64_t>({nl, 3}, keys));
     w.add("loadings", Array<double>({nl, static_cast<int64_t>(width + 1)}, parts));
-    const GraphScores s = graphScores(g);
+    const GraphScores& s = g.scores;
     ordered_json meta = {
         {"format", "gwb-graph"},
         {"version", 1},

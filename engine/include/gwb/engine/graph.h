@@ -41,6 +41,13 @@ struct EdgeLoading {
     std::vector<double> units; ///< one per unit of the layer (GraphUnits)
 };
 
+/// circuit-tracer's graph scores: the replacement score (the tokens' share of the influence that
+/// tokens and errors have on the logits) and the completeness score (the share of every node's
+/// input, weighted by its influence, that does not come from an error node).
+struct GraphScores {
+    double replacement = 0, completeness = 0;
+};
+
 struct AttributionGraph {
     std::string modelName, architecture; ///< "grassmann" or "transformer"
     std::string prompt;                  ///< the prompt's text, if known
@@ -63,6 +70,7 @@ struct AttributionGraph {
         completeness; ///< per row: |value - sum(row) - bias| / max(|value|, 1e-6), over every active feature
 
     double maxLogitError = 0; ///< max |replacement logit - model logit| over the vocabulary at the last position
+    GraphScores scores;       ///< graphScores(*this), as the run left it
     double seconds = 0;       ///< wall time of the run
 
     std::vector<EdgeLoading> loadings; ///< filled for the pruned graph's edges that pass through a mixer
@@ -90,12 +98,7 @@ struct GraphPruning {
 /// until nothing changes. Edges of weight 0 are never kept.
 GraphPruning pruneGraph(const AttributionGraph& graph, double nodeThreshold = 0.8, double edgeThreshold = 0.98);
 
-/// circuit-tracer's graph scores: the replacement score (the tokens' share of the influence that
-/// tokens and errors have on the logits) and the completeness score (the share of every node's
-/// input, weighted by its influence, that does not come from an error node).
-struct GraphScores {
-    double replacement = 0, completeness = 0;
-};
+/// Computes them (attributeGraph keeps the result in AttributionGraph::scores).
 GraphScores graphScores(const AttributionGraph& graph);
 
 /// The pruned graph as circuit-tracer's front end reads it: {metadata, qParams, nodes, links}
