@@ -484,3 +484,4 @@ def __getattr__(name):
 
 
 from . import features  # noqa: E402 (after Model: gwb.features uses the package helpers)
+from .graph import Graph, graph  # noqa: E402,F401

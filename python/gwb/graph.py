@@ -1,0 +1,87 @@
+"""Attribution graphs: which transcoder features, at which positions, make the next token, and
+through which offsets (Grassmann) or heads (Transformer), as `gwb graph` computes them:
+
+    tc = gwb.features.train_transcoders(model, ["austen.txt"], "transcoders", d_sae=1024, k=16)
+    g = gwb.graph(model, "It is a truth universally acknowledged, that a", tc)
+    g.scores                      # {"replacement": ..., "completeness": ...} as circuit-tracer defines them
+    g.adjacency()                 # the full unpruned n x n adjacency (rows: targets, columns: sources)
+    g.json                        # circuit-tracer's graph format (dict), pruned; g.save("graph.json")
+    g.loadings                    # kept edges split across each mixer's units: [{"target", "source", "layer", ...}]
+
+docs/attribution-graphs.md says what is frozen, how the Plücker product is split, and why every node
+is complete (value = incoming edges + bias).
+"""
+
+import json
+import os
+
+import numpy as np
+
+from . import _gwb
+
+NODE_KINDS = ("feature", "error", "token", "logit")
+
+
+class Graph:
+    """An attribution graph. Nodes are in circuit-tracer's order [features, errors, tokens, logits];
+    node_ids are circuit-tracer's ("L_F_P", "L_-1_P", "E_V_P", "N+1_V_P"). The unpruned adjacency is
+    kept by rows (`adjacency_rows`, the rows of `row_nodes`; every other row is 0); `node_kept` and
+    `edge_kept` (per row) say what survives pruning."""
+
+    def __init__(self, d):
+        self._d = d
+        self.json = json.loads(d["json"])
+        for key, value in d.items():
+            if key != "json":
+                setattr(self, key, value)
+        self.scores = {"replacement": d["replacement_score"], "completeness": d["completeness_score"]}
+
+    def adjacency(self):
+        """The whole unpruned adjacency as a dense (nodes x nodes) float32 array."""
+        n = len(self.node_ids)
+        a = np.zeros((n, n), dtype=np.float32)
+        a[self.row_nodes] = self.adjacency_rows
+        return a
+
+    def kind(self, node):
+        """"feature", "error", "token" or "logit"."""
+        return NODE_KINDS[int(self.node_kind[node])]
+
+    def save(self, path):
+        """Writes the pruned graph in circuit-tracer's JSON format."""
+        tmp = os.fspath(path) + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(self._d["json"])
+        os.replace(tmp, path)
+
+    def __repr__(self):
+        c = self.counts
+        return (f"<gwb.Graph {self.model} ({self.architecture}): {c['features']} features, {c['errors']} errors, "
+                f"{c['tokens']} tokens, {c['logits']} logits; replacement {self.scores['replacement']:.3f}, "
+                f"completeness {self.scores['completeness']:.3f}>")
+
+
+def graph(model, prompt, transcoders, max_logits=10, logit_probability=0.95, max_features=4096, batch=32,
+          double_precision=True, loadings=True, node_threshold=0.8, edge_threshold=0.98, out=None, npz=None,
+          slug=None, progress=True):
+    """The attribution graph of `prompt` (text or token ids) on `model` with `transcoders` (a folder,
+    or the list gwb.features.load_transcoders / train_transcoders returns), as `gwb graph` computes
+    it. `out` writes circuit-tracer's JSON, `npz` the unpruned graph. Returns a Graph."""
+    from . import _ids, _progress
+    from .features import _native, load_transcoders
+    if isinstance(transcoders, (str, os.PathLike)):
+        transcoders = load_transcoders(transcoders, model)
+    text = prompt if isinstance(prompt, str) else ""
+    ids = _ids(model, prompt)
+    if slug is None:
+        slug = os.path.splitext(os.path.basename(os.fspath(out)))[0] if out is not None else "graph"
+    callback, close = _progress(progress, "graph")
+    try:
+        d = _gwb.graph_attribute(_native(model), list(transcoders), ids, text, int(max_logits),
+                                 float(logit_probability), int(max_features), int(batch), bool(double_precision),
+                                 bool(loadings), float(node_threshold), float(edge_threshold), slug,
+                                 "" if out is None else os.fspath(out), "" if npz is None else os.fspath(npz),
+                                 callback)
+    finally:
+        close()
+    return Graph(d)
