@@ -41,10 +41,10 @@ double doubleValue(const QCommandLineParser& p, const QCommandLineOption& o, con
 /// "feature 2/17 at 'cat'", "error 3 at 'cat'", "token 'cat'", "logit 'mat'".
 std::string describe(const AttributionGraph& g, int64_t i) {
     const GraphNode& n = g.nodes[static_cast<size_t>(i)];
-    const std::string at =
-        n.position < static_cast<int64_t>(g.pieces.size())
-            ? " at " + std::to_string(n.position) + " '" + terminalPiece(g.pieces[static_cast<size_t>(n.position)]) + "'"
-            : "";
+    const std::string at = n.position < static_cast<int64_t>(g.pieces.size())
+                               ? " at " + std::to_string(n.position) + " '" +
+                                     terminalPiece(g.pieces[static_cast<size_t>(n.position)]) + "'"
+                               : "";
     switch (n.kind) {
     case GraphNodeKind::Feature:
         return "feature " + std::to_string(n.layer) + "/" + std::to_string(n.index) + at;
@@ -77,10 +77,10 @@ int runGraph(const QStringList& args) {
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Graph JSON to write."), QStringLiteral("FILE"));
     const QCommandLineOption npz(QStringLiteral("npz"), QStringLiteral("Also write the unpruned graph as an NPZ."),
                                  QStringLiteral("FILE"));
-    const QCommandLineOption slug(QStringLiteral("slug"), QStringLiteral("The graph's name (default: the JSON's stem)."),
-                                  QStringLiteral("NAME"));
-    const QCommandLineOption maxLogits(QStringLiteral("max-logits"), QStringLiteral("Logit nodes, at most (default 10)."),
-                                       QStringLiteral("N"));
+    const QCommandLineOption slug(
+        QStringLiteral("slug"), QStringLiteral("The graph's name (default: the JSON's stem)."), QStringLiteral("NAME"));
+    const QCommandLineOption maxLogits(QStringLiteral("max-logits"),
+                                       QStringLiteral("Logit nodes, at most (default 10)."), QStringLiteral("N"));
     const QCommandLineOption logitProbability(
         QStringLiteral("logit-probability"),
         QStringLiteral("Logit nodes up to this cumulative probability (default 0.95)."), QStringLiteral("P"));
@@ -132,7 +132,8 @@ int runGraph(const QStringList& args) {
 
         setThreads(p.value(threads).toInt());
         const Model m =
-            loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString()).model;
+            loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), p.value(device).toStdString())
+                .model;
         if (!m.tokenizer()) throw std::invalid_argument("the model has no tokenizer");
         const TranscoderSet set = loadTranscoderSet(p.value(transcoders).toStdString(), &m);
         r.prompt = p.value(prompt).toStdString();
@@ -161,12 +162,14 @@ int runGraph(const QStringList& args) {
         }
         if (line.tty()) std::fprintf(stderr, "\n");
         const GraphPruning pruning = pruneGraph(g, r.nodeThreshold, r.edgeThreshold);
-        const std::string name = p.isSet(slug) ? p.value(slug).toStdString() : QFileInfo(p.value(out)).completeBaseName().toStdString();
+        const std::string name =
+            p.isSet(slug) ? p.value(slug).toStdString() : QFileInfo(p.value(out)).completeBaseName().toStdString();
         writeGraphJson(p.value(out).toStdString(), g, pruning, name, r.nodeThreshold);
         if (p.isSet(npz)) writeGraphNpz(p.value(npz).toStdString(), g, pruning);
 
         const GraphScores& scores = g.scores;
-        const double worst = g.completeness.empty() ? 0.0 : *std::max_element(g.completeness.begin(), g.completeness.end());
+        const double worst =
+            g.completeness.empty() ? 0.0 : *std::max_element(g.completeness.begin(), g.completeness.end());
         std::printf("model: %s (%s)\ntokens: %lld\n", g.modelName.c_str(), g.architecture.c_str(),
                     static_cast<long long>(g.tokens));
         std::printf("active features: %lld (rows computed for %lld)\n", static_cast<long long>(g.activeFeatures),
@@ -179,7 +182,8 @@ int runGraph(const QStringList& args) {
         std::printf("time: %.2f s\n", g.seconds);
         // The top logit's strongest kept inputs, each split across the mixers it crosses.
         const int64_t top = g.nodeCount() - g.logits;
-        std::printf("\n%s (p = %.3f), its strongest inputs:\n", describe(g, top).c_str(), g.nodes[static_cast<size_t>(top)].probability);
+        std::printf("\n%s (p = %.3f), its strongest inputs:\n", describe(g, top).c_str(),
+                    g.nodes[static_cast<size_t>(top)].probability);
         const auto rowIt = std::find(g.rowNodes.begin(), g.rowNodes.end(), top);
         const auto row = static_cast<size_t>(rowIt - g.rowNodes.begin());
         const auto n = static_cast<size_t>(g.nodeCount());
@@ -191,7 +195,8 @@ int runGraph(const QStringList& args) {
         });
         kept.resize(std::min<size_t>(kept.size(), 8));
         for (size_t j : kept) {
-            std::printf("  %+.4g  %s\n", static_cast<double>(g.rows.data[row * n + j]), describe(g, static_cast<int64_t>(j)).c_str());
+            std::printf("  %+.4g  %s\n", static_cast<double>(g.rows.data[row * n + j]),
+                        describe(g, static_cast<int64_t>(j)).c_str());
             for (const EdgeLoading& e : g.loadings) {
                 if (e.target != top || e.source != static_cast<int64_t>(j)) continue;
                 std::string parts = "skip " + shown(e.skip);

@@ -26,9 +26,8 @@ py::dict graphDict(AttributionGraph&& g, const GraphPruning& p, const std::strin
     d["architecture"] = g.architecture;
     d["pieces"] = g.pieces;
     d["units"] = g.units;
-    d["counts"] = py::dict(py::arg("features") = g.features, py::arg("errors") = g.errors,
-                           py::arg("tokens") = g.tokens, py::arg("logits") = g.logits,
-                           py::arg("active_features") = g.activeFeatures);
+    d["counts"] = py::dict(py::arg("features") = g.features, py::arg("errors") = g.errors, py::arg("tokens") = g.tokens,
+                           py::arg("logits") = g.logits, py::arg("active_features") = g.activeFeatures);
     const auto n = g.nodeCount();
     const auto R = static_cast<int64_t>(g.rowNodes.size());
     Array<int32_t> kind({n}, std::vector<int32_t>(static_cast<size_t>(n))), layer = kind;
@@ -64,8 +63,8 @@ py::dict graphDict(AttributionGraph&& g, const GraphPruning& p, const std::strin
         py::dict units;
         for (size_t u = 0; u < e.units.size(); ++u)
             units[py::str(g.units[static_cast<size_t>(e.layer)][u])] = e.units[u];
-        loadings.append(py::dict(py::arg("target") = e.target, py::arg("source") = e.source,
-                                 py::arg("layer") = e.layer, py::arg("skip") = e.skip, py::arg("units") = units));
+        loadings.append(py::dict(py::arg("target") = e.target, py::arg("source") = e.source, py::arg("layer") = e.layer,
+                                 py::arg("skip") = e.skip, py::arg("units") = units));
     }
     d["loadings"] = loadings;
     return d;
@@ -76,10 +75,10 @@ py::dict graphDict(AttributionGraph&& g, const GraphPruning& p, const std::strin
 void registerGraph(py::module_& m) {
     m.def(
         "graph_attribute",
-        [](PyModel& s, const std::vector<Dictionary>& layers, const std::vector<int32_t>& ids, const std::string& prompt,
-           int maxLogits, double logitProbability, int64_t maxFeatures, int64_t batch, bool doublePrecision,
-           bool loadings, double nodeThreshold, double edgeThreshold, const std::string& slug, const std::string& out,
-           const std::string& npz, const py::object& progress) {
+        [](PyModel& s, const std::vector<Dictionary>& layers, const std::vector<int32_t>& ids,
+           const std::string& prompt, int maxLogits, double logitProbability, int64_t maxFeatures, int64_t batch,
+           bool doublePrecision, bool loadings, double nodeThreshold, double edgeThreshold, const std::string& slug,
+           const std::string& out, const std::string& npz, const py::object& progress) {
             TranscoderSet set;
             set.layers = layers;
             GraphRequest r;

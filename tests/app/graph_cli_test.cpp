@@ -31,12 +31,12 @@ QString trainSet(const QTemporaryDir& dir, const QString& model, const QString& 
         gwb::app::test::writeText(corpus, text);
     }
     const QString out = dir.filePath(name);
-    const auto r = runGwb({QStringLiteral("features"), QStringLiteral("train"), QStringLiteral("--transcoders"),
-                           QStringLiteral("--model"), model, QStringLiteral("--corpus"), corpus, QStringLiteral("--out"),
-                           out, QStringLiteral("--d-sae"), QStringLiteral("32"), QStringLiteral("--k"),
-                           QStringLiteral("4"), QStringLiteral("--tokens"), QStringLiteral("512"),
-                           QStringLiteral("--batch"), QStringLiteral("128"), QStringLiteral("--context"),
-                           QStringLiteral("16")});
+    const auto r =
+        runGwb({QStringLiteral("features"), QStringLiteral("train"), QStringLiteral("--transcoders"),
+                QStringLiteral("--model"), model, QStringLiteral("--corpus"), corpus, QStringLiteral("--out"), out,
+                QStringLiteral("--d-sae"), QStringLiteral("32"), QStringLiteral("--k"), QStringLiteral("4"),
+                QStringLiteral("--tokens"), QStringLiteral("512"), QStringLiteral("--batch"), QStringLiteral("128"),
+                QStringLiteral("--context"), QStringLiteral("16")});
     EXPECT_EQ(r.code, 0) << show(r);
     return out;
 }
@@ -48,9 +48,10 @@ TEST(GraphCli, WritesCircuitTracersJsonAndTheUnprunedNpz) {
     for (const QString& model : {testModels().grassmann, testModels().transformer}) {
         const QString set = trainSet(dir, model, QFileInfo(model).baseName() + QStringLiteral("-tc"));
         const QString json = dir.filePath(QStringLiteral("g.json")), npz = dir.filePath(QStringLiteral("g.npz"));
-        const auto r = runGwb({QStringLiteral("graph"), QStringLiteral("--model"), model, QStringLiteral("--transcoders"),
-                               set, QStringLiteral("--prompt"), gwb::app::test::promptOfTokens(10),
-                               QStringLiteral("--out"), json, QStringLiteral("--npz"), npz});
+        const auto r =
+            runGwb({QStringLiteral("graph"), QStringLiteral("--model"), model, QStringLiteral("--transcoders"), set,
+                    QStringLiteral("--prompt"), gwb::app::test::promptOfTokens(10), QStringLiteral("--out"), json,
+                    QStringLiteral("--npz"), npz});
         ASSERT_EQ(r.code, 0) << show(r);
         for (const char* line : {"active features: ", "replacement score: ", "completeness score: ",
                                  "completeness error (max over rows): ", "its strongest inputs:"})
@@ -80,19 +81,20 @@ TEST(GraphCli, WritesCircuitTracersJsonAndTheUnprunedNpz) {
 TEST(GraphCli, RefusalsNameTheProblem) {
     QTemporaryDir dir;
     const QString json = dir.filePath(QStringLiteral("g.json"));
-    auto r = runGwb({QStringLiteral("graph"), QStringLiteral("--model"), testModels().grassmann, QStringLiteral("--prompt"),
-                     QStringLiteral("it is"), QStringLiteral("--out"), json});
+    auto r = runGwb({QStringLiteral("graph"), QStringLiteral("--model"), testModels().grassmann,
+                     QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), json});
     EXPECT_EQ(r.code, 1);
     EXPECT_TRUE(r.err.contains(QStringLiteral("--transcoders DIR is required"))) << show(r);
     const QString set = trainSet(dir, testModels().grassmann, QStringLiteral("tc"));
-    r = runGwb({QStringLiteral("graph"), QStringLiteral("--model"), testModels().grassmannPre, QStringLiteral("--transcoders"),
-                set, QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"), json});
+    r = runGwb({QStringLiteral("graph"), QStringLiteral("--model"), testModels().grassmannPre,
+                QStringLiteral("--transcoders"), set, QStringLiteral("--prompt"), QStringLiteral("it is"),
+                QStringLiteral("--out"), json});
     EXPECT_EQ(r.code, 1);
     EXPECT_TRUE(r.err.startsWith(QStringLiteral("gwb graph: "))) << show(r);
     EXPECT_FALSE(QFile::exists(json));
-    r = runGwb({QStringLiteral("graph"), QStringLiteral("--model"), testModels().grassmann, QStringLiteral("--transcoders"),
-                set, QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"),
-                QStringLiteral("/nonexistent-folder/g.json")});
+    r = runGwb({QStringLiteral("graph"), QStringLiteral("--model"), testModels().grassmann,
+                QStringLiteral("--transcoders"), set, QStringLiteral("--prompt"), QStringLiteral("it is"),
+                QStringLiteral("--out"), QStringLiteral("/nonexistent-folder/g.json")});
     EXPECT_EQ(r.code, 1);
     EXPECT_TRUE(r.err.contains(QStringLiteral("does not exist"))) << show(r);
 }

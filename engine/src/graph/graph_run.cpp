@@ -264,7 +264,8 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
         const double sum = row.sum; // over every active feature, chosen or not
         for (int64_t j = 0; j < full.count(); ++j) {
             const int64_t at = colMap[static_cast<size_t>(j)];
-            if (at >= 0) g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(at)] = row.values[static_cast<size_t>(j)];
+            if (at >= 0)
+                g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(at)] = row.values[static_cast<size_t>(j)];
         }
         const double v = value[static_cast<size_t>(node)], b = bias[static_cast<size_t>(node)];
         g.rowNodes.push_back(colMap[static_cast<size_t>(node)]);

@@ -433,9 +433,7 @@ torch::Tensor Replacement::grassmannMix(int l, const torch::Tensor& h, const tor
     }
     if (record) F.gate = torch::sigmoid(P.gate(c.stages.gateFromInput ? x : torch::cat({x, g}, -1)));
     const torch::Tensor a = cut(F.gate);
-    auto skipped = [&](const torch::Tensor& t) {
-        return routed ? t * route->mask.select(1, 0).view({B, 1, 1}) : t;
-    };
+    auto skipped = [&](const torch::Tensor& t) { return routed ? t * route->mask.select(1, 0).view({B, 1, 1}) : t; };
     torch::Tensor mix = c.gate == GateVariant::Paper      ? skipped(a * x) + (1 - a) * g
                         : c.gate == GateVariant::Residual ? skipped(x) + a * g * c.stages.mixScale
                                                           : a * g;

@@ -51,15 +51,15 @@ struct BlockParams {
 struct Frozen {
     torch::Tensor sigma1, sigmaRed, sigmaGeo, sigmaMix, sigma2; ///< 1 x T x 1 LayerNorm denominators
     torch::Tensor zBar;                                         ///< 1 x T x r the prompt's reduced vectors
-    torch::Tensor yBar; ///< 1 x T x r their weighted past means y_t = sum_D s_{t,D} zbar_{t-D}
-    torch::Tensor offsetScale;     ///< 1 x T x |W| weight of z_{t-D} in y_t (0 where t < D)
-    torch::Tensor aggSigma;        ///< 1 x T x 1 (aggregation mean_then_normalize)
-    torch::Tensor valid;           ///< 1 x T x 1 tokens with at least one offset
-    torch::Tensor gate;            ///< 1 x T x d
-    torch::Tensor pattern;         ///< 1 x H x T x T attention probabilities
-    torch::Tensor actPos, actFeat; ///< n: the active features' positions and indices (int64)
-    torch::Tensor actValue;        ///< n: their activations
-    torch::Tensor error;           ///< 1 x T x d: FFN output minus the transcoder's
+    torch::Tensor yBar;                ///< 1 x T x r their weighted past means y_t = sum_D s_{t,D} zbar_{t-D}
+    torch::Tensor offsetScale;         ///< 1 x T x |W| weight of z_{t-D} in y_t (0 where t < D)
+    torch::Tensor aggSigma;            ///< 1 x T x 1 (aggregation mean_then_normalize)
+    torch::Tensor valid;               ///< 1 x T x 1 tokens with at least one offset
+    torch::Tensor gate;                ///< 1 x T x d
+    torch::Tensor pattern;             ///< 1 x H x T x T attention probabilities
+    torch::Tensor actPos, actFeat;     ///< n: the active features' positions and indices (int64)
+    torch::Tensor actValue;            ///< n: their activations
+    torch::Tensor error;               ///< 1 x T x d: FFN output minus the transcoder's
     std::vector<int64_t> activeBefore; ///< [t]: active features at positions < t (the list is position-major)
     int64_t slots = 0;                 ///< the most features active at one position
     torch::Tensor slotOf;              ///< n: active feature i's slot, position * slots + j
