@@ -187,24 +187,34 @@ int runGraph(const QStringList& args) {
         const auto rowIt = std::find(g.rowNodes.begin(), g.rowNodes.end(), top);
         const auto row = static_cast<size_t>(rowIt - g.rowNodes.begin());
         const auto n = static_cast<size_t>(g.nodeCount());
-        std::vector<size_t> kept;
-        for (size_t j = 0; j < n; ++j)
-            if (pruning.edgeKept[row * n + j]) kept.push_back(j);
-        std::sort(kept.begin(), kept.end(), [&](size_t a, size_t b) {
-            return std::abs(g.rows.data[row * n + a]) > std::abs(g.rows.data[row * n + b]);
-        });
-        kept.resize(std::min<size_t>(kept.size(), 8));
-        for (size_t j : kept) {
-            std::printf("  %+.4g  %s\n", static_cast<double>(g.rows.data[row * n + j]),
-                        describe(g, static_cast<int64_t>(j)).c_str());
-            for (const EdgeLoading& e : g.loadings) {
-                if (e.target != top || e.source != static_cast<int64_t>(j)) continue;
-                std::string parts = "skip " + shown(e.skip);
-                for (size_t u = 0; u < e.units.size(); ++u)
-                    parts += ", " + g.units[static_cast<size_t>(e.layer)][u] + " " + shown(e.units[u]);
-                std::printf("           block %d: %s\n", e.layer, parts.c_str());
+        // Same-position inputs first as they come; then the strongest from earlier positions, which
+        // only the mixers carry (their split says which offsets or heads).
+        auto list = [&](bool earlier, size_t most) {
+            std::vector<size_t> kept;
+            for (size_t j = 0; j < n; ++j)
+                if (pruning.edgeKept[row * n + j] &&
+                    (g.nodes[j].position < g.nodes[static_cast<size_t>(top)].position) == earlier)
+                    kept.push_back(j);
+            std::sort(kept.begin(), kept.end(), [&](size_t a, size_t b) {
+                return std::abs(g.rows.data[row * n + a]) > std::abs(g.rows.data[row * n + b]);
+            });
+            kept.resize(std::min<size_t>(kept.size(), most));
+            for (size_t j : kept) {
+                std::printf("  %+.4g  %s\n", static_cast<double>(g.rows.data[row * n + j]),
+                            describe(g, static_cast<int64_t>(j)).c_str());
+                for (const EdgeLoading& e : g.loadings) {
+                    if (e.target != top || e.source != static_cast<int64_t>(j)) continue;
+                    std::string parts = "skip " + shown(e.skip);
+                    for (size_t u = 0; u < e.units.size(); ++u)
+                        parts += ", " + g.units[static_cast<size_t>(e.layer)][u] + " " + shown(e.units[u]);
+                    std::printf("           block %d: %s\n", e.layer, parts.c_str());
+                }
             }
-        }
+            if (kept.empty()) std::printf("  (none kept)\n");
+        };
+        list(false, 4);
+        std::printf("from earlier positions (through the mixers):\n");
+        list(true, 4);
         std::printf("\nwritten: %s%s%s\n", p.value(out).toStdString().c_str(), p.isSet(npz) ? ", " : "",
                     p.isSet(npz) ? p.value(npz).toStdString().c_str() : "");
         return 0;
