@@ -19,8 +19,10 @@ namespace gwb::app {
 struct FigureCommandOptions {
     QCommandLineOption view{
         QStringLiteral("view"),
-        QStringLiteral("gate, plucker, angles, subspace, attention, compare, readout, lens, saliency, patching, "
-                       "paths, features (with --dictionary) or corpus (with --stats)."),
+        QStringLiteral(
+            "gate, plucker, angles, subspace, attention, compare, readout, lens, saliency, patching, "
+            "paths, features (with --dictionary), graph (with --transcoders and/or --baseline-transcoders) or corpus "
+            "(with --stats)."),
         QStringLiteral("ID")};
     QCommandLineOption model{QStringLiteral("model"),
                              QStringLiteral("Grassmann model (.gwb; default the bundled one)."),
@@ -96,6 +98,13 @@ struct FigureCommandOptions {
                                QStringLiteral("Features: the feature whose dashboard is drawn (default: the "
                                               "most active at the token)."),
                                QStringLiteral("F")};
+    QCommandLineOption transcoders{QStringLiteral("transcoders"),
+                                   QStringLiteral("Graph: the Grassmann model's transcoder set (gwb features train "
+                                                  "--transcoders)."),
+                                   QStringLiteral("DIR")};
+    QCommandLineOption baselineTranscoders{QStringLiteral("baseline-transcoders"),
+                                           QStringLiteral("Graph: the Transformer's transcoder set."),
+                                           QStringLiteral("DIR")};
     QCommandLineOption corrupt{QStringLiteral("corrupt"),
                                QStringLiteral("Patching: corrupted prompt of the same token length (without it, "
                                               "--mode zero|mean ablates the prompt)."),

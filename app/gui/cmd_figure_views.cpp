@@ -6,6 +6,7 @@
 #include "gui/cmd_figure_options.h"
 
 #include "gui/features_job.h"
+#include "gui/graph_job.h"
 #include "gui/patching_job.h"
 #include "gui/patching_pairs_job.h"
 #include "gui/paths_job.h"
@@ -13,6 +14,7 @@
 
 #include "gwb/engine/sites.h"
 #include "gwb/views/features_view.h"
+#include "gwb/views/graph_view.h"
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
 #include "gwb/views/saliency_view.h"
@@ -86,6 +88,33 @@ void fillFeatures(gwb::views::View& view, FigureRun& run) {
         err.flush();
         fv->setDashboard(dash);
     }
+}
+
+void fillGraph(gwb::views::View& view, FigureRun& run) {
+    auto* gv = qobject_cast<gwb::views::GraphView*>(&view);
+    if (!gv) return;
+    auto& [p, o, request, outcome, cache, selection, err] = run;
+    if (!p.isSet(o.transcoders) && !p.isSet(o.baselineTranscoders))
+        throw std::invalid_argument("--view graph needs --transcoders DIR and/or --baseline-transcoders DIR (sets "
+                                    "gwb features train --transcoders wrote)");
+    GraphContext gc;
+    gc.grassmannPath = request.grassmannPath;
+    gc.baselinePath = request.baselinePath;
+    gc.device = request.device;
+    gc.data = outcome.data;
+    gc.transcoders[0] = p.value(o.transcoders);
+    gc.transcoders[1] = p.value(o.baselineTranscoders);
+    for (int m = 0; m < 2; ++m)
+        gv->setTranscoders(m, gc.transcoders[m]);
+    const gwb::views::GraphPairPtr graphs = computeGraphs(cache, gc);
+    if (!graphs) throw std::runtime_error("the graphs were not computed");
+    for (int m = 0; m < 2; ++m)
+        if (!graphs->errors[m].empty())
+            err << "gwb figure: graph: " << (m == 0 ? "Grassmann: " : "Transformer: ")
+                << QString::fromStdString(graphs->errors[m]) << "\n";
+    err.flush();
+    gv->setGraphs(graphs);
+    if (!gv->hasContent()) throw std::runtime_error("no graph could be computed (see above)");
 }
 
 /// --site as the Patching view spells it: offset and head (gwb patch's words) are offset/head.
@@ -202,8 +231,11 @@ struct Filler {
     const char* view;
     void (*fill)(gwb::views::View&, FigureRun&);
 };
-constexpr Filler kFillers[] = {
-    {"saliency", fillSaliency}, {"features", fillFeatures}, {"patching", fillPatching}, {"paths", fillPaths}};
+constexpr Filler kFillers[] = {{"saliency", fillSaliency},
+                               {"features", fillFeatures},
+                               {"patching", fillPatching},
+                               {"paths", fillPaths},
+                               {"graph", fillGraph}};
 
 /// The options of views other than `viewId`, refused with the message that names their view.
 void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p, const FigureCommandOptions& o) {
@@ -211,6 +243,8 @@ void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p,
         throw std::invalid_argument("--target only applies to --view saliency");
     if (viewId != QLatin1String("features") && (p.isSet(o.dictionary) || p.isSet(o.feature)))
         throw std::invalid_argument("--dictionary and --feature only apply to --view features");
+    if (viewId != QLatin1String("graph") && (p.isSet(o.transcoders) || p.isSet(o.baselineTranscoders)))
+        throw std::invalid_argument("--transcoders and --baseline-transcoders only apply to --view graph");
     const bool metric = p.isSet(o.corrupt) || p.isSet(o.answer) || p.isSet(o.wrong);
     if (viewId != QLatin1String("patching") && viewId != QLatin1String("paths") &&
         (metric || p.isSet(o.site) || p.isSet(o.mode)))

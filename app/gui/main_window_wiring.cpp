@@ -3,6 +3,7 @@
 // comes back to the view.
 
 #include "gui/features_job.h"
+#include "gui/graph_job.h"
 #include "gui/main_window.h"
 #include "gui/patching_job.h"
 #include "gui/paths_job.h"
@@ -57,6 +58,24 @@ void MainWindow::wireViewWorkers() {
                     QStringLiteral("Text files (*.txt *.md *.raw *.tokens);;All files (*)"));
                 if (!files.isEmpty()) rememberDialogFolder(files.front(), QStringLiteral("corpus"));
                 return files;
+            });
+    if (auto* gv = qobject_cast<gwb::views::GraphView*>(view(QStringLiteral("graph"))))
+        wireGraph(
+            gv,
+            [this] {
+                GraphContext c;
+                setModelSources(c);
+                c.data = m_data;
+                return c;
+            },
+            [this](int model) {
+                const QString dir = QFileDialog::getExistingDirectory(
+                    this,
+                    model == 0 ? QStringLiteral("Transcoders of the Grassmann Model")
+                               : QStringLiteral("Transcoders of the Transformer"),
+                    dialogFolder(QStringLiteral("transcoders")));
+                rememberDialogFolder(dir, QStringLiteral("transcoders"));
+                return dir;
             });
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
         wireSaliency(

@@ -5,6 +5,8 @@
 #include "gwb/views/saliency_view.h"
 
 #include <QApplication>
+
+#include <cmath>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -454,6 +456,81 @@ FeatureDashboard makeFeatureDashboard(const FeatureData& f, int64_t feature) {
     return d;
 }
 
+GraphPairPtr makeGraphPair(const WorkbenchData& data) {
+    auto pair = std::make_shared<gwb::engine::GraphPair>();
+    for (int m = 0; m < 2; ++m) {
+        const TracePtr& tr = m == 0 ? data.grassmann : data.baseline;
+        if (!tr) continue;
+        gwb::engine::AttributionGraph& g = pair->graphs[m];
+        using gwb::engine::GraphNode;
+        using gwb::engine::GraphNodeKind;
+        const int64_t T = tr->length();
+        const int L = 3;
+        g.modelName = tr->modelName;
+        g.architecture = m == 0 ? "grassmann" : "transformer";
+        g.layers = L;
+        for (const auto& t : tr->tokens) {
+            g.ids.push_back(t.id);
+            g.pieces.push_back(t.text);
+        }
+        for (int l = 0; l < L; ++l) {
+            std::vector<std::string> units;
+            for (int u : {1, 2, 4})
+                units.push_back((m == 0 ? "offset." : "head.") + std::to_string(l) + "." +
+                                std::to_string(m == 0 ? u : u / 2));
+            g.units.push_back(units);
+        }
+        // Two features a block at the last three positions, the errors, the tokens, two logits.
+        for (int l = 0; l < L; ++l)
+            for (int64_t t = T - 3; t < T; ++t)
+                for (int f = 0; f < 2; ++f)
+                    g.nodes.push_back(GraphNode{GraphNodeKind::Feature, l, t, 10 * l + f, 1.0 + 0.3 * f, 0, ""});
+        g.features = static_cast<int64_t>(g.nodes.size());
+        g.activeFeatures = g.features;
+        for (int l = 0; l < L; ++l)
+            for (int64_t t = 0; t < T; ++t)
+                g.nodes.push_back(GraphNode{GraphNodeKind::Error, l, t, -1, 0.2, 0, ""});
+        g.errors = L * T;
+        for (int64_t t = 0; t < T; ++t)
+            g.nodes.push_back(GraphNode{GraphNodeKind::Token, -1, t, tr->tokens[static_cast<size_t>(t)].id, 1.0, 0,
+                                        tr->tokens[static_cast<size_t>(t)].text});
+        g.tokens = T;
+        g.nodes.push_back(GraphNode{GraphNodeKind::Logit, L, T - 1, 3, 2.0, 0.6, "the"});
+        g.nodes.push_back(GraphNode{GraphNodeKind::Logit, L, T - 1, 4, 1.5, 0.3, "a"});
+        g.logits = 2;
+        const int64_t n = g.nodeCount();
+        for (int64_t i = 0; i < g.features; ++i)
+            g.rowNodes.push_back(i);
+        g.rowNodes.push_back(n - 2);
+        g.rowNodes.push_back(n - 1);
+        g.rows = gwb::engine::FloatArray::zeros({static_cast<int64_t>(g.rowNodes.size()), n});
+        for (size_t r = 0; r < g.rowNodes.size(); ++r) {
+            const GraphNode& target = g.nodes[static_cast<size_t>(g.rowNodes[r])];
+            for (int64_t j = 0; j < n; ++j) {
+                const GraphNode& s = g.nodes[static_cast<size_t>(j)];
+                const int sl = s.kind == GraphNodeKind::Token ? -1 : s.layer;
+                if (s.kind == GraphNodeKind::Logit || sl >= target.layer || s.position > target.position) continue;
+                g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(j)] =
+                    static_cast<float>(std::sin(0.7 * static_cast<double>(j) + static_cast<double>(r)) /
+                                       (1.0 + static_cast<double>(target.position - s.position)));
+            }
+            g.bias.push_back(0.0);
+            g.completeness.push_back(0.0);
+        }
+        g.scores = gwb::engine::graphScores(g);
+        pair->pruning[m] = gwb::engine::pruneGraph(g, 0.8, 0.9);
+        // The top logit's kept edges split across the first block's units.
+        const size_t rTop = g.rowNodes.size() - 2;
+        for (int64_t j = 0; j < n; ++j)
+            if (pair->pruning[m].edgeKept[rTop * static_cast<size_t>(n) + static_cast<size_t>(j)]) {
+                const double w = g.edge(n - 2, j);
+                g.loadings.push_back(gwb::engine::EdgeLoading{n - 2, j, 0, 0.25 * w, {0.5 * w, 0.25 * w, 0.0}});
+            }
+        pair->ran[m] = true;
+    }
+    return pair;
+}
+
 void feedComputed(View* view, const WorkbenchData& data, int token) {
     if (auto* fv = qobject_cast<FeaturesView*>(view)) {
         const FeatureDataPtr f = makeFeatureData(data, false);
@@ -472,6 +549,7 @@ void feedComputed(View* view, const WorkbenchData& data, int token) {
     }
     if (auto* pv = qobject_cast<PatchingView*>(view)) pv->setResult(makePatchingData(data));
     if (auto* paths = qobject_cast<PathsView*>(view)) paths->setResult(makePathsData(data));
+    if (auto* graph = qobject_cast<GraphView*>(view)) graph->setGraphs(makeGraphPair(data));
 }
 
 } // namespace gwb::views::synthetic

@@ -5,6 +5,7 @@
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
 #include "gwb/views/features_view.h"
+#include "gwb/views/graph_view.h"
 #include "gwb/views/workbench_data.h"
 
 #include "std_text.h"
@@ -41,6 +42,9 @@ PathsData makePathsData(const WorkbenchData& data);
 
 /// Feeds the views that need a computed result (Saliency, Patching) one for `data` at token t.
 void feedComputed(View* view, const WorkbenchData& data, int token);
+/// Attribution graphs of both models on `data`'s tokens, made by hand (features at the last three
+/// positions of three blocks), pruned, with loadings on the top logit's kept edges.
+GraphPairPtr makeGraphPair(const WorkbenchData& data);
 /// A dictionary's activations on `data`'s tokens (5 features a token), and a dashboard.
 FeatureDataPtr makeFeatureData(const WorkbenchData& data, bool crosscoder);
 FeatureDashboard makeFeatureDashboard(const FeatureData& features, int64_t feature);

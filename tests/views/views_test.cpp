@@ -49,7 +49,7 @@ int distinctColours(const QImage& img) {
 TEST(Views, FactoryKnowsEveryId) {
     app();
     EXPECT_EQ(viewIds(), (QStringList{"gate", "plucker", "angles", "subspace", "attention", "compare", "readout",
-                                      "lens", "saliency", "patching", "paths", "features", "corpus"}));
+                                      "lens", "saliency", "patching", "paths", "features", "graph", "corpus"}));
     for (const QString& id : viewIds()) {
         auto v = createView(id);
         ASSERT_NE(v, nullptr) << id.toStdString();

@@ -6,6 +6,7 @@
 #include "gwb/views/corpus_view.h"
 #include "gwb/views/features_view.h"
 #include "gwb/views/gate_view.h"
+#include "gwb/views/graph_view.h"
 #include "gwb/views/plucker_view.h"
 #include "gwb/views/lens_view.h"
 #include "gwb/views/patching_view.h"
@@ -21,7 +22,7 @@ QStringList viewIds() {
             QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
             QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency"),
             QStringLiteral("patching"), QStringLiteral("paths"),     QStringLiteral("features"),
-            QStringLiteral("corpus")};
+            QStringLiteral("graph"),    QStringLiteral("corpus")};
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
@@ -37,6 +38,7 @@ std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
     if (id == QLatin1String("patching")) return std::make_unique<PatchingView>(parent);
     if (id == QLatin1String("paths")) return std::make_unique<PathsView>(parent);
     if (id == QLatin1String("features")) return std::make_unique<FeaturesView>(parent);
+    if (id == QLatin1String("graph")) return std::make_unique<GraphView>(parent);
     if (id == QLatin1String("corpus")) return std::make_unique<CorpusView>(parent);
     return nullptr;
 }

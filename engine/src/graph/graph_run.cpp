@@ -288,6 +288,40 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
 
 namespace gwb::engine {
 
+GraphPair runGraphModels(const ModelOpener& open, const GraphModels& models, const std::vector<int32_t> ids[2],
+                         const GraphRequest& request, const RunProgress& progress) {
+    GraphPair pair;
+    std::vector<int> which;
+    for (int m = 0; m < 2; ++m)
+        if (!models.paths[m].empty() && !models.transcoders[m].empty() && !ids[m].empty()) which.push_back(m);
+    std::atomic<bool> cancelled{false};
+    for (size_t i = 0; i < which.size(); ++i) {
+        const int m = which[i];
+        pair.ran[m] = true;
+        pair.transcoders[m] = models.transcoders[m];
+        GraphRequest r = request;
+        r.ids = ids[m];
+        r.progress = [&, i](double f, const std::string& stage) {
+            if (request.progress && !request.progress(f, stage)) return false;
+            if (progress && !progress((static_cast<double>(i) + f) / static_cast<double>(which.size()))) {
+                cancelled = true;
+                return false;
+            }
+            return true;
+        };
+        try {
+            const Model model = open(models.paths[m], models.device);
+            const TranscoderSet set = loadTranscoderSet(models.transcoders[m], &model);
+            pair.graphs[m] = attributeGraph(model, set, r);
+            pair.pruning[m] = pruneGraph(pair.graphs[m], request.nodeThreshold, request.edgeThreshold);
+        } catch (const std::exception& e) {
+            if (cancelled || (request.stop && request.stop->load())) throw std::runtime_error(kCancelledKeepsPrevious);
+            pair.errors[m] = e.what();
+        }
+    }
+    return pair;
+}
+
 struct GraphProbe::Impl {
     std::unique_ptr<Replacement> R;
     std::unique_ptr<RowRunner> runner;

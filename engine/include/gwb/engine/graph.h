@@ -92,6 +92,17 @@ struct GraphPruning {
     int64_t keptNodes = 0, keptEdges = 0;
 };
 
+/// Both models' graphs on one prompt, as the window's Graph view draws them: index 0 the Grassmann
+/// model, 1 the Transformer. A model left out (no model or no transcoders) has ran = false; a model
+/// whose run failed has its message in errors and no graph.
+struct GraphPair {
+    AttributionGraph graphs[2];
+    GraphPruning pruning[2];
+    std::string errors[2];
+    bool ran[2] = {false, false};
+    std::string transcoders[2]; ///< the folders the sets came from
+};
+
 /// circuit-tracer's pruning: nodes kept while their cumulative influence is within nodeThreshold of
 /// the total (tokens and logits always), then edges by edge influence within edgeThreshold, then
 /// features and errors left without an outgoing edge, and features without an incoming one, dropped

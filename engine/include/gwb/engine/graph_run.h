@@ -5,6 +5,7 @@
 // and the graph of its direct effects, from backward passes batched over targets.
 // docs/attribution-graphs.md says what is frozen and why the graph is complete.
 
+#include "gwb/engine/causal_runs.h"
 #include "gwb/engine/features.h"
 #include "gwb/engine/graph.h"
 #include "gwb/engine/model.h"
@@ -38,6 +39,20 @@ struct GraphRequest {
 /// std::invalid_argument naming the problem (an empty or over-long prompt, transcoders of another
 /// model, a mixer variant the replacement does not cover), std::runtime_error when stopped.
 AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request);
+
+/// The two models of the window's Graph view: model files, their transcoder folders ("" leaves a
+/// model out) and the device.
+struct GraphModels {
+    std::string paths[2];
+    std::string transcoders[2];
+    std::string device = "auto";
+};
+
+/// Both models' graphs (each on its own tokens of the prompt, ids[0] and ids[1]) with one progress
+/// and cancel, each pruned with the request's thresholds. A model's failure (its transcoders do not
+/// fit it, a variant not covered) is kept to its side; a cancel throws std::runtime_error.
+GraphPair runGraphModels(const ModelOpener& open, const GraphModels& models, const std::vector<int32_t> ids[2],
+                         const GraphRequest& request, const RunProgress& progress = {});
 
 /// Tests: the frozen replacement as a function, to check the graph's edges against (the
 /// replacement is affine in its sources, so scaling one source by 1 + s moves every node by s times

@@ -1,0 +1,109 @@
+#pragma once
+// Graph view: the attribution graphs of both models on the prompt (gwb/engine/graph.h), side by
+// side: layers up (embeddings at the bottom, logits at the top), positions across, the pruned
+// nodes and edges, each edge drawn by its weight (blue adds to its target, red takes away). Hover
+// names a node and its strongest inputs; a click pins a node (its edges stand out and the panel
+// below lists them) or selects an edge (the panel gives its split across each mixer's offsets or
+// heads); dragging a box around nodes groups them into a supernode. The view never runs a model:
+// the application computes the graphs off the GUI thread (setGraphs) from the transcoder sets the
+// person opens.
+
+#include "gwb/views/view.h"
+
+#include "gwb/engine/graph.h"
+
+#include <array>
+#include <memory>
+#include <set>
+#include <vector>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTextBrowser;
+
+namespace gwb::views {
+
+using GraphPairPtr = std::shared_ptr<const gwb::engine::GraphPair>;
+
+namespace detail {
+class GraphCanvas;
+struct GraphMarks;
+} // namespace detail
+
+class GraphView : public View {
+    Q_OBJECT
+public:
+    explicit GraphView(QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("graph"); }
+    QString title() const override { return QStringLiteral("Graph"); }
+    QString caption() const override;
+    std::vector<DataTable> dataTables() const override;
+    bool hasContent() const override;
+    QJsonObject settings() const override;
+    void setSettings(const QJsonObject& settings) override;
+    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.1 : 0.55; }
+
+    /// The graphs to draw (null: none yet).
+    void setGraphs(GraphPairPtr graphs);
+    const gwb::engine::GraphPair* graphs() const { return m_graphs.get(); }
+    /// The transcoder folder of model 0 (Grassmann) or 1 (Transformer), shown beside its button.
+    void setTranscoders(int model, const QString& folder);
+    QString transcoders(int model) const { return m_folders[static_cast<size_t>(model)]; }
+    /// Running state, progress and the status line.
+    void setRunning(bool running);
+    void setProgress(double fraction);
+    void showMessage(const QString& message);
+    QString message() const;
+
+    /// Pinned nodes per model (node indices); pinning toggles.
+    void togglePin(int model, int64_t node);
+    const std::set<int64_t>& pinned(int model) const { return m_pinned[static_cast<size_t>(model)]; }
+    /// Selects the edge target <- source of a model (-1: none): the panel shows its loadings.
+    void selectEdge(int model, int64_t target, int64_t source);
+    /// Groups nodes of a model into a supernode.
+    void group(int model, const std::vector<int64_t>& nodes);
+    const std::vector<std::vector<int64_t>>& groups(int model) const { return m_groups[static_cast<size_t>(model)]; }
+    void clearMarks();
+    /// The panel's text (pinned nodes' edges, or the selected edge's split).
+    QString detailsHtml() const;
+    /// A node described in words: "feature 3/17 at 5 'cat' (activation 1.2)".
+    static QString describe(const gwb::engine::AttributionGraph& g, int64_t node);
+
+    detail::GraphCanvas* canvas() const { return m_canvas; }
+
+Q_SIGNALS:
+    void transcodersRequested(int model);
+    void runRequested();
+    void cancelRequested();
+
+protected:
+    void refresh() override;
+    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
+    QString missingDataMessage() const override;
+
+private:
+    friend class detail::GraphCanvas;
+    /// What stands out in model m's panel.
+    detail::GraphMarks marks(int model) const;
+    /// A node's tooltip: what it is, its influence, its strongest kept inputs.
+    QString nodeTip(int model, int64_t node) const;
+    GraphPairPtr m_graphs;
+    std::array<QString, 2> m_folders;
+    std::array<std::set<int64_t>, 2> m_pinned;
+    std::array<std::vector<std::vector<int64_t>>, 2> m_groups;
+    int m_edgeModel = -1;
+    int64_t m_edgeTarget = -1, m_edgeSource = -1;
+    std::array<QPushButton*, 2> m_open{};
+    std::array<QLabel*, 2> m_folderLabels{};
+    QPushButton* m_run = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QPushButton* m_clear = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    detail::GraphCanvas* m_canvas = nullptr;
+    QTextBrowser* m_details = nullptr;
+    QString m_message;
+};
+
+} // namespace gwb::views
