@@ -2,6 +2,7 @@
 #include "common/bundled_models.h"
 
 #include "gui/main_window.h"
+#include "gwb/views/graph_view.h"
 #include "gui/tour.h"
 #include "gui/window_options.h"
 
@@ -28,7 +29,8 @@ int runGui(QApplication& app) {
                   promptFile = QStringLiteral("prompt-file"), run = QStringLiteral("run"),
                   tour = QStringLiteral("tour"), select = QStringLiteral("select"), fresh = QStringLiteral("fresh"),
                   stats = QStringLiteral("stats"), continueN = QStringLiteral("continue"),
-                  dictionary = QStringLiteral("dictionary");
+                  dictionary = QStringLiteral("dictionary"), transcoders = QStringLiteral("transcoders"),
+                  baselineTranscoders = QStringLiteral("baseline-transcoders");
 
     MainWindowOptions options;
     // A tour must show the default layout, and must not change the user's saved one.
@@ -54,6 +56,10 @@ int runGui(QApplication& app) {
     window.show();
     if (p.isSet(stats)) window.openStatistics(p.value(stats));
     if (p.isSet(dictionary)) window.openDictionary(p.value(dictionary));
+    if (auto* gv = qobject_cast<gwb::views::GraphView*>(window.view(QStringLiteral("graph")))) {
+        if (p.isSet(transcoders)) gv->setTranscoders(0, p.value(transcoders));
+        if (p.isSet(baselineTranscoders)) gv->setTranscoders(1, p.value(baselineTranscoders));
+    }
     if (p.isSet(session))
         QTimer::singleShot(0, &window, [&window, path = p.value(session)] { window.openSession(path); });
     else if (p.isSet(run) || p.isSet(tour))

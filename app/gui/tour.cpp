@@ -4,6 +4,7 @@
 #include "gui/trace_controller.h"
 
 #include "gwb/views/features_view.h"
+#include "gwb/views/graph_view.h"
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
 
@@ -95,6 +96,13 @@ void Tour::next() {
         paths && !paths->hasContent() && paths->checkInputs(paths->inputs()).isEmpty()) {
         paths->run();
         waitForRun([paths] { return paths->running(); });
+        return;
+    }
+    // The Graph view with transcoder sets: press Run and take the picture when the graphs are in.
+    if (auto* gv = qobject_cast<gwb::views::GraphView*>(m_window->view(m_ids[m_index]));
+        gv && !gv->hasContent() && (!gv->transcoders(0).isEmpty() || !gv->transcoders(1).isEmpty())) {
+        Q_EMIT gv->runRequested();
+        waitForRun([gv] { return gv->running(); });
         return;
     }
     // The Lens view computes the logit lens when it is shown: the picture once it is in.

@@ -23,6 +23,8 @@ inline constexpr WindowOption kWindowOptions[] = {
     {"session", "FILE", "Open a saved session (models, prompt, selection, view settings)."},
     {"stats", "S.npz", "Open corpus statistics (gwb stats) in the Corpus view."},
     {"dictionary", "DIR", "Open a dictionary folder (gwb features train, or SAELens's layout) in the Features view."},
+    {"transcoders", "DIR", "The Grassmann model's transcoder set (gwb features train --transcoders) for the Graph view."},
+    {"baseline-transcoders", "DIR", "The Transformer's transcoder set for the Graph view."},
     {"fresh", nullptr, "Start with the default layout and settings (the saved ones are kept)."},
     {"tour", "DIR", "After the run, screenshot every view into DIR and quit."},
     {"select", "T,L", "With --tour: the token[,layer] to select."},

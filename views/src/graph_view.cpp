@@ -236,6 +236,7 @@ void GraphView::setTranscoders(int model, const QString& folder) {
 }
 
 void GraphView::setRunning(bool running) {
+    m_running = running;
     m_run->setEnabled(!running);
     m_cancel->setVisible(running);
     m_progress->setVisible(running);

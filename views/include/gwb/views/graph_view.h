@@ -52,6 +52,7 @@ public:
     QString transcoders(int model) const { return m_folders[static_cast<size_t>(model)]; }
     /// Running state, progress and the status line.
     void setRunning(bool running);
+    bool running() const { return m_running; }
     void setProgress(double fraction);
     void showMessage(const QString& message);
     QString message() const;
@@ -104,6 +105,7 @@ private:
     detail::GraphCanvas* m_canvas = nullptr;
     QTextBrowser* m_details = nullptr;
     QString m_message;
+    bool m_running = false;
 };
 
 } // namespace gwb::views
