@@ -313,8 +313,16 @@ void Replacement::foldPlucker(int l) {
     };
     F.mz = torch::matmul(P.plu.w, jacobian(F.yBar[0]));  // T x d x r
     F.my = -torch::matmul(P.plu.w, jacobian(F.zBar[0])); // T x d x r
+    F.mzOffset.clear(); // made when a loading first routes this block (foldOffsets)
+}
+
+void Replacement::foldOffsets(int l) {
     // Per offset (loadings route one offset at a time): ybar_t = sum_D s_{t,D} zbar_{t-D}, term by term.
-    F.mzOffset.clear();
+    Frozen& F = m_frozen[static_cast<size_t>(l)];
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    const int64_t C = m_idxI.size(0), r = F.zBar.size(2);
+    const torch::Tensor k = torch::arange(C, torch::TensorOptions().dtype(torch::kLong).device(m_idxI.device()));
+    using torch::indexing::Slice;
     for (size_t i = 0; i < P.offsets.size(); ++i) {
         const int64_t D = P.offsets[i];
         if (D >= T) {
@@ -323,7 +331,10 @@ void Replacement::foldPlucker(int l) {
         }
         const torch::Tensor past = torch::constant_pad_nd(F.zBar[0].narrow(0, 0, T - D), {0, 0, D, 0}) *
                                    F.offsetScale[0].narrow(1, static_cast<int64_t>(i), 1); // T x r
-        F.mzOffset.push_back(torch::matmul(P.plu.w, jacobian(past)));
+        torch::Tensor J = torch::zeros({T, C, r}, options);
+        J.index_put_({Slice(), k, m_idxI}, past.index_select(1, m_idxJ));
+        J.index_put_({Slice(), k, m_idxJ}, -past.index_select(1, m_idxI));
+        F.mzOffset.push_back(torch::matmul(P.plu.w, J));
     }
 }
 
@@ -397,6 +408,7 @@ torch::Tensor Replacement::grassmannMix(int l, const torch::Tensor& h, const tor
         if (!routed) {
             fromCurrent = perToken(F.mz, z);
         } else { // ybar routed the same way: one offset's matrix at a time
+            if (F.mzOffset.empty()) foldOffsets(l);
             for (int64_t i = 0; i < W; ++i) {
                 if (!F.mzOffset[static_cast<size_t>(i)].defined()) continue;
                 const torch::Tensor term =

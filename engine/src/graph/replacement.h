@@ -127,6 +127,7 @@ private:
     /// A frozen 1 x T x ... tensor on the positions run.
     torch::Tensor cut(const torch::Tensor& t) const;
     void foldPlucker(int l);
+    void foldOffsets(int l);
 
     ModelConfig m_config;
     std::vector<BlockParams> m_params;
