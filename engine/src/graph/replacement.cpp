@@ -313,7 +313,7 @@ void Replacement::foldPlucker(int l) {
     };
     F.mz = torch::matmul(P.plu.w, jacobian(F.yBar[0]));  // T x d x r
     F.my = -torch::matmul(P.plu.w, jacobian(F.zBar[0])); // T x d x r
-    F.mzOffset.clear(); // made when a loading first routes this block (foldOffsets)
+    F.mzOffset.clear();                                  // made when a loading first routes this block (foldOffsets)
 }
 
 void Replacement::foldOffsets(int l) {
