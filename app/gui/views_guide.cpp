@@ -122,6 +122,15 @@ const std::vector<ViewEntry>& entries() {
          "norms ||d_T|| / (||d_G|| + ||d_T||) and a filter: the Grassmann model's features (near 0), shared "
          "(about 0.5), the Transformer's (near 1).",
          {}},
+        {"Graph",
+         "Attribution graphs of the next token after the prompt (gwb graph; Transcoders\u2026 opens each model's "
+         "transcoder set, gwb features train --transcoders): the model's replacement with transcoders in place of "
+         "the FFNs, an error node for what they miss, norms, gates, Pl\u00fccker normalisers and attention patterns "
+         "frozen at the prompt and the Pl\u00fccker product split evenly between its two tokens; edges are direct "
+         "effects, pruned by influence on the logits (circuit-tracer's thresholds). Layers up, positions across, "
+         "both models side by side. Hover a node for its strongest inputs, click to pin it, click an edge for its "
+         "split across the offsets or heads of each block it crosses, drag a box to group nodes.",
+         {}},
         {"Corpus",
          "Statistics over a corpus (gwb stats, File \u25b8 Open Statistics, Run \u25b8 Corpus): per layer one box or "
          "violin per model, the mean with its 95% interval, and the mean against the position in the window.",

@@ -9,6 +9,7 @@
 #include "gui/selection_bar.h"
 
 #include "app_test_util.h"
+#include "window_run_util.h"
 
 #include "gwb/engine/features.h"
 #include "gwb/engine/model.h"
@@ -39,10 +40,6 @@ namespace {
 
 constexpr int kWaitMs = 120000;
 
-std::string bundledPath(const char* name) {
-    return std::string(GWB_SOURCE_DIR) + "/resources/models/" + name;
-}
-
 /// A corpus file and a small dictionary trained on it (the dashboard draws contexts from it).
 struct Trained {
     QTemporaryDir dir;
@@ -56,8 +53,10 @@ struct Trained {
                  "be in want of a wife; and she said so "
               << i << " times.\n";
         f.close();
-        const gwb::engine::Model g = gwb::engine::Model::load(bundledPath("grassmann-austen.gwb"), "cpu");
-        const gwb::engine::Model t = gwb::engine::Model::load(bundledPath("transformer-austen.gwb"), "cpu");
+        const gwb::engine::Model g =
+            gwb::engine::Model::load(gwb::app::test::bundledModelPath("grassmann-austen.gwb"), "cpu");
+        const gwb::engine::Model t =
+            gwb::engine::Model::load(gwb::app::test::bundledModelPath("transformer-austen.gwb"), "cpu");
         gwb::engine::FeatureTrainOptions o;
         o.site = "resid.3";
         o.files = {corpus};
@@ -82,22 +81,6 @@ Trained& trained() {
 
 const QString kPrompt = QStringLiteral("It is a truth universally acknowledged, that a single man");
 
-std::unique_ptr<MainWindow> windowAfterARun(const QString& prompt) {
-    ensureApp();
-    MainWindowOptions o;
-    o.restoreSettings = false;
-    o.sampleOnFirstStart = false;
-    auto w = std::make_unique<MainWindow>(o); // the bundled models
-    w->resize(1280, 720);
-    w->show();
-    if (!QTest::qWaitForWindowExposed(w.get())) return nullptr;
-    w->setPrompt(prompt);
-    QSignalSpy done(w.get(), &MainWindow::runFinished);
-    w->run();
-    if (!done.wait(kWaitMs)) return nullptr;
-    return w;
-}
-
 /// The window's Features view once the dictionary at `path` has its activations on the run's
 /// tokens; nullptr when there is no such view or nothing arrived (`why` says what did).
 gwb::views::FeaturesView* openAndWait(MainWindow& w, const QString& path, std::string& why) {
@@ -118,7 +101,7 @@ struct WindowWithDictionary {
 };
 WindowWithDictionary windowWithDictionary(const QString& path) {
     WindowWithDictionary out;
-    out.window = windowAfterARun(kPrompt);
+    out.window = gwb::app::test::windowAfterARun(kPrompt, kWaitMs);
     if (!out.window) {
         out.why = "the run did not finish";
         return out;
@@ -131,7 +114,7 @@ WindowWithDictionary windowWithDictionary(const QString& path) {
 
 TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     Trained& tr = trained();
-    const auto window = windowAfterARun(kPrompt);
+    const auto window = gwb::app::test::windowAfterARun(kPrompt, kWaitMs);
     ASSERT_TRUE(window);
     MainWindow& w = *window;
     auto* fv = qobject_cast<gwb::views::FeaturesView*>(w.view(QStringLiteral("features")));
@@ -149,7 +132,8 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
     EXPECT_TRUE(corpusButton->isEnabled());
     EXPECT_EQ(w.currentViewId(), QStringLiteral("features"));
     // The window's numbers are the engine's on the same ids.
-    const gwb::engine::Model g = gwb::engine::Model::load(bundledPath("grassmann-austen.gwb"), "cpu");
+    const gwb::engine::Model g =
+        gwb::engine::Model::load(gwb::app::test::bundledModelPath("grassmann-austen.gwb"), "cpu");
     const gwb::engine::Dictionary d = gwb::engine::loadDictionary(tr.dictionary.toStdString());
     std::vector<int32_t> ids;
     for (const auto& tok : w.workbenchData().grassmann->tokens)
@@ -254,7 +238,7 @@ TEST(FeaturesInWindow, ActivationsDashboardAndStrip) {
 
 TEST(FeaturesInWindow, ACrosscoderShowsItsRelativeNormsAndFiltersByKind) {
     Trained& tr = trained();
-    const auto window = windowAfterARun(kPrompt);
+    const auto window = gwb::app::test::windowAfterARun(kPrompt, kWaitMs);
     ASSERT_TRUE(window);
     MainWindow& w = *window;
     std::string why;

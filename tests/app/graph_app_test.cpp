@@ -7,6 +7,7 @@
 #include "gui/main_window.h"
 
 #include "app_test_util.h"
+#include "window_run_util.h"
 
 #include "gwb/engine/features.h"
 #include "gwb/engine/model.h"
@@ -30,10 +31,6 @@ namespace {
 
 constexpr int kWaitMs = 180000;
 
-std::string bundledPath(const char* name) {
-    return std::string(GWB_SOURCE_DIR) + "/resources/models/" + name;
-}
-
 /// A small transcoder set per bundled model (a few steps on a short corpus).
 struct Sets {
     QTemporaryDir dir;
@@ -47,7 +44,8 @@ struct Sets {
         f.close();
         const char* files[2] = {"grassmann-austen.gwb", "transformer-austen.gwb"};
         for (int m = 0; m < 2; ++m) {
-            const gwb::engine::Model model = gwb::engine::Model::load(bundledPath(files[m]), "cpu");
+            const gwb::engine::Model model =
+                gwb::engine::Model::load(gwb::app::test::bundledModelPath(files[m]), "cpu");
             gwb::engine::FeatureTrainOptions o;
             o.files = {corpus};
             o.dSae = 64;
@@ -67,22 +65,6 @@ Sets& sets() {
     return s;
 }
 
-std::unique_ptr<MainWindow> windowAfterARun(const QString& prompt) {
-    ensureApp();
-    MainWindowOptions o;
-    o.restoreSettings = false;
-    o.sampleOnFirstStart = false;
-    auto w = std::make_unique<MainWindow>(o); // the bundled models
-    w->resize(1280, 720);
-    w->show();
-    if (!QTest::qWaitForWindowExposed(w.get())) return nullptr;
-    w->setPrompt(prompt);
-    QSignalSpy done(w.get(), &MainWindow::runFinished);
-    w->run();
-    if (!done.wait(kWaitMs)) return nullptr;
-    return w;
-}
-
 QPushButton* button(QWidget* w, const QString& text) {
     for (auto* b : w->findChildren<QPushButton*>())
         if (b->text() == text) return b;
@@ -93,7 +75,8 @@ QPushButton* button(QWidget* w, const QString& text) {
 
 TEST(GraphInWindow, BothGraphsArriveAndAClickShowsAnEdgesSplit) {
     const QString folders[2] = {sets().folders[0], sets().folders[1]};
-    auto w = windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single"));
+    auto w = gwb::app::test::windowAfterARun(QStringLiteral("It is a truth universally acknowledged, that a single"),
+                                             kWaitMs);
     ASSERT_NE(w, nullptr);
     auto* gv = qobject_cast<gwb::views::GraphView*>(w->view(QStringLiteral("graph")));
     ASSERT_NE(gv, nullptr);

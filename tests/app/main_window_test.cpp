@@ -10,6 +10,7 @@
 #include "gwb/engine/features.h"
 #include "gwb/engine/model.h"
 #include "gwb/views/figure_export.h"
+#include "gwb/views/graph_view.h"
 #include "gwb/views/patching_view.h"
 #include "gwb/views/paths_view.h"
 #include "gwb/views/saliency_view.h"
@@ -296,6 +297,16 @@ TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
         w->openDictionary(sae);
         auto* fv = w->view(QStringLiteral("features"));
         ASSERT_TRUE(QTest::qWaitFor([&] { return fv->hasContent(); }, kWaitMs));
+        // The Graph view draws attribution graphs: a small transcoder set of the Grassmann model.
+        o.site.clear();
+        const QString tc = dir.filePath(QStringLiteral("tc"));
+        ASSERT_TRUE(gwb::engine::trainTranscoderSet(g, o, tc.toStdString()));
+        auto* gv = qobject_cast<gwb::views::GraphView*>(w->view(QStringLiteral("graph")));
+        ASSERT_TRUE(gv);
+        gv->setTranscoders(0, tc);
+        Q_EMIT gv->runRequested();
+        ASSERT_TRUE(QTest::qWaitFor([&] { return gv->hasContent() && !gv->running(); }, kWaitMs))
+            << gv->message().toStdString();
     }
     for (const auto* v : w->views()) {
         for (const char* suffix : {".png", ".svg", ".pdf"}) {

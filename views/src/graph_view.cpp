@@ -57,7 +57,7 @@ class GraphCanvas : public QWidget {
 public:
     explicit GraphCanvas(GraphView* view) : QWidget(view), m_view(view) {
         setMouseTracking(true);
-        setMinimumHeight(260);
+        setMinimumHeight(160);
     }
 
     /// Layouts of the panels as the screen draws them (model index, layout).
@@ -190,7 +190,7 @@ GraphView::GraphView(QWidget* parent) : View(parent) {
     m_status->setWordWrap(true);
     m_canvas = new detail::GraphCanvas(this);
     m_details = new QTextBrowser(this);
-    m_details->setMinimumHeight(80);
+    m_details->setMinimumHeight(40);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_canvas);
     split->addWidget(m_details);
@@ -217,14 +217,8 @@ bool GraphView::hasContent() const {
 
 void GraphView::setGraphs(GraphPairPtr graphs) {
     m_graphs = std::move(graphs);
-    for (auto& p : m_pinned)
-        p.clear();
-    for (auto& g : m_groups)
-        g.clear();
-    m_edgeModel = -1;
-    m_edgeTarget = m_edgeSource = -1;
     m_message.clear();
-    requestRefresh();
+    clearMarks(); // the marks name nodes of the graphs before
 }
 
 void GraphView::setTranscoders(int model, const QString& folder) {
