@@ -69,11 +69,11 @@ void MainWindow::wireViewWorkers() {
                 return c;
             },
             [this](int model) {
-                const QString dir = QFileDialog::getExistingDirectory(
-                    this,
-                    model == 0 ? QStringLiteral("Transcoders of the Grassmann Model")
-                               : QStringLiteral("Transcoders of the Transformer"),
-                    dialogFolder(QStringLiteral("transcoders")));
+                const QString dir =
+                    QFileDialog::getExistingDirectory(this,
+                                                      model == 0 ? QStringLiteral("Transcoders of the Grassmann Model")
+                                                                 : QStringLiteral("Transcoders of the Transformer"),
+                                                      dialogFolder(QStringLiteral("transcoders")));
                 rememberDialogFolder(dir, QStringLiteral("transcoders"));
                 return dir;
             });

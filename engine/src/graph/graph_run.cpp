@@ -335,7 +335,9 @@ GraphProbe::GraphProbe(const Model& model, const TranscoderSet& transcoders, con
     m_impl->R =
         std::make_unique<Replacement>(model, transcoders, ids, doublePrecision ? torch::kDouble : torch::kFloat);
     std::vector<double> probs;
-    const std::vector<int64_t> tokens = topLogits(m_impl->R->modelLogits, 10, 0.95, probs);
+    const GraphRequest defaults; // the logit nodes attributeGraph chooses by default
+    const std::vector<int64_t> tokens =
+        topLogits(m_impl->R->modelLogits, defaults.maxLogits, defaults.logitProbability, probs);
     const Layout layout{m_impl->R->activeCount, m_impl->R->layers * m_impl->R->T, m_impl->R->T,
                         static_cast<int64_t>(tokens.size())};
     m_impl->runner = std::make_unique<RowRunner>(*m_impl->R, tokens, layout);

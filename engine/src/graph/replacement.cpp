@@ -107,13 +107,17 @@ Replacement::Replacement(const Model& model, const TranscoderSet& transcoders, c
         P.architecture = tc.config.architecture;
         P.k = tc.config.k;
         const auto& blockPtr = net.blocks()[static_cast<size_t>(l)];
-        if (grassmann) {
-            const auto* b = dynamic_cast<const GrassmannBlockImpl*>(blockPtr.get());
+        // The norms both kinds of block have: LN1, the mixer's LN, LN2.
+        auto blockNorms = [&](const auto* b) {
             P.ln1 = normOf(b->ln1, options);
-            P.lnRed = normOf(b->lnRed, options);
-            P.lnGeo = normOf(b->lnGeo, options);
             P.lnMix = normOf(b->lnMix, options);
             P.ln2 = normOf(b->ln2, options);
+        };
+        if (grassmann) {
+            const auto* b = dynamic_cast<const GrassmannBlockImpl*>(blockPtr.get());
+            blockNorms(b);
+            P.lnRed = normOf(b->lnRed, options);
+            P.lnGeo = normOf(b->lnGeo, options);
             P.red = linOf(b->wRed, options);
             P.plu = linOf(b->wPlu, options);
             P.gate = linOf(b->wGate, options);
@@ -121,9 +125,7 @@ Replacement::Replacement(const Model& model, const TranscoderSet& transcoders, c
             P.offsets = b->offsets();
         } else {
             const auto* b = dynamic_cast<const AttentionBlockImpl*>(blockPtr.get());
-            P.ln1 = normOf(b->ln1, options);
-            P.lnMix = normOf(b->lnMix, options);
-            P.ln2 = normOf(b->ln2, options);
+            blockNorms(b);
             P.qkv = linOf(b->qkv, options);
             P.proj = linOf(b->outProj, options);
         }
