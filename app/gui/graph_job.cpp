@@ -1,9 +1,13 @@
 #include "gui/graph_job.h"
 
+#include "gwb/engine/feature_runs.h"
 #include "gwb/engine/graph_run.h"
 
 #include <QDir>
 #include <QPointer>
+
+#include <memory>
+#include <mutex>
 
 namespace gwb::app {
 
@@ -32,8 +36,55 @@ gwb::views::GraphPairPtr computeGraphs(ModelCache& cache, const GraphContext& c,
     }
 }
 
+gwb::engine::FeatureDashboardRun computeGraphDashboard(ModelCache& cache, const QString& folder, int layer,
+                                                       int64_t feature, const GraphContext& c) {
+    // The last set opened stays loaded: hovering one graph asks for many features of the same set.
+    static std::mutex mutex;
+    static std::string lastFolder;
+    static std::shared_ptr<const gwb::engine::TranscoderSet> lastSet;
+    gwb::engine::FeatureDashboardRun out;
+    out.feature = feature;
+    try {
+        std::shared_ptr<const gwb::engine::TranscoderSet> set;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (lastFolder != folder.toStdString() || !lastSet) {
+                lastSet = std::make_shared<const gwb::engine::TranscoderSet>(
+                    gwb::engine::loadTranscoderSet(folder.toStdString()));
+                lastFolder = folder.toStdString();
+            }
+            set = lastSet;
+        }
+        if (layer < 0 || layer >= static_cast<int>(set->layers.size()))
+            throw std::invalid_argument("the set has no transcoder at block " + std::to_string(layer));
+        auto dictionary = std::make_shared<const gwb::engine::Dictionary>(set->layers[static_cast<size_t>(layer)]);
+        gwb::engine::FeatureModels models;
+        models.paths[0] = c.grassmannPath.toStdString();
+        models.paths[1] = c.baselinePath.toStdString();
+        models.device = c.device.toStdString();
+        models.traces[0] = c.data.grassmann;
+        models.traces[1] = c.data.baseline;
+        out = gwb::engine::runFeatureDashboard(cache.opener(), dictionary, feature, models, {});
+    } catch (const std::exception& e) {
+        out.error = std::string("no dashboard: ") + e.what();
+    }
+    return out;
+}
+
 GraphRunner::GraphRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::GraphPairPtr>();
+    qRegisterMetaType<gwb::engine::FeatureDashboardRun>();
+}
+
+void GraphRunner::dashboard(int model, int layer, int64_t feature, const QString& folder, const GraphContext& context) {
+    m_dashboards.run<GraphRunner, gwb::engine::FeatureDashboardRun>(
+        this,
+        [folder, layer, feature, context, cache = m_cache]() mutable {
+            return computeGraphDashboard(cache, folder, layer, feature, context);
+        },
+        [model, layer](GraphRunner* self, const gwb::engine::FeatureDashboardRun& d) {
+            Q_EMIT self->dashboardReady(model, layer, d);
+        });
 }
 
 GraphRunner::~GraphRunner() {
@@ -64,8 +115,27 @@ void GraphRunner::run(const GraphContext& context) {
 }
 
 GraphRunner* wireGraph(gwb::views::GraphView* view, std::function<GraphContext()> context,
-                       std::function<QString(int)> chooseFolder) {
+                       std::function<QString(int)> chooseFolder, std::function<QString()> chooseJsonPath) {
     auto* runner = new GraphRunner(view);
+    QObject::connect(view, &gwb::views::GraphView::dashboardRequested, runner,
+                     [view, runner, context](int model, int layer, qint64 feature) {
+                         // The graphs' own sets (the buttons may name another folder since).
+                         const gwb::engine::GraphPair* pair = view->graphs();
+                         const QString folder = pair ? QString::fromStdString(pair->transcoders[model]) : QString();
+                         runner->dashboard(model, layer, feature, folder.isEmpty() ? view->transcoders(model) : folder,
+                                           context());
+                     });
+    QObject::connect(runner, &GraphRunner::dashboardReady, view, &gwb::views::GraphView::setDashboard);
+    QObject::connect(view, &gwb::views::GraphView::saveJsonRequested, view, [view, chooseJsonPath] {
+        const QString path = chooseJsonPath ? chooseJsonPath() : QString();
+        if (path.isEmpty()) return;
+        try {
+            const QStringList files = view->saveJson(path);
+            view->showMessage(QStringLiteral("Saved %1.").arg(files.join(QStringLiteral(" and "))));
+        } catch (const std::exception& e) {
+            view->showMessage(QStringLiteral("Not saved: %1").arg(QString::fromUtf8(e.what())));
+        }
+    });
     QObject::connect(view, &gwb::views::GraphView::transcodersRequested, view, [view, chooseFolder](int m) {
         const QString dir = chooseFolder ? chooseFolder(m) : QString();
         if (!dir.isEmpty()) view->setTranscoders(m, dir);

@@ -76,6 +76,14 @@ void MainWindow::wireViewWorkers() {
                                                       dialogFolder(QStringLiteral("transcoders")));
                 rememberDialogFolder(dir, QStringLiteral("transcoders"));
                 return dir;
+            },
+            [this] {
+                const QString path =
+                    QFileDialog::getSaveFileName(this, QStringLiteral("Save Attribution Graphs (circuit-tracer JSON)"),
+                                                 dialogFolder(QStringLiteral("graphs")) + QStringLiteral("/graph.json"),
+                                                 QStringLiteral("Graph JSON (*.json)"));
+                if (!path.isEmpty()) rememberDialogFolder(path, QStringLiteral("graphs"));
+                return path;
             });
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
         wireSaliency(

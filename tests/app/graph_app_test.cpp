@@ -1,7 +1,8 @@
 // The Graph view in the window as a person uses it: after a Run, open each model's transcoder set,
 // press Run, and both graphs arrive off the GUI thread with progress; the window stays responsive;
 // a click pins a node and lists its inputs, a clicked edge shows its split across offsets or heads;
-// Cancel keeps the previous graphs; without transcoders Run says what to do.
+// a hovered feature's dashboard is computed off the GUI thread; Cancel keeps the previous graphs;
+// without transcoders Run says what to do.
 
 #include "gui/graph_job.h"
 #include "gui/main_window.h"
@@ -129,6 +130,22 @@ TEST(GraphInWindow, BothGraphsArriveAndAClickShowsAnEdgesSplit) {
         EXPECT_TRUE(split.contains(QStringLiteral("offset"))) << split.toStdString();
         EXPECT_TRUE(split.contains(QStringLiteral("skip"))) << split.toStdString();
     }
+    // A feature's dashboard, as hovering asks for it: computed off the GUI thread over the set's
+    // training corpus, then in the node's tooltip.
+    int64_t feature = -1;
+    for (int64_t i = 0; i < g.nodeCount() && feature < 0; ++i)
+        if (g.nodes[static_cast<size_t>(i)].kind == gwb::engine::GraphNodeKind::Feature &&
+            pair->pruning[0].nodeKept[static_cast<size_t>(i)])
+            feature = i;
+    ASSERT_GE(feature, 0);
+    const auto& fnode = g.nodes[static_cast<size_t>(feature)];
+    gv->requestDashboard(0, feature);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return gv->dashboard(0, fnode.layer, fnode.index) != nullptr; }, kWaitMs));
+    const gwb::engine::FeatureDashboardRun* dash = gv->dashboard(0, fnode.layer, fnode.index);
+    EXPECT_TRUE(dash->error.empty()) << dash->error;
+    EXPECT_FALSE(dash->top.empty());
+    EXPECT_GT(dash->fired, 0);
+    EXPECT_TRUE(gv->nodeTip(0, feature).contains(QStringLiteral("Top-activating contexts")));
     // Cancel right after Run: the previous graphs stay.
     button(gv, QStringLiteral("Run"))->click();
     button(gv, QStringLiteral("Cancel"))->click();

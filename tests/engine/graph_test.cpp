@@ -16,6 +16,7 @@
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <map>
 #include <set>
 
 using namespace gwb::engine;
@@ -127,15 +128,34 @@ TEST(Graph, LoadingsSplitEachKeptEdgeAcrossTheMixerUnits) {
         ASSERT_GT(p.keptEdges, 0);
         ASSERT_FALSE(g.loadings.empty());
         std::set<std::pair<int64_t, int64_t>> covered;
+        // Each part measured on its own route, independently: the replacement run forward with only
+        // that unit (or only the skip route) open at the block, the source scaled by 2, the change
+        // read off (no autograd, no batching).
+        const GraphProbe probe(m, set, request.ids);
+        std::map<std::pair<int, int>, std::vector<double>> routedBase;
+        auto routed = [&](int64_t source, int layer, int unit, int64_t target) {
+            auto& base = routedBase[{layer, unit}];
+            if (base.empty()) base = probe.values(-1, 0, layer, unit);
+            return probe.values(source, 1.0, layer, unit)[static_cast<size_t>(target)] -
+                   base[static_cast<size_t>(target)];
+        };
+        size_t measured = 0;
         for (const EdgeLoading& e : g.loadings) {
             ASSERT_EQ(e.units.size(), g.units[static_cast<size_t>(e.layer)].size());
             double sum = e.skip;
             for (double u : e.units)
                 sum += u;
             const double edge = g.edge(e.target, e.source); // kept as float32
-            EXPECT_NEAR(sum, edge, 1e-6 * std::max(1.0, std::abs(edge)))
-                << g.nodeId(e.target) << " <- " << g.nodeId(e.source);
+            const double tol = 1e-6 * std::max(1.0, std::abs(edge));
+            EXPECT_NEAR(sum, edge, tol) << g.nodeId(e.target) << " <- " << g.nodeId(e.source);
             covered.insert({e.target, e.source});
+            if (measured++ >= 40) continue;
+            EXPECT_NEAR(routed(e.source, e.layer, 0, e.target), e.skip, 1e-5 * std::max(1.0, std::abs(edge)))
+                << "skip of " << g.nodeId(e.target) << " <- " << g.nodeId(e.source) << " at block " << e.layer;
+            for (size_t u = 0; u < e.units.size(); ++u)
+                EXPECT_NEAR(routed(e.source, e.layer, static_cast<int>(u) + 1, e.target), e.units[u], tol)
+                    << g.units[static_cast<size_t>(e.layer)][u] << " of " << g.nodeId(e.target) << " <- "
+                    << g.nodeId(e.source);
         }
         // Every kept edge that crosses a mixer has its loadings; a token's edge crosses every mixer below.
         const size_t n = static_cast<size_t>(g.nodeCount());

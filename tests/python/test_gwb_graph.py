@@ -1,7 +1,7 @@
 """gwb.graph checked against the model itself: the logit nodes are the model's own logits (a plain
 run), the feature nodes the transcoders' activations on ffn_in.L read by hooks, every row complete,
-the same graph as `gwb graph` writes, and interventions: ablating a top feature in the real model
-(a hook on ffn.L) moves the top logit as the graph's linear effects predict."""
+the same graph as `gwb graph` writes, and interventions: ablating or steering a top feature in the
+real model (gwb.features' edits) moves the top logit as the graph's linear effects predict."""
 
 import json
 
@@ -63,36 +63,37 @@ def test_the_command_line_writes_the_same_graph(setup, tmp_path):
             assert abs(ours[(link["source"], link["target"])] - link["weight"]) < 1e-6
 
 
-def test_ablating_top_features_moves_the_logit_as_the_graph_predicts(setup):
+def test_ablating_or_steering_top_features_moves_the_logit_as_the_graph_predicts(setup):
+    """The feature edits of gwb.features (hooks on a transcoder's input and output sites, in the real
+    model, not the replacement): ablate each of the top features feeding the top logit, or steer it
+    by half its own activation; the logit's change is compared with the graph's linear prediction,
+    the feature's total effect through every path of the graph. Measured here (small transcoders:
+    d_sae 256, k 8, 16k tokens): ablate r = 0.68, steer r = 0.54 (Grassmann); 0.71 and 0.71
+    (Transformer)."""
     model, tc, _, ids, g = setup
     top = int(np.nonzero(g.node_kind == 3)[0][0])
     token = int(g.node_index[top])
-    # Linear prediction of removing a feature: its total effect on the top logit through the graph,
-    # sum over paths (I + A + A^2 + ...) with downstream features following their pre-activations.
+    # Effect of a unit change of each feature's value on every node, along every path:
+    # total = (I - A D)^-1, with D dividing a feature's column by its value (edges are value x slope).
     a = g.adjacency().astype(np.float64)
     n = a.shape[0]
     features = np.nonzero(g.node_kind == 0)[0]
-    # Effect of a unit change of each node's value on every node: solve (I - A_ff) along features.
     total = np.linalg.solve(np.eye(n) - a / np.where(g.node_value != 0, g.node_value, 1)[None, :] *
                             (g.node_kind == 0)[None, :], np.eye(n))
-    row = a[top]
-    ranked = features[np.argsort(-np.abs(row[features]))][:12]
+    ranked = features[np.argsort(-np.abs(a[top][features]))][:12]
     base = model.run(ids)[-1].astype(np.float64)
     base_metric = base[token] - base.mean()
-    predicted, measured = [], []
+    predicted, measured = {"ablate": [], "steer": []}, {"ablate": [], "steer": []}
     for i in ranked:
         layer, pos, f = int(g.node_layer[i]), int(g.node_position[i]), int(g.node_index[i])
-        direction = tc[layer].W_dec[f] * g.node_value[i]
-
-        def ablate(v, name, pos=pos, direction=direction):
-            v = v.copy()
-            v[pos] -= direction
-            return v
-
-        out = model.run(ids, hooks={f"ffn.{layer}": ablate})[-1].astype(np.float64)
-        measured.append(out[token] - out.mean() - base_metric)
-        # d(top) / d(value_i) x (-value_i), along every path of the linear graph
-        predicted.append(-(total[top, i]) * g.node_value[i] * 1.0)
-    r = np.corrcoef(predicted, measured)[0, 1]
-    print(f"{model.config['kind']}: intervention correlation r = {r:.3f} over {len(ranked)} features")
-    assert r > 0.5, (predicted, measured)
+        for mode, change in (("ablate", -1.0), ("steer", 0.5)):
+            value = change * float(g.node_value[i]) if mode == "steer" else 0.0
+            out = model.run(ids, hooks=gwb.features.hooks(tc[layer], f, mode=mode, value=value,
+                                                          position=pos))[-1].astype(np.float64)
+            measured[mode].append(out[token] - out.mean() - base_metric)
+            predicted[mode].append(change * total[top, i] * g.node_value[i])
+    r = {mode: np.corrcoef(predicted[mode], measured[mode])[0, 1] for mode in predicted}
+    print(f"{model.config['kind']}: intervention correlation over {len(ranked)} features: ablate r = "
+          f"{r['ablate']:.3f}, steer r = {r['steer']:.3f}")
+    assert r["ablate"] > 0.5, (predicted["ablate"], measured["ablate"])
+    assert r["steer"] > 0.4, (predicted["steer"], measured["steer"])

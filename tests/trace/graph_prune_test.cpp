@@ -6,6 +6,7 @@
 #include "gwb/engine/npy.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
@@ -106,4 +107,25 @@ TEST(GraphPrune, TheNpzAndJsonCarryTheGraph) {
     EXPECT_NE(json.find("\"feature_type\": \"mlp reconstruction error\""), std::string::npos);
     EXPECT_NE(json.find("\"schema_version\": 1"), std::string::npos);
     std::filesystem::remove_all(dir);
+}
+
+TEST(GraphPrune, PinsAndSupernodesGoIntoTheQParams) {
+    AttributionGraph g = chain();
+    g.scores = graphScores(g);
+    const GraphPruning p = pruneGraph(g, 1.0, 1.0);
+    GraphAnnotations a;
+    a.pinned = {0, 3};
+    a.supernodes = {{"say y", {0, 1}}};
+    a.clicked = 3;
+    const std::string json = graphJson(g, p, "chain", 0.8, a);
+    const nlohmann::json q = nlohmann::json::parse(json).at("qParams");
+    EXPECT_EQ(q.at("pinnedIds"), nlohmann::json::array({"0_7_0", "2_5_0"}));
+    EXPECT_EQ(q.at("supernodes"), nlohmann::json::parse(R"([["say y", "0_7_0", "0_-1_0"]])"));
+    EXPECT_EQ(q.at("clickedId"), "2_5_0");
+    // Nothing marked: empty lists, as before.
+    const std::string plain = graphJson(g, p, "chain", 0.8);
+    EXPECT_NE(plain.find("\"pinnedIds\": []"), std::string::npos);
+    EXPECT_NE(plain.find("\"supernodes\": []"), std::string::npos);
+    a.pinned = {9};
+    EXPECT_THROW(graphJson(g, p, "chain", 0.8, a), std::invalid_argument);
 }

@@ -1,6 +1,7 @@
 #include "gwb/views/features_view.h"
 
 #include "gwb/views/chart_widget.h"
+#include "dashboard_html.h"
 #include "plot_util.h"
 #include "view_common.h"
 
@@ -262,45 +263,7 @@ QString FeaturesView::dashboardHtml() const {
     if (d.feature != m_chosen)
         return QStringLiteral("<p style='color:gray'>Computing the dashboard of %1\u2026</p>")
             .arg(m_features ? qs(m_features->featureName(m_chosen)) : QString());
-    if (!d.error.empty()) return QStringLiteral("<p style='color:#a01010'>%1</p>").arg(qs(d.error).toHtmlEscaped());
-    QString h = QStringLiteral("<p><b>%1</b>: fired on %2 of %3 rows of %4, max %5")
-                    .arg(QString::fromStdString(d.name))
-                    .arg(d.fired)
-                    .arg(d.rows)
-                    .arg(qs(d.corpus).toHtmlEscaped(), fmt(d.maxActivation));
-    if (std::isfinite(d.readingShare))
-        h += QStringLiteral("; %1% of its decoder direction lies in row(W_red) of layer %2 (what the mixer reads)")
-                 .arg(QString::number(100 * d.readingShare, 'f', 1))
-                 .arg(d.readingLayer);
-    if (std::isfinite(d.relativeNorm))
-        h += QStringLiteral("; relative decoder norm %1 (%2)").arg(fmt(d.relativeNorm), kindOf(d.relativeNorm));
-    h += QStringLiteral("</p><p><b>Top-activating contexts</b> (shade: the feature's activation on each token)</p>");
-    for (const auto& c : d.top) {
-        h += QStringLiteral("<p style='margin:2px'>%1&nbsp;&nbsp;").arg(fmt(c.activation));
-        for (int i = 0; i < static_cast<int>(c.pieces.size()); ++i) {
-            const float a = i < static_cast<int>(c.activations.size()) ? c.activations[static_cast<size_t>(i)] : 0;
-            const int alpha = d.maxActivation > 0 ? std::clamp(static_cast<int>(220 * a / d.maxActivation), 0, 220) : 0;
-            const QString piece =
-                displayPiece(QString::fromStdString(c.pieces[static_cast<size_t>(i)])).toHtmlEscaped();
-            h += QStringLiteral("<span style='background-color:rgba(230,120,20,%1)'>%2%3%4</span>")
-                     .arg(alpha)
-                     .arg(i == c.focus() ? QStringLiteral("<b><u>") : QString(), piece,
-                          i == c.focus() ? QStringLiteral("</u></b>") : QString());
-        }
-        h += QStringLiteral("</p>");
-    }
-    auto reads = [](const std::vector<gwb::engine::FeatureDashboard::Read>& v) {
-        QStringList out;
-        for (const auto& r : v)
-            out << QStringLiteral("%1 (%2)").arg(displayPiece(QString::fromStdString(r.piece)).toHtmlEscaped(),
-                                                 fmt(r.logit));
-        return out.join(QStringLiteral(", "));
-    };
-    if (!d.promoted.empty())
-        h += QStringLiteral("<p><b>Promotes</b> (decoder direction through the unembedding): %1<br><b>Suppresses</b>: "
-                            "%2</p>")
-                 .arg(reads(d.promoted), reads(d.suppressed));
-    return h;
+    return detail::dashboardHtml(d);
 }
 
 void FeaturesView::refresh() {

@@ -277,4 +277,21 @@ std::pair<int64_t, int64_t> edgeAt(const GraphLayout& lay, const AttributionGrap
     return best;
 }
 
+const char* const kGraphModelNames[2] = {"Grassmann", "Transformer"};
+
+std::vector<int> drawnModels(const gwb::engine::GraphPair* pair) {
+    std::vector<int> out;
+    for (int m = 0; pair && m < 2; ++m)
+        if (pair->ran[m] && pair->errors[m].empty() && pair->graphs[m].nodeCount() > 0) out.push_back(m);
+    return out;
+}
+
+QString panelTitle(const gwb::engine::GraphPair& pair, int m) {
+    const AttributionGraph& g = pair.graphs[m];
+    return QStringLiteral("%1 %2: replacement %3, completeness %4")
+        .arg(QLatin1String(kGraphModelNames[m]), QString::fromStdString(g.modelName))
+        .arg(g.scores.replacement, 0, 'f', 3)
+        .arg(g.scores.completeness, 0, 'f', 3);
+}
+
 } // namespace gwb::views::detail

@@ -39,6 +39,12 @@ void paintGraph(QPainter& painter, const GraphLayout& layout, const gwb::engine:
                 const QString& title);
 /// The two panels of a pair side by side in `rect` (one above the other when narrow).
 std::vector<QRectF> panelRects(const QRectF& rect, int panels, bool stacked);
+/// "Grassmann", "Transformer": the models of a GraphPair by index.
+extern const char* const kGraphModelNames[2];
+/// The models of a pair with a graph to draw.
+std::vector<int> drawnModels(const gwb::engine::GraphPair* pair);
+/// A panel's title: the model, its name and its two scores.
+QString panelTitle(const gwb::engine::GraphPair& pair, int model);
 /// The kept node nearest to `point` within `radius` pixels, or -1.
 int64_t nodeAt(const GraphLayout& layout, const QPointF& point, double radius);
 /// The kept edge (row index r, source) nearest to `point` within `tolerance`, as (target, source);

@@ -4,19 +4,19 @@
 
 #include "gwb/views/graph_view.h"
 
+#include "dashboard_html.h"
+#include "graph_canvas.h"
 #include "graph_paint.h"
 #include "plot_util.h"
 
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
-#include <QMouseEvent>
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -28,143 +28,18 @@ using gwb::engine::AttributionGraph;
 using gwb::engine::GraphNodeKind;
 using gwb::engine::GraphPruning;
 
-namespace {
-
-const char* const kModelNames[2] = {"Grassmann", "Transformer"};
-
-QString panelTitle(const gwb::engine::GraphPair& pair, int m) {
-    const AttributionGraph& g = pair.graphs[m];
-    return QStringLiteral("%1 %2: replacement %3, completeness %4")
-        .arg(QLatin1String(kModelNames[m]), QString::fromStdString(g.modelName))
-        .arg(g.scores.replacement, 0, 'f', 3)
-        .arg(g.scores.completeness, 0, 'f', 3);
-}
-
-/// The models with a graph to draw.
-std::vector<int> drawn(const gwb::engine::GraphPair* pair) {
-    std::vector<int> out;
-    for (int m = 0; pair && m < 2; ++m)
-        if (pair->ran[m] && pair->errors[m].empty() && pair->graphs[m].nodeCount() > 0) out.push_back(m);
-    return out;
-}
-
-} // namespace
-
-namespace detail {
-
-/// Both graphs, with hover, pin, edge selection and box grouping.
-class GraphCanvas : public QWidget {
-public:
-    explicit GraphCanvas(GraphView* view) : QWidget(view), m_view(view) {
-        setMouseTracking(true);
-        setMinimumHeight(160);
-    }
-
-    /// Layouts of the panels as the screen draws them (model index, layout).
-    std::vector<std::pair<int, GraphLayout>> layouts() const {
-        std::vector<std::pair<int, GraphLayout>> out;
-        const gwb::engine::GraphPair* pair = m_view->m_graphs.get();
-        const std::vector<int> models = drawn(pair);
-        const FigureStyle style = FigureStyle::forScreen(font());
-        const std::vector<QRectF> rects =
-            panelRects(QRectF(rect()).adjusted(4, 4, -4, -4), static_cast<int>(models.size()), width() < 700);
-        for (size_t k = 0; k < models.size(); ++k)
-            out.emplace_back(models[k],
-                             layoutGraph(pair->graphs[models[k]], pair->pruning[models[k]], rects[k], style));
-        return out;
-    }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.fillRect(rect(), Qt::white);
-        const gwb::engine::GraphPair* pair = m_view->m_graphs.get();
-        if (drawn(pair).empty()) {
-            p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, m_view->missingDataMessage());
-            return;
-        }
-        FigureStyle style = FigureStyle::forScreen(font());
-        style.screen = true;
-        for (const auto& [m, lay] : layouts())
-            paintGraph(p, lay, pair->graphs[m], pair->pruning[m], style, m_view->marks(m), panelTitle(*pair, m));
-        if (m_dragging) {
-            p.setPen(QPen(QColor(120, 80, 160), 1, Qt::DashLine));
-            p.setBrush(QColor(120, 80, 160, 30));
-            p.drawRect(QRectF(m_pressAt, m_dragAt).normalized());
-        }
-    }
-
-    void mouseMoveEvent(QMouseEvent* e) override {
-        const QPointF at = e->position();
-        if (e->buttons() & Qt::LeftButton) {
-            if ((at - m_pressAt).manhattanLength() > 6) m_dragging = true;
-            m_dragAt = at;
-            update();
-            return;
-        }
-        for (const auto& [m, lay] : layouts()) {
-            const int64_t node = nodeAt(lay, at, lay.radius + 4);
-            if (node >= 0) {
-                QToolTip::showText(e->globalPosition().toPoint(), m_view->nodeTip(m, node), this);
-                return;
-            }
-        }
-        QToolTip::hideText();
-    }
-
-    void mousePressEvent(QMouseEvent* e) override {
-        m_pressAt = m_dragAt = e->position();
-        m_dragging = false;
-    }
-
-    void mouseReleaseEvent(QMouseEvent* e) override {
-        const QPointF at = e->position();
-        const auto lays = layouts();
-        if (m_dragging) { // a box: its nodes (of one panel) become a supernode
-            m_dragging = false;
-            const QRectF box = QRectF(m_pressAt, at).normalized();
-            for (const auto& [m, lay] : lays) {
-                std::vector<int64_t> inside;
-                for (size_t i = 0; i < lay.at.size(); ++i)
-                    if (!std::isnan(lay.at[i].x()) && box.contains(lay.at[i]))
-                        inside.push_back(static_cast<int64_t>(i));
-                if (inside.size() >= 2) m_view->group(m, inside);
-            }
-            update();
-            return;
-        }
-        for (const auto& [m, lay] : lays) {
-            const int64_t node = nodeAt(lay, at, lay.radius + 4);
-            if (node >= 0) {
-                m_view->togglePin(m, node);
-                return;
-            }
-        }
-        for (const auto& [m, lay] : lays) {
-            if (!lay.panel.contains(at)) continue;
-            const auto [target, source] =
-                edgeAt(lay, m_view->m_graphs->graphs[m], m_view->m_graphs->pruning[m], at, 4.0);
-            m_view->selectEdge(target >= 0 ? m : -1, target, source);
-            return;
-        }
-    }
-
-private:
-    GraphView* m_view;
-    QPointF m_pressAt, m_dragAt;
-    bool m_dragging = false;
-};
-
-} // namespace detail
+using detail::drawnModels;
+using detail::kGraphModelNames;
+using detail::panelTitle;
 
 GraphView::GraphView(QWidget* parent) : View(parent) {
     auto* top = new QHBoxLayout;
     for (int m = 0; m < 2; ++m) {
         m_open[static_cast<size_t>(m)] =
-            new QPushButton(QStringLiteral("Transcoders (%1)…").arg(QLatin1String(kModelNames[m])), this);
+            new QPushButton(QStringLiteral("Transcoders (%1)…").arg(QLatin1String(kGraphModelNames[m])), this);
         m_open[static_cast<size_t>(m)]->setToolTip(
             QStringLiteral("A folder with the %1 model's transcoder set (gwb features train --transcoders)")
-                .arg(QLatin1String(kModelNames[m])));
+                .arg(QLatin1String(kGraphModelNames[m])));
         m_folderLabels[static_cast<size_t>(m)] = new QLabel(QStringLiteral("none"), this);
         top->addWidget(m_open[static_cast<size_t>(m)]);
         top->addWidget(m_folderLabels[static_cast<size_t>(m)]);
@@ -178,11 +53,15 @@ GraphView::GraphView(QWidget* parent) : View(parent) {
     m_cancel->hide();
     m_clear = new QPushButton(QStringLiteral("Clear Pins"), this);
     m_clear->setToolTip(QStringLiteral("Unpin every node, drop the groups and the selected edge"));
+    m_save = new QPushButton(QStringLiteral("Save JSON\u2026"), this);
+    m_save->setToolTip(QStringLiteral("The pruned graphs in circuit-tracer's JSON (its and Neuronpedia's front ends "
+                                      "read it), with the pinned nodes and supernodes in qParams"));
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 1000);
     m_progress->hide();
     top->addStretch(1);
     top->addWidget(m_clear);
+    top->addWidget(m_save);
     top->addWidget(m_run);
     top->addWidget(m_cancel);
     top->addWidget(m_progress);
@@ -203,6 +82,7 @@ GraphView::GraphView(QWidget* parent) : View(parent) {
     connect(m_run, &QPushButton::clicked, this, [this] { Q_EMIT runRequested(); });
     connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
     connect(m_clear, &QPushButton::clicked, this, [this] { clearMarks(); });
+    connect(m_save, &QPushButton::clicked, this, [this] { Q_EMIT saveJsonRequested(); });
     refresh();
 }
 
@@ -212,16 +92,22 @@ QString GraphView::missingDataMessage() const {
 }
 
 bool GraphView::hasContent() const {
-    return !drawn(m_graphs.get()).empty();
+    return !drawnModels(m_graphs.get()).empty();
 }
 
 void GraphView::setGraphs(GraphPairPtr graphs) {
     m_graphs = std::move(graphs);
     m_message.clear();
+    m_dashboards.clear(); // a set may have been trained again since
+    m_asked.clear();
     clearMarks(); // the marks name nodes of the graphs before
 }
 
 void GraphView::setTranscoders(int model, const QString& folder) {
+    if (m_folders[static_cast<size_t>(model)] != folder) {
+        std::erase_if(m_dashboards, [model](const auto& d) { return std::get<0>(d.first) == model; });
+        std::erase_if(m_asked, [model](const auto& k) { return std::get<0>(k) == model; });
+    }
     m_folders[static_cast<size_t>(model)] = folder;
     m_folderLabels[static_cast<size_t>(model)]->setText(
         folder.isEmpty() ? QStringLiteral("none") : detail::labelText(folder.section('/', -1), 24));
@@ -255,7 +141,10 @@ QString GraphView::message() const {
 
 void GraphView::togglePin(int model, int64_t node) {
     auto& set = m_pinned[static_cast<size_t>(model)];
-    if (!set.erase(node)) set.insert(node);
+    if (!set.erase(node)) {
+        set.insert(node);
+        requestDashboard(model, node);
+    }
     requestRefresh();
 }
 
@@ -266,15 +155,71 @@ void GraphView::selectEdge(int model, int64_t target, int64_t source) {
     requestRefresh();
 }
 
-void GraphView::group(int model, const std::vector<int64_t>& nodes) {
-    m_groups[static_cast<size_t>(model)].push_back(nodes);
+void GraphView::group(int model, const std::vector<int64_t>& nodes, const QString& name) {
+    auto& groups = m_groups[static_cast<size_t>(model)];
+    auto& names = m_groupNames[static_cast<size_t>(model)];
+    groups.push_back(nodes);
+    names << (name.isEmpty() ? QStringLiteral("group %1").arg(groups.size()) : name);
     requestRefresh();
+}
+
+gwb::engine::GraphAnnotations GraphView::annotations(int model) const {
+    gwb::engine::GraphAnnotations a;
+    const auto m = static_cast<size_t>(model);
+    a.pinned.assign(m_pinned[m].begin(), m_pinned[m].end());
+    for (size_t k = 0; k < m_groups[m].size(); ++k)
+        a.supernodes.emplace_back(m_groupNames[m][static_cast<qsizetype>(k)].toStdString(), m_groups[m][k]);
+    if (m_edgeModel == model) a.clicked = m_edgeTarget;
+    return a;
+}
+
+QStringList GraphView::saveJson(const QString& path) const {
+    const std::vector<int> models = drawnModels(m_graphs.get());
+    if (models.empty()) throw std::invalid_argument("no graph to save: press Run first");
+    QStringList written;
+    for (int m : models) {
+        QString file = path;
+        if (models.size() > 1) {
+            const QString stem = path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? path.chopped(5) : path;
+            file =
+                stem + QLatin1Char('.') + QString::fromLatin1(kGraphModelNames[m]).toLower() + QStringLiteral(".json");
+        }
+        const AttributionGraph& g = m_graphs->graphs[m];
+        gwb::engine::writeGraphJson(file.toStdString(), g, m_graphs->pruning[m], g.modelName, 0.8, annotations(m));
+        written << file;
+    }
+    return written;
+}
+
+void GraphView::setDashboard(int model, int layer, const gwb::engine::FeatureDashboardRun& dashboard) {
+    m_dashboards[{model, layer, dashboard.feature}] = dashboard;
+    const int hovered = m_canvas->hoverModel();
+    if (hovered == model && m_graphs) {
+        const auto& n = m_graphs->graphs[model].nodes[static_cast<size_t>(m_canvas->hoverNode())];
+        if (n.kind == GraphNodeKind::Feature && n.layer == layer && n.index == dashboard.feature) m_canvas->showTip();
+    }
+    requestRefresh();
+}
+
+const gwb::engine::FeatureDashboardRun* GraphView::dashboard(int model, int layer, int64_t feature) const {
+    const auto it = m_dashboards.find({model, layer, feature});
+    return it == m_dashboards.end() ? nullptr : &it->second;
+}
+
+void GraphView::requestDashboard(int model, int64_t node) {
+    if (!m_graphs || model < 0 || model > 1 || node < 0 || node >= m_graphs->graphs[model].nodeCount()) return;
+    const auto& n = m_graphs->graphs[model].nodes[static_cast<size_t>(node)];
+    if (n.kind != GraphNodeKind::Feature) return;
+    if (!m_asked.insert({model, n.layer, n.index}).second) return;
+    Q_EMIT dashboardRequested(model, n.layer, n.index);
 }
 
 void GraphView::clearMarks() {
     for (auto& p : m_pinned)
         p.clear();
     for (auto& g : m_groups)
+        g.clear();
+    for (auto& g : m_groupNames)
         g.clear();
     m_edgeModel = -1;
     m_edgeTarget = m_edgeSource = -1;
@@ -316,12 +261,12 @@ QString GraphView::describe(const AttributionGraph& g, int64_t node) {
     return {};
 }
 
-QString GraphView::nodeTip(int model, int64_t node) const {
+QString GraphView::nodeSummaryHtml(int model, int64_t node) const {
     const AttributionGraph& g = m_graphs->graphs[model];
     const GraphPruning& p = m_graphs->pruning[model];
-    QString tip = QStringLiteral("%1: %2").arg(QLatin1String(kModelNames[model]), describe(g, node));
-    tip += QStringLiteral("\ninfluence on the logits: %1")
-               .arg(detail::formatValue(p.influence[static_cast<size_t>(node)]));
+    QString tip = QStringLiteral("<b>%1</b>: %2<br>influence on the logits: %3")
+                      .arg(QLatin1String(kGraphModelNames[model]), describe(g, node).toHtmlEscaped(),
+                           detail::formatValue(p.influence[static_cast<size_t>(node)]));
     // Its strongest kept inputs.
     const auto row = std::find(g.rowNodes.begin(), g.rowNodes.end(), node);
     if (row != g.rowNodes.end()) {
@@ -333,10 +278,24 @@ QString GraphView::nodeTip(int model, int64_t node) const {
             return std::abs(g.rows.data[r * n + a]) > std::abs(g.rows.data[r * n + b]);
         });
         for (size_t k = 0; k < std::min<size_t>(in.size(), 4); ++k)
-            tip += QStringLiteral("\n  %1 from %2")
-                       .arg(detail::formatValue(g.rows.data[r * n + in[k]]), describe(g, static_cast<int64_t>(in[k])));
+            tip += QStringLiteral("<br>&nbsp;&nbsp;%1 from %2")
+                       .arg(detail::formatValue(g.rows.data[r * n + in[k]]),
+                            describe(g, static_cast<int64_t>(in[k])).toHtmlEscaped());
     }
     return tip;
+}
+
+QString GraphView::nodeTip(int model, int64_t node) const {
+    if (!m_graphs || node < 0 || node >= m_graphs->graphs[model].nodeCount()) return {};
+    QString tip = QStringLiteral("<qt>") + nodeSummaryHtml(model, node);
+    const auto& n = m_graphs->graphs[model].nodes[static_cast<size_t>(node)];
+    if (n.kind == GraphNodeKind::Feature) {
+        if (const gwb::engine::FeatureDashboardRun* d = dashboard(model, n.layer, n.index))
+            tip += QStringLiteral("<hr>") + detail::dashboardHtml(*d, 5);
+        else if (m_asked.count({model, n.layer, n.index}))
+            tip += QStringLiteral("<br><i>Computing the feature's dashboard\u2026</i>");
+    }
+    return tip + QStringLiteral("</qt>");
 }
 
 QString GraphView::detailsHtml() const {
@@ -345,7 +304,7 @@ QString GraphView::detailsHtml() const {
     if (m_edgeModel >= 0 && m_edgeTarget >= 0) {
         const AttributionGraph& g = m_graphs->graphs[m_edgeModel];
         html += QStringLiteral("<b>%1</b>: %2 \u2192 %3, weight %4<br>")
-                    .arg(QLatin1String(kModelNames[m_edgeModel]), describe(g, m_edgeSource).toHtmlEscaped(),
+                    .arg(QLatin1String(kGraphModelNames[m_edgeModel]), describe(g, m_edgeSource).toHtmlEscaped(),
                          describe(g, m_edgeTarget).toHtmlEscaped(),
                          detail::formatValue(g.edge(m_edgeTarget, m_edgeSource)));
         bool any = false;
@@ -369,28 +328,35 @@ QString GraphView::detailsHtml() const {
         return html;
     }
     for (int m = 0; m < 2; ++m)
-        for (int64_t node : m_pinned[static_cast<size_t>(m)]) {
-            html += QStringLiteral("<p>") + nodeTip(m, node).toHtmlEscaped().replace('\n', QStringLiteral("<br>")) +
-                    QStringLiteral("</p>");
-        }
+        for (int64_t node : m_pinned[static_cast<size_t>(m)])
+            html += nodeTip(m, node)
+                        .replace(QStringLiteral("<qt>"), QStringLiteral("<p>"))
+                        .replace(QStringLiteral("</qt>"), QStringLiteral("</p>"));
+    for (int m = 0; m < 2; ++m)
+        for (size_t k = 0; k < m_groups[static_cast<size_t>(m)].size(); ++k)
+            html += QStringLiteral("<p><b>%1</b> supernode \u2018%2\u2019: %3 nodes</p>")
+                        .arg(QLatin1String(kGraphModelNames[m]),
+                             m_groupNames[static_cast<size_t>(m)][static_cast<qsizetype>(k)].toHtmlEscaped())
+                        .arg(m_groups[static_cast<size_t>(m)][k].size());
     if (html.isEmpty())
-        html = QStringLiteral("Hover a node for its strongest inputs; click one to pin it; click an edge for its "
-                              "split across the offsets or heads of each block it crosses; drag a box to group "
-                              "nodes.");
+        html = QStringLiteral("Hover a node for its strongest inputs (a feature: its dashboard too); click one to pin "
+                              "it; click an edge for its split across the offsets or heads of each block it crosses; "
+                              "drag a box to group nodes into a supernode; Save JSON keeps pins and supernodes.");
     return html;
 }
 
 void GraphView::refresh() {
-    const std::vector<int> models = drawn(m_graphs.get());
+    const std::vector<int> models = drawnModels(m_graphs.get());
+    m_save->setEnabled(!models.empty());
     if (m_message.isEmpty()) {
         QStringList parts;
         for (int m = 0; m < 2 && m_graphs; ++m) {
             if (!m_graphs->errors[m].empty())
-                parts << QStringLiteral("%1: %2").arg(QLatin1String(kModelNames[m]),
+                parts << QStringLiteral("%1: %2").arg(QLatin1String(kGraphModelNames[m]),
                                                       QString::fromStdString(m_graphs->errors[m]));
             else if (m_graphs->ran[m])
                 parts << QStringLiteral("%1: %2 of %3 nodes and %4 edges kept (%5 s)")
-                             .arg(QLatin1String(kModelNames[m]))
+                             .arg(QLatin1String(kGraphModelNames[m]))
                              .arg(m_graphs->pruning[m].keptNodes)
                              .arg(m_graphs->graphs[m].nodeCount())
                              .arg(m_graphs->pruning[m].keptEdges)
@@ -412,7 +378,7 @@ QString GraphView::caption() const {
 }
 
 void GraphView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
-    const std::vector<int> models = drawn(m_graphs.get());
+    const std::vector<int> models = drawnModels(m_graphs.get());
     const std::vector<QRectF> rects = detail::panelRects(rect, static_cast<int>(models.size()), rect.width() < 5 * 72);
     for (size_t k = 0; k < models.size(); ++k) {
         const int m = models[k];
@@ -426,10 +392,10 @@ void GraphView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& s
 
 std::vector<DataTable> GraphView::dataTables() const {
     std::vector<DataTable> out;
-    for (int m : drawn(m_graphs.get())) {
+    for (int m : drawnModels(m_graphs.get())) {
         const AttributionGraph& g = m_graphs->graphs[m];
         const GraphPruning& p = m_graphs->pruning[m];
-        const QString model = QString::fromLatin1(kModelNames[m]).toLower();
+        const QString model = QString::fromLatin1(kGraphModelNames[m]).toLower();
         DataTable nodes;
         nodes.name = model + QStringLiteral("_nodes");
         nodes.quantity = QStringLiteral("kept nodes of the attribution graph");

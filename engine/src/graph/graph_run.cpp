@@ -50,10 +50,40 @@ std::vector<int64_t> topLogits(const torch::Tensor& logits, int most, double mas
     return tokens;
 }
 
-/// A computed row over the full layout, kept in float32, with its sums over every column in float64.
+/// A computed row over the full layout, kept in float32 by chunks of kChunk columns, only the chunks
+/// with a non-zero (a target reads earlier blocks and positions only, and the layout is block-major,
+/// then position-major, so a long prompt's rows are mostly whole chunks of zeros), with its sums over
+/// every column in float64.
+constexpr size_t kChunk = 512;
 struct RowData {
-    std::vector<float> values;
+    std::vector<uint32_t> chunks; ///< the chunks kept, ascending
+    std::vector<float> values;    ///< kChunk per chunk kept (the last chunk of the layout may run past its end)
     double sum = 0, absSum = 0;
+
+    explicit RowData(const std::vector<double>& row) {
+        for (size_t c = 0; c * kChunk < row.size(); ++c) {
+            const size_t begin = c * kChunk, end = std::min(row.size(), begin + kChunk);
+            if (std::all_of(row.begin() + static_cast<std::ptrdiff_t>(begin),
+                            row.begin() + static_cast<std::ptrdiff_t>(end), [](double v) { return v == 0; }))
+                continue;
+            chunks.push_back(static_cast<uint32_t>(c));
+            for (size_t j = begin; j < begin + kChunk; ++j) {
+                const double v = j < end ? row[j] : 0.0;
+                values.push_back(static_cast<float>(v));
+                sum += v;
+                absSum += std::abs(v);
+            }
+        }
+    }
+    /// f(column, value) for every kept column.
+    template <class F> void forEach(size_t columns, F&& f) const {
+        for (size_t k = 0; k < chunks.size(); ++k) {
+            const size_t begin = chunks[k] * kChunk, end = std::min(columns, begin + kChunk);
+            const float* v = values.data() + k * kChunk;
+            for (size_t j = begin; j < end; ++j)
+                f(j, v[j - begin]);
+        }
+    }
 };
 
 /// Influence of every node on the logits over the rows computed so far (circuit-tracer's
@@ -67,8 +97,7 @@ std::vector<double> partialInfluence(const std::map<int64_t, RowData>& rows, con
         for (const auto& [node, row] : rows) {
             const double x = cur[static_cast<size_t>(node)] / std::max(row.absSum, 1e-10);
             if (x == 0) continue;
-            for (size_t j = 0; j < n; ++j)
-                next[j] += x * std::abs(row.values[j]);
+            row.forEach(n, [&](size_t j, float v) { next[j] += x * std::abs(v); });
         }
         for (size_t j = 0; j < n; ++j) {
             influence[j] += next[j];
@@ -151,14 +180,8 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
                                             targets.begin() +
                                                 static_cast<std::ptrdiff_t>(std::min(targets.size(), at + B)));
             const std::vector<std::vector<double>> out = runner.rows(batch);
-            for (size_t b = 0; b < batch.size(); ++b) {
-                RowData& row = rows[batch[b].node];
-                row.values.assign(out[b].begin(), out[b].end());
-                for (double v : out[b]) {
-                    row.sum += v;
-                    row.absSum += std::abs(v);
-                }
-            }
+            for (size_t b = 0; b < batch.size(); ++b)
+                rows.insert_or_assign(batch[b].node, RowData(out[b]));
             checkStop(request, 0.05 + 0.8 * static_cast<double>(rows.size()) / static_cast<double>(totalRows), "rows");
         }
     };
@@ -262,11 +285,10 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
         const int64_t node = rowFull[r];
         const RowData& row = rows.at(node);
         const double sum = row.sum; // over every active feature, chosen or not
-        for (int64_t j = 0; j < full.count(); ++j) {
-            const int64_t at = colMap[static_cast<size_t>(j)];
-            if (at >= 0)
-                g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(at)] = row.values[static_cast<size_t>(j)];
-        }
+        row.forEach(static_cast<size_t>(full.count()), [&](size_t j, float v) {
+            const int64_t at = colMap[j];
+            if (at >= 0) g.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(at)] = v;
+        });
         const double v = value[static_cast<size_t>(node)], b = bias[static_cast<size_t>(node)];
         g.rowNodes.push_back(colMap[static_cast<size_t>(node)]);
         g.bias.push_back(b);
@@ -347,7 +369,7 @@ GraphProbe::~GraphProbe() {
     delete m_impl;
 }
 
-std::vector<double> GraphProbe::values(int64_t source, double scale) const {
+std::vector<double> GraphProbe::values(int64_t source, double scale, int routeLayer, int routeUnit) const {
     torch::InferenceMode off(false);
     Replacement& R = *m_impl->R;
     const Layout& lay = m_impl->runner->layout();
@@ -373,7 +395,12 @@ std::vector<double> GraphProbe::values(int64_t source, double scale) const {
             throw std::invalid_argument("GraphProbe: a logit is not a source");
         }
     }
-    return m_impl->runner->values(s);
+    if (routeLayer < 0) return m_impl->runner->values(s);
+    if (routeLayer >= R.layers || routeUnit < 0 || routeUnit > R.units(routeLayer))
+        throw std::invalid_argument("GraphProbe: no such route");
+    graph::Route route{routeLayer, torch::zeros({1, R.units(routeLayer) + 1}, R.options)};
+    route.mask[0][routeUnit] = 1.0;
+    return m_impl->runner->values(s, &route);
 }
 
 std::pair<std::vector<double>, std::vector<double>> GraphProbe::logits() const {

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 namespace gwb::engine::graph {
 
@@ -49,10 +48,10 @@ std::vector<double> RowRunner::recordedValues() const {
     return v;
 }
 
-std::vector<double> RowRunner::values(const Sources& sources) {
+std::vector<double> RowRunner::values(const Sources& sources, const Route* route) {
     torch::NoGradGuard noGrad;
     std::vector<torch::Tensor> ffnIn;
-    const torch::Tensor h = m_R.run(sources, m_R.layers, &ffnIn);
+    const torch::Tensor h = m_R.run(sources, m_R.layers, &ffnIn, route);
     std::vector<double> v(static_cast<size_t>(m_layout.count()), 0.0);
     for (int l = 0; l < m_R.layers; ++l) {
         const Frozen& F = m_R.frozen(l);
@@ -177,28 +176,39 @@ std::vector<EdgeLoading> edgeLoadings(RowRunner& runner, const AttributionGraph&
         const GraphNode& t = graph.nodes[static_cast<size_t>(node)];
         return t.kind == GraphNodeKind::Logit ? L - 1 : t.layer;
     };
-    // Block m -> the rows with a kept edge that crosses its mixer (source layer < m <= target layer).
-    std::map<int, std::set<size_t>> crossing;
+    // Block m -> row -> the kept sources whose edge crosses its mixer (source layer < m <= target layer).
+    std::map<int, std::map<size_t, std::vector<int64_t>>> crossing;
     for (size_t r = 0; r < graph.rowNodes.size(); ++r)
         for (int64_t j = 0; j < n; ++j) {
             if (!pruning.edgeKept[r * static_cast<size_t>(n) + static_cast<size_t>(j)]) continue;
             for (int m = sourceLayer(j) + 1; m <= targetLayer(graph.rowNodes[r]); ++m)
-                crossing[m].insert(r);
+                crossing[m][r].push_back(j);
         }
     size_t work = 0, done = 0;
     for (const auto& [m, rs] : crossing)
-        work += rs.size();
+        work += rs.size() * static_cast<size_t>(runner.replacement().units(m));
     Replacement& R = runner.replacement();
     std::vector<EdgeLoading> out;
     for (const auto& [m, rs] : crossing) {
         const int U = R.units(m);
-        // (row, unit) pairs, unit 0 the skip route; each batch row routed through its one unit.
+        // The loadings of every kept edge crossing block m, units filled batch by batch; skip is what
+        // the units leave of the edge (route 0 needs no pass of its own).
+        std::map<std::pair<size_t, int64_t>, EdgeLoading> loads;
+        for (const auto& [r, sources] : rs)
+            for (int64_t j : sources) {
+                EdgeLoading& e = loads[{r, j}];
+                e.target = graph.rowNodes[r];
+                e.source = j;
+                e.layer = m;
+                e.skip = graph.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(j)];
+                e.units.assign(static_cast<size_t>(U), 0.0);
+            }
+        // (row, unit) pairs, units 1..U; each batch row routed through its one unit.
         std::vector<std::pair<size_t, int>> pairs;
-        for (size_t r : rs)
-            for (int u = 0; u <= U; ++u)
+        for (const auto& [r, sources] : rs)
+            for (int u = 1; u <= U; ++u)
                 pairs.emplace_back(r, u);
-        std::map<std::pair<size_t, int>, std::vector<double>> split;
-        const auto B = static_cast<size_t>(std::max<int64_t>(batch, U + 1));
+        const auto B = static_cast<size_t>(std::max<int64_t>(batch, U));
         for (size_t at = 0; at < pairs.size(); at += B) {
             const size_t end = std::min(pairs.size(), at + B);
             std::vector<Target> targets;
@@ -216,26 +226,20 @@ std::vector<EdgeLoading> edgeLoadings(RowRunner& runner, const AttributionGraph&
             }
             const Route route{m, mask};
             const std::vector<std::vector<double>> rows = runner.rows(targets, &route);
-            for (size_t i = at; i < end; ++i)
-                split[pairs[i]] = rows[i - at];
-            done += (end - at);
-            if (progress)
-                progress(static_cast<double>(done) / static_cast<double>(std::max<size_t>(work * (U + 1), 1)));
-        }
-        for (size_t r : rs)
-            for (int64_t j = 0; j < n; ++j) {
-                if (!pruning.edgeKept[r * static_cast<size_t>(n) + static_cast<size_t>(j)]) continue;
-                if (!(sourceLayer(j) < m && m <= targetLayer(graph.rowNodes[r]))) continue;
-                const auto full = static_cast<size_t>(toFull[static_cast<size_t>(j)]);
-                EdgeLoading e;
-                e.target = graph.rowNodes[r];
-                e.source = j;
-                e.layer = m;
-                e.skip = split.at({r, 0})[full];
-                for (int u = 1; u <= U; ++u)
-                    e.units.push_back(split.at({r, u})[full]);
-                out.push_back(std::move(e));
+            for (size_t i = at; i < end; ++i) {
+                const auto [r, u] = pairs[i];
+                for (int64_t j : rs.at(r)) {
+                    EdgeLoading& e = loads.at({r, j});
+                    const double part = rows[i - at][static_cast<size_t>(toFull[static_cast<size_t>(j)])];
+                    e.units[static_cast<size_t>(u - 1)] = part;
+                    e.skip -= part;
+                }
             }
+            done += (end - at);
+            if (progress) progress(static_cast<double>(done) / static_cast<double>(std::max<size_t>(work, 1)));
+        }
+        for (auto& [key, e] : loads)
+            out.push_back(std::move(e));
     }
     std::sort(out.begin(), out.end(), [](const EdgeLoading& a, const EdgeLoading& b) {
         return std::tie(a.target, a.source, a.layer) < std::tie(b.target, b.source, b.layer);

@@ -40,8 +40,9 @@ public:
     /// the part that goes through the units its mask keeps at route.layer.
     std::vector<std::vector<double>> rows(const std::vector<Target>& targets, const Route* route = nullptr);
     /// Every node's value in the replacement on `sources` (batch 1): features' pre-activations,
-    /// logits minus the mean logit; 0 for errors and tokens.
-    std::vector<double> values(const Sources& sources);
+    /// logits minus the mean logit; 0 for errors and tokens. With a route, only its units pass at
+    /// route.layer (the replacement stays affine, so a difference of two runs is a routed edge).
+    std::vector<double> values(const Sources& sources, const Route* route = nullptr);
     /// The values the prompt itself gives (features' activations, demeaned logits), as recorded.
     std::vector<double> recordedValues() const;
     /// Every source at 0: what remains is the replacement's constant part.
@@ -55,7 +56,8 @@ private:
 };
 
 /// The pruned graph's edges split across the units of every mixer between source and target:
-/// one routed backward pass per (row, unit) for each block a kept edge crosses.
+/// one routed backward pass per (row, unit) for each block a kept edge crosses; the skip part is
+/// what the units leave of the edge (by linearity; the tests measure it on its own route).
 std::vector<EdgeLoading> edgeLoadings(RowRunner& runner, const AttributionGraph& graph,
                                       const std::vector<int64_t>& rowFull, const std::vector<int64_t>& colMap,
                                       const GraphPruning& pruning, int64_t batch,

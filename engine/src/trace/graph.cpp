@@ -211,7 +211,8 @@ GraphScores graphScores(const AttributionGraph& g) {
     return s;
 }
 
-std::string graphJson(const AttributionGraph& g, const GraphPruning& p, const std::string& slug, double nodeThreshold) {
+std::string graphJson(const AttributionGraph& g, const GraphPruning& p, const std::string& slug, double nodeThreshold,
+                      const GraphAnnotations& a) {
     const size_t n = static_cast<size_t>(g.nodeCount());
     const GraphScores& scores = g.scores;
     ordered_json meta = {{"slug", slug},
@@ -309,18 +310,32 @@ std::string graphJson(const AttributionGraph& g, const GraphPruning& p, const st
             }
             links.push_back(std::move(link));
         }
-    const ordered_json qParams = {{"pinnedIds", ordered_json::array()},
-                                  {"supernodes", ordered_json::array()},
+    auto nodeIdOf = [&](int64_t node) {
+        if (node < 0 || node >= g.nodeCount())
+            throw std::invalid_argument("graph annotations: node " + std::to_string(node) + " is not in the graph");
+        return g.nodeId(node);
+    };
+    ordered_json pinned = ordered_json::array(), supernodes = ordered_json::array();
+    for (int64_t node : a.pinned)
+        pinned.push_back(nodeIdOf(node));
+    for (const auto& [name, members] : a.supernodes) {
+        ordered_json s = ordered_json::array({name});
+        for (int64_t node : members)
+            s.push_back(nodeIdOf(node));
+        supernodes.push_back(std::move(s));
+    }
+    const ordered_json qParams = {{"pinnedIds", pinned},
+                                  {"supernodes", supernodes},
                                   {"linkType", "both"},
-                                  {"clickedId", ""},
+                                  {"clickedId", a.clicked >= 0 ? nodeIdOf(a.clicked) : std::string()},
                                   {"sg_pos", ""}};
     const ordered_json doc = {{"metadata", meta}, {"qParams", qParams}, {"nodes", nodes}, {"links", links}};
     return doc.dump(2) + "\n";
 }
 
 void writeGraphJson(const std::string& path, const AttributionGraph& g, const GraphPruning& p, const std::string& slug,
-                    double nodeThreshold) {
-    const std::string text = graphJson(g, p, slug, nodeThreshold);
+                    double nodeThreshold, const GraphAnnotations& a) {
+    const std::string text = graphJson(g, p, slug, nodeThreshold, a);
     writeBytesAtomic(path, text.data(), text.size());
 }
 

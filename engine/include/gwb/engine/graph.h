@@ -112,15 +112,24 @@ GraphPruning pruneGraph(const AttributionGraph& graph, double nodeThreshold = 0.
 /// Computes them (attributeGraph keeps the result in AttributionGraph::scores).
 GraphScores graphScores(const AttributionGraph& graph);
 
+/// What a person marked on a graph (the window's Graph view), kept in the JSON's qParams as
+/// circuit-tracer's front end reads them: pinnedIds, supernodes ([name, node_id, ...] each) and
+/// clickedId. Node indices of the graph.
+struct GraphAnnotations {
+    std::vector<int64_t> pinned;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> supernodes;
+    int64_t clicked = -1;
+};
+
 /// The pruned graph as circuit-tracer's front end reads it: {metadata, qParams, nodes, links}
 /// (node_id, feature, layer, ctx_idx, feature_type, token_prob, is_target_logit, jsNodeId, clerp,
 /// influence, activation; links source, target, weight), with gwb's own fields under
 /// metadata.gwb and each link's "loadings" where it passes through a mixer.
 std::string graphJson(const AttributionGraph& graph, const GraphPruning& pruning, const std::string& slug,
-                      double nodeThreshold);
+                      double nodeThreshold, const GraphAnnotations& annotations = {});
 /// Writes the JSON atomically.
 void writeGraphJson(const std::string& path, const AttributionGraph& graph, const GraphPruning& pruning,
-                    const std::string& slug, double nodeThreshold);
+                    const std::string& slug, double nodeThreshold, const GraphAnnotations& annotations = {});
 /// The whole unpruned graph as an NPZ (atomically): row_nodes, adjacency_rows, bias, completeness,
 /// node_kind (0 feature, 1 error, 2 token, 3 logit), node_layer, node_position, node_index,
 /// node_value, node_probability, node_kept, edge_kept, influence, ids, and meta.json.

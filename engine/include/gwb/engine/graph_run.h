@@ -68,7 +68,9 @@ public:
     /// tokens: 0) with source `source` (a feature's activation, an error's or a token's vector)
     /// scaled by 1 + scale; source -1: the prompt's own. Node order is the full graph's (every
     /// active feature), as attributeGraph builds it when maxFeatureNodes >= the active count.
-    std::vector<double> values(int64_t source = -1, double scale = 0) const;
+    /// routeLayer >= 0: only one route of that block's mixer passes, routeUnit 0 the skip route
+    /// (residual and the gate's a * x), 1 + i its i-th offset or head (loadings).
+    std::vector<double> values(int64_t source = -1, double scale = 0, int routeLayer = -1, int routeUnit = 0) const;
     /// The model's own logits at the last position and the replacement's (frozen) logits there.
     std::pair<std::vector<double>, std::vector<double>> logits() const;
 

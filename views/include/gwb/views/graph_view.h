@@ -2,19 +2,24 @@
 // Graph view: the attribution graphs of both models on the prompt (gwb/engine/graph.h), side by
 // side: layers up (embeddings at the bottom, logits at the top), positions across, the pruned
 // nodes and edges, each edge drawn by its weight (blue adds to its target, red takes away). Hover
-// names a node and its strongest inputs; a click pins a node (its edges stand out and the panel
-// below lists them) or selects an edge (the panel gives its split across each mixer's offsets or
-// heads); dragging a box around nodes groups them into a supernode. The view never runs a model:
-// the application computes the graphs off the GUI thread (setGraphs) from the transcoder sets the
-// person opens.
+// names a node and its strongest inputs, and a transcoder feature's dashboard (its top-activating
+// contexts, asked of the application with dashboardRequested); a click pins a node (its edges stand
+// out and the panel below lists them) or selects an edge (the panel gives its split across each
+// mixer's offsets or heads); dragging a box around nodes groups them into a supernode. Save JSON
+// writes circuit-tracer's graph file with the pins and supernodes in its qParams. The view never
+// runs a model: the application computes the graphs and dashboards off the GUI thread (setGraphs,
+// setDashboard) from the transcoder sets the person opens.
 
 #include "gwb/views/view.h"
 
+#include "gwb/engine/feature_runs.h"
 #include "gwb/engine/graph.h"
 
 #include <array>
+#include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <vector>
 
 class QLabel;
@@ -62,12 +67,29 @@ public:
     const std::set<int64_t>& pinned(int model) const { return m_pinned[static_cast<size_t>(model)]; }
     /// Selects the edge target <- source of a model (-1: none): the panel shows its loadings.
     void selectEdge(int model, int64_t target, int64_t source);
-    /// Groups nodes of a model into a supernode.
-    void group(int model, const std::vector<int64_t>& nodes);
+    /// Groups nodes of a model into a supernode named `name` ("group N" when empty).
+    void group(int model, const std::vector<int64_t>& nodes, const QString& name = {});
     const std::vector<std::vector<int64_t>>& groups(int model) const { return m_groups[static_cast<size_t>(model)]; }
+    const QStringList& groupNames(int model) const { return m_groupNames[static_cast<size_t>(model)]; }
     void clearMarks();
-    /// The panel's text (pinned nodes' edges, or the selected edge's split).
+    /// A model's marks as the graph JSON keeps them (qParams: pinnedIds, supernodes, clickedId).
+    gwb::engine::GraphAnnotations annotations(int model) const;
+    /// Writes each drawn model's pruned graph as circuit-tracer's JSON (atomically), its marks in the
+    /// qParams: to `path` for one model, to "<stem>.grassmann.json" and "<stem>.transformer.json"
+    /// beside it for two. Returns the files written; throws std::exception naming what failed.
+    QStringList saveJson(const QString& path) const;
+    /// The panel's text (pinned nodes' edges and dashboards, or the selected edge's split).
     QString detailsHtml() const;
+
+    /// A transcoder feature's dashboard, as the application computed it for dashboardRequested; kept
+    /// until the graphs or the transcoder sets change.
+    void setDashboard(int model, int layer, const gwb::engine::FeatureDashboardRun& dashboard);
+    const gwb::engine::FeatureDashboardRun* dashboard(int model, int layer, int64_t feature) const;
+    /// Asks for a feature node's dashboard (dashboardRequested) unless it is known or asked for.
+    void requestDashboard(int model, int64_t node);
+    /// A node's tooltip as rich text: what it is, its influence, its strongest kept inputs and, for
+    /// a feature, its dashboard (or that it is being computed).
+    QString nodeTip(int model, int64_t node) const;
     /// A node described in words: "feature 3/17 at 5 'cat' (activation 1.2)".
     static QString describe(const gwb::engine::AttributionGraph& g, int64_t node);
 
@@ -77,6 +99,9 @@ Q_SIGNALS:
     void transcodersRequested(int model);
     void runRequested();
     void cancelRequested();
+    void saveJsonRequested();
+    /// The dashboard of feature `feature` of the transcoder at block `layer` of model `model`.
+    void dashboardRequested(int model, int layer, qint64 feature);
 
 protected:
     void refresh() override;
@@ -87,12 +112,15 @@ private:
     friend class detail::GraphCanvas;
     /// What stands out in model m's panel.
     detail::GraphMarks marks(int model) const;
-    /// A node's tooltip: what it is, its influence, its strongest kept inputs.
-    QString nodeTip(int model, int64_t node) const;
+    /// The tooltip's first part, without the dashboard.
+    QString nodeSummaryHtml(int model, int64_t node) const;
     GraphPairPtr m_graphs;
     std::array<QString, 2> m_folders;
     std::array<std::set<int64_t>, 2> m_pinned;
     std::array<std::vector<std::vector<int64_t>>, 2> m_groups;
+    std::array<QStringList, 2> m_groupNames;
+    std::map<std::tuple<int, int, int64_t>, gwb::engine::FeatureDashboardRun> m_dashboards; ///< (model, layer, feature)
+    std::set<std::tuple<int, int, int64_t>> m_asked;
     int m_edgeModel = -1;
     int64_t m_edgeTarget = -1, m_edgeSource = -1;
     std::array<QPushButton*, 2> m_open{};
@@ -100,6 +128,7 @@ private:
     QPushButton* m_run = nullptr;
     QPushButton* m_cancel = nullptr;
     QPushButton* m_clear = nullptr;
+    QPushButton* m_save = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     detail::GraphCanvas* m_canvas = nullptr;
