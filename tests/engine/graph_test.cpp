@@ -42,6 +42,30 @@ GraphRequest fullRequest(const std::vector<int32_t>& ids) {
 
 class GraphVariants : public ::testing::TestWithParam<size_t> {};
 
+/// Each part of the first `most` loadings measured on its own route, independently: the
+/// replacement run forward with only that unit (or only the skip route) open at the block, the
+/// source scaled by 2, the change read off (no autograd, no batching, no cotangents).
+void expectLoadingsOnTheirRoutes(const GraphProbe& probe, const AttributionGraph& g, size_t most) {
+    std::map<std::pair<int, int>, std::vector<double>> routedBase;
+    auto routed = [&](int64_t source, int layer, int unit, int64_t target) {
+        auto& base = routedBase[{layer, unit}];
+        if (base.empty()) base = probe.values(-1, 0, layer, unit);
+        return probe.values(source, 1.0, layer, unit)[static_cast<size_t>(target)] - base[static_cast<size_t>(target)];
+    };
+    for (size_t k = 0; k < std::min(most, g.loadings.size()); ++k) {
+        const EdgeLoading& e = g.loadings[k];
+        const double edge = g.edge(e.target, e.source);
+        const double tol = 1e-6 * std::max(1.0, std::abs(edge));
+        // skip is the stored (float32) edge minus the units
+        EXPECT_NEAR(routed(e.source, e.layer, 0, e.target), e.skip, 1e-5 * std::max(1.0, std::abs(edge)))
+            << "skip of " << g.nodeId(e.target) << " <- " << g.nodeId(e.source) << " at block " << e.layer;
+        for (size_t u = 0; u < e.units.size(); ++u)
+            EXPECT_NEAR(routed(e.source, e.layer, static_cast<int>(u) + 1, e.target), e.units[u], tol)
+                << g.units[static_cast<size_t>(e.layer)][u] << " of " << g.nodeId(e.target) << " <- "
+                << g.nodeId(e.source);
+    }
+}
+
 } // namespace
 
 TEST_P(GraphVariants, TheReplacementReproducesTheLogitsAndEveryRowIsComplete) {
@@ -73,6 +97,9 @@ TEST_P(GraphVariants, TheReplacementReproducesTheLogitsAndEveryRowIsComplete) {
     ASSERT_EQ(g.rowNodes.size(), static_cast<size_t>(g.features + g.logits));
     for (size_t r = 0; r < g.completeness.size(); ++r)
         EXPECT_LT(g.completeness[r], 1e-9) << g.nodeId(g.rowNodes[r]);
+    // The loadings of every variant's mixer, each part against its own route.
+    EXPECT_FALSE(g.loadings.empty());
+    expectLoadingsOnTheirRoutes(probe, g, 12);
     // Causality: no edge from a later position.
     for (size_t r = 0; r < g.rowNodes.size(); ++r) {
         const GraphNode& t = g.nodes[static_cast<size_t>(g.rowNodes[r])];
@@ -128,35 +155,17 @@ TEST(Graph, LoadingsSplitEachKeptEdgeAcrossTheMixerUnits) {
         ASSERT_GT(p.keptEdges, 0);
         ASSERT_FALSE(g.loadings.empty());
         std::set<std::pair<int64_t, int64_t>> covered;
-        // Each part measured on its own route, independently: the replacement run forward with only
-        // that unit (or only the skip route) open at the block, the source scaled by 2, the change
-        // read off (no autograd, no batching).
-        const GraphProbe probe(m, set, request.ids);
-        std::map<std::pair<int, int>, std::vector<double>> routedBase;
-        auto routed = [&](int64_t source, int layer, int unit, int64_t target) {
-            auto& base = routedBase[{layer, unit}];
-            if (base.empty()) base = probe.values(-1, 0, layer, unit);
-            return probe.values(source, 1.0, layer, unit)[static_cast<size_t>(target)] -
-                   base[static_cast<size_t>(target)];
-        };
-        size_t measured = 0;
         for (const EdgeLoading& e : g.loadings) {
             ASSERT_EQ(e.units.size(), g.units[static_cast<size_t>(e.layer)].size());
             double sum = e.skip;
             for (double u : e.units)
                 sum += u;
             const double edge = g.edge(e.target, e.source); // kept as float32
-            const double tol = 1e-6 * std::max(1.0, std::abs(edge));
-            EXPECT_NEAR(sum, edge, tol) << g.nodeId(e.target) << " <- " << g.nodeId(e.source);
+            EXPECT_NEAR(sum, edge, 1e-6 * std::max(1.0, std::abs(edge)))
+                << g.nodeId(e.target) << " <- " << g.nodeId(e.source);
             covered.insert({e.target, e.source});
-            if (measured++ >= 40) continue;
-            EXPECT_NEAR(routed(e.source, e.layer, 0, e.target), e.skip, 1e-5 * std::max(1.0, std::abs(edge)))
-                << "skip of " << g.nodeId(e.target) << " <- " << g.nodeId(e.source) << " at block " << e.layer;
-            for (size_t u = 0; u < e.units.size(); ++u)
-                EXPECT_NEAR(routed(e.source, e.layer, static_cast<int>(u) + 1, e.target), e.units[u], tol)
-                    << g.units[static_cast<size_t>(e.layer)][u] << " of " << g.nodeId(e.target) << " <- "
-                    << g.nodeId(e.source);
         }
+        expectLoadingsOnTheirRoutes(GraphProbe(m, set, request.ids), g, 40);
         // Every kept edge that crosses a mixer has its loadings; a token's edge crosses every mixer below.
         const size_t n = static_cast<size_t>(g.nodeCount());
         for (size_t r = 0; r < g.rowNodes.size(); ++r)

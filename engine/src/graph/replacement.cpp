@@ -224,18 +224,43 @@ torch::Tensor Replacement::wedge(const torch::Tensor& a, const torch::Tensor& b)
            a.index_select(-1, m_idxJ) * b.index_select(-1, m_idxI);
 }
 
-torch::Tensor Replacement::run(const Sources& sources, int upTo, std::vector<torch::Tensor>* ffnIn,
-                               const Route* route) {
+torch::Tensor Replacement::run(const Sources& sources, int upTo, std::vector<torch::Tensor>* ffnIn, const Route* route,
+                               std::vector<torch::Tensor>* mixOut) {
     if (ffnIn) ffnIn->assign(static_cast<size_t>(layers), torch::Tensor());
+    if (mixOut) mixOut->assign(static_cast<size_t>(layers), torch::Tensor());
     torch::Tensor h = sources.emb;
     m_len = h.size(1);
     for (int l = 0; l < upTo; ++l)
-        h = block(l, h, sources, ffnIn, route, /*record=*/false);
+        h = block(l, h, sources, ffnIn, route, /*record=*/false, mixOut);
     return h;
 }
 
+torch::Tensor Replacement::runToMixer(const Sources& sources, int m, const Route& route) {
+    torch::Tensor h = sources.emb;
+    m_len = h.size(1);
+    for (int l = 0; l < m; ++l)
+        h = block(l, h, sources, nullptr, nullptr, /*record=*/false);
+    return mixer(m, h, &route, /*record=*/false);
+}
+
+torch::Tensor Replacement::mixer(int l, const torch::Tensor& h, const Route* route, bool record) {
+    const BlockParams& P = m_params[static_cast<size_t>(l)];
+    Frozen& F = m_frozen[static_cast<size_t>(l)];
+    auto norm = [&](const Norm& n, const torch::Tensor& x, torch::Tensor& sigma) {
+        if (record) return frozenNorm(n, x, sigma, true);
+        torch::Tensor fixed = cut(sigma);
+        return frozenNorm(n, x, fixed, false);
+    };
+    if (grassmann) {
+        const torch::Tensor x = mixerSeesNormedInput(m_config.norm) ? norm(P.ln1, h, F.sigma1) : h;
+        return grassmannMix(l, h, x, route, record);
+    }
+    const torch::Tensor x = m_config.norm == NormPlacement::Pre ? norm(P.ln1, h, F.sigma1) : h;
+    return attentionMix(l, x, route, record);
+}
+
 torch::Tensor Replacement::block(int l, const torch::Tensor& h, const Sources& s, std::vector<torch::Tensor>* ffnIn,
-                                 const Route* route, bool record) {
+                                 const Route* route, bool record, std::vector<torch::Tensor>* mixOut) {
     const BlockParams& P = m_params[static_cast<size_t>(l)];
     Frozen& F = m_frozen[static_cast<size_t>(l)];
     const ModelConfig& c = m_config;
@@ -248,8 +273,8 @@ torch::Tensor Replacement::block(int l, const torch::Tensor& h, const Sources& s
         return frozenNorm(n, x, fixed, false);
     };
     if (grassmann) {
-        const torch::Tensor x = mixerSeesNormedInput(c.norm) ? norm(P.ln1, h, F.sigma1) : h;
-        torch::Tensor mix = grassmannMix(l, h, x, route, record);
+        torch::Tensor mix = mixer(l, h, route, record);
+        if (mixOut) (*mixOut)[static_cast<size_t>(l)] = mix;
         const bool paper = c.gate == GateVariant::Paper;
         switch (c.norm) {
         case NormPlacement::Pre: {
@@ -270,8 +295,8 @@ torch::Tensor Replacement::block(int l, const torch::Tensor& h, const Sources& s
         return norm(P.ln2, y + ffn(l, y, s, ffnIn, record), F.sigma2);
     }
     const bool pre = c.norm == NormPlacement::Pre;
-    const torch::Tensor x = pre ? norm(P.ln1, h, F.sigma1) : h;
-    torch::Tensor a = attentionMix(l, x, route, record);
+    torch::Tensor a = mixer(l, h, route, record);
+    if (mixOut) (*mixOut)[static_cast<size_t>(l)] = a;
     if (pre) {
         if (P.lnMix.on) a = norm(P.lnMix, a, F.sigmaMix);
         const torch::Tensor out = skipped(h) + a;

@@ -109,8 +109,14 @@ public:
     /// (B x T' x d). Returns the residual stream after the last block run. The sources may cover
     /// the first T' <= T positions only (a causal model's positions < T' do not read later ones):
     /// emb and err B x T' x d, act B x activeBefore[T'].
+    /// mixOut (resized to `layers`), when given, gets each block's mixer output (B x T' x d, before
+    /// the residual is added), as part of the autograd graph.
     torch::Tensor run(const Sources& sources, int upTo, std::vector<torch::Tensor>* ffnIn = nullptr,
-                      const Route* route = nullptr);
+                      const Route* route = nullptr, std::vector<torch::Tensor>* mixOut = nullptr);
+    /// Runs blocks [0, m) and then block m's mixer alone, routed: the output of its units that
+    /// route.mask keeps (B x T' x d). What the rest of the model does with a mixer's output does not
+    /// depend on the route, so a loading is this output's gradient against the unrouted pass's.
+    torch::Tensor runToMixer(const Sources& sources, int m, const Route& route);
     /// The prompt's sources on positions < len.
     Sources baseBefore(int64_t len) const;
     /// The final LayerNorm, frozen at the prompt's last position (h: ... x d).
@@ -118,7 +124,9 @@ public:
 
 private:
     torch::Tensor block(int l, const torch::Tensor& h, const Sources& s, std::vector<torch::Tensor>* ffnIn,
-                        const Route* route, bool record);
+                        const Route* route, bool record, std::vector<torch::Tensor>* mixOut = nullptr);
+    /// Block l's mixer on its input h: the Grassmann mix (gate included) or the heads' projection.
+    torch::Tensor mixer(int l, const torch::Tensor& h, const Route* route, bool record);
     torch::Tensor grassmannMix(int l, const torch::Tensor& h, const torch::Tensor& x, const Route* route, bool record);
     torch::Tensor attentionMix(int l, const torch::Tensor& x, const Route* route, bool record);
     torch::Tensor ffn(int l, const torch::Tensor& in, const Sources& s, std::vector<torch::Tensor>* ffnIn, bool record);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace gwb::engine::graph {
 
@@ -69,84 +70,55 @@ std::vector<double> RowRunner::values(const Sources& sources, const Route* route
     return v;
 }
 
-std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targets, const Route* route) {
-    torch::AutoGradMode grad(true);
-    const auto B = static_cast<int64_t>(targets.size());
-    const int64_t T = m_R.T, d = m_R.d;
+RowRunner::Probe RowRunner::probe(int64_t B, int64_t len, int blocks) const {
+    const int64_t d = m_R.d;
     const int L = m_R.layers;
-    int upTo = 0;
-    int64_t len = 1; // positions the batch needs: a target at t reads nothing after t
-    for (const Target& t : targets) {
-        upTo = std::max(upTo, t.logit ? L : t.layer + 1);
-        len = std::max(len, t.logit ? T : t.position + 1);
-    }
     const torch::TensorOptions o = m_R.options;
-    const Sources base = m_R.baseBefore(len);
-    Sources s;
-    std::vector<torch::Tensor> inputs;
+    Probe p;
+    p.len = len;
+    p.blocks = blocks;
+    p.base = m_R.baseBefore(len);
+    p.actInput.assign(static_cast<size_t>(L), -1);
+    p.errInput.assign(static_cast<size_t>(L), -1);
     const torch::Tensor dEmb = torch::zeros({B, len, d}, o).requires_grad_();
-    s.emb = base.emb + dEmb;
-    inputs.push_back(dEmb);
-    std::vector<int> actInput(static_cast<size_t>(L), -1), errInput(static_cast<size_t>(L), -1);
+    p.sources.emb = p.base.emb + dEmb;
+    p.inputs.push_back(dEmb);
     for (int l = 0; l < L; ++l) {
-        const torch::Tensor& a = base.act[static_cast<size_t>(l)];
-        const torch::Tensor& e = base.err[static_cast<size_t>(l)];
-        if (l >= upTo) { // not run
-            s.act.push_back(a);
-            s.err.push_back(e);
+        const torch::Tensor& a = p.base.act[static_cast<size_t>(l)];
+        const torch::Tensor& e = p.base.err[static_cast<size_t>(l)];
+        if (l >= blocks) { // not read
+            p.sources.act.push_back(a);
+            p.sources.err.push_back(e);
             continue;
         }
         const torch::Tensor dErr = torch::zeros({B, len, d}, o).requires_grad_();
-        errInput[static_cast<size_t>(l)] = static_cast<int>(inputs.size());
-        inputs.push_back(dErr);
-        s.err.push_back(e + dErr);
+        p.errInput[static_cast<size_t>(l)] = static_cast<int>(p.inputs.size());
+        p.inputs.push_back(dErr);
+        p.sources.err.push_back(e + dErr);
         if (a.size(1) > 0) {
             const torch::Tensor dAct = torch::zeros({B, a.size(1)}, o).requires_grad_();
-            actInput[static_cast<size_t>(l)] = static_cast<int>(inputs.size());
-            inputs.push_back(dAct);
-            s.act.push_back(a + dAct);
+            p.actInput[static_cast<size_t>(l)] = static_cast<int>(p.inputs.size());
+            p.inputs.push_back(dAct);
+            p.sources.act.push_back(a + dAct);
         } else {
-            s.act.push_back(a.expand({B, 0}));
+            p.sources.act.push_back(a.expand({B, 0}));
         }
     }
-    std::vector<torch::Tensor> ffnIn;
-    const torch::Tensor h = m_R.run(s, upTo, &ffnIn, route);
+    return p;
+}
 
-    // Sum of every batch row's target: its gradient row b is target b's alone.
-    torch::Tensor total = torch::zeros({}, o);
-    std::map<int, std::pair<std::vector<int64_t>, std::vector<int64_t>>> byLayer; // layer -> (batch rows, locals)
-    for (int64_t b = 0; b < B; ++b) {
-        const Target& t = targets[static_cast<size_t>(b)];
-        auto& entry = byLayer[t.logit ? L : t.layer];
-        entry.first.push_back(b);
-        entry.second.push_back(t.local);
-    }
-    for (const auto& [layer, entry] : byLayer) {
-        const torch::Tensor rowsIdx = torch::tensor(entry.first, torch::kLong).to(o.device());
-        const torch::Tensor local = torch::tensor(entry.second, torch::kLong).to(o.device());
-        if (layer == L) {
-            const torch::Tensor last = h.index_select(0, rowsIdx).select(1, len - 1);
-            total = total + (m_R.finalNorm(last) * m_dirs.index_select(0, local)).sum();
-        } else {
-            const Frozen& F = m_R.frozen(layer);
-            const BlockParams& P = m_R.params(layer);
-            const torch::Tensor pos = F.actPos.index_select(0, local), feat = F.actFeat.index_select(0, local);
-            const torch::Tensor x = ffnIn[static_cast<size_t>(layer)].index({rowsIdx, pos}); // n x d
-            total = total + (x * P.wEnc.t().index_select(0, feat)).sum();
-        }
-    }
-    const std::vector<torch::Tensor> grads = torch::autograd::grad({total}, inputs, {}, /*retain_graph=*/false,
-                                                                   /*create_graph=*/false, /*allow_unused=*/true);
-
-    torch::Tensor out = torch::zeros({B, m_layout.count()}, o);
-    if (grads[0].defined()) out.narrow(1, m_layout.tokenStart(), len).copy_((grads[0] * base.emb).sum(-1));
-    for (int l = 0; l < upTo; ++l) {
-        const int ei = errInput[static_cast<size_t>(l)], ai = actInput[static_cast<size_t>(l)];
+std::vector<std::vector<double>> RowRunner::assemble(const Probe& p, int64_t B,
+                                                     const std::vector<torch::Tensor>& grads) const {
+    const int64_t T = m_R.T, len = p.len;
+    torch::Tensor out = torch::zeros({B, m_layout.count()}, m_R.options);
+    if (grads[0].defined()) out.narrow(1, m_layout.tokenStart(), len).copy_((grads[0] * p.base.emb).sum(-1));
+    for (int l = 0; l < p.blocks; ++l) {
+        const int ei = p.errInput[static_cast<size_t>(l)], ai = p.actInput[static_cast<size_t>(l)];
         if (ei >= 0 && grads[static_cast<size_t>(ei)].defined())
             out.narrow(1, m_layout.errorStart() + l * T, len)
-                .copy_((grads[static_cast<size_t>(ei)] * base.err[static_cast<size_t>(l)]).sum(-1));
+                .copy_((grads[static_cast<size_t>(ei)] * p.base.err[static_cast<size_t>(l)]).sum(-1));
         if (ai >= 0 && grads[static_cast<size_t>(ai)].defined()) {
-            const torch::Tensor& a = base.act[static_cast<size_t>(l)];
+            const torch::Tensor& a = p.base.act[static_cast<size_t>(l)];
             out.narrow(1, m_R.featureStart[static_cast<size_t>(l)], a.size(1))
                 .copy_(grads[static_cast<size_t>(ai)] * a);
         }
@@ -157,6 +129,106 @@ std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targ
     for (int64_t b = 0; b < B; ++b)
         result[static_cast<size_t>(b)].assign(c.data_ptr<double>() + b * n, c.data_ptr<double>() + (b + 1) * n);
     return result;
+}
+
+namespace {
+
+/// The blocks a batch of targets runs and the positions it reads (a target at t reads nothing after t).
+std::pair<int, int64_t> extent(const std::vector<Target>& targets, int L, int64_t T) {
+    int upTo = 0;
+    int64_t len = 1;
+    for (const Target& t : targets) {
+        upTo = std::max(upTo, t.logit ? L : t.layer + 1);
+        len = std::max(len, t.logit ? T : t.position + 1);
+    }
+    return {upTo, len};
+}
+
+} // namespace
+
+torch::Tensor RowRunner::targetSum(const std::vector<Target>& targets, const torch::Tensor& h,
+                                   const std::vector<torch::Tensor>& ffnIn) const {
+    // Sum of every batch row's target: its gradient row b is target b's alone.
+    const int L = m_R.layers;
+    const torch::TensorOptions o = m_R.options;
+    torch::Tensor total = torch::zeros({}, o);
+    std::map<int, std::pair<std::vector<int64_t>, std::vector<int64_t>>> byLayer; // layer -> (batch rows, locals)
+    for (size_t b = 0; b < targets.size(); ++b) {
+        const Target& t = targets[b];
+        auto& entry = byLayer[t.logit ? L : t.layer];
+        entry.first.push_back(static_cast<int64_t>(b));
+        entry.second.push_back(t.local);
+    }
+    for (const auto& [layer, entry] : byLayer) {
+        const torch::Tensor rowsIdx = torch::tensor(entry.first, torch::kLong).to(o.device());
+        const torch::Tensor local = torch::tensor(entry.second, torch::kLong).to(o.device());
+        if (layer == L) {
+            const torch::Tensor last = h.index_select(0, rowsIdx).select(1, h.size(1) - 1);
+            total = total + (m_R.finalNorm(last) * m_dirs.index_select(0, local)).sum();
+        } else {
+            const Frozen& F = m_R.frozen(layer);
+            const BlockParams& P = m_R.params(layer);
+            const torch::Tensor pos = F.actPos.index_select(0, local), feat = F.actFeat.index_select(0, local);
+            const torch::Tensor x = ffnIn[static_cast<size_t>(layer)].index({rowsIdx, pos}); // n x d
+            total = total + (x * P.wEnc.t().index_select(0, feat)).sum();
+        }
+    }
+    return total;
+}
+
+std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targets, const Route* route) {
+    torch::AutoGradMode grad(true);
+    const auto B = static_cast<int64_t>(targets.size());
+    const auto [upTo, len] = extent(targets, m_R.layers, m_R.T);
+    const Probe p = probe(B, len, upTo);
+    std::vector<torch::Tensor> ffnIn;
+    const torch::Tensor h = m_R.run(p.sources, upTo, &ffnIn, route);
+    const torch::Tensor total = targetSum(targets, h, ffnIn);
+    return assemble(p, B,
+                    torch::autograd::grad({total}, p.inputs, {}, /*retain_graph=*/false, /*create_graph=*/false,
+                                          /*allow_unused=*/true));
+}
+
+std::vector<torch::Tensor> RowRunner::mixerCotangents(const std::vector<Target>& targets) {
+    torch::AutoGradMode grad(true);
+    const auto B = static_cast<int64_t>(targets.size());
+    const auto [upTo, len] = extent(targets, m_R.layers, m_R.T);
+    // Only the mixer outputs need a gradient here: the sources enter as constants.
+    const Sources base = m_R.baseBefore(len);
+    Sources s;
+    s.emb = base.emb.expand({B, len, m_R.d});
+    for (int l = 0; l < m_R.layers; ++l) {
+        s.act.push_back(base.act[static_cast<size_t>(l)].expand({B, base.act[static_cast<size_t>(l)].size(1)}));
+        s.err.push_back(base.err[static_cast<size_t>(l)].expand({B, len, m_R.d}));
+    }
+    s.emb = s.emb.clone().requires_grad_(); // a leaf, so that the graph is recorded
+    std::vector<torch::Tensor> ffnIn, mix;
+    const torch::Tensor h = m_R.run(s, upTo, &ffnIn, nullptr, &mix);
+    const torch::Tensor total = targetSum(targets, h, ffnIn);
+    std::vector<torch::Tensor> inputs;
+    for (int l = 0; l < upTo; ++l)
+        inputs.push_back(mix[static_cast<size_t>(l)]);
+    std::vector<torch::Tensor> grads = torch::autograd::grad({total}, inputs, {}, /*retain_graph=*/false,
+                                                             /*create_graph=*/false, /*allow_unused=*/true);
+    std::vector<torch::Tensor> out(static_cast<size_t>(m_R.layers));
+    for (int l = 0; l < upTo; ++l)
+        out[static_cast<size_t>(l)] = grads[static_cast<size_t>(l)].defined()
+                                          ? grads[static_cast<size_t>(l)].detach()
+                                          : torch::zeros({B, len, m_R.d}, m_R.options);
+    return out;
+}
+
+std::vector<std::vector<double>> RowRunner::routedRows(int m, const torch::Tensor& mask,
+                                                       const torch::Tensor& cotangent) {
+    torch::AutoGradMode grad(true);
+    const int64_t B = cotangent.size(0), len = cotangent.size(1);
+    const Probe p = probe(B, len, m);
+    const Route route{m, mask};
+    const torch::Tensor out = m_R.runToMixer(p.sources, m, route);
+    const torch::Tensor total = (out * cotangent).sum();
+    return assemble(p, B,
+                    torch::autograd::grad({total}, p.inputs, {}, /*retain_graph=*/false, /*create_graph=*/false,
+                                          /*allow_unused=*/true));
 }
 
 std::vector<EdgeLoading> edgeLoadings(RowRunner& runner, const AttributionGraph& graph,
@@ -176,71 +248,91 @@ std::vector<EdgeLoading> edgeLoadings(RowRunner& runner, const AttributionGraph&
         const GraphNode& t = graph.nodes[static_cast<size_t>(node)];
         return t.kind == GraphNodeKind::Logit ? L - 1 : t.layer;
     };
-    // Block m -> row -> the kept sources whose edge crosses its mixer (source layer < m <= target layer).
-    std::map<int, std::map<size_t, std::vector<int64_t>>> crossing;
+    // Row -> block m -> the kept sources whose edge crosses its mixer (source layer < m <= target layer).
+    std::map<size_t, std::map<int, std::vector<int64_t>>> crossing;
     for (size_t r = 0; r < graph.rowNodes.size(); ++r)
         for (int64_t j = 0; j < n; ++j) {
             if (!pruning.edgeKept[r * static_cast<size_t>(n) + static_cast<size_t>(j)]) continue;
             for (int m = sourceLayer(j) + 1; m <= targetLayer(graph.rowNodes[r]); ++m)
-                crossing[m][r].push_back(j);
+                crossing[r][m].push_back(j);
         }
-    size_t work = 0, done = 0;
-    for (const auto& [m, rs] : crossing)
-        work += rs.size() * static_cast<size_t>(runner.replacement().units(m));
     Replacement& R = runner.replacement();
-    std::vector<EdgeLoading> out;
-    for (const auto& [m, rs] : crossing) {
-        const int U = R.units(m);
-        // The loadings of every kept edge crossing block m, units filled batch by batch; skip is what
-        // the units leave of the edge (route 0 needs no pass of its own).
-        std::map<std::pair<size_t, int64_t>, EdgeLoading> loads;
-        for (const auto& [r, sources] : rs)
-            for (int64_t j : sources) {
-                EdgeLoading& e = loads[{r, j}];
-                e.target = graph.rowNodes[r];
-                e.source = j;
-                e.layer = m;
-                e.skip = graph.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(j)];
-                e.units.assign(static_cast<size_t>(U), 0.0);
-            }
-        // (row, unit) pairs, units 1..U; each batch row routed through its one unit.
-        std::vector<std::pair<size_t, int>> pairs;
-        for (const auto& [r, sources] : rs)
-            for (int u = 1; u <= U; ++u)
-                pairs.emplace_back(r, u);
-        const auto B = static_cast<size_t>(std::max<int64_t>(batch, U));
-        for (size_t at = 0; at < pairs.size(); at += B) {
-            const size_t end = std::min(pairs.size(), at + B);
-            std::vector<Target> targets;
-            torch::Tensor mask = torch::zeros({static_cast<int64_t>(end - at), U + 1}, R.options);
-            for (size_t i = at; i < end; ++i) {
-                const int64_t node = graph.rowNodes[pairs[i].first];
-                const GraphNode& t = graph.nodes[static_cast<size_t>(node)];
-                const int64_t fullNode = rowFull[pairs[i].first];
-                const int64_t local = t.kind == GraphNodeKind::Logit
-                                          ? fullNode - runner.layout().logitStart()
-                                          : fullNode - R.featureStart[static_cast<size_t>(t.layer)];
-                targets.push_back(Target{t.kind == GraphNodeKind::Logit ? L : t.layer, local,
-                                         t.kind == GraphNodeKind::Logit, fullNode, t.position});
-                mask[static_cast<int64_t>(i - at)][pairs[i].second] = 1.0;
-            }
-            const Route route{m, mask};
-            const std::vector<std::vector<double>> rows = runner.rows(targets, &route);
-            for (size_t i = at; i < end; ++i) {
-                const auto [r, u] = pairs[i];
-                for (int64_t j : rs.at(r)) {
-                    EdgeLoading& e = loads.at({r, j});
-                    const double part = rows[i - at][static_cast<size_t>(toFull[static_cast<size_t>(j)])];
-                    e.units[static_cast<size_t>(u - 1)] = part;
-                    e.skip -= part;
-                }
-            }
-            done += (end - at);
-            if (progress) progress(static_cast<double>(done) / static_cast<double>(std::max<size_t>(work, 1)));
-        }
-        for (auto& [key, e] : loads)
-            out.push_back(std::move(e));
+    auto targetOf = [&](size_t r) {
+        const GraphNode& t = graph.nodes[static_cast<size_t>(graph.rowNodes[r])];
+        const int64_t fullNode = rowFull[r];
+        const bool logit = t.kind == GraphNodeKind::Logit;
+        const int64_t local =
+            logit ? fullNode - runner.layout().logitStart() : fullNode - R.featureStart[static_cast<size_t>(t.layer)];
+        return Target{logit ? L : t.layer, local, logit, fullNode, t.position};
+    };
+    // Rows in the order of their targets (block, then position), so that a batch reads few positions.
+    std::vector<size_t> order;
+    size_t work = 0, done = 0;
+    for (const auto& [r, blocks] : crossing) {
+        order.push_back(r);
+        for (const auto& [m, sources] : blocks)
+            work += static_cast<size_t>(R.units(m));
     }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const Target ta = targetOf(a), tb = targetOf(b);
+        return std::tie(ta.layer, ta.position) < std::tie(tb.layer, tb.position);
+    });
+    std::map<std::tuple<size_t, int, int64_t>, EdgeLoading> loads; // (row, block, source)
+    const auto rowBatch = static_cast<size_t>(std::max<int64_t>(batch, 1));
+    for (size_t at = 0; at < order.size(); at += rowBatch) {
+        const std::vector<size_t> batchRows(order.begin() + static_cast<std::ptrdiff_t>(at),
+                                            order.begin() +
+                                                static_cast<std::ptrdiff_t>(std::min(order.size(), at + rowBatch)));
+        std::vector<Target> targets;
+        for (size_t r : batchRows)
+            targets.push_back(targetOf(r));
+        // One unrouted pass gives each row's gradient at every mixer's output; a unit's part of an
+        // edge is then the routed mixer output's gradient against it, from blocks [0, m) alone.
+        const std::vector<torch::Tensor> cot = runner.mixerCotangents(targets);
+        for (int m = 0; m < L; ++m) {
+            const int U = R.units(m);
+            std::vector<std::pair<size_t, int>> pairs; // (index in the batch, unit 1..U)
+            for (size_t k = 0; k < batchRows.size(); ++k)
+                if (crossing.at(batchRows[k]).count(m))
+                    for (int u = 1; u <= U; ++u)
+                        pairs.emplace_back(k, u);
+            const auto B = static_cast<size_t>(std::max<int64_t>(batch, U));
+            for (size_t p0 = 0; p0 < pairs.size(); p0 += B) {
+                const size_t p1 = std::min(pairs.size(), p0 + B);
+                torch::Tensor mask = torch::zeros({static_cast<int64_t>(p1 - p0), U + 1}, R.options);
+                std::vector<int64_t> rowIndex;
+                for (size_t i = p0; i < p1; ++i) {
+                    mask[static_cast<int64_t>(i - p0)][pairs[i].second] = 1.0;
+                    rowIndex.push_back(static_cast<int64_t>(pairs[i].first));
+                }
+                const torch::Tensor c = cot[static_cast<size_t>(m)].index_select(
+                    0, torch::tensor(rowIndex, torch::kLong).to(R.options.device()));
+                const std::vector<std::vector<double>> rows = runner.routedRows(m, mask, c);
+                for (size_t i = p0; i < p1; ++i) {
+                    const size_t r = batchRows[pairs[i].first];
+                    const int u = pairs[i].second;
+                    for (int64_t j : crossing.at(r).at(m)) {
+                        EdgeLoading& e = loads[{r, m, j}];
+                        if (e.units.empty()) {
+                            e.target = graph.rowNodes[r];
+                            e.source = j;
+                            e.layer = m;
+                            e.skip = graph.rows.data[r * static_cast<size_t>(n) + static_cast<size_t>(j)];
+                            e.units.assign(static_cast<size_t>(U), 0.0);
+                        }
+                        const double part = rows[i - p0][static_cast<size_t>(toFull[static_cast<size_t>(j)])];
+                        e.units[static_cast<size_t>(u - 1)] = part;
+                        e.skip -= part;
+                    }
+                }
+                done += p1 - p0;
+                if (progress) progress(static_cast<double>(done) / static_cast<double>(std::max<size_t>(work, 1)));
+            }
+        }
+    }
+    std::vector<EdgeLoading> out;
+    for (auto& [key, e] : loads)
+        out.push_back(std::move(e));
     std::sort(out.begin(), out.end(), [](const EdgeLoading& a, const EdgeLoading& b) {
         return std::tie(a.target, a.source, a.layer) < std::tie(b.target, b.source, b.layer);
     });

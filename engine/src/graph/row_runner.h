@@ -39,6 +39,14 @@ public:
     /// Rows over the full layout of `targets` (one backward pass). With a route, target b's row is
     /// the part that goes through the units its mask keeps at route.layer.
     std::vector<std::vector<double>> rows(const std::vector<Target>& targets, const Route* route = nullptr);
+    /// The unrouted pass of `targets` read at the mixers: per block m < the deepest target's, the
+    /// gradient of each batch row's target with respect to block m's mixer output (B x len x d,
+    /// len = the positions the targets read; undefined for blocks not run), detached.
+    std::vector<torch::Tensor> mixerCotangents(const std::vector<Target>& targets);
+    /// Rows through the units `mask` keeps at block m (mask B x (1 + units), column 0 the skip route)
+    /// given the cotangents of block m's mixer output (B x len x d): blocks [0, m) and the routed mixer
+    /// run, the output's inner product with the cotangent differentiated. Sources of blocks >= m are 0.
+    std::vector<std::vector<double>> routedRows(int m, const torch::Tensor& mask, const torch::Tensor& cotangent);
     /// Every node's value in the replacement on `sources` (batch 1): features' pre-activations,
     /// logits minus the mean logit; 0 for errors and tokens. With a route, only its units pass at
     /// route.layer (the replacement stays affine, so a difference of two runs is a routed edge).
@@ -49,6 +57,21 @@ public:
     Sources zeroSources() const;
 
 private:
+    /// The prompt's sources on `len` positions plus a zero per batch row that requires a gradient,
+    /// for the sources of blocks [0, blocks).
+    struct Probe {
+        Sources sources, base;
+        std::vector<torch::Tensor> inputs;
+        std::vector<int> actInput, errInput;
+        int64_t len = 0;
+        int blocks = 0;
+    };
+    Probe probe(int64_t B, int64_t len, int blocks) const;
+    /// Each batch row's row over the full layout from the gradients of `p.inputs`.
+    std::vector<std::vector<double>> assemble(const Probe& p, int64_t B, const std::vector<torch::Tensor>& grads) const;
+    /// The sum of every batch row's target, read off a run's output and its FFN inputs.
+    torch::Tensor targetSum(const std::vector<Target>& targets, const torch::Tensor& h,
+                            const std::vector<torch::Tensor>& ffnIn) const;
     Replacement& m_R;
     Layout m_layout;
     torch::Tensor m_dirs; ///< K x d: unembedding rows minus their mean, of the logit tokens
