@@ -16,6 +16,7 @@
 #include <QTimer>
 
 #include <memory>
+#include <tuple>
 
 namespace gwb::app {
 
@@ -98,11 +99,37 @@ void Tour::next() {
         waitForRun([paths] { return paths->running(); });
         return;
     }
-    // The Graph view with transcoder sets: press Run and take the picture when the graphs are in.
+    // The Graph view with transcoder sets: press Run; when the graphs are in, pin the Grassmann
+    // graph's most influential feature and take the picture once its dashboard is in the panel
+    // (at most 60 s).
     if (auto* gv = qobject_cast<gwb::views::GraphView*>(m_window->view(m_ids[m_index]));
         gv && !gv->hasContent() && (!gv->transcoders(0).isEmpty() || !gv->transcoders(1).isEmpty())) {
         Q_EMIT gv->runRequested();
-        waitForRun([gv] { return gv->running(); });
+        auto polls = std::make_shared<int>(0);
+        auto pinned = std::make_shared<std::tuple<int, int, int64_t>>(-1, -1, -1);
+        waitForRun([gv, polls, pinned] {
+            if (gv->running()) return true;
+            const gwb::engine::GraphPair* pair = gv->graphs();
+            if (std::get<0>(*pinned) < 0) {
+                for (int m = 0; pair && m < 2 && std::get<0>(*pinned) < 0; ++m) {
+                    const auto& g = pair->graphs[m];
+                    int64_t best = -1;
+                    for (int64_t i = 0; i < g.nodeCount(); ++i)
+                        if (g.nodes[static_cast<size_t>(i)].kind == gwb::engine::GraphNodeKind::Feature &&
+                            pair->pruning[m].nodeKept[static_cast<size_t>(i)] &&
+                            (best < 0 || pair->pruning[m].influence[static_cast<size_t>(i)] >
+                                             pair->pruning[m].influence[static_cast<size_t>(best)]))
+                            best = i;
+                    if (best < 0) continue;
+                    gv->togglePin(m, best);
+                    const auto& n = g.nodes[static_cast<size_t>(best)];
+                    *pinned = {m, n.layer, n.index};
+                }
+                if (std::get<0>(*pinned) < 0) return false; // no feature kept: nothing to wait for
+            }
+            const auto [m, layer, feature] = *pinned;
+            return gv->dashboard(m, layer, feature) == nullptr && ++*polls < 600;
+        });
         return;
     }
     // The Lens view computes the logit lens when it is shown: the picture once it is in.

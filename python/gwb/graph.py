@@ -6,6 +6,7 @@ through which offsets (Grassmann) or heads (Transformer), as `gwb graph` compute
     g.scores                      # {"replacement": ..., "completeness": ...} as circuit-tracer defines them
     g.adjacency()                 # the full unpruned n x n adjacency (rows: targets, columns: sources)
     g.json                        # circuit-tracer's graph format (dict), pruned; g.save("graph.json")
+    g.save("graph.json", pinned=["5_812_9"], supernodes={"say Emma": [12, 40]})  # qParams as the front end keeps them
     g.loadings                    # kept edges split across each mixer's units: [{"target", "source", "layer", ...}]
 
 docs/attribution-graphs.md says what is frozen, how the Plücker product is split, and why every node
@@ -47,11 +48,31 @@ class Graph:
         """"feature", "error", "token" or "logit"."""
         return NODE_KINDS[int(self.node_kind[node])]
 
-    def save(self, path):
-        """Writes the pruned graph in circuit-tracer's JSON format."""
+    def _node_id(self, node):
+        """A node's id from its index or its id; a ValueError names an unknown one."""
+        if isinstance(node, str):
+            if node not in self.node_ids:
+                raise ValueError(f"no node {node!r} in the graph (ids look like {self.node_ids[0]!r})")
+            return node
+        i = int(node)
+        if not 0 <= i < len(self.node_ids):
+            raise ValueError(f"no node {i}: the graph has {len(self.node_ids)} nodes")
+        return self.node_ids[i]
+
+    def save(self, path, pinned=(), supernodes=None, clicked=None):
+        """Writes the pruned graph in circuit-tracer's JSON format (atomically). `pinned` (node
+        indices or ids), `supernodes` ({name: [nodes]}) and `clicked` (a node) go into its qParams
+        as circuit-tracer's front end keeps them (pinnedIds, supernodes, clickedId), as the
+        window's Graph view saves them."""
+        doc = json.loads(self._d["json"])
+        q = doc["qParams"]
+        q["pinnedIds"] = [self._node_id(n) for n in pinned]
+        q["supernodes"] = [[str(name)] + [self._node_id(n) for n in nodes] for name, nodes in (supernodes or {}).items()]
+        q["clickedId"] = "" if clicked is None else self._node_id(clicked)
         tmp = os.fspath(path) + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self._d["json"])
+            json.dump(doc, f, indent=2)
+            f.write("\n")
         os.replace(tmp, path)
 
     def __repr__(self):

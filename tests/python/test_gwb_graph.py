@@ -51,6 +51,21 @@ def test_nodes_are_the_models_own_values_and_every_row_is_complete(setup):
     assert g.json["metadata"]["gwb"]["architecture"] == model.config["kind"]
 
 
+def test_pins_and_supernodes_are_saved_in_the_qparams(setup, tmp_path):
+    _, _, _, _, g = setup
+    kept = [i for i in range(len(g.node_ids)) if g.node_kept[i]]
+    g.save(tmp_path / "g.json", pinned=[kept[0], g.node_ids[kept[-1]]], supernodes={"pair": kept[:2]},
+           clicked=kept[-1])
+    q = json.loads((tmp_path / "g.json").read_text())["qParams"]
+    assert q["pinnedIds"] == [g.node_ids[kept[0]], g.node_ids[kept[-1]]]
+    assert q["supernodes"] == [["pair", g.node_ids[kept[0]], g.node_ids[kept[1]]]]
+    assert q["clickedId"] == g.node_ids[kept[-1]]
+    assert json.loads((tmp_path / "g.json").read_text())["nodes"] == g.json["nodes"]
+    with pytest.raises(ValueError, match="no node"):
+        g.save(tmp_path / "bad.json", pinned=["99_99_99"])
+    assert not (tmp_path / "bad.json").exists()
+
+
 def test_the_command_line_writes_the_same_graph(setup, tmp_path):
     model, _, out, ids, g = setup
     kind = model.config["kind"]
