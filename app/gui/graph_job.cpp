@@ -58,13 +58,12 @@ gwb::engine::FeatureDashboardRun computeGraphDashboard(ModelCache& cache, const 
         if (layer < 0 || layer >= static_cast<int>(set->layers.size()))
             throw std::invalid_argument("the set has no transcoder at block " + std::to_string(layer));
         auto dictionary = std::make_shared<const gwb::engine::Dictionary>(set->layers[static_cast<size_t>(layer)]);
-        gwb::engine::FeatureModels models;
-        models.paths[0] = c.grassmannPath.toStdString();
-        models.paths[1] = c.baselinePath.toStdString();
-        models.device = c.device.toStdString();
-        models.traces[0] = c.data.grassmann;
-        models.traces[1] = c.data.baseline;
-        out = gwb::engine::runFeatureDashboard(cache.opener(), dictionary, feature, models, {});
+        FeaturesContext fc; // the Features view's dashboard, over the set's training corpus
+        fc.grassmannPath = c.grassmannPath;
+        fc.baselinePath = c.baselinePath;
+        fc.device = c.device;
+        fc.data = c.data;
+        out = computeDashboard(cache, dictionary, feature, fc);
     } catch (const std::exception& e) {
         out.error = std::string("no dashboard: ") + e.what();
     }

