@@ -177,11 +177,14 @@ def main():
             except subprocess.TimeoutExpired:
                 lines.append(f"| {len(bm.encode(prompt))} | | did not finish in 20 minutes | | |")
         lines.append("")
-    lines += ["Memory is the rows kept while features are chosen: (rows computed) x (every active feature, error "
-              "and token) float32, so it grows with the number of active nodes times the feature budget "
-              "(--max-features), never with (tokens x features) squared; one batch of backward passes adds "
-              "B x tokens x d per block. The per-offset and per-head loadings of every pruned edge add one routed "
-              "backward pass per unit and block crossed (the skip part is what the units leave of the edge).", ""]
+    lines += ["Memory: the rows kept while features are chosen, (rows computed) x (every active feature, error "
+              "and token) float32 by chunks that hold a non-zero, so it grows with the number of active nodes "
+              "times the feature budget (--max-features), never with (tokens x features) squared; and one "
+              "backward pass's tensors, about twenty B x tokens x d a block, which is most of the peak at long "
+              "prompts (B, targets a pass, is 32 x 256 / tokens there, at least 4). The per-offset and per-head "
+              "loadings of the pruned edges add one unrouted pass per batch of pruned rows and one routed pass "
+              "per unit and block crossed, as deep as that block (the skip part is what the units leave of the "
+              "edge).", ""]
     write_doc(os.path.join(ROOT, a.out), "\n".join(lines))
 
 

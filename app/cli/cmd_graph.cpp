@@ -94,8 +94,11 @@ int runGraph(const QStringList& args) {
     const QCommandLineOption edgeThreshold(QStringLiteral("edge-threshold"),
                                            QStringLiteral("Pruning: cumulative edge influence kept (default 0.98)."),
                                            QStringLiteral("X"));
-    const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Targets per backward pass (default 32)."),
-                                   QStringLiteral("B"));
+    const QCommandLineOption batch(
+        QStringLiteral("batch"),
+        QStringLiteral(
+            "Targets per backward pass, at most (default 32; long prompts take B * 256 / tokens, at least 4)."),
+        QStringLiteral("B"));
     const QCommandLineOption single(QStringLiteral("float32"),
                                     QStringLiteral("Run the replacement in float32 (default float64: completeness to "
                                                    "~1e-12)."));

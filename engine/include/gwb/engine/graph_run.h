@@ -26,7 +26,7 @@ struct GraphRequest {
     /// Features whose rows are computed, chosen by their influence on the logits as the graph grows
     /// (circuit-tracer's max_feature_nodes); every active feature when there are no more than this.
     int64_t maxFeatureNodes = 4096;
-    int64_t batch = 32;          ///< targets per backward pass
+    int64_t batch = 32; ///< targets per backward pass, at most: batch * 256 / tokens (at least 4) for long prompts
     bool doublePrecision = true; ///< the replacement in float64 (completeness to ~1e-12), else float32
     bool loadings = true;        ///< split the pruned graph's edges across the offsets or heads of each mixer
     double nodeThreshold = 0.8, edgeThreshold = 0.98; ///< pruning (for the loadings)
