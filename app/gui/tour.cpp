@@ -16,9 +16,38 @@
 #include <QTimer>
 
 #include <memory>
-#include <tuple>
+#include <optional>
 
 namespace gwb::app {
+
+namespace {
+
+struct PinnedFeature {
+    int model = 0, layer = 0;
+    int64_t feature = 0;
+};
+
+/// Pins the kept feature with the most influence on the logits, the Grassmann graph's first.
+std::optional<PinnedFeature> pinStrongestFeature(gwb::views::GraphView* gv) {
+    const gwb::engine::GraphPair* pair = gv->graphs();
+    for (int m = 0; pair && m < 2; ++m) {
+        const auto& g = pair->graphs[m];
+        const auto& p = pair->pruning[m];
+        int64_t best = -1;
+        for (int64_t i = 0; i < g.nodeCount(); ++i) {
+            const auto k = static_cast<size_t>(i);
+            if (g.nodes[k].kind != gwb::engine::GraphNodeKind::Feature || !p.nodeKept[k]) continue;
+            if (best < 0 || p.influence[k] > p.influence[static_cast<size_t>(best)]) best = i;
+        }
+        if (best < 0) continue;
+        gv->togglePin(m, best);
+        const auto& n = g.nodes[static_cast<size_t>(best)];
+        return PinnedFeature{m, n.layer, n.index};
+    }
+    return std::nullopt;
+}
+
+} // namespace
 
 Tour::Tour(MainWindow* window, const QString& folder, int settleMs)
     : QObject(window), m_window(window), m_folder(folder), m_settleMs(settleMs) {
@@ -106,29 +135,13 @@ void Tour::next() {
         gv && !gv->hasContent() && (!gv->transcoders(0).isEmpty() || !gv->transcoders(1).isEmpty())) {
         Q_EMIT gv->runRequested();
         auto polls = std::make_shared<int>(0);
-        auto pinned = std::make_shared<std::tuple<int, int, int64_t>>(-1, -1, -1);
+        auto pinned = std::make_shared<std::optional<PinnedFeature>>();
         waitForRun([gv, polls, pinned] {
             if (gv->running()) return true;
-            const gwb::engine::GraphPair* pair = gv->graphs();
-            if (std::get<0>(*pinned) < 0) {
-                for (int m = 0; pair && m < 2 && std::get<0>(*pinned) < 0; ++m) {
-                    const auto& g = pair->graphs[m];
-                    int64_t best = -1;
-                    for (int64_t i = 0; i < g.nodeCount(); ++i)
-                        if (g.nodes[static_cast<size_t>(i)].kind == gwb::engine::GraphNodeKind::Feature &&
-                            pair->pruning[m].nodeKept[static_cast<size_t>(i)] &&
-                            (best < 0 || pair->pruning[m].influence[static_cast<size_t>(i)] >
-                                             pair->pruning[m].influence[static_cast<size_t>(best)]))
-                            best = i;
-                    if (best < 0) continue;
-                    gv->togglePin(m, best);
-                    const auto& n = g.nodes[static_cast<size_t>(best)];
-                    *pinned = {m, n.layer, n.index};
-                }
-                if (std::get<0>(*pinned) < 0) return false; // no feature kept: nothing to wait for
-            }
-            const auto [m, layer, feature] = *pinned;
-            return gv->dashboard(m, layer, feature) == nullptr && ++*polls < 600;
+            if (!*pinned) *pinned = pinStrongestFeature(gv);
+            if (!*pinned) return false; // no feature kept: nothing to wait for
+            const PinnedFeature& f = **pinned;
+            return gv->dashboard(f.model, f.layer, f.feature) == nullptr && ++*polls < 600;
         });
         return;
     }

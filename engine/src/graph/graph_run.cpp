@@ -16,7 +16,6 @@
 #include <map>
 #include <memory>
 #include <numeric>
-#include <set>
 #include <tuple>
 #include <stdexcept>
 

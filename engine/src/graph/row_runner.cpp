@@ -176,13 +176,13 @@ torch::Tensor RowRunner::targetSum(const std::vector<Target>& targets, const tor
     return total;
 }
 
-std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targets, const Route* route) {
+std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targets) {
     torch::AutoGradMode grad(true);
     const auto B = static_cast<int64_t>(targets.size());
     const auto [upTo, len] = extent(targets, m_R.layers, m_R.T);
     const Probe p = probe(B, len, upTo);
     std::vector<torch::Tensor> ffnIn;
-    const torch::Tensor h = m_R.run(p.sources, upTo, &ffnIn, route);
+    const torch::Tensor h = m_R.run(p.sources, upTo, &ffnIn);
     const torch::Tensor total = targetSum(targets, h, ffnIn);
     return assemble(p, B,
                     torch::autograd::grad({total}, p.inputs, {}, /*retain_graph=*/false, /*create_graph=*/false,

@@ -36,9 +36,8 @@ public:
     const Layout& layout() const { return m_layout; }
     Replacement& replacement() { return m_R; }
 
-    /// Rows over the full layout of `targets` (one backward pass). With a route, target b's row is
-    /// the part that goes through the units its mask keeps at route.layer.
-    std::vector<std::vector<double>> rows(const std::vector<Target>& targets, const Route* route = nullptr);
+    /// Rows over the full layout of `targets` (one backward pass).
+    std::vector<std::vector<double>> rows(const std::vector<Target>& targets);
     /// The unrouted pass of `targets` read at the mixers: per block m < the deepest target's, the
     /// gradient of each batch row's target with respect to block m's mixer output (B x len x d,
     /// len = the positions the targets read; undefined for blocks not run), detached.
