@@ -81,13 +81,18 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
 }
 
 AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
-                                       double eps, PlaneMean mode, double scale) {
+                                       double eps, PlaneMean mode, double scale, int64_t tBegin, int64_t tEnd) {
     const bool meanThenNormalize = mode == PlaneMean::MeanThenNormalize, raw = mode == PlaneMean::Raw;
     if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("aggregateBivectors: scale must be > 0");
     checkStates(z, "aggregateBivectors");
     checkOffsets(offsets, "aggregateBivectors");
     if (!(eps > 0)) throw std::invalid_argument("aggregateBivectors: eps must be positive");
-    const Eigen::Index T = z.rows(), r = z.cols(), O = static_cast<Eigen::Index>(offsets.size());
+    if (tEnd < 0) tEnd = z.rows();
+    if (tBegin < 0 || tBegin > tEnd || tEnd > z.rows())
+        throw std::invalid_argument("aggregateBivectors: the rows [" + std::to_string(tBegin) + ", " +
+                                    std::to_string(tEnd) + ") are not within the " + std::to_string(z.rows()) +
+                                    " tokens");
+    const Eigen::Index T = tEnd - tBegin, r = z.cols(), O = static_cast<Eigen::Index>(offsets.size());
     const Eigen::Index C = pairCount(r);
     AggregatedBivectors out;
     out.b = RowMatrixXd::Zero(T, C);
@@ -101,10 +106,11 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
     // the pair's norm ||z_t ^ z_s|| = |z_t| |z_s^perp| in O(r) a pair, to the accuracy of the
     // wedge's own coordinates; and y_t has no part along z_t, so a nearly parallel pair's large
     // weight 1 / eps does not swamp the other pairs' parts of y_t.
-    for (Eigen::Index t = 0; t < T; ++t) {
+    for (Eigen::Index i = 0; i < T; ++i) {
+        const Eigen::Index t = tBegin + i; // the token; row i of the output
         const auto zt = z.row(t);
         const double tt = zt.squaredNorm();
-        auto yt = out.y.row(t);
+        auto yt = out.y.row(i);
         int count = 0;
         for (Eigen::Index o = 0; o < O; ++o) {
             const Eigen::Index s = t - offsets[static_cast<size_t>(o)];
@@ -116,19 +122,19 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
                 w -= (zt.dot(w.transpose()) / tt) * zt.transpose();
                 n = std::sqrt(tt) * w.norm();
             }
-            out.norms(t, o) = n;
+            out.norms(i, o) = n;
             if (n <= eps) ++out.degenerate;
             const double weight = raw ? scale : meanThenNormalize ? 1.0 : 1.0 / std::max(n, eps);
             yt += weight * w.transpose();
             ++count;
         }
-        out.validCount[static_cast<size_t>(t)] = count;
+        out.validCount[static_cast<size_t>(i)] = count;
         if (count == 0) continue;
         yt /= count;
-        wedgeInto(zt.data(), yt.data(), r, out.b.row(t).data());
+        wedgeInto(zt.data(), yt.data(), r, out.b.row(i).data());
         if (meanThenNormalize) {
-            const double norm = std::sqrt(out.b.row(t).squaredNorm() + eps);
-            out.b.row(t) /= norm;
+            const double norm = std::sqrt(out.b.row(i).squaredNorm() + eps);
+            out.b.row(i) /= norm;
             yt /= norm;
         }
     }
@@ -149,50 +155,61 @@ template <typename Matrix> void fillAntisymmetric(const double* src, Eigen::Inde
 }
 } // namespace
 
-Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b) {
-    requireFiniteRows(b, "residualBatch");
+namespace {
+/// Planarity of the bivector whose antisymmetric matrix is `m` (filled) and squared norm norm2.
+/// Certified shortcut for (near-)planes, such as the aggregated B_t = z_t ^ y_t: with x the
+/// longest column of M, ||M x||^2 / ||x||^2 (a Rayleigh quotient of S = M^T M) is a lower bound
+/// on s1^2 and ||B||^2 = sum s_k^2 an upper bound. For a plane every column lies in it and the two
+/// are equal; when they agree to 1e-14 the planarity is known to 1e-14 without the
+/// eigen-decomposition (O(n^2) instead of O(n^3)). `s` and `eig` are scratch space.
+double planarityOfMatrix(const RowMatrixXd& m, double norm2, RowMatrixXd& s,
+                         Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& eig) {
+    if (norm2 == 0) return kNaN;
+    const Eigen::Index n = m.rows();
+    // Row k of the antisymmetric M is minus its column k: the same norms, contiguous in memory.
+    Eigen::Index longest = 0;
+    m.rowwise().squaredNorm().maxCoeff(&longest);
+    const double xx = m.row(longest).squaredNorm();
+    const double rayleigh = (m * m.row(longest).transpose()).squaredNorm() / xx;
+    if (rayleigh >= (1 - 1e-14) * norm2) return std::min(rayleigh / norm2, 1.0);
+    s.noalias() = m.transpose() * m;
+    eig.compute(s, Eigen::EigenvaluesOnly);
+    return std::min(std::max(eig.eigenvalues()[n - 1], 0.0) / norm2, 1.0);
+}
+
+/// Each row's residual (when `res`) and planarity (when `pla`), from one antisymmetric matrix a row.
+void rowChecks(const Eigen::Ref<const RowMatrixXd>& b, const char* what, Eigen::VectorXd* res,
+               Eigen::VectorXd* pla) {
+    requireFiniteRows(b, what);
     const int64_t n = dimensionFromPairCount(b.cols());
-    Eigen::VectorXd out(b.rows());
-    RowMatrixXd m(n, n);
+    if (res) res->resize(b.rows());
+    if (pla) pla->resize(b.rows());
+    RowMatrixXd m(n, n), s(n, n);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(n);
     for (Eigen::Index row = 0; row < b.rows(); ++row) {
-        const double* src = b.row(row).data();
-        fillAntisymmetric(src, n, m);
-        out[row] = pluckerResidualOfMatrix(m, b.row(row).squaredNorm());
+        const double norm2 = b.row(row).squaredNorm();
+        fillAntisymmetric(b.row(row).data(), n, m);
+        if (res) (*res)[row] = pluckerResidualOfMatrix(m, norm2);
+        if (pla) (*pla)[row] = planarityOfMatrix(m, norm2, s, eig);
     }
+}
+} // namespace
+
+Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b) {
+    Eigen::VectorXd out;
+    rowChecks(b, "residualBatch", &out, nullptr);
     return out;
 }
 
 Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b) {
-    requireFiniteRows(b, "planarityBatch");
-    const int64_t n = dimensionFromPairCount(b.cols());
-    Eigen::VectorXd out(b.rows());
-    Eigen::MatrixXd m(n, n), s(n, n);
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(n);
-    for (Eigen::Index row = 0; row < b.rows(); ++row) {
-        const double norm2 = b.row(row).squaredNorm();
-        if (norm2 == 0) {
-            out[row] = kNaN;
-            continue;
-        }
-        const double* src = b.row(row).data();
-        fillAntisymmetric(src, n, m);
-        // Certified shortcut for (near-)planes, such as the aggregated B_t = z_t ^ y_t: with x the
-        // longest column of M, ||M x||^2 / ||x||^2 (a Rayleigh quotient of S = M^T M) is a lower
-        // bound on s1^2 and ||B||^2 = sum s_k^2 an upper bound. For a plane every column lies in it
-        // and the two are equal; when they agree to 1e-14 the planarity is known to 1e-14 without
-        // the eigen-decomposition (O(n^2) instead of O(n^3)).
-        Eigen::Index longest = 0;
-        m.colwise().squaredNorm().maxCoeff(&longest);
-        const double xx = m.col(longest).squaredNorm();
-        const double rayleigh = (m * m.col(longest)).squaredNorm() / xx;
-        if (rayleigh >= (1 - 1e-14) * norm2) {
-            out[row] = std::min(rayleigh / norm2, 1.0);
-            continue;
-        }
-        s.noalias() = m.transpose() * m;
-        eig.compute(s, Eigen::EigenvaluesOnly);
-        out[row] = std::min(std::max(eig.eigenvalues()[n - 1], 0.0) / norm2, 1.0);
-    }
+    Eigen::VectorXd out;
+    rowChecks(b, "planarityBatch", nullptr, &out);
+    return out;
+}
+
+ResidualsAndPlanarities residualAndPlanarityBatch(const Eigen::Ref<const RowMatrixXd>& b) {
+    ResidualsAndPlanarities out;
+    rowChecks(b, "residualAndPlanarityBatch", &out.residual, &out.planarity);
     return out;
 }
 

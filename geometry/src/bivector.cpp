@@ -48,10 +48,11 @@ Deflation deflate(const RowMatrixXd& m, Eigen::VectorXd u, int iterations, Eigen
         u.noalias() = m * w;
         u /= u.norm();
     }
-    Eigen::VectorXd v = m * u;
+    const Eigen::VectorXd mu = m * u;
+    Eigen::VectorXd v = mu;
     v -= u.dot(v) * u;
     v /= v.norm();
-    const Eigen::VectorXd mu = m * u, mv = m * v;
+    const Eigen::VectorXd mv = m * v;
     Deflation d;
     const double a = u.dot(mv);
     d.a2 = a * a;
@@ -170,9 +171,10 @@ double residualFromMatrix(const RowMatrixXd& m, double normSquared, const Eigen:
     // by power iteration from the longest column, then deflated. Certified when the plane is
     // invariant to 1e-12 of what is left and what is left is below 1e-12 of the top pair (then
     // e2 of the rest, at most rest^2 / 2, is below 1e-12 of a^2 rest and is neglected).
+    // (Row k of the antisymmetric M is minus its column k: the same norms, contiguous in memory.)
     Eigen::Index longest = 0;
-    m.colwise().squaredNorm().maxCoeff(&longest);
-    Eigen::VectorXd u = m.col(longest), w(n);
+    m.rowwise().squaredNorm().maxCoeff(&longest);
+    Eigen::VectorXd u = -m.row(longest).transpose(), w(n);
     u /= u.norm();
     auto certified = [](const Deflation& x) {
         return x.rest <= 1e-12 * x.a2 && (x.coupling <= 1e-12 * x.rest || x.rest <= 1e-30 * x.a2);

@@ -172,9 +172,12 @@ class Model:
         """Everything `gwb trace` records (and, with analysis=True, computes) for one prompt.
 
         analysis may also list the parts of a Grassmann model's analysis to compute: "core"
-        (always: planes, influence, gates, prompt subspaces), "readout" (the read-out planes),
-        "layer_angles" (angles between layers), "reading_subspaces"; the arrays of the others are
-        left out (at GrassLM-100M's size the read-out planes cost the most, once per model).
+        (always: planes, influence, gates), "readout" (the read-out planes), "layer_angles"
+        (angles between layers), "reading_subspaces", "prompt_subspaces" (prompt_subspace_distance;
+        a Transformer's analysis always has it); the arrays of the others are left out (at
+        GrassLM-100M's size the read-out planes cost the most, once per model; at 4,096 tokens the
+        prompt subspaces cost more than the core part). Until 2026-11-30 "core" included the
+        prompt subspaces.
 
         The logit lens (lens_top_ids, lens_top_logprobs, lens_next_rank, lens_next_logprob, with
         the top lens_k pieces) is computed only with lens=True: it multiplies every block's state

@@ -175,7 +175,7 @@ unsigned analysisPartsOf(const py::object& analysis, bool& any) {
     }
     if (py::isinstance<py::str>(analysis))
         throw py::type_error("analysis= takes True, False or a list of parts (core, readout, layer_angles, "
-                             "reading_subspaces), not a string");
+                             "reading_subspaces, prompt_subspaces), not a string");
     unsigned parts = kAnalysisCore;
     for (const py::handle& h : analysis) {
         const std::string name = py::str(h).cast<std::string>();
@@ -187,9 +187,11 @@ unsigned analysisPartsOf(const py::object& analysis, bool& any) {
             parts |= kAnalysisLayerAngles;
         else if (name == "reading_subspaces")
             parts |= kAnalysisReadingSubspaces;
+        else if (name == "prompt_subspaces")
+            parts |= kAnalysisPromptSubspaces;
         else
             throw py::value_error("analysis part '" + name +
-                                  "' is not one of: core, readout, layer_angles, reading_subspaces");
+                                  "' is not one of: core, readout, layer_angles, reading_subspaces, prompt_subspaces");
     }
     return parts;
 }

@@ -438,6 +438,49 @@ BENCHMARK(bundledAnalysisBench)
     ->UseRealTime()
     ->MinTime(0.5);
 
+/// Issue 51: a window Run of a long prompt at the published model's scale. With GWB_BENCH_SCALE
+/// naming a checkpoint (scripts/bench --scale makes one of GrassLM-100M's shape): the trace of T
+/// random tokens as the window makes it (no lens, no g or mixer input) and that trace's analysis
+/// of the parts in range(1), the in-memory cache filled. range(1) = 0: the trace alone.
+void scaleWindowBench(benchmark::State& state) {
+    const char* path = std::getenv("GWB_BENCH_SCALE");
+    if (!path) {
+        state.SkipWithError("set GWB_BENCH_SCALE to a checkpoint (GrassLM-100M's shape)");
+        return;
+    }
+    static const Model m = Model::load(path, "cpu");
+    static const std::shared_ptr<AnalysisCache> cache = makeAnalysisCache();
+    const int64_t T = std::min<int64_t>(state.range(0), m.config().maxLen);
+    const auto parts = static_cast<unsigned>(state.range(1));
+    TraceOptions window;
+    window.lensTopK = 0;
+    window.keepMixerStates = false;
+    const TracePtr t = traceIds(m, randomIds(T, m.config().vocabSize), window);
+    AnalysisOptions o;
+    o.cache = cache;
+    o.threads = threads();
+    o.parts = parts;
+    if (parts) benchmark::DoNotOptimize(analyzeTrace(*t, o).grassmann.data()); // fills the cache
+    for (auto _ : state) {
+        if (parts) {
+            const TraceAnalysis a = analyzeTrace(*t, o);
+            benchmark::DoNotOptimize(a.grassmann.data());
+        } else {
+            const TracePtr again = traceIds(m, randomIds(T, m.config().vocabSize), window);
+            benchmark::DoNotOptimize(again.get());
+        }
+    }
+}
+BENCHMARK(scaleWindowBench)
+    ->Name("window/scale")
+    ->ArgNames({"T", "parts"})
+    ->Args({4096, 0})
+    ->Args({4096, kAnalysisCore})
+    ->Args({4096, kAnalysisAll})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(2);
+
 BENCHMARK_CAPTURE(patchBench, bundled_grassmann, ModelKind::Grassmann, true)
     ->Name("patch/resid/grassmann/bundled")
     ->ArgName("T")

@@ -202,3 +202,27 @@ TEST(Models, LongInferenceAttentionChunksAgree) {
     EXPECT_LE((full - chunked).abs().max().item<double>(), 1e-4);
     EXPECT_EQ(cap.blocks[0].attn.size(-1), 1100);
 }
+
+TEST(Models, ALongPromptsForwardInTokenBlocksEqualsTheWholeOne) {
+    // Without gradients a prompt longer than 1,024 tokens runs its position-wise parts (the Plucker
+    // coordinates and W_plu, the FFN) over blocks of 1,024 tokens; with gradients in one piece.
+    // The logits agree (the packed product's rows do not depend on how many rows it is given).
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        ModelConfig c = test::tinyConfig(kind);
+        c.maxLen = 2600;
+        const Model m = Model::init(c, 7, nullptr, "cpu");
+        auto& net = *m.impl().net;
+        net.eval();
+        const torch::Tensor ids = randomIds(c.vocabSize, 2600, 12);
+        torch::Tensor blocks;
+        {
+            torch::NoGradGuard noGrad;
+            blocks = net.forward(ids);
+        }
+        const torch::Tensor whole = net.forward(ids).detach(); // parameters record gradients: one piece
+        ASSERT_TRUE(net.parameters().front().requires_grad());
+        EXPECT_LE((blocks - whole).abs().max().item<double>(), 1e-5 * whole.abs().max().item<double>())
+            << (kind == ModelKind::Grassmann ? "grassmann" : "transformer");
+        EXPECT_EQ(blocks.sizes(), whole.sizes());
+    }
+}

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 
 using namespace gwb::geometry;
 
@@ -111,3 +112,30 @@ TEST(Aggregate, EveryModeIsOneWedgeWithItsContextVectorAndNormsAreAccurate) {
 }
 
 } // namespace
+
+TEST(Aggregate, ARangeOfTokensEqualsThoseRowsOfTheWholeCall) {
+    // A long prompt's B_t is formed a chunk of tokens at a time: every field of rows [t0, t1) is
+    // the whole call's, to the bit, in every mode (the pairs reach back before t0).
+    const RowMatrixXd z = randomStates(11, 6, 7);
+    const std::vector<int> offsets{1, 3};
+    for (PlaneMean mode : {PlaneMean::NormalizeThenMean, PlaneMean::MeanThenNormalize, PlaneMean::Raw}) {
+        const AggregatedBivectors whole = aggregateBivectors(z, offsets, 1e-8, mode, 0.5);
+        int64_t degenerate = 0;
+        for (auto [t0, t1] : {std::pair<int64_t, int64_t>{0, 2}, {2, 7}, {7, 11}, {5, 5}}) {
+            const AggregatedBivectors part = aggregateBivectors(z, offsets, 1e-8, mode, 0.5, t0, t1);
+            ASSERT_EQ(part.b.rows(), t1 - t0);
+            EXPECT_TRUE(part.b == whole.b.middleRows(t0, t1 - t0));
+            EXPECT_TRUE(part.y == whole.y.middleRows(t0, t1 - t0));
+            for (int64_t i = 0; i < t1 - t0; ++i) {
+                EXPECT_EQ(part.validCount[static_cast<size_t>(i)], whole.validCount[static_cast<size_t>(t0 + i)]);
+                for (Eigen::Index o = 0; o < 2; ++o)
+                    EXPECT_TRUE(part.norms(i, o) == whole.norms(t0 + i, o) ||
+                                (std::isnan(part.norms(i, o)) && std::isnan(whole.norms(t0 + i, o))));
+            }
+            degenerate += part.degenerate;
+        }
+        EXPECT_EQ(degenerate, whole.degenerate);
+    }
+    EXPECT_THROW(aggregateBivectors(z, offsets, 1e-8, PlaneMean::Raw, 1.0, 4, 12), std::invalid_argument);
+    EXPECT_THROW(aggregateBivectors(z, offsets, 1e-8, PlaneMean::Raw, 1.0, 5, 4), std::invalid_argument);
+}

@@ -187,6 +187,12 @@ TEST(Bivector, BatchesAgreeWithSingleCalls) {
     EXPECT_LT(pla[3], 1 - 1e-13); // the 1e-6 perturbation is visible
     EXPECT_TRUE(std::isnan(res[4]));
     EXPECT_TRUE(std::isnan(pla[4]));
+    // Both from one matrix a row: the same numbers to the bit.
+    const ResidualsAndPlanarities both = residualAndPlanarityBatch(rows);
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_TRUE(both.residual[i] == res[i] || (std::isnan(res[i]) && std::isnan(both.residual[i]))) << i;
+        EXPECT_TRUE(both.planarity[i] == pla[i] || (std::isnan(pla[i]) && std::isnan(both.planarity[i]))) << i;
+    }
 }
 
 TEST(Bivector, BadInputThrows) {

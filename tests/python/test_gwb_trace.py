@@ -78,9 +78,14 @@ def test_analysis_parts_leave_the_other_arrays_out(grassmann, transformer):
     core = grassmann.trace(PROMPT, analysis=["core"])
     readout = grassmann.trace(PROMPT, analysis=["readout"])
     assert whole.meta["analysis_parts"] == ["planes, influence and gates", "read-out planes",
-                                            "angles between layers", "reading subspaces"]
+                                            "angles between layers", "reading subspaces", "prompt subspaces"]
     assert core.meta["analysis_parts"] == ["planes, influence and gates"]
-    absent = {n for n in whole if n.endswith("angles_next") or "readout_" in n or n == "reading_subspace_distance"}
+    absent = {n for n in whole if n.endswith("angles_next") or "readout_" in n
+              or n in ("reading_subspace_distance", "prompt_subspace_distance")}
+    assert "prompt_subspace_distance" in absent
+    prompt = grassmann.trace(PROMPT, analysis=["prompt_subspaces"])
+    assert set(prompt) == set(core) | {"prompt_subspace_distance"}
+    np.testing.assert_array_equal(prompt["prompt_subspace_distance"], whole["prompt_subspace_distance"])
     assert absent and absent.isdisjoint(core)
     assert set(core) | absent == set(whole)
     assert {n for n in readout if "readout_" in n} == {n for n in whole if "readout_" in n}

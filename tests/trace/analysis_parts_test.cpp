@@ -60,6 +60,8 @@ std::vector<std::pair<std::string, Trace>> cases() {
         Trace tr = grassmannTrace(16, 10, 5, 3, offsets, 40 + offsets.size());
         for (float& v : tr.layers[0].h.data)
             v = 0.25f;
+        GrassmannLayerTrace& g0 = *tr.layers[0].grassmann; // token 5's z is 0: degenerate pairs (core)
+        std::fill_n(g0.z.data.begin() + 5 * g0.z.dim(1), g0.z.dim(1), 0.0f);
         GrassmannLayerTrace& g1 = *tr.layers[1].grassmann;
         for (int64_t k = 0; k < g1.wPlu.dim(1); ++k)
             g1.wPlu.data[static_cast<size_t>(2 * g1.wPlu.dim(1) + k)] = 0.0f;
@@ -107,6 +109,7 @@ TEST(AnalysisParts, EveryFirstStageCompletesToTheWholeAnalysis) {
                 EXPECT_EQ(a.anglesNext.empty(), !(first & kAnalysisLayerAngles));
             }
             EXPECT_EQ(partial.readingSubspaceDistance.empty(), !(first & kAnalysisReadingSubspaces));
+            EXPECT_EQ(partial.promptSubspaceDistance.empty(), !(first & kAnalysisPromptSubspaces));
             int64_t done = 0, total = -1;
             const TraceAnalysis completed = completeAnalysis(tr, partial, {}, [&](int64_t d, int64_t t) {
                 done = d;
@@ -135,5 +138,6 @@ TEST(AnalysisParts, ATransformerAnalysisIsAlwaysWholeAndCompletionCanBeCancelled
     const TraceAnalysis core = analyzeTrace(g, o);
     EXPECT_THROW(completeAnalysis(g, core, {}, [](int64_t, int64_t) { return false; }), Cancelled);
     EXPECT_EQ(analysisPartNames(kAnalysisAll & ~kAnalysisCore),
-              (std::vector<std::string>{"read-out planes", "angles between layers", "reading subspaces"}));
+              (std::vector<std::string>{"read-out planes", "angles between layers", "reading subspaces",
+                                        "prompt subspaces"}));
 }

@@ -213,7 +213,12 @@ void CompareView::refresh() {
         if (a)
             for (float v : a->data)
                 if (std::isfinite(v)) hi = std::max(hi, static_cast<double>(v));
+    const QString pending = detail::pendingAnalysisMessage(m_data, gwb::engine::kAnalysisPromptSubspaces);
     auto setDist = [&](HeatmapWidget* w, const gwb::engine::FloatArray* a, const QString& who) {
+        if (a == g && !pending.isEmpty()) {
+            w->setPlaceholder(pending);
+            return;
+        }
         if (!a || a->empty()) {
             w->setPlaceholder(QStringLiteral("No %1 prompt-subspace distances yet.").arg(who));
             return;

@@ -107,7 +107,11 @@ torch::Tensor GrassmannBlockImpl::feature(const torch::Tensor& projected, const 
 torch::Tensor GrassmannBlockImpl::featureFromDirection(const torch::Tensor& z, const torch::Tensor& y,
                                                        const torch::Tensor& valid) {
     // B_t = z_t ^ y_t: one Plucker vector per token, W_plu applied once (y ^ z: past x current).
-    return feature(wPlu(plane(z, y)), valid);
+    return detail::overTokenBlocks(z, [&](int64_t t0, int64_t n) {
+        if (n < 0) return feature(wPlu(plane(z, y)), valid);
+        const torch::Tensor v = valid.size(1) == z.size(1) ? valid.narrow(1, t0, n) : valid;
+        return feature(wPlu(plane(z.narrow(1, t0, n), y.narrow(1, t0, n))), v);
+    });
 }
 
 torch::Tensor GrassmannBlockImpl::plane(const torch::Tensor& cur, const torch::Tensor& past) {

@@ -50,8 +50,23 @@ torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
 
 torch::Tensor FeedForward::operator()(const torch::Tensor& x) {
     // Exact (erf) GELU is torch's default; GPT-2's is the tanh approximation.
-    return out(drop(tanhGelu ? torch::gelu(in(x), "tanh") : torch::gelu(in(x))));
+    return detail::overTokenBlocks(x, [&](int64_t t0, int64_t n) {
+        const torch::Tensor xs = n < 0 ? x : x.narrow(1, t0, n);
+        return out(drop(tanhGelu ? torch::gelu(in(xs), "tanh") : torch::gelu(in(xs))));
+    });
 }
+
+namespace detail {
+torch::Tensor overTokenBlocks(const torch::Tensor& x, const std::function<torch::Tensor(int64_t, int64_t)>& fn) {
+    constexpr int64_t kBlock = 1024;
+    const int64_t T = x.dim() >= 3 ? x.size(1) : 0;
+    if (T <= kBlock || (torch::GradMode::is_enabled() && x.requires_grad())) return fn(0, -1);
+    std::vector<torch::Tensor> parts;
+    for (int64_t t0 = 0; t0 < T; t0 += kBlock)
+        parts.push_back(fn(t0, std::min(kBlock, T - t0)));
+    return torch::cat(parts, 1);
+}
+} // namespace detail
 
 torch::Tensor FeedForward::operator()(const torch::Tensor& x, const BlockEdit* edit, BlockRecord* record) {
     torch::Tensor f = (*this)(x);

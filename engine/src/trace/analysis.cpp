@@ -84,8 +84,22 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
     const double scale = cfg.aggregation == Aggregation::Mean ? cfg.stages.pluckerScale : 1.0;
     const bool normalized = mode == geo::PlaneMean::NormalizeThenMean;
     const bool mlp = cfg.aggregation == Aggregation::PerOffsetMlp;
-    geo::AggregatedBivectors agg = geo::aggregateBivectors(z, g.offsets, eps, mode, scale);
-    if (cfg.stages.wedgePastFirst) agg.b = -agg.b; // the model's planes are z_{t-D} ^ z_t
+    auto aggregate = [&](int64_t t0, int64_t t1) {
+        geo::AggregatedBivectors a = geo::aggregateBivectors(z, g.offsets, eps, mode, scale, t0, t1);
+        if (cfg.stages.wedgePastFirst) a.b = -a.b; // the model's planes are z_{t-D} ^ z_t
+        return a;
+    };
+    // Where nothing after its checks reads B_t (one offset and no read-out part: GrassLM's layers
+    // as the window first analyses them), B_t is formed a chunk of tokens at a time: the whole
+    // T x C(r,2) would be 100 MB a layer at 4,096 tokens of r = 80, freshly paged in every time.
+    const bool chunked = core && !readout && !mlp && O == 1;
+    geo::AggregatedBivectors agg;
+    if (chunked) {
+        agg.norms.resize(T, O);
+        agg.validCount.assign(static_cast<size_t>(T), 0);
+    } else {
+        agg = aggregate(0, T);
+    }
     const geo::RowMatrixXd gate = matrixOf(g.gate, "gate");
     std::optional<geo::RowMatrixXd> contribution; // W_plu B_t, when the influence pass gives it
     if (!core) {
@@ -107,31 +121,37 @@ GrassmannLayerAnalysis analyzeGrassmannLayer(const GrassmannLayerTrace& g, int64
         }
         return out;
     }
+    out.residual.assign(static_cast<size_t>(T), kNaNf);
+    out.planarity.assign(static_cast<size_t>(T), kNaNf);
+    out.coherence.assign(static_cast<size_t>(T), kNaNf);
+    for (int64_t t0 = 0; t0 < T && !mlp; t0 += kChunk) {
+        const int64_t n = std::min(kChunk, T - t0);
+        geo::AggregatedBivectors part;
+        if (chunked) {
+            part = aggregate(t0, t0 + n);
+            agg.norms.middleRows(t0, n) = part.norms;
+            std::copy(part.validCount.begin(), part.validCount.end(), agg.validCount.begin() + t0);
+            agg.degenerate += part.degenerate;
+        }
+        const geo::RowMatrixXd& b = chunked ? part.b : agg.b;
+        const int64_t row0 = chunked ? 0 : t0; // token t0 + i is row row0 + i of b
+        const geo::ResidualsAndPlanarities checks = geo::residualAndPlanarityBatch(b.middleRows(row0, n));
+        for (int64_t i = 0; i < n; ++i) {
+            if (agg.validCount[static_cast<size_t>(t0 + i)] == 0) continue;
+            out.residual[static_cast<size_t>(t0 + i)] = static_cast<float>(checks.residual[i]);
+            out.planarity[static_cast<size_t>(t0 + i)] = static_cast<float>(checks.planarity[i]);
+            out.coherence[static_cast<size_t>(t0 + i)] = static_cast<float>(b.row(row0 + i).norm());
+        }
+        progress.advance(n);
+    }
     out.pairNorm = toFloatArray(agg.norms);
     if (agg.degenerate > 0)
         warnings.push_back(at + std::to_string(agg.degenerate) +
                            " (t, D) pairs with ||z_t ^ z_{t-D}|| <= eps (parallel or zero reduced vectors)");
-    out.residual.assign(static_cast<size_t>(T), kNaNf);
-    out.planarity.assign(static_cast<size_t>(T), kNaNf);
-    out.coherence.assign(static_cast<size_t>(T), kNaNf);
-    for (int64_t t = 0; t < T && !mlp; ++t)
-        if (agg.validCount[static_cast<size_t>(t)] > 0)
-            out.coherence[static_cast<size_t>(t)] = static_cast<float>(agg.b.row(t).norm());
     if (mlp) {
         warnings.push_back(at + "B_t is not defined (residual, planarity, coherence left NaN): the mixer maps each "
                                 "offset's plane through an MLP and averages the outputs, so no mean plane is formed");
         progress.advance(T);
-    }
-    for (int64_t t0 = 0; t0 < T && !mlp; t0 += kChunk) {
-        const int64_t n = std::min(kChunk, T - t0);
-        const Eigen::VectorXd res = geo::residualBatch(agg.b.middleRows(t0, n));
-        const Eigen::VectorXd pla = geo::planarityBatch(agg.b.middleRows(t0, n));
-        for (int64_t i = 0; i < n; ++i) {
-            if (agg.validCount[static_cast<size_t>(t0 + i)] == 0) continue;
-            out.residual[static_cast<size_t>(t0 + i)] = static_cast<float>(res[i]);
-            out.planarity[static_cast<size_t>(t0 + i)] = static_cast<float>(pla[i]);
-        }
-        progress.advance(n);
     }
 
     // Influence: each offset's share of g, weighed by g's share of the mix.
@@ -324,7 +344,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     }
     // A Transformer's analysis has one part; a Grassmann one the parts asked for.
     const unsigned parts = grassmann ? (options.parts & kAnalysisAll) : static_cast<unsigned>(kAnalysisAll);
-    const bool core = (parts & kAnalysisCore) != 0;
+    const bool core = (parts & kAnalysisCore) != 0, promptPart = (parts & kAnalysisPromptSubspaces) != 0;
 
     // Work units: tokens per stage, so the callback can report smoothly and cancel promptly.
     int64_t total = 0;
@@ -333,7 +353,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
             total += L.attention->q.dim(0) * T + 1;
             continue;
         }
-        total += (core ? 2 * T + 1 : 0) + ((parts & kAnalysisReadout) ? T : 0) +
+        total += (core ? 2 * T : 0) + (promptPart ? 1 : 0) + ((parts & kAnalysisReadout) ? T : 0) +
                  ((parts & kAnalysisLayerAngles) ? T : 0) + ((parts & kAnalysisReadingSubspaces) ? 1 : 0);
     }
     Progress progress(progressFn, total);
@@ -344,7 +364,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     const double eps = trace.config.pluckerEps > 0 ? trace.config.pluckerEps : 1e-8;
     const int workers =
         options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // Warnings in part order (core, read-out, angles, reading subspaces), each part's in layer order,
+    // Warnings in part order (core, read-out, angles, reading and prompt subspaces), each part's in layer order,
     // whatever the threads or the stages they were computed in (completeAnalysis keeps this order).
     auto warn = [&out](const std::string& w, unsigned part) {
         out.warnings.push_back(w);
@@ -356,28 +376,29 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         out.grassmann.resize(N);
     else
         out.attention.resize(N);
-    std::vector<std::vector<std::string>> layerWarnings(N), readoutWarnings(N);
+    std::vector<std::vector<std::string>> layerWarnings(N), readoutWarnings(N), promptWarnings(N);
     std::vector<geo::Basis> prompt(N);
-    if (core || (parts & kAnalysisReadout))
+    const bool layerPart = core || (parts & kAnalysisReadout);
+    if (layerPart || promptPart)
         parallelFor(N, workers, [&](size_t l) {
             try {
-                if (grassmann)
+                if (layerPart && grassmann)
                     out.grassmann[l] =
                         analyzeGrassmannLayer(*trace.layers[l].grassmann, T, eps, trace.config, l, progress,
                                               layerWarnings[l], readoutWarnings[l], options.cache.get(), parts);
-                else
+                else if (layerPart)
                     out.attention[l] = analyzeAttentionLayer(*trace.layers[l].attention, T, l, progress);
             } catch (const std::invalid_argument& e) {
                 // Say which layer's data was bad (e.g. NaN in z).
                 throw std::invalid_argument("analyzeTrace: layer " + std::to_string(l) + ": " + e.what());
             }
-            if (!core) return;
+            if (!promptPart) return;
             // The layer's prompt subspace (both kinds).
             const geo::RowMatrixXd h = matrixOf(trace.layers[l].h, "h");
             const int64_t k = std::min<int64_t>(options.promptSubspaceK, h.cols());
             prompt[l] = geo::principalSubspace(h, k, options.centerPromptSubspace);
             if (prompt[l].rankDeficient)
-                layerWarnings[l].push_back(
+                promptWarnings[l].push_back(
                     "layer " + std::to_string(l) + ": prompt subspace has rank " + std::to_string(prompt[l].rank) +
                     " < k = " + std::to_string(options.promptSubspaceK) + " (too few distinct states)");
             progress.advance(1);
@@ -410,7 +431,7 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
     }
 
     // Prompt subspace distances (both kinds) and reading subspaces (Grassmann).
-    if (core) out.promptSubspaceDistance = distanceMatrix(prompt, workers);
+    if (promptPart) out.promptSubspaceDistance = distanceMatrix(prompt, workers);
     if (grassmann && (parts & kAnalysisReadingSubspaces)) {
         // Weight-only: kept on disk under a hash of every layer's W_red, as the read-out planes are.
         std::vector<const FloatArray*> wRed;
@@ -437,6 +458,9 @@ TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options, c
         }
         out.readingSubspaceDistance = std::move(reading->distance);
     }
+    for (const std::vector<std::string>& w : promptWarnings) // the last part: completeAnalysis's order
+        for (const std::string& line : w)
+            warn(line, kAnalysisPromptSubspaces);
     return out;
 }
 
@@ -476,10 +500,8 @@ TraceAnalysis completeAnalysis(const Trace& trace, const TraceAnalysis& partial,
         }
         if (missing & kAnalysisLayerAngles) a.anglesNext = std::move(b.anglesNext);
     }
-    if (missing & kAnalysisCore) {
-        out.attention = std::move(extra.attention);
-        out.promptSubspaceDistance = std::move(extra.promptSubspaceDistance);
-    }
+    if (missing & kAnalysisCore) out.attention = std::move(extra.attention);
+    if (missing & kAnalysisPromptSubspaces) out.promptSubspaceDistance = std::move(extra.promptSubspaceDistance);
     if (missing & kAnalysisReadingSubspaces) out.readingSubspaceDistance = std::move(extra.readingSubspaceDistance);
     // Warnings in part order, as one analyzeTrace gives them.
     std::vector<std::pair<unsigned, std::string>> all;
@@ -503,6 +525,7 @@ std::vector<std::string> analysisPartNames(unsigned parts) {
     if (parts & kAnalysisReadout) out.emplace_back("read-out planes");
     if (parts & kAnalysisLayerAngles) out.emplace_back("angles between layers");
     if (parts & kAnalysisReadingSubspaces) out.emplace_back("reading subspaces");
+    if (parts & kAnalysisPromptSubspaces) out.emplace_back("prompt subspaces");
     return out;
 }
 

@@ -65,11 +65,14 @@ struct AttentionLayerAnalysis {
 /// The parts of a Grassmann trace's analysis, so that a window can compute first what its visible
 /// views show and the rest after. A Transformer trace's analysis is always whole (kAnalysisAll).
 enum AnalysisPart : unsigned {
-    kAnalysisCore = 1u,             ///< residual, planarity, coherence, pair norms, influence, gates, prompt subspaces
+    kAnalysisCore = 1u,             ///< residual, planarity, coherence, pair norms, influence, gates
     kAnalysisReadout = 2u,          ///< the read-out planes and every readout* field
     kAnalysisLayerAngles = 4u,      ///< anglesNext (each layer's W_red pseudo-inverse)
     kAnalysisReadingSubspaces = 8u, ///< readingSubspaceDistance (row spaces of W_red)
-    kAnalysisAll = 15u,
+    /// promptSubspaceDistance (a d x d covariance and its top eigenvectors per layer: at 4,096
+    /// tokens of a d = 640 model, more than the rest of the core analysis)
+    kAnalysisPromptSubspaces = 16u,
+    kAnalysisAll = 31u,
 };
 /// Human names of the parts in a mask ("read-out planes", "angles between layers", ...).
 std::vector<std::string> analysisPartNames(unsigned parts);

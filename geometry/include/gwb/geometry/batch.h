@@ -36,9 +36,13 @@ AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, c
                                        double eps = 1e-8, bool meanThenNormalize = false);
 /// How the planes are averaged: the paper's normalise-then-mean, mean-then-normalise, or the raw
 /// planes times `scale` averaged with no normalisation (GrassmannGPTv3: scale 1/sqrt(C(r,2))).
+/// With tBegin/tEnd: tokens [tBegin, tEnd) only (row i of every field is token tBegin + i; the
+/// pairs still reach back into the earlier tokens), so that a long prompt's T x C(r,2) B need not
+/// exist at once; the rows equal those of the whole call to the bit.
 enum class PlaneMean { NormalizeThenMean, MeanThenNormalize, Raw };
 AggregatedBivectors aggregateBivectors(const Eigen::Ref<const RowMatrixXd>& z, const std::vector<int>& offsets,
-                                       double eps, PlaneMean mode, double scale = 1.0);
+                                       double eps, PlaneMean mode, double scale = 1.0, int64_t tBegin = 0,
+                                       int64_t tEnd = -1);
 
 /// rho(B) of every row of b (rows x C(n,2)); NaN for zero rows.
 Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b);
@@ -46,6 +50,12 @@ Eigen::VectorXd residualBatch(const Eigen::Ref<const RowMatrixXd>& b);
 /// (planarity >= 1 - 1e-14) are certified by a Rayleigh quotient without the eigen-decomposition,
 /// to 1e-14 absolute; the others agree with planarity() to rounding.
 Eigen::VectorXd planarityBatch(const Eigen::Ref<const RowMatrixXd>& b);
+/// Both of the above from one matrix a row (what a trace's analysis computes for its B_t).
+struct ResidualsAndPlanarities {
+    Eigen::VectorXd residual;
+    Eigen::VectorXd planarity;
+};
+ResidualsAndPlanarities residualAndPlanarityBatch(const Eigen::Ref<const RowMatrixXd>& b);
 
 /// Principal angles (ascending) between planes span(a_t, a_{t-D}) and span(b_t, b_{t-D}) for every
 /// (t, D): e.g. one token's lifted pair planes in two layers. a, b: T x d (same shape). Most pairs

@@ -33,6 +33,9 @@ public:
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
+    unsigned analysisParts() const override {
+        return gwb::engine::kAnalysisCore | gwb::engine::kAnalysisPromptSubspaces;
+    }
     double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.35 : 0.8; }
     HeatmapWidget* rowsHeatmap() const { return m_rows; }
     HeatmapWidget* differenceHeatmap() const { return m_diff; }
