@@ -178,8 +178,7 @@ double planarityOfMatrix(const RowMatrixXd& m, double norm2, RowMatrixXd& s,
 }
 
 /// Each row's residual (when `res`) and planarity (when `pla`), from one antisymmetric matrix a row.
-void rowChecks(const Eigen::Ref<const RowMatrixXd>& b, const char* what, Eigen::VectorXd* res,
-               Eigen::VectorXd* pla) {
+void rowChecks(const Eigen::Ref<const RowMatrixXd>& b, const char* what, Eigen::VectorXd* res, Eigen::VectorXd* pla) {
     requireFiniteRows(b, what);
     const int64_t n = dimensionFromPairCount(b.cols());
     if (res) res->resize(b.rows());

@@ -442,19 +442,24 @@ BENCHMARK(bundledAnalysisBench)
 /// naming a checkpoint (scripts/bench --scale makes one of GrassLM-100M's shape): the trace of T
 /// random tokens as the window makes it (no lens, no g or mixer input) and that trace's analysis
 /// of the parts in range(1), the in-memory cache filled. range(1) = 0: the trace alone.
-void scaleWindowBench(benchmark::State& state) {
-    const char* path = std::getenv("GWB_BENCH_SCALE");
+/// With the checkpoint in GWB_BENCH_SCALE_TRANSFORMER (GPT-2 small's shape with 4,096 positions),
+/// window/scale-transformer: the same for the baseline, whose analysis is whole (parts 31).
+void scaleWindowBench(benchmark::State& state, const char* variable) {
+    const char* path = std::getenv(variable);
     if (!path) {
-        state.SkipWithError("set GWB_BENCH_SCALE to a checkpoint (GrassLM-100M's shape)");
+        state.SkipWithError((std::string("set ") + variable + " to a checkpoint").c_str());
         return;
     }
-    static const Model m = Model::load(path, "cpu");
+    static std::map<std::string, Model> models;
+    if (!models.count(path)) models.emplace(path, Model::load(path, "cpu"));
+    const Model& m = models.at(path);
     static const std::shared_ptr<AnalysisCache> cache = makeAnalysisCache();
     const int64_t T = std::min<int64_t>(state.range(0), m.config().maxLen);
     const auto parts = static_cast<unsigned>(state.range(1));
     TraceOptions window;
     window.lensTopK = 0;
     window.keepMixerStates = false;
+    window.denseAttentionLimit = 512; // as the window: rows recomputed from q and k beyond
     const TracePtr t = traceIds(m, randomIds(T, m.config().vocabSize), window);
     AnalysisOptions o;
     o.cache = cache;
@@ -471,7 +476,15 @@ void scaleWindowBench(benchmark::State& state) {
         }
     }
 }
-BENCHMARK(scaleWindowBench)
+BENCHMARK_CAPTURE(scaleWindowBench, transformer, "GWB_BENCH_SCALE_TRANSFORMER")
+    ->Name("window/scale-transformer")
+    ->ArgNames({"T", "parts"})
+    ->Args({4096, 0})
+    ->Args({4096, kAnalysisAll})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+BENCHMARK_CAPTURE(scaleWindowBench, grassmann, "GWB_BENCH_SCALE")
     ->Name("window/scale")
     ->ArgNames({"T", "parts"})
     ->Args({4096, 0})

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
+#include <string>
 #include <vector>
 
 using namespace gwb::geometry;
@@ -96,4 +98,60 @@ TEST(AttentionMetrics, SoftmaxRowMetricsEqualTheRowOfItsSoftmax) {
     EXPECT_NEAR(softmaxRowMetrics(std::vector<double>(9, 0.25)).entropy, std::log(9.0), 1e-14);
     EXPECT_THROW(softmaxRowMetrics(std::vector<double>{}), std::invalid_argument);
     EXPECT_THROW(softmaxRowMetrics(std::vector<double>{1.0, NAN}), std::invalid_argument);
+}
+
+TEST(AttentionMetrics, SoftmaxRowMetricsOfLongRowsOnEveryKernelAgreeWithLongDouble) {
+    // Rows of every length up to 40 (each vector width's tail) and a long one of 4,096 entries
+    // (a long prompt's row), scores spread over hundreds of units so that some exps underflow
+    // (below exp(-708) of the top the kernels give 0, std::exp a subnormal: nothing next to 1).
+    // Reference: the same formulas in long double.
+    std::mt19937 rng(5);
+    std::normal_distribution<double> n(0.0, 3.0);
+    std::vector<std::vector<double>> rows;
+    for (size_t len = 1; len <= 40; ++len) {
+        std::vector<double> x(len);
+        for (double& v : x)
+            v = n(rng);
+        rows.push_back(x);
+    }
+    std::vector<double> wide(4096);
+    for (size_t j = 0; j < wide.size(); ++j)
+        wide[j] = j % 97 == 0 ? -900.0 + n(rng) : j % 13 == 0 ? 40.0 + n(rng) : n(rng);
+    rows.push_back(wide);
+    rows.push_back(std::vector<double>(4096, -2.5)); // uniform: entropy log 4096, sparsity 1
+    for (const char* kernel : {"scalar", "avx2", "avx512"}) {
+        if (!softmaxKernelAvailable(kernel)) {
+            EXPECT_THROW(softmaxRowMetrics(rows[0], kernel), std::invalid_argument) << kernel;
+            continue;
+        }
+        for (const std::vector<double>& x : rows) {
+            const long double m = *std::max_element(x.begin(), x.end());
+            long double z = 0, ex = 0, sq = 0;
+            for (double v : x) {
+                const long double d = v - m, e = std::exp(d);
+                z += e;
+                ex += e * d;
+                sq += e * e;
+            }
+            const long double entropy = std::log(z) - ex / z;
+            const RowMetrics got = softmaxRowMetrics(x, kernel);
+            const std::string at = std::string(kernel) + " n=" + std::to_string(x.size());
+            EXPECT_NEAR(got.entropy, static_cast<double>(entropy), 1e-13) << at;
+            EXPECT_NEAR(got.top1, static_cast<double>(1 / z), 1e-15) << at;
+            EXPECT_NEAR(got.sparsity, static_cast<double>((1.0L / x.size()) / std::sqrt(sq / (z * z) / x.size())),
+                        1e-13 * got.sparsity)
+                << at;
+            EXPECT_NEAR(got.transportCost, static_cast<double>(-(ex / z + m)), 1e-12 * (1 + std::abs(m))) << at;
+        }
+    }
+    EXPECT_NEAR(softmaxRowMetrics(rows.back()).entropy, std::log(4096.0), 1e-12);
+    EXPECT_NEAR(softmaxRowMetrics(rows.back()).sparsity, 1.0, 1e-12);
+    EXPECT_THROW(softmaxRowMetrics(rows[3], "sse9"), std::invalid_argument);
+    for (const char* kernel : {"scalar", "avx2", "avx512"}) // NaN or Inf anywhere, tails included
+        if (softmaxKernelAvailable(kernel))
+            for (size_t at : {0u, 5u, 17u, 38u}) {
+                std::vector<double> bad = rows[38];
+                bad[at] = at % 2 ? INFINITY : NAN;
+                EXPECT_THROW(softmaxRowMetrics(bad, kernel), std::invalid_argument) << kernel << " " << at;
+            }
 }

@@ -157,10 +157,11 @@ void AnglesView::refresh() {
     const auto* dist = distanceArray();
     const QString key = QStringLiteral("%1/%2").arg(reinterpret_cast<quintptr>(dist)).arg(static_cast<int>(m_matrix));
     const QString pendingReading =
-        m_matrix == Matrix::BaselinePrompt ? QString()
-        : detail::pendingAnalysisMessage(m_data, m_matrix == Matrix::GrassmannReading
-                                                     ? gwb::engine::kAnalysisReadingSubspaces
-                                                     : gwb::engine::kAnalysisPromptSubspaces);
+        m_matrix == Matrix::BaselinePrompt
+            ? QString()
+            : detail::pendingAnalysisMessage(m_data, m_matrix == Matrix::GrassmannReading
+                                                         ? gwb::engine::kAnalysisReadingSubspaces
+                                                         : gwb::engine::kAnalysisPromptSubspaces);
     if (!pendingReading.isEmpty()) {
         m_matrixKey.clear();
         m_heatmap->setPlaceholder(pendingReading);

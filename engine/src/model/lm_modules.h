@@ -92,10 +92,10 @@ struct FeedForward {
 
 namespace detail {
 /// fn(t0, n) over blocks of at most 1,024 tokens (dim 1 of a B x T x ... x) joined along dim 1,
-/// when no gradient is recorded through x and T > 1,024; else fn(0, -1), meaning all of x. For the position-wise parts of a block: a long prompt's
-/// wide intermediates (T x C(r,2) Plucker coordinates, T x d_ff hidden units; 52 and 42 MB at
-/// 4,096 tokens of GrassLM-100M's shape) then stay small enough for the allocator to reuse
-/// instead of mapping fresh pages in every block. Each row is computed as in one call.
+/// when no gradient is recorded through x and T > 1,024; else fn(0, -1), meaning all of x. For the position-wise parts
+/// of a block: a long prompt's wide intermediates (T x C(r,2) Plucker coordinates, T x d_ff hidden units; 52 and 42 MB
+/// at 4,096 tokens of GrassLM-100M's shape) then stay small enough for the allocator to reuse instead of mapping fresh
+/// pages in every block. Each row is computed as in one call.
 torch::Tensor overTokenBlocks(const torch::Tensor& x, const std::function<torch::Tensor(int64_t, int64_t)>& fn);
 /// LayerNorm over d_model with the config's epsilon.
 torch::nn::LayerNorm makeNorm(const ModelConfig& c);

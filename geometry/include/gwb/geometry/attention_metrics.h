@@ -26,8 +26,13 @@ RowMetrics rowMetrics(std::span<const double> a, std::span<const double> cost = 
 /// one exp per entry and no log: with m = max x, e_j = exp(x_j - m) and Z = sum e_j,
 /// H = log Z - sum e_j (x_j - m) / Z, top-1 = 1 / Z, sum a^2 = sum e_j^2 / Z^2. The cost is the
 /// scores' own negative, C_j = -x_j (transportCost = -E_a[x]); scale it for another one. Equal to
-/// rowMetrics of the exact softmax up to double rounding (not of a float-rounded one).
-RowMetrics softmaxRowMetrics(std::span<const double> x);
+/// rowMetrics of the exact softmax up to double rounding (not of a float-rounded one). The exps
+/// run on AVX-512 or AVX2 lanes when the CPU has them (within 2 ulp of std::exp; entries below
+/// exp(-708) of the largest count as 0); `kernel` ("avx512", "avx2" or "scalar": std::exp) picks
+/// one for tests, nullptr the fastest this CPU runs.
+RowMetrics softmaxRowMetrics(std::span<const double> x, const char* kernel = nullptr);
+/// Whether this CPU runs softmaxRowMetrics's kernel of that name.
+bool softmaxKernelAvailable(const char* kernel);
 
 /// Metrics of every causal row of a dense probability array of `blocks` x T x T (e.g. heads):
 /// row (b, t) uses entries 0..t. cost (same shape) may be null. Result has blocks*T entries.

@@ -27,8 +27,8 @@ public:
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
     unsigned analysisParts() const override {
-        return gwb::engine::kAnalysisCore | gwb::engine::kAnalysisLayerAngles |
-               gwb::engine::kAnalysisReadingSubspaces | gwb::engine::kAnalysisPromptSubspaces;
+        return gwb::engine::kAnalysisCore | gwb::engine::kAnalysisLayerAngles | gwb::engine::kAnalysisReadingSubspaces |
+               gwb::engine::kAnalysisPromptSubspaces;
     }
     double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.2 : 0.45; }
 
