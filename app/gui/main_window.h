@@ -14,6 +14,7 @@
 
 #include <QMainWindow>
 #include <QPointer>
+#include <QSet>
 
 #include <functional>
 #include <optional>
@@ -267,6 +268,7 @@ private:
     QLabel* m_statusMessage = nullptr;
     quint64 m_statusSerial = 0;      ///< counts messages shown; a probe's news must not hide a newer one
     quint64 m_probeStatusSerial = 0; ///< m_statusSerial when the pending model probes began
+    QSet<QString> m_openingModels;   ///< files opened (File ▸ Open Model, a drop) whose probe is pending
     QProgressBar* m_progress = nullptr;
     QPushButton* m_statusCancel = nullptr;
     QLabel* m_deviceLabel = nullptr;

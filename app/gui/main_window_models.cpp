@@ -71,11 +71,18 @@ void MainWindow::updateModelLabels() {
 void MainWindow::openModel(const QString& path) {
     showStatus(QStringLiteral("Opening %1…").arg(QFileInfo(path).fileName()));
     m_probeStatusSerial = m_statusSerial;
+    m_openingModels.insert(QFileInfo(path).absoluteFilePath());
     m_controller->probeModel(path, m_device->currentText());
 }
 
 void MainWindow::onModelProbed(const ModelInfo& info) {
     // A probe either confirms a model already chosen or assigns a newly opened one by its kind.
+    // The probe of a model no longer chosen changes nothing: the bundled models the window starts
+    // with are probed before the command line's --model and --baseline replace them, and their
+    // probes (small files) come back first; taken as choices, they made the first Run trace the
+    // bundled models while the toolbar named the others.
+    const QString& chosen = info.kind == ModelKind::Grassmann ? m_grassmannPath : m_baselinePath;
+    if (info.path != chosen && !m_openingModels.remove(info.path)) return;
     if (info.kind == ModelKind::Grassmann) {
         m_grassmannPath = info.path;
         m_grassmannName = info.name;

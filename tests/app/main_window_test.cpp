@@ -466,3 +466,46 @@ TEST(MainWindow, TheWindowIsActiveAgainWhenAModalDialogCloses) {
     QTest::keyClick(w.get(), guide->shortcut()[0].key(), guide->shortcut()[0].keyboardModifiers());
     EXPECT_EQ(triggered.count(), 1) << guide->shortcut().toString().toStdString();
 }
+
+TEST(MainWindow, TheProbeOfAModelNoLongerChosenChangesNothing) {
+    // The window starts with the bundled models and probes them; --model and --baseline
+    // (setModelPaths) replace them at once. Those first probes (small files) come back first: they
+    // must not take the choice back, or the first Run traces the bundled models while the toolbar
+    // names the others (seen with a GrassLM-100M-shaped --model under --tour).
+    ensureApp();
+    MainWindowOptions o;
+    o.restoreSettings = false; // and useBundledModels: the window opens the bundled ones
+    MainWindow w(o);
+    const QString bundledG = w.grassmannPath(), bundledT = w.baselinePath();
+    if (bundledG.isEmpty() || bundledT.isEmpty()) GTEST_SKIP() << "no bundled models here";
+    auto* controller = w.findChild<TraceController*>();
+    ASSERT_TRUE(controller);
+    QStringList probed;
+    QStringList choiceAfterBundledProbe;
+    QObject::connect(controller, &TraceController::modelProbed, &w, [&](const ModelInfo& info) {
+        probed << info.path; // after the window's own slot, which was connected first
+        if (info.path == bundledG || info.path == bundledT)
+            choiceAfterBundledProbe << w.grassmannPath() << w.baselinePath();
+    });
+    const QString g = QFileInfo(testModels().grassmann).absoluteFilePath();
+    const QString t = QFileInfo(testModels().transformer).absoluteFilePath();
+    w.setModelPaths(g, t);
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] {
+            return probed.contains(bundledG) && probed.contains(bundledT) && probed.contains(g) && probed.contains(t);
+        },
+        kWaitMs))
+        << probed.join(QLatin1Char(' ')).toStdString();
+    EXPECT_EQ(choiceAfterBundledProbe.join(QLatin1Char(' ')).toStdString(),
+              QStringList({g, t, g, t}).join(QLatin1Char(' ')).toStdString());
+    EXPECT_EQ(w.grassmannPath(), g);
+    EXPECT_EQ(w.baselinePath(), t);
+    // And a Run traces them.
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    w.setPrompt(gwb::app::test::promptOfTokens(8));
+    w.run();
+    ASSERT_TRUE(done.wait(kWaitMs)) << w.statusText().toStdString();
+    ASSERT_TRUE(w.workbenchData().grassmann);
+    EXPECT_EQ(w.workbenchData().grassmann->layers.size(), 2u);
+    EXPECT_EQ(w.workbenchData().baseline->layers.size(), 2u);
+}
