@@ -394,6 +394,28 @@ const bool kAttributionBenchmarks = [] {
     return true;
 }();
 
+/// The trace of T random tokens (parts = 0) or that trace's analysis of `parts` with the
+/// in-memory cache filled (the weight-only results of a model already open), on the engine's
+/// threads.
+void traceOrAnalysis(benchmark::State& state, const Model& m, int64_t T, unsigned parts, const TraceOptions& options) {
+    static const std::shared_ptr<AnalysisCache> cache = makeAnalysisCache();
+    const TracePtr t = traceIds(m, randomIds(T, m.config().vocabSize), options);
+    AnalysisOptions o;
+    o.cache = cache;
+    o.threads = threads();
+    o.parts = parts;
+    if (parts) benchmark::DoNotOptimize(analyzeTrace(*t, o).grassmann.data()); // fills the cache
+    for (auto _ : state) {
+        if (parts) {
+            const TraceAnalysis a = analyzeTrace(*t, o);
+            benchmark::DoNotOptimize(a.grassmann.data());
+        } else {
+            const TracePtr again = traceIds(m, randomIds(T, m.config().vocabSize), options);
+            benchmark::DoNotOptimize(again.get());
+        }
+    }
+}
+
 /// Issue 39's bundled-size goal: the analyses add at most 50% to the trace. With GWB_BENCH_BUNDLED
 /// naming resources/models: the bundled Grassmann model's trace of T random tokens as the window
 /// runs it (range(1) = 0), and that trace's analysis of the parts in range(1) with the window's
@@ -406,24 +428,7 @@ void bundledAnalysisBench(benchmark::State& state) {
         return;
     }
     static const Model m = Model::load(std::string(dir) + "/grassmann-austen.gwb", "cpu");
-    static const std::shared_ptr<AnalysisCache> cache = makeAnalysisCache();
-    const int64_t T = state.range(0);
-    const auto parts = static_cast<unsigned>(state.range(1));
-    const TracePtr t = traceIds(m, randomIds(T, m.config().vocabSize));
-    AnalysisOptions o;
-    o.cache = cache;
-    o.threads = threads();
-    o.parts = parts;
-    if (parts) benchmark::DoNotOptimize(analyzeTrace(*t, o).grassmann.data()); // fills the cache
-    for (auto _ : state) {
-        if (parts) {
-            const TraceAnalysis a = analyzeTrace(*t, o);
-            benchmark::DoNotOptimize(a.grassmann.data());
-        } else {
-            const TracePtr again = traceIds(m, randomIds(T, m.config().vocabSize));
-            benchmark::DoNotOptimize(again.get());
-        }
-    }
+    traceOrAnalysis(state, m, state.range(0), static_cast<unsigned>(state.range(1)), {});
 }
 BENCHMARK(bundledAnalysisBench)
     ->Name("analysis/grassmann/bundled")
@@ -453,28 +458,12 @@ void scaleWindowBench(benchmark::State& state, const char* variable) {
     static std::map<std::string, Model> models;
     if (!models.count(path)) models.emplace(path, Model::load(path, "cpu"));
     const Model& m = models.at(path);
-    static const std::shared_ptr<AnalysisCache> cache = makeAnalysisCache();
-    const int64_t T = std::min<int64_t>(state.range(0), m.config().maxLen);
-    const auto parts = static_cast<unsigned>(state.range(1));
     TraceOptions window;
     window.lensTopK = 0;
     window.keepMixerStates = false;
     window.denseAttentionLimit = 512; // as the window: rows recomputed from q and k beyond
-    const TracePtr t = traceIds(m, randomIds(T, m.config().vocabSize), window);
-    AnalysisOptions o;
-    o.cache = cache;
-    o.threads = threads();
-    o.parts = parts;
-    if (parts) benchmark::DoNotOptimize(analyzeTrace(*t, o).grassmann.data()); // fills the cache
-    for (auto _ : state) {
-        if (parts) {
-            const TraceAnalysis a = analyzeTrace(*t, o);
-            benchmark::DoNotOptimize(a.grassmann.data());
-        } else {
-            const TracePtr again = traceIds(m, randomIds(T, m.config().vocabSize), window);
-            benchmark::DoNotOptimize(again.get());
-        }
-    }
+    traceOrAnalysis(state, m, std::min<int64_t>(state.range(0), m.config().maxLen),
+                    static_cast<unsigned>(state.range(1)), window);
 }
 BENCHMARK_CAPTURE(scaleWindowBench, transformer, "GWB_BENCH_SCALE_TRANSFORMER")
     ->Name("window/scale-transformer")
