@@ -176,7 +176,7 @@ class Model:
         (angles between layers), "reading_subspaces", "prompt_subspaces" (prompt_subspace_distance;
         a Transformer's analysis always has it); the arrays of the others are left out (at
         GrassLM-100M's size the read-out planes cost the most, once per model; at 4,096 tokens the
-        prompt subspaces cost more than the core part). Until 2026-11-30 "core" included the
+        prompt subspaces cost more than the core part). Until 2026-11-29 "core" included the
         prompt subspaces.
 
         The logit lens (lens_top_ids, lens_top_logprobs, lens_next_rank, lens_next_logprob, with
