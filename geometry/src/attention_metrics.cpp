@@ -141,14 +141,8 @@ __attribute__((target("avx512f"))) RowMax rowMax512(const double* x, size_t n) {
     const __m512d low = _mm512_set1_pd(-std::numeric_limits<double>::infinity()), zero = _mm512_setzero_pd();
     __m512d m = low;
     __mmask8 bad = 0;
-    size_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        const __m512d v = _mm512_loadu_pd(x + j);
-        bad |= _mm512_cmp_pd_mask(_mm512_sub_pd(v, v), zero, _CMP_NEQ_UQ);
-        m = _mm512_max_pd(m, v);
-    }
-    if (j < n) {
-        const auto mask = static_cast<__mmask8>((1u << (n - j)) - 1u);
+    for (size_t j = 0; j < n; j += 8) { // lanes past the row read -inf and are not checked
+        const auto mask = static_cast<__mmask8>(n - j >= 8 ? 0xFFu : (1u << (n - j)) - 1u);
         const __m512d v = _mm512_mask_loadu_pd(low, mask, x + j);
         bad |= _mm512_mask_cmp_pd_mask(mask, _mm512_sub_pd(v, v), zero, _CMP_NEQ_UQ);
         m = _mm512_max_pd(m, v);
@@ -177,15 +171,9 @@ __attribute__((target("avx2,fma"))) RowMax rowMax256(const double* x, size_t n) 
 __attribute__((target("avx512f"))) ExpSums expSums512(const double* x, size_t n, double m) {
     const __m512d vm = _mm512_set1_pd(m);
     __m512d z = _mm512_setzero_pd(), ex = z, sq = z;
-    size_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        const __m512d d = _mm512_sub_pd(_mm512_loadu_pd(x + j), vm), e = exp8(d);
-        z = _mm512_add_pd(z, e);
-        ex = _mm512_fmadd_pd(e, d, ex);
-        sq = _mm512_fmadd_pd(e, e, sq);
-    }
-    if (j < n) { // the tail: lanes past the row read m (d = 0) and are then zeroed
-        const auto mask = static_cast<__mmask8>((1u << (n - j)) - 1u);
+    for (size_t j = 0; j < n; j += 8) {
+        // Lanes past the row (the tail) read m, so d = 0, and their e is zeroed.
+        const auto mask = static_cast<__mmask8>(n - j >= 8 ? 0xFFu : (1u << (n - j)) - 1u);
         const __m512d d = _mm512_sub_pd(_mm512_mask_loadu_pd(vm, mask, x + j), vm);
         const __m512d e = _mm512_maskz_mov_pd(mask, exp8(d));
         z = _mm512_add_pd(z, e);
