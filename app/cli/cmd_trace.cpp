@@ -10,6 +10,7 @@
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/prompt_run.h"
 #include "gwb/engine/trace_npz.h"
 #include "gwb/engine/tracer.h"
 
@@ -50,8 +51,9 @@ int runTrace(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Trace a model on a prompt and write an NPZ of its states (token_ids, surprisal, lL_h, lL_z, lL_g,\n"
-        "lL_gate or lL_q, lL_k, lL_attn, final_h, lens_top_*; logits with --logits; analyses with\n"
-        "--analysis) plus meta.json (model, config, tokens with byte and character spans, definitions).\n"
+        "lL_gate or lL_q, lL_k, lL_attn, final_h, lens_top_*; lL_mixer_input where the mixer reads a\n"
+        "normalised input (pre-norm models); logits with --logits; analyses with --analysis) plus\n"
+        "meta.json (model, config, tokens with byte and character spans, definitions).\n"
         "A prompt file holds one prompt per line; several prompts write OUT-0.npz, OUT-1.npz, ..."));
     p.addHelpOption();
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
@@ -94,10 +96,10 @@ int runTrace(const QStringList& args) {
         const bool withAnalysis = p.isSet(analysis);
         const std::string outPath = p.value(out).toStdString();
         auto report = [&](const TracePtr& t, const std::string& path) {
-            if (t->droppedTokens > 0)
-                std::fprintf(stderr, "note: prompt truncated to its first %lld tokens (%lld dropped; max_len %lld)\n",
-                             static_cast<long long>(t->length()), static_cast<long long>(t->droppedTokens),
-                             static_cast<long long>(t->config.maxLen));
+            // Which limit cut it: --max-tokens or the model's context (max_len).
+            if (const std::string note = gwb::engine::truncationNotice(*t, "", o.maxTokens, "--max-tokens");
+                !note.empty())
+                std::fprintf(stderr, "note: %s\n", note.c_str());
             writeTrace(*t, withAnalysis, path);
             std::printf("wrote %s (%lld tokens, %zu layers)\n", path.c_str(), static_cast<long long>(t->length()),
                         t->layers.size());

@@ -5,6 +5,7 @@
 // progress. A Python exception raised in a hook, and Ctrl-C seen by a progress report, stop the
 // engine's work and are raised again, as they were, when it has returned.
 
+#include "gwb/engine/prompt_run.h"
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/corpus_run.h"
 #include "gwb/engine/generate.h"
@@ -228,7 +229,11 @@ py::dict traceModel(PyModel& self, const py::object& input, bool logits, const p
                                         " tokens, longer than the model's context (" + std::to_string(limit) +
                                         "); pass max_tokens to trace the first tokens only");
         }
-        return traceFile(*t, analysis, parts);
+        TraceFile f = traceFile(*t, analysis, parts);
+        // A long text is traced up to the limit, as the window does; the warnings say which cut it.
+        if (const std::string note = truncationNotice(*t, "", maxTokens, "max_tokens"); !note.empty())
+            f.warnings.insert(f.warnings.begin(), note);
+        return f;
     });
     py::dict out;
     out["arrays"] = membersToDict(std::move(file.arrays));

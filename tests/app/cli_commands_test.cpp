@@ -138,6 +138,15 @@ TEST_F(CliTinyModel, TraceWritesAnNpzWithTheTokensAndStates) {
     EXPECT_EQ(z.shape.front(), 4);
     EXPECT_TRUE(members.count("l1_z.npy"));
     EXPECT_TRUE(members.count("meta.json"));
+    // A prompt cut by --max-tokens: the note names that limit, not the model's context.
+    const GwbResult cut =
+        runGwb({QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--token-ids"),
+                QStringLiteral("3,17,5,9,4,6"), QStringLiteral("--max-tokens"), QStringLiteral("4"),
+                QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--out"), path("c.npz")});
+    ASSERT_EQ(cut.code, 0) << show(cut);
+    EXPECT_TRUE(cut.err.contains(QStringLiteral("note: the prompt has 6 tokens; the first 4 were traced, as "
+                                                "--max-tokens asks")))
+        << show(cut);
 }
 
 TEST_F(CliTinyModel, InfoAndEvalOnTheModel) {

@@ -87,6 +87,9 @@ def test_ids_outside_the_vocabulary_and_long_prompts(grassmann):
     # a long text is traced up to the context, as the window does, with the rest reported
     t = grassmann.trace(" ".join(["the"] * (L + 20)))
     assert len(t.token_ids) == L and t.meta["dropped_tokens"] > 0
+    assert t.warnings[0].startswith(f"the prompt is longer than the model's context of {L} tokens"), t.warnings
+    short = grassmann.trace(" ".join(["the"] * 10), max_tokens=4)  # the warning names the limit that cut it
+    assert len(short.token_ids) == 4 and "as max_tokens asks" in short.warnings[0], short.warnings
     with pytest.raises(ValueError, match="empty"):
         grassmann.run([])
     with pytest.raises(ValueError, match="empty"):

@@ -93,8 +93,10 @@ def test_analysis_parts_leave_the_other_arrays_out(grassmann, transformer):
     for t in (core, readout):
         for name in t:
             np.testing.assert_array_equal(t[name], whole[name], err_msg=name)
-    # A Transformer's analysis has one part: the same arrays whatever is named.
-    assert set(transformer.trace(PROMPT, analysis=["core"])) == set(transformer.trace(PROMPT, analysis=True))
+    # A Transformer's analysis has one part: the same arrays whatever is named, and its own names.
+    whole_t = transformer.trace(PROMPT, analysis=["core"])
+    assert set(whole_t) == set(transformer.trace(PROMPT, analysis=True))
+    assert whole_t.meta["analysis_parts"] == ["attention-row metrics", "prompt subspaces"]
     with pytest.raises(ValueError, match="not one of: core, readout"):
         grassmann.trace(PROMPT, analysis=["planes"])
     with pytest.raises(TypeError, match="not a string"):

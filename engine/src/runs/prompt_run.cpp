@@ -168,14 +168,15 @@ std::vector<std::string> collapseLayerWarnings(const std::vector<std::string>& w
     return out;
 }
 
-std::string truncationNotice(const Trace& trace, const std::string& label, int64_t maxTokens) {
+std::string truncationNotice(const Trace& trace, const std::string& label, int64_t maxTokens,
+                             const std::string& limitName) {
     if (trace.droppedTokens <= 0) return {};
+    const std::string head = label.empty() ? "" : label + ": ";
     if (maxTokens > 0 && maxTokens < trace.config.maxLen)
-        return label + ": the prompt has " + std::to_string(trace.length() + trace.droppedTokens) +
-               " tokens; the first " + std::to_string(trace.length()) +
-               " were traced, as the Longest prompt setting in the toolbar asks (the model's context is " +
+        return head + "the prompt has " + std::to_string(trace.length() + trace.droppedTokens) + " tokens; the first " +
+               std::to_string(trace.length()) + " were traced, as " + limitName + " asks (the model's context is " +
                std::to_string(trace.config.maxLen) + " tokens)";
-    return label + ": the prompt is longer than the model's context of " + std::to_string(trace.config.maxLen) +
+    return head + "the prompt is longer than the model's context of " + std::to_string(trace.config.maxLen) +
            " tokens; the first " + std::to_string(trace.length()) + " tokens were traced and the last " +
            std::to_string(trace.droppedTokens) + " dropped";
 }

@@ -95,7 +95,7 @@ std::string metaJson(const Trace& t, const TraceAnalysis* analysis) {
     meta["definitions"] = defs;
     if (analysis) {
         meta["warnings"] = analysis->warnings;
-        meta["analysis_parts"] = analysisPartNames(analysis->parts);
+        meta["analysis_parts"] = analysisPartNames(analysis->parts, !analysis->grassmann.empty());
     }
     return meta.dump(2);
 }

@@ -519,8 +519,13 @@ TraceAnalysis completeAnalysis(const Trace& trace, const TraceAnalysis& partial,
     return out;
 }
 
-std::vector<std::string> analysisPartNames(unsigned parts) {
+std::vector<std::string> analysisPartNames(unsigned parts, bool grassmann) {
     std::vector<std::string> out;
+    if (!grassmann) {
+        if (parts & kAnalysisCore) out.emplace_back("attention-row metrics");
+        if (parts & kAnalysisPromptSubspaces) out.emplace_back("prompt subspaces");
+        return out;
+    }
     if (parts & kAnalysisCore) out.emplace_back("planes, influence and gates");
     if (parts & kAnalysisReadout) out.emplace_back("read-out planes");
     if (parts & kAnalysisLayerAngles) out.emplace_back("angles between layers");

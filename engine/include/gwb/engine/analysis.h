@@ -74,8 +74,10 @@ enum AnalysisPart : unsigned {
     kAnalysisPromptSubspaces = 16u,
     kAnalysisAll = 31u,
 };
-/// Human names of the parts in a mask ("read-out planes", "angles between layers", ...).
-std::vector<std::string> analysisPartNames(unsigned parts);
+/// Human names of the parts in a mask ("read-out planes", "angles between layers", ...); of a
+/// Transformer's analysis (`grassmann` false): "attention-row metrics" (its core part) and
+/// "prompt subspaces", the only parts it has.
+std::vector<std::string> analysisPartNames(unsigned parts, bool grassmann = true);
 
 struct TraceAnalysis {
     /// The parts computed (AnalysisPart bits); the fields of the others are empty. Whole when

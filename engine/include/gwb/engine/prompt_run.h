@@ -110,8 +110,11 @@ PromptContinuation continuePrompt(const Model& model, const std::string& prompt,
                                   PromptRunState& state);
 
 /// The truncation notice for a trace ("" when nothing was dropped): which limit cut it, the
-/// model's context or `maxTokens` (the window's Longest prompt setting; 0 = none).
-std::string truncationNotice(const Trace& trace, const std::string& label, int64_t maxTokens = 0);
+/// model's context or `maxTokens` (0 = none), named `limitName` (the window's Longest prompt
+/// setting; "--max-tokens" on the command line, "max_tokens" in Python). `label` (a model) opens
+/// the notice when not empty.
+std::string truncationNotice(const Trace& trace, const std::string& label, int64_t maxTokens = 0,
+                             const std::string& limitName = "the Longest prompt setting in the toolbar");
 
 /// Per-layer warnings with the same text merged into one line naming the layers ("layers 0–5: X",
 /// else a list); other warnings once each, in first-appearance order.
