@@ -5,7 +5,6 @@
 // progress. A Python exception raised in a hook, and Ctrl-C seen by a progress report, stop the
 // engine's work and are raised again, as they were, when it has returned.
 
-#include "gwb/engine/prompt_run.h"
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/corpus_run.h"
 #include "gwb/engine/generate.h"
@@ -14,6 +13,7 @@
 #include "gwb/engine/model.h"
 #include "gwb/engine/patch_file.h"
 #include "gwb/engine/path_file.h"
+#include "gwb/engine/prompt_run.h"
 #include "gwb/engine/patch_input.h"
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patch_pairs_run.h"
@@ -29,12 +29,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -174,25 +176,24 @@ unsigned analysisPartsOf(const py::object& analysis, bool& any) {
         any = !analysis.is_none() && analysis.cast<bool>();
         return kAnalysisAll;
     }
+    // The parts by their Python names, once for the lookup and both messages.
+    static const std::vector<std::pair<std::string, unsigned>> kParts = {
+        {"core", kAnalysisCore},
+        {"readout", kAnalysisReadout},
+        {"layer_angles", kAnalysisLayerAngles},
+        {"reading_subspaces", kAnalysisReadingSubspaces},
+        {"prompt_subspaces", kAnalysisPromptSubspaces}};
+    std::string names;
+    for (const auto& [name, bit] : kParts)
+        names += (names.empty() ? "" : ", ") + name;
     if (py::isinstance<py::str>(analysis))
-        throw py::type_error("analysis= takes True, False or a list of parts (core, readout, layer_angles, "
-                             "reading_subspaces, prompt_subspaces), not a string");
+        throw py::type_error("analysis= takes True, False or a list of parts (" + names + "), not a string");
     unsigned parts = kAnalysisCore;
     for (const py::handle& h : analysis) {
         const std::string name = py::str(h).cast<std::string>();
-        if (name == "core")
-            parts |= kAnalysisCore;
-        else if (name == "readout")
-            parts |= kAnalysisReadout;
-        else if (name == "layer_angles")
-            parts |= kAnalysisLayerAngles;
-        else if (name == "reading_subspaces")
-            parts |= kAnalysisReadingSubspaces;
-        else if (name == "prompt_subspaces")
-            parts |= kAnalysisPromptSubspaces;
-        else
-            throw py::value_error("analysis part '" + name +
-                                  "' is not one of: core, readout, layer_angles, reading_subspaces, prompt_subspaces");
+        const auto it = std::find_if(kParts.begin(), kParts.end(), [&](const auto& p) { return p.first == name; });
+        if (it == kParts.end()) throw py::value_error("analysis part '" + name + "' is not one of: " + names);
+        parts |= it->second;
     }
     return parts;
 }

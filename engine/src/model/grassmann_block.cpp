@@ -108,9 +108,8 @@ torch::Tensor GrassmannBlockImpl::featureFromDirection(const torch::Tensor& z, c
                                                        const torch::Tensor& valid) {
     // B_t = z_t ^ y_t: one Plucker vector per token, W_plu applied once (y ^ z: past x current).
     return detail::overTokenBlocks(z, [&](int64_t t0, int64_t n) {
-        if (n < 0) return feature(wPlu(plane(z, y)), valid);
-        const torch::Tensor v = valid.size(1) == z.size(1) ? valid.narrow(1, t0, n) : valid;
-        return feature(wPlu(plane(z.narrow(1, t0, n), y.narrow(1, t0, n))), v);
+        auto rows = [&](const torch::Tensor& a) { return n < 0 || a.size(1) != z.size(1) ? a : a.narrow(1, t0, n); };
+        return feature(wPlu(plane(rows(z), rows(y))), rows(valid));
     });
 }
 

@@ -9,7 +9,6 @@
 #include <torch/torch.h>
 
 #include <functional>
-
 #include <memory>
 #include <vector>
 

@@ -349,11 +349,9 @@ PromptRunResult runPrompt(const ModelOpener& open, const PromptRunRequest& reque
             const ProgressFn cancelOnly = [&state](int64_t, int64_t) { return !state.cancel.load(); };
             std::future<std::shared_ptr<const TraceAnalysis>> grassmannAnalysis =
                 std::async(std::launch::async, analyse, grassmannTrace, grassmannThreads, cancelOnly);
-            TracePtr baselineTrace;
-            std::shared_ptr<const TraceAnalysis> baselineAnalysis;
-            baselineTrace = loadAndTrace(slots[1]);
+            const TracePtr baselineTrace = loadAndTrace(slots[1]);
             enterStage(state, slots[1].analyse);
-            baselineAnalysis = analyse(baselineTrace, nThreads, progressInto(state));
+            const auto baselineAnalysis = analyse(baselineTrace, nThreads, progressInto(state));
             current = slots[0].label;
             keep(0, grassmannTrace, grassmannAnalysis.get());
             current = slots[1].label;
