@@ -163,7 +163,7 @@ void fillPatching(gwb::views::View& view, FigureRun& run) {
         return;
     }
     gwb::views::PatchingInputs in;
-    in.clean = outcome.data.prompt().toStdString();
+    in.clean = outcome.data.prompt();
     in.corrupt = p.value(o.corrupt).toStdString();
     in.answer = p.value(o.answer).toStdString();
     in.wrong = p.value(o.wrong).toStdString();
@@ -199,7 +199,7 @@ void fillPaths(gwb::views::View& view, FigureRun& run) {
     if (!paths) return;
     auto& [p, o, request, outcome, cache, selection, err] = run;
     gwb::views::PathsInputs in;
-    in.clean = outcome.data.prompt().toStdString();
+    in.clean = outcome.data.prompt();
     in.corrupt = p.value(o.corrupt).toStdString();
     in.answer = p.value(o.answer).toStdString();
     in.wrong = p.value(o.wrong).toStdString();

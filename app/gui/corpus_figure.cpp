@@ -17,7 +17,7 @@ gwb::views::ExportResult writeCorpusFigure(const CorpusFigureRequest& r) {
     } catch (const std::exception& e) {
         throw std::runtime_error("cannot open statistics '" + r.statsPath.toStdString() + "': " + e.what());
     }
-    data.corpusPath = QFileInfo(r.statsPath).absoluteFilePath();
+    data.corpusPath = QFileInfo(r.statsPath).absoluteFilePath().toStdString();
     QJsonObject settings;
     if (!r.quantity.isEmpty()) {
         const QString key = gwb::views::CorpusView::keyFor(*data.corpus, r.quantity);

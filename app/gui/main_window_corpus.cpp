@@ -55,7 +55,7 @@ QString MainWindow::openStatistics(const QString& path) {
     }
     gwb::views::WorkbenchData data = m_data;
     data.corpus = std::move(stats);
-    data.corpusPath = QFileInfo(path).absoluteFilePath();
+    data.corpusPath = QFileInfo(path).absoluteFilePath().toStdString();
     setData(data);
     showView(QStringLiteral("corpus"));
     showStatus(QStringLiteral("Opened statistics %1: %2 windows")
@@ -134,7 +134,7 @@ void MainWindow::onCorpusFinished(const CorpusOutcome& outcome) {
     if (outcome.stats) {
         gwb::views::WorkbenchData data = m_data;
         data.corpus = outcome.stats;
-        data.corpusPath = QFileInfo(outcome.path).absoluteFilePath();
+        data.corpusPath = QFileInfo(outcome.path).absoluteFilePath().toStdString();
         setData(data);
         showView(QStringLiteral("corpus"));
         QString text = QStringLiteral("Corpus: ") + outcome.message;

@@ -78,7 +78,7 @@ void MainWindow::continueRun(int tokens, bool sample) {
         // start from the actual next token again, and the view says which target was cleared.
         if (tokens > 0)
             sv->releaseTarget(QStringLiteral("it was typed before the Continue"));
-        else if (request.prompt != m_data.prompt())
+        else if (request.prompt != QString::fromStdString(m_data.prompt()))
             sv->releaseTarget(QStringLiteral("it was typed for the previous prompt"));
         request.saliencyTarget = sv->target();
     }
@@ -177,7 +177,7 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
 
 QString MainWindow::tracedStatus(bool pending) const {
     QString s = m_runStatus;
-    if (const QString names = pendingAnalysisParts(m_data); pending && !names.isEmpty())
+    if (const QString names = gwb::views::pendingAnalysisParts(m_data); pending && !names.isEmpty())
         s += QStringLiteral("; still computing the %1 (for the views that show them)").arg(names);
     if (!m_runNotices.isEmpty()) s += QStringLiteral(" (see the notice above the tokens)");
     return s;
@@ -310,7 +310,7 @@ void MainWindow::onCancelled(quint64 id) {
 void MainWindow::setData(const gwb::views::WorkbenchData& data) {
     const gwb::views::View::RefreshBatch batch; // the extents and the data: one refresh per view
     const auto corpus = m_data.corpus;
-    const QString corpusPath = m_data.corpusPath;
+    const std::string corpusPath = m_data.corpusPath;
     m_data = data;
     if (!m_data.corpus) { // prompt runs keep the open statistics
         m_data.corpus = corpus;
@@ -360,7 +360,7 @@ void MainWindow::fitTopDocks() {
 }
 
 bool MainWindow::resultsAreStale() const {
-    return m_data.tokenCount() > 0 && m_prompt->prompt() != m_data.prompt();
+    return m_data.tokenCount() > 0 && m_prompt->prompt() != QString::fromStdString(m_data.prompt());
 }
 
 void MainWindow::updateStaleness() {

@@ -132,7 +132,7 @@ TEST(MainWindow, NewRunDropsStaleResults) {
     ASSERT_TRUE(finished.wait(kWaitMs));
     QTest::qWait(200); // a stale result would arrive now
     EXPECT_EQ(finished.count(), 1);
-    EXPECT_EQ(w->workbenchData().prompt(), QStringLiteral("it is a truth universally acknowledged"));
+    EXPECT_EQ(w->workbenchData().prompt(), "it is a truth universally acknowledged");
 }
 
 TEST(MainWindow, SessionRoundTrips) {

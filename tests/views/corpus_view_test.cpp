@@ -131,7 +131,7 @@ TEST(CorpusView, ExportedSummaryMatchesTheHandBuiltStats) {
     synthetic::ensureApp();
     WorkbenchData d;
     d.corpus = handStats();
-    d.corpusPath = QStringLiteral("/x/S.npz");
+    d.corpusPath = "/x/S.npz";
     CorpusView v;
     v.setData(d);
     EXPECT_EQ(CorpusView::quantityKeys(*d.corpus), (QStringList{"attn_entropy", "gate_mean", "q"}));
@@ -217,7 +217,7 @@ TEST(CorpusView, FigureAndDataFilesForEveryQuantity) {
     synthetic::ensureApp();
     WorkbenchData d;
     d.corpus = synthetic::makeCorpusStats(3, 4, 12);
-    d.corpusPath = QStringLiteral("/x/S.npz");
+    d.corpusPath = "/x/S.npz";
     QTemporaryDir dir;
     for (const QString& key : CorpusView::quantityKeys(*d.corpus)) {
         SCOPED_TRACE(key.toStdString());

@@ -3,6 +3,7 @@
 // QSvgGenerator writes each drawText as one <text> element (rotated labels included).
 
 #include "gwb/views/figure_export.h"
+#include "gwb/views/view.h"
 
 #include <QByteArray>
 #include <QFile>

@@ -261,7 +261,7 @@ WorkbenchData makeWorkbenchData(const SyntheticSizes& s) {
     data.baseline = b;
     data.baselineAnalysis = ba;
     data.corpus = makeCorpusStats(N, s.heads, s.tokens);
-    data.corpusPath = QStringLiteral("/data/S.npz");
+    data.corpusPath = "/data/S.npz";
     return data;
 }
 
@@ -308,7 +308,7 @@ std::shared_ptr<gwb::engine::CorpusStats> makeCorpusStats(int64_t N, int64_t H, 
 
 PatchingData makePatchingData(const WorkbenchData& data) {
     PatchingData d;
-    d.inputs.clean = data.prompt().toStdString();
+    d.inputs.clean = data.prompt();
     d.inputs.corrupt = "a corrupted prompt";
     d.inputs.answer = "she";
     d.inputs.wrong = "he";
@@ -363,7 +363,7 @@ PatchingData makePatchingData(const WorkbenchData& data) {
 
 PathsData makePathsData(const WorkbenchData& data) {
     PathsData d;
-    d.inputs.clean = data.prompt().toStdString();
+    d.inputs.clean = data.prompt();
     d.inputs.corrupt = "a corrupted prompt";
     d.inputs.answer = "she";
     d.inputs.wrong = "he";

@@ -39,7 +39,7 @@ QString CorpusView::headerText() const {
         models << QStringLiteral("%1: %2").arg(roleLabel(s, QString::fromStdString(role)),
                                                QString::fromStdString(name));
     const QString file =
-        m_data.corpusPath.isEmpty() ? QStringLiteral("statistics") : QFileInfo(m_data.corpusPath).fileName();
+        m_data.corpusPath.empty() ? QStringLiteral("statistics") : QFileInfo(QString::fromStdString(m_data.corpusPath)).fileName();
     QString windows = QStringLiteral("%1 of %2 windows covered")
                           .arg(loc.toString(static_cast<qlonglong>(s.windows.size())))
                           .arg(loc.toString(static_cast<qlonglong>(s.windowsPlanned)));

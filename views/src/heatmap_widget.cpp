@@ -40,6 +40,26 @@ void HeatmapWidget::setMatrix(MatrixSourcePtr source, const HeatmapAxes& axes) {
     resetZoom();
 }
 
+void HeatmapWidget::setPanel(const HeatmapPanel& panel) {
+    if (!panel.source) {
+        setPlaceholder(panel.placeholder);
+        return;
+    }
+    m_fixedLow = panel.fixedLow;
+    m_fixedHigh = panel.fixedHigh;
+    m_diverging = panel.diverging;
+    if (panel.diverging) m_map = ColormapId::RdBu;
+    m_marks = panel.marks;
+    if (panel.mode != m_mode) {
+        m_mode = panel.mode;
+        m_source.reset(); // a new pyramid below
+    }
+    if (panel.source != m_source)
+        setMatrix(panel.source, panel.axes);
+    else
+        setAxes(panel.axes);
+}
+
 void HeatmapWidget::setAxes(const HeatmapAxes& axes) {
     m_axes = axes;
     update();

@@ -158,7 +158,7 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
 
 PatchingInputs PatchingView::inputs() const {
     PatchingInputs in;
-    in.clean = m_data.prompt().toStdString();
+    in.clean = m_data.prompt();
     in.corrupt = m_corrupt->text().toStdString();
     in.answer = m_answer->text().trimmed().toStdString();
     in.wrong = m_wrong->text().trimmed().toStdString();
@@ -458,7 +458,7 @@ void PatchingView::refresh() {
         text =
             QStringLiteral("%1 ablation: mean \u0394 log p of the next token over the prompt").arg(qs(d.inputs.mode));
     }
-    if (qs(d.inputs.clean) != m_data.prompt() && m_data.primary())
+    if (d.inputs.clean != m_data.prompt() && m_data.primary())
         text += QStringLiteral(" \u2014 for an earlier prompt: press Run again");
     m_status->setText(text);
 }

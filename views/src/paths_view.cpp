@@ -155,7 +155,7 @@ PathsView::PathsView(QWidget* parent) : CausalView(parent) {
 
 PathsInputs PathsView::inputs() const {
     PathsInputs in;
-    in.clean = m_data.prompt().toStdString();
+    in.clean = m_data.prompt();
     in.corrupt = m_corrupt->text().toStdString();
     in.answer = m_answer->text().trimmed().toStdString();
     in.wrong = m_wrong->text().trimmed().toStdString();

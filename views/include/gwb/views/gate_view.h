@@ -1,8 +1,9 @@
 #pragma once
 // Gate view: layer x token heatmap of the mean gate (or the fraction of channels above 0.5);
 // clicking a cell selects layer and token, the "Channels" button drills into the selected
-// layer's token x channel gates.
+// layer's token x channel gates. The picture is GateFigure's (gate_figure.h).
 
+#include "gwb/views/gate_figure.h"
 #include "gwb/views/view.h"
 
 class QComboBox;
@@ -15,38 +16,30 @@ class HeatmapWidget;
 class GateView : public View {
     Q_OBJECT
 public:
-    enum class Quantity { MeanGate, AboveHalf };
+    using Quantity = GateFigure::Quantity;
 
     explicit GateView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("gate"); }
     QString title() const override { return QStringLiteral("Gates"); }
-    QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
-    QString caption() const override;
-    std::vector<DataTable> dataTables() const override;
-    bool hasContent() const override;
 
-    Quantity quantity() const { return m_quantity; }
+    Quantity quantity() const { return fig().quantity(); }
     void setQuantity(Quantity q);
     /// Layer shown as token x channel, or -1 for the layer x token overview.
-    int drillLayer() const { return m_drillLayer; }
+    int drillLayer() const { return fig().drillLayer(); }
     void setDrillLayer(int layer);
     HeatmapWidget* heatmap() const { return m_heatmap; }
 
 protected:
     void refresh() override;
-    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override;
+    void syncFigure(Figure& figure) const override;
 
 private:
-    QString matrixTitle() const;
+    GateFigure& fig() const { return figureAs<GateFigure>(); }
     HeatmapWidget* m_heatmap;
     QComboBox* m_quantityCombo;
     QComboBox* m_mapCombo;
     QPushButton* m_drillButton;
-    Quantity m_quantity = Quantity::MeanGate;
-    int m_drillLayer = -1;
-    QString m_matrixKey; ///< what the heatmap currently holds (rebuild only when it changes)
 };
 
 } // namespace gwb::views

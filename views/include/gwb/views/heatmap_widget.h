@@ -6,6 +6,7 @@
 #include "gwb/views/colormap.h"
 #include "gwb/views/downsample.h"
 #include "gwb/views/heatmap_painter.h"
+#include "gwb/views/heatmap_panel.h"
 
 #include <QWidget>
 #include <functional>
@@ -24,6 +25,9 @@ public:
     /// New matrix; resets zoom. The colour range follows the data (see setFixedRange).
     void setMatrix(MatrixSourcePtr source, const HeatmapAxes& axes);
     void setAxes(const HeatmapAxes& axes);
+    /// Shows a figure's panel: its matrix (zoom kept while the source is the same one), axes,
+    /// range, downsampling, marks, or its placeholder.
+    void setPanel(const HeatmapPanel& panel);
     void setColormap(ColormapId map);
     ColormapId colormap() const { return m_map; }
     /// Diverging data: symmetric range around 0 (use with RdBu).

@@ -3,9 +3,21 @@
 
 #include <QObject>
 
+namespace gwb::engine {
+struct WorkbenchData;
+}
+
 namespace gwb::views {
 
-struct WorkbenchData;
+using gwb::engine::WorkbenchData;
+
+/// A selection as plain values (figures without a window; clamped like Selection does).
+struct SelectionState {
+    int token = 0;
+    int layer = 0;
+    int head = 0;
+    int offsetIndex = 0;
+};
 
 /// Current token, layer, head and offset index. Setters clamp to the extents; each field has its
 /// own changed signal, emitted only when the value really changes.
@@ -28,6 +40,10 @@ public:
     void setExtents(int tokens, int layers, int heads, int offsets);
     /// Extents from the data (tokens of the primary trace, layers, heads, max offsets).
     void setExtents(const WorkbenchData& data);
+    /// The current values.
+    SelectionState state() const { return {m_token, m_layer, m_head, m_offsetIndex}; }
+    /// Sets the four values (each clamped).
+    void setState(const SelectionState& s);
 
 public Q_SLOTS:
     void setToken(int token);

@@ -2,7 +2,7 @@
 // What the chart widget (chart_widget.cpp) and the chart painter (chart_paint.cpp) share: ranges,
 // log-axis transforms, ticks, colours and legend rows of a ChartData. Views-internal.
 
-#include "gwb/views/chart_widget.h"
+#include "gwb/views/chart_data.h"
 
 #include "plot_util.h"
 

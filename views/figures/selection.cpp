@@ -30,6 +30,13 @@ void Selection::setExtents(const WorkbenchData& data) {
                static_cast<int>(data.headCount()), static_cast<int>(data.offsetCount()));
 }
 
+void Selection::setState(const SelectionState& s) {
+    setToken(s.token);
+    setLayer(s.layer);
+    setHead(s.head);
+    setOffsetIndex(s.offsetIndex);
+}
+
 void Selection::setToken(int token) {
     token = clampTo(token, m_tokens);
     if (token == m_token) return;

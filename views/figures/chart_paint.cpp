@@ -1,11 +1,12 @@
 // The chart's figure painter (paintChart) and the height a figure panel needs for it
 // (chartHeightFor): painter-only, no widget.
-#include "gwb/views/chart_widget.h"
+#include "gwb/views/chart_data.h"
 
 #include "chart_util.h"
 #include "plot_util.h"
 
 #include <QPainter>
+#include <QSet>
 
 #include <algorithm>
 #include <cmath>

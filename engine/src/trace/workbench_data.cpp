@@ -1,10 +1,10 @@
-#include "gwb/views/workbench_data.h"
+#include "gwb/engine/workbench_data.h"
 
 #include <algorithm>
 
-namespace gwb::views {
+namespace gwb::engine {
 
-gwb::engine::LensPtr WorkbenchData::lensOf(const TracePtr& trace) const {
+LensPtr WorkbenchData::lensOf(const TracePtr& trace) const {
     if (!trace) return nullptr;
     if (trace == grassmann && grassmannLens) return grassmannLens;
     if (trace == baseline && baselineLens) return baselineLens;
@@ -43,9 +43,9 @@ int64_t WorkbenchData::offsetCount() const {
     return o;
 }
 
-QString WorkbenchData::prompt() const {
+std::string WorkbenchData::prompt() const {
     const TracePtr t = primary();
-    return t ? QString::fromStdString(t->prompt) : QString();
+    return t ? t->prompt : std::string();
 }
 
 bool WorkbenchData::isGenerated(int64_t t) const {
@@ -70,43 +70,4 @@ int64_t WorkbenchData::generatedCount() const {
     return first < 0 ? 0 : tokenCount() - first;
 }
 
-int bytePieceValue(const QString& piece) {
-    if (piece.size() != 6 || !piece.startsWith(QLatin1String("<0x")) || !piece.endsWith(QLatin1Char('>'))) return -1;
-    bool ok = false;
-    const int v = piece.mid(3, 2).toInt(&ok, 16);
-    return ok ? v : -1;
-}
-
-QString displayPiece(const QString& piece) {
-    const int b = bytePieceValue(piece);
-    if (b == 0x0A || b == 0x0D) return QStringLiteral("\u23CE"); // ⏎
-    if (b == 0x09) return QStringLiteral("\u21E5");              // ⇥
-    if (b == 0x20) return QStringLiteral("\u2423");              // ␣
-    if (b > 0x20 && b < 0x7F) return QString(QChar(b));
-    return piece; // other bytes (parts of a UTF-8 character) keep their <0xHH> form
-}
-
-QString pendingAnalysisParts(const WorkbenchData& data, unsigned parts) {
-    if (!data.grassmann || !data.grassmannAnalysis) return {};
-    QStringList names;
-    for (const std::string& n : gwb::engine::analysisPartNames(parts & ~data.grassmannAnalysis->parts))
-        names << QString::fromStdString(n);
-    return names.join(QStringLiteral(", "));
-}
-
-QStringList tokenLabels(const gwb::engine::Trace& trace) {
-    QStringList out;
-    out.reserve(static_cast<int>(trace.tokens.size()));
-    for (const auto& tok : trace.tokens)
-        out << QString::fromStdString(tok.text);
-    return out;
-}
-
-QStringList layerLabels(int64_t n) {
-    QStringList out;
-    for (int64_t i = 0; i < n; ++i)
-        out << QStringLiteral("L%1").arg(i);
-    return out;
-}
-
-} // namespace gwb::views
+} // namespace gwb::engine

@@ -1,6 +1,6 @@
 #include "corpus_view_util.h"
 
-#include "gwb/views/chart_widget.h"
+#include "gwb/views/chart_data.h"
 
 #include <QFileInfo>
 #include <QStringList>

@@ -1,6 +1,7 @@
 #include "gwb/views/figure_export.h"
 
 #include "gwb/views/corpus_summary.h"
+#include "gwb/views/selection.h"
 
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/npy.h"
@@ -21,14 +22,14 @@
 
 namespace gwb::views {
 
-QSizeF figureSizePoints(const View& view, const FigureOptions& options) {
+QSizeF figureSizePoints(const Figure& figure, const FigureOptions& options) {
     const double w = options.widthInches;
-    const double h = options.resolvedHeight(view.figureAspect(w));
+    const double h = options.resolvedHeight(figure.aspect(w));
     return {w * 72.0, h * 72.0};
 }
 
-QImage renderFigureImage(const View& view, const FigureOptions& options) {
-    const QSizeF pt = figureSizePoints(view, options);
+QImage renderFigureImage(const Figure& figure, const FigureOptions& options) {
+    const QSizeF pt = figureSizePoints(figure, options);
     const int dpi = std::max(10, options.dpi);
     const QSize px(static_cast<int>(std::lround(pt.width() / 72.0 * dpi)),
                    static_cast<int>(std::lround(pt.height() / 72.0 * dpi)));
@@ -39,7 +40,7 @@ QImage renderFigureImage(const View& view, const FigureOptions& options) {
     img.setDotsPerMeterY(dpm);
     QPainter p(&img);
     p.scale(dpi / 72.0, dpi / 72.0);
-    view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
+    figure.render(p, QRectF(QPointF(0, 0), pt), options);
     p.end();
     return img;
 }
@@ -62,7 +63,7 @@ ExportResult writeFileAtomically(const QString& path, const QByteArray& bytes) {
     return r;
 }
 
-ExportResult exportFigure(const View& view, const FigureOptions& options, const QString& path) {
+ExportResult exportFigure(const Figure& figure, const FigureOptions& options, const QString& path) {
     ExportResult fail;
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (options.widthInches <= 0 || options.widthInches > 100 || options.dpi <= 0 || options.dpi > 2400) {
@@ -72,12 +73,12 @@ ExportResult exportFigure(const View& view, const FigureOptions& options, const 
                 .arg(options.dpi);
         return fail;
     }
-    const QSizeF pt = figureSizePoints(view, options);
+    const QSizeF pt = figureSizePoints(figure, options);
     QByteArray bytes;
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);
     if (suffix == QLatin1String("png")) {
-        const QImage img = renderFigureImage(view, options);
+        const QImage img = renderFigureImage(figure, options);
         if (!img.save(&buffer, "PNG")) {
             fail.message = QStringLiteral("PNG encoding failed for %1").arg(path);
             return fail;
@@ -88,21 +89,21 @@ ExportResult exportFigure(const View& view, const FigureOptions& options, const 
         gen.setResolution(72); // 1 user unit = 1 pt
         gen.setSize(QSize(static_cast<int>(std::ceil(pt.width())), static_cast<int>(std::ceil(pt.height()))));
         gen.setViewBox(QRectF(QPointF(0, 0), pt));
-        gen.setTitle(view.title().toHtmlEscaped()); // QSvgGenerator writes these verbatim into XML
-        gen.setDescription(view.caption().toHtmlEscaped());
+        gen.setTitle(figure.title().toHtmlEscaped()); // QSvgGenerator writes these verbatim into XML
+        gen.setDescription(figure.caption().toHtmlEscaped());
         QPainter p(&gen);
-        view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
+        figure.render(p, QRectF(QPointF(0, 0), pt), options);
         p.end();
     } else if (suffix == QLatin1String("pdf")) {
         QPdfWriter pdf(&buffer);
         pdf.setResolution(72 * 10); // fine device grid; painter is scaled to points below
         pdf.setPageSize(QPageSize(pt, QPageSize::Point, QString(), QPageSize::ExactMatch));
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        pdf.setTitle(view.title());
+        pdf.setTitle(figure.title());
         pdf.setCreator(QStringLiteral("Grassmann Workbench"));
         QPainter p(&pdf);
         p.scale(10, 10);
-        view.renderFigure(p, QRectF(QPointF(0, 0), pt), options);
+        figure.render(p, QRectF(QPointF(0, 0), pt), options);
         p.end();
     } else {
         fail.message =
@@ -225,43 +226,44 @@ QJsonArray toJson(const QStringList& l) {
 
 } // namespace
 
-ExportResult exportData(const View& view, const QString& basePath) {
+ExportResult exportData(const Figure& figure, const QString& basePath) {
     ExportResult result;
-    const std::vector<DataTable> tables = view.dataTables();
+    const std::vector<DataTable> tables = figure.dataTables();
     if (tables.empty()) {
-        result.message = QStringLiteral("view '%1' has no data to export: %2").arg(view.viewId(), view.caption());
+        result.message = QStringLiteral("view '%1' has no data to export: %2").arg(figure.id(), figure.caption());
         return result;
     }
-    const WorkbenchData& d = view.data();
+    const WorkbenchData& d = figure.data();
     QJsonObject meta;
-    meta.insert(QStringLiteral("view"), view.viewId());
-    meta.insert(QStringLiteral("title"), view.title());
-    meta.insert(QStringLiteral("caption"), view.caption());
+    meta.insert(QStringLiteral("view"), figure.id());
+    meta.insert(QStringLiteral("title"), figure.title());
+    meta.insert(QStringLiteral("caption"), figure.caption());
     QJsonObject models;
     if (d.grassmann) models.insert(QStringLiteral("grassmann"), traceInfo(*d.grassmann));
     if (d.baseline) models.insert(QStringLiteral("baseline"), traceInfo(*d.baseline));
     meta.insert(QStringLiteral("model"), models);
-    meta.insert(QStringLiteral("prompt"), d.prompt());
+    meta.insert(QStringLiteral("prompt"), QString::fromStdString(d.prompt()));
     // Continue: tokens from here on were generated, not typed (-1: all typed).
     meta.insert(QStringLiteral("first_generated_token"), static_cast<qint64>(d.firstGenerated()));
-    if (d.corpus) meta.insert(QStringLiteral("corpus"), corpusInfo(*d.corpus, d.corpusPath));
+    if (d.corpus) meta.insert(QStringLiteral("corpus"), corpusInfo(*d.corpus, QString::fromStdString(d.corpusPath)));
     QJsonObject sel;
-    if (const Selection* s = view.selection()) {
-        sel.insert(QStringLiteral("token"), s->token());
-        if (const auto t = d.primary(); t && s->token() < t->length())
+    if (figure.hasSelection()) {
+        const SelectionState& s = figure.selection();
+        sel.insert(QStringLiteral("token"), s.token);
+        if (const auto t = d.primary(); t && s.token < t->length())
             sel.insert(QStringLiteral("token_text"),
-                       QString::fromStdString(t->tokens[static_cast<size_t>(s->token())].text));
-        sel.insert(QStringLiteral("layer"), s->layer());
-        sel.insert(QStringLiteral("head"), s->head());
-        sel.insert(QStringLiteral("offset_index"), s->offsetIndex());
-        if (d.grassmann && s->layer() < static_cast<int>(d.grassmann->layers.size())) {
-            const auto& gl = d.grassmann->layers[static_cast<size_t>(s->layer())].grassmann;
-            if (gl && s->offsetIndex() < static_cast<int>(gl->offsets.size()))
-                sel.insert(QStringLiteral("offset"), gl->offsets[static_cast<size_t>(s->offsetIndex())]);
+                       QString::fromStdString(t->tokens[static_cast<size_t>(s.token)].text));
+        sel.insert(QStringLiteral("layer"), s.layer);
+        sel.insert(QStringLiteral("head"), s.head);
+        sel.insert(QStringLiteral("offset_index"), s.offsetIndex);
+        if (d.grassmann && s.layer < static_cast<int>(d.grassmann->layers.size())) {
+            const auto& gl = d.grassmann->layers[static_cast<size_t>(s.layer)].grassmann;
+            if (gl && s.offsetIndex < static_cast<int>(gl->offsets.size()))
+                sel.insert(QStringLiteral("offset"), gl->offsets[static_cast<size_t>(s.offsetIndex)]);
         }
     }
     meta.insert(QStringLiteral("selection"), sel);
-    meta.insert(QStringLiteral("settings"), view.settings());
+    meta.insert(QStringLiteral("settings"), figure.settings());
 
     const QFileInfo base(basePath);
     QStringList written;
@@ -333,24 +335,21 @@ ExportResult exportData(const View& view, const QString& basePath) {
 ExportResult exportViewFigure(const QString& viewId, const WorkbenchData& data, const SelectionState& selection,
                               const QJsonObject& settings, const FigureOptions& options, const QString& figurePath,
                               const QString& dataBasePath) {
-    std::unique_ptr<View> view = createView(viewId);
-    if (!view) {
+    std::unique_ptr<Figure> figure = createFigure(viewId);
+    if (!figure) {
         ExportResult r;
-        r.message = QStringLiteral("unknown view '%1' (known: %2)").arg(viewId, viewIds().join(QStringLiteral(", ")));
+        r.message = QStringLiteral("unknown view '%1' (known: %2)").arg(viewId, figureIds().join(QStringLiteral(", ")));
         return r;
     }
-    Selection sel;
+    Selection sel; // clamps the selection to the data as the window does
     sel.setExtents(data);
-    sel.setToken(selection.token);
-    sel.setLayer(selection.layer);
-    sel.setHead(selection.head);
-    sel.setOffsetIndex(selection.offsetIndex);
-    view->setSelection(&sel);
-    view->setData(data);
-    view->setSettings(settings);
-    ExportResult r = exportFigure(*view, options, figurePath);
+    sel.setState(selection);
+    figure->setData(data);
+    figure->setSelection(sel.state());
+    figure->setSettings(settings);
+    ExportResult r = exportFigure(*figure, options, figurePath);
     if (!r.ok || dataBasePath.isEmpty()) return r;
-    ExportResult d = exportData(*view, dataBasePath);
+    ExportResult d = exportData(*figure, dataBasePath);
     if (!d.ok) {
         QFile::remove(figurePath); // all or none
         d.files.clear();
