@@ -4,6 +4,7 @@
 // divergence and top-1 agreement per head; below, both models' layer x layer prompt-subspace
 // distance matrices side by side on one colour scale, and their difference (diverging RdBu).
 
+#include "gwb/views/row_comparison.h"
 #include "gwb/views/view.h"
 
 class QTableWidget;
@@ -11,18 +12,6 @@ class QTableWidget;
 namespace gwb::views {
 
 class HeatmapWidget;
-
-/// JS divergence (nats, natural log) between two rows after renormalizing each to sum 1 (NaN and
-/// negative entries count as 0) and whether their argmax agree. NaN divergence when a row sums to 0.
-struct RowComparison {
-    double jsDivergence = 0;
-    bool top1Agrees = false;
-};
-RowComparison compareDistributions(const std::vector<float>& a, const std::vector<float>& b);
-
-/// Grassmann influence row of token t over past tokens 0..t (length t+1) from the analysis'
-/// T x O influence: entry t-D gets c(t, t-D), other entries 0.
-std::vector<float> influenceRow(const gwb::engine::GrassmannLayerAnalysis& layer, int64_t t);
 
 class CompareView : public View {
     Q_OBJECT
