@@ -7,6 +7,7 @@
 #include "gui/window_options.h"
 
 #include <QApplication>
+#include <QGuiApplication>
 #endif
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -142,12 +143,12 @@ int main(int argc, char** argv) {
     char** cargv = commandArgv.data();
     std::unique_ptr<QCoreApplication> app;
 #ifndef GWB_HEADLESS
-    // Headless commands that draw (figure) need a QApplication even without a display.
+    // Headless commands that draw (figure) need a QGuiApplication even without a display.
     if (command->needsGui) {
         if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
             qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
-        app = std::make_unique<QApplication>(commandArgc, cargv);
+        app = std::make_unique<QGuiApplication>(commandArgc, cargv);
     }
 #endif
     if (!app) app = std::make_unique<QCoreApplication>(commandArgc, cargv);

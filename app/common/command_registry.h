@@ -15,7 +15,7 @@ struct Command {
     /// Runs the command; `args` starts with "gwb <name>" so QCommandLineParser::process works.
     /// Returns the process exit code. Errors go to stderr with a message naming the problem.
     int (*run)(const QStringList& args);
-    bool needsGui = false; ///< true: a QApplication (offscreen when headless) is created first
+    bool needsGui = false; ///< true: a QGuiApplication (offscreen when headless) is created first
 };
 
 /// --device and --threads, the same for every command that runs a model.

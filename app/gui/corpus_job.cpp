@@ -1,6 +1,6 @@
 #include "gui/corpus_job.h"
 
-#include "gui/figure_request.h"
+#include "runs/figure_request.h"
 
 #include "gwb/engine/device.h"
 

@@ -3,7 +3,7 @@
 // over text files on a worker thread, with progress (windows, tokens/s, ETA) and Cancel. The
 // statistics are written atomically; a cancelled run writes the windows done (a valid partial file).
 
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 #include "gui/work_lane.h"
 
 #include "gwb/engine/corpus_run.h"

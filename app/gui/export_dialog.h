@@ -2,7 +2,7 @@
 // File > Export Figure: file name (format from its suffix), paper preset or width, DPI, font
 // size, colormap, colorbar and caption. Produces the FigureSettings that `gwb figure` also uses.
 
-#include "gui/figure_request.h"
+#include "runs/figure_request.h"
 
 #include <QDialog>
 

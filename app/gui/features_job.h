@@ -4,7 +4,7 @@
 // One lane of the process pool (work_lane.h), models from the process store; a result no longer
 // wanted is dropped.
 
-#include "gui/trace_job.h"
+#include "runs/features_run.h"
 #include "gui/work_lane.h"
 
 #include "gwb/engine/features.h"
@@ -23,27 +23,6 @@ class TokenStrip;
 }
 
 namespace gwb::app {
-
-/// What the runner needs of the window: the model files, the device and the traces.
-struct FeaturesContext {
-    QString grassmannPath, baselinePath;
-    QString device = QStringLiteral("auto");
-    std::optional<ImportChoice> grassmannChoice, baselineChoice;
-    gwb::views::WorkbenchData data;
-    /// Text files the dashboards draw their contexts from (empty: the dictionary's training files).
-    QStringList dashboardCorpus;
-};
-
-/// The activations of `dictionary` on the traces of `context` (the model it was trained on, found
-/// by its weights; a crosscoder reads both); never throws: problems come back in FeatureData::error.
-gwb::views::FeatureDataPtr computeFeatureData(ModelCache& cache, const QString& path,
-                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
-                                              const FeaturesContext& context);
-/// A feature's dashboard over context.dashboardCorpus, else the dictionary's training files (at
-/// most `maxWindows` windows).
-gwb::views::FeatureDashboard computeDashboard(ModelCache& cache,
-                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
-                                              int64_t feature, const FeaturesContext& context, int64_t maxWindows = 64);
 
 class FeatureRunner : public QObject {
     Q_OBJECT

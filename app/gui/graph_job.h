@@ -6,7 +6,7 @@
 // (work_lane.h): a dashboard never waits for a graph. Models from the process store.
 
 #include "gui/features_job.h" // the metatype of a dashboard
-#include "gui/trace_job.h"
+#include "runs/graph_run.h"
 #include "gui/work_lane.h"
 
 #include "gwb/views/graph_view.h"
@@ -19,27 +19,6 @@
 #include <optional>
 
 namespace gwb::app {
-
-/// What the runner needs of the window: the model files, the device, the traces (their tokens are
-/// the prompt) and each model's transcoder folder.
-struct GraphContext {
-    QString grassmannPath, baselinePath;
-    QString device = QStringLiteral("auto");
-    std::optional<ImportChoice> grassmannChoice, baselineChoice;
-    gwb::views::WorkbenchData data;
-    QString transcoders[2];
-};
-
-/// Both graphs for `context` (never throws: a model's problem goes into its errors entry; a cancel
-/// gives null).
-gwb::views::GraphPairPtr computeGraphs(ModelCache& cache, const GraphContext& context,
-                                       const std::function<bool(double)>& progress = {});
-
-/// The dashboard of feature `feature` of the transcoder at block `layer` of the set in `folder`,
-/// over the set's training corpus as found on this machine (never throws: a problem goes into the
-/// dashboard's error).
-gwb::engine::FeatureDashboardRun computeGraphDashboard(ModelCache& cache, const QString& folder, int layer,
-                                                       int64_t feature, const GraphContext& context);
 
 class GraphRunner : public QObject {
     Q_OBJECT

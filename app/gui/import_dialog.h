@@ -3,7 +3,7 @@
 // checkpoint that could not be opened on its own, showing why. The fields are reachable through
 // choice()/setChoice() so that tests fill it without exec().
 
-#include "gui/import_choice.h"
+#include "runs/import_choice.h"
 
 #include <QDialog>
 

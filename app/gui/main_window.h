@@ -4,7 +4,7 @@
 // TraceController (worker thread); this class only reacts to its queued results.
 
 #include "gui/corpus_job.h"
-#include "gui/figure_request.h"
+#include "runs/figure_request.h"
 #include "gui/session.h"
 #include "gui/trace_controller.h"
 

@@ -4,7 +4,7 @@
 #include "gui/main_window.h"
 
 #include "gui/export_dialog.h"
-#include "gui/figure_request.h"
+#include "runs/figure_request.h"
 #include "gui/recent_files.h"
 
 #include "gwb/views/figure_export.h"

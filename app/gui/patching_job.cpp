@@ -1,31 +1,8 @@
 #include "gui/patching_job.h"
 
-#include "gui/patching_pairs_job.h"
-
 #include "gwb/views/token_strip.h"
 
 namespace gwb::app {
-
-gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& r,
-                                         const std::function<bool(double)>& progress, PatchingRuns* runs) {
-    return gwb::engine::runPatchingModels(cache.opener(), causalModelsOf(r), r.inputs, progress, runs);
-}
-
-gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
-                                             int64_t col, int k) {
-    return gwb::engine::patchingTopK(cache.opener(), runs, model, row, col, k);
-}
-
-std::vector<double> computeAblation(ModelCache& cache, const AblationRequest& r, QString* error) {
-    if (error) error->clear();
-    try {
-        if (r.path.isEmpty()) throw std::runtime_error("no model file");
-        return gwb::engine::quickAblation(cache.get(r.path, r.device), r.ids, r.intervention);
-    } catch (const std::exception& e) {
-        if (error) *error = QString::fromUtf8(e.what());
-        return {};
-    }
-}
 
 PatchingRunner::PatchingRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::PatchingData>();

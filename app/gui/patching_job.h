@@ -4,11 +4,9 @@
 // token over the token strip). Computed with the engine off the GUI thread (PatchingRunner) or
 // synchronously (gwb figure --view patching).
 
-#include "gui/trace_job.h"
+#include "runs/causal_run.h"
 #include "gui/work_lane.h"
 
-#include "gwb/engine/causal_runs.h"
-#include "gwb/engine/patching.h"
 #include "gwb/views/patching_view.h"
 
 #include <QMetaObject>
@@ -25,39 +23,6 @@ class TokenStrip;
 }
 
 namespace gwb::app {
-
-/// A sweep for the view: the models (as the window has them) and what the person typed.
-struct PatchingJobRequest {
-    QString grassmannPath; ///< "" = leave out
-    QString baselinePath;
-    QString device = QStringLiteral("auto");
-    std::optional<ImportChoice> grassmannChoice;
-    std::optional<ImportChoice> baselineChoice;
-    gwb::views::PatchingInputs inputs;
-};
-
-/// The models of a causal request (PatchingJobRequest, PathsJobRequest) as the engine's runs take them.
-template <class Request> gwb::engine::CausalModels causalModelsOf(const Request& r) {
-    gwb::engine::CausalModels m;
-    m.paths[0] = r.grassmannPath.toStdString();
-    m.paths[1] = r.baselinePath.toStdString();
-    m.device = r.device.toStdString();
-    return m;
-}
-
-/// What a clicked cell's top-K needs again (the engine's: per model the checked request and cells).
-using gwb::engine::PatchingRuns;
-
-/// Both models' sweeps (gwb::engine::runPatchingModels) with the models of the request from the
-/// cache (the window's import choices). Never throws; `progress` returns false to cancel.
-gwb::views::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& request,
-                                         const std::function<bool(double)>& progress = {},
-                                         PatchingRuns* runs = nullptr);
-
-/// The changed run of cell (row, col) of model 0/1: its k most probable next pieces
-/// (gwb::engine::patchingTopK). Never throws.
-gwb::views::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
-                                             int64_t col, int k = 10);
 
 /// Runs compute(progress) in `lane` for `owner` (a runner on the GUI thread): progress, in steps of
 /// 1/1000, and the result are posted back to the owner's thread and dropped there unless
@@ -106,20 +71,6 @@ quint64 beginLatestRun(quint64& latest, std::shared_ptr<std::atomic<bool>>& canc
     if (request.baselineChoice) cache.setImportChoice(request.baselinePath, *request.baselineChoice);
     return ++latest;
 }
-
-/// A quick ablation from the Plücker view (offset D of layer l) or an Attention head.
-struct AblationRequest {
-    QString path; ///< the model's file
-    QString device = QStringLiteral("auto");
-    std::optional<ImportChoice> choice;
-    std::vector<int64_t> ids; ///< the traced prompt's token ids
-    gwb::engine::Intervention intervention;
-    QString label; ///< e.g. "offset 2 of layer 3 (zero)"
-};
-
-/// log p(next token) with the ablation minus without, T values (NaN at T-1); on failure empty,
-/// with the reason in `error`.
-std::vector<double> computeAblation(ModelCache& cache, const AblationRequest& request, QString* error);
 
 /// Runs the view's requests one at a time in its lane of the process pool (work_lane.h); a result
 /// whose request is no longer the latest is dropped. Destruction cancels and waits.

@@ -4,16 +4,6 @@
 
 namespace gwb::app {
 
-gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
-                                   const std::function<bool(double)>& progress, PathsRuns* runs) {
-    return gwb::engine::runPathsModels(cache.opener(), causalModelsOf(r), r.inputs, progress, runs);
-}
-
-gwb::views::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
-                                          const QString& receiver, int k) {
-    return gwb::engine::pathsTopK(cache.opener(), runs, model, sender.toStdString(), receiver.toStdString(), k);
-}
-
 PathsRunner::PathsRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::PathsData>();
     qRegisterMetaType<gwb::views::PathsInputs>();

@@ -3,10 +3,9 @@
 // receivers matrices off the GUI thread with progress and Cancel, and a clicked cell's top next
 // pieces (pathCellLogits). Also synchronous for `gwb figure --view paths`.
 
-#include "gui/trace_job.h"
+#include "runs/causal_run.h"
 #include "gui/work_lane.h"
 
-#include "gwb/engine/causal_runs.h"
 #include "gwb/views/paths_view.h"
 
 #include <QObject>
@@ -17,28 +16,6 @@
 #include <optional>
 
 namespace gwb::app {
-
-struct PathsJobRequest {
-    QString grassmannPath; ///< "" = leave out
-    QString baselinePath;
-    QString device = QStringLiteral("auto");
-    std::optional<ImportChoice> grassmannChoice;
-    std::optional<ImportChoice> baselineChoice;
-    gwb::views::PathsInputs inputs;
-};
-
-/// What a clicked cell's top pieces need again (the engine's: per model the checked request).
-using gwb::engine::PathsRuns;
-
-/// Both models' matrices (gwb::engine::runPathsModels) with the models of the request from the
-/// cache. Never throws: bad input comes back as the result's error; a model that fails on its own
-/// as its grid's error. `progress` returns false to cancel.
-gwb::views::PathsData computePaths(ModelCache& cache, const PathsJobRequest& request,
-                                   const std::function<bool(double)>& progress = {}, PathsRuns* runs = nullptr);
-
-/// The run of cell (sender, receiver) of model 0/1: its k most probable next pieces.
-gwb::views::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
-                                          const QString& receiver, int k = 10);
 
 /// Runs the view's requests one at a time in its lane of the process pool (work_lane.h).
 class PathsRunner : public QObject {

@@ -2,11 +2,10 @@
 // Gradient x input saliency for the Saliency view, computed with the engine off the GUI thread
 // (SaliencyRunner) or synchronously (gwb figure). Each model explains its own token ids.
 
-#include "gui/trace_job.h"
+#include "runs/saliency_run.h"
 #include "gui/work_lane.h"
 
 #include "gwb/views/saliency_view.h"
-#include "gwb/views/workbench_data.h"
 
 #include <QObject>
 
@@ -18,22 +17,6 @@ class TokenStrip;
 }
 
 namespace gwb::app {
-
-struct SaliencyRequest {
-    QString grassmannPath; ///< model files the traces came from ("" = leave out)
-    QString baselinePath;
-    QString device = QStringLiteral("auto");
-    gwb::views::WorkbenchData data; ///< the traces (token ids) to explain
-    int token = 0;                  ///< position t
-    QString target;                 ///< "" = the actual next token x_{t+1}; else one vocabulary piece
-    /// How the user chose to import each file when it is a PyTorch checkpoint (from the trace controller).
-    std::optional<ImportChoice> grassmannChoice;
-    std::optional<ImportChoice> baselineChoice;
-};
-
-/// Runs both models' saliency; problems (last token without a target, a target that is not one
-/// piece, a missing model) come back as per-model error strings, never as exceptions.
-gwb::engine::SaliencyResult computeSaliency(ModelCache& cache, const SaliencyRequest& request);
 
 /// Computes saliency requests one at a time in its lane of the process pool; a result whose request is no
 /// longer the latest is dropped. Its models come from the process's store (shared with the other

@@ -4,7 +4,7 @@
 // run id, and a result whose id is no longer the latest is dropped (a new Run makes older ones
 // stale). Cancel sets the job's flag, which the engine checks between steps.
 
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 #include "gui/work_lane.h"
 
 #include <QObject>

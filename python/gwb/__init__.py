@@ -15,7 +15,6 @@ mixer.L, gate.L, ffn.L, offset.L.D (offset D's Plucker vectors), head.L.H (head 
 
 import json
 import os
-import subprocess
 import tempfile
 
 import numpy as np
@@ -395,7 +394,8 @@ def site_names(model):
 
 # ---------------------------------------------------------------------------------------------
 class Figure:
-    """A figure made by `gwb figure`: shows inline in Jupyter (SVG); save() writes it anywhere."""
+    """A figure as `gwb figure` makes it (drawn in this process): shows inline in Jupyter (SVG); save()
+    writes it anywhere."""
 
     def __init__(self, data, fmt, args):
         self.data, self.format, self.args = data, fmt, args
@@ -426,24 +426,20 @@ class Figure:
         return f"<gwb.Figure {self.format}, {len(self.data)} bytes: gwb figure {' '.join(self.args)}>"
 
 
-def _gwb_program():
-    p = os.environ.get("GWB_PROGRAM") or _paths.GWB_PROGRAM
-    if not p or not os.path.exists(p):
-        raise RuntimeError("gwb.figure draws with the gwb program (Qt), which this package was built without: "
-                           "build the window (scripts/run) and set GWB_PROGRAM to its build/release/bin/gwb")
-    return p
-
-
 def _run_figure(args, fmt, out):
-    env = dict(os.environ)
-    env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    r = subprocess.run([_gwb_program(), "figure", *args, "--out", out], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise ValueError((r.stderr or r.stdout).strip() or f"gwb figure failed with status {r.returncode}")
+    """`gwb figure ARGS --out OUT` in this process (the figure library: no window, no gwb program)."""
+    run = getattr(_gwb, "figure_command", None)
+    if run is None:
+        raise RuntimeError("gwb.figure draws with the figure library (Qt Gui), which this package was built "
+                           "without: build it where Qt is installed (scripts/run builds it with the window)")
+    status, _, err = run([*args, "--out", out])
+    if status != 0:
+        raise ValueError(err.strip() or f"gwb figure failed with status {status}")
 
 
 def figure(view, prompt=None, width="3.5in", model=None, baseline=None, format="svg", **options):
-    """The figure `gwb figure` makes (same options, with _ for -: font_size=9, no_caption=True).
+    """The figure `gwb figure` makes (same options, with _ for -: font_size=9, no_caption=True), drawn
+    in this process by the figure library (where the package was built with Qt; no gwb program runs).
 
     model / baseline: a path, or a gwb.Model (saved to a temporary .gwb when it did not come from one)."""
     args = ["--view", view, "--width", str(width)]

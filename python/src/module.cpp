@@ -567,6 +567,7 @@ PYBIND11_MODULE(_gwb, m) {
         py::arg("model"), py::arg("what"), py::arg("ids"));
     registerFeatures(m);
     registerGraph(m);
+    registerFigure(m);
     m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
     m.def("builtin_layouts", &builtinLayoutNames);
 }

@@ -5,7 +5,7 @@
 #include "common/bundled_models.h"
 #include "gui/main_window.h"
 #include "gui/prompt_panel.h"
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 
 #include "../views/svg_text.h"
 #include "app_test_util.h"

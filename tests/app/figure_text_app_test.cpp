@@ -3,10 +3,10 @@
 // presets exactly as `gwb figure` makes it, keeps all of its text: no title, axis title, legend,
 // caption or tick label ends in "…" (a token piece may be shortened past 12 characters only).
 #include "common/bundled_models.h"
-#include "gui/figure_request.h"
+#include "runs/figure_request.h"
 #include "gui/first_start.h"
 #include "gui/saliency_job.h"
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 
 #include "../views/svg_text.h"
 #include "app_test_util.h"

@@ -10,7 +10,7 @@
 #include "common/bundled_models.h"
 #include "gui/main_window.h"
 #include "gui/saliency_job.h"
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 
 #include "app_test_util.h"
 

@@ -5,7 +5,7 @@
 
 #include "gui/import_dialog.h"
 #include "gui/main_window.h"
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 
 #include "app_test_util.h"
 

@@ -5,7 +5,7 @@
 // `gwb figure --view patching --pairs` draws it headless.
 
 #include "gui/patching_job.h"
-#include "gui/patching_pairs_job.h"
+#include "runs/causal_run.h"
 
 #include "../views/std_text.h"
 #include "app_test_util.h"

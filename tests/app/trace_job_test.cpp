@@ -1,4 +1,4 @@
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 
 #include "test_models.h"
 

@@ -48,6 +48,13 @@ def need_figures():
         pytest.skip("this build's gwb has no window, so no figure command (headless build)")
 
 
+def need_figures_in_process():
+    """gwb.figure draws in this process with the figure library, built where Qt Gui is found."""
+    import gwb
+    if not hasattr(gwb._gwb, "figure_command"):
+        pytest.skip("this build of the package has no figure library (built without Qt Gui)")
+
+
 def run_gwb(*args, check=True):
     """Runs the gwb program; returns the CompletedProcess (text). Skips the test where no gwb program
     was built (an engine-only build, such as scripts/gpu-check's on a machine without Qt)."""

@@ -1,5 +1,6 @@
 """generate, open_stats, figure, the import report, and the GIL released while the engine works."""
 
+import os
 import threading
 import time
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 import gwb
-from conftest import PROMPT, need_figures, run_gwb
+from conftest import PROMPT, need_figures, need_figures_in_process, run_gwb
 
 
 def test_generate_equals_command_line(grassmann):
@@ -56,7 +57,7 @@ def test_one_statistics_file_reopens_equal_in_python_and_the_window(tmp_path):
 
 
 def test_figure_is_an_inline_svg(tmp_path, grassmann):
-    need_figures()
+    need_figures_in_process()
     f = gwb.figure(view="gate", prompt="It is a truth universally acknowledged", width="3.5in", layer=2)
     svg = f._repr_svg_()
     assert svg.lstrip().startswith("<?xml") or "<svg" in svg[:400]
@@ -69,6 +70,27 @@ def test_figure_is_an_inline_svg(tmp_path, grassmann):
     assert pdf.data.startswith(b"%PDF")
     with pytest.raises(ValueError, match="view"):
         gwb.figure(view="nonsense", prompt="It is")
+
+
+def test_figure_is_drawn_in_process_as_the_program_draws_it(tmp_path, monkeypatch):
+    """gwb.figure runs no program (every way to start one fails here) and draws the same figure
+    `gwb figure` writes."""
+    need_figures_in_process()
+    import subprocess
+
+    def no_program(*a, **k):
+        raise AssertionError("gwb.figure started a program")
+
+    args = dict(view="plucker", prompt="It is a truth universally acknowledged, that a single man", layer=1)
+    with monkeypatch.context() as m:
+        for name in ("run", "Popen", "call", "check_call", "check_output"):
+            m.setattr(subprocess, name, no_program)
+        m.setattr(os, "system", no_program)
+        f = gwb.figure(**args)
+    need_figures()
+    out = tmp_path / "plucker.svg"
+    run_gwb("figure", "--view", "plucker", "--prompt", args["prompt"], "--layer", "1", "--out", str(out))
+    assert f.data == out.read_bytes()
 
 
 def test_the_gil_is_released_while_the_engine_works(grassmann):

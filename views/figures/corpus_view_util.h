@@ -1,7 +1,7 @@
 #pragma once
-// Helpers the Corpus view's two halves share (corpus_view.cpp: the widget and its controls;
-// corpus_view_figure.cpp: what it draws and exports): model roles and names, and the group axes
-// of a statistics quantity (leading axis: layer, transition or lens layer; trailing: head, offset, ...).
+// Helpers of the Corpus figure (corpus_figure.cpp: its settings, controls' choices, tables and
+// caption; corpus_figure_charts.cpp: its charts): model roles and names, and the group axes of a
+// statistics quantity (leading axis: layer, transition or lens layer; trailing: head, offset, ...).
 
 #include "gwb/engine/corpus_stats.h"
 

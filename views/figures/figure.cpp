@@ -16,6 +16,11 @@ void Figure::setSelection(const SelectionState& selection) {
     m_hasSelection = true;
 }
 
+void Figure::clearSelection() {
+    m_selection = {};
+    m_hasSelection = false;
+}
+
 QJsonObject Figure::settings() const {
     QJsonObject o;
     o.insert(QStringLiteral("colormap"), colormapName(m_colormap));

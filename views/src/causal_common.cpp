@@ -1,7 +1,5 @@
 #include "causal_common.h"
-#include "gwb/engine/sites.h"
 
-#include "plot_util.h"
 #include "view_common.h"
 
 #include <QHeaderView>
@@ -14,11 +12,6 @@
 #include <QVBoxLayout>
 
 namespace gwb::views::detail {
-
-QStringList patchingSiteItems() {
-    return {QStringLiteral("resid"), QStringLiteral("mixer"), QStringLiteral("gate"), QStringLiteral("ffn"),
-            QString::fromUtf8(gwb::engine::kUnitAlias)};
-}
 
 MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const QString& corruptPlaceholder,
                              const QString& corruptTip, QWidget* parent) {
@@ -113,7 +106,7 @@ QTableWidget* makeTopKTable(QWidget* parent, const QString& objectName, const QS
     return t;
 }
 
-void showTopK(QTableWidget* table, const PatchingTopK& k, const QString& tip) {
+void showTopK(QTableWidget* table, const gwb::engine::PatchingTopK& k, const QString& tip) {
     table->setRowCount(0);
     table->setHorizontalHeaderLabels({QStringLiteral("next piece"), QStringLiteral("p"), QStringLiteral("logit")});
     if (!k.error.empty()) return;
@@ -124,39 +117,6 @@ void showTopK(QTableWidget* table, const PatchingTopK& k, const QString& tip) {
         table->setItem(i, 1, valueItem(k.probs[static_cast<size_t>(i)], QString()));
         table->setItem(i, 2, valueItem(k.logits[static_cast<size_t>(i)], QString()));
     }
-}
-
-void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map,
-                      const HeatmapWidget* left, const QString& leftTitle, const HeatmapWidget* right,
-                      const QString& rightTitle, const QString& valueName) {
-    const QFontMetricsF fm = style.metrics(style.small);
-    const double gap = fm.height();
-    // Both panels share one scale: one colour bar, with its tick labels and its label, beside the
-    // pair (as wide as its widest tick label needs: "-0.05" takes more room than "1").
-    double tickW = 0;
-    {
-        const ColorScale scale = (right->hasMatrix() ? right : left)->colorScale();
-        for (double t : niceTicks(scale.effectiveLow(), scale.effectiveHigh(), 5))
-            tickW = std::max(tickW, fm.horizontalAdvance(formatValue(t)));
-    }
-    const double barBlock = style.colorbar ? std::max(fm.height() * 4.2, fm.height() * 2.2 + tickW * 1.6) : 0;
-    const QRectF panels = rect.adjusted(0, 0, -barBlock, 0);
-    const auto [l, r] = splitPanels(panels, 0.5, true, gap);
-    FigureStyle shared = style;
-    shared.colorbar = false;
-    const HeatmapGeometry gl = left->paintFigure(p, l, shared, leftTitle, map);
-    const HeatmapGeometry gr = right->paintFigure(p, r, shared, rightTitle, map);
-    if (!style.colorbar) return;
-    const QRectF plot = !gr.plot.isEmpty() ? gr.plot : gl.plot;
-    if (plot.isEmpty()) return;
-    const HeatmapWidget* scaled = right->hasMatrix() ? right : left;
-    // The bar's label runs along it; a bar shorter than its label takes the figure's full height.
-    QRectF bar(rect.right() - barBlock + fm.height() * 0.5, plot.top(), barBlock - fm.height() * 0.5, plot.height());
-    if (fm.horizontalAdvance(valueName) > bar.height() - fm.height()) {
-        bar.setTop(rect.top());
-        bar.setBottom(rect.bottom());
-    }
-    paintColorbar(p, bar, scaled->colorScale(), valueName, style);
 }
 
 } // namespace gwb::views::detail

@@ -1,16 +1,15 @@
 #pragma once
-// What the Patching and Paths views share: the metric's fields (corrupted prompt, answer, wrong),
-// the Run / Cancel / progress / status row, the top-pieces table of a clicked cell, and the
-// figure of two heatmaps on one diverging scale with one labelled colour bar.
+// The widgets the Patching and Paths views share: the metric's fields (corrupted prompt, answer,
+// wrong), the Run / Cancel / progress / status row and the top-pieces table of a clicked cell. What
+// their figures share (the panels, the pair of heatmaps with one colour bar) is
+// views/figures/causal_figure_common.h.
 
-#include "gwb/views/figure_options.h"
-#include "gwb/views/heatmap_widget.h"
-#include "gwb/views/patching_view.h"
+#include "causal_figure_common.h"
 
-#include <QStringList>
+#include "gwb/engine/causal_results.h"
+#include "gwb/views/causal_view.h"
 
-#include <string>
-#include <vector>
+#include <QString>
 
 class QHBoxLayout;
 class QLabel;
@@ -22,25 +21,6 @@ class QVBoxLayout;
 class QWidget;
 
 namespace gwb::views::detail {
-
-/// The engine's text (UTF-8) as the views show it.
-inline QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-/// A list of the engine's labels; qsAt(list, i) is "" past the end (as QStringList::value).
-inline QStringList qsList(const std::vector<std::string>& v) {
-    QStringList out;
-    out.reserve(static_cast<qsizetype>(v.size()));
-    for (const std::string& s : v)
-        out << QString::fromStdString(s);
-    return out;
-}
-inline QString qsAt(const std::vector<std::string>& v, int64_t i) {
-    return i >= 0 && i < static_cast<int64_t>(v.size()) ? QString::fromStdString(v[static_cast<size_t>(i)]) : QString();
-}
-
-/// The sites the Patching view offers: resid, mixer, gate, ffn, offset/head.
-QStringList patchingSiteItems();
 
 struct MetricFields {
     QLineEdit* corrupt = nullptr;
@@ -60,11 +40,6 @@ void showRunning(const RunControls& c, bool running, const QString& what);
 /// The "next piece / p / logit" table of a clicked cell.
 QTableWidget* makeTopKTable(QWidget* parent, const QString& objectName, const QString& tip);
 /// Fills it from a reply (empty on an error); `tip` describes the run.
-void showTopK(QTableWidget* table, const PatchingTopK& k, const QString& tip);
-
-/// Two heatmaps side by side on one scale, one labelled colour bar beside the pair.
-void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map,
-                      const HeatmapWidget* left, const QString& leftTitle, const HeatmapWidget* right,
-                      const QString& rightTitle, const QString& valueName);
+void showTopK(QTableWidget* table, const gwb::engine::PatchingTopK& k, const QString& tip);
 
 } // namespace gwb::views::detail

@@ -2,6 +2,8 @@
 
 #include "causal_common.h"
 
+#include "gwb/views/heatmap_widget.h"
+
 #include <QLabel>
 #include <QProgressBar>
 #include <QTableWidget>
@@ -35,6 +37,13 @@ void CausalView::refuse(const QString& error) {
 void CausalView::showRunningState(bool running, const QString& what) {
     m_running = running;
     detail::showRunning(m_controls, running, what);
+}
+
+void CausalView::syncFigure(Figure& figure) const {
+    for (int model : {0, 1}) {
+        const HeatmapWidget* h = heatmap(model);
+        figure.setPanelWindow(detail::panelName(model), h->hasMatrix() ? h->window() : QRectF());
+    }
 }
 
 void CausalView::acceptResult() {

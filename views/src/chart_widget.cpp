@@ -28,20 +28,6 @@
 
 namespace gwb::views {
 
-bool ChartData::hasData() const {
-    for (const auto& s : series)
-        for (double v : s.y)
-            if (std::isfinite(v)) return true;
-    return false;
-}
-
-QColor seriesColor(int index) {
-    static const QColor palette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0x00, 0x9E, 0x73),
-                                     QColor(0xCC, 0x79, 0xA7), QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
-                                     QColor(0x00, 0x00, 0x00), QColor(0xF0, 0xE4, 0x42)};
-    return palette[static_cast<size_t>(index) % (sizeof(palette) / sizeof(palette[0]))];
-}
-
 using namespace chart_detail;
 
 namespace {

@@ -1,22 +1,19 @@
-// The Corpus view's widget: the header, the quantity / group / shape / curve controls, the
-// settings, and refreshing the charts. What it draws and exports: corpus_view_figure.cpp.
+// The Corpus view's widget: the header, the quantity / group / shape / curve controls and
+// refreshing the charts. What it draws and exports: CorpusFigure (corpus_figure.h).
 #include "gwb/views/corpus_view.h"
 
-#include "corpus_view_util.h"
 #include "view_common.h"
+
+#include "gwb/views/chart_widget.h"
+#include "gwb/views/distribution_chart.h"
 
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QVBoxLayout>
-#include <set>
 
 namespace gwb::views {
 
-using gwb::engine::CorpusStats;
-using gwb::engine::StatQuantity;
-using namespace corpus;
-
-CorpusView::CorpusView(QWidget* parent) : View(parent) {
+CorpusView::CorpusView(QWidget* parent) : View(std::make_unique<CorpusFigure>(), parent) {
     auto* layout = new QVBoxLayout(this);
     m_header = new QLabel(this);
     m_header->setObjectName(QStringLiteral("corpusHeader"));
@@ -72,126 +69,52 @@ void CorpusView::resizeEvent(QResizeEvent* event) {
     if (m_split->orientation() != o) m_split->setOrientation(o);
 }
 
-QStringList CorpusView::quantityKeys(const CorpusStats& stats) {
-    std::set<QString> keys;
-    for (const auto& [name, q] : stats.quantities) {
-        const auto dot = name.find('.');
-        if (dot != std::string::npos && isRole(name.substr(0, dot)))
-            keys.insert(QString::fromStdString(name.substr(dot + 1)));
-        else
-            keys.insert(QString::fromStdString(name));
-    }
-    return QStringList(keys.begin(), keys.end());
-}
-
-QString CorpusView::keyFor(const CorpusStats& stats, const QString& name) {
-    const QStringList keys = quantityKeys(stats);
-    if (keys.contains(name)) return name;
-    const std::string n = name.toStdString();
-    const auto dot = n.find('.');
-    if (stats.quantities.count(n) && dot != std::string::npos && isRole(n.substr(0, dot)))
-        return QString::fromStdString(n.substr(dot + 1));
-    return {};
-}
-
-QString CorpusView::resolvedQuantity() const {
-    if (!m_data.corpus) return {};
-    const QStringList keys = quantityKeys(*m_data.corpus);
-    if (keys.contains(m_quantity)) return m_quantity;
-    if (keys.contains(QStringLiteral("surprisal"))) return QStringLiteral("surprisal");
-    return keys.isEmpty() ? QString() : keys.front();
-}
-
-std::vector<CorpusView::Part> CorpusView::parts() const {
-    std::vector<Part> out;
-    if (!m_data.corpus) return out;
-    const QString key = resolvedQuantity();
-    if (key.isEmpty()) return out;
-    for (const char* role : {"model", "baseline"}) {
-        const std::string n = std::string(role) + "." + key.toStdString();
-        if (m_data.corpus->quantities.count(n)) out.push_back({QString::fromLatin1(role), n});
-    }
-    if (out.empty() && m_data.corpus->quantities.count(key.toStdString()))
-        out.push_back({QString(), key.toStdString()});
-    return out;
-}
-
 void CorpusView::setQuantity(const QString& key) {
-    if (key == m_quantity) return;
-    m_quantity = key;
-    m_group = -1;
-    m_curve = -1;
+    if (key == quantity()) return;
+    fig().setQuantity(key);
     refresh();
     Q_EMIT settingsChanged();
 }
 
 void CorpusView::setGroup(int group) {
-    if (group == m_group) return;
-    m_group = group;
+    if (group == this->group()) return;
+    fig().setGroup(group);
     refresh();
     Q_EMIT settingsChanged();
 }
 
 void CorpusView::setViolin(bool violin) {
-    if (violin == m_violin) return;
-    m_violin = violin;
+    if (violin == this->violin()) return;
+    fig().setViolin(violin);
     refresh();
     Q_EMIT settingsChanged();
 }
 
 void CorpusView::setCurveIndex(int index) {
-    if (index == m_curve) return;
-    m_curve = index;
+    if (index == curveIndex()) return;
+    fig().setCurveIndex(index);
     refresh();
     Q_EMIT settingsChanged();
 }
 
-QJsonObject CorpusView::settings() const {
-    QJsonObject o = View::settings();
-    const QString resolved = resolvedQuantity();
-    o.insert(QStringLiteral("quantity"), resolved.isEmpty() ? m_quantity : resolved);
-    o.insert(QStringLiteral("group"), m_group);
-    o.insert(QStringLiteral("shape"), m_violin ? QStringLiteral("violin") : QStringLiteral("box"));
-    o.insert(QStringLiteral("curve"), m_curve);
-    return o;
-}
-
 void CorpusView::setSettings(const QJsonObject& s) {
-    View::setSettings(s);
-    if (s.contains(QStringLiteral("quantity"))) setQuantity(s.value(QStringLiteral("quantity")).toString());
-    if (s.contains(QStringLiteral("group"))) setGroup(s.value(QStringLiteral("group")).toInt(-1));
-    if (s.contains(QStringLiteral("shape")))
-        setViolin(s.value(QStringLiteral("shape")).toString() == QLatin1String("violin"));
-    if (s.contains(QStringLiteral("curve"))) setCurveIndex(s.value(QStringLiteral("curve")).toInt(-1));
-}
-
-bool CorpusView::hasContent() const {
-    return m_data.corpus && !parts().empty();
-}
-
-QString CorpusView::missingDataMessage() const {
-    if (m_data.corpus) return QStringLiteral("The statistics file holds no quantities.");
-    return QStringLiteral("No corpus statistics: open a file made by `gwb stats` (File ▸ Open Statistics…) "
-                          "or run the models over text files (Run ▸ Corpus…).");
+    const QJsonObject before = settings();
+    View::setSettings(s); // the figure's quantity, group, shape and curve; the colormap
+    refresh();
+    if (settings() != before) Q_EMIT settingsChanged();
 }
 
 void CorpusView::rebuildCombos() {
-    const CorpusStats* s = m_data.corpus.get();
+    const CorpusFigure& f = fig();
+    const gwb::engine::CorpusStats* s = m_data.corpus.get();
     if (s != m_quantitiesFor) {
         const QSignalBlocker block(m_quantityCombo);
         m_quantityCombo->clear();
-        if (s)
-            for (const QString& k : quantityKeys(*s)) {
-                QStringList roles;
-                for (const char* role : {"model", "baseline"})
-                    if (s->quantities.count(std::string(role) + "." + k.toStdString()))
-                        roles << roleLabel(*s, QString::fromLatin1(role));
-                m_quantityCombo->addItem(
-                    roles.isEmpty() ? k : QStringLiteral("%1 (%2)").arg(k, roles.join(QStringLiteral(", "))), k);
-            }
+        for (const auto& [text, key] : f.quantityChoices())
+            m_quantityCombo->addItem(text, key);
         m_quantitiesFor = s;
     }
-    const QString key = resolvedQuantity();
+    const QString key = f.resolvedQuantity();
     {
         const QSignalBlocker block(m_quantityCombo);
         m_quantityCombo->setCurrentIndex(m_quantityCombo->findData(key));
@@ -199,43 +122,32 @@ void CorpusView::rebuildCombos() {
     const QString builtFor = QStringLiteral("%1/%2").arg(reinterpret_cast<quintptr>(s)).arg(key);
     if (builtFor == m_combosFor) return;
     m_combosFor = builtFor;
-    const auto ps = parts();
+    const CorpusFigure::Controls c = f.controls();
     const QSignalBlocker b1(m_groupCombo), b2(m_curveCombo);
     m_groupCombo->clear();
     m_curveCombo->clear();
-    if (ps.empty()) return;
-    const StatQuantity& q = s->quantities.at(ps.front().name);
-    const int64_t R = trailingGroups(q);
-    QStringList trailingAxes;
-    for (size_t i = 1; i < q.axes.size(); ++i)
-        trailingAxes << QString::fromStdString(q.axes[i]);
-    m_groupLabel->setText(trailingAxes.isEmpty() ? QStringLiteral("Group") : trailingAxes.join(QStringLiteral(" × ")));
-    m_groupCombo->addItem(R > 1 ? QStringLiteral("all pooled") : QStringLiteral("—"), -1);
-    if (q.groupShape.size() > 1)
-        for (int64_t r = 0; r < R; ++r)
-            m_groupCombo->addItem(trailingLabel(q, r), static_cast<int>(r));
-    m_groupCombo->setEnabled(q.groupShape.size() > 1);
-    const int64_t L = leadingExtent(q);
-    m_curveCombo->addItem(q.axes.empty() ? QStringLiteral("—")
-                                         : QStringLiteral("all %1s pooled").arg(QString::fromStdString(q.axes[0])),
-                          -1);
-    if (!q.axes.empty())
-        for (int64_t i = 0; i < L; ++i)
-            m_curveCombo->addItem(categoryLabel(q, i, L), static_cast<int>(i));
+    if (c.groups.empty()) return; // no quantity
+    m_groupLabel->setText(c.groupLabel);
+    for (const auto& [text, group] : c.groups)
+        m_groupCombo->addItem(text, group);
+    m_groupCombo->setEnabled(c.groupsSelectable);
+    for (const auto& [text, index] : c.curves)
+        m_curveCombo->addItem(text, index);
 }
 
 void CorpusView::refresh() {
+    const CorpusFigure& f = fig();
     rebuildCombos();
     {
         const QSignalBlocker b(m_shapeCombo);
-        m_shapeCombo->setCurrentIndex(m_violin ? 1 : 0);
+        m_shapeCombo->setCurrentIndex(f.violin() ? 1 : 0);
     }
     // Without statistics the plot says what to do; the header would only say it again.
-    m_header->setText(m_data.corpus ? headerText() : QString());
+    m_header->setText(m_data.corpus ? f.headerText() : QString());
     m_header->setVisible(m_data.corpus != nullptr);
-    if (!hasContent()) {
+    if (!f.hasContent()) {
         m_definition->clear();
-        m_dist->setPlaceholder(missingDataMessage());
+        m_dist->setPlaceholder(f.missingDataMessage());
         m_curveChart->setPlaceholder(QString());
         m_curveChart->hide();
         m_quantityCombo->setEnabled(false);
@@ -244,24 +156,14 @@ void CorpusView::refresh() {
     m_quantityCombo->setEnabled(true);
     {
         const QSignalBlocker b1(m_groupCombo), b2(m_curveCombo);
-        const int gi = m_groupCombo->findData(m_group);
+        const int gi = m_groupCombo->findData(f.group());
         m_groupCombo->setCurrentIndex(gi >= 0 ? gi : 0);
-        const int ci = m_curveCombo->findData(m_curve);
+        const int ci = m_curveCombo->findData(f.curveIndex());
         m_curveCombo->setCurrentIndex(ci >= 0 ? ci : 0);
     }
-    QStringList defs;
-    for (const Part& p : parts()) {
-        const QString def = QString::fromStdString(m_data.corpus->quantities.at(p.name).definition);
-        if (!defs.contains(def)) defs << def;
-    }
-    m_definition->setText(
-        QStringLiteral("<b>%1</b>: %2. Boxes: quartiles read from the fixed-edge histogram "
-                       "(linear inside a bin); whiskers: 2.5–97.5 percentiles; diamond and bar: the "
-                       "mean and its 95% normal interval, mean ± 1.96·s/√n from n, sum and sum of "
-                       "squares (values within a window are correlated: the interval is optimistic).")
-            .arg(resolvedQuantity().toHtmlEscaped(), defs.join(QStringLiteral("; ")).toHtmlEscaped()));
-    m_dist->setChart(distributionChart());
-    const ChartData curve = positionChart();
+    m_definition->setText(f.definitionText());
+    m_dist->setChart(f.distributionChart());
+    const ChartData curve = f.positionChart();
     m_curveChart->setVisible(curve.hasData());
     if (curve.hasData()) m_curveChart->setChart(curve);
     m_curveCombo->setEnabled(curve.hasData() && m_curveCombo->count() > 1);

@@ -1,15 +1,12 @@
 #include "gwb/views/features_view.h"
 
 #include "gwb/views/chart_widget.h"
-#include "dashboard_html.h"
-#include "plot_util.h"
 #include "view_common.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QPainter>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
@@ -20,28 +17,7 @@
 
 namespace gwb::views {
 
-namespace {
-/// The engine's text (UTF-8) as the view shows it.
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-} // namespace
-namespace {
-
-const char* kKinds[] = {"all", "first", "shared", "second"};
-
-QString kindOf(double r) {
-    if (!std::isfinite(r)) return QStringLiteral("undefined");
-    return r < 0.3 ? QStringLiteral("first") : r > 0.7 ? QStringLiteral("second") : QStringLiteral("shared");
-}
-
-QString fmt(double v) {
-    return QString::number(v, 'g', 3);
-}
-
-} // namespace
-
-FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
+FeaturesView::FeaturesView(QWidget* parent) : View(std::make_unique<FeaturesFigure>(), parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
     m_header = new QLabel(this);
@@ -98,7 +74,8 @@ FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
                       : bin < 7 ? QStringLiteral("shared")
                                 : QStringLiteral("second"));
     });
-    connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
+    connect(m_kind, &QComboBox::currentIndexChanged, this, [this](int i) {
+        fig().setKindFilter(FeaturesFigure::kindFilters().value(std::clamp(i, 0, 3)));
         requestRefresh();
         Q_EMIT settingsChanged();
     });
@@ -109,360 +86,83 @@ FeaturesView::FeaturesView(QWidget* parent) : View(parent) {
     refresh();
 }
 
-QString FeaturesView::missingDataMessage() const {
-    return QStringLiteral("No dictionary: Open Dictionary\u2026 (a folder written by gwb features train), then Run.");
-}
-
-bool FeaturesView::hasContent() const {
-    return m_features && !m_features->perToken.empty();
-}
-
-QString FeaturesView::kindFilter() const {
-    return QString::fromLatin1(kKinds[std::clamp(m_kind->currentIndex(), 0, 3)]);
-}
-
 void FeaturesView::setKindFilter(const QString& kind) {
-    for (int i = 0; i < 4; ++i)
-        if (kind == QLatin1String(kKinds[i])) m_kind->setCurrentIndex(i);
-}
-
-QJsonObject FeaturesView::settings() const {
-    QJsonObject o = View::settings();
-    o.insert(QStringLiteral("kind"), kindFilter());
-    return o;
+    const int i = static_cast<int>(FeaturesFigure::kindFilters().indexOf(kind));
+    if (i >= 0) m_kind->setCurrentIndex(i); // the box's change sets the figure's filter
 }
 
 void FeaturesView::setSettings(const QJsonObject& s) {
-    View::setSettings(s);
-    if (s.contains(QStringLiteral("kind"))) setKindFilter(s.value(QStringLiteral("kind")).toString());
+    View::setSettings(s); // the colormap and the figure's kind filter
+    // The "Show" box follows the figure (a change refreshes and says so, as choosing it does).
+    m_kind->setCurrentIndex(static_cast<int>(FeaturesFigure::kindFilters().indexOf(fig().kindFilter())));
 }
 
 void FeaturesView::setFeatures(FeatureDataPtr features) {
-    const bool same = m_features && features && m_features->path == features->path;
-    m_features = std::move(features);
-    if (!same) {
-        m_chosen = -1;
-        m_dashboard = FeatureDashboard{};
-        Q_EMIT featureChosen(-1);
-    }
+    if (fig().setFeatures(std::move(features))) Q_EMIT featureChosen(-1); // another dictionary: none chosen
     requestRefresh();
 }
 
 void FeaturesView::refreshDashboard() {
-    if (m_chosen >= 0) Q_EMIT dashboardRequested(m_chosen);
+    if (chosenFeature() >= 0) Q_EMIT dashboardRequested(chosenFeature());
 }
 
 void FeaturesView::setDashboard(const FeatureDashboard& dashboard) {
-    if (dashboard.feature != m_chosen) return; // for a feature no longer chosen
-    m_dashboard = dashboard;
-    requestRefresh();
+    if (fig().setDashboard(dashboard)) requestRefresh(); // else for a feature no longer chosen
 }
 
 void FeaturesView::chooseFeature(int64_t feature) {
-    if (!m_features || feature < 0 || feature >= m_features->dSae) feature = -1;
-    if (feature == m_chosen) return;
-    m_chosen = feature;
-    m_dashboard = FeatureDashboard{};
-    Q_EMIT featureChosen(feature);
-    if (feature >= 0) Q_EMIT dashboardRequested(feature);
+    if (!fig().chooseFeature(feature)) return;
+    const int64_t chosen = chosenFeature();
+    Q_EMIT featureChosen(chosen);
+    if (chosen >= 0) Q_EMIT dashboardRequested(chosen);
     requestRefresh();
 }
 
-std::vector<std::pair<int64_t, float>> FeaturesView::listedFeatures() const {
-    std::vector<std::pair<int64_t, float>> out;
-    if (!m_features) return out;
-    const int t = selToken();
-    if (t < 0 || t >= static_cast<int>(m_features->perToken.size())) return out;
-    const QString kind = kindFilter();
-    for (const auto& [f, v] : m_features->perToken[static_cast<size_t>(t)]) {
-        if (m_features->crosscoder && kind != QLatin1String("all") &&
-            static_cast<size_t>(f) < m_features->relativeNorms.size() &&
-            kindOf(m_features->relativeNorms[static_cast<size_t>(f)]) != kind)
-            continue;
-        out.push_back({f, v});
-    }
-    return out;
-}
-
-ChartData FeaturesView::relativeNormChart(bool modelNamesInLegend) const {
-    ChartData c;
-    c.kind = ChartData::Kind::Bar;
-    if (!m_features || !m_features->crosscoder) return c;
-    // Ten bins of r = ||d_2|| / (||d_1|| + ||d_2||), one stacked series per kind so that each bar
-    // takes its kind's colour and the legend names the models; ticks on the bin edges.
-    c.title = QStringLiteral("Relative decoder norm");
-    c.xTitle = QStringLiteral("||d_2|| / (||d_1|| + ||d_2||)");
-    c.yTitle = QStringLiteral("features");
-    c.stacked = true;
-    std::vector<double> counts(10, 0);
-    for (double r : m_features->relativeNorms)
-        if (std::isfinite(r)) counts[static_cast<size_t>(std::clamp(static_cast<int>(r * 10), 0, 9))] += 1;
-    const QString first = qs(m_features->modelName), second = qs(m_features->secondModelName);
-    // The figure's legend wraps and names the models; on screen the header names them (first,
-    // second) and a legend of two long model names would be cut.
-    const QString names[] = {modelNamesInLegend ? QStringLiteral("%1 only").arg(first) : QStringLiteral("first only"),
-                             QStringLiteral("shared"),
-                             modelNamesInLegend ? QStringLiteral("%1 only").arg(second)
-                                                : QStringLiteral("second only")};
-    const QString meaning[] = {QStringLiteral("%1's only (r < 0.3)").arg(first),
-                               QStringLiteral("shared by both models (0.3 to 0.7)"),
-                               QStringLiteral("%1's only (r > 0.7)").arg(second)};
-    for (int k = 0; k < 3; ++k) {
-        ChartSeries s;
-        s.name = names[k];
-        c.series.push_back(s);
-    }
-    for (int b = 0; b < 10; ++b) {
-        const int k = b < 3 ? 0 : b < 7 ? 1 : 2;
-        for (int j = 0; j < 3; ++j)
-            c.series[static_cast<size_t>(j)].y.push_back(j == k ? counts[static_cast<size_t>(b)] : 0.0);
-        c.categories << QStringLiteral("%1–%2").arg(b / 10.0, 0, 'f', 1).arg((b + 1) / 10.0, 0, 'f', 1);
-        const auto n = static_cast<int>(counts[static_cast<size_t>(b)]);
-        c.barTips << QStringLiteral("r %1: %2 feature%3, %4")
-                         .arg(c.categories.back())
-                         .arg(n)
-                         .arg(n == 1 ? QString() : QStringLiteral("s"), meaning[k]);
-    }
-    c.edgeTicks = {{0, QStringLiteral("0")},
-                   {3, QStringLiteral("0.3")},
-                   {5, QStringLiteral("0.5")},
-                   {7, QStringLiteral("0.7")},
-                   {10, QStringLiteral("1")}};
-    return c;
-}
-
-ChartData FeaturesView::activationChart() const {
-    ChartData c;
-    c.kind = ChartData::Kind::Bar;
-    const FeatureDashboard& d = m_dashboard;
-    if (d.feature < 0 || d.histogramCounts.empty()) return c;
-    c.title = QStringLiteral("%1: activations where it fires (%2 of %3 rows)")
-                  .arg(QString::fromStdString(d.name))
-                  .arg(d.fired)
-                  .arg(d.rows);
-    c.xTitle = QStringLiteral("activation");
-    c.yTitle = QStringLiteral("rows");
-    ChartSeries s;
-    // Ten bins (the engine's 40, summed in fours) keep the labels readable.
-    const size_t per = std::max<size_t>(1, d.histogramCounts.size() / 10);
-    for (size_t b = 0; b + per <= d.histogramCounts.size(); b += per) {
-        double n = 0;
-        for (size_t i = b; i < b + per; ++i)
-            n += static_cast<double>(d.histogramCounts[i]);
-        const double mid = (d.histogramEdges[b] + d.histogramEdges[b + per]) / 2;
-        c.categories << fmt(mid);
-        s.y.push_back(n);
-    }
-    c.series.push_back(s);
-    return c;
-}
-
-QString FeaturesView::dashboardHtml() const {
-    const FeatureDashboard& d = m_dashboard;
-    if (m_chosen < 0) return QStringLiteral("<p style='color:gray'>Click a feature to see its dashboard.</p>");
-    if (d.feature != m_chosen)
-        return QStringLiteral("<p style='color:gray'>Computing the dashboard of %1\u2026</p>")
-            .arg(m_features ? qs(m_features->featureName(m_chosen)) : QString());
-    return detail::dashboardHtml(d);
-}
-
 void FeaturesView::refresh() {
-    const bool loaded = m_features != nullptr;
-    m_kind->setEnabled(loaded && m_features->crosscoder);
+    const FeaturesFigure& fg = synced();
+    const FeatureData* f = fg.features();
+    const bool loaded = f != nullptr;
+    m_kind->setEnabled(loaded && f->crosscoder);
     m_corpus->setEnabled(loaded); // a corpus for the dashboards of an open dictionary
-    m_relative->setVisible(loaded && m_features->crosscoder);
+    m_relative->setVisible(loaded && f->crosscoder);
+    m_header->setText(fg.headerText());
     if (!loaded) {
-        m_header->setText(missingDataMessage());
         m_message->clear();
         m_message->hide();
         m_list->setRowCount(0);
         m_list->setColumnCount(0);
         m_contexts->setHtml(QString());
-        m_histogram->setPlaceholder(missingDataMessage());
+        m_histogram->setPlaceholder(fg.histogramPlaceholder());
         return;
     }
-    const FeatureData& f = *m_features;
-    m_header->setText(f.crosscoder ? QStringLiteral("Crosscoder of %1 (%2) and %3 (%4): %5 features, %6")
-                                         .arg(qs(f.modelName), qs(f.site), qs(f.secondModelName), qs(f.secondSite))
-                                         .arg(f.dSae)
-                                         .arg(qs(f.architecture))
-                                   : QStringLiteral("Dictionary of %1 at %2: %3 features, %4")
-                                         .arg(qs(f.modelName), qs(f.site))
-                                         .arg(f.dSae)
-                                         .arg(qs(f.architecture)));
-    m_header->setToolTip(qs(f.path));
-    if (f.crosscoder) m_relative->setChart(relativeNormChart());
-    const auto rows = listedFeatures();
-    const bool cc = f.crosscoder;
-    m_list->setColumnCount(cc ? 3 : 2);
-    m_list->setHorizontalHeaderLabels(
-        cc ? QStringList{QStringLiteral("feature"), QStringLiteral("activation at token %1").arg(selToken()),
-                         QStringLiteral("relative norm")}
-           : QStringList{QStringLiteral("feature"), QStringLiteral("activation at token %1").arg(selToken())});
+    m_header->setToolTip(QString::fromStdString(f->path));
+    if (f->crosscoder) m_relative->setChart(fg.relativeNormChart());
+    const auto rows = fg.listedFeatures();
+    const std::vector<QStringList> cells = fg.listCells();
+    const QStringList header = fg.listHeader();
+    m_list->setColumnCount(static_cast<int>(header.size()));
+    m_list->setHorizontalHeaderLabels(header);
     m_list->setRowCount(static_cast<int>(rows.size()));
     for (size_t i = 0; i < rows.size(); ++i) {
-        const auto [feature, value] = rows[i];
-        m_list->setItem(static_cast<int>(i), 0, new QTableWidgetItem(qs(f.featureName(feature))));
-        m_list->setItem(static_cast<int>(i), 1, new QTableWidgetItem(fmt(value)));
-        if (cc && static_cast<size_t>(feature) < f.relativeNorms.size()) {
-            const double r = f.relativeNorms[static_cast<size_t>(feature)];
-            m_list->setItem(static_cast<int>(i), 2,
-                            new QTableWidgetItem(QStringLiteral("%1 (%2)").arg(fmt(r), kindOf(r))));
-        }
-        if (feature == m_chosen) m_list->selectRow(static_cast<int>(i));
+        const QStringList& row = cells[i];
+        for (qsizetype j = 0; j < row.size(); ++j)
+            if (!row[j].isEmpty()) // a crosscoder feature without a known norm has no norm cell
+                m_list->setItem(static_cast<int>(i), static_cast<int>(j), new QTableWidgetItem(row[j]));
+        if (rows[i].first == fg.chosenFeature()) m_list->selectRow(static_cast<int>(i));
     }
     m_list->resizeColumnsToContents();
     // The last column takes the rest of the width (resizing to contents had undone the stretch:
     // the columns stopped at ~280 px of a wider list, issue 52).
     m_list->horizontalHeader()->setSectionResizeMode(m_list->columnCount() - 1, QHeaderView::Stretch);
     // An error (a failed computation, no run yet) on its own row under the controls, wrapped.
-    m_message->setText(qs(f.error));
-    m_message->setVisible(!f.error.empty());
-    if (f.perToken.empty() && !f.error.empty())
-        // Nothing computed (no run yet, or the run failed): say that, not "no feature fires at token 0".
-        m_contexts->setHtml(QStringLiteral("<p style='color:gray'>%1</p>").arg(qs(f.error).toHtmlEscaped()));
-    else if (rows.empty())
-        m_contexts->setHtml(
-            QStringLiteral("<p style='color:gray'>No feature of this dictionary fires at token %1"
-                           "%2.</p>")
-                .arg(selToken())
-                .arg(cc && kindFilter() != QLatin1String("all") ? QStringLiteral(" among those shown") : QString()) +
-            (m_chosen >= 0 ? dashboardHtml() : QString()));
-    else
-        m_contexts->setHtml(dashboardHtml());
-    const ChartData hist = activationChart();
+    m_message->setText(QString::fromStdString(f->error));
+    m_message->setVisible(!f->error.empty());
+    m_contexts->setHtml(fg.dashboardPaneHtml());
+    const ChartData hist = fg.activationChart();
     if (hist.hasData())
         m_histogram->setChart(hist);
     else
-        m_histogram->setPlaceholder(m_chosen < 0 ? QStringLiteral("Click a feature: its activation histogram.")
-                                    : m_dashboard.feature == m_chosen && !m_dashboard.error.empty()
-                                        ? QStringLiteral("No histogram: the dashboard could not be computed (above)")
-                                        : QStringLiteral("Computing\u2026"));
-}
-
-QString FeaturesView::caption() const {
-    if (!m_features) return missingDataMessage();
-    const FeatureData& f = *m_features;
-    QString s = f.crosscoder
-                    ? QStringLiteral("Features of a %1 crosscoder (%2 features) of %3 at %4 and %5 at %6, token %7: "
-                                     "the active ones by activation z_f = the encoder on both sites' values.")
-                          .arg(qs(f.architecture))
-                          .arg(f.dSae)
-                          .arg(qs(f.modelName), qs(f.site), qs(f.secondModelName), qs(f.secondSite))
-                          .arg(selToken())
-                    : QStringLiteral("Features of a %1 dictionary (%2 features) of %3 at %4, token %5: the active "
-                                     "ones by activation z_f = the dictionary's encoder on the site's value.")
-                          .arg(qs(f.architecture))
-                          .arg(f.dSae)
-                          .arg(qs(f.modelName), qs(f.site))
-                          .arg(selToken());
-    // The figure's panels by letter (they stand in a row or a column, as the figure's shape allows).
-    QChar letter = u'b';
-    if (m_dashboard.feature >= 0 && activationChart().hasData()) {
-        s += QStringLiteral(" (%1) %2's activations where it fires over %3.")
-                 .arg(letter)
-                 .arg(QString::fromStdString(m_dashboard.name), qs(m_dashboard.corpus));
-        letter = u'c';
-    }
-    if (f.crosscoder)
-        s += QStringLiteral(" (%1) The features by relative decoder norm r = ||d_2|| / (||d_1|| + ||d_2||): below 0.3 "
-                            "%2's only, above 0.7 %3's only, shared between.")
-                 .arg(letter)
-                 .arg(qs(f.modelName), qs(f.secondModelName));
-    return s;
-}
-
-std::vector<DataTable> FeaturesView::dataTables() const {
-    std::vector<DataTable> out;
-    if (!m_features) return out;
-    const auto rows = listedFeatures();
-    DataTable t;
-    t.name = QStringLiteral("active_features");
-    t.quantity = QStringLiteral("feature activations at token %1").arg(selToken());
-    t.rowAxis = QStringLiteral("feature");
-    t.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(rows.size())});
-    for (size_t i = 0; i < rows.size(); ++i) {
-        t.values.data[i] = rows[i].second;
-        t.rowLabels << qs(m_features->featureName(rows[i].first));
-    }
-    out.push_back(t);
-    if (m_features->crosscoder) {
-        DataTable r;
-        r.name = QStringLiteral("relative_decoder_norms");
-        r.quantity = QStringLiteral("||d_2|| / (||d_1|| + ||d_2||) per feature");
-        r.rowAxis = QStringLiteral("feature");
-        r.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(m_features->relativeNorms.size())});
-        for (size_t i = 0; i < m_features->relativeNorms.size(); ++i)
-            r.values.data[i] = static_cast<float>(m_features->relativeNorms[i]);
-        out.push_back(r);
-    }
-    if (m_dashboard.feature >= 0 && !m_dashboard.histogramCounts.empty()) {
-        DataTable h;
-        h.name = QStringLiteral("activation_histogram");
-        h.quantity = QString::fromStdString(m_dashboard.name) + QStringLiteral(" activation histogram (rows per bin)");
-        h.rowAxis = QStringLiteral("bin");
-        h.values = gwb::engine::FloatArray::zeros({static_cast<int64_t>(m_dashboard.histogramCounts.size())});
-        for (size_t i = 0; i < m_dashboard.histogramCounts.size(); ++i) {
-            h.values.data[i] = static_cast<float>(m_dashboard.histogramCounts[i]);
-            h.rowLabels << fmt(m_dashboard.histogramEdges[i]) + QStringLiteral("..") +
-                               fmt(m_dashboard.histogramEdges[i + 1]);
-        }
-        out.push_back(h);
-    }
-    return out;
-}
-
-std::vector<ChartData> FeaturesView::figurePanels() const {
-    // (a) the features most active at the token; (b) the chosen feature's histogram; (c) a
-    // crosscoder's relative norms. Lettered, as the caption names them (one row, or one column).
-    std::vector<ChartData> out;
-    ChartData active;
-    active.kind = ChartData::Kind::Bar;
-    active.title = QStringLiteral("Most active features at token %1").arg(selToken());
-    active.xTitle = QStringLiteral("feature");
-    active.yTitle = QStringLiteral("activation");
-    ChartSeries s;
-    const auto rows = listedFeatures();
-    for (size_t i = 0; i < rows.size() && i < 8; ++i) {
-        active.categories << QString::number(rows[i].first);
-        s.y.push_back(rows[i].second);
-    }
-    active.series.push_back(s);
-    out.push_back(active);
-    if (m_dashboard.feature >= 0 && activationChart().hasData()) out.push_back(activationChart());
-    if (m_features && m_features->crosscoder) out.push_back(relativeNormChart(true));
-    for (size_t i = 0; i < out.size(); ++i)
-        out[i].title = QStringLiteral("(%1) %2").arg(QChar(u'a' + static_cast<char16_t>(i))).arg(out[i].title);
-    return out;
-}
-
-double FeaturesView::figureAspect(double widthInches) const {
-    const auto n = static_cast<double>(figurePanels().size());
-    return widthInches < 5 ? std::max(1.2, 0.25 + 0.55 * n) : 0.6;
-}
-
-void FeaturesView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
-    const std::vector<ChartData> panels = figurePanels();
-    const bool narrow = rect.width() < rect.height() * 1.3;
-    const auto n = static_cast<double>(panels.size());
-    const double gap = 10;
-    for (size_t i = 0; i < panels.size(); ++i) {
-        const double k = static_cast<double>(i);
-        const QRectF r = narrow ? QRectF(rect.left(), rect.top() + k * (rect.height() + gap) / n, rect.width(),
-                                         (rect.height() + gap) / n - gap)
-                                : QRectF(rect.left() + k * (rect.width() + gap) / n, rect.top(),
-                                         (rect.width() + gap) / n - gap, rect.height());
-        if (i > 0 || panels[i].hasData()) {
-            paintChart(p, r, panels[i], style);
-            continue;
-        }
-        p.save();
-        p.setFont(style.body);
-        p.setPen(Qt::darkGray);
-        p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
-                   QStringLiteral("No feature fires at token %1").arg(selToken()));
-        p.restore();
-    }
+        m_histogram->setPlaceholder(fg.histogramPlaceholder());
 }
 
 } // namespace gwb::views

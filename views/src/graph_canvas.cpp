@@ -17,7 +17,7 @@ GraphCanvas::GraphCanvas(GraphView* view) : QWidget(view), m_view(view) {
 
 std::vector<std::pair<int, GraphLayout>> GraphCanvas::layouts() const {
     std::vector<std::pair<int, GraphLayout>> out;
-    const gwb::engine::GraphPair* pair = m_view->m_graphs.get();
+    const gwb::engine::GraphPair* pair = m_view->graphs();
     const std::vector<int> models = drawnModels(pair);
     const FigureStyle style = FigureStyle::forScreen(font());
     const std::vector<QRectF> rects =
@@ -30,15 +30,15 @@ std::vector<std::pair<int, GraphLayout>> GraphCanvas::layouts() const {
 void GraphCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), Qt::white);
-    const gwb::engine::GraphPair* pair = m_view->m_graphs.get();
+    const gwb::engine::GraphPair* pair = m_view->graphs();
     if (drawnModels(pair).empty()) {
-        p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, m_view->missingDataMessage());
+        p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, m_view->fig().missingDataMessage());
         return;
     }
     FigureStyle style = FigureStyle::forScreen(font());
     style.screen = true;
     for (const auto& [m, lay] : layouts())
-        paintGraph(p, lay, pair->graphs[m], pair->pruning[m], style, m_view->marks(m), panelTitle(*pair, m));
+        paintGraph(p, lay, pair->graphs[m], pair->pruning[m], style, m_view->fig().marks(m), panelTitle(*pair, m));
     if (m_dragging) {
         p.setPen(QPen(QColor(120, 80, 160), 1, Qt::DashLine));
         p.setBrush(QColor(120, 80, 160, 30));
@@ -47,7 +47,7 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
 }
 
 void GraphCanvas::showTip() {
-    if (m_hoverNode < 0 || !m_view->m_graphs) return;
+    if (m_hoverNode < 0 || !m_view->graphs()) return;
     QToolTip::showText(m_hoverAt, m_view->nodeTip(m_hoverModel, m_hoverNode), this);
 }
 
@@ -109,7 +109,7 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent* e) {
     }
     for (const auto& [m, lay] : lays) {
         if (!lay.panel.contains(at)) continue;
-        const auto [target, source] = edgeAt(lay, m_view->m_graphs->graphs[m], m_view->m_graphs->pruning[m], at, 4.0);
+        const auto [target, source] = edgeAt(lay, m_view->graphs()->graphs[m], m_view->graphs()->pruning[m], at, 4.0);
         m_view->selectEdge(target >= 0 ? m : -1, target, source);
         return;
     }

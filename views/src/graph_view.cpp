@@ -4,15 +4,12 @@
 
 #include "gwb/views/graph_view.h"
 
-#include "dashboard_html.h"
 #include "graph_canvas.h"
-#include "graph_paint.h"
 #include "plot_util.h"
 
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
-#include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
@@ -24,15 +21,11 @@
 
 namespace gwb::views {
 
-using gwb::engine::AttributionGraph;
 using gwb::engine::GraphNodeKind;
-using gwb::engine::GraphPruning;
 
-using detail::drawnModels;
 using detail::kGraphModelNames;
-using detail::panelTitle;
 
-GraphView::GraphView(QWidget* parent) : View(parent) {
+GraphView::GraphView(QWidget* parent) : View(std::make_unique<GraphFigure>(), parent) {
     auto* top = new QHBoxLayout;
     for (int m = 0; m < 2; ++m) {
         m_open[static_cast<size_t>(m)] =
@@ -86,29 +79,14 @@ GraphView::GraphView(QWidget* parent) : View(parent) {
     refresh();
 }
 
-QString GraphView::missingDataMessage() const {
-    return QStringLiteral("Graph: open a transcoder set for a model (Transcoders…) and press Run: the attribution "
-                          "graph of the next token, features and error nodes by layer and position.");
-}
-
-bool GraphView::hasContent() const {
-    return !drawnModels(m_graphs.get()).empty();
-}
-
 void GraphView::setGraphs(GraphPairPtr graphs) {
-    m_graphs = std::move(graphs);
+    fig().setGraphs(std::move(graphs)); // drops the dashboards and the marks
     m_message.clear();
-    m_dashboards.clear(); // a set may have been trained again since
-    m_asked.clear();
-    clearMarks(); // the marks name nodes of the graphs before
+    requestRefresh();
 }
 
 void GraphView::setTranscoders(int model, const QString& folder) {
-    if (m_folders[static_cast<size_t>(model)] != folder) {
-        std::erase_if(m_dashboards, [model](const auto& d) { return std::get<0>(d.first) == model; });
-        std::erase_if(m_asked, [model](const auto& k) { return std::get<0>(k) == model; });
-    }
-    m_folders[static_cast<size_t>(model)] = folder;
+    fig().setTranscoders(model, folder);
     m_folderLabels[static_cast<size_t>(model)]->setText(
         folder.isEmpty() ? QStringLiteral("none") : detail::labelText(folder.section('/', -1), 24));
     m_folderLabels[static_cast<size_t>(model)]->setToolTip(folder);
@@ -140,313 +118,52 @@ QString GraphView::message() const {
 }
 
 void GraphView::togglePin(int model, int64_t node) {
-    auto& set = m_pinned[static_cast<size_t>(model)];
-    if (!set.erase(node)) {
-        set.insert(node);
-        requestDashboard(model, node);
-    }
+    if (fig().togglePin(model, node)) requestDashboard(model, node);
     requestRefresh();
 }
 
 void GraphView::selectEdge(int model, int64_t target, int64_t source) {
-    m_edgeModel = model;
-    m_edgeTarget = target;
-    m_edgeSource = source;
+    fig().selectEdge(model, target, source);
     requestRefresh();
 }
 
 void GraphView::group(int model, const std::vector<int64_t>& nodes, const QString& name) {
-    auto& groups = m_groups[static_cast<size_t>(model)];
-    auto& names = m_groupNames[static_cast<size_t>(model)];
-    groups.push_back(nodes);
-    names << (name.isEmpty() ? QStringLiteral("group %1").arg(groups.size()) : name);
+    fig().group(model, nodes, name);
     requestRefresh();
 }
 
-gwb::engine::GraphAnnotations GraphView::annotations(int model) const {
-    gwb::engine::GraphAnnotations a;
-    const auto m = static_cast<size_t>(model);
-    a.pinned.assign(m_pinned[m].begin(), m_pinned[m].end());
-    for (size_t k = 0; k < m_groups[m].size(); ++k)
-        a.supernodes.emplace_back(m_groupNames[m][static_cast<qsizetype>(k)].toStdString(), m_groups[m][k]);
-    if (m_edgeModel == model) a.clicked = m_edgeTarget;
-    return a;
-}
-
-QStringList GraphView::saveJson(const QString& path) const {
-    const std::vector<int> models = drawnModels(m_graphs.get());
-    if (models.empty()) throw std::invalid_argument("no graph to save: press Run first");
-    QStringList written;
-    for (int m : models) {
-        QString file = path;
-        if (models.size() > 1) {
-            const QString stem = path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? path.chopped(5) : path;
-            file =
-                stem + QLatin1Char('.') + QString::fromLatin1(kGraphModelNames[m]).toLower() + QStringLiteral(".json");
-        }
-        const AttributionGraph& g = m_graphs->graphs[m];
-        gwb::engine::writeGraphJson(file.toStdString(), g, m_graphs->pruning[m], g.modelName, 0.8, annotations(m));
-        written << file;
-    }
-    return written;
+void GraphView::clearMarks() {
+    fig().clearMarks();
+    requestRefresh();
 }
 
 void GraphView::setDashboard(int model, int layer, const gwb::engine::FeatureDashboardRun& dashboard) {
-    m_dashboards[{model, layer, dashboard.feature}] = dashboard;
+    fig().setDashboard(model, layer, dashboard);
     const int hovered = m_canvas->hoverModel();
-    if (hovered == model && m_graphs) {
-        const auto& n = m_graphs->graphs[model].nodes[static_cast<size_t>(m_canvas->hoverNode())];
+    if (const gwb::engine::GraphPair* pair = graphs(); hovered == model && pair) {
+        const auto& n = pair->graphs[model].nodes[static_cast<size_t>(m_canvas->hoverNode())];
         if (n.kind == GraphNodeKind::Feature && n.layer == layer && n.index == dashboard.feature) m_canvas->showTip();
     }
     requestRefresh();
 }
 
-const gwb::engine::FeatureDashboardRun* GraphView::dashboard(int model, int layer, int64_t feature) const {
-    const auto it = m_dashboards.find({model, layer, feature});
-    return it == m_dashboards.end() ? nullptr : &it->second;
-}
-
 void GraphView::requestDashboard(int model, int64_t node) {
-    if (!m_graphs || model < 0 || model > 1 || node < 0 || node >= m_graphs->graphs[model].nodeCount()) return;
-    const auto& n = m_graphs->graphs[model].nodes[static_cast<size_t>(node)];
-    if (n.kind != GraphNodeKind::Feature) return;
-    if (!m_asked.insert({model, n.layer, n.index}).second) return;
-    Q_EMIT dashboardRequested(model, n.layer, n.index);
-}
-
-void GraphView::clearMarks() {
-    for (auto& p : m_pinned)
-        p.clear();
-    for (auto& g : m_groups)
-        g.clear();
-    for (auto& g : m_groupNames)
-        g.clear();
-    m_edgeModel = -1;
-    m_edgeTarget = m_edgeSource = -1;
-    requestRefresh();
-}
-
-detail::GraphMarks GraphView::marks(int model) const {
-    detail::GraphMarks k;
-    k.pinned = m_pinned[static_cast<size_t>(model)];
-    k.groups = m_groups[static_cast<size_t>(model)];
-    if (m_edgeModel == model) {
-        k.edgeTarget = m_edgeTarget;
-        k.edgeSource = m_edgeSource;
-    }
-    return k;
-}
-
-QString GraphView::describe(const AttributionGraph& g, int64_t node) {
-    const auto& n = g.nodes[static_cast<size_t>(node)];
-    const QString piece = n.position < static_cast<int64_t>(g.pieces.size())
-                              ? QString::fromStdString(g.pieces[static_cast<size_t>(n.position)])
-                              : QString();
-    const QString at = QStringLiteral(" at %1 \u2018%2\u2019").arg(n.position).arg(piece);
-    switch (n.kind) {
-    case GraphNodeKind::Feature:
-        return QStringLiteral("feature %1/%2%3 (activation %4)")
-            .arg(n.layer)
-            .arg(n.index)
-            .arg(at, detail::formatValue(n.value));
-    case GraphNodeKind::Error:
-        return QStringLiteral("error of block %1%2 (norm %3)").arg(n.layer).arg(at, detail::formatValue(n.value));
-    case GraphNodeKind::Token:
-        return QStringLiteral("token%1").arg(at);
-    case GraphNodeKind::Logit:
-        return QStringLiteral("logit \u2018%1\u2019 (p = %2)")
-            .arg(QString::fromStdString(n.label))
-            .arg(n.probability, 0, 'f', 3);
-    }
-    return {};
-}
-
-QString GraphView::nodeSummaryHtml(int model, int64_t node) const {
-    const AttributionGraph& g = m_graphs->graphs[model];
-    const GraphPruning& p = m_graphs->pruning[model];
-    QString tip = QStringLiteral("<b>%1</b>: %2<br>influence on the logits: %3")
-                      .arg(QLatin1String(kGraphModelNames[model]), describe(g, node).toHtmlEscaped(),
-                           detail::formatValue(p.influence[static_cast<size_t>(node)]));
-    // Its strongest kept inputs.
-    const auto row = std::find(g.rowNodes.begin(), g.rowNodes.end(), node);
-    if (row != g.rowNodes.end()) {
-        const size_t r = static_cast<size_t>(row - g.rowNodes.begin()), n = static_cast<size_t>(g.nodeCount());
-        std::vector<size_t> in;
-        for (size_t j = 0; j < n; ++j)
-            if (p.edgeKept[r * n + j]) in.push_back(j);
-        std::sort(in.begin(), in.end(), [&](size_t a, size_t b) {
-            return std::abs(g.rows.data[r * n + a]) > std::abs(g.rows.data[r * n + b]);
-        });
-        for (size_t k = 0; k < std::min<size_t>(in.size(), 4); ++k)
-            tip += QStringLiteral("<br>&nbsp;&nbsp;%1 from %2")
-                       .arg(detail::formatValue(g.rows.data[r * n + in[k]]),
-                            describe(g, static_cast<int64_t>(in[k])).toHtmlEscaped());
-    }
-    return tip;
-}
-
-QString GraphView::nodeTip(int model, int64_t node) const {
-    if (!m_graphs || node < 0 || node >= m_graphs->graphs[model].nodeCount()) return {};
-    QString tip = QStringLiteral("<qt>") + nodeSummaryHtml(model, node);
-    const auto& n = m_graphs->graphs[model].nodes[static_cast<size_t>(node)];
-    if (n.kind == GraphNodeKind::Feature) {
-        if (const gwb::engine::FeatureDashboardRun* d = dashboard(model, n.layer, n.index))
-            tip += QStringLiteral("<hr>") + detail::dashboardHtml(*d, 5);
-        else if (m_asked.count({model, n.layer, n.index}))
-            tip += QStringLiteral("<br><i>Computing the feature's dashboard\u2026</i>");
-    }
-    return tip + QStringLiteral("</qt>");
-}
-
-QString GraphView::detailsHtml() const {
-    if (!m_graphs) return {};
-    QString html;
-    if (m_edgeModel >= 0 && m_edgeTarget >= 0) {
-        const AttributionGraph& g = m_graphs->graphs[m_edgeModel];
-        html += QStringLiteral("<b>%1</b>: %2 \u2192 %3, weight %4<br>")
-                    .arg(QLatin1String(kGraphModelNames[m_edgeModel]), describe(g, m_edgeSource).toHtmlEscaped(),
-                         describe(g, m_edgeTarget).toHtmlEscaped(),
-                         detail::formatValue(g.edge(m_edgeTarget, m_edgeSource)));
-        bool any = false;
-        for (const gwb::engine::EdgeLoading& e : g.loadings) {
-            if (e.target != m_edgeTarget || e.source != m_edgeSource) continue;
-            if (!any) html += QStringLiteral("<table cellspacing=4><tr><th>block</th><th>skip</th>");
-            if (!any)
-                for (const std::string& u : g.units[static_cast<size_t>(e.layer)])
-                    html += QStringLiteral("<th>%1</th>")
-                                .arg(QString::fromStdString(u).section('.', 0, 0) + QStringLiteral(" ") +
-                                     QString::fromStdString(u).section('.', 2, 2));
-            if (!any) html += QStringLiteral("</tr>");
-            any = true;
-            html += QStringLiteral("<tr><td>%1</td><td>%2</td>").arg(e.layer).arg(detail::formatValue(e.skip));
-            for (double u : e.units)
-                html += QStringLiteral("<td>%1</td>").arg(detail::formatValue(u));
-            html += QStringLiteral("</tr>");
-        }
-        html += any ? QStringLiteral("</table>")
-                    : QStringLiteral("Within one position: it crosses no mixer, so it has no split.");
-        return html;
-    }
-    for (int m = 0; m < 2; ++m)
-        for (int64_t node : m_pinned[static_cast<size_t>(m)])
-            html += nodeTip(m, node)
-                        .replace(QStringLiteral("<qt>"), QStringLiteral("<p>"))
-                        .replace(QStringLiteral("</qt>"), QStringLiteral("</p>"));
-    for (int m = 0; m < 2; ++m)
-        for (size_t k = 0; k < m_groups[static_cast<size_t>(m)].size(); ++k)
-            html += QStringLiteral("<p><b>%1</b> supernode \u2018%2\u2019: %3 nodes</p>")
-                        .arg(QLatin1String(kGraphModelNames[m]),
-                             m_groupNames[static_cast<size_t>(m)][static_cast<qsizetype>(k)].toHtmlEscaped())
-                        .arg(m_groups[static_cast<size_t>(m)][k].size());
-    if (html.isEmpty())
-        html = QStringLiteral("Hover a node for its strongest inputs (a feature: its dashboard too); click one to pin "
-                              "it; click an edge for its split across the offsets or heads of each block it crosses; "
-                              "drag a box to group nodes into a supernode; Save JSON keeps pins and supernodes.");
-    return html;
+    if (const auto asked = fig().askDashboard(model, node))
+        Q_EMIT dashboardRequested(model, asked->first, asked->second);
 }
 
 void GraphView::refresh() {
-    const std::vector<int> models = drawnModels(m_graphs.get());
-    m_save->setEnabled(!models.empty());
-    if (m_message.isEmpty()) {
-        QStringList parts;
-        for (int m = 0; m < 2 && m_graphs; ++m) {
-            if (!m_graphs->errors[m].empty())
-                parts << QStringLiteral("%1: %2").arg(QLatin1String(kGraphModelNames[m]),
-                                                      QString::fromStdString(m_graphs->errors[m]));
-            else if (m_graphs->ran[m])
-                parts << QStringLiteral("%1: %2 of %3 nodes and %4 edges kept (%5 s)")
-                             .arg(QLatin1String(kGraphModelNames[m]))
-                             .arg(m_graphs->pruning[m].keptNodes)
-                             .arg(m_graphs->graphs[m].nodeCount())
-                             .arg(m_graphs->pruning[m].keptEdges)
-                             .arg(m_graphs->graphs[m].seconds, 0, 'f', 1);
-        }
-        m_status->setText(parts.join(QStringLiteral("; ")));
-    }
-    m_details->setHtml(detailsHtml());
+    const GraphFigure& f = fig();
+    m_save->setEnabled(f.hasContent());
+    if (m_message.isEmpty()) m_status->setText(f.statusText());
+    m_details->setHtml(f.detailsHtml());
     m_canvas->update();
 }
 
-QString GraphView::caption() const {
-    return QStringLiteral("Attribution graphs of the next token: transcoder features (circles), error nodes "
-                          "(grey squares), token embeddings (bottom row) and the most probable logits (top row; the "
-                          "first is named), by block "
-                          "and position; edges are direct effects in each model's replacement frozen at the "
-                          "prompt, pruned by influence on the logits (node 0.8, edge 0.98), blue positive, red "
-                          "negative, width by |weight|.");
-}
-
-void GraphView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
-    const std::vector<int> models = drawnModels(m_graphs.get());
-    const std::vector<QRectF> rects = detail::panelRects(rect, static_cast<int>(models.size()), rect.width() < 5 * 72);
-    for (size_t k = 0; k < models.size(); ++k) {
-        const int m = models[k];
-        const detail::GraphLayout lay = detail::layoutGraph(m_graphs->graphs[m], m_graphs->pruning[m], rects[k], style);
-        detail::GraphMarks marks = this->marks(m);
-        if (!style.selection) marks.edgeTarget = marks.edgeSource = -1;
-        detail::paintGraph(p, lay, m_graphs->graphs[m], m_graphs->pruning[m], style, marks,
-                           QStringLiteral("(%1) ").arg(QChar('a' + static_cast<int>(k))) + panelTitle(*m_graphs, m));
-    }
-}
-
-std::vector<DataTable> GraphView::dataTables() const {
-    std::vector<DataTable> out;
-    for (int m : drawnModels(m_graphs.get())) {
-        const AttributionGraph& g = m_graphs->graphs[m];
-        const GraphPruning& p = m_graphs->pruning[m];
-        const QString model = QString::fromLatin1(kGraphModelNames[m]).toLower();
-        DataTable nodes;
-        nodes.name = model + QStringLiteral("_nodes");
-        nodes.quantity = QStringLiteral("kept nodes of the attribution graph");
-        nodes.rowAxis = QStringLiteral("node");
-        nodes.colAxis = QStringLiteral("field");
-        nodes.colLabels = {QStringLiteral("kind"),     QStringLiteral("layer"), QStringLiteral("position"),
-                           QStringLiteral("index"),    QStringLiteral("value"), QStringLiteral("probability"),
-                           QStringLiteral("influence")};
-        std::vector<float> values;
-        for (int64_t i = 0; i < g.nodeCount(); ++i) {
-            if (!p.nodeKept[static_cast<size_t>(i)]) continue;
-            const auto& n = g.nodes[static_cast<size_t>(i)];
-            nodes.rowLabels << QString::fromStdString(g.nodeId(i));
-            for (double v : {static_cast<double>(n.kind), static_cast<double>(n.layer), static_cast<double>(n.position),
-                             static_cast<double>(n.index), n.value, n.probability, p.influence[static_cast<size_t>(i)]})
-                values.push_back(static_cast<float>(v));
-        }
-        nodes.values = gwb::engine::FloatArray({static_cast<int64_t>(nodes.rowLabels.size()), 7}, values);
-        out.push_back(nodes);
-        DataTable edges;
-        edges.name = model + QStringLiteral("_edges");
-        edges.quantity = QStringLiteral("kept edges: direct effect of the source on the target");
-        edges.rowAxis = QStringLiteral("edge");
-        edges.colAxis = QStringLiteral("field");
-        edges.colLabels = {QStringLiteral("weight")};
-        std::vector<float> weights;
-        const size_t n = static_cast<size_t>(g.nodeCount());
-        for (size_t r = 0; r < g.rowNodes.size(); ++r)
-            for (size_t j = 0; j < n; ++j)
-                if (p.edgeKept[r * n + j]) {
-                    edges.rowLabels << QString::fromStdString(g.nodeId(static_cast<int64_t>(j)) + " -> " +
-                                                              g.nodeId(g.rowNodes[r]));
-                    weights.push_back(g.rows.data[r * n + j]);
-                }
-        edges.values = gwb::engine::FloatArray({static_cast<int64_t>(weights.size()), 1}, weights);
-        out.push_back(edges);
-    }
-    return out;
-}
-
-QJsonObject GraphView::settings() const {
-    QJsonObject o = View::settings();
-    QJsonArray folders;
-    for (const QString& f : m_folders)
-        folders.append(f);
-    o.insert(QStringLiteral("transcoders"), folders);
-    return o;
-}
-
 void GraphView::setSettings(const QJsonObject& settings) {
-    View::setSettings(settings);
+    QJsonObject rest = settings;
+    rest.remove(QStringLiteral("transcoders")); // each folder as setTranscoders sets it: its label, settingsChanged
+    View::setSettings(rest);
     const QJsonArray folders = settings.value(QStringLiteral("transcoders")).toArray();
     for (int m = 0; m < 2 && m < folders.size(); ++m)
         setTranscoders(m, folders[m].toString());

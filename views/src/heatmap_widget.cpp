@@ -41,6 +41,7 @@ void HeatmapWidget::setMatrix(MatrixSourcePtr source, const HeatmapAxes& axes) {
 }
 
 void HeatmapWidget::setPanel(const HeatmapPanel& panel) {
+    m_marks = panel.marks;
     if (!panel.source) {
         setPlaceholder(panel.placeholder);
         return;
@@ -49,7 +50,6 @@ void HeatmapWidget::setPanel(const HeatmapPanel& panel) {
     m_fixedHigh = panel.fixedHigh;
     m_diverging = panel.diverging;
     if (panel.diverging) m_map = ColormapId::RdBu;
-    m_marks = panel.marks;
     if (panel.mode != m_mode) {
         m_mode = panel.mode;
         m_source.reset(); // a new pyramid below

@@ -6,12 +6,9 @@
 
 #include "gwb/views/heatmap_widget.h"
 
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QHeaderView>
 #include <QLineEdit>
 #include <QMenu>
-#include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
@@ -19,31 +16,12 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include <algorithm>
-#include <cmath>
-#include <functional>
-
 namespace gwb::views {
 
 using detail::qs;
 using detail::qsAt;
 
-namespace {
-const QString kDash = QStringLiteral("\u2014");
-
-QString shownName(PatchingGrid::Shown s) {
-    switch (s) {
-    case PatchingGrid::Shown::Effect:
-        return QStringLiteral("normalised effect");
-    case PatchingGrid::Shown::MetricChange:
-        return QStringLiteral("metric \u2212 clean metric");
-    default:
-        return QStringLiteral("mean \u0394 log p (nats)");
-    }
-}
-} // namespace
-
-PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
+PatchingView::PatchingView(QWidget* parent) : CausalView(std::make_unique<PatchingFigure>(), parent) {
     auto* layout = new QVBoxLayout(this);
     const detail::MetricFields fields = detail::addMetricFields(
         layout, QStringLiteral("patching"),
@@ -101,13 +79,7 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
         h->setMinimumWidth(200);
         split->addWidget(h);
         const int model = h == m_grassmann ? 0 : 1;
-        h->setUndefinedReason([this, model](int64_t r, int64_t c) {
-            if (m_pairsMode)
-                return QStringLiteral("Undefined: no pair defines this cell (it does not exist in the model, or "
-                                      "every pair is too short for it or has equal clean and corrupted metrics).");
-            const QString why = qs(grid(model).undefinedReason(r, c));
-            return why.isEmpty() ? QStringLiteral("undefined here") : why;
-        });
+        h->setUndefinedReason([this, model](int64_t r, int64_t c) { return fig().undefinedReason(model, r, c); });
     }
     split->addWidget(m_side);
     split->setSizes({440, 440, 170});
@@ -120,17 +92,17 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
         connect(e, &QLineEdit::returnPressed, this, &PatchingView::run);
     connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
     connect(m_pairsButton, &QPushButton::clicked, this, &PatchingView::choosePairsFile);
-    connect(m_method, &QComboBox::currentTextChanged, this, [this] { Q_EMIT settingsChanged(); });
-    connect(m_mode, &QComboBox::currentTextChanged, this, [this] {
-        updateStale();
+    connect(m_method, &QComboBox::currentTextChanged, this, [this](const QString& method) {
+        fig().setPairsMethod(method);
         Q_EMIT settingsChanged();
     });
-    connect(m_site, &QComboBox::currentTextChanged, this, [this] {
-        updateStale();
-        Q_EMIT settingsChanged();
-    });
+    for (QComboBox* c : {m_site, m_mode})
+        connect(c, &QComboBox::currentTextChanged, this, [this] {
+            fieldsEdited();
+            Q_EMIT settingsChanged();
+        });
     for (QLineEdit* e : {m_corrupt, m_answer, m_wrong})
-        connect(e, &QLineEdit::textChanged, this, [this] { updateStale(); });
+        connect(e, &QLineEdit::textChanged, this, [this] { fieldsEdited(); });
     for (int model : {0, 1}) {
         HeatmapWidget* h = heatmap(model);
         connect(h, &HeatmapWidget::cellHovered, this,
@@ -142,8 +114,9 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
         h->setContextMenuPolicy(Qt::CustomContextMenu);
         connect(h, &QWidget::customContextMenuRequested, this, [this, model, h](const QPoint& pos) {
             const QPoint cell = h->cellAt(pos);
-            const PatchingGrid& g = grid(model);
-            if (m_pairsMode || !g.hasGrid() || cell.x() < 0 || !g.hasMetric || m_result.inputs.corrupt.empty()) return;
+            const PatchingData& d = fig().result();
+            const PatchingGrid& g = model == 0 ? d.grassmann : d.transformer;
+            if (pairsMode() || !g.hasGrid() || cell.x() < 0 || !g.hasMetric || d.inputs.corrupt.empty()) return;
             QMenu menu(h);
             QAction* paths = menu.addAction(QStringLiteral("Trace paths from here"));
             paths->setToolTip(QStringLiteral("Path patching of this component in the Paths view: does it write the "
@@ -151,23 +124,26 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(parent) {
             if (menu.exec(h->mapToGlobal(pos)) == paths) Q_EMIT tracePathsRequested(model, cell.y(), cell.x());
         });
     }
-    showGrid(0);
-    showGrid(1);
     refresh();
 }
 
 PatchingInputs PatchingView::inputs() const {
-    PatchingInputs in;
-    in.clean = m_data.prompt();
-    in.corrupt = m_corrupt->text().toStdString();
-    in.answer = m_answer->text().trimmed().toStdString();
-    in.wrong = m_wrong->text().trimmed().toStdString();
-    in.site = m_site->currentText().toStdString();
-    in.mode = m_mode->currentText().toStdString();
-    return in;
+    return fig().inputs();
 }
 
-void PatchingView::setInputs(const PatchingInputs& in) {
+void PatchingView::fieldsEdited() {
+    PatchingInputs in;
+    in.corrupt = m_corrupt->text().toStdString();
+    in.answer = m_answer->text().toStdString();
+    in.wrong = m_wrong->text().toStdString();
+    in.site = m_site->currentText().toStdString();
+    in.mode = m_mode->currentText().toStdString();
+    fig().setInputs(in);
+    updateStale();
+}
+
+void PatchingView::setInputs(const PatchingInputs& inputs) {
+    const PatchingInputs in = inputs; // the fields' signals update the figure one field at a time
     m_corrupt->setText(qs(in.corrupt));
     m_answer->setText(qs(in.answer));
     m_wrong->setText(qs(in.wrong));
@@ -177,21 +153,7 @@ void PatchingView::setInputs(const PatchingInputs& in) {
 }
 
 QString PatchingView::checkInputs(const PatchingInputs& in) const {
-    if (in.clean.empty()) return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
-    if (!detail::patchingSiteItems().contains(qs(in.site)))
-        return QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(qs(in.site));
-    if (in.mode != "patch" && in.mode != "zero" && in.mode != "mean")
-        return QStringLiteral("Unknown mode '%1' (patch, zero, mean).").arg(qs(in.mode));
-    if (in.mode == "patch" && in.corrupt.empty())
-        return QStringLiteral("Patching needs a corrupted prompt of the same token length as the clean prompt (or "
-                              "choose mode zero or mean to ablate the clean prompt).");
-    if (in.answer.empty() != in.wrong.empty())
-        return QStringLiteral("Give both an answer piece and a wrong piece (the metric is logit[answer] - "
-                              "logit[wrong]), or neither for an ablation of the prompt.");
-    if (!in.corrupt.empty() && in.answer.empty())
-        return QStringLiteral("With a corrupted prompt, type the answer piece and the wrong piece of the metric "
-                              "logit[answer] - logit[wrong].");
-    return {};
+    return PatchingFigure::checkInputs(in);
 }
 
 void PatchingView::run() {
@@ -213,109 +175,21 @@ void PatchingView::setResult(const PatchingData& result) {
         refuse(qs(result.error));
         return;
     }
-    m_result = result;
+    fig().setResult(result);
     acceptResult();
-    m_pairsMode = false;
     showSide(false);
-    showGrid(0);
-    showGrid(1);
+    showPanels();
     requestRefresh();
     Q_EMIT settingsChanged();
 }
 
-QString PatchingView::valueName() const {
-    const PatchingGrid& g = m_result.grassmann.hasGrid() ? m_result.grassmann : m_result.transformer;
-    return shownName(g.shown());
-}
-
-namespace {
-/// The heatmap of a grid (PatchingGrid or PairsGrid): value(r, c) under the grid's axes.
-template <class Grid>
-void showMatrix(HeatmapWidget* h, const Grid& g, const QString& title, const QString& valueName,
-                const std::function<double(int64_t, int64_t)>& value) {
-    std::vector<float> v(static_cast<size_t>(g.rows * g.cols));
-    for (int64_t r = 0; r < g.rows; ++r)
-        for (int64_t c = 0; c < g.cols; ++c)
-            v[static_cast<size_t>(r * g.cols + c)] = static_cast<float>(value(r, c));
-    HeatmapAxes axes;
-    axes.title = title;
-    axes.rowTitle = qs(g.rowTitle);
-    axes.colTitle = qs(g.colTitle);
-    axes.rowLabels = detail::qsList(g.rowLabels);
-    axes.colLabels = detail::qsList(g.colLabels);
-    axes.valueName = valueName;
-    h->setMatrix(makeDenseSource(g.rows, g.cols, std::move(v)), axes);
-}
-} // namespace
-
-void PatchingView::showGrid(int model) {
-    HeatmapWidget* h = heatmap(model);
-    if (m_pairsMode) {
-        const PairsGrid& g = m_pairs.grid(model);
-        const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
-        if (!g.hasGrid()) {
-            h->setPlaceholder(QStringLiteral("%1: %2").arg(
-                who, g.error.empty() ? QStringLiteral("no pair of the file ran on this model") : qs(g.error)));
-            return;
-        }
-        showMatrix(h, g, QStringLiteral("%1 (%2), mean over %3 pairs").arg(who, qs(g.site)).arg(g.pairs()),
-                   QStringLiteral("mean %1").arg(qs(g.valueName())),
-                   [&g](int64_t r, int64_t c) { return g.meanAt(r, c); });
-        double m = 0;
-        for (const PairsGrid* o : {&m_pairs.grassmann, &m_pairs.transformer})
-            for (double x : o->hasGrid() ? o->mean : std::vector<double>())
-                if (std::isfinite(x)) m = std::max(m, std::abs(x));
-        h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1);
-        return;
-    }
-    const PatchingGrid& g = grid(model);
-    const QString who = model == 0 ? QStringLiteral("Grassmann") : QStringLiteral("Transformer");
-    if (!g.hasGrid()) {
-        h->setPlaceholder(!g.error.empty() ? QStringLiteral("%1: %2").arg(who, qs(g.error))
-                                           : QStringLiteral("%1: type a corrupted prompt, an answer and a wrong "
-                                                            "piece, choose a site and press Run.")
-                                                 .arg(who));
-        return;
-    }
-    showMatrix(h, g, QStringLiteral("%1 (%2)").arg(who, qs(g.site)), shownName(g.shown()),
-               [&g](int64_t r, int64_t c) { return g.value(r, c); });
-    const double m = patchingScale(m_result);
-    h->setFixedRange(-(m > 0 ? m : 1), m > 0 ? m : 1); // one scale for both models, centred at 0
+void PatchingView::showPanels() {
+    for (int model : {0, 1})
+        heatmap(model)->setPanel(fig().panel(model));
 }
 
 QString PatchingView::cellText(int model, int64_t r, int64_t c, QString* why) const {
-    if (why) why->clear();
-    if (m_pairsMode) return pairsCellText(model, r, c);
-    const PatchingGrid& g = grid(model);
-    if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows || c >= g.cols) return {};
-    const size_t i = static_cast<size_t>(r * g.cols + c);
-    const QString where =
-        QStringLiteral("%1 \u00b7 %2 %3 \u00b7 %4 %5")
-            .arg(qs(g.model), qs(g.rowTitle), qsAt(g.rowLabels, r), qs(g.colTitle), qsAt(g.colLabels, c));
-    auto num = [](double v) { return std::isfinite(v) ? detail::formatValue(v) : kDash; };
-    const QString reason = qs(g.undefinedReason(r, c));
-    QString text;
-    if (g.hasMetric) {
-        const double raw = i < g.metric.size() && (i >= g.defined.size() || g.defined[i]) ? g.metric[i] : std::nan("");
-        const double eff = i < g.effect.size() && (i >= g.defined.size() || g.defined[i]) ? g.effect[i] : std::nan("");
-        text = QStringLiteral("%1 \u00b7 metric %2 (raw; clean %3, corrupted %4) \u00b7 effect %5 (normalised)")
-                   .arg(where, num(raw), num(g.cleanMetric), num(g.corruptMetric), num(eff));
-        if (why && std::isnan(eff))
-            *why = !reason.isEmpty()
-                       ? reason
-                       : QStringLiteral("The normalised effect (patched \u2212 corrupted) / (clean \u2212 "
-                                        "corrupted) is undefined: the clean and corrupted metrics are "
-                                        "equal (%1).")
-                             .arg(num(g.cleanMetric));
-    } else {
-        text = QStringLiteral("%1 \u00b7 mean \u0394 log p %2 nats (raw) \u00b7 normalised %3")
-                   .arg(where, num(g.value(r, c)), kDash);
-        if (why)
-            *why = !reason.isEmpty() ? reason
-                                     : QStringLiteral("No normalised value: without a corrupted prompt and a metric "
-                                                      "there is nothing to normalise by.");
-    }
-    return text;
+    return fig().cellText(model, r, c, why);
 }
 
 void PatchingView::hovered(int model, qint64 r, qint64 c) {
@@ -326,70 +200,36 @@ void PatchingView::hovered(int model, qint64 r, qint64 c) {
 }
 
 void PatchingView::setTopK(const PatchingTopK& k) {
-    const PatchingGrid& g = grid(k.model);
+    const PatchingData& d = fig().result();
+    const PatchingGrid& g = k.model == 0 ? d.grassmann : d.transformer;
     const QString cell =
         g.hasGrid() ? QStringLiteral("%1 %2, %3").arg(qs(g.model), qsAt(g.rowLabels, k.row), qsAt(g.colLabels, k.col))
                     : QString();
     detail::showTopK(m_topK, k,
                      QStringLiteral("The changed run of %1: its most probable next pieces at token %2.")
                          .arg(cell)
-                         .arg(m_result.metricPosition));
+                         .arg(d.metricPosition));
     if (!k.error.empty()) m_status->setText(QStringLiteral("Top pieces of %1: %2").arg(cell, qs(k.error)));
 }
 
-QJsonObject PatchingView::settings() const {
-    QJsonObject o = View::settings();
-    const PatchingInputs in = inputs();
-    o.insert(QStringLiteral("corrupt"), qs(in.corrupt));
-    o.insert(QStringLiteral("answer"), qs(in.answer));
-    o.insert(QStringLiteral("wrong"), qs(in.wrong));
-    o.insert(QStringLiteral("site"), qs(in.site));
-    o.insert(QStringLiteral("mode"), qs(in.mode));
-    o.insert(QStringLiteral("pairs_method"), pairsMethod());
-    if (!m_pairsFile.isEmpty()) o.insert(QStringLiteral("pairs_file"), m_pairsFile);
-    return o;
-}
-
 void PatchingView::setSettings(const QJsonObject& s) {
-    View::setSettings(s);
-    PatchingInputs in = inputs();
-    in.corrupt = s.value(QStringLiteral("corrupt")).toString(qs(in.corrupt)).toStdString();
-    in.answer = s.value(QStringLiteral("answer")).toString(qs(in.answer)).toStdString();
-    in.wrong = s.value(QStringLiteral("wrong")).toString(qs(in.wrong)).toStdString();
-    in.site = s.value(QStringLiteral("site")).toString(qs(in.site)).toStdString();
-    in.mode = s.value(QStringLiteral("mode")).toString(qs(in.mode)).toStdString();
-    setPairsMethod(s.value(QStringLiteral("pairs_method")).toString(pairsMethod()));
-    m_pairsFile = s.value(QStringLiteral("pairs_file")).toString(m_pairsFile);
-    setInputs(in);
-}
-
-QString PatchingView::missingDataMessage() const {
-    return QStringLiteral("Patching: type a corrupted prompt of the same token length, an answer and a wrong "
-                          "piece, choose a site and press Run.");
-}
-
-bool PatchingView::hasContent() const {
-    return m_pairsMode ? m_pairs.hasGrid() : m_result.hasGrid();
-}
-
-double PatchingView::figureAspect(double widthInches) const {
-    if (m_pairsMode) return widthInches < 5 ? 2.3 : 0.85; // the means above, distribution and scatter below
-    return widthInches < 5 ? 0.95 : 0.5;
+    View::setSettings(s); // the figure's fields, pairs method and file; the colormap
+    setPairsMethod(fig().pairsMethod());
+    setInputs(fig().inputs());
 }
 
 void PatchingView::updateStale() {
     QString note;
-    if (m_pairsMode) {
+    const PairsInputs& pairs = pairsResult().inputs;
+    if (pairsMode()) {
         const PatchingInputs now = inputs();
-        if (m_pairs.inputs.site != now.site || m_pairs.inputs.mode != now.mode ||
-            qs(m_pairs.inputs.method) != pairsMethod())
+        if (pairs.site != now.site || pairs.mode != now.mode || qs(pairs.method) != pairsMethod())
             note = QStringLiteral("Means of %1 with site %2, mode %3, method %4: the fields changed since. Press "
                                   "Pairs file\u2026 again.")
-                       .arg(QFileInfo(qs(m_pairs.inputs.file)).fileName(), qs(m_pairs.inputs.site),
-                            qs(m_pairs.inputs.mode), qs(m_pairs.inputs.method));
-    } else if (m_result.hasGrid()) {
+                       .arg(QFileInfo(qs(pairs.file)).fileName(), qs(pairs.site), qs(pairs.mode), qs(pairs.method));
+    } else if (result().hasGrid()) {
         const PatchingInputs now = inputs();
-        const PatchingInputs& was = m_result.inputs;
+        const PatchingInputs& was = result().inputs;
         if (!m_refused.isEmpty())
             note = QStringLiteral("Earlier sweep: the last run was refused (see above), so this is not a result for "
                                   "the current inputs.");
@@ -406,61 +246,10 @@ void PatchingView::updateStale() {
 }
 
 void PatchingView::refresh() {
+    showPanels();
     updateStale();
     if (m_running || !m_message.isEmpty()) return;
-    if (m_pairsMode) {
-        QStringList parts;
-        for (const PairsGrid* g : {&m_pairs.grassmann, &m_pairs.transformer}) {
-            if (!g->hasGrid()) continue;
-            QString part = QStringLiteral("%1 %2 of %3 usable pairs").arg(qs(g->model)).arg(g->pairs()).arg(g->usable);
-            if (!g->complete) part += QStringLiteral(" (cancelled: the means are of these)");
-            if (!g->skipped.empty())
-                part += QStringLiteral(", %1 line(s) skipped (first: %2)")
-                            .arg(g->skipped.size())
-                            .arg(qs(g->skipped.front()));
-            parts << part;
-        }
-        m_status->setText(QStringLiteral("%1 (%2 lines), %3: %4. Hover a cell for its mean, interval and n; click it "
-                                         "for its distribution.")
-                              .arg(QFileInfo(qs(m_pairs.inputs.file)).fileName())
-                              .arg(m_pairs.lines)
-                              .arg(qs(m_pairs.inputs.method), parts.join(QStringLiteral("; "))));
-        return;
-    }
-    if (!m_result.hasGrid()) {
-        m_status->setText(m_data.primary() ? QString() : QStringLiteral("Run a prompt first."));
-        return;
-    }
-    QString text;
-    const PatchingData& d = m_result;
-    if (d.grassmann.hasMetric || d.transformer.hasMetric) {
-        QStringList parts;
-        const bool corrupted = !d.corruptTokens.empty();
-        for (const PatchingGrid* g : {&d.grassmann, &d.transformer}) {
-            if (!g->hasGrid() || !g->hasMetric) continue;
-            if (corrupted)
-                parts << QStringLiteral("%1 clean %2, corrupted %3%4")
-                             .arg(qs(g->model), detail::formatValue(g->cleanMetric),
-                                  detail::formatValue(g->corruptMetric),
-                                  g->effectDefined ? QString() : QStringLiteral(" (equal: effect \u2014)"));
-            else // an ablation of the clean prompt: nothing was corrupted, so there is no normalised effect
-                parts << QStringLiteral("%1 clean %2").arg(qs(g->model), detail::formatValue(g->cleanMetric));
-        }
-        text = QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
-                   .arg(qs(d.answerPiece), qs(d.wrongPiece))
-                   .arg(d.metricPosition)
-                   .arg(parts.join(QStringLiteral("; ")));
-        if (!corrupted)
-            text += QStringLiteral(" \u2014 %1 ablation of the clean prompt (no corrupted prompt): cells show the "
-                                   "metric's change, ablated \u2212 clean")
-                        .arg(qs(d.inputs.mode));
-    } else {
-        text =
-            QStringLiteral("%1 ablation: mean \u0394 log p of the next token over the prompt").arg(qs(d.inputs.mode));
-    }
-    if (d.inputs.clean != m_data.prompt() && m_data.primary())
-        text += QStringLiteral(" \u2014 for an earlier prompt: press Run again");
-    m_status->setText(text);
+    m_status->setText(fig().statusText());
 }
 
 } // namespace gwb::views

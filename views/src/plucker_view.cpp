@@ -5,12 +5,10 @@
 #include "gwb/views/chart_widget.h"
 #include "gwb/views/heatmap_widget.h"
 
-#include <QFontMetricsF>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <array>
-#include <cmath>
 
 namespace gwb::views {
 namespace {
@@ -23,41 +21,9 @@ int comboIndex(PluckerView::Quantity q) {
         if (kComboOrder[i] == q) return static_cast<int>(i);
     return 0;
 }
-
-QString definition(const char* key) {
-    const auto& defs = gwb::engine::definitions();
-    const auto it = defs.find(key);
-    return it == defs.end() ? QString() : QString::fromStdString(it->second);
-}
-
-// Why residual and planarity are not findings: B_t always contains z_t.
-QString roundingNote(const QString& planeValue) {
-    return QStringLiteral("Rounding check only: B_t = z_t \u2227 w_t is always a plane (every p^(D) contains z_t), so "
-                          "this differs "
-                          "from its plane value %1 only by floating-point rounding. ")
-        .arg(planeValue);
-}
 } // namespace
 
-QString PluckerView::quantityId(Quantity q) {
-    switch (q) {
-    case Quantity::Residual:
-        return QStringLiteral("residual");
-    case Quantity::Planarity:
-        return QStringLiteral("planarity");
-    case Quantity::Coherence:
-        return QStringLiteral("coherence");
-    }
-    return QStringLiteral("coherence");
-}
-
-PluckerView::Quantity PluckerView::quantityFromId(const QString& id) {
-    for (Quantity q : kComboOrder)
-        if (quantityId(q) == id) return q;
-    return Quantity::Coherence;
-}
-
-PluckerView::PluckerView(QWidget* parent) : View(parent) {
+PluckerView::PluckerView(QWidget* parent) : View(std::make_unique<PluckerFigure>(), parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
     m_quantityCombo = detail::addCombo(bar, QStringLiteral("Show"),
@@ -99,198 +65,35 @@ PluckerView::PluckerView(QWidget* parent) : View(parent) {
 }
 
 void PluckerView::setQuantity(Quantity q) {
-    if (q == m_quantity) return;
-    m_quantity = q;
+    if (q == quantity()) return;
+    fig().setQuantity(q);
     m_quantityCombo->setCurrentIndex(comboIndex(q));
     refresh();
     Q_EMIT settingsChanged();
 }
 
-QJsonObject PluckerView::settings() const {
-    QJsonObject o = View::settings();
-    o.insert(QStringLiteral("quantity"), quantityId(m_quantity));
-    return o;
-}
-
 void PluckerView::setSettings(const QJsonObject& s) {
-    View::setSettings(s);
+    const Quantity before = quantity();
+    View::setSettings(s); // the figure's quantity, the colormap
     m_mapCombo->setCurrentText(gwb::views::colormapName(colormapId()));
-    if (s.contains(QStringLiteral("quantity")))
-        setQuantity(quantityFromId(s.value(QStringLiteral("quantity")).toString()));
+    m_quantityCombo->setCurrentIndex(comboIndex(quantity()));
+    refresh();
+    if (quantity() != before) Q_EMIT settingsChanged();
 }
 
-QString PluckerView::missingDataMessage() const {
-    return detail::grassmannMissingMessage(m_data);
-}
-
-bool PluckerView::hasContent() const {
-    return m_data.grassmann && m_data.grassmannAnalysis && !m_data.grassmannAnalysis->grassmann.empty();
-}
-
-ChartData PluckerView::pairNormChart() const {
-    ChartData c;
-    c.kind = ChartData::Kind::Bar;
-    const auto* a = detail::grassmannAnalysis(m_data, selLayer());
-    const int t = selToken();
-    if (!a || a->pairNorm.empty() || t >= a->pairNorm.dim(0)) return c;
-    const QString tok = t < m_data.grassmann->length()
-                            ? detail::labelTextForTitle(m_data.grassmann->tokens[static_cast<size_t>(t)].text)
-                            : QString();
-    c.title =
-        QStringLiteral("\u2016z_t \u2227 z_{t\u2212D}\u2016, token %1 '%2', layer %3").arg(t).arg(tok).arg(selLayer());
-    c.xTitle = QStringLiteral("offset D");
-    c.yTitle = QStringLiteral("pair norm");
-    c.undefinedReason = QStringLiteral("\u2014: the offset reaches before the prompt (t \u2212 D is negative), so "
-                                       "there is no pair plane and its norm is undefined (not 0).");
-    ChartSeries s;
-    for (int64_t o = 0; o < a->pairNorm.dim(1); ++o) {
-        c.categories << QString::number(a->offsets[static_cast<size_t>(o)]); // the axis title says "offset D"
-        s.y.push_back(a->pairNorm.at2(t, o));
-    }
-    c.series.push_back(s);
-    return c;
+void PluckerView::syncFigure(Figure& figure) const {
+    figure.setPanelWindow(QStringLiteral("matrix"), m_heatmap->hasMatrix() ? m_heatmap->window() : QRectF());
 }
 
 void PluckerView::refresh() {
+    const PluckerFigure& f = static_cast<const PluckerFigure&>(figure());
     m_heatmap->setColormap(colormapId());
-    if (!hasContent()) {
-        m_matrixKey.clear();
-        m_heatmap->setPlaceholder(missingDataMessage());
-        m_chart->setPlaceholder(missingDataMessage());
-        return;
-    }
-    const QString key = QStringLiteral("%1/%2")
-                            .arg(reinterpret_cast<quintptr>(m_data.grassmannAnalysis.get()))
-                            .arg(static_cast<int>(m_quantity));
-    if (detail::planesThroughMlp(m_data)) {
-        m_matrixKey.clear();
-        m_heatmap->setPlaceholder(
-            QStringLiteral("B_t is not defined for this model: its mixer sends each offset's plane through an MLP "
-                           "and averages the outputs (aggregation per_offset_mlp), so no mean plane is formed and "
-                           "coherence, residual and planarity have nothing to describe. The pair norms below are "
-                           "defined, and the Compare view shows each offset's influence."));
-    } else if (key != m_matrixKey) {
-        const DataTable t = dataTables().front();
-        const HeatmapAxes axes =
-            detail::axesFromTable(t, m_quantity == Quantity::Residual    ? QStringLiteral("residual \u03c1")
-                                     : m_quantity == Quantity::Planarity ? QStringLiteral("planarity")
-                                                                         : QStringLiteral("coherence \u2016B_t\u2016"));
-        m_heatmap->setMatrix(makeDenseSource(t.values.dim(0), t.values.dim(1), t.values.data), axes);
-        // Coherence and planarity live in [0, 1]: one scale for every prompt; the residual is tiny
-        // (rounding), so its scale follows the data.
-        if (m_quantity == Quantity::Residual)
-            m_heatmap->setFixedRange(std::nan(""), std::nan(""));
-        else
-            m_heatmap->setFixedRange(0, 1);
-        m_matrixKey = key;
-    }
-    m_heatmap->setMarks(HeatmapMarks{selLayer(), selToken()});
-    const ChartData c = pairNormChart();
-    if (c.hasData())
+    m_heatmap->setPanel(f.panel());
+    const ChartData c = f.pairNormChart();
+    if (f.hasContent() && c.hasData())
         m_chart->setChart(c);
     else
-        m_chart->setPlaceholder(QStringLiteral("Token %1 has no valid offset in layer %2 (t \u2212 D < 0 for every D).")
-                                    .arg(selToken())
-                                    .arg(selLayer()));
-}
-
-std::vector<DataTable> PluckerView::dataTables() const {
-    if (!hasContent()) return {};
-    const auto& layers = m_data.grassmannAnalysis->grassmann;
-    const int64_t T = m_data.grassmann->length();
-    const int64_t N = static_cast<int64_t>(layers.size());
-    std::vector<float> v(static_cast<size_t>(N * T), std::numeric_limits<float>::quiet_NaN());
-    for (int64_t l = 0; l < N; ++l) {
-        const auto& src = quantityValues(layers[static_cast<size_t>(l)]);
-        for (int64_t t = 0; t < T && t < static_cast<int64_t>(src.size()); ++t)
-            v[static_cast<size_t>(l * T + t)] = src[static_cast<size_t>(t)];
-    }
-    const QString id = quantityId(m_quantity);
-    const QString quantity =
-        m_quantity == Quantity::Coherence  ? QStringLiteral("coherence ||B_t|| of the mean unit bivector B_t")
-        : m_quantity == Quantity::Residual ? QStringLiteral("Pl\u00fccker-relation residual of B_t (rounding check)")
-                                           : QStringLiteral("planarity of B_t (rounding check)");
-    std::vector<DataTable> out;
-    out.push_back(detail::tableFromMatrix(id, quantity, id, QString(), N, T, std::move(v), QStringLiteral("layer"),
-                                          QStringLiteral("token"), layerLabels(N), tokenLabels(*m_data.grassmann)));
-    const ChartData c = pairNormChart();
-    if (!c.series.empty()) {
-        DataTable t;
-        t.name = QStringLiteral("pair_norm_token%1_layer%2").arg(selToken()).arg(selLayer());
-        t.quantity = QStringLiteral("||z_t ^ z_{t-D}|| per offset D");
-        t.definitionKey = QStringLiteral("pairNorm");
-        std::vector<float> y;
-        for (double d : c.series[0].y)
-            y.push_back(static_cast<float>(d));
-        t.values = gwb::engine::FloatArray({static_cast<int64_t>(y.size())}, y);
-        t.rowAxis = QStringLiteral("offset");
-        t.rowLabels = c.categories;
-        out.push_back(t);
-    }
-    return out;
-}
-
-const std::vector<float>& PluckerView::quantityValues(const gwb::engine::GrassmannLayerAnalysis& a) const {
-    switch (m_quantity) {
-    case Quantity::Residual:
-        return a.residual;
-    case Quantity::Planarity:
-        return a.planarity;
-    case Quantity::Coherence:
-        break;
-    }
-    return a.coherence;
-}
-
-QString PluckerView::heatmapTitle() const {
-    switch (m_quantity) {
-    case Quantity::Residual:
-        return QStringLiteral("Pl\u00fccker residual \u03c1(B_t), rounding check");
-    case Quantity::Planarity:
-        return QStringLiteral("Planarity of B_t, rounding check");
-    case Quantity::Coherence:
-        break;
-    }
-    return QStringLiteral("Coherence \u2016B_t\u2016 of the offset planes");
-}
-
-QString PluckerView::caption() const {
-    if (detail::planesThroughMlp(m_data))
-        return QStringLiteral("B_t is not defined for this model (each offset's plane goes through an MLP and the "
-                              "outputs are averaged: no mean plane is formed). Bars: unnormalized pair norms "
-                              "\u2016z_t \u2227 z_{t\u2212D}\u2016 of the selected token (t = %1) and layer (%2).")
-                   .arg(selToken())
-                   .arg(selLayer()) +
-               detail::modelPhrase(m_data.grassmann);
-    // The quantity's text is the engine's definition, so figures and exported JSON say the same.
-    QString q;
-    switch (m_quantity) {
-    case Quantity::Coherence:
-        q = QStringLiteral("Coherence of each Grassmann layer's mean bivector B_t = mean_D p^(D): ") +
-            definition("coherence") + QStringLiteral(".");
-        break;
-    case Quantity::Residual:
-        q = roundingNote(QStringLiteral("0")) + QStringLiteral("Residual: ") + definition("residual") +
-            QStringLiteral(".");
-        break;
-    case Quantity::Planarity:
-        q = roundingNote(QStringLiteral("1")) + QStringLiteral("Planarity: ") + definition("planarity") +
-            QStringLiteral(".");
-        break;
-    }
-    return q +
-           QStringLiteral(" Grey = no valid offset. Bars: unnormalized pair norms \u2016z_t \u2227 z_{t\u2212D}\u2016 "
-                          "of the selected token (t = %1) and layer (%2).")
-               .arg(selToken())
-               .arg(selLayer()) +
-           detail::modelPhrase(m_data.grassmann);
-}
-
-void PluckerView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
-    const bool wide = rect.width() > rect.height() * 1.6;
-    const auto [a, b] = detail::splitPanels(rect, wide ? 0.62 : 0.6, wide, style.metrics(style.body).height());
-    m_heatmap->paintFigure(p, a, style, heatmapTitle(), map);
-    paintChart(p, b, pairNormChart(), style);
+        m_chart->setPlaceholder(f.chartPlaceholder());
 }
 
 } // namespace gwb::views

@@ -65,7 +65,10 @@ const Figure& View::figure() const {
         f = m_adapter.get();
         f->setData(m_data);
     }
-    if (m_selection) f->setSelection(m_selection->state());
+    if (m_selection)
+        f->setSelection(m_selection->state());
+    else
+        f->clearSelection();
     f->setColormapId(m_colormap);
     if (m_figure) syncFigure(*f);
     return *f;

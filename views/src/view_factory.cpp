@@ -18,11 +18,7 @@
 namespace gwb::views {
 
 QStringList viewIds() {
-    return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
-            QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
-            QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency"),
-            QStringLiteral("patching"), QStringLiteral("paths"),     QStringLiteral("features"),
-            QStringLiteral("graph"),    QStringLiteral("corpus")};
+    return figureIds(); // one view per figure, in the same order
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {

@@ -2,7 +2,8 @@
 // What the Patching and Paths views share (issue 48: no near-copies between them): the metric's
 // fields, the Run / Cancel / progress / status row, the hover line, the two heatmaps (Grassmann,
 // Transformer), the top-pieces table of a clicked cell, and how a run starts, is refused and is
-// accepted. Each view adds its own inputs, results and figure.
+// accepted. Each view adds its own inputs and results; its figure (PatchingFigure, PathsFigure)
+// keeps them and draws the two heatmaps the view shows.
 
 #include "gwb/views/view.h"
 
@@ -49,6 +50,8 @@ protected:
     void acceptResult();
     /// Marks the heatmaps stale when they no longer match the inputs, and clears the mark when they do.
     virtual void updateStale() = 0;
+    /// Hands both heatmaps' zoom windows to the figure (an export shows what the screen shows).
+    void syncFigure(Figure& figure) const override;
 
     QLineEdit* m_corrupt = nullptr;
     QLineEdit* m_answer = nullptr;

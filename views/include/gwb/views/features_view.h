@@ -6,14 +6,12 @@
 // Grassmann layer that reads it). A crosscoder of the two models adds the histogram of relative
 // decoder norms, and the list can be narrowed to the features of one model or the shared ones.
 // The view never runs a model: the application computes the activations and dashboards off the
-// GUI thread (FeatureData, setDashboard) and colours the token strip by the chosen feature.
+// GUI thread (FeatureData, setDashboard) and colours the token strip by the chosen feature. The
+// figure and what the widgets show are FeaturesFigure's (features_figure.h).
 
+#include "gwb/views/features_figure.h"
 #include "gwb/views/view.h"
 
-#include "gwb/engine/feature_runs.h"
-
-#include <cmath>
-#include <limits>
 #include <memory>
 
 class QComboBox;
@@ -25,13 +23,6 @@ class QTextBrowser;
 namespace gwb::views {
 
 class ChartWidget;
-struct ChartData;
-
-// What the view draws is the engine's plain data (gwb/engine/feature_runs.h): a dictionary's
-// activations on the run's traces, and one feature's dashboard with the corpus it was drawn from.
-using FeatureDashboard = gwb::engine::FeatureDashboardRun;
-using FeatureData = gwb::engine::FeatureData;
-using FeatureDataPtr = gwb::engine::FeatureDataPtr;
 
 class FeaturesView : public View {
     Q_OBJECT
@@ -39,38 +30,34 @@ public:
     explicit FeaturesView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("features"); }
     QString title() const override { return QStringLiteral("Features"); }
-    QString caption() const override;
-    std::vector<DataTable> dataTables() const override;
-    bool hasContent() const override;
-    QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
-    /// One column stacks the panels (figurePanels()), each tall enough for its ticks to read.
-    double figureAspect(double widthInches) const override;
 
     /// The dictionary and its activations on the current trace (null = none loaded).
     void setFeatures(FeatureDataPtr features);
-    const FeatureData* features() const { return m_features.get(); }
+    const FeatureData* features() const { return fig().features(); }
     /// A computed dashboard; kept when it is for the chosen feature.
     void setDashboard(const FeatureDashboard& dashboard);
-    const FeatureDashboard& dashboard() const { return m_dashboard; }
+    const FeatureDashboard& dashboard() const { return fig().dashboard(); }
     /// The chosen feature (-1 = none); choosing asks for its dashboard (dashboardRequested).
-    int64_t chosenFeature() const { return m_chosen; }
+    int64_t chosenFeature() const { return fig().chosenFeature(); }
     void chooseFeature(int64_t feature);
     /// Crosscoders: "all", "first", "shared", "second".
-    QString kindFilter() const;
+    QString kindFilter() const { return fig().kindFilter(); }
     void setKindFilter(const QString& kind);
     /// The rows the list shows at the selected token: (feature, activation), most active first.
-    std::vector<std::pair<int64_t, float>> listedFeatures() const;
+    std::vector<std::pair<int64_t, float>> listedFeatures() const { return synced().listedFeatures(); }
     /// The relative-norm histogram of a crosscoder: 10 bins over [0, 1], stacked by kind (first
     /// model's, shared, second's), ticks on the bin edges, a tooltip per bar.
     /// The legend says "first only" / "second only", or the models' names (the figure's).
-    ChartData relativeNormChart(bool modelNamesInLegend = false) const;
+    ChartData relativeNormChart(bool modelNamesInLegend = false) const {
+        return fig().relativeNormChart(modelNamesInLegend);
+    }
     /// The relative-norm histogram (clicking a bar lists the features of its kind).
     ChartWidget* relativeNormWidget() const { return m_relative; }
-    ChartData activationChart() const;
+    ChartData activationChart() const { return fig().activationChart(); }
     /// The figure's panels, lettered (a) active features, (b) the chosen feature's histogram, (c) a
     /// crosscoder's relative norms; the caption names them by letter.
-    std::vector<ChartData> figurePanels() const;
+    std::vector<ChartData> figurePanels() const { return synced().figurePanels(); }
     /// Asks for the chosen feature's dashboard again (after the corpus changed).
     void refreshDashboard();
 
@@ -84,14 +71,12 @@ Q_SIGNALS:
 
 protected:
     void refresh() override;
-    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override;
 
 private:
-    QString dashboardHtml() const;
-    FeatureDataPtr m_features;
-    FeatureDashboard m_dashboard;
-    int64_t m_chosen = -1;
+    /// The figure, for its setters and the answers that do not depend on the selection.
+    FeaturesFigure& fig() const { return figureAs<FeaturesFigure>(); }
+    /// The figure with the view's selection (what depends on the token).
+    const FeaturesFigure& synced() const { return static_cast<const FeaturesFigure&>(figure()); }
     QLabel* m_header;
     QLabel* m_message = nullptr; ///< an error of the current data, wrapped on its own row (hidden when none)
     QComboBox* m_kind;

@@ -42,6 +42,8 @@ public:
     /// The selection drawn (clamped by the caller, as Selection does).
     void setSelection(const SelectionState& selection);
     const SelectionState& selection() const { return m_selection; }
+    /// No selection: token, layer, head and offset 0, and the data export names none.
+    void clearSelection();
     /// Whether a selection was given (the data export names it only then).
     bool hasSelection() const { return m_hasSelection; }
 

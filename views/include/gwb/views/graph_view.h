@@ -8,18 +8,14 @@
 // mixer's offsets or heads); dragging a box around nodes groups them into a supernode. Save JSON
 // writes circuit-tracer's graph file with the pins and supernodes in its qParams. The view never
 // runs a model: the application computes the graphs and dashboards off the GUI thread (setGraphs,
-// setDashboard) from the transcoder sets the person opens.
+// setDashboard) from the transcoder sets the person opens. The graphs, marks, dashboards, texts and
+// the figure are GraphFigure's (graph_figure.h).
 
+#include "gwb/views/graph_figure.h"
 #include "gwb/views/view.h"
 
-#include "gwb/engine/feature_runs.h"
-#include "gwb/engine/graph.h"
-
 #include <array>
-#include <map>
-#include <memory>
 #include <set>
-#include <tuple>
 #include <vector>
 
 class QLabel;
@@ -29,11 +25,8 @@ class QTextBrowser;
 
 namespace gwb::views {
 
-using GraphPairPtr = std::shared_ptr<const gwb::engine::GraphPair>;
-
 namespace detail {
 class GraphCanvas;
-struct GraphMarks;
 } // namespace detail
 
 class GraphView : public View {
@@ -42,19 +35,14 @@ public:
     explicit GraphView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("graph"); }
     QString title() const override { return QStringLiteral("Graph"); }
-    QString caption() const override;
-    std::vector<DataTable> dataTables() const override;
-    bool hasContent() const override;
-    QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.1 : 0.55; }
 
     /// The graphs to draw (null: none yet).
     void setGraphs(GraphPairPtr graphs);
-    const gwb::engine::GraphPair* graphs() const { return m_graphs.get(); }
+    const gwb::engine::GraphPair* graphs() const { return fig().graphs(); }
     /// The transcoder folder of model 0 (Grassmann) or 1 (Transformer), shown beside its button.
     void setTranscoders(int model, const QString& folder);
-    QString transcoders(int model) const { return m_folders[static_cast<size_t>(model)]; }
+    QString transcoders(int model) const { return fig().transcoders(model); }
     /// Running state, progress and the status line.
     void setRunning(bool running);
     bool running() const { return m_running; }
@@ -64,34 +52,38 @@ public:
 
     /// Pinned nodes per model (node indices); pinning toggles.
     void togglePin(int model, int64_t node);
-    const std::set<int64_t>& pinned(int model) const { return m_pinned[static_cast<size_t>(model)]; }
+    const std::set<int64_t>& pinned(int model) const { return fig().pinned(model); }
     /// Selects the edge target <- source of a model (-1: none): the panel shows its loadings.
     void selectEdge(int model, int64_t target, int64_t source);
     /// Groups nodes of a model into a supernode named `name` ("group N" when empty).
     void group(int model, const std::vector<int64_t>& nodes, const QString& name = {});
-    const std::vector<std::vector<int64_t>>& groups(int model) const { return m_groups[static_cast<size_t>(model)]; }
-    const QStringList& groupNames(int model) const { return m_groupNames[static_cast<size_t>(model)]; }
+    const std::vector<std::vector<int64_t>>& groups(int model) const { return fig().groups(model); }
+    const QStringList& groupNames(int model) const { return fig().groupNames(model); }
     void clearMarks();
     /// A model's marks as the graph JSON keeps them (qParams: pinnedIds, supernodes, clickedId).
-    gwb::engine::GraphAnnotations annotations(int model) const;
+    gwb::engine::GraphAnnotations annotations(int model) const { return fig().annotations(model); }
     /// Writes each drawn model's pruned graph as circuit-tracer's JSON (atomically), its marks in the
     /// qParams: to `path` for one model, to "<stem>.grassmann.json" and "<stem>.transformer.json"
     /// beside it for two. Returns the files written; throws std::exception naming what failed.
-    QStringList saveJson(const QString& path) const;
+    QStringList saveJson(const QString& path) const { return fig().saveJson(path); }
     /// The panel's text (pinned nodes' edges and dashboards, or the selected edge's split).
-    QString detailsHtml() const;
+    QString detailsHtml() const { return fig().detailsHtml(); }
 
     /// A transcoder feature's dashboard, as the application computed it for dashboardRequested; kept
     /// until the graphs or the transcoder sets change.
     void setDashboard(int model, int layer, const gwb::engine::FeatureDashboardRun& dashboard);
-    const gwb::engine::FeatureDashboardRun* dashboard(int model, int layer, int64_t feature) const;
+    const gwb::engine::FeatureDashboardRun* dashboard(int model, int layer, int64_t feature) const {
+        return fig().dashboard(model, layer, feature);
+    }
     /// Asks for a feature node's dashboard (dashboardRequested) unless it is known or asked for.
     void requestDashboard(int model, int64_t node);
     /// A node's tooltip as rich text: what it is, its influence, its strongest kept inputs and, for
     /// a feature, its dashboard (or that it is being computed).
-    QString nodeTip(int model, int64_t node) const;
+    QString nodeTip(int model, int64_t node) const { return fig().nodeTip(model, node); }
     /// A node described in words: "feature 3/17 at 5 'cat' (activation 1.2)".
-    static QString describe(const gwb::engine::AttributionGraph& g, int64_t node);
+    static QString describe(const gwb::engine::AttributionGraph& g, int64_t node) {
+        return GraphFigure::describe(g, node);
+    }
 
     detail::GraphCanvas* canvas() const { return m_canvas; }
 
@@ -105,24 +97,10 @@ Q_SIGNALS:
 
 protected:
     void refresh() override;
-    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override;
 
 private:
     friend class detail::GraphCanvas;
-    /// What stands out in model m's panel.
-    detail::GraphMarks marks(int model) const;
-    /// The tooltip's first part, without the dashboard.
-    QString nodeSummaryHtml(int model, int64_t node) const;
-    GraphPairPtr m_graphs;
-    std::array<QString, 2> m_folders;
-    std::array<std::set<int64_t>, 2> m_pinned;
-    std::array<std::vector<std::vector<int64_t>>, 2> m_groups;
-    std::array<QStringList, 2> m_groupNames;
-    std::map<std::tuple<int, int, int64_t>, gwb::engine::FeatureDashboardRun> m_dashboards; ///< (model, layer, feature)
-    std::set<std::tuple<int, int, int64_t>> m_asked;
-    int m_edgeModel = -1;
-    int64_t m_edgeTarget = -1, m_edgeSource = -1;
+    GraphFigure& fig() const { return figureAs<GraphFigure>(); }
     std::array<QPushButton*, 2> m_open{};
     std::array<QLabel*, 2> m_folderLabels{};
     QPushButton* m_run = nullptr;

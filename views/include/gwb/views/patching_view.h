@@ -5,11 +5,13 @@
 // the normalised effect (patched - corrupted) / (clean - corrupted) of the metric
 // logit[answer] - logit[wrong], both models side by side on one diverging scale centred at 0.
 // The view never runs a model: it asks (runRequested, topKRequested) and the application computes
-// off the GUI thread and hands the results back (setResult, setTopK).
+// off the GUI thread and hands the results back (setResult, setTopK). The fields, the results and
+// the picture are PatchingFigure's (patching_figure.h); the view shows its panels.
 
 #include "gwb/engine/causal_results.h"
-#include "gwb/views/patching_pairs.h"
 #include "gwb/views/causal_view.h"
+#include "gwb/views/patching_figure.h"
+#include "gwb/views/patching_pairs.h"
 #include "gwb/views/view.h"
 
 #include <cstdint>
@@ -29,25 +31,13 @@ namespace gwb::views {
 
 class HeatmapWidget;
 
-// The results a Patching view draws are the engine's plain data (gwb/engine/causal_results.h).
-using gwb::engine::PatchingData;
-using gwb::engine::PatchingGrid;
-using gwb::engine::PatchingInputs;
-using gwb::engine::patchingScale;
-using gwb::engine::PatchingTopK;
-
 class PatchingView : public CausalView {
     Q_OBJECT
 public:
     explicit PatchingView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("patching"); }
     QString title() const override { return QStringLiteral("Patching"); }
-    QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
-    QString caption() const override;
-    std::vector<DataTable> dataTables() const override;
-    bool hasContent() const override;
-    double figureAspect(double widthInches) const override;
 
     /// The fields as they are now (clean = the current prompt).
     PatchingInputs inputs() const;
@@ -59,7 +49,7 @@ public:
 
     /// A computed result: a bad-input message (result.error) is shown and changes nothing else.
     void setResult(const PatchingData& result);
-    const PatchingData& result() const { return m_result; }
+    const PatchingData& result() const { return fig().result(); }
     /// Running: Run disabled, Cancel and progress shown.
     void setRunning(bool running);
     void setTopK(const PatchingTopK& topK);
@@ -72,11 +62,11 @@ public:
     /// clicked cell's distribution and the estimate-against-exact scatter. A result with an error
     /// (and no grid) is shown as a message and changes nothing else.
     void setPairsResult(const PairsData& result);
-    const PairsData& pairsResult() const { return m_pairs; }
+    const PairsData& pairsResult() const { return fig().pairsResult(); }
     /// The heatmaps show a pairs file's means (else a single pair's sweep).
-    bool pairsMode() const { return m_pairsMode; }
+    bool pairsMode() const { return fig().pairsMode(); }
     /// The pairs file last run or restored from a session ("" = none).
-    QString pairsFile() const { return m_pairsFile; }
+    QString pairsFile() const { return fig().pairsFile(); }
     /// "exact" or "attribution", for pairs files.
     QString pairsMethod() const;
     void setPairsMethod(const QString& method);
@@ -101,20 +91,17 @@ Q_SIGNALS:
 
 protected:
     void refresh() override;
-    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override;
 
 private:
-    const PatchingGrid& grid(int model) const { return model == 0 ? m_result.grassmann : m_result.transformer; }
-    void showGrid(int model);
+    PatchingFigure& fig() const { return figureAs<PatchingFigure>(); }
+    /// The heatmaps from the figure's panels.
+    void showPanels();
+    /// A field was edited: the figure takes the fields as they are now.
+    void fieldsEdited();
     /// Marks the heatmaps stale when they no longer match the inputs (a refused run, edited
     /// fields, another prompt), and clears the mark when they do.
     void updateStale() override;
     void hovered(int model, qint64 row, qint64 col);
-    QString valueName() const;
-    QString pairsCellText(int model, int64_t r, int64_t c) const;
-    QString pairsCaption() const;
-    std::vector<DataTable> pairsTables() const;
     void showSide(bool pairs);
 
     QComboBox* m_site;
@@ -124,10 +111,6 @@ private:
     QSplitter* m_split;
     QStackedWidget* m_side;
     PairsPlotsWidget* m_pairsPlots;
-    PairsData m_pairs;
-    QString m_pairsFile;
-    bool m_pairsMode = false;
-    PatchingData m_result;
 };
 
 } // namespace gwb::views

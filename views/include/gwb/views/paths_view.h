@@ -4,10 +4,12 @@
 // receivers (logits: the direct effect; resid.M: the effect through block input h^M). Cells show
 // the normalised effect of the metric logit[answer] - logit[wrong], both models side by side on
 // one diverging scale. The clean prompt is the window's prompt. The view never runs a model: it
-// asks (runRequested, topKRequested) and the application computes off the GUI thread.
+// asks (runRequested, topKRequested) and the application computes off the GUI thread. The fields,
+// the result and the picture are PathsFigure's (paths_figure.h); the view shows its panels.
 
-#include "gwb/views/patching_view.h"
 #include "gwb/views/causal_view.h"
+#include "gwb/views/patching_view.h"
+#include "gwb/views/paths_figure.h"
 #include "gwb/views/view.h"
 
 #include <cstdint>
@@ -28,26 +30,13 @@ namespace gwb::views {
 
 class HeatmapWidget;
 
-// The results a Paths view draws are the engine's plain data (gwb/engine/causal_results.h).
-using gwb::engine::PathsData;
-using gwb::engine::pathsFromPatchingCell;
-using gwb::engine::PathsGrid;
-using gwb::engine::PathsInputs;
-using gwb::engine::pathsScale;
-
 class PathsView : public CausalView {
     Q_OBJECT
 public:
     explicit PathsView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("paths"); }
     QString title() const override { return QStringLiteral("Paths"); }
-    QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
-    QString caption() const override;
-    std::vector<DataTable> dataTables() const override;
-    bool hasContent() const override;
-    /// Tall enough that every sender row has its label, at either width.
-    double figureAspect(double widthInches) const override;
     /// Pixels each sender row gets on screen (the matrices scroll when the view is shorter).
     int rowPitchOnScreen(int model) const;
 
@@ -56,7 +45,7 @@ public:
     QString checkInputs(const PathsInputs& inputs) const;
     void run();
     void setResult(const PathsData& result);
-    const PathsData& result() const { return m_result; }
+    const PathsData& result() const { return fig().result(); }
     void setRunning(bool running);
     /// A clicked cell's run: its top next pieces (row = sender, col = receiver; -1: the cell last
     /// clicked).
@@ -73,24 +62,23 @@ Q_SIGNALS:
 
 protected:
     void refresh() override;
-    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override;
 
 private:
+    PathsFigure& fig() const { return figureAs<PathsFigure>(); }
+    const PathsGrid& grid(int model) const { return model == 0 ? result().grassmann : result().transformer; }
+    /// The matrices from the figure's panels, their rows as tall as a label (fitRowsToLabels).
+    void showPanels();
     /// Row heights from the row count (see rowPitchOnScreen).
     void fitRowsToLabels();
-    QScrollArea* m_scroll = nullptr;
-    const PathsGrid& grid(int model) const { return model == 0 ? m_result.grassmann : m_result.transformer; }
-    void showGrid(int model);
+    /// A field was edited: the figure takes the fields as they are now.
+    void fieldsEdited();
     void updateStale() override;
     void hovered(int model, qint64 row, qint64 col);
-    QString valueName() const;
 
+    QScrollArea* m_scroll = nullptr;
     QComboBox* m_senders;
     QComboBox* m_receivers;
     QSpinBox* m_position;
-    PathsData m_result;
-    QString m_marked;
     int64_t m_topKCell[3] = {-1, -1, -1}; ///< model, row, column of the cell last clicked
 };
 

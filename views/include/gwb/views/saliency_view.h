@@ -5,11 +5,11 @@
 // as token chips coloured by the share |s_j| / sum |s| and as bars, next to the Grassmann influence
 // row and the attention rows of the selected layer, with the Compare view's JS / top-1 metrics.
 // The view never runs a model: it asks for saliency (saliencyRequested) and the application
-// computes it off the GUI thread and hands it back (setSaliency).
+// computes it off the GUI thread and hands it back (setSaliency). The picture is SaliencyFigure's
+// (saliency_figure.h).
 
+#include "gwb/views/saliency_figure.h"
 #include "gwb/views/view.h"
-
-#include "gwb/engine/saliency.h"
 
 class QLabel;
 class QLineEdit;
@@ -18,27 +18,19 @@ class QTableWidget;
 namespace gwb::views {
 
 class ChartWidget;
-struct ChartData;
-
-/// The engine's result (gwb/engine/saliency.h), which the application computes.
-using gwb::engine::SaliencyResult;
-using gwb::engine::saliencyShares;
 
 class SaliencyView : public View {
     Q_OBJECT
 public:
+    using Comparison = SaliencyFigure::Comparison;
+
     explicit SaliencyView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("saliency"); }
     QString title() const override { return QStringLiteral("Saliency"); }
-    QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
-    QString caption() const override;
-    std::vector<DataTable> dataTables() const override;
-    bool hasContent() const override;
-    double figureAspect(double widthInches) const override { return widthInches < 5 ? 1.45 : 0.7; }
 
     /// The typed target piece ("" = actual next token).
-    QString target() const;
+    QString target() const { return fig().target(); }
     void setTarget(const QString& piece);
     /// Clears a typed target that belonged to the previous run's tokens (a new prompt or a
     /// Continue): the view's status says which target was cleared and why until one is typed.
@@ -47,15 +39,10 @@ public:
     QString targetNote() const { return m_targetNote; }
     /// Hands in a computed result; ignored unless it is for the current token and target.
     void setSaliency(const SaliencyResult& result);
-    const SaliencyResult& saliency() const { return m_result; }
+    const SaliencyResult& saliency() const { return fig().saliency(); }
     /// Rows compared with the saliency: names and JS / top-1 (NaN JS = undefined).
-    struct Comparison {
-        QString name;
-        double js = 0;
-        bool top1 = false;
-    };
-    std::vector<Comparison> comparisons() const;
-    ChartData barChart() const;
+    std::vector<Comparison> comparisons() const { return fig().comparisons(); }
+    ChartData barChart() const { return fig().barChart(); }
     QTableWidget* table() const { return m_table; }
 
 Q_SIGNALS:
@@ -64,15 +51,11 @@ Q_SIGNALS:
 
 protected:
     void refresh() override;
-    void drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
-    QString missingDataMessage() const override;
 
 private:
-    bool resultCurrent() const;
+    /// The figure with the view's selection (its target follows the Target field).
+    SaliencyFigure& fig() const;
     void requestIfNeeded();
-    std::vector<float> attentionMean(int64_t t) const;
-    std::vector<float> grassmannInfluence(int64_t t) const;
-    void paintChips(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const;
 
     QLineEdit* m_target;
     QString m_targetNote;
@@ -80,7 +63,6 @@ private:
     QWidget* m_chips;
     ChartWidget* m_chart;
     QTableWidget* m_table;
-    SaliencyResult m_result;
     int m_requestedToken = -1;
     QString m_requestedTarget;
     const void* m_requestedData = nullptr;

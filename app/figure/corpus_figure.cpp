@@ -1,6 +1,6 @@
-#include "gui/corpus_figure.h"
+#include "figure/corpus_figure.h"
 
-#include "gwb/views/corpus_view.h"
+#include "gwb/views/corpus_figure.h"
 #include "gwb/views/figure_export.h"
 
 #include <QFileInfo>
@@ -20,12 +20,12 @@ gwb::views::ExportResult writeCorpusFigure(const CorpusFigureRequest& r) {
     data.corpusPath = QFileInfo(r.statsPath).absoluteFilePath().toStdString();
     QJsonObject settings;
     if (!r.quantity.isEmpty()) {
-        const QString key = gwb::views::CorpusView::keyFor(*data.corpus, r.quantity);
+        const QString key = gwb::views::CorpusFigure::keyFor(*data.corpus, r.quantity);
         if (key.isEmpty())
             throw std::invalid_argument(
                 "--quantity '" + r.quantity.toStdString() + "' is not in '" + r.statsPath.toStdString() +
                 "'; it has: " +
-                gwb::views::CorpusView::quantityKeys(*data.corpus).join(QStringLiteral(", ")).toStdString());
+                gwb::views::CorpusFigure::quantityKeys(*data.corpus).join(QStringLiteral(", ")).toStdString());
         settings.insert(QStringLiteral("quantity"), key);
     }
     if (!r.shape.isEmpty()) {

@@ -1,4 +1,4 @@
-#include "gui/import_choice.h"
+#include "runs/import_choice.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -2,7 +2,7 @@
 // `gwb figure --stats S.npz --view corpus --quantity NAME`: the Corpus view's figure (and data)
 // for a statistics file, without a window, exactly as the window's Export Figure makes it.
 
-#include "gui/figure_request.h"
+#include "runs/figure_request.h"
 
 #include "gwb/views/figure_options.h"
 

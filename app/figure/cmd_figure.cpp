@@ -1,12 +1,13 @@
 // gwb figure: the figure of one view for one prompt, without a window, exactly as the window's
-// File > Export Figure makes it with the same settings (same trace job, same view, same export).
+// File > Export Figure makes it with the same settings: the same run, the same figure (the view's,
+// from the figure library: no widget) and the same export.
 
 #include "common/bundled_models.h"
 #include "common/command_registry.h"
-#include "gui/corpus_figure.h"
-#include "gui/figure_request.h"
-#include "gui/cmd_figure_options.h"
-#include "gui/trace_job.h"
+#include "figure/corpus_figure.h"
+#include "runs/figure_request.h"
+#include "figure/cmd_figure_options.h"
+#include "runs/trace_job.h"
 
 #include "gwb/engine/tokenizer.h"
 #include "gwb/views/colormap.h"
@@ -14,7 +15,7 @@
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/views/selection.h"
 #include "gwb/views/selection_policy.h"
-#include "gwb/views/view.h"
+#include "gwb/views/figure.h"
 
 #include <QCommandLineParser>
 #include <QFile>
@@ -51,7 +52,11 @@ void modelsFor(const QString& view, bool& grassmann, bool& baseline) {
                view == QLatin1String("features"); // a crosscoder reads both
 }
 
-int runFigure(const QStringList& args) {
+} // namespace
+
+namespace gwb::app {
+
+int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Make one view's figure for a prompt without a window (same figure as the window's Export Figure).\n"
@@ -60,15 +65,23 @@ int runFigure(const QStringList& args) {
     p.addHelpOption();
     const gwb::app::FigureCommandOptions o;
     o.addTo(p);
-    p.process(args);
-    QTextStream err(stderr);
+    // parse, not process: process() exits the process on --help and on a bad option, and this
+    // also runs inside Python (gwb.figure).
+    if (!p.parse(args)) {
+        err << "gwb figure: " << p.errorText() << "\n";
+        return 1;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        out << p.helpText();
+        return 0;
+    }
     try {
         if (!p.positionalArguments().isEmpty())
             throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
         const QString viewId = p.value(o.view);
-        if (!gwb::views::viewIds().contains(viewId))
+        if (!gwb::views::figureIds().contains(viewId))
             throw std::invalid_argument("--view must be one of " +
-                                        gwb::views::viewIds().join(QStringLiteral(", ")).toStdString() +
+                                        gwb::views::figureIds().join(QStringLiteral(", ")).toStdString() +
                                         (viewId.isEmpty() ? std::string() : ", got '" + viewId.toStdString() + "'"));
         if (!p.isSet(o.out)) throw std::invalid_argument("--out FILE.(png|svg|pdf) is required");
         const QString outPath = p.value(o.out);
@@ -119,7 +132,7 @@ int runFigure(const QStringList& args) {
             cr.dataBase = dataBase;
             cr.settings = settings;
             const gwb::views::ExportResult res = gwb::app::writeCorpusFigure(cr);
-            QTextStream(stdout) << "wrote " << res.files.join(QStringLiteral(", ")) << "\n";
+            out << "wrote " << res.files.join(QStringLiteral(", ")) << "\n";
             return 0;
         }
         if (p.isSet(o.pairs) && viewId != QLatin1String("patching"))
@@ -186,12 +199,11 @@ int runFigure(const QStringList& args) {
                 << outcome.prompt.mid(outcome.continuationFrom) << "\"\n";
         err.flush();
 
-        std::unique_ptr<gwb::views::View> v = gwb::views::createView(viewId);
-        if (!v) throw std::runtime_error("view '" + viewId.toStdString() + "' is not available in this build");
-        gwb::views::Selection selection;
+        std::unique_ptr<gwb::views::Figure> figure = gwb::views::createFigure(viewId);
+        if (!figure) throw std::runtime_error("view '" + viewId.toStdString() + "' is not available in this build");
+        gwb::views::Selection selection; // clamps to the data as the window's selection does
         selection.setExtents(outcome.data);
-        v->setSelection(&selection);
-        v->setData(outcome.data);
+        figure->setData(outcome.data);
         const int layerValue = gwb::app::intOption(p, o.layer, "layer", 0);
         if (layerValue >= selection.layerCount())
             throw std::invalid_argument("--layer " + std::to_string(layerValue) + " is out of range (the models have " +
@@ -228,16 +240,19 @@ int runFigure(const QStringList& args) {
             selection.setOffsetIndex(static_cast<int>(it - offsets.begin()));
         }
 
-        gwb::app::FigureRun run{p, o, request, outcome, cache, selection, err};
-        gwb::app::fillFigureView(*v, viewId, run);
+        const gwb::views::SelectionState chosen = selection.state();
+        figure->setSelection(chosen);
+        gwb::app::FigureRun run{p, o, request, outcome, cache, chosen, err};
+        gwb::app::fillFigure(*figure, viewId, run);
 
-        const gwb::views::ExportResult fig = gwb::views::exportFigure(*v, gwb::app::figureOptions(settings), outPath);
+        const gwb::views::ExportResult fig =
+            gwb::views::exportFigure(*figure, gwb::app::figureOptions(settings), outPath);
         if (!fig.ok) throw std::runtime_error(fig.message.toStdString());
-        QTextStream(stdout) << "wrote " << fig.files.join(QStringLiteral(", ")) << "\n";
+        out << "wrote " << fig.files.join(QStringLiteral(", ")) << "\n";
         if (!dataBase.isEmpty()) {
-            const gwb::views::ExportResult d = gwb::views::exportData(*v, dataBase);
+            const gwb::views::ExportResult d = gwb::views::exportData(*figure, dataBase);
             if (!d.ok) throw std::runtime_error(d.message.toStdString());
-            QTextStream(stdout) << "wrote " << d.files.join(QStringLiteral(", ")) << "\n";
+            out << "wrote " << d.files.join(QStringLiteral(", ")) << "\n";
         }
         return 0;
     } catch (const std::exception& e) {
@@ -246,9 +261,6 @@ int runFigure(const QStringList& args) {
     }
 }
 
-} // namespace
-
-namespace gwb::app {
 
 void FigureCommandOptions::addTo(QCommandLineParser& p) const {
     p.addOptions({view,       model,  baseline, layer,  head,     token,    offset,    prompt,
@@ -260,5 +272,14 @@ void FigureCommandOptions::addTo(QCommandLineParser& p) const {
 }
 
 } // namespace gwb::app
+
+namespace {
+
+int runFigure(const QStringList& args) {
+    QTextStream out(stdout), err(stderr);
+    return gwb::app::runFigureCommand(args, out, err);
+}
+
+} // namespace
 
 GWB_REGISTER_COMMAND("figure", "Make a view's figure (PNG/SVG/PDF) for a prompt without a window", runFigure, true);

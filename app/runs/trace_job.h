@@ -4,7 +4,7 @@
 // with the Saliency view's result for the token the window selects next. The GUI runs it on a
 // worker thread (trace_controller.h); `gwb figure` runs it directly. Qt Core only.
 
-#include "gui/import_choice.h"
+#include "runs/import_choice.h"
 #include "common/layer_warnings.h"
 
 #include "gwb/engine/causal_runs.h"

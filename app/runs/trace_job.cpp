@@ -1,6 +1,6 @@
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 
-#include "gui/saliency_job.h"
+#include "runs/saliency_run.h"
 
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/device.h"

@@ -2,12 +2,12 @@
 // gwb figure (cmd_figure.cpp): its options, and the views that need a run of their own before
 // their figure (saliency, features, patching, paths: cmd_figure_views.cpp), one table entry each.
 
-#include "gui/trace_job.h"
+#include "runs/trace_job.h"
 
 #include "common/command_registry.h"
 
 #include "gwb/views/selection.h"
-#include "gwb/views/view.h"
+#include "gwb/views/figure.h"
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
@@ -155,7 +155,7 @@ struct FigureRun {
     const TraceRequest& request;
     const TraceOutcome& outcome;
     ModelCache& cache;
-    const gwb::views::Selection& selection;
+    const gwb::views::SelectionState& selection;
     QTextStream& err; ///< notes and per-model problems
 };
 
@@ -163,7 +163,12 @@ struct FigureRun {
 /// view), then gives the view what it draws when it needs a run of its own: a table of view id ->
 /// filler (saliency, features, patching, paths); every other view draws the traces as they are.
 /// Throws std::invalid_argument / std::runtime_error naming the problem.
-void fillFigureView(gwb::views::View& view, const QString& viewId, FigureRun& run);
+void fillFigure(gwb::views::Figure& figure, const QString& viewId, FigureRun& run);
+
+/// `gwb figure ARGS` (args[0] is the program's name): parses, runs, draws and writes, with its
+/// messages on `out` (files written) and `err` (notes, problems); returns the exit status. Needs a
+/// QGuiApplication (an offscreen one is enough); no window class.
+int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err);
 
 /// Reads an integer option >= min; throws std::invalid_argument naming it.
 int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, int min);

@@ -1,4 +1,4 @@
-#include "gui/figure_request.h"
+#include "runs/figure_request.h"
 
 #include <QDir>
 #include <QFileInfo>

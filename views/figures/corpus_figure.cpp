@@ -1,15 +1,15 @@
-// The Corpus view's figure and numbers: the header line, the distribution chart per layer (box
-// or violin per model), the mean against position, the caption, the data tables and the figure.
-#include "gwb/views/corpus_view.h"
+// The Corpus figure's state and numbers: the settings, the quantities of a statistics file, the
+// header line, the controls' choices, the caption, the data tables and the figure. The charts
+// themselves: corpus_figure_charts.cpp.
+#include "gwb/views/corpus_figure.h"
 
 #include "corpus_view_util.h"
-#include "plot_util.h"
-#include "view_common.h"
+#include "figure_common.h"
 
 #include <QFileInfo>
 #include <QLocale>
-#include <cmath>
 #include <limits>
+#include <set>
 
 namespace gwb::views {
 
@@ -17,7 +17,97 @@ using gwb::engine::CorpusStats;
 using gwb::engine::StatQuantity;
 using namespace corpus;
 
-QString CorpusView::headerText() const {
+QStringList CorpusFigure::quantityKeys(const CorpusStats& stats) {
+    std::set<QString> keys;
+    for (const auto& [name, q] : stats.quantities) {
+        const auto dot = name.find('.');
+        if (dot != std::string::npos && isRole(name.substr(0, dot)))
+            keys.insert(QString::fromStdString(name.substr(dot + 1)));
+        else
+            keys.insert(QString::fromStdString(name));
+    }
+    return QStringList(keys.begin(), keys.end());
+}
+
+QString CorpusFigure::keyFor(const CorpusStats& stats, const QString& name) {
+    const QStringList keys = quantityKeys(stats);
+    if (keys.contains(name)) return name;
+    const std::string n = name.toStdString();
+    const auto dot = n.find('.');
+    if (stats.quantities.count(n) && dot != std::string::npos && isRole(n.substr(0, dot)))
+        return QString::fromStdString(n.substr(dot + 1));
+    return {};
+}
+
+QString CorpusFigure::resolvedQuantity() const {
+    if (!m_data.corpus) return {};
+    const QStringList keys = quantityKeys(*m_data.corpus);
+    if (keys.contains(m_quantity)) return m_quantity;
+    if (keys.contains(QStringLiteral("surprisal"))) return QStringLiteral("surprisal");
+    return keys.isEmpty() ? QString() : keys.front();
+}
+
+std::vector<CorpusFigure::Part> CorpusFigure::parts() const {
+    std::vector<Part> out;
+    if (!m_data.corpus) return out;
+    const QString key = resolvedQuantity();
+    if (key.isEmpty()) return out;
+    for (const char* role : {"model", "baseline"}) {
+        const std::string n = std::string(role) + "." + key.toStdString();
+        if (m_data.corpus->quantities.count(n)) out.push_back({QString::fromLatin1(role), n});
+    }
+    if (out.empty() && m_data.corpus->quantities.count(key.toStdString()))
+        out.push_back({QString(), key.toStdString()});
+    return out;
+}
+
+QStringList CorpusFigure::definitions() const {
+    QStringList defs;
+    for (const Part& p : parts()) {
+        const QString def = QString::fromStdString(m_data.corpus->quantities.at(p.name).definition);
+        if (!defs.contains(def)) defs << def;
+    }
+    return defs;
+}
+
+void CorpusFigure::setQuantity(const QString& key) {
+    if (key == m_quantity) return;
+    m_quantity = key;
+    m_group = -1;
+    m_curve = -1;
+}
+
+QJsonObject CorpusFigure::settings() const {
+    QJsonObject o = Figure::settings();
+    const QString resolved = resolvedQuantity();
+    o.insert(QStringLiteral("quantity"), resolved.isEmpty() ? m_quantity : resolved);
+    o.insert(QStringLiteral("group"), m_group);
+    o.insert(QStringLiteral("shape"), m_violin ? QStringLiteral("violin") : QStringLiteral("box"));
+    o.insert(QStringLiteral("curve"), m_curve);
+    return o;
+}
+
+void CorpusFigure::setSettings(const QJsonObject& s) {
+    Figure::setSettings(s);
+    // The quantity first: a new one pools the groups and layers, which the keys below may then set.
+    if (s.contains(QStringLiteral("quantity"))) setQuantity(s.value(QStringLiteral("quantity")).toString());
+    if (s.contains(QStringLiteral("group"))) m_group = s.value(QStringLiteral("group")).toInt(-1);
+    if (s.contains(QStringLiteral("shape")))
+        m_violin = s.value(QStringLiteral("shape")).toString() == QLatin1String("violin");
+    if (s.contains(QStringLiteral("curve"))) m_curve = s.value(QStringLiteral("curve")).toInt(-1);
+}
+
+bool CorpusFigure::hasContent() const {
+    return m_data.corpus && !parts().empty();
+}
+
+QString CorpusFigure::missingDataMessage() const {
+    if (m_data.corpus) return QStringLiteral("The statistics file holds no quantities.");
+    return QStringLiteral("No corpus statistics: open a file made by `gwb stats` (File ▸ Open Statistics…) "
+                          "or run the models over text files (Run ▸ Corpus…).");
+}
+
+QString CorpusFigure::headerText() const {
     if (!m_data.corpus) return missingDataMessage();
     const CorpusStats& s = *m_data.corpus;
     const QLocale loc = QLocale::c();
@@ -38,8 +128,8 @@ QString CorpusView::headerText() const {
     for (const auto& [role, name] : s.models)
         models << QStringLiteral("%1: %2").arg(roleLabel(s, QString::fromStdString(role)),
                                                QString::fromStdString(name));
-    const QString file =
-        m_data.corpusPath.empty() ? QStringLiteral("statistics") : QFileInfo(QString::fromStdString(m_data.corpusPath)).fileName();
+    const QString file = m_data.corpusPath.empty() ? QStringLiteral("statistics")
+                                                   : QFileInfo(QString::fromStdString(m_data.corpusPath)).fileName();
     QString windows = QStringLiteral("%1 of %2 windows covered")
                           .arg(loc.toString(static_cast<qlonglong>(s.windows.size())))
                           .arg(loc.toString(static_cast<qlonglong>(s.windowsPlanned)));
@@ -56,114 +146,61 @@ QString CorpusView::headerText() const {
              models.isEmpty() ? QString() : QStringLiteral(" · ") + models.join(QStringLiteral(" · ")));
 }
 
-DistributionChartData CorpusView::distributionChart() const {
-    DistributionChartData d;
-    const auto ps = parts();
-    if (ps.empty()) return d;
-    const CorpusStats& s = *m_data.corpus;
-    const StatQuantity& first = s.quantities.at(ps.front().name);
-    int64_t C = 0;
-    for (const Part& p : ps)
-        C = std::max(C, leadingExtent(s.quantities.at(p.name)));
-    for (int64_t i = 0; i < C; ++i)
-        d.categories << categoryLabel(first, i, C);
-    d.edges = first.edges;
-    d.violin = m_violin;
-    const QString key = resolvedQuantity();
-    d.title = key + (first.axes.empty() ? QString() : QStringLiteral(" per ") + QString::fromStdString(first.axes[0]));
-    if (m_group >= 0) d.title += QStringLiteral(" (%1)").arg(trailingLabel(first, m_group));
-    d.yTitle = key;
-    d.xTitle = first.axes.empty() ? QString() : QString::fromStdString(first.axes[0]);
-    for (const Part& p : ps) {
-        const StatQuantity& q = s.quantities.at(p.name);
-        DistributionSeries ser;
-        ser.name = roleLabel(s, p.role);
-        ser.color = roleColor(ser.name);
-        for (int64_t i = 0; i < C; ++i)
-            ser.boxes.push_back(summarize(q, groupsOf(q, i, m_group)));
-        d.series.push_back(std::move(ser));
-    }
-    // Values beyond the histogram's edges are counted but have no place in it: when 2.5% or more
-    // of a group lies there, its whisker stops at the edge, and the chart says so.
-    QStringList beyond;
-    for (const auto& ser : d.series) {
-        double above = 0, below = 0;
-        for (const auto& b : ser.boxes)
-            if (b.n > 0) {
-                above = std::max(above, static_cast<double>(b.above) / static_cast<double>(b.n));
-                below = std::max(below, static_cast<double>(b.below) / static_cast<double>(b.n));
-            }
-        if (above >= 0.025 && !d.edges.empty())
-            beyond << QStringLiteral("%1: up to %2% of a group's values lie above %3, the histogram's last edge "
-                                     "(its whisker and upper quantiles stop there)")
-                          .arg(ser.name)
-                          .arg(above * 100, 0, 'f', 1)
-                          .arg(detail::formatValue(d.edges.back()));
-        if (below >= 0.025 && !d.edges.empty())
-            beyond << QStringLiteral("%1: up to %2% of a group's values lie below %3, the histogram's first edge")
-                          .arg(ser.name)
-                          .arg(below * 100, 0, 'f', 1)
-                          .arg(detail::formatValue(d.edges.front()));
-    }
-    d.note = beyond.join(QStringLiteral("; "));
-    return d;
+QString CorpusFigure::definitionText() const {
+    if (!hasContent()) return {};
+    return QStringLiteral("<b>%1</b>: %2. Boxes: quartiles read from the fixed-edge histogram "
+                          "(linear inside a bin); whiskers: 2.5–97.5 percentiles; diamond and bar: the "
+                          "mean and its 95% normal interval, mean ± 1.96·s/√n from n, sum and sum of "
+                          "squares (values within a window are correlated: the interval is optimistic).")
+        .arg(resolvedQuantity().toHtmlEscaped(), definitions().join(QStringLiteral("; ")).toHtmlEscaped());
 }
 
-ChartData CorpusView::positionChart() const {
-    ChartData c;
+std::vector<CorpusFigure::Choice<QString>> CorpusFigure::quantityChoices() const {
+    std::vector<Choice<QString>> out;
+    const CorpusStats* s = m_data.corpus.get();
+    if (!s) return out;
+    for (const QString& k : quantityKeys(*s)) {
+        QStringList roles;
+        for (const char* role : {"model", "baseline"})
+            if (s->quantities.count(std::string(role) + "." + k.toStdString()))
+                roles << roleLabel(*s, QString::fromLatin1(role));
+        out.emplace_back(roles.isEmpty() ? k : QStringLiteral("%1 (%2)").arg(k, roles.join(QStringLiteral(", "))), k);
+    }
+    return out;
+}
+
+CorpusFigure::Controls CorpusFigure::controls() const {
+    Controls c;
     const auto ps = parts();
     if (ps.empty()) return c;
-    const CorpusStats& s = *m_data.corpus;
-    const QString key = resolvedQuantity();
-    c.kind = ChartData::Kind::Line;
-    c.xTitle = QStringLiteral("position t in the window");
-    c.yTitle = QStringLiteral("mean ") + key;
-    // Ranks and pair norms span decades: a log axis, as the Logit lens view's rank chart.
-    c.logY = key == QLatin1String("lens_rank") || key == QLatin1String("pair_norm");
-    for (const Part& p : ps) {
-        const StatQuantity& q = s.quantities.at(p.name);
-        if (q.positions <= 0) continue;
-        std::vector<int64_t> groups;
-        if (m_curve >= 0)
-            groups = groupsOf(q, m_curve, m_group);
-        else
-            for (int64_t i = 0; i < leadingExtent(q); ++i)
-                for (int64_t g : groupsOf(q, i, m_group))
-                    groups.push_back(g);
-        ChartSeries ser;
-        ser.name = roleLabel(s, p.role);
-        ser.color = roleColor(ser.name);
-        ser.y = positionMean(q, groups);
-        for (size_t t = 0; t < ser.y.size(); ++t)
-            ser.x.push_back(static_cast<double>(t));
-        c.series.push_back(std::move(ser));
-    }
-    if (c.series.empty()) return c;
-    const StatQuantity& first = s.quantities.at(ps.front().name);
-    QString scope;
-    if (first.axes.empty())
-        scope = QString();
-    else if (m_curve >= 0)
-        scope = QStringLiteral(", ") + categoryLabel(first, m_curve, leadingExtent(first));
-    else
-        scope = QStringLiteral(", all %1s pooled").arg(QString::fromStdString(first.axes[0]));
-    if (m_group >= 0) scope += QStringLiteral(", ") + trailingLabel(first, m_group);
-    c.title = QStringLiteral("Mean %1 against position%2").arg(key, scope);
+    const StatQuantity& q = m_data.corpus->quantities.at(ps.front().name);
+    const int64_t R = trailingGroups(q);
+    QStringList trailingAxes;
+    for (size_t i = 1; i < q.axes.size(); ++i)
+        trailingAxes << QString::fromStdString(q.axes[i]);
+    c.groupLabel = trailingAxes.isEmpty() ? QStringLiteral("Group") : trailingAxes.join(QStringLiteral(" × "));
+    c.groups.emplace_back(R > 1 ? QStringLiteral("all pooled") : QStringLiteral("—"), -1);
+    if (q.groupShape.size() > 1)
+        for (int64_t r = 0; r < R; ++r)
+            c.groups.emplace_back(trailingLabel(q, r), static_cast<int>(r));
+    c.groupsSelectable = q.groupShape.size() > 1;
+    const int64_t L = leadingExtent(q);
+    c.curves.emplace_back(q.axes.empty() ? QStringLiteral("—")
+                                         : QStringLiteral("all %1s pooled").arg(QString::fromStdString(q.axes[0])),
+                          -1);
+    if (!q.axes.empty())
+        for (int64_t i = 0; i < L; ++i)
+            c.curves.emplace_back(categoryLabel(q, i, L), static_cast<int>(i));
     return c;
 }
 
-QString CorpusView::caption() const {
+QString CorpusFigure::caption() const {
     if (!hasContent()) return missingDataMessage();
     const CorpusStats& s = *m_data.corpus;
-    QStringList defs;
-    for (const Part& p : parts()) {
-        const QString def = QString::fromStdString(s.quantities.at(p.name).definition);
-        if (!defs.contains(def)) defs << def;
-    }
     QString text = QStringLiteral("%1: %2, over %3 windows of %4 tokens (%5 tokens per model%6). Boxes: quartiles "
                                   "from the fixed-edge histogram, whiskers 2.5–97.5 percentiles; diamond: mean with "
                                   "its 95% normal interval mean ± 1.96·s/√n.")
-                       .arg(resolvedQuantity(), defs.join(QStringLiteral("; ")))
+                       .arg(resolvedQuantity(), definitions().join(QStringLiteral("; ")))
                        .arg(static_cast<qlonglong>(s.windows.size()))
                        .arg(s.window)
                        .arg(static_cast<qlonglong>(corpusTokens(s)))
@@ -172,7 +209,7 @@ QString CorpusView::caption() const {
     return text;
 }
 
-std::vector<DataTable> CorpusView::dataTables() const {
+std::vector<DataTable> CorpusFigure::dataTables() const {
     if (!hasContent()) return {};
     const DistributionChartData d = distributionChart();
     const QString key = resolvedQuantity();
@@ -234,7 +271,7 @@ std::vector<DataTable> CorpusView::dataTables() const {
     return out;
 }
 
-void CorpusView::drawFigure(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
+void CorpusFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
     const ChartData curve = positionChart();
     if (!curve.hasData()) {
         paintDistributionChart(p, rect, distributionChart(), style);

@@ -1,23 +1,21 @@
 // gwb figure's views that need a run of their own before their figure: a table of view id ->
 // filler (saliency, features, patching, paths). Each filler takes the command line's options for
-// its view, runs what the window's runner would (the same engine runs) and hands the view the
+// its view, runs what the window's runner would (the same engine runs) and hands the figure the
 // result; the options of the other views are refused first, each naming its view.
 
-#include "gui/cmd_figure_options.h"
+#include "figure/cmd_figure_options.h"
 
-#include "gui/features_job.h"
-#include "gui/graph_job.h"
-#include "gui/patching_job.h"
-#include "gui/patching_pairs_job.h"
-#include "gui/paths_job.h"
-#include "gui/saliency_job.h"
+#include "runs/causal_run.h"
+#include "runs/features_run.h"
+#include "runs/graph_run.h"
+#include "runs/saliency_run.h"
 
 #include "gwb/engine/sites.h"
-#include "gwb/views/features_view.h"
-#include "gwb/views/graph_view.h"
-#include "gwb/views/patching_view.h"
-#include "gwb/views/paths_view.h"
-#include "gwb/views/saliency_view.h"
+#include "gwb/views/features_figure.h"
+#include "gwb/views/graph_figure.h"
+#include "gwb/views/patching_figure.h"
+#include "gwb/views/paths_figure.h"
+#include "gwb/views/saliency_figure.h"
 
 #include <stdexcept>
 
@@ -34,8 +32,8 @@ int intOption(const QCommandLineParser& p, const QCommandLineOption& o, const ch
 
 namespace {
 
-void fillSaliency(gwb::views::View& view, FigureRun& run) {
-    auto* sv = qobject_cast<gwb::views::SaliencyView*>(&view);
+void fillSaliency(gwb::views::Figure& figure, FigureRun& run) {
+    auto* sv = dynamic_cast<gwb::views::SaliencyFigure*>(&figure);
     if (!sv) return;
     auto& [p, o, request, outcome, cache, selection, err] = run;
     if (p.isSet(o.target)) sv->setTarget(p.value(o.target));
@@ -44,7 +42,7 @@ void fillSaliency(gwb::views::View& view, FigureRun& run) {
     sr.baselinePath = request.baselinePath;
     sr.device = request.device;
     sr.data = outcome.data;
-    sr.token = selection.token();
+    sr.token = selection.token;
     sr.target = sv->target();
     const gwb::engine::SaliencyResult res = computeSaliency(cache, sr);
     for (const std::string& e : {res.grassmannError, res.baselineError})
@@ -55,8 +53,8 @@ void fillSaliency(gwb::views::View& view, FigureRun& run) {
     sv->setSaliency(res);
 }
 
-void fillFeatures(gwb::views::View& view, FigureRun& run) {
-    auto* fv = qobject_cast<gwb::views::FeaturesView*>(&view);
+void fillFeatures(gwb::views::Figure& figure, FigureRun& run) {
+    auto* fv = dynamic_cast<gwb::views::FeaturesFigure*>(&figure);
     if (!fv) return;
     auto& [p, o, request, outcome, cache, selection, err] = run;
     if (!p.isSet(o.dictionary))
@@ -90,8 +88,8 @@ void fillFeatures(gwb::views::View& view, FigureRun& run) {
     }
 }
 
-void fillGraph(gwb::views::View& view, FigureRun& run) {
-    auto* gv = qobject_cast<gwb::views::GraphView*>(&view);
+void fillGraph(gwb::views::Figure& figure, FigureRun& run) {
+    auto* gv = dynamic_cast<gwb::views::GraphFigure*>(&figure);
     if (!gv) return;
     auto& [p, o, request, outcome, cache, selection, err] = run;
     if (!p.isSet(o.transcoders) && !p.isSet(o.baselineTranscoders))
@@ -123,8 +121,8 @@ std::string viewSite(const QCommandLineParser& p, const FigureCommandOptions& o)
     return s == "offset" || s == "head" ? std::string(gwb::engine::kUnitAlias) : s;
 }
 
-void fillPatching(gwb::views::View& view, FigureRun& run) {
-    auto* pv = qobject_cast<gwb::views::PatchingView*>(&view);
+void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
+    auto* pv = dynamic_cast<gwb::views::PatchingFigure*>(&figure);
     if (!pv) return;
     auto& [p, o, request, outcome, cache, selection, err] = run;
     if (p.isSet(o.pairs)) {
@@ -194,8 +192,8 @@ void fillPatching(gwb::views::View& view, FigureRun& run) {
     pv->setResult(res);
 }
 
-void fillPaths(gwb::views::View& view, FigureRun& run) {
-    auto* paths = qobject_cast<gwb::views::PathsView*>(&view);
+void fillPaths(gwb::views::Figure& figure, FigureRun& run) {
+    auto* paths = dynamic_cast<gwb::views::PathsFigure*>(&figure);
     if (!paths) return;
     auto& [p, o, request, outcome, cache, selection, err] = run;
     gwb::views::PathsInputs in;
@@ -229,7 +227,7 @@ void fillPaths(gwb::views::View& view, FigureRun& run) {
 /// One entry a view that needs a run of its own.
 struct Filler {
     const char* view;
-    void (*fill)(gwb::views::View&, FigureRun&);
+    void (*fill)(gwb::views::Figure&, FigureRun&);
 };
 constexpr Filler kFillers[] = {{"saliency", fillSaliency},
                                {"features", fillFeatures},
@@ -256,10 +254,10 @@ void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p,
 
 } // namespace
 
-void fillFigureView(gwb::views::View& view, const QString& viewId, FigureRun& run) {
+void fillFigure(gwb::views::Figure& figure, const QString& viewId, FigureRun& run) {
     refuseOtherViewsOptions(viewId, run.p, run.o);
     for (const Filler& f : kFillers)
-        if (viewId == QLatin1String(f.view)) f.fill(view, run);
+        if (viewId == QLatin1String(f.view)) f.fill(figure, run);
 }
 
 } // namespace gwb::app

@@ -3,7 +3,7 @@
 // headless `gwb figure`, so that equal settings give the same file.
 
 #include "gwb/views/figure_options.h"
-#include "gwb/views/view.h"
+#include "gwb/views/figure_options.h"
 
 #include <QString>
 

@@ -1,0 +1,92 @@
+#pragma once
+// What the Patching and Paths figures share (gwb_figures, painter-only; no near-copies between
+// them): the engine's text as the figures show it, the metric fields' settings keys, a model's grid
+// as a panel on the shared diverging scale, the "clean, corrupted" phrase and the figure of two
+// heatmaps on one scale with one labelled colour bar. The widgets both views share (fields, Run row,
+// top-pieces table) are in views/src/causal_common.h.
+
+#include "gwb/views/figure_options.h"
+#include "gwb/views/heatmap_panel.h"
+
+#include <QJsonObject>
+#include <QRectF>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+class QPainter;
+
+namespace gwb::views::detail {
+
+/// The engine's text (UTF-8) as the views show it.
+inline QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+/// A list of the engine's labels; qsAt(list, i) is "" past the end (as QStringList::value).
+inline QStringList qsList(const std::vector<std::string>& v) {
+    QStringList out;
+    out.reserve(static_cast<qsizetype>(v.size()));
+    for (const std::string& s : v)
+        out << QString::fromStdString(s);
+    return out;
+}
+inline QString qsAt(const std::vector<std::string>& v, int64_t i) {
+    return i >= 0 && i < static_cast<int64_t>(v.size()) ? QString::fromStdString(v[static_cast<size_t>(i)]) : QString();
+}
+
+/// A number of a hover line: formatValue where finite, "—" where undefined.
+QString finiteOrDash(double v);
+/// "Grassmann" for model 0, "Transformer" for model 1.
+QString modelWord(int model);
+/// The name of model 0/1's heatmap among a figure's panel windows ("grassmann", "transformer").
+QString panelName(int model);
+
+/// The sites the Patching view offers: resid, mixer, gate, ffn, offset/head.
+QStringList patchingSiteItems();
+
+/// The metric's fields of a causal view's inputs in its settings ("corrupt", "answer", "wrong").
+template <class Inputs> void insertMetricFields(QJsonObject& o, const Inputs& in) {
+    o.insert(QStringLiteral("corrupt"), qs(in.corrupt));
+    o.insert(QStringLiteral("answer"), qs(in.answer));
+    o.insert(QStringLiteral("wrong"), qs(in.wrong));
+}
+/// Reads them back; a missing key keeps the field as it is.
+template <class Inputs> void readMetricFields(const QJsonObject& s, Inputs& in) {
+    in.corrupt = s.value(QStringLiteral("corrupt")).toString(qs(in.corrupt)).toStdString();
+    in.answer = s.value(QStringLiteral("answer")).toString(qs(in.answer)).toStdString();
+    in.wrong = s.value(QStringLiteral("wrong")).toString(qs(in.wrong)).toStdString();
+}
+
+/// "Grassmann clean 1.2, corrupted -0.3": a model's metric on the clean and the corrupted prompt.
+QString cleanCorruptedPhrase(const std::string& model, double clean, double corrupted);
+
+/// The axes of a grid with row and column titles and labels (a sweep's or a pairs file's).
+template <class Grid> HeatmapAxes gridAxes(const Grid& g, const QString& title, const QString& valueName) {
+    HeatmapAxes axes;
+    axes.title = title;
+    axes.rowTitle = qs(g.rowTitle);
+    axes.colTitle = qs(g.colTitle);
+    axes.rowLabels = qsList(g.rowLabels);
+    axes.colLabels = qsList(g.colLabels);
+    axes.valueName = valueName;
+    return axes;
+}
+/// A grid of rows x cols cells, value(r, c), under `axes` as a panel on the causal views' diverging
+/// scale [-scale, scale] centred at 0 (both models share it; a unit range when scale is 0).
+HeatmapPanel divergingGridPanel(int64_t rows, int64_t cols, const std::function<double(int64_t, int64_t)>& value,
+                                const HeatmapAxes& axes, double scale);
+/// A panel that shows `text` instead of a matrix.
+HeatmapPanel placeholderPanel(const QString& text);
+
+/// Two heatmaps side by side on one scale, each drawing its window of cells (empty: all), one
+/// labelled colour bar beside the pair.
+void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map,
+                      const HeatmapPanel& left, const QRectF& leftWindow, const QString& leftTitle,
+                      const HeatmapPanel& right, const QRectF& rightWindow, const QString& rightTitle,
+                      const QString& valueName);
+
+} // namespace gwb::views::detail

@@ -1,0 +1,58 @@
+#pragma once
+// Logit-lens figure, both models side by side (workbench-spec.md section 1 "Logit lens"): a
+// lens-layer x token grid of each model's top-1 next-token prediction (text) coloured by its
+// probability, the top-K list of the selected cell, and the rank of the actual next token per
+// lens layer. Lens layer l < N is block l's input state, N the final state (final LN + tied head).
+
+#include "gwb/views/chart_data.h"
+#include "gwb/views/figure.h"
+#include "gwb/views/lens_grid_paint.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace gwb::views {
+
+class LensFigure final : public Figure {
+public:
+    static constexpr int kWindow = 14; ///< tokens a figure shows around the selection, at most
+
+    QString id() const override { return QStringLiteral("lens"); }
+    QString title() const override { return QStringLiteral("Logit lens"); }
+    QJsonObject settings() const override;
+    void setSettings(const QJsonObject& settings) override;
+    /// One column: the grids, the top-K lists and the rank chart stacked, each readable.
+    double aspect(double widthInches) const override { return widthInches < 5 ? 2.3 : 0.8; }
+    QString caption() const override;
+    std::vector<DataTable> dataTables() const override;
+    bool hasContent() const override;
+    QString missingDataMessage() const override;
+    void draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override;
+
+    /// Lens layer of the top-K list (0..N; -1 or past N: N = final state).
+    int lensLayer() const { return m_lensLayer; }
+    void setLensLayer(int l) { m_lensLayer = l; }
+    /// Grid data of one model, `window` tokens around the selected one (nullptr trace or no lens: empty).
+    LensGridData gridData(const gwb::engine::TracePtr& trace, int window = kWindow) const;
+    /// Why a model's grid is empty (no trace, its lens still computing, or none); "" when it has one.
+    QString gridPlaceholder(bool grassmann) const;
+    /// Rank chart of the actual next token per lens layer, both models.
+    ChartData rankChart() const;
+    /// The selected cell's top-K: "piece probability", "← next" on the actual next token.
+    QStringList topKLines(const gwb::engine::TracePtr& trace) const;
+    /// The selected lens layer's label ("L2 in", "final") in the primary trace's lens; "" without one.
+    QString lensLayerLabel() const;
+    /// Lens rank (0 = top-1) of the actual next token at the selected lens layer and token: negative
+    /// at the last token (no next token), none when the trace has no ranks there.
+    std::optional<int32_t> nextRank(const gwb::engine::TracePtr& trace) const;
+    /// Tokens a grid of this width shows (at most maxWindow, at least 3) so that every piece fits
+    /// its cell whole (or in a font down to minScale of the size).
+    int figureWindow(double gridWidth, const FigureStyle& style, int maxWindow = kWindow, double minScale = 1.0) const;
+    /// Row label of lens layer l of N + 1: "L2 in" = the input state of block 2, N = "final".
+    static QString layerLabel(int64_t l, int64_t N);
+
+private:
+    int m_lensLayer = -1; ///< -1 = final
+};
+
+} // namespace gwb::views
