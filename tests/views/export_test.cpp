@@ -260,3 +260,27 @@ TEST(Export, TheLogitLensFigureHasAColourKey) {
         EXPECT_TRUE(gwb::test::cutTexts(texts).isEmpty()) << o.widthInches;
     }
 }
+
+TEST(Export, TheViewsFigureIsTheFigureAlone) {
+    // What the window exports is what `gwb figure` draws: the view's figure, and a figure made from
+    // the same data, selection and settings without any view, give the same SVG, byte for byte.
+    for (const QString& id : viewIds()) {
+        SCOPED_TRACE(id.toStdString());
+        Fixture fx(id);
+        synthetic::feedComputed(fx.view.get(), fx.data, fx.selection.token());
+        std::unique_ptr<Figure> alone = createFigure(id);
+        ASSERT_TRUE(alone);
+        alone->setData(fx.data);
+        alone->setSelection(fx.selection.state());
+        alone->setSettings(fx.view->settings());
+        synthetic::feedComputed(*alone, fx.data, fx.selection.token());
+        QTemporaryDir dir;
+        const FigureOptions o = FigureOptions::twoColumn();
+        ASSERT_TRUE(exportFigure(*fx.view, o, dir.filePath("view.svg")).ok);
+        ASSERT_TRUE(exportFigure(*alone, o, dir.filePath("alone.svg")).ok);
+        const QByteArray view = readAll(dir.filePath("view.svg"));
+        EXPECT_FALSE(view.isEmpty());
+        EXPECT_TRUE(view == readAll(dir.filePath("alone.svg")));
+        EXPECT_EQ(fx.view->caption(), alone->caption());
+    }
+}

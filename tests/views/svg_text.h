@@ -3,7 +3,6 @@
 // QSvgGenerator writes each drawText as one <text> element (rotated labels included).
 
 #include "gwb/views/figure_export.h"
-#include "gwb/views/view.h"
 
 #include <QByteArray>
 #include <QFile>
@@ -13,10 +12,11 @@
 
 namespace gwb::test {
 
-/// Exports `view`'s figure as SVG to `path` and returns the figure's words; empty (with the reason in
-/// `error`) when the export fails.
-inline QStringList figureTexts(const gwb::views::View& view, const gwb::views::FigureOptions& options,
-                               const QString& path, QString* error = nullptr);
+/// Exports the figure of `drawn` (a View or a Figure) as SVG to `path` and returns the figure's
+/// words; empty (with the reason in `error`) when the export fails.
+template <class Drawn> // a View or a Figure
+QStringList figureTexts(const Drawn& drawn, const gwb::views::FigureOptions& options, const QString& path,
+                        QString* error = nullptr);
 
 /// The content of every <text> element of an SVG document, in document order.
 inline QStringList svgTexts(const QByteArray& svg) {
@@ -43,9 +43,10 @@ inline QStringList cutTexts(const QStringList& texts) {
     return bad;
 }
 
-inline QStringList figureTexts(const gwb::views::View& view, const gwb::views::FigureOptions& options,
-                               const QString& path, QString* error) {
-    const gwb::views::ExportResult r = gwb::views::exportFigure(view, options, path);
+template <class Drawn>
+QStringList figureTexts(const Drawn& drawn, const gwb::views::FigureOptions& options, const QString& path,
+                        QString* error) {
+    const gwb::views::ExportResult r = exportFigure(drawn, options, path); // the View or Figure overload (ADL)
     if (!r.ok) {
         if (error) *error = r.message;
         return {};

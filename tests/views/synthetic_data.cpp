@@ -1,10 +1,12 @@
 #include "gwb/engine/analysis.h"
 #include "synthetic_data.h"
 
-#include "gwb/views/features_view.h"
-#include "gwb/views/saliency_view.h"
 
+#ifdef GWB_TEST_WIDGETS
 #include <QApplication>
+#else
+#include <QGuiApplication>
+#endif
 
 #include <cmath>
 #include <algorithm>
@@ -86,9 +88,13 @@ void ensureApp() {
     static int argc = 1;
     static char name[] = "views_tests";
     static char* argv[] = {name, nullptr};
-    if (!QApplication::instance()) {
+    if (!QCoreApplication::instance()) {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+#ifdef GWB_TEST_WIDGETS
         new QApplication(argc, argv); // lives for the whole test process
+#else
+        new QGuiApplication(argc, argv); // the figures need no widgets
+#endif
     }
 }
 
@@ -531,25 +537,27 @@ GraphPairPtr makeGraphPair(const WorkbenchData& data) {
     return pair;
 }
 
-void feedComputed(View* view, const WorkbenchData& data, int token) {
-    if (auto* fv = qobject_cast<FeaturesView*>(view)) {
+SaliencyResult makeSaliency(const WorkbenchData& data, int token) {
+    SaliencyResult r;
+    r.token = token;
+    for (auto [tr, out] : {std::pair{data.grassmann, &r.grassmann}, std::pair{data.baseline, &r.baseline}})
+        for (int64_t j = 0; tr && j < tr->length(); ++j)
+            out->push_back(j <= token ? std::sin(0.9f * static_cast<float>(j) + 0.3f) : 0.0f);
+    return r;
+}
+
+void feedComputed(Figure& figure, const WorkbenchData& data, int token) {
+    if (auto* ff = dynamic_cast<FeaturesFigure*>(&figure)) {
         const FeatureDataPtr f = makeFeatureData(data, false);
-        fv->setFeatures(f);
+        ff->setFeatures(f);
         const int64_t chosen = f->perToken[static_cast<size_t>(token)].front().first;
-        fv->chooseFeature(chosen);
-        fv->setDashboard(makeFeatureDashboard(*f, chosen));
+        ff->chooseFeature(chosen);
+        ff->setDashboard(makeFeatureDashboard(*f, chosen));
     }
-    if (auto* sv = qobject_cast<SaliencyView*>(view)) {
-        SaliencyResult r;
-        r.token = token;
-        for (auto [tr, out] : {std::pair{data.grassmann, &r.grassmann}, std::pair{data.baseline, &r.baseline}})
-            for (int64_t j = 0; tr && j < tr->length(); ++j)
-                out->push_back(j <= token ? std::sin(0.9f * static_cast<float>(j) + 0.3f) : 0.0f);
-        sv->setSaliency(r);
-    }
-    if (auto* pv = qobject_cast<PatchingView*>(view)) pv->setResult(makePatchingData(data));
-    if (auto* paths = qobject_cast<PathsView*>(view)) paths->setResult(makePathsData(data));
-    if (auto* graph = qobject_cast<GraphView*>(view)) graph->setGraphs(makeGraphPair(data));
+    if (auto* sf = dynamic_cast<SaliencyFigure*>(&figure)) sf->setSaliency(makeSaliency(data, token));
+    if (auto* pf = dynamic_cast<PatchingFigure*>(&figure)) pf->setResult(makePatchingData(data));
+    if (auto* pf = dynamic_cast<PathsFigure*>(&figure)) pf->setResult(makePathsData(data));
+    if (auto* gf = dynamic_cast<GraphFigure*>(&figure)) gf->setGraphs(makeGraphPair(data));
 }
 
 } // namespace gwb::views::synthetic

@@ -2,11 +2,21 @@
 // Hand-built traces and analyses for the view tests (no engine, no model): deterministic
 // pseudo-random states with the shapes trace.h and analysis.h document.
 
-#include "gwb/views/patching_view.h"
-#include "gwb/views/paths_view.h"
+#include "gwb/views/features_figure.h"
+#include "gwb/views/graph_figure.h"
+#include "gwb/views/patching_figure.h"
+#include "gwb/views/paths_figure.h"
+#include "gwb/views/saliency_figure.h"
+#include "gwb/views/workbench_data.h"
+
+#ifdef GWB_TEST_WIDGETS // the view tests (views_tests); the figure tests have no widgets
 #include "gwb/views/features_view.h"
 #include "gwb/views/graph_view.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/patching_view.h"
+#include "gwb/views/paths_view.h"
+#include "gwb/views/saliency_view.h"
+#include "gwb/views/view.h"
+#endif
 
 #include "std_text.h"
 
@@ -21,7 +31,8 @@ struct SyntheticSizes {
     std::vector<int> offsets = {1, 2, 4};
 };
 
-/// Creates the one QApplication of the test process (offscreen platform from the environment).
+/// Creates the one Qt application of the test process (offscreen platform from the environment): a
+/// QApplication for the view tests, a QGuiApplication for the figure tests.
 void ensureApp();
 
 /// Corpus statistics as `gwb stats` makes them (model = Grassmann, baseline = Transformer) with
@@ -40,8 +51,15 @@ PatchingData makePatchingData(const WorkbenchData& data);
 /// Both models' path-patching matrices (senders by layer x logits, resid.1..N) for `data`.
 PathsData makePathsData(const WorkbenchData& data);
 
-/// Feeds the views that need a computed result (Saliency, Patching) one for `data` at token t.
+/// A saliency result for `data` at token t (deterministic shares over tokens 0..t).
+SaliencyResult makeSaliency(const WorkbenchData& data, int token);
+/// Feeds the figures that need a computed result (Saliency, Patching, Paths, Features, Graph) one
+/// for `data` at token t.
+void feedComputed(Figure& figure, const WorkbenchData& data, int token);
+#ifdef GWB_TEST_WIDGETS
+/// The same for the views (synthetic_views.cpp), through their own setters.
 void feedComputed(View* view, const WorkbenchData& data, int token);
+#endif
 /// Attribution graphs of both models on `data`'s tokens, made by hand (features at the last three
 /// positions of three blocks), pruned, with loadings on the top logit's kept edges.
 GraphPairPtr makeGraphPair(const WorkbenchData& data);
