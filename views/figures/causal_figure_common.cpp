@@ -23,6 +23,13 @@ QString panelName(int model) {
     return model == 0 ? QStringLiteral("grassmann") : QStringLiteral("transformer");
 }
 
+QString sentence(const std::string& message) {
+    QString s = qs(message);
+    if (!s.isEmpty()) s[0] = s[0].toUpper();
+    if (!s.isEmpty() && !s.endsWith(QLatin1Char('.'))) s += QLatin1Char('.');
+    return s;
+}
+
 QStringList patchingSiteItems() {
     return {QStringLiteral("resid"), QStringLiteral("mixer"), QStringLiteral("gate"), QStringLiteral("ffn"),
             QString::fromUtf8(gwb::engine::kUnitAlias)};

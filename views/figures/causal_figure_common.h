@@ -45,6 +45,8 @@ QString modelWord(int model);
 /// The name of model 0/1's heatmap among a figure's panel windows ("grassmann", "transformer").
 QString panelName(int model);
 
+/// An engine message ("the metric needs ...") as a sentence for the window: capital, full stop.
+QString sentence(const std::string& message);
 /// The sites the Patching view offers: resid, mixer, gate, ffn, offset/head.
 QStringList patchingSiteItems();
 

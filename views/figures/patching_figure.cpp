@@ -74,20 +74,18 @@ void PatchingFigure::setInputs(const PatchingInputs& in) {
 
 QString PatchingFigure::checkInputs(const PatchingInputs& in) {
     if (in.clean.empty()) return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
-    if (!detail::patchingSiteItems().contains(qs(in.site)))
-        return QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(qs(in.site));
+    if (const QString problem = siteProblem(in.site); !problem.isEmpty()) return problem;
     if (in.mode != "patch" && in.mode != "zero" && in.mode != "mean")
         return QStringLiteral("Unknown mode '%1' (patch, zero, mean).").arg(qs(in.mode));
-    if (in.mode == "patch" && in.corrupt.empty())
-        return QStringLiteral("Patching needs a corrupted prompt of the same token length as the clean prompt (or "
-                              "choose mode zero or mean to ablate the clean prompt).");
-    if (in.answer.empty() != in.wrong.empty())
-        return QStringLiteral("Give both an answer piece and a wrong piece (the metric is logit[answer] - "
-                              "logit[wrong]), or neither for an ablation of the prompt.");
-    if (!in.corrupt.empty() && in.answer.empty())
-        return QStringLiteral("With a corrupted prompt, type the answer piece and the wrong piece of the metric "
-                              "logit[answer] - logit[wrong].");
-    return {};
+    // The rules that need no model are the engine's (gwb patch and Python say the same).
+    return detail::sentence(
+        gwb::engine::patchTextProblem(in.mode, !in.corrupt.empty(), !in.answer.empty(), !in.wrong.empty()));
+}
+
+QString PatchingFigure::siteProblem(const std::string& site) {
+    if (detail::patchingSiteItems().contains(qs(site))) return {};
+    return QStringLiteral("Unknown site '%1' (%2).")
+        .arg(qs(site), detail::patchingSiteItems().join(QStringLiteral(", ")));
 }
 
 void PatchingFigure::setPairsMethod(const QString& method) {

@@ -62,10 +62,11 @@ void PathsFigure::setInputs(const PathsInputs& in) {
 
 QString PathsFigure::checkInputs(const PathsInputs& in) {
     if (in.clean.empty()) return QStringLiteral("Run a prompt first: the clean prompt is the window's current prompt.");
-    if (in.corrupt.empty())
-        return QStringLiteral("Path patching needs a corrupted prompt of the same token length as the clean prompt.");
-    if (in.answer.empty() || in.wrong.empty())
-        return QStringLiteral("Type the answer piece and the wrong piece of the metric logit[answer] - logit[wrong].");
+    // Path patching is mode patch with the metric: the engine's rules (gwb paths says the same).
+    if (const std::string problem =
+            gwb::engine::patchTextProblem("patch", !in.corrupt.empty(), !in.answer.empty(), !in.wrong.empty());
+        !problem.empty())
+        return detail::sentence(problem);
     if (!senderItems().contains(qs(in.senders)))
         return QStringLiteral("Unknown senders '%1' (all, offset/head, mixer, gate, ffn).").arg(qs(in.senders));
     if (!receiverItems().contains(qs(in.receivers)))

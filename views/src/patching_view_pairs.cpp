@@ -40,8 +40,8 @@ void PatchingView::runPairs(const QString& file) {
     QString problem;
     if (file.isEmpty())
         problem = QStringLiteral("Choose a pairs file (JSONL or CSV with clean, corrupt, answer and wrong).");
-    else if (!detail::patchingSiteItems().contains(qs(in.site)))
-        problem = QStringLiteral("Unknown site '%1' (resid, mixer, gate, ffn, offset/head).").arg(qs(in.site));
+    else
+        problem = PatchingFigure::siteProblem(in.site);
     if (!problem.isEmpty()) {
         m_message = problem;
         m_status->setText(problem);

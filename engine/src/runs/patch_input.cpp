@@ -122,14 +122,10 @@ PatchRequest preparePatchRequest(const Model& model, const PatchText& in) {
                                     " model (its sites: " + siteList(model) + ")");
     const bool hasCorrupt = !in.corrupt.empty();
     r.mode = in.mode.empty() ? (hasCorrupt ? PatchMode::Patch : PatchMode::Zero) : patchModeFromName(in.mode);
-    if (r.mode == PatchMode::Patch && !hasCorrupt)
-        throw std::invalid_argument("mode patch puts clean values into a corrupted run: give a corrupted prompt "
-                                    "(or ablate with mode zero or mean)");
-    if (in.answer.empty() != in.wrong.empty())
-        throw std::invalid_argument("the metric needs both an answer piece and a wrong piece");
-    if (hasCorrupt && in.answer.empty())
-        throw std::invalid_argument("with a corrupted prompt the metric logit[answer] - logit[wrong] needs an "
-                                    "answer piece and a wrong piece");
+    if (const std::string problem = patchTextProblem(r.mode == PatchMode::Patch ? "patch" : "", hasCorrupt,
+                                                     !in.answer.empty(), !in.wrong.empty());
+        !problem.empty())
+        throw std::invalid_argument(problem);
 
     r.clean = encodePrompt(model, in.clean, "clean");
     if (hasCorrupt) {

@@ -149,4 +149,15 @@ std::string resolveUnitAlias(const std::string& word, ModelKind kind) {
     return word == kUnitAlias ? std::string(unitSiteWord(kind)) : word;
 }
 
+std::string patchTextProblem(const std::string& mode, bool hasCorrupt, bool hasAnswer, bool hasWrong) {
+    if (mode == "patch" && !hasCorrupt)
+        return "mode patch puts clean values into a corrupted run: give a corrupted prompt (or ablate with mode zero "
+               "or mean)";
+    if (hasAnswer != hasWrong) return "the metric needs both an answer piece and a wrong piece";
+    if (hasCorrupt && !hasAnswer)
+        return "with a corrupted prompt the metric logit[answer] - logit[wrong] needs an answer piece and a wrong "
+               "piece";
+    return {};
+}
+
 } // namespace gwb::engine

@@ -55,4 +55,10 @@ const char* unitSiteWord(ModelKind kind);
 /// every other word is returned unchanged.
 std::string resolveUnitAlias(const std::string& word, ModelKind kind);
 
+/// The rules of a causal test's text inputs that need no model, stated once for `gwb patch`,
+/// `gwb paths`, Python and the window's Patching and Paths views: mode patch needs a corrupted
+/// prompt; the metric logit[answer] - logit[wrong] needs both pieces or neither; a corrupted prompt
+/// needs the metric. "" when they hold, else the problem (lower case, no full stop).
+std::string patchTextProblem(const std::string& mode, bool hasCorrupt, bool hasAnswer, bool hasWrong);
+
 } // namespace gwb::engine

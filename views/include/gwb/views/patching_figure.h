@@ -44,6 +44,8 @@ public:
     void setInputs(const PatchingInputs& inputs);
     /// Checks what can be checked without a model; "" when the request may go.
     static QString checkInputs(const PatchingInputs& inputs);
+    /// "" for a site the view offers, else the message naming them.
+    static QString siteProblem(const std::string& site);
     /// "exact" or "attribution", for pairs files (another word is ignored).
     QString pairsMethod() const { return m_pairsMethod; }
     void setPairsMethod(const QString& method);
