@@ -261,7 +261,6 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
     }
 }
 
-
 void FigureCommandOptions::addTo(QCommandLineParser& p) const {
     p.addOptions({view,       model,  baseline, layer,  head,     token,    offset,    prompt,
                   promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,

@@ -3,12 +3,12 @@
 namespace gwb::app {
 
 gwb::engine::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& r,
-                                         const std::function<bool(double)>& progress, PatchingRuns* runs) {
+                                          const std::function<bool(double)>& progress, PatchingRuns* runs) {
     return gwb::engine::runPatchingModels(cache.opener(), causalModelsOf(r), r.inputs, progress, runs);
 }
 
 gwb::engine::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
-                                             int64_t col, int k) {
+                                              int64_t col, int k) {
     return gwb::engine::patchingTopK(cache.opener(), runs, model, row, col, k);
 }
 
@@ -24,18 +24,18 @@ std::vector<double> computeAblation(ModelCache& cache, const AblationRequest& r,
 }
 
 gwb::engine::PairsData computePatchingPairs(ModelCache& cache, const PatchingJobRequest& request,
-                                           const gwb::engine::PairsInputs& inputs,
-                                           const std::function<bool(double)>& progress, int bootstrap, uint64_t seed) {
+                                            const gwb::engine::PairsInputs& inputs,
+                                            const std::function<bool(double)>& progress, int bootstrap, uint64_t seed) {
     return gwb::engine::runPairsModels(cache.opener(), causalModelsOf(request), inputs, progress, bootstrap, seed);
 }
 
 gwb::engine::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
-                                   const std::function<bool(double)>& progress, PathsRuns* runs) {
+                                    const std::function<bool(double)>& progress, PathsRuns* runs) {
     return gwb::engine::runPathsModels(cache.opener(), causalModelsOf(r), r.inputs, progress, runs);
 }
 
 gwb::engine::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
-                                          const QString& receiver, int k) {
+                                           const QString& receiver, int k) {
     return gwb::engine::pathsTopK(cache.opener(), runs, model, sender.toStdString(), receiver.toStdString(), k);
 }
 

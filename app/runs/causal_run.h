@@ -18,15 +18,20 @@
 
 namespace gwb::app {
 
-/// A sweep for the view: the models (as the window has them) and what the person typed.
-struct PatchingJobRequest {
+/// A causal run of both models for a view: the models (as the window has them, with the import
+/// choices) and what the person typed (PatchingInputs or PathsInputs).
+template <class Inputs> struct CausalJobRequest {
     QString grassmannPath; ///< "" = leave out
     QString baselinePath;
     QString device = QStringLiteral("auto");
     std::optional<ImportChoice> grassmannChoice;
     std::optional<ImportChoice> baselineChoice;
-    gwb::engine::PatchingInputs inputs;
+    Inputs inputs;
 };
+/// A patching sweep (or, with its inputs ignored, a pairs file's models).
+using PatchingJobRequest = CausalJobRequest<gwb::engine::PatchingInputs>;
+/// A path-patching run.
+using PathsJobRequest = CausalJobRequest<gwb::engine::PathsInputs>;
 
 /// The models of a causal request (PatchingJobRequest, PathsJobRequest) as the engine's runs take them.
 template <class Request> gwb::engine::CausalModels causalModelsOf(const Request& r) {
@@ -43,13 +48,13 @@ using gwb::engine::PatchingRuns;
 /// Both models' sweeps (gwb::engine::runPatchingModels) with the models of the request from the
 /// cache (the window's import choices). Never throws; `progress` returns false to cancel.
 gwb::engine::PatchingData computePatching(ModelCache& cache, const PatchingJobRequest& request,
-                                         const std::function<bool(double)>& progress = {},
-                                         PatchingRuns* runs = nullptr);
+                                          const std::function<bool(double)>& progress = {},
+                                          PatchingRuns* runs = nullptr);
 
 /// The changed run of cell (row, col) of model 0/1: its k most probable next pieces
 /// (gwb::engine::patchingTopK). Never throws.
 gwb::engine::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingRuns& runs, int model, int64_t row,
-                                             int64_t col, int k = 10);
+                                              int64_t col, int k = 10);
 
 /// Runs `inputs` (file, site, mode, method) on the models of `models` (its inputs are ignored):
 /// gwb::engine::runPairsModels with the models from the cache.
@@ -58,18 +63,9 @@ gwb::engine::PatchingTopK computePatchingTopK(ModelCache& cache, const PatchingR
 /// run. `progress` gets the fraction done and returns false to cancel: the pairs done by then are
 /// kept (the grid says it is incomplete).
 gwb::engine::PairsData computePatchingPairs(ModelCache& cache, const PatchingJobRequest& models,
-                                           const gwb::engine::PairsInputs& inputs,
-                                           const std::function<bool(double)>& progress = {}, int bootstrap = 1000,
-                                           uint64_t seed = 0);
-
-struct PathsJobRequest {
-    QString grassmannPath; ///< "" = leave out
-    QString baselinePath;
-    QString device = QStringLiteral("auto");
-    std::optional<ImportChoice> grassmannChoice;
-    std::optional<ImportChoice> baselineChoice;
-    gwb::engine::PathsInputs inputs;
-};
+                                            const gwb::engine::PairsInputs& inputs,
+                                            const std::function<bool(double)>& progress = {}, int bootstrap = 1000,
+                                            uint64_t seed = 0);
 
 /// What a clicked cell's top pieces need again (the engine's: per model the checked request).
 using gwb::engine::PathsRuns;
@@ -78,11 +74,11 @@ using gwb::engine::PathsRuns;
 /// cache. Never throws: bad input comes back as the result's error; a model that fails on its own
 /// as its grid's error. `progress` returns false to cancel.
 gwb::engine::PathsData computePaths(ModelCache& cache, const PathsJobRequest& request,
-                                   const std::function<bool(double)>& progress = {}, PathsRuns* runs = nullptr);
+                                    const std::function<bool(double)>& progress = {}, PathsRuns* runs = nullptr);
 
 /// The run of cell (sender, receiver) of model 0/1: its k most probable next pieces.
 gwb::engine::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
-                                          const QString& receiver, int k = 10);
+                                           const QString& receiver, int k = 10);
 
 /// A quick ablation from the Plücker view (offset D of layer l) or an Attention head.
 struct AblationRequest {

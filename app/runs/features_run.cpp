@@ -13,14 +13,14 @@ gwb::engine::FeatureModels featureModels(const FeaturesContext& c) {
 }
 
 gwb::engine::FeatureDataPtr computeFeatureData(ModelCache& cache, const QString& path,
-                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
-                                              const FeaturesContext& context) {
+                                               const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                               const FeaturesContext& context) {
     return gwb::engine::runFeatureActivations(cache.opener(), path.toStdString(), dictionary, featureModels(context));
 }
 
 gwb::engine::FeatureDashboardRun computeDashboard(ModelCache& cache,
-                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
-                                              int64_t feature, const FeaturesContext& context, int64_t maxWindows) {
+                                                  const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                                  int64_t feature, const FeaturesContext& context, int64_t maxWindows) {
     std::vector<std::string> files;
     for (const QString& f : context.dashboardCorpus)
         files.push_back(f.toStdString());

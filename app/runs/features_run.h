@@ -33,12 +33,13 @@ gwb::engine::FeatureModels featureModels(const FeaturesContext& context);
 /// The activations of `dictionary` on the traces of `context` (the model it was trained on, found
 /// by its weights; a crosscoder reads both); never throws: problems come back in FeatureData::error.
 gwb::engine::FeatureDataPtr computeFeatureData(ModelCache& cache, const QString& path,
-                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
-                                              const FeaturesContext& context);
+                                               const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                               const FeaturesContext& context);
 /// A feature's dashboard over context.dashboardCorpus, else the dictionary's training files (at
 /// most `maxWindows` windows).
 gwb::engine::FeatureDashboardRun computeDashboard(ModelCache& cache,
-                                              const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
-                                              int64_t feature, const FeaturesContext& context, int64_t maxWindows = 64);
+                                                  const std::shared_ptr<const gwb::engine::Dictionary>& dictionary,
+                                                  int64_t feature, const FeaturesContext& context,
+                                                  int64_t maxWindows = 64);
 
 } // namespace gwb::app

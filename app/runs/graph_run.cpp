@@ -8,7 +8,7 @@
 namespace gwb::app {
 
 std::shared_ptr<const gwb::engine::GraphPair> computeGraphs(ModelCache& cache, const GraphContext& c,
-                                       const std::function<bool(double)>& progress) {
+                                                            const std::function<bool(double)>& progress) {
     gwb::engine::GraphModels models;
     models.paths[0] = c.data.grassmann ? c.grassmannPath.toStdString() : std::string();
     models.paths[1] = c.data.baseline ? c.baselinePath.toStdString() : std::string();

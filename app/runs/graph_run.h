@@ -31,7 +31,7 @@ struct GraphContext {
 /// Both graphs for `context` (never throws: a model's problem goes into its errors entry; a cancel
 /// gives null).
 std::shared_ptr<const gwb::engine::GraphPair> computeGraphs(ModelCache& cache, const GraphContext& context,
-                                       const std::function<bool(double)>& progress = {});
+                                                            const std::function<bool(double)>& progress = {});
 
 /// The dashboard of feature `feature` of the transcoder at block `layer` of the set in `folder`,
 /// over the set's training corpus as found on this machine (never throws: a problem goes into the

@@ -26,8 +26,7 @@ void registerFigure(py::module_& m) {
             }
             return py::make_tuple(r.status, r.out, r.err);
         },
-        py::arg("args"),
-        "Runs `gwb figure ARGS` in this process: (exit status, standard output, messages).");
+        py::arg("args"), "Runs `gwb figure ARGS` in this process: (exit status, standard output, messages).");
 #else
     (void)m;
 #endif

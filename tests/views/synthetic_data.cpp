@@ -1,7 +1,6 @@
 #include "gwb/engine/analysis.h"
 #include "synthetic_data.h"
 
-
 #ifdef GWB_TEST_WIDGETS
 #include <QApplication>
 #else

@@ -18,7 +18,7 @@ void GateFigure::setSettings(const QJsonObject& s) {
     Figure::setSettings(s);
     if (s.contains(QStringLiteral("quantity")))
         m_quantity = s.value(QStringLiteral("quantity")).toString() == QLatin1String("above_half") ? Quantity::AboveHalf
-                                                                                                  : Quantity::MeanGate;
+                                                                                                   : Quantity::MeanGate;
     if (s.contains(QStringLiteral("drill_layer"))) m_drillLayer = s.value(QStringLiteral("drill_layer")).toInt(-1);
 }
 
@@ -55,10 +55,9 @@ std::vector<DataTable> GateFigure::dataTables() const {
         QStringList channels;
         for (int64_t c = 0; c < d; ++c)
             channels << QString::number(c);
-        return {detail::tableFromMatrix(QStringLiteral("gate_layer%1").arg(drill),
-                                        QStringLiteral("gate a_t per channel"), QStringLiteral("gate"), QString(), T, d,
-                                        gl->gate.data, QStringLiteral("token"), QStringLiteral("channel"), tokens,
-                                        channels)};
+        return {detail::tableFromMatrix(
+            QStringLiteral("gate_layer%1").arg(drill), QStringLiteral("gate a_t per channel"), QStringLiteral("gate"),
+            QString(), T, d, gl->gate.data, QStringLiteral("token"), QStringLiteral("channel"), tokens, channels)};
     }
     const auto& layers = m_data.grassmannAnalysis->grassmann;
     const int64_t N = static_cast<int64_t>(layers.size());

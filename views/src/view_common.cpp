@@ -38,4 +38,3 @@ QLabel* messageLabel(QWidget* parent, const QString& objectName) {
 }
 
 } // namespace gwb::views::detail
-

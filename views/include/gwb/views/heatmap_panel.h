@@ -20,7 +20,7 @@ struct HeatmapPanel {
     HeatmapAxes axes;
     QString placeholder;
     DownsampleMode mode = DownsampleMode::Max;
-    bool diverging = false; ///< symmetric range around 0 (RdBu)
+    bool diverging = false;                                     ///< symmetric range around 0 (RdBu)
     double fixedLow = std::numeric_limits<double>::quiet_NaN(); ///< NaN, NaN: the range follows the data
     double fixedHigh = std::numeric_limits<double>::quiet_NaN();
     HeatmapMarks marks;
