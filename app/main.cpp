@@ -2,6 +2,7 @@
 // Built with GWB_HEADLESS (GWB_BUILD_GUI=OFF) it is the command line alone, on Qt Core.
 
 #include "common/command_registry.h"
+#include "common/runtime_dir.h"
 #ifndef GWB_HEADLESS
 #include "gui/gui_main.h"
 #include "gui/window_options.h"
@@ -17,9 +18,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace {
 
@@ -70,21 +68,8 @@ QString helpText() {
 
 } // namespace
 
-/// Qt warns "QStandardPaths: XDG_RUNTIME_DIR not set" on every command when the variable is
-/// unset (batch jobs, containers, ssh without a session) and then uses /tmp/runtime-$USER
-/// itself: set that folder up front, as Qt would, so the warning does not bury real messages.
-static void ensureRuntimeDir() {
-    if (!qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) return;
-    const QByteArray dir = "/tmp/runtime-" + QByteArray::number(static_cast<qulonglong>(::getuid()));
-    ::mkdir(dir.constData(), 0700);
-    struct stat st {};
-    if (::stat(dir.constData(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
-        (st.st_mode & 0777) == 0700)
-        qputenv("XDG_RUNTIME_DIR", dir);
-}
-
 int main(int argc, char** argv) {
-    ensureRuntimeDir();
+    gwb::app::ensureRuntimeDir();
     QCoreApplication::setApplicationName(QStringLiteral("gwb"));
     QCoreApplication::setOrganizationName(QStringLiteral("GrassmannWorkbench"));
     QCoreApplication::setApplicationVersion(QStringLiteral(GWB_VERSION));

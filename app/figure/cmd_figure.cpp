@@ -23,6 +23,7 @@
 #include <QTextStream>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace {
@@ -177,10 +178,21 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
             request.continuation =
                 gwb::app::continueOptions(gwb::app::intOption(p, o.continueN, "continue", 1), !p.isSet(o.greedy),
                                           static_cast<quint64>(gwb::app::intOption(p, o.seed, "seed", 0)));
-        } else if (p.isSet(o.sample) || p.isSet(o.greedy)) {
-            throw std::invalid_argument(std::string("--") + (p.isSet(o.sample) ? "sample" : "greedy") +
+        } else if (p.isSet(o.sample) || p.isSet(o.greedy) || p.isSet(o.seed)) {
+            throw std::invalid_argument(std::string("--") +
+                                        (p.isSet(o.sample)   ? "sample"
+                                         : p.isSet(o.greedy) ? "greedy"
+                                                             : "seed") +
                                         " only applies with --continue N");
         }
+        // The selection's numbers are read before anything runs (a typo costs no trace); their
+        // ranges are checked against the traces below.
+        const int layerValue = gwb::app::intOption(p, o.layer, "layer", 0);
+        const int headValue = gwb::app::intOption(p, o.head, "head", 0);
+        const std::optional<int> tokenOption =
+            p.isSet(o.token) ? std::optional<int>(gwb::app::intOption(p, o.token, "token", 0)) : std::nullopt;
+        const std::optional<int> offsetOption =
+            p.isSet(o.offset) ? std::optional<int>(gwb::app::intOption(p, o.offset, "offset", 1)) : std::nullopt;
 
         gwb::app::ModelCache cache = gwb::app::ModelCache::process();
         gwb::app::TraceJobState state;
@@ -204,24 +216,26 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
         gwb::views::Selection selection; // clamps to the data as the window's selection does
         selection.setExtents(outcome.data);
         figure->setData(outcome.data);
-        const int layerValue = gwb::app::intOption(p, o.layer, "layer", 0);
         if (layerValue >= selection.layerCount())
             throw std::invalid_argument("--layer " + std::to_string(layerValue) + " is out of range (the models have " +
                                         std::to_string(selection.layerCount()) + " layers)");
         selection.setLayer(layerValue);
-        const int tokenValue = p.isSet(o.token) ? gwb::app::intOption(p, o.token, "token", 0)
-                                                : std::max(0, gwb::views::defaultToken(outcome.data));
+        int tokenValue = tokenOption ? *tokenOption : std::max(0, gwb::views::defaultToken(outcome.data));
+        // Saliency explains the next token: by default a token that has one (the last has none
+        // unless --target names a piece).
+        if (!tokenOption && viewId == QLatin1String("saliency") && !p.isSet(o.target) &&
+            tokenValue >= selection.tokenCount() - 1)
+            tokenValue = std::max(0, selection.tokenCount() - 2);
         if (tokenValue >= selection.tokenCount())
             throw std::invalid_argument("--token " + std::to_string(tokenValue) + " is out of range (the prompt has " +
                                         std::to_string(selection.tokenCount()) + " tokens)");
         selection.setToken(tokenValue);
-        const int headValue = gwb::app::intOption(p, o.head, "head", 0);
         if (headValue > 0 && headValue >= selection.headCount())
             throw std::invalid_argument("--head " + std::to_string(headValue) + " is out of range (the baseline has " +
                                         std::to_string(selection.headCount()) + " heads)");
         selection.setHead(headValue);
-        if (p.isSet(o.offset)) {
-            const int d = gwb::app::intOption(p, o.offset, "offset", 1);
+        if (offsetOption) {
+            const int d = *offsetOption;
             const auto& g = outcome.data.grassmann;
             std::vector<int> offsets;
             if (g && layerValue < static_cast<int>(g->layers.size()) &&

@@ -36,7 +36,8 @@ struct FigureCommandOptions {
                             QStringLiteral("H"), QStringLiteral("0")};
     QCommandLineOption token{
         QStringLiteral("token"),
-        QStringLiteral("Selected token index (default: the first token with every offset valid, as the window)."),
+        QStringLiteral("Selected token index (default: the first token with every offset valid, as the window, "
+                       "else the last; for saliency without --target, the last but one)."),
         QStringLiteral("I")};
     QCommandLineOption target{QStringLiteral("target"),
                               QStringLiteral("Saliency target: one vocabulary piece (default: the actual next token)."),
@@ -55,7 +56,7 @@ struct FigureCommandOptions {
     QCommandLineOption dpi{QStringLiteral("dpi"), QStringLiteral("PNG resolution (default 300)."), QStringLiteral("N"),
                            QStringLiteral("300")};
     QCommandLineOption colormap{QStringLiteral("colormap"),
-                                QStringLiteral("viridis, cividis or magma (default: the view's)."),
+                                QStringLiteral("viridis, cividis, magma, or RdBu (diverging) (default: the view's)."),
                                 QStringLiteral("NAME")};
     QCommandLineOption font{QStringLiteral("font-size"),
                             QStringLiteral("Body font size in points (default 8, or 9 at 6 in and wider)."),

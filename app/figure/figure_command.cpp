@@ -2,6 +2,8 @@
 
 #include "figure/cmd_figure_options.h"
 
+#include "common/runtime_dir.h"
+
 #include <QGuiApplication>
 #include <QTextStream>
 
@@ -18,6 +20,7 @@ QString ensureGuiApplication() {
                    : QStringLiteral("this process has a Qt application without a GUI (QCoreApplication): figures "
                                     "need a QGuiApplication");
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    ensureRuntimeDir(); // as the gwb program does: no XDG_RUNTIME_DIR warning on stderr
     static int argc = 1;
     static char name[] = "gwb";
     static char* argv[] = {name, nullptr};

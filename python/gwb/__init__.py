@@ -395,10 +395,11 @@ def site_names(model):
 # ---------------------------------------------------------------------------------------------
 class Figure:
     """A figure as `gwb figure` makes it (drawn in this process): shows inline in Jupyter (SVG); save()
-    writes it anywhere."""
+    writes it anywhere. `warnings`: the notes the command printed (truncation, per-model problems,
+    the text Continue generated)."""
 
-    def __init__(self, data, fmt, args):
-        self.data, self.format, self.args = data, fmt, args
+    def __init__(self, data, fmt, args, warnings=()):
+        self.data, self.format, self.args, self.warnings = data, fmt, args, list(warnings)
 
     @property
     def svg(self):
@@ -411,37 +412,72 @@ class Figure:
         return self.data if self.format == "png" else None
 
     def save(self, path):
+        """Writes the figure to `path` (its suffix must be the figure's format), atomically."""
         path = os.fspath(path)
         ext = os.path.splitext(path)[1].lower().lstrip(".")
         if ext != self.format:
-            raise ValueError(f"this figure is {self.format}: make a {ext or 'file'} figure with "
+            if not ext or os.path.isdir(path):
+                raise ValueError(f"save needs a file name ending in .{self.format}, got {path!r}")
+            raise ValueError(f"this figure is {self.format}, not {ext}: make a {ext} figure with "
                              f"gwb.figure(..., format={ext!r}) (figures are drawn, never converted)")
         folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(self.data)
-        os.replace(tmp, path)
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(f"cannot write {path!r}: the folder {folder!r} does not exist")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        except OSError as e:
+            raise type(e)(f"cannot write {path!r}: {e.strerror}") from None
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self.data)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # as any other new file (mkstemp makes it 0600)
+            os.replace(tmp, path)
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise type(e)(f"cannot write {path!r}: {e.strerror}") from None
 
     def __repr__(self):
         return f"<gwb.Figure {self.format}, {len(self.data)} bytes: gwb figure {' '.join(self.args)}>"
 
 
-def _run_figure(args, fmt, out):
-    """`gwb figure ARGS --out OUT` in this process (the figure library: no window, no gwb program)."""
+_FIGURE_FORMATS = ("svg", "png", "pdf")
+
+
+def _python_words(message):
+    """A `gwb figure` message in gwb.figure's words: its options are keywords (--font-size: font_size)."""
+    import re
+    return re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), message)
+
+
+def _figure_command(args):
+    """`gwb figure ARGS` in this process (the figure library: no window, no gwb program):
+    (status, standard output, messages)."""
     run = getattr(_gwb, "figure_command", None)
     if run is None:
         raise RuntimeError("gwb.figure draws with the figure library (Qt Gui), which this package was built "
                            "without: build it where Qt is installed (scripts/run builds it with the window)")
-    status, _, err = run([*args, "--out", out])
-    if status != 0:
-        raise ValueError(err.strip() or f"gwb figure failed with status {status}")
+    return run(args)
 
 
 def figure(view, prompt=None, width="3.5in", model=None, baseline=None, format="svg", **options):
     """The figure `gwb figure` makes (same options, with _ for -: font_size=9, no_caption=True), drawn
     in this process by the figure library (where the package was built with Qt; no gwb program runs).
+    Returns a Figure (save() it anywhere); gwb.figure(help=True) prints the options.
 
     model / baseline: a path, or a gwb.Model (saved to a temporary .gwb when it did not come from one)."""
+    if options.pop("help", False):
+        print(_python_words(_figure_command(["--help"])[1]))
+        return None
+    if "out" in options:
+        raise ValueError("gwb.figure returns the figure: write it with .save(path) instead of out=")
+    if not isinstance(view, str):
+        raise ValueError(f"view must be a view id such as 'gate' (gwb.figure(help=True) lists them), got {view!r}")
+    fmt = str(format).lower()
+    if fmt not in _FIGURE_FORMATS:
+        raise ValueError(f"format must be 'svg', 'png' or 'pdf', got {format!r}")
     args = ["--view", view, "--width", str(width)]
     if prompt is not None:
         args += ["--prompt", prompt]
@@ -463,15 +499,21 @@ def figure(view, prompt=None, width="3.5in", model=None, baseline=None, format="
                 args.append(flag)
             elif v is not False and v is not None:
                 args += [flag, str(v)]
-        out = os.path.join(tmpdir, "figure." + format)
-        _run_figure(args, format, out)
+        out = os.path.join(tmpdir, "figure." + fmt)
+        status, _, err = _figure_command([*args, "--out", out])
+        notes = [line.split(": ", 1)[-1] if line.startswith("gwb figure: ") else line
+                 for line in err.splitlines() if line.strip()]
+        if status != 0:
+            problems = [n for n in notes if not n.startswith("note: ")]
+            raise ValueError(_python_words("\n".join(problems)) or f"gwb figure failed with status {status}")
         with open(out, "rb") as f:
             data = f.read()
     finally:
         for name in os.listdir(tmpdir):
             os.unlink(os.path.join(tmpdir, name))
         os.rmdir(tmpdir)
-    return Figure(data, format, [a for a in args])
+    warnings = [n[len("note: "):] if n.startswith("note: ") else n for n in notes]
+    return Figure(data, fmt, list(args), [_python_words(w) for w in warnings])
 
 
 def __getattr__(name):

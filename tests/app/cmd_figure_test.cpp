@@ -9,6 +9,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -163,4 +165,50 @@ TEST(CmdFigure, PathsFigureAndItsOptions) {
                                          QStringLiteral("emma had"), QStringLiteral("--out"), svg});
     EXPECT_EQ(missing.code, 1);
     EXPECT_TRUE(missing.err.contains(QStringLiteral("corrupted prompt"))) << missing.err.toStdString();
+}
+
+TEST(CmdFigure, TheSelectionsNumbersAreReadBeforeAnythingRuns) {
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("x.svg"));
+    const QStringList base = QStringList{QStringLiteral("--view"),   QStringLiteral("gate"),
+                                         QStringLiteral("--prompt"), QStringLiteral("it is a truth"),
+                                         QStringLiteral("--out"),    out,
+                                         QStringLiteral("--model"),  QStringLiteral("/nonexistent-gwb-model.gwb")};
+    // A model that does not exist would fail the run: the option's own message comes first.
+    for (const QString& option :
+         {QStringLiteral("--layer"), QStringLiteral("--head"), QStringLiteral("--token"), QStringLiteral("--offset")}) {
+        const Result r = gwbFigure(base + QStringList{option, QStringLiteral("abc")});
+        EXPECT_NE(r.code, 0);
+        EXPECT_TRUE(r.err.contains(option + QStringLiteral(" must be an integer"))) << r.err.toStdString();
+        EXPECT_FALSE(r.err.contains(QStringLiteral("nonexistent-gwb-model"))) << r.err.toStdString();
+    }
+    const Result seed = gwbFigure(base + QStringList{QStringLiteral("--seed"), QStringLiteral("3")});
+    EXPECT_NE(seed.code, 0);
+    EXPECT_TRUE(seed.err.contains(QStringLiteral("--seed only applies with --continue N"))) << seed.err.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(out));
+    const Result help = gwbFigure({QStringLiteral("--help")});
+    EXPECT_EQ(help.code, 0);
+}
+
+TEST(CmdFigure, SaliencyByDefaultExplainsATokenThatHasANextToken) {
+    // Under the bundled window's rule the default token of a short prompt is its last, which has no
+    // next token: saliency then takes the last but one (or the last with --target).
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("s.svg"));
+    const Result r = gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("saliency"),
+                                                      QStringLiteral("--prompt"), QStringLiteral("it is a truth"),
+                                                      QStringLiteral("--out"), out, QStringLiteral("--data"),
+                                                      dir.filePath(QStringLiteral("s.csv"))});
+    ASSERT_EQ(r.code, 0) << r.err.toStdString();
+    QFile meta(dir.filePath(QStringLiteral("s.json")));
+    ASSERT_TRUE(meta.open(QIODevice::ReadOnly));
+    const QJsonObject o = QJsonDocument::fromJson(meta.readAll()).object();
+    const qint64 tokens = o.value(QStringLiteral("model"))
+                              .toObject()
+                              .value(QStringLiteral("grassmann"))
+                              .toObject()
+                              .value(QStringLiteral("tokens"))
+                              .toInteger();
+    ASSERT_GE(tokens, 2);
+    EXPECT_EQ(o.value(QStringLiteral("selection")).toObject().value(QStringLiteral("token")).toInteger(), tokens - 2);
 }

@@ -166,3 +166,50 @@ def test_info_prints_the_training_summary_one_field_a_line():
     assert len(fields) > 5 and all(":" in f for f in fields), out
     assert not any(f.strip().startswith("{") or '":"' in f for f in fields), "JSON instead of fields"
     assert any(f.split()[0] == "train_files:" and "emma.txt, " in f for f in fields), out
+
+
+def test_figure_keywords_are_checked_in_pythons_words(tmp_path, capsys):
+    need_figures_in_process()
+    with pytest.raises(ValueError, match="format must be 'svg', 'png' or 'pdf', got 'jpg'"):
+        gwb.figure("gate", prompt="It is", format="jpg")
+    with pytest.raises(ValueError, match="view must be a view id"):
+        gwb.figure(None, prompt="It is")
+    with pytest.raises(ValueError, match=r"\.save\(path\)"):
+        gwb.figure("gate", prompt="It is", out=str(tmp_path / "x.svg"))
+    assert not (tmp_path / "x.svg").exists()
+    assert gwb.figure("gate", help=True) is None
+    assert "font_size" in capsys.readouterr().out  # the options as keywords
+    with pytest.raises(ValueError) as e:
+        gwb.figure("gate", prompt="It is a truth universally acknowledged", layer=99)
+    assert "layer 99 is out of range" in str(e.value) and "--" not in str(e.value)
+    png = gwb.figure("gate", prompt="It is a truth", format="PNG")
+    assert png.format == "png" and png._repr_png_() is not None
+
+
+def test_figure_save_says_where_it_could_not_write_and_writes_as_any_new_file(tmp_path):
+    need_figures_in_process()
+    f = gwb.figure("gate", prompt="It is a truth universally acknowledged")
+    missing = tmp_path / "no-such-folder" / "g.svg"
+    with pytest.raises(FileNotFoundError, match="no-such-folder"):
+        f.save(missing)
+    with pytest.raises(ValueError, match=r"ending in \.svg"):
+        f.save(tmp_path)
+    old = os.umask(0o022)
+    try:
+        f.save(tmp_path / "g.svg")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "g.svg").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+    if os.geteuid() != 0:  # root writes anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        with pytest.raises(PermissionError, match="cannot write"):
+            f.save(ro / "g.svg")
+
+
+def test_figure_keeps_the_commands_notes():
+    need_figures_in_process()
+    f = gwb.figure("gate", prompt="It is a truth universally acknowledged", **{"continue": 3, "greedy": True})
+    assert any("continued the prompt by 3 tokens" in w for w in f.warnings), f.warnings
