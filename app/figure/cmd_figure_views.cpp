@@ -184,7 +184,7 @@ void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
             err << "gwb figure: patching: " << QString::fromStdString(g->model) << ": "
                 << QString::fromStdString(g->error) << "\n";
     for (const auto* g : {&res.grassmann, &res.transformer})
-        if (g->hasGrid() && g->hasMetric && !g->effectDefined)
+        if (g->hasGrid() && g->hasMetric && !g->effectDefined && !in.corrupt.empty()) // an ablation has no effect
             err << "gwb figure: patching: " << QString::fromStdString(g->model)
                 << ": the clean and corrupted metrics are equal (" << g->cleanMetric
                 << "): the normalised effect is undefined; the figure shows the change of the metric\n";

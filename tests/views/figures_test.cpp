@@ -7,6 +7,7 @@
 
 #include "gwb/views/figure_export.h"
 #include "gwb/views/gate_figure.h"
+#include "gwb/views/lens_figure.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -142,4 +143,24 @@ TEST(Figures, UnknownIdsAreRefusedByName) {
     EXPECT_TRUE(r.message.contains(QStringLiteral("unknown view 'nope'"))) << r.message.toStdString();
     EXPECT_TRUE(r.message.contains(QStringLiteral("gate, plucker"))) << r.message.toStdString();
     EXPECT_FALSE(QFile::exists(dir.filePath("f.svg")));
+}
+
+TEST(Figures, TheLensSaysWhyTheLastTokenHasNoRank) {
+    synthetic::ensureApp();
+    const WorkbenchData data = synthetic::makeWorkbenchData();
+    const std::unique_ptr<Figure> f = createFigure(QStringLiteral("lens"));
+    f->setData(data);
+    const int last = static_cast<int>(data.tokenCount()) - 1;
+    f->setSelection({last - 1, 0, 0, 0});
+    auto& lens = static_cast<LensFigure&>(*f);
+    EXPECT_TRUE(lens.rankChart().hasData());
+    EXPECT_TRUE(lens.rankPlaceholder().isEmpty());
+    f->setSelection({last, 0, 0, 0});
+    EXPECT_FALSE(lens.rankChart().hasData());
+    EXPECT_TRUE(lens.rankPlaceholder().contains(QStringLiteral("no next token")))
+        << lens.rankPlaceholder().toStdString();
+    QTemporaryDir dir;
+    const QStringList words = gwb::test::figureTexts(*f, FigureOptions::twoColumn(), dir.filePath("lens.svg"));
+    EXPECT_TRUE(words.join(QLatin1Char(' ')).contains(QStringLiteral("no next token")))
+        << words.join(" | ").toStdString();
 }

@@ -132,6 +132,12 @@ ChartData LensFigure::rankChart() const {
     return c;
 }
 
+QString LensFigure::rankPlaceholder() const {
+    if (rankChart().hasData()) return {};
+    return QStringLiteral("Token %1 is the prompt's last: it has no next token to rank (select an earlier one).")
+        .arg(selToken());
+}
+
 QStringList LensFigure::topKLines(const gwb::engine::TracePtr& trace) const {
     QStringList out;
     const LogitLens* lens = lensFor(m_data, trace);
@@ -296,6 +302,14 @@ void LensFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style,
             y += lineH;
         }
         p.restore();
+    }
+    if (const QString why = rankPlaceholder(); !why.isEmpty()) {
+        p.save();
+        p.setFont(style.body);
+        p.setPen(Qt::darkGray);
+        p.drawText(chartRect, Qt::AlignCenter | Qt::TextWordWrap, why);
+        p.restore();
+        return;
     }
     paintChart(p, chartRect, rankChart(), style);
 }

@@ -260,9 +260,9 @@ QString PatchingFigure::caption() const {
         what = QStringLiteral("Activation patching of %1: the corrupted prompt \u201c%2\u201d runs with the value "
                               "at one layer and %3 taken from the clean prompt \u201c%4\u201d")
                    .arg(sites, qs(d.inputs.corrupt), qs(g.colTitle), qs(d.inputs.clean));
-    else
+    else // "Zero-ablation of ...": a sentence begins with a capital
         what = QStringLiteral("%1-ablation of %2 at one layer and %3 on the prompt \u201c%4\u201d")
-                   .arg(qs(d.inputs.mode), sites, qs(g.colTitle), qs(d.inputs.clean));
+                   .arg(detail::sentence(d.inputs.mode).chopped(1), sites, qs(g.colTitle), qs(d.inputs.clean));
     QString value;
     switch (g.shown()) {
     case PatchingGrid::Shown::Effect:
@@ -283,9 +283,12 @@ QString PatchingFigure::caption() const {
                                "(nats)");
     }
     QStringList metrics;
+    const bool corrupted = !d.corruptTokens.empty(); // else an ablation of the clean prompt alone
     for (const PatchingGrid* m : {&d.grassmann, &d.transformer})
         if (m->hasGrid() && m->hasMetric)
-            metrics << detail::cleanCorruptedPhrase(m->model, m->cleanMetric, m->corruptMetric);
+            metrics << (corrupted
+                            ? detail::cleanCorruptedPhrase(m->model, m->cleanMetric, m->corruptMetric)
+                            : QStringLiteral("%1 unablated %2").arg(qs(m->model), detail::formatValue(m->cleanMetric)));
     return QStringLiteral("%1; %2%3. Both models on one diverging scale centred at 0; grey cells are undefined.")
         .arg(what, value,
              metrics.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(metrics.join(QStringLiteral("; "))));

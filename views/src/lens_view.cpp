@@ -136,7 +136,10 @@ void LensView::refresh() {
         return;
     }
     refreshGrids();
-    m_rank->setChart(f.rankChart());
+    if (const QString why = f.rankPlaceholder(); !why.isEmpty())
+        m_rank->setPlaceholder(why);
+    else
+        m_rank->setChart(f.rankChart());
     const QStringList g = f.topKLines(m_data.grassmann), b = f.topKLines(m_data.baseline);
     const int t = selToken();
     // Without the primary trace's lens the headers name the final state (its label for N = 0).

@@ -38,6 +38,9 @@ public:
     QString gridPlaceholder(bool grassmann) const;
     /// Rank chart of the actual next token per lens layer, both models.
     ChartData rankChart() const;
+    /// Why the rank chart has no point ("" when it has some): the selected token is the last,
+    /// which has no next token.
+    QString rankPlaceholder() const;
     /// The selected cell's top-K: "piece probability", "← next" on the actual next token.
     QStringList topKLines(const gwb::engine::TracePtr& trace) const;
     /// The selected lens layer's label ("L2 in", "final") in the primary trace's lens; "" without one.
