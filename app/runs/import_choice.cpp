@@ -20,8 +20,8 @@ QString noVocabularyMessage(const QString& path) {
 
 bool needsImportChoice(const QString& path, const QString& message) {
     if (!gwb::engine::isImportableCheckpointPath(path.toStdString())) return false;
-    // Phrases of the importer's messages (engine/src/import/import_convert.cpp, layout_file.cpp) that a
-    // different layout, vocabulary or offset schedule can fix.
+    // Phrases of the importer's messages (engine/src/import/import_convert.cpp, import_parameters.cpp,
+    // layout_file.cpp) that a different layout, vocabulary or offset schedule can fix.
     static const char* const fixable[] = {
         "no vocabulary found",              // ours, above
         "cannot tell which implementation", // layout detection failed
