@@ -26,15 +26,8 @@
 #include "patching_cli_util.h"
 #include "test_models.h"
 
-using gwb::app::test::GwbResult;
-using gwb::app::test::runGwb;
-using gwb::app::test::show;
-using gwb::app::test::testModels;
-using gwb::app::test::patching_cli::kClean;
-using gwb::app::test::patching_cli::kCorrupt;
-using gwb::app::test::patching_cli::lines;
-using gwb::app::test::patching_cli::Npz;
-using gwb::app::test::patching_cli::readNpz;
+using namespace gwb::app::test;               // runGwb, show, testModels
+using namespace gwb::app::test::patching_cli; // the prompts, pairs and NPZ helpers
 
 namespace {
 

@@ -17,16 +17,8 @@
 #include "patching_cli_util.h"
 #include "test_models.h"
 
-using gwb::app::test::GwbResult;
-using gwb::app::test::runGwb;
-using gwb::app::test::show;
-using gwb::app::test::testModels;
-using gwb::app::test::patching_cli::kClean;
-using gwb::app::test::patching_cli::kCorrupt;
-using gwb::app::test::patching_cli::lines;
-using gwb::app::test::patching_cli::Npz;
-using gwb::app::test::patching_cli::readNpz;
-using gwb::app::test::patching_cli::writePairs;
+using namespace gwb::app::test;               // runGwb, show, testModels
+using namespace gwb::app::test::patching_cli; // the prompts, pairs and NPZ helpers
 
 TEST(PathsCli, WritesSendersByReceiversAndRefusesBadInputAsPatchDoes) {
     // gwb paths: metric and effect (senders x receivers) with the component names of the window
