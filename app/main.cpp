@@ -2,7 +2,7 @@
 // Built with GWB_HEADLESS (GWB_BUILD_GUI=OFF) it is the command line alone, on Qt Core.
 
 #include "common/command_registry.h"
-#include "common/runtime_dir.h"
+#include "common/process_setup.h"
 #ifndef GWB_HEADLESS
 #include "gui/gui_main.h"
 #include "gui/window_options.h"
@@ -70,6 +70,7 @@ QString helpText() {
 
 int main(int argc, char** argv) {
     gwb::app::ensureRuntimeDir();
+    gwb::app::seedHashesWhenReproducible();
     QCoreApplication::setApplicationName(QStringLiteral("gwb"));
     QCoreApplication::setOrganizationName(QStringLiteral("GrassmannWorkbench"));
     QCoreApplication::setApplicationVersion(QStringLiteral(GWB_VERSION));

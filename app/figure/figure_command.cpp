@@ -2,7 +2,7 @@
 
 #include "figure/cmd_figure_options.h"
 
-#include "common/runtime_dir.h"
+#include "common/process_setup.h"
 
 #include <QGuiApplication>
 #include <QTextStream>
@@ -21,6 +21,7 @@ QString ensureGuiApplication() {
                                     "need a QGuiApplication");
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     ensureRuntimeDir(); // as the gwb program does: no XDG_RUNTIME_DIR warning on stderr
+    seedHashesWhenReproducible();
     static int argc = 1;
     static char name[] = "gwb";
     static char* argv[] = {name, nullptr};

@@ -212,3 +212,29 @@ TEST(CmdFigure, SaliencyByDefaultExplainsATokenThatHasANextToken) {
     ASSERT_GE(tokens, 2);
     EXPECT_EQ(o.value(QStringLiteral("selection")).toObject().value(QStringLiteral("token")).toInteger(), tokens - 2);
 }
+
+TEST(CmdFigure, WithSourceDateEpochAPdfIsTheSameFileEachRun) {
+    // SOURCE_DATE_EPOCH: the PDF's creation date is that time and Qt's hash order is fixed, so
+    // two runs of the same command write the same bytes (a script rebuilding a paper's figures).
+    QTemporaryDir dir;
+    auto run = [&](const QString& name) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("SOURCE_DATE_EPOCH"), QStringLiteral("1764460800"));
+        env.remove(QStringLiteral("QT_HASH_SEED"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(GWB_EXECUTABLE),
+                QStringList{QStringLiteral("figure"), QStringLiteral("--view"), QStringLiteral("plucker")} + models() +
+                    QStringList{QStringLiteral("--prompt"), QStringLiteral("it is a truth universally"),
+                                QStringLiteral("--out"), dir.filePath(name)});
+        EXPECT_TRUE(p.waitForFinished(120000));
+        EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
+        QFile f(dir.filePath(name));
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    const QByteArray a = run(QStringLiteral("a.pdf")), b = run(QStringLiteral("b.pdf"));
+    ASSERT_FALSE(a.isEmpty());
+    EXPECT_TRUE(a.contains("/CreationDate (D:20251130000000Z)"));
+    EXPECT_TRUE(a == b);
+}

@@ -164,3 +164,21 @@ TEST(Figures, TheLensSaysWhyTheLastTokenHasNoRank) {
     EXPECT_TRUE(words.join(QLatin1Char(' ')).contains(QStringLiteral("no next token")))
         << words.join(" | ").toStdString();
 }
+
+TEST(Figures, APdfIsTheSameFileEachTimeWithSourceDateEpoch) {
+    synthetic::ensureApp();
+    const std::unique_ptr<Figure> f = filledFigure(QStringLiteral("gate"), synthetic::makeWorkbenchData());
+    QTemporaryDir dir;
+    auto bytes = [&](const QString& name) {
+        EXPECT_TRUE(exportFigure(*f, FigureOptions::oneColumn(), dir.filePath(name)).ok);
+        QFile file(dir.filePath(name));
+        return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    };
+    qputenv("SOURCE_DATE_EPOCH", "1764460800"); // 2025-11-30 00:00:00 UTC
+    const QByteArray a = bytes(QStringLiteral("a.pdf"));
+    const QByteArray b = bytes(QStringLiteral("b.pdf"));
+    qunsetenv("SOURCE_DATE_EPOCH");
+    EXPECT_TRUE(a.contains("/CreationDate (D:20251130000000Z)"));
+    EXPECT_TRUE(a == b);
+    EXPECT_FALSE(bytes(QStringLiteral("c.pdf")).contains("D:20251130000000Z")); // without it: the time of writing
+}

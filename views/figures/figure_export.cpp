@@ -7,6 +7,7 @@
 #include "gwb/engine/npy.h"
 
 #include <QBuffer>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -63,6 +64,29 @@ ExportResult writeFileAtomically(const QString& path, const QByteArray& bytes) {
     return r;
 }
 
+namespace {
+
+/// A PDF's only varying bytes are its /CreationDate. With SOURCE_DATE_EPOCH set (seconds since
+/// 1970, the reproducible-builds convention) it becomes that time, written in the same number of
+/// bytes (the cross-reference offsets stay right), so a script that rebuilds a paper's figures gets
+/// the same files. Without it, or with a date in another form, the bytes are unchanged.
+QByteArray pdfWithSourceDate(QByteArray pdf) {
+    bool ok = false;
+    const qint64 epoch = qEnvironmentVariable("SOURCE_DATE_EPOCH").toLongLong(&ok);
+    if (!ok || epoch < 0) return pdf;
+    static const QByteArray key = "/CreationDate (D:";
+    const qsizetype at = pdf.indexOf(key);
+    if (at < 0) return pdf;
+    const qsizetype from = at + key.size(), to = pdf.indexOf(')', from);
+    const QByteArray date =
+        QDateTime::fromSecsSinceEpoch(epoch, Qt::UTC).toString(QStringLiteral("yyyyMMddHHmmss'Z'")).toLatin1();
+    if (to < 0 || to - from != date.size()) return pdf; // another form: left as Qt wrote it
+    pdf.replace(from, date.size(), date);
+    return pdf;
+}
+
+} // namespace
+
 ExportResult exportFigure(const Figure& figure, const FigureOptions& options, const QString& path) {
     ExportResult fail;
     const QString suffix = QFileInfo(path).suffix().toLower();
@@ -111,6 +135,7 @@ ExportResult exportFigure(const Figure& figure, const FigureOptions& options, co
         return fail;
     }
     buffer.close();
+    if (suffix == QLatin1String("pdf")) bytes = pdfWithSourceDate(bytes);
     return writeFileAtomically(path, bytes);
 }
 

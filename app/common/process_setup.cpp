@@ -1,6 +1,7 @@
-#include "common/runtime_dir.h"
+#include "common/process_setup.h"
 
 #include <QByteArray>
+#include <QHashSeed>
 #include <QtGlobal>
 
 #include <sys/stat.h>
@@ -16,6 +17,10 @@ void ensureRuntimeDir() {
     if (::stat(dir.constData(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
         (st.st_mode & 0777) == 0700)
         qputenv("XDG_RUNTIME_DIR", dir);
+}
+
+void seedHashesWhenReproducible() {
+    if (!qEnvironmentVariableIsEmpty("SOURCE_DATE_EPOCH")) QHashSeed::setDeterministicGlobalSeed();
 }
 
 } // namespace gwb::app
