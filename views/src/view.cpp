@@ -31,75 +31,44 @@ View::RefreshBatch::~RefreshBatch() {
         }
 }
 
-/// figure() of a view that draws itself (no figure of its own): the view's answers as a Figure.
-class ViewFigure final : public Figure {
-public:
-    explicit ViewFigure(const View& view) : m_view(view) {}
-    QString id() const override { return m_view.viewId(); }
-    QString title() const override { return m_view.title(); }
-    QJsonObject settings() const override { return m_view.settings(); }
-    double aspect(double widthInches) const override { return m_view.figureAspect(widthInches); }
-    QString caption() const override { return m_view.caption(); }
-    std::vector<DataTable> dataTables() const override { return m_view.dataTables(); }
-    bool hasContent() const override { return m_view.hasContent(); }
-    QString missingDataMessage() const override { return m_view.missingDataMessage(); }
-    unsigned analysisParts() const override { return m_view.analysisParts(); }
-    void draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const override {
-        m_view.drawFigure(p, rect, style, map);
-    }
-
-private:
-    const View& m_view;
-};
-
-View::View(QWidget* parent) : QWidget(parent) {}
-
-View::View(std::unique_ptr<Figure> figure, QWidget* parent) : QWidget(parent), m_figure(std::move(figure)) {}
+View::View(std::unique_ptr<Figure> figure, QWidget* parent) : QWidget(parent), m_figure(std::move(figure)) {
+    Q_ASSERT(m_figure);
+}
 
 View::~View() = default;
 
 const Figure& View::figure() const {
-    Figure* f = m_figure.get();
-    if (!f) {
-        if (!m_adapter) m_adapter = std::make_unique<ViewFigure>(*this);
-        f = m_adapter.get();
-        f->setData(m_data);
-    }
     if (m_selection)
-        f->setSelection(m_selection->state());
+        m_figure->setSelection(m_selection->state());
     else
-        f->clearSelection();
-    f->setColormapId(m_colormap);
-    if (m_figure) syncFigure(*f);
-    return *f;
+        m_figure->clearSelection();
+    m_figure->setColormapId(m_colormap);
+    syncFigure(*m_figure);
+    return *m_figure;
 }
 
 double View::figureAspect(double widthInches) const {
-    return m_figure ? figure().aspect(widthInches) : (widthInches < 5 ? 0.8 : 0.62);
+    return figure().aspect(widthInches);
 }
 
 QString View::caption() const {
-    return m_figure ? figure().caption() : QString();
+    return figure().caption();
 }
 
 std::vector<DataTable> View::dataTables() const {
-    return m_figure ? figure().dataTables() : std::vector<DataTable>{};
+    return figure().dataTables();
 }
 
 bool View::hasContent() const {
-    return m_figure && figure().hasContent();
+    return figure().hasContent();
 }
 
 unsigned View::analysisParts() const {
-    return m_figure ? m_figure->analysisParts() : gwb::engine::kAnalysisCore;
-}
-
-void View::drawFigure(QPainter& painter, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
-    if (m_figure) figure().draw(painter, rect, style, map);
+    return m_figure->analysisParts();
 }
 
 QString View::missingDataMessage() const {
-    return m_figure ? figure().missingDataMessage() : QString();
+    return figure().missingDataMessage();
 }
 
 void View::requestRefresh() {
@@ -114,7 +83,7 @@ void View::requestRefresh() {
 
 void View::setData(const WorkbenchData& data) {
     m_data = data;
-    if (m_figure) m_figure->setData(data);
+    m_figure->setData(data);
     requestRefresh();
 }
 
@@ -133,18 +102,13 @@ void View::setSelection(Selection* selection) {
 }
 
 QJsonObject View::settings() const {
-    if (m_figure) return figure().settings();
-    QJsonObject o;
-    o.insert(QStringLiteral("colormap"), gwb::views::colormapName(m_colormap));
-    return o;
+    return figure().settings();
 }
 
 void View::setSettings(const QJsonObject& settings) {
-    if (m_figure) {
-        QJsonObject own = settings;
-        own.remove(QStringLiteral("colormap")); // the view's (below): its combo and a refresh follow
-        m_figure->setSettings(own);
-    }
+    QJsonObject own = settings;
+    own.remove(QStringLiteral("colormap")); // the view's (below): its combo and a refresh follow
+    m_figure->setSettings(own);
     if (settings.contains(QStringLiteral("colormap")))
         setColormapId(colormapFromName(settings.value(QStringLiteral("colormap")).toString(), m_colormap));
 }
@@ -152,7 +116,7 @@ void View::setSettings(const QJsonObject& settings) {
 void View::setColormapId(ColormapId map) {
     if (map == m_colormap) return;
     m_colormap = map;
-    if (m_figure) m_figure->setColormapId(map);
+    m_figure->setColormapId(map);
     refresh();
     Q_EMIT settingsChanged();
 }

@@ -22,15 +22,14 @@ namespace gwb::views {
 class View : public QWidget {
     Q_OBJECT
 public:
-    explicit View(QWidget* parent = nullptr);
-    /// A view drawn from its figure: caption, numbers, content and picture are the figure's.
+    /// A view shows its figure (never null): caption, numbers, content and picture are the figure's.
     View(std::unique_ptr<Figure> figure, QWidget* parent);
     ~View() override;
 
     /// The figure with the view's data, selection, colormap and zoom: what an export draws.
     const Figure& figure() const;
 
-    /// Stable id: "gate", "plucker", "angles", "subspace", "attention", "compare".
+    /// Stable id: "gate", "plucker", "angles", ... (its figure's id).
     virtual QString viewId() const = 0;
     /// Human title, e.g. "Gates".
     virtual QString title() const = 0;
@@ -45,21 +44,20 @@ public:
     virtual QJsonObject settings() const;
     virtual void setSettings(const QJsonObject& settings);
 
-    /// Height / width the figure has at this width when FigureOptions gives no height or aspect
-    /// (narrow figures usually need relatively more height for labels and the caption).
-    virtual double figureAspect(double widthInches) const;
-    /// Draws the figure into rect (logical unit = 1 point) with caption when options.caption.
+    /// The figure's answers (figure.h), with the view's selection and zoom:
+    /// height / width at this width when FigureOptions gives no height or aspect;
+    double figureAspect(double widthInches) const;
+    /// the whole figure into rect (logical unit = 1 point), with caption when options.caption;
     void renderFigure(QPainter& painter, const QRectF& rect, const FigureOptions& options) const;
-    /// One sentence naming the quantity shown and its definition (the figure caption).
-    virtual QString caption() const;
-    /// The numbers behind the current figure (same selection).
-    virtual std::vector<DataTable> dataTables() const;
-    /// True when there is something to draw (else the figure shows the "no data" message).
-    virtual bool hasContent() const;
-    /// The parts of the Grassmann analysis this view draws (gwb::engine::AnalysisPart bits): the
-    /// window computes those of the visible views first and the others after (the core part alone
-    /// unless a view says more).
-    virtual unsigned analysisParts() const;
+    /// one sentence naming the quantity shown and its definition (the figure caption);
+    QString caption() const;
+    /// the numbers behind the current figure (same selection);
+    std::vector<DataTable> dataTables() const;
+    /// whether there is something to draw (else the figure shows missingDataMessage());
+    bool hasContent() const;
+    /// the parts of the Grassmann analysis this view draws (gwb::engine::AnalysisPart bits): the
+    /// window computes those of the visible views first and the others after.
+    unsigned analysisParts() const;
 
     /// While one exists (GUI thread only), new data and selection changes only mark views for a
     /// refresh, and each marked view refreshes once when the outermost batch ends. A new run's
@@ -81,13 +79,11 @@ protected:
     virtual void refresh() = 0;
     /// refresh() now, or once at the end of the current RefreshBatch.
     void requestRefresh();
-    /// Figure body (without caption). `map` is the colormap to use for sequential data.
-    virtual void drawFigure(QPainter& painter, const QRectF& rect, const FigureStyle& style, ColormapId map) const;
-    /// Message to show when the view's model is missing.
-    virtual QString missingDataMessage() const;
+    /// Message to show when the view's data is missing (the figure's).
+    QString missingDataMessage() const;
     /// Gives the figure what only the widgets know (zoom windows, a rotation) before it is used.
     virtual void syncFigure(Figure& figure) const { (void)figure; }
-    /// The view's own figure (views made with one), typed: F must be its class.
+    /// The view's figure, typed (F must be its class), without syncing: for setters.
     template <class F> F& figureAs() const { return static_cast<F&>(*m_figure); }
 
     void setColormapId(ColormapId map);
@@ -100,9 +96,7 @@ protected:
     WorkbenchData m_data;
 
 private:
-    friend class ViewFigure;
-    std::unique_ptr<Figure> m_figure;          ///< the view's figure (null: the view draws itself)
-    mutable std::unique_ptr<Figure> m_adapter; ///< figure() of a view without one
+    std::unique_ptr<Figure> m_figure; ///< the view's figure
     QPointer<Selection> m_selection;
     ColormapId m_colormap = ColormapId::Viridis;
     bool m_refreshPending = false; ///< marked in a RefreshBatch
