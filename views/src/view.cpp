@@ -31,9 +31,8 @@ View::RefreshBatch::~RefreshBatch() {
         }
 }
 
-View::View(std::unique_ptr<Figure> figure, QWidget* parent) : QWidget(parent), m_figure(std::move(figure)) {
-    Q_ASSERT(m_figure);
-}
+View::View(std::unique_ptr<Figure> figure, QWidget* parent)
+    : QWidget(parent), m_figure(std::move(figure)), m_data(m_figure->data()) {}
 
 View::~View() = default;
 
@@ -82,7 +81,6 @@ void View::requestRefresh() {
 }
 
 void View::setData(const WorkbenchData& data) {
-    m_data = data;
     m_figure->setData(data);
     requestRefresh();
 }

@@ -93,10 +93,14 @@ protected:
     int selHead() const { return m_selection ? m_selection->head() : 0; }
     int selOffsetIndex() const { return m_selection ? m_selection->offsetIndex() : 0; }
 
-    WorkbenchData m_data;
+private:
+    std::unique_ptr<Figure> m_figure; ///< the view's figure (declared first: m_data refers into it)
+
+protected:
+    /// The data the view shows: its figure's (one copy, set by setData).
+    const WorkbenchData& m_data;
 
 private:
-    std::unique_ptr<Figure> m_figure; ///< the view's figure
     QPointer<Selection> m_selection;
     ColormapId m_colormap = ColormapId::Viridis;
     bool m_refreshPending = false; ///< marked in a RefreshBatch
