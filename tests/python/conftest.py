@@ -85,13 +85,31 @@ def model(request):
 
 
 def readme_python_blocks(section):
-    """The ```python blocks of the README section titled `section` (up to the next "## " heading)."""
+    """The ```python blocks of the section titled `section` in README.md or a page of docs/ (the
+    documentation site's pages), up to the next heading of the same or a higher level."""
+    import glob
     import re
-    with open(os.path.join(HERE, "..", "..", "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    start = text.index("## " + section + "\n")
-    end = text.find("\n## ", start + 1)
-    return re.findall(r"```python\n(.*?)```", text[start:end if end > 0 else None], re.S)
+    root = os.path.join(HERE, "..", "..")
+    pages = [os.path.join(root, "README.md")] + sorted(glob.glob(os.path.join(root, "docs", "**", "*.md"),
+                                                                 recursive=True))
+    for page in pages:
+        with open(page, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        level, body, fenced = None, [], False
+        for line in lines:
+            heading = None if fenced else re.match(r"(#+) (.*)$", line)
+            if line.startswith("```"):
+                fenced = not fenced
+            if level is None:
+                if heading and heading.group(2) == section:
+                    level = len(heading.group(1))
+                continue
+            if heading and len(heading.group(1)) <= level:
+                break
+            body.append(line)
+        if level is not None:
+            return re.findall(r"```python\n(.*?)```", "\n".join(body), re.S)
+    raise ValueError(f"no section {section!r} in README.md or docs/")
 
 
 def run_readme_block(code, monkeypatch, cwd=None):
