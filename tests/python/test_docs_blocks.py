@@ -1,0 +1,214 @@
+"""Every command and Python block of README.md and of the documentation site's pages (docs/) runs
+as written, and prints what the page says it prints (docs/contributors/docs.md, "Code blocks are
+tests").
+
+One test per page. A page's blocks run in order in a fresh temporary folder (nothing is written into
+the source tree), so a later block may use what an earlier one wrote:
+- ```sh blocks with bash -e, `gwb` being this build's program (GWB_PROGRAM, as the other tests);
+- ```python blocks in one namespace per page, with this build's package;
+- a ```text block marked <!-- docs-test: output --> is the output of the block before it: compared
+  line by line, a line "..." standing for any lines and "..." inside a line for any text;
+- <!-- docs-test: skip because REASON --> before a block leaves it out.
+The folder holds `resources` (the checkout's, so commands read as if run from the checkout's root)
+and, where ../shared/data exists, `austen/` (Jane Austen's novels); a page that names austen/ is
+skipped without them. Blocks that draw figures are skipped in a build without the window.
+Not run: docs/performance*.md (records that scripts/bench writes) and the generated references
+(docs/reference/cli, docs/reference/python).
+
+The view pages (docs/window/) list the definitions their data exports carry: each definition that
+the JSON of the page's own `gwb figure ... --data` block holds must be on the page, word for word."""
+
+import contextlib
+import glob
+import io
+import json
+import linecache
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import figure_available, gwb_program
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+AUSTEN = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "austen"))
+NOT_RUN = re.compile(r"^docs/(performance[-a-z]*\.md|reference/(cli|python)/.*)$")
+RUNNABLE = {"sh": "sh", "bash": "sh", "shell": "sh", "python": "python", "py": "python"}
+MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(.*?)\s*-->\s*$")
+FENCE = re.compile(r"^(\s*)```+\s*([\w+-]*)")
+
+
+def pages():
+    found = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in
+                                   glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
+    return [p for p in found if not NOT_RUN.match(p)]
+
+
+class Block:
+    def __init__(self, lang, code, line, marker):
+        self.lang, self.code, self.line, self.marker = lang, code, line, marker
+        self.output = None  # the expected output (a marked ```text block after it)
+
+    def where(self, page):
+        return f"{page}:{self.line}"
+
+
+def parse(page):
+    """The page's runnable blocks, each with its marker and expected output."""
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    blocks, marker, last, i = [], None, None, 0
+    while i < len(lines):
+        line = lines[i]
+        m = MARKER.match(line)
+        if m:
+            marker = m.group(1)
+            if not (marker == "output" or re.match(r"skip because \S", marker)):
+                raise AssertionError(f"{page}:{i + 1}: unknown marker <!-- docs-test: {marker} --> "
+                                     "(say 'output' or 'skip because REASON')")
+            i += 1
+            continue
+        f = FENCE.match(line)
+        if not f:
+            if line.strip():
+                marker = None  # a marker applies to the block right after it (blank lines between)
+            i += 1
+            continue
+        indent, lang, start = f.group(1), f.group(2).lower(), i + 1
+        body = []
+        i += 1
+        while i < len(lines) and not re.match(r"^\s*```+\s*$", lines[i]):
+            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
+            i += 1
+        if i == len(lines):
+            raise AssertionError(f"{page}:{start}: a code block that never closes")
+        i += 1
+        code = "\n".join(body) + "\n"
+        if marker == "output":
+            if lang != "text" or last is None or last.output is not None:
+                raise AssertionError(f"{page}:{start}: an output block must be a ```text block right after "
+                                     "the block whose output it is")
+            last.output = code
+        elif lang in RUNNABLE:
+            last = Block(RUNNABLE[lang], code, start, marker)
+            blocks.append(last)
+        elif marker is not None:
+            raise AssertionError(f"{page}:{start}: a docs-test marker before a ```{lang} block, which never runs")
+        marker = None
+    return blocks
+
+
+def output_matches(expected, actual):
+    """`actual` has the lines of `expected`, where a line "..." is any lines (none too) and "..."
+    inside a line any text. Trailing spaces do not count."""
+    pattern = []
+    for line in expected.rstrip("\n").split("\n"):
+        if line.strip() == "...":
+            pattern.append(r"(?:[^\n]*\n)*?")
+        else:
+            pattern.append(".*?".join(re.escape(part) for part in line.rstrip().split("...")) + r"\n")
+    actual = "\n".join(line.rstrip() for line in actual.rstrip("\n").split("\n")) + "\n"
+    return re.fullmatch("".join(pattern), actual) is not None
+
+
+def draws_figures(block):
+    return "gwb figure" in block.code or "gwb.figure(" in block.code
+
+
+def run_shell(block, page, cwd, env):
+    r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=cwd, env=env,
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        pytest.fail(f"{block.where(page)}: the block failed with status {r.returncode}:\n{block.code}\n"
+                    f"--- stdout (end)\n{r.stdout[-3000:]}\n--- stderr (end)\n{r.stderr[-3000:]}", pytrace=False)
+    return r.stdout
+
+
+def run_python(block, page, cwd, namespace):
+    name = f"<{block.where(page)}>"
+    linecache.cache[name] = (len(block.code), None, block.code.splitlines(True), name)  # tracers read it
+    out = io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(block.code, name, "exec"), namespace)
+    except Exception as e:  # noqa: BLE001 (the page's own code: any failure is the test's failure)
+        pytest.fail(f"{block.where(page)}: the block raised {type(e).__name__}: {e}\n{block.code}\n"
+                    f"--- printed\n{out.getvalue()[-3000:]}", pytrace=False)
+    finally:
+        os.chdir(old)
+    return out.getvalue()
+
+
+def check_definitions(page, folder):
+    """Each definition the page's exported data carries is on the page, word for word."""
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+        text = re.sub(r"\\(.)", r"\1", f.read())  # Markdown's escapes are not part of the words
+    problems = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+            except ValueError:
+                continue
+        defs = data.get("definitions_used") if isinstance(data, dict) else None
+        for key, words in (defs or {}).items():
+            if f"**{key}**: {words}" not in text:
+                problems.append(f"  {key}: {words}")
+    if problems:
+        pytest.fail(f"{page}: its 'Definitions its data carries' list differs from what the data export "
+                    f"carries; the export says:\n" + "\n".join(problems), pytrace=False)
+
+
+@pytest.mark.parametrize("page", pages())
+def test_page_runs_as_written(page, tmp_path, tmp_path_factory):
+    blocks = parse(page)
+    if not blocks:
+        return
+    if any("austen/" in b.code for b in blocks if not b.marker) and not os.path.isdir(AUSTEN):
+        pytest.skip(f"{AUSTEN} is absent (../shared/data is not in a fresh clone); {page} uses austen/")
+    os.symlink(os.path.join(ROOT, "resources"), tmp_path / "resources")
+    if os.path.isdir(AUSTEN):
+        os.symlink(AUSTEN, tmp_path / "austen")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    prog = gwb_program()
+    has_gwb = bool(prog) and os.path.exists(prog)
+    if has_gwb:
+        bindir = tmp_path_factory.mktemp("bin")
+        os.symlink(os.path.abspath(prog), bindir / "gwb")
+        env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    namespace = {"__name__": "__docs__"}
+    skipped = []
+    for block in blocks:
+        if block.marker:
+            continue
+        if draws_figures(block) and not figure_available():
+            skipped.append(f"{block.where(page)} (this build has no figures)")
+            continue
+        if block.lang == "sh":
+            if not has_gwb:
+                skipped.append(f"{block.where(page)} (no gwb program in this build)")
+                continue
+            printed = run_shell(block, page, tmp_path, env)
+        else:
+            if draws_figures(block) and not hasattr(__import__("gwb")._gwb, "figure_command"):
+                skipped.append(f"{block.where(page)} (the package has no figure library)")
+                continue
+            printed = run_python(block, page, tmp_path, namespace)
+        if block.output is not None and not output_matches(block.output, printed):
+            pytest.fail(f"{block.where(page)}: the block printed\n{printed}\nbut the page says it prints\n"
+                        f"{block.output}", pytrace=False)
+    if page.startswith("docs/window/"):
+        check_definitions(page, tmp_path)
+    if skipped:
+        print(f"{page}: not run: " + "; ".join(skipped))
+
+
+def test_output_matching():
+    assert output_matches("a\n...\nd\n", "a\nb\nc\nd\n")
+    assert output_matches("a\n...\nd\n", "a\nd\n")
+    assert output_matches("time: ... s\n", "time: 1.75 s\n")
+    assert not output_matches("a\nd\n", "a\nb\nd\n")
+    assert not output_matches("time: ... s\n", "time: 1.75 ms\n")
