@@ -67,6 +67,9 @@ struct Context {
 };
 
 void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
+    // First line: a normalised effect that is not defined, and why (effect_claims.h).
+    if (s.hasMetric && !s.corrupt.empty() && !s.effectDefined)
+        std::printf("note: no normalised effect: %s\n", s.effectNote.c_str());
     const auto pieces = gwb::engine::pieceTexts(model, s.corrupt.empty() ? s.clean : s.corrupt);
     const int64_t pos = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
     if (s.estimated)
@@ -92,13 +95,16 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
                 score[i] = s.metric[i] - s.cleanMetric;
             what = "|metric - clean metric|";
         } else if (!s.effectDefined) {
-            std::printf(
-                "  the clean and corrupted metrics are equal (%s): the normalised effect (metric - corrupted) / "
-                "(clean - corrupted) is undefined and written as NaN\n",
-                number(s.cleanMetric).c_str());
+            const bool patching = s.mode == PatchMode::Patch;
+            std::printf("  |clean - corrupted| = %s is below --min-difference %s: the normalised effect (metric - "
+                        "corrupted) / (clean - corrupted) is not defined (written as NaN; effect_defined false); the "
+                        "cells are ranked by the raw effect in logits\n",
+                        number(std::abs(s.cleanMetric - s.corruptMetric)).c_str(), number(s.minDifference).c_str());
+            const double base = patching ? s.corruptMetric : s.cleanMetric;
             for (size_t i = 0; i < score.size(); ++i)
-                score[i] = s.metric[i] - s.cleanMetric;
-            what = "|metric - clean metric|";
+                score[i] = s.metric[i] - base;
+            what = patching ? "|raw effect| (metric - corrupted metric, logits)"
+                            : "|raw effect| (metric - clean metric, logits)";
         } else {
             score = s.effect;
             what = "|effect|";
@@ -125,7 +131,9 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
             s.cols == s.T)
             col += " '" + pieces[static_cast<size_t>(c)] + "'";
         std::printf("  %s, %s:", s.rowLabels[static_cast<size_t>(r)].c_str(), col.c_str());
-        if (s.hasMetric)
+        if (s.hasMetric && !s.effectDefined && !s.corrupt.empty())
+            std::printf(" raw effect %s logits, metric %s\n", number(score[i]).c_str(), number(s.metric[i]).c_str());
+        else if (s.hasMetric)
             std::printf(" effect %s, metric %s\n", std::isnan(s.effect[i]) ? "undefined" : number(s.effect[i]).c_str(),
                         number(s.metric[i]).c_str());
         else
@@ -222,8 +230,11 @@ int runPatch(const QStringList& argsIn) {
         QStringLiteral("Run the sweep for every pair of a pairs file (JSONL, or CSV with a header): fields clean, "
                        "corrupt, answer, wrong, optional position, anything else kept as tags. Unusable lines are "
                        "skipped and reported. Writes per-pair metric and effect (pairs x rows x columns, columns "
-                       "aligned at each pair's metric position), effect_mean, effect_ci_low/high (95% bootstrap "
-                       "over pairs) and effect_n."),
+                       "aligned at each pair's metric position); first whether the pairs have anything to explain "
+                       "(mean clean - corrupted with its paired-bootstrap interval, share of pairs in the answer's "
+                       "direction), then per cell the ratio of means sum(p - k) / sum(c - k) (effect_mean, "
+                       "effect_ci_low/high: 95% paired bootstrap), the raw effect, the mean of per-pair ratios "
+                       "over the pairs above --min-difference, and Holm's marks over the sweep's cells."),
         QStringLiteral("FILE"));
     const QCommandLineOption method(
         QStringLiteral("method"),
@@ -254,8 +265,9 @@ int runPatch(const QStringList& argsIn) {
                                   QStringLiteral("FILE.csv"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
+    const QCommandLineOption minDifference = gwb::app::minDifferenceOption();
     p.addOptions({model, clean, corrupt, answer, wrong, site, mode, position, layer, offset, head, out, resume, data,
-                  device, threads});
+                  device, threads, minDifference});
     p.addOptions({pairs, bootstrap, seed, shard, method, check});
     p.process(args);
     try {
@@ -284,6 +296,7 @@ int runPatch(const QStringList& argsIn) {
             o.head = static_cast<int>(intValue(p, head, "head", -1));
             o.bootstrap = static_cast<int>(intValue(p, bootstrap, "bootstrap", 1000));
             o.seed = static_cast<uint64_t>(intValue(p, seed, "seed", 0));
+            o.minDifference = gwb::app::minDifferenceValue(p, minDifference);
             if (p.isSet(shard)) {
                 const QStringList sh = p.value(shard).split(QLatin1Char('/'));
                 bool ok1 = false, ok2 = false;
@@ -314,6 +327,7 @@ int runPatch(const QStringList& argsIn) {
         checkWritable(p.value(out), "--out");
         if (p.isSet(data)) checkWritable(p.value(data), "--data");
         setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
+        const double minDiff = gwb::app::minDifferenceValue(p, minDifference); // before the model loads
 
         Context ctx;
         ctx.file.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
@@ -328,7 +342,8 @@ int runPatch(const QStringList& argsIn) {
         if (ctx.input.position < -1)
             throw std::invalid_argument("--position must be a token index >= 0, got " +
                                         std::to_string(ctx.input.position));
-        const PatchRequest req = gwb::engine::preparePatchRequest(m, ctx.input);
+        PatchRequest req = gwb::engine::preparePatchRequest(m, ctx.input);
+        req.minDifference = minDiff;
         ctx.file.cleanPrompt = ctx.input.clean;
         ctx.file.corruptPrompt = ctx.input.corrupt;
         ctx.file.answer = ctx.input.answer;

@@ -3,6 +3,7 @@
 
 #include "common/bundled_models.h"
 #include "cli/cli_args.h"
+#include "cli/pairs_summary.h"
 #include "common/command_registry.h"
 #include "cli/patch_pairs_run.h"
 #include "gwb/engine/patch_input.h"
@@ -44,15 +45,19 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
     }
     const PathPairsResult r = computePathPairs(m, file, shape, bootstrap, seed);
     writePathPairsFile(outPath.toStdString(), m, r, modelFile, pairsPath.toStdString());
-    const CellSummary& sum = r.summary;
+    const PairsEstimates& e = r.estimates;
     const auto S = static_cast<int64_t>(r.senderLabels.size()), R = static_cast<int64_t>(r.receiverLabels.size());
     if (!dataPath.isEmpty()) {
-        std::string csv = "sender,receiver,mean,ci_low,ci_high,n\n";
-        for (int64_t i = 0; i < S * R; ++i)
+        std::string csv = "sender,receiver,ratio_of_means,ci_low,ci_high,n,raw_mean,raw_ci_low,raw_ci_high,"
+                          "mean_of_ratios,mean_of_ratios_n,p_value,holm_marked\n";
+        for (int64_t i = 0; i < S * R; ++i) {
+            const size_t k = static_cast<size_t>(i);
             csv += r.senderLabels[static_cast<size_t>(i / R)] + "," + r.receiverLabels[static_cast<size_t>(i % R)] +
-                   "," + number(sum.mean[static_cast<size_t>(i)]) + "," + number(sum.low[static_cast<size_t>(i)]) +
-                   "," + number(sum.high[static_cast<size_t>(i)]) + "," +
-                   std::to_string(sum.n[static_cast<size_t>(i)]) + "\n";
+                   "," + number(e.ratio[k]) + "," + number(e.ratioLow[k]) + "," + number(e.ratioHigh[k]) + "," +
+                   std::to_string(e.n[k]) + "," + number(e.raw[k]) + "," + number(e.rawLow[k]) + "," +
+                   number(e.rawHigh[k]) + "," + number(e.meanOfRatios[k]) + "," + std::to_string(e.meanOfRatiosN[k]) +
+                   "," + number(e.pValue[k]) + "," + std::to_string(e.marked[k]) + "\n";
+        }
         writeBytesAtomic(dataPath.toStdString(), csv.data(), csv.size());
     }
     std::printf("%s: %lld pairs used of %lld lines (%zu skipped); %lld senders x %lld receivers\n",
@@ -60,24 +65,12 @@ int runPathsPairs(const Model& m, const std::string& modelFile, const QString& p
                 r.skipped.size(), static_cast<long long>(S), static_cast<long long>(R));
     for (const SkippedLine& s : r.skipped)
         std::printf("  skipped line %lld: %s\n", static_cast<long long>(s.line), s.reason.c_str());
-    // The largest mean effects, as `gwb patch --pairs` prints its cells.
-    std::vector<size_t> order;
-    for (size_t i = 0; i < sum.mean.size(); ++i)
-        if (std::isfinite(sum.mean[i])) order.push_back(i);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return std::abs(sum.mean[a]) > std::abs(sum.mean[b]); });
-    if (order.empty()) {
-        std::printf("no sender has a defined effect in any pair\n");
-    } else {
-        std::printf("top %zu paths by |mean effect| (95%% bootstrap interval over pairs, n):\n",
-                    std::min<size_t>(5, order.size()));
-        for (size_t k = 0; k < order.size() && k < 5; ++k) {
-            const size_t i = order[k];
-            std::printf("  %s -> %s: %s [%s, %s], n = %lld\n", r.senderLabels[i / static_cast<size_t>(R)].c_str(),
-                        r.receiverLabels[i % static_cast<size_t>(R)].c_str(), shown(sum.mean[i]).c_str(),
-                        shown(sum.low[i]).c_str(), shown(sum.high[i]).c_str(), static_cast<long long>(sum.n[i]));
-        }
-    }
+    gwb::app::printPairsEstimates(
+        e,
+        [&](size_t i) {
+            return r.senderLabels[i / static_cast<size_t>(R)] + " -> " + r.receiverLabels[i % static_cast<size_t>(R)];
+        },
+        false);
     std::printf("wrote %s%s%s\n", qPrintable(outPath), dataPath.isEmpty() ? "" : ", ", qPrintable(dataPath));
     return 0;
 }
@@ -133,6 +126,8 @@ int runPaths(const QStringList& args) {
             "channel. Refused, with the reason, for post-norm models."));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
+    const QCommandLineOption minDifference = gwb::app::minDifferenceOption();
+    p.addOption(minDifference);
     p.addOptions({model, clean, corrupt, answer, wrong, receiver, senders, position, metricPosition, out, data, device,
                   threads, pairs, bootstrap, seed, linear});
     p.process(args);
@@ -154,6 +149,7 @@ int runPaths(const QStringList& args) {
         checkWritable(p.value(out), "--out");
         if (p.isSet(data)) checkWritable(p.value(data), "--data");
         setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
+        const double minDiff = gwb::app::minDifferenceValue(p, minDifference); // before the model loads
         const std::string modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
         const Model m = gwb::engine::loadOrImportModel(modelFile, p.value(device).toStdString()).model;
         if (withPairs) {
@@ -163,6 +159,7 @@ int runPaths(const QStringList& args) {
                 throw std::invalid_argument("--receiver must be logits, resid or all, got '" + rk0.toStdString() + "'");
             shape.logits = rk0 != QLatin1String("resid");
             shape.resid = rk0 != QLatin1String("logits");
+            shape.minDifference = minDiff;
             if (p.isSet(senders))
                 for (const QString& s : p.value(senders).split(QLatin1Char(','), Qt::SkipEmptyParts))
                     shape.senders.push_back(s.trimmed().toStdString());
@@ -187,6 +184,7 @@ int runPaths(const QStringList& args) {
         q.wrong = req.wrong;
         q.position = req.position;
         q.senderPosition = intValue(p, position, "position", -1);
+        q.minDifference = minDiff;
         if (q.senderPosition < -1) throw std::invalid_argument("--position must be a token index >= 0");
         const QString rk = p.isSet(receiver) ? p.value(receiver) : QStringLiteral("all");
         if (rk != QLatin1String("all") && rk != QLatin1String("logits") && rk != QLatin1String("resid"))
@@ -222,22 +220,29 @@ int runPaths(const QStringList& args) {
                 }
             writeBytesAtomic(p.value(data).toStdString(), csv.data(), csv.size());
         }
+        if (!r.effectDefined) std::printf("note: no normalised effect: %s\n", r.effectNote.c_str());
         std::printf("%s: %lld senders x %lld receivers; metric logit['%s'] - logit['%s'] at token %lld: clean %s, "
                     "corrupted %s\n",
                     m.displayName().c_str(), static_cast<long long>(S), static_cast<long long>(R), answerText.c_str(),
                     wrongText.c_str(), static_cast<long long>(r.metricPosition), number(r.cleanMetric).c_str(),
                     number(r.corruptMetric).c_str());
-        if (q.logits && r.effectDefined) {
+        if (q.logits) {
+            // The normalised effect where defined, else the raw effect p - k in logits.
+            auto value = [&](int64_t s) {
+                const size_t i = static_cast<size_t>(s * R);
+                return r.effectDefined ? r.effect[i] : r.metric[i] - r.corruptMetric;
+            };
             std::vector<int64_t> order(static_cast<size_t>(S));
             for (int64_t s = 0; s < S; ++s)
                 order[static_cast<size_t>(s)] = s;
             std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                return std::abs(r.effect[static_cast<size_t>(a * R)]) > std::abs(r.effect[static_cast<size_t>(b * R)]);
+                return std::abs(value(a)) > std::abs(value(b));
             });
-            std::printf("largest direct effects (receiver logits):\n");
+            std::printf("largest direct effects (receiver logits; %s):\n",
+                        r.effectDefined ? "normalised effect (p - k) / (c - k)" : "raw effect p - k, logits");
             for (size_t k = 0; k < order.size() && k < 5; ++k)
-                std::printf("  %s: effect %s\n", r.senderLabels[static_cast<size_t>(order[k])].c_str(),
-                            number(r.effect[static_cast<size_t>(order[k] * R)]).c_str());
+                std::printf("  %s: %s %s\n", r.senderLabels[static_cast<size_t>(order[k])].c_str(),
+                            r.effectDefined ? "effect" : "raw effect", number(value(order[k])).c_str());
         }
         if (p.isSet(linear)) {
             std::vector<size_t> order(lin.labels.size());

@@ -5,6 +5,7 @@
 #include "cli/patch_pairs_run.h"
 
 #include "cli/cli_args.h"
+#include "cli/pairs_summary.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/import.h"
@@ -33,26 +34,11 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 std::atomic<bool> g_stopPairs{false};
 
 void printSummary(const PairsResult& r, int bootstrap, uint64_t seed) {
-    const int64_t cells = r.rows * r.cols;
-    const CellSummary s = summarizeOverPairs(r.primary, r.pairs(), cells, bootstrap, seed);
-    std::vector<int64_t> order;
-    for (int64_t i = 0; i < cells; ++i)
-        if (std::isfinite(s.mean[static_cast<size_t>(i)])) order.push_back(i);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return std::abs(s.mean[static_cast<size_t>(a)]) > std::abs(s.mean[static_cast<size_t>(b)]);
-    });
-    if (order.empty()) {
-        std::printf("no cell has a defined effect in any pair\n");
-        return;
-    }
-    std::printf("top %zu cells by |mean %s| (95%% bootstrap interval over pairs, n):\n",
-                std::min<size_t>(5, order.size()), r.estimated ? "attribution (estimated metric change)" : "effect");
-    for (size_t k = 0; k < order.size() && k < 5; ++k) {
-        const size_t i = static_cast<size_t>(order[k]);
-        std::printf("  %s, %s: %s [%s, %s], n = %lld\n", r.rowLabels[i / static_cast<size_t>(r.cols)].c_str(),
-                    r.colLabels[i % static_cast<size_t>(r.cols)].c_str(), shown(s.mean[i]).c_str(),
-                    shown(s.low[i]).c_str(), shown(s.high[i]).c_str(), static_cast<long long>(s.n[i]));
-    }
+    const PairsEstimates e = estimatePairs(r.metric, r.clean, r.corrupt, r.patchMode, r.pairs(), r.rows * r.cols,
+                                           r.minDifference, bootstrap, seed);
+    const size_t C = static_cast<size_t>(r.cols);
+    printPairsEstimates(
+        e, [&](size_t i) { return r.rowLabels[i / C] + ", " + r.colLabels[i % C]; }, r.estimated);
 }
 
 void printSkipped(const std::vector<SkippedLine>& skipped) {

@@ -281,7 +281,8 @@ void FigureCommandOptions::addTo(QCommandLineParser& p) const {
                   data,       device, threads,  target, stats,    quantity, shape});
     p.addOptions({continueN, sample, greedy, seed, showSelection});
     p.addOptions({dictionary, feature, transcoders, baselineTranscoders});
-    p.addOptions({corrupt, answer, wrong, site, mode, senders, receivers, senderToken, pairs, method, check});
+    p.addOptions(
+        {corrupt, answer, wrong, site, mode, senders, receivers, senderToken, pairs, method, check, minDifference});
 }
 
 } // namespace gwb::app

@@ -140,6 +140,7 @@ struct FigureCommandOptions {
                               QStringLiteral("With --pairs: exact (default; the first-order estimate beside it) "
                                              "or attribution."),
                               QStringLiteral("exact|attribution")};
+    QCommandLineOption minDifference = minDifferenceOption(); ///< patching and paths (effect_claims.h)
     QCommandLineOption check{QStringLiteral("check"),
                              QStringLiteral("With --pairs --method attribution: K cells of largest |estimate| + K "
                                             "random ones per pair run exactly (default 5)."),

@@ -137,6 +137,7 @@ void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
             if (in.method != "attribution") throw std::invalid_argument("--check applies to --method attribution");
             in.check = intOption(p, o.check, "check", 0);
         }
+        in.minDifference = minDifferenceValue(p, o.minDifference);
         gwb::views::PatchingInputs fields;
         fields.site = in.site;
         fields.mode = in.mode;
@@ -154,6 +155,9 @@ void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
                 err << "gwb figure: patching: " << model << ": " << QString::fromStdString(g->error) << "\n";
             for (const std::string& s : g->skipped)
                 err << "gwb figure: patching: " << model << ": skipped " << QString::fromStdString(s) << "\n";
+            if (g->hasGrid() && !g->estimates.difference.effect)
+                err << "note: patching: " << model << ": "
+                    << QString::fromStdString(g->estimates.difference.verdict) << "\n";
         }
         err.flush();
         if (!res.hasGrid()) throw std::runtime_error("no model could run the pairs file (see above)");
@@ -163,6 +167,7 @@ void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
     gwb::views::PatchingInputs in;
     in.clean = outcome.data.prompt();
     in.corrupt = p.value(o.corrupt).toStdString();
+    in.minDifference = minDifferenceValue(p, o.minDifference);
     in.answer = p.value(o.answer).toStdString();
     in.wrong = p.value(o.wrong).toStdString();
     in.site = viewSite(p, o);
@@ -185,9 +190,8 @@ void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
                 << QString::fromStdString(g->error) << "\n";
     for (const auto* g : {&res.grassmann, &res.transformer})
         if (g->hasGrid() && g->hasMetric && !g->effectDefined && !in.corrupt.empty()) // an ablation has no effect
-            err << "gwb figure: patching: " << QString::fromStdString(g->model)
-                << ": the clean and corrupted metrics are equal (" << g->cleanMetric
-                << "): the normalised effect is undefined; the figure shows the change of the metric\n";
+            err << "note: patching: " << QString::fromStdString(g->model) << ": no normalised effect: "
+                << QString::fromStdString(g->effectNote) << "\n";
     err.flush();
     pv->setResult(res);
 }
@@ -205,6 +209,7 @@ void fillPaths(gwb::views::Figure& figure, FigureRun& run) {
     if (in.senders == "offset" || in.senders == "head") in.senders = gwb::engine::kUnitAlias;
     in.receivers = p.isSet(o.receivers) ? p.value(o.receivers).toStdString() : std::string("all");
     in.position = p.isSet(o.senderToken) ? intOption(p, o.senderToken, "sender-token", 0) : -1;
+    in.minDifference = minDifferenceValue(p, o.minDifference);
     if (p.isSet(o.site) || p.isSet(o.mode)) throw std::invalid_argument("--site and --mode apply to --view patching");
     if (const QString problem = paths->checkInputs(in); !problem.isEmpty())
         throw std::invalid_argument(problem.toStdString());
@@ -220,6 +225,10 @@ void fillPaths(gwb::views::Figure& figure, FigureRun& run) {
         if (!g->error.empty())
             err << "gwb figure: paths: " << QString::fromStdString(g->model) << ": " << QString::fromStdString(g->error)
                 << "\n";
+    for (const auto* g : {&res.grassmann, &res.transformer})
+        if (g->hasGrid() && !g->effectDefined)
+            err << "note: paths: " << QString::fromStdString(g->model) << ": no normalised effect: "
+                << QString::fromStdString(g->effectNote) << "\n";
     err.flush();
     paths->setResult(res);
 }
@@ -248,6 +257,8 @@ void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p,
         (metric || p.isSet(o.site) || p.isSet(o.mode)))
         throw std::invalid_argument("--corrupt, --answer, --wrong, --site and --mode only apply to --view patching "
                                     "(and the first three to --view paths)");
+    if (viewId != QLatin1String("patching") && viewId != QLatin1String("paths") && p.isSet(o.minDifference))
+        throw std::invalid_argument("--min-difference only applies to --view patching and --view paths");
     if (viewId != QLatin1String("paths") && (p.isSet(o.senders) || p.isSet(o.receivers) || p.isSet(o.senderToken)))
         throw std::invalid_argument("--senders, --receivers and --sender-token only apply to --view paths");
 }

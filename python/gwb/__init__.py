@@ -16,6 +16,7 @@ mixer.L, gate.L, ffn.L, offset.L.D (offset D's Plucker vectors), head.L.H (head 
 import json
 import os
 import tempfile
+import warnings as _warnings
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from . import _gwb, _paths
 __all__ = [
     "Model", "Trace", "Result", "PatchResult", "PathResult", "Stats", "Figure", "Generation",
     "load", "bundled", "open_trace", "open_patch", "open_paths", "open_stats", "figure", "site_names",
+    "ClaimWarning", "MIN_DIFFERENCE",
 ]
 
 _BUNDLED = {"grassmann": "grassmann-austen.gwb", "transformer": "transformer-austen.gwb"}
@@ -70,6 +72,36 @@ def _progress(enabled, desc):
             state["bar"].close()
 
     return update, close
+
+
+MIN_DIFFERENCE = 0.05
+"""The default least |clean - corrupted| metric difference (logits) for a normalised effect (the
+engine's kDefaultMinDifference; docs: causal claims)."""
+
+
+class ClaimWarning(UserWarning):
+    """A causal result whose normalised numbers are not defined: a clean - corrupted difference
+    below min_difference, or pairs that show no effect to localise. The raw effects are defined."""
+
+
+def _check_min_difference(value):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"min_difference must be a number of logits, got {value!r}") from None
+    if not (v >= 0 and v != float("inf")):
+        raise ValueError(f"min_difference must be a finite number >= 0 (logits), got {value!r}")
+
+
+def _warn_claims(result):
+    """Warns (ClaimWarning) when a result's normalised effect is not defined or its pairs show no
+    effect to localise, with the engine's sentence; returns the result."""
+    meta = result.meta
+    if meta.get("effect_note"):
+        _warnings.warn("no normalised effect: " + meta["effect_note"], ClaimWarning, stacklevel=3)
+    if "effect_to_localise" in meta and not meta["effect_to_localise"]:
+        _warnings.warn(meta.get("verdict", "the pairs show no effect to localise"), ClaimWarning, stacklevel=3)
+    return result
 
 
 def _text(text, what="the prompt"):
@@ -205,19 +237,27 @@ class Model:
 
     def patch(self, clean=None, corrupt=None, answer=None, wrong=None, site="resid", mode=None, position=-1,
               layer=-1, offset=-1, head=-1, method="exact", progress=True, pairs=None, bootstrap=1000, seed=0,
-              check=0):
+              check=0, min_difference=MIN_DIFFERENCE):
         """A patching or ablation sweep, as `gwb patch` writes it (the same array names).
+
+        min_difference: the least |clean - corrupted| metric difference (logits) for a normalised
+        effect. Below it `effect` is NaN, meta["effect_defined"] is False, `raw_effect` (logits) is
+        what is defined, and a ClaimWarning says why (meta["effect_note"]).
 
         pairs=FILE (JSONL or CSV) or a list of dicts with clean, corrupt, answer, wrong (optional
         position, other fields kept as tags): the sweep over every usable pair, as `gwb patch --pairs`
-        writes it (per-pair metric and effect, effect_mean, effect_ci_low/high, effect_n; skipped lines
-        in meta["skipped"]), computed by the engine as that command computes it. Ctrl-C stops after the
+        writes it: per-pair metric, effect and raw_effect; the ratio of means sum(p - k) / sum(c - k)
+        with its paired-bootstrap interval (effect_mean, effect_ci_low/high, effect_n); raw_mean,
+        mean_of_ratios (pairs above min_difference only), p_value and holm_marked; meta["verdict"]
+        says whether the pairs show anything to explain (a ClaimWarning when not); skipped lines in
+        meta["skipped"]. Computed by the engine as that command computes it. Ctrl-C stops after the
         pairs being run and raises KeyboardInterrupt."""
+        _check_min_difference(min_difference)
         if pairs is not None:
             if clean is not None or corrupt is not None:
                 raise ValueError("give either pairs or one clean/corrupt pair, not both")
             return self._patch_pairs(pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check,
-                                     progress)
+                                     progress, min_difference)
         if clean is None:
             raise ValueError("patch needs a clean prompt (or pairs=...)")
         t = _gwb.PatchText()
@@ -231,14 +271,14 @@ class Model:
         cb, close = _progress(progress if method == "exact" else False, f"patch {site}")
         try:
             out = self._m.patch(t, method=method, layer=layer, offset=offset, head=head,
-                                model_file=os.fspath(self.path or ""), progress=cb)
+                                model_file=os.fspath(self.path or ""), progress=cb, min_difference=min_difference)
         finally:
             close()
         # meta.json as gwb patch writes it (the engine's one writer): save() writes the same file.
-        return PatchResult(out["arrays"], json.loads(out["meta_json"]))
+        return _warn_claims(PatchResult(out["arrays"], json.loads(out["meta_json"])))
 
     def _patch_pairs(self, pairs, site, mode, position, layer, offset, head, method, bootstrap, seed, check,
-                     progress):
+                     progress, min_difference):
         # A file goes to the engine by its path (its messages name it); a list goes in as JSONL text.
         # Either way the arrays and meta.json come back in memory, as `gwb patch --pairs` writes them.
         if isinstance(pairs, (str, os.PathLike)):
@@ -255,13 +295,15 @@ class Model:
                                       position=-1 if position is None else position,
                                       layer=-1 if layer is None else layer, offset=-1 if offset is None else offset,
                                       head=-1 if head is None else head, method=method or "exact",
-                                      bootstrap=bootstrap, seed=seed, check=check or 0, progress=cb)
+                                      bootstrap=bootstrap, seed=seed, check=check or 0, progress=cb,
+                                      min_difference=min_difference)
         finally:
             close()
-        return PatchResult(out["arrays"], json.loads(out["meta_json"]))
+        return _warn_claims(PatchResult(out["arrays"], json.loads(out["meta_json"])))
 
     def paths(self, clean=None, corrupt=None, answer=None, wrong=None, position=-1, senders=(), sender_position=-1,
-              linear=False, progress=True, pairs=None, receivers="all", bootstrap=1000, seed=0):
+              linear=False, progress=True, pairs=None, receivers="all", bootstrap=1000, seed=0,
+              min_difference=MIN_DIFFERENCE):
         """Path patching, as `gwb paths` writes it: metric and effect, senders x receivers; with
         linear=True (pre-norm models) also the direct logit attribution of every write, as
         `gwb paths --linear` (linear_corrupt, linear_clean, linear_delta, linear_bias,
@@ -272,7 +314,9 @@ class Model:
         writes it (metric and effect per pair, effect_mean, effect_ci_low/high over `bootstrap`
         resamples from `seed`, effect_n; skipped lines in meta["skipped"]), computed by the engine
         as that command computes it. `receivers`: "all", "logits" or "resid" (pairs only; one pair
-        takes all)."""
+        takes all). effect_mean is the ratio of means; raw_mean, mean_of_ratios, p_value and
+        holm_marked as patch(pairs=...) has them. min_difference as patch() takes it."""
+        _check_min_difference(min_difference)
         if pairs is not None:
             if clean is not None or corrupt is not None:
                 raise ValueError("give either pairs or one clean/corrupt pair, not both")
@@ -289,10 +333,11 @@ class Model:
             cb, close = _progress(progress, "paths pairs")
             try:
                 out = self._m.paths_pairs(os.fspath(self.path or ""), text, csv, name, senders=list(senders),
-                                          receivers=receivers, bootstrap=bootstrap, seed=seed, progress=cb)
+                                          receivers=receivers, bootstrap=bootstrap, seed=seed, progress=cb,
+                                          min_difference=min_difference)
             finally:
                 close()
-            return PathResult(out["arrays"], json.loads(out["meta_json"]))
+            return _warn_claims(PathResult(out["arrays"], json.loads(out["meta_json"])))
         if clean is None or corrupt is None or answer is None or wrong is None:
             raise ValueError("paths needs clean, corrupt, answer and wrong (or pairs=...)")
         t = _gwb.PatchText()
@@ -301,11 +346,11 @@ class Model:
         cb, close = _progress(progress, "paths")
         try:
             out = self._m.paths(t, senders=list(senders), sender_position=sender_position, linear=linear,
-                                model_file=os.fspath(self.path or ""), progress=cb)
+                                model_file=os.fspath(self.path or ""), progress=cb, min_difference=min_difference)
         finally:
             close()
         # meta.json as gwb paths writes it (the engine's one writer): save() writes the same file.
-        return PathResult(out["arrays"], json.loads(out["meta_json"]))
+        return _warn_claims(PathResult(out["arrays"], json.loads(out["meta_json"])))
 
     def stats(self, files, baseline=None, window=256, stride=256, max_windows=0, lens_k=10, out=None,
               progress=True):

@@ -5,6 +5,7 @@
 // progress. A Python exception raised in a hook, and Ctrl-C seen by a progress report, stop the
 // engine's work and are raised again, as they were, when it has returned.
 
+#include "gwb/engine/effect_claims.h"
 #include "gwb/engine/config_io.h"
 #include "gwb/engine/corpus_run.h"
 #include "gwb/engine/generate.h"
@@ -277,8 +278,9 @@ py::array runModel(PyModel& self, const std::vector<int64_t>& ids, const py::dic
 }
 
 py::dict patchModel(PyModel& self, const PatchText& text, const std::string& method, int layer, int offset, int head,
-                    const std::string& modelFile, const py::object& progress) {
+                    const std::string& modelFile, const py::object& progress, double minDifference) {
     refuseReentry(self.model);
+    checkMinDifference(minDifference, "min_difference");
     Pending pending;
     PatchFileContext context;
     PatchSweep sweep = withoutGil(pending, [&] {
@@ -288,6 +290,7 @@ py::dict patchModel(PyModel& self, const PatchText& text, const std::string& met
         r.layer = layer;
         r.offset = offset;
         r.head = head;
+        r.minDifference = minDifference;
         if (method == "attribution") return attributionSweep(self.model, r);
         if (method != "exact") throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
         return runPatchSweep(self.model, r, [&](double f) { return reportProgress(pending, progress, f); });
@@ -307,8 +310,10 @@ py::dict patchModel(PyModel& self, const PatchText& text, const std::string& met
 }
 
 py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std::string>& senders,
-                    int64_t senderPosition, bool linear, const std::string& modelFile, const py::object& progress) {
+                    int64_t senderPosition, bool linear, const std::string& modelFile, const py::object& progress,
+                    double minDifference) {
     refuseReentry(self.model);
+    checkMinDifference(minDifference, "min_difference");
     Pending pending;
     LinearResult lin;
     PathRequest q;
@@ -323,6 +328,7 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
         q.position = r.position;
         q.senders = senders;
         q.senderPosition = senderPosition;
+        q.minDifference = minDifference;
         if (linear) lin = linearAttribution(self.model, q);
         return pathPatching(self.model, q, [&](double f) { return reportProgress(pending, progress, f); });
     });
@@ -343,8 +349,10 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
 /// (`csv` picks the format), as arrays and meta.json, without a file in between.
 py::dict pathsPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsText, bool csv,
                          const std::string& pairsName, const std::vector<std::string>& senders,
-                         const std::string& receivers, int bootstrap, uint64_t seed, const py::object& progress) {
+                         const std::string& receivers, int bootstrap, uint64_t seed, const py::object& progress,
+                         double minDifference) {
     refuseReentry(self.model);
+    checkMinDifference(minDifference, "min_difference");
     if (bootstrap < 0 || bootstrap > 1'000'000)
         throw std::invalid_argument("bootstrap must be between 0 and 1000000, got " + std::to_string(bootstrap));
     if (receivers != "all" && receivers != "logits" && receivers != "resid")
@@ -353,6 +361,7 @@ py::dict pathsPairsModel(PyModel& self, const std::string& modelFile, const std:
     shape.senders = senders;
     shape.logits = receivers != "resid";
     shape.resid = receivers != "logits";
+    shape.minDifference = minDifference;
     Pending pending;
     const PathPairsResult r = withoutGil(pending, [&] {
         return computePathPairs(self.model, parsePairs(pairsText, csv), shape, bootstrap, seed,
@@ -372,8 +381,9 @@ py::dict patchPairsModel(PyModel& self, const std::string& modelFile, const std:
                          const std::string& pairsText, bool csv, const std::string& pairsName, const std::string& site,
                          const std::string& mode, int64_t position, int layer, int offset, int head,
                          const std::string& method, int bootstrap, uint64_t seed, int check,
-                         const py::object& progress) {
+                         const py::object& progress, double minDifference) {
     refuseReentry(self.model);
+    checkMinDifference(minDifference, "min_difference");
     if (method != "exact" && method != "attribution")
         throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
     if (bootstrap < 0 || bootstrap > 1'000'000)
@@ -393,6 +403,7 @@ py::dict patchPairsModel(PyModel& self, const std::string& modelFile, const std:
     o.seed = seed;
     o.attribution = method == "attribution";
     o.check = check;
+    o.minDifference = minDifference;
     Pending pending;
     PairsResult r = withoutGil(pending, [&] {
         const PairsFile file = pairsPath.empty() ? parsePairs(pairsText, csv) : readPairsFile(pairsPath);
@@ -505,17 +516,20 @@ PYBIND11_MODULE(_gwb, m) {
              py::arg("lens_k") = 5, py::arg("max_tokens") = 0, py::arg("progress") = py::none())
         .def("run", &runModel, py::arg("ids"), py::arg("hooks") = py::dict())
         .def("patch", &patchModel, py::arg("text"), py::arg("method") = "exact", py::arg("layer") = -1,
-             py::arg("offset") = -1, py::arg("head") = -1, py::arg("model_file") = "", py::arg("progress") = py::none())
+             py::arg("offset") = -1, py::arg("head") = -1, py::arg("model_file") = "", py::arg("progress") = py::none(),
+             py::arg("min_difference") = kDefaultMinDifference)
         .def("paths", &pathsModel, py::arg("text"), py::arg("senders") = std::vector<std::string>{},
              py::arg("sender_position") = -1, py::arg("linear") = false, py::arg("model_file") = "",
-             py::arg("progress") = py::none())
+             py::arg("progress") = py::none(), py::arg("min_difference") = kDefaultMinDifference)
         .def("paths_pairs", &pathsPairsModel, py::arg("model_file"), py::arg("pairs_text"), py::arg("csv"),
              py::arg("pairs_name"), py::arg("senders") = std::vector<std::string>{}, py::arg("receivers") = "all",
-             py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("progress") = py::none())
+             py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("progress") = py::none(),
+             py::arg("min_difference") = kDefaultMinDifference)
         .def("patch_pairs", &patchPairsModel, py::arg("model_file"), py::arg("pairs_path"), py::arg("pairs_text"),
              py::arg("csv"), py::arg("pairs_name"), py::arg("site"), py::arg("mode") = "", py::arg("position") = -1,
              py::arg("layer") = -1, py::arg("offset") = -1, py::arg("head") = -1, py::arg("method") = "exact",
-             py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("check") = 0, py::arg("progress") = py::none())
+             py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("check") = 0, py::arg("progress") = py::none(),
+             py::arg("min_difference") = kDefaultMinDifference)
         .def("stats", &statsModel, py::arg("baseline"), py::arg("files"), py::arg("window") = 256,
              py::arg("stride") = 256, py::arg("max_windows") = 0, py::arg("lens_k") = 10, py::arg("out"),
              py::arg("progress") = py::none())

@@ -138,13 +138,56 @@ TEST(PatchCli, EqualMetricsGiveANaNEffectSaidInWords) {
     const GwbResult r = runGwb(patchArgs(testModels().transformer, out) +
                                QStringList{"--corrupt", kClean, "--answer", "her", "--wrong", "the", "--site", "head"});
     ASSERT_EQ(r.code, 0) << show(r);
-    EXPECT_TRUE(r.out.contains(QStringLiteral("the clean and corrupted metrics are equal"))) << show(r);
-    EXPECT_TRUE(r.out.contains(QStringLiteral("undefined"))) << show(r);
+    // The first line says why, in the engine's words.
+    EXPECT_TRUE(r.out.startsWith(QStringLiteral("note: no normalised effect: clean - corrupted is 0 logits, below "
+                                                "0.05: raw effects shown")))
+        << show(r);
+    EXPECT_TRUE(r.out.contains(QStringLiteral("raw effect"))) << show(r);
     const Npz z = readNpz(out);
     EXPECT_EQ(z.at("effect").shape, (std::vector<int64_t>{2, 2})); // layers x heads
     for (double e : z.at("effect").values<double>())
         EXPECT_TRUE(std::isnan(e));
     EXPECT_EQ(z.meta["effect_defined"], false);
+    EXPECT_EQ(z.meta["min_difference"], 0.05);
+    EXPECT_NE(z.meta["effect_note"].get<std::string>().find("below 0.05"), std::string::npos);
+    const auto raw = z.at("raw_effect").values<double>(), metric = z.at("metric").values<double>();
+    const double corrupt = z.at("corrupt_metric").values<double>()[0];
+    for (size_t i = 0; i < raw.size(); ++i)
+        EXPECT_DOUBLE_EQ(raw[i], metric[i] - corrupt) << i;
+}
+
+TEST(PatchCli, ARoundingLevelDifferenceIsFlaggedNotDrawnAsAnEffect) {
+    // The new-user case (issue 65): on the bundled Grassmann model "Elizabeth ... then" against
+    // "Darcy ... then" moves logit[she] - logit[he] by under 0.001 logits. Every cell's normalised
+    // effect divided by it and read like a localised mechanism (3.28). Now the first line says why
+    // there is none, effect is NaN and effect_defined false, and raw_effect carries the numbers;
+    // --min-difference 0 gives the old quotient back (the option is the threshold).
+    const QString bundled = QStringLiteral(GWB_SOURCE_DIR "/resources/models/grassmann-austen.gwb");
+    if (!QFileInfo::exists(bundled)) GTEST_SKIP() << "no bundled models in this checkout";
+    QTemporaryDir dir;
+    const QString out = dir.filePath("e.npz"), zero = dir.filePath("z.npz");
+    const QStringList args = {"patch",    "--model",   bundled, "--clean", "Elizabeth walked to the window, and then",
+                              "--corrupt", "Darcy walked to the window, and then", "--answer", "she", "--wrong", "he",
+                              "--site",    "resid",    "--device", "cpu",  "--threads", "1"};
+    const GwbResult r = runGwb(args + QStringList{"--out", out});
+    ASSERT_EQ(r.code, 0) << show(r);
+    EXPECT_TRUE(r.out.startsWith(QStringLiteral("note: no normalised effect: clean - corrupted is 0.000"))) << show(r);
+    EXPECT_TRUE(r.out.section(QLatin1Char('\n'), 0, 0)
+                    .endsWith(QStringLiteral(" logits, below 0.05: raw effects shown (patched - corrupted, logits)")))
+        << show(r);
+    const Npz z = readNpz(out);
+    EXPECT_LT(std::abs(z.at("clean_metric").values<double>()[0] - z.at("corrupt_metric").values<double>()[0]), 0.001);
+    EXPECT_EQ(z.meta["effect_defined"], false);
+    for (double e : z.at("effect").values<double>())
+        EXPECT_TRUE(std::isnan(e));
+    const GwbResult r0 = runGwb(args + QStringList{"--out", zero, "--min-difference", "0"});
+    ASSERT_EQ(r0.code, 0) << show(r0);
+    EXPECT_FALSE(r0.out.startsWith(QStringLiteral("note:"))) << show(r0);
+    EXPECT_EQ(readNpz(zero).meta["effect_defined"], true);
+    const GwbResult bad = runGwb(args + QStringList{"--out", dir.filePath("b.npz"), "--min-difference", "-1"});
+    EXPECT_EQ(bad.code, 1);
+    EXPECT_TRUE(bad.err.contains(QStringLiteral("--min-difference must be a finite number >= 0"))) << show(bad);
+    EXPECT_FALSE(QFileInfo::exists(dir.filePath("b.npz")));
 }
 
 TEST(PatchCli, BadInputExitsNonZeroNamingTheProblemAndWritesNothing) {

@@ -20,10 +20,12 @@
 using namespace gwb::app::test;               // runGwb, show, testModels
 using namespace gwb::app::test::patching_cli; // the prompts, pairs and NPZ helpers
 
-TEST(PatchPairsCli, EachPairEqualsItsOwnRunAndTheMeanIsTheirMean) {
+TEST(PatchPairsCli, EachPairEqualsItsOwnRunAndTheMeanIsTheirRatioOfMeans) {
     // gwb patch --pairs: every usable pair's metric equals a single-pair gwb patch of it, columns
-    // aligned at the metric position; effect_mean is the mean of the pairs' effects; unusable lines
-    // are reported with their numbers; CSV gives the same result as JSONL.
+    // aligned at the metric position; effect_mean is the ratio of means sum(p - k) / sum(c - k) over
+    // the pairs, mean_of_ratios the mean of the per-pair effects above the threshold; the verdict on
+    // clean - corrupted comes first; unusable lines are reported with their numbers; CSV gives the
+    // same result as JSONL.
     QTemporaryDir dir;
     const QString g = testModels().grassmann;
     const QString jsonl = writePairs(dir.filePath("p.jsonl"), false), csv = writePairs(dir.filePath("p.csv"), true);
@@ -75,24 +77,32 @@ TEST(PatchPairsCli, EachPairEqualsItsOwnRunAndTheMeanIsTheirMean) {
                          o.at("clean_metric").values<double>()[0]);
     }
     const auto mean = z.at("effect_mean").values<double>(), low = z.at("effect_ci_low").values<double>(),
-               high = z.at("effect_ci_high").values<double>();
+               high = z.at("effect_ci_high").values<double>(), mor = z.at("mean_of_ratios").values<double>();
     const auto n = z.at("effect_n").values<int64_t>();
+    const auto cm = z.at("clean_metric").values<double>(), km = z.at("corrupt_metric").values<double>();
+    EXPECT_EQ(z.meta["estimator"].get<std::string>().rfind("ratio of means", 0), 0u) << z.meta["estimator"];
+    EXPECT_EQ(z.meta["min_difference"], 0.05);
+    EXPECT_TRUE(r.out.contains(QString::fromStdString(z.meta["verdict"].get<std::string>()))) << show(r);
     for (size_t cell = 0; cell < 27; ++cell) {
-        double sum = 0;
-        int64_t k = 0;
+        double num = 0, den = 0, ratios = 0;
+        int64_t k = 0, above = 0;
         for (size_t p = 0; p < 4; ++p)
-            if (std::isfinite(ev[p * 27 + cell])) {
-                sum += ev[p * 27 + cell];
+            if (std::isfinite(mv[p * 27 + cell])) {
+                num += mv[p * 27 + cell] - km[p];
+                den += cm[p] - km[p];
                 ++k;
+                if (std::abs(cm[p] - km[p]) >= 0.05) ratios += ev[p * 27 + cell], ++above;
             }
         EXPECT_EQ(n[cell], k) << cell;
-        if (k == 0) {
-            EXPECT_TRUE(std::isnan(mean[cell]));
+        if (k == 0 || std::abs(den / static_cast<double>(k)) < 0.05) {
+            EXPECT_TRUE(std::isnan(mean[cell])) << cell;
             continue;
         }
-        EXPECT_NEAR(mean[cell], sum / static_cast<double>(k), 1e-12) << cell;
-        EXPECT_LE(low[cell], mean[cell] + 1e-12) << cell;
-        EXPECT_GE(high[cell], mean[cell] - 1e-12) << cell;
+        EXPECT_NEAR(mean[cell], num / den, 1e-12) << cell;
+        if (above > 0) EXPECT_NEAR(mor[cell], ratios / static_cast<double>(above), 1e-12) << cell;
+        if (std::isfinite(low[cell])) {
+            EXPECT_LE(low[cell], high[cell]) << cell;
+        }
     }
     EXPECT_EQ(lines(tidy), 1 + 4 * 27 + 27);
 

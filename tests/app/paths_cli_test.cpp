@@ -87,7 +87,7 @@ TEST(PathsCli, LinearGivesTermsThatSumToTheMetricAndIsRefusedForPostNorm) {
 
 TEST(PathsCli, PairsGiveTheMeanOverPairsOfEachPairsOwnMatrix) {
     // gwb paths --pairs: each usable pair's senders x receivers matrix equals gwb paths of that
-    // pair alone; effect_mean is their mean; unusable lines are reported.
+    // pair alone; effect_mean is their ratio of means; unusable lines are reported.
     QTemporaryDir dir;
     const QString g = testModels().grassmann;
     const QString jsonl = writePairs(dir.filePath("p.jsonl"), false), out = dir.filePath("pp.npz");
@@ -110,17 +110,23 @@ TEST(PathsCli, PairsGiveTheMeanOverPairsOfEachPairsOwnMatrix) {
         const double a = alone[i], b = all[2 * cells + i];
         EXPECT_TRUE((std::isnan(a) && std::isnan(b)) || std::abs(a - b) < 1e-9) << i;
     }
-    const auto effect = z.at("effect").values<double>(), mean = z.at("effect_mean").values<double>();
+    const auto mean = z.at("effect_mean").values<double>();
+    const auto cm = z.at("clean_metric").values<double>(), km = z.at("corrupt_metric").values<double>();
     for (size_t i = 0; i < cells; ++i) {
-        double sum = 0;
+        double num = 0, den = 0;
         int n = 0;
         for (size_t p = 0; p < 4; ++p)
-            if (std::isfinite(effect[p * cells + i])) {
-                sum += effect[p * cells + i];
+            if (std::isfinite(all[p * cells + i])) {
+                num += all[p * cells + i] - km[p];
+                den += cm[p] - km[p];
                 ++n;
             }
-        if (n > 0) {
-            EXPECT_NEAR(mean[i], sum / n, 1e-12) << i;
+        if (n > 0 && std::abs(den / n) >= 0.05) {
+            EXPECT_NEAR(mean[i], num / den, 1e-12) << i;
+        } else {
+            EXPECT_TRUE(std::isnan(mean[i])) << i;
         }
     }
+    EXPECT_EQ(z.meta["estimator"].get<std::string>().rfind("ratio of means", 0), 0u);
+    EXPECT_TRUE(r.out.contains(QString::fromStdString(z.meta["verdict"].get<std::string>()))) << show(r);
 }

@@ -248,6 +248,20 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         if (marks.row >= 0 && marks.row >= r0 && marks.row < r1)
             p.drawRect(QRectF(plot.left(), yOf(static_cast<double>(marks.row)), plot.width(), cellH));
     }
+    // Marked cells (a test's survivors): a dot, black ringed with white, where cells are large enough.
+    const int64_t srcCols = src.cols();
+    if (!marks.cells.empty() && cellW >= 4 && cellH >= 4 &&
+        marks.cells.size() == static_cast<size_t>(src.rows() * srcCols)) {
+        const double radius = std::min(cellW, cellH) * 0.16;
+        p.setPen(QPen(Qt::white, style.hairline * 1.5));
+        p.setBrush(Qt::black);
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = c0; c < c1; ++c)
+                if (marks.cells[static_cast<size_t>(r * srcCols + c)])
+                    p.drawEllipse(QPointF(xOf(static_cast<double>(c) + 0.5), yOf(static_cast<double>(r) + 0.5)),
+                                  radius, radius);
+        p.setBrush(Qt::NoBrush);
+    }
     p.restore();
 
     // Labels, thinned to one per label pitch.

@@ -50,7 +50,7 @@ HeatmapGeometry HeatmapPanel::paint(QPainter& p, const QRectF& area, const Figur
     MatrixPyramid pyramid(source, mode); // levels for this paint only (an export draws once)
     const QRectF all(0, 0, static_cast<double>(source->cols()), static_cast<double>(source->rows()));
     return paintHeatmap(p, area, pyramid, window.isEmpty() ? all : window, colorScale(map), a, style,
-                        style.selection ? marks : HeatmapMarks{}, /*computeMissing=*/true);
+                        style.selection ? marks : HeatmapMarks{-1, -1, marks.cells}, /*computeMissing=*/true);
 }
 
 } // namespace gwb::views

@@ -16,12 +16,13 @@ using detail::qs;
 using detail::qsAt;
 
 namespace {
-QString shownName(PatchingGrid::Shown s) {
-    switch (s) {
+QString shownName(const PatchingGrid& g) {
+    switch (g.shown()) {
     case PatchingGrid::Shown::Effect:
         return QStringLiteral("normalised effect");
     case PatchingGrid::Shown::MetricChange:
-        return QStringLiteral("metric \u2212 clean metric");
+        return g.ablation ? QStringLiteral("raw effect, ablated \u2212 clean (logits)")
+                          : QStringLiteral("raw effect, patched \u2212 corrupted (logits)");
     default:
         return QStringLiteral("mean \u0394 log p (nats)");
     }
@@ -137,8 +138,8 @@ void PatchingFigure::buildPanels() {
         }
         m_panels[model] = detail::divergingGridPanel(
             g.rows, g.cols, [&g](int64_t r, int64_t c) { return g.value(r, c); },
-            detail::gridAxes(g, QStringLiteral("%1 (%2)").arg(who, qs(g.site)), shownName(g.shown())),
-            patchingScale(m_result)); // one scale for both models, centred at 0
+            detail::gridAxes(g, QStringLiteral("%1 (%2)").arg(who, qs(g.site)), shownName(g)),
+            patchingScale(m_result, model)); // one scale for the models showing one quantity, centred at 0
     }
 }
 
@@ -153,7 +154,7 @@ QString PatchingFigure::valueName() const {
         return QStringLiteral("mean %1").arg(qs(g.valueName()));
     }
     const PatchingGrid& g = m_result.grassmann.hasGrid() ? m_result.grassmann : m_result.transformer;
-    return shownName(g.shown());
+    return shownName(g);
 }
 
 QString PatchingFigure::cellText(int model, int64_t r, int64_t c, QString* why) const {
@@ -174,12 +175,12 @@ QString PatchingFigure::cellText(int model, int64_t r, int64_t c, QString* why) 
         text = QStringLiteral("%1 \u00b7 metric %2 (raw; clean %3, corrupted %4) \u00b7 effect %5 (normalised)")
                    .arg(where, num(raw), num(g.cleanMetric), num(g.corruptMetric), num(eff));
         if (why && std::isnan(eff))
-            *why = !reason.isEmpty()
-                       ? reason
-                       : QStringLiteral("The normalised effect (patched \u2212 corrupted) / (clean \u2212 "
-                                        "corrupted) is undefined: the clean and corrupted metrics are "
-                                        "equal (%1).")
-                             .arg(num(g.cleanMetric));
+            *why = !reason.isEmpty() ? reason
+                   : !g.effectNote.empty()
+                       ? QStringLiteral("No normalised effect (patched \u2212 corrupted) / (clean \u2212 corrupted): "
+                                        "%1.")
+                             .arg(qs(g.effectNote))
+                       : QStringLiteral("The normalised effect is undefined here.");
     } else {
         text = QStringLiteral("%1 \u00b7 mean \u0394 log p %2 nats (raw) \u00b7 normalised %3")
                    .arg(where, num(g.value(r, c)), QStringLiteral("\u2014"));
@@ -211,7 +212,8 @@ QString PatchingFigure::statusText() const {
             if (!g->hasGrid() || !g->hasMetric) continue;
             if (corrupted)
                 parts << detail::cleanCorruptedPhrase(g->model, g->cleanMetric, g->corruptMetric) +
-                             (g->effectDefined ? QString() : QStringLiteral(" (equal: effect \u2014)"));
+                             (g->effectDefined ? QString()
+                                               : QStringLiteral(" \u2014 no normalised effect: %1").arg(qs(g->effectNote)));
             else // an ablation of the clean prompt: nothing was corrupted, so there is no normalised effect
                 parts << QStringLiteral("%1 clean %2").arg(qs(g->model), detail::formatValue(g->cleanMetric));
         }
@@ -273,8 +275,8 @@ QString PatchingFigure::caption() const {
                     .arg(d.metricPosition);
         break;
     case PatchingGrid::Shown::MetricChange:
-        value = QStringLiteral("cells give the change of logit['%1'] \u2212 logit['%2'] at token %3 from the "
-                               "unchanged run")
+        value = QStringLiteral("cells give the raw effect: the change of logit['%1'] \u2212 logit['%2'] at token %3 "
+                               "from the unchanged run, in logits")
                     .arg(qs(d.answerPiece), qs(d.wrongPiece))
                     .arg(d.metricPosition);
         break;
@@ -289,9 +291,20 @@ QString PatchingFigure::caption() const {
             metrics << (corrupted
                             ? detail::cleanCorruptedPhrase(m->model, m->cleanMetric, m->corruptMetric)
                             : QStringLiteral("%1 unablated %2").arg(qs(m->model), detail::formatValue(m->cleanMetric)));
-    return QStringLiteral("%1; %2%3. Both models on one diverging scale centred at 0; grey cells are undefined.")
-        .arg(what, value,
-             metrics.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(metrics.join(QStringLiteral("; "))));
+    // Why a model shows raw effects (effect_claims.h's sentence), first: a reader must not take them
+    // for normalised ones.
+    QStringList notes;
+    for (const PatchingGrid* m : {&d.grassmann, &d.transformer})
+        if (m->hasGrid() && m->hasMetric && corrupted && !m->effectDefined && !m->effectNote.empty())
+            notes << QStringLiteral("%1: no normalised effect: %2").arg(qs(m->model), qs(m->effectNote));
+    const bool oneScale = !d.grassmann.hasGrid() || !d.transformer.hasGrid() ||
+                          d.grassmann.shown() == d.transformer.shown();
+    return QStringLiteral("%1%2; %3%4. %5; grey cells are undefined.")
+        .arg(notes.isEmpty() ? QString() : notes.join(QStringLiteral(". ")) + QStringLiteral(". "), what, value,
+             metrics.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(metrics.join(QStringLiteral("; "))),
+             oneScale ? QStringLiteral("Both models on one diverging scale centred at 0")
+                      : QStringLiteral("Each model on its own diverging scale centred at 0 (they show different "
+                                       "quantities)"));
 }
 
 std::vector<DataTable> PatchingFigure::dataTables() const {
@@ -324,6 +337,17 @@ std::vector<DataTable> PatchingFigure::dataTables() const {
                       .arg(g.cleanMetric, 0, 'g', 9)
                       .arg(g.corruptMetric, 0, 'g', 9),
                   QString(), [&](int64_t r, int64_t c) { return at(g.effect, r, c); });
+            table(QStringLiteral("raw_effect"),
+                  QStringLiteral("raw effect: metric - the changed run's own metric (%1), logits; the normalised "
+                                 "effect is %2")
+                      .arg(g.ablation ? QStringLiteral("clean") : QStringLiteral("corrupted"),
+                           g.effectDefined ? QStringLiteral("defined (|clean - corrupted| >= %1)").arg(g.minDifference)
+                           : g.effectNote.empty() ? QStringLiteral("not defined (no corrupted prompt)")
+                                                  : QStringLiteral("not defined: %1").arg(qs(g.effectNote))),
+                  QStringLiteral("logit"), [&](int64_t r, int64_t c) {
+                      const double m = at(g.metric, r, c);
+                      return m - (g.ablation ? g.cleanMetric : g.corruptMetric);
+                  });
             table(QStringLiteral("metric"),
                   QStringLiteral("raw metric logit['%1'] - logit['%2'] of the changed run at token %3")
                       .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))

@@ -25,15 +25,25 @@ HeatmapPanel PatchingFigure::pairsPanel(int model) const {
     if (!g.hasGrid())
         return detail::placeholderPanel(QStringLiteral("%1: %2").arg(
             who, g.error.empty() ? QStringLiteral("no pair of the file ran on this model") : qs(g.error)));
-    double m = 0; // one scale for both models, centred at 0, from the largest |mean|
+    // One scale, centred at 0, for the models showing the same estimate (a ratio of means and a raw
+    // effect in logits never share one).
+    double m = 0;
     for (const PairsGrid* o : {&m_pairs.grassmann, &m_pairs.transformer})
-        for (double x : o->hasGrid() ? o->mean : std::vector<double>())
-            if (std::isfinite(x)) m = std::max(m, std::abs(x));
-    return detail::divergingGridPanel(
+        if (o->hasGrid() && o->shownEstimate == g.shownEstimate && o->estimated == g.estimated)
+            for (double x : o->mean)
+                if (std::isfinite(x)) m = std::max(m, std::abs(x));
+    HeatmapPanel panel = detail::divergingGridPanel(
         g.rows, g.cols, [&g](int64_t r, int64_t c) { return g.meanAt(r, c); },
-        detail::gridAxes(g, QStringLiteral("%1 (%2), mean over %3 pairs").arg(who, qs(g.site)).arg(g.pairs()),
-                         QStringLiteral("mean %1").arg(qs(g.valueName()))),
+        detail::gridAxes(g, QStringLiteral("%1 (%2), %3 over %4 pairs").arg(who, qs(g.site), shownLabel(g)).arg(g.pairs()),
+                         shownLabel(g)),
         m);
+    panel.marks.cells = g.estimates.marked; // Holm's survivors: a dot
+    return panel;
+}
+
+QString PatchingFigure::shownLabel(const PairsGrid& g) {
+    if (g.estimated) return QStringLiteral("mean estimated metric change (logits)");
+    return g.shownEstimate.empty() ? QStringLiteral("mean %1").arg(qs(g.valueName())) : qs(g.shownEstimate);
 }
 
 QString PatchingFigure::pairsCellText(int model, int64_t r, int64_t c) const {
@@ -46,10 +56,22 @@ QString PatchingFigure::pairsCellText(int model, int64_t r, int64_t c) const {
     const int64_t n = i < g.n.size() ? g.n[i] : 0;
     if (n == 0) return QStringLiteral("%1 \u00b7 no pair defines this cell (n = 0)").arg(where);
     const auto num = detail::finiteOrDash;
-    QString text = QStringLiteral("%1 \u00b7 mean %2 %3, 95% interval [%4, %5], n = %6 of %7 pairs")
-                       .arg(where, qs(g.valueName()), num(g.mean[i]), num(g.low[i]), num(g.high[i]))
+    QString text = QStringLiteral("%1 \u00b7 %2 %3, 95% paired-bootstrap interval [%4, %5], n = %6 of %7 pairs")
+                       .arg(where, shownLabel(g), num(g.mean[i]), num(g.low[i]), num(g.high[i]))
                        .arg(n)
                        .arg(g.pairs());
+    const PairsEstimates& e = g.estimates;
+    if (i < e.raw.size()) {
+        if (g.shownIsRatio()) text += QStringLiteral(" \u00b7 raw %1 logits").arg(num(e.raw[i]));
+        if (!g.estimated && std::isfinite(e.meanOfRatios[i]))
+            text += QStringLiteral(" \u00b7 mean of ratios %1 over %2 pairs (%3 below the threshold left out)")
+                        .arg(num(e.meanOfRatios[i]))
+                        .arg(e.meanOfRatiosN[i])
+                        .arg(e.leftOut[i]);
+        text += QStringLiteral(" \u00b7 p %1 (t-test of the raw effect)%2")
+                    .arg(num(e.pValue[i]), e.marked[i] ? QStringLiteral(", marked by Holm over the sweep")
+                                                       : QStringLiteral(", not marked by Holm"));
+    }
     if (g.estimated && !g.flagged.empty()) {
         int64_t flagged = 0;
         for (int64_t p = 0; p < g.pairs(); ++p)
@@ -70,7 +92,12 @@ QString PatchingFigure::pairsStatusText() const {
                 QStringLiteral(", %1 line(s) skipped (first: %2)").arg(g->skipped.size()).arg(qs(g->skipped.front()));
         parts << part;
     }
-    return QStringLiteral("%1 (%2 lines), %3: %4. Hover a cell for its mean, interval and n; click it for its "
+    QStringList verdicts; // first: whether the pairs show anything to explain
+    for (const PairsGrid* g : {&m_pairs.grassmann, &m_pairs.transformer})
+        if (g->hasGrid() && !g->estimates.difference.verdict.empty())
+            verdicts << QStringLiteral("%1: %2").arg(qs(g->model), qs(g->estimates.difference.verdict));
+    return (verdicts.isEmpty() ? QString() : verdicts.join(QStringLiteral(". ")) + QStringLiteral(". ")) +
+           QStringLiteral("%1 (%2 lines), %3: %4. Hover a cell for its estimate, interval and n; click it for its "
                           "distribution.")
         .arg(QFileInfo(qs(m_pairs.inputs.file)).fileName())
         .arg(m_pairs.lines)
@@ -90,20 +117,34 @@ QString PatchingFigure::pairsCaption() const {
                           .arg(qs(m->model))
                           .arg(m->pairs())
                           .arg(m->complete ? QString() : QStringLiteral(" (cancelled before the rest)"));
-    const QString value = g.estimated
-                              ? QStringLiteral("attribution patching: the first-order estimate of the change of "
-                                               "logit[answer] \u2212 logit[wrong]")
-                              : QStringLiteral("the normalised effect (patched \u2212 corrupted) / (clean \u2212 "
-                                               "corrupted) of logit[answer] \u2212 logit[wrong]");
-    return QStringLiteral("%1 of %2 over the pairs of %3 (%4): %5 at each pair's metric position, mean over pairs "
-                          "(heatmaps; columns of a position site count back from the metric position m) with a 95% "
-                          "percentile bootstrap interval (%6 resamples, seed %7). Below: the distribution over pairs "
-                          "of one cell, and the estimate against the exact change with their correlations.")
-        .arg(d.inputs.mode == "patch" ? QStringLiteral("Activation patching")
-                                      : QStringLiteral("%1-ablation").arg(qs(d.inputs.mode)),
-             sites, QFileInfo(qs(d.inputs.file)).fileName(), counts.join(QStringLiteral(", ")), value)
-        .arg(d.bootstrap)
-        .arg(d.seed);
+    const QString value =
+        g.estimated ? QStringLiteral("attribution patching: the first-order estimate of the change of logit[answer] "
+                                     "\u2212 logit[wrong], averaged over pairs")
+        : g.shownIsRatio()
+            ? QStringLiteral("the ratio of means \u03a3(p \u2212 k) / \u03a3(c \u2212 k) of logit[answer] \u2212 "
+                             "logit[wrong] (p patched, k corrupted, c clean)")
+            : QStringLiteral("the mean raw effect p \u2212 k of logit[answer] \u2212 logit[wrong] in logits (no "
+                             "ratio: the pairs show no clean \u2212 corrupted difference to localise)");
+    QStringList verdicts;
+    for (const PairsGrid* m : {&d.grassmann, &d.transformer})
+        if (m->hasGrid() && !m->estimates.difference.verdict.empty())
+            verdicts << QStringLiteral("%1: %2.").arg(qs(m->model), qs(m->estimates.difference.verdict));
+    const bool oneScale = !d.grassmann.hasGrid() || !d.transformer.hasGrid() ||
+                          d.grassmann.shownEstimate == d.transformer.shownEstimate;
+    return verdicts.join(QStringLiteral(" ")) + (verdicts.isEmpty() ? QString() : QStringLiteral(" ")) +
+           QStringLiteral("%1 of %2 over the pairs of %3 (%4): %5 at each pair's metric position (heatmaps; "
+                          "columns of a position site count back from the metric position m) with a 95% paired "
+                          "bootstrap interval (%6 resamples, seed %7); dots mark the cells whose raw effect a "
+                          "t-test rejects as 0 after Holm's correction over the sweep's cells (family-wise 0.05); "
+                          "%8. Below: the distribution over pairs of one cell, and the estimate against the exact "
+                          "change with their correlations.")
+               .arg(d.inputs.mode == "patch" ? QStringLiteral("Activation patching")
+                                             : QStringLiteral("%1-ablation").arg(qs(d.inputs.mode)),
+                    sites, QFileInfo(qs(d.inputs.file)).fileName(), counts.join(QStringLiteral(", ")), value)
+               .arg(d.bootstrap)
+               .arg(d.seed)
+               .arg(oneScale ? QStringLiteral("both models on one scale")
+                             : QStringLiteral("each model on its own scale (they show different estimates)"));
 }
 
 std::vector<DataTable> PatchingFigure::pairsTables() const {
@@ -122,15 +163,36 @@ std::vector<DataTable> PatchingFigure::pairsTables() const {
                 g.estimated ? QStringLiteral("logit") : QString(), g.rows, g.cols, std::move(v), qs(g.rowTitle),
                 qs(g.colTitle), detail::qsList(g.rowLabels), detail::qsList(g.colLabels)));
         };
-        table(QStringLiteral("mean"), QStringLiteral("mean %1 over the pairs defining the cell").arg(qs(g.valueName())),
+        const PairsEstimates& e = g.estimates;
+        table(QStringLiteral("mean"),
+              QStringLiteral("%1 over the pairs defining the cell (estimator: %2; %3)")
+                  .arg(shownLabel(g), g.shownIsRatio() ? QStringLiteral("ratio of means sum(p - k) / sum(c - k)")
+                                                       : QStringLiteral("mean of p - k"),
+                       qs(e.difference.verdict)),
               [&](size_t i) { return g.mean[i]; });
         table(QStringLiteral("ci_low"),
-              QStringLiteral("2.5th percentile of the mean over bootstrap resamples of the pairs"),
+              QStringLiteral("2.5th percentile of the estimate over paired bootstrap resamples of the pairs"),
               [&](size_t i) { return g.low[i]; });
         table(QStringLiteral("ci_high"), QStringLiteral("97.5th percentile of the same"),
               [&](size_t i) { return g.high[i]; });
         table(QStringLiteral("n"), QStringLiteral("pairs with a defined value in the cell"),
               [&](size_t i) { return static_cast<double>(g.n[i]); });
+        if (!e.raw.empty()) {
+            table(QStringLiteral("raw_mean"), QStringLiteral("mean raw effect p - k over the pairs (logits)"),
+                  [&](size_t i) { return e.raw[i]; });
+            table(QStringLiteral("p_value"),
+                  QStringLiteral("two-sided one-sample t-test of the cell's raw effects against 0"),
+                  [&](size_t i) { return e.pValue[i]; });
+            table(QStringLiteral("holm_marked"),
+                  QStringLiteral("1 where Holm's procedure over the sweep's %1 tested cells rejects at 0.05")
+                      .arg(e.tested),
+                  [&](size_t i) { return static_cast<double>(e.marked[i]); });
+            if (!g.estimated)
+                table(QStringLiteral("mean_of_ratios"),
+                      QStringLiteral("mean of per-pair effects over the pairs with |clean - corrupted| >= %1 only")
+                          .arg(e.threshold),
+                      [&](size_t i) { return e.meanOfRatios[i]; });
+        }
         // Every pair's value: pairs x cells (rows labelled by the file's line).
         {
             const int64_t cells = g.rows * g.cols;

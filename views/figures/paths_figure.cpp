@@ -98,9 +98,11 @@ void PathsFigure::buildPanels() {
         axes.colTitle = QStringLiteral("receiver");
         axes.rowLabels = detail::qsList(g.senders);
         axes.colLabels = detail::qsList(g.receivers);
-        axes.valueName = valueName();
+        axes.valueName = g.effectDefined ? QStringLiteral("normalised effect")
+                                         : QStringLiteral("raw effect, path-patched \u2212 corrupted (logits)");
         m_panels[model] = detail::divergingGridPanel(
-            g.rows(), g.cols(), [&g](int64_t r, int64_t c) { return g.value(r, c); }, axes, pathsScale(m_result));
+            g.rows(), g.cols(), [&g](int64_t r, int64_t c) { return g.value(r, c); }, axes,
+            pathsScale(m_result, model)); // shared only between matrices of one quantity
     }
 }
 
@@ -121,7 +123,7 @@ int64_t PathsFigure::rows() const {
 QString PathsFigure::valueName() const {
     const PathsGrid& g = m_result.grassmann.hasGrid() ? m_result.grassmann : m_result.transformer;
     return g.effectDefined || !g.hasGrid() ? QStringLiteral("normalised effect")
-                                           : QStringLiteral("metric \u2212 corrupted metric");
+                                           : QStringLiteral("raw effect, path-patched \u2212 corrupted (logits)");
 }
 
 double PathsFigure::aspect(double widthInches) const {
@@ -149,10 +151,9 @@ QString PathsFigure::cellText(int model, int64_t r, int64_t c, QString* why) con
                                   num(g.corruptMetric), num(eff));
     if (why && std::isnan(eff)) {
         const QString reason = qs(g.undefinedReason(r, c));
-        *why = !reason.isEmpty() ? reason
-                                 : QStringLiteral("The normalised effect is undefined: the clean and corrupted "
-                                                  "metrics are equal (%1).")
-                                       .arg(num(g.cleanMetric));
+        *why = !reason.isEmpty()    ? reason
+               : g.effectNote.empty() ? QStringLiteral("The normalised effect is undefined here.")
+                                      : QStringLiteral("No normalised effect: %1.").arg(qs(g.effectNote));
     }
     return text;
 }
@@ -168,7 +169,8 @@ QString PathsFigure::statusText() const {
     for (const PathsGrid* g : {&m_result.grassmann, &m_result.transformer})
         if (g->hasGrid())
             parts << detail::cleanCorruptedPhrase(g->model, g->cleanMetric, g->corruptMetric) +
-                         (g->effectDefined ? QString() : QStringLiteral(" (equal: cells show the metric's change)"));
+                         (g->effectDefined ? QString()
+                                           : QStringLiteral(" \u2014 no normalised effect: %1").arg(qs(g->effectNote)));
     return QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
         .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))
         .arg(m_result.metricPosition)
@@ -187,19 +189,31 @@ bool PathsFigure::hasContent() const {
 QString PathsFigure::caption() const {
     const PathsData& d = m_result;
     if (!d.hasGrid()) return QStringLiteral("Path patching of both models: no run yet.");
-    QStringList metrics;
+    QStringList metrics, notes;
     for (const PathsGrid* m : {&d.grassmann, &d.transformer})
-        if (m->hasGrid()) metrics << detail::cleanCorruptedPhrase(m->model, m->cleanMetric, m->corruptMetric);
-    return QStringLiteral("Path patching: the corrupted prompt \u201c%1\u201d runs with one sender at its value from "
+        if (m->hasGrid()) {
+            metrics << detail::cleanCorruptedPhrase(m->model, m->cleanMetric, m->corruptMetric);
+            if (!m->effectDefined && !m->effectNote.empty())
+                notes << QStringLiteral("%1: no normalised effect: %2. ").arg(qs(m->model), qs(m->effectNote));
+        }
+    const bool raw = !notes.isEmpty();
+    const bool oneScale =
+        !d.grassmann.hasGrid() || !d.transformer.hasGrid() || d.grassmann.effectDefined == d.transformer.effectDefined;
+    return notes.join(QString()) + QStringLiteral("Path patching: the corrupted prompt \u201c%1\u201d runs with one sender at its value from "
                           "the clean prompt \u201c%2\u201d%3 and every other component frozen at its corrupted value; "
                           "column logits gives the sender's direct effect, resid.M its effect through block input "
-                          "h^M. Cells give the normalised effect of logit['%4'] \u2212 logit['%5'] at token %6 (%7). "
-                          "Both models on one diverging scale centred at 0; grey cells are undefined.")
+                          "h^M. Cells give the %8 of logit['%4'] \u2212 logit['%5'] at token %6 (%7). "
+                          "%9; grey cells are undefined.")
         .arg(qs(d.inputs.corrupt), qs(d.inputs.clean),
              d.inputs.position >= 0 ? QStringLiteral(" at token %1 only").arg(d.inputs.position) : QString(),
              qs(d.answerPiece), qs(d.wrongPiece))
         .arg(d.metricPosition)
-        .arg(metrics.join(QStringLiteral("; ")));
+        .arg(metrics.join(QStringLiteral("; ")),
+             raw ? QStringLiteral("normalised effect where defined, else the raw effect in logits")
+                 : QStringLiteral("normalised effect (patched \u2212 corrupted) / (clean \u2212 corrupted)"),
+             oneScale ? QStringLiteral("Both models on one diverging scale centred at 0")
+                      : QStringLiteral("Each model on its own diverging scale centred at 0 (they show different "
+                                       "quantities)"));
 }
 
 std::vector<DataTable> PathsFigure::dataTables() const {

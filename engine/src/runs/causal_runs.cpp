@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -137,6 +138,9 @@ PatchingGrid toGrid(const Model& model, const PatchSweep& s, int which) {
         g.corruptMetric = s.corruptMetric;
     }
     g.effectDefined = s.hasMetric && s.effectDefined;
+    g.minDifference = s.minDifference;
+    g.effectNote = s.effectNote;
+    g.ablation = s.mode != PatchMode::Patch;
     g.metric = s.metric;
     g.effect = s.effect;
     g.meanDelta = s.meanDeltaLogprob;
@@ -157,13 +161,27 @@ void fillPairsGrid(const PairsResult& r, int bootstrap, uint64_t seed, PairsGrid
     g.colTitle = site == "offset" ? "offset" : site == "head" ? "head" : "position";
     g.estimated = r.estimated;
     g.lines = r.lines;
-    g.values = r.primary;
     g.flagged = r.flagged;
-    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed);
-    g.mean = s.mean;
-    g.low = s.low;
-    g.high = s.high;
-    g.n = s.n;
+    g.estimates = estimatePairs(r.metric, r.clean, r.corrupt, r.patchMode, P, cells, r.minDifference, bootstrap, seed);
+    const PairsEstimates& e = g.estimates;
+    // The ratio of means is shown only where the pairs have something to explain (exact runs);
+    // otherwise the raw effect in logits, what the data define.
+    const bool ratio = !r.estimated && e.difference.effect;
+    g.shownEstimate = ratio ? PairsEstimates::kEstimator : "mean raw effect (logits)";
+    g.mean = ratio ? e.ratio : e.raw;
+    g.low = ratio ? e.ratioLow : e.rawLow;
+    g.high = ratio ? e.ratioHigh : e.rawHigh;
+    g.n = e.n;
+    if (ratio) {
+        g.values = r.primary;
+    } else {
+        g.values.assign(r.metric.size(), std::numeric_limits<double>::quiet_NaN());
+        for (int64_t p = 0; p < P; ++p)
+            for (int64_t i = 0; i < cells; ++i) {
+                const size_t k = static_cast<size_t>(p * cells + i);
+                g.values[k] = r.metric[k] - r.baseline(p);
+            }
+    }
     if (!r.estimate.empty()) { // exact run: every pair x cell's estimate against its exact change
         for (int64_t p = 0; p < P; ++p)
             for (int64_t i = 0; i < cells; ++i) {
@@ -250,7 +268,10 @@ PatchingData runPatchingModels(const ModelOpener& open, const CausalModels& mode
         t.wrong = in.wrong;
         t.site = site;
         t.mode = in.mode;
-        return preparePatchRequest(model, t);
+        PatchRequest r = preparePatchRequest(model, t);
+        r.minDifference = in.minDifference;
+        checkMinDifference(r.minDifference);
+        return r;
     };
     auto run = [runs](int m, const Model& model, const PatchRequest& request, PatchingData& out,
                       const RunProgress& share) {
@@ -321,6 +342,8 @@ PathRequest pathsRequestFor(const Model& model, const PathsInputs& in) {
     if (in.senders != "all") q.senders = {resolveUnitAlias(in.senders, model.config().kind)};
     q.logits = in.receivers != "resid";
     q.resid = in.receivers != "logits";
+    checkMinDifference(in.minDifference);
+    q.minDifference = in.minDifference;
     return q;
 }
 
@@ -343,6 +366,8 @@ PathsData runPathsModels(const ModelOpener& open, const CausalModels& models, co
         g.cleanMetric = res.cleanMetric;
         g.corruptMetric = res.corruptMetric;
         g.effectDefined = res.effectDefined;
+        g.minDifference = res.minDifference;
+        g.effectNote = res.effectNote;
         g.metric = res.metric;
         g.effect = res.effect;
         if (out.metricPosition < 0) {
@@ -418,6 +443,7 @@ PairsData runPairsModels(const ModelOpener& open, const CausalModels& models, co
         o.alsoEstimate = !o.attribution;
         o.bootstrap = bootstrap;
         o.seed = seed;
+        o.minDifference = inputs.minDifference;
         try {
             const PairsResult r = computePairs(opened[m], file, o, [&](double f) {
                 const bool go = !progress || progress((ran + f) / std::max(1, toRun));

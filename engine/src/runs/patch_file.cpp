@@ -67,6 +67,8 @@ std::string patchMetaJson(const Model& model, const PatchSweep& s, const PatchFi
         meta["clean_metric"] = s.cleanMetric;
         meta["corrupt_metric"] = s.corruptMetric;
         meta["effect_defined"] = s.effectDefined;
+        meta["min_difference"] = s.minDifference;
+        if (!s.effectNote.empty()) meta["effect_note"] = s.effectNote;
     }
     if (!ctx.selection.empty()) {
         json selection = json::object();
@@ -97,7 +99,10 @@ std::string patchMetaJson(const Model& model, const PatchSweep& s, const PatchFi
     meta["definitions"] = {
         {"words", patchDefinitions()},
         {"effect", "rows x columns  normalised effect (metric - corrupt_metric) / (clean_metric - corrupt_metric); "
-                   "NaN where undefined"},
+                   "NaN where undefined, and everywhere when |clean_metric - corrupt_metric| < min_difference "
+                   "(effect_defined false; effect_note says why)"},
+        {"raw_effect", "rows x columns  metric - the changed run's own metric (corrupt_metric when patching, "
+                       "clean_metric when ablating), logits: what is defined whatever the difference"},
         {"metric", "rows x columns  logit[answer] - logit[wrong] at the metric position of the changed run; NaN "
                    "where the cell does not exist"},
         {"clean_metric", "scalar  the metric of the clean run"},

@@ -165,8 +165,9 @@ std::string patchDefinitions() {
            "before the softmax). patch: the corrupted prompt runs with one site's value replaced by the clean "
            "run's; zero / mean: the clean prompt runs with the site's value set to 0 / to its mean over the "
            "prompt's positions. effect: (metric - corrupt_metric) / (clean_metric - corrupt_metric): 1 = the "
-           "intervention gives the clean metric, 0 = the corrupted one; undefined (NaN) when clean_metric equals "
-           "corrupt_metric or the cell does not exist. delta_logprob: log p(actual next token) of the ablated "
+           "intervention gives the clean metric, 0 = the corrupted one; undefined (NaN) when |clean_metric - "
+           "corrupt_metric| is below min_difference (logits; it would divide by rounding noise) or the cell does "
+           "not exist. raw_effect: metric - the changed run's own metric, logits. delta_logprob: log p(actual next token) of the ablated "
            "run minus the unchanged run's at every position t (predicting token t+1), nats; NaN at the last "
            "token. mean_delta_logprob: its mean over t < T-1.";
 }
@@ -185,6 +186,11 @@ std::vector<NpzMember> patchSweepArrays(const PatchSweep& s) {
     } else if (s.hasMetric) {
         out.push_back({"effect", matrix(s.effect)});
         out.push_back({"metric", matrix(s.metric)});
+        std::vector<double> raw(s.metric.size());
+        const double base = s.mode == PatchMode::Patch ? s.corruptMetric : s.cleanMetric;
+        for (size_t i = 0; i < raw.size(); ++i)
+            raw[i] = s.metric[i] - base;
+        out.push_back({"raw_effect", matrix(raw)});
         out.push_back({"clean_metric", scalar(s.cleanMetric)});
         out.push_back({"corrupt_metric", scalar(s.corruptMetric)});
     }

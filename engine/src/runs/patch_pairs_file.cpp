@@ -27,33 +27,69 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 const char* kAlignment = "Pairs may differ in length: columns of a position site count back from each pair's metric "
                          "position m (labels m, m-1, ...; the rightmost column is the metric position). A pair too "
-                         "short for a column, a cell that does not exist in the model, or a pair whose clean and "
-                         "corrupted metrics are equal (no normalised effect) leaves that cell out of the mean; "
+                         "short for a column, or a cell that does not exist in the model, leaves that cell out; "
                          "effect_n counts the pairs in each cell.";
 
-json definitions(int bootstrap, uint64_t seed) {
+json definitions(int bootstrap, uint64_t seed, double threshold) {
+    const std::string boot = std::to_string(bootstrap) + " paired bootstrap resamples of the pairs (with replacement, "
+                             "seed " + std::to_string(seed) + ", draws as effect_claims.h's bootstrapDraw)";
+    const std::string below = claimNumber(threshold);
     return {{"words", patchDefinitions()},
             {"alignment", kAlignment},
             {"metric", "pairs x rows x columns  logit[answer] - logit[wrong] at the pair's metric position in the "
                        "changed run; NaN where undefined"},
             {"effect", "pairs x rows x columns  (metric - corrupt_metric) / (clean_metric - corrupt_metric) of the "
-                       "pair; NaN where undefined"},
+                       "pair; NaN where undefined, and where |clean_metric - corrupt_metric| < min_difference (" +
+                           below + " logits)"},
+            {"raw_effect", "pairs x rows x columns  metric - the changed run's own metric (corrupt_metric when "
+                           "patching, clean_metric when ablating), logits"},
             {"clean_metric", "pairs  the metric of each pair's clean run"},
             {"corrupt_metric", "pairs  the metric of each pair's corrupted run"},
             {"line", "pairs  the line of the pairs file each pair came from"},
-            {"effect_mean", "rows x columns  mean of effect over the pairs where it is defined"},
-            {"effect_ci_low", "rows x columns  2.5th percentile of the mean over " + std::to_string(bootstrap) +
-                                  " bootstrap resamples of the pairs (with replacement, seed " + std::to_string(seed) +
-                                  ")"},
+            {"effect_mean", "rows x columns  the ratio of means over the pairs that define the cell: sum(metric - "
+                            "corrupt_metric) / sum(clean_metric - corrupt_metric); NaN where the mean denominator is "
+                            "below min_difference"},
+            {"effect_ci_low", "rows x columns  2.5th percentile of the ratio of means over " + boot},
             {"effect_ci_high", "rows x columns  97.5th percentile of the same"},
-            {"effect_n", "rows x columns  pairs with a defined effect in the cell"}};
+            {"effect_n", "rows x columns  pairs that define the cell"},
+            {"raw_mean", "rows x columns  mean of raw_effect over the pairs (logits)"},
+            {"raw_ci_low", "rows x columns  2.5th percentile of raw_mean over the same resamples"},
+            {"raw_ci_high", "rows x columns  97.5th percentile of the same"},
+            {"mean_of_ratios", "rows x columns  mean of the per-pair effect over the pairs with |clean_metric - "
+                               "corrupt_metric| >= min_difference only"},
+            {"mean_of_ratios_ci_low", "rows x columns  2.5th percentile of mean_of_ratios over the same resamples"},
+            {"mean_of_ratios_ci_high", "rows x columns  97.5th percentile of the same"},
+            {"mean_of_ratios_n", "rows x columns  pairs mean_of_ratios used"},
+            {"mean_of_ratios_left_out", "rows x columns  pairs that define the cell but are below min_difference"},
+            {"difference", "4  clean_metric - corrupt_metric over the pairs: mean, 2.5th and 97.5th percentiles of "
+                           "the mean over the same resamples, share of pairs > 0 (the answer's direction)"},
+            {"p_value", "rows x columns  two-sided one-sample t-test of the cell's raw_effect against 0 over its "
+                        "pairs (NaN with fewer than 2)"},
+            {"holm_marked", "rows x columns  1 where Holm's step-down procedure over the sweep's tested cells "
+                            "rejects raw effect 0 at family-wise level 0.05"}};
 }
 
 } // namespace
 
+/// The estimators over the pairs of a run (effect_claims.h), with the run's threshold.
+PairsEstimates estimatesOf(const PairsResult& r, int bootstrap, uint64_t seed) {
+    return estimatePairs(r.metric, r.clean, r.corrupt, r.patchMode, r.pairs(), r.rows * r.cols, r.minDifference,
+                         bootstrap, seed);
+}
+
 std::vector<NpzMember> pairsResultArrays(const PairsResult& r, int bootstrap, uint64_t seed) {
     const int64_t P = r.pairs(), cells = r.rows * r.cols;
-    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed);
+    const PairsEstimates e = estimatesOf(r, bootstrap, seed);
+    // The primary summary: the ratio of means for exact runs, the mean estimate for attribution.
+    const std::vector<double>& mean = r.estimated ? e.raw : e.ratio;
+    const std::vector<double>& low = r.estimated ? e.rawLow : e.ratioLow;
+    const std::vector<double>& high = r.estimated ? e.rawHigh : e.ratioHigh;
+    std::vector<double> raw(r.metric.size(), kNaN);
+    for (int64_t p = 0; p < P; ++p)
+        for (int64_t i = 0; i < cells; ++i) {
+            const size_t k = static_cast<size_t>(p * cells + i);
+            raw[k] = r.metric[k] - r.baseline(p);
+        }
     const std::string pn = r.primaryName();
     std::vector<NpzMember> out;
     out.push_back({r.metricName(), Array<double>({P, r.rows, r.cols}, r.metric)});
@@ -71,10 +107,25 @@ std::vector<NpzMember> pairsResultArrays(const PairsResult& r, int bootstrap, ui
     out.push_back({"clean_metric", Array<double>({P}, r.clean)});
     out.push_back({"corrupt_metric", Array<double>({P}, r.corrupt)});
     out.push_back({"line", Array<int64_t>({P}, r.lines)});
-    out.push_back({pn + "_mean", Array<double>({r.rows, r.cols}, s.mean)});
-    out.push_back({pn + "_ci_low", Array<double>({r.rows, r.cols}, s.low)});
-    out.push_back({pn + "_ci_high", Array<double>({r.rows, r.cols}, s.high)});
-    out.push_back({pn + "_n", Array<int64_t>({r.rows, r.cols}, s.n)});
+    out.push_back({pn + "_mean", Array<double>({r.rows, r.cols}, mean)});
+    out.push_back({pn + "_ci_low", Array<double>({r.rows, r.cols}, low)});
+    out.push_back({pn + "_ci_high", Array<double>({r.rows, r.cols}, high)});
+    out.push_back({pn + "_n", Array<int64_t>({r.rows, r.cols}, e.n)});
+    if (!r.estimated) out.push_back({"raw_effect", Array<double>({P, r.rows, r.cols}, raw)});
+    out.push_back({"raw_mean", Array<double>({r.rows, r.cols}, e.raw)});
+    out.push_back({"raw_ci_low", Array<double>({r.rows, r.cols}, e.rawLow)});
+    out.push_back({"raw_ci_high", Array<double>({r.rows, r.cols}, e.rawHigh)});
+    if (!r.estimated) {
+        out.push_back({"mean_of_ratios", Array<double>({r.rows, r.cols}, e.meanOfRatios)});
+        out.push_back({"mean_of_ratios_ci_low", Array<double>({r.rows, r.cols}, e.meanOfRatiosLow)});
+        out.push_back({"mean_of_ratios_ci_high", Array<double>({r.rows, r.cols}, e.meanOfRatiosHigh)});
+        out.push_back({"mean_of_ratios_n", Array<int64_t>({r.rows, r.cols}, e.meanOfRatiosN)});
+        out.push_back({"mean_of_ratios_left_out", Array<int64_t>({r.rows, r.cols}, e.leftOut)});
+    }
+    const DifferenceSummary& d = e.difference;
+    out.push_back({"difference", Array<double>({4}, {d.mean, d.low, d.high, d.shareInDirection})});
+    out.push_back({"p_value", Array<double>({r.rows, r.cols}, e.pValue)});
+    out.push_back({"holm_marked", Array<uint8_t>({r.rows, r.cols}, e.marked)});
     return out;
 }
 
@@ -83,9 +134,19 @@ std::string pairsResultMetaJson(const PairsResult& r, int bootstrap, uint64_t se
     if (!r.stoppedBy.empty()) meta["stopped_by"] = r.stoppedBy;
     meta["bootstrap"] = bootstrap;
     meta["seed"] = seed;
-    meta["interval"] = "95% percentile bootstrap over pairs";
-    meta["definitions"] = definitions(bootstrap, seed);
+    meta["interval"] = "95% percentile paired bootstrap over pairs (the same resampled pairs for every estimate)";
+    meta["definitions"] = definitions(bootstrap, seed, r.minDifference);
     meta["method"] = r.estimated ? "attribution" : "exact";
+    const PairsEstimates e = estimatesOf(r, bootstrap, seed);
+    meta["min_difference"] = r.minDifference;
+    meta["estimator"] = r.estimated ? "mean estimated metric change (attribution_mean)"
+                                    : std::string(PairsEstimates::kEstimator) + ": " + PairsEstimates::kEstimatorFormula +
+                                          " (effect_mean); the mean of per-pair ratios is mean_of_ratios";
+    meta["correction"] = "Holm over the sweep's " + std::to_string(e.tested) +
+                         " tested cells at family-wise level 0.05 (holm_marked); " + std::to_string(e.markedCount) +
+                         " marked";
+    meta["verdict"] = e.difference.verdict;
+    meta["effect_to_localise"] = e.difference.effect;
     if (r.estimated) {
         json& d = meta["definitions"];
         for (const char* k : {"metric", "effect", "effect_mean", "effect_ci_low", "effect_ci_high", "effect_n"})
@@ -123,27 +184,33 @@ void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const 
     npz.write(path);
     if (data.empty()) return;
     const int64_t P = r.pairs(), cells = r.rows * r.cols;
-    const CellSummary s = summarizeOverPairs(r.primary, P, cells, bootstrap, seed); // the same draws as the NPZ's
+    const PairsEstimates e = estimatesOf(r, bootstrap, seed); // the same draws as the NPZ's
+    const std::vector<double>& mean = r.estimated ? e.raw : e.ratio;
+    const std::vector<double>& low = r.estimated ? e.rawLow : e.ratioLow;
+    const std::vector<double>& high = r.estimated ? e.rawHigh : e.ratioHigh;
     const std::string pn = r.primaryName();
     // Tidy: one row per pair x cell, then one summary row per cell (pair "all").
     const std::vector<std::string>& rowLabels = r.rowLabels;
     const std::vector<std::string>& colLabels = r.colLabels;
     if (rowLabels.size() != static_cast<size_t>(r.rows) || colLabels.size() != static_cast<size_t>(r.cols))
         throw std::invalid_argument("a pairs run whose labels do not match its grid");
-    std::string csv = std::string("pair,line,row,column,") + r.metricName() + "," + pn + ",mean,ci_low,ci_high,n\n";
+    // The summary rows' mean is the run's estimator (meta.json's "estimator"): the ratio of means.
+    std::string csv = std::string("pair,line,row,column,") + r.metricName() + "," + pn +
+                      ",mean,ci_low,ci_high,n,raw_mean,p_value,holm_marked\n";
     for (int64_t p = 0; p < P; ++p)
         for (int64_t i = 0; i < cells; ++i) {
             const size_t k = static_cast<size_t>(p * cells + i);
             csv += std::to_string(p) + "," + std::to_string(r.lines[static_cast<size_t>(p)]) + "," +
                    csvField(rowLabels[static_cast<size_t>(i / r.cols)]) + "," +
                    csvField(colLabels[static_cast<size_t>(i % r.cols)]) + "," + csvNumber(r.metric[k]) + "," +
-                   csvNumber(r.primary[k]) + ",,,,\n";
+                   csvNumber(r.primary[k]) + ",,,,,,,\n";
         }
     for (int64_t i = 0; i < cells; ++i) {
         const size_t k = static_cast<size_t>(i);
         csv += "all,," + csvField(rowLabels[static_cast<size_t>(i / r.cols)]) + "," +
-               csvField(colLabels[static_cast<size_t>(i % r.cols)]) + ",,," + csvNumber(s.mean[k]) + "," +
-               csvNumber(s.low[k]) + "," + csvNumber(s.high[k]) + "," + std::to_string(s.n[k]) + "\n";
+               csvField(colLabels[static_cast<size_t>(i % r.cols)]) + ",,," + csvNumber(mean[k]) + "," +
+               csvNumber(low[k]) + "," + csvNumber(high[k]) + "," + std::to_string(e.n[k]) + "," +
+               csvNumber(e.raw[k]) + "," + csvNumber(e.pValue[k]) + "," + std::to_string(e.marked[k]) + "\n";
     }
     writeBytesAtomic(data, csv.data(), csv.size());
 }

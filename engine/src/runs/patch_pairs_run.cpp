@@ -56,6 +56,7 @@ void setPairsMeta(PairsResult& r, const json& meta) {
         r.shardFirst = shard.value("first_pair", int64_t{0});
         r.shardEnd = shard.value("end_pair", r.usable);
         r.stoppedBy = meta.value("stopped_by", std::string());
+        r.minDifference = meta.value("min_difference", kDefaultMinDifference);
     } catch (const json::exception& e) {
         throw std::invalid_argument(std::string("meta.json of a pairs run: ") + e.what());
     }
@@ -147,6 +148,7 @@ PairsResult computePairs(const Model& m, const PairsFile& file, const PairsRunOp
         const PatchPair* pair;
         PatchRequest request;
     };
+    checkMinDifference(o.minDifference);
     std::vector<Ready> ready;
     std::vector<SkippedLine> skipped = file.skipped;
     for (const PatchPair& pair : file.pairs) {
@@ -155,6 +157,7 @@ PairsResult computePairs(const Model& m, const PairsFile& file, const PairsRunOp
             r.layer = o.layer;
             r.offset = o.offset;
             r.head = o.head;
+            r.minDifference = o.minDifference;
             validatePatchRequest(m, r);
             ready.push_back({&pair, std::move(r)});
         } catch (const std::invalid_argument& e) {
@@ -377,6 +380,7 @@ PairsResult computePairs(const Model& m, const PairsFile& file, const PairsRunOp
                 {"pairs", pairsMeta},
                 {"pairs_usable", usable},
                 {"skipped", skippedJson(skipped)},
+                {"min_difference", o.minDifference},
                 {"shard", {{"index", o.shardIndex}, {"count", o.shardCount}, {"first_pair", from}, {"end_pair", to}}},
                 {"complete", complete && o.shardCount == 1}});
     return r;

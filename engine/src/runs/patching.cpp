@@ -324,6 +324,7 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
     PatchSweep s;
     s.site = r.site;
     s.mode = r.mode;
+    s.minDifference = r.minDifference;
     s.modelName = model.displayName();
     s.T = static_cast<int64_t>(r.clean.size());
     s.clean = r.clean;
@@ -443,7 +444,13 @@ PatchSweep runPatchSweep(const Model& model, const PatchRequest& r, const PatchP
 }
 
 void patchEffects(PatchSweep& s) {
-    s.effectDefined = s.hasMetric && !s.corrupt.empty() && s.cleanMetric != s.corruptMetric;
+    s.effectDefined = false;
+    s.effectNote.clear();
+    if (!s.hasMetric || s.corrupt.empty()) return; // no normalised effect is asked for
+    const EffectCondition e = effectCondition(s.cleanMetric, s.corruptMetric, s.minDifference, true,
+                                              s.mode == PatchMode::Patch ? "patched - corrupted" : "ablated - clean");
+    s.effectDefined = e.defined;
+    s.effectNote = e.reason;
     if (!s.effectDefined) return;
     for (size_t i = 0; i < s.defined.size() && i < s.effect.size(); ++i)
         if (s.defined[i]) s.effect[i] = (s.metric[i] - s.corruptMetric) / (s.cleanMetric - s.corruptMetric);

@@ -219,7 +219,15 @@ std::vector<PatchSweep> attributionBatch(const Model& model, const std::vector<c
         s.flagged.assign(n, 0);
         s.computed.assign(n, 1);
         const double baseMetric = patching ? s.corruptMetric : s.cleanMetric;
-        s.effectDefined = patching && s.cleanMetric != s.corruptMetric;
+        s.minDifference = q.minDifference;
+        s.effectDefined = false;
+        s.effectNote.clear();
+        if (patching && !q.corrupt.empty()) { // the first-order estimate's normalised effect: the same rule
+            const EffectCondition ec =
+                effectCondition(s.cleanMetric, s.corruptMetric, q.minDifference, true, "estimated patched - corrupted");
+            s.effectDefined = ec.defined;
+            s.effectNote = ec.reason;
+        }
         for (size_t i = 0; i < n; ++i) {
             if (!s.defined[i]) continue;
             const Intervention& cell = s.cells[i];

@@ -206,6 +206,7 @@ void validatePatchRequest(const Model& model, const PatchRequest& r) {
     const ModelConfig& c = model.config();
     const int64_t T = static_cast<int64_t>(r.clean.size());
     if (T == 0) throw std::invalid_argument("the clean prompt is empty");
+    checkMinDifference(r.minDifference);
     if (T > c.maxLen)
         throw std::invalid_argument("the prompt has " + std::to_string(T) +
                                     " tokens, more than the model's context of " + std::to_string(c.maxLen));

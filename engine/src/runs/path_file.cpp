@@ -33,7 +33,9 @@ const char* kDefinitions[][2] = {
      "then runs normally with only h^M replaced by it; the metric of that run. NaN at or before S's layer."},
     {"metric", "senders x receivers  logit[answer] - logit[wrong] at the metric position"},
     {"effect",
-     "senders x receivers  (metric - corrupt_metric) / (clean_metric - corrupt_metric); NaN where undefined"}};
+     "senders x receivers  (metric - corrupt_metric) / (clean_metric - corrupt_metric); NaN where undefined, and "
+     "everywhere when |clean_metric - corrupt_metric| < min_difference (effect_defined false, effect_note why): "
+     "then metric - corrupt_metric, the raw effect in logits, is what is defined"}};
 
 const char* kLinearDefinition =
     "direct logit attribution at the metric position of a pre-norm model: h^N_m = embed + every block's "
@@ -106,6 +108,8 @@ std::string pathMetaJson(const Model& m, const PathRequest& q, const PathResult&
     meta["clean_metric"] = r.cleanMetric;
     meta["corrupt_metric"] = r.corruptMetric;
     meta["effect_defined"] = r.effectDefined;
+    meta["min_difference"] = r.minDifference;
+    if (!r.effectNote.empty()) meta["effect_note"] = r.effectNote;
     meta["definitions"] = definitions();
     if (lin) {
         meta["linear_labels"] = lin->labels;
@@ -163,7 +167,8 @@ PathPairsResult computePathPairs(const Model& m, const PairsFile& file, const Pa
         out.corruptMetric.push_back(r.corruptMetric);
     }
     const auto cells = static_cast<int64_t>(out.senderLabels.size() * out.receiverLabels.size());
-    out.summary = summarizeOverPairs(out.effect, out.pairs, cells, bootstrap, seed);
+    out.estimates = estimatePairs(out.metric, out.cleanMetric, out.corruptMetric, true, out.pairs, cells,
+                                  shape.minDifference, bootstrap, seed);
     out.pairsJson = pairsMeta.dump();
     if (progress) progress(1.0);
     return out;
@@ -172,15 +177,33 @@ PathPairsResult computePathPairs(const Model& m, const PairsFile& file, const Pa
 std::vector<NpzMember> pathPairsArrays(const PathPairsResult& r) {
     const int64_t P = r.pairs, S = static_cast<int64_t>(r.senderLabels.size()),
                   R = static_cast<int64_t>(r.receiverLabels.size());
+    const PairsEstimates& e = r.estimates;
+    std::vector<double> raw(r.metric.size());
+    for (int64_t p = 0; p < P; ++p)
+        for (int64_t i = 0; i < S * R; ++i) {
+            const size_t k = static_cast<size_t>(p * S * R + i);
+            raw[k] = r.metric[k] - r.corruptMetric[static_cast<size_t>(p)];
+        }
+    const DifferenceSummary& d = e.difference;
     return {NpzMember{"metric", Array<double>({P, S, R}, r.metric)},
             NpzMember{"effect", Array<double>({P, S, R}, r.effect)},
+            NpzMember{"raw_effect", Array<double>({P, S, R}, raw)},
             NpzMember{"clean_metric", Array<double>({P}, r.cleanMetric)},
             NpzMember{"corrupt_metric", Array<double>({P}, r.corruptMetric)},
             NpzMember{"line", Array<int64_t>({P}, r.lines)},
-            NpzMember{"effect_mean", Array<double>({S, R}, r.summary.mean)},
-            NpzMember{"effect_ci_low", Array<double>({S, R}, r.summary.low)},
-            NpzMember{"effect_ci_high", Array<double>({S, R}, r.summary.high)},
-            NpzMember{"effect_n", Array<int64_t>({S, R}, r.summary.n)}};
+            NpzMember{"effect_mean", Array<double>({S, R}, e.ratio)},
+            NpzMember{"effect_ci_low", Array<double>({S, R}, e.ratioLow)},
+            NpzMember{"effect_ci_high", Array<double>({S, R}, e.ratioHigh)},
+            NpzMember{"effect_n", Array<int64_t>({S, R}, e.n)},
+            NpzMember{"raw_mean", Array<double>({S, R}, e.raw)},
+            NpzMember{"raw_ci_low", Array<double>({S, R}, e.rawLow)},
+            NpzMember{"raw_ci_high", Array<double>({S, R}, e.rawHigh)},
+            NpzMember{"mean_of_ratios", Array<double>({S, R}, e.meanOfRatios)},
+            NpzMember{"mean_of_ratios_n", Array<int64_t>({S, R}, e.meanOfRatiosN)},
+            NpzMember{"mean_of_ratios_left_out", Array<int64_t>({S, R}, e.leftOut)},
+            NpzMember{"difference", Array<double>({4}, {d.mean, d.low, d.high, d.shareInDirection})},
+            NpzMember{"p_value", Array<double>({S, R}, e.pValue)},
+            NpzMember{"holm_marked", Array<uint8_t>({S, R}, e.marked)}};
 }
 
 std::string pathPairsMetaJson(const Model& m, const PathPairsResult& r, const std::string& modelFile,
@@ -199,11 +222,27 @@ std::string pathPairsMetaJson(const Model& m, const PathPairsResult& r, const st
     meta["bootstrap"] = r.bootstrap;
     meta["seed"] = r.seed;
     json defs = definitions();
-    defs["effect_mean"] = "senders x receivers  mean of the pairs' effects where defined";
-    defs["effect_ci_low"] = "senders x receivers  2.5th percentile of the mean over bootstrap resamples of the pairs";
+    const PairsEstimates& e = r.estimates;
+    defs["raw_effect"] = "pairs x senders x receivers  metric - corrupt_metric, logits";
+    defs["effect_mean"] = "senders x receivers  ratio of means: sum over pairs of (metric - corrupt_metric) / sum of "
+                          "(clean_metric - corrupt_metric); NaN where the mean denominator is below min_difference";
+    defs["effect_ci_low"] = "senders x receivers  2.5th percentile of the ratio over paired bootstrap resamples of the "
+                            "pairs (effect_claims.h's bootstrapDraw)";
     defs["effect_ci_high"] = "senders x receivers  97.5th percentile of the same";
-    defs["effect_n"] = "senders x receivers  pairs with a defined effect";
+    defs["effect_n"] = "senders x receivers  pairs that define the cell";
+    defs["raw_mean"] = "senders x receivers  mean raw_effect (logits); raw_ci_low/high its interval";
+    defs["mean_of_ratios"] = "senders x receivers  mean of per-pair effects over the pairs with |clean - corrupted| "
+                             ">= min_difference; mean_of_ratios_n used, mean_of_ratios_left_out left out";
+    defs["difference"] = "4  clean - corrupted over the pairs: mean, its 95% paired-bootstrap interval, share > 0";
+    defs["p_value"] = "senders x receivers  two-sided one-sample t-test of raw_effect against 0";
+    defs["holm_marked"] = "senders x receivers  1 where Holm's procedure over the tested cells rejects at 0.05";
     meta["definitions"] = defs;
+    meta["min_difference"] = e.threshold;
+    meta["estimator"] = std::string(PairsEstimates::kEstimator) + ": " + PairsEstimates::kEstimatorFormula;
+    meta["correction"] = "Holm over " + std::to_string(e.tested) + " tested cells at family-wise level 0.05; " +
+                         std::to_string(e.markedCount) + " marked";
+    meta["verdict"] = e.difference.verdict;
+    meta["effect_to_localise"] = e.difference.effect;
     return meta.dump(2);
 }
 

@@ -214,7 +214,11 @@ PathResult runPaths(const Model& model, const PathRequest& q, const PatchProgres
     const Recorded corrupt = recordRun(net, q.corrupt, device, grassmann);
     res.cleanMetric = metricOf(net, clean.final, m, q.answer, q.wrong);
     res.corruptMetric = metricOf(net, corrupt.final, m, q.answer, q.wrong);
-    res.effectDefined = res.cleanMetric != res.corruptMetric;
+    const EffectCondition ec =
+        effectCondition(res.cleanMetric, res.corruptMetric, q.minDifference, true, "path-patched - corrupted");
+    res.minDifference = q.minDifference;
+    res.effectDefined = ec.defined;
+    res.effectNote = ec.reason;
     // Rows of the sender's clean value: every position, or one.
     const torch::Tensor rows = [&] {
         torch::Tensor t = torch::ones({1, T, 1}, torch::kBool);

@@ -44,8 +44,8 @@ double PatchingGrid::value(int64_t r, int64_t c) const {
     switch (shown()) {
     case Shown::Effect:
         return i < effect.size() ? effect[i] : nan;
-    case Shown::MetricChange:
-        return i < metric.size() ? metric[i] - cleanMetric : nan;
+    case Shown::MetricChange: // the raw effect: from the changed run's own metric
+        return i < metric.size() ? metric[i] - (ablation ? cleanMetric : corruptMetric) : nan;
     default:
         return i < meanDelta.size() ? meanDelta[i] : nan;
     }
@@ -115,6 +115,30 @@ double pathsScale(const PathsData& data) {
     return m;
 }
 
+double patchingScale(const PatchingData& data, int model) {
+    const PatchingGrid& own = model == 0 ? data.grassmann : data.transformer;
+    double m = 0;
+    for (const PatchingGrid* g : {&data.grassmann, &data.transformer}) {
+        if (!g->hasGrid() || g->shown() != own.shown()) continue;
+        for (int64_t r = 0; r < g->rows; ++r)
+            for (int64_t c = 0; c < g->cols; ++c)
+                if (const double v = g->value(r, c); std::isfinite(v)) m = std::max(m, std::abs(v));
+    }
+    return m;
+}
+
+double pathsScale(const PathsData& data, int model) {
+    const PathsGrid& own = model == 0 ? data.grassmann : data.transformer;
+    double m = 0;
+    for (const PathsGrid* g : {&data.grassmann, &data.transformer}) {
+        if (!g->hasGrid() || g->effectDefined != own.effectDefined) continue;
+        for (int64_t r = 0; r < g->rows(); ++r)
+            for (int64_t c = 0; c < g->cols(); ++c)
+                if (const double v = g->value(r, c); std::isfinite(v)) m = std::max(m, std::abs(v));
+    }
+    return m;
+}
+
 PathsInputs pathsFromPatchingCell(const PatchingData& data, int model, int64_t row, int64_t col, std::string* sender) {
     PathsInputs in;
     in.clean = data.inputs.clean;
@@ -165,7 +189,9 @@ std::vector<double> PairsGrid::cellValues(int64_t r, int64_t c) const {
 }
 
 std::string PairsGrid::valueName() const {
-    return estimated ? "estimated metric change" : "effect";
+    if (estimated) return "estimated metric change";
+    // A grid filled by hand (no estimator named) holds effects.
+    return shownEstimate.empty() || shownIsRatio() ? "effect" : "raw effect (logits)";
 }
 
 int64_t defaultPairsCell(const PairsGrid& g) {

@@ -5,6 +5,8 @@
 // (causal_runs.h), the window's Patching and Paths views and `gwb figure` draw them, and tests build
 // them by hand. Torch-free (library gwb_trace), so views may include it.
 
+#include "gwb/engine/effect_claims.h"
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -24,6 +26,7 @@ struct PatchingInputs {
     /// "resid", "mixer", "gate", "ffn" or "offset/head" (Grassmann offsets, Transformer heads).
     std::string site = "resid";
     std::string mode = "patch"; ///< "patch", "zero" or "mean"
+    double minDifference = kDefaultMinDifference; ///< for the normalised effect (effect_claims.h)
 };
 
 /// One model's sweep as drawn.
@@ -42,7 +45,10 @@ struct PatchingGrid {
     bool hasMetric = false;         ///< answer and wrong given: metric and effect are filled
     double cleanMetric = std::numeric_limits<double>::quiet_NaN();   ///< logit diff of the clean run
     double corruptMetric = std::numeric_limits<double>::quiet_NaN(); ///< of the corrupted run
-    bool effectDefined = false;                                      ///< clean and corrupted metrics differ
+    bool effectDefined = false; ///< |clean - corrupted| reaches minDifference (effectCondition)
+    double minDifference = kDefaultMinDifference;
+    std::string effectNote; ///< why the effect is not defined ("" when it is, or without a metric)
+    bool ablation = false;  ///< the changed run is the clean prompt ablated (else the corrupted one, patched)
     std::vector<double> metric;    ///< rows*cols raw metric of the changed run (NaN: undefined)
     std::vector<double> effect;    ///< rows*cols normalised effect (NaN: undefined)
     std::vector<double> meanDelta; ///< rows*cols mean delta log p(next token), nats (ablation without metric)
@@ -51,8 +57,9 @@ struct PatchingGrid {
     /// Which quantity the cells show.
     enum class Shown { Effect, MetricChange, MeanDelta };
     Shown shown() const;
-    /// The drawn value of cell (r, c): the effect; else (ablation with a metric but no corrupted
-    /// prompt) metric - clean metric; else the mean delta log p. NaN where undefined.
+    /// The drawn value of cell (r, c): the effect; else (no corrupted prompt, or |clean - corrupted|
+    /// below the threshold) the raw effect, metric - the changed run's own metric (corrupted when
+    /// patching, clean when ablating), in logits; else the mean delta log p. NaN where undefined.
     double value(int64_t r, int64_t c) const;
     /// Why cell (r, c) is undefined ("" when it is defined).
     std::string undefinedReason(int64_t r, int64_t c) const;
@@ -84,6 +91,9 @@ struct PatchingTopK {
 
 /// Largest |value| over the defined cells of both grids (the shared colour scale), 0 when none.
 double patchingScale(const PatchingData& data);
+/// The colour scale of model 0/1's grid: shared with the other grid only when both show the same
+/// quantity (a raw effect in logits is never drawn on a normalised effect's scale).
+double patchingScale(const PatchingData& data, int model);
 
 /// What the person asked for in the Paths view.
 struct PathsInputs {
@@ -92,6 +102,7 @@ struct PathsInputs {
     std::string senders = "all";
     std::string receivers = "all"; ///< "all", "logits", "resid"
     int position = -1;             ///< a sender takes its clean value at this token only; -1 = every token
+    double minDifference = kDefaultMinDifference; ///< for the normalised effect (effect_claims.h)
 };
 
 /// One model's senders x receivers matrix.
@@ -103,7 +114,9 @@ struct PathsGrid {
     std::vector<int> senderLayers;
     double cleanMetric = std::numeric_limits<double>::quiet_NaN();
     double corruptMetric = std::numeric_limits<double>::quiet_NaN();
-    bool effectDefined = false;
+    bool effectDefined = false; ///< |clean - corrupted| reaches minDifference (effectCondition)
+    double minDifference = kDefaultMinDifference;
+    std::string effectNote; ///< why the effect is not defined ("" when it is)
     std::vector<double> metric; ///< senders x receivers; NaN where undefined
     std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
 
@@ -128,6 +141,8 @@ struct PathsData {
 
 /// Largest |value| over both matrices (the shared colour scale), 0 when none.
 double pathsScale(const PathsData& data);
+/// The colour scale of model 0/1's matrix: shared only with a matrix showing the same quantity.
+double pathsScale(const PathsData& data, int model);
 
 /// The Paths inputs for "Trace paths from here" on cell (row, col) of a Patching sweep of model
 /// 0/1: the same prompts and pieces; the senders of the cell's kind (all for resid), at the cell's
@@ -142,6 +157,7 @@ struct PairsInputs {
     std::string mode = "patch";
     std::string method = "exact"; ///< "exact" or "attribution"
     int check = 5;                ///< attribution: K cells of largest |estimate| + K random run exactly
+    double minDifference = kDefaultMinDifference; ///< for the per-pair ratios and the verdict (effect_claims.h)
 };
 
 /// One model's run over the pairs, summarised per cell.
@@ -156,10 +172,20 @@ struct PairsGrid {
     std::string rowTitle, colTitle;
     bool estimated = false;       ///< attribution: values are estimated metric changes, not normalised effects
     std::vector<int64_t> lines;   ///< P: the pairs file's line of each pair
-    std::vector<double> values;   ///< P x rows x cols: effect (exact) or attribution; NaN = undefined for that pair
+    /// P x rows x cols: per pair, what `mean` summarises: the effect (exact runs showing the ratio of
+    /// means; NaN for a pair below the threshold), else the raw effect or attribution (logits).
+    std::vector<double> values;
     std::vector<uint8_t> flagged; ///< P x rows x cols (attribution): a saturated gate on the path
-    std::vector<double> mean, low, high; ///< rows x cols: mean over pairs and its 95% percentile-bootstrap interval
-    std::vector<int64_t> n;              ///< rows x cols: pairs with a defined value
+    /// rows x cols: the shown estimate over pairs and its 95% paired-bootstrap interval: the ratio of
+    /// means where the pairs show an effect to localise and the cell's ratio is defined (exact
+    /// runs), else the mean raw effect p - k in logits (shownEstimate says which).
+    std::vector<double> mean, low, high;
+    std::vector<int64_t> n; ///< rows x cols: pairs with a defined value
+    /// Every estimator over the pairs (the verdict on clean - corrupted, ratio of means, raw
+    /// effects, mean of ratios, Holm's marks); effect_claims.h.
+    PairsEstimates estimates;
+    std::string shownEstimate; ///< "ratio of means" or "mean raw effect (logits)"
+    bool shownIsRatio() const { return shownEstimate == PairsEstimates::kEstimator; }
     /// Estimate against exact metric change (pair x cell), the scatter's points: every cell of every
     /// pair for an exact run, the checked cells for an attribution run.
     std::vector<double> scatterEstimate, scatterExact;

@@ -5,6 +5,7 @@
 // writes and the merge of shards. One implementation for the command line, the window and Python.
 // Std types only.
 
+#include "gwb/engine/effect_claims.h"
 #include "gwb/engine/model.h"
 #include "gwb/engine/npy.h"
 #include "gwb/engine/patch_pairs.h"
@@ -33,6 +34,9 @@ struct PairsRunOptions {
     int check = 0;            ///< --check K: K cells of largest |estimate| + K random ones run exactly
     /// Exact runs also estimate every cell (the window's scatter of estimate against exact value).
     bool alsoEstimate = false;
+    /// The least |clean - corrupted| of a pair for its normalised effect, and of the pairs' mean
+    /// difference for an effect to localise (effect_claims.h).
+    double minDifference = kDefaultMinDifference;
 };
 
 /// Everything a pairs run holds, in memory: per-pair arrays (P x rows x cols, aligned at each pair's
@@ -54,6 +58,7 @@ struct PairsResult {
     std::vector<double> clean, corrupt; ///< P
     std::vector<int64_t> lines;         ///< P
     bool patchMode = true;              ///< the changed run is the corrupted one (else the clean one, ablated)
+    double minDifference = kDefaultMinDifference; ///< the run's threshold (meta.json's min_difference)
     bool complete = true;               ///< every usable pair of this shard ran (not stopped)
     // What meta.json says, typed (computePairs, readPairsResult and mergePairsFiles fill them).
     std::string modelName;

@@ -21,6 +21,8 @@
 // prompt and reports the same ratio when a corrupted prompt is given. Without a corrupted prompt
 // an ablation reports the change of log p of the actual next token at every position.
 
+#include "gwb/engine/effect_claims.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -57,6 +59,8 @@ struct PatchRequest {
     int64_t answer = -1;   ///< with wrong: the logit difference metric
     int64_t wrong = -1;    ///<
     int64_t position = -1; ///< metric position; -1: the last
+    /// The least |clean - corrupted| metric difference for a normalised effect (effect_claims.h).
+    double minDifference = kDefaultMinDifference;
     /// A part of the sweep; only its cells are computed (-1: all). `layer` keeps one row (a block,
     /// or h^l for resid); `offset` (site offset) and `head` (site head) keep one column.
     int layer = -1;
@@ -91,7 +95,10 @@ struct PatchSweep {
     double cleanMetric = 0.0;   ///< metric of the clean run
     double corruptMetric = 0.0; ///< of the corrupted run (equal to cleanMetric without one)
     std::vector<double> metric; ///< rows * cols raw metric of the changed run (NaN: undefined cell)
-    bool effectDefined = false; ///< clean and corrupted metrics differ
+    /// |clean - corrupted| reaches minDifference (effectCondition): the effect is filled.
+    bool effectDefined = false;
+    double minDifference = kDefaultMinDifference;
+    std::string effectNote;     ///< why the effect is not defined ("" when it is, or without a metric)
     std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
     /// rows * cols * T: log p(next token) of the changed run minus the unchanged run's, at every
     /// position t (predicting token t+1); NaN at t = T-1 and in undefined cells. Filled for
@@ -126,7 +133,8 @@ struct AttributionCheck {
 };
 
 /// The normalised effects of a sweep's defined cells from its metrics: effectDefined when it has a
-/// metric, a corrupted prompt and clean != corrupt metric; then effect = (metric - corrupt) /
+/// metric, a corrupted prompt and effectCondition(clean, corrupt, minDifference) holds (else
+/// effectNote says why); then effect = (metric - corrupt) /
 /// (clean - corrupt) (NaN elsewhere: left as it is). The one copy of the formula (runPatchSweep,
 /// a resumed sweep).
 void patchEffects(PatchSweep& sweep);
@@ -207,6 +215,7 @@ struct PathRequest {
     /// Sender kinds to include ("offset", "mixer", "gate", "ffn", "head"); empty: every kind.
     std::vector<std::string> senders;
     int64_t senderPosition = -1; ///< >= 0: a sender takes its clean value at this position only
+    double minDifference = kDefaultMinDifference; ///< for the normalised effect (effect_claims.h)
     bool logits = true;          ///< receiver "logits"
     bool resid = true;           ///< receivers resid.1 .. resid.N
 };
@@ -217,7 +226,9 @@ struct PathResult {
     std::vector<int> senderLayers;
     int64_t metricPosition = -1;
     double cleanMetric = 0, corruptMetric = 0;
-    bool effectDefined = false;
+    bool effectDefined = false; ///< effectCondition(clean, corrupt, minDifference)
+    double minDifference = kDefaultMinDifference;
+    std::string effectNote; ///< why the effect is not defined ("" when it is)
     std::vector<double> metric; ///< senders x receivers; NaN where undefined
     std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
 };

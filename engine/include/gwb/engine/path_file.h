@@ -48,7 +48,9 @@ struct PathPairsResult {
     std::vector<double> metric, effect;             ///< P x senders x receivers
     std::vector<double> cleanMetric, corruptMetric; ///< P
     std::vector<int64_t> lines;                     ///< P: each pair's line in the file
-    CellSummary summary;                            ///< senders x receivers: mean effect, 95% interval, n
+    /// senders x receivers: the estimators over the pairs (effect_claims.h): ratio of means, raw
+    /// effects, mean of ratios above the threshold, Holm's marks; and the verdict on clean - corrupted.
+    PairsEstimates estimates;
     std::vector<SkippedLine> skipped;               ///< lines not used and why (sorted)
     int64_t fileLines = 0;                          ///< lines the file had
     std::string pairsJson;                          ///< JSON array: each pair as meta.json lists it

@@ -10,6 +10,9 @@
 #include <QRectF>
 #include <QStringList>
 
+#include <cstdint>
+#include <vector>
+
 namespace gwb::views {
 
 /// Texts around a heatmap.
@@ -26,6 +29,9 @@ struct HeatmapAxes {
 struct HeatmapMarks {
     int64_t row = -1;
     int64_t col = -1;
+    /// rows x cols, or empty: 1 = the cell passed a stated test (a pairs sweep's Holm-corrected
+    /// cells); drawn as a dot at the cell's centre, always (not a selection).
+    std::vector<uint8_t> cells;
 };
 
 /// Result of colorizing a window: the image and the level it came from.

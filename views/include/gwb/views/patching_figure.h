@@ -17,6 +17,8 @@
 namespace gwb::views {
 
 // The results a Patching figure draws are the engine's plain data (gwb/engine/causal_results.h).
+using gwb::engine::PairsEstimates;
+using gwb::engine::PairsGrid;
 using gwb::engine::PatchingData;
 using gwb::engine::PatchingGrid;
 using gwb::engine::PatchingInputs;
@@ -87,6 +89,8 @@ private:
     QString panelTitle(int model) const;
     // The pairs-file part (patching_figure_pairs.cpp).
     HeatmapPanel pairsPanel(int model) const;
+    /// What a pairs grid's cells show ("ratio of means", "mean raw effect (logits)", ...).
+    static QString shownLabel(const PairsGrid& grid);
     QString pairsCellText(int model, int64_t r, int64_t c) const;
     QString pairsCaption() const;
     std::vector<DataTable> pairsTables() const;
