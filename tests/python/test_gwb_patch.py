@@ -134,9 +134,11 @@ def test_every_patch_file_the_command_line_writes_opens(tmp_path, grassmann):
             assert whole.meta[key] == mine.meta[key], key
     r = run_gwb("paths", "--model", "grassmann", "--pairs", pairs, "--out", tmp_path / "paths.npz",
                 "--data", tmp_path / "paths.csv")
-    # Both files named, and the largest mean effects printed as patch --pairs prints its cells.
+    # Both files named; the verdict on clean - corrupted first, then the strongest paths as patch
+    # --pairs prints its cells.
     assert f"wrote {tmp_path / 'paths.npz'}, {tmp_path / 'paths.csv'}" in r.stdout, r.stdout
-    assert "paths by |mean effect|" in r.stdout and " -> " in r.stdout and ", n = " in r.stdout, r.stdout
+    assert "clean - corrupted over 2 pairs: mean" in r.stdout and "estimator: " in r.stdout, r.stdout
+    assert " -> " in r.stdout and ", n = " in r.stdout, r.stdout
     assert (tmp_path / "paths.csv").exists()
     pp = gwb.open_paths(tmp_path / "paths.npz")
     assert pp["metric"].ndim == 3 and pp.meta["sender_labels"]
@@ -161,7 +163,8 @@ def test_patch_over_pairs(tmp_path, grassmann):
     p = grassmann.patch(pairs=pairs, site="resid", seed=3)
     assert p["metric"].shape[0] == 2
     assert len(p.meta["skipped"]) == 1 and "different lengths" in p.meta["skipped"][0]["reason"]
-    assert np.all(p["effect_ci_low"][p["effect_n"] > 1] <= p["effect_mean"][p["effect_n"] > 1] + 1e-12)
+    shown = (p["effect_n"] > 1) & np.isfinite(p["effect_mean"]) & np.isfinite(p["effect_ci_low"])
+    assert np.all(p["effect_ci_low"][shown] <= p["effect_ci_high"][shown] + 1e-12)
     # each pair's metric is the single-pair sweep's, aligned at the metric position (the last column)
     for i, pair in enumerate(pairs[:2]):
         one = grassmann.patch(clean=pair["clean"], corrupt=pair["corrupt"], answer="she", wrong="he", site="resid",

@@ -136,14 +136,21 @@ TEST(PatchingView, HoverGivesRawAndNormalisedValuesAndDashWhereUndefined) {
     EXPECT_EQ(h->toolTip(), f.v.hoverLabel()->toolTip());
 }
 
-TEST(PatchingView, EqualCleanAndCorruptedMetricsMakeTheEffectUndefined) {
+TEST(PatchingView, AVanishingCleanCorruptedDifferenceShowsRawEffectsAndSaysWhy) {
+    // Issue 65: a 0.00068-logit difference made every normalised effect a quotient of rounding
+    // noise, drawn at full scale. Below the threshold the cells show the raw effect p - k (logits),
+    // and the caption, the status line and the hover say why.
     Fixture f;
     PatchingData data = synthetic::makePatchingData(f.d);
     for (PatchingGrid* g : {&data.grassmann, &data.transformer}) {
-        g->corruptMetric = g->cleanMetric;
+        g->corruptMetric = g->cleanMetric - 0.00068;
+        const gwb::engine::EffectCondition e =
+            gwb::engine::effectCondition(g->cleanMetric, g->corruptMetric, gwb::engine::kDefaultMinDifference);
+        ASSERT_FALSE(e.defined);
         g->effectDefined = false;
-        for (double& e : g->effect)
-            e = std::nan("");
+        g->effectNote = e.reason;
+        for (double& x : g->effect)
+            x = std::nan("");
     }
     f.v.setResult(data);
     ASSERT_TRUE(f.v.hasContent());
@@ -151,11 +158,24 @@ TEST(PatchingView, EqualCleanAndCorruptedMetricsMakeTheEffectUndefined) {
     const QString text = f.v.cellText(1, 2, 3, &why);
     EXPECT_TRUE(text.contains(QStringLiteral("effect \u2014"))) << text.toStdString();
     EXPECT_FALSE(text.contains(QStringLiteral("nan"), Qt::CaseInsensitive));
-    EXPECT_TRUE(why.contains(QStringLiteral("equal"))) << why.toStdString();
-    // The cells then show the metric's change, a finite number, not NaN.
+    EXPECT_TRUE(why.contains(QStringLiteral("0.00068 logits, below 0.05"))) << why.toStdString();
+    // The cells show the raw effect: patched - corrupted, a finite number in logits.
     EXPECT_EQ(data.transformer.shown(), PatchingGrid::Shown::MetricChange);
-    EXPECT_TRUE(std::isfinite(data.transformer.value(2, 3)));
-    EXPECT_TRUE(f.v.message().contains(QStringLiteral("\u2014")));
+    const size_t i = static_cast<size_t>(2 * data.transformer.cols + 3);
+    EXPECT_DOUBLE_EQ(data.transformer.value(2, 3), data.transformer.metric[i] - data.transformer.corruptMetric);
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("no normalised effect"))) << f.v.message().toStdString();
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("raw effects shown"))) << f.v.caption().toStdString();
+    EXPECT_FALSE(f.v.caption().contains(QStringLiteral("cells give the normalised effect")));
+    // Mixed: the Grassmann grid normalised, the Transformer raw: never on one scale.
+    data.grassmann.corruptMetric = data.grassmann.cleanMetric - 1.0;
+    data.grassmann.effectDefined = true;
+    data.grassmann.effectNote.clear();
+    double rawMax = 0;
+    for (int64_t r = 0; r < data.transformer.rows; ++r)
+        for (int64_t c = 0; c < data.transformer.cols; ++c)
+            if (std::isfinite(data.transformer.value(r, c)))
+                rawMax = std::max(rawMax, std::abs(data.transformer.value(r, c)));
+    EXPECT_DOUBLE_EQ(gwb::engine::patchingScale(data, 1), rawMax);
 }
 
 // Issue 31: an ablation of the clean prompt with a metric but no corrupted prompt said "clean
@@ -510,4 +530,37 @@ TEST(PatchingViewPairs, DataTablesAndFiguresAtBothWidthsKeepEveryWord) {
         const QStringList cut = gwb::test::cutTexts(texts);
         EXPECT_TRUE(cut.isEmpty()) << cut.join(QStringLiteral(" | ")).toStdString();
     }
+}
+
+TEST(PatchingViewPairs, PairsWithNothingToExplainSayItFirstAndShowRawEffects) {
+    // Issue 65: half the pairs reversed. Each pair's ratio is 1 at cell 0 (the old mean of ratios
+    // read as a confident full effect); the pairs' clean - corrupted averages 0, so the caption and
+    // status lead with the verdict and the cells show the mean raw effect in logits.
+    Fixture f;
+    PairsData d = makePairsData();
+    const int64_t P = 3, C = 6;
+    std::vector<double> clean = {2.0, -2.0, 2.0}, corrupt = {0.0, 0.0, 0.0}, metric(P * C, 0.0);
+    for (int64_t p = 0; p < P; ++p)
+        metric[static_cast<size_t>(p * C)] = clean[static_cast<size_t>(p)];
+    for (int m : {0, 1}) {
+        PairsGrid& g = m == 0 ? d.grassmann : d.transformer;
+        g.estimates = gwb::engine::estimatePairs(metric, clean, corrupt, true, P, C, 0.05, 200, 1);
+        g.shownEstimate = "mean raw effect (logits)";
+        g.mean = g.estimates.raw;
+        g.low = g.estimates.rawLow;
+        g.high = g.estimates.rawHigh;
+        g.n = g.estimates.n;
+        ASSERT_FALSE(g.estimates.difference.effect);
+    }
+    f.v.setPairsResult(d);
+    EXPECT_TRUE(f.v.caption().startsWith(QStringLiteral("Grassmann: clean - corrupted over 3 pairs")))
+        << f.v.caption().toStdString();
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("no effect to localise"))) << f.v.caption().toStdString();
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("mean raw effect"))) << f.v.caption().toStdString();
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("Holm"))) << f.v.caption().toStdString();
+    EXPECT_TRUE(f.v.message().contains(QStringLiteral("no effect to localise"))) << f.v.message().toStdString();
+    const QString hover = f.v.cellText(0, 0, 0, nullptr);
+    EXPECT_TRUE(hover.contains(QStringLiteral("mean raw effect (logits)"))) << hover.toStdString();
+    EXPECT_TRUE(hover.contains(QStringLiteral("mean of ratios 1"))) << hover.toStdString();
+    EXPECT_TRUE(hover.contains(QStringLiteral("not marked by Holm"))) << hover.toStdString();
 }

@@ -13,6 +13,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -55,12 +56,15 @@ template <class Inputs> void insertMetricFields(QJsonObject& o, const Inputs& in
     o.insert(QStringLiteral("corrupt"), qs(in.corrupt));
     o.insert(QStringLiteral("answer"), qs(in.answer));
     o.insert(QStringLiteral("wrong"), qs(in.wrong));
+    o.insert(QStringLiteral("min_difference"), in.minDifference);
 }
 /// Reads them back; a missing key keeps the field as it is.
 template <class Inputs> void readMetricFields(const QJsonObject& s, Inputs& in) {
     in.corrupt = s.value(QStringLiteral("corrupt")).toString(qs(in.corrupt)).toStdString();
     in.answer = s.value(QStringLiteral("answer")).toString(qs(in.answer)).toStdString();
     in.wrong = s.value(QStringLiteral("wrong")).toString(qs(in.wrong)).toStdString();
+    const double d = s.value(QStringLiteral("min_difference")).toDouble(in.minDifference);
+    if (std::isfinite(d) && d >= 0) in.minDifference = d; // a damaged value keeps the field
 }
 
 /// "Grassmann clean 1.2, corrupted -0.3": a model's metric on the clean and the corrupted prompt.

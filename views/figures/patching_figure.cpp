@@ -71,6 +71,7 @@ void PatchingFigure::setInputs(const PatchingInputs& in) {
     m_inputs.wrong = qs(in.wrong).trimmed().toStdString();
     if (detail::patchingSiteItems().contains(qs(in.site))) m_inputs.site = in.site;
     if (modeItems().contains(qs(in.mode))) m_inputs.mode = in.mode;
+    if (std::isfinite(in.minDifference) && in.minDifference >= 0) m_inputs.minDifference = in.minDifference;
 }
 
 QString PatchingFigure::checkInputs(const PatchingInputs& in) {

@@ -58,6 +58,7 @@ void PathsFigure::setInputs(const PathsInputs& in) {
     if (senderItems().contains(qs(in.senders))) m_inputs.senders = in.senders;
     if (receiverItems().contains(qs(in.receivers))) m_inputs.receivers = in.receivers;
     m_inputs.position = std::clamp(in.position, -1, 1 << 20);
+    if (std::isfinite(in.minDifference) && in.minDifference >= 0) m_inputs.minDifference = in.minDifference;
 }
 
 QString PathsFigure::checkInputs(const PathsInputs& in) {

@@ -2,6 +2,8 @@
 
 #include "view_common.h"
 
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -37,6 +39,27 @@ MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const Q
     fields->addWidget(f.wrong, 1);
     layout->addLayout(fields);
     return f;
+}
+
+QDoubleSpinBox* addMinDifference(QHBoxLayout* bar, const QString& prefix, QWidget* parent) {
+    auto* label = new QLabel(QStringLiteral("min |c\u2212k|"), parent);
+    auto* box = new QDoubleSpinBox(parent);
+    box->setObjectName(prefix + QStringLiteral("MinDifference"));
+    box->setRange(0.0, 100.0);
+    box->setDecimals(4);
+    box->setSingleStep(0.01);
+    box->setValue(gwb::engine::kDefaultMinDifference);
+    box->setSuffix(QStringLiteral(" logits"));
+    const QString tip = QStringLiteral(
+        "The least |clean \u2212 corrupted| metric difference for a normalised effect (p \u2212 k) / (c \u2212 k). "
+        "Below it the quotient would divide by rounding noise: the cells show the raw effect p \u2212 k in logits "
+        "on their own scale, and the status says why. Over pairs: the pairs' mean difference must reach it for an "
+        "effect to localise, and the mean of per-pair ratios leaves out the pairs below it.");
+    label->setToolTip(tip);
+    box->setToolTip(tip);
+    bar->addWidget(label);
+    bar->addWidget(box);
+    return box;
 }
 
 RunControls addRunControls(QHBoxLayout* bar, const QString& prefix, QWidget* parent) {

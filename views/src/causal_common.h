@@ -11,6 +11,7 @@
 
 #include <QString>
 
+class QDoubleSpinBox;
 class QHBoxLayout;
 class QLabel;
 class QLineEdit;
@@ -30,6 +31,10 @@ struct MetricFields {
 /// A row "Corrupted [...] Answer [...] Wrong [...]" with object names prefix + Corrupt/Answer/Wrong.
 MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const QString& corruptPlaceholder,
                              const QString& corruptTip, QWidget* parent);
+
+/// "min |c−k|": the least |clean − corrupted| metric difference (logits) for a normalised effect
+/// (gwb/engine/effect_claims.h), object name prefix + MinDifference, default 0.05.
+QDoubleSpinBox* addMinDifference(QHBoxLayout* bar, const QString& prefix, QWidget* parent);
 
 /// RunControls (causal_view.h): Run, Cancel (hidden), a progress bar (hidden, 0..1000) added to `bar`, and a
 /// status label (messageLabel) that the caller puts on its own row below the bar.

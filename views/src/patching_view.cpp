@@ -6,6 +6,7 @@
 
 #include "gwb/views/heatmap_widget.h"
 
+#include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QMenu>
@@ -42,6 +43,7 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(std::make_unique<Patchi
     m_mode = detail::addCombo(bar, QStringLiteral("Mode"),
                               {QStringLiteral("patch"), QStringLiteral("zero"), QStringLiteral("mean")}, this);
     m_mode->setObjectName(QStringLiteral("patchingMode"));
+    m_minDifference = detail::addMinDifference(bar, QStringLiteral("patching"), this);
     m_method =
         detail::addCombo(bar, QStringLiteral("Pairs"), {QStringLiteral("exact"), QStringLiteral("attribution")}, this);
     m_method->setObjectName(QStringLiteral("patchingPairsMethod"));
@@ -103,6 +105,10 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(std::make_unique<Patchi
         });
     for (QLineEdit* e : {m_corrupt, m_answer, m_wrong})
         connect(e, &QLineEdit::textChanged, this, [this] { fieldsEdited(); });
+    connect(m_minDifference, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] {
+        fieldsEdited();
+        Q_EMIT settingsChanged();
+    });
     for (int model : {0, 1}) {
         HeatmapWidget* h = heatmap(model);
         connect(h, &HeatmapWidget::cellHovered, this,
@@ -138,6 +144,7 @@ void PatchingView::fieldsEdited() {
     in.wrong = m_wrong->text().toStdString();
     in.site = m_site->currentText().toStdString();
     in.mode = m_mode->currentText().toStdString();
+    in.minDifference = m_minDifference->value();
     fig().setInputs(in);
     updateStale();
 }
@@ -149,6 +156,7 @@ void PatchingView::setInputs(const PatchingInputs& inputs) {
     m_wrong->setText(qs(in.wrong));
     if (const int i = m_site->findText(qs(in.site)); i >= 0) m_site->setCurrentIndex(i);
     if (const int i = m_mode->findText(qs(in.mode)); i >= 0) m_mode->setCurrentIndex(i);
+    m_minDifference->setValue(in.minDifference);
     Q_EMIT settingsChanged();
 }
 
@@ -223,7 +231,8 @@ void PatchingView::updateStale() {
     const PairsInputs& pairs = pairsResult().inputs;
     if (pairsMode()) {
         const PatchingInputs now = inputs();
-        if (pairs.site != now.site || pairs.mode != now.mode || qs(pairs.method) != pairsMethod())
+        if (pairs.site != now.site || pairs.mode != now.mode || qs(pairs.method) != pairsMethod() ||
+            pairs.minDifference != now.minDifference)
             note = QStringLiteral("Means of %1 with site %2, mode %3, method %4: the fields changed since. Press "
                                   "Pairs file\u2026 again.")
                        .arg(QFileInfo(qs(pairs.file)).fileName(), qs(pairs.site), qs(pairs.mode), qs(pairs.method));
@@ -237,9 +246,9 @@ void PatchingView::updateStale() {
             note = QStringLiteral("Earlier sweep: of the prompt \u201c%1\u201d, not the current one. Press Run.")
                        .arg(detail::labelText(qs(was.clean), 40));
         else if (was.corrupt != now.corrupt || was.answer != now.answer || was.wrong != now.wrong ||
-                 was.site != now.site || was.mode != now.mode)
-            note = QStringLiteral("Earlier sweep: the corrupted prompt, answer, wrong piece, site or mode changed "
-                                  "since. Press Run.");
+                 was.site != now.site || was.mode != now.mode || was.minDifference != now.minDifference)
+            note = QStringLiteral("Earlier sweep: the corrupted prompt, answer, wrong piece, site, mode or minimum "
+                                  "difference changed since. Press Run.");
     }
     for (int model : {0, 1})
         heatmap(model)->setStaleNote(note);

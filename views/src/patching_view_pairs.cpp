@@ -52,6 +52,7 @@ void PatchingView::runPairs(const QString& file) {
     p.site = in.site;
     p.mode = in.mode;
     p.method = pairsMethod().toStdString();
+    p.minDifference = in.minDifference;
     fig().setPairsFile(file);
     Q_EMIT settingsChanged();
     Q_EMIT pairsRequested(p);

@@ -13,6 +13,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QDoubleSpinBox>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
@@ -54,6 +55,7 @@ PathsView::PathsView(QWidget* parent) : CausalView(std::make_unique<PathsFigure>
     m_position->setValue(-1);
     m_position->setToolTip(QStringLiteral("A sender takes its clean value at this token only (all: at every token)"));
     bar->addWidget(m_position);
+    m_minDifference = detail::addMinDifference(bar, QStringLiteral("paths"), this);
     m_controls = detail::addRunControls(bar, QStringLiteral("paths"), this);
     m_run = m_controls.run;
     m_cancel = m_controls.cancel;
@@ -110,6 +112,10 @@ PathsView::PathsView(QWidget* parent) : CausalView(std::make_unique<PathsFigure>
             Q_EMIT settingsChanged();
         });
     connect(m_position, qOverload<int>(&QSpinBox::valueChanged), this, [this] { fieldsEdited(); });
+    connect(m_minDifference, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] {
+        fieldsEdited();
+        Q_EMIT settingsChanged();
+    });
     for (int model : {0, 1}) {
         HeatmapWidget* h = heatmap(model);
         connect(h, &HeatmapWidget::cellHovered, this,
@@ -145,6 +151,7 @@ void PathsView::fieldsEdited() {
     in.senders = m_senders->currentText().toStdString();
     in.receivers = m_receivers->currentText().toStdString();
     in.position = m_position->value();
+    in.minDifference = m_minDifference->value();
     fig().setInputs(in);
     updateStale();
 }
@@ -157,6 +164,7 @@ void PathsView::setInputs(const PathsInputs& inputs) {
     if (const int i = m_senders->findText(qs(in.senders)); i >= 0) m_senders->setCurrentIndex(i);
     if (const int i = m_receivers->findText(qs(in.receivers)); i >= 0) m_receivers->setCurrentIndex(i);
     m_position->setValue(in.position);
+    m_minDifference->setValue(in.minDifference);
     Q_EMIT settingsChanged();
 }
 
@@ -262,7 +270,8 @@ void PathsView::updateStale() {
             note = QStringLiteral("Earlier result: of the prompt \u201c%1\u201d, not the current one. Press Run.")
                        .arg(detail::labelText(qs(was.clean), 40));
         else if (was.corrupt != now.corrupt || was.answer != now.answer || was.wrong != now.wrong ||
-                 was.senders != now.senders || was.receivers != now.receivers || was.position != now.position)
+                 was.senders != now.senders || was.receivers != now.receivers || was.position != now.position ||
+                 was.minDifference != now.minDifference)
             note = QStringLiteral("Earlier result: the inputs changed since. Press Run.");
     }
     for (int model : {0, 1})

@@ -18,6 +18,7 @@
 #include <limits>
 #include <vector>
 
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QComboBox;
@@ -106,6 +107,7 @@ private:
 
     QComboBox* m_site;
     QComboBox* m_mode;
+    QDoubleSpinBox* m_minDifference;
     QComboBox* m_method;
     QPushButton* m_pairsButton;
     QSplitter* m_split;

@@ -21,6 +21,7 @@ class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
+class QDoubleSpinBox;
 class QSpinBox;
 class QTableWidget;
 
@@ -79,6 +80,7 @@ private:
     QComboBox* m_senders;
     QComboBox* m_receivers;
     QSpinBox* m_position;
+    QDoubleSpinBox* m_minDifference;
     int64_t m_topKCell[3] = {-1, -1, -1}; ///< model, row, column of the cell last clicked
 };
 
