@@ -242,19 +242,22 @@ nlohmann::ordered_json qualityJson(const DictionaryQuality& q) {
             {"dead_fraction", num(q.deadFraction)},
             {"loss_clean", num(q.lossClean)},
             {"loss_spliced", num(q.lossSpliced)},
-            {"loss_mean_ablation", num(q.lossAblated)},
+            {"loss_ablated", num(q.lossAblated)},
             {"ablation", DictionaryQuality::kAblation},
+            {"ablation_note", q.ablationNote},
             {"loss_recovered", num(q.lossRecovered)},
             {"loss_tokens", q.lossTokens},
             {"definitions",
              {{"explained_variance", "1 - sum ||x - x^||^2 / sum ||x - mean x||^2 over the held-out rows"},
               {"l0", "mean number of features > 0 per row"},
               {"dead_fraction", "share of features > 0 on no held-out row"},
+              {"ablation", DictionaryQuality::kAblationDefinition},
+              {"loss_ablated", "next-token cross-entropy (nats) with the site ablated as \"ablation\" says; null "
+                               "where the hook check finds a Grassmann block's pair planes made of nearly parallel "
+                               "vectors after it (ablation_note says so): such a loss is rounding noise"},
               {"loss_recovered",
-               "(loss with the site mean-ablated - loss with x^ spliced in) / (loss mean-ablated - clean loss); "
-               "next-token cross-entropy in nats; mean ablation replaces the site at every position by its mean over "
-               "the held-out rows (zero ablation of a Grassmann residual leaves pair planes made of rounding noise); "
-               "null when the ablation does not raise the loss (nothing to recover)"}}}};
+               "(loss_ablated - loss with x^ spliced in) / (loss_ablated - clean loss); null when the ablated loss is "
+               "not defined or does not exceed the clean loss (nothing to recover)"}}}};
 }
 
 /// A crosscoder's relative decoder norms (the engine's relativeNormsJson), with their text
@@ -290,8 +293,10 @@ int crosscoderEval(const QCommandLineParser& p, const Common& c, const Dictionar
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (size_t i = 0; i < 2; ++i) {
         const DictionaryQuality& q = qs[i];
-        std::printf("%s: explained variance %.4f, loss clean %.4f, spliced %.4f, mean-ablated %.4f, recovered %.4f\n",
-                    names[i].c_str(), q.explainedVariance, q.lossClean, q.lossSpliced, q.lossAblated, q.lossRecovered);
+        std::printf("%s: explained variance %.4f, loss clean %.4f, spliced %.4f, ablated (%s) %.4f, recovered %.4f\n",
+                    names[i].c_str(), q.explainedVariance, q.lossClean, q.lossSpliced, DictionaryQuality::kAblation,
+                    q.lossAblated, q.lossRecovered);
+        if (!q.ablationNote.empty()) std::printf("  note: %s\n", q.ablationNote.c_str());
         nlohmann::ordered_json qj = qualityJson(q);
         qj["model"] = names[i];
         out.push_back(qj);
@@ -307,7 +312,8 @@ int featuresEval(const QStringList& args) {
     p.setApplicationDescription(QStringLiteral(
         "The standard quality figures of a dictionary on held-out text: explained variance, L0, the dead\n"
         "fraction, and the next-token loss with the reconstruction spliced in, against the clean loss and\n"
-        "against mean ablation (the fraction of loss recovered)."));
+        "against an ablation that replaces each position by its mean at that position over the held-out\n"
+        "windows (the fraction of loss recovered)."));
     p.addHelpOption();
     Common c;
     const QCommandLineOption dict(QStringLiteral("dict"), QStringLiteral("Dictionary folder."), QStringLiteral("DIR"));
@@ -325,10 +331,11 @@ int featuresEval(const QStringList& args) {
     if (d.config.crosscoder()) return crosscoderEval(p, c, d, m, ctx, p.value(windows).toLongLong(), json);
     const DictionaryQuality q = evaluateDictionary(m, d, corpusFiles(p, c), ctx, p.value(windows).toLongLong());
     std::printf("site: %s (%lld features, %s)\nrows: %lld\nexplained variance: %.4f\nL0: %.2f\ndead fraction: %.4f\n"
-                "loss clean: %.4f nats\nloss spliced: %.4f nats\nloss mean-ablated: %.4f nats\nloss recovered: %.4f\n",
+                "loss clean: %.4f nats\nloss spliced: %.4f nats\nloss ablated (%s): %.4f nats\nloss recovered: %.4f\n",
                 d.config.site.c_str(), static_cast<long long>(d.config.dSae), d.config.architecture.c_str(),
                 static_cast<long long>(q.rows), q.explainedVariance, q.l0, q.deadFraction, q.lossClean, q.lossSpliced,
-                q.lossAblated, q.lossRecovered);
+                DictionaryQuality::kAblation, q.lossAblated, q.lossRecovered);
+    if (!q.ablationNote.empty()) std::printf("note: %s\n", q.ablationNote.c_str());
     if (p.isSet(json)) writeText(p.value(json), qualityJson(q).dump(2) + "\n");
     return 0;
 }

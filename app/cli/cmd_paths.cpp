@@ -235,9 +235,8 @@ int runPaths(const QStringList& args) {
             std::vector<int64_t> order(static_cast<size_t>(S));
             for (int64_t s = 0; s < S; ++s)
                 order[static_cast<size_t>(s)] = s;
-            std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                return std::abs(value(a)) > std::abs(value(b));
-            });
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int64_t a, int64_t b) { return std::abs(value(a)) > std::abs(value(b)); });
             std::printf("largest direct effects (receiver logits; %s):\n",
                         r.effectDefined ? "normalised effect (p - k) / (c - k)" : "raw effect p - k, logits");
             for (size_t k = 0; k < order.size() && k < 5; ++k)

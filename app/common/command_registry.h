@@ -36,19 +36,22 @@ inline QCommandLineOption threadsOption() {
 /// --min-difference, the same for every causal command: the least |clean - corrupted| metric
 /// difference (logits) for a normalised effect (gwb/engine/effect_claims.h).
 inline QCommandLineOption minDifferenceOption() {
-    return {QStringLiteral("min-difference"),
-            QStringLiteral("The least |clean - corrupted| metric difference, in logits, for a normalised effect (default "
-                           "%1). Below it the normalised effect is not defined: raw effects (changed - corrupted, "
-                           "logits) are shown and written, and the output says why.")
-                .arg(gwb::engine::kDefaultMinDifference),
-            QStringLiteral("LOGITS")};
+    return {
+        QStringLiteral("min-difference"),
+        QStringLiteral("The least |clean - corrupted| metric difference, in logits, for a normalised effect (default "
+                       "%1). Below it the normalised effect is not defined: raw effects (changed - corrupted, "
+                       "logits) are shown and written, and the output says why.")
+            .arg(gwb::engine::kDefaultMinDifference),
+        QStringLiteral("LOGITS")};
 }
 /// The option's value, checked (a clear message for a bad number).
 inline double minDifferenceValue(const QCommandLineParser& p, const QCommandLineOption& o) {
     if (!p.isSet(o)) return gwb::engine::kDefaultMinDifference;
     bool ok = false;
     const double v = p.value(o).toDouble(&ok);
-    if (!ok) throw std::invalid_argument("--min-difference must be a number of logits, got '" + p.value(o).toStdString() + "'");
+    if (!ok)
+        throw std::invalid_argument("--min-difference must be a number of logits, got '" + p.value(o).toStdString() +
+                                    "'");
     gwb::engine::checkMinDifference(v, "--min-difference");
     return v;
 }

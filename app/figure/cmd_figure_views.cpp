@@ -156,8 +156,8 @@ void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
             for (const std::string& s : g->skipped)
                 err << "gwb figure: patching: " << model << ": skipped " << QString::fromStdString(s) << "\n";
             if (g->hasGrid() && !g->estimates.difference.effect)
-                err << "note: patching: " << model << ": "
-                    << QString::fromStdString(g->estimates.difference.verdict) << "\n";
+                err << "note: patching: " << model << ": " << QString::fromStdString(g->estimates.difference.verdict)
+                    << "\n";
         }
         err.flush();
         if (!res.hasGrid()) throw std::runtime_error("no model could run the pairs file (see above)");
@@ -190,8 +190,8 @@ void fillPatching(gwb::views::Figure& figure, FigureRun& run) {
                 << QString::fromStdString(g->error) << "\n";
     for (const auto* g : {&res.grassmann, &res.transformer})
         if (g->hasGrid() && g->hasMetric && !g->effectDefined && !in.corrupt.empty()) // an ablation has no effect
-            err << "note: patching: " << QString::fromStdString(g->model) << ": no normalised effect: "
-                << QString::fromStdString(g->effectNote) << "\n";
+            err << "note: patching: " << QString::fromStdString(g->model)
+                << ": no normalised effect: " << QString::fromStdString(g->effectNote) << "\n";
     err.flush();
     pv->setResult(res);
 }
@@ -227,8 +227,8 @@ void fillPaths(gwb::views::Figure& figure, FigureRun& run) {
                 << "\n";
     for (const auto* g : {&res.grassmann, &res.transformer})
         if (g->hasGrid() && !g->effectDefined)
-            err << "note: paths: " << QString::fromStdString(g->model) << ": no normalised effect: "
-                << QString::fromStdString(g->effectNote) << "\n";
+            err << "note: paths: " << QString::fromStdString(g->model)
+                << ": no normalised effect: " << QString::fromStdString(g->effectNote) << "\n";
     err.flush();
     paths->setResult(res);
 }

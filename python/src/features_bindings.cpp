@@ -162,8 +162,10 @@ py::dict qualityDict(const DictionaryQuality& q) {
     out["dead_fraction"] = finite(q.deadFraction);
     out["loss_clean"] = finite(q.lossClean);
     out["loss_spliced"] = finite(q.lossSpliced);
-    out["loss_mean_ablation"] = finite(q.lossAblated);
+    out["loss_ablated"] = finite(q.lossAblated);
     out["ablation"] = DictionaryQuality::kAblation;
+    out["ablation_definition"] = DictionaryQuality::kAblationDefinition;
+    out["ablation_note"] = q.ablationNote;
     out["loss_recovered"] = finite(q.lossRecovered);
     out["loss_tokens"] = q.lossTokens;
     return out;

@@ -380,8 +380,8 @@ py::dict pathsPairsModel(PyModel& self, const std::string& modelFile, const std:
 py::dict patchPairsModel(PyModel& self, const std::string& modelFile, const std::string& pairsPath,
                          const std::string& pairsText, bool csv, const std::string& pairsName, const std::string& site,
                          const std::string& mode, int64_t position, int layer, int offset, int head,
-                         const std::string& method, int bootstrap, uint64_t seed, int check,
-                         const py::object& progress, double minDifference) {
+                         const std::string& method, int bootstrap, uint64_t seed, int check, const py::object& progress,
+                         double minDifference) {
     refuseReentry(self.model);
     checkMinDifference(minDifference, "min_difference");
     if (method != "exact" && method != "attribution")

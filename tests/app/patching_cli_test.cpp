@@ -166,9 +166,23 @@ TEST(PatchCli, ARoundingLevelDifferenceIsFlaggedNotDrawnAsAnEffect) {
     if (!QFileInfo::exists(bundled)) GTEST_SKIP() << "no bundled models in this checkout";
     QTemporaryDir dir;
     const QString out = dir.filePath("e.npz"), zero = dir.filePath("z.npz");
-    const QStringList args = {"patch",    "--model",   bundled, "--clean", "Elizabeth walked to the window, and then",
-                              "--corrupt", "Darcy walked to the window, and then", "--answer", "she", "--wrong", "he",
-                              "--site",    "resid",    "--device", "cpu",  "--threads", "1"};
+    const QStringList args = {"patch",
+                              "--model",
+                              bundled,
+                              "--clean",
+                              "Elizabeth walked to the window, and then",
+                              "--corrupt",
+                              "Darcy walked to the window, and then",
+                              "--answer",
+                              "she",
+                              "--wrong",
+                              "he",
+                              "--site",
+                              "resid",
+                              "--device",
+                              "cpu",
+                              "--threads",
+                              "1"};
     const GwbResult r = runGwb(args + QStringList{"--out", out});
     ASSERT_EQ(r.code, 0) << show(r);
     EXPECT_TRUE(r.out.startsWith(QStringLiteral("note: no normalised effect: clean - corrupted is 0.000"))) << show(r);

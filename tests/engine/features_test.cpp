@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <numeric>
+#include <optional>
 
 using namespace gwb::engine;
 using gwb::engine::test::smallDictionary;
@@ -106,6 +108,103 @@ TEST(Features, AnExactReconstructionRecoversAllOfTheLoss) {
     EXPECT_NEAR(q.lossSpliced, q.lossClean, 1e-5);
     EXPECT_GT(q.lossAblated, q.lossClean + 0.01); // mean ablation of mixer.2 costs something to recover
     EXPECT_NEAR(q.lossRecovered, 1.0, 1e-4);
+}
+
+TEST(Features, TheAblationBaselineAtAGrassmannResidualKeepsPositionsApart) {
+    // Issue 65: one vector at every position of resid.3 (zeros, or the overall mean) makes every
+    // position alike; block 3 then pairs identical reduced vectors and the hook check says its
+    // planes are rounding noise, so a loss recovered against it rests on noise. The per-position
+    // mean over the held-out windows keeps positions apart: the check is silent, the ablated loss
+    // is defined and equals a plain loop with that baseline, and loss recovered follows from it.
+    const Model& m = bundled();
+    const int64_t d = m.config().dModel;
+    Dictionary dict;
+    dict.config.architecture = "relu";
+    dict.config.site = "resid.3";
+    dict.config.dIn = d;
+    dict.config.dSae = 2 * d;
+    dict.wEnc = FloatArray::zeros({d, 2 * d});
+    dict.wDec = FloatArray::zeros({2 * d, d});
+    dict.bEnc = FloatArray::zeros({2 * d});
+    dict.bDec = FloatArray::zeros({d});
+    for (int64_t i = 0; i < d; i += 2) { // half the channels: a reconstruction that loses something
+        dict.wEnc.data[static_cast<size_t>(i * 2 * d + i)] = 1;
+        dict.wEnc.data[static_cast<size_t>(i * 2 * d + d + i)] = -1;
+        dict.wDec.data[static_cast<size_t>(i * d + i)] = 1;
+        dict.wDec.data[static_cast<size_t>((d + i) * d + i)] = -1;
+    }
+    test::TempDir dir;
+    const std::string corpus = corpusFile(dir);
+    const int64_t ctx = 48, windows = 6;
+    const DictionaryQuality q = evaluateDictionary(m, dict, {corpus}, ctx, windows);
+    EXPECT_EQ(std::string(DictionaryQuality::kAblation), "per-position mean");
+    EXPECT_TRUE(q.ablationNote.empty()) << q.ablationNote;
+    ASSERT_TRUE(std::isfinite(q.lossAblated));
+    // The plain loop: the windows' resid.3 read, each position's mean, every window run with it.
+    const SiteActivations acts = readSiteActivations(m, "resid.3", {corpus}, ctx, 0);
+    std::vector<std::vector<double>> sum;
+    std::vector<int64_t> count;
+    const int64_t W = std::min<int64_t>(windows, static_cast<int64_t>(acts.windowIds.size()));
+    for (size_t r = 0; r < acts.window.size(); ++r) {
+        if (acts.window[r] >= W) continue;
+        const size_t t = static_cast<size_t>(acts.position[r]);
+        if (sum.size() <= t)
+            sum.resize(t + 1, std::vector<double>(static_cast<size_t>(d), 0.0)), count.resize(t + 1, 0);
+        for (int64_t j = 0; j < d; ++j)
+            sum[t][static_cast<size_t>(j)] += acts.rows.data[r * static_cast<size_t>(d) + static_cast<size_t>(j)];
+        ++count[t];
+    }
+    double ce = 0;
+    int64_t predicted = 0;
+    std::vector<std::string> warnings, overallWarnings;
+    // The overall mean of the same rows: one vector for every position.
+    const double rows = static_cast<double>(std::accumulate(count.begin(), count.end(), int64_t{0}));
+    std::vector<float> overall(static_cast<size_t>(d), 0.0f);
+    for (int64_t j = 0; j < d; ++j) {
+        double total = 0;
+        for (const auto& at : sum)
+            total += at[static_cast<size_t>(j)];
+        overall[static_cast<size_t>(j)] = static_cast<float>(total / rows);
+    }
+    for (int64_t w = 0; w < W; ++w) {
+        const auto& ids = acts.windowIds[static_cast<size_t>(w)];
+        SiteHook perPosition = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            FloatArray a = v;
+            for (int64_t t = 0; t < v.dim(0); ++t)
+                for (int64_t j = 0; j < d; ++j)
+                    a.data[static_cast<size_t>(t * d + j)] =
+                        static_cast<float>(sum[static_cast<size_t>(t)][static_cast<size_t>(j)] /
+                                           static_cast<double>(count[static_cast<size_t>(t)]));
+            return a;
+        };
+        const FloatArray logits =
+            runWithHooks(m, std::vector<int64_t>(ids.begin(), ids.end()), {{"resid.3", perPosition}}, &warnings);
+        const int64_t V = logits.dim(1);
+        for (size_t t = 0; t + 1 < ids.size(); ++t) {
+            const float* row = logits.data.data() + t * static_cast<size_t>(V);
+            const double mx = *std::max_element(row, row + V);
+            double z = 0;
+            for (int64_t k = 0; k < V; ++k)
+                z += std::exp(static_cast<double>(row[k]) - mx);
+            ce -= static_cast<double>(row[ids[t + 1]]) - mx - std::log(z);
+            ++predicted;
+        }
+        SiteHook single = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+            FloatArray a = v;
+            for (int64_t t = 0; t < v.dim(0); ++t)
+                std::copy(overall.begin(), overall.end(), a.data.begin() + t * d);
+            return a;
+        };
+        runWithHooks(m, std::vector<int64_t>(ids.begin(), ids.end()), {{"resid.3", single}}, &overallWarnings);
+    }
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+    ASSERT_FALSE(overallWarnings.empty()); // one vector everywhere: the check says the planes are noise
+    EXPECT_EQ(overallWarnings.front().find("mean-ablate instead"), std::string::npos) << overallWarnings.front();
+    EXPECT_EQ(predicted, q.lossTokens);
+    EXPECT_NEAR(q.lossAblated, ce / static_cast<double>(predicted), 1e-6 * q.lossAblated);
+    if (q.lossAblated > q.lossClean) {
+        EXPECT_NEAR(q.lossRecovered, (q.lossAblated - q.lossSpliced) / (q.lossAblated - q.lossClean), 1e-12);
+    }
 }
 
 TEST(Features, TrainingRepeatsFromItsSeedAndResumesExactly) {

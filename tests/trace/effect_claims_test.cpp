@@ -33,7 +33,7 @@ TEST(EffectClaims, TheElizabethDarcyDifferenceIsBelowTheThresholdAndSaysSo) {
                         "logits)");
     EXPECT_TRUE(effectCondition(1.5, 0.2, kDefaultMinDifference).defined);
     EXPECT_TRUE(effectCondition(0.2, 1.5, kDefaultMinDifference).defined); // either sign
-    EXPECT_TRUE(effectCondition(0.458528, 0.457848, 0.0).defined);      // threshold 0: any nonzero difference
+    EXPECT_TRUE(effectCondition(0.458528, 0.457848, 0.0).defined);         // threshold 0: any nonzero difference
     EXPECT_FALSE(effectCondition(0.3, 0.3, 0.0).defined);
     EXPECT_FALSE(effectCondition(1.0, 0.0, 0.5, /*hasCorrupt=*/false).defined);
     EXPECT_THROW(checkMinDifference(-1), std::invalid_argument);
@@ -57,7 +57,7 @@ TEST(EffectClaims, HolmMarksEqualThePlainProcedure) {
         std::vector<double> p(1 + trial % 40);
         for (double& v : p)
             v = trial % 3 == 0 ? std::pow(u(rng), 6) : u(rng) * 0.02; // many small ones, some ties of scale
-        if (trial % 5 == 0) p[0] = kNaN;                               // not tested
+        if (trial % 5 == 0) p[0] = kNaN;                              // not tested
         // Plain: sort the tested ones; reject H(1..k) for the largest k with p(j) <= a / (m - j + 1) for all j <= k.
         std::vector<double> tested;
         for (double v : p)
@@ -153,14 +153,14 @@ TEST(EffectClaims, PlantedPairsWithHalfReversedShowNoEffectToLocalise) {
     std::vector<double> clean(P), corrupt(P, 0.0), metric(P * C);
     for (int64_t p = 0; p < P; ++p) {
         clean[p] = p % 2 ? -2.0 : 2.0;
-        metric[p * C] = clean[p];  // full restoration
-        metric[p * C + 1] = 0.0;   // nothing
+        metric[p * C] = clean[p]; // full restoration
+        metric[p * C + 1] = 0.0;  // nothing
     }
     const PairsEstimates e = estimatePairs(metric, clean, corrupt, true, P, C, kDefaultMinDifference, 500, 1);
     EXPECT_FALSE(e.difference.effect);
     EXPECT_NEAR(e.difference.shareInDirection, 0.5, 1e-12);
     EXPECT_NE(e.difference.verdict.find("no effect to localise"), std::string::npos) << e.difference.verdict;
-    EXPECT_TRUE(std::isnan(e.ratio[0])); // sum(c - k) = 0: the ratio of means is not defined
+    EXPECT_TRUE(std::isnan(e.ratio[0]));        // sum(c - k) = 0: the ratio of means is not defined
     EXPECT_NEAR(e.meanOfRatios[0], 1.0, 1e-12); // what the old estimator reported with confidence
     EXPECT_NEAR(e.raw[0], 0.0, 1e-12);
 }

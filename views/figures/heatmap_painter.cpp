@@ -258,8 +258,8 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         for (int64_t r = r0; r < r1; ++r)
             for (int64_t c = c0; c < c1; ++c)
                 if (marks.cells[static_cast<size_t>(r * srcCols + c)])
-                    p.drawEllipse(QPointF(xOf(static_cast<double>(c) + 0.5), yOf(static_cast<double>(r) + 0.5)),
-                                  radius, radius);
+                    p.drawEllipse(QPointF(xOf(static_cast<double>(c) + 0.5), yOf(static_cast<double>(r) + 0.5)), radius,
+                                  radius);
         p.setBrush(Qt::NoBrush);
     }
     p.restore();

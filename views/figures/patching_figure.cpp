@@ -213,8 +213,9 @@ QString PatchingFigure::statusText() const {
             if (!g->hasGrid() || !g->hasMetric) continue;
             if (corrupted)
                 parts << detail::cleanCorruptedPhrase(g->model, g->cleanMetric, g->corruptMetric) +
-                             (g->effectDefined ? QString()
-                                               : QStringLiteral(" \u2014 no normalised effect: %1").arg(qs(g->effectNote)));
+                             (g->effectDefined
+                                  ? QString()
+                                  : QStringLiteral(" \u2014 no normalised effect: %1").arg(qs(g->effectNote)));
             else // an ablation of the clean prompt: nothing was corrupted, so there is no normalised effect
                 parts << QStringLiteral("%1 clean %2").arg(qs(g->model), detail::formatValue(g->cleanMetric));
         }
@@ -298,8 +299,8 @@ QString PatchingFigure::caption() const {
     for (const PatchingGrid* m : {&d.grassmann, &d.transformer})
         if (m->hasGrid() && m->hasMetric && corrupted && !m->effectDefined && !m->effectNote.empty())
             notes << QStringLiteral("%1: no normalised effect: %2").arg(qs(m->model), qs(m->effectNote));
-    const bool oneScale = !d.grassmann.hasGrid() || !d.transformer.hasGrid() ||
-                          d.grassmann.shown() == d.transformer.shown();
+    const bool oneScale =
+        !d.grassmann.hasGrid() || !d.transformer.hasGrid() || d.grassmann.shown() == d.transformer.shown();
     return QStringLiteral("%1%2; %3%4. %5; grey cells are undefined.")
         .arg(notes.isEmpty() ? QString() : notes.join(QStringLiteral(". ")) + QStringLiteral(". "), what, value,
              metrics.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(metrics.join(QStringLiteral("; "))),

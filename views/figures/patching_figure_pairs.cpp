@@ -34,7 +34,8 @@ HeatmapPanel PatchingFigure::pairsPanel(int model) const {
                 if (std::isfinite(x)) m = std::max(m, std::abs(x));
     HeatmapPanel panel = detail::divergingGridPanel(
         g.rows, g.cols, [&g](int64_t r, int64_t c) { return g.meanAt(r, c); },
-        detail::gridAxes(g, QStringLiteral("%1 (%2), %3 over %4 pairs").arg(who, qs(g.site), shownLabel(g)).arg(g.pairs()),
+        detail::gridAxes(g,
+                         QStringLiteral("%1 (%2), %3 over %4 pairs").arg(who, qs(g.site), shownLabel(g)).arg(g.pairs()),
                          shownLabel(g)),
         m);
     panel.marks.cells = g.estimates.marked; // Holm's survivors: a dot
@@ -99,9 +100,9 @@ QString PatchingFigure::pairsStatusText() const {
     return (verdicts.isEmpty() ? QString() : verdicts.join(QStringLiteral(". ")) + QStringLiteral(". ")) +
            QStringLiteral("%1 (%2 lines), %3: %4. Hover a cell for its estimate, interval and n; click it for its "
                           "distribution.")
-        .arg(QFileInfo(qs(m_pairs.inputs.file)).fileName())
-        .arg(m_pairs.lines)
-        .arg(qs(m_pairs.inputs.method), parts.join(QStringLiteral("; ")));
+               .arg(QFileInfo(qs(m_pairs.inputs.file)).fileName())
+               .arg(m_pairs.lines)
+               .arg(qs(m_pairs.inputs.method), parts.join(QStringLiteral("; ")));
 }
 
 QString PatchingFigure::pairsCaption() const {
@@ -129,8 +130,8 @@ QString PatchingFigure::pairsCaption() const {
     for (const PairsGrid* m : {&d.grassmann, &d.transformer})
         if (m->hasGrid() && !m->estimates.difference.verdict.empty())
             verdicts << QStringLiteral("%1: %2.").arg(qs(m->model), qs(m->estimates.difference.verdict));
-    const bool oneScale = !d.grassmann.hasGrid() || !d.transformer.hasGrid() ||
-                          d.grassmann.shownEstimate == d.transformer.shownEstimate;
+    const bool oneScale =
+        !d.grassmann.hasGrid() || !d.transformer.hasGrid() || d.grassmann.shownEstimate == d.transformer.shownEstimate;
     return verdicts.join(QStringLiteral(" ")) + (verdicts.isEmpty() ? QString() : QStringLiteral(" ")) +
            QStringLiteral("%1 of %2 over the pairs of %3 (%4): %5 at each pair's metric position (heatmaps; "
                           "columns of a position site count back from the metric position m) with a 95% paired "
@@ -166,8 +167,9 @@ std::vector<DataTable> PatchingFigure::pairsTables() const {
         const PairsEstimates& e = g.estimates;
         table(QStringLiteral("mean"),
               QStringLiteral("%1 over the pairs defining the cell (estimator: %2; %3)")
-                  .arg(shownLabel(g), g.shownIsRatio() ? QStringLiteral("ratio of means sum(p - k) / sum(c - k)")
-                                                       : QStringLiteral("mean of p - k"),
+                  .arg(shownLabel(g),
+                       g.shownIsRatio() ? QStringLiteral("ratio of means sum(p - k) / sum(c - k)")
+                                        : QStringLiteral("mean of p - k"),
                        qs(e.difference.verdict)),
               [&](size_t i) { return g.mean[i]; });
         table(QStringLiteral("ci_low"),

@@ -152,7 +152,7 @@ QString PathsFigure::cellText(int model, int64_t r, int64_t c, QString* why) con
                                   num(g.corruptMetric), num(eff));
     if (why && std::isnan(eff)) {
         const QString reason = qs(g.undefinedReason(r, c));
-        *why = !reason.isEmpty()    ? reason
+        *why = !reason.isEmpty()      ? reason
                : g.effectNote.empty() ? QStringLiteral("The normalised effect is undefined here.")
                                       : QStringLiteral("No normalised effect: %1.").arg(qs(g.effectNote));
     }
@@ -200,21 +200,22 @@ QString PathsFigure::caption() const {
     const bool raw = !notes.isEmpty();
     const bool oneScale =
         !d.grassmann.hasGrid() || !d.transformer.hasGrid() || d.grassmann.effectDefined == d.transformer.effectDefined;
-    return notes.join(QString()) + QStringLiteral("Path patching: the corrupted prompt \u201c%1\u201d runs with one sender at its value from "
+    return notes.join(QString()) +
+           QStringLiteral("Path patching: the corrupted prompt \u201c%1\u201d runs with one sender at its value from "
                           "the clean prompt \u201c%2\u201d%3 and every other component frozen at its corrupted value; "
                           "column logits gives the sender's direct effect, resid.M its effect through block input "
                           "h^M. Cells give the %8 of logit['%4'] \u2212 logit['%5'] at token %6 (%7). "
                           "%9; grey cells are undefined.")
-        .arg(qs(d.inputs.corrupt), qs(d.inputs.clean),
-             d.inputs.position >= 0 ? QStringLiteral(" at token %1 only").arg(d.inputs.position) : QString(),
-             qs(d.answerPiece), qs(d.wrongPiece))
-        .arg(d.metricPosition)
-        .arg(metrics.join(QStringLiteral("; ")),
-             raw ? QStringLiteral("normalised effect where defined, else the raw effect in logits")
-                 : QStringLiteral("normalised effect (patched \u2212 corrupted) / (clean \u2212 corrupted)"),
-             oneScale ? QStringLiteral("Both models on one diverging scale centred at 0")
-                      : QStringLiteral("Each model on its own diverging scale centred at 0 (they show different "
-                                       "quantities)"));
+               .arg(qs(d.inputs.corrupt), qs(d.inputs.clean),
+                    d.inputs.position >= 0 ? QStringLiteral(" at token %1 only").arg(d.inputs.position) : QString(),
+                    qs(d.answerPiece), qs(d.wrongPiece))
+               .arg(d.metricPosition)
+               .arg(metrics.join(QStringLiteral("; ")),
+                    raw ? QStringLiteral("normalised effect where defined, else the raw effect in logits")
+                        : QStringLiteral("normalised effect (patched \u2212 corrupted) / (clean \u2212 corrupted)"),
+                    oneScale ? QStringLiteral("Both models on one diverging scale centred at 0")
+                             : QStringLiteral("Each model on its own diverging scale centred at 0 (they show different "
+                                              "quantities)"));
 }
 
 std::vector<DataTable> PathsFigure::dataTables() const {

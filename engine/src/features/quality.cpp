@@ -28,25 +28,62 @@ double crossEntropySum(const FloatArray& logits, const std::vector<int32_t>& ids
     return -lp.slice(0, 0, T - 1).gather(1, next.unsqueeze(1)).sum().item<double>();
 }
 
-/// Mean ablation: the summed next-token cross-entropy over `windows` with `site` replaced, from row
-/// `from` on (rows t < D of an offset keep theirs), by `sum` / `rows` (its mean over the rows the
-/// figures were computed on). NaN when `stop` ends it early (a part would pass for the whole).
-double meanAblatedCrossEntropy(const Model& model, const std::string& site, const torch::Tensor& sum, int64_t rows,
-                               int64_t from, const std::vector<std::vector<int32_t>>& windows,
-                               const std::atomic<bool>* stop) {
-    const torch::Tensor mean = (sum / static_cast<double>(rows)).to(torch::kFloat).contiguous();
+/// The ablation baseline's sums: the site's value at each position, summed over the held-out
+/// windows (DictionaryQuality::kAblation: the per-position mean).
+struct PositionSums {
+    torch::Tensor sum;          ///< positions x width, double
+    std::vector<int64_t> count; ///< windows that reach each position
+    void add(const FloatArray& values) {
+        const torch::Tensor v = features::toTensor(values).to(torch::kDouble); // T x width
+        const int64_t T = v.size(0);
+        if (!sum.defined()) sum = torch::zeros({0, v.size(1)}, torch::kDouble);
+        if (sum.size(0) < T) {
+            sum = torch::cat({sum, torch::zeros({T - sum.size(0), v.size(1)}, torch::kDouble)}, 0);
+            count.resize(static_cast<size_t>(T), 0);
+        }
+        sum.slice(0, 0, T) += v;
+        for (int64_t t = 0; t < T; ++t)
+            ++count[static_cast<size_t>(t)];
+    }
+    /// positions x width, float: each position's mean.
+    torch::Tensor means() const {
+        const torch::Tensor n =
+            torch::tensor(std::vector<double>(count.begin(), count.end()), torch::kDouble).unsqueeze(1);
+        return (sum / n).to(torch::kFloat).contiguous();
+    }
+};
+
+/// The ablated loss: the summed next-token cross-entropy over `windows` with `site` replaced, from
+/// row `from` on (rows t < D of an offset keep theirs), by each position's mean over the windows.
+/// One vector at every position (zeros, or the overall mean) makes every position alike, and a
+/// Grassmann block then pairs identical reduced vectors: its planes are rounding noise. The
+/// per-position mean keeps positions apart; should the hook check still find a block's pair planes
+/// made of nearly parallel vectors, the ablated loss is not defined: NaN, and `note` says why.
+/// NaN too when `stop` ends it early (a part would pass for the whole).
+double ablatedCrossEntropy(const Model& model, const std::string& site, const PositionSums& sums, int64_t from,
+                           const std::vector<std::vector<int32_t>>& windows, const std::atomic<bool>* stop,
+                           std::string& note) {
+    const torch::Tensor mean = sums.means();
     const float* mu = mean.data_ptr<float>();
-    const int64_t width = mean.size(0);
-    SiteHook ablate = [mu, width, from](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
+    const int64_t width = mean.size(1), positions = mean.size(0);
+    SiteHook ablate = [mu, width, positions, from](const FloatArray& v,
+                                                   const std::string&) -> std::optional<FloatArray> {
         FloatArray a = v;
-        for (int64_t t = std::min<int64_t>(from, v.dim(0)); t < v.dim(0); ++t)
-            std::copy(mu, mu + width, a.data.begin() + t * width);
+        for (int64_t t = std::min<int64_t>(from, v.dim(0)); t < std::min(v.dim(0), positions); ++t)
+            std::copy(mu + t * width, mu + (t + 1) * width, a.data.begin() + t * width);
         return a;
     };
     double ce = 0;
     for (const auto& ids : windows) {
         if (stop && stop->load()) return std::numeric_limits<double>::quiet_NaN();
-        ce += crossEntropySum(runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), {{site, ablate}}), ids);
+        std::vector<std::string> warnings;
+        ce += crossEntropySum(
+            runWithHooks(model, std::vector<int64_t>(ids.begin(), ids.end()), {{site, ablate}}, &warnings), ids);
+        if (!warnings.empty()) {
+            note = "the ablation baseline (" + std::string(DictionaryQuality::kAblation) +
+                   ") is not defined here: " + warnings.front();
+            return std::numeric_limits<double>::quiet_NaN();
+        }
     }
     return ce;
 }
@@ -122,6 +159,7 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
     std::vector<double> sqErr(S, 0), sqSum(S, 0), ceClean(S, 0), ceSpliced(S, 0), ceAblated(S, 0);
     std::vector<std::vector<int32_t>> scored; // the windows of the first pass, ablated in the second
     std::vector<torch::Tensor> sum(S);
+    std::vector<PositionSums> positionSums(S);
     double active = 0;
     int64_t rows = 0, predicted = 0;
     torch::Tensor fired = torch::zeros({d.config.dSae}, torch::kBool);
@@ -137,6 +175,7 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
                 return std::nullopt;
             };
             ceClean[m] += crossEntropySum(runWithHooks(*sources[m].model, ids64, read), ids);
+            positionSums[m].add(values[m]);
             const torch::Tensor all = features::toTensor(values[m]);
             xs.push_back(all.slice(0, std::min<int64_t>(D, all.size(0)), all.size(0)));
         }
@@ -167,11 +206,14 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
         }
         scored.push_back(ids);
     }
-    // Mean ablation: each source's site replaced by its mean over the rows scored above.
+    // The ablation: each source's site replaced by its per-position mean over the windows scored above.
+    std::vector<std::string> notes(S);
     for (size_t m = 0; m < S && rows > 0; ++m)
-        ceAblated[m] = meanAblatedCrossEntropy(*sources[m].model, sources[m].site, sum[m], rows, D, scored, stop);
+        ceAblated[m] =
+            ablatedCrossEntropy(*sources[m].model, sources[m].site, positionSums[m], D, scored, stop, notes[m]);
     for (size_t m = 0; m < S; ++m) {
         DictionaryQuality& qm = q[m];
+        qm.ablationNote = notes[m];
         qm.rows = rows;
         qm.lossTokens = predicted;
         if (rows > 0) {
@@ -188,7 +230,7 @@ std::vector<DictionaryQuality> evaluateSources(const features::Sources& sources,
             qm.lossClean = ceClean[m] / n;
             qm.lossSpliced = ceSpliced[m] / n;
             qm.lossAblated = ceAblated[m] / n;
-            qm.lossRecovered = qm.lossAblated > qm.lossClean
+            qm.lossRecovered = std::isfinite(qm.lossAblated) && qm.lossAblated > qm.lossClean
                                    ? (qm.lossAblated - qm.lossSpliced) / (qm.lossAblated - qm.lossClean)
                                    : std::numeric_limits<double>::quiet_NaN();
         }
@@ -211,6 +253,7 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
     double sqErr = 0, sqSum = 0, active = 0, ceClean = 0, ceSpliced = 0, ceAblated = 0;
     std::vector<std::vector<int32_t>> scored; // the windows of the first pass, ablated in the second
     torch::Tensor sum = torch::zeros({d.config.dOut}, torch::kDouble);
+    PositionSums positionSums;
     torch::Tensor fired = torch::zeros({d.config.dSae}, torch::kBool);
     for (const auto& ids : windows) {
         if (stop && stop->load()) break;
@@ -232,6 +275,7 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         sqErr += (yt - yhat.to(torch::kDouble)).pow(2).sum().item<double>();
         sqSum += yt.pow(2).sum().item<double>();
         sum += yt.sum(0);
+        positionSums.add(y);
         active += (z > 0).sum().item<double>();
         fired |= (z > 0).any(0);
         q.rows += yt.size(0);
@@ -244,8 +288,8 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         q.lossTokens += static_cast<int64_t>(ids.size()) - 1;
         scored.push_back(ids);
     }
-    // Mean ablation of the target: its mean over the rows scored above at every position.
-    if (q.rows > 0) ceAblated = meanAblatedCrossEntropy(model, out, sum, q.rows, 0, scored, stop);
+    // The ablation of the target: each position's mean over the windows scored above.
+    if (q.rows > 0) ceAblated = ablatedCrossEntropy(model, out, positionSums, 0, scored, stop, q.ablationNote);
     if (q.rows > 0) {
         const double n = static_cast<double>(q.rows);
         const double totalVar = sqSum - n * (sum / n).pow(2).sum().item<double>();
@@ -259,8 +303,9 @@ DictionaryQuality evaluateTranscoder(const Model& model, const Dictionary& d, co
         q.lossClean = ceClean / n;
         q.lossSpliced = ceSpliced / n;
         q.lossAblated = ceAblated / n;
-        q.lossRecovered = q.lossAblated > q.lossClean ? (q.lossAblated - q.lossSpliced) / (q.lossAblated - q.lossClean)
-                                                      : std::numeric_limits<double>::quiet_NaN();
+        q.lossRecovered = std::isfinite(q.lossAblated) && q.lossAblated > q.lossClean
+                              ? (q.lossAblated - q.lossSpliced) / (q.lossAblated - q.lossClean)
+                              : std::numeric_limits<double>::quiet_NaN();
     }
     return q;
 }

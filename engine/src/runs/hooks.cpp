@@ -86,8 +86,10 @@ struct Runner {
         warnings.push_back("after the replacement at " + firstReplaced + ", " + std::to_string(noisy) + " of " +
                            std::to_string(pairs) + " pair planes of layer " + std::to_string(l) +
                            " join nearly parallel reduced vectors (sin < 1e-4): their normalised Plucker vectors "
-                           "are rounding noise, so the logits after them are not well defined (a zeroed residual "
-                           "makes every later position alike; mean-ablate instead)");
+                           "are rounding noise, so the logits after them are not well defined (one vector at every "
+                           "position, zeros or the overall mean, makes every later position alike; replace each "
+                           "position by its own mean over other windows, or resample it from another window, "
+                           "instead)");
     }
 
     /// The hook's replacement of `value` (1 x T x ... ), or an undefined tensor when it observes

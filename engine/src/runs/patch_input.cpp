@@ -167,7 +167,8 @@ std::string patchDefinitions() {
            "prompt's positions. effect: (metric - corrupt_metric) / (clean_metric - corrupt_metric): 1 = the "
            "intervention gives the clean metric, 0 = the corrupted one; undefined (NaN) when |clean_metric - "
            "corrupt_metric| is below min_difference (logits; it would divide by rounding noise) or the cell does "
-           "not exist. raw_effect: metric - the changed run's own metric, logits. delta_logprob: log p(actual next token) of the ablated "
+           "not exist. raw_effect: metric - the changed run's own metric, logits. delta_logprob: log p(actual next "
+           "token) of the ablated "
            "run minus the unchanged run's at every position t (predicting token t+1), nats; NaN at the last "
            "token. mean_delta_logprob: its mean over t < T-1.";
 }

@@ -31,8 +31,10 @@ const char* kAlignment = "Pairs may differ in length: columns of a position site
                          "effect_n counts the pairs in each cell.";
 
 json definitions(int bootstrap, uint64_t seed, double threshold) {
-    const std::string boot = std::to_string(bootstrap) + " paired bootstrap resamples of the pairs (with replacement, "
-                             "seed " + std::to_string(seed) + ", draws as effect_claims.h's bootstrapDraw)";
+    const std::string boot = std::to_string(bootstrap) +
+                             " paired bootstrap resamples of the pairs (with replacement, "
+                             "seed " +
+                             std::to_string(seed) + ", draws as effect_claims.h's bootstrapDraw)";
     const std::string below = claimNumber(threshold);
     return {{"words", patchDefinitions()},
             {"alignment", kAlignment},
@@ -139,9 +141,10 @@ std::string pairsResultMetaJson(const PairsResult& r, int bootstrap, uint64_t se
     meta["method"] = r.estimated ? "attribution" : "exact";
     const PairsEstimates e = estimatesOf(r, bootstrap, seed);
     meta["min_difference"] = r.minDifference;
-    meta["estimator"] = r.estimated ? "mean estimated metric change (attribution_mean)"
-                                    : std::string(PairsEstimates::kEstimator) + ": " + PairsEstimates::kEstimatorFormula +
-                                          " (effect_mean); the mean of per-pair ratios is mean_of_ratios";
+    meta["estimator"] = r.estimated
+                            ? "mean estimated metric change (attribution_mean)"
+                            : std::string(PairsEstimates::kEstimator) + ": " + PairsEstimates::kEstimatorFormula +
+                                  " (effect_mean); the mean of per-pair ratios is mean_of_ratios";
     meta["correction"] = "Holm over the sweep's " + std::to_string(e.tested) +
                          " tested cells at family-wise level 0.05 (holm_marked); " + std::to_string(e.markedCount) +
                          " marked";
@@ -209,8 +212,8 @@ void writePairsResult(const PairsResult& r, int bootstrap, uint64_t seed, const 
         const size_t k = static_cast<size_t>(i);
         csv += "all,," + csvField(rowLabels[static_cast<size_t>(i / r.cols)]) + "," +
                csvField(colLabels[static_cast<size_t>(i % r.cols)]) + ",,," + csvNumber(mean[k]) + "," +
-               csvNumber(low[k]) + "," + csvNumber(high[k]) + "," + std::to_string(e.n[k]) + "," +
-               csvNumber(e.raw[k]) + "," + csvNumber(e.pValue[k]) + "," + std::to_string(e.marked[k]) + "\n";
+               csvNumber(low[k]) + "," + csvNumber(high[k]) + "," + std::to_string(e.n[k]) + "," + csvNumber(e.raw[k]) +
+               "," + csvNumber(e.pValue[k]) + "," + std::to_string(e.marked[k]) + "\n";
     }
     writeBytesAtomic(data, csv.data(), csv.size());
 }

@@ -246,8 +246,8 @@ PairsEstimates estimatePairs(const std::vector<double>& metric, const std::vecto
         if (sd <= 1e-12 * scale) // every pair changed the metric by the same amount
             e.pValue[c] = std::abs(mean) <= 1e-12 * scale ? 1.0 : 0.0;
         else
-            e.pValue[c] = studentTwoSidedP(mean / (sd / std::sqrt(static_cast<double>(s.n[c]))),
-                                           static_cast<double>(s.n[c] - 1));
+            e.pValue[c] =
+                studentTwoSidedP(mean / (sd / std::sqrt(static_cast<double>(s.n[c]))), static_cast<double>(s.n[c] - 1));
     }
     e.marked = holmMarks(e.pValue, alpha);
     for (size_t c = 0; c < C; ++c) {
@@ -305,8 +305,8 @@ PairsEstimates estimatePairs(const std::vector<double>& metric, const std::vecto
     // Without resamples only the threshold can be asked.
     d.effect = (excludesZero || !interval) && std::abs(d.mean) >= threshold;
     const int level100 = static_cast<int>(std::lround(level * 100));
-    std::string text = "clean - corrupted over " + std::to_string(d.n) + " pairs: mean " + claimNumber(d.mean) +
-                       " logits";
+    std::string text =
+        "clean - corrupted over " + std::to_string(d.n) + " pairs: mean " + claimNumber(d.mean) + " logits";
     if (interval)
         text += " [" + claimNumber(d.low) + ", " + claimNumber(d.high) + "] (" + std::to_string(level100) +
                 "% paired bootstrap)";

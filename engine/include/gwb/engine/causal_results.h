@@ -25,7 +25,7 @@ struct PatchingInputs {
     std::string wrong;   ///< wrong piece of the metric
     /// "resid", "mixer", "gate", "ffn" or "offset/head" (Grassmann offsets, Transformer heads).
     std::string site = "resid";
-    std::string mode = "patch"; ///< "patch", "zero" or "mean"
+    std::string mode = "patch";                   ///< "patch", "zero" or "mean"
     double minDifference = kDefaultMinDifference; ///< for the normalised effect (effect_claims.h)
 };
 
@@ -47,8 +47,8 @@ struct PatchingGrid {
     double corruptMetric = std::numeric_limits<double>::quiet_NaN(); ///< of the corrupted run
     bool effectDefined = false; ///< |clean - corrupted| reaches minDifference (effectCondition)
     double minDifference = kDefaultMinDifference;
-    std::string effectNote; ///< why the effect is not defined ("" when it is, or without a metric)
-    bool ablation = false;  ///< the changed run is the clean prompt ablated (else the corrupted one, patched)
+    std::string effectNote;        ///< why the effect is not defined ("" when it is, or without a metric)
+    bool ablation = false;         ///< the changed run is the clean prompt ablated (else the corrupted one, patched)
     std::vector<double> metric;    ///< rows*cols raw metric of the changed run (NaN: undefined)
     std::vector<double> effect;    ///< rows*cols normalised effect (NaN: undefined)
     std::vector<double> meanDelta; ///< rows*cols mean delta log p(next token), nats (ablation without metric)
@@ -116,7 +116,7 @@ struct PathsGrid {
     double corruptMetric = std::numeric_limits<double>::quiet_NaN();
     bool effectDefined = false; ///< |clean - corrupted| reaches minDifference (effectCondition)
     double minDifference = kDefaultMinDifference;
-    std::string effectNote; ///< why the effect is not defined ("" when it is)
+    std::string effectNote;     ///< why the effect is not defined ("" when it is)
     std::vector<double> metric; ///< senders x receivers; NaN where undefined
     std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
 
@@ -155,8 +155,8 @@ struct PairsInputs {
     std::string file;
     std::string site = "resid";
     std::string mode = "patch";
-    std::string method = "exact"; ///< "exact" or "attribution"
-    int check = 5;                ///< attribution: K cells of largest |estimate| + K random run exactly
+    std::string method = "exact";                 ///< "exact" or "attribution"
+    int check = 5;                                ///< attribution: K cells of largest |estimate| + K random run exactly
     double minDifference = kDefaultMinDifference; ///< for the per-pair ratios and the verdict (effect_claims.h)
 };
 
@@ -170,8 +170,8 @@ struct PairsGrid {
     int64_t rows = 0, cols = 0;
     std::vector<std::string> rowLabels, colLabels; ///< columns of a position site count back from the metric position m
     std::string rowTitle, colTitle;
-    bool estimated = false;       ///< attribution: values are estimated metric changes, not normalised effects
-    std::vector<int64_t> lines;   ///< P: the pairs file's line of each pair
+    bool estimated = false;     ///< attribution: values are estimated metric changes, not normalised effects
+    std::vector<int64_t> lines; ///< P: the pairs file's line of each pair
     /// P x rows x cols: per pair, what `mean` summarises: the effect (exact runs showing the ratio of
     /// means; NaN for a pair below the threshold), else the raw effect or attribution (logits).
     std::vector<double> values;

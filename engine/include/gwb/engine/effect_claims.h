@@ -68,9 +68,9 @@ struct DifferenceSummary {
     double low = std::numeric_limits<double>::quiet_NaN();  ///< paired-bootstrap interval
     double high = std::numeric_limits<double>::quiet_NaN();
     double shareInDirection = std::numeric_limits<double>::quiet_NaN(); ///< share of pairs with c - k > 0
-    int64_t belowThreshold = 0; ///< pairs with |c - k| below the threshold
-    bool effect = false;        ///< the interval excludes 0 and |mean| reaches the threshold
-    std::string verdict;        ///< one sentence: the numbers and, without an effect, that there is none to localise
+    int64_t belowThreshold = 0;                                         ///< pairs with |c - k| below the threshold
+    bool effect = false; ///< the interval excludes 0 and |mean| reaches the threshold
+    std::string verdict; ///< one sentence: the numbers and, without an effect, that there is none to localise
 };
 
 /// Everything estimatePairs reports; cells are the sweep's rows x cols, flat.
@@ -84,9 +84,9 @@ struct PairsEstimates {
     int bootstrap = 0;
     uint64_t seed = 0;
     DifferenceSummary difference;
-    std::vector<int64_t> n;                      ///< pairs defining the cell
+    std::vector<int64_t> n;                         ///< pairs defining the cell
     std::vector<double> ratio, ratioLow, ratioHigh; ///< ratio of means and its paired-bootstrap interval
-    std::vector<double> raw, rawLow, rawHigh;     ///< mean raw effect p - k (logits) and its interval
+    std::vector<double> raw, rawLow, rawHigh;       ///< mean raw effect p - k (logits) and its interval
     /// Mean of the per-pair ratios over the pairs with |c - k| >= threshold, and its interval.
     std::vector<double> meanOfRatios, meanOfRatiosLow, meanOfRatiosHigh;
     std::vector<int64_t> meanOfRatiosN, leftOut; ///< pairs it used; pairs below the threshold it left out
@@ -94,7 +94,7 @@ struct PairsEstimates {
     /// when the mean raw effect is), and Holm's marks over the sweep's tested cells at alpha.
     std::vector<double> pValue;
     std::vector<uint8_t> marked;
-    int64_t tested = 0;   ///< cells with a p-value (the family Holm corrects over)
+    int64_t tested = 0; ///< cells with a p-value (the family Holm corrects over)
     int64_t markedCount = 0;
     /// The ratio of means where defined: its denominator sum(c - k) over the cell's pairs, in mean,
     /// reaches the threshold; else the cell's ratio is NaN and `raw` is what is shown.
@@ -107,7 +107,6 @@ struct PairsEstimates {
 /// intervals), seed as bootstrapDraw. Throws std::invalid_argument for mismatched sizes.
 PairsEstimates estimatePairs(const std::vector<double>& metric, const std::vector<double>& clean,
                              const std::vector<double>& corrupt, bool patchMode, int64_t pairs, int64_t cells,
-                             double threshold, int bootstrap, uint64_t seed, double level = 0.95,
-                             double alpha = 0.05);
+                             double threshold, int bootstrap, uint64_t seed, double level = 0.95, double alpha = 0.05);
 
 } // namespace gwb::engine

@@ -246,15 +246,23 @@ struct DictionaryQuality {
     double deadFraction = 0;      ///< features that fired on no row
     double lossClean = 0;         ///< next-token cross-entropy (nats), the model as it is
     double lossSpliced = 0;       ///< with the site replaced by x^ at every position
-    /// With the site replaced by its mean over the held-out rows at every position (mean ablation).
-    /// Not zeros: zeroing a Grassmann model's residual leaves every later row the same up to ~5e-7,
-    /// and the Plucker vectors of those nearly parallel rows, once normalised, are rounding noise,
-    /// so a zero-ablated loss is not a property of the model (issue 49).
+    /// With the site's value at each position t replaced by its mean at position t over the held-out
+    /// windows (kAblation). Not one vector at every position (zeros, or the overall mean): that
+    /// makes every position alike, a Grassmann block then pairs identical reduced vectors, and the
+    /// normalised Plucker vectors of those planes are rounding noise, so such a loss is not a
+    /// property of the model (it moved with the batch size). The per-position mean keeps positions
+    /// apart. NaN, with ablationNote saying why, where the hook check still finds a block's pair
+    /// planes made of nearly parallel vectors.
     double lossAblated = 0;
     double lossRecovered =
         0; ///< (lossAblated - lossSpliced) / (lossAblated - lossClean); NaN unless the ablation hurts
-    static constexpr const char* kAblation = "mean"; ///< what lossAblated replaces the site with
-    int64_t lossTokens = 0;                          ///< predictions scored
+    static constexpr const char* kAblation = "per-position mean"; ///< what lossAblated replaces the site with
+    static constexpr const char* kAblationDefinition =
+        "each position t of the site replaced by the site's mean at position t over the held-out windows (rows "
+        "t < D of an offset site keep theirs); it keeps positions apart, where one vector at every position "
+        "(zeros or the overall mean) makes a Grassmann block pair identical vectors into noise planes";
+    std::string ablationNote; ///< why lossAblated is NaN ("" when it is defined)
+    int64_t lossTokens = 0;   ///< predictions scored
 };
 DictionaryQuality evaluateDictionary(const Model& model, const Dictionary& dictionary,
                                      const std::vector<std::string>& files, int64_t contextSize = 128,

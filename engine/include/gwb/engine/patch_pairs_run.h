@@ -59,7 +59,7 @@ struct PairsResult {
     std::vector<int64_t> lines;         ///< P
     bool patchMode = true;              ///< the changed run is the corrupted one (else the clean one, ablated)
     double minDifference = kDefaultMinDifference; ///< the run's threshold (meta.json's min_difference)
-    bool complete = true;               ///< every usable pair of this shard ran (not stopped)
+    bool complete = true;                         ///< every usable pair of this shard ran (not stopped)
     // What meta.json says, typed (computePairs, readPairsResult and mergePairsFiles fill them).
     std::string modelName;
     std::string site, mode; ///< as run on this model ("offset", "head", ...; "patch", "zero", "mean")

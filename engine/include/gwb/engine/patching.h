@@ -214,10 +214,10 @@ struct PathRequest {
     int64_t position = -1;               ///< metric position; -1: the last token
     /// Sender kinds to include ("offset", "mixer", "gate", "ffn", "head"); empty: every kind.
     std::vector<std::string> senders;
-    int64_t senderPosition = -1; ///< >= 0: a sender takes its clean value at this position only
+    int64_t senderPosition = -1;                  ///< >= 0: a sender takes its clean value at this position only
     double minDifference = kDefaultMinDifference; ///< for the normalised effect (effect_claims.h)
-    bool logits = true;          ///< receiver "logits"
-    bool resid = true;           ///< receivers resid.1 .. resid.N
+    bool logits = true;                           ///< receiver "logits"
+    bool resid = true;                            ///< receivers resid.1 .. resid.N
 };
 
 struct PathResult {
@@ -228,7 +228,7 @@ struct PathResult {
     double cleanMetric = 0, corruptMetric = 0;
     bool effectDefined = false; ///< effectCondition(clean, corrupt, minDifference)
     double minDifference = kDefaultMinDifference;
-    std::string effectNote; ///< why the effect is not defined ("" when it is)
+    std::string effectNote;     ///< why the effect is not defined ("" when it is)
     std::vector<double> metric; ///< senders x receivers; NaN where undefined
     std::vector<double> effect; ///< (metric - corrupt) / (clean - corrupt); NaN where undefined
 };

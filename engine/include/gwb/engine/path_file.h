@@ -51,9 +51,9 @@ struct PathPairsResult {
     /// senders x receivers: the estimators over the pairs (effect_claims.h): ratio of means, raw
     /// effects, mean of ratios above the threshold, Holm's marks; and the verdict on clean - corrupted.
     PairsEstimates estimates;
-    std::vector<SkippedLine> skipped;               ///< lines not used and why (sorted)
-    int64_t fileLines = 0;                          ///< lines the file had
-    std::string pairsJson;                          ///< JSON array: each pair as meta.json lists it
+    std::vector<SkippedLine> skipped; ///< lines not used and why (sorted)
+    int64_t fileLines = 0;            ///< lines the file had
+    std::string pairsJson;            ///< JSON array: each pair as meta.json lists it
     int bootstrap = 1000;
     uint64_t seed = 0;
 };
