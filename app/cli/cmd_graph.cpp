@@ -9,6 +9,7 @@
 #include "gwb/engine/device.h"
 #include "gwb/engine/graph_run.h"
 #include "gwb/engine/import.h"
+#include "gwb/engine/patch_input.h"
 #include "gwb/engine/tokenizer.h"
 
 #include <QCommandLineParser>
@@ -52,8 +53,9 @@ std::string describe(const AttributionGraph& g, int64_t i) {
         return "error " + std::to_string(n.layer) + at;
     case GraphNodeKind::Token:
         return "token" + at;
-    case GraphNodeKind::Logit:
-        return "logit '" + terminalPiece(n.label) + "'";
+    case GraphNodeKind::Logit: // a custom target's label names itself ("logit(▁she) - logit(▁he)")
+        return n.label.rfind("logit(", 0) == 0 ? "target " + terminalPiece(n.label)
+                                               : "logit '" + terminalPiece(n.label) + "'";
     }
     return "";
 }
@@ -104,10 +106,20 @@ int runGraph(const QStringList& args) {
                                                    "~1e-12)."));
     const QCommandLineOption noLoadings(QStringLiteral("no-loadings"),
                                         QStringLiteral("Do not split the pruned edges across offsets or heads."));
+    const QCommandLineOption answer(
+        QStringLiteral("answer"),
+        QStringLiteral("With --wrong: explain logit[answer] - logit[wrong] (one target node, the metric gwb patch "
+                       "uses) instead of the top logits."),
+        QStringLiteral("PIECE"));
+    const QCommandLineOption wrong(QStringLiteral("wrong"), QStringLiteral("The wrong piece of --answer's contrast."),
+                                   QStringLiteral("PIECE"));
+    const QCommandLineOption target(QStringLiteral("target"),
+                                    QStringLiteral("Explain one piece's (demeaned) logit instead of the top logits."),
+                                    QStringLiteral("PIECE"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
     p.addOptions({model, prompt, transcoders, out, npz, slug, maxLogits, logitProbability, maxFeatures, nodeThreshold,
-                  edgeThreshold, batch, single, noLoadings, device, threads});
+                  edgeThreshold, batch, single, noLoadings, answer, wrong, target, device, threads});
     try {
         processSubcommand(p, args);
         for (const auto* o : {&prompt, &out})
@@ -132,6 +144,13 @@ int runGraph(const QStringList& args) {
             throw std::invalid_argument("--logit-probability must lie in (0, 1]");
         if (!(r.nodeThreshold >= 0 && r.nodeThreshold <= 1 && r.edgeThreshold >= 0 && r.edgeThreshold <= 1))
             throw std::invalid_argument("--node-threshold and --edge-threshold must lie in [0, 1]");
+        const bool contrast = p.isSet(answer) || p.isSet(wrong);
+        if (contrast && !(p.isSet(answer) && p.isSet(wrong)))
+            throw std::invalid_argument("--answer and --wrong go together: the target is logit[answer] - logit[wrong]");
+        if (contrast && p.isSet(target)) throw std::invalid_argument("give --answer/--wrong or --target, not both");
+        if ((contrast || p.isSet(target)) && (p.isSet(maxLogits) || p.isSet(logitProbability)))
+            throw std::invalid_argument("--max-logits and --logit-probability choose the top logits; they do not go "
+                                        "with --answer/--wrong or --target");
 
         setThreads(p.value(threads).toInt());
         const Model m =
@@ -141,6 +160,11 @@ int runGraph(const QStringList& args) {
         const TranscoderSet set = loadTranscoderSet(p.value(transcoders).toStdString(), &m);
         r.prompt = p.value(prompt).toStdString();
         r.ids = m.tokenizer()->encodeIds(r.prompt);
+        if (contrast)
+            r.targets = {contrastTarget(m, pieceId(m, p.value(answer).toStdString(), "the answer piece"),
+                                        pieceId(m, p.value(wrong).toStdString(), "the wrong piece"))};
+        else if (p.isSet(target))
+            r.targets = {tokenTarget(m, pieceId(m, p.value(target).toStdString(), "the target piece"))};
 
         std::atomic<bool> stop{false};
         gwb::app::StopSignals signals(stop);
@@ -185,8 +209,12 @@ int runGraph(const QStringList& args) {
         std::printf("time: %.2f s\n", g.seconds);
         // The top logit's strongest kept inputs, each split across the mixers it crosses.
         const int64_t top = g.nodeCount() - g.logits;
-        std::printf("\n%s (p = %.3f), its strongest inputs:\n", describe(g, top).c_str(),
-                    g.nodes[static_cast<size_t>(top)].probability);
+        if (r.targets.empty())
+            std::printf("\n%s (p = %.3f), its strongest inputs:\n", describe(g, top).c_str(),
+                        g.nodes[static_cast<size_t>(top)].probability);
+        else
+            std::printf("\n%s = %.4f (demeaned logits), its strongest inputs:\n", describe(g, top).c_str(),
+                        g.nodes[static_cast<size_t>(top)].value);
         const auto rowIt = std::find(g.rowNodes.begin(), g.rowNodes.end(), top);
         const auto row = static_cast<size_t>(rowIt - g.rowNodes.begin());
         const auto n = static_cast<size_t>(g.nodeCount());

@@ -84,14 +84,24 @@ class Graph:
 
 def graph(model, prompt, transcoders, max_logits=10, logit_probability=0.95, max_features=4096, batch=32,
           double_precision=True, loadings=True, node_threshold=0.8, edge_threshold=0.98, out=None, npz=None,
-          slug=None, progress=True):
+          slug=None, progress=True, answer=None, wrong=None, target=None, direction=None, direction_label=None):
     """The attribution graph of `prompt` (text or token ids) on `model` with `transcoders` (a folder,
     or the list gwb.features.load_transcoders / train_transcoders returns), as `gwb graph` computes
-    it. `out` writes circuit-tracer's JSON, `npz` the unpruned graph. Returns a Graph."""
+    it. `out` writes circuit-tracer's JSON, `npz` the unpruned graph. Returns a Graph.
+
+    The logit nodes are the top logits unless one target is asked for (circuit-tracer's custom
+    target; its node's index is past the vocabulary): answer= and wrong= (pieces) explain
+    logit[answer] - logit[wrong], the metric of patch(); target= one piece's demeaned logit;
+    direction= any direction in the unembedding space (d values; direction_label names it)."""
     from . import _ids, _progress
     from .features import _native, load_transcoders
     if isinstance(transcoders, (str, os.PathLike)):
         transcoders = load_transcoders(transcoders, model)
+    if (answer is None) != (wrong is None):
+        raise ValueError("answer and wrong go together: the target is logit[answer] - logit[wrong]")
+    if sum(x is not None for x in (answer, target, direction)) > 1:
+        raise ValueError("give one of answer/wrong, target or direction, not several")
+    vec = [] if direction is None else [float(x) for x in np.asarray(direction, np.float64).reshape(-1)]
     text = prompt if isinstance(prompt, str) else ""
     ids = _ids(model, prompt)
     if slug is None:
@@ -102,7 +112,8 @@ def graph(model, prompt, transcoders, max_logits=10, logit_probability=0.95, max
                                  float(logit_probability), int(max_features), int(batch), bool(double_precision),
                                  bool(loadings), float(node_threshold), float(edge_threshold), slug,
                                  "" if out is None else os.fspath(out), "" if npz is None else os.fspath(npz),
-                                 callback)
+                                 callback, answer=answer or "", wrong=wrong or "", target=target or "", direction=vec,
+                                 direction_label=direction_label or "")
     finally:
         close()
     return Graph(d)

@@ -3,6 +3,7 @@
 
 #include "bindings_common.h"
 
+#include "gwb/engine/patch_input.h"
 #include "gwb/engine/graph_run.h"
 #include "gwb/engine/npy.h"
 
@@ -78,7 +79,9 @@ void registerGraph(py::module_& m) {
         [](PyModel& s, const std::vector<Dictionary>& layers, const std::vector<int32_t>& ids,
            const std::string& prompt, int maxLogits, double logitProbability, int64_t maxFeatures, int64_t batch,
            bool doublePrecision, bool loadings, double nodeThreshold, double edgeThreshold, const std::string& slug,
-           const std::string& out, const std::string& npz, const py::object& progress) {
+           const std::string& out, const std::string& npz, const py::object& progress, const std::string& answer,
+           const std::string& wrong, const std::string& target, const std::vector<double>& direction,
+           const std::string& directionLabel) {
             TranscoderSet set;
             set.layers = layers;
             GraphRequest r;
@@ -92,6 +95,24 @@ void registerGraph(py::module_& m) {
             r.loadings = loadings;
             r.nodeThreshold = nodeThreshold;
             r.edgeThreshold = edgeThreshold;
+            // The logit node asked for: a contrast, one piece, or a direction (else the top logits).
+            if (!answer.empty() || !wrong.empty()) {
+                if (answer.empty() || wrong.empty())
+                    throw std::invalid_argument("answer and wrong go together: the target is logit[answer] - "
+                                                "logit[wrong]");
+                r.targets = {contrastTarget(s.model, pieceId(s.model, answer, "the answer piece"),
+                                            pieceId(s.model, wrong, "the wrong piece"))};
+            }
+            if (!target.empty())
+                r.targets.push_back(tokenTarget(s.model, pieceId(s.model, target, "the target piece")));
+            if (!direction.empty()) {
+                GraphTarget t;
+                t.label = directionLabel.empty() ? std::string("direction") : directionLabel;
+                t.direction = direction;
+                r.targets.push_back(t);
+            }
+            if (r.targets.size() > 1)
+                throw std::invalid_argument("give one of answer/wrong, target or direction, not several");
             Pending pending;
             r.progress = [&](double f, const std::string&) { return reportProgress(pending, progress, f); };
             auto [g, p] = withoutGil(pending, [&] {
@@ -107,7 +128,8 @@ void registerGraph(py::module_& m) {
         py::arg("model"), py::arg("transcoders"), py::arg("ids"), py::arg("prompt"), py::arg("max_logits"),
         py::arg("logit_probability"), py::arg("max_features"), py::arg("batch"), py::arg("double_precision"),
         py::arg("loadings"), py::arg("node_threshold"), py::arg("edge_threshold"), py::arg("slug"), py::arg("out"),
-        py::arg("npz"), py::arg("progress"));
+        py::arg("npz"), py::arg("progress"), py::arg("answer") = "", py::arg("wrong") = "", py::arg("target") = "",
+        py::arg("direction") = std::vector<double>{}, py::arg("direction_label") = "");
 }
 
 } // namespace gwb::python

@@ -259,3 +259,56 @@ TEST(Graph, BadRequestsAreNamed) {
     r.stop = &stop;
     EXPECT_THROW(attributeGraph(m, randomTranscoders(m, 8, "topk", 2, 1), r), std::runtime_error);
 }
+
+TEST(Graph, AContrastiveTargetsRowIsTheDifferenceOfItsTwoLogitsRows) {
+    // Issue 65: "why ' she' rather than ' he'" is the target logit[answer] - logit[wrong]. The
+    // replacement is linear in what reads it, so the contrast's row equals the answer's row minus
+    // the wrong piece's (the means cancel), and its value the logit difference, in float64.
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const Model m = test::randomModel(test::tinyConfig(kind), 11);
+        const TranscoderSet set = randomTranscoders(m, 16, "relu", 0, 4);
+        GraphRequest request = fullRequest(promptIds(37, 9));
+        request.loadings = false;
+        const int64_t answer = 5, wrong = 12;
+        request.targets = {tokenTarget(m, answer), tokenTarget(m, wrong)};
+        const AttributionGraph both = attributeGraph(m, set, request);
+        request.targets = {contrastTarget(m, answer, wrong)};
+        const AttributionGraph contrast = attributeGraph(m, set, request);
+        ASSERT_EQ(both.logits, 2);
+        ASSERT_EQ(contrast.logits, 1);
+        ASSERT_EQ(both.features, contrast.features);
+        const int64_t V = m.config().vocabSize;
+        const GraphNode& node = contrast.nodes.back();
+        EXPECT_EQ(node.kind, GraphNodeKind::Logit);
+        EXPECT_EQ(node.index, V); // circuit-tracer's virtual index, past the vocabulary
+        EXPECT_NE(node.label.find(") - logit("), std::string::npos) << node.label;
+        const int64_t na = both.nodeCount() - 2, nw = both.nodeCount() - 1, nc = contrast.nodeCount() - 1;
+        EXPECT_NEAR(node.value, both.nodes[static_cast<size_t>(na)].value - both.nodes[static_cast<size_t>(nw)].value,
+                    1e-9);
+        // The model's own logit difference (the float64 replacement reproduces its float32 logits).
+        GraphProbe probe(m, set, request.ids);
+        const std::vector<double> logits = probe.logits().first;
+        EXPECT_NEAR(node.value, logits[static_cast<size_t>(answer)] - logits[static_cast<size_t>(wrong)], 1e-4);
+        const int64_t sources = contrast.nodeCount() - contrast.logits; // every node but the logits
+        for (int64_t j = 0; j < sources; ++j)
+            EXPECT_NEAR(contrast.edge(nc, j), both.edge(na, j) - both.edge(nw, j),
+                        1e-9 * std::max(1.0, std::abs(both.edge(na, j))))
+                << contrast.nodeId(j);
+        for (double c : contrast.completeness)
+            EXPECT_LT(c, 1e-9);
+        // A direction given as numbers: the same as the tokens' contrast.
+        GraphTarget direction;
+        direction.label = "she - he";
+        const int64_t d = m.config().dModel;
+        const FloatArray& E = m.parameters().at("tok_embed.weight");
+        for (int64_t j = 0; j < d; ++j)
+            direction.direction.push_back(static_cast<double>(E.data[static_cast<size_t>(answer * d + j)]) -
+                                          static_cast<double>(E.data[static_cast<size_t>(wrong * d + j)]));
+        request.targets = {direction};
+        const AttributionGraph byDirection = attributeGraph(m, set, request);
+        EXPECT_NEAR(byDirection.nodes.back().value, node.value, 1e-6);
+        direction.direction.pop_back();
+        request.targets = {direction};
+        EXPECT_THROW(attributeGraph(m, set, request), std::invalid_argument);
+    }
+}

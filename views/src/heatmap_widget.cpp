@@ -321,7 +321,8 @@ HeatmapGeometry HeatmapWidget::paintFigure(QPainter& p, const QRectF& area, cons
     axes.title = title;
     ColorScale scale = colorScale();
     if (!m_diverging) scale.map = map; // signed data keeps its diverging map
-    return paintHeatmap(p, area, *m_pyramid, m_window, scale, axes, style, style.selection ? m_marks : HeatmapMarks{},
+    return paintHeatmap(p, area, *m_pyramid, m_window, scale, axes, style,
+                        style.selection ? m_marks : HeatmapMarks{-1, -1, m_marks.cells},
                         /*computeMissing=*/true);
 }
 

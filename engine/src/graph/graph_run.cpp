@@ -49,6 +49,37 @@ std::vector<int64_t> topLogits(const torch::Tensor& logits, int most, double mas
     return tokens;
 }
 
+/// The logit nodes' directions (K x d) of request.targets in the replacement's unembedding space;
+/// throws std::invalid_argument for a token outside the vocabulary or a direction of the wrong size.
+torch::Tensor targetDirections(const graph::Replacement& R, const std::vector<GraphTarget>& targets) {
+    const int64_t V = R.unembed.size(0), d = R.unembed.size(1);
+    const torch::Tensor mean = R.unembed.mean(0);
+    std::vector<torch::Tensor> dirs;
+    for (const GraphTarget& t : targets) {
+        const std::string name = t.label.empty() ? std::string("a target") : "the target '" + t.label + "'";
+        if (!t.direction.empty()) {
+            if (static_cast<int64_t>(t.direction.size()) != d)
+                throw std::invalid_argument(name + " has a direction of " + std::to_string(t.direction.size()) +
+                                            " values; the unembedding space has " + std::to_string(d));
+            for (double x : t.direction)
+                if (!std::isfinite(x)) throw std::invalid_argument(name + " has a direction that is not finite");
+            dirs.push_back(torch::tensor(t.direction, torch::kDouble).to(R.options));
+            continue;
+        }
+        if (t.tokens.empty() || t.tokens.size() != t.weights.size())
+            throw std::invalid_argument(name + " needs tokens with one weight each, or a direction");
+        torch::Tensor dir = torch::zeros({d}, R.options);
+        for (size_t i = 0; i < t.tokens.size(); ++i) {
+            if (t.tokens[i] < 0 || t.tokens[i] >= V)
+                throw std::invalid_argument(name + ": token id " + std::to_string(t.tokens[i]) +
+                                            " is outside the vocabulary (0.." + std::to_string(V - 1) + ")");
+            dir = dir + t.weights[i] * (R.unembed[t.tokens[i]] - mean);
+        }
+        dirs.push_back(dir);
+    }
+    return torch::stack(dirs, 0);
+}
+
 /// A computed row over the full layout, kept in float32 by chunks of kChunk columns, only the chunks
 /// with a non-zero (a target reads earlier blocks and positions only, and the layout is block-major,
 /// then position-major, so a long prompt's rows are mostly whole chunks of zeros), with its sums over
@@ -145,12 +176,17 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
                                     "to " +
                                     std::to_string(g.maxLogitError) + "): this model's variant is not covered");
 
+    // The logit nodes: the top logits, or the targets asked for (a contrast, a direction).
     std::vector<double> probs;
+    const bool custom = !request.targets.empty();
     const std::vector<int64_t> logitTokens =
-        topLogits(R.modelLogits, request.maxLogits, request.logitProbability, probs);
-    const auto K = static_cast<int64_t>(logitTokens.size());
+        custom ? std::vector<int64_t>() : topLogits(R.modelLogits, request.maxLogits, request.logitProbability, probs);
+    for (const GraphTarget& t : request.targets)
+        probs.push_back(t.weight);
+    const auto K = static_cast<int64_t>(custom ? request.targets.size() : logitTokens.size());
     const Layout full{R.activeCount, L * T, T, K};
-    RowRunner runner(R, logitTokens, full);
+    RowRunner runner =
+        custom ? RowRunner(R, targetDirections(R, request.targets), full) : RowRunner(R, logitTokens, full);
 
     // Each node's value, and the constant part of the affine replacement (every source at 0).
     const std::vector<double> value = runner.recordedValues();
@@ -275,9 +311,14 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
         node.kind = GraphNodeKind::Logit;
         node.layer = L;
         node.position = T - 1;
-        node.index = logitTokens[static_cast<size_t>(k)];
         node.value = value[static_cast<size_t>(full.logitStart() + k)];
         node.probability = probs[static_cast<size_t>(k)];
+        if (custom) { // circuit-tracer's virtual index of a custom target: past the vocabulary
+            node.index = R.unembed.size(0) + k;
+            node.label = request.targets[static_cast<size_t>(k)].label;
+            continue;
+        }
+        node.index = logitTokens[static_cast<size_t>(k)];
         if (const TokenizerPtr tok = model.tokenizer()) node.label = tok->pieceText(static_cast<int32_t>(node.index));
     }
     // Rows: the chosen features' (in node order), then the logits'.
@@ -348,6 +389,25 @@ GraphPair runGraphModels(const ModelOpener& open, const GraphModels& models, con
         }
     }
     return pair;
+}
+
+GraphTarget contrastTarget(const Model& model, int64_t answer, int64_t wrong) {
+    GraphTarget t;
+    const TokenizerPtr tok = model.tokenizer();
+    auto piece = [&](int64_t id) { return tok ? tok->pieceText(static_cast<int32_t>(id)) : std::to_string(id); };
+    t.label = "logit(" + piece(answer) + ") - logit(" + piece(wrong) + ")";
+    t.tokens = {answer, wrong};
+    t.weights = {1.0, -1.0};
+    return t;
+}
+
+GraphTarget tokenTarget(const Model& model, int64_t token) {
+    GraphTarget t;
+    const TokenizerPtr tok = model.tokenizer();
+    t.label = "logit(" + (tok ? tok->pieceText(static_cast<int32_t>(token)) : std::to_string(token)) + ")";
+    t.tokens = {token};
+    t.weights = {1.0};
+    return t;
 }
 
 struct GraphProbe::Impl {

@@ -187,7 +187,8 @@ Replacement::Replacement(const Model& model, const TranscoderSet& transcoders, c
     const torch::Tensor last = h.select(1, T - 1); // 1 x d
     const torch::Tensor c0 = last - last.mean(-1, true);
     m_sigmaFinal = (c0.pow(2).mean(-1, true) + m_lnFinal.eps).sqrt();
-    replacementLogits = torch::matmul(finalNorm(last), unembed.t()).view({-1}).to(torch::kCPU, torch::kDouble);
+    lastNormed = finalNorm(last).detach();
+    replacementLogits = torch::matmul(lastNormed, unembed.t()).view({-1}).to(torch::kCPU, torch::kDouble);
 
     featureStart.assign(static_cast<size_t>(layers), 0);
     for (int l = 0; l < layers; ++l) {

@@ -100,6 +100,7 @@ public:
     torch::Tensor modelLogits;       ///< V: the model's own logits at the last position (float64, CPU)
     torch::Tensor replacementLogits; ///< V: the recorded replacement's (float64, CPU)
     torch::Tensor unembed;           ///< V x d: the tied head
+    torch::Tensor lastNormed;        ///< 1 x d: the recorded replacement's final-normed last position
 
     const Frozen& frozen(int layer) const { return m_frozen[static_cast<size_t>(layer)]; }
     const BlockParams& params(int layer) const { return m_params[static_cast<size_t>(layer)]; }

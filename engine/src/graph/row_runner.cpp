@@ -26,6 +26,9 @@ RowRunner::RowRunner(Replacement& replacement, const std::vector<int64_t>& logit
     m_dirs = m_R.unembed.index_select(0, idx) - m_R.unembed.mean(0, /*keepdim=*/true);
 }
 
+RowRunner::RowRunner(Replacement& replacement, const torch::Tensor& directions, const Layout& layout)
+    : m_R(replacement), m_layout(layout), m_dirs(directions.to(replacement.options)) {}
+
 Sources RowRunner::zeroSources() const {
     Sources s;
     s.emb = torch::zeros_like(m_R.base.emb);
@@ -41,6 +44,11 @@ std::vector<double> RowRunner::recordedValues() const {
     for (int l = 0; l < m_R.layers; ++l) {
         const std::vector<double> a = toVector(m_R.frozen(l).actValue);
         std::copy(a.begin(), a.end(), v.begin() + m_R.featureStart[static_cast<size_t>(l)]);
+    }
+    if (m_logitTokens.empty()) { // given directions: the recorded last position read along each
+        const std::vector<double> read = toVector((m_R.lastNormed * m_dirs).sum(-1));
+        std::copy(read.begin(), read.end(), v.begin() + m_layout.logitStart());
+        return v;
     }
     const torch::Tensor logits = m_R.replacementLogits;
     const double mean = logits.mean().item<double>();

@@ -33,6 +33,10 @@ struct Target {
 class RowRunner {
 public:
     RowRunner(Replacement& replacement, const std::vector<int64_t>& logitTokens, const Layout& layout);
+    /// Logit nodes given as directions in the unembedding space (K x d, the replacement's options):
+    /// a node's value is the final-normed last position's inner product with its direction
+    /// (a token's direction: its unembedding row minus their mean, the demeaned logit).
+    RowRunner(Replacement& replacement, const torch::Tensor& directions, const Layout& layout);
     const Layout& layout() const { return m_layout; }
     Replacement& replacement() { return m_R; }
 
@@ -73,8 +77,8 @@ private:
                             const std::vector<torch::Tensor>& ffnIn) const;
     Replacement& m_R;
     Layout m_layout;
-    torch::Tensor m_dirs; ///< K x d: unembedding rows minus their mean, of the logit tokens
-    std::vector<int64_t> m_logitTokens;
+    torch::Tensor m_dirs; ///< K x d: unembedding rows minus their mean, of the logit tokens, or given directions
+    std::vector<int64_t> m_logitTokens; ///< empty for given directions
 };
 
 /// The pruned graph's edges split across the units of every mixer between source and target:

@@ -18,11 +18,31 @@
 
 namespace gwb::engine {
 
+/// A logit node of one's own choosing (circuit-tracer's custom target): a direction in the
+/// unembedding space, sum over `tokens` of weight * (E[token] - mean E), or `direction` (d values)
+/// itself. The contrast answer - wrong is {answer: +1, wrong: -1}: its node's value is
+/// logit[answer] - logit[wrong] (the means cancel), the metric every patching run uses.
+struct GraphTarget {
+    std::string label;             ///< the node's name ("logit(▁she) - logit(▁he)")
+    std::vector<int64_t> tokens;   ///< vocabulary ids
+    std::vector<double> weights;   ///< one per token
+    std::vector<double> direction; ///< d values; used instead of tokens when not empty
+    double weight = 1.0;           ///< its weight in the influence on the logits (a top logit's: its probability)
+};
+
+/// The target `answer - wrong` for token ids of `model` (labels from its tokenizer).
+GraphTarget contrastTarget(const Model& model, int64_t answer, int64_t wrong);
+/// The target of one token alone: its demeaned logit (as a top logit's node), weight 1.
+GraphTarget tokenTarget(const Model& model, int64_t token);
+
 struct GraphRequest {
     std::vector<int32_t> ids;       ///< the prompt; the graph explains the next token after the last one
     std::string prompt;             ///< its text (for the files), optional
     int maxLogits = 10;             ///< logit nodes: the most probable tokens up to ...
     double logitProbability = 0.95; ///< ... this cumulative probability, at most maxLogits
+    /// Not empty: the logit nodes are these targets instead of the top logits (a logit node's index
+    /// is then the vocabulary size + k, circuit-tracer's virtual index of a custom target).
+    std::vector<GraphTarget> targets;
     /// Features whose rows are computed, chosen by their influence on the logits as the graph grows
     /// (circuit-tracer's max_feature_nodes); every active feature when there are no more than this.
     int64_t maxFeatureNodes = 4096;

@@ -11,6 +11,7 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace gwb::views {
@@ -32,6 +33,9 @@ struct HeatmapMarks {
     /// rows x cols, or empty: 1 = the cell passed a stated test (a pairs sweep's Holm-corrected
     /// cells); drawn as a dot at the cell's centre, always (not a selection).
     std::vector<uint8_t> cells;
+    HeatmapMarks() = default;
+    HeatmapMarks(int64_t markRow, int64_t markCol, std::vector<uint8_t> markCells = {})
+        : row(markRow), col(markCol), cells(std::move(markCells)) {}
 };
 
 /// Result of colorizing a window: the image and the level it came from.
