@@ -39,9 +39,11 @@ struct FigureCommandOptions {
         QStringLiteral("Selected token index (default: the first token with every offset valid, as the window, "
                        "else the last; for saliency without --target, the last but one)."),
         QStringLiteral("I")};
-    QCommandLineOption target{QStringLiteral("target"),
-                              QStringLiteral("Saliency target: one vocabulary piece (default: the actual next token)."),
-                              QStringLiteral("PIECE")};
+    QCommandLineOption target{
+        QStringLiteral("target"),
+        QStringLiteral("Saliency target: one vocabulary piece, or the contrast \"A - W\" (logit[A] - "
+                       "logit[W]); default: the actual next token."),
+        QStringLiteral("PIECE")};
     QCommandLineOption offset{QStringLiteral("offset"),
                               QStringLiteral("Selected offset D of the layer (default its first offset)."),
                               QStringLiteral("D")};

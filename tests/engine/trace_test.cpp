@@ -192,6 +192,22 @@ TEST(Trace, SaliencyIsCausalAndMatchesFiniteDifference) {
     }
 }
 
+TEST(Trace, AContrastsSaliencyIsTheDifferenceOfItsTwoPiecesSaliencies) {
+    // Issue 65: saliency of the contrast logit[a] - logit[w] (= log p(a) - log p(w)), the causal
+    // tests' metric; gradient x input is linear in the objective.
+    for (ModelKind kind : {ModelKind::Grassmann, ModelKind::Transformer}) {
+        const ModelConfig c = test::tinyConfig(kind);
+        const Model m = Model::init(c, 6, nullptr, "cpu");
+        const auto ids = someIds(9, c.vocabSize);
+        const std::vector<float> a = saliency(m, ids, 6, 11), w = saliency(m, ids, 6, 4);
+        const std::vector<float> both = saliency(m, ids, 6, 11, 4);
+        ASSERT_EQ(both.size(), a.size());
+        for (size_t i = 0; i < a.size(); ++i)
+            EXPECT_NEAR(both[i], a[i] - w[i], 1e-5 * std::max(1.0f, std::abs(a[i]))) << i;
+        EXPECT_THROW(saliency(m, ids, 6, 11, static_cast<int32_t>(c.vocabSize)), std::invalid_argument);
+    }
+}
+
 // saliency() runs only the prefix up to the position and applies the head to one row; the oracle
 // here runs the whole sequence with the T x V head in double precision, entry by entry.
 TEST(Trace, SaliencyEqualsTheWholeSequenceGradientPerToken) {

@@ -209,8 +209,8 @@ std::vector<DataTable> SaliencyFigure::dataTables() const {
         if (s->empty()) continue;
         DataTable tab;
         tab.name = QStringLiteral("saliency_%1_token%2").arg(name).arg(t);
-        tab.quantity = QStringLiteral("gradient x input saliency of log p(target | x_<=t) per input token (signed), "
-                                      "target %1")
+        tab.quantity = QStringLiteral("gradient x input saliency of log p(target | x_<=t) per input token (signed; "
+                                      "a contrast 'A - W': of log p(A) - log p(W) = logit[A] - logit[W]), target %1")
                            .arg(target().isEmpty() ? QStringLiteral("actual next token") : target());
         tab.values = gwb::engine::FloatArray({static_cast<int64_t>(s->size())}, *s);
         tab.rowAxis = QStringLiteral("token");
@@ -244,7 +244,8 @@ QString SaliencyFigure::caption() const {
     return QStringLiteral(
                "Gradient \u00d7 input saliency s_j = \u03a3_d (\u2202 log p(target | x_\u2264t) / \u2202 h0_j,d) "
                "h0_j,d of token t = %1 for target %2, both models, shown as shares |s_j| / \u03a3|s| "
-               "(chips: normalized to the largest), next to the Grassmann influence row and the mean "
+               "(chips: normalized to the largest; a target 'A - W' is the contrast log p(A) \u2212 log p(W) = "
+               "logit[A] \u2212 logit[W]), next to the Grassmann influence row and the mean "
                "attention row of layer %3; JS divergence and top-1 agreement as in the Compare view.")
         .arg(selToken())
         .arg(target().isEmpty() ? QStringLiteral("= the actual next token") : QStringLiteral("'%1'").arg(target()))

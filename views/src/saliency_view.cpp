@@ -39,8 +39,9 @@ SaliencyView::SaliencyView(QWidget* parent) : View(std::make_unique<SaliencyFigu
     m_target = new QLineEdit(this);
     m_target->setObjectName(QStringLiteral("saliencyTarget"));
     m_target->setPlaceholderText(QStringLiteral("actual next token"));
-    m_target->setToolTip(QStringLiteral("A vocabulary piece to explain instead of the actual next token "
-                                        "(Enter to compute; empty = actual next token)"));
+    m_target->setToolTip(QStringLiteral("A vocabulary piece to explain instead of the actual next token, or the "
+                                        "contrast \"she - he\" (logit[she] \u2212 logit[he], the metric of the "
+                                        "causal tests). Enter to compute; empty = actual next token"));
     bar->addWidget(m_target);
     auto* go = new QPushButton(QStringLiteral("Compute"), this);
     bar->addWidget(go);

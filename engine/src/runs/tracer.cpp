@@ -364,7 +364,8 @@ LensPtr logitLens(const Model& model, const Trace& trace, int topK, const Progre
     });
 }
 
-std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids, int64_t position, int32_t targetId) {
+std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids, int64_t position, int32_t targetId,
+                            int32_t wrongId) {
     Model::Impl& m = model.impl();
     const int64_t T = static_cast<int64_t>(ids.size());
     if (T == 0) throw std::invalid_argument("saliency needs at least one token");
@@ -376,6 +377,8 @@ std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids,
                                     std::to_string(T) + ")");
     if (targetId < 0 || targetId >= m.config.vocabSize)
         throw std::invalid_argument("saliency: target id " + std::to_string(targetId) + " outside the vocabulary");
+    if (wrongId >= m.config.vocabSize)
+        throw std::invalid_argument("saliency: wrong id " + std::to_string(wrongId) + " outside the vocabulary");
     std::vector<int64_t> idv(ids.begin(), ids.end());
     for (int64_t id : idv)
         if (id < 0 || id >= m.config.vocabSize)
@@ -392,8 +395,9 @@ std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids,
             torch::tensor(std::vector<int64_t>(idv.begin(), idv.begin() + n), torch::kLong).view({1, n}).to(m.device);
         const torch::Tensor h0 = m.net->embed(x).detach().requires_grad_(true);
         const torch::Tensor last = m.net->hiddenFromEmbedding(h0)[0][position];
-        const torch::Tensor logp = torch::log_softmax(m.net->head(last), -1)[targetId];
-        const torch::Tensor g = torch::autograd::grad({logp}, {h0})[0];
+        const torch::Tensor lp = torch::log_softmax(m.net->head(last), -1);
+        const torch::Tensor objective = wrongId >= 0 ? lp[targetId] - lp[wrongId] : lp[targetId];
+        const torch::Tensor g = torch::autograd::grad({objective}, {h0})[0];
         const torch::Tensor s = (g * h0).sum(-1)[0].detach().to(torch::kCPU, torch::kFloat).contiguous();
         std::vector<float> out(static_cast<size_t>(T), 0.0f);
         std::copy(s.data_ptr<float>(), s.data_ptr<float>() + n, out.begin());

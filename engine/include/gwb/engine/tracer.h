@@ -53,13 +53,17 @@ LensPtr logitLens(const Model& model, const Trace& trace, int topK = 5, const Pr
 
 /// Gradient x input saliency of log p(targetId | x_0..x_position) with respect to the embedding
 /// output h0 = E[x] + P[t]: entry s = sum over d of (d log p / d h0[s][d]) * h0[s][d], for s in
-/// [0, T) (zero for s > position by causality). Length T = ids.size() (<= max_len).
-std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids, int64_t position, int32_t targetId);
+/// [0, T) (zero for s > position by causality). Length T = ids.size() (<= max_len). With wrongId
+/// >= 0 the objective is the contrast log p(target) - log p(wrong) = logit[target] - logit[wrong],
+/// the metric of the causal tests.
+std::vector<float> saliency(const Model& model, const std::vector<int32_t>& ids, int64_t position, int32_t targetId,
+                            int32_t wrongId = -1);
 /// The saliency of `trace` (its token ids, as traced by `model`) at token t for `target`: "" = the
 /// actual next token x_{t+1} (refused at the last token: there is none), else one vocabulary
 /// piece typed as the text encodes it, as the vocabulary spells it or as the strip shows it
-/// (gwb patch's rule for answer pieces). `targetPiece` (optional) gets the target as the
-/// tokenizer reads it. Throws std::invalid_argument naming the problem.
+/// (gwb patch's rule for answer pieces); "A - W" (a space each side of the minus) is the contrast
+/// logit[A] - logit[W]. `targetPiece` (optional) gets the target as the tokenizer reads it
+/// ("▁she - ▁he" for a contrast). Throws std::invalid_argument naming the problem.
 std::vector<float> saliencyAt(const Model& model, const Trace& trace, int64_t t, const std::string& target,
                               std::string* targetPiece = nullptr);
 
