@@ -131,6 +131,25 @@ TEST_F(Checkpoints, TruncatedFile) {
     expectLoadError(path, "too short");
 }
 
+// Issue 67: a cut-off file says first that it is truncated, with its size and the size its header
+// needs, and only then which tensor's offsets showed it.
+TEST_F(Checkpoints, TruncatedFileSaysSoFirstWithBothSizes) {
+    const std::string path = saved(ModelKind::Grassmann);
+    const std::string bytes = readAll(path);
+    writeAll(path, bytes.substr(0, bytes.size() - 100));
+    try {
+        (void)Model::load(path, "cpu");
+        FAIL() << "loaded a truncated file";
+    } catch (const std::exception& e) {
+        const std::string m = e.what();
+        const std::string sizes = "the file is truncated: it is " + std::to_string(bytes.size() - 100) +
+                                  " bytes but its header needs " + std::to_string(bytes.size()) + " bytes";
+        EXPECT_NE(m.find(sizes), std::string::npos) << m;
+        ASSERT_NE(m.find("outside the data section"), std::string::npos) << m;
+        EXPECT_LT(m.find("truncated"), m.find("outside the data section")) << m;
+    }
+}
+
 TEST_F(Checkpoints, BadHeaderJson) {
     const std::string path = saved(ModelKind::Grassmann);
     std::string bytes = readAll(path);

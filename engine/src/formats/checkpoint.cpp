@@ -31,6 +31,20 @@ template <typename T> T readLe(const char* p) {
 /// Header length limit: headers are tiny; a huge value means a corrupt or foreign file.
 constexpr uint64_t kMaxHeader = 100ull << 20;
 
+/// The largest end offset any tensor entry of `header` asks for (entries without two unsigned
+/// data_offsets are skipped: their own check names them). The file needs 8 + header + this.
+uint64_t largestDataEnd(const json& header) {
+    uint64_t end = 0;
+    for (auto it = header.begin(); it != header.end(); ++it) {
+        const json& e = it.value();
+        if (it.key() == "__metadata__" || !e.is_object() || !e.contains("data_offsets")) continue;
+        const json& off = e["data_offsets"];
+        if (off.is_array() && off.size() == 2 && off[1].is_number_unsigned())
+            end = std::max(end, off[1].get<uint64_t>());
+    }
+    return end;
+}
+
 } // namespace
 
 int64_t dtypeSize(const std::string& d) {
@@ -184,9 +198,16 @@ SafetensorsHeader parseSafetensorsHeader(const char* bytes, size_t size, const s
         if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
             bad(what, t + ": data_offsets must be two non-negative integers");
         const uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
-        if (b > en || en > dataSize)
-            bad(what, t + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) +
-                          "] lie outside the data section of " + std::to_string(dataSize) + " bytes");
+        if (b > en || en > dataSize) {
+            const std::string detail = t + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) +
+                                       "] lie outside the data section of " + std::to_string(dataSize) + " bytes";
+            // A well-formed header asking for bytes past the end is a cut-off copy (an interrupted
+            // download or copy): say that first, with both sizes, then which tensor showed it.
+            if (b <= en)
+                bad(what, "the file is truncated: it is " + std::to_string(size) + " bytes but its header needs " +
+                              std::to_string(dataStart + largestDataEnd(header)) + " bytes (" + detail + ")");
+            bad(what, detail);
+        }
         long double expect = esize;
         for (int64_t s : st.shape)
             expect *= static_cast<long double>(s);
