@@ -10,12 +10,12 @@
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/device.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/prompt_file.h"
 #include "gwb/engine/prompt_run.h"
 #include "gwb/engine/trace_npz.h"
 #include "gwb/engine/tracer.h"
 
 #include <QCommandLineParser>
-#include <QFile>
 #include <QFileInfo>
 
 #include <cstdio>
@@ -49,17 +49,20 @@ std::string indexedName(const std::string& out, size_t i) {
 
 int runTrace(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "Trace a model on a prompt and write an NPZ of its states (token_ids, surprisal, lL_h, lL_z, lL_g,\n"
-        "lL_gate or lL_q, lL_k, lL_attn, final_h, lens_top_*; lL_mixer_input where the mixer reads a\n"
-        "normalised input (pre-norm models); logits with --logits; analyses with --analysis) plus\n"
-        "meta.json (model, config, tokens with byte and character spans, definitions).\n"
-        "A prompt file holds one prompt per line; several prompts write OUT-0.npz, OUT-1.npz, ..."));
+    p.setApplicationDescription(
+        QStringLiteral(
+            "Trace a model on a prompt and write an NPZ of its states (token_ids, surprisal, lL_h, lL_z, lL_g,\n"
+            "lL_gate or lL_q, lL_k, lL_attn, final_h, lens_top_*; lL_mixer_input where the mixer reads a\n"
+            "normalised input (pre-norm models); logits with --logits; analyses with --analysis) plus\n"
+            "meta.json (model, config, tokens with byte and character spans, definitions).\n"
+            "A prompt file holds one prompt per line; several prompts write OUT-0.npz, OUT-1.npz, ...\n"
+            "Prompt file: ") +
+        QString::fromUtf8(gwb::engine::kPromptFileRule) + QStringLiteral("."));
     p.addHelpOption();
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
-    const QCommandLineOption promptFile(QStringLiteral("prompt-file"), QStringLiteral("File with one prompt per line."),
-                                        QStringLiteral("FILE"));
+    const QCommandLineOption promptFile(QStringLiteral("prompt-file"),
+                                        QStringLiteral("File with one prompt per line (UTF-8)."), QStringLiteral("FILE"));
     const QCommandLineOption tokenIds(QStringLiteral("token-ids"), QStringLiteral("Comma-separated token ids."),
                                       QStringLiteral("IDS"));
     const QCommandLineOption logits(QStringLiteral("logits"), QStringLiteral("Also write the T x V logits."));
@@ -115,23 +118,11 @@ int runTrace(const QStringList& args) {
         } else if (p.isSet(prompt)) {
             report(trace(m, p.value(prompt).toStdString(), o), outPath);
         } else {
+            // The engine's one rule for a prompt file (as the window and gwb figure read it), then
+            // one prompt a line.
             const std::string file = p.value(promptFile).toStdString();
-            QFile f(p.value(promptFile));
-            if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot open " + file);
-            std::vector<std::string> prompts;
-            for (const QByteArray& line : f.readAll().split('\n')) {
-                std::string s = line.toStdString();
-                if (!s.empty() && s.back() == '\r') s.pop_back();
-                if (!s.empty()) prompts.push_back(s);
-            }
+            const std::vector<std::string> prompts = gwb::engine::promptFileLines(file);
             if (prompts.empty()) throw std::invalid_argument(file + ": the prompt file has no non-empty line");
-            for (size_t i = 0; i < prompts.size(); ++i) {
-                try {
-                    checkUtf8(prompts[i]);
-                } catch (const std::invalid_argument& e) { // name the file, as gwb figure does
-                    throw std::invalid_argument(file + ": prompt " + std::to_string(i + 1) + ": " + e.what());
-                }
-            }
             for (size_t i = 0; i < prompts.size(); ++i)
                 report(trace(m, prompts[i], o), prompts.size() == 1 ? outPath : indexedName(outPath, i));
         }

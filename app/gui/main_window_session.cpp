@@ -9,42 +9,32 @@
 #include "gui/recent_files.h"
 #include "gui/selection_bar.h"
 
-#include "gwb/engine/tokenizer.h"
+#include "gwb/engine/prompt_file.h"
 
 #include <QComboBox>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMimeData>
 #include <QSpinBox>
 
+#include <exception>
+
 namespace gwb::app {
 
-namespace {
-constexpr qint64 kMaxPromptBytes = 16 << 20; ///< prompt files above this are refused
-} // namespace
-
 QString MainWindow::openPromptFile(const QString& path) {
-    QFile f(path);
+    // The engine's one rule for a prompt file (gwb/engine/prompt_file.h), as gwb figure and
+    // gwb trace read it: UTF-8, and an editor's final line end is not part of the prompt.
     QString error;
-    if (!f.open(QIODevice::ReadOnly)) {
-        error = QStringLiteral("cannot open prompt file '%1': %2").arg(path, f.errorString());
-    } else if (f.size() > kMaxPromptBytes) {
-        error = QStringLiteral("prompt file '%1' is larger than %2 MiB").arg(path).arg(kMaxPromptBytes >> 20);
-    } else {
-        const QByteArray bytes = f.readAll();
-        try {
-            gwb::engine::checkUtf8(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
-            m_prompt->setPrompt(QString::fromUtf8(bytes));
-            m_prompt->clearErrorNotice();
-            showStatus(QStringLiteral("Prompt read from %1").arg(QFileInfo(path).fileName()));
-            return {};
-        } catch (const std::exception& e) {
-            error = QStringLiteral("prompt file '%1' is not UTF-8 text: %2").arg(path, QString::fromUtf8(e.what()));
-        }
+    try {
+        m_prompt->setPrompt(QString::fromStdString(gwb::engine::readPromptFile(path.toStdString())));
+        m_prompt->clearErrorNotice();
+        showStatus(QStringLiteral("Prompt read from %1").arg(QFileInfo(path).fileName()));
+        return {};
+    } catch (const std::exception& e) {
+        error = QString::fromUtf8(e.what());
     }
     // Said once, in the notice above the prompt where the file was meant to go; the status bar
     // only says that it did not open (no dialog on top).

@@ -15,7 +15,9 @@ inline constexpr WindowOption kWindowOptions[] = {
     {"baseline", "FILE",
      "Transformer baseline to open: a model file, or a Hugging Face GPT-2 folder (default: the bundled one)."},
     {"prompt", "TEXT", "Prompt text."},
-    {"prompt-file", "FILE", "Prompt from a UTF-8 file."},
+    {"prompt-file", "FILE",
+     "Prompt from a file: UTF-8 text; one line end at the very end of the file (which editors add) is not part "
+     "of the prompt."},
     {"run", nullptr, "Run the prompt at start."},
     {"continue", "N",
      "With --run: let the Grassmann model continue the prompt by N tokens first (sampled with seed 0, "

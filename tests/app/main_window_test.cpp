@@ -232,6 +232,25 @@ TEST(MainWindow, BadInputsGiveMessagesAndKeepState) {
     EXPECT_EQ(w->workbenchData().grassmann->length(), 24);
 }
 
+// Issue 67: File ▸ Open Prompt File reads a file by the engine's one rule (as gwb figure and
+// gwb trace do): an editor's final line end is not part of the prompt; a blank line after it is.
+TEST(MainWindow, APromptFilesFinalLineEndIsNotPartOfThePrompt) {
+    auto w = makeWindow();
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("prompt.txt"));
+    auto write = [&](const QByteArray& bytes) {
+        QFile f(path);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(bytes);
+    };
+    write("it is a truth\n");
+    EXPECT_TRUE(w->openPromptFile(path).isEmpty());
+    EXPECT_EQ(w->prompt(), QStringLiteral("it is a truth"));
+    write("it is a truth\n\n");
+    EXPECT_TRUE(w->openPromptFile(path).isEmpty());
+    EXPECT_EQ(w->prompt(), QStringLiteral("it is a truth\n"));
+}
+
 TEST(MainWindow, ExportsEveryViewAsPngSvgPdf) {
     auto w = makeWindow();
     w->setPrompt(QStringLiteral("it is a truth universally acknowledged"));

@@ -1,12 +1,17 @@
 // The prompt run of the runs layer (gwb/engine/prompt_run.h), without Qt: both bundled models
 // traced and analysed from one store, stages to Done, a continuation's byte offsets and tokens
-// traced as ids, cancel, a model file in the wrong slot, and the per-layer warnings said once.
+// traced as ids, cancel, a model file in the wrong slot, and the per-layer warnings said once;
+// and the one rule for a prompt read from a file (gwb/engine/prompt_file.h).
 #include "gwb/engine/prompt_run.h"
 
+#include "engine_test_util.h"
 #include "gwb/engine/model_store.h"
+#include "gwb/engine/prompt_file.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <stdexcept>
 #include <string>
 
 using namespace gwb::engine;
@@ -104,4 +109,39 @@ TEST(PromptRun, PerLayerWarningsAreSaidOnce) {
         "layer 0: rank 3 < k", "layer 1: rank 3 < k", "layer 2: rank 3 < k", "odd", "layer 4: x", "layer 7: x", "odd"};
     EXPECT_EQ(collapseLayerWarnings(w),
               (std::vector<std::string>{"odd", "layers 0\u20132: rank 3 < k", "layers 4, 7: x"}));
+}
+
+// Issue 67: the window, gwb figure and gwb trace read a prompt file by one rule, so a file saved
+// by an editor (a final line end) gives the tokens of its text, not one more.
+TEST(PromptFile, OneFinalLineEndIsNotPartOfThePrompt) {
+    EXPECT_EQ(promptFromFileBytes("It is a truth\n"), "It is a truth");
+    EXPECT_EQ(promptFromFileBytes("It is a truth\r\n"), "It is a truth");
+    EXPECT_EQ(promptFromFileBytes("It is a truth"), "It is a truth");
+    EXPECT_EQ(promptFromFileBytes("two\nlines\n\n"), "two\nlines\n"); // only one line end is the editor's
+    EXPECT_EQ(promptFromFileBytes("\n"), "");
+
+    test::TempDir dir;
+    auto write = [&](const std::string& name, const std::string& bytes) {
+        std::ofstream(dir.file(name), std::ios::binary) << bytes;
+        return dir.file(name);
+    };
+    EXPECT_EQ(readPromptFile(write("one.txt", "It is a truth\n")), "It is a truth");
+    EXPECT_EQ(promptFileLines(write("lines.txt", "first\r\n\nsecond\n")),
+              (std::vector<std::string>{"first", "second"}));
+    // Refusals name the file.
+    const std::string latin1 = write("latin1.txt", "caf\xe9 au lait\n");
+    try {
+        (void)readPromptFile(latin1);
+        FAIL() << "read a Latin-1 file";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("'" + latin1 + "' is not UTF-8 text"), std::string::npos) << e.what();
+    }
+    try {
+        (void)readPromptFile(dir.file("missing.txt"));
+        FAIL() << "read a missing file";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot open prompt file '" + dir.file("missing.txt") + "'"),
+                  std::string::npos)
+            << e.what();
+    }
 }

@@ -121,3 +121,12 @@ def test_the_lens_is_computed_only_when_asked_and_equals_the_eager_one(kind):
     logits = m.trace(PROMPT, logits=True)["logits"]
     top = np.argsort(-logits, axis=1, kind="stable")[:, :7]
     np.testing.assert_array_equal(with_lens["lens_top_ids"][N], top)
+
+
+def test_a_prompt_files_final_line_end_is_not_part_of_the_prompt(tmp_path, grassmann):
+    # Issue 67: one rule for a prompt file (the window, gwb figure and gwb trace), stated in --help.
+    f = tmp_path / "prompt.txt"
+    f.write_bytes(b"It is a truth\r\n")
+    run_gwb("trace", "--model", "grassmann", "--prompt-file", f, "--out", tmp_path / "t.npz")
+    assert list(gwb.open_trace(tmp_path / "t.npz").token_ids) == grassmann.encode("It is a truth")
+    assert "one line end at the very end of the file" in run_gwb("trace", "--help").stdout
