@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 using namespace gwb::engine;
@@ -119,4 +120,49 @@ TEST(Features, SaeLensSixLayoutIsWrittenAndItsTrainersOptionsAreRead) {
               std::string::npos);
     EXPECT_NE(message(", \"normalize_activations\": \"layer_norm\"").find("normalize_activations is 'layer_norm'"),
               std::string::npos);
+}
+
+// Issue 67: cfg.json's corpus paths travel. They are stored relative to the dictionary's folder
+// (gwb.corpus_paths says so) with the absolute ones beside them: a project moved whole, or the
+// dictionary folder copied alone, still finds its training files. A file from before that rule
+// (paths relative to wherever training ran) is read beside its folder, where `--out DIR` ran.
+TEST(Features, CorpusPathsTravelWithTheDictionaryFolder) {
+    namespace fs = std::filesystem;
+    test::TempDir dir;
+    const fs::path project = dir.path / "project";
+    fs::create_directories(project / "corpus");
+    std::ofstream(project / "corpus" / "a.txt") << "It is a truth universally acknowledged.\n";
+    const std::string corpus = fs::weakly_canonical(project / "corpus" / "a.txt").string();
+    Dictionary d = smallDictionary(4, 6, "topk", 3);
+    d.config.corpus = {corpus};
+    saveDictionary(d, (project / "sae").string());
+    auto readCfg = [](const fs::path& folder) {
+        std::ifstream in(folder / "cfg.json");
+        return nlohmann::json::parse(in);
+    };
+    const nlohmann::json cfg = readCfg(project / "sae");
+    EXPECT_EQ(cfg["gwb"]["corpus"], nlohmann::json::array({"../corpus/a.txt"}));
+    EXPECT_TRUE(cfg["gwb"].contains("corpus_paths"));
+    EXPECT_EQ(cfg["gwb"]["corpus_absolute"], nlohmann::json::array({corpus}));
+    EXPECT_EQ(loadDictionary((project / "sae").string()).config.corpus, std::vector<std::string>{corpus});
+
+    // The dictionary folder copied alone: the absolute paths find the files.
+    fs::create_directories(dir.path / "alone");
+    fs::copy(project / "sae", dir.path / "alone" / "sae");
+    EXPECT_EQ(loadDictionary((dir.path / "alone" / "sae").string()).config.corpus, std::vector<std::string>{corpus});
+
+    // The project moved whole: the relative paths find the files.
+    const fs::path moved = dir.path / "moved";
+    fs::rename(project, moved);
+    const std::string movedCorpus = fs::weakly_canonical(moved / "corpus" / "a.txt").string();
+    EXPECT_EQ(loadDictionary((moved / "sae").string()).config.corpus, std::vector<std::string>{movedCorpus});
+
+    // A file from before gwb.corpus_paths, trained from the project folder with --out sae.
+    nlohmann::json old = readCfg(moved / "sae");
+    old["gwb"].erase("corpus_paths");
+    old["gwb"].erase("corpus_absolute");
+    old["gwb"]["version"] = 2;
+    old["gwb"]["corpus"] = nlohmann::json::array({"corpus/a.txt"});
+    std::ofstream(moved / "sae" / "cfg.json") << old.dump(2);
+    EXPECT_EQ(loadDictionary((moved / "sae").string()).config.corpus, std::vector<std::string>{movedCorpus});
 }

@@ -3,6 +3,7 @@ quality figures recomputed from the saved weights with numpy and the hooks API, 
 by brute force, a planted direction recovered, the files in SAELens's layout."""
 
 import json
+import os
 import struct
 
 import numpy as np
@@ -192,7 +193,10 @@ def test_files_are_in_saelens_layout(grassmann, corpus, tmp_path):
     assert cfg["d_in"] == 128 and cfg["d_sae"] == 48 and cfg["metadata"]["hook_name"] == "ffn.2"
     assert cfg["architecture"] == "topk" and cfg["k"] == 6
     assert cfg["apply_b_dec_to_input"] is True and cfg["normalize_activations"] == "none"
-    assert cfg["metadata"]["sae_lens_version"] == "6.0.0" and cfg["gwb"]["version"] == 2
+    assert cfg["metadata"]["sae_lens_version"] == "6.0.0" and cfg["gwb"]["version"] == 3
+    # The training files relative to the dictionary's folder, as gwb.corpus_paths says (issue 67).
+    assert "relative to the folder of this cfg.json" in cfg["gwb"]["corpus_paths"]
+    assert os.path.samefile(os.path.join(out, cfg["gwb"]["corpus"][0]), corpus[0])
     raw = (out / "sae_weights.safetensors").read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8:8 + n])

@@ -106,7 +106,7 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
     file.metadata["format"] = "pt";
     writeSafetensors((std::filesystem::path(dir) / kWeightsFile).string(), file);
 
-    writeFileAtomic((std::filesystem::path(dir) / kConfigFile).string(), dictionaryConfigJson(d.config));
+    writeFileAtomic((std::filesystem::path(dir) / kConfigFile).string(), dictionaryConfigJson(d.config, dir));
 }
 
 Dictionary loadDictionary(const std::string& dir) {
@@ -118,7 +118,7 @@ Dictionary loadDictionary(const std::string& dir) {
     Dictionary d;
     bool rescaleByDecoderNorm = false;
     try {
-        d.config = dictionaryConfigFromJson(readFileBytes(cfgPath), &rescaleByDecoderNorm);
+        d.config = dictionaryConfigFromJson(readFileBytes(cfgPath), &rescaleByDecoderNorm, dir);
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(cfgPath + ": " + e.what());
     }

@@ -5,16 +5,69 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 namespace gwb::engine {
 namespace {
+namespace fs = std::filesystem;
+
 /// The SAELens cfg.json layout written (metadata.sae_lens_version): 6.x, where SAELens's loader
 /// reads the file as it is, without its pre-6.0 conversion.
 constexpr const char* kSaeLensLayout = "6.0.0";
+
+/// `p` absolute, with symbolic links and "..", "." resolved as far as the path exists.
+fs::path physical(const fs::path& p) {
+    std::error_code ec;
+    fs::path out = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    return ec ? fs::absolute(p, ec).lexically_normal() : out;
+}
+
+bool isFile(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+}
 } // namespace
 
-std::string dictionaryConfigJson(const DictionaryConfig& c) {
+std::vector<std::string> corpusPathsForFile(const std::vector<std::string>& paths, const std::string& dir) {
+    const fs::path base = physical(dir);
+    std::vector<std::string> out;
+    for (const std::string& p : paths) {
+        const fs::path file = physical(p);
+        const fs::path rel = file.lexically_relative(base);
+        out.push_back(rel.empty() ? file.string() : rel.generic_string());
+    }
+    return out;
+}
+
+std::vector<std::string> corpusPathsFromFile(const std::vector<std::string>& stored,
+                                             const std::vector<std::string>& absolute, const std::string& dir,
+                                             bool relativeToDir) {
+    const fs::path base = physical(dir);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < stored.size(); ++i) {
+        const fs::path p(stored[i]);
+        std::vector<fs::path> candidates;
+        if (p.is_absolute()) {
+            candidates = {p};
+        } else if (relativeToDir) {
+            candidates = {base / p};
+            if (absolute.size() == stored.size()) candidates.emplace_back(absolute[i]);
+        } else { // before gwb.corpus_paths: relative to wherever training ran
+            candidates = {physical(p), base.parent_path() / p, base / p};
+        }
+        fs::path chosen = candidates.front();
+        for (const fs::path& c : candidates)
+            if (isFile(c)) {
+                chosen = c;
+                break;
+            }
+        out.push_back(chosen.lexically_normal().string());
+    }
+    return out;
+}
+
+std::string dictionaryConfigJson(const DictionaryConfig& c, const std::string& dir) {
     // SAELens 6.x's layout (SAEConfig.to_dict): the architecture's fields at the top, where the
     // model and site are in "metadata"; our own record under "gwb" (SAELens ignores other keys).
     // SAELens 6.x has "standard", "topk" and (ReLU) "transcoder" but no TopK transcoder: that one
@@ -44,19 +97,28 @@ std::string dictionaryConfigJson(const DictionaryConfig& c) {
     if (c.transcoder()) meta["hook_name_out"] = c.targetSite;
     meta["context_size"] = c.contextSize;
     meta["prepend_bos"] = false;
-    meta["dataset_path"] = c.corpus.empty() ? "" : c.corpus.front();
+    // The corpus as stored (kCorpusPathsNote); SAELens's dataset_path, read without this
+    // folder at hand, gets the first file's absolute path.
+    const std::vector<std::string> corpus = dir.empty() ? c.corpus : corpusPathsForFile(c.corpus, dir);
+    std::vector<std::string> corpusAbsolute;
+    if (!dir.empty())
+        for (const std::string& f : c.corpus)
+            corpusAbsolute.push_back(physical(f).string());
+    meta["dataset_path"] = corpus.empty() ? "" : dir.empty() ? corpus.front() : corpusAbsolute.front();
     meta["trained_by"] = "gwb";
     j["metadata"] = meta;
     j["gwb"] = {{"format", "gwb-dictionary"},
-                {"version", 2},
+                {"version", 3},
                 {"site", c.site},
                 {"architecture", c.architecture},
                 {"model_hash", c.modelHash},
                 {"l1_coefficient", c.l1},
                 {"scaling_folded", c.scaling},
-                {"corpus", c.corpus},
+                {"corpus", corpus},
+                {"corpus_paths", kCorpusPathsNote},
                 {"trained_tokens", c.trainedTokens},
                 {"seed", c.seed}};
+    if (!corpusAbsolute.empty()) j["gwb"]["corpus_absolute"] = corpusAbsolute;
     if (c.transcoder() && topk)
         j["gwb"]["saelens"] = "SAELens 6.x has no TopK transcoder: it opens this file as a TopK SAE, which encodes "
                               "and decodes as this transcoder only while d_out equals d_in";
@@ -70,7 +132,8 @@ std::string dictionaryConfigJson(const DictionaryConfig& c) {
     return j.dump(2) + "\n";
 }
 
-DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescaleByDecoderNorm) {
+DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescaleByDecoderNorm,
+                                          const std::string& dir) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
@@ -144,6 +207,9 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
             c.l1 = g.value("l1_coefficient", 0.0);
             c.scaling = g.value("scaling_folded", 1.0);
             c.corpus = g.value("corpus", std::vector<std::string>{});
+            if (!dir.empty()) // paths this process opens (version 3 on: relative to the folder)
+                c.corpus = corpusPathsFromFile(c.corpus, g.value("corpus_absolute", std::vector<std::string>{}),
+                                               dir, g.contains("corpus_paths"));
             c.trainedTokens = g.value("trained_tokens", int64_t{0});
             c.seed = g.value("seed", uint64_t{0});
             if (g.contains("crosscoder")) {
