@@ -7,6 +7,7 @@
 #include "gwb/engine/device.h"
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/train.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +53,9 @@ int runInfo(const QStringList& args) {
             const nlohmann::json training = nlohmann::json::parse(m.trainingSummary(), nullptr, false);
             if (training.is_object() && !training.empty()) {
                 std::printf("training:\n");
+                // The validation figures say what they are over (a training-time sample, not the
+                // whole split `gwb eval` scores), so that they read right beside other numbers.
+                const std::string scope = gwb::engine::validationScope(m.trainingSummary());
                 for (const auto& [key, value] : training.items()) {
                     std::string text;
                     if (value.is_string()) {
@@ -63,6 +67,8 @@ int runInfo(const QStringList& args) {
                     } else {
                         text = value.dump();
                     }
+                    if (!scope.empty() && (key == "valid_loss" || key == "valid_perplexity"))
+                        text += " (" + scope + ")";
                     std::printf("  %-20s %s\n", (key + ":").c_str(), text.c_str());
                 }
             } else {

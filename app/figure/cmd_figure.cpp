@@ -136,10 +136,10 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
             out << "wrote " << res.files.join(QStringLiteral(", ")) << "\n";
             return 0;
         }
-        if (p.isSet(o.pairs) && viewId != QLatin1String("patching"))
-            throw std::invalid_argument("--pairs only applies to --view patching");
-        if ((p.isSet(o.method) || p.isSet(o.check)) && !p.isSet(o.pairs))
-            throw std::invalid_argument("--method and --check apply to --pairs");
+        if (p.isSet(o.pairs) && viewId != QLatin1String("patching") && viewId != QLatin1String("paths"))
+            throw std::invalid_argument("--pairs only applies to --view patching and --view paths");
+        if ((p.isSet(o.method) || p.isSet(o.check)) && (!p.isSet(o.pairs) || viewId != QLatin1String("patching")))
+            throw std::invalid_argument("--method and --check apply to --view patching --pairs");
         if (p.isSet(o.pairs) && (p.isSet(o.corrupt) || p.isSet(o.answer) || p.isSet(o.wrong)))
             throw std::invalid_argument("--pairs takes the prompts and pieces from the file: leave out --corrupt, "
                                         "--answer and --wrong");

@@ -134,9 +134,10 @@ struct FigureCommandOptions {
                                    QStringLiteral("t")};
     QCommandLineOption pairs{
         QStringLiteral("pairs"),
-        QStringLiteral("Patching over a pairs file (JSONL or CSV; as gwb patch --pairs): each cell's mean over the "
-                       "pairs, the distribution of the cell of largest |mean|, and the estimate against the exact "
-                       "change. The prompt defaults to the file's first clean prompt."),
+        QStringLiteral("Patching or paths over a pairs file (JSONL or CSV; as gwb patch/paths --pairs): whether the "
+                       "pairs have anything to explain, each cell's ratio of means over the pairs with its paired "
+                       "bootstrap interval and Holm's marks (patching: also the distribution of one cell and the "
+                       "estimate against the exact change). The prompt defaults to the file's first clean prompt."),
         QStringLiteral("FILE")};
     QCommandLineOption method{QStringLiteral("method"),
                               QStringLiteral("With --pairs: exact (default; the first-order estimate beside it) "

@@ -102,6 +102,11 @@ void fillGraph(gwb::views::Figure& figure, FigureRun& run) {
     gc.data = outcome.data;
     gc.transcoders[0] = p.value(o.transcoders);
     gc.transcoders[1] = p.value(o.baselineTranscoders);
+    gc.answer = p.value(o.answer).trimmed();
+    gc.wrong = p.value(o.wrong).trimmed();
+    if (gc.answer.isEmpty() != gc.wrong.isEmpty())
+        throw std::invalid_argument("--answer and --wrong go together: the graph's target is logit[answer] - "
+                                    "logit[wrong]");
     for (int m = 0; m < 2; ++m)
         gv->setTranscoders(m, gc.transcoders[m]);
     const gwb::views::GraphPairPtr graphs = computeGraphs(cache, gc);
@@ -211,13 +216,38 @@ void fillPaths(gwb::views::Figure& figure, FigureRun& run) {
     in.position = p.isSet(o.senderToken) ? intOption(p, o.senderToken, "sender-token", 0) : -1;
     in.minDifference = minDifferenceValue(p, o.minDifference);
     if (p.isSet(o.site) || p.isSet(o.mode)) throw std::invalid_argument("--site and --mode apply to --view patching");
-    if (const QString problem = paths->checkInputs(in); !problem.isEmpty())
-        throw std::invalid_argument(problem.toStdString());
-    paths->setInputs(in);
     PathsJobRequest pr;
     pr.grassmannPath = request.grassmannPath;
     pr.baselinePath = request.baselinePath;
     pr.device = request.device;
+    if (p.isSet(o.pairs)) { // each pair of the file through path patching, with the estimators over pairs
+        if (p.isSet(o.senderToken)) throw std::invalid_argument("--sender-token is for one pair, not --pairs");
+        paths->setInputs(in);
+        gwb::views::PathsPairsInputs pin;
+        pin.file = p.value(o.pairs).toStdString();
+        pin.senders = in.senders;
+        pin.receivers = in.receivers;
+        pin.minDifference = in.minDifference;
+        const gwb::views::PathsPairsData res = computePathsPairs(cache, pr, pin);
+        if (!res.error.empty()) throw std::invalid_argument(res.error);
+        for (const auto* g : {&res.grassmann, &res.transformer}) {
+            const QString model = QString::fromStdString(g->model);
+            if (!g->error.empty())
+                err << "gwb figure: paths: " << model << ": " << QString::fromStdString(g->error) << "\n";
+            for (const std::string& s : g->skipped)
+                err << "gwb figure: paths: " << model << ": skipped " << QString::fromStdString(s) << "\n";
+            if (g->hasGrid() && !g->estimates.difference.effect)
+                err << "note: paths: " << model << ": " << QString::fromStdString(g->estimates.difference.verdict)
+                    << "\n";
+        }
+        err.flush();
+        if (!res.hasGrid()) throw std::runtime_error("no model could run the pairs file (see above)");
+        paths->setPairsResult(res);
+        return;
+    }
+    if (const QString problem = paths->checkInputs(in); !problem.isEmpty())
+        throw std::invalid_argument(problem.toStdString());
+    paths->setInputs(in);
     pr.inputs = in;
     const gwb::views::PathsData res = computePaths(cache, pr);
     if (!res.error.empty()) throw std::invalid_argument(res.error);
@@ -253,10 +283,11 @@ void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p,
     if (viewId != QLatin1String("graph") && (p.isSet(o.transcoders) || p.isSet(o.baselineTranscoders)))
         throw std::invalid_argument("--transcoders and --baseline-transcoders only apply to --view graph");
     const bool metric = p.isSet(o.corrupt) || p.isSet(o.answer) || p.isSet(o.wrong);
+    const bool graphContrast = viewId == QLatin1String("graph") && !p.isSet(o.corrupt);
     if (viewId != QLatin1String("patching") && viewId != QLatin1String("paths") &&
-        (metric || p.isSet(o.site) || p.isSet(o.mode)))
+        ((metric && !graphContrast) || p.isSet(o.site) || p.isSet(o.mode)))
         throw std::invalid_argument("--corrupt, --answer, --wrong, --site and --mode only apply to --view patching "
-                                    "(and the first three to --view paths)");
+                                    "(the first three to --view paths, --answer and --wrong to --view graph)");
     if (viewId != QLatin1String("patching") && viewId != QLatin1String("paths") && p.isSet(o.minDifference))
         throw std::invalid_argument("--min-difference only applies to --view patching and --view paths");
     if (viewId != QLatin1String("paths") && (p.isSet(o.senders) || p.isSet(o.receivers) || p.isSet(o.senderToken)))

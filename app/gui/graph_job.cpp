@@ -93,6 +93,11 @@ GraphRunner* wireGraph(gwb::views::GraphView* view, std::function<GraphContext()
                                              "gwb features train --transcoders."));
             return;
         }
+        if (c.answer.isEmpty() != c.wrong.isEmpty()) {
+            view->showMessage(QStringLiteral("Type both an answer and a wrong piece for the contrast logit[answer] "
+                                             "\u2212 logit[wrong], or neither for the top logits."));
+            return;
+        }
         view->setRunning(true);
         runner->run(c);
     });

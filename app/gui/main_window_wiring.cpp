@@ -62,10 +62,12 @@ void MainWindow::wireViewWorkers() {
     if (auto* gv = qobject_cast<gwb::views::GraphView*>(view(QStringLiteral("graph"))))
         wireGraph(
             gv,
-            [this] {
+            [this, gv] {
                 GraphContext c;
                 setModelSources(c);
                 c.data = m_data;
+                c.answer = gv->answer();
+                c.wrong = gv->wrong();
                 return c;
             },
             [this](int model) {

@@ -8,6 +8,8 @@ PathsRunner::PathsRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<gwb::views::PathsData>();
     qRegisterMetaType<gwb::views::PathsInputs>();
     qRegisterMetaType<gwb::views::PatchingTopK>();
+    qRegisterMetaType<gwb::views::PathsPairsData>();
+    qRegisterMetaType<gwb::views::PathsPairsInputs>();
 }
 
 PathsRunner::~PathsRunner() {
@@ -38,6 +40,20 @@ void PathsRunner::request(const PathsJobRequest& request) {
         });
 }
 
+void PathsRunner::requestPairs(const PathsJobRequest& request, const gwb::views::PathsPairsInputs& inputs) {
+    const quint64 id = beginLatestRun(m_latest, m_cancel, m_cache, request);
+    Q_EMIT started();
+    ModelCache* cache = &m_cache;
+    runLatest<PathsRunner, gwb::views::PathsPairsData>(
+        m_lane, this, id, m_cancel,
+        [cache, request, inputs](const std::function<bool(double)>& progress) {
+            return computePathsPairs(*cache, request, inputs, progress);
+        },
+        [](PathsRunner* r, quint64 i) { return i == r->m_latest; },
+        [](PathsRunner* r, double f) { Q_EMIT r->progress(f); },
+        [](PathsRunner* r, const gwb::views::PathsPairsData& data) { Q_EMIT r->pairsFinished(data); });
+}
+
 void PathsRunner::requestTopK(int model, const QString& sender, const QString& receiver) {
     const quint64 id = ++m_latestTopK;
     if (!m_runs) {
@@ -66,6 +82,10 @@ PathsRunner* wirePaths(gwb::views::PathsView* view, std::function<PathsJobReques
                          r.inputs = inputs;
                          runner->request(r);
                      });
+    QObject::connect(
+        view, &gwb::views::PathsView::pairsRequested, runner,
+        [runner, context](const gwb::views::PathsPairsInputs& inputs) { runner->requestPairs(context(), inputs); });
+    QObject::connect(runner, &PathsRunner::pairsFinished, view, &gwb::views::PathsView::setPairsResult);
     QObject::connect(view, &gwb::views::PathsView::cancelRequested, runner, &PathsRunner::cancel);
     QObject::connect(view, &gwb::views::PathsView::topKRequested, runner, &PathsRunner::requestTopK);
     QObject::connect(runner, &PathsRunner::started, view, [view] { view->setRunning(true); });

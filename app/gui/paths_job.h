@@ -24,6 +24,8 @@ public:
     explicit PathsRunner(QObject* parent = nullptr);
     ~PathsRunner() override;
     void request(const PathsJobRequest& request);
+    /// Runs a pairs file through path patching on both models (computePathsPairs).
+    void requestPairs(const PathsJobRequest& request, const gwb::views::PathsPairsInputs& inputs);
     void cancel();
     void requestTopK(int model, const QString& sender, const QString& receiver);
 
@@ -31,6 +33,7 @@ Q_SIGNALS:
     void started();
     void progress(double fraction);
     void finished(const gwb::views::PathsData& data);
+    void pairsFinished(const gwb::views::PathsPairsData& data);
     void topKReady(const gwb::views::PatchingTopK& topK);
 
 private:

@@ -34,6 +34,13 @@ gwb::engine::PathsData computePaths(ModelCache& cache, const PathsJobRequest& r,
     return gwb::engine::runPathsModels(cache.opener(), causalModelsOf(r), r.inputs, progress, runs);
 }
 
+gwb::engine::PathsPairsData computePathsPairs(ModelCache& cache, const PathsJobRequest& r,
+                                              const gwb::engine::PathsPairsInputs& inputs,
+                                              const std::function<bool(double)>& progress, int bootstrap,
+                                              uint64_t seed) {
+    return gwb::engine::runPathsPairsModels(cache.opener(), causalModelsOf(r), inputs, progress, bootstrap, seed);
+}
+
 gwb::engine::PatchingTopK computePathsTopK(ModelCache& cache, const PathsRuns& runs, int model, const QString& sender,
                                            const QString& receiver, int k) {
     return gwb::engine::pathsTopK(cache.opener(), runs, model, sender.toStdString(), receiver.toStdString(), k);

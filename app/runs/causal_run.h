@@ -70,6 +70,12 @@ gwb::engine::PairsData computePatchingPairs(ModelCache& cache, const PatchingJob
 /// What a clicked cell's top pieces need again (the engine's: per model the checked request).
 using gwb::engine::PathsRuns;
 
+/// A pairs file's path patching on both models (gwb paths --pairs for the window and gwb figure).
+gwb::engine::PathsPairsData computePathsPairs(ModelCache& cache, const PathsJobRequest& models,
+                                              const gwb::engine::PathsPairsInputs& inputs,
+                                              const std::function<bool(double)>& progress = {}, int bootstrap = 1000,
+                                              uint64_t seed = 0);
+
 /// Both models' matrices (gwb::engine::runPathsModels) with the models of the request from the
 /// cache. Never throws: bad input comes back as the result's error; a model that fails on its own
 /// as its grid's error. `progress` returns false to cancel.

@@ -23,6 +23,8 @@ std::shared_ptr<const gwb::engine::GraphPair> computeGraphs(ModelCache& cache, c
                 ids[m].push_back(t.id);
     }
     gwb::engine::GraphRequest request;
+    request.answer = c.answer.toStdString();
+    request.wrong = c.wrong.toStdString();
     try {
         auto pair = std::make_shared<gwb::engine::GraphPair>(
             gwb::engine::runGraphModels(cache.opener(), models, ids, request, progress));

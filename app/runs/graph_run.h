@@ -26,6 +26,8 @@ struct GraphContext {
     std::optional<ImportChoice> grassmannChoice, baselineChoice;
     gwb::engine::WorkbenchData data;
     QString transcoders[2];
+    /// Both typed: the graphs explain logit[answer] - logit[wrong] instead of the top logits.
+    QString answer, wrong;
 };
 
 /// Both graphs for `context` (never throws: a model's problem goes into its errors entry; a cancel

@@ -4,6 +4,7 @@
 #include "gui/main_window.h"
 
 #include "app_test_util.h"
+#include "patching_cli_util.h"
 #include "test_models.h"
 
 #include <QFile>
@@ -165,6 +166,37 @@ TEST(CmdFigure, PathsFigureAndItsOptions) {
                                          QStringLiteral("emma had"), QStringLiteral("--out"), svg});
     EXPECT_EQ(missing.code, 1);
     EXPECT_TRUE(missing.err.contains(QStringLiteral("corrupted prompt"))) << missing.err.toStdString();
+}
+
+TEST(CmdFigure, PathsOverAPairsFileWithTheEstimatorsNamed) {
+    // Issue 65: paths over pairs could not be drawn. gwb figure --view paths --pairs FILE gives each
+    // cell's estimate over the pairs (the ratio of means, or the mean raw effect when the pairs have
+    // nothing to explain), names the estimator and Holm's correction, and leads with the verdict.
+    QTemporaryDir dir;
+    const QString pairs = gwb::app::test::patching_cli::writePairs(dir.filePath(QStringLiteral("p.jsonl")), false);
+    const QString svg = dir.filePath(QStringLiteral("pp.svg")), data = dir.filePath(QStringLiteral("pp.csv"));
+    const QStringList base = models() + QStringList{QStringLiteral("--view"), QStringLiteral("paths"),
+                                                    QStringLiteral("--pairs"), pairs, QStringLiteral("--receivers"),
+                                                    QStringLiteral("logits")};
+    const Result r = gwbFigure(base + QStringList{QStringLiteral("--out"), svg, QStringLiteral("--data"), data});
+    ASSERT_EQ(r.code, 0) << r.err.toStdString();
+    EXPECT_GT(QFileInfo(svg).size(), 1000);
+    for (const char* table : {"grassmann_mean", "grassmann_ci_low", "grassmann_raw_mean", "grassmann_p_value",
+                              "grassmann_holm_marked", "grassmann_per_pair", "transformer_mean"})
+        EXPECT_TRUE(
+            QFileInfo::exists(dir.filePath(QStringLiteral("pp_paths_pairs_%1.csv").arg(QLatin1String(table)))))
+            << table;
+    QFile f(dir.filePath(QStringLiteral("pp.json")));
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    const QString caption = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("caption")).toString();
+    EXPECT_TRUE(caption.startsWith(QStringLiteral("Grassmann: clean - corrupted over 4 pairs"))) << caption.toStdString();
+    EXPECT_TRUE(caption.contains(QStringLiteral("Holm"))) << caption.toStdString();
+    EXPECT_TRUE(caption.contains(QStringLiteral("ratio of means")) || caption.contains(QStringLiteral("mean raw effect")))
+        << caption.toStdString();
+    const Result refused = gwbFigure(base + QStringList{QStringLiteral("--sender-token"), QStringLiteral("1"),
+                                                        QStringLiteral("--out"), svg});
+    EXPECT_EQ(refused.code, 1);
+    EXPECT_TRUE(refused.err.contains(QStringLiteral("for one pair"))) << refused.err.toStdString();
 }
 
 TEST(CmdFigure, TheSelectionsNumbersAreReadBeforeAnythingRuns) {

@@ -66,6 +66,16 @@ void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style,
                       const QString& valueName) {
     const QFontMetricsF fm = style.metrics(style.small);
     const double gap = fm.height();
+    if (left.source && right.source) {
+        const ColorScale a = left.colorScale(map), b = right.colorScale(map);
+        if (left.axes.valueName != right.axes.valueName || a.effectiveLow() != b.effectiveLow() ||
+            a.effectiveHigh() != b.effectiveHigh()) { // two quantities: a colour bar each
+            const auto [l, r] = splitPanels(rect, 0.5, true, gap);
+            left.paint(p, l, style, leftTitle, map, leftWindow);
+            right.paint(p, r, style, rightTitle, map, rightWindow);
+            return;
+        }
+    }
     // Both panels share one scale: one colour bar, with its tick labels and its label, beside the
     // pair (as wide as its widest tick label needs: "-0.05" takes more room than "1").
     const ColorScale scale = (right.source ? right : left).colorScale(map);

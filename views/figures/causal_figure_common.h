@@ -5,6 +5,7 @@
 // heatmaps on one scale with one labelled colour bar. The widgets both views share (fields, Run row,
 // top-pieces table) are in views/src/causal_common.h.
 
+#include "gwb/engine/causal_results.h"
 #include "gwb/views/figure_options.h"
 #include "gwb/views/heatmap_panel.h"
 
@@ -88,8 +89,25 @@ HeatmapPanel divergingGridPanel(int64_t rows, int64_t cols, const std::function<
 /// A panel that shows `text` instead of a matrix.
 HeatmapPanel placeholderPanel(const QString& text);
 
+/// What a pairs grid's cells show: "ratio of means", "mean raw effect (logits)", or the mean
+/// estimated metric change of an attribution run.
+QString pairsShownLabel(const gwb::engine::PairsGrid& grid);
+/// A pairs grid as a panel: its shown estimate on a diverging scale shared with `other` only when
+/// both show the same estimate, Holm's survivors dotted; a placeholder with the reason without one.
+HeatmapPanel pairsGridPanel(const gwb::engine::PairsGrid& grid, const gwb::engine::PairsGrid& other,
+                            const QString& who, const QString& title);
+/// Hover text of cell (r, c) of a pairs grid: the estimate and its interval, n, the raw effect,
+/// the mean of ratios, the t-test's p and Holm's mark.
+QString pairsCellText(const gwb::engine::PairsGrid& grid, int64_t r, int64_t c);
+/// "Grassmann: clean - corrupted over 12 pairs: ..." for each grid with a verdict.
+QStringList pairsVerdicts(const gwb::engine::PairsGrid& a, const gwb::engine::PairsGrid& b);
+/// The tables of a pairs grid: the shown estimate, its interval, n, the raw mean, the p-values,
+/// Holm's marks and the mean of ratios (named prefix_mean, ...), and every pair's value.
+void appendPairsTables(std::vector<DataTable>& out, const gwb::engine::PairsGrid& grid, const QString& prefix);
+
 /// Two heatmaps side by side on one scale, each drawing its window of cells (empty: all), one
-/// labelled colour bar beside the pair.
+/// labelled colour bar beside the pair; two panels of different quantities or scales get a colour
+/// bar each (a raw effect is never read off a normalised effect's bar).
 void paintHeatmapPair(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map,
                       const HeatmapPanel& left, const QRectF& leftWindow, const QString& leftTitle,
                       const HeatmapPanel& right, const QRectF& rightWindow, const QString& rightTitle,

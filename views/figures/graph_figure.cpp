@@ -281,12 +281,27 @@ QString GraphFigure::statusText() const {
 }
 
 QString GraphFigure::caption() const {
-    return QStringLiteral("Attribution graphs of the next token: transcoder features (circles), error nodes "
-                          "(grey squares), token embeddings (bottom row) and the most probable logits (top row; the "
-                          "first is named), by block "
+    // The prompt and the target the graphs explain: the top logits, or a custom target (a contrast).
+    QString prompt, target;
+    for (int m : drawnModels(m_graphs.get())) {
+        const AttributionGraph& g = m_graphs->graphs[m];
+        if (prompt.isEmpty())
+            for (const std::string& piece : g.pieces)
+                prompt += QString::fromStdString(piece);
+        if (target.isEmpty() && g.logits == 1 && !g.nodes.empty() &&
+            g.nodes.back().label.rfind("logit(", 0) == 0)
+            target = QString::fromStdString(g.nodes.back().label);
+    }
+    prompt.replace(QChar(0x2581), QLatin1Char(' '));
+    return QStringLiteral("Attribution graphs of the next token after \u201c%1\u201d: transcoder features (circles), "
+                          "error nodes (grey squares), token embeddings (bottom row) and %2, by block "
                           "and position; edges are direct effects in each model's replacement frozen at the "
                           "prompt, pruned by influence on the logits (node 0.8, edge 0.98), blue positive, red "
-                          "negative, width by |weight|.");
+                          "negative, width by |weight|.")
+        .arg(prompt.trimmed(), target.isEmpty() ? QStringLiteral("the most probable logits (top row; the first is named)")
+                                                : QStringLiteral("the target %1 (top row; its node's value is that "
+                                                                 "difference of logits)")
+                                                      .arg(target));
 }
 
 void GraphFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {

@@ -78,11 +78,20 @@ QString PathsFigure::checkInputs(const PathsInputs& in) {
 void PathsFigure::setResult(const PathsData& result) {
     if (!result.error.empty()) return; // bad input: the view says so; the earlier result stays
     m_result = result;
+    m_pairsMode = false;
     buildPanels();
 }
 
 void PathsFigure::buildPanels() {
     for (int model : {0, 1}) {
+        if (m_pairsMode) {
+            const gwb::engine::PairsGrid& g = m_pairs.grid(model);
+            const QString who = detail::modelWord(model);
+            m_panels[model] = detail::pairsGridPanel(
+                g, m_pairs.grid(1 - model), who,
+                QStringLiteral("%1, %2 over %3 pairs").arg(who, detail::pairsShownLabel(g)).arg(g.pairs()));
+            continue;
+        }
         const PathsGrid& g = grid(model);
         const QString who = detail::modelWord(model);
         if (!g.hasGrid()) {
@@ -109,6 +118,7 @@ void PathsFigure::buildPanels() {
 
 HeatmapPanel PathsFigure::panel(int model) const {
     HeatmapPanel p = m_panels[model == 0 ? 0 : 1];
+    if (m_pairsMode) return p; // its marks: Holm's survivors
     p.marks = {};
     p.marks.row = m_marked.isEmpty() ? -1 : detail::qsList(grid(model).senders).indexOf(m_marked);
     return p;
@@ -116,12 +126,16 @@ HeatmapPanel PathsFigure::panel(int model) const {
 
 int64_t PathsFigure::rows() const {
     int64_t rows = 0;
-    for (int model : {0, 1})
-        if (grid(model).hasGrid()) rows = std::max(rows, grid(model).rows());
+    for (int model : {0, 1}) {
+        if (m_pairsMode && m_pairs.grid(model).hasGrid()) rows = std::max(rows, m_pairs.grid(model).rows);
+        if (!m_pairsMode && grid(model).hasGrid()) rows = std::max(rows, grid(model).rows());
+    }
     return rows;
 }
 
 QString PathsFigure::valueName() const {
+    if (m_pairsMode)
+        return detail::pairsShownLabel(m_pairs.grassmann.hasGrid() ? m_pairs.grassmann : m_pairs.transformer);
     const PathsGrid& g = m_result.grassmann.hasGrid() ? m_result.grassmann : m_result.transformer;
     return g.effectDefined || !g.hasGrid() ? QStringLiteral("normalised effect")
                                            : QStringLiteral("raw effect, path-patched \u2212 corrupted (logits)");
@@ -139,8 +153,9 @@ double PathsFigure::aspect(double widthInches) const {
 }
 
 QString PathsFigure::cellText(int model, int64_t r, int64_t c, QString* why) const {
-    const PathsGrid& g = grid(model);
     if (why) why->clear();
+    if (m_pairsMode) return detail::pairsCellText(m_pairs.grid(model), r, c);
+    const PathsGrid& g = grid(model);
     if (!g.hasGrid() || r < 0 || c < 0 || r >= g.rows() || c >= g.cols()) return {};
     const size_t i = static_cast<size_t>(r * g.cols() + c);
     const auto num = detail::finiteOrDash;
@@ -160,11 +175,16 @@ QString PathsFigure::cellText(int model, int64_t r, int64_t c, QString* why) con
 }
 
 QString PathsFigure::undefinedReason(int model, int64_t r, int64_t c) const {
+    if (m_pairsMode)
+        return QStringLiteral("Undefined: no pair defines this cell (the receiver is at or before the sender's "
+                              "layer, or the mean clean \u2212 corrupted difference of its pairs is below the "
+                              "threshold).");
     const QString why = qs(grid(model).undefinedReason(r, c));
     return why.isEmpty() ? QStringLiteral("undefined here") : why;
 }
 
 QString PathsFigure::statusText() const {
+    if (m_pairsMode) return pairsStatusText();
     if (!m_result.hasGrid()) return m_data.primary() ? QString() : QStringLiteral("Run a prompt first.");
     QStringList parts;
     for (const PathsGrid* g : {&m_result.grassmann, &m_result.transformer})
@@ -184,10 +204,11 @@ QString PathsFigure::missingDataMessage() const {
 }
 
 bool PathsFigure::hasContent() const {
-    return m_result.hasGrid();
+    return m_pairsMode ? m_pairs.hasGrid() : m_result.hasGrid();
 }
 
 QString PathsFigure::caption() const {
+    if (m_pairsMode) return pairsCaption();
     const PathsData& d = m_result;
     if (!d.hasGrid()) return QStringLiteral("Path patching of both models: no run yet.");
     QStringList metrics, notes;
@@ -219,6 +240,7 @@ QString PathsFigure::caption() const {
 }
 
 std::vector<DataTable> PathsFigure::dataTables() const {
+    if (m_pairsMode) return pairsTables();
     std::vector<DataTable> out;
     for (int model : {0, 1}) {
         const PathsGrid& g = grid(model);

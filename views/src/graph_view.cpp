@@ -8,6 +8,7 @@
 #include "plot_util.h"
 
 #include <QHBoxLayout>
+#include <QLineEdit>
 #include <QJsonArray>
 #include <QLabel>
 #include <QProgressBar>
@@ -38,6 +39,22 @@ GraphView::GraphView(QWidget* parent) : View(std::make_unique<GraphFigure>(), pa
         top->addWidget(m_folderLabels[static_cast<size_t>(m)]);
         connect(m_open[static_cast<size_t>(m)], &QPushButton::clicked, this,
                 [this, m] { Q_EMIT transcodersRequested(m); });
+    }
+    // The target: the top logits, or the contrast the causal tests use.
+    m_answer = new QLineEdit(this);
+    m_answer->setObjectName(QStringLiteral("graphAnswer"));
+    m_answer->setPlaceholderText(QStringLiteral("answer"));
+    m_wrong = new QLineEdit(this);
+    m_wrong->setObjectName(QStringLiteral("graphWrong"));
+    m_wrong->setPlaceholderText(QStringLiteral("wrong"));
+    const QString contrastTip = QStringLiteral(
+        "Both pieces: the graph explains logit[answer] \u2212 logit[wrong] (one target node, the metric of the causal "
+        "tests) instead of the top logits. Both empty: the top logits.");
+    for (QLineEdit* e : {m_answer, m_wrong}) {
+        e->setToolTip(contrastTip);
+        e->setMaximumWidth(110);
+        top->addWidget(e);
+        connect(e, &QLineEdit::textChanged, this, [this] { Q_EMIT settingsChanged(); });
     }
     m_run = new QPushButton(QStringLiteral("Run"), this);
     m_run->setToolTip(QStringLiteral("The attribution graph of the next token after the prompt, for each model with "
@@ -167,6 +184,19 @@ void GraphView::setSettings(const QJsonObject& settings) {
     const QJsonArray folders = settings.value(QStringLiteral("transcoders")).toArray();
     for (int m = 0; m < 2 && m < folders.size(); ++m)
         setTranscoders(m, folders[m].toString());
+}
+
+QString GraphView::answer() const {
+    return m_answer->text().trimmed();
+}
+
+QString GraphView::wrong() const {
+    return m_wrong->text().trimmed();
+}
+
+void GraphView::setContrast(const QString& answer, const QString& wrong) {
+    m_answer->setText(answer);
+    m_wrong->setText(wrong);
 }
 
 } // namespace gwb::views

@@ -10,6 +10,7 @@
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QFileInfo>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -56,6 +57,13 @@ PathsView::PathsView(QWidget* parent) : CausalView(std::make_unique<PathsFigure>
     m_position->setToolTip(QStringLiteral("A sender takes its clean value at this token only (all: at every token)"));
     bar->addWidget(m_position);
     m_minDifference = detail::addMinDifference(bar, QStringLiteral("paths"), this);
+    m_pairsButton = new QPushButton(QStringLiteral("Pairs file\u2026"), this);
+    m_pairsButton->setObjectName(QStringLiteral("pathsPairsFile"));
+    m_pairsButton->setToolTip(QStringLiteral("Run a pairs file (JSONL or CSV: clean, corrupt, answer, wrong, optional "
+                                             "position) with these senders and receivers: whether the pairs have "
+                                             "anything to explain, then each cell's ratio of means over the pairs "
+                                             "with its 95% paired bootstrap interval and Holm's marks"));
+    bar->addWidget(m_pairsButton);
     m_controls = detail::addRunControls(bar, QStringLiteral("paths"), this);
     m_run = m_controls.run;
     m_cancel = m_controls.cancel;
@@ -106,6 +114,7 @@ PathsView::PathsView(QWidget* parent) : CausalView(std::make_unique<PathsFigure>
         connect(e, &QLineEdit::textChanged, this, [this] { fieldsEdited(); });
     }
     connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
+    connect(m_pairsButton, &QPushButton::clicked, this, &PathsView::choosePairsFile);
     for (QComboBox* c : {m_senders, m_receivers})
         connect(c, &QComboBox::currentTextChanged, this, [this] {
             fieldsEdited();
@@ -121,6 +130,10 @@ PathsView::PathsView(QWidget* parent) : CausalView(std::make_unique<PathsFigure>
         connect(h, &HeatmapWidget::cellHovered, this,
                 [this, model](qint64 r, qint64 c, const QString&) { hovered(model, r, c); });
         connect(h, &HeatmapWidget::cellClicked, this, [this, model](qint64 r, qint64 c) {
+            if (pairsMode()) { // a cell over pairs has no one run to list pieces of: its numbers
+                m_status->setText(fig().cellText(model, r, c));
+                return;
+            }
             const PathsGrid& g = grid(model);
             if (!g.hasGrid()) return;
             if (const QString why = qs(g.undefinedReason(r, c)); !why.isEmpty()) {
@@ -261,7 +274,14 @@ void PathsView::setSettings(const QJsonObject& s) {
 
 void PathsView::updateStale() {
     QString note;
-    if (result().hasGrid()) {
+    if (pairsMode()) {
+        const PathsPairsInputs& was = pairsResult().inputs;
+        const PathsInputs now = inputs();
+        if (was.senders != now.senders || was.receivers != now.receivers || was.minDifference != now.minDifference)
+            note = QStringLiteral("Estimates of %1 with senders %2, receivers %3: the fields changed since. Press "
+                                  "Pairs file\u2026 again.")
+                       .arg(QFileInfo(qs(was.file)).fileName(), qs(was.senders), qs(was.receivers));
+    } else if (result().hasGrid()) {
         const PathsInputs now = inputs();
         const PathsInputs& was = result().inputs;
         if (!m_refused.isEmpty())

@@ -7,6 +7,7 @@
 
 #include "graph/replacement.h"
 #include "graph/row_runner.h"
+#include "gwb/engine/patch_input.h"
 #include "gwb/engine/sites.h"
 #include "gwb/engine/tokenizer.h"
 
@@ -144,6 +145,17 @@ std::vector<double> partialInfluence(const std::map<int64_t, RowData>& rows, con
 } // namespace
 
 AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request) {
+    // Pieces typed for a contrast: resolved in this model's vocabulary, then the target's graph.
+    if (request.answer.empty() != request.wrong.empty())
+        throw std::invalid_argument("the contrast needs both an answer and a wrong piece");
+    if (request.targets.empty() && !request.answer.empty()) {
+        GraphRequest withTarget = request;
+        withTarget.targets = {contrastTarget(model, pieceId(model, request.answer, "the answer piece"),
+                                             pieceId(model, request.wrong, "the wrong piece"))};
+        withTarget.answer.clear();
+        withTarget.wrong.clear();
+        return attributeGraph(model, transcoders, withTarget);
+    }
     const auto started = std::chrono::steady_clock::now();
     for (const Dictionary& d : transcoders.layers)
         checkDictionaryFits(d, model);

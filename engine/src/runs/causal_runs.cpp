@@ -4,6 +4,7 @@
 #include "gwb/engine/patch_input.h"
 #include "gwb/engine/patch_pairs.h"
 #include "gwb/engine/patch_pairs_run.h"
+#include "gwb/engine/path_file.h"
 #include "gwb/engine/sites.h"
 #include "gwb/engine/tokenizer.h"
 
@@ -452,6 +453,95 @@ PairsData runPairsModels(const ModelOpener& open, const CausalModels& models, co
             });
             fillPairsGrid(r, bootstrap, seed, g);
             if (!r.complete) cancelled = true;
+        } catch (const std::exception& e) {
+            g.error = cancelled ? std::string("cancelled before the first pair") : std::string(e.what());
+        }
+        ++ran;
+    }
+    return out;
+}
+
+PathsPairsData runPathsPairsModels(const ModelOpener& open, const CausalModels& models,
+                                   const PathsPairsInputs& inputs, const RunProgress& progress, int bootstrap,
+                                   uint64_t seed) {
+    PathsPairsData out;
+    out.inputs = inputs;
+    out.bootstrap = bootstrap;
+    out.seed = seed;
+    PairsFile file;
+    try {
+        checkMinDifference(inputs.minDifference);
+        if (inputs.receivers != "all" && inputs.receivers != "logits" && inputs.receivers != "resid")
+            throw std::invalid_argument("receivers must be all, logits or resid, got '" + inputs.receivers + "'");
+        file = readPairsFile(inputs.file);
+    } catch (const std::exception& e) {
+        out.error = e.what();
+        return out;
+    }
+    out.format = file.format;
+    out.lines = file.lines;
+    Model opened[2];
+    PairsGrid* const grids[2] = {&out.grassmann, &out.transformer};
+    openCausalModels(open, models, opened, grids);
+    int toRun = 0;
+    for (int m = 0; m < 2; ++m)
+        toRun += grids[m]->error.empty();
+    int ran = 0;
+    bool cancelled = false;
+    for (int m = 0; m < 2; ++m) {
+        PairsGrid& g = *grids[m];
+        if (!g.error.empty()) continue;
+        if (cancelled) {
+            g.error = "cancelled before this model ran";
+            continue;
+        }
+        if (inputs.senders == "gate" && opened[m].config().kind != ModelKind::Grassmann) {
+            g.error = "'gate' is a Grassmann sender: a Transformer has no gate";
+            continue;
+        }
+        PathRequest shape;
+        if (inputs.senders != "all") shape.senders = {resolveUnitAlias(inputs.senders, opened[m].config().kind)};
+        shape.logits = inputs.receivers != "resid";
+        shape.resid = inputs.receivers != "logits";
+        shape.minDifference = inputs.minDifference;
+        try {
+            const PathPairsResult r = computePathPairs(opened[m], file, shape, bootstrap, seed, [&](double f) {
+                const bool go = !progress || progress((ran + f) / std::max(1, toRun));
+                if (!go) cancelled = true;
+                return go;
+            });
+            // The grid: senders x receivers, every estimator of the pairs (effect_claims.h).
+            const PairsEstimates& e = r.estimates;
+            const int64_t P = r.pairs, S = static_cast<int64_t>(r.senderLabels.size()),
+                          R = static_cast<int64_t>(r.receiverLabels.size());
+            g.modelName = opened[m].displayName();
+            g.site = "paths";
+            g.rows = S;
+            g.cols = R;
+            g.rowLabels = r.senderLabels;
+            g.colLabels = r.receiverLabels;
+            g.rowTitle = "sender";
+            g.colTitle = "receiver";
+            g.lines = r.lines;
+            g.estimates = e;
+            const bool ratio = e.difference.effect;
+            g.shownEstimate = ratio ? PairsEstimates::kEstimator : "mean raw effect (logits)";
+            g.mean = ratio ? e.ratio : e.raw;
+            g.low = ratio ? e.ratioLow : e.rawLow;
+            g.high = ratio ? e.ratioHigh : e.rawHigh;
+            g.n = e.n;
+            g.values.assign(static_cast<size_t>(P * S * R), std::numeric_limits<double>::quiet_NaN());
+            for (int64_t p = 0; p < P; ++p)
+                for (int64_t i = 0; i < S * R; ++i) {
+                    const size_t k = static_cast<size_t>(p * S * R + i);
+                    g.values[k] = ratio ? r.effect[k] : r.metric[k] - r.corruptMetric[static_cast<size_t>(p)];
+                }
+            for (const SkippedLine& sk : r.skipped)
+                g.skipped.push_back("line " + std::to_string(sk.line) + ": " + sk.reason);
+            g.usable = P;
+            g.complete = true;
+        } catch (const PatchCancelled&) {
+            g.error = "cancelled: press Pairs file… again for this model's matrix";
         } catch (const std::exception& e) {
             g.error = cancelled ? std::string("cancelled before the first pair") : std::string(e.what());
         }

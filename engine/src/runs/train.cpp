@@ -214,6 +214,30 @@ EvalResult evaluate(const Model& model, const std::vector<std::string>& files, i
     return r;
 }
 
+std::string validationScope(const std::string& trainingSummaryJson) {
+    const json s = json::parse(trainingSummaryJson, nullptr, false);
+    auto count = [&](const char* key) -> int64_t {
+        return s.is_object() && s.contains(key) && s[key].is_number_integer() ? s[key].get<int64_t>() : -1;
+    };
+    const int64_t tokens = count("valid_tokens"), split = count("valid_split_tokens"), L = count("sequence_length");
+    if (tokens < 0) return "";
+    // Blocks of sequence_length predicted tokens, as sumStreamLoss cuts them (the last may be shorter).
+    auto blocks = [&](int64_t n) { return L > 0 ? (n + L - 1) / L : int64_t{0}; };
+    const std::string n = std::to_string(tokens);
+    if (split >= 0 && tokens >= split) return "at training time, over the whole validation split (" + n + " tokens)";
+    std::string out = "at training time, over ";
+    if (split >= 0) {
+        out += L > 0 ? std::to_string(blocks(tokens)) + " of the validation split's " + std::to_string(blocks(split)) +
+                           " blocks of " + std::to_string(L) + " tokens (" + n + " of " + std::to_string(split) + ")"
+                     : n + " of the validation split's " + std::to_string(split) + " tokens";
+    } else { // before valid_split_tokens: the split's size was not recorded
+        out += n + " validation tokens";
+        if (L > 0) out += " (" + std::to_string(blocks(tokens)) + " blocks of " + std::to_string(L) + ")";
+        out += ", a sample of the split where training's --eval-max-blocks was set";
+    }
+    return out + "; gwb eval scores the whole split";
+}
+
 double streamLoss(const Model& model, const std::vector<int32_t>& ids, int64_t batch) {
     Model::Impl& m = model.impl();
     for (int32_t id : ids)
@@ -367,6 +391,7 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
                 {"valid_loss", vloss},
                 {"valid_perplexity", std::exp(vloss)},
                 {"valid_tokens", s.tokens},
+                {"valid_split_tokens", static_cast<int64_t>(validIds.size()) - 1}, // all a whole-split eval scores
                 {"train_tokens", trainIds.size()},
                 {"seconds", priorSeconds + seconds()},
                 {"device", deviceSummary(m.device.str())},

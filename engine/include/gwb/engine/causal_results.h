@@ -219,6 +219,29 @@ struct PairsData {
     const PairsGrid& grid(int model) const { return model == 0 ? grassmann : transformer; }
 };
 
+/// What the person asked for over a pairs file in the Paths view (or `gwb figure --view paths
+/// --pairs`): each pair's senders x receivers matrix as `gwb paths --pairs` computes it.
+struct PathsPairsInputs {
+    std::string file;
+    std::string senders = "all";   ///< as PathsInputs
+    std::string receivers = "all"; ///< "all", "logits", "resid"
+    double minDifference = kDefaultMinDifference;
+};
+
+/// A pairs file's path patching on both models: each grid's rows are the senders, its columns the
+/// receivers (PairsGrid's per-pair values, estimators and Holm's marks, as over a patching sweep).
+struct PathsPairsData {
+    PathsPairsInputs inputs;
+    std::string error;  ///< the file could not be used at all
+    std::string format; ///< "jsonl" or "csv"
+    int64_t lines = 0;
+    int bootstrap = 1000;
+    uint64_t seed = 0;
+    PairsGrid grassmann, transformer;
+    bool hasGrid() const { return grassmann.hasGrid() || transformer.hasGrid(); }
+    const PairsGrid& grid(int model) const { return model == 0 ? grassmann : transformer; }
+};
+
 /// The cell (flat index r * cols + c) a figure shows when none was clicked: the largest |mean| among
 /// cells whose pairs differ (not the final block input at m, 1 for every pair by definition), else
 /// the largest |mean|; -1 when no cell is defined.

@@ -43,6 +43,9 @@ struct GraphRequest {
     /// Not empty: the logit nodes are these targets instead of the top logits (a logit node's index
     /// is then the vocabulary size + k, circuit-tracer's virtual index of a custom target).
     std::vector<GraphTarget> targets;
+    /// With targets empty: pieces as typed (gwb patch's rule) for the contrast logit[answer] -
+    /// logit[wrong], resolved in each model's vocabulary (both, or neither).
+    std::string answer, wrong;
     /// Features whose rows are computed, chosen by their influence on the logits as the graph grows
     /// (circuit-tracer's max_feature_nodes); every active feature when there are no more than this.
     int64_t maxFeatureNodes = 4096;

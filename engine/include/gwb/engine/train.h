@@ -81,6 +81,13 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
                           const TrainOptions& options, const std::atomic<bool>* stop = nullptr,
                           const TrainCallback& callback = {});
 
+/// What a checkpoint's training summary's valid_loss and valid_perplexity are over, in words (gwb
+/// info prints it beside them, issue 67): they were scored at training time, on valid_tokens
+/// tokens, which are a sample of the validation split when training's evalMaxBlocks was set
+/// (valid_split_tokens, recorded since issue 67, says how many the split has), so they differ from
+/// what `gwb eval` gives for the whole split. "" when the summary records no valid_tokens.
+std::string validationScope(const std::string& trainingSummaryJson);
+
 /// Mean next-token loss (nats/token) of a token stream, cut as evaluate() does.
 double streamLoss(const Model& model, const std::vector<int32_t>& ids, int64_t batch = 8);
 

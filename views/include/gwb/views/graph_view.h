@@ -18,6 +18,7 @@
 #include <set>
 #include <vector>
 
+class QLineEdit;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -86,6 +87,11 @@ public:
     }
 
     detail::GraphCanvas* canvas() const { return m_canvas; }
+    /// The contrast typed for the next Run ("" and "": the top logits): its logit node is
+    /// logit[answer] - logit[wrong].
+    QString answer() const;
+    QString wrong() const;
+    void setContrast(const QString& answer, const QString& wrong);
 
 Q_SIGNALS:
     void transcodersRequested(int model);
@@ -109,6 +115,8 @@ private:
     QPushButton* m_save = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
+    QLineEdit* m_answer = nullptr;
+    QLineEdit* m_wrong = nullptr;
     detail::GraphCanvas* m_canvas = nullptr;
     QTextBrowser* m_details = nullptr;
     QString m_message;

@@ -19,6 +19,8 @@ using gwb::engine::PathsData;
 using gwb::engine::pathsFromPatchingCell;
 using gwb::engine::PathsGrid;
 using gwb::engine::PathsInputs;
+using gwb::engine::PathsPairsData;
+using gwb::engine::PathsPairsInputs;
 using gwb::engine::pathsScale;
 
 class PathsFigure final : public Figure {
@@ -48,9 +50,16 @@ public:
     /// Checks what can be checked without a model; "" when the request may go.
     static QString checkInputs(const PathsInputs& inputs);
 
-    /// A computed result; one with an error (bad input) changes nothing.
+    /// A computed result; one with an error (bad input) changes nothing. Leaves pairs mode.
     void setResult(const PathsData& result);
     const PathsData& result() const { return m_result; }
+    /// A pairs file's run (paths_figure_pairs.cpp): the matrices show each cell's estimate over
+    /// the pairs (the ratio of means where the pairs have something to explain, else the mean raw
+    /// effect), Holm's survivors dotted; the caption and status lead with the verdict. One without
+    /// a grid changes nothing.
+    void setPairsResult(const PathsPairsData& result);
+    const PathsPairsData& pairsResult() const { return m_pairs; }
+    bool pairsMode() const { return m_pairsMode; }
     /// The sender row outlined in both matrices where it exists ("" = none).
     void setMarkedSender(const QString& label) { m_marked = label; }
     QString markedSender() const { return m_marked; }
@@ -73,9 +82,14 @@ public:
 private:
     const PathsGrid& grid(int model) const { return model == 0 ? m_result.grassmann : m_result.transformer; }
     void buildPanels();
+    QString pairsCaption() const;
+    QString pairsStatusText() const;
+    std::vector<DataTable> pairsTables() const;
 
     PathsInputs m_inputs;
     PathsData m_result;
+    PathsPairsData m_pairs;
+    bool m_pairsMode = false;
     QString m_marked;
     HeatmapPanel m_panels[2]; ///< built with each result: the widgets keep their zoom while it stays
 };

@@ -47,6 +47,12 @@ public:
     void run();
     void setResult(const PathsData& result);
     const PathsData& result() const { return fig().result(); }
+    /// Runs a pairs file with the view's senders, receivers and threshold: emits pairsRequested.
+    void runPairs(const QString& file);
+    /// A pairs file's run (paths_view_pairs.cpp): one without a grid says why and changes nothing.
+    void setPairsResult(const PathsPairsData& result);
+    const PathsPairsData& pairsResult() const { return fig().pairsResult(); }
+    bool pairsMode() const { return fig().pairsMode(); }
     void setRunning(bool running);
     /// A clicked cell's run: its top next pieces (row = sender, col = receiver; -1: the cell last
     /// clicked).
@@ -58,6 +64,7 @@ public:
 
 Q_SIGNALS:
     void runRequested(const gwb::views::PathsInputs& inputs);
+    void pairsRequested(const gwb::views::PathsPairsInputs& inputs);
     void cancelRequested();
     void topKRequested(int model, const QString& sender, const QString& receiver);
 
@@ -75,8 +82,10 @@ private:
     void fieldsEdited();
     void updateStale() override;
     void hovered(int model, qint64 row, qint64 col);
+    void choosePairsFile();
 
     QScrollArea* m_scroll = nullptr;
+    QPushButton* m_pairsButton = nullptr;
     QComboBox* m_senders;
     QComboBox* m_receivers;
     QSpinBox* m_position;
@@ -88,3 +97,5 @@ private:
 
 Q_DECLARE_METATYPE(gwb::views::PathsInputs)
 Q_DECLARE_METATYPE(gwb::views::PathsData)
+Q_DECLARE_METATYPE(gwb::views::PathsPairsInputs)
+Q_DECLARE_METATYPE(gwb::views::PathsPairsData)
