@@ -7,6 +7,7 @@
 #include "model/model_impl.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -174,6 +175,34 @@ TEST(Training, AStoppedRunResumesFromItsLastStepNotItsLastValidation) {
         resumePoints += bestIsLast ? 0 : 1;
     }
     EXPECT_GT(resumePoints, 0) << "no stop left a resume point: the test did not reach the case it is about";
+}
+
+// Issue 67: gwb info printed a checkpoint's valid_perplexity with nothing saying it is a
+// training-time sample, so it disagreed with the whole split's figure. The summary records the
+// split's size and validationScope says which tokens the figures are over.
+TEST(Training, TheValidationFiguresSayWhatTheyAreOver) {
+    test::TempDir dir;
+    Model m = Model::init(ruleConfig(), 0, nullptr, "cpu");
+    const auto train = ruleStream(20, 1), valid = ruleStream(5, 2); // 5 x 32 tokens: 5 blocks to predict
+    TrainOptions o = ruleOptions(dir.file("m.gwb"));
+    o.steps = 2;
+    o.evalEvery = 2;
+    o.evalMaxBlocks = 2;
+    const TrainResult r = trainOnTokens(m, train, valid, o);
+    const nlohmann::json summary = nlohmann::json::parse(r.summaryJson);
+    EXPECT_EQ(summary["valid_split_tokens"], static_cast<int64_t>(valid.size()) - 1);
+    EXPECT_EQ(summary["valid_tokens"], 2 * kSeg);
+    EXPECT_EQ(validationScope(r.summaryJson),
+              "at training time, over 2 of the validation split's 5 blocks of 32 tokens (64 of 159); gwb eval "
+              "scores the whole split");
+    // The bundled models' summaries (before valid_split_tokens): the sample is said as such.
+    EXPECT_EQ(validationScope(R"({"sequence_length": 256, "valid_tokens": 15360, "valid_perplexity": 153.2})"),
+              "at training time, over 15360 validation tokens (60 blocks of 256), a sample of the split where "
+              "training's --eval-max-blocks was set; gwb eval scores the whole split");
+    EXPECT_EQ(validationScope(R"({"sequence_length": 32, "valid_tokens": 159, "valid_split_tokens": 159})"),
+              "at training time, over the whole validation split (159 tokens)");
+    EXPECT_EQ(validationScope(R"({"steps": 5})"), "");
+    EXPECT_EQ(validationScope("not json"), "");
 }
 
 TEST(Training, RejectsBadInput) {

@@ -168,6 +168,16 @@ def test_info_prints_the_training_summary_one_field_a_line():
     assert any(f.split()[0] == "train_files:" and "emma.txt, " in f for f in fields), out
 
 
+def test_info_says_what_the_validation_figures_are_over():
+    # Issue 67: the checkpoint's valid_perplexity (a training-time sample) is labelled as such, so it
+    # reads right beside the whole split's figure in resources/models/README.md.
+    out = run_gwb("info", "--model", "grassmann").stdout
+    fields = {line.split()[0]: line for line in out.splitlines() if line.startswith("  valid_")}
+    for key in ("valid_loss:", "valid_perplexity:"):
+        assert "at training time, over 15360 validation tokens (60 blocks of 256)" in fields[key], out
+        assert "gwb eval scores the whole split" in fields[key], out
+
+
 def test_figure_keywords_are_checked_in_pythons_words(tmp_path, capsys):
     need_figures_in_process()
     with pytest.raises(ValueError, match="format must be 'svg', 'png' or 'pdf', got 'jpg'"):
