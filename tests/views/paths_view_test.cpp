@@ -238,3 +238,55 @@ TEST(PathsView, ScrolledMatricesKeepTheirColourBarInViewAndHoverSaysWhyACellIsGr
         << hover->text().toStdString();
     EXPECT_TRUE(hover->wordWrap());
 }
+
+TEST(PathsView, APairsFilesEstimatesLeadWithTheVerdictAndASingleRunLeavesPairsMode) {
+    // Issue 65: paths over pairs in the window. The matrices show each cell's estimate over the pairs
+    // (the mean raw effect here: half the pairs reversed, nothing to localise), Holm's marks, and
+    // the status and caption lead with the verdict; the fields changing marks them stale.
+    Fixture f;
+    const PathsData single = synthetic::makePathsData(f.d);
+    f.v.setInputs(single.inputs);
+    PathsPairsData d;
+    d.inputs.file = "/data/name-swap.jsonl";
+    d.lines = 4;
+    const int64_t P = 4, S = 3, R = 2;
+    const std::vector<double> clean = {2.0, -2.0, 2.0, -2.0}, corrupt(4, 0.0);
+    std::vector<double> metric(static_cast<size_t>(P * S * R), 0.0);
+    for (int64_t p = 0; p < P; ++p)
+        metric[static_cast<size_t>(p * S * R)] = clean[static_cast<size_t>(p)];
+    for (int m : {0, 1}) {
+        gwb::engine::PairsGrid& g = m == 0 ? d.grassmann : d.transformer;
+        g.model = m == 0 ? "Grassmann" : "Transformer";
+        g.site = "paths";
+        g.rows = S;
+        g.cols = R;
+        g.rowLabels = {"offset.0.1", "mixer.0", "ffn.1"};
+        g.colLabels = {"logits", "resid.2"};
+        g.rowTitle = "sender";
+        g.colTitle = "receiver";
+        g.lines = {1, 2, 3, 4};
+        g.estimates = gwb::engine::estimatePairs(metric, clean, corrupt, true, P, S * R, 0.05, 100, 1);
+        g.shownEstimate = "mean raw effect (logits)";
+        g.mean = g.estimates.raw;
+        g.low = g.estimates.rawLow;
+        g.high = g.estimates.rawHigh;
+        g.n = g.estimates.n;
+        g.values = metric;
+        g.usable = P;
+    }
+    f.v.setPairsResult(d);
+    ASSERT_TRUE(f.v.pairsMode());
+    EXPECT_TRUE(f.v.hasContent());
+    EXPECT_TRUE(f.v.message().startsWith(QStringLiteral("Grassmann: clean - corrupted over 4 pairs")))
+        << f.v.message().toStdString();
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("no effect to localise"))) << f.v.caption().toStdString();
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("Holm"))) << f.v.caption().toStdString();
+    EXPECT_TRUE(f.v.cellText(0, 0, 0).contains(QStringLiteral("mean raw effect (logits)")));
+    EXPECT_TRUE(f.v.heatmap(0)->staleNote().isEmpty());
+    PathsInputs in = f.v.inputs();
+    in.receivers = "logits";
+    f.v.setInputs(in);
+    EXPECT_FALSE(f.v.heatmap(0)->staleNote().isEmpty());
+    f.v.setResult(single);
+    EXPECT_FALSE(f.v.pairsMode());
+}

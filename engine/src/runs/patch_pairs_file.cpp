@@ -74,7 +74,7 @@ json definitions(int bootstrap, uint64_t seed, double threshold) {
 } // namespace
 
 /// The estimators over the pairs of a run (effect_claims.h), with the run's threshold.
-PairsEstimates estimatesOf(const PairsResult& r, int bootstrap, uint64_t seed) {
+static PairsEstimates estimatesOf(const PairsResult& r, int bootstrap, uint64_t seed) {
     return estimatePairs(r.metric, r.clean, r.corrupt, r.patchMode, r.pairs(), r.rows * r.cols, r.minDifference,
                          bootstrap, seed);
 }
