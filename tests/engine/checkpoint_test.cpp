@@ -2,11 +2,13 @@
 
 #include "engine_test_util.h"
 #include "gwb/engine/checkpoint.h"
+#include "gwb/engine/file_error.h"
 #include "gwb/engine/model.h"
 
 #include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -246,6 +248,38 @@ TEST_F(Checkpoints, MissingUnexpectedAndForeign) {
     writeSafetensors(path, f);
     expectLoadError(path, "'d_model'");
     expectLoadError(dir.file("absent.gwb"), "cannot open");
+}
+
+// Issue 67: a save that fails names the file asked for, not its temporary file, as a FileError
+// with the errno (gwb.Model.save raises it as the matching OSError subclass).
+TEST_F(Checkpoints, AFailedSaveNamesTheFileNotItsTemporary) {
+    const Model m = Model::init(test::tinyConfig(ModelKind::Grassmann), 8, nullptr, "cpu");
+    const std::string missing = dir.file("no-such-folder/m.gwb");
+    try {
+        m.save(missing);
+        FAIL() << "saved into a missing folder";
+    } catch (const FileError& e) {
+        EXPECT_EQ(e.path, missing);
+        EXPECT_EQ(e.errorNumber, ENOENT);
+        EXPECT_EQ(std::string(e.what()),
+                  "cannot write '" + missing + "': the folder '" + dir.file("no-such-folder") + "' does not exist");
+    }
+    if (geteuid() == 0) return; // root writes anywhere
+    const std::string ro = dir.file("ro");
+    std::filesystem::create_directory(ro);
+    std::filesystem::permissions(ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    try {
+        m.save(ro + "/m.gwb");
+        FAIL() << "saved into a read-only folder";
+    } catch (const FileError& e) {
+        EXPECT_EQ(e.errorNumber, EACCES);
+        EXPECT_EQ(std::string(e.what()).rfind("cannot write '" + ro + "/m.gwb': the folder '" + ro +
+                                                  "' is not writable",
+                                              0),
+                  0u)
+            << e.what();
+    }
+    std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
 }
 
 TEST_F(Checkpoints, SaveIsAtomicAndLeavesNoTemporaries) {

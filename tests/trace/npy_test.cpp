@@ -1,7 +1,10 @@
 #include "gwb/engine/npy.h"
 
+#include "gwb/engine/file_error.h"
+
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +110,29 @@ TEST(Npy, AtomicWriteAndErrors) {
     truncated.resize(truncated.size() - 4);
     EXPECT_THROW(parseNpy(truncated), std::runtime_error);
     fs::remove_all(dir);
+}
+
+// Issue 67: a failed write is a FileError naming the file asked for (never the temporary one) with
+// its errno, which the Python package raises as the matching OSError subclass.
+TEST(Npy, AFailedWriteIsAFileErrorNamingTheFile) {
+    const fs::path dir = freshDir("file-error");
+    const std::string missing = (dir / "missing" / "b.npy").string();
+    try {
+        writeNpy(missing, sampleFloats());
+        FAIL() << "wrote into a missing folder";
+    } catch (const gwb::engine::FileError& e) {
+        EXPECT_EQ(e.path, missing);
+        EXPECT_EQ(e.errorNumber, ENOENT);
+        EXPECT_EQ(std::string(e.what()), "cannot write '" + missing + "': the folder '" + (dir / "missing").string() +
+                                             "' does not exist");
+    }
+    try {
+        writeNpy(dir.string(), sampleFloats()); // a folder in the file's place
+        FAIL() << "wrote over a folder";
+    } catch (const gwb::engine::FileError& e) {
+        EXPECT_EQ(e.errorNumber, EISDIR) << e.what();
+        EXPECT_EQ(std::string(e.what()).find(".tmp"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Npy, NumpyReadsOurFiles) {

@@ -8,6 +8,7 @@
 #include "formats/file_util.h"
 #include "model/model_impl.h"
 #include "gwb/engine/checkpoint.h"
+#include "gwb/engine/file_error.h"
 #include "gwb/engine/hooks.h"
 
 #include <nlohmann/json.hpp>
@@ -97,7 +98,7 @@ void saveDictionary(const Dictionary& d, const std::string& dir) {
     checkShapes(d, dir);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create folder '" + dir + "': " + ec.message());
+    if (ec) throw FileError(dir, ec.value(), "cannot create folder '" + dir + "': " + ec.message());
     SafetensorsFile file;
     file.tensors["W_enc"] = makeStoredTensor(d.wEnc.shape, d.wEnc.data.data(), "F32");
     file.tensors["b_enc"] = makeStoredTensor(d.bEnc.shape, d.bEnc.data.data(), "F32");

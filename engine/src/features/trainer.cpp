@@ -10,6 +10,7 @@
 #include "formats/file_util.h"
 #include "gwb/engine/checkpoint.h"
 #include "gwb/engine/device.h"
+#include "gwb/engine/file_error.h"
 #include "gwb/engine/hooks.h"
 #include "gwb/engine/tokenizer.h"
 
@@ -338,7 +339,7 @@ void writeState(const Trainer& t, const features::ActivationStream& stream, cons
                 const std::vector<std::string>& hashes) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create the state folder '" + dir + "': " + ec.message());
+    if (ec) throw FileError(dir, ec.value(), "cannot create the state folder '" + dir + "': " + ec.message());
     SafetensorsFile f;
     const char* names[] = {"W_enc", "b_enc", "W_dec", "b_dec"};
     Trainer& mt = const_cast<Trainer&>(t);

@@ -3,6 +3,7 @@
 // and read back from that index or from a folder of per-layer dictionaries in SAELens's layout.
 
 #include "gwb/engine/features.h"
+#include "gwb/engine/file_error.h"
 
 #include "formats/file_util.h"
 
@@ -72,7 +73,7 @@ bool trainTranscoderSet(const Model& model, const FeatureTrainOptions& options, 
     const int N = static_cast<int>(model.config().nLayers);
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create folder '" + dir + "': " + ec.message());
+    if (ec) throw FileError(dir, ec.value(), "cannot create folder '" + dir + "': " + ec.message());
     std::vector<bool> done(static_cast<size_t>(N), false);
     for (int l = 0; l < N; ++l) {
         const fs::path folder = fs::path(dir) / transcoderFolder(l);

@@ -2,6 +2,9 @@
 
 #include "formats/file_util.h"
 
+#include "gwb/engine/file_error.h"
+
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,23 +37,27 @@ void writeFileAtomic(const std::string& path, std::string_view bytes) {
     const fs::path target(path);
     std::random_device rd;
     const fs::path tmp = target.parent_path() / (target.filename().string() + ".tmp" + std::to_string(rd()));
+    // Failures name `path`, the file the caller asked for, not the temporary one (FileError).
     {
+        errno = 0;
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot create " + tmp.string());
+        if (!out) throw fileWriteError(path, errno != 0 ? errno : EIO);
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
         out.flush();
         if (!out) {
+            const int error = errno != 0 ? errno : ENOSPC;
             out.close();
             std::error_code ec;
             fs::remove(tmp, ec);
-            throw std::runtime_error("cannot write " + tmp.string() + " (disk full?)");
+            throw fileWriteError(path, error);
         }
     }
     std::error_code ec;
     fs::rename(tmp, target, ec);
     if (ec) {
+        const int error = ec.value();
         fs::remove(tmp, ec);
-        throw std::runtime_error("cannot rename temporary file onto " + path + ": " + ec.message());
+        throw fileWriteError(path, error);
     }
 }
 

@@ -1,5 +1,7 @@
 #include "gwb/engine/npy.h"
 
+#include "gwb/engine/file_error.h"
+
 #include <array>
 #include <atomic>
 #include <bit>
@@ -258,19 +260,21 @@ void writeBytesAtomic(const std::string& path, const void* data, size_t size) {
     if (path.empty()) throw std::runtime_error("cannot write '': empty path");
     static std::atomic<unsigned> counter{0};
     const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    // Failures name `path`, never the temporary file (FileError: errno kept for the front ends).
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+    if (!f) throw fileWriteError(path, errno);
     const bool ok =
         (size == 0 || std::fwrite(data, 1, size, f) == size) && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
     const int err = errno;
     if (std::fclose(f) != 0 || !ok) {
+        const int closeErr = errno;
         std::remove(tmp.c_str());
-        throw std::runtime_error("cannot write '" + path + "': " + std::strerror(ok ? errno : err));
+        throw fileWriteError(path, ok ? closeErr : err);
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         const int renameErr = errno;
         std::remove(tmp.c_str());
-        throw std::runtime_error("cannot write '" + path + "': " + std::strerror(renameErr));
+        throw fileWriteError(path, renameErr);
     }
 }
 

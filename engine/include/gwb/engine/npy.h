@@ -41,8 +41,9 @@ std::vector<uint8_t> encodeNpy(const Array<uint8_t>& a);
 /// std::runtime_error naming the problem for anything else or a truncated file.
 NpyArray parseNpy(const std::vector<uint8_t>& bytes);
 
-/// Writes bytes to path atomically: a temp file in the same folder, then rename. Throws
-/// std::runtime_error("cannot write '<path>': <reason>") on failure; no partial file is left.
+/// Writes bytes to path atomically: a temp file in the same folder, then rename. Throws FileError
+/// (gwb/engine/file_error.h, a std::runtime_error) "cannot write '<path>': <reason>" on failure;
+/// no partial file is left.
 void writeBytesAtomic(const std::string& path, const void* data, size_t size);
 
 void writeNpy(const std::string& path, const Array<float>& a);
