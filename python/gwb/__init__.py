@@ -30,10 +30,13 @@ __all__ = [
 
 _BUNDLED = {"grassmann": "grassmann-austen.gwb", "transformer": "transformer-austen.gwb"}
 
+__version__ = _gwb.__version__  # the project's version (CMakeLists.txt), as `gwb --version` says it
+
 
 # Results and the readers of the command line's files (results.py).
 from .results import (PatchResult, PathResult, Result, Stats, Trace, _read_npz,  # noqa: F401 (re-exported)
                       open_patch, open_paths, open_stats, open_trace)
+from .results import _check_output, _write_atomic
 
 
 def _progress(enabled, desc):
@@ -180,8 +183,9 @@ class Model:
         return self._m.summary
 
     def save(self, path):
-        """Writes the model (and its tokenizer) as a .gwb file."""
-        self._m.save(os.fspath(path))
+        """Writes the model (and its tokenizer) as a .gwb file (atomically). A path that cannot be
+        written raises the OSError subclass that says why (gwb.results: the package's errors)."""
+        self._m.save(_check_output(path))
 
     def __repr__(self):
         return f"<gwb.Model {self.name!r} {self.kind} d={self._config.get('d_model')} " \
@@ -197,6 +201,13 @@ class Model:
     def pieces(self, ids):
         """Display text of each id ("▁she")."""
         return list(self._m.pieces(_ids(self, ids)))
+
+    def piece_id(self, text):
+        """The id of the one vocabulary piece `text` names, as patch() reads answer= and wrong=: the
+        text's encoding when that is one piece ("she" is "▁she"), else the piece shown as exactly
+        the text ("▁she", or "_she" for it). A text of several pieces raises ValueError naming them:
+        encode(" she") is ['▁', '▁she'], so encode(text)[0] would silently be the wrong id."""
+        return int(self._m.piece_id(_text(text, "the piece")))
 
     # -- runs ------------------------------------------------------------------------------------
     def trace(self, text_or_ids, logits=False, analysis=False, lens_k=5, max_tokens=0, progress=False, lens=False):
@@ -227,8 +238,10 @@ class Model:
     def run(self, ids, hooks=None):
         """Logits (T x V, numpy float32) of one forward pass; hooks = {site name: fn(value, name)}.
 
-        A hook gets the site's value (numpy, T x width) and returns None to observe only, or an
-        array of the same shape that replaces the value for the rest of the pass.
+        A hook gets the site's value (numpy float32, T x width) and returns None to observe only, or
+        an array of the same shape that replaces the value for the rest of the pass. The engine
+        computes in float32: a replacement of another float dtype (float64, float16) is cast to
+        float32 (float64 values round to the nearest float32); integer or other arrays are refused.
 
         In a Grassmann model, a replacement that leaves a later layer's pair planes made of nearly
         parallel reduced vectors (a zeroed residual makes every later position alike) gives logits
@@ -357,7 +370,8 @@ class Model:
         """Corpus statistics, as `gwb stats` computes them: files (paths of UTF-8 text) stream window
         by window through this model (and a baseline Model, if given). Written to `out` when given;
         returns a Stats. Ctrl-C stops after the current window: the partial statistics (meta
-        "complete": false) are written to `out`, then KeyboardInterrupt is raised."""
+        "complete": false) are written to `out`, then KeyboardInterrupt is raised. An `out` that
+        cannot be written raises its OSError before any window is read, as `gwb stats` refuses it."""
         files = [os.fspath(f) for f in ([files] if isinstance(files, (str, os.PathLike)) else files)]
         for f in files:
             if not os.path.exists(f):
@@ -367,7 +381,7 @@ class Model:
             tmpdir = tempfile.mkdtemp(prefix="gwb-stats-")
             path = os.path.join(tmpdir, "stats.npz")
         else:
-            path = os.fspath(out)
+            path = _check_output(out, "out")
         cb, close = _progress(progress, "stats")
         try:
             warnings = self._m.stats(None if baseline is None else baseline._m, files, window=window, stride=stride,
@@ -465,24 +479,7 @@ class Figure:
                 raise ValueError(f"save needs a file name ending in .{self.format}, got {path!r}")
             raise ValueError(f"this figure is {self.format}, not {ext}: make a {ext} figure with "
                              f"gwb.figure(..., format={ext!r}) (figures are drawn, never converted)")
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise FileNotFoundError(f"cannot write {path!r}: the folder {folder!r} does not exist")
-        try:
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        except OSError as e:
-            raise type(e)(f"cannot write {path!r}: {e.strerror}") from None
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(self.data)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # as any other new file (mkstemp makes it 0600)
-            os.replace(tmp, path)
-        except OSError as e:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise type(e)(f"cannot write {path!r}: {e.strerror}") from None
+        _write_atomic(path, lambda f: f.write(self.data))
 
     def __repr__(self):
         return f"<gwb.Figure {self.format}, {len(self.data)} bytes: gwb figure {' '.join(self.args)}>"

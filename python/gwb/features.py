@@ -23,6 +23,7 @@ import os
 import numpy as np
 
 from . import _gwb
+from .results import _check_output, _check_output_folder
 
 Dictionary = _gwb.Dictionary
 
@@ -79,8 +80,8 @@ def train_run(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0,
     from . import _progress
     if (second is None) != (second_site is None):
         raise ValueError("a crosscoder needs both the second model and its site (second=, second_site=)")
+    state = "" if state_dir is None else _check_output_folder(state_dir, "state_dir")  # before the work
     callback, close = _progress(progress, f"features {site}")
-    state = "" if state_dir is None else os.fspath(state_dir)
     try:
         if second is not None:
             return _gwb.features_crosscoder_train(_native(model), _native(second), site, second_site, _files(files),
@@ -101,6 +102,7 @@ def train_transcoders(model, files, out, architecture="topk", d_sae=1024, k=32, 
     current step with the layer's state kept; calling again with the same `out` goes on from there
     (the layers done are kept). Returns the set (load_transcoders(out, model))."""
     from . import _progress
+    _check_output_folder(out, "out")  # before the work, as the command line checks --out
     callback, close = _progress(progress, "transcoders")
     try:
         _gwb.features_train_transcoders(_native(model), os.fspath(out), _files(files), architecture, int(d_sae),
@@ -186,6 +188,7 @@ def top(model, dictionary, files, features=None, n=10, before=8, after=4, contex
 def export(model, dictionary, files, out, features=None, n=10, context=None, max_windows=0, second=None):
     """Writes the dashboards of every feature (or `features`) as JSON, as `gwb features export` does
     (the engine's one writer: the same file, written atomically)."""
+    _check_output(out, "out")  # before the work, as `gwb features export` checks --out
     path = dictionary if isinstance(dictionary, (str, os.PathLike)) else ""
     d = _dictionary(dictionary)
     if features is None:

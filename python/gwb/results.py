@@ -1,6 +1,14 @@
 """Results of the engine's runs as Python sees them: read-only mappings of numpy arrays with the
-command line's names, plus meta.json, and the readers of the files the command line writes."""
+command line's names, plus meta.json, and the readers of the files the command line writes; and
+the package's checks of where it writes.
 
+Errors: a file or folder that cannot be read or written raises an OSError subclass
+(FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, ...; errno set, the
+message naming the user's path, never a temporary file); a bad argument raises
+ValueError (TypeError for a wrong type). Every call that writes checks its output before the
+work, as the command line does, and the engine's own write errors come as the same OSError family."""
+
+import errno as _errno
 import io
 import json
 import os
@@ -9,6 +17,82 @@ import zipfile
 from collections.abc import Mapping
 
 import numpy as np
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the package writes: checked before the work, in one family of exceptions (OSError).
+def _os_error(cls, code, path, message):
+    """An OSError subclass with `message` (which names `path`) as its text and errno set. (filename
+    stays unset: Python would print it after the message a second time.)"""
+    e = cls(message)
+    e.errno = code
+    return e
+
+
+def _head(what, path):
+    return f"cannot write {what + ' ' if what else ''}{path!r}"
+
+
+def _check_output(path, what=""):
+    """Raises the OSError a write of the file `path` would fail with, before any work: its folder
+    missing (FileNotFoundError) or not a folder (NotADirectoryError), not writable
+    (PermissionError), or `path` itself a folder (IsADirectoryError). Returns the path as a str."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    head = _head(what, path)
+    if not os.path.exists(folder):
+        raise _os_error(FileNotFoundError, _errno.ENOENT, path, f"{head}: the folder {folder!r} does not exist")
+    if not os.path.isdir(folder):
+        raise _os_error(NotADirectoryError, _errno.ENOTDIR, path, f"{head}: {folder!r} is not a folder")
+    if os.path.isdir(path):
+        raise _os_error(IsADirectoryError, _errno.EISDIR, path, f"{head}: it is a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise _os_error(PermissionError, _errno.EACCES, path, f"{head}: the folder {folder!r} is not writable")
+    return path
+
+
+def _check_output_folder(path, what=""):
+    """As _check_output for a folder the call makes if missing: an existing path that is not a
+    writable folder, or a missing one whose nearest existing parent is not, raises."""
+    path = os.fspath(path)
+    head = _head(what, path)
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise _os_error(NotADirectoryError, _errno.ENOTDIR, path, f"{head}: it is a file, not a folder")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise _os_error(PermissionError, _errno.EACCES, path, f"{head}: the folder is not writable")
+        return path
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise _os_error(NotADirectoryError, _errno.ENOTDIR, path, f"{head}: {parent!r} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise _os_error(PermissionError, _errno.EACCES, path, f"{head}: the folder {parent!r} is not writable")
+    return path
+
+
+def _write_atomic(path, write, what=""):
+    """Writes the file `path` atomically: write(f) fills a temporary file in its folder (made as any
+    new file is, by the umask), which then replaces `path`. Errors name `path`, never the
+    temporary file, and no temporary file is left behind."""
+    path = _check_output(path, what)
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gwb-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise _os_error(type(e), e.errno, path, f"{_head(what, path)}: {e.strerror or e}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,21 +123,17 @@ class Result(Mapping):
         return f"<gwb.{type(self).__name__} {names}{more}>"
 
     def save(self, path):
-        """Writes the arrays and meta.json as an NPZ (atomically: a temp file, then rename)."""
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+        """Writes the arrays and meta.json as an NPZ, atomically. A path that cannot be written
+        raises the OSError subclass that says why, naming `path`."""
+        def write(f):
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
                 for name, a in self._arrays.items():
                     buf = io.BytesIO()
                     np.save(buf, np.asarray(a), allow_pickle=False)
                     z.writestr(name + ".npy", buf.getvalue())
                 z.writestr("meta.json", json.dumps(self.meta, indent=2, ensure_ascii=False))
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+
+        _write_atomic(path, write)
 
 
 class Trace(Result):

@@ -7,6 +7,7 @@
 
 #include "gwb/engine/effect_claims.h"
 #include "gwb/engine/config_io.h"
+#include "gwb/engine/file_error.h"
 #include "gwb/engine/corpus_run.h"
 #include "gwb/engine/generate.h"
 #include "gwb/engine/hooks.h"
@@ -448,10 +449,28 @@ py::list statsModel(PyModel& self, PyModel* baseline, const std::vector<std::str
     return w;
 }
 
+/// The engine's FileError (a file it could not write) raised as the OSError subclass Python gives
+/// its errno (PermissionError, FileNotFoundError, ...), the message as its text and errno set: the
+/// family the package's own checks of an output path raise (gwb/results.py _os_error).
+void raiseFileError(const FileError& e) {
+    const py::object probe = py::reinterpret_borrow<py::object>(PyExc_OSError)(e.errorNumber, "");
+    const py::object cls = py::type::of(probe);
+    py::object error = cls(e.what());
+    error.attr("errno") = e.errorNumber;
+    PyErr_SetObject(cls.ptr(), error.ptr());
+}
+
 } // namespace
 
 PYBIND11_MODULE(_gwb, m) {
     m.doc() = "Grassmann Workbench engine (compiled part of the gwb package; use `import gwb`).";
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const FileError& e) {
+            raiseFileError(e);
+        }
+    });
 
     py::class_<PatchText>(m, "PatchText")
         .def(py::init<>())
@@ -582,6 +601,7 @@ PYBIND11_MODULE(_gwb, m) {
     registerFeatures(m);
     registerGraph(m);
     registerFigure(m);
+    m.attr("__version__") = GWB_VERSION; // CMakeLists.txt's project(... VERSION), as `gwb --version`
     m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
     m.def("builtin_layouts", &builtinLayoutNames);
 }

@@ -212,3 +212,76 @@ def test_progress_bars_appear_only_once_work_starts_and_show_no_rate(grassmann, 
                     answer="they", wrong="she", site="offset", progress=True)
     err = capsys.readouterr().err
     assert "patch offset: 100%" in err and "%/s" not in err and "it/s" not in err, err
+
+
+# Issue 67: every call that writes checks its output before the work, raises one family of errors
+# for the file system (OSError subclasses, naming the user's path, never a temporary file), and
+# ValueError for bad arguments.
+def _writers(grassmann, tmp_path, started):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("It is a truth universally acknowledged, that a single man in possession of a good "
+                      "fortune, must be in want of a wife.\n" * 20)
+    rows = np.random.default_rng(0).standard_normal((256, 8)).astype(np.float32)
+    dictionary = gwb.features.train_on_rows(rows, d_sae=16, k=2, tokens=256, batch=64)["dictionary"]
+    trace = grassmann.trace("It is a truth")
+    return {
+        "Model.stats": lambda p: grassmann.stats([corpus], window=16, stride=16, out=p / "s.npz",
+                                                 progress=started),
+        "Result.save": lambda p: trace.save(p / "t.npz"),
+        "Model.save": lambda p: grassmann.save(p / "m.gwb"),
+        "features.export": lambda p: gwb.features.export(grassmann, dictionary, [corpus], p / "d.json"),
+        "features.train_transcoders": lambda p: gwb.features.train_transcoders(
+            grassmann, [corpus], p / "tc", d_sae=16, k=2, tokens=512, batch=64, context=16, progress=started),
+        "Dictionary.save": lambda p: dictionary.save(p / "sae"),
+    }
+
+
+def test_every_call_that_writes_checks_its_output_first(tmp_path, grassmann):
+    started = []
+    writers = _writers(grassmann, tmp_path, started.append)
+    missing = tmp_path / "no-such-folder" / "deeper"
+    for name, write in writers.items():
+        if name in ("features.train_transcoders", "Dictionary.save"):
+            continue  # output folders made when missing (their parents too)
+        with pytest.raises(FileNotFoundError, match="no-such-folder") as e:
+            write(missing)
+        assert ".tmp" not in str(e.value), (name, e.value)
+    assert started == [], "the work started before the output was checked"
+    if os.geteuid() == 0:
+        return  # root writes anywhere
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        for name, write in writers.items():
+            with pytest.raises(PermissionError) as e:
+                write(ro)
+            assert str(ro) in str(e.value) and ".tmp" not in str(e.value), (name, e.value)
+            assert str(e.value).startswith("cannot "), (name, e.value)  # the message alone, as Python's own
+        assert started == [], "the work started before the output was checked"
+        assert os.listdir(ro) == []
+    finally:
+        ro.chmod(0o700)
+
+
+def test_piece_id_refuses_a_text_of_several_pieces_and_names_them(grassmann):
+    she = grassmann.piece_id("she")
+    assert she == grassmann.piece_id("▁she") == grassmann.piece_id("_she")
+    assert grassmann.pieces([she]) == ["▁she"]
+    pieces = grassmann.pieces(grassmann.encode(" she"))
+    assert len(pieces) > 1
+    with pytest.raises(ValueError, match=r"' she'.*" + str(len(pieces)) + r" pieces") as e:
+        grassmann.piece_id(" she")
+    assert all(f"'{p}'" in str(e.value) for p in pieces), e.value
+    with pytest.raises(ValueError, match="empty"):
+        grassmann.piece_id("")
+
+
+def test_a_hook_returning_float64_is_cast_to_float32_as_the_docstring_says(grassmann):
+    doc = " ".join(gwb.Model.run.__doc__.split())
+    assert "float64" in doc and "is cast to float32" in doc, doc
+    ids = grassmann.encode(PROMPT)
+    bump = np.float64(1e-3)
+    wide = grassmann.run(ids, hooks={"gate.1": lambda v, n: v.astype(np.float64) + bump})
+    narrow = grassmann.run(ids, hooks={"gate.1": lambda v, n: (v.astype(np.float64) + bump).astype(np.float32)})
+    assert np.array_equal(wide, narrow)

@@ -1,6 +1,7 @@
 """generate, open_stats, figure, the import report, and the GIL released while the engine works."""
 
 import os
+import re
 import threading
 import time
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import gwb
+from gwb import _paths
 from conftest import PROMPT, need_figures, need_figures_in_process, run_gwb
 
 
@@ -166,6 +168,16 @@ def test_info_prints_the_training_summary_one_field_a_line():
     assert len(fields) > 5 and all(":" in f for f in fields), out
     assert not any(f.strip().startswith("{") or '":"' in f for f in fields), "JSON instead of fields"
     assert any(f.split()[0] == "train_files:" and "emma.txt, " in f for f in fields), out
+
+
+def test_the_package_has_the_projects_version():
+    # Issue 67: gwb.__version__, the version `gwb --version` prints (CMakeLists.txt's project VERSION).
+    assert re.fullmatch(r"\d+\.\d+\.\d+", gwb.__version__), gwb.__version__
+    cmake = os.path.join(_paths.SOURCE_DIR or "", "CMakeLists.txt")
+    if os.path.exists(cmake):
+        with open(cmake, encoding="utf-8") as f:
+            assert re.search(r"project\(\s*\w+\s+VERSION\s+([0-9.]+)", f.read()).group(1) == gwb.__version__
+    assert run_gwb("--version").stdout.split()[-1] == gwb.__version__
 
 
 def test_info_says_what_the_validation_figures_are_over():
