@@ -13,6 +13,7 @@
 #include "gwb/views/colormap.h"
 #include "gwb/views/figure_export.h"
 #include "gwb/engine/patch_pairs.h"
+#include "gwb/engine/prompt_file.h"
 #include "gwb/views/selection.h"
 #include "gwb/views/selection_policy.h"
 #include "gwb/views/figure.h"
@@ -30,18 +31,9 @@ namespace {
 
 using gwb::engine::ModelKind;
 
+/// The prompt of a file: the engine's rule for its final line end (gwb/engine/prompt_file.h).
 QString readPromptFile(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        throw std::runtime_error("cannot open prompt file '" + path.toStdString() +
-                                 "': " + f.errorString().toStdString());
-    const QByteArray bytes = f.readAll();
-    try {
-        gwb::engine::checkUtf8(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
-    } catch (const std::exception& e) {
-        throw std::runtime_error("prompt file '" + path.toStdString() + "' is not UTF-8 text: " + e.what());
-    }
-    return QString::fromUtf8(bytes);
+    return QString::fromStdString(gwb::engine::readPromptFile(path.toStdString()));
 }
 
 /// Which models a view needs: the Grassmann model, the baseline, or both.

@@ -6,6 +6,8 @@
 
 #include "common/command_registry.h"
 
+#include "gwb/engine/prompt_file.h"
+
 #include "gwb/views/selection.h"
 #include "gwb/views/figure.h"
 
@@ -48,7 +50,9 @@ struct FigureCommandOptions {
                               QStringLiteral("Selected offset D of the layer (default its first offset)."),
                               QStringLiteral("D")};
     QCommandLineOption prompt{QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT")};
-    QCommandLineOption promptFile{QStringLiteral("prompt-file"), QStringLiteral("UTF-8 file with the prompt."),
+    QCommandLineOption promptFile{QStringLiteral("prompt-file"),
+                                  QStringLiteral("File with the prompt: ") +
+                                      QString::fromUtf8(gwb::engine::kPromptFileRule) + QStringLiteral("."),
                                   QStringLiteral("F")};
     QCommandLineOption out{QStringLiteral("out"), QStringLiteral("Output figure: .png, .svg or .pdf."),
                            QStringLiteral("FILE")};

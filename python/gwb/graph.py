@@ -69,11 +69,8 @@ class Graph:
         q["pinnedIds"] = [self._node_id(n) for n in pinned]
         q["supernodes"] = [[str(name)] + [self._node_id(n) for n in nodes] for name, nodes in (supernodes or {}).items()]
         q["clickedId"] = "" if clicked is None else self._node_id(clicked)
-        tmp = os.fspath(path) + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
+        from .results import _write_atomic
+        _write_atomic(path, lambda f: f.write((json.dumps(doc, indent=2) + "\n").encode("utf-8")))
 
     def __repr__(self):
         c = self.counts
@@ -102,6 +99,11 @@ def graph(model, prompt, transcoders, max_logits=10, logit_probability=0.95, max
     if sum(x is not None for x in (answer, target, direction)) > 1:
         raise ValueError("give one of answer/wrong, target or direction, not several")
     vec = [] if direction is None else [float(x) for x in np.asarray(direction, np.float64).reshape(-1)]
+    from .results import _check_output
+    if out is not None:
+        _check_output(out, "out")  # before the work: a folder that cannot take the file fails now
+    if npz is not None:
+        _check_output(npz, "npz")
     text = prompt if isinstance(prompt, str) else ""
     ids = _ids(model, prompt)
     if slug is None:

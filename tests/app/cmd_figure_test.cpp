@@ -199,6 +199,36 @@ TEST(CmdFigure, PathsOverAPairsFileWithTheEstimatorsNamed) {
     EXPECT_TRUE(refused.err.contains(QStringLiteral("for one pair"))) << refused.err.toStdString();
 }
 
+TEST(CmdFigure, APromptFilesFinalLineEndIsNotPartOfThePrompt) {
+    // Issue 67: --prompt-file kept the editor's final line end (one token more than gwb trace
+    // --prompt-file gave). One rule in the engine now: the same tokens as --prompt.
+    QTemporaryDir dir;
+    QFile file(dir.filePath(QStringLiteral("prompt.txt")));
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write("it is a truth\n");
+    file.close();
+    auto tokens = [&](const QStringList& source, const QString& stem) {
+        const Result r = gwbFigure(models() + source +
+                                   QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--out"),
+                                               dir.filePath(stem + QStringLiteral(".svg")), QStringLiteral("--data"),
+                                               dir.filePath(stem + QStringLiteral(".csv"))});
+        EXPECT_EQ(r.code, 0) << r.err.toStdString();
+        QFile meta(dir.filePath(stem + QStringLiteral(".json")));
+        if (!meta.open(QIODevice::ReadOnly)) return qint64{-1};
+        return QJsonDocument::fromJson(meta.readAll())
+            .object()
+            .value(QStringLiteral("model"))
+            .toObject()
+            .value(QStringLiteral("grassmann"))
+            .toObject()
+            .value(QStringLiteral("tokens"))
+            .toInteger();
+    };
+    const qint64 typed = tokens({QStringLiteral("--prompt"), QStringLiteral("it is a truth")}, QStringLiteral("a"));
+    ASSERT_GT(typed, 0);
+    EXPECT_EQ(tokens({QStringLiteral("--prompt-file"), file.fileName()}, QStringLiteral("b")), typed);
+}
+
 TEST(CmdFigure, TheSelectionsNumbersAreReadBeforeAnythingRuns) {
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("x.svg"));
