@@ -175,26 +175,27 @@ TEST(CmdFigure, PathsOverAPairsFileWithTheEstimatorsNamed) {
     QTemporaryDir dir;
     const QString pairs = gwb::app::test::patching_cli::writePairs(dir.filePath(QStringLiteral("p.jsonl")), false);
     const QString svg = dir.filePath(QStringLiteral("pp.svg")), data = dir.filePath(QStringLiteral("pp.csv"));
-    const QStringList base = models() + QStringList{QStringLiteral("--view"), QStringLiteral("paths"),
-                                                    QStringLiteral("--pairs"), pairs, QStringLiteral("--receivers"),
-                                                    QStringLiteral("logits")};
+    const QStringList base =
+        models() + QStringList{QStringLiteral("--view"),      QStringLiteral("paths"), QStringLiteral("--pairs"), pairs,
+                               QStringLiteral("--receivers"), QStringLiteral("logits")};
     const Result r = gwbFigure(base + QStringList{QStringLiteral("--out"), svg, QStringLiteral("--data"), data});
     ASSERT_EQ(r.code, 0) << r.err.toStdString();
     EXPECT_GT(QFileInfo(svg).size(), 1000);
     for (const char* table : {"grassmann_mean", "grassmann_ci_low", "grassmann_raw_mean", "grassmann_p_value",
                               "grassmann_holm_marked", "grassmann_per_pair", "transformer_mean"})
-        EXPECT_TRUE(
-            QFileInfo::exists(dir.filePath(QStringLiteral("pp_paths_pairs_%1.csv").arg(QLatin1String(table)))))
+        EXPECT_TRUE(QFileInfo::exists(dir.filePath(QStringLiteral("pp_paths_pairs_%1.csv").arg(QLatin1String(table)))))
             << table;
     QFile f(dir.filePath(QStringLiteral("pp.json")));
     ASSERT_TRUE(f.open(QIODevice::ReadOnly));
     const QString caption = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("caption")).toString();
-    EXPECT_TRUE(caption.startsWith(QStringLiteral("Grassmann: clean - corrupted over 4 pairs"))) << caption.toStdString();
-    EXPECT_TRUE(caption.contains(QStringLiteral("Holm"))) << caption.toStdString();
-    EXPECT_TRUE(caption.contains(QStringLiteral("ratio of means")) || caption.contains(QStringLiteral("mean raw effect")))
+    EXPECT_TRUE(caption.startsWith(QStringLiteral("Grassmann: clean - corrupted over 4 pairs")))
         << caption.toStdString();
-    const Result refused = gwbFigure(base + QStringList{QStringLiteral("--sender-token"), QStringLiteral("1"),
-                                                        QStringLiteral("--out"), svg});
+    EXPECT_TRUE(caption.contains(QStringLiteral("Holm"))) << caption.toStdString();
+    EXPECT_TRUE(caption.contains(QStringLiteral("ratio of means")) ||
+                caption.contains(QStringLiteral("mean raw effect")))
+        << caption.toStdString();
+    const Result refused = gwbFigure(
+        base + QStringList{QStringLiteral("--sender-token"), QStringLiteral("1"), QStringLiteral("--out"), svg});
     EXPECT_EQ(refused.code, 1);
     EXPECT_TRUE(refused.err.contains(QStringLiteral("for one pair"))) << refused.err.toStdString();
 }
@@ -209,9 +210,9 @@ TEST(CmdFigure, APromptFilesFinalLineEndIsNotPartOfThePrompt) {
     file.close();
     auto tokens = [&](const QStringList& source, const QString& stem) {
         const Result r = gwbFigure(models() + source +
-                                   QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--out"),
-                                               dir.filePath(stem + QStringLiteral(".svg")), QStringLiteral("--data"),
-                                               dir.filePath(stem + QStringLiteral(".csv"))});
+                                   QStringList{QStringLiteral("--view"), QStringLiteral("gate"),
+                                               QStringLiteral("--out"), dir.filePath(stem + QStringLiteral(".svg")),
+                                               QStringLiteral("--data"), dir.filePath(stem + QStringLiteral(".csv"))});
         EXPECT_EQ(r.code, 0) << r.err.toStdString();
         QFile meta(dir.filePath(stem + QStringLiteral(".json")));
         if (!meta.open(QIODevice::ReadOnly)) return qint64{-1};

@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -128,4 +129,32 @@ TEST(GraphViewMarks, PinsAndSupernodesAreSavedInEachModelsJson) {
     } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos) << e.what();
     }
+}
+
+TEST(GraphViewMarks, AGraphOfAnEarlierPromptIsMarkedStaleAndCannotBeSavedAsCurrent) {
+    // Issue 67: after another prompt ran, the Graph view kept the old graph with no banner, Save
+    // JSON enabled and an export that did not name the prompt. Now it is greyed under a banner, Save
+    // JSON is off, and the caption names the prompt and says it is an earlier one.
+    synthetic::ensureApp();
+    const WorkbenchData data = synthetic::makeWorkbenchData();
+    GraphView view;
+    view.setData(data);
+    view.setGraphs(synthetic::makeGraphPair(data));
+    EXPECT_FALSE(view.message().startsWith(QStringLiteral("Earlier graph")));
+    EXPECT_TRUE(view.caption().contains(QStringLiteral("next token after"))) << view.caption().toStdString();
+    WorkbenchData other = synthetic::makeWorkbenchData();
+    auto shorter = std::make_shared<gwb::engine::Trace>(*other.grassmann);
+    shorter->tokens.pop_back();
+    other.grassmann = shorter;
+    view.setData(other);
+    EXPECT_TRUE(view.message().startsWith(QStringLiteral("Earlier graph: of the prompt")))
+        << view.message().toStdString();
+    EXPECT_TRUE(view.caption().startsWith(QStringLiteral("Earlier graph"))) << view.caption().toStdString();
+    int saves = 0;
+    for (QPushButton* b : view.findChildren<QPushButton*>())
+        if (b->text().startsWith(QStringLiteral("Save JSON"))) {
+            EXPECT_FALSE(b->isEnabled());
+            ++saves;
+        }
+    EXPECT_EQ(saves, 1);
 }

@@ -107,8 +107,9 @@ void appendPairsTables(std::vector<DataTable>& out, const PairsGrid& g, const QS
     if (!e.raw.empty()) {
         table(QStringLiteral("raw_mean"), QStringLiteral("mean raw effect p - k over the pairs"),
               QStringLiteral("logit"), [&](size_t i) { return e.raw[i]; });
-        table(QStringLiteral("p_value"), QStringLiteral("two-sided one-sample t-test of the cell's raw effects against 0"),
-              QString(), [&](size_t i) { return e.pValue[i]; });
+        table(QStringLiteral("p_value"),
+              QStringLiteral("two-sided one-sample t-test of the cell's raw effects against 0"), QString(),
+              [&](size_t i) { return e.pValue[i]; });
         table(QStringLiteral("holm_marked"),
               QStringLiteral("1 where Holm's procedure over the sweep's %1 tested cells rejects at 0.05").arg(e.tested),
               QString(), [&](size_t i) { return static_cast<double>(e.marked[i]); });
@@ -126,11 +127,13 @@ void appendPairsTables(std::vector<DataTable>& out, const PairsGrid& g, const QS
         rowLabels << QStringLiteral("line %1").arg(ln);
     for (int64_t i = 0; i < cells; ++i)
         colLabels << QStringLiteral("%1 %2 | %3 %4")
-                         .arg(qs(g.rowTitle), qsAt(g.rowLabels, i / g.cols), qs(g.colTitle), qsAt(g.colLabels, i % g.cols));
-    out.push_back(tableFromMatrix(prefix + QStringLiteral("_per_pair"),
-                                  QStringLiteral("%1 of each pair in each cell; NaN = undefined").arg(qs(g.valueName())),
-                                  QString(), g.estimated || !ratio ? QStringLiteral("logit") : QString(), g.pairs(), cells,
-                                  std::move(v), QStringLiteral("pair"), QStringLiteral("cell"), rowLabels, colLabels));
+                         .arg(qs(g.rowTitle), qsAt(g.rowLabels, i / g.cols), qs(g.colTitle),
+                              qsAt(g.colLabels, i % g.cols));
+    out.push_back(
+        tableFromMatrix(prefix + QStringLiteral("_per_pair"),
+                        QStringLiteral("%1 of each pair in each cell; NaN = undefined").arg(qs(g.valueName())),
+                        QString(), g.estimated || !ratio ? QStringLiteral("logit") : QString(), g.pairs(), cells,
+                        std::move(v), QStringLiteral("pair"), QStringLiteral("cell"), rowLabels, colLabels));
 }
 
 } // namespace gwb::views::detail

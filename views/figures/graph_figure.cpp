@@ -263,6 +263,28 @@ QString GraphFigure::detailsHtml() const {
     return html;
 }
 
+QString GraphFigure::staleNote() const {
+    if (!m_graphs) return {};
+    for (int m = 0; m < 2; ++m) {
+        if (!m_graphs->ran[m] || !m_graphs->errors[m].empty()) continue;
+        const gwb::engine::TracePtr& tr = m == 0 ? m_data.grassmann : m_data.baseline;
+        const AttributionGraph& g = m_graphs->graphs[m];
+        std::vector<int64_t> now, then(g.ids.begin(), g.ids.end());
+        if (tr)
+            for (const auto& t : tr->tokens)
+                now.push_back(t.id);
+        if (now != then) {
+            QString prompt;
+            for (const std::string& piece : g.pieces)
+                prompt += QString::fromStdString(piece);
+            prompt.replace(QChar(0x2581), QLatin1Char(' '));
+            return QStringLiteral("Earlier graph: of the prompt \u201c%1\u201d, not the current one. Press Run.")
+                .arg(detail::labelText(prompt.trimmed(), 40));
+        }
+    }
+    return {};
+}
+
 QString GraphFigure::statusText() const {
     QStringList parts;
     for (int m = 0; m < 2 && m_graphs; ++m) {
@@ -288,20 +310,22 @@ QString GraphFigure::caption() const {
         if (prompt.isEmpty())
             for (const std::string& piece : g.pieces)
                 prompt += QString::fromStdString(piece);
-        if (target.isEmpty() && g.logits == 1 && !g.nodes.empty() &&
-            g.nodes.back().label.rfind("logit(", 0) == 0)
+        if (target.isEmpty() && g.logits == 1 && !g.nodes.empty() && g.nodes.back().label.rfind("logit(", 0) == 0)
             target = QString::fromStdString(g.nodes.back().label);
     }
     prompt.replace(QChar(0x2581), QLatin1Char(' '));
-    return QStringLiteral("Attribution graphs of the next token after \u201c%1\u201d: transcoder features (circles), "
+    const QString stale = staleNote();
+    return (stale.isEmpty() ? QString() : stale + QStringLiteral(" ")) +
+           QStringLiteral("Attribution graphs of the next token after \u201c%1\u201d: transcoder features (circles), "
                           "error nodes (grey squares), token embeddings (bottom row) and %2, by block "
                           "and position; edges are direct effects in each model's replacement frozen at the "
                           "prompt, pruned by influence on the logits (node 0.8, edge 0.98), blue positive, red "
                           "negative, width by |weight|.")
-        .arg(prompt.trimmed(), target.isEmpty() ? QStringLiteral("the most probable logits (top row; the first is named)")
-                                                : QStringLiteral("the target %1 (top row; its node's value is that "
-                                                                 "difference of logits)")
-                                                      .arg(target));
+               .arg(prompt.trimmed(), target.isEmpty()
+                                          ? QStringLiteral("the most probable logits (top row; the first is named)")
+                                          : QStringLiteral("the target %1 (top row; its node's value is that "
+                                                           "difference of logits)")
+                                                .arg(target));
 }
 
 void GraphFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {

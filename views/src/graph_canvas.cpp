@@ -2,6 +2,7 @@
 
 #include "graph_canvas.h"
 
+#include <QFontMetricsF>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -39,11 +40,24 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
     style.screen = true;
     for (const auto& [m, lay] : layouts())
         paintGraph(p, lay, pair->graphs[m], pair->pruning[m], style, m_view->fig().marks(m), panelTitle(*pair, m));
+    if (!m_staleNote.isEmpty()) { // grey the old graphs and say why over them
+        p.fillRect(rect(), QColor(255, 255, 255, 150));
+        const QRectF banner(0, 0, width(), QFontMetricsF(font()).height() * 2.4);
+        p.fillRect(banner, QColor(255, 236, 179));
+        p.setPen(Qt::black);
+        p.drawText(banner.adjusted(6, 2, -6, -2), Qt::AlignCenter | Qt::TextWordWrap, m_staleNote);
+    }
     if (m_dragging) {
         p.setPen(QPen(QColor(120, 80, 160), 1, Qt::DashLine));
         p.setBrush(QColor(120, 80, 160, 30));
         p.drawRect(QRectF(m_pressAt, m_dragAt).normalized());
     }
+}
+
+void GraphCanvas::setStaleNote(const QString& note) {
+    if (note == m_staleNote) return;
+    m_staleNote = note;
+    update();
 }
 
 void GraphCanvas::showTip() {

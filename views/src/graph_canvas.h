@@ -23,6 +23,10 @@ public:
     /// The hovered node's tooltip again (its dashboard arrived).
     void showTip();
     int hoverModel() const { return m_hoverModel; }
+    /// A banner over the graphs saying they are of an earlier prompt ("" = none); they stay
+    /// visible underneath, greyed, as a stale heatmap does.
+    void setStaleNote(const QString& note);
+    QString staleNote() const { return m_staleNote; }
     int64_t hoverNode() const { return m_hoverNode; }
 
 protected:
@@ -39,6 +43,7 @@ private:
     int m_hoverModel = -1;
     int64_t m_hoverNode = -1;
     QPoint m_hoverAt;
+    QString m_staleNote;
 };
 
 } // namespace gwb::views::detail

@@ -171,8 +171,12 @@ void GraphView::requestDashboard(int model, int64_t node) {
 
 void GraphView::refresh() {
     const GraphFigure& f = fig();
-    m_save->setEnabled(f.hasContent());
-    if (m_message.isEmpty()) m_status->setText(f.statusText());
+    // A graph of an earlier prompt is greyed under a banner and cannot be saved as the current one
+    // (the same stale rule as the Patching and Paths views).
+    const QString stale = f.staleNote();
+    m_canvas->setStaleNote(stale);
+    m_save->setEnabled(f.hasContent() && stale.isEmpty());
+    if (m_message.isEmpty()) m_status->setText(stale.isEmpty() ? f.statusText() : stale);
     m_details->setHtml(f.detailsHtml());
     m_canvas->update();
 }

@@ -87,6 +87,9 @@ public:
     QString detailsHtml() const;
     /// The status line after a run: per model its error, or the nodes and edges kept.
     QString statusText() const;
+    /// Why the graphs shown are not the current prompt's ("" when they are, or there are none): a
+    /// graph explains one prompt's next token, and the window's prompt changed since it ran.
+    QString staleNote() const;
 
 private:
     /// The tooltip's first part, without the dashboard.
