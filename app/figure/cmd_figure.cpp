@@ -192,8 +192,14 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
         const gwb::app::TraceOutcome outcome = gwb::app::runTraceJob(request, cache, state);
         if (outcome.status != gwb::app::TraceOutcome::Status::Ok)
             throw std::runtime_error(outcome.message.toStdString());
-        for (const QString& n : outcome.notices)
-            err << "gwb figure: note: " << n << "\n";
+        // Each figure's notes are about what it draws: the trace's analysis warnings (a prompt
+        // subspace's rank, ...) only for the views that draw that analysis.
+        const bool drawsAnalysis = viewId != QLatin1String("patching") && viewId != QLatin1String("paths") &&
+                                   viewId != QLatin1String("graph") && viewId != QLatin1String("features") &&
+                                   viewId != QLatin1String("corpus");
+        for (qsizetype i = 0; i < outcome.notices.size(); ++i)
+            if (drawsAnalysis || !outcome.analysisNotice.value(i, false))
+                err << "gwb figure: note: " << outcome.notices[i] << "\n";
         if (outcome.continuationFrom >= 0)
             err << "gwb figure: continued the prompt by " << outcome.generated << " tokens ("
                 << (request.continuation.greedy

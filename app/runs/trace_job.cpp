@@ -215,8 +215,10 @@ TraceOutcome runTraceJob(const TraceRequest& request, ModelCache& cache, TraceJo
     out.data.baselineAnalysis = res.analyses[1];
     out.data.continuationFrom = res.continuationFromByte;
     out.data.firstGeneratedToken = res.firstGeneratedToken;
-    for (const std::string& n : res.notices)
-        out.notices << QString::fromStdString(n);
+    for (size_t i = 0; i < res.notices.size(); ++i) {
+        out.notices << QString::fromStdString(res.notices[i]);
+        out.analysisNotice << (i < res.analysisNotice.size() && res.analysisNotice[i] != 0);
+    }
     out.prompt = QString::fromStdString(res.prompt);
     if (res.continuationFromByte >= 0)
         out.continuationFrom = static_cast<int>(

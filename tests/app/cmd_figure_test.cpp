@@ -230,6 +230,26 @@ TEST(CmdFigure, APromptFilesFinalLineEndIsNotPartOfThePrompt) {
     EXPECT_EQ(tokens({QStringLiteral("--prompt-file"), file.fileName()}, QStringLiteral("b")), typed);
 }
 
+TEST(CmdFigure, EachFiguresNotesAreAboutWhatItDraws) {
+    // Issue 67: patching figures printed the trace's analysis notes ("prompt subspace has rank 2 <
+    // k = 4"), which say nothing about a patching sweep. The subspace figure still prints them.
+    QTemporaryDir dir;
+    const QStringList prompt = {QStringLiteral("--prompt"), QStringLiteral("emma was")};
+    const Result subspace =
+        gwbFigure(models() + prompt + QStringList{QStringLiteral("--view"), QStringLiteral("subspace"),
+                                                  QStringLiteral("--out"), dir.filePath(QStringLiteral("s.svg"))});
+    ASSERT_EQ(subspace.code, 0) << subspace.err.toStdString();
+    if (!subspace.err.contains(QStringLiteral("prompt subspace"))) GTEST_SKIP() << "no rank note for this prompt";
+    const Result patching = gwbFigure(
+        models() + prompt +
+        QStringList{QStringLiteral("--view"), QStringLiteral("patching"), QStringLiteral("--corrupt"),
+                    QStringLiteral("she was"), QStringLiteral("--answer"), QStringLiteral("the"),
+                    QStringLiteral("--wrong"), QStringLiteral("her"), QStringLiteral("--out"),
+                    dir.filePath(QStringLiteral("p.svg"))});
+    ASSERT_EQ(patching.code, 0) << patching.err.toStdString();
+    EXPECT_FALSE(patching.err.contains(QStringLiteral("prompt subspace"))) << patching.err.toStdString();
+}
+
 TEST(CmdFigure, TheSelectionsNumbersAreReadBeforeAnythingRuns) {
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("x.svg"));

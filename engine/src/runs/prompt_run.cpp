@@ -331,8 +331,11 @@ PromptRunResult runPrompt(const ModelOpener& open, const PromptRunRequest& reque
         auto keep = [&](int m, const TracePtr& traced, const std::shared_ptr<const TraceAnalysis>& analysis) {
             const std::string notice = truncationNotice(*traced, slots[m].label, request.maxTokens);
             if (!notice.empty()) out.notices.push_back(notice);
-            for (const std::string& w : collapseLayerWarnings(analysis->warnings))
+            out.analysisNotice.resize(out.notices.size(), 0);
+            for (const std::string& w : collapseLayerWarnings(analysis->warnings)) {
                 out.notices.push_back(slots[m].label + ": " + w);
+                out.analysisNotice.push_back(1);
+            }
             out.traces[m] = traced;
             out.analyses[m] = analysis;
         };

@@ -72,6 +72,9 @@ struct PromptRunResult {
     TracePtr traces[2];  ///< 0 Grassmann, 1 baseline (null when left out)
     AnalysisPtr analyses[2];
     std::vector<std::string> notices;  ///< what the person must see: truncation, analysis warnings
+    /// Parallel to notices: 1 for a warning of the trace's analysis (what only a view drawing the
+    /// analysis needs; a Patching figure has no use for the prompt subspace's rank), 0 for the rest.
+    std::vector<uint8_t> analysisNotice;
     std::string prompt;                ///< the text traced: the request's prompt, plus the continuation
     int64_t continuationFromByte = -1; ///< byte in `prompt` where generated text starts; -1 = none
     int64_t firstGeneratedToken = -1;  ///< index of the first generated token; -1 = none
