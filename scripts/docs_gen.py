@@ -351,7 +351,7 @@ def _help(gwb, args):
 
 def _commands(top_help):
     """[(name, one line)] of the command list in `gwb --help`."""
-    m = re.search(r"^Commands?:?\s*\n(.*?)(?:\n\s*\n|\Z)", top_help, re.S | re.M | re.I)
+    m = re.search(r"^Commands?\b[^\n]*\n(.*?)(?:\n\s*\n|\Z)", top_help, re.S | re.M)
     if not m:
         raise SystemExit("docs_gen.py: `gwb --help` lists no commands (expected a 'Commands:' section)")
     out = []
@@ -364,12 +364,15 @@ def _commands(top_help):
     return out
 
 
-def _subcommands(help_text, command):
-    """Subcommands a command's help names as `gwb COMMAND SUB` (e.g. `gwb patch merge`)."""
+def _subcommands(texts, command):
+    """Subcommands the help names: `gwb patch merge`, `gwb features train|eval|top`, 'stats merge'."""
     subs = []
-    for m in re.finditer(r"\bgwb " + re.escape(command) + r" ([a-z][a-z-]+)\b", help_text):
-        if m.group(1) not in subs:
-            subs.append(m.group(1))
+    for text in texts:
+        for m in re.finditer(r"\bgwb " + re.escape(command) + r" ((?:[a-z][a-z-]*\|)*[a-z][a-z-]*)\b|'"
+                             + re.escape(command) + r" ([a-z][a-z-]*)'", text):
+            for sub in (m.group(1) or m.group(2)).split("|"):
+                if sub not in subs:
+                    subs.append(sub)
     return subs
 
 
@@ -378,16 +381,22 @@ def _anchor(text):
 
 
 def cli_reference(gwb):
+    # The program starts in about half a second (it loads LibTorch): the helps run side by side.
+    from concurrent.futures import ThreadPoolExecutor
     top = _help(gwb, [])
     commands = _commands(top)
-    pages = {}
-    rows = []
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        helps = dict(zip([n for n, _ in commands], pool.map(lambda c: _help(gwb, [c[0]]), commands)))
+        subs = {n: _subcommands([helps[n], line], n) for n, line in commands}
+        wanted = [(n, s) for n in subs for s in subs[n]]
+        sub_helps = dict(zip(wanted, pool.map(lambda ns: _help(gwb, list(ns)), wanted)))
+    pages, rows = {}, []
     for name, line in commands:
-        text = _help(gwb, [name])
+        text = helps[name]
         parts = [NOTE.format(what=f"`gwb {name} --help`"), f"# gwb {name}\n", f"{_escape(line)}\n",
                  f"```text\n$ gwb {name} --help\n{text}```\n"]
-        for sub in _subcommands(text, name):
-            sub_text = _help(gwb, [name, sub])
+        for sub in subs[name]:
+            sub_text = sub_helps[(name, sub)]
             if sub_text == text:
                 continue  # the command's own help: the subcommand has no help of its own
             parts.append(f"## gwb {name} {sub}\n\n```text\n$ gwb {name} {sub} --help\n{sub_text}```\n")
@@ -396,7 +405,7 @@ def cli_reference(gwb):
     pages[f"{CLI_DIR}/index.md"] = (
         NOTE.format(what="`gwb --help`") +
         "# Command line\n\nEvery `gwb` command, each on its own page with its options as `gwb COMMAND --help` "
-        "prints them. Without a command, `gwb` opens the window (its options below).\n\n"
+        "prints them. Without a command, `gwb` opens the window with the options below.\n\n"
         "| command | what it does |\n|---|---|\n" + "\n".join(rows) +
         f"\n\n## The window's options\n\n```text\n$ gwb --help\n{top}```\n")
     return pages
@@ -404,6 +413,8 @@ def cli_reference(gwb):
 
 # ------------------------------------------------------------------------------------------------
 def find_gwb(given):
+    if given == "none":
+        return None
     if given:
         return given
     for preset in ("ci", "release", "dev", "headless", "pip-torch"):
@@ -424,7 +435,8 @@ def existing(folder):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("action", choices=["generate", "check"])
-    ap.add_argument("--gwb", help="the gwb program (default: build/ci/bin/gwb, else another build's)")
+    ap.add_argument("--gwb", help="the gwb program (default: build/ci/bin/gwb, else another build's; "
+                                  "'none': leave the command pages alone)")
     a = ap.parse_args()
     gwb = find_gwb(a.gwb)
     pages = python_reference()
@@ -437,7 +449,7 @@ def main():
         else:
             pages.update(cli_reference(gwb))
             folders.append(CLI_DIR)
-    else:
+    elif a.gwb != "none":
         print("docs_gen.py: no gwb program built (build/ci/bin/gwb): the command reference was not "
               "generated or checked", file=sys.stderr)
     if a.action == "generate":
