@@ -270,9 +270,14 @@ def _reference_problems(pages):
 
 def _docs_gen():
     import importlib.util
+    import sys
     spec = importlib.util.spec_from_file_location("docs_gen", os.path.join(ROOT, "scripts", "docs_gen.py"))
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no scripts/__pycache__
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
 
 
