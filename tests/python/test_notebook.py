@@ -24,4 +24,4 @@ def test_example_notebook_runs(monkeypatch):
     svgs = [o for o in outputs if "image/svg+xml" in o.get("data", {})]
     assert svgs, "the figure did not show inline"
     text = "".join(o.get("text", "") for o in outputs)
-    assert "sweep effect at offset.3.2" in text and "effect" in text
+    assert "sweep raw effect at offset.3.2" in text and "below 0.05" in text
