@@ -133,7 +133,7 @@ def main():
         "The dictionary's figures on the validation split: explained variance "
         f"{figures.get('explained variance', '?')}, L0 {figures.get('L0', '?')}, dead fraction "
         f"{figures.get('dead fraction', '?')}, loss clean {figures.get('loss clean', '?')}, spliced "
-        f"{figures.get('loss spliced', '?')}, ablated (per-position mean) {figures.get('loss ablated (per-position mean)', '?')}, "
+        f"{figures.get('loss spliced', '?')}, ablated (per-position mean of the other windows) {figures.get('loss ablated (per-position mean of the other windows)', '?')}, "
         f"recovered {figures.get('loss recovered', '?')}.",
         "",
     ]

@@ -114,7 +114,7 @@ TEST(Features, TheAblationBaselineAtAGrassmannResidualKeepsPositionsApart) {
     // Issue 65: one vector at every position of resid.3 (zeros, or the overall mean) makes every
     // position alike; block 3 then pairs identical reduced vectors and the hook check says its
     // planes are rounding noise, so a loss recovered against it rests on noise. The per-position
-    // mean over the held-out windows keeps positions apart: the check is silent, the ablated loss
+    // mean over the other held-out windows keeps positions apart: the check is silent, the ablated loss
     // is defined and equals a plain loop with that baseline, and loss recovered follows from it.
     const Model& m = bundled();
     const int64_t d = m.config().dModel;
@@ -137,7 +137,7 @@ TEST(Features, TheAblationBaselineAtAGrassmannResidualKeepsPositionsApart) {
     const std::string corpus = corpusFile(dir);
     const int64_t ctx = 48, windows = 6;
     const DictionaryQuality q = evaluateDictionary(m, dict, {corpus}, ctx, windows);
-    EXPECT_EQ(std::string(DictionaryQuality::kAblation), "per-position mean");
+    EXPECT_EQ(std::string(DictionaryQuality::kAblation), "per-position mean of the other windows");
     EXPECT_TRUE(q.ablationNote.empty()) << q.ablationNote;
     ASSERT_TRUE(std::isfinite(q.lossAblated));
     // The plain loop: the windows' resid.3 read, each position's mean, every window run with it.
@@ -168,13 +168,16 @@ TEST(Features, TheAblationBaselineAtAGrassmannResidualKeepsPositionsApart) {
     }
     for (int64_t w = 0; w < W; ++w) {
         const auto& ids = acts.windowIds[static_cast<size_t>(w)];
+        // Each position's mean over the OTHER windows: (sum - this window's own value) / (count - 1).
         SiteHook perPosition = [&](const FloatArray& v, const std::string&) -> std::optional<FloatArray> {
             FloatArray a = v;
             for (int64_t t = 0; t < v.dim(0); ++t)
-                for (int64_t j = 0; j < d; ++j)
-                    a.data[static_cast<size_t>(t * d + j)] =
-                        static_cast<float>(sum[static_cast<size_t>(t)][static_cast<size_t>(j)] /
-                                           static_cast<double>(count[static_cast<size_t>(t)]));
+                for (int64_t j = 0; j < d; ++j) {
+                    const size_t i = static_cast<size_t>(t * d + j);
+                    a.data[i] = static_cast<float>((sum[static_cast<size_t>(t)][static_cast<size_t>(j)] -
+                                                    static_cast<double>(v.data[i])) /
+                                                   static_cast<double>(count[static_cast<size_t>(t)] - 1));
+                }
             return a;
         };
         const FloatArray logits =

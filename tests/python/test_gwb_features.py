@@ -14,19 +14,26 @@ from conftest import austen_split, run_gwb
 from sae_reference import reference_training
 
 
-
-@pytest.fixture(scope="module")
-
-def _position_means(rows):
-    """Each position's mean over windows of differing lengths (rows: a list of T_w x d arrays)."""
+def _position_sums(rows):
+    """Each position's sum and count over windows of differing lengths (rows: T_w x d arrays)."""
     T = max(len(r) for r in rows)
     total = np.zeros((T, rows[0].shape[1]))
     count = np.zeros((T, 1))
     for r in rows:
         total[:len(r)] += np.asarray(r, np.float64)
         count[:len(r)] += 1
-    return (total / count).astype(np.float32)
+    return total, count
 
+
+def _others_mean(sums, v):
+    """The ablation baseline of one window: each position's mean over the OTHER windows (the
+    window's own value v left out)."""
+    total, count = sums
+    n = len(v)
+    return ((total[:n] - np.asarray(v, np.float64)) / (count[:n] - 1)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     # About 30k tokens of Emma for training, the next 8k characters held out.
     return austen_split(tmp_path_factory, "features", 160_000, 150_000)
@@ -100,9 +107,9 @@ def test_quality_recomputed_from_the_saved_weights(grassmann, corpus, tmp_path):
         zs.append(z)
         ce["clean"] += nll(clean, w)
         ce["spliced"] += nll(grassmann.run(w, hooks={site: lambda v, name: xhat.astype(np.float32)}), w)
-    # The ablation baseline: each position's mean over the held-out windows (positions kept apart).
-    means = _position_means(xs)
-    ce["ablated"] = sum(nll(grassmann.run(w, hooks={site: lambda v, name: means[:len(v)].copy()}), w)
+    # The ablation baseline: each position's mean over the other held-out windows (positions apart).
+    sums = _position_sums(xs)
+    ce["ablated"] = sum(nll(grassmann.run(w, hooks={site: lambda v, name: _others_mean(sums, v)}), w)
                         for w in windows)
     x, z = np.concatenate(xs), np.concatenate(zs)
     xhat = z @ W_dec + b_dec
@@ -115,7 +122,7 @@ def test_quality_recomputed_from_the_saved_weights(grassmann, corpus, tmp_path):
     assert q["dead_fraction"] == pytest.approx(1 - (z > 0).any(0).mean(), abs=1e-9)
     assert q["loss_clean"] == pytest.approx(ce["clean"] / n_pred, rel=1e-5)
     assert q["loss_spliced"] == pytest.approx(ce["spliced"] / n_pred, rel=1e-4)
-    assert q["ablation"] == "per-position mean" and q["ablation_note"] == ""
+    assert q["ablation"] == "per-position mean of the other windows" and q["ablation_note"] == ""
     assert q["loss_ablated"] == pytest.approx(ce["ablated"] / n_pred, rel=1e-5)
     want = (ce["ablated"] - ce["spliced"]) / (ce["ablated"] - ce["clean"])
     assert q["loss_recovered"] == pytest.approx(want, abs=1e-3)
@@ -322,11 +329,11 @@ def test_a_transcoder_is_judged_on_its_target(grassmann, corpus, tmp_path):
     ev = 1 - ((y - yhat) ** 2).sum() / ((y - y.mean(0)) ** 2).sum()
     assert q["explained_variance"] == pytest.approx(ev, abs=2e-4)
     assert q["loss_spliced"] == pytest.approx(spliced / n, rel=1e-4)
-    # The target ablated: ffn.1 replaced at each position by its mean there over the held-out windows.
-    ymeans = _position_means(ys)
+    # The target ablated: ffn.1 replaced at each position by its mean there over the other windows.
+    ysums = _position_sums(ys)
     ablated = 0.0
     for w in windows:
-        logits = np.asarray(grassmann.run(w, hooks={"ffn.1": lambda v, name: ymeans[:len(v)].copy()}), np.float64)
+        logits = np.asarray(grassmann.run(w, hooks={"ffn.1": lambda v, name: _others_mean(ysums, v)}), np.float64)
         m = logits.max(1, keepdims=True)
         lp = logits - m - np.log(np.exp(logits - m).sum(1, keepdims=True))
         ablated -= sum(lp[t, w[t + 1]] for t in range(len(w) - 1))

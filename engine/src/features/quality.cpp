@@ -45,32 +45,40 @@ struct PositionSums {
         for (int64_t t = 0; t < T; ++t)
             ++count[static_cast<size_t>(t)];
     }
-    /// positions x width, float: each position's mean.
-    torch::Tensor means() const {
-        const torch::Tensor n =
-            torch::tensor(std::vector<double>(count.begin(), count.end()), torch::kDouble).unsqueeze(1);
-        return (sum / n).to(torch::kFloat).contiguous();
-    }
 };
 
 /// The ablated loss: the summed next-token cross-entropy over `windows` with `site` replaced, from
-/// row `from` on (rows t < D of an offset keep theirs), by each position's mean over the windows.
-/// One vector at every position (zeros, or the overall mean) makes every position alike, and a
-/// Grassmann block then pairs identical reduced vectors: its planes are rounding noise. The
-/// per-position mean keeps positions apart; should the hook check still find a block's pair planes
-/// made of nearly parallel vectors, the ablated loss is not defined: NaN, and `note` says why.
-/// NaN too when `stop` ends it early (a part would pass for the whole).
+/// row `from` on (rows t < D of an offset keep theirs), by each position's mean over the OTHER
+/// held-out windows (the window's own value left out: the baseline holds nothing of the window
+/// it replaces, the expectation of resampling that position from another window). One vector at
+/// every position (zeros, or the overall mean) makes every position alike, and a Grassmann block
+/// then pairs identical reduced vectors: its planes are rounding noise. The per-position mean
+/// keeps positions apart; should the hook check still find a block's pair planes made of nearly
+/// parallel vectors, the ablated loss is not defined: NaN, and `note` says why. NaN too with fewer
+/// than two windows (no other window to take the baseline from) and when `stop` ends it early.
 double ablatedCrossEntropy(const Model& model, const std::string& site, const PositionSums& sums, int64_t from,
                            const std::vector<std::vector<int32_t>>& windows, const std::atomic<bool>* stop,
                            std::string& note) {
-    const torch::Tensor mean = sums.means();
-    const float* mu = mean.data_ptr<float>();
-    const int64_t width = mean.size(1), positions = mean.size(0);
-    SiteHook ablate = [mu, width, positions, from](const FloatArray& v,
-                                                   const std::string&) -> std::optional<FloatArray> {
-        FloatArray a = v;
-        for (int64_t t = std::min<int64_t>(from, v.dim(0)); t < std::min(v.dim(0), positions); ++t)
-            std::copy(mu + t * width, mu + (t + 1) * width, a.data.begin() + t * width);
+    if (windows.size() < 2) {
+        note = "the ablation baseline (" + std::string(DictionaryQuality::kAblation) +
+               ") needs at least two held-out windows: with one, no other window gives a position's baseline";
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    const torch::Tensor total = sums.sum.contiguous();
+    const double* sum = total.data_ptr<double>();
+    const int64_t width = total.size(1), positions = total.size(0);
+    const std::vector<int64_t>& count = sums.count;
+    SiteHook ablate = [sum, &count, width, positions, from](const FloatArray& v,
+                                                            const std::string&) -> std::optional<FloatArray> {
+        FloatArray a = v; // v: this window's own value (nothing before the site changed)
+        for (int64_t t = std::min<int64_t>(from, v.dim(0)); t < std::min(v.dim(0), positions); ++t) {
+            const double others = static_cast<double>(count[static_cast<size_t>(t)] - 1);
+            if (others < 1) continue; // unreachable with two or more full windows
+            for (int64_t j = 0; j < width; ++j) {
+                const size_t i = static_cast<size_t>(t * width + j);
+                a.data[i] = static_cast<float>((sum[i] - static_cast<double>(v.data[i])) / others);
+            }
+        }
         return a;
     };
     double ce = 0;

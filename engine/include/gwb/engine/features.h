@@ -246,8 +246,8 @@ struct DictionaryQuality {
     double deadFraction = 0;      ///< features that fired on no row
     double lossClean = 0;         ///< next-token cross-entropy (nats), the model as it is
     double lossSpliced = 0;       ///< with the site replaced by x^ at every position
-    /// With the site's value at each position t replaced by its mean at position t over the held-out
-    /// windows (kAblation). Not one vector at every position (zeros, or the overall mean): that
+    /// With the site's value at each position t replaced by its mean at position t over the other
+    /// held-out windows (kAblation: the window's own value left out). Not one vector at every position (zeros, or the overall mean): that
     /// makes every position alike, a Grassmann block then pairs identical reduced vectors, and the
     /// normalised Plucker vectors of those planes are rounding noise, so such a loss is not a
     /// property of the model (it moved with the batch size). The per-position mean keeps positions
@@ -256,9 +256,11 @@ struct DictionaryQuality {
     double lossAblated = 0;
     double lossRecovered =
         0; ///< (lossAblated - lossSpliced) / (lossAblated - lossClean); NaN unless the ablation hurts
-    static constexpr const char* kAblation = "per-position mean"; ///< what lossAblated replaces the site with
+    /// What lossAblated replaces the site with.
+    static constexpr const char* kAblation = "per-position mean of the other windows";
     static constexpr const char* kAblationDefinition =
-        "each position t of the site replaced by the site's mean at position t over the held-out windows (rows "
+        "each position t of the site replaced by the site's mean at position t over the other held-out windows "
+        "(the window's own value left out, the expectation of resampling that position from another window; rows "
         "t < D of an offset site keep theirs); it keeps positions apart, where one vector at every position "
         "(zeros or the overall mean) makes a Grassmann block pair identical vectors into noise planes";
     std::string ablationNote; ///< why lossAblated is NaN ("" when it is defined)
