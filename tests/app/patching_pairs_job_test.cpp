@@ -74,6 +74,7 @@ TEST(PatchingPairs, EveryPairIsItsOwnSweepAndEachCellTheMeanOfItsPairs) {
     gwb::views::PairsInputs in;
     in.file = file.toStdString();
     in.site = "resid";
+    in.minDifference = 0; // the test models' differences are tiny: the estimators at any difference
     const gwb::views::PairsData d = computePatchingPairs(cache, models(), in);
     ASSERT_TRUE(d.error.empty()) << d.error;
     EXPECT_EQ(d.lines, 6);
@@ -87,7 +88,10 @@ TEST(PatchingPairs, EveryPairIsItsOwnSweepAndEachCellTheMeanOfItsPairs) {
         EXPECT_EQ(g.skipped[1].rfind("line 4:", 0), 0u) << g.skipped[1];
         EXPECT_TRUE(g.complete);
         EXPECT_EQ(g.colLabels.back(), "m");
-        // Each pair's row is the single-pair sweep of that pair, right-aligned at its last token.
+        // Each pair's row is the single-pair sweep of that pair, right-aligned at its last token: its
+        // normalised effect where the grid shows the ratio of means, else its raw effect p - k.
+        const bool ratio = g.shownIsRatio();
+        std::vector<double> num(static_cast<size_t>(g.rows * g.cols), 0.0), den(num.size(), 0.0);
         for (int64_t p = 0; p < g.pairs(); ++p) {
             PatchingJobRequest one = models();
             one.inputs.clean = kPairs[p].clean.toStdString();
@@ -96,6 +100,7 @@ TEST(PatchingPairs, EveryPairIsItsOwnSweepAndEachCellTheMeanOfItsPairs) {
             one.inputs.wrong = "the";
             one.inputs.site = "resid";
             one.inputs.mode = "patch";
+            one.inputs.minDifference = 0;
             const gwb::views::PatchingData single = computePatching(cache, one);
             const gwb::views::PatchingGrid& s = m == 0 ? single.grassmann : single.transformer;
             ASSERT_TRUE(s.hasGrid()) << s.error;
@@ -103,15 +108,23 @@ TEST(PatchingPairs, EveryPairIsItsOwnSweepAndEachCellTheMeanOfItsPairs) {
             for (int64_t r = 0; r < g.rows; ++r)
                 for (int64_t c = 0; c < g.cols; ++c) {
                     const int64_t src = s.cols - 1 - (g.cols - 1 - c);
-                    const double want = src >= 0 ? s.effect[static_cast<size_t>(r * s.cols + src)] : std::nan("");
+                    const size_t at = static_cast<size_t>(r * s.cols + src);
+                    const double metric = src >= 0 ? s.metric[at] : std::nan("");
+                    const double want = std::isnan(metric) ? metric
+                                        : ratio ? s.effect[at]
+                                                : metric - s.corruptMetric;
                     const double got = g.value(p, r, c);
-                    if (std::isnan(want))
+                    if (std::isnan(want)) {
                         EXPECT_TRUE(std::isnan(got)) << p << " " << r << " " << c;
-                    else
-                        EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, std::abs(want))) << p << " " << r << " " << c;
+                        continue;
+                    }
+                    EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, std::abs(want))) << p << " " << r << " " << c;
+                    num[static_cast<size_t>(r * g.cols + c)] += metric - s.corruptMetric;
+                    den[static_cast<size_t>(r * g.cols + c)] += s.cleanMetric - s.corruptMetric;
                 }
         }
-        // The mean of each cell over its pairs, its count, and an interval around it.
+        // Each cell's estimate over its pairs (the ratio of means, or the mean raw effect) and its n.
+        EXPECT_EQ(g.shownEstimate, ratio ? std::string("ratio of means") : std::string("mean raw effect (logits)"));
         for (int64_t r = 0; r < g.rows; ++r)
             for (int64_t c = 0; c < g.cols; ++c) {
                 const std::vector<double> v = g.cellValues(r, c);
@@ -121,12 +134,11 @@ TEST(PatchingPairs, EveryPairIsItsOwnSweepAndEachCellTheMeanOfItsPairs) {
                     EXPECT_TRUE(std::isnan(g.mean[i]));
                     continue;
                 }
-                double sum = 0;
-                for (double x : v)
-                    sum += x;
-                EXPECT_NEAR(g.mean[i], sum / static_cast<double>(v.size()), 1e-9 * std::max(1.0, std::abs(g.mean[i])));
-                EXPECT_LE(g.low[i], g.mean[i] + 1e-12);
-                EXPECT_GE(g.high[i], g.mean[i] - 1e-12);
+                const double want = ratio ? num[i] / den[i] : num[i] / static_cast<double>(v.size());
+                EXPECT_NEAR(g.mean[i], want, 1e-9 * std::max(1.0, std::abs(want)));
+                if (std::isfinite(g.low[i])) {
+                    EXPECT_LE(g.low[i], g.high[i]);
+                }
             }
         // The estimate beside every exact change, and how well they agree.
         EXPECT_FALSE(g.scatterEstimate.empty());
@@ -239,7 +251,7 @@ TEST(PatchingPairs, TheRunnerFillsTheViewOffTheGuiThread) {
     // The side panel starts on a cell, and hovering gives mean, interval and n.
     EXPECT_GE(view.pairsPlots()->cellModel(), 0);
     const QString text = view.cellText(0, 1, view.pairsResult().grassmann.cols - 1);
-    EXPECT_TRUE(text.contains(QStringLiteral("95% interval"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("95% paired-bootstrap interval"))) << text.toStdString();
     EXPECT_TRUE(text.contains(QStringLiteral("n = 4 of 4 pairs"))) << text.toStdString();
     // A file that cannot be used is a message; the means stay.
     view.runPairs(dir.filePath(QStringLiteral("missing.jsonl")));

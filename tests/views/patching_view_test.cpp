@@ -142,6 +142,7 @@ TEST(PatchingView, AVanishingCleanCorruptedDifferenceShowsRawEffectsAndSaysWhy) 
     // and the caption, the status line and the hover say why.
     Fixture f;
     PatchingData data = synthetic::makePatchingData(f.d);
+    data.corruptTokens = data.cleanTokens; // a corrupted prompt was run
     for (PatchingGrid* g : {&data.grassmann, &data.transformer}) {
         g->corruptMetric = g->cleanMetric - 0.00068;
         const gwb::engine::EffectCondition e =
@@ -285,16 +286,19 @@ TEST(PatchingView, DataTablesAreTheGridsWithNaNWhereUndefined) {
     const PatchingData data = synthetic::makePatchingData(f.d);
     f.v.setResult(data);
     const auto tables = f.v.dataTables();
-    ASSERT_EQ(tables.size(), 4u); // effect and metric of both models
+    ASSERT_EQ(tables.size(), 6u); // effect, raw effect and metric of both models
     const DataTable& effect = tables[0];
     EXPECT_EQ(effect.name, QStringLiteral("patching_grassmann_resid_effect"));
     EXPECT_EQ(effect.values.shape, (std::vector<int64_t>{data.grassmann.rows, data.grassmann.cols}));
     EXPECT_FLOAT_EQ(effect.values.at2(3, 4), static_cast<float>(data.grassmann.effect[3 * data.grassmann.cols + 4]));
     EXPECT_TRUE(std::isnan(effect.values.at2(1, 2)));
     EXPECT_EQ(effect.rowLabels, data.grassmann.rowLabels);
-    EXPECT_EQ(tables[1].name, QStringLiteral("patching_grassmann_resid_metric"));
-    EXPECT_FLOAT_EQ(tables[1].values.at2(0, 0), static_cast<float>(data.grassmann.metric[0]));
-    EXPECT_EQ(tables[2].name, QStringLiteral("patching_transformer_resid_effect"));
+    EXPECT_EQ(tables[1].name, QStringLiteral("patching_grassmann_resid_raw_effect"));
+    EXPECT_FLOAT_EQ(tables[1].values.at2(0, 0),
+                    static_cast<float>(data.grassmann.metric[0] - data.grassmann.corruptMetric));
+    EXPECT_EQ(tables[2].name, QStringLiteral("patching_grassmann_resid_metric"));
+    EXPECT_FLOAT_EQ(tables[2].values.at2(0, 0), static_cast<float>(data.grassmann.metric[0]));
+    EXPECT_EQ(tables[3].name, QStringLiteral("patching_transformer_resid_effect"));
     // Settings keep the fields.
     f.v.setInputs(data.inputs);
     PatchingView w; // NOLINT: the QApplication exists (fixture)
@@ -445,7 +449,7 @@ TEST(PatchingViewPairs, HeatmapsShowEachCellsMeanAndHoverGivesIntervalAndN) {
     }
     // Cell (0, 0) of the Grassmann model: pairs 0 and 2 only.
     const QString text = f.v.cellText(0, 0, 0);
-    EXPECT_TRUE(text.contains(QStringLiteral("95% interval"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("95% paired-bootstrap interval"))) << text.toStdString();
     EXPECT_TRUE(text.contains(QStringLiteral("n = 2 of 3 pairs"))) << text.toStdString();
     EXPECT_TRUE(f.v.cellText(0, 1, 2).contains(QStringLiteral("n = 0"))) << f.v.cellText(0, 1, 2).toStdString();
     EXPECT_TRUE(f.v.message().contains(QStringLiteral("1 line(s) skipped"))) << f.v.message().toStdString();
