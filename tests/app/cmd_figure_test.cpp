@@ -235,19 +235,49 @@ TEST(CmdFigure, EachFiguresNotesAreAboutWhatItDraws) {
     // k = 4"), which say nothing about a patching sweep. The subspace figure still prints them.
     QTemporaryDir dir;
     const QStringList prompt = {QStringLiteral("--prompt"), QStringLiteral("emma was")};
-    const Result subspace =
-        gwbFigure(models() + prompt + QStringList{QStringLiteral("--view"), QStringLiteral("subspace"),
+    const Result subspace = gwbFigure(models() + prompt +
+                                      QStringList{QStringLiteral("--view"), QStringLiteral("subspace"),
                                                   QStringLiteral("--out"), dir.filePath(QStringLiteral("s.svg"))});
     ASSERT_EQ(subspace.code, 0) << subspace.err.toStdString();
     ASSERT_TRUE(subspace.err.contains(QStringLiteral("prompt subspace"))) << subspace.err.toStdString();
-    const Result patching = gwbFigure(
-        models() + prompt +
-        QStringList{QStringLiteral("--view"), QStringLiteral("patching"), QStringLiteral("--corrupt"),
-                    QStringLiteral("she was"), QStringLiteral("--answer"), QStringLiteral("the"),
-                    QStringLiteral("--wrong"), QStringLiteral("her"), QStringLiteral("--out"),
-                    dir.filePath(QStringLiteral("p.svg"))});
+    const Result patching =
+        gwbFigure(models() + prompt +
+                  QStringList{QStringLiteral("--view"), QStringLiteral("patching"), QStringLiteral("--corrupt"),
+                              QStringLiteral("she was"), QStringLiteral("--answer"), QStringLiteral("the"),
+                              QStringLiteral("--wrong"), QStringLiteral("her"), QStringLiteral("--out"),
+                              dir.filePath(QStringLiteral("p.svg"))});
     ASSERT_EQ(patching.code, 0) << patching.err.toStdString();
     EXPECT_FALSE(patching.err.contains(QStringLiteral("prompt subspace"))) << patching.err.toStdString();
+}
+
+TEST(CmdFigure, ARoundingLevelDifferenceIsDrawnAsRawEffectsAndSaysWhy) {
+    // Issue 65: the Elizabeth/Darcy pair on the bundled Grassmann model differs by under 0.001
+    // logits; its patching figure filled a normalised scale with noise. Now the figure draws the
+    // raw effect, its caption leads with why, and the command says so.
+    const QString bundled = QStringLiteral(GWB_SOURCE_DIR "/resources/models/grassmann-austen.gwb");
+    if (!QFileInfo::exists(bundled)) GTEST_SKIP() << "no bundled models in this checkout";
+    QTemporaryDir dir;
+    const Result r = gwbFigure(
+        {QStringLiteral("--model"),    bundled,
+         QStringLiteral("--baseline"), QStringLiteral(GWB_SOURCE_DIR "/resources/models/transformer-austen.gwb"),
+         QStringLiteral("--threads"),  QStringLiteral("1"),
+         QStringLiteral("--view"),     QStringLiteral("patching"),
+         QStringLiteral("--prompt"),   QStringLiteral("Elizabeth walked to the window, and then"),
+         QStringLiteral("--corrupt"),  QStringLiteral("Darcy walked to the window, and then"),
+         QStringLiteral("--answer"),   QStringLiteral("she"),
+         QStringLiteral("--wrong"),    QStringLiteral("he"),
+         QStringLiteral("--out"),      dir.filePath(QStringLiteral("e.svg")),
+         QStringLiteral("--data"),     dir.filePath(QStringLiteral("e.csv"))});
+    ASSERT_EQ(r.code, 0) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("no normalised effect: clean - corrupted is 0.000")))
+        << r.err.toStdString();
+    QFile f(dir.filePath(QStringLiteral("e.json")));
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    const QString caption = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("caption")).toString();
+    EXPECT_TRUE(caption.startsWith(QStringLiteral("Grassmann: no normalised effect: clean - corrupted is 0.000")))
+        << caption.toStdString();
+    EXPECT_TRUE(caption.contains(QStringLiteral("raw effect"))) << caption.toStdString();
+    EXPECT_TRUE(QFileInfo::exists(dir.filePath(QStringLiteral("e_patching_grassmann_resid_raw_effect.csv"))));
 }
 
 TEST(CmdFigure, TheSelectionsNumbersAreReadBeforeAnythingRuns) {
