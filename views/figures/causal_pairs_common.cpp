@@ -111,7 +111,9 @@ void appendPairsTables(std::vector<DataTable>& out, const PairsGrid& g, const QS
               QStringLiteral("two-sided one-sample t-test of the cell's raw effects against 0"), QString(),
               [&](size_t i) { return e.pValue[i]; });
         table(QStringLiteral("holm_marked"),
-              QStringLiteral("1 where Holm's procedure over the sweep's %1 tested cells rejects at 0.05").arg(e.tested),
+              QStringLiteral("1 where Holm's procedure over the sweep's %1 tested cells rejects at 0.05 (none where "
+                             "the pairs show no effect to localise)")
+                  .arg(e.tested),
               QString(), [&](size_t i) { return static_cast<double>(e.marked[i]); });
         if (!g.estimated)
             table(QStringLiteral("mean_of_ratios"),

@@ -85,7 +85,8 @@ QString PatchingFigure::pairsCaption() const {
            QStringLiteral("%1 of %2 over the pairs of %3 (%4): %5 at each pair's metric position (heatmaps; "
                           "columns of a position site count back from the metric position m) with a 95% paired "
                           "bootstrap interval (%6 resamples, seed %7); dots mark the cells whose raw effect a "
-                          "t-test rejects as 0 after Holm's correction over the sweep's cells (family-wise 0.05); "
+                          "t-test rejects as 0 after Holm's correction over the sweep's cells (family-wise 0.05; "
+                          "none where the pairs show no effect to localise); "
                           "%8. Below: the distribution over pairs of one cell, and the estimate against the exact "
                           "change with their correlations.")
                .arg(d.inputs.mode == "patch" ? QStringLiteral("Activation patching")

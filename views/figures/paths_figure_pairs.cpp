@@ -60,7 +60,8 @@ QString PathsFigure::pairsCaption() const {
                           "prompt runs with one sender at its clean value and every other component frozen; cells "
                           "give %4 with a 95% paired bootstrap interval (%5 resamples, seed %6); dots mark the cells "
                           "whose raw effect a t-test rejects as 0 after Holm's correction over the matrix's cells "
-                          "(family-wise 0.05); %7; grey cells are undefined.")
+                          "(family-wise 0.05; none where the pairs show no effect to localise); %7; grey cells are "
+                          "undefined.")
                .arg(QFileInfo(qs(d.inputs.file)).fileName(), qs(d.inputs.senders), qs(d.inputs.receivers), value)
                .arg(d.bootstrap)
                .arg(d.seed)

@@ -68,7 +68,8 @@ json definitions(int bootstrap, uint64_t seed, double threshold) {
             {"p_value", "rows x columns  two-sided one-sample t-test of the cell's raw_effect against 0 over its "
                         "pairs (NaN with fewer than 2)"},
             {"holm_marked", "rows x columns  1 where Holm's step-down procedure over the sweep's tested cells "
-                            "rejects raw effect 0 at family-wise level 0.05"}};
+                            "rejects raw effect 0 at family-wise level 0.05; all 0 where the pairs show no effect "
+                            "to localise (effect_to_localise false)"}};
 }
 
 } // namespace

@@ -235,7 +235,8 @@ std::string pathPairsMetaJson(const Model& m, const PathPairsResult& r, const st
                              ">= min_difference; mean_of_ratios_n used, mean_of_ratios_left_out left out";
     defs["difference"] = "4  clean - corrupted over the pairs: mean, its 95% paired-bootstrap interval, share > 0";
     defs["p_value"] = "senders x receivers  two-sided one-sample t-test of raw_effect against 0";
-    defs["holm_marked"] = "senders x receivers  1 where Holm's procedure over the tested cells rejects at 0.05";
+    defs["holm_marked"] = "senders x receivers  1 where Holm's procedure over the tested cells rejects at 0.05; all 0 "
+                          "where the pairs show no effect to localise";
     meta["definitions"] = defs;
     meta["min_difference"] = e.threshold;
     meta["estimator"] = std::string(PairsEstimates::kEstimator) + ": " + PairsEstimates::kEstimatorFormula;

@@ -249,11 +249,8 @@ PairsEstimates estimatePairs(const std::vector<double>& metric, const std::vecto
             e.pValue[c] =
                 studentTwoSidedP(mean / (sd / std::sqrt(static_cast<double>(s.n[c]))), static_cast<double>(s.n[c] - 1));
     }
-    e.marked = holmMarks(e.pValue, alpha);
-    for (size_t c = 0; c < C; ++c) {
+    for (size_t c = 0; c < C; ++c)
         e.tested += std::isfinite(e.pValue[c]);
-        e.markedCount += e.marked[c];
-    }
 
     // The paired bootstrap: the same resampled pairs for every estimate and cell.
     e.ratioLow.assign(C, kNaN);
@@ -318,6 +315,11 @@ PairsEstimates estimatePairs(const std::vector<double>& metric, const std::vecto
         text += ", so the cells' ratios explain nothing (raw effects are the numbers to read)";
     }
     d.verdict = text;
+    // Holm's marks: a cell cannot localise an effect the pairs do not show, so none without one (a
+    // consistent raw effect of 1e-4 logits is not a finding there).
+    e.marked = d.effect ? holmMarks(e.pValue, alpha) : std::vector<uint8_t>(C, 0);
+    for (size_t c = 0; c < C; ++c)
+        e.markedCount += e.marked[c];
     return e;
 }
 
