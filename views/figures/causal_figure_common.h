@@ -99,6 +99,9 @@ HeatmapPanel pairsGridPanel(const gwb::engine::PairsGrid& grid, const gwb::engin
 /// Hover text of cell (r, c) of a pairs grid: the estimate and its interval, n, the raw effect,
 /// the mean of ratios, the t-test's p and Holm's mark.
 QString pairsCellText(const gwb::engine::PairsGrid& grid, int64_t r, int64_t c);
+/// What the cells of two pairs grids give, in words: one phrase when both show the same estimate,
+/// else each model's ("p" is `changed`: "patched", "path-patched").
+QString pairsValueText(const gwb::engine::PairsGrid& a, const gwb::engine::PairsGrid& b, const QString& changed);
 /// "Grassmann: clean - corrupted over 12 pairs: ..." for each grid with a verdict.
 QStringList pairsVerdicts(const gwb::engine::PairsGrid& a, const gwb::engine::PairsGrid& b);
 /// The tables of a pairs grid: the shown estimate, its interval, n, the raw mean, the p-values,

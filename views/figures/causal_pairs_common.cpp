@@ -71,6 +71,23 @@ QString pairsCellText(const PairsGrid& g, int64_t r, int64_t c) {
     return text;
 }
 
+QString pairsValueText(const PairsGrid& a, const PairsGrid& b, const QString& changed) {
+    auto phrase = [&](const PairsGrid& g) {
+        if (g.estimated)
+            return QStringLiteral("the first-order estimate of the change of logit[answer] \u2212 logit[wrong], "
+                                  "averaged over pairs (attribution patching)");
+        if (g.shownIsRatio())
+            return QStringLiteral("the ratio of means \u03a3(p \u2212 k) / \u03a3(c \u2212 k) of logit[answer] "
+                                  "\u2212 logit[wrong] (p %1, k corrupted, c clean)")
+                .arg(changed);
+        return QStringLiteral("the mean raw effect p \u2212 k of logit[answer] \u2212 logit[wrong] in logits (no "
+                              "ratio: the pairs show no clean \u2212 corrupted difference to localise)");
+    };
+    if (!a.hasGrid() || !b.hasGrid() || (a.shownEstimate == b.shownEstimate && a.estimated == b.estimated))
+        return phrase(a.hasGrid() ? a : b);
+    return QStringLiteral("per model: %1 %2; %3 %4").arg(qs(a.model), phrase(a), qs(b.model), phrase(b));
+}
+
 QStringList pairsVerdicts(const PairsGrid& a, const PairsGrid& b) {
     QStringList out;
     for (const PairsGrid* g : {&a, &b})

@@ -57,7 +57,6 @@ QString PatchingFigure::pairsStatusText() const {
 
 QString PatchingFigure::pairsCaption() const {
     const PairsData& d = m_pairs;
-    const PairsGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
     const QString sites = d.inputs.site == gwb::engine::kUnitAlias
                               ? QStringLiteral("one Grassmann offset D / one Transformer head")
                               : QStringLiteral("site %1").arg(qs(d.inputs.site));
@@ -68,14 +67,7 @@ QString PatchingFigure::pairsCaption() const {
                           .arg(qs(m->model))
                           .arg(m->pairs())
                           .arg(m->complete ? QString() : QStringLiteral(" (cancelled before the rest)"));
-    const QString value =
-        g.estimated ? QStringLiteral("attribution patching: the first-order estimate of the change of logit[answer] "
-                                     "\u2212 logit[wrong], averaged over pairs")
-        : g.shownIsRatio()
-            ? QStringLiteral("the ratio of means \u03a3(p \u2212 k) / \u03a3(c \u2212 k) of logit[answer] \u2212 "
-                             "logit[wrong] (p patched, k corrupted, c clean)")
-            : QStringLiteral("the mean raw effect p \u2212 k of logit[answer] \u2212 logit[wrong] in logits (no "
-                             "ratio: the pairs show no clean \u2212 corrupted difference to localise)");
+    const QString value = detail::pairsValueText(d.grassmann, d.transformer, QStringLiteral("patched"));
     QStringList verdicts = detail::pairsVerdicts(d.grassmann, d.transformer);
     for (QString& v : verdicts)
         v += QLatin1Char('.');

@@ -43,18 +43,12 @@ QString PathsFigure::pairsStatusText() const {
 
 QString PathsFigure::pairsCaption() const {
     const PathsPairsData& d = m_pairs;
-    const gwb::engine::PairsGrid& g = d.grassmann.hasGrid() ? d.grassmann : d.transformer;
     QStringList verdicts = detail::pairsVerdicts(d.grassmann, d.transformer);
     for (QString& v : verdicts)
         v += QLatin1Char('.');
     const bool oneScale =
         !d.grassmann.hasGrid() || !d.transformer.hasGrid() || d.grassmann.shownEstimate == d.transformer.shownEstimate;
-    const QString value =
-        g.shownIsRatio()
-            ? QStringLiteral("the ratio of means \u03a3(p \u2212 k) / \u03a3(c \u2212 k) of logit[answer] \u2212 "
-                             "logit[wrong] (p path-patched, k corrupted, c clean)")
-            : QStringLiteral("the mean raw effect p \u2212 k of logit[answer] \u2212 logit[wrong] in logits (no "
-                             "ratio: the pairs show no clean \u2212 corrupted difference to localise)");
+    const QString value = detail::pairsValueText(d.grassmann, d.transformer, QStringLiteral("path-patched"));
     return verdicts.join(QStringLiteral(" ")) + (verdicts.isEmpty() ? QString() : QStringLiteral(" ")) +
            QStringLiteral("Path patching over the pairs of %1 (senders %2, receivers %3): each pair's corrupted "
                           "prompt runs with one sender at its clean value and every other component frozen; cells "
