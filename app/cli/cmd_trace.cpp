@@ -62,7 +62,8 @@ int runTrace(const QStringList& args) {
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
     const QCommandLineOption promptFile(QStringLiteral("prompt-file"),
-                                        QStringLiteral("File with one prompt per line (UTF-8)."), QStringLiteral("FILE"));
+                                        QStringLiteral("File with one prompt per line (UTF-8)."),
+                                        QStringLiteral("FILE"));
     const QCommandLineOption tokenIds(QStringLiteral("token-ids"), QStringLiteral("Comma-separated token ids."),
                                       QStringLiteral("IDS"));
     const QCommandLineOption logits(QStringLiteral("logits"), QStringLiteral("Also write the T x V logits."));

@@ -31,8 +31,8 @@ TEST(PatchPairsCli, EachPairEqualsItsOwnRunAndTheMeanIsTheirRatioOfMeans) {
     const QString jsonl = writePairs(dir.filePath("p.jsonl"), false), csv = writePairs(dir.filePath("p.csv"), true);
     const QString out = dir.filePath("pairs.npz"), tidy = dir.filePath("pairs.csv");
     // The test models' differences are tiny: --min-difference 0 gives every estimator at any difference.
-    const QStringList common = {"patch",     "--model", g,   "--site",           "resid", "--device",
-                                "cpu",       "--threads", "1", "--min-difference", "0"};
+    const QStringList common = {"patch", "--model",   g,   "--site",           "resid", "--device",
+                                "cpu",   "--threads", "1", "--min-difference", "0"};
     const GwbResult r = runGwb(common + QStringList{"--pairs", jsonl, "--out", out, "--data", tidy, "--seed", "3"});
     ASSERT_EQ(r.code, 0) << show(r);
     EXPECT_TRUE(r.out.contains(QStringLiteral("4 pairs used of 7 lines (3 skipped)"))) << r.out.toStdString();

@@ -110,9 +110,7 @@ TEST(PatchingPairs, EveryPairIsItsOwnSweepAndEachCellTheMeanOfItsPairs) {
                     const int64_t src = s.cols - 1 - (g.cols - 1 - c);
                     const size_t at = static_cast<size_t>(r * s.cols + src);
                     const double metric = src >= 0 ? s.metric[at] : std::nan("");
-                    const double want = std::isnan(metric) ? metric
-                                        : ratio ? s.effect[at]
-                                                : metric - s.corruptMetric;
+                    const double want = std::isnan(metric) ? metric : ratio ? s.effect[at] : metric - s.corruptMetric;
                     const double got = g.value(p, r, c);
                     if (std::isnan(want)) {
                         EXPECT_TRUE(std::isnan(got)) << p << " " << r << " " << c;

@@ -273,10 +273,9 @@ TEST_F(Checkpoints, AFailedSaveNamesTheFileNotItsTemporary) {
         FAIL() << "saved into a read-only folder";
     } catch (const FileError& e) {
         EXPECT_EQ(e.errorNumber, EACCES);
-        EXPECT_EQ(std::string(e.what()).rfind("cannot write '" + ro + "/m.gwb': the folder '" + ro +
-                                                  "' is not writable",
-                                              0),
-                  0u)
+        EXPECT_EQ(
+            std::string(e.what()).rfind("cannot write '" + ro + "/m.gwb': the folder '" + ro + "' is not writable", 0),
+            0u)
             << e.what();
     }
     std::filesystem::permissions(ro, std::filesystem::perms::owner_all);

@@ -174,9 +174,9 @@ TEST(Features, TheAblationBaselineAtAGrassmannResidualKeepsPositionsApart) {
             for (int64_t t = 0; t < v.dim(0); ++t)
                 for (int64_t j = 0; j < d; ++j) {
                     const size_t i = static_cast<size_t>(t * d + j);
-                    a.data[i] = static_cast<float>((sum[static_cast<size_t>(t)][static_cast<size_t>(j)] -
-                                                    static_cast<double>(v.data[i])) /
-                                                   static_cast<double>(count[static_cast<size_t>(t)] - 1));
+                    a.data[i] = static_cast<float>(
+                        (sum[static_cast<size_t>(t)][static_cast<size_t>(j)] - static_cast<double>(v.data[i])) /
+                        static_cast<double>(count[static_cast<size_t>(t)] - 1));
                 }
             return a;
         };

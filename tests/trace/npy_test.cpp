@@ -123,8 +123,8 @@ TEST(Npy, AFailedWriteIsAFileErrorNamingTheFile) {
     } catch (const gwb::engine::FileError& e) {
         EXPECT_EQ(e.path, missing);
         EXPECT_EQ(e.errorNumber, ENOENT);
-        EXPECT_EQ(std::string(e.what()), "cannot write '" + missing + "': the folder '" + (dir / "missing").string() +
-                                             "' does not exist");
+        EXPECT_EQ(std::string(e.what()),
+                  "cannot write '" + missing + "': the folder '" + (dir / "missing").string() + "' does not exist");
     }
     try {
         writeNpy(dir.string(), sampleFloats()); // a folder in the file's place

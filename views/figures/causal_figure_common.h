@@ -94,8 +94,8 @@ HeatmapPanel placeholderPanel(const QString& text);
 QString pairsShownLabel(const gwb::engine::PairsGrid& grid);
 /// A pairs grid as a panel: its shown estimate on a diverging scale shared with `other` only when
 /// both show the same estimate, Holm's survivors dotted; a placeholder with the reason without one.
-HeatmapPanel pairsGridPanel(const gwb::engine::PairsGrid& grid, const gwb::engine::PairsGrid& other,
-                            const QString& who, const QString& title);
+HeatmapPanel pairsGridPanel(const gwb::engine::PairsGrid& grid, const gwb::engine::PairsGrid& other, const QString& who,
+                            const QString& title);
 /// Hover text of cell (r, c) of a pairs grid: the estimate and its interval, n, the raw effect,
 /// the mean of ratios, the t-test's p and Holm's mark.
 QString pairsCellText(const gwb::engine::PairsGrid& grid, int64_t r, int64_t c);

@@ -3,6 +3,8 @@
 #include "view_common.h"
 
 #include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -60,6 +62,12 @@ QDoubleSpinBox* addMinDifference(QHBoxLayout* bar, const QString& prefix, QWidge
     bar->addWidget(label);
     bar->addWidget(box);
     return box;
+}
+
+QString choosePairsFile(QWidget* parent, const std::string& lastFile) {
+    return QFileDialog::getOpenFileName(parent, QStringLiteral("Pairs file"),
+                                        QFileInfo(QString::fromStdString(lastFile)).absolutePath(),
+                                        QStringLiteral("Pairs (*.jsonl *.json *.csv);;All files (*)"));
 }
 
 RunControls addRunControls(QHBoxLayout* bar, const QString& prefix, QWidget* parent) {

@@ -36,6 +36,9 @@ MetricFields addMetricFields(QVBoxLayout* layout, const QString& prefix, const Q
 /// (gwb/engine/effect_claims.h), object name prefix + MinDifference, default 0.05.
 QDoubleSpinBox* addMinDifference(QHBoxLayout* bar, const QString& prefix, QWidget* parent);
 
+/// The Patching and Paths views' "Pairs file…" dialog, opening where `lastFile` lies; "" = cancelled.
+QString choosePairsFile(QWidget* parent, const std::string& lastFile);
+
 /// RunControls (causal_view.h): Run, Cancel (hidden), a progress bar (hidden, 0..1000) added to `bar`, and a
 /// status label (messageLabel) that the caller puts on its own row below the bar.
 RunControls addRunControls(QHBoxLayout* bar, const QString& prefix, QWidget* parent);

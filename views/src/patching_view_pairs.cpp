@@ -28,9 +28,7 @@ void PatchingView::setPairsMethod(const QString& method) {
 
 void PatchingView::choosePairsFile() {
     if (m_running) return;
-    const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("Pairs file"),
-                                                      QFileInfo(qs(pairsResult().inputs.file)).absolutePath(),
-                                                      QStringLiteral("Pairs (*.jsonl *.json *.csv);;All files (*)"));
+    const QString file = detail::choosePairsFile(this, pairsResult().inputs.file);
     if (!file.isEmpty()) runPairs(file);
 }
 

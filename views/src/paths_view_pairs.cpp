@@ -17,9 +17,7 @@ using detail::qs;
 
 void PathsView::choosePairsFile() {
     if (m_running) return;
-    const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("Pairs file"),
-                                                      QFileInfo(qs(pairsResult().inputs.file)).absolutePath(),
-                                                      QStringLiteral("Pairs (*.jsonl *.json *.csv);;All files (*)"));
+    const QString file = detail::choosePairsFile(this, pairsResult().inputs.file);
     if (!file.isEmpty()) runPairs(file);
 }
 

@@ -132,8 +132,7 @@ std::string dictionaryConfigJson(const DictionaryConfig& c, const std::string& d
     return j.dump(2) + "\n";
 }
 
-DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescaleByDecoderNorm,
-                                          const std::string& dir) {
+DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescaleByDecoderNorm, const std::string& dir) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
@@ -208,8 +207,8 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
             c.scaling = g.value("scaling_folded", 1.0);
             c.corpus = g.value("corpus", std::vector<std::string>{});
             if (!dir.empty()) // paths this process opens (version 3 on: relative to the folder)
-                c.corpus = corpusPathsFromFile(c.corpus, g.value("corpus_absolute", std::vector<std::string>{}),
-                                               dir, g.contains("corpus_paths"));
+                c.corpus = corpusPathsFromFile(c.corpus, g.value("corpus_absolute", std::vector<std::string>{}), dir,
+                                               g.contains("corpus_paths"));
             c.trainedTokens = g.value("trained_tokens", int64_t{0});
             c.seed = g.value("seed", uint64_t{0});
             if (g.contains("crosscoder")) {

@@ -461,9 +461,8 @@ PairsData runPairsModels(const ModelOpener& open, const CausalModels& models, co
     return out;
 }
 
-PathsPairsData runPathsPairsModels(const ModelOpener& open, const CausalModels& models,
-                                   const PathsPairsInputs& inputs, const RunProgress& progress, int bootstrap,
-                                   uint64_t seed) {
+PathsPairsData runPathsPairsModels(const ModelOpener& open, const CausalModels& models, const PathsPairsInputs& inputs,
+                                   const RunProgress& progress, int bootstrap, uint64_t seed) {
     PathsPairsData out;
     out.inputs = inputs;
     out.bootstrap = bootstrap;

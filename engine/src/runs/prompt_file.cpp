@@ -14,8 +14,10 @@
 namespace gwb::engine {
 
 std::string promptFromFileBytes(std::string_view bytes) {
-    if (bytes.ends_with("\r\n")) bytes.remove_suffix(2);
-    else if (bytes.ends_with('\n')) bytes.remove_suffix(1);
+    if (bytes.ends_with("\r\n"))
+        bytes.remove_suffix(2);
+    else if (bytes.ends_with('\n'))
+        bytes.remove_suffix(1);
     return std::string(bytes);
 }
 

@@ -59,7 +59,9 @@ double incompleteBeta(double a, double b, double x) {
     return 1.0 - std::exp(lnFront) * betaContinuedFraction(b, a, 1.0 - x) / b;
 }
 
-double quantileOf(std::vector<double> v, double q) {
+} // namespace
+
+double interpolatedQuantile(std::vector<double> v, double q) {
     if (v.empty()) return kNaN;
     std::sort(v.begin(), v.end());
     const double at = q * static_cast<double>(v.size() - 1);
@@ -67,8 +69,6 @@ double quantileOf(std::vector<double> v, double q) {
     const size_t hi = std::min(v.size() - 1, lo + 1);
     return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
-
-} // namespace
 
 void checkMinDifference(double threshold, const std::string& name) {
     if (!std::isfinite(threshold) || threshold < 0)
@@ -278,22 +278,22 @@ PairsEstimates estimatePairs(const std::vector<double>& metric, const std::vecto
             }
         }
         const double tail = (1.0 - level) / 2.0;
-        d.low = quantileOf(diffs, tail);
-        d.high = quantileOf(diffs, 1.0 - tail);
+        d.low = interpolatedQuantile(diffs, tail);
+        d.high = interpolatedQuantile(diffs, 1.0 - tail);
         // An interval needs most resamples to define the estimate; else it is not reported.
         const size_t enough = static_cast<size_t>(std::ceil(0.5 * e.bootstrap));
         for (size_t c = 0; c < C; ++c) {
             if (std::isfinite(e.raw[c])) {
-                e.rawLow[c] = quantileOf(raws[c], tail);
-                e.rawHigh[c] = quantileOf(raws[c], 1.0 - tail);
+                e.rawLow[c] = interpolatedQuantile(raws[c], tail);
+                e.rawHigh[c] = interpolatedQuantile(raws[c], 1.0 - tail);
             }
             if (std::isfinite(e.ratio[c]) && ratios[c].size() >= enough) {
-                e.ratioLow[c] = quantileOf(ratios[c], tail);
-                e.ratioHigh[c] = quantileOf(ratios[c], 1.0 - tail);
+                e.ratioLow[c] = interpolatedQuantile(ratios[c], tail);
+                e.ratioHigh[c] = interpolatedQuantile(ratios[c], 1.0 - tail);
             }
             if (std::isfinite(e.meanOfRatios[c]) && mors[c].size() >= enough) {
-                e.meanOfRatiosLow[c] = quantileOf(mors[c], tail);
-                e.meanOfRatiosHigh[c] = quantileOf(mors[c], 1.0 - tail);
+                e.meanOfRatiosLow[c] = interpolatedQuantile(mors[c], tail);
+                e.meanOfRatiosHigh[c] = interpolatedQuantile(mors[c], 1.0 - tail);
             }
         }
     }

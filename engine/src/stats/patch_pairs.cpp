@@ -1,5 +1,7 @@
 #include "gwb/engine/patch_pairs.h"
 
+#include "gwb/engine/effect_claims.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -266,15 +268,6 @@ void parseCsv(const std::string& bytes, PairsFile& out) {
     }
 }
 
-double quantile(std::vector<double>& v, double q) {
-    // Linear interpolation between order statistics (numpy's default).
-    std::sort(v.begin(), v.end());
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const size_t lo = static_cast<size_t>(std::floor(pos));
-    const size_t hi = std::min(v.size() - 1, lo + 1);
-    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
 } // namespace
 
 PairsFile parsePairs(const std::string& bytes, bool csv) {
@@ -359,8 +352,8 @@ CellSummary summarizeOverPairs(const std::vector<double>& values, int64_t pairs,
     const double tail = (1.0 - level) / 2.0;
     for (size_t c = 0; c < C; ++c) {
         if (means[c].empty()) continue;
-        s.low[c] = quantile(means[c], tail);
-        s.high[c] = quantile(means[c], 1.0 - tail);
+        s.low[c] = interpolatedQuantile(means[c], tail);
+        s.high[c] = interpolatedQuantile(means[c], 1.0 - tail);
     }
     return s;
 }

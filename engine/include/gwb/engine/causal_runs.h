@@ -98,9 +98,8 @@ PairsData runPairsModels(const ModelOpener& open, const CausalModels& models, co
 
 /// Runs a pairs file through path patching (gwb paths --pairs: computePathPairs) on both models,
 /// with the estimators over pairs (effect_claims.h). Never throws, as runPairsModels.
-PathsPairsData runPathsPairsModels(const ModelOpener& open, const CausalModels& models,
-                                   const PathsPairsInputs& inputs, const RunProgress& progress = {},
-                                   int bootstrap = 1000, uint64_t seed = 0);
+PathsPairsData runPathsPairsModels(const ModelOpener& open, const CausalModels& models, const PathsPairsInputs& inputs,
+                                   const RunProgress& progress = {}, int bootstrap = 1000, uint64_t seed = 0);
 
 /// The k most probable pieces of `logits` (V) with their probabilities and logits into `out`;
 /// throws for empty logits.

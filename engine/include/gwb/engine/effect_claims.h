@@ -52,6 +52,10 @@ std::string claimNumber(double v);
 /// Two-sided p-value of Student's t statistic with `df` degrees of freedom (NaN for df <= 0).
 double studentTwoSidedP(double t, double df);
 
+/// The q-quantile of `values` by linear interpolation between order statistics (numpy's default);
+/// NaN for none. The bootstrap intervals' percentiles.
+double interpolatedQuantile(std::vector<double> values, double q);
+
 /// Holm's step-down marks at family-wise level `alpha` over the finite p-values (NaN: not tested,
 /// never marked): 1 where the hypothesis is rejected.
 std::vector<uint8_t> holmMarks(const std::vector<double>& p, double alpha = 0.05);

@@ -247,8 +247,8 @@ struct DictionaryQuality {
     double lossClean = 0;         ///< next-token cross-entropy (nats), the model as it is
     double lossSpliced = 0;       ///< with the site replaced by x^ at every position
     /// With the site's value at each position t replaced by its mean at position t over the other
-    /// held-out windows (kAblation: the window's own value left out). Not one vector at every position (zeros, or the overall mean): that
-    /// makes every position alike, a Grassmann block then pairs identical reduced vectors, and the
+    /// held-out windows (kAblation: the window's own value left out). Not one vector at every position (zeros, or the
+    /// overall mean): that makes every position alike, a Grassmann block then pairs identical reduced vectors, and the
     /// normalised Plucker vectors of those planes are rounding noise, so such a loss is not a
     /// property of the model (it moved with the batch size). The per-position mean keeps positions
     /// apart. NaN, with ablationNote saying why, where the hook check still finds a block's pair

@@ -71,7 +71,7 @@ struct PromptRunResult {
     std::string message; ///< the error for Failed ("Grassmann model: why"); "cancelled"; "" for Ok
     TracePtr traces[2];  ///< 0 Grassmann, 1 baseline (null when left out)
     AnalysisPtr analyses[2];
-    std::vector<std::string> notices;  ///< what the person must see: truncation, analysis warnings
+    std::vector<std::string> notices; ///< what the person must see: truncation, analysis warnings
     /// Parallel to notices: 1 for a warning of the trace's analysis (what only a view drawing the
     /// analysis needs; a Patching figure has no use for the prompt subspace's rank), 0 for the rest.
     std::vector<uint8_t> analysisNotice;
