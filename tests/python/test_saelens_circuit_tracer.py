@@ -257,3 +257,43 @@ def test_the_json_is_circuit_tracers(gpt2, judged, tmp_path):
     scale = max(abs(w) for w in ct_links.values())
     assert max(abs(ours_links[k] - w) for k, w in ct_links.items()) < 1e-4 * scale
 
+
+
+def random_saelens_transcoders(model, out, d_sae=64):
+    """A ReLU transcoder set in SAELens's layout (cfg.json + sae_weights.safetensors a layer) with
+    random weights: the file, not the features, is under test, and training one for each of the
+    bundled models' six blocks would cost half a minute."""
+    from safetensors.numpy import save_file
+    rng = np.random.default_rng(0)
+    d = model.config["d_model"]
+    for layer in range(model.config["n_layers"]):
+        folder = out / f"ffn.{layer}"
+        folder.mkdir(parents=True)
+        save_file({"W_enc": (rng.standard_normal((d, d_sae)) / np.sqrt(d)).astype(np.float32),
+                   "b_enc": np.full(d_sae, -1.5, np.float32),
+                   "W_dec": (0.1 * rng.standard_normal((d_sae, d))).astype(np.float32),
+                   "b_dec": np.zeros(d, np.float32)}, str(folder / "sae_weights.safetensors"))
+        (folder / "cfg.json").write_text(json.dumps({
+            "architecture": "transcoder", "d_in": d, "d_sae": d_sae, "d_out": d, "dtype": "float32",
+            "apply_b_dec_to_input": False, "normalize_activations": "none",
+            "metadata": {"hook_name": f"ffn_in.{layer}", "hook_name_out": f"ffn.{layer}",
+                         "model_name": model.config["name"]}}))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["grassmann", "transformer"])
+def test_the_bundled_models_json_validates(kind, tmp_path):
+    """A Grassmann graph has no counterpart in circuit-tracer, but its file is circuit-tracer's: the
+    pruned graph, with pins, supernodes and a clicked node in the qParams and gwb's loadings on the
+    links, validates against the front end's pydantic Model."""
+    model = gwb.bundled(kind, device="cpu")
+    tc = gwb.features.load_transcoders(random_saelens_transcoders(model, tmp_path / "tc"), model)
+    g = gwb.graph(model, model.encode(PROMPT)[:10], tc, max_features=96, progress=False)
+    kept = [int(i) for i in np.nonzero(g.node_kept)[0]]
+    g.save(tmp_path / "g.json", pinned=kept[:3], supernodes={"first": kept[:2], "last": kept[-2:]}, clicked=kept[0])
+    doc = json.loads((tmp_path / "g.json").read_text())
+    parsed = Model.model_validate(doc)
+    assert len(parsed.nodes) == len(kept) and len(parsed.links) == int(g.edge_kept.sum())
+    assert parsed.qParams.supernodes == [["first"] + [g.node_ids[i] for i in kept[:2]],
+                                         ["last"] + [g.node_ids[i] for i in kept[-2:]]]
+    assert any("loadings" in link for link in doc["links"])  # gwb's own, kept beside circuit-tracer's keys
