@@ -40,6 +40,7 @@ MODULES = [
     ("torch.md", "gwb.torch", "torch.py", "torch.py", True, "A model as a torch.nn.Module"),
     ("transformer_lens.md", "gwb.transformer_lens", "transformer_lens.py", "transformer_lens.py", True,
      "Inside TransformerLens"),
+    ("lens.md", "gwb.lens", "lens.py", "lens.py", True, "Tuned and Jacobian lenses"),
 ]
 
 

@@ -77,6 +77,8 @@ struct PyModel {
 void registerFeatures(py::module_& m);
 /// The gwb._gwb.graph functions (graph_bindings.cpp).
 void registerGraph(py::module_& m);
+/// The gwb._gwb.lens_* functions (lens_bindings.cpp).
+void registerLens(py::module_& m);
 /// figure_command (gwb.figure): `gwb figure` in this process, where the package has the figure
 /// library (built with Qt Gui); absent otherwise.
 void registerFigure(py::module_& m);

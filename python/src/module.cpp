@@ -600,6 +600,7 @@ PYBIND11_MODULE(_gwb, m) {
         py::arg("model"), py::arg("what"), py::arg("ids"));
     registerFeatures(m);
     registerGraph(m);
+    registerLens(m);
     registerFigure(m);
     m.attr("__version__") = GWB_VERSION; // CMakeLists.txt's project(... VERSION), as `gwb --version`
     m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
