@@ -8,6 +8,7 @@ The other files of this folder are the independent PyTorch references of the C++
 the tests here import some of them (patching_reference, the families' parity scripts)."""
 
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -112,11 +113,18 @@ def readme_python_blocks(section):
     raise ValueError(f"no section {section!r} in README.md or docs/")
 
 
-def run_readme_block(code, monkeypatch, cwd=None):
-    """Runs one README block as a researcher would paste it, from the checkout's root (or `cwd`, for
-    a block that writes files)."""
+def run_readme_block(code, monkeypatch, tmp_path):
+    """Runs one docs block as a researcher would paste it into a checkout, but in `tmp_path`, so
+    the files it writes never land in the source tree: the block's working folder is
+    `tmp_path/checkout`, beside a `shared` link to the real ../shared, so "../shared/..." paths
+    resolve as they do from the checkout's root."""
     import linecache
-    monkeypatch.chdir(cwd or os.path.join(HERE, "..", ".."))
+    work = pathlib.Path(tmp_path) / "checkout"
+    work.mkdir(parents=True, exist_ok=True)
+    shared = pathlib.Path(HERE, "..", "..", "..", "shared").resolve()
+    if shared.exists() and not (work.parent / "shared").exists():
+        (work.parent / "shared").symlink_to(shared, target_is_directory=True)
+    monkeypatch.chdir(work)
     name = f"<README block {abs(hash(code))}>"
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)  # tracers (nnsight) read the source
     exec(compile(code, name, "exec"), {"__name__": "__readme__"})

@@ -71,6 +71,6 @@ def test_a_patch_written_with_nnsight_equals_gwb_patch(kind, site, cells):
     print(f"{kind} {site}: worst difference from gwb patch {worst:.2e}")
 
 
-def test_the_readme_section_runs_as_written(monkeypatch):
+def test_the_readme_section_runs_as_written(tmp_path, monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
-    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[2], monkeypatch)
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[2], monkeypatch, tmp_path)

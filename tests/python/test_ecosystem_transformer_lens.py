@@ -100,6 +100,6 @@ def test_the_adapters_come_through_transformer_lens_entry_points(tmp_path, monke
     assert ArchitectureAdapterFactory._adapters[gtl.TRANSFORMER] is gtl.TransformerArchitectureAdapter
 
 
-def test_the_readme_section_runs_as_written(monkeypatch):
+def test_the_readme_section_runs_as_written(tmp_path, monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
-    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[1], monkeypatch)
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[1], monkeypatch, tmp_path)

@@ -157,4 +157,4 @@ def test_a_config_flag_gwb_cannot_honour_is_refused_by_name(tmp_path, tokenizer_
 def test_the_readme_block_runs_as_written(tmp_path, monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
     run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[3],
-                     monkeypatch, cwd=tmp_path)
+                     monkeypatch, tmp_path)

@@ -153,8 +153,8 @@ def test_an_sae_trained_by_saelens_opens_in_gwb(grassmann, corpus, tmp_path):
     assert np.isfinite(out["metric_edited"])
 
 
-def test_the_readme_section_runs_as_written(monkeypatch):
+def test_the_readme_section_runs_as_written(tmp_path, monkeypatch):
     from conftest import readme_python_blocks, run_readme_block
     if not os.path.exists(AUSTEN_EMMA):
         pytest.skip(f"{AUSTEN_EMMA} is absent")
-    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[0], monkeypatch)
+    run_readme_block(readme_python_blocks("In the ecosystem: SAELens, TransformerLens, nnsight, transformers")[0], monkeypatch, tmp_path)
