@@ -17,6 +17,7 @@
 #include "gwb/views/selection.h"
 #include "gwb/views/selection_policy.h"
 #include "gwb/views/figure.h"
+#include "gwb/views/gate_figure.h"
 
 #include <QCommandLineParser>
 #include <QFile>
@@ -84,11 +85,11 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
             throw std::runtime_error("cannot write '" + outPath.toStdString() + "': " + e.toStdString());
         QString dataBase;
         if (p.isSet(o.data)) {
-            dataBase = p.value(o.data);
-            if (dataBase.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) dataBase.chop(4);
-            if (const QString e = gwb::app::checkWritableTarget(dataBase); !e.isEmpty())
-                throw std::runtime_error("cannot write data '" + p.value(o.data).toStdString() +
-                                         "': " + e.toStdString());
+            dataBase = gwb::app::dataStem(p.value(o.data), viewId);
+        }
+        if (p.isSet(o.scale)) {
+            if (viewId != QLatin1String("gate")) throw std::invalid_argument("--scale only applies to --view gate");
+            gwb::views::GateFigure::scaleFromName(p.value(o.scale)); // refused before any work
         }
         if (p.isSet(o.colormap) && !gwb::views::colormapNames().contains(p.value(o.colormap), Qt::CaseInsensitive))
             throw std::invalid_argument("--colormap must be one of " +
@@ -276,7 +277,7 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
 void FigureCommandOptions::addTo(QCommandLineParser& p) const {
     p.addOptions({view,       model,  baseline, layer,  head,     token,    offset,    prompt,
                   promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,
-                  data,       device, threads,  target, stats,    quantity, shape});
+                  data,       device, threads,  target, stats,    quantity, shape,     scale});
     p.addOptions({continueN, sample, greedy, seed, showSelection});
     p.addOptions({dictionary, feature, transcoders, baselineTranscoders});
     p.addOptions(

@@ -2,6 +2,7 @@
 // gwb figure (cmd_figure.cpp): its options, and the views that need a run of their own before
 // their figure (saliency, features, patching, paths: cmd_figure_views.cpp), one table entry each.
 
+#include "runs/figure_request.h"
 #include "runs/trace_job.h"
 
 #include "common/command_registry.h"
@@ -72,10 +73,7 @@ struct FigureCommandOptions {
     QCommandLineOption showSelection{
         QStringLiteral("show-selection"),
         QStringLiteral("Outline the selected token column and layer row (as on screen); off by default.")};
-    QCommandLineOption data{
-        QStringLiteral("data"),
-        QStringLiteral("Also write the numbers: FILE.csv names the base; writes FILE_<table>.csv/.npy and FILE.json."),
-        QStringLiteral("FILE.csv")};
+    QCommandLineOption data{QStringLiteral("data"), gwb::app::dataHelp(), QStringLiteral("DIR/|STEM")};
     QCommandLineOption device = gwb::app::deviceOption();
     QCommandLineOption threads = gwb::app::threadsOption();
     QCommandLineOption continueN{
@@ -98,6 +96,10 @@ struct FigureCommandOptions {
         QStringLiteral("NAME")};
     QCommandLineOption shape{QStringLiteral("shape"), QStringLiteral("Corpus distributions: box or violin."),
                              QStringLiteral("box|violin")};
+    QCommandLineOption scale{QStringLiteral("scale"),
+                             QStringLiteral("Gates: the colour scale, data (the data's range, the default; the "
+                                            "caption gives it) or unit (fixed 0 to 1, to compare prompts)."),
+                             QStringLiteral("data|unit")};
     QCommandLineOption dictionary{QStringLiteral("dictionary"),
                                   QStringLiteral("Features: a dictionary folder (gwb features train)."),
                                   QStringLiteral("DIR")};

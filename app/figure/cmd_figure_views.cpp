@@ -12,6 +12,7 @@
 
 #include "gwb/engine/sites.h"
 #include "gwb/views/features_figure.h"
+#include "gwb/views/gate_figure.h"
 #include "gwb/views/graph_figure.h"
 #include "gwb/views/patching_figure.h"
 #include "gwb/views/paths_figure.h"
@@ -268,11 +269,14 @@ struct Filler {
     const char* view;
     void (*fill)(gwb::views::Figure&, FigureRun&);
 };
-constexpr Filler kFillers[] = {{"saliency", fillSaliency},
-                               {"features", fillFeatures},
-                               {"patching", fillPatching},
-                               {"paths", fillPaths},
-                               {"graph", fillGraph}};
+void fillGate(gwb::views::Figure& figure, FigureRun& run) {
+    if (run.p.isSet(run.o.scale))
+        static_cast<gwb::views::GateFigure&>(figure).setScale(
+            gwb::views::GateFigure::scaleFromName(run.p.value(run.o.scale)));
+}
+
+constexpr Filler kFillers[] = {{"gate", fillGate},         {"saliency", fillSaliency}, {"features", fillFeatures},
+                               {"patching", fillPatching}, {"paths", fillPaths},       {"graph", fillGraph}};
 
 /// The options of views other than `viewId`, refused with the message that names their view.
 void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p, const FigureCommandOptions& o) {

@@ -58,6 +58,7 @@ QString MainWindow::openStatistics(const QString& path) {
     data.corpusPath = QFileInfo(path).absoluteFilePath().toStdString();
     setData(data);
     showView(QStringLiteral("corpus"));
+    m_prompt->clearErrorNotice(); // an error about an earlier action (a prompt file) is not news now
     showStatus(QStringLiteral("Opened statistics %1: %2 windows")
                    .arg(QFileInfo(path).fileName())
                    .arg(m_data.corpus->windows.size()));

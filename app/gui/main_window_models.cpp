@@ -161,6 +161,7 @@ void MainWindow::chooseModel() {
 
 void MainWindow::openDictionary(const QString& path) {
     if (!m_featureRunner) return;
+    m_prompt->clearErrorNotice(); // the dictionary's own problems show in the Features view
     showView(QStringLiteral("features"));
     m_featureRunner->open(path, featuresContext());
 }

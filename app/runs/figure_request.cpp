@@ -57,4 +57,36 @@ QString checkWritableTarget(const QString& path) {
     return {};
 }
 
+QString dataHelp() {
+    return QStringLiteral("Also write the figure's numbers under a folder or a stem (no extension): --data DIR/ "
+                          "writes DIR/<view>_<table>.csv and .npy for each table and DIR/<view>.json (metadata "
+                          "and definitions); --data STEM writes STEM_<table>.csv, STEM_<table>.npy and STEM.json.");
+}
+
+QString dataStem(const QString& value, const QString& viewId) {
+    if (value.isEmpty()) throw std::invalid_argument("--data needs a folder or a stem");
+    const bool folder = value.endsWith(QLatin1Char('/')) || QFileInfo(value).isDir();
+    if (folder) {
+        if (!QDir().mkpath(value))
+            throw std::runtime_error("cannot write data: cannot make the folder '" + value.toStdString() + "'");
+        const QString stem = QDir(value).filePath(viewId);
+        if (const QString e = checkWritableTarget(stem); !e.isEmpty())
+            throw std::runtime_error("cannot write data '" + value.toStdString() + "': " + e.toStdString());
+        return stem;
+    }
+    const QString suffix = QFileInfo(value).suffix().toLower();
+    if (suffix == QLatin1String("csv") || suffix == QLatin1String("npy") || suffix == QLatin1String("json")) {
+        QString stem = value;
+        stem.chop(suffix.size() + 1);
+        throw std::invalid_argument("--data takes a folder or a stem, not a file name: '" + value.toStdString() +
+                                    "' would write " + stem.toStdString() + "_<table>.csv/.npy and " +
+                                    stem.toStdString() + ".json, never '" + value.toStdString() + "' (give --data " +
+                                    stem.toStdString() + " for those, or --data " + stem.toStdString() +
+                                    "/ for a folder)");
+    }
+    if (const QString e = checkWritableTarget(value); !e.isEmpty())
+        throw std::runtime_error("cannot write data '" + value.toStdString() + "': " + e.toStdString());
+    return value;
+}
+
 } // namespace gwb::app

@@ -36,4 +36,15 @@ QString figureFormat(const QString& path);
 /// Checks that the folder of `path` exists and is writable; returns "" or a message.
 QString checkWritableTarget(const QString& path);
 
+/// The stem a figure's numbers are written under, from `--data VALUE` (dataHelp() says it to the
+/// user): a folder (one that exists, or any value ending in '/', made if missing) gives
+/// FOLDER/<view>; anything else is the stem itself. Each table goes to STEM_<table>.csv and .npy,
+/// the definitions and metadata to STEM.json. A value ending in .csv, .npy or .json is refused,
+/// since no file of that name would be written. Throws std::invalid_argument or
+/// std::runtime_error (the folder cannot be made or written) with the message to show.
+QString dataStem(const QString& value, const QString& viewId);
+
+/// The help line of `--data` that states the rule above.
+QString dataHelp();
+
 } // namespace gwb::app

@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -54,11 +55,76 @@ TEST(CmdFigure, WritesFigureAndData) {
         gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("gate"), QStringLiteral("--prompt"),
                                          QStringLiteral("it is a truth universally acknowledged"),
                                          QStringLiteral("--out"), png, QStringLiteral("--dpi"), QStringLiteral("100"),
-                                         QStringLiteral("--data"), dir.filePath(QStringLiteral("gate.csv"))});
+                                         QStringLiteral("--data"), dir.filePath(QStringLiteral("gate"))});
     ASSERT_EQ(r.code, 0) << r.err.toStdString();
     const QImage img(png);
     EXPECT_EQ(img.width(), 350); // 3.5 in at 100 DPI
     EXPECT_TRUE(QFileInfo::exists(dir.filePath(QStringLiteral("gate.json"))));
+}
+
+TEST(CmdFigure, DataTakesAFolderOrAStemAndRefusesAFileName) {
+    // --data angles.csv once wrote angles_<table>.csv and angles.json but never angles.csv: a file
+    // name is refused, naming what would be written; a folder gets <view>_<table>.csv/.npy and
+    // <view>.json inside it.
+    QTemporaryDir dir;
+    const QStringList base =
+        models() + QStringList{QStringLiteral("--view"),   QStringLiteral("gate"),
+                               QStringLiteral("--prompt"), QStringLiteral("it is a truth"),
+                               QStringLiteral("--out"),    dir.filePath(QStringLiteral("gate.png")),
+                               QStringLiteral("--dpi"),    QStringLiteral("60")};
+    const Result named = gwbFigure(base + QStringList{QStringLiteral("--data"), dir.filePath(QStringLiteral("g.csv"))});
+    EXPECT_NE(named.code, 0);
+    EXPECT_TRUE(named.err.contains(QStringLiteral("--data takes a folder or a stem"))) << named.err.toStdString();
+    EXPECT_TRUE(named.err.contains(QStringLiteral("g_<table>.csv/.npy"))) << named.err.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(dir.filePath(QStringLiteral("gate.png")))) << "refused before drawing";
+
+    const QString folder = dir.filePath(QStringLiteral("numbers")) + QLatin1Char('/');
+    const Result inFolder = gwbFigure(base + QStringList{QStringLiteral("--data"), folder});
+    ASSERT_EQ(inFolder.code, 0) << inFolder.err.toStdString();
+    EXPECT_TRUE(QFileInfo::exists(folder + QStringLiteral("gate.json")));
+    const QJsonObject meta = QJsonDocument::fromJson([&] {
+                                 QFile f(folder + QStringLiteral("gate.json"));
+                                 return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+                             }())
+                                 .object();
+    ASSERT_FALSE(meta.value(QStringLiteral("arrays")).toArray().isEmpty());
+    for (const auto& a : meta.value(QStringLiteral("arrays")).toArray()) {
+        const QString csv = a.toObject().value(QStringLiteral("csv")).toString();
+        EXPECT_TRUE(csv.startsWith(QStringLiteral("gate_"))) << csv.toStdString();
+        EXPECT_TRUE(QFileInfo::exists(folder + csv)) << csv.toStdString();
+    }
+}
+
+TEST(CmdFigure, GatesScaleIsTheDataRangeOrZeroToOne) {
+    QTemporaryDir dir;
+    const QStringList base =
+        models() + QStringList{QStringLiteral("--view"),        QStringLiteral("gate"),  QStringLiteral("--prompt"),
+                               QStringLiteral("it is a truth"), QStringLiteral("--dpi"), QStringLiteral("60")};
+    // The caption (as the data's JSON carries it whole) names the scale each figure used.
+    auto caption = [&](const QStringList& extra, const QString& stem) {
+        const Result r = gwbFigure(base + extra +
+                                   QStringList{QStringLiteral("--out"), dir.filePath(stem + QStringLiteral(".svg")),
+                                               QStringLiteral("--data"), dir.filePath(stem)});
+        EXPECT_EQ(r.code, 0) << r.err.toStdString();
+        QFile f(dir.filePath(stem + QStringLiteral(".json")));
+        return f.open(QIODevice::ReadOnly)
+                   ? QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("caption")).toString()
+                   : QString();
+    };
+    const QString unit = caption({QStringLiteral("--scale"), QStringLiteral("unit")}, QStringLiteral("unit"));
+    EXPECT_TRUE(unit.contains(QStringLiteral("Colour scale: fixed 0 to 1."))) << unit.toStdString();
+    const QString byData = caption({}, QStringLiteral("data"));
+    EXPECT_TRUE(byData.contains(QStringLiteral("Colour scale: the data's range"))) << byData.toStdString();
+    const Result bad = gwbFigure(base + QStringList{QStringLiteral("--scale"), QStringLiteral("log"),
+                                                    QStringLiteral("--out"), dir.filePath(QStringLiteral("x.svg"))});
+    EXPECT_NE(bad.code, 0);
+    EXPECT_TRUE(bad.err.contains(QStringLiteral("'data'"))) << bad.err.toStdString();
+    const Result other =
+        gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("lens"), QStringLiteral("--prompt"),
+                                         QStringLiteral("it is"), QStringLiteral("--scale"), QStringLiteral("unit"),
+                                         QStringLiteral("--out"), dir.filePath(QStringLiteral("y.svg"))});
+    EXPECT_NE(other.code, 0);
+    EXPECT_TRUE(other.err.contains(QStringLiteral("--scale only applies to --view gate"))) << other.err.toStdString();
 }
 
 TEST(CmdFigure, BadInputExitsNonZeroWithMessage) {
@@ -142,7 +208,7 @@ TEST(CmdFigure, PathsFigureAndItsOptions) {
     // paths options are refused elsewhere and bad input names the problem.
     QTemporaryDir dir;
     const QString svg = dir.filePath(QStringLiteral("paths.svg"));
-    const QString data = dir.filePath(QStringLiteral("paths.csv"));
+    const QString data = dir.filePath(QStringLiteral("paths"));
     const QStringList base = models() + QStringList{QStringLiteral("--view"),    QStringLiteral("paths"),
                                                     QStringLiteral("--prompt"),  QStringLiteral("emma had a man"),
                                                     QStringLiteral("--corrupt"), QStringLiteral("she had a man"),
@@ -174,7 +240,7 @@ TEST(CmdFigure, PathsOverAPairsFileWithTheEstimatorsNamed) {
     // nothing to explain), names the estimator and Holm's correction, and leads with the verdict.
     QTemporaryDir dir;
     const QString pairs = gwb::app::test::patching_cli::writePairs(dir.filePath(QStringLiteral("p.jsonl")), false);
-    const QString svg = dir.filePath(QStringLiteral("pp.svg")), data = dir.filePath(QStringLiteral("pp.csv"));
+    const QString svg = dir.filePath(QStringLiteral("pp.svg")), data = dir.filePath(QStringLiteral("pp"));
     const QStringList base =
         models() + QStringList{QStringLiteral("--view"),      QStringLiteral("paths"), QStringLiteral("--pairs"), pairs,
                                QStringLiteral("--receivers"), QStringLiteral("logits")};
@@ -212,7 +278,7 @@ TEST(CmdFigure, APromptFilesFinalLineEndIsNotPartOfThePrompt) {
         const Result r = gwbFigure(models() + source +
                                    QStringList{QStringLiteral("--view"), QStringLiteral("gate"),
                                                QStringLiteral("--out"), dir.filePath(stem + QStringLiteral(".svg")),
-                                               QStringLiteral("--data"), dir.filePath(stem + QStringLiteral(".csv"))});
+                                               QStringLiteral("--data"), dir.filePath(stem)});
         EXPECT_EQ(r.code, 0) << r.err.toStdString();
         QFile meta(dir.filePath(stem + QStringLiteral(".json")));
         if (!meta.open(QIODevice::ReadOnly)) return qint64{-1};
@@ -267,7 +333,7 @@ TEST(CmdFigure, ARoundingLevelDifferenceIsDrawnAsRawEffectsAndSaysWhy) {
          QStringLiteral("--answer"),   QStringLiteral("she"),
          QStringLiteral("--wrong"),    QStringLiteral("he"),
          QStringLiteral("--out"),      dir.filePath(QStringLiteral("e.svg")),
-         QStringLiteral("--data"),     dir.filePath(QStringLiteral("e.csv"))});
+         QStringLiteral("--data"),     dir.filePath(QStringLiteral("e"))});
     ASSERT_EQ(r.code, 0) << r.err.toStdString();
     EXPECT_TRUE(r.err.contains(QStringLiteral("no normalised effect: clean - corrupted is 0.000")))
         << r.err.toStdString();
@@ -311,7 +377,7 @@ TEST(CmdFigure, SaliencyByDefaultExplainsATokenThatHasANextToken) {
     const Result r = gwbFigure(models() + QStringList{QStringLiteral("--view"), QStringLiteral("saliency"),
                                                       QStringLiteral("--prompt"), QStringLiteral("it is a truth"),
                                                       QStringLiteral("--out"), out, QStringLiteral("--data"),
-                                                      dir.filePath(QStringLiteral("s.csv"))});
+                                                      dir.filePath(QStringLiteral("s"))});
     ASSERT_EQ(r.code, 0) << r.err.toStdString();
     QFile meta(dir.filePath(QStringLiteral("s.json")));
     ASSERT_TRUE(meta.open(QIODevice::ReadOnly));

@@ -198,7 +198,7 @@ TEST(Continue, FigureCommandContinuesAndMarksTheExport) {
          testModels().grassmann, QStringLiteral("--baseline"), testModels().transformer, QStringLiteral("--prompt"),
          kPrompt, QStringLiteral("--continue"), QStringLiteral("4"), QStringLiteral("--threads"), QStringLiteral("1"),
          QStringLiteral("--out"), dir.filePath(QStringLiteral("lens.svg")), QStringLiteral("--data"),
-         dir.filePath(QStringLiteral("lens.csv"))});
+         dir.filePath(QStringLiteral("lens"))});
     ASSERT_EQ(r.code, 0) << gwb::app::test::show(r);
     EXPECT_TRUE(r.err.contains(QStringLiteral("continued the prompt by 4 tokens"))) << r.err.toStdString();
     // One rule with `gwb --continue N` and the window: sampled with seed 0 unless --greedy.

@@ -5,6 +5,7 @@
 #include "gui/corpus_dialog.h"
 #include "gui/corpus_job.h"
 #include "gui/main_window.h"
+#include "gui/prompt_panel.h"
 
 #include "app_test_util.h"
 #include "test_models.h"
@@ -62,6 +63,25 @@ gwb::app::MainWindowOptions testOptions() {
 }
 
 } // namespace
+
+TEST(CorpusApp, OpeningStatisticsClearsAnEarlierPromptFilesError) {
+    // Issue 67: the error of a prompt file that was not UTF-8 stayed above the prompt after
+    // statistics and a dictionary had been opened, as if it were about them.
+    gwb::app::test::ensureApp();
+    gwb::app::MainWindow w(testOptions());
+    QTemporaryDir dir;
+    QFile bad(dir.filePath(QStringLiteral("latin1.txt")));
+    ASSERT_TRUE(bad.open(QIODevice::WriteOnly));
+    bad.write("caf\xe9 au lait");
+    bad.close();
+    EXPECT_FALSE(w.openPromptFile(bad.fileName()).isEmpty());
+    auto* panel = w.findChild<gwb::app::PromptPanel*>();
+    ASSERT_TRUE(panel);
+    EXPECT_EQ(panel->noticeKind(), QStringLiteral("error"));
+    EXPECT_TRUE(panel->notice().contains(QStringLiteral("UTF-8"))) << panel->notice().toStdString();
+    ASSERT_EQ(w.openStatistics(statsFile()), QString());
+    EXPECT_TRUE(panel->noticeKind().isEmpty()) << panel->notice().toStdString();
+}
 
 TEST(CorpusApp, OpenStatisticsShowsTheFileInTheCorpusView) {
     gwb::app::test::ensureApp();
@@ -276,7 +296,7 @@ TEST(CorpusApp, FigureCommandDrawsStatistics) {
             runGwb({QStringLiteral("figure"), QStringLiteral("--stats"), statsFile(), QStringLiteral("--view"),
                     QStringLiteral("corpus"), QStringLiteral("--quantity"), QStringLiteral("model.gate_mean"),
                     QStringLiteral("--dpi"), QStringLiteral("100"), QStringLiteral("--out"), out,
-                    QStringLiteral("--data"), dir.filePath(QStringLiteral("gate.csv"))});
+                    QStringLiteral("--data"), dir.filePath(QStringLiteral("gate"))});
         ASSERT_EQ(r.code, 0) << r.err.toStdString();
         if (QLatin1String(ext) == QLatin1String("png")) {
             const QImage img(out);

@@ -223,7 +223,7 @@ TEST(NewViewFigures, ReadoutDataEqualsTheTraceNpz) {
                QStringList{QStringLiteral("--view"), QStringLiteral("readout"), QStringLiteral("--prompt"), kPrompt,
                            QStringLiteral("--layer"), QStringLiteral("1"), QStringLiteral("--token"),
                            QStringLiteral("5"), QStringLiteral("--out"), dir.filePath(QStringLiteral("r.png")),
-                           QStringLiteral("--data"), dir.filePath(QStringLiteral("r.csv"))});
+                           QStringLiteral("--data"), dir.filePath(QStringLiteral("r"))});
     ASSERT_EQ(fig.code, 0) << fig.err.toStdString();
     const auto members =
         gwb::engine::readZipStored(gwb::engine::readBinaryFile(dir.filePath(QStringLiteral("t.npz")).toStdString()));
@@ -249,11 +249,11 @@ TEST(NewViewFigures, LensAndSaliencyFiguresAndData) {
     QTemporaryDir dir;
     for (const char* view : {"lens", "saliency"}) {
         const QString id = QString::fromLatin1(view);
-        const GwbResult r = runGwb(QStringList{QStringLiteral("figure")} + models() +
-                                   QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"), kPrompt,
-                                               QStringLiteral("--dpi"), QStringLiteral("100"), QStringLiteral("--out"),
-                                               dir.filePath(id + QStringLiteral(".png")), QStringLiteral("--data"),
-                                               dir.filePath(id + QStringLiteral(".csv"))});
+        const GwbResult r =
+            runGwb(QStringList{QStringLiteral("figure")} + models() +
+                   QStringList{QStringLiteral("--view"), id, QStringLiteral("--prompt"), kPrompt,
+                               QStringLiteral("--dpi"), QStringLiteral("100"), QStringLiteral("--out"),
+                               dir.filePath(id + QStringLiteral(".png")), QStringLiteral("--data"), dir.filePath(id)});
         ASSERT_EQ(r.code, 0) << view << ": " << r.err.toStdString();
         EXPECT_TRUE(QFileInfo::exists(dir.filePath(id + QStringLiteral(".png"))));
         EXPECT_TRUE(QFileInfo::exists(dir.filePath(id + QStringLiteral(".json"))));

@@ -10,11 +10,15 @@
 #include "gwb/views/lens_figure.h"
 
 #include <QCoreApplication>
+#include <QJsonObject>
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
 
 using namespace gwb::views;
 
@@ -116,6 +120,30 @@ TEST(Figures, SettingsRoundTripAndChangeThePicture) {
     EXPECT_EQ(static_cast<GateFigure&>(*f).quantity(), GateFigure::Quantity::AboveHalf);
     EXPECT_NE(f->caption(), mean);
     EXPECT_EQ(f->dataTables().front().name, QStringLiteral("gate_above_half"));
+}
+
+TEST(Figures, GatesFollowTheDataRangeByDefaultAndCanUseZeroToOne) {
+    // One prompt's mean gates span a narrow part of (0, 1): on a fixed 0-1 scale every cell had
+    // nearly the same colour. The default is the data's range, said in the caption; "unit" keeps
+    // the fixed scale for comparing prompts, and the two draw different pictures.
+    synthetic::ensureApp();
+    const WorkbenchData data = synthetic::makeWorkbenchData();
+    const std::unique_ptr<Figure> f = filledFigure(QStringLiteral("gate"), data);
+    auto& gate = static_cast<GateFigure&>(*f);
+    EXPECT_EQ(gate.scale(), GateFigure::Scale::Data);
+    EXPECT_TRUE(std::isnan(gate.panel().fixedLow));
+    EXPECT_TRUE(f->caption().contains(QStringLiteral("Colour scale: the data's range"))) << f->caption().toStdString();
+    FigureOptions o = FigureOptions::oneColumn();
+    o.dpi = 72;
+    const QImage byData = renderFigureImage(*f, o);
+    f->setSettings(QJsonObject{{QStringLiteral("scale"), QStringLiteral("unit")}});
+    EXPECT_EQ(gate.scale(), GateFigure::Scale::Unit);
+    EXPECT_EQ(gate.panel().fixedLow, 0.0);
+    EXPECT_EQ(gate.panel().fixedHigh, 1.0);
+    EXPECT_TRUE(f->caption().contains(QStringLiteral("Colour scale: fixed 0 to 1."))) << f->caption().toStdString();
+    EXPECT_NE(renderFigureImage(*f, o), byData);
+    EXPECT_EQ(f->settings().value(QStringLiteral("scale")).toString(), QStringLiteral("unit"));
+    EXPECT_THROW(GateFigure::scaleFromName(QStringLiteral("log")), std::invalid_argument);
 }
 
 TEST(Figures, AZoomWindowDrawsThatPartOfTheMatrix) {

@@ -2,7 +2,10 @@
 
 #include "figure_common.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace gwb::views {
 
@@ -11,7 +14,19 @@ QJsonObject GateFigure::settings() const {
     o.insert(QStringLiteral("quantity"),
              m_quantity == Quantity::AboveHalf ? QStringLiteral("above_half") : QStringLiteral("mean"));
     o.insert(QStringLiteral("drill_layer"), drillLayer());
+    o.insert(QStringLiteral("scale"), scaleName(m_scale));
     return o;
+}
+
+QString GateFigure::scaleName(Scale s) {
+    return s == Scale::Unit ? QStringLiteral("unit") : QStringLiteral("data");
+}
+
+GateFigure::Scale GateFigure::scaleFromName(const QString& name) {
+    if (name == QLatin1String("data")) return Scale::Data;
+    if (name == QLatin1String("unit")) return Scale::Unit;
+    throw std::invalid_argument("the gate scale must be 'data' (the data's range) or 'unit' (fixed 0 to 1), got '" +
+                                name.toStdString() + "'");
 }
 
 void GateFigure::setSettings(const QJsonObject& s) {
@@ -20,6 +35,8 @@ void GateFigure::setSettings(const QJsonObject& s) {
         m_quantity = s.value(QStringLiteral("quantity")).toString() == QLatin1String("above_half") ? Quantity::AboveHalf
                                                                                                    : Quantity::MeanGate;
     if (s.contains(QStringLiteral("drill_layer"))) m_drillLayer = s.value(QStringLiteral("drill_layer")).toInt(-1);
+    if (s.contains(QStringLiteral("scale")))
+        m_scale = s.value(QStringLiteral("scale")).toString() == QLatin1String("unit") ? Scale::Unit : Scale::Data;
 }
 
 int GateFigure::drillLayer() const {
@@ -84,10 +101,11 @@ HeatmapPanel GateFigure::panel() const {
         return empty;
     }
     const int drill = drillLayer();
-    const QString key = QStringLiteral("%1/%2/%3")
+    const QString key = QStringLiteral("%1/%2/%3/%4")
                             .arg(reinterpret_cast<quintptr>(m_data.grassmann.get()))
                             .arg(static_cast<int>(m_quantity))
-                            .arg(drill);
+                            .arg(drill)
+                            .arg(static_cast<int>(m_scale));
     if (key != m_panelKey) {
         const auto tables = dataTables();
         if (tables.empty()) return {};
@@ -95,8 +113,10 @@ HeatmapPanel GateFigure::panel() const {
                                                                    : (m_quantity == Quantity::MeanGate
                                                                           ? QStringLiteral("mean gate")
                                                                           : QStringLiteral("fraction > 0.5")));
-        m_panel.fixedLow = 0; // gates live in (0, 1): one scale for every layer and prompt
-        m_panel.fixedHigh = 1;
+        if (m_scale == Scale::Unit) { // gates live in (0, 1): one scale for every layer and prompt
+            m_panel.fixedLow = 0;
+            m_panel.fixedHigh = 1;
+        }
         m_panelKey = key;
     }
     HeatmapPanel p = m_panel;
@@ -121,8 +141,22 @@ QString GateFigure::caption() const {
             "Mean gate: the mean over the d channels of the gate a_t^l in (0,1), per Grassmann layer l and token t.");
     else
         s = QStringLiteral("Fraction of the d gate channels with a_t^l > 0.5, per Grassmann layer l and token t.");
-    return s + QStringLiteral(" Low = the layer replaced the token's state with geometry; high = it kept the state.") +
-           detail::modelPhrase(m_data.grassmann);
+    s += QStringLiteral(" Low = the layer replaced the token's state with geometry; high = it kept the state.");
+    if (m_scale == Scale::Unit) {
+        s += QStringLiteral(" Colour scale: fixed 0 to 1.");
+    } else if (const auto tables = dataTables(); !tables.empty()) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (float v : tables.front().values.data)
+            if (std::isfinite(v)) {
+                lo = std::min(lo, static_cast<double>(v));
+                hi = std::max(hi, static_cast<double>(v));
+            }
+        if (lo <= hi)
+            s += QStringLiteral(" Colour scale: the data's range, %1 to %2 (not 0 to 1).")
+                     .arg(lo, 0, 'g', 3)
+                     .arg(hi, 0, 'g', 3);
+    }
+    return s + detail::modelPhrase(m_data.grassmann);
 }
 
 void GateFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {

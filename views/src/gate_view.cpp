@@ -14,6 +14,8 @@ GateView::GateView(QWidget* parent) : View(std::make_unique<GateFigure>(), paren
     auto* bar = new QHBoxLayout();
     m_quantityCombo = detail::addCombo(
         bar, QStringLiteral("Show"), {QStringLiteral("mean gate"), QStringLiteral("fraction of channels > 0.5")}, this);
+    m_scaleCombo = detail::addCombo(bar, QStringLiteral("Scale"),
+                                    {QStringLiteral("data's range"), QStringLiteral("fixed 0 to 1")}, this);
     m_drillButton = new QPushButton(QStringLiteral("Channels of selected layer"), this);
     m_drillButton->setCheckable(true);
     bar->addWidget(m_drillButton);
@@ -25,6 +27,8 @@ GateView::GateView(QWidget* parent) : View(std::make_unique<GateFigure>(), paren
 
     connect(m_quantityCombo, &QComboBox::currentIndexChanged, this,
             [this](int i) { setQuantity(i == 1 ? Quantity::AboveHalf : Quantity::MeanGate); });
+    connect(m_scaleCombo, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setScale(i == 1 ? Scale::Unit : Scale::Data); });
     connect(m_drillButton, &QPushButton::toggled, this, [this](bool on) {
         if (on != (drillLayer() >= 0)) setDrillLayer(on ? selLayer() : -1); // ignore echoes of setDrillLayer
     });
@@ -50,6 +54,14 @@ void GateView::setQuantity(Quantity q) {
     Q_EMIT settingsChanged();
 }
 
+void GateView::setScale(Scale sc) {
+    if (sc == scale()) return;
+    fig().setScale(sc);
+    m_scaleCombo->setCurrentIndex(sc == Scale::Unit ? 1 : 0);
+    refresh();
+    Q_EMIT settingsChanged();
+}
+
 void GateView::setDrillLayer(int layer) {
     if (layer == drillLayer()) return;
     fig().setDrillLayer(layer);
@@ -62,6 +74,7 @@ void GateView::setSettings(const QJsonObject& s) {
     View::setSettings(s); // the figure's quantity and drill-down, the colormap
     m_mapCombo->setCurrentText(gwb::views::colormapName(colormapId()));
     m_quantityCombo->setCurrentIndex(quantity() == Quantity::AboveHalf ? 1 : 0);
+    m_scaleCombo->setCurrentIndex(scale() == Scale::Unit ? 1 : 0);
     m_drillButton->setChecked(drillLayer() >= 0);
     refresh();
 }

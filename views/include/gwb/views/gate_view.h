@@ -17,6 +17,7 @@ class GateView : public View {
     Q_OBJECT
 public:
     using Quantity = GateFigure::Quantity;
+    using Scale = GateFigure::Scale;
 
     explicit GateView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("gate"); }
@@ -25,6 +26,8 @@ public:
 
     Quantity quantity() const { return fig().quantity(); }
     void setQuantity(Quantity q);
+    Scale scale() const { return fig().scale(); }
+    void setScale(Scale s);
     /// Layer shown as token x channel, or -1 for the layer x token overview.
     int drillLayer() const { return fig().drillLayer(); }
     void setDrillLayer(int layer);
@@ -38,6 +41,7 @@ private:
     GateFigure& fig() const { return figureAs<GateFigure>(); }
     HeatmapWidget* m_heatmap;
     QComboBox* m_quantityCombo;
+    QComboBox* m_scaleCombo;
     QComboBox* m_mapCombo;
     QPushButton* m_drillButton;
 };
