@@ -82,11 +82,23 @@ inline void processSubcommand(QCommandLineParser& p, const QStringList& args) {
     p.process(args);
 }
 
-/// A piece as the window's token strip shows it (views' displayPiece): SentencePiece's byte pieces
-/// "<0x0A>" as a return sign, "<0x09>" a tab sign, "<0x20>" an open box, a printable ASCII byte as
-/// its character; every other piece unchanged.
+/// A piece as the window's token strip shows it (views' displayPiece, the one rule of the Views
+/// Guide): SentencePiece's word-start mark U+2581 as a middle dot, byte pieces "<0x0A>" as a return
+/// sign, "<0x09>" a tab sign, "<0x20>" an open box, a printable ASCII byte as its character; every
+/// other piece unchanged.
 inline std::string terminalPiece(const std::string& piece) {
-    if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') return piece;
+    if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') {
+        std::string shown;
+        for (size_t i = 0; i < piece.size(); ++i) {
+            if (piece.compare(i, 3, "\xe2\x96\x81") == 0) { // U+2581
+                shown += "\xc2\xb7";                        // U+00B7
+                i += 2;
+            } else {
+                shown += piece[i];
+            }
+        }
+        return shown;
+    }
     int b = 0;
     for (int i = 3; i < 5; ++i) {
         const char c = piece[static_cast<size_t>(i)];

@@ -70,7 +70,18 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
     // First line: a normalised effect that is not defined, and why (effect_claims.h).
     if (s.hasMetric && !s.corrupt.empty() && !s.effectDefined)
         std::printf("note: no normalised effect: %s\n", s.effectNote.c_str());
-    const auto pieces = gwb::engine::pieceTexts(model, s.corrupt.empty() ? s.clean : s.corrupt);
+    // A column's piece as the window names it: clean/corrupted where the two prompts differ there.
+    const auto cleanPieces = gwb::engine::pieceTexts(model, s.clean);
+    const auto corruptPieces = s.corrupt.empty() ? cleanPieces : gwb::engine::pieceTexts(model, s.corrupt);
+    auto pieceAt = [&](int64_t t) -> std::string {
+        const auto at = [t](const std::vector<std::string>& p) {
+            return t >= 0 && t < static_cast<int64_t>(p.size())
+                       ? gwb::app::cli::terminalPiece(p[static_cast<size_t>(t)])
+                       : std::string();
+        };
+        const std::string c = at(cleanPieces), k = at(corruptPieces);
+        return c == k ? k : c + "/" + k;
+    };
     const int64_t pos = s.metricPosition >= 0 ? s.metricPosition : s.T - 1;
     if (s.estimated)
         std::printf("attribution patching: every value below is a first-order estimate from one backward pass, not "
@@ -84,8 +95,7 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
     std::string what;
     if (s.hasMetric) {
         std::printf("metric logit['%s'] - logit['%s'] at token %lld ('%s'):\n", ctx.answerText.c_str(),
-                    ctx.wrongText.c_str(), static_cast<long long>(pos),
-                    pos < static_cast<int64_t>(pieces.size()) ? pieces[static_cast<size_t>(pos)].c_str() : "");
+                    ctx.wrongText.c_str(), static_cast<long long>(pos), pieceAt(pos).c_str());
         std::printf("  clean metric %s, corrupted metric %s\n", number(s.cleanMetric).c_str(),
                     number(s.corruptMetric).c_str());
         if (!s.effectDefined && s.corrupt.empty()) {
@@ -127,9 +137,9 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
         const size_t i = order[k];
         const int64_t r = static_cast<int64_t>(i) / s.cols, c = static_cast<int64_t>(i) % s.cols;
         std::string col = s.colLabels[static_cast<size_t>(c)];
-        if (s.site != PatchSite::Offset && s.site != PatchSite::Head && c < static_cast<int64_t>(pieces.size()) &&
-            s.cols == s.T)
-            col += " '" + pieces[static_cast<size_t>(c)] + "'";
+        if (s.site != PatchSite::Offset && s.site != PatchSite::Head &&
+            c < static_cast<int64_t>(corruptPieces.size()) && s.cols == s.T)
+            col += " '" + pieceAt(c) + "'";
         std::printf("  %s, %s:", s.rowLabels[static_cast<size_t>(r)].c_str(), col.c_str());
         if (s.hasMetric && !s.effectDefined && !s.corrupt.empty())
             std::printf(" raw effect %s logits, metric %s\n", number(score[i]).c_str(), number(s.metric[i]).c_str());

@@ -28,7 +28,8 @@ const std::vector<ViewEntry>& entries() {
         {"Gates",
          "Layer \u00d7 token heatmap of the Grassmann gate a_t: the mean over channels (or the fraction of "
          "channels above 0.5); click a layer to drill into token \u00d7 channel. Low gate: the layer replaced the "
-         "token's state with geometry; high gate: it kept the state.",
+         "token's state with geometry; high gate: it kept the state. Colours follow the data's range (the colour "
+         "bar gives it); Scale \u25b8 fixed 0 to 1 puts every prompt on one scale.",
          {"meanGate", "gateAboveHalf"}},
         {"Pl\u00fccker",
          "Layer \u00d7 token heatmap of the coherence \u2016B_t\u2016 of the aggregated bivector (residual and "
@@ -206,7 +207,13 @@ QString viewsGuideHtml() {
     QString html = QStringLiteral("<h2>Views</h2><p>Every view follows the shared selection (token, layer, head, "
                                   "offset), exports its figure (File \u25b8 Export Figure) and its numbers (File "
                                   "\u25b8 Export Data; the JSON carries the definitions below). An undefined value "
-                                  "reads \u2014 and its tooltip says why.</p>");
+                                  "reads \u2014 and its tooltip says why.</p>"
+                                  "<p><b>How a piece reads.</b> Every front end (the token strip, axes, figures, "
+                                  "hovers, the command line's summaries) spells a token piece the same way: "
+                                  "SentencePiece's word-start mark \u2581 is drawn as a middle dot (\u00b7the), a "
+                                  "byte piece as its character (\u23ce a return, \u21e5 a tab, \u2423 a space). "
+                                  "Exported data and Python keep the piece as the tokenizer writes it (\u2581the). "
+                                  "A field that takes a piece accepts \u00b7the, _the and \u2581the alike.</p>");
     for (const ViewEntry& e : entries()) {
         html += QStringLiteral("<h3>%1</h3><p>%2</p>").arg(escaped(e.title), escaped(e.shows));
         if (e.definitions.empty()) continue;

@@ -315,6 +315,7 @@ TEST(CliArgs, TerminalPiecesReadAsTheWindowShowsThem) {
         EXPECT_EQ(gwb::app::cli::terminalPiece(piece.toStdString()), gwb::views::displayPiece(piece).toStdString())
             << piece.toStdString();
     }
+    EXPECT_EQ(gwb::app::cli::terminalPiece("\u2581she"), "\u00b7she"); // the Views Guide's one spelling
     for (const char* piece : {"\u2581she", "pon", "<0x4>", "<0x0A>x", "<unk>"})
         EXPECT_EQ(gwb::app::cli::terminalPiece(piece),
                   gwb::views::displayPiece(QString::fromUtf8(piece)).toStdString());

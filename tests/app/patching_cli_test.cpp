@@ -196,10 +196,18 @@ TEST(PatchCli, ARoundingLevelDifferenceIsFlaggedNotDrawnAsAnEffect) {
     EXPECT_EQ(z.meta["effect_defined"], false);
     for (double e : z.at("effect").values<double>())
         EXPECT_TRUE(std::isnan(e));
-    const GwbResult r0 = runGwb(args + QStringList{"--out", zero, "--min-difference", "0"});
+    // The top cells name a column's piece as the window does: clean/corrupted where the prompts
+    // differ, with the word start as a middle dot (one spelling in every front end).
+    EXPECT_TRUE(r.out.contains(QStringLiteral("'\u00b7Elizabeth/\u00b7Darcy'"))) << show(r);
+    EXPECT_FALSE(r.out.contains(QChar(0x2581))) << show(r);
+    // A piece typed as the front ends spell it ("·she") is the same piece as "she" and "▁she".
+    QStringList dotted = args;
+    dotted[dotted.indexOf(QStringLiteral("she"))] = QStringLiteral("\u00b7she");
+    const GwbResult r0 = runGwb(dotted + QStringList{"--out", zero, "--min-difference", "0"});
     ASSERT_EQ(r0.code, 0) << show(r0);
     EXPECT_FALSE(r0.out.startsWith(QStringLiteral("note:"))) << show(r0);
     EXPECT_EQ(readNpz(zero).meta["effect_defined"], true);
+    EXPECT_EQ(readNpz(zero).at("clean_metric").values<double>()[0], z.at("clean_metric").values<double>()[0]);
     const GwbResult bad = runGwb(args + QStringList{"--out", dir.filePath("b.npz"), "--min-difference", "-1"});
     EXPECT_EQ(bad.code, 1);
     EXPECT_TRUE(bad.err.contains(QStringLiteral("--min-difference must be a finite number >= 0"))) << show(bad);

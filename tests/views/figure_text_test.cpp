@@ -180,7 +180,8 @@ TEST(FigureText, BytePiecesReadAsTheirCharacter) {
     EXPECT_EQ(displayPiece(QStringLiteral("<0x31>")), QStringLiteral("1"));
     EXPECT_EQ(displayPiece(QStringLiteral("<0x09>")), QStringLiteral("\u21E5"));
     EXPECT_EQ(displayPiece(QStringLiteral("<0xE2>")), QStringLiteral("<0xE2>")); // part of a UTF-8 character
-    EXPECT_EQ(displayPiece(QStringLiteral("\u2581the")), QStringLiteral("\u2581the"));
+    // One spelling of a word start in every front end: a middle dot (the Views Guide says so).
+    EXPECT_EQ(displayPiece(QStringLiteral("\u2581the")), QStringLiteral("\u00b7the"));
     EXPECT_EQ(bytePieceValue(QStringLiteral("<0x0A>")), 10);
     EXPECT_EQ(bytePieceValue(QStringLiteral("the")), -1);
     // The figures draw the character: no "<0x" in the lens figure of a prompt with byte pieces.
@@ -395,8 +396,8 @@ TEST(FigureText, TokenColumnsOnScreenReadWholeWhereTheCellsHaveRoom) {
             EXPECT_TRUE(texts.contains(row)) << row.toStdString() << " at row height " << geo.plot.height() / N;
     }
     // A panel too narrow for flat labels still labels its columns (rotated, elided on screen), and
-    // a rotated piece marks its word start with a middle dot: SentencePiece's low bar "▁" turned
-    // upright read as a stray tick beside the axis (issue 52).
+    // a rotated piece marks its word start with a middle dot, as every label does (displayPiece):
+    // SentencePiece's low bar "▁" turned upright read as a stray tick beside the axis.
     const QStringList narrow = paintedTexts(260, 170);
     int tokenLabels = 0;
     for (const QString& t : narrow) {
@@ -404,4 +405,44 @@ TEST(FigureText, TokenColumnsOnScreenReadWholeWhereTheCellsHaveRoom) {
         EXPECT_FALSE(t.contains(QChar(0x2581))) << t.toStdString();
     }
     EXPECT_GT(tokenLabels, 0);
+}
+
+TEST(FigureText, ColumnLabelsStayInViewWhenTheMatrixIsTallerThanItsScrollArea) {
+    // Issue 67: the Paths view's matrices scroll (a row per sender label) and their receiver
+    // labels showed only once scrolled to the bottom. With a part in view (style.visible), the
+    // column labels stick to its bottom over a white band; a figure (no visible part) is unchanged.
+    synthetic::ensureApp();
+    const int64_t N = 60, T = 6;
+    std::vector<float> values(static_cast<size_t>(N * T), 1.0f);
+    HeatmapAxes axes;
+    for (int64_t l = 0; l < N; ++l)
+        axes.rowLabels << QStringLiteral("L%1").arg(l);
+    for (int64_t t = 0; t < T; ++t)
+        axes.colLabels << QStringLiteral("receiver%1").arg(t);
+    auto paint = [&](const QRectF& visible, HeatmapGeometry* geo) {
+        MatrixPyramid pyramid(makeDenseSource(N, T, values), DownsampleMode::Max);
+        QImage img(500, 1400, QImage::Format_RGB32);
+        img.fill(Qt::white);
+        QPainter p(&img);
+        FigureStyle style = FigureStyle::forScreen(QFont());
+        style.visible = visible;
+        ColorScale scale;
+        scale.low = 0;
+        scale.high = 1;
+        *geo = paintHeatmap(p, QRectF(0, 0, 500, 1400), pyramid, QRectF(0, 0, static_cast<double>(T), N), scale,
+                            axes, style, HeatmapMarks{}, true);
+        return img;
+    };
+    HeatmapGeometry whole, scrolled;
+    const QImage all = paint(QRectF(), &whole);
+    const QImage part = paint(QRectF(0, 0, 500, 500), &scrolled);
+    ASSERT_GT(whole.plot.bottom(), 600.0);
+    // Between two columns' labels, just above the part's bottom: the plot's colour without a
+    // visible part, the labels' white band with one.
+    const int x = static_cast<int>(whole.plot.left() + whole.plot.width() * 1.0 / T);
+    const int y = 497;
+    EXPECT_NE(all.pixel(x, y), qRgb(255, 255, 255));
+    EXPECT_EQ(part.pixel(x, y), qRgb(255, 255, 255));
+    // The band is below the plot's top rows, which stay drawn.
+    EXPECT_EQ(part.pixel(x, static_cast<int>(scrolled.plot.top()) + 5), all.pixel(x, static_cast<int>(whole.plot.top()) + 5));
 }

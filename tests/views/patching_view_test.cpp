@@ -277,7 +277,8 @@ TEST(PatchingView, ClickingADefinedCellAsksForItsTopK) {
     k.logits = {3.0, 2.3};
     f.v.setTopK(k);
     ASSERT_EQ(f.v.topKTable()->rowCount(), 2);
-    EXPECT_EQ(f.v.topKTable()->item(0, 0)->text(), QStringLiteral("\u2581she"));
+    EXPECT_EQ(f.v.topKTable()->item(0, 0)->text(), QStringLiteral("\u00b7she"));    // displayPiece's spelling
+    EXPECT_EQ(f.v.topKTable()->item(0, 0)->toolTip(), QStringLiteral("\u2581she")); // the piece itself
     EXPECT_EQ(f.v.topKTable()->item(1, 1)->text(), QStringLiteral("0.3"));
 }
 
@@ -311,7 +312,7 @@ TEST(PatchingView, FigureKeepsEveryWordAndNamesTheMetric) {
     Fixture f;
     f.v.setResult(synthetic::makePatchingData(f.d));
     EXPECT_TRUE(f.v.caption().contains(QStringLiteral("(patched \u2212 corrupted) / (clean \u2212 corrupted)")));
-    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("\u2581she")));
+    EXPECT_TRUE(f.v.caption().contains(QStringLiteral("\u00b7she")));
     QTemporaryDir dir;
     for (const FigureOptions& o : {FigureOptions::oneColumn(), FigureOptions::twoColumn()}) {
         SCOPED_TRACE(o.widthInches);

@@ -220,7 +220,7 @@ QString PatchingFigure::statusText() const {
                 parts << QStringLiteral("%1 clean %2").arg(qs(g->model), detail::formatValue(g->cleanMetric));
         }
         text = QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
-                   .arg(qs(d.answerPiece), qs(d.wrongPiece))
+                   .arg(displayPiece(qs(d.answerPiece)), displayPiece(qs(d.wrongPiece)))
                    .arg(d.metricPosition)
                    .arg(parts.join(QStringLiteral("; ")));
         if (!corrupted)
@@ -273,13 +273,13 @@ QString PatchingFigure::caption() const {
         value = QStringLiteral("cells give the normalised effect (patched \u2212 corrupted) / (clean \u2212 "
                                "corrupted) of logit['%1'] \u2212 logit['%2'] at token %3 (1 = clean behaviour, 0 = "
                                "corrupted)")
-                    .arg(qs(d.answerPiece), qs(d.wrongPiece))
+                    .arg(displayPiece(qs(d.answerPiece)), displayPiece(qs(d.wrongPiece)))
                     .arg(d.metricPosition);
         break;
     case PatchingGrid::Shown::MetricChange:
         value = QStringLiteral("cells give the raw effect: the change of logit['%1'] \u2212 logit['%2'] at token %3 "
                                "from the unchanged run, in logits")
-                    .arg(qs(d.answerPiece), qs(d.wrongPiece))
+                    .arg(displayPiece(qs(d.answerPiece)), displayPiece(qs(d.wrongPiece)))
                     .arg(d.metricPosition);
         break;
     default:

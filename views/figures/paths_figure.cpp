@@ -193,7 +193,7 @@ QString PathsFigure::statusText() const {
                          (g->effectDefined ? QString()
                                            : QStringLiteral(" \u2014 no normalised effect: %1").arg(qs(g->effectNote)));
     return QStringLiteral("logit['%1'] \u2212 logit['%2'] at token %3: %4")
-        .arg(qs(m_result.answerPiece), qs(m_result.wrongPiece))
+        .arg(displayPiece(qs(m_result.answerPiece)), displayPiece(qs(m_result.wrongPiece)))
         .arg(m_result.metricPosition)
         .arg(parts.join(QStringLiteral("; ")));
 }
@@ -229,7 +229,7 @@ QString PathsFigure::caption() const {
                           "%9; grey cells are undefined.")
                .arg(qs(d.inputs.corrupt), qs(d.inputs.clean),
                     d.inputs.position >= 0 ? QStringLiteral(" at token %1 only").arg(d.inputs.position) : QString(),
-                    qs(d.answerPiece), qs(d.wrongPiece))
+                    displayPiece(qs(d.answerPiece)), displayPiece(qs(d.wrongPiece)))
                .arg(d.metricPosition)
                .arg(metrics.join(QStringLiteral("; ")),
                     raw ? QStringLiteral("normalised effect where defined, else the raw effect in logits")

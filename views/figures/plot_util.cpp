@@ -67,8 +67,8 @@ QFont scaledFont(const QFont& font, double factor) {
 }
 
 void drawRotatedText(QPainter& p, const QPointF& anchor, const QString& rawText, Qt::Alignment align) {
-    // SentencePiece's word-start mark U+2581 (a low bar) turned upright reads as a stray tick beside
-    // the axis: a middle dot marks the word start in a rotated label instead.
+    // SentencePiece's word-start mark U+2581 reads as a middle dot, as everywhere (displayPiece);
+    // here also for a raw piece handed in without labelText.
     QString text = rawText;
     text.replace(QChar(0x2581), QChar(0x00B7));
     p.save();

@@ -17,7 +17,9 @@ QString displayPiece(const QString& piece) {
     if (b == 0x09) return QStringLiteral("\u21E5");              // ⇥
     if (b == 0x20) return QStringLiteral("\u2423");              // ␣
     if (b > 0x20 && b < 0x7F) return QString(QChar(b));
-    return piece; // other bytes (parts of a UTF-8 character) keep their <0xHH> form
+    if (b >= 0) return piece; // other bytes (parts of a UTF-8 character) keep their <0xHH> form
+    QString shown = piece;
+    return shown.replace(QChar(0x2581), QChar(0x00B7));
 }
 
 QString pendingAnalysisParts(const WorkbenchData& data, unsigned parts) {

@@ -2,6 +2,8 @@
 
 #include "view_common.h"
 
+#include "gwb/views/workbench_data.h"
+
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -144,7 +146,9 @@ void showTopK(QTableWidget* table, const gwb::engine::PatchingTopK& k, const QSt
     table->setToolTip(tip);
     table->setRowCount(static_cast<int>(k.pieces.size()));
     for (int i = 0; i < static_cast<int>(k.pieces.size()); ++i) {
-        table->setItem(i, 0, new QTableWidgetItem(qs(k.pieces[static_cast<size_t>(i)])));
+        auto* piece = new QTableWidgetItem(displayPiece(qs(k.pieces[static_cast<size_t>(i)])));
+        piece->setToolTip(qs(k.pieces[static_cast<size_t>(i)])); // the piece as the tokenizer writes it
+        table->setItem(i, 0, piece);
         table->setItem(i, 1, valueItem(k.probs[static_cast<size_t>(i)], QString()));
         table->setItem(i, 2, valueItem(k.logits[static_cast<size_t>(i)], QString()));
     }

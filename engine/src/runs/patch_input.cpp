@@ -73,8 +73,8 @@ int64_t pieceId(const Model& model, const std::string& piece, const char* what) 
     checkUtf8(text);
     const std::vector<int32_t> ids = tok->encodeIds(text);
     if (ids.size() == 1) return ids.front();
-    // A piece typed as the vocabulary shows it (e.g. with its word-start marker), or as the window
-    // draws it: the marker U+2581 looks like '_', so a leading '_' stands for a marker too.
+    // A piece typed as the vocabulary writes it (with its word-start marker U+2581), as every front
+    // end draws it (a middle dot), or with '_', which the marker looks like: both stand for it.
     auto find = [&](const std::string& s) -> int64_t {
         for (int64_t id = 0; id < tok->vocabSize(); ++id)
             if (tok->pieceText(static_cast<int32_t>(id)) == s) return id;
@@ -82,8 +82,9 @@ int64_t pieceId(const Model& model, const std::string& piece, const char* what) 
     };
     if (const int64_t id = find(text); id >= 0) return id;
     static const char* const kMarkers[] = {"\u2581", "\u0120"}; // SentencePiece, byte-level BPE word starts
-    const std::string bare = text.front() == '_' ? text.substr(1) : text;
-    if (text.front() == '_' && !bare.empty())
+    const size_t markLength = text.front() == '_' ? 1 : text.rfind("\xc2\xb7", 0) == 0 ? 2 : 0; // '_' or U+00B7
+    const std::string bare = text.substr(markLength);
+    if (markLength > 0 && !bare.empty())
         for (const char* m : kMarkers)
             if (const int64_t id = find(m + bare); id >= 0) return id;
     std::string pieces;

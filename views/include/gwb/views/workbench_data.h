@@ -17,9 +17,11 @@ using gwb::engine::TracePtr;
 /// What the views draw (the engine's type: traces and analyses of both models on one prompt).
 using gwb::engine::WorkbenchData;
 
-/// How a token piece reads on screen and in figures: a byte piece "<0x31>" is its character
-/// ("1"), "<0x0A>" a return sign (⏎), "<0x09>" a tab sign (⇥); other pieces are unchanged. The
-/// exported data keep the piece itself, and tooltips name the byte.
+/// How a token piece reads on screen, in figures and in the command line's summaries (one rule for
+/// every front end, stated in the Views Guide): SentencePiece's word-start mark U+2581 is a middle
+/// dot ("▁the" reads "·the"; the low bar read as '_', and turned upright as a stray tick); a byte
+/// piece "<0x31>" is its character ("1"), "<0x0A>" a return sign (⏎), "<0x09>" a tab sign (⇥).
+/// The exported data and Python keep the piece itself, and tooltips name the byte.
 QString displayPiece(const QString& piece);
 /// The byte of a byte piece "<0xHH>", or -1 for any other piece.
 int bytePieceValue(const QString& piece);
