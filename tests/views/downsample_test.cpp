@@ -161,3 +161,28 @@ TEST(Downsample, WidgetComputesBigLevelsOffTheGuiThread) {
     w.setMatrix(makeDenseSource(2, 2, {1, 2, 3, 4}), HeatmapAxes{});
     EXPECT_FALSE(w.grab().isNull());
 }
+
+TEST(Downsample, AStaleBannerSitsAboveTheMatrixNotOverItsTitleAndFirstRow) {
+    // Issue 67: at 1280 x 720 the stale-result banner covered the heatmap's title and its L0 row.
+    // It now has a band of its own: the plot starts below it, and the plot is the same size as
+    // without the banner but for that band.
+    synthetic::ensureApp();
+    HeatmapWidget w;
+    w.resize(520, 300);
+    HeatmapAxes axes;
+    axes.title = QStringLiteral("Effect");
+    axes.rowLabels = {QStringLiteral("L0"), QStringLiteral("L1"), QStringLiteral("L2")};
+    w.setMatrix(makeDenseSource(3, 4, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), axes);
+    (void)w.grab();
+    const QRectF fresh = w.plotRect();
+    w.setStaleNote(QStringLiteral("These results are for an earlier input: press Run."));
+    (void)w.grab();
+    const QRectF stale = w.plotRect();
+    const QFontMetricsF fm(w.font());
+    EXPECT_GT(stale.top(), fresh.top() + fm.height() * 2) << "the plot moved below the banner";
+    EXPECT_NEAR(stale.bottom(), fresh.bottom(), 1.0);
+    EXPECT_GT(stale.height(), 20.0);
+    w.setStaleNote(QString());
+    (void)w.grab();
+    EXPECT_EQ(w.plotRect(), fresh);
+}

@@ -5,12 +5,14 @@
 
 #include "synthetic_data.h"
 
+#include "gwb/views/figure_export.h"
 #include "gwb/views/graph_view.h"
 
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QImage>
 #include <QJsonObject>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -157,4 +159,36 @@ TEST(GraphViewMarks, AGraphOfAnEarlierPromptIsMarkedStaleAndCannotBeSavedAsCurre
             ++saves;
         }
     EXPECT_EQ(saves, 1);
+}
+
+TEST(GraphViewMarks, AOneColumnFigureDrawsTheStrongestPathsAndSaysWhatItLeftOut) {
+    // Issue 67: at 3.5 in the pruned graph was an unreadable hairball. A figure narrower than 5 in
+    // draws the logits, the 16 most influential other nodes and the 32 strongest edges among them,
+    // and its caption says how many of the kept nodes and edges it drew; a two-column figure draws
+    // them all and says nothing of the kind.
+    synthetic::ensureApp();
+    const WorkbenchData data = synthetic::makeWorkbenchData();
+    auto pair = std::make_shared<gwb::engine::GraphPair>(*synthetic::makeGraphPair(data));
+    for (int m = 0; m < 2; ++m)
+        if (pair->ran[m]) pair->pruning[m] = gwb::engine::pruneGraph(pair->graphs[m], 1.0, 1.0); // keep all
+    ASSERT_GT(pair->pruning[0].keptEdges, 32);
+    GraphFigure f;
+    f.setData(data);
+    f.setGraphs(pair);
+    const QString narrow = f.captionAt(3.5 * 72), wide = f.captionAt(7 * 72);
+    EXPECT_EQ(wide, f.caption());
+    EXPECT_TRUE(narrow.startsWith(f.caption()));
+    EXPECT_TRUE(narrow.contains(QStringLiteral("At one column only the strongest paths are drawn")))
+        << narrow.toStdString();
+    EXPECT_TRUE(narrow.contains(QStringLiteral("32 of %1 kept edges").arg(pair->pruning[0].keptEdges)))
+        << narrow.toStdString();
+    EXPECT_TRUE(narrow.contains(QStringLiteral("the data export holds every kept node and edge")));
+    // The data export keeps every kept edge at any width.
+    int64_t edges = 0;
+    for (const DataTable& t : f.dataTables())
+        if (t.name.endsWith(QStringLiteral("_edges"))) edges += t.values.shape[0];
+    EXPECT_EQ(edges, pair->pruning[0].keptEdges + pair->pruning[1].keptEdges);
+    // And the figure draws at one column (its caption wrapped under the stacked panels).
+    const QImage img = renderFigureImage(f, FigureOptions::oneColumn());
+    EXPECT_FALSE(img.isNull());
 }

@@ -27,6 +27,7 @@ using detail::layoutGraph;
 using detail::paintGraph;
 using detail::panelRects;
 using detail::panelTitle;
+using detail::strongestPaths;
 
 QJsonObject GraphFigure::settings() const {
     QJsonObject o = Figure::settings();
@@ -328,15 +329,55 @@ QString GraphFigure::caption() const {
                                                 .arg(target));
 }
 
-void GraphFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
+namespace {
+
+/// A figure narrower than 5 in stacks its panels and draws each graph's strongest paths only.
+bool narrowGraph(double widthPoints) {
+    return widthPoints < 5 * 72;
+}
+
+} // namespace
+
+QString GraphFigure::captionAt(double widthPoints) const {
+    QString text = caption();
+    if (!narrowGraph(widthPoints) || !m_graphs) return text;
     const std::vector<int> models = drawnModels(m_graphs.get());
-    const std::vector<QRectF> rects = panelRects(rect, static_cast<int>(models.size()), rect.width() < 5 * 72);
+    QStringList cut;
     for (size_t k = 0; k < models.size(); ++k) {
         const int m = models[k];
-        const GraphLayout lay = layoutGraph(m_graphs->graphs[m], m_graphs->pruning[m], rects[k], style);
+        const GraphPruning& all = m_graphs->pruning[m];
+        const GraphPruning drawn =
+            strongestPaths(m_graphs->graphs[m], all, detail::kNarrowGraphNodes, detail::kNarrowGraphEdges);
+        if (drawn.keptNodes == all.keptNodes && drawn.keptEdges == all.keptEdges) continue;
+        cut << QStringLiteral("(%1) %2 of %3 kept nodes and %4 of %5 kept edges")
+                   .arg(QChar('a' + static_cast<int>(k)))
+                   .arg(drawn.keptNodes)
+                   .arg(all.keptNodes)
+                   .arg(drawn.keptEdges)
+                   .arg(all.keptEdges);
+    }
+    if (cut.isEmpty()) return text;
+    return text + QStringLiteral(" At one column only the strongest paths are drawn (the logits, the %1 most "
+                                 "influential other nodes and the %2 largest |weight| edges among them): %3; "
+                                 "the data export holds every kept node and edge.")
+                      .arg(detail::kNarrowGraphNodes)
+                      .arg(detail::kNarrowGraphEdges)
+                      .arg(cut.join(QStringLiteral("; ")));
+}
+
+void GraphFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId) const {
+    const std::vector<int> models = drawnModels(m_graphs.get());
+    const bool narrow = narrowGraph(rect.width());
+    const std::vector<QRectF> rects = panelRects(rect, static_cast<int>(models.size()), narrow);
+    for (size_t k = 0; k < models.size(); ++k) {
+        const int m = models[k];
+        const GraphPruning drawn = narrow ? strongestPaths(m_graphs->graphs[m], m_graphs->pruning[m],
+                                                           detail::kNarrowGraphNodes, detail::kNarrowGraphEdges)
+                                          : m_graphs->pruning[m];
+        const GraphLayout lay = layoutGraph(m_graphs->graphs[m], drawn, rects[k], style);
         GraphMarks marks = this->marks(m);
         if (!style.selection) marks.edgeTarget = marks.edgeSource = -1;
-        paintGraph(p, lay, m_graphs->graphs[m], m_graphs->pruning[m], style, marks,
+        paintGraph(p, lay, m_graphs->graphs[m], drawn, style, marks,
                    QStringLiteral("(%1) ").arg(QChar('a' + static_cast<int>(k))) + panelTitle(*m_graphs, m));
     }
 }

@@ -54,6 +54,48 @@ std::vector<QRectF> panelRects(const QRectF& rect, int panels, bool stacked) {
     return out;
 }
 
+GraphPruning strongestPaths(const AttributionGraph& g, const GraphPruning& p, int maxNodes, int maxEdges) {
+    if (p.keptNodes <= maxNodes && p.keptEdges <= maxEdges) return p;
+    const size_t n = static_cast<size_t>(g.nodeCount());
+    GraphPruning out = p;
+    std::fill(out.nodeKept.begin(), out.nodeKept.end(), uint8_t{0});
+    std::fill(out.edgeKept.begin(), out.edgeKept.end(), uint8_t{0});
+    std::vector<size_t> ranked;
+    for (size_t i = 0; i < n && i < p.nodeKept.size(); ++i)
+        if (p.nodeKept[i]) {
+            if (g.nodes[i].kind == GraphNodeKind::Logit)
+                out.nodeKept[i] = 1;
+            else
+                ranked.push_back(i);
+        }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](size_t a, size_t b) { return std::abs(p.influence[a]) > std::abs(p.influence[b]); });
+    for (size_t k = 0; k < ranked.size() && k < static_cast<size_t>(maxNodes); ++k)
+        out.nodeKept[ranked[k]] = 1;
+    std::vector<std::pair<double, size_t>> edges; // (|weight|, r * n + j)
+    for (size_t r = 0; r < g.rowNodes.size(); ++r) {
+        if (!out.nodeKept[static_cast<size_t>(g.rowNodes[r])]) continue;
+        for (size_t j = 0; j < n; ++j)
+            if (p.edgeKept[r * n + j] && out.nodeKept[j])
+                edges.emplace_back(std::abs(g.rows.data[r * n + j]), r * n + j);
+    }
+    std::stable_sort(edges.begin(), edges.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (edges.size() > static_cast<size_t>(maxEdges)) edges.resize(static_cast<size_t>(maxEdges));
+    std::vector<uint8_t> touched(n, 0);
+    for (const auto& e : edges) {
+        out.edgeKept[e.second] = 1;
+        touched[e.second % n] = 1;
+        touched[static_cast<size_t>(g.rowNodes[e.second / n])] = 1;
+    }
+    out.keptNodes = out.keptEdges = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (out.nodeKept[i] && !touched[i] && g.nodes[i].kind != GraphNodeKind::Logit) out.nodeKept[i] = 0;
+        out.keptNodes += out.nodeKept[i];
+    }
+    out.keptEdges = static_cast<int64_t>(edges.size());
+    return out;
+}
+
 GraphLayout layoutGraph(const AttributionGraph& g, const GraphPruning& p, const QRectF& panel,
                         const FigureStyle& style) {
     GraphLayout lay;

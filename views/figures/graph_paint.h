@@ -39,6 +39,16 @@ void paintGraph(QPainter& painter, const GraphLayout& layout, const gwb::engine:
                 const QString& title);
 /// The two panels of a pair side by side in `rect` (one above the other when narrow).
 std::vector<QRectF> panelRects(const QRectF& rect, int panels, bool stacked);
+
+/// The caps of a one-column figure (narrower than 5 in): a pruned graph of hundreds of edges is an
+/// unreadable hairball at 3.5 in, so only its strongest paths are drawn.
+constexpr int kNarrowGraphNodes = 16, kNarrowGraphEdges = 32;
+
+/// The strongest paths of a pruned graph: its kept logits, the `maxNodes` other kept nodes of
+/// highest influence, and among the kept edges between those the `maxEdges` of largest |weight|;
+/// a feature, error or token node left without an edge is dropped. `p` itself when it fits.
+gwb::engine::GraphPruning strongestPaths(const gwb::engine::AttributionGraph& g, const gwb::engine::GraphPruning& p,
+                                         int maxNodes, int maxEdges);
 /// "Grassmann", "Transformer": the models of a GraphPair by index.
 extern const char* const kGraphModelNames[2];
 /// The models of a pair with a graph to draw.

@@ -293,6 +293,17 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
                    s);
     }
     p.restore();
+    // On screen, a plot taller than the scroll area showing it (the Paths view's matrices) keeps
+    // its column labels and title in view: they stick to the bottom of the part in view, over a
+    // white band, instead of showing only once scrolled to the end.
+    double base = plot.bottom();
+    if (const double band = (colLabels ? colLabelH + tick * 2 : tick) + (colTitle ? fmB.height() * 1.2 : 0);
+        !style.visible.isEmpty() && plot.bottom() + band > style.visible.bottom() + 0.5 &&
+        style.visible.bottom() - band > plot.top()) {
+        base = style.visible.bottom() - band;
+        p.fillRect(QRectF(r.left(), base, r.width(), band), Qt::white);
+        p.drawLine(QPointF(plot.left(), base), QPointF(plot.right(), base));
+    }
     if (flatRows > 0 && colLabels) {
         // Staggered flat labels: each hangs on a leader from its column, and a leader passes
         // under the labels of the rows above it only in the gaps between them.
@@ -308,11 +319,11 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
             if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
             const QString s = labelFor(axes.colLabels, j);
             const double w = fmS.horizontalAdvance(s);
-            const double top = plot.bottom() + tick * 2 + static_cast<double>(j % flatRows) * fmS.height();
+            const double top = base + tick * 2 + static_cast<double>(j % flatRows) * fmS.height();
             flats.push_back({x, j % flatRows, QRectF(x - w / 2, top, w, fmS.height()), s});
         }
         for (const Flat& f : flats) {
-            double y = plot.bottom();
+            double y = base;
             const double end = f.box.top() - tick * 0.5;
             for (int64_t row = 0; row < f.row; ++row) // the rows above, top down
                 for (const Flat& other : flats) {
@@ -327,8 +338,8 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
     for (int64_t j = (c0 + colStep - 1) / colStep * colStep; flatRows == 0 && colLabels && j < c1; j += colStep) {
         const double x = xOf(static_cast<double>(j) + 0.5);
         if (x < plot.left() - 0.5 || x > plot.right() + 0.5) continue;
-        p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + tick));
-        detail::drawRotatedText(p, QPointF(x, plot.bottom() + tick * 2), colLabelFor(j), Qt::AlignRight);
+        p.drawLine(QPointF(x, base), QPointF(x, base + tick));
+        detail::drawRotatedText(p, QPointF(x, base + tick * 2), colLabelFor(j), Qt::AlignRight);
     }
     p.setFont(style.body);
     // On screen, a plot taller than the scroll area showing it keeps its row title and colour bar
@@ -339,7 +350,7 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, titleSpan.center().y()), axes.rowTitle,
                                 Qt::AlignHCenter);
     if (colTitle)
-        p.drawText(QRectF(plot.center().x() - r.width() / 2, plot.bottom() + tick * 2 + colLabelH, r.width(),
+        p.drawText(QRectF(plot.center().x() - r.width() / 2, base + tick * 2 + colLabelH, r.width(),
                           fmB.height() * 1.2),
                    Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, axes.colTitle);
     // Downsampling note: say how the picture summarizes the matrix.

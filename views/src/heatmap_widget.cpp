@@ -180,7 +180,16 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
         return;
     }
     const QFontMetricsF fm(font());
-    const QRectF area = QRectF(rect()).adjusted(4, 4, -4, -fm.height() * 1.4);
+    // Two lines under the matrix for the hover readout, so a long one wraps instead of being cut
+    // (at 1280 x 720 one line held half of it); a stale result's banner gets its own band above
+    // the matrix instead of covering its title and first row.
+    const double hintHeight = fm.height() * 2.4;
+    QRectF area = QRectF(rect()).adjusted(4, 4, -4, -hintHeight);
+    QRectF banner;
+    if (!m_staleNote.isEmpty()) {
+        banner = QRectF(4, 4, width() - 8, std::min<double>(height() / 3.0, fm.height() * 3.4));
+        area.setTop(banner.bottom() + 4);
+    }
     const bool sync = m_source->rows() * m_source->cols() <= kSyncCells;
     HeatmapImage used;
     m_geometry = paintHeatmap(p, area, *m_pyramid, m_window, colorScale(), m_axes, style, m_marks, sync, &used);
@@ -191,12 +200,14 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
         m_hoverText.isEmpty()
             ? QStringLiteral("wheel: zoom (Shift: columns only) \u00b7 drag: pan \u00b7 double-click: reset")
             : m_hoverText;
-    p.drawText(QRectF(4, height() - fm.height() * 1.3, width() - 8, fm.height() * 1.2),
-               Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(hint, Qt::ElideRight, width() - 8));
+    const double lineWidth = width() - 8;
+    p.drawText(QRectF(4, height() - hintHeight, lineWidth, hintHeight - 2),
+               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+               fm.horizontalAdvance(hint) > 1.8 * lineWidth ? fm.elidedText(hint, Qt::ElideRight, 1.8 * lineWidth)
+                                                            : hint);
     if (!m_staleNote.isEmpty()) {
         // Stale: grey the picture and say why, so an old result is never read as the current one.
-        p.fillRect(rect(), QColor(255, 255, 255, 150));
-        const QRectF banner(4, 4, width() - 8, std::min<double>(height() - 8, fm.height() * 3.4));
+        p.fillRect(area, QColor(255, 255, 255, 150));
         p.fillRect(banner, QColor(255, 243, 205, 235));
         p.setPen(QColor(120, 80, 0));
         p.drawRect(banner);

@@ -58,6 +58,12 @@ public:
     virtual double aspect(double widthInches) const { return widthInches < 5 ? 0.8 : 0.62; }
     /// One sentence naming the quantity shown and its definition (the figure caption).
     virtual QString caption() const = 0;
+    /// The caption of the figure drawn `widthPoints` wide (1/72 in): caption(), plus what a figure
+    /// leaves out at that width (the one-column graph draws its strongest paths only).
+    virtual QString captionAt(double widthPoints) const {
+        (void)widthPoints;
+        return caption();
+    }
     /// The numbers behind the figure (same selection).
     virtual std::vector<DataTable> dataTables() const = 0;
     /// True when there is something to draw (else the figure shows missingDataMessage()).

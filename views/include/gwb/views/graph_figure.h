@@ -37,6 +37,7 @@ public:
     void setSettings(const QJsonObject& settings) override;
     double aspect(double widthInches) const override { return widthInches < 5 ? 1.1 : 0.55; }
     QString caption() const override;
+    QString captionAt(double widthPoints) const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
     QString missingDataMessage() const override;
