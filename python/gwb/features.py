@@ -115,8 +115,10 @@ def train_transcoders(model, files, out, architecture="topk", d_sae=1024, k=32, 
 
 def load_transcoders(path, model=None):
     """A transcoder set: from its transcoders.json (train_transcoders, `gwb features train
-    --transcoders`), else from its per-layer dictionary folders in SAELens's layout. With `model`,
-    each must fit it and every block must have one. Returns the Dictionaries, layer L at index L."""
+    --transcoders`), else from circuit-tracer's layout (layer_L.safetensors as its
+    TranscoderSet.to_safetensors writes them, hooks mlp.hook_in / mlp.hook_out in its config.yaml),
+    else from its per-layer dictionary folders in SAELens's layout. With `model`, each must fit it
+    and every block must have one. Returns the Dictionaries, layer L at index L."""
     return _gwb.features_load_transcoders(os.fspath(path), None if model is None else _native(model))
 
 

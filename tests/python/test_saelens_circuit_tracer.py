@@ -259,6 +259,30 @@ def test_the_json_is_circuit_tracers(gpt2, judged, tmp_path):
 
 
 
+def test_circuit_tracers_files_open_in_gwb_as_a_set(gpt2, judged, tmp_path):
+    """The set as circuit-tracer's TranscoderSet.to_safetensors wrote it (layer_L.safetensors and
+    the config.yaml of its loader) opens in gwb: the same weights, so the same graph as from gwb's
+    own copy; a config whose hooks are not ffn_in.L / ffn.L is refused by name."""
+    d, model, tc_dir, ids = gpt2
+    ct_dir, _, _, ours = judged
+    theirs = gwb.features.load_transcoders(ct_dir, model)
+    own = gwb.features.load_transcoders(tc_dir, model)
+    for a, b in zip(theirs, own):
+        assert a.site == b.site and np.array_equal(a.W_enc, b.W_enc) and np.array_equal(a.W_dec, b.W_dec)
+    g = gwb.graph(model, ids, theirs, progress=False)
+    assert g.node_ids == ours.node_ids
+    assert np.array_equal(g.adjacency(), ours.adjacency())
+    bad = tmp_path / "resid-mid"
+    bad.mkdir()
+    for f in os.listdir(ct_dir):
+        (bad / f).write_bytes((ct_dir / f).read_bytes())
+    config = yaml.safe_load((bad / "config.yaml").read_text())
+    config["feature_input_hook"] = "hook_resid_mid"
+    (bad / "config.yaml").write_text(yaml.safe_dump(config))
+    with pytest.raises(ValueError, match="hook_resid_mid"):
+        gwb.features.load_transcoders(bad, model)
+
+
 def random_saelens_transcoders(model, out, d_sae=64):
     """A ReLU transcoder set in SAELens's layout (cfg.json + sae_weights.safetensors a layer) with
     random weights: the file, not the features, is under test, and training one for each of the

@@ -1,7 +1,9 @@
 // A model's transcoder set (features.h: TranscoderSet): one transcoder per block, ffn_in.L ->
 // ffn.L, trained in one run that can stop and go on, saved as DIR/ffn.L plus DIR/transcoders.json,
-// and read back from that index or from a folder of per-layer dictionaries in SAELens's layout.
+// and read back from that index, from a folder of per-layer dictionaries in SAELens's layout, or
+// from a set in circuit-tracer's layout (layer_L.safetensors, config.yaml).
 
+#include "gwb/engine/checkpoint.h"
 #include "gwb/engine/features.h"
 #include "gwb/engine/file_error.h"
 
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <stdexcept>
 
 namespace gwb::engine {
@@ -40,6 +43,107 @@ int transcoderLayer(const Dictionary& d) {
     } catch (const std::exception&) {
         return -1;
     }
+}
+
+/// The top-level `key: value` pairs of circuit-tracer's config.yaml (its loader's fields are plain
+/// scalars; lists and nested maps are skipped), quotes removed.
+std::map<std::string, std::string> yamlScalars(const std::string& text) {
+    std::map<std::string, std::string> out;
+    static const std::regex line(R"(^([A-Za-z_][A-Za-z0-9_]*):[ \t]*(.*?)[ \t]*$)");
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        std::string l = text.substr(start, end - start);
+        if (!l.empty() && l.back() == '\r') l.pop_back();
+        std::smatch m;
+        if (std::regex_match(l, m, line)) {
+            std::string v = m[2].str();
+            if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front())
+                v = v.substr(1, v.size() - 2);
+            out[m[1].str()] = v;
+        }
+        start = end + 1;
+    }
+    return out;
+}
+
+/// A set in circuit-tracer's layout, as its SingleLayerTranscoder / TranscoderSet.to_safetensors
+/// write it: DIR/layer_L.safetensors (W_enc d_sae x d_model, W_dec d_sae x d_model, b_enc, b_dec;
+/// ReLU) and, where present, the config.yaml its loader reads. Its hooks must be gwb's ffn_in.L and
+/// ffn.L: the MLP's input after ln2 (TransformerLens's mlp.hook_in, circuit-tracer's ReplacementMLP)
+/// and its output (mlp.hook_out or hook_mlp_out). Returns false when DIR holds no layer_L file.
+bool loadCircuitTracerSet(const std::string& dir, std::map<int, Dictionary>& byLayer) {
+    static const std::regex name(R"(layer_([0-9]+)\.safetensors)");
+    std::map<int, fs::path> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+        std::smatch m;
+        const std::string file = e.path().filename().string();
+        if (e.is_regular_file() && std::regex_match(file, m, name)) files[std::stoi(m[1].str())] = e.path();
+    }
+    if (files.empty()) return false;
+    const fs::path yaml = fs::path(dir) / "config.yaml";
+    if (fs::exists(yaml)) {
+        const auto c = yamlScalars(readFileBytes(yaml.string()));
+        auto field = [&](const char* key) {
+            const auto it = c.find(key);
+            return it == c.end() ? std::string() : it->second;
+        };
+        if (field("model_kind") != "transcoder_set")
+            throw std::invalid_argument(yaml.string() + ": model_kind is '" + field("model_kind") +
+                                        "'; gwb reads circuit-tracer's per-layer sets (transcoder_set)");
+        const std::string in = field("feature_input_hook"), out = field("feature_output_hook");
+        if (in != "mlp.hook_in")
+            throw std::invalid_argument(yaml.string() + ": feature_input_hook is '" + in +
+                                        "'; gwb's transcoders read ffn_in.L, the MLP's input after its LayerNorm "
+                                        "(mlp.hook_in; hook_resid_mid is before the LayerNorm, ln2.hook_normalized "
+                                        "before its affine part)");
+        if (out != "mlp.hook_out" && out != "hook_mlp_out")
+            throw std::invalid_argument(yaml.string() + ": feature_output_hook is '" + out +
+                                        "'; gwb's transcoders write ffn.L, the MLP's output (mlp.hook_out)");
+    }
+    for (const auto& [layer, path] : files) {
+        const std::string what = path.string();
+        const SafetensorsFile file = readSafetensors(what);
+        for (const auto& [key, tensor] : file.tensors)
+            if (key != "W_enc" && key != "W_dec" && key != "b_enc" && key != "b_dec")
+                throw std::invalid_argument(what + ": " + key +
+                                            (key == "W_skip"                          ? " (a skip connection)"
+                                             : key == "activation_function.threshold" ? " (a JumpReLU)"
+                                                                                      : "") +
+                                            " is not read by gwb, whose transcoders are ReLU or TopK without a skip");
+        auto tensor = [&](const char* key) {
+            const auto it = file.tensors.find(key);
+            if (it == file.tensors.end()) throw std::invalid_argument(what + ": no tensor " + key);
+            return it->second.toArray();
+        };
+        Dictionary d;
+        const FloatArray wEnc = tensor("W_enc");
+        d.wDec = tensor("W_dec");
+        d.bEnc = tensor("b_enc");
+        d.bDec = tensor("b_dec");
+        if (wEnc.shape.size() != 2 || d.wDec.shape.size() != 2 || d.bEnc.shape.size() != 1 ||
+            d.bDec.shape.size() != 1 || d.bEnc.shape[0] != wEnc.shape[0] || d.wDec.shape[0] != wEnc.shape[0] ||
+            d.bDec.shape[0] != d.wDec.shape[1])
+            throw std::invalid_argument(what +
+                                        ": W_enc, W_dec, b_enc, b_dec do not have the shapes of circuit-tracer's "
+                                        "SingleLayerTranscoder (d_sae x d_model, d_sae x d_model, d_sae, d_model)");
+        const int64_t m = wEnc.shape[0], n = wEnc.shape[1];
+        d.wEnc.shape = {n, m}; // gwb's W_enc is d_in x d_sae
+        d.wEnc.data.resize(static_cast<size_t>(n * m));
+        for (int64_t f = 0; f < m; ++f)
+            for (int64_t i = 0; i < n; ++i)
+                d.wEnc.data[static_cast<size_t>(i * m + f)] = wEnc.data[static_cast<size_t>(f * n + i)];
+        DictionaryConfig& c = d.config;
+        c.architecture = "relu";
+        c.site = "ffn_in." + std::to_string(layer);
+        c.targetSite = "ffn." + std::to_string(layer);
+        c.dIn = n;
+        c.dSae = m;
+        c.dOut = d.wDec.shape[1];
+        c.applyBDecToInput = false;
+        byLayer.emplace(layer, std::move(d));
+    }
+    return true;
 }
 
 void writeIndex(const std::string& dir, const Model& model, const std::vector<bool>& done) {
@@ -145,7 +249,7 @@ TranscoderSet loadTranscoderSet(const std::string& dir, const Model* model) {
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(index.string() + ": " + e.what());
         }
-    } else {
+    } else if (!loadCircuitTracerSet(dir, byLayer)) {
         std::vector<fs::path> folders;
         for (const fs::directory_entry& e : fs::directory_iterator(dir))
             if (e.is_directory() && fs::exists(e.path() / "cfg.json")) folders.push_back(e.path());
@@ -166,7 +270,7 @@ TranscoderSet loadTranscoderSet(const std::string& dir, const Model* model) {
     if (byLayer.empty())
         throw std::invalid_argument("'" + dir +
                                     "' holds no transcoder (ffn_in.L -> ffn.L; gwb features train --transcoders makes "
-                                    "a set)");
+                                    "a set; circuit-tracer's layer_L.safetensors are read too)");
     const int N = model ? static_cast<int>(model->config().nLayers) : byLayer.rbegin()->first + 1;
     for (int l = 0; l < N; ++l) {
         const auto it = byLayer.find(l);
