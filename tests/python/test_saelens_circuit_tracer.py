@@ -179,6 +179,7 @@ def compare(theirs, ours):
     rows = np.nonzero(np.abs(a).sum(1) + np.abs(b).sum(1))[0]
     assert np.array_equal(rows, np.sort(ours.row_nodes))  # every row that either computes
     worst["adjacency"] = float(np.max(np.abs(a - b)[rows].max(1) / np.abs(a[rows]).max(1)))
+    assert worst["activation"] < 1e-5 and worst["probability"] < 1e-6 and worst["adjacency"] < 1e-4, worst
     pruned = prune_graph(theirs, 0.8, 0.98)
     kept_edges = np.zeros(b.shape, dtype=bool)
     kept_edges[ours.row_nodes] = ours.edge_kept
@@ -189,8 +190,7 @@ def compare(theirs, ours):
     print(f"{len(features)} features, {len(rows)} rows, {int(kept_edges.sum())} kept edges: worst activation "
           f"{worst['activation']:.1e} (relative), probability {worst['probability']:.1e}, adjacency "
           f"{worst['adjacency']:.1e} (of the row's largest), scores {worst['scores']:.1e}")
-    assert worst["activation"] < 1e-5 and worst["probability"] < 1e-6
-    assert worst["adjacency"] < 1e-4 and worst["scores"] < 1e-5
+    assert worst["scores"] < 1e-5
     return worst
 
 
