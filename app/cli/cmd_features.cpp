@@ -503,24 +503,25 @@ int featuresEdit(const QStringList& args) {
         std::printf("%s, %s%s at %s; metric logit['%s'] - logit['%s'] at token %lld ('%s')\n", r.name.c_str(),
                     e.mode.c_str(), e.mode == "ablate" ? "" : (" " + std::to_string(e.value)).c_str(),
                     e.position < 0 ? "every position" : ("position " + std::to_string(e.position)).c_str(),
-                    tok.pieceText(a).c_str(), tok.pieceText(w).c_str(), static_cast<long long>(r.position),
-                    tok.pieceText(ids[static_cast<size_t>(r.position)]).c_str());
+                    terminalPiece(tok.pieceText(a)).c_str(), terminalPiece(tok.pieceText(w)).c_str(),
+                    static_cast<long long>(r.position),
+                    terminalPiece(tok.pieceText(ids[static_cast<size_t>(r.position)])).c_str());
         std::printf("metric clean: %.4f\nmetric edited: %.4f\nchange: %+.4f\n", r.metricClean, r.metricEdited,
                     r.metricEdited - r.metricClean);
         std::printf("activation by token:");
         bool fired = false;
         for (size_t i = 0; i < r.activation.size(); ++i)
             if (r.activation[i] > 0) {
-                std::printf(" %s %.3g", tok.pieceText(ids[i]).c_str(), r.activation[i]);
+                std::printf(" %s %.3g", terminalPiece(tok.pieceText(ids[i])).c_str(), r.activation[i]);
                 fired = true;
             }
         if (!fired) std::printf(" none (the feature does not fire on this prompt)");
         std::printf("\nnext pieces clean:");
         for (const auto& [id, pr] : r.topClean)
-            std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
+            std::printf(" %s %.3f", terminalPiece(tok.pieceText(id)).c_str(), pr);
         std::printf("\nnext pieces edited:");
         for (const auto& [id, pr] : r.topEdited)
-            std::printf(" %s %.3f", tok.pieceText(id).c_str(), pr);
+            std::printf(" %s %.3f", terminalPiece(tok.pieceText(id)).c_str(), pr);
         std::printf("\n");
     }
     return 0;

@@ -94,8 +94,10 @@ void printSummary(const Model& model, const PatchSweep& s, const Context& ctx) {
     std::vector<double> score(static_cast<size_t>(s.rows * s.cols), std::nan(""));
     std::string what;
     if (s.hasMetric) {
-        std::printf("metric logit['%s'] - logit['%s'] at token %lld ('%s'):\n", ctx.answerText.c_str(),
-                    ctx.wrongText.c_str(), static_cast<long long>(pos), pieceAt(pos).c_str());
+        std::printf("metric logit['%s'] - logit['%s'] at token %lld ('%s'):\n",
+                    gwb::app::cli::terminalPiece(ctx.answerText).c_str(),
+                    gwb::app::cli::terminalPiece(ctx.wrongText).c_str(), static_cast<long long>(pos),
+                    pieceAt(pos).c_str());
         std::printf("  clean metric %s, corrupted metric %s\n", number(s.cleanMetric).c_str(),
                     number(s.corruptMetric).c_str());
         if (!s.effectDefined && s.corrupt.empty()) {

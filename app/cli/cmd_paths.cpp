@@ -223,8 +223,9 @@ int runPaths(const QStringList& args) {
         if (!r.effectDefined) std::printf("note: no normalised effect: %s\n", r.effectNote.c_str());
         std::printf("%s: %lld senders x %lld receivers; metric logit['%s'] - logit['%s'] at token %lld: clean %s, "
                     "corrupted %s\n",
-                    m.displayName().c_str(), static_cast<long long>(S), static_cast<long long>(R), answerText.c_str(),
-                    wrongText.c_str(), static_cast<long long>(r.metricPosition), number(r.cleanMetric).c_str(),
+                    m.displayName().c_str(), static_cast<long long>(S), static_cast<long long>(R),
+                    gwb::app::cli::terminalPiece(answerText).c_str(), gwb::app::cli::terminalPiece(wrongText).c_str(),
+                    static_cast<long long>(r.metricPosition), number(r.cleanMetric).c_str(),
                     number(r.corruptMetric).c_str());
         if (q.logits) {
             // The normalised effect where defined, else the raw effect p - k in logits.

@@ -2,6 +2,8 @@
 
 #include "gui/token_scalars.h"
 
+#include "gwb/views/workbench_data.h"
+
 #include <QComboBox>
 #include <QLabel>
 #include <QSignalBlocker>
@@ -21,7 +23,7 @@ QLabel* caption(const QString& text, QWidget* parent) {
 
 /// Token text made visible in a label: spaces and line breaks shown as symbols.
 QString visibleToken(const QString& text) {
-    QString s = text;
+    QString s = gwb::views::displayPiece(text); // the one spelling of a piece (the Views Guide)
     s.replace(QLatin1Char('\n'), QStringLiteral("↵"));
     return s.isEmpty() ? QStringLiteral("∅") : s;
 }
