@@ -279,7 +279,7 @@ void FigureCommandOptions::addTo(QCommandLineParser& p) const {
                   promptFile, out,    width,    dpi,    colormap, font,     noCaption, noColorbar,
                   data,       device, threads,  target, stats,    quantity, shape,     scale});
     p.addOptions({continueN, sample, greedy, seed, showSelection});
-    p.addOptions({dictionary, feature, transcoders, baselineTranscoders});
+    p.addOptions({dictionary, feature, transcoders, baselineTranscoders, lens, lensEval});
     p.addOptions(
         {corrupt, answer, wrong, site, mode, senders, receivers, senderToken, pairs, method, check, minDifference});
 }

@@ -107,6 +107,17 @@ struct FigureCommandOptions {
                                QStringLiteral("Features: the feature whose dashboard is drawn (default: the "
                                               "most active at the token)."),
                                QStringLiteral("F")};
+    QCommandLineOption lens{
+        QStringLiteral("lens"),
+        QStringLiteral("Lens: a lens folder (gwb lens fit), drawn beside the logit lens on the model "
+                       "it was fitted on (or, fitted on neither, on each model it fits); repeat "
+                       "for more."),
+        QStringLiteral("DIR")};
+    QCommandLineOption lensEval{
+        QStringLiteral("lens-eval"),
+        QStringLiteral("Lens: gwb lens eval's file (.npz), drawn as per-layer KL, cross-entropy, "
+                       "top-1 agreement and rank; repeat for each model."),
+        QStringLiteral("FILE")};
     QCommandLineOption transcoders{QStringLiteral("transcoders"),
                                    QStringLiteral("Graph: the Grassmann model's transcoder set (gwb features train "
                                                   "--transcoders)."),

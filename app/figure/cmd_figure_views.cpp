@@ -8,12 +8,15 @@
 #include "runs/causal_run.h"
 #include "runs/features_run.h"
 #include "runs/graph_run.h"
+#include "runs/lens_run.h"
 #include "runs/saliency_run.h"
 
+#include "gwb/engine/lens.h"
 #include "gwb/engine/sites.h"
 #include "gwb/views/features_figure.h"
 #include "gwb/views/gate_figure.h"
 #include "gwb/views/graph_figure.h"
+#include "gwb/views/lens_figure.h"
 #include "gwb/views/patching_figure.h"
 #include "gwb/views/paths_figure.h"
 #include "gwb/views/saliency_figure.h"
@@ -264,6 +267,41 @@ void fillPaths(gwb::views::Figure& figure, FigureRun& run) {
     paths->setResult(res);
 }
 
+void fillLens(gwb::views::Figure& figure, FigureRun& run) {
+    auto* lv = dynamic_cast<gwb::views::LensFigure*>(&figure);
+    if (!lv) return;
+    auto& [p, o, request, outcome, cache, selection, err] = run;
+    if (p.isSet(o.lens) && p.isSet(o.lensEval))
+        throw std::invalid_argument("--lens and --lens-eval draw different figures: give one of them");
+    if (p.isSet(o.lensEval)) {
+        std::vector<gwb::engine::LensEvalPtr> evals;
+        for (const QString& f : p.values(o.lensEval))
+            evals.push_back(
+                std::make_shared<const gwb::engine::LensEvalResult>(gwb::engine::readLensEval(f.toStdString())));
+        lv->setEvalSummaries(std::move(evals));
+        return;
+    }
+    if (!p.isSet(o.lens)) return; // the logit lens of the traces
+    LensRunRequest lr;
+    lr.grassmannPath = request.grassmannPath;
+    lr.baselinePath = request.baselinePath;
+    lr.device = request.device;
+    lr.data = outcome.data;
+    lr.lensFolders = p.values(o.lens);
+    auto comparison = std::make_shared<const gwb::engine::LensComparison>(computeLensComparison(cache, lr));
+    for (const std::string& n : comparison->notes)
+        err << "gwb figure: lens: " << QString::fromStdString(n) << "\n";
+    for (bool g : {true, false})
+        for (const gwb::engine::LensReadout& r : comparison->of(g))
+            if (!r.sameModel)
+                err << "note: lens: the " << QString::fromStdString(r.lens) << " lens in "
+                    << QString::fromStdString(r.folder) << " was fitted on " << QString::fromStdString(r.fittedOn)
+                    << ", drawn on " << QString::fromStdString(r.modelName) << "\n";
+    err.flush();
+    if (comparison->empty()) throw std::runtime_error("no lens could be read out (see above)");
+    lv->setComparison(comparison);
+}
+
 /// One entry a view that needs a run of its own.
 struct Filler {
     const char* view;
@@ -276,7 +314,8 @@ void fillGate(gwb::views::Figure& figure, FigureRun& run) {
 }
 
 constexpr Filler kFillers[] = {{"gate", fillGate},         {"saliency", fillSaliency}, {"features", fillFeatures},
-                               {"patching", fillPatching}, {"paths", fillPaths},       {"graph", fillGraph}};
+                               {"patching", fillPatching}, {"paths", fillPaths},       {"graph", fillGraph},
+                               {"lens", fillLens}};
 
 /// The options of views other than `viewId`, refused with the message that names their view.
 void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p, const FigureCommandOptions& o) {
@@ -284,6 +323,8 @@ void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p,
         throw std::invalid_argument("--target only applies to --view saliency");
     if (viewId != QLatin1String("features") && (p.isSet(o.dictionary) || p.isSet(o.feature)))
         throw std::invalid_argument("--dictionary and --feature only apply to --view features");
+    if (viewId != QLatin1String("lens") && (p.isSet(o.lens) || p.isSet(o.lensEval)))
+        throw std::invalid_argument("--lens and --lens-eval only apply to --view lens");
     if (viewId != QLatin1String("graph") && (p.isSet(o.transcoders) || p.isSet(o.baselineTranscoders)))
         throw std::invalid_argument("--transcoders and --baseline-transcoders only apply to --view graph");
     const bool metric = p.isSet(o.corrupt) || p.isSet(o.answer) || p.isSet(o.wrong);

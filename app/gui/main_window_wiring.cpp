@@ -4,6 +4,7 @@
 
 #include "gui/features_job.h"
 #include "gui/graph_job.h"
+#include "gui/lens_job.h"
 #include "gui/main_window.h"
 #include "gui/patching_job.h"
 #include "gui/paths_job.h"
@@ -86,6 +87,21 @@ void MainWindow::wireViewWorkers() {
                                                  QStringLiteral("Graph JSON (*.json)"));
                 if (!path.isEmpty()) rememberDialogFolder(path, QStringLiteral("graphs"));
                 return path;
+            });
+    if (auto* lv = qobject_cast<gwb::views::LensView*>(view(QStringLiteral("lens"))))
+        wireLens(
+            lv,
+            [this] {
+                LensRunRequest r;
+                setModelSources(r);
+                r.data = m_data;
+                return r;
+            },
+            [this] {
+                const QString dir = QFileDialog::getExistingDirectory(
+                    this, QStringLiteral("Lens Folder (gwb lens fit)"), dialogFolder(QStringLiteral("lenses")));
+                rememberDialogFolder(dir, QStringLiteral("lenses"));
+                return dir;
             });
     if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
         wireSaliency(

@@ -188,6 +188,82 @@ TEST_P(LensModels, TunedFitRepeatsForASeedAndResumesExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Bundled, LensModels, ::testing::Values("grassmann", "transformer"));
 
+// The readout the Lens figure draws: its numbers are lensLogits' (top-1, rank, KL to the model's own
+// output), the zero tuned lens reads as the logit lens, the Jacobian lens has no row at s = 0.
+TEST_P(LensModels, ReadoutIsTheLensLogitsNumbers) {
+    const Model& m = bundled(GetParam());
+    const int64_t d = m.config().dModel, N = m.config().nLayers;
+    const auto x = ids(m, kText.substr(0, 60));
+    const auto T = static_cast<int64_t>(x.size());
+    const LensReadout logit = lensReadout(m, x, nullptr);
+    ASSERT_EQ(logit.top1.shape, (std::vector<int64_t>{N + 1, T}));
+    EXPECT_EQ(logit.lens, "logit");
+    EXPECT_TRUE(logit.sameModel);
+    const FloatArray final = lensLogits(m, x, static_cast<int>(N), nullptr);
+    for (int64_t s = 0; s <= N; ++s) {
+        const torch::Tensor lg =
+            torch::from_blob(const_cast<float*>(lensLogits(m, x, static_cast<int>(s), nullptr).data.data()),
+                             {T, m.config().vocabSize}, torch::kFloat)
+                .clone();
+        const torch::Tensor fin =
+            torch::from_blob(const_cast<float*>(final.data.data()), {T, m.config().vocabSize}, torch::kFloat);
+        const torch::Tensor logp = torch::log_softmax(lg, -1), logpF = torch::log_softmax(fin, -1);
+        const torch::Tensor kl = (logpF.exp() * (logpF - logp)).sum(-1);
+        for (int64_t t = 0; t < T; ++t) {
+            EXPECT_EQ(logit.top1.at2(s, t), lg[t].argmax().item<int64_t>()) << "s " << s << " t " << t;
+            EXPECT_NEAR(logit.top1Prob.at2(s, t), logp[t].max().exp().item<float>(), 1e-5);
+            EXPECT_NEAR(logit.kl.at2(s, t), s == N ? 0.0f : std::max(0.0f, kl[t].item<float>()), 1e-4);
+            if (t + 1 < T)
+                EXPECT_EQ(logit.nextRank.at2(s, t),
+                          lg[t].gt(lg[t][x[static_cast<size_t>(t + 1)]]).sum().item<int64_t>());
+            else
+                EXPECT_EQ(logit.nextRank.at2(s, t), -1);
+        }
+        EXPECT_TRUE(logit.pieces.count(logit.top1.at2(s, 0)));
+    }
+    EXPECT_GT(logit.kl.at2(0, 1), 0.0f);
+    Lens zero;
+    zero.kind = LensKind::Tuned;
+    zero.dModel = d;
+    zero.nLayers = N;
+    zero.modelName = "elsewhere";
+    zero.modelHash = "not this model";
+    for (int s = 0; s < N; ++s) {
+        zero.layers.push_back(s);
+        zero.matrix.push_back(FloatArray::zeros({d, d}));
+        zero.bias.push_back(FloatArray::zeros({d}));
+    }
+    const LensReadout tuned = lensReadout(m, x, &zero, "dir");
+    EXPECT_EQ(tuned.top1.data, logit.top1.data);
+    EXPECT_EQ(tuned.kl.data, logit.kl.data);
+    EXPECT_EQ(tuned.lens, "tuned");
+    EXPECT_EQ(tuned.folder, "dir");
+    EXPECT_EQ(tuned.fittedOn, "elsewhere");
+    EXPECT_FALSE(tuned.sameModel);
+    Lens jac;
+    jac.kind = LensKind::Jacobian;
+    jac.dModel = d;
+    jac.nLayers = N;
+    for (int l = 0; l + 1 < N; ++l) {
+        jac.layers.push_back(l);
+        FloatArray eye = FloatArray::zeros({d, d});
+        for (int64_t i = 0; i < d; ++i)
+            eye.data[static_cast<size_t>(i * d + i)] = 1.0f;
+        jac.matrix.push_back(eye);
+    }
+    const LensReadout j = lensReadout(m, x, &jac);
+    EXPECT_FALSE(j.hasState(0));
+    EXPECT_TRUE(std::isnan(j.kl.at2(0, 0)));
+    for (int64_t s = 1; s <= N; ++s) {
+        EXPECT_TRUE(j.hasState(s));
+        for (int64_t t = 0; t < T; ++t)
+            EXPECT_EQ(j.top1.at2(s, t), logit.top1.at2(s, t)); // J = I is the logit lens
+    }
+    Lens wide = zero;
+    wide.dModel = d + 1;
+    EXPECT_THROW(lensReadout(m, x, &wide, "w"), std::invalid_argument);
+}
+
 TEST(Lens, JacobianShardsMergeIntoTheWholeFitAndFilesRoundTrip) {
     const Model& m = bundled("transformer");
     LensFitRequest r;

@@ -59,6 +59,7 @@ QString LensFigure::missingDataMessage() const {
 }
 
 bool LensFigure::hasContent() const {
+    if (comparing() || !m_evals.empty()) return true;
     return lensFor(m_data, m_data.grassmann) || lensFor(m_data, m_data.baseline);
 }
 
@@ -170,6 +171,7 @@ std::optional<int32_t> LensFigure::nextRank(const gwb::engine::TracePtr& trace) 
 }
 
 std::vector<DataTable> LensFigure::dataTables() const {
+    if (comparing() || !m_evals.empty()) return comparisonTables();
     std::vector<DataTable> out;
     for (const auto& tr : {m_data.grassmann, m_data.baseline}) {
         const LogitLens* lens = lensFor(m_data, tr);
@@ -206,6 +208,8 @@ std::vector<DataTable> LensFigure::dataTables() const {
 }
 
 QString LensFigure::caption() const {
+    if (comparing()) return comparisonCaption();
+    if (!m_evals.empty()) return evalCaption();
     return QStringLiteral(
                "Logit lens: each layer's input state h^l (rows L0 in..L%1 in) and the final state "
                "through the final LayerNorm and the tied head; cells show the top-1 next token coloured "
@@ -252,6 +256,8 @@ int LensFigure::figureWindow(double gridWidth, const FigureStyle& style, int max
 }
 
 void LensFigure::draw(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const {
+    if (comparing()) return drawComparison(p, rect, style, map);
+    if (!m_evals.empty()) return drawEval(p, rect, style);
     const double gap = style.metrics(style.body).height();
     // One-column figures stack the two grids (each gets the full width, so whole pieces fit);
     // two-column figures put them side by side.

@@ -39,7 +39,7 @@ void paintLensGrid(QPainter& p, const QRectF& rectIn, const LensGridData& d, con
     p.setFont(style.small);
     const QFontMetricsF fm = style.metrics(style.small);
     const GridGeometry g = gridGeometry(rect, d, fm);
-    const ColorScale scale = ColorScale::fromRange(map, 0, 1, false);
+    const ColorScale scale = ColorScale::fromRange(map, 0, d.scaleMax > 0 ? d.scaleMax : 1, false);
     p.setPen(Qt::black);
     // Pieces are never cut below 12 characters (labelText); a piece wider than its cell is drawn
     // in a smaller font, down to 70% (the figure picks a window whose pieces fit; see LensFigure::draw).

@@ -5,6 +5,10 @@
 #include "gwb/views/chart_widget.h"
 
 #include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QStackedWidget>
 #include <QMouseEvent>
 #include <QResizeEvent>
 #include <QPainter>
@@ -62,12 +66,66 @@ private:
     QString m_placeholder;
 };
 
+/// On-screen lenses side by side: the figure's comparison drawing (LensFigure::draw with lenses),
+/// as tall as its width needs, in a scroll area.
+class LensComparePane : public QWidget {
+public:
+    explicit LensComparePane(const LensView* view, QWidget* parent) : QWidget(parent), m_view(view) {}
+    void changed() {
+        fitHeight();
+        update();
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        p.fillRect(rect(), Qt::white);
+        p.setRenderHint(QPainter::Antialiasing, true);
+        m_view->figure().draw(p, QRectF(rect()).adjusted(6, 6, -6, -6), FigureStyle::forScreen(font()),
+                              m_view->figure().colormapId());
+    }
+    void resizeEvent(QResizeEvent* e) override {
+        QWidget::resizeEvent(e);
+        fitHeight();
+    }
+
+private:
+    /// The figure's height for this width, in the screen's larger fonts (the figure's are 8 pt).
+    void fitHeight() {
+        const double w = std::max(200, width());
+        const double scale = QFontMetricsF(font()).height() / 9.5;
+        const int h = static_cast<int>(w * m_view->figure().aspect(w / 72.0) * std::max(1.0, scale));
+        if (minimumHeight() != h) setMinimumHeight(h);
+    }
+    const LensView* m_view;
+};
+
 LensView::LensView(QWidget* parent) : View(std::make_unique<LensFigure>(), parent) {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout();
     auto* map = detail::addColormapCombo(bar, this);
+    m_open = new QPushButton(QStringLiteral("Open lenses\u2026"), this);
+    m_open->setToolTip(QStringLiteral("Add a tuned or Jacobian lens folder (gwb lens fit): the lenses are drawn "
+                                      "beside the logit lens for both models."));
+    m_clear = new QPushButton(QStringLiteral("Logit lens only"), this);
+    m_clear->setEnabled(false);
+    bar->addWidget(m_open);
+    bar->addWidget(m_clear);
     bar->addStretch();
     layout->addLayout(bar);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("lensStatus"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->hide();
+    layout->addWidget(m_status);
+    connect(m_open, &QPushButton::clicked, this, [this] { Q_EMIT lensesRequested(); });
+    connect(m_clear, &QPushButton::clicked, this, [this] { setLensFolders({}); });
+    m_stack = new QStackedWidget(this);
+    auto* scroll = new QScrollArea(m_stack);
+    scroll->setWidgetResizable(true);
+    m_pane = new LensComparePane(this, scroll);
+    scroll->setWidget(m_pane);
     auto* vsplit = new QSplitter(Qt::Vertical, this);
     auto* grids = new QSplitter(Qt::Horizontal, vsplit);
     m_grassmannGrid = new LensGrid(grids);
@@ -91,7 +149,9 @@ LensView::LensView(QWidget* parent) : View(std::make_unique<LensFigure>(), paren
     // Seven lens layers readable; at 1280 x 720 the grids, the top-K and the chart fit together.
     m_grassmannGrid->setMinimumHeight(150);
     m_baselineGrid->setMinimumHeight(150);
-    layout->addWidget(vsplit, 1);
+    m_stack->addWidget(vsplit);
+    m_stack->addWidget(scroll);
+    layout->addWidget(m_stack, 1);
     connect(map, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { setColormapId(colormapFromName(n)); });
     auto click = [this](int row, int64_t token) {
@@ -126,8 +186,78 @@ ChartData LensView::rankChart() const {
     return synced().rankChart();
 }
 
+void LensView::setLensFolders(const QStringList& folders) {
+    QStringList unique;
+    for (const QString& f : folders)
+        if (!f.isEmpty() && !unique.contains(f)) unique << f;
+    m_folders = unique;
+    m_requestedFor[0] = m_requestedFor[1] = nullptr;
+    m_clear->setEnabled(!m_folders.isEmpty());
+    if (m_folders.isEmpty()) {
+        figureAs<LensFigure>().setComparison(nullptr);
+        setLensMessage({});
+        refresh();
+        return;
+    }
+    requestComparisonIfStale();
+}
+
+void LensView::requestComparisonIfStale() {
+    if (m_folders.isEmpty() || (!m_data.grassmann && !m_data.baseline)) return;
+    if (m_requestedFor[0] == m_data.grassmann.get() && m_requestedFor[1] == m_data.baseline.get()) return;
+    m_requestedFor[0] = m_data.grassmann.get();
+    m_requestedFor[1] = m_data.baseline.get();
+    Q_EMIT comparisonRequested(m_folders);
+}
+
+void LensView::setComparison(const gwb::engine::LensComparisonPtr& comparison) {
+    figureAs<LensFigure>().setComparison(m_folders.isEmpty() ? nullptr : comparison);
+    QStringList lines;
+    if (comparison && !m_folders.isEmpty()) {
+        for (bool g : {true, false})
+            for (const gwb::engine::LensReadout& r : comparison->of(g)) {
+                if (r.lens == "logit") continue;
+                lines << QStringLiteral("%1: %2 lens %3, fitted on %4%5.")
+                             .arg(g ? QStringLiteral("Grassmann") : QStringLiteral("Transformer"),
+                                  QString::fromStdString(r.lens), QString::fromStdString(r.folder),
+                                  QString::fromStdString(r.fittedOn),
+                                  r.sameModel ? QString()
+                                              : QStringLiteral(" \u2014 another model than the one drawn (%1)")
+                                                    .arg(QString::fromStdString(r.modelName)));
+            }
+        for (const std::string& n : comparison->notes)
+            lines << QStringLiteral("Not drawn: %1.").arg(QString::fromStdString(n));
+    }
+    setLensMessage(lines.join(QLatin1Char('\n')));
+    refresh();
+}
+
+bool LensView::comparing() const {
+    return synced().comparing();
+}
+
+void LensView::setLensRunning(bool running) {
+    m_open->setEnabled(!running);
+    if (running) setLensMessage(QStringLiteral("Reading out the lenses on both models\u2026"));
+}
+
+void LensView::setLensMessage(const QString& text) {
+    m_status->setText(text);
+    m_status->setVisible(!text.isEmpty());
+}
+
+QString LensView::lensMessage() const {
+    return m_status->text();
+}
+
 void LensView::refresh() {
+    requestComparisonIfStale();
     const LensFigure& f = synced();
+    m_stack->setCurrentIndex(f.comparing() ? 1 : 0);
+    if (f.comparing()) {
+        m_pane->changed();
+        return;
+    }
     if (!f.hasContent()) {
         m_grassmannGrid->setPlaceholder(f.missingDataMessage());
         m_baselineGrid->setPlaceholder(f.missingDataMessage());

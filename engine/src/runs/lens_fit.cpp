@@ -382,6 +382,73 @@ FloatArray lensLogits(const Model& model, const std::vector<int32_t>& ids, int s
     });
 }
 
+LensReadout lensReadout(const Model& model, const std::vector<int32_t>& ids, const Lens* lens,
+                        const std::string& folder) {
+    Model::Impl& m = model.impl();
+    const int64_t N = m.config.nLayers;
+    if (lens) checkFits(model, *lens, folder.empty() ? std::string("the lens") : "the lens in '" + folder + "'");
+    const auto T = static_cast<int64_t>(ids.size());
+    if (T == 0 || T > m.config.maxLen) throw std::invalid_argument("a lens readout needs 1 to max_len tokens");
+    for (int32_t id : ids)
+        if (id < 0 || id >= m.config.vocabSize)
+            throw std::invalid_argument("token id " + std::to_string(id) + " outside the vocabulary");
+    LensReadout r;
+    r.lens = lensKindName(lens ? lens->kind : LensKind::Logit);
+    r.folder = folder;
+    r.modelName = model.displayName();
+    r.grassmann = m.config.kind == ModelKind::Grassmann;
+    r.nLayers = N;
+    if (lens) {
+        r.fittedOn = lens->modelName;
+        r.sameModel = lens->modelHash == modelWeightsHash(model);
+        r.complete = lens->complete;
+    }
+    const LensMaps maps = lensMaps(lens, N, m.device);
+    std::vector<int32_t> top(static_cast<size_t>((N + 1) * T), -1), rank(top.size(), -1);
+    std::vector<float> prob(top.size(), std::nanf("")), kl(top.size(), std::nanf(""));
+    {
+        std::lock_guard<std::mutex> lock(m.mutex);
+        withDeviceErrors("the lens readout", model.device(), [&] {
+            m.net->eval();
+            torch::NoGradGuard noGrad;
+            const torch::Tensor idsT = idsTensor(ids, m.device);
+            const auto states = residualStates(*m.net, idsT);
+            const torch::Tensor logpF = torch::log_softmax(m.net->head(states[static_cast<size_t>(N)][0]), -1);
+            const torch::Tensor pF = logpF.exp();
+            for (int64_t s = 0; s <= N; ++s) {
+                if (s < N && !maps.has(static_cast<int>(s))) continue;
+                const torch::Tensor h = states[static_cast<size_t>(s)][0];
+                const torch::Tensor logp =
+                    s == N ? logpF : torch::log_softmax(m.net->head(maps.apply(static_cast<int>(s), h)), -1);
+                const auto [best, arg] = logp.max(-1);
+                const torch::Tensor klS = (pF * (logpF - logp)).sum(-1).to(torch::kCPU, torch::kFloat);
+                const torch::Tensor b = best.exp().to(torch::kCPU, torch::kFloat), a = arg.to(torch::kCPU);
+                torch::Tensor rk;
+                if (T > 1) {
+                    const torch::Tensor next = idsT[0].narrow(0, 1, T - 1).unsqueeze(1);
+                    const torch::Tensor lp = logp.narrow(0, 0, T - 1);
+                    rk = lp.gt(lp.gather(1, next)).sum(-1).to(torch::kCPU);
+                }
+                for (int64_t t = 0; t < T; ++t) {
+                    const auto i = static_cast<size_t>(s * T + t);
+                    top[i] = static_cast<int32_t>(a[t].item<int64_t>());
+                    prob[i] = b[t].item<float>();
+                    kl[i] = s == N ? 0.0f : std::max(0.0f, klS[t].item<float>());
+                    if (t + 1 < T) rank[i] = static_cast<int32_t>(rk[t].item<int64_t>());
+                }
+            }
+        });
+    }
+    r.top1 = IntArray({N + 1, T}, top);
+    r.top1Prob = FloatArray({N + 1, T}, prob);
+    r.nextRank = IntArray({N + 1, T}, rank);
+    r.kl = FloatArray({N + 1, T}, kl);
+    if (const auto tok = model.tokenizer())
+        for (int32_t id : top)
+            if (id >= 0 && id < tok->vocabSize() && !r.pieces.count(id)) r.pieces.emplace(id, tok->pieceText(id));
+    return r;
+}
+
 LensEvalResult evaluateLenses(const Model& model, const std::vector<Lens>& lenses,
                               const std::vector<std::string>& folders, const LensEvalRequest& request,
                               const LensProgressFn& progress, const std::atomic<bool>* cancel) {

@@ -13,6 +13,7 @@
 //     V = skip_first..T-2, a plain average (no optimiser), prompts weighted equally.
 
 #include "gwb/engine/array.h"
+#include "gwb/engine/lens_readout.h"
 #include "gwb/engine/model.h"
 
 #include <atomic>
@@ -116,6 +117,12 @@ void checkLensFolder(const std::string& folder);
 /// Lens logits of residual state s for token ids (T <= max_len): T x V. kind Logit needs no lens.
 FloatArray lensLogits(const Model& model, const std::vector<int32_t>& ids, int state, const Lens* lens);
 
+/// The lens read out on token ids (T <= max_len) at every residual state s = 0..N, one forward pass
+/// (LensReadout; the logit lens when `lens` is null). `folder` is recorded as given. Throws
+/// std::invalid_argument when the lens does not fit the model (d_model, layers).
+LensReadout lensReadout(const Model& model, const std::vector<int32_t>& ids, const Lens* lens,
+                        const std::string& folder = {});
+
 struct LensEvalRequest {
     std::vector<std::string> files;              ///< held-out UTF-8 text files
     std::vector<std::vector<int32_t>> promptIds; ///< or token ids (used when files is empty)
@@ -123,22 +130,7 @@ struct LensEvalRequest {
     int64_t maxPrompts = 0; ///< the first N windows (0 = all)
 };
 
-/// Per lens (rows: the logit lens, then each lens given) and residual state s = 0..N-1 (columns),
-/// means over every position with a next token: KL(p_final || p_s) in nats, cross-entropy against
-/// the next token in nats, top-1 agreement with the final layer, and the rank of the next token
-/// (0 = the lens's top token). NaN where a lens has no map (the Jacobian lens at s = 0).
-struct LensEvalResult {
-    std::vector<std::string> lenses;      ///< "logit", then lensKindName of each lens given
-    std::vector<std::string> lensFolders; ///< "" for the logit lens
-    std::vector<std::string> lensModels;  ///< the model each lens was fitted on ("" = this one)
-    std::vector<bool> sameModel;          ///< whether that lens was fitted on this model's weights
-    std::string modelName;
-    int64_t nLayers = 0;
-    int64_t prompts = 0;
-    int64_t positions = 0;
-    Array<double> kl, ce, top1, rank; ///< lenses x N
-    Array<double> finalCe;            ///< 1: the model's own cross-entropy (state N)
-};
+// LensEvalResult: gwb/engine/lens_readout.h (std only, for the views).
 
 LensEvalResult evaluateLenses(const Model& model, const std::vector<Lens>& lenses,
                               const std::vector<std::string>& folders, const LensEvalRequest& request,

@@ -3,13 +3,20 @@
 // lens-layer x token grid of each model's top-1 next-token prediction (text) coloured by its
 // probability, the top-K list of the selected cell, and the rank of the actual next token per
 // lens layer. Lens layer l < N is block l's input state, N the final state (final LN + tied head).
+// With lenses beside it (setComparison: gwb figure --view lens --lens DIR, the view's Open lenses)
+// it draws each model's logit, tuned and Jacobian lens grids (top-1 piece coloured by KL to the
+// final layer) and the rank and KL charts per layer (lens_compare.cpp); with gwb lens eval's files
+// (setEvalSummaries) the per-layer summary charts.
 
 #include "gwb/views/chart_data.h"
 #include "gwb/views/figure.h"
 #include "gwb/views/lens_grid_paint.h"
 
+#include "gwb/engine/lens_readout.h"
+
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace gwb::views {
 
@@ -22,7 +29,7 @@ public:
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;
     /// One column: the grids, the top-K lists and the rank chart stacked, each readable.
-    double aspect(double widthInches) const override { return widthInches < 5 ? 2.3 : 0.8; }
+    double aspect(double widthInches) const override;
     QString caption() const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
@@ -54,8 +61,39 @@ public:
     /// Row label of lens layer l of N + 1: "L2 in" = the input state of block 2, N = "final".
     static QString layerLabel(int64_t l, int64_t N);
 
+    // Lenses beside the logit lens.
+    void setComparison(gwb::engine::LensComparisonPtr comparison) { m_comparison = std::move(comparison); }
+    const gwb::engine::LensComparisonPtr& comparison() const { return m_comparison; }
+    bool comparing() const { return m_comparison && !m_comparison->empty(); }
+    /// Grid of one readout (rows s = 0..N, a window of `window` tokens around the selection): the
+    /// top-1 piece coloured by KL(p_final || p_s), on the scale 0..readoutKlMax().
+    LensGridData readoutGrid(const gwb::engine::LensReadout& readout, int window = kWindow) const;
+    /// The KL colour scale's top: the largest KL of any readout at any token (at least 0.01 nats).
+    float readoutKlMax() const;
+    /// "Grassmann · tuned lens", with "(fitted on X: another model)" when it was: a panel title.
+    static QString readoutTitle(const gwb::engine::LensReadout& readout);
+    /// Rank (1 = top-1) of the actual next token after the selected token per lens layer, one series
+    /// per model and lens; and the mean KL to the final layer over the prompt's tokens per layer.
+    ChartData readoutRankChart() const;
+    ChartData readoutKlChart() const;
+    /// Tokens a readout grid of this width shows (at most maxWindow) with every piece whole.
+    int readoutWindow(double gridWidth, const FigureStyle& style, int maxWindow = kWindow) const;
+
+    /// gwb lens eval's files (one per model): per-layer KL, cross-entropy, top-1 agreement and rank.
+    void setEvalSummaries(std::vector<gwb::engine::LensEvalPtr> evals) { m_evals = std::move(evals); }
+    const std::vector<gwb::engine::LensEvalPtr>& evalSummaries() const { return m_evals; }
+    /// The four summary charts (KL, cross-entropy, top-1 agreement, rank), one series per file and lens.
+    std::vector<ChartData> evalCharts() const;
+
 private:
+    QString comparisonCaption() const;
+    QString evalCaption() const;
+    void drawComparison(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const;
+    void drawEval(QPainter& p, const QRectF& rect, const FigureStyle& style) const;
+    std::vector<DataTable> comparisonTables() const;
     int m_lensLayer = -1; ///< -1 = final
+    gwb::engine::LensComparisonPtr m_comparison;
+    std::vector<gwb::engine::LensEvalPtr> m_evals;
 };
 
 } // namespace gwb::views

@@ -24,14 +24,15 @@ struct LensGridData {
     QStringList colLabels;      ///< tokens shown (a window around the selection)
     int64_t firstToken = 0;     ///< token index of the first column
     std::vector<QString> text;  ///< rows x cols top-1 piece
-    std::vector<float> prob;    ///< rows x cols top-1 probability (NaN = none)
+    std::vector<float> prob;    ///< rows x cols the cell's colour value: top-1 probability, or KL (NaN = none)
+    float scaleMax = 1;         ///< the colour scale runs 0..scaleMax (1 for probabilities)
     std::vector<bool> hitsNext; ///< rows x cols top-1 equals the actual next token
     int markRow = -1, markCol = -1;
     int rows() const { return static_cast<int>(rowLabels.size()); }
     int cols() const { return static_cast<int>(colLabels.size()); }
 };
 
-/// Draws a lens grid (cells with text, colourbar-free: probability in [0, 1] on `map`).
+/// Draws a lens grid (cells with text, colourbar-free: the value in [0, scaleMax] on `map`).
 void paintLensGrid(QPainter& p, const QRectF& rect, const LensGridData& data, const FigureStyle& style, ColormapId map);
 /// The cell (x = column, y = row) at pos of a grid paintLensGrid drew into rect, positions on
 /// the cells' border clamped into the grid; (-1, -1) outside the cells.
