@@ -302,7 +302,7 @@ TEST(PatchCli, FigureViewPatchingDrawsBothModelsAndRefusesBadInput) {
                               "--dpi",
                               "60"};
     const GwbResult r = runGwb(base + QStringList{"--corrupt", kCorrupt, "--answer", "her", "--wrong", "the", "--site",
-                                                  "offset", "--out", png, "--data", dir.filePath("patching.csv")});
+                                                  "offset", "--out", png, "--data", dir.filePath("patching")});
     ASSERT_EQ(r.code, 0) << show(r);
     EXPECT_TRUE(QFileInfo(png).size() > 1000);
     EXPECT_TRUE(QFileInfo::exists(dir.filePath("patching_patching_grassmann_offset_effect.csv"))) << show(r);

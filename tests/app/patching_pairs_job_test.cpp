@@ -262,7 +262,7 @@ TEST(PatchingPairs, FigureCommandDrawsTheMeansHeadless) {
     QTemporaryDir dir;
     const QString file = writePairs(dir);
     const QString svg = dir.filePath(QStringLiteral("pairs.svg"));
-    const QString csv = dir.filePath(QStringLiteral("pairs.csv"));
+    const QString csv = dir.filePath(QStringLiteral("pairs"));
     auto figure = [&](QStringList args) {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();

@@ -13,9 +13,12 @@
 #include <QFile>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTest>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -568,4 +571,22 @@ TEST(PatchingViewPairs, PairsWithNothingToExplainSayItFirstAndShowRawEffects) {
     EXPECT_TRUE(hover.contains(QStringLiteral("mean raw effect (logits)"))) << hover.toStdString();
     EXPECT_TRUE(hover.contains(QStringLiteral("mean of ratios 1"))) << hover.toStdString();
     EXPECT_TRUE(hover.contains(QStringLiteral("not marked by Holm"))) << hover.toStdString();
+}
+
+TEST(PatchingViewPairs, AShortViewScrollsThePairsPlotsInsteadOfSqueezingThem) {
+    // Issue 67: at 1280 x 720 with a long prompt the side panel's histogram and scatter collapsed
+    // to their titles. The plots keep the height they need and the panel scrolls.
+    Fixture f;
+    f.v.setPairsResult(makePairsData());
+    ASSERT_TRUE(f.v.pairsMode());
+    f.v.resize(1100, 300);
+    f.v.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&f.v));
+    PairsPlotsWidget* plots = f.v.pairsPlots();
+    ASSERT_TRUE(plots->isVisible());
+    EXPECT_GE(plots->height(), PairsPlotsWidget::kMinimumHeight);
+    auto* scroll = f.v.findChild<QScrollArea*>(QStringLiteral("patchingPairsScroll"));
+    ASSERT_NE(scroll, nullptr);
+    EXPECT_LT(scroll->viewport()->height(), plots->height());
+    EXPECT_GT(scroll->verticalScrollBar()->maximum(), 0);
 }

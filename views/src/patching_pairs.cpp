@@ -7,6 +7,7 @@ namespace gwb::views {
 
 PairsPlotsWidget::PairsPlotsWidget(QWidget* parent) : QWidget(parent) {
     setMinimumWidth(220);
+    setMinimumHeight(kMinimumHeight);
     setObjectName(QStringLiteral("patchingPairsPlots"));
 }
 

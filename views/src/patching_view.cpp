@@ -12,6 +12,7 @@
 #include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableWidget>
@@ -72,9 +73,17 @@ PatchingView::PatchingView(QWidget* parent) : CausalView(std::make_unique<Patchi
     m_side = new QStackedWidget(split);
     m_topK = detail::makeTopKTable(m_side, QStringLiteral("patchingTopK"),
                                    QStringLiteral("Click a cell: the most probable next pieces of that changed run"));
-    m_pairsPlots = new PairsPlotsWidget(m_side);
+    // The pairs plots scroll in a short window (1280 x 720 with a long prompt) rather than shrink
+    // to their titles.
+    m_pairsScroll = new QScrollArea(m_side);
+    m_pairsScroll->setObjectName(QStringLiteral("patchingPairsScroll"));
+    m_pairsScroll->setWidgetResizable(true);
+    m_pairsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_pairsScroll->setFrameShape(QFrame::NoFrame);
+    m_pairsPlots = new PairsPlotsWidget(m_pairsScroll);
+    m_pairsScroll->setWidget(m_pairsPlots);
     m_side->addWidget(m_topK);
-    m_side->addWidget(m_pairsPlots);
+    m_side->addWidget(m_pairsScroll);
     for (HeatmapWidget* h : {m_grassmann, m_transformer}) {
         h->setColormap(ColormapId::RdBu);
         h->setDiverging(true);

@@ -85,8 +85,8 @@ void PatchingView::setPairsResult(const PairsData& result) {
 }
 
 void PatchingView::showSide(bool pairs) {
-    if ((m_side->currentWidget() == m_pairsPlots) == pairs) return;
-    m_side->setCurrentWidget(pairs ? static_cast<QWidget*>(m_pairsPlots) : m_topK);
+    if ((m_side->currentWidget() == m_pairsScroll) == pairs) return;
+    m_side->setCurrentWidget(pairs ? static_cast<QWidget*>(m_pairsScroll) : m_topK);
     const int total = m_split->sizes().value(0) + m_split->sizes().value(1) + m_split->sizes().value(2);
     const int side = pairs ? total * 36 / 100 : total * 16 / 100;
     m_split->setSizes({(total - side) / 2, (total - side) / 2, side});

@@ -14,6 +14,10 @@ namespace gwb::views {
 class PairsPlotsWidget : public QWidget {
     Q_OBJECT
 public:
+    /// The height both plots need with their titles and keys: below it the panel scrolls (the
+    /// Patching view puts it in a scroll area) instead of squeezing the plots to their titles.
+    static constexpr int kMinimumHeight = 420;
+
     explicit PairsPlotsWidget(QWidget* parent = nullptr);
     void setData(const PairsData* data); ///< not owned; null = nothing
     /// The cell whose distribution is shown (model 0/1, -1 = none).

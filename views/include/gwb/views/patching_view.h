@@ -23,6 +23,7 @@ class QLabel;
 class QLineEdit;
 class QComboBox;
 class QProgressBar;
+class QScrollArea;
 class QPushButton;
 class QSplitter;
 class QStackedWidget;
@@ -112,6 +113,7 @@ private:
     QPushButton* m_pairsButton;
     QSplitter* m_split;
     QStackedWidget* m_side;
+    QScrollArea* m_pairsScroll;
     PairsPlotsWidget* m_pairsPlots;
 };
 
