@@ -429,8 +429,8 @@ TEST(FigureText, ColumnLabelsStayInViewWhenTheMatrixIsTallerThanItsScrollArea) {
         ColorScale scale;
         scale.low = 0;
         scale.high = 1;
-        *geo = paintHeatmap(p, QRectF(0, 0, 500, 1400), pyramid, QRectF(0, 0, static_cast<double>(T), N), scale,
-                            axes, style, HeatmapMarks{}, true);
+        *geo = paintHeatmap(p, QRectF(0, 0, 500, 1400), pyramid, QRectF(0, 0, static_cast<double>(T), N), scale, axes,
+                            style, HeatmapMarks{}, true);
         return img;
     };
     HeatmapGeometry whole, scrolled;
@@ -444,5 +444,6 @@ TEST(FigureText, ColumnLabelsStayInViewWhenTheMatrixIsTallerThanItsScrollArea) {
     EXPECT_NE(all.pixel(x, y), qRgb(255, 255, 255));
     EXPECT_EQ(part.pixel(x, y), qRgb(255, 255, 255));
     // The band is below the plot's top rows, which stay drawn.
-    EXPECT_EQ(part.pixel(x, static_cast<int>(scrolled.plot.top()) + 5), all.pixel(x, static_cast<int>(whole.plot.top()) + 5));
+    EXPECT_EQ(part.pixel(x, static_cast<int>(scrolled.plot.top()) + 5),
+              all.pixel(x, static_cast<int>(whole.plot.top()) + 5));
 }

@@ -350,9 +350,9 @@ HeatmapGeometry paintHeatmap(QPainter& p, const QRectF& area, MatrixPyramid& pyr
         detail::drawRotatedText(p, QPointF(r.left() + fmB.height() * 0.5, titleSpan.center().y()), axes.rowTitle,
                                 Qt::AlignHCenter);
     if (colTitle)
-        p.drawText(QRectF(plot.center().x() - r.width() / 2, base + tick * 2 + colLabelH, r.width(),
-                          fmB.height() * 1.2),
-                   Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, axes.colTitle);
+        p.drawText(
+            QRectF(plot.center().x() - r.width() / 2, base + tick * 2 + colLabelH, r.width(), fmB.height() * 1.2),
+            Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, axes.colTitle);
     // Downsampling note: say how the picture summarizes the matrix.
     QString noteText;
     if (hi.blockRows > 1 || hi.blockCols > 1)
