@@ -145,3 +145,55 @@ def austen_split(tmp_path_factory, name, chars, held_from):
     train.write_text(text[:held_from], encoding="utf-8")
     held.write_text(text[held_from:], encoding="utf-8")
     return str(train), str(held)
+
+
+def repository_prose():
+    """Non-empty lines of the repository's own prose (README and docs/*.md): in every clone, unlike
+    ../shared/data. Sorted by path, so the same checkout gives the same lines."""
+    root = os.path.join(HERE, "..", "..")
+    lines = []
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "build")
+        for name in sorted(files):
+            if name.endswith(".md"):
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                    lines += [line for line in f.read().splitlines() if line.strip()]
+    return lines
+
+
+def random_gpt2(folder, n_layer=3, n_embd=64, n_head=4, vocab_size=1000):
+    """A transformers GPT-2 with random weights (LayerNorm and bias parameters too, so a mismapped
+    one shows) and a byte-level BPE trained on the repository's prose, written to `folder` by
+    save_pretrained as a hub folder is laid out. Returns the folder."""
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = ByteLevelBPETokenizer()
+    tok.train_from_iterator(repository_prose(), vocab_size=vocab_size, min_frequency=2,
+                            special_tokens=["<|endoftext|>"], show_progress=False)
+    tok.save_model(str(folder))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok._tokenizer, bos_token="<|endoftext|>",
+                                   eos_token="<|endoftext|>")
+    fast.save_pretrained(str(folder))
+    torch.manual_seed(0)
+    hf = GPT2LMHeadModel(GPT2Config(vocab_size=len(fast), bos_token_id=0, eos_token_id=0, n_layer=n_layer,
+                                    n_embd=n_embd, n_head=n_head, n_positions=128)).eval()
+    with torch.no_grad():
+        for p in hf.parameters():
+            if p.dim() == 1:
+                p.add_(0.1 * torch.randn_like(p))
+    hf.save_pretrained(str(folder))
+    return folder
+
+
+def prose_prompts(model, n, lo, hi):
+    """`n` paragraphs of the repository's prose that `model` encodes in lo..hi tokens."""
+    out = []
+    for line in repository_prose():
+        if lo <= len(model.encode(line)) <= hi and line not in out:
+            out.append(line)
+            if len(out) == n:
+                break
+    return out

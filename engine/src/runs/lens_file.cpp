@@ -5,6 +5,7 @@
 #include "gwb/engine/lens.h"
 #include "gwb/engine/npy.h"
 #include "formats/file_util.h"
+#include "import/import_tensor_file.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <nlohmann/json.hpp>
@@ -156,12 +157,21 @@ c10::IValue tensorDict(const std::vector<std::pair<std::string, torch::Tensor>>&
     return d;
 }
 
+/// The tensors of a state dict (params.pt, momentum.pt), read by gwb's own restricted reader
+/// (import_tensor_file.h): it takes the plain dict gwb writes and the OrderedDict that
+/// tuned-lens's TunedLens.save writes (torch.save of a state_dict), which torch::pickle_load cannot.
 std::map<std::string, torch::Tensor> readTensorDict(const std::string& path) {
-    const c10::IValue v = readPickle(path);
-    if (!v.isGenericDict()) throw std::runtime_error("'" + path + "' does not hold a dict of tensors");
+    TensorFile file;
+    try {
+        file = readTensorFile(path);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("cannot read '" + path + "': " + e.what());
+    }
     std::map<std::string, torch::Tensor> out;
-    for (const auto& e : v.toGenericDict())
-        if (e.key().isString() && e.value().isTensor()) out[e.key().toStringRef()] = e.value().toTensor();
+    for (const auto& [name, raw] : file.tensors) {
+        std::vector<float> values = raw.toFloat();
+        out[name] = torch::from_blob(values.data(), raw.shape, torch::kFloat).clone();
+    }
     return out;
 }
 
