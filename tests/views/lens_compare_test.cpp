@@ -146,7 +146,28 @@ TEST(LensCompare, PrintsWholeAtOneAndTwoColumns) {
         EXPECT_TRUE(all.contains(QStringLiteral("another model")));
         EXPECT_TRUE(gwb::test::cutTexts(texts).isEmpty()) << gwb::test::cutTexts(texts).join(" | ").toStdString();
         EXPECT_EQ(f->dataTables().size(), 15u); // KL, rank and top-1 probability of each of 5 readouts
+        // Printable on a page: at most 9.5 in tall at either width.
+        EXPECT_LE(f->aspect(o.widthInches) * o.widthInches, 9.5);
     }
+}
+
+TEST(LensCompare, OneColumnDrawsEachModelsLensesAtTheSelectedToken) {
+    synthetic::ensureApp();
+    const WorkbenchData data = synthetic::makeWorkbenchData();
+    const auto f = comparisonFigure(data, false);
+    const LensGridData g = f->selectedTokenGrid(true);
+    ASSERT_EQ(g.cols(), 3);
+    EXPECT_EQ(g.colLabels,
+              (QStringList{QStringLiteral("logit"), QStringLiteral("tuned*"), QStringLiteral("Jacobian")}));
+    EXPECT_TRUE(g.title.contains(QStringLiteral("fitted on another model")));
+    EXPECT_EQ(g.rows(), static_cast<int>(data.grassmann->layers.size()) + 1);
+    // Row s, column c: lens c's top-1 at the selected token 2 ((s + 2) mod 7: "Elizabeth" at s = 1).
+    EXPECT_EQ(g.text[static_cast<size_t>(1 * g.cols())], QStringLiteral("Elizabeth"));
+    EXPECT_EQ(g.text[static_cast<size_t>(2)], QStringLiteral("\u2014")); // the Jacobian lens has no map at L0 in
+    EXPECT_EQ(f->selectedTokenGrid(false).cols(), 2);
+    const QString narrow = f->captionAt(3.5 * 72), wide = f->captionAt(7 * 72);
+    EXPECT_TRUE(narrow.contains(QStringLiteral("at token 2 only"))) << narrow.toStdString();
+    EXPECT_TRUE(wide.contains(QStringLiteral("tokens around token 2"))) << wide.toStdString();
 }
 
 TEST(LensCompare, EvalSummaryChartsPerLayer) {

@@ -96,6 +96,44 @@ LensGridData LensFigure::readoutGrid(const LensReadout& r, int window) const {
     return d;
 }
 
+LensGridData LensFigure::selectedTokenGrid(bool grassmann) const {
+    LensGridData d;
+    if (!comparing()) return d;
+    const gwb::engine::TracePtr& tr = grassmann ? m_data.grassmann : m_data.baseline;
+    std::vector<const LensReadout*> lenses;
+    for (const auto& [r, t] : drawn(*m_comparison, m_data))
+        if (r->grassmann == grassmann) lenses.push_back(r);
+    if (lenses.empty()) return d;
+    const int64_t T = tr->length(), tok = std::clamp<int64_t>(selToken(), 0, T - 1);
+    int64_t rows = 0;
+    for (const LensReadout* r : lenses)
+        rows = std::max(rows, r->top1.dim(0));
+    d.title = QStringLiteral("%1 \u00b7 lenses at token %2 %3")
+                  .arg(modelWord(grassmann))
+                  .arg(tok)
+                  .arg(detail::labelText(tokenLabels(*tr)[static_cast<int>(tok)]));
+    for (int64_t s = 0; s < rows; ++s)
+        d.rowLabels << layerLabel(s, rows - 1);
+    bool other = false;
+    for (const LensReadout* r : lenses) {
+        d.colLabels << (r->sameModel ? lensWord(r->lens) : lensWord(r->lens) + QStringLiteral("*"));
+        other = other || !r->sameModel;
+    }
+    if (other) d.title += QStringLiteral(" (* fitted on another model)");
+    d.firstToken = tok;
+    for (int64_t s = 0; s < rows; ++s)
+        for (const LensReadout* r : lenses) {
+            const int32_t id = s < r->top1.dim(0) ? r->top1.at2(s, tok) : -1;
+            d.text.push_back(id < 0 ? QStringLiteral("\u2014") : readoutPiece(*r, id));
+            d.prob.push_back(s < r->kl.dim(0) ? r->kl.at2(s, tok) : std::nanf(""));
+            d.hitsNext.push_back(id >= 0 && tok + 1 < T && tr->tokens[static_cast<size_t>(tok + 1)].id == id);
+        }
+    d.scaleMax = readoutKlMax();
+    const int l = m_lensLayer;
+    d.markRow = l < 0 || l >= rows ? static_cast<int>(rows - 1) : l;
+    return d;
+}
+
 float LensFigure::readoutKlMax() const {
     float top = 0.01f;
     if (!comparing()) return top;
@@ -198,7 +236,7 @@ int LensFigure::readoutWindow(double gridWidth, const FigureStyle& style, int ma
 double LensFigure::aspect(double widthInches) const {
     const bool wide = widthInches >= 5;
     const double width = widthInches * 72;
-    const double captionH = kLinePt * std::ceil(caption().size() * 3.6 / std::max(1.0, width - 8)) + 8;
+    const double captionH = kLinePt * std::ceil(captionAt(width).size() * 3.6 / std::max(1.0, width - 8)) + 8;
     if (comparing()) {
         const auto all = drawn(*m_comparison, m_data);
         size_t perModel[2] = {0, 0};
@@ -208,9 +246,10 @@ double LensFigure::aspect(double widthInches) const {
             rows = std::max(rows, r->top1.dim(0));
         }
         const double grid = kLinePt * (2.6 + 1.15 * static_cast<double>(rows)) + 10;
+        // One column draws a grid per model (its lenses as columns at the selected token).
         const double grids = wide ? grid * static_cast<double>(std::max(perModel[0], perModel[1]))
-                                  : grid * static_cast<double>(all.size());
-        const double charts = wide ? 180 : 2 * 160;
+                                  : grid * static_cast<double>((perModel[0] > 0) + (perModel[1] > 0));
+        const double charts = wide ? 180 : 2 * 140;
         return (grids + charts + captionH) / width;
     }
     if (!m_evals.empty()) return ((wide ? 2 * 185 : 4 * 175) + captionH) / width;
@@ -230,32 +269,52 @@ void LensFigure::drawComparison(QPainter& p, const QRectF& rect, const FigureSty
     const QFontMetricsF fmS = style.metrics(style.small);
     const double keyW = style.colorbar ? fmS.height() * 4.2 : 0;
     const QRectF area = grids.adjusted(0, 0, -keyW, 0);
-    const auto all = drawn(*m_comparison, m_data);
-    std::vector<const LensReadout*> cols[2];
-    for (const auto& [r, tr] : all)
-        cols[wide && !r->grassmann ? 1 : 0].push_back(r);
-    const int nCols = wide && !cols[1].empty() && !cols[0].empty() ? 2 : 1;
-    if (wide && cols[0].empty()) std::swap(cols[0], cols[1]);
-    const double colW = (area.width() - (nCols - 1) * gap) / nCols;
-    const int window = readoutWindow(colW, style);
-    for (int c = 0; c < nCols; ++c) {
-        const auto& list = cols[c];
-        // Each grid's share of the height: its title (as it wraps) and header, then its rows.
-        std::vector<double> need;
+    if (!wide) {
+        // One column: a grid per model, its lenses side by side at the selected token.
+        std::vector<LensGridData> models;
+        for (bool g : {true, false})
+            if (LensGridData d = selectedTokenGrid(g); d.rows() > 0) models.push_back(std::move(d));
         double total = 0;
-        for (const LensReadout* r : list) {
-            const double h = detail::panelTitleHeight(readoutTitle(*r), colW, style) + fmS.height() * 1.3 +
-                             fmS.height() * 1.3 * static_cast<double>(r->top1.dim(0));
-            need.push_back(h);
-            total += h;
-        }
-        const double avail = area.height() - gap * static_cast<double>(list.size() - 1);
+        for (const LensGridData& d : models)
+            total += detail::panelTitleHeight(d.title, area.width(), style) + fmS.height() * 1.3 * (d.rows() + 1);
+        const double avail = area.height() - gap * static_cast<double>(models.size() > 0 ? models.size() - 1 : 0);
         double y = area.top();
-        for (size_t i = 0; i < list.size(); ++i) {
-            const double h = total > 0 ? avail * need[i] / total : 0;
-            paintLensGrid(p, QRectF(area.left() + c * (colW + gap), y, colW, h), readoutGrid(*list[i], window), style,
-                          map);
+        for (const LensGridData& d : models) {
+            const double need =
+                detail::panelTitleHeight(d.title, area.width(), style) + fmS.height() * 1.3 * (d.rows() + 1);
+            const double h = total > 0 ? avail * need / total : 0;
+            paintLensGrid(p, QRectF(area.left(), y, area.width(), h), d, style, map);
             y += h + gap;
+        }
+    } else {
+        // Wide: each model's lenses in a column, a window of tokens each.
+        const auto all = drawn(*m_comparison, m_data);
+        std::vector<const LensReadout*> cols[2];
+        for (const auto& [r, tr] : all)
+            cols[r->grassmann ? 0 : 1].push_back(r);
+        const int nCols = !cols[1].empty() && !cols[0].empty() ? 2 : 1;
+        if (cols[0].empty()) std::swap(cols[0], cols[1]);
+        const double colW = (area.width() - (nCols - 1) * gap) / nCols;
+        const int window = readoutWindow(colW, style);
+        for (int c = 0; c < nCols; ++c) {
+            const auto& list = cols[c];
+            // Each grid's share of the height: its title (as it wraps) and header, then its rows.
+            std::vector<double> need;
+            double total = 0;
+            for (const LensReadout* r : list) {
+                const double h = detail::panelTitleHeight(readoutTitle(*r), colW, style) + fmS.height() * 1.3 +
+                                 fmS.height() * 1.3 * static_cast<double>(r->top1.dim(0));
+                need.push_back(h);
+                total += h;
+            }
+            const double avail = area.height() - gap * static_cast<double>(list.size() - 1);
+            double y = area.top();
+            for (size_t i = 0; i < list.size(); ++i) {
+                const double h = total > 0 ? avail * need[i] / total : 0;
+                paintLensGrid(p, QRectF(area.left() + c * (colW + gap), y, colW, h), readoutGrid(*list[i], window),
+                              style, map);
+                y += h + gap;
+            }
         }
     }
     if (style.colorbar)
@@ -279,7 +338,7 @@ void LensFigure::drawComparison(QPainter& p, const QRectF& rect, const FigureSty
     paintChart(p, second, kl, style);
 }
 
-QString LensFigure::comparisonCaption() const {
+QString LensFigure::comparisonCaption(bool oneColumn) const {
     QStringList lenses;
     for (const auto& [r, tr] : drawn(*m_comparison, m_data)) {
         if (r->lens == "logit") continue;
@@ -297,11 +356,15 @@ QString LensFigure::comparisonCaption() const {
                        "own output, final) through the final LayerNorm and the tied head, after the lens's map "
                        "(tuned: h + A h + b; Jacobian: J h; none at L0 in, \u2014). Cells show the top-1 next token "
                        "coloured by KL(p_final \u2016 p_lens) in nats (0 to %2; bold, underlined: the actual next "
-                       "token), tokens around token %3. Below: the actual next token's rank after token %3 "
+                       "token), %4. Below: the actual next token's rank after token %3 "
                        "(1 = top-1, log axis) and the mean KL over the prompt per layer.")
             .arg(std::max<int64_t>(0, m_data.layerCount() - 1))
             .arg(detail::formatValue(readoutKlMax()))
-            .arg(selToken());
+            .arg(selToken())
+            .arg(oneColumn ? QStringLiteral("one column per lens, at token %1 only (the wide figure and the "
+                                            "data export have the tokens around it)")
+                                 .arg(selToken())
+                           : QStringLiteral("tokens around token %1").arg(selToken()));
     if (!lenses.isEmpty())
         text += QStringLiteral(" Lenses: ") + lenses.join(QStringLiteral("; ")) + QStringLiteral(".");
     for (const std::string& n : m_comparison->notes)

@@ -207,6 +207,11 @@ std::vector<DataTable> LensFigure::dataTables() const {
     return out;
 }
 
+QString LensFigure::captionAt(double widthPoints) const {
+    if (comparing() && widthPoints < 5 * 72) return comparisonCaption(true);
+    return caption();
+}
+
 QString LensFigure::caption() const {
     if (comparing()) return comparisonCaption();
     if (!m_evals.empty()) return evalCaption();

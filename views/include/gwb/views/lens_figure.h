@@ -31,6 +31,9 @@ public:
     /// One column: the grids, the top-K lists and the rank chart stacked, each readable.
     double aspect(double widthInches) const override;
     QString caption() const override;
+    /// caption(); one column (under 5 in) says that each model's lenses are drawn at the selected
+    /// token only, as columns, and that the wide figure and the data export have the window.
+    QString captionAt(double widthPoints) const override;
     std::vector<DataTable> dataTables() const override;
     bool hasContent() const override;
     QString missingDataMessage() const override;
@@ -68,6 +71,9 @@ public:
     /// Grid of one readout (rows s = 0..N, a window of `window` tokens around the selection): the
     /// top-1 piece coloured by KL(p_final || p_s), on the scale 0..readoutKlMax().
     LensGridData readoutGrid(const gwb::engine::LensReadout& readout, int window = kWindow) const;
+    /// One model's lenses at the selected token, as the one-column figure draws them: a column per
+    /// lens (logit, tuned, Jacobian, as drawn), rows s = 0..N, the top-1 piece coloured by KL.
+    LensGridData selectedTokenGrid(bool grassmann) const;
     /// The KL colour scale's top: the largest KL of any readout at any token (at least 0.01 nats).
     float readoutKlMax() const;
     /// "Grassmann · tuned lens", with "(fitted on X: another model)" when it was: a panel title.
@@ -86,7 +92,7 @@ public:
     std::vector<ChartData> evalCharts() const;
 
 private:
-    QString comparisonCaption() const;
+    QString comparisonCaption(bool oneColumn = false) const;
     QString evalCaption() const;
     void drawComparison(QPainter& p, const QRectF& rect, const FigureStyle& style, ColormapId map) const;
     void drawEval(QPainter& p, const QRectF& rect, const FigureStyle& style) const;
