@@ -3,7 +3,7 @@
 // activation, what its decoder direction promotes and suppresses): the Features view's dashboard
 // pane and the Graph view's hover over a transcoder feature draw the same text.
 
-#include "gwb/engine/feature_runs.h"
+#include "gwb/engine/feature_results.h"
 
 #include <QString>
 

@@ -5,6 +5,7 @@
 // window's runner (app/gui/features_job.h) and `gwb figure --view features` call these. Std-only.
 
 #include "gwb/engine/causal_runs.h"
+#include "gwb/engine/feature_results.h"
 #include "gwb/engine/features.h"
 #include "gwb/engine/trace.h"
 
@@ -17,34 +18,6 @@
 #include <vector>
 
 namespace gwb::engine {
-
-/// A loaded dictionary and its features on the current trace.
-struct FeatureData {
-    std::string path, site, secondSite, architecture, modelName, secondModelName;
-    int64_t dSae = 0;
-    bool crosscoder = false;
-    /// Per token of the primary trace: the active features, most active first (at most 64).
-    std::vector<std::vector<std::pair<int64_t, float>>> perToken;
-    /// Crosscoders: ||d_2|| / (||d_1|| + ||d_2||) per feature (0 = first model's only).
-    std::vector<double> relativeNorms;
-    std::string error; ///< why the activations are missing ("" = fine)
-    /// "feature.<site>.<f>".
-    std::string featureName(int64_t f) const { return "feature." + site + "." + std::to_string(f); }
-};
-using FeatureDataPtr = std::shared_ptr<const FeatureData>;
-
-/// One feature's dashboard as a run computed it over a corpus: the dashboard (featureDashboards,
-/// the one the command line and Python print and write) with what the contexts were drawn from,
-/// or why there is none. feature = -1: none yet.
-struct FeatureDashboardRun : FeatureDashboard {
-    FeatureDashboardRun() {
-        feature = -1;
-        readingShare = std::numeric_limits<double>::quiet_NaN();
-        relativeNorm = std::numeric_limits<double>::quiet_NaN();
-    }
-    std::string corpus; ///< what the contexts were drawn from
-    std::string error;  ///< why it could not be computed ("" = fine)
-};
 
 /// The models of a Run a dictionary may belong to, with their traces (0 Grassmann, 1 baseline;
 /// "" / null when left out).

@@ -17,6 +17,7 @@
 // reads raw activations, as SAELens's fold_activation_norm_scaling_factor leaves it.
 
 #include "gwb/engine/array.h"
+#include "gwb/engine/feature_results.h"
 #include "gwb/engine/model.h"
 
 #include <atomic>
@@ -337,37 +338,6 @@ bool trainTranscoderSet(const Model& model, const FeatureTrainOptions& options, 
 /// one. Throws std::invalid_argument naming the folder, the layer and the problem.
 TranscoderSet loadTranscoderSet(const std::string& dir, const Model* model = nullptr);
 
-/// A feature's dashboard: its summary with every token read as a piece by the model's tokenizer
-/// (its id where there is none). The one form of a summary: `gwb features top/export`, Python's
-/// gwb.features.top/export and the window's Features view take it.
-struct FeatureDashboard {
-    std::string name; ///< feature.<site>.<index>
-    int64_t feature = 0;
-    int64_t rows = 0, fired = 0;
-    float maxActivation = 0;
-    struct Context {
-        float activation = 0;             ///< at `position`
-        int64_t window = 0, position = 0; ///< the row it ranks
-        int64_t begin = 0;                ///< position of the first token shown
-        std::vector<int32_t> ids;
-        std::vector<std::string> pieces;
-        std::vector<float> activations;                    ///< the feature on each token
-        int64_t focus() const { return position - begin; } ///< index of the ranked token
-    };
-    std::vector<Context> top;
-    std::vector<double> histogramEdges;
-    std::vector<int64_t> histogramCounts;
-    struct Read {
-        std::string piece;
-        int32_t id = 0;
-        float logit = 0;
-    };
-    std::vector<Read> promoted, suppressed; ///< the decoder direction read through the unembedding
-    double readingShare = 0;                ///< NaN where undefined (FeatureSummary)
-    int readingLayer = -1;
-    double relativeNorm = 0;      ///< crosscoders; NaN otherwise
-    std::string relativeNormKind; ///< relativeNormKind() of it; "" without one
-};
 /// The dashboards of `summaries` (summarizeFeatures of `dictionary` on `model`).
 std::vector<FeatureDashboard> featureDashboards(const Model& model, const Dictionary& dictionary,
                                                 const std::vector<FeatureSummary>& summaries);

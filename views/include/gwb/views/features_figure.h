@@ -7,7 +7,7 @@
 #include "gwb/views/chart_data.h"
 #include "gwb/views/figure.h"
 
-#include "gwb/engine/feature_runs.h"
+#include "gwb/engine/feature_results.h"
 
 #include <QStringList>
 

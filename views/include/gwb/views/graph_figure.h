@@ -8,7 +8,7 @@
 
 #include "gwb/views/figure.h"
 
-#include "gwb/engine/feature_runs.h"
+#include "gwb/engine/feature_results.h"
 #include "gwb/engine/graph.h"
 
 #include <array>
