@@ -118,13 +118,29 @@ TEST(LensCli, FigureDrawsEachLensBesideTheLogitLensWholeAtBothWidths) {
         EXPECT_FALSE(r.err.contains(QStringLiteral("lens:"))) << show(r); // each lens on its own model
         const QStringList texts = textsOf(out);
         const QString all = texts.join(QLatin1Char(' '));
-        for (const char* s :
-             {"Grassmann \u00b7 logit lens", "Grassmann \u00b7 tuned lens", "Transformer \u00b7 logit lens",
-              "Transformer \u00b7 Jacobian lens", "KL to final", "Rank of the actual next token"})
+        for (const char* s : {"KL to final", "Rank of the actual next token"})
             EXPECT_TRUE(all.contains(QString::fromUtf8(s))) << s << "\n" << all.toStdString();
-        // The Jacobian lens is not drawn on the Grassmann model, nor the tuned lens on the Transformer.
-        EXPECT_FALSE(all.contains(QStringLiteral("Grassmann \u00b7 Jacobian"))) << all.toStdString();
-        EXPECT_FALSE(all.contains(QStringLiteral("Transformer \u00b7 tuned"))) << all.toStdString();
+        if (width == QStringLiteral("7in")) {
+            // A grid per model and lens, a window of tokens each.
+            for (const char* s : {"Grassmann \u00b7 logit lens", "Grassmann \u00b7 tuned lens",
+                                  "Transformer \u00b7 logit lens", "Transformer \u00b7 Jacobian lens"})
+                EXPECT_TRUE(all.contains(QString::fromUtf8(s))) << s << "\n" << all.toStdString();
+            // The Jacobian lens is not drawn on the Grassmann model, nor the tuned lens on the Transformer.
+            EXPECT_FALSE(all.contains(QStringLiteral("Grassmann \u00b7 Jacobian"))) << all.toStdString();
+            EXPECT_FALSE(all.contains(QStringLiteral("Transformer \u00b7 tuned"))) << all.toStdString();
+        } else {
+            // One column: a grid per model, its lenses as columns at the selected token.
+            const auto g = all.indexOf(QStringLiteral("Grassmann \u00b7 lenses at token"));
+            const auto t = all.indexOf(QStringLiteral("Transformer \u00b7 lenses at token"));
+            const auto k = all.indexOf(QStringLiteral("KL to final"), t);
+            ASSERT_TRUE(g >= 0 && t > g && k > t) << all.toStdString();
+            const QString grassmann = all.mid(g, t - g), transformer = all.mid(t, k - t);
+            EXPECT_TRUE(grassmann.contains(QStringLiteral("logit tuned"))) << grassmann.toStdString();
+            EXPECT_FALSE(grassmann.contains(QStringLiteral("Jacobian"))) << grassmann.toStdString();
+            EXPECT_TRUE(transformer.contains(QStringLiteral("logit Jacobian"))) << transformer.toStdString();
+            EXPECT_FALSE(transformer.contains(QStringLiteral("tuned"))) << transformer.toStdString();
+            EXPECT_TRUE(all.contains(QStringLiteral("one column per lens"))) << all.toStdString();
+        }
         EXPECT_FALSE(all.contains(QStringLiteral("another model"))) << all.toStdString();
         EXPECT_TRUE(all.contains(QStringLiteral("fitted on"))) << all.toStdString();
         const QStringList cut = gwb::test::cutTexts(texts);
