@@ -161,7 +161,7 @@ def repository_prose():
     return lines
 
 
-def random_gpt2(folder, n_layer=3, n_embd=64, n_head=4, vocab_size=1000):
+def random_gpt2(folder, n_layer=3, n_embd=64, n_head=4, vocab_size=1000, n_positions=128):
     """A transformers GPT-2 with random weights (LayerNorm and bias parameters too, so a mismapped
     one shows) and a byte-level BPE trained on the repository's prose, written to `folder` by
     save_pretrained as a hub folder is laid out. Returns the folder."""
@@ -179,7 +179,7 @@ def random_gpt2(folder, n_layer=3, n_embd=64, n_head=4, vocab_size=1000):
     fast.save_pretrained(str(folder))
     torch.manual_seed(0)
     hf = GPT2LMHeadModel(GPT2Config(vocab_size=len(fast), bos_token_id=0, eos_token_id=0, n_layer=n_layer,
-                                    n_embd=n_embd, n_head=n_head, n_positions=128)).eval()
+                                    n_embd=n_embd, n_head=n_head, n_positions=n_positions)).eval()
     with torch.no_grad():
         for p in hf.parameters():
             if p.dim() == 1:
