@@ -55,6 +55,15 @@ TEST(Features, FilesRoundTripAndBrokenOnesAreRefusedByName) {
                                                "\"activation_fn_str\": \"topk\", \"k\": 9}";
     }
     EXPECT_NE(message(folder).find("k = 9 is outside 1..6"), std::string::npos) << message(folder);
+    // A count written as a float out of any integer's range is refused by name (converting it was
+    // undefined: the fuzzer's finding); 4.0 for 4, as some Python writers put a count, is read.
+    { std::ofstream(folder + "/cfg.json") << "{\"d_in\": 8.9e128, \"d_sae\": 6, \"hook_name\": \"resid.1\"}"; }
+    EXPECT_NE(message(folder).find("'d_in' is 8.9e+128, not an integer"), std::string::npos) << message(folder);
+    {
+        std::ofstream(folder + "/cfg.json") << "{\"d_in\": 4.0, \"d_sae\": 6, \"hook_name\": \"resid.1\", "
+                                               "\"activation_fn_str\": \"topk\", \"k\": 3.0}";
+    }
+    EXPECT_EQ(loadDictionary(folder).config.k, 3);
     { std::ofstream(folder + "/cfg.json") << "{ broken"; }
     EXPECT_NE(message(folder).find("cfg.json: not valid JSON"), std::string::npos) << message(folder);
 }

@@ -1,10 +1,12 @@
 // cfg.json to and from DictionaryConfig (dictionary_config.h).
 
 #include "features/dictionary_config.h"
+#include "formats/json_integer.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 
@@ -151,8 +153,8 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
             if (j.contains(key) && !j[key].is_null()) return &j[key];
             return nullptr;
         };
-        c.dIn = j.at("d_in").get<int64_t>();
-        c.dSae = j.at("d_sae").get<int64_t>();
+        c.dIn = jsonInteger(j.at("d_in"), "d_in");
+        c.dSae = jsonInteger(j.at("d_sae"), "d_sae");
         const nlohmann::json* hook = field("hook_name");
         if (!hook) hook = field("hook_point"); // SAELens before 1.0
         if (!hook) throw std::runtime_error("no hook_name (the site the dictionary reads)");
@@ -175,8 +177,8 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
         c.architecture = fn;
         if (fn == "topk")
             c.k = j.contains("activation_fn_kwargs") && j["activation_fn_kwargs"].contains("k")
-                      ? j["activation_fn_kwargs"]["k"].get<int64_t>()
-                      : j.at("k").get<int64_t>();
+                      ? jsonInteger(j["activation_fn_kwargs"]["k"], "k")
+                      : jsonInteger(j.at("k"), "k");
         // SAELens's TopK trainer's default: pre-activations times ||W_dec[f]|| pick the top k, and
         // z / ||W_dec[f]|| is decoded. Folded into the weights below (W_enc, b_enc times the norm,
         // W_dec over it): the same z and x^ in gwb's plain TopK.
@@ -193,13 +195,13 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
                                      "': gwb reads a site's values as they are");
         if (const nlohmann::json* out = field("hook_name_out")) {
             c.targetSite = out->get<std::string>();
-            c.dOut = j.at("d_out").get<int64_t>();
+            c.dOut = jsonInteger(j.at("d_out"), "d_out");
         } else if (arch == "transcoder") {
             throw std::runtime_error("a transcoder whose metadata names no hook_name_out (the site it rebuilds)");
         }
         c.applyBDecToInput = !c.transcoder() && j.value("apply_b_dec_to_input", true);
         if (const nlohmann::json* name = field("model_name")) c.modelName = name->get<std::string>();
-        if (const nlohmann::json* ctx = field("context_size")) c.contextSize = ctx->get<int64_t>();
+        if (const nlohmann::json* ctx = field("context_size")) c.contextSize = jsonInteger(*ctx, "context_size");
         if (j.contains("gwb")) {
             const auto& g = j["gwb"];
             c.modelHash = g.value("model_hash", "");
@@ -209,14 +211,14 @@ DictionaryConfig dictionaryConfigFromJson(const std::string& text, bool* rescale
             if (!dir.empty()) // paths this process opens (version 3 on: relative to the folder)
                 c.corpus = corpusPathsFromFile(c.corpus, g.value("corpus_absolute", std::vector<std::string>{}), dir,
                                                g.contains("corpus_paths"));
-            c.trainedTokens = g.value("trained_tokens", int64_t{0});
-            c.seed = g.value("seed", uint64_t{0});
+            c.trainedTokens = g.contains("trained_tokens") ? jsonInteger(g["trained_tokens"], "trained_tokens") : 0;
+            c.seed = g.contains("seed") ? jsonSeed(g["seed"], "seed") : 0;
             if (g.contains("crosscoder")) {
                 const auto& x = g["crosscoder"];
                 c.secondSite = x.at("second_site").get<std::string>();
                 c.secondModelName = x.value("second_model_name", "");
                 c.secondModelHash = x.value("second_model_hash", "");
-                c.firstWidth = x.at("first_width").get<int64_t>();
+                c.firstWidth = jsonInteger(x.at("first_width"), "first_width");
                 c.blockScaling = x.value("block_scaling", std::vector<double>{});
                 if (c.secondSite.empty() || c.firstWidth < 1 || c.firstWidth >= c.dIn)
                     throw std::runtime_error("the crosscoder's second site or first width (" +

@@ -8,6 +8,7 @@
 #include "gwb/engine/file_error.h"
 
 #include "formats/file_util.h"
+#include "formats/json_integer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -236,7 +237,10 @@ TranscoderSet loadTranscoderSet(const std::string& dir, const Model* model) {
             set.modelName = j.value("model", std::string());
             set.modelHash = j.value("model_hash", std::string());
             for (const auto& e : j.at("layers")) {
-                const int l = e.at("layer").get<int>();
+                const int64_t l64 = jsonInteger(e.at("layer"), "layer");
+                if (l64 < 0 || l64 > INT32_MAX)
+                    throw std::invalid_argument("layer " + std::to_string(l64) + " is not a layer");
+                const int l = int(l64);
                 const std::string folder = (fs::path(dir) / e.at("folder").get<std::string>()).string();
                 Dictionary d = loadDictionary(folder);
                 if (!isLayerTranscoder(d, l))

@@ -5,6 +5,7 @@
 #include "gwb/engine/lens.h"
 #include "gwb/engine/npy.h"
 #include "formats/file_util.h"
+#include "formats/json_integer.h"
 #include "import/import_tensor_file.h"
 
 #include <caffe2/serialize/inline_container.h>
@@ -329,10 +330,10 @@ Lens readLens(const std::string& folder) {
             lens.request = requestFrom(meta.at("request"), lens.kind);
             if (lens.kind == LensKind::Jacobian) {
                 lens.prompts = meta.at("prompts").get<std::vector<int64_t>>();
-                lens.promptsPlanned = meta.value("prompts_planned", int64_t{0});
+                lens.promptsPlanned = jsonIntegerOr(meta, "prompts_planned", 0);
             } else {
-                lens.stepsDone = meta.value("steps_done", int64_t{0});
-                lens.nPrompts = meta.value("windows", int64_t{0});
+                lens.stepsDone = jsonIntegerOr(meta, "steps_done", 0);
+                lens.nPrompts = jsonIntegerOr(meta, "windows", 0);
             }
         }
     } catch (const json::exception& e) {

@@ -4,6 +4,7 @@
 #include "gwb/engine/patch_pairs_run.h"
 
 #include "pairs_meta.h"
+#include "formats/json_integer.h"
 
 #include "gwb/engine/csv.h"
 #include "gwb/engine/npy.h"
@@ -385,7 +386,7 @@ PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstr
             mm["pairs"].push_back(meta["pairs"][static_cast<size_t>(p)]);
         }
         for (const auto& sk : meta.value("skipped", json::array()))
-            if (skippedLines.insert(sk["line"].get<int64_t>()).second) skipped.push_back(sk);
+            if (skippedLines.insert(jsonInteger(sk["line"], "line")).second) skipped.push_back(sk);
     }
     // Pairs in the order of their lines, whatever the order of the files: the merged file (and its
     // bootstrap) is the one an unsharded run writes.
@@ -417,7 +418,7 @@ PairsResult mergePairsFiles(const std::vector<std::string>& inputs, int& bootstr
             pairs.push_back(mm["pairs"][i]);
         mm["pairs"] = pairs;
     }
-    const int64_t usable = mm.value("pairs_usable", int64_t{0});
+    const int64_t usable = jsonIntegerOr(mm, "pairs_usable", 0);
     mm["skipped"] = skipped;
     mm.erase("shard");
     mm.erase("stopped_by");

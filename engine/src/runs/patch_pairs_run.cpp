@@ -5,6 +5,7 @@
 #include "gwb/engine/patch_pairs_run.h"
 
 #include "pairs_meta.h"
+#include "formats/json_integer.h"
 
 #include "gwb/engine/device.h"
 #include "gwb/engine/patch_input.h"
@@ -50,11 +51,11 @@ void setPairsMeta(PairsResult& r, const json& meta) {
         r.colLabels = meta.value("column_labels", std::vector<std::string>());
         r.skipped.clear();
         for (const json& s : meta.value("skipped", json::array()))
-            r.skipped.push_back({s.at("line").get<int64_t>(), s.at("reason").get<std::string>()});
-        r.usable = meta.value("pairs_usable", int64_t{0});
+            r.skipped.push_back({jsonInteger(s.at("line"), "line"), s.at("reason").get<std::string>()});
+        r.usable = jsonIntegerOr(meta, "pairs_usable", 0);
         const json shard = meta.value("shard", json::object());
-        r.shardFirst = shard.value("first_pair", int64_t{0});
-        r.shardEnd = shard.value("end_pair", r.usable);
+        r.shardFirst = jsonIntegerOr(shard, "first_pair", 0);
+        r.shardEnd = jsonIntegerOr(shard, "end_pair", r.usable);
         r.stoppedBy = meta.value("stopped_by", std::string());
         r.minDifference = meta.value("min_difference", kDefaultMinDifference);
     } catch (const json::exception& e) {
