@@ -32,7 +32,7 @@ int runInfo(const QStringList& args) {
                             QStringLiteral("The model, as --model takes it (a file or a Hugging Face folder)."),
                             QStringLiteral("[MODEL]"));
     p.process(args);
-    // `gwb info FILE` reads FILE (it used to be ignored, and the bundled model described instead).
+    // `gwb info FILE` describes FILE; --model and --config name a model too, so one of them at most.
     const QStringList given = p.positionalArguments();
     if (given.size() > 1 || (given.size() == 1 && (p.isSet(model) || p.isSet(config)))) {
         std::fprintf(stderr, "gwb info: give one model, as MODEL or --model (got %s)\n",

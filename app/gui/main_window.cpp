@@ -208,7 +208,7 @@ void MainWindow::buildDocks() {
     m_strip->setObjectName(QStringLiteral("tokenStrip"));
     m_strip->setSelection(m_selection);
     m_strip->setMinimumHeight(40); // keep the dock from collapsing before the first run
-    // "Colour tokens by" names a feature's activation while the strip shows it (issue 52).
+    // "Colour tokens by" names a feature's activation while the strip shows it.
     connect(m_strip, &gwb::views::TokenStrip::customColouringChanged, m_selectionBar,
             &SelectionBar::showCustomColouring);
     m_stripDock = new QDockWidget(QStringLiteral("Tokens"), this);

@@ -1,5 +1,5 @@
 #pragma once
-// The window's longest-prompt setting (issue 51): a Run traces at most this many tokens of the
+// The window's longest-prompt setting: a Run traces at most this many tokens of the
 // prompt (the model's context stays the hard limit), and beside it what a Run that long costs: the
 // memory its traces and analyses keep (from the models' shapes) and the time at the last Run's rate.
 

@@ -1,5 +1,5 @@
 #pragma once
-// The window's one runner (issue 48): every kind of run (trace, lens, saliency, patching, paths,
+// The window's one runner: every kind of run (trace, lens, saliency, patching, paths,
 // features, corpus, model probes) goes to one process-wide pool of worker threads. Each asker
 // holds a WorkLane: its jobs run one at a time in the order given (so its runs never share the
 // engine with each other, and a newer request can drop the queued older ones), while different

@@ -151,8 +151,8 @@ void FeaturesView::refresh() {
         if (rows[i].first == fg.chosenFeature()) m_list->selectRow(static_cast<int>(i));
     }
     m_list->resizeColumnsToContents();
-    // The last column takes the rest of the width (resizing to contents had undone the stretch:
-    // the columns stopped at ~280 px of a wider list, issue 52).
+    // The last column takes the rest of the width: resizing to contents resets the stretch, so it
+    // is set again after it.
     m_list->horizontalHeader()->setSectionResizeMode(m_list->columnCount() - 1, QHeaderView::Stretch);
     // An error (a failed computation, no run yet) on its own row under the controls, wrapped.
     m_message->setText(QString::fromStdString(f->error));

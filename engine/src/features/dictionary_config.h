@@ -9,8 +9,8 @@
 
 namespace gwb::engine {
 
-/// What cfg.json says of its corpus paths (gwb.corpus_paths), so that they travel with the folder
-/// (issue 67): gwb.corpus holds the training files relative to the folder of the cfg.json (absolute
+/// What cfg.json says of its corpus paths (gwb.corpus_paths), so that they travel with the folder:
+/// gwb.corpus holds the training files relative to the folder of the cfg.json (absolute
 /// where a file has no relative form), gwb.corpus_absolute the same files' absolute paths when the
 /// dictionary was saved (read when the relative ones are not found: the folder moved alone).
 inline constexpr const char* kCorpusPathsNote =

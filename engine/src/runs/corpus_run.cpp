@@ -213,7 +213,7 @@ CorpusStats runCorpus(const Model& model, const Model* baseline, const CorpusOpt
     }
     finish();
     s.complete = static_cast<int64_t>(s.windows.size()) + skippedHere == s.windowsPlanned;
-    if (progress) progress(pr); // final report (phase times); its answer no longer matters
+    if (progress) progress(pr); // final report (phase times); its answer is not read
     return s;
 }
 

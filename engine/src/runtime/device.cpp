@@ -73,9 +73,9 @@ void setThreads(int n) {
     // takes 2-3x longer (docs/performance.md). The matrix products, where the time goes, then use
     // OpenBLAS's n threads, and LibTorch's own kernels run on the calling thread. When OpenMP's
     // idle threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE, read by libgomp when the
-    // process starts), the two pools no longer fight and LibTorch's kernels get the n threads too:
+    // process starts), the two pools do not fight and LibTorch's kernels get the n threads too:
     // training 1.2x faster, a lens trace 1.15x (README, "Threads"). Without OpenBLAS (MKL, a CUDA
-    // build's CPU side), LibTorch's pool gets the n threads as before.
+    // build's CPU side), LibTorch's pool gets the n threads.
     if (const SetBlasThreads setBlas = openBlasSetter()) {
         setBlas(n);
         at::set_num_threads(openMpWaitsPassively() ? n : 1);

@@ -1,5 +1,5 @@
 #pragma once
-// The results of the two-model causal runs (issue 48's runs layer): a patching sweep, path
+// The results of the two-model causal runs (the runs layer): a patching sweep, path
 // patching and a pairs file on both models (Grassmann and the baseline Transformer), each model's
 // grid with its labels, and a clicked cell's top next pieces. Plain std data: the engine fills them
 // (causal_runs.h), the window's Patching and Paths views and `gwb figure` draw them, and tests build

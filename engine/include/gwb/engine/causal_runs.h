@@ -1,5 +1,5 @@
 #pragma once
-// The two-model causal runs (issue 48's runs layer): a patching sweep, path patching and a pairs
+// The two-model causal runs (the runs layer): a patching sweep, path patching and a pairs
 // file run on the Grassmann model and the baseline Transformer in one call, with one progress and
 // cancel for both, each model's failure kept to its own grid; a clicked cell's top next pieces and
 // a quick ablation. The window's Patching and Paths views (through app/gui's runners) and

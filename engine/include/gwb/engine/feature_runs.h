@@ -1,5 +1,5 @@
 #pragma once
-// The Features view's runs (issue 48's runs layer): a dictionary's activations on the traces of a
+// The Features view's runs (the runs layer): a dictionary's activations on the traces of a
 // Run, and one feature's dashboard over a corpus, with the models the dictionary was trained on
 // found among the run's two by their weights (a crosscoder needs both). Plain std results; the
 // window's runner (app/gui/features_job.h) and `gwb figure --view features` call these. Std-only.

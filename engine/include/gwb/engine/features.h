@@ -312,8 +312,8 @@ std::vector<FeatureSummary> summarizeFeatures(const Model& model, const Dictiona
                                               int64_t maxWindows = 0, const std::atomic<bool>* stop = nullptr,
                                               const Model* second = nullptr);
 
-/// A transcoder set: the replacement of every FFN of a model by a transcoder (attribution graphs,
-/// issue 50), transcoder L reading the FFN's input ffn_in.L and reconstructing its output ffn.L.
+/// A transcoder set: the replacement of every FFN of a model by a transcoder (attribution graphs),
+/// transcoder L reading the FFN's input ffn_in.L and reconstructing its output ffn.L.
 /// On disk: DIR/ffn.L (each in SAELens's layout, as saveDictionary writes it) and
 /// DIR/transcoders.json (format "gwb-transcoders", version 1: model, its weights' hash, and per
 /// layer its folder and sites; "complete": every layer there).

@@ -1,5 +1,5 @@
 #pragma once
-// Attribution graphs (issue 50), the Torch-free half: the graph's nodes and edges, circuit-tracer's
+// Attribution graphs, the Torch-free half: the graph's nodes and edges, circuit-tracer's
 // pruning by influence on the logits and its two faithfulness scores, and the two files (the graph
 // JSON in circuit-tracer's format, the NPZ of the whole unpruned adjacency). The run that computes a
 // graph from a model and its transcoders is gwb/engine/graph_run.h.

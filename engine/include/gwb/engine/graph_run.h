@@ -1,5 +1,5 @@
 #pragma once
-// Attribution graphs (issue 50), the run: a model's local replacement on one prompt (transcoders in
+// Attribution graphs, the run: a model's local replacement on one prompt (transcoders in
 // place of its FFNs, with an error node for what they miss; attention patterns, gates, norms and the
 // Plucker normalisers frozen at the prompt; the Plucker product split evenly between its two tokens)
 // and the graph of its direct effects, from backward passes batched over targets.

@@ -1,5 +1,5 @@
 #pragma once
-// One model store (issue 48): a model file is opened once per (file, device) and shared by every
+// One model store: a model file is opened once per (file, device) and shared by every
 // run that asks for it: the window's runners (trace, saliency, patching, paths, features, corpus)
 // and `gwb figure` hold handles to one store. Std-only.
 

@@ -1,5 +1,5 @@
 #pragma once
-// One sweep's file (issue 48): the NPZ `gwb patch` writes (the arrays of patchSweepArrays, the
+// One sweep's file: the NPZ `gwb patch` writes (the arrays of patchSweepArrays, the
 // attribution check's cells, meta.json) has one writer and one reader, here; `gwb patch`, its
 // --resume and the Python package's model.patch() (its meta and Result.save) use them, so a
 // sweep reads back the same wherever it was made. Std types only.

@@ -1,5 +1,5 @@
 #pragma once
-// Path patching's files (issue 48): the NPZ and meta.json `gwb paths` writes for one pair
+// Path patching's files: the NPZ and meta.json `gwb paths` writes for one pair
 // (pathPatching, with --linear the direct logit attribution) and for a pairs file (every usable
 // pair's senders x receivers matrix, the mean effect over pairs and its bootstrap interval), each
 // with one writer here; `gwb paths` and the Python package's model.paths() use them, and the pairs

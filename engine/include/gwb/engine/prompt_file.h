@@ -1,6 +1,6 @@
 #pragma once
 // A prompt read from a file: one rule for File ▸ Open Prompt File, `gwb figure --prompt-file` and
-// `gwb trace --prompt-file` (issue 67), so that the same file gives the same tokens everywhere.
+// `gwb trace --prompt-file`, so that the same file gives the same tokens everywhere.
 // Std-only.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// One Run of a prompt (issue 48's runs layer): open the models, optionally let one continue the
+// One Run of a prompt (the runs layer): open the models, optionally let one continue the
 // prompt, trace the prompt through each model and analyse each trace, with stages, progress and
 // cancel in one shared state. The window's Run and Continue (app/gui/trace_job.h, on a worker
 // thread) and `gwb figure` (synchronously) call runPrompt. Std-only.

@@ -1,5 +1,5 @@
 #pragma once
-// The one site vocabulary (issue 48): every place a value inside a model is named — hooks, patching
+// The one site vocabulary: every place a value inside a model is named — hooks, patching
 // sweeps and their labels, path patching's senders and receivers, dictionaries, NPZ labels, the
 // window — reads and writes these names through this parser and printer:
 //   resid.L      block input h^L, L = 0..N (N: the final state before the final LayerNorm)

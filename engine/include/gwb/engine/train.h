@@ -82,9 +82,9 @@ TrainResult trainOnTokens(Model& model, const std::vector<int32_t>& trainIds, co
                           const TrainCallback& callback = {});
 
 /// What a checkpoint's training summary's valid_loss and valid_perplexity are over, in words (gwb
-/// info prints it beside them, issue 67): they were scored at training time, on valid_tokens
+/// info prints it beside them): they were scored at training time, on valid_tokens
 /// tokens, which are a sample of the validation split when training's evalMaxBlocks was set
-/// (valid_split_tokens, recorded since issue 67, says how many the split has), so they differ from
+/// (valid_split_tokens, where recorded, says how many the split has), so they differ from
 /// what `gwb eval` gives for the whole split. "" when the summary records no valid_tokens.
 std::string validationScope(const std::string& trainingSummaryJson);
 

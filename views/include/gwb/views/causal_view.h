@@ -1,5 +1,5 @@
 #pragma once
-// What the Patching and Paths views share (issue 48: no near-copies between them): the metric's
+// What the Patching and Paths views share (no near-copies between them): the metric's
 // fields, the Run / Cancel / progress / status row, the hover line, the two heatmaps (Grassmann,
 // Transformer), the top-pieces table of a clicked cell, and how a run starts, is refused and is
 // accepted. Each view adds its own inputs and results; its figure (PatchingFigure, PathsFigure)
