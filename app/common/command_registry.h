@@ -1,6 +1,6 @@
 #pragma once
 // Subcommands of the `gwb` executable. Each lives in its own cli/cmd_*.cpp (the drawing one in
-// gui/cmd_figure.cpp) and registers itself with GWB_REGISTER_COMMAND; main() dispatches on the first argument.
+// figure/cmd_figure.cpp) and registers itself with GWB_REGISTER_COMMAND; main() dispatches on the first argument.
 
 #include "gwb/engine/effect_claims.h"
 

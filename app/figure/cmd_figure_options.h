@@ -1,6 +1,7 @@
 #pragma once
 // gwb figure (cmd_figure.cpp): its options, and the views that need a run of their own before
-// their figure (saliency, features, patching, paths: cmd_figure_views.cpp), one table entry each.
+// their figure (gate, saliency, features, patching, paths, graph, lens: kFillers in
+// cmd_figure_views.cpp), one table entry each.
 
 #include "runs/figure_request.h"
 #include "runs/trace_job.h"
