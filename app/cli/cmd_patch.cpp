@@ -5,7 +5,7 @@
 #include "common/bundled_models.h"
 #include "cli/cli_args.h"
 #include "common/command_registry.h"
-#include "cli/patch_pairs_run.h"
+#include "cli/patch_pairs_cli.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/config.h"

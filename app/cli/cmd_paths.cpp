@@ -5,7 +5,7 @@
 #include "cli/cli_args.h"
 #include "cli/pairs_summary.h"
 #include "common/command_registry.h"
-#include "cli/patch_pairs_run.h"
+#include "cli/patch_pairs_cli.h"
 #include "gwb/engine/patch_input.h"
 
 #include "gwb/engine/device.h"

@@ -4,7 +4,7 @@
 
 #include "common/bundled_models.h"
 #include "common/command_registry.h"
-#include "figure/corpus_figure.h"
+#include "figure/corpus_figure_cmd.h"
 #include "runs/figure_request.h"
 #include "figure/cmd_figure_options.h"
 #include "runs/trace_job.h"

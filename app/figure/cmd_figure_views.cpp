@@ -5,11 +5,11 @@
 
 #include "figure/cmd_figure_options.h"
 
-#include "runs/causal_run.h"
-#include "runs/features_run.h"
-#include "runs/graph_run.h"
-#include "runs/lens_run.h"
-#include "runs/saliency_run.h"
+#include "runs/causal_adapter.h"
+#include "runs/features_adapter.h"
+#include "runs/graph_adapter.h"
+#include "runs/lens_adapter.h"
+#include "runs/saliency_adapter.h"
 
 #include "gwb/engine/lens.h"
 #include "gwb/engine/sites.h"

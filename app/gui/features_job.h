@@ -4,12 +4,12 @@
 // One lane of the process pool (work_lane.h), models from the process store; a result no longer
 // wanted is dropped.
 
-#include "runs/features_run.h"
+#include "runs/features_adapter.h"
 #include "gui/work_lane.h"
 
 #include "gwb/engine/features.h"
 #include "gwb/views/features_view.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QObject>
 

@@ -6,11 +6,11 @@
 // (work_lane.h): a dashboard never waits for a graph. Models from the process store.
 
 #include "gui/features_job.h" // the metatype of a dashboard
-#include "runs/graph_run.h"
+#include "runs/graph_adapter.h"
 #include "gui/work_lane.h"
 
 #include "gwb/views/graph_view.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QObject>
 

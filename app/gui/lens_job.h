@@ -1,10 +1,10 @@
 #pragma once
 // The Lens view's work, off the GUI thread: the logit lens and the lens folders the person opened,
-// read out on both models' traces (runs/lens_run.h: computeLensComparison), on a lane of the
+// read out on both models' traces (runs/lens_adapter.h: computeLensComparison), on a lane of the
 // process pool (work_lane.h). Models from the process store.
 
 #include "gui/work_lane.h"
-#include "runs/lens_run.h"
+#include "runs/lens_adapter.h"
 
 #include "gwb/views/lens_view.h"
 

@@ -10,7 +10,7 @@
 
 #include "gwb/views/selection.h"
 #include "gwb/views/view.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QMainWindow>
 #include <QPointer>

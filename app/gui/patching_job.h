@@ -4,7 +4,7 @@
 // token over the token strip). Computed with the engine off the GUI thread (PatchingRunner) or
 // synchronously (gwb figure --view patching).
 
-#include "runs/causal_run.h"
+#include "runs/causal_adapter.h"
 #include "gui/work_lane.h"
 
 #include "gwb/views/patching_view.h"

@@ -3,7 +3,7 @@
 // receivers matrices off the GUI thread with progress and Cancel, and a clicked cell's top next
 // pieces (pathCellLogits). Also synchronous for `gwb figure --view paths`.
 
-#include "runs/causal_run.h"
+#include "runs/causal_adapter.h"
 #include "gui/work_lane.h"
 
 #include "gwb/views/paths_view.h"

@@ -2,7 +2,7 @@
 // Gradient x input saliency for the Saliency view, computed with the engine off the GUI thread
 // (SaliencyRunner) or synchronously (gwb figure). Each model explains its own token ids.
 
-#include "runs/saliency_run.h"
+#include "runs/saliency_adapter.h"
 #include "gui/work_lane.h"
 
 #include "gwb/views/saliency_view.h"

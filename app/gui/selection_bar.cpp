@@ -2,7 +2,7 @@
 
 #include "gui/token_scalars.h"
 
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QComboBox>
 #include <QLabel>

@@ -4,7 +4,7 @@
 // the selection changes the controls (so clicks in views show up here).
 
 #include "gwb/views/selection.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QToolBar>
 

@@ -1,6 +1,6 @@
 #include "runs/trace_job.h"
 
-#include "runs/saliency_run.h"
+#include "runs/saliency_adapter.h"
 
 #include "gwb/engine/analysis.h"
 #include "gwb/engine/device.h"

@@ -13,7 +13,7 @@
 #include "gwb/engine/model_store.h"
 #include "gwb/engine/prompt_run.h"
 #include "gwb/engine/saliency.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QString>
 #include <QStringList>

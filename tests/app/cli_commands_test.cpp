@@ -4,7 +4,7 @@
 
 #include "cli/cli_args.h"
 #include "gui/window_options.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 #include "gwb/engine/npy.h"
 
 #include <QDir>

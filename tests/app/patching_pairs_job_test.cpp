@@ -5,7 +5,7 @@
 // `gwb figure --view patching --pairs` draws it headless.
 
 #include "gui/patching_job.h"
-#include "runs/causal_run.h"
+#include "runs/causal_adapter.h"
 
 #include "../views/std_text.h"
 #include "app_test_util.h"

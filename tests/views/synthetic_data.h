@@ -7,7 +7,7 @@
 #include "gwb/views/patching_figure.h"
 #include "gwb/views/paths_figure.h"
 #include "gwb/views/saliency_figure.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #ifdef GWB_TEST_WIDGETS // the view tests (views_tests); the figure tests have no widgets
 #include "gwb/views/features_view.h"

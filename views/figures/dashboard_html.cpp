@@ -1,6 +1,6 @@
 #include "dashboard_html.h"
 
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include "gwb/views/colormap.h"
 #include "gwb/views/data_table.h"
 #include "gwb/views/heatmap_painter.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QRectF>
 #include <QString>
@@ -23,6 +23,8 @@ DataTable tableFromMatrix(const QString& name, const QString& quantity, const QS
                           const QString& units, int64_t rows, int64_t cols, std::vector<float> values,
                           const QString& rowAxis, const QString& colAxis, const QStringList& rowLabels,
                           const QStringList& colLabels);
+/// The engine's definition of a quantity (gwb::engine::definitions()), "" for an unknown key.
+QString engineDefinition(const char* key);
 /// "model 'name'" or "" for captions.
 QString modelPhrase(const gwb::engine::TracePtr& trace);
 /// Grassmann layer trace/analysis at index l when present.

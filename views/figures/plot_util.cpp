@@ -1,6 +1,6 @@
 #include "plot_util.h"
 
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QTextLayout>
 #include <algorithm>

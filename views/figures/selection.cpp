@@ -1,6 +1,6 @@
 #include "gwb/views/selection.h"
 
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 
 #include "view_common.h"
 
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QDoubleSpinBox>
 #include <QFileDialog>

@@ -12,7 +12,7 @@
 #include "gwb/views/data_table.h"
 #include "gwb/views/figure_options.h"
 #include "gwb/views/selection.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QHash>
 #include <QJsonObject>

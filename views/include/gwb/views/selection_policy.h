@@ -3,7 +3,7 @@
 // defined" when every offset D of every Grassmann layer reaches a real past token (t - D >= 0) and
 // a next token exists (so lens ranks and saliency targets are defined too).
 
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QString>
 

@@ -6,7 +6,7 @@
 
 #include "gwb/views/colormap.h"
 #include "gwb/views/selection.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QAction>
 #include <QPointer>

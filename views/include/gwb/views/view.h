@@ -8,7 +8,7 @@
 #include "gwb/views/figure.h"
 #include "gwb/views/figure_options.h"
 #include "gwb/views/selection.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QImage>
 #include <QJsonObject>

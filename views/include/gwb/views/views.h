@@ -16,4 +16,4 @@
 #include "gwb/views/subspace_view.h"
 #include "gwb/views/token_strip.h"
 #include "gwb/views/view.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"

@@ -3,7 +3,7 @@
 // prompt (gwb/engine/graph_run.h) and a transcoder feature's dashboard. The window's runner and
 // `gwb figure --view graph` call them. Qt Core + engine.
 
-#include "runs/features_run.h"
+#include "runs/features_adapter.h"
 #include "runs/trace_job.h"
 
 #include "gwb/engine/feature_runs.h"

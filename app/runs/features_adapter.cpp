@@ -1,4 +1,4 @@
-#include "runs/features_run.h"
+#include "runs/features_adapter.h"
 
 namespace gwb::app {
 

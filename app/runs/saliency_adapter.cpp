@@ -1,4 +1,4 @@
-#include "runs/saliency_run.h"
+#include "runs/saliency_adapter.h"
 
 #include "gwb/engine/tracer.h"
 

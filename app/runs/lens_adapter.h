@@ -8,7 +8,7 @@
 #include "runs/trace_job.h"
 
 #include "gwb/engine/lens_readout.h"
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <QString>
 #include <QStringList>

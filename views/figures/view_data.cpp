@@ -1,4 +1,4 @@
-#include "gwb/views/workbench_data.h"
+#include "gwb/views/view_data.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "runs/graph_run.h"
+#include "runs/graph_adapter.h"
 
 #include "gwb/engine/graph_run.h"
 

@@ -1,4 +1,4 @@
-#include "figure/corpus_figure.h"
+#include "figure/corpus_figure_cmd.h"
 
 #include "gwb/views/corpus_figure.h"
 #include "gwb/views/figure_export.h"

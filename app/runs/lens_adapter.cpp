@@ -1,4 +1,4 @@
-#include "runs/lens_run.h"
+#include "runs/lens_adapter.h"
 
 #include "gwb/engine/features.h"
 #include "gwb/engine/lens.h"

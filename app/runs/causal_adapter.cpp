@@ -1,4 +1,4 @@
-#include "runs/causal_run.h"
+#include "runs/causal_adapter.h"
 
 namespace gwb::app {
 

@@ -2,7 +2,7 @@
 // merge are the engine's (gwb/engine/patch_pairs_run.h); here the progress line, Ctrl-C and the
 // printed summary.
 
-#include "cli/patch_pairs_run.h"
+#include "cli/patch_pairs_cli.h"
 
 #include "cli/cli_args.h"
 #include "cli/pairs_summary.h"
