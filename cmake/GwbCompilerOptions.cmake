@@ -17,6 +17,17 @@ if(GWB_SANITIZE)
   target_link_options(gwb_options INTERFACE -fsanitize=address,undefined)
 endif()
 
+# Unity builds (GWB_UNITY_BUILD, on in the presets that build everything): a target's sources are
+# compiled GWB_UNITY_BATCH at a time, so Qt's and Torch's headers are parsed and their templates
+# instantiated once per batch instead of once per file. Only for targets whose objects are not
+# shared between build trees through ccache (a unity file's path is its tree's own): the window's
+# and figures' libraries and tests, and the Torch sources, which differ per LibTorch anyway.
+function(gwb_unity target)
+  if(GWB_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GWB_UNITY_BATCH})
+  endif()
+endfunction()
+
 # Torch's own headers are not warning-clean under -Wpedantic; include them as system headers.
 function(gwb_target_defaults target)
   target_link_libraries(${target} PRIVATE gwb_options)

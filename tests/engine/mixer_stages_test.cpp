@@ -45,7 +45,7 @@ ModelConfig v3Config() {
 }
 
 /// GrassmannGPTv3's forward pass, step by step as its code runs it, in float64.
-torch::Tensor referenceLogits(const Model& m, const torch::Tensor& ids) {
+torch::Tensor grassmannGptV3Logits(const Model& m, const torch::Tensor& ids) {
     const ModelConfig& c = m.config();
     const auto p = m.parameters();
     const int64_t T = ids.size(1), r = c.reduced, C = r * (r - 1) / 2;
@@ -82,7 +82,7 @@ TEST(MixerStages, GrassmannGPTv3LogitsFollowThatCodesSteps) {
     const Model m = test::randomModel(c, 7);
     torch::manual_seed(4);
     const torch::Tensor ids = torch::randint(c.vocabSize, {1, c.maxLen}, torch::kLong);
-    const torch::Tensor ref = referenceLogits(m, ids);
+    const torch::Tensor ref = grassmannGptV3Logits(m, ids);
     test::expectForwardAndOracleMatch(m, ids, ref);
     torch::NoGradGuard noGrad;
     // Negative controls: each stage switched off moves the logits.

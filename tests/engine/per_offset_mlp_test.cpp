@@ -42,7 +42,7 @@ ModelConfig mlpConfig() {
 }
 
 /// The CausalGrassmannMixer model's forward pass as its code runs it, in float64.
-torch::Tensor referenceLogits(const Model& m, const torch::Tensor& ids) {
+torch::Tensor perOffsetMlpLogits(const Model& m, const torch::Tensor& ids) {
     const ModelConfig& c = m.config();
     const auto p = m.parameters();
     const int64_t T = ids.size(1), r = c.reduced;
@@ -78,7 +78,7 @@ TEST(PerOffsetMlp, LogitsFollowTheFamilysSteps) {
     const Model m = test::randomModel(c, 7);
     torch::manual_seed(4);
     const torch::Tensor ids = torch::randint(c.vocabSize, {1, c.maxLen}, torch::kLong);
-    const torch::Tensor ref = referenceLogits(m, ids);
+    const torch::Tensor ref = perOffsetMlpLogits(m, ids);
     test::expectForwardAndOracleMatch(m, ids, ref);
     torch::NoGradGuard noGrad;
     // Negative controls: the paper's orientation (the MLP is not odd, so the sign shows), the

@@ -2,7 +2,15 @@
 
 #include "plot_util.h"
 
+#include "gwb/engine/analysis.h"
+
 namespace gwb::views::detail {
+
+QString engineDefinition(const char* key) {
+    const auto& defs = gwb::engine::definitions();
+    const auto it = defs.find(key);
+    return it == defs.end() ? QString() : QString::fromStdString(it->second);
+}
 
 DataTable tableFromMatrix(const QString& name, const QString& quantity, const QString& definitionKey,
                           const QString& units, int64_t rows, int64_t cols, std::vector<float> values,

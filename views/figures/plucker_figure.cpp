@@ -11,12 +11,6 @@ namespace {
 constexpr std::array<PluckerFigure::Quantity, 3> kQuantities{
     PluckerFigure::Quantity::Coherence, PluckerFigure::Quantity::Residual, PluckerFigure::Quantity::Planarity};
 
-QString definition(const char* key) {
-    const auto& defs = gwb::engine::definitions();
-    const auto it = defs.find(key);
-    return it == defs.end() ? QString() : QString::fromStdString(it->second);
-}
-
 // Why residual and planarity are not findings: B_t always contains z_t.
 QString roundingNote(const QString& planeValue) {
     return QStringLiteral("Rounding check only: B_t = z_t \u2227 w_t is always a plane (every p^(D) contains z_t), so "
@@ -209,14 +203,14 @@ QString PluckerFigure::caption() const {
     switch (m_quantity) {
     case Quantity::Coherence:
         q = QStringLiteral("Coherence of each Grassmann layer's mean bivector B_t = mean_D p^(D): ") +
-            definition("coherence") + QStringLiteral(".");
+            detail::engineDefinition("coherence") + QStringLiteral(".");
         break;
     case Quantity::Residual:
-        q = roundingNote(QStringLiteral("0")) + QStringLiteral("Residual: ") + definition("residual") +
+        q = roundingNote(QStringLiteral("0")) + QStringLiteral("Residual: ") + detail::engineDefinition("residual") +
             QStringLiteral(".");
         break;
     case Quantity::Planarity:
-        q = roundingNote(QStringLiteral("1")) + QStringLiteral("Planarity: ") + definition("planarity") +
+        q = roundingNote(QStringLiteral("1")) + QStringLiteral("Planarity: ") + detail::engineDefinition("planarity") +
             QStringLiteral(".");
         break;
     }

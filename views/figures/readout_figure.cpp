@@ -15,14 +15,6 @@
 
 namespace gwb::views {
 
-namespace {
-QString definition(const char* key) {
-    const auto& defs = gwb::engine::definitions();
-    const auto it = defs.find(key);
-    return it == defs.end() ? QString() : QString::fromStdString(it->second);
-}
-} // namespace
-
 QJsonObject ReadoutFigure::settings() const {
     QJsonObject o = Figure::settings();
     o.insert(QStringLiteral("rank"),
@@ -323,7 +315,7 @@ QString ReadoutFigure::caption() const {
                "the channel's top plane). Sphere: the token's pair planes (colours) and the top planes of its three "
                "top channels (greys), projected onto the layer's top-3 principal directions of z.")
                .arg(selLayer())
-               .arg(definition("readoutPlanarity"), definition("readoutResidual"))
+               .arg(detail::engineDefinition("readoutPlanarity"), detail::engineDefinition("readoutResidual"))
                .arg(channel())
                .arg(selToken()) +
            detail::modelPhrase(m_data.grassmann);

@@ -4,6 +4,7 @@
 // there, so that every later value (and every later hook) sees it.
 
 #include "gwb/engine/hooks.h"
+#include "runs/tensor_array.h"
 #include "gwb/engine/sites.h"
 
 #include "model/model_impl.h"
@@ -40,14 +41,6 @@ Parsed parseSite(const ModelConfig& c, const std::string& name) {
         p.index = static_cast<int>(std::find(offs.begin(), offs.end(), s.unit) - offs.begin());
     }
     return p;
-}
-
-FloatArray toArray(const torch::Tensor& t) {
-    const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
-    FloatArray a;
-    a.shape.assign(c.sizes().begin(), c.sizes().end());
-    a.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    return a;
 }
 
 /// A pair plane z_t ^ z_{t-D} whose two vectors are this close to parallel (sin of their angle)

@@ -2,6 +2,7 @@
 // evaluation over held-out text.
 
 #include "gwb/engine/analysis.h"
+#include "runs/tensor_array.h"
 #include "gwb/engine/features.h"
 #include "gwb/engine/lens.h"
 #include "gwb/engine/corpus_run.h"
@@ -69,7 +70,7 @@ std::vector<std::vector<int32_t>> prompts(const Model& model, const std::vector<
     return out;
 }
 
-torch::Tensor idsTensor(const std::vector<int32_t>& ids, const torch::Device& device) {
+torch::Tensor windowIds(const std::vector<int32_t>& ids, const torch::Device& device) {
     std::vector<int64_t> v(ids.begin(), ids.end());
     return torch::tensor(v, torch::kLong).view({1, static_cast<int64_t>(v.size())}).to(device);
 }
@@ -88,11 +89,6 @@ std::vector<torch::Tensor> residualStates(LanguageModelImpl& net, const torch::T
 
 torch::Tensor toTensor(const FloatArray& a, const torch::Device& device) {
     return torch::from_blob(const_cast<float*>(a.data.data()), a.shape, torch::kFloat).clone().to(device);
-}
-
-FloatArray toArray(const torch::Tensor& t) {
-    const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
-    return FloatArray(c.sizes().vec(), std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel()));
 }
 
 /// A lens's maps by residual state, on the model's device.
@@ -179,7 +175,7 @@ Lens fitJacobian(const Model& model, const LensFitRequest& r, const LensProgress
                          std::to_string(r.skipFirst + 1) + ")");
                 continue;
             }
-            const torch::Tensor ids = idsTensor(p, m.device).expand({B, T});
+            const torch::Tensor ids = windowIds(p, m.device).expand({B, T});
             // Root the graph at block 0's output, as the reference does: the weights get no gradient.
             torch::Tensor h = m.net->blocks()[0]->forward(m.net->embed(ids), nullptr).detach().requires_grad_(true);
             std::vector<torch::Tensor> sources{h};
@@ -376,7 +372,7 @@ FloatArray lensLogits(const Model& model, const std::vector<int32_t>& ids, int s
     return withDeviceErrors("lens logits", model.device(), [&] {
         m.net->eval();
         torch::NoGradGuard noGrad;
-        const auto states = residualStates(*m.net, idsTensor(ids, m.device));
+        const auto states = residualStates(*m.net, windowIds(ids, m.device));
         const torch::Tensor h = states[static_cast<size_t>(state)][0];
         return toArray(m.net->head(state == N ? h : maps.apply(state, h)));
     });
@@ -411,7 +407,7 @@ LensReadout lensReadout(const Model& model, const std::vector<int32_t>& ids, con
         withDeviceErrors("the lens readout", model.device(), [&] {
             m.net->eval();
             torch::NoGradGuard noGrad;
-            const torch::Tensor idsT = idsTensor(ids, m.device);
+            const torch::Tensor idsT = windowIds(ids, m.device);
             const auto states = residualStates(*m.net, idsT);
             const torch::Tensor logpF = torch::log_softmax(m.net->head(states[static_cast<size_t>(N)][0]), -1);
             const torch::Tensor pF = logpF.exp();
@@ -488,8 +484,8 @@ LensEvalResult evaluateLenses(const Model& model, const std::vector<Lens>& lense
         for (size_t p = 0; p < all.size(); ++p) {
             if (cancel && cancel->load()) throw Cancelled();
             const auto T = static_cast<int64_t>(all[p].size());
-            const auto states = residualStates(*m.net, idsTensor(all[p], m.device));
-            const torch::Tensor next = idsTensor(all[p], m.device)[0].narrow(0, 1, T - 1).unsqueeze(1);
+            const auto states = residualStates(*m.net, windowIds(all[p], m.device));
+            const torch::Tensor next = windowIds(all[p], m.device)[0].narrow(0, 1, T - 1).unsqueeze(1);
             const torch::Tensor logpF =
                 torch::log_softmax(m.net->head(states[static_cast<size_t>(N)][0].narrow(0, 0, T - 1)), -1);
             const torch::Tensor pF = logpF.exp(), topF = logpF.argmax(-1);

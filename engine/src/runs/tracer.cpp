@@ -1,6 +1,7 @@
 // One forward pass with every capture point on, converted into a Trace; saliency.
 
 #include "runtime/device_errors.h"
+#include "runs/tensor_array.h"
 #include "gwb/engine/tracer.h"
 
 #include "model/model_impl.h"
@@ -14,12 +15,6 @@
 namespace gwb::engine {
 
 namespace {
-
-FloatArray toArray(const torch::Tensor& t) {
-    const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
-    const float* p = c.data_ptr<float>();
-    return FloatArray(c.sizes().vec(), std::vector<float>(p, p + c.numel()));
-}
 
 /// Rows of the T x V head computed at once when TraceOptions::headChunkRows is 0: 256 (taller
 /// products run nearer the BLAS's peak: a paper-size T = 256 trace takes 56 instead of 61 ms, its
