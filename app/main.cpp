@@ -14,12 +14,34 @@
 #include <QCoreApplication>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace {
+
+using gwb::app::Command;
+
+/// Every command of this build, in the order `gwb --help` lists them.
+const Command* const kCommands[] = {
+    &gwb::app::kEvalCommand,   &gwb::app::kFeaturesCommand, &gwb::app::kGenerateCommand, &gwb::app::kGraphCommand,
+    &gwb::app::kImportCommand, &gwb::app::kInfoCommand,     &gwb::app::kInitCommand,     &gwb::app::kLensCommand,
+    &gwb::app::kPatchCommand,  &gwb::app::kPathsCommand,    &gwb::app::kStatsCommand,    &gwb::app::kTokenizerCommand,
+    &gwb::app::kTraceCommand,  &gwb::app::kTrainCommand,
+#ifndef GWB_HEADLESS
+    &gwb::app::kFigureCommand,
+#endif
+};
+
+const Command* findCommand(const QString& name) {
+    for (const Command* c : kCommands)
+        if (name == QLatin1String(c->name)) return c;
+    return nullptr;
+}
 
 QString helpText() {
 #ifdef GWB_HEADLESS
@@ -61,8 +83,11 @@ QString helpText() {
     text += QLatin1Char('\n');
 #endif
     text += QStringLiteral("Commands (gwb <command> --help for each):\n");
-    for (const auto& c : gwb::app::commands())
-        text += QStringLiteral("  %1 %2\n").arg(QString::fromLatin1(c.name), -12).arg(QString::fromUtf8(c.summary));
+    std::vector<const Command*> sorted(std::begin(kCommands), std::end(kCommands));
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Command* a, const Command* b) { return std::strcmp(a->name, b->name) < 0; });
+    for (const Command* c : sorted)
+        text += QStringLiteral("  %1 %2\n").arg(QString::fromLatin1(c->name), -12).arg(QString::fromUtf8(c->summary));
     return text;
 }
 
@@ -111,7 +136,7 @@ int main(int argc, char** argv) {
 #endif
     }
 
-    const auto* command = gwb::app::findCommand(first);
+    const auto* command = findCommand(first);
     if (!command) {
         QTextStream(stderr) << "gwb: unknown command '" << first << "'\n\n" << helpText();
         return 2;

@@ -58,4 +58,7 @@ int runEval(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("eval", "Perplexity and bits per character on text files", runEval, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kEvalCommand{"eval", "Perplexity and bits per character on text files", runEval, false};
+} // namespace gwb::app

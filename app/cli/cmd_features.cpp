@@ -551,6 +551,9 @@ int runFeatures(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("features",
-                     "Sparse dictionaries (SAEs): train, eval, top contexts, export dashboards, edit (ablate/steer)",
-                     runFeatures, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kFeaturesCommand{
+    "features", "Sparse dictionaries (SAEs): train, eval, top contexts, export dashboards, edit (ablate/steer)",
+    runFeatures, false};
+} // namespace gwb::app

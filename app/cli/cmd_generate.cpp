@@ -131,5 +131,8 @@ int runGenerate(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("generate", "Continue a prompt (incremental decoding), optionally trace the result", runGenerate,
-                     false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kGenerateCommand{"generate", "Continue a prompt (incremental decoding), optionally trace the result",
+                               runGenerate, false};
+} // namespace gwb::app

@@ -189,5 +189,8 @@ int runImport(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("import", "Convert a PyTorch re-implementation's checkpoint (.pt/.safetensors/.grasslm) to .gwb",
-                     runImport, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kImportCommand{
+    "import", "Convert a PyTorch re-implementation's checkpoint (.pt/.safetensors/.grasslm) to .gwb", runImport, false};
+} // namespace gwb::app

@@ -92,4 +92,7 @@ int runInfo(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("info", "Print a model's architecture and parameter counts", runInfo, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kInfoCommand{"info", "Print a model's architecture and parameter counts", runInfo, false};
+} // namespace gwb::app

@@ -52,4 +52,7 @@ int runInit(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("init", "Write a freshly initialized model from a config", runInit, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kInitCommand{"init", "Write a freshly initialized model from a config", runInit, false};
+} // namespace gwb::app

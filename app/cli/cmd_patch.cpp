@@ -475,4 +475,8 @@ int runPatch(const QStringList& argsIn) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("patch", "Causal tests: activation patching and ablation sweeps (NPZ, CSV)", runPatch, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kPatchCommand{"patch", "Causal tests: activation patching and ablation sweeps (NPZ, CSV)", runPatch,
+                            false};
+} // namespace gwb::app

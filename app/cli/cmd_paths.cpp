@@ -267,5 +267,8 @@ int runPaths(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("paths", "Path patching and direct effects: which component writes the answer itself (NPZ, CSV)",
-                     runPaths, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kPathsCommand{
+    "paths", "Path patching and direct effects: which component writes the answer itself (NPZ, CSV)", runPaths, false};
+} // namespace gwb::app

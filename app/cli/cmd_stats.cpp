@@ -208,5 +208,8 @@ int runStats(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("stats", "Corpus statistics over text files (--shard i/n; 'stats merge' adds shards)", runStats,
-                     false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kStatsCommand{"stats", "Corpus statistics over text files (--shard i/n; 'stats merge' adds shards)",
+                            runStats, false};
+} // namespace gwb::app

@@ -186,4 +186,8 @@ int runTokenizer(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("tokenizer", "Train a SentencePiece tokenizer, encode or decode text", runTokenizer, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kTokenizerCommand{"tokenizer", "Train a SentencePiece tokenizer, encode or decode text", runTokenizer,
+                                false};
+} // namespace gwb::app

@@ -136,4 +136,7 @@ int runTrace(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("trace", "Trace a model on a prompt and write an NPZ", runTrace, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kTraceCommand{"trace", "Trace a model on a prompt and write an NPZ", runTrace, false};
+} // namespace gwb::app

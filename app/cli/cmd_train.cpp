@@ -170,4 +170,7 @@ int runTrain(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("train", "Train a model on text files", runTrain, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kTrainCommand{"train", "Train a model on text files", runTrain, false};
+} // namespace gwb::app

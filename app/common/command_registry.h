@@ -1,6 +1,7 @@
 #pragma once
 // Subcommands of the `gwb` executable. Each lives in its own cli/cmd_*.cpp (the drawing one in
-// figure/cmd_figure.cpp) and registers itself with GWB_REGISTER_COMMAND; main() dispatches on the first argument.
+// figure/cmd_figure.cpp) as a Command; main.cpp lists them in one table and dispatches on the first
+// argument.
 
 #include "gwb/engine/effect_claims.h"
 
@@ -56,18 +57,12 @@ inline double minDifferenceValue(const QCommandLineParser& p, const QCommandLine
     return v;
 }
 
-/// Adds a command; called from static initializers through GWB_REGISTER_COMMAND.
-bool registerCommand(const Command& command);
-/// All registered commands, sorted by name.
-std::vector<Command> commands();
-/// The command called `name`, or nullptr.
-const Command* findCommand(const QString& name);
+/// The commands, each defined beside its run function (app/cli/cmd_*.cpp, app/figure/cmd_figure.cpp)
+/// and listed once in app/main.cpp's table, which `gwb --help` and the dispatch read.
+extern const Command kEvalCommand, kFeaturesCommand, kGenerateCommand, kGraphCommand, kImportCommand, kInfoCommand,
+    kInitCommand, kLensCommand, kPatchCommand, kPathsCommand, kStatsCommand, kTokenizerCommand, kTraceCommand,
+    kTrainCommand;
+/// gwb figure: only in a build with the window's figures (not GWB_HEADLESS).
+extern const Command kFigureCommand;
 
 } // namespace gwb::app
-
-#define GWB_CONCAT_INNER(a, b) a##b
-#define GWB_CONCAT(a, b) GWB_CONCAT_INNER(a, b)
-/// GWB_REGISTER_COMMAND("info", "Print a model's architecture", runInfo, false)
-#define GWB_REGISTER_COMMAND(NAME, SUMMARY, FN, NEEDS_GUI)                                                             \
-    static const bool GWB_CONCAT(gwbRegistered_, __LINE__) =                                                           \
-        ::gwb::app::registerCommand(::gwb::app::Command{NAME, SUMMARY, FN, NEEDS_GUI})

@@ -39,11 +39,11 @@ QString readPromptFile(const QString& path) {
 
 /// Which models a view needs: the Grassmann model, the baseline, or both.
 void modelsFor(const QString& view, bool& grassmann, bool& baseline) {
-    grassmann = view != QLatin1String("attention");
-    baseline = view == QLatin1String("attention") || view == QLatin1String("compare") ||
-               view == QLatin1String("lens") || view == QLatin1String("saliency") ||
-               view == QLatin1String("patching") || view == QLatin1String("paths") ||
-               view == QLatin1String("features"); // a crosscoder reads both
+    grassmann = view != gwb::views::view_id::kAttention;
+    baseline = view == gwb::views::view_id::kAttention || view == gwb::views::view_id::kCompare ||
+               view == gwb::views::view_id::kLens || view == gwb::views::view_id::kSaliency ||
+               view == gwb::views::view_id::kPatching || view == gwb::views::view_id::kPaths ||
+               view == gwb::views::view_id::kFeatures; // a crosscoder reads both
 }
 
 } // namespace
@@ -88,7 +88,8 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
             dataBase = gwb::app::dataStem(p.value(o.data), viewId);
         }
         if (p.isSet(o.scale)) {
-            if (viewId != QLatin1String("gate")) throw std::invalid_argument("--scale only applies to --view gate");
+            if (viewId != gwb::views::view_id::kGate)
+                throw std::invalid_argument("--scale only applies to --view gate");
             gwb::views::GateFigure::scaleFromName(p.value(o.scale)); // refused before any work
         }
         if (p.isSet(o.colormap) && !gwb::views::colormapNames().contains(p.value(o.colormap), Qt::CaseInsensitive))
@@ -109,7 +110,7 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
         settings.colorbar = !p.isSet(o.noColorbar);
         settings.selection = p.isSet(o.showSelection);
 
-        const bool corpus = viewId == QLatin1String("corpus");
+        const bool corpus = viewId == gwb::views::view_id::kCorpus;
         if (corpus != p.isSet(o.stats))
             throw std::invalid_argument(corpus ? "--view corpus needs --stats S.npz (made by gwb stats)"
                                                : "--stats only applies to --view corpus");
@@ -129,9 +130,9 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
             out << "wrote " << res.files.join(QStringLiteral(", ")) << "\n";
             return 0;
         }
-        if (p.isSet(o.pairs) && viewId != QLatin1String("patching") && viewId != QLatin1String("paths"))
+        if (p.isSet(o.pairs) && viewId != gwb::views::view_id::kPatching && viewId != gwb::views::view_id::kPaths)
             throw std::invalid_argument("--pairs only applies to --view patching and --view paths");
-        if ((p.isSet(o.method) || p.isSet(o.check)) && (!p.isSet(o.pairs) || viewId != QLatin1String("patching")))
+        if ((p.isSet(o.method) || p.isSet(o.check)) && (!p.isSet(o.pairs) || viewId != gwb::views::view_id::kPatching))
             throw std::invalid_argument("--method and --check apply to --view patching --pairs");
         if (p.isSet(o.pairs) && (p.isSet(o.corrupt) || p.isSet(o.answer) || p.isSet(o.wrong)))
             throw std::invalid_argument("--pairs takes the prompts and pieces from the file: leave out --corrupt, "
@@ -165,7 +166,7 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
         request.device = p.value(o.device);
         request.threads = gwb::app::intOption(p, o.threads, "threads", 0);
         // Only the Lens figure draws the logit lens (N + 1 passes through the T x V head).
-        request.lensTopK = viewId == QLatin1String("lens") ? 5 : 0;
+        request.lensTopK = viewId == gwb::views::view_id::kLens ? 5 : 0;
         if (p.isSet(o.sample) && p.isSet(o.greedy)) throw std::invalid_argument("give --sample or --greedy, not both");
         if (p.isSet(o.continueN)) { // one rule with `gwb --continue N` and the window: sampled, seed 0
             request.continuation =
@@ -195,9 +196,9 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
             throw std::runtime_error(outcome.message.toStdString());
         // Each figure's notes are about what it draws: the trace's analysis warnings (a prompt
         // subspace's rank, ...) only for the views that draw that analysis.
-        const bool drawsAnalysis = viewId != QLatin1String("patching") && viewId != QLatin1String("paths") &&
-                                   viewId != QLatin1String("graph") && viewId != QLatin1String("features") &&
-                                   viewId != QLatin1String("corpus");
+        const bool drawsAnalysis = viewId != gwb::views::view_id::kPatching && viewId != gwb::views::view_id::kPaths &&
+                                   viewId != gwb::views::view_id::kGraph && viewId != gwb::views::view_id::kFeatures &&
+                                   viewId != gwb::views::view_id::kCorpus;
         for (qsizetype i = 0; i < outcome.notices.size(); ++i)
             if (drawsAnalysis || !outcome.analysisNotice.value(i, false))
                 err << "gwb figure: note: " << outcome.notices[i] << "\n";
@@ -222,7 +223,7 @@ int runFigureCommand(const QStringList& args, QTextStream& out, QTextStream& err
         int tokenValue = tokenOption ? *tokenOption : std::max(0, gwb::views::defaultToken(outcome.data));
         // Saliency explains the next token: by default a token that has one (the last has none
         // unless --target names a piece).
-        if (!tokenOption && viewId == QLatin1String("saliency") && !p.isSet(o.target) &&
+        if (!tokenOption && viewId == gwb::views::view_id::kSaliency && !p.isSet(o.target) &&
             tokenValue >= selection.tokenCount() - 1)
             tokenValue = std::max(0, selection.tokenCount() - 2);
         if (tokenValue >= selection.tokenCount())
@@ -295,4 +296,8 @@ int runFigure(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("figure", "Make a view's figure (PNG/SVG/PDF) for a prompt without a window", runFigure, true);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kFigureCommand{"figure", "Make a view's figure (PNG/SVG/PDF) for a prompt without a window", runFigure,
+                             true};
+} // namespace gwb::app
