@@ -304,7 +304,7 @@ void fillLens(gwb::views::Figure& figure, FigureRun& run) {
 
 /// One entry a view that needs a run of its own.
 struct Filler {
-    const char* view;
+    QLatin1String view;
     void (*fill)(gwb::views::Figure&, FigureRun&);
 };
 void fillGate(gwb::views::Figure& figure, FigureRun& run) {
@@ -313,29 +313,31 @@ void fillGate(gwb::views::Figure& figure, FigureRun& run) {
             gwb::views::GateFigure::scaleFromName(run.p.value(run.o.scale)));
 }
 
-constexpr Filler kFillers[] = {{"gate", fillGate},         {"saliency", fillSaliency}, {"features", fillFeatures},
-                               {"patching", fillPatching}, {"paths", fillPaths},       {"graph", fillGraph},
-                               {"lens", fillLens}};
+namespace ids = gwb::views::view_id;
+constexpr Filler kFillers[] = {{ids::kGate, fillGate},         {ids::kSaliency, fillSaliency},
+                               {ids::kFeatures, fillFeatures}, {ids::kPatching, fillPatching},
+                               {ids::kPaths, fillPaths},       {ids::kGraph, fillGraph},
+                               {ids::kLens, fillLens}};
 
 /// The options of views other than `viewId`, refused with the message that names their view.
 void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p, const FigureCommandOptions& o) {
-    if (viewId != QLatin1String("saliency") && p.isSet(o.target))
+    if (viewId != gwb::views::view_id::kSaliency && p.isSet(o.target))
         throw std::invalid_argument("--target only applies to --view saliency");
-    if (viewId != QLatin1String("features") && (p.isSet(o.dictionary) || p.isSet(o.feature)))
+    if (viewId != gwb::views::view_id::kFeatures && (p.isSet(o.dictionary) || p.isSet(o.feature)))
         throw std::invalid_argument("--dictionary and --feature only apply to --view features");
-    if (viewId != QLatin1String("lens") && (p.isSet(o.lens) || p.isSet(o.lensEval)))
+    if (viewId != gwb::views::view_id::kLens && (p.isSet(o.lens) || p.isSet(o.lensEval)))
         throw std::invalid_argument("--lens and --lens-eval only apply to --view lens");
-    if (viewId != QLatin1String("graph") && (p.isSet(o.transcoders) || p.isSet(o.baselineTranscoders)))
+    if (viewId != gwb::views::view_id::kGraph && (p.isSet(o.transcoders) || p.isSet(o.baselineTranscoders)))
         throw std::invalid_argument("--transcoders and --baseline-transcoders only apply to --view graph");
     const bool metric = p.isSet(o.corrupt) || p.isSet(o.answer) || p.isSet(o.wrong);
-    const bool graphContrast = viewId == QLatin1String("graph") && !p.isSet(o.corrupt);
-    if (viewId != QLatin1String("patching") && viewId != QLatin1String("paths") &&
+    const bool graphContrast = viewId == gwb::views::view_id::kGraph && !p.isSet(o.corrupt);
+    if (viewId != gwb::views::view_id::kPatching && viewId != gwb::views::view_id::kPaths &&
         ((metric && !graphContrast) || p.isSet(o.site) || p.isSet(o.mode)))
         throw std::invalid_argument("--corrupt, --answer, --wrong, --site and --mode only apply to --view patching "
                                     "(the first three to --view paths, --answer and --wrong to --view graph)");
-    if (viewId != QLatin1String("patching") && viewId != QLatin1String("paths") && p.isSet(o.minDifference))
+    if (viewId != gwb::views::view_id::kPatching && viewId != gwb::views::view_id::kPaths && p.isSet(o.minDifference))
         throw std::invalid_argument("--min-difference only applies to --view patching and --view paths");
-    if (viewId != QLatin1String("paths") && (p.isSet(o.senders) || p.isSet(o.receivers) || p.isSet(o.senderToken)))
+    if (viewId != gwb::views::view_id::kPaths && (p.isSet(o.senders) || p.isSet(o.receivers) || p.isSet(o.senderToken)))
         throw std::invalid_argument("--senders, --receivers and --sender-token only apply to --view paths");
 }
 
@@ -344,7 +346,7 @@ void refuseOtherViewsOptions(const QString& viewId, const QCommandLineParser& p,
 void fillFigure(gwb::views::Figure& figure, const QString& viewId, FigureRun& run) {
     refuseOtherViewsOptions(viewId, run.p, run.o);
     for (const Filler& f : kFillers)
-        if (viewId == QLatin1String(f.view)) f.fill(figure, run);
+        if (viewId == f.view) f.fill(figure, run);
 }
 
 } // namespace gwb::app

@@ -33,7 +33,7 @@ gwb::views::ExportResult writeCorpusFigure(const CorpusFigureRequest& r) {
             throw std::invalid_argument("--shape must be box or violin, got '" + r.shape.toStdString() + "'");
         settings.insert(QStringLiteral("shape"), r.shape);
     }
-    gwb::views::ExportResult res = gwb::views::exportViewFigure(QStringLiteral("corpus"), data, {}, settings,
+    gwb::views::ExportResult res = gwb::views::exportViewFigure(gwb::views::view_id::kCorpus, data, {}, settings,
                                                                 figureOptions(r.settings), r.outPath, r.dataBase);
     if (!res.ok) throw std::runtime_error(res.message.toStdString());
     return res;

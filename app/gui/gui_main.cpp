@@ -56,7 +56,7 @@ int runGui(QApplication& app) {
     window.show();
     if (p.isSet(stats)) window.openStatistics(p.value(stats));
     if (p.isSet(dictionary)) window.openDictionary(p.value(dictionary));
-    if (auto* gv = qobject_cast<gwb::views::GraphView*>(window.view(QStringLiteral("graph")))) {
+    if (auto* gv = qobject_cast<gwb::views::GraphView*>(window.view(gwb::views::view_id::kGraph))) {
         if (p.isSet(transcoders)) gv->setTranscoders(0, p.value(transcoders));
         if (p.isSet(baselineTranscoders)) gv->setTranscoders(1, p.value(baselineTranscoders));
     }

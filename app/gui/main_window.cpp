@@ -257,8 +257,8 @@ void MainWindow::buildDocks() {
         connect(dock, &QDockWidget::visibilityChanged, this, [this, id](bool visible) {
             if (!visible) return;
             m_currentView = id;
-            if (id == QLatin1String("lens")) QTimer::singleShot(0, this, &MainWindow::ensureLens);
-            if (id == QLatin1String("paths") || id == QLatin1String("patching")) carryCausalFields(id);
+            if (id == gwb::views::view_id::kLens) QTimer::singleShot(0, this, &MainWindow::ensureLens);
+            if (id == gwb::views::view_id::kPaths || id == gwb::views::view_id::kPatching) carryCausalFields(id);
         });
     }
     wireViewWorkers();
@@ -515,7 +515,7 @@ void MainWindow::showView(const QString& id) {
             m_viewDocks[i]->show();
             m_viewDocks[i]->raise();
             m_currentView = id;
-            if (id == QLatin1String("paths") || id == QLatin1String("patching")) carryCausalFields(id);
+            if (id == gwb::views::view_id::kPaths || id == gwb::views::view_id::kPatching) carryCausalFields(id);
         }
 }
 
@@ -580,10 +580,10 @@ template <typename From, typename To> bool copyMetricFields(const From& from, To
 void MainWindow::carryCausalFields(const QString& to, bool overwrite) {
     // The Patching and Paths views take the same corrupted prompt, answer and wrong piece: copied
     // into `to` from the other view when `to` has none yet (shown) or the other just ran with them.
-    auto* patching = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")));
-    auto* paths = qobject_cast<gwb::views::PathsView*>(view(QStringLiteral("paths")));
+    auto* patching = qobject_cast<gwb::views::PatchingView*>(view(gwb::views::view_id::kPatching));
+    auto* paths = qobject_cast<gwb::views::PathsView*>(view(gwb::views::view_id::kPaths));
     if (!patching || !paths) return;
-    if (to == QLatin1String("paths")) {
+    if (to == gwb::views::view_id::kPaths) {
         gwb::views::PathsInputs in = paths->inputs();
         if (copyMetricFields(patching->inputs(), in, overwrite)) paths->setInputs(in);
     } else {

@@ -57,7 +57,7 @@ QString MainWindow::openStatistics(const QString& path) {
     data.corpus = std::move(stats);
     data.corpusPath = QFileInfo(path).absoluteFilePath().toStdString();
     setData(data);
-    showView(QStringLiteral("corpus"));
+    showView(gwb::views::view_id::kCorpus);
     m_prompt->clearErrorNotice(); // an error about an earlier action (a prompt file) is not news now
     showStatus(QStringLiteral("Opened statistics %1: %2 windows")
                    .arg(QFileInfo(path).fileName())
@@ -137,7 +137,7 @@ void MainWindow::onCorpusFinished(const CorpusOutcome& outcome) {
         data.corpus = outcome.stats;
         data.corpusPath = QFileInfo(outcome.path).absoluteFilePath().toStdString();
         setData(data);
-        showView(QStringLiteral("corpus"));
+        showView(gwb::views::view_id::kCorpus);
         QString text = QStringLiteral("Corpus: ") + outcome.message;
         if (!outcome.warnings.isEmpty())
             text += QStringLiteral(" · skipped: ") + outcome.warnings.join(QStringLiteral("; "));

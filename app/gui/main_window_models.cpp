@@ -162,7 +162,7 @@ void MainWindow::chooseModel() {
 void MainWindow::openDictionary(const QString& path) {
     if (!m_featureRunner) return;
     m_prompt->clearErrorNotice(); // the dictionary's own problems show in the Features view
-    showView(QStringLiteral("features"));
+    showView(gwb::views::view_id::kFeatures);
     m_featureRunner->open(path, featuresContext());
 }
 

@@ -58,7 +58,7 @@ void MainWindow::continueRun(int tokens, bool sample) {
     // traced with the prompt only when its view is on screen; otherwise when that view is shown.
     request.lensTopK = lensViewShown() ? kLensTopK : 0;
     request.maxTokens = m_promptLimit->tokens();
-    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
+    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(gwb::views::view_id::kSaliency))) {
         // The job computes the Saliency view's result for the token selected after the run.
         request.withSaliency = true;
         request.previousToken = selectedTokenBeforeRun();
@@ -73,7 +73,7 @@ void MainWindow::continueRun(int tokens, bool sample) {
         Q_EMIT runFailed(problem);
         return;
     }
-    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency")))) {
+    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(gwb::views::view_id::kSaliency))) {
         // A typed target explains one prompt's tokens: new tokens (another prompt, or a Continue)
         // start from the actual next token again, and the view says which target was cleared.
         if (tokens > 0)
@@ -151,7 +151,7 @@ void MainWindow::onFinished(quint64 id, const TraceOutcome& outcome) {
         }
         // The saliency the job computed (the view ignores it if the selection went elsewhere).
         if (outcome.saliency)
-            if (auto* sv = view(QStringLiteral("saliency")))
+            if (auto* sv = view(gwb::views::view_id::kSaliency))
                 if (auto* runner = sv->findChild<SaliencyRunner*>()) runner->deliver(*outcome.saliency);
     }
     m_runNotices = outcome.notices;
@@ -229,7 +229,7 @@ void MainWindow::updatePromptCost() {
 }
 
 bool MainWindow::lensViewShown() const {
-    const View* v = view(QStringLiteral("lens"));
+    const View* v = view(gwb::views::view_id::kLens);
     return v && v->isVisible() && !v->visibleRegion().isEmpty();
 }
 
@@ -241,7 +241,7 @@ void MainWindow::startLens() {
     if (m_controller->isRunning() || m_controller->isComputingLens()) return;
     if ((!m_data.grassmann && !m_data.baseline) || m_data.hasLenses()) return;
     m_data.lensPending = true;
-    if (View* v = view(QStringLiteral("lens"))) v->setData(m_data);
+    if (View* v = view(gwb::views::view_id::kLens)) v->setData(m_data);
     m_progress->setValue(0);
     m_progress->setVisible(true);
     m_statusCancel->setVisible(true);
@@ -249,7 +249,8 @@ void MainWindow::startLens() {
 }
 
 bool MainWindow::lensForExport(const QString& viewId) {
-    if (viewId != QLatin1String("lens") || (!m_data.grassmann && !m_data.baseline) || m_data.hasLenses()) return true;
+    if (viewId != gwb::views::view_id::kLens || (!m_data.grassmann && !m_data.baseline) || m_data.hasLenses())
+        return true;
     if (m_controller->isRunning()) return true; // the view says what it has
     // Off the GUI thread as when the view is shown; the window keeps responding (and Cancel works)
     // while this waits for it.
@@ -278,7 +279,7 @@ void MainWindow::onLensComputed(quint64 id, const LensCompletion& completion) {
     } else {
         showStatus(QStringLiteral("Logit lens cancelled: show the Lens view again to compute it"));
     }
-    if (View* v = view(QStringLiteral("lens"))) v->setData(m_data);
+    if (View* v = view(gwb::views::view_id::kLens)) v->setData(m_data);
     Q_EMIT lensComputed();
 }
 

@@ -40,7 +40,7 @@ FeaturesContext MainWindow::featuresContext() const {
 }
 
 void MainWindow::wireViewWorkers() {
-    if (auto* fv = qobject_cast<gwb::views::FeaturesView*>(view(QStringLiteral("features"))))
+    if (auto* fv = qobject_cast<gwb::views::FeaturesView*>(view(gwb::views::view_id::kFeatures)))
         m_featureRunner = wireFeatures(
             fv, [this] { return featuresContext(); }, m_strip,
             [this] {
@@ -60,7 +60,7 @@ void MainWindow::wireViewWorkers() {
                 if (!files.isEmpty()) rememberDialogFolder(files.front(), QStringLiteral("corpus"));
                 return files;
             });
-    if (auto* gv = qobject_cast<gwb::views::GraphView*>(view(QStringLiteral("graph"))))
+    if (auto* gv = qobject_cast<gwb::views::GraphView*>(view(gwb::views::view_id::kGraph)))
         wireGraph(
             gv,
             [this, gv] {
@@ -88,7 +88,7 @@ void MainWindow::wireViewWorkers() {
                 if (!path.isEmpty()) rememberDialogFolder(path, QStringLiteral("graphs"));
                 return path;
             });
-    if (auto* lv = qobject_cast<gwb::views::LensView*>(view(QStringLiteral("lens"))))
+    if (auto* lv = qobject_cast<gwb::views::LensView*>(view(gwb::views::view_id::kLens)))
         wireLens(
             lv,
             [this] {
@@ -103,7 +103,7 @@ void MainWindow::wireViewWorkers() {
                 rememberDialogFolder(dir, QStringLiteral("lenses"));
                 return dir;
             });
-    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(QStringLiteral("saliency"))))
+    if (auto* sv = qobject_cast<gwb::views::SaliencyView*>(view(gwb::views::view_id::kSaliency)))
         wireSaliency(
             sv,
             [this] {
@@ -113,7 +113,7 @@ void MainWindow::wireViewWorkers() {
                 return r;
             },
             m_strip);
-    if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")))) {
+    if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(gwb::views::view_id::kPatching))) {
         // Causal tests: the Patching view's sweeps and the quick ablations of the Plücker and
         // Attention views share one runner (one worker thread, its own model cache).
         PatchingRunner* runner = wirePatching(pv, [this] {
@@ -125,7 +125,7 @@ void MainWindow::wireViewWorkers() {
             return r;
         });
         wireQuickAblations(
-            runner, view(QStringLiteral("plucker")), view(QStringLiteral("attention")), m_strip, m_selection,
+            runner, view(gwb::views::view_id::kPlucker), view(gwb::views::view_id::kAttention), m_strip, m_selection,
             [this] {
                 AblationContext c;
                 setModelSources(c);
@@ -134,7 +134,7 @@ void MainWindow::wireViewWorkers() {
             },
             [this](const QString& text) { showStatus(text); });
     }
-    if (auto* paths = qobject_cast<gwb::views::PathsView*>(view(QStringLiteral("paths")))) {
+    if (auto* paths = qobject_cast<gwb::views::PathsView*>(view(gwb::views::view_id::kPaths))) {
         // Path patching: its own runner (worker thread and model cache), the models of the current results.
         wirePaths(paths, [this] {
             PathsJobRequest r;
@@ -143,14 +143,14 @@ void MainWindow::wireViewWorkers() {
             if (!m_data.baseline) r.baselinePath.clear();
             return r;
         });
-        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching")))) {
+        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(gwb::views::view_id::kPatching))) {
             // The causal views share their metric: what one ran with, the other starts from.
             connect(pv, &gwb::views::PatchingView::runRequested, this,
-                    [this] { carryCausalFields(QStringLiteral("paths"), /*overwrite=*/true); });
+                    [this] { carryCausalFields(gwb::views::view_id::kPaths, /*overwrite=*/true); });
             connect(paths, &gwb::views::PathsView::runRequested, this,
-                    [this] { carryCausalFields(QStringLiteral("patching"), /*overwrite=*/true); });
+                    [this] { carryCausalFields(gwb::views::view_id::kPatching, /*overwrite=*/true); });
         }
-        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(QStringLiteral("patching"))))
+        if (auto* pv = qobject_cast<gwb::views::PatchingView*>(view(gwb::views::view_id::kPatching)))
             connect(pv, &gwb::views::PatchingView::tracePathsRequested, this,
                     [this, pv, paths](int model, qint64 row, qint64 col) {
                         std::string sender;
@@ -158,7 +158,7 @@ void MainWindow::wireViewWorkers() {
                             gwb::views::pathsFromPatchingCell(pv->result(), model, row, col, &sender);
                         paths->setInputs(in);
                         paths->markSender(QString::fromStdString(sender));
-                        showView(QStringLiteral("paths"));
+                        showView(gwb::views::view_id::kPaths);
                         paths->run();
                     });
     }

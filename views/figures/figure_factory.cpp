@@ -18,28 +18,27 @@
 namespace gwb::views {
 
 QStringList figureIds() {
-    return {QStringLiteral("gate"),     QStringLiteral("plucker"),   QStringLiteral("angles"),
-            QStringLiteral("subspace"), QStringLiteral("attention"), QStringLiteral("compare"),
-            QStringLiteral("readout"),  QStringLiteral("lens"),      QStringLiteral("saliency"),
-            QStringLiteral("patching"), QStringLiteral("paths"),     QStringLiteral("features"),
-            QStringLiteral("graph"),    QStringLiteral("corpus")};
+    QStringList ids;
+    for (const QLatin1String id : view_id::kAll)
+        ids << id;
+    return ids;
 }
 
 std::unique_ptr<Figure> createFigure(const QString& id) {
-    if (id == QLatin1String("gate")) return std::make_unique<GateFigure>();
-    if (id == QLatin1String("plucker")) return std::make_unique<PluckerFigure>();
-    if (id == QLatin1String("angles")) return std::make_unique<AnglesFigure>();
-    if (id == QLatin1String("subspace")) return std::make_unique<SubspaceFigure>();
-    if (id == QLatin1String("attention")) return std::make_unique<AttentionFigure>();
-    if (id == QLatin1String("compare")) return std::make_unique<CompareFigure>();
-    if (id == QLatin1String("readout")) return std::make_unique<ReadoutFigure>();
-    if (id == QLatin1String("lens")) return std::make_unique<LensFigure>();
-    if (id == QLatin1String("saliency")) return std::make_unique<SaliencyFigure>();
-    if (id == QLatin1String("patching")) return std::make_unique<PatchingFigure>();
-    if (id == QLatin1String("paths")) return std::make_unique<PathsFigure>();
-    if (id == QLatin1String("features")) return std::make_unique<FeaturesFigure>();
-    if (id == QLatin1String("graph")) return std::make_unique<GraphFigure>();
-    if (id == QLatin1String("corpus")) return std::make_unique<CorpusFigure>();
+    if (id == view_id::kGate) return std::make_unique<GateFigure>();
+    if (id == view_id::kPlucker) return std::make_unique<PluckerFigure>();
+    if (id == view_id::kAngles) return std::make_unique<AnglesFigure>();
+    if (id == view_id::kSubspace) return std::make_unique<SubspaceFigure>();
+    if (id == view_id::kAttention) return std::make_unique<AttentionFigure>();
+    if (id == view_id::kCompare) return std::make_unique<CompareFigure>();
+    if (id == view_id::kReadout) return std::make_unique<ReadoutFigure>();
+    if (id == view_id::kLens) return std::make_unique<LensFigure>();
+    if (id == view_id::kSaliency) return std::make_unique<SaliencyFigure>();
+    if (id == view_id::kPatching) return std::make_unique<PatchingFigure>();
+    if (id == view_id::kPaths) return std::make_unique<PathsFigure>();
+    if (id == view_id::kFeatures) return std::make_unique<FeaturesFigure>();
+    if (id == view_id::kGraph) return std::make_unique<GraphFigure>();
+    if (id == view_id::kCorpus) return std::make_unique<CorpusFigure>();
     return nullptr;
 }
 

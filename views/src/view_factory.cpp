@@ -22,20 +22,20 @@ QStringList viewIds() {
 }
 
 std::unique_ptr<View> createView(const QString& id, QWidget* parent) {
-    if (id == QLatin1String("gate")) return std::make_unique<GateView>(parent);
-    if (id == QLatin1String("plucker")) return std::make_unique<PluckerView>(parent);
-    if (id == QLatin1String("angles")) return std::make_unique<AnglesView>(parent);
-    if (id == QLatin1String("subspace")) return std::make_unique<SubspaceView>(parent);
-    if (id == QLatin1String("attention")) return std::make_unique<AttentionView>(parent);
-    if (id == QLatin1String("compare")) return std::make_unique<CompareView>(parent);
-    if (id == QLatin1String("readout")) return std::make_unique<ReadoutView>(parent);
-    if (id == QLatin1String("lens")) return std::make_unique<LensView>(parent);
-    if (id == QLatin1String("saliency")) return std::make_unique<SaliencyView>(parent);
-    if (id == QLatin1String("patching")) return std::make_unique<PatchingView>(parent);
-    if (id == QLatin1String("paths")) return std::make_unique<PathsView>(parent);
-    if (id == QLatin1String("features")) return std::make_unique<FeaturesView>(parent);
-    if (id == QLatin1String("graph")) return std::make_unique<GraphView>(parent);
-    if (id == QLatin1String("corpus")) return std::make_unique<CorpusView>(parent);
+    if (id == view_id::kGate) return std::make_unique<GateView>(parent);
+    if (id == view_id::kPlucker) return std::make_unique<PluckerView>(parent);
+    if (id == view_id::kAngles) return std::make_unique<AnglesView>(parent);
+    if (id == view_id::kSubspace) return std::make_unique<SubspaceView>(parent);
+    if (id == view_id::kAttention) return std::make_unique<AttentionView>(parent);
+    if (id == view_id::kCompare) return std::make_unique<CompareView>(parent);
+    if (id == view_id::kReadout) return std::make_unique<ReadoutView>(parent);
+    if (id == view_id::kLens) return std::make_unique<LensView>(parent);
+    if (id == view_id::kSaliency) return std::make_unique<SaliencyView>(parent);
+    if (id == view_id::kPatching) return std::make_unique<PatchingView>(parent);
+    if (id == view_id::kPaths) return std::make_unique<PathsView>(parent);
+    if (id == view_id::kFeatures) return std::make_unique<FeaturesView>(parent);
+    if (id == view_id::kGraph) return std::make_unique<GraphView>(parent);
+    if (id == view_id::kCorpus) return std::make_unique<CorpusView>(parent);
     return nullptr;
 }
 

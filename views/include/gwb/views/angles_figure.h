@@ -13,7 +13,7 @@ class AnglesFigure final : public Figure {
 public:
     enum class Matrix { GrassmannPrompt, GrassmannReading, BaselinePrompt };
 
-    QString id() const override { return QStringLiteral("angles"); }
+    QString id() const override { return view_id::kAngles; }
     QString title() const override { return QStringLiteral("Principal angles"); }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;

@@ -20,7 +20,7 @@ public:
     using Matrix = AnglesFigure::Matrix;
 
     explicit AnglesView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("angles"); }
+    QString viewId() const override { return view_id::kAngles; }
     QString title() const override { return QStringLiteral("Principal angles"); }
     void setSettings(const QJsonObject& settings) override;
 

@@ -18,7 +18,7 @@ MatrixSourcePtr attentionSource(const gwb::engine::TracePtr& trace, int layer, i
 
 class AttentionFigure final : public Figure {
 public:
-    QString id() const override { return QStringLiteral("attention"); }
+    QString id() const override { return view_id::kAttention; }
     QString title() const override { return QStringLiteral("Attention"); }
     double aspect(double widthInches) const override { return widthInches < 5 ? 1.0 : 0.55; }
     QString caption() const override;

@@ -21,7 +21,7 @@ class AttentionView : public View {
 public:
     explicit AttentionView(QWidget* parent = nullptr);
     ~AttentionView() override;
-    QString viewId() const override { return QStringLiteral("attention"); }
+    QString viewId() const override { return view_id::kAttention; }
     QString title() const override { return QStringLiteral("Attention"); }
     HeatmapWidget* heatmap() const { return m_heatmap; }
 

@@ -14,7 +14,7 @@ class CompareFigure final : public Figure {
 public:
     enum class Model { Grassmann, Baseline };
 
-    QString id() const override { return QStringLiteral("compare"); }
+    QString id() const override { return view_id::kCompare; }
     QString title() const override { return QStringLiteral("Compare"); }
     double aspect(double widthInches) const override { return widthInches < 5 ? 1.35 : 0.8; }
     QString caption() const override;

@@ -18,7 +18,7 @@ class CompareView : public View {
     Q_OBJECT
 public:
     explicit CompareView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("compare"); }
+    QString viewId() const override { return view_id::kCompare; }
     QString title() const override { return QStringLiteral("Compare"); }
     HeatmapWidget* rowsHeatmap() const { return m_rows; }
     HeatmapWidget* differenceHeatmap() const { return m_diff; }

@@ -13,7 +13,7 @@ namespace gwb::views {
 
 class CorpusFigure final : public Figure {
 public:
-    QString id() const override { return QStringLiteral("corpus"); }
+    QString id() const override { return view_id::kCorpus; }
     QString title() const override { return QStringLiteral("Corpus"); }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;

@@ -21,7 +21,7 @@ class CorpusView : public View {
     Q_OBJECT
 public:
     explicit CorpusView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("corpus"); }
+    QString viewId() const override { return view_id::kCorpus; }
     QString title() const override { return QStringLiteral("Corpus"); }
     void setSettings(const QJsonObject& settings) override;
 

@@ -25,7 +25,7 @@ using FeatureDataPtr = gwb::engine::FeatureDataPtr;
 
 class FeaturesFigure final : public Figure {
 public:
-    QString id() const override { return QStringLiteral("features"); }
+    QString id() const override { return view_id::kFeatures; }
     QString title() const override { return QStringLiteral("Features"); }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;

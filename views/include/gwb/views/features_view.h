@@ -28,7 +28,7 @@ class FeaturesView : public View {
     Q_OBJECT
 public:
     explicit FeaturesView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("features"); }
+    QString viewId() const override { return view_id::kFeatures; }
     QString title() const override { return QStringLiteral("Features"); }
     void setSettings(const QJsonObject& settings) override;
 

@@ -13,6 +13,7 @@
 #include "gwb/views/figure_options.h"
 #include "gwb/views/selection.h"
 #include "gwb/views/view_data.h"
+#include "gwb/views/view_ids.h"
 
 #include <QHash>
 #include <QJsonObject>

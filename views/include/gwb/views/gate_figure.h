@@ -14,7 +14,7 @@ public:
     /// part of (0, 1)), or the fixed [0, 1] every gate lives in, to compare prompts by colour.
     enum class Scale { Data, Unit };
 
-    QString id() const override { return QStringLiteral("gate"); }
+    QString id() const override { return view_id::kGate; }
     QString title() const override { return QStringLiteral("Gates"); }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;

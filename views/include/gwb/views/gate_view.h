@@ -20,7 +20,7 @@ public:
     using Scale = GateFigure::Scale;
 
     explicit GateView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("gate"); }
+    QString viewId() const override { return view_id::kGate; }
     QString title() const override { return QStringLiteral("Gates"); }
     void setSettings(const QJsonObject& settings) override;
 

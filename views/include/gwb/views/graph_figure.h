@@ -30,7 +30,7 @@ struct GraphMarks;
 
 class GraphFigure final : public Figure {
 public:
-    QString id() const override { return QStringLiteral("graph"); }
+    QString id() const override { return view_id::kGraph; }
     QString title() const override { return QStringLiteral("Graph"); }
     /// "colormap" and "transcoders" (the two folders, Grassmann's first).
     QJsonObject settings() const override;

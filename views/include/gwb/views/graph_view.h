@@ -34,7 +34,7 @@ class GraphView : public View {
     Q_OBJECT
 public:
     explicit GraphView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("graph"); }
+    QString viewId() const override { return view_id::kGraph; }
     QString title() const override { return QStringLiteral("Graph"); }
     void setSettings(const QJsonObject& settings) override;
 

@@ -24,7 +24,7 @@ class LensFigure final : public Figure {
 public:
     static constexpr int kWindow = 14; ///< tokens a figure shows around the selection, at most
 
-    QString id() const override { return QStringLiteral("lens"); }
+    QString id() const override { return view_id::kLens; }
     QString title() const override { return QStringLiteral("Logit lens"); }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;

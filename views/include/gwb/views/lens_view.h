@@ -28,7 +28,7 @@ public:
     static constexpr int kScreenWindow = 64;            ///< tokens the screen shows, at most (as many as fit whole)
 
     explicit LensView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("lens"); }
+    QString viewId() const override { return view_id::kLens; }
     QString title() const override { return QStringLiteral("Logit lens"); }
     void setSettings(const QJsonObject& settings) override;
 

@@ -28,7 +28,7 @@ using gwb::engine::PatchingTopK;
 class PatchingFigure final : public Figure {
 public:
     PatchingFigure();
-    QString id() const override { return QStringLiteral("patching"); }
+    QString id() const override { return view_id::kPatching; }
     QString title() const override { return QStringLiteral("Patching"); }
     /// The fields ("corrupt", "answer", "wrong", "site", "mode"), "pairs_method" and "pairs_file".
     QJsonObject settings() const override;

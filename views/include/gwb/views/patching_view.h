@@ -37,7 +37,7 @@ class PatchingView : public CausalView {
     Q_OBJECT
 public:
     explicit PatchingView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("patching"); }
+    QString viewId() const override { return view_id::kPatching; }
     QString title() const override { return QStringLiteral("Patching"); }
     void setSettings(const QJsonObject& settings) override;
 

@@ -26,7 +26,7 @@ using gwb::engine::pathsScale;
 class PathsFigure final : public Figure {
 public:
     PathsFigure();
-    QString id() const override { return QStringLiteral("paths"); }
+    QString id() const override { return view_id::kPaths; }
     QString title() const override { return QStringLiteral("Paths"); }
     /// The fields: "corrupt", "answer", "wrong", "senders", "receivers", "position".
     QJsonObject settings() const override;

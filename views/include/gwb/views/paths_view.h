@@ -35,7 +35,7 @@ class PathsView : public CausalView {
     Q_OBJECT
 public:
     explicit PathsView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("paths"); }
+    QString viewId() const override { return view_id::kPaths; }
     QString title() const override { return QStringLiteral("Paths"); }
     void setSettings(const QJsonObject& settings) override;
     /// Pixels each sender row gets on screen (the matrices scroll when the view is shorter).

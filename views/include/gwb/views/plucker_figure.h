@@ -19,7 +19,7 @@ public:
     /// Parses a settings id; unknown ids give Coherence (the default).
     static Quantity quantityFromId(const QString& id);
 
-    QString id() const override { return QStringLiteral("plucker"); }
+    QString id() const override { return view_id::kPlucker; }
     QString title() const override { return QStringLiteral("Pl\u00fccker"); }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;

@@ -24,7 +24,7 @@ public:
     static Quantity quantityFromId(const QString& id) { return PluckerFigure::quantityFromId(id); }
 
     explicit PluckerView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("plucker"); }
+    QString viewId() const override { return view_id::kPlucker; }
     QString title() const override { return QStringLiteral("Pl\u00fccker"); }
     void setSettings(const QJsonObject& settings) override;
 

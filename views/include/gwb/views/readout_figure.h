@@ -26,7 +26,7 @@ public:
         float theta2 = 0;
     };
 
-    QString id() const override { return QStringLiteral("readout"); }
+    QString id() const override { return view_id::kReadout; }
     QString title() const override { return QStringLiteral("Read-out planes"); }
     /// The colormap, "rank" and, once a channel was chosen (pinned), "channel".
     QJsonObject settings() const override;

@@ -24,7 +24,7 @@ public:
     static constexpr int kTopChannels = ReadoutFigure::kTopChannels;
 
     explicit ReadoutView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("readout"); }
+    QString viewId() const override { return view_id::kReadout; }
     QString title() const override { return QStringLiteral("Read-out planes"); }
     void setSettings(const QJsonObject& settings) override;
 

@@ -19,7 +19,7 @@ using gwb::engine::saliencyShares;
 
 class SaliencyFigure final : public Figure {
 public:
-    QString id() const override { return QStringLiteral("saliency"); }
+    QString id() const override { return view_id::kSaliency; }
     QString title() const override { return QStringLiteral("Saliency"); }
     QJsonObject settings() const override;
     void setSettings(const QJsonObject& settings) override;

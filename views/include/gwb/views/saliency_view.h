@@ -25,7 +25,7 @@ public:
     using Comparison = SaliencyFigure::Comparison;
 
     explicit SaliencyView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("saliency"); }
+    QString viewId() const override { return view_id::kSaliency; }
     QString title() const override { return QStringLiteral("Saliency"); }
     void setSettings(const QJsonObject& settings) override;
 

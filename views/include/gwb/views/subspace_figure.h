@@ -25,7 +25,7 @@ SubspacePicture computeSubspacePicture(const gwb::engine::GrassmannLayerTrace& l
 
 class SubspaceFigure final : public Figure {
 public:
-    QString id() const override { return QStringLiteral("subspace"); }
+    QString id() const override { return view_id::kSubspace; }
     QString title() const override { return QStringLiteral("Subspace picture"); }
     /// The colormap and the sphere's rotation ("yaw", "pitch", radians).
     QJsonObject settings() const override;

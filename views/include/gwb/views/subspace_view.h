@@ -14,7 +14,7 @@ class SubspaceView : public View {
     Q_OBJECT
 public:
     explicit SubspaceView(QWidget* parent = nullptr);
-    QString viewId() const override { return QStringLiteral("subspace"); }
+    QString viewId() const override { return view_id::kSubspace; }
     QString title() const override { return QStringLiteral("Subspace picture"); }
     void setSettings(const QJsonObject& settings) override;
     SphereWidget* sphere() const { return m_sphere; }
