@@ -15,7 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <vector>
 
 namespace gwb::engine {
 namespace {
@@ -54,6 +56,38 @@ TEST(DefaultThreads, ACallersCountStands) {
             std::exit(threads() == 1 ? 0 : 1);
         },
         ::testing::ExitedWithCode(0), "engine threads 1");
+}
+
+// The window's lanes run a corpus pass and a pairs run at once, each with its own ScopedThreads:
+// scopes that overlap and end in any order leave the caller's count, and while any is alive the
+// smallest count is in effect. (A scope that put back the count from before it would leave the
+// other scope's count behind, or the caller's while the other scope still runs.)
+TEST(DefaultThreads, OverlappingScopesEndInAnyOrderAndLeaveTheCallersCount) {
+    const int before = threads();
+    setThreads(3);
+    {
+        auto a = std::make_unique<ScopedThreads>(2);
+        EXPECT_EQ(threads(), 2);
+        auto b = std::make_unique<ScopedThreads>(1);
+        EXPECT_EQ(threads(), 1);
+        a.reset(); // the first scope ends while the second still runs
+        EXPECT_EQ(threads(), 1);
+        b.reset();
+        EXPECT_EQ(threads(), 3);
+    }
+    // Scopes on many threads at once, as lanes make them.
+    std::vector<std::thread> lanes;
+    for (int i = 0; i < 8; ++i)
+        lanes.emplace_back([i] {
+            for (int k = 0; k < 200; ++k) {
+                const ScopedThreads scope(1 + (i + k) % 2);
+                if (threads() > 2) std::abort();
+            }
+        });
+    for (std::thread& t : lanes)
+        t.join();
+    EXPECT_EQ(threads(), 3);
+    setThreads(before);
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <cctype>
 #include <cstdlib>
 #include <stdexcept>
@@ -45,8 +46,13 @@ std::string resolveDevice(const std::string& choice) {
 
 namespace {
 
-std::atomic<int> g_threads{0}; // 0: no count configured yet
+std::atomic<int> g_threads{0}; // the count in effect; 0: no count configured yet
 std::mutex g_defaultThreads;
+// The caller's count (setThreads) and the counts of the ScopedThreads alive; the count in effect
+// is the smallest of them. Guarded by g_scopes.
+std::mutex g_scopes;
+int g_base = 0;
+std::multiset<int> g_scoped;
 
 /// OpenBLAS's thread setter when OpenBLAS is the BLAS in this process (Debian's LibTorch), else null.
 using SetBlasThreads = void (*)(int);
@@ -66,8 +72,13 @@ bool openMpWaitsPassively() {
 
 } // namespace
 
-void setThreads(int n) {
-    if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+namespace {
+int allCores() {
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Puts n threads in effect (the caller holds g_scopes).
+void applyThreads(int n) {
     // One thread pool, not two: with OpenBLAS as the BLAS (a pthread pool of its own), LibTorch's
     // OpenMP pool and OpenBLAS's threads spin against each other on the same cores, and a trace
     // takes 2-3x longer (docs/performance.md). The matrix products, where the time goes, then use
@@ -83,6 +94,30 @@ void setThreads(int n) {
         at::set_num_threads(n);
     }
     g_threads.store(n); // last: useDefaultThreads sees a count only once it is in effect
+}
+
+int effectiveThreads() {
+    return g_scoped.empty() ? g_base : std::min(g_base, *g_scoped.begin());
+}
+} // namespace
+
+void setThreads(int n) {
+    const std::lock_guard<std::mutex> lock(g_scopes);
+    g_base = n <= 0 ? allCores() : n;
+    applyThreads(effectiveThreads());
+}
+
+ScopedThreads::ScopedThreads(int n) : m_n(n <= 0 ? allCores() : n) {
+    detail::useDefaultThreads(); // the caller's count (or the default) exists before the scope
+    const std::lock_guard<std::mutex> lock(g_scopes);
+    g_scoped.insert(m_n);
+    applyThreads(effectiveThreads());
+}
+
+ScopedThreads::~ScopedThreads() {
+    const std::lock_guard<std::mutex> lock(g_scopes);
+    g_scoped.erase(g_scoped.find(m_n));
+    applyThreads(effectiveThreads());
 }
 
 void detail::useDefaultThreads() {

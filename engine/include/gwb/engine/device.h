@@ -12,7 +12,8 @@ bool cudaAvailable();
 std::string resolveDevice(const std::string& choice);
 /// Intra-op threads; n <= 0 means all cores. Without a call, the engine configures itself as
 /// setThreads(0) the first time it needs threads (a model is made or loaded, threads() is asked):
-/// every core, and with OpenBLAS one thread pool. Ask for fewer with setThreads(n).
+/// every core, and with OpenBLAS one thread pool. Ask for fewer with setThreads(n). While a
+/// ScopedThreads is alive, the count in effect is at most its count.
 void setThreads(int n);
 int threads();
 namespace detail {
@@ -20,16 +21,19 @@ namespace detail {
 void useDefaultThreads();
 } // namespace detail
 
-/// setThreads(n) for as long as it lives, then the count from before.
+/// At most n threads for as long as it lives. Scopes may overlap and end in any order (the
+/// window's lanes run a corpus pass and a pairs run at once): while any is alive the engine runs
+/// on the smallest of their counts and the caller's setThreads count; when the last one ends, on
+/// the caller's count again. Thread-safe.
 class ScopedThreads {
 public:
-    explicit ScopedThreads(int n) : m_previous(threads()) { setThreads(n); }
-    ~ScopedThreads() { setThreads(m_previous); }
+    explicit ScopedThreads(int n);
+    ~ScopedThreads();
     ScopedThreads(const ScopedThreads&) = delete;
     ScopedThreads& operator=(const ScopedThreads&) = delete;
 
 private:
-    int m_previous;
+    int m_n;
 };
 /// One line: "cpu, 2 threads" / "cuda:0 (NVIDIA ...), CPU threads 16".
 std::string deviceSummary(const std::string& device);
