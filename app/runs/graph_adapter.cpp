@@ -36,23 +36,11 @@ std::shared_ptr<const gwb::engine::GraphPair> computeGraphs(ModelCache& cache, c
 
 gwb::engine::FeatureDashboardRun computeGraphDashboard(ModelCache& cache, const QString& folder, int layer,
                                                        int64_t feature, const GraphContext& c) {
-    // The last set opened stays loaded: hovering one graph asks for many features of the same set.
-    static std::mutex mutex;
-    static std::string lastFolder;
-    static std::shared_ptr<const gwb::engine::TranscoderSet> lastSet;
     gwb::engine::FeatureDashboardRun out;
     out.feature = feature;
     try {
-        std::shared_ptr<const gwb::engine::TranscoderSet> set;
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (lastFolder != folder.toStdString() || !lastSet) {
-                lastSet = std::make_shared<const gwb::engine::TranscoderSet>(
-                    gwb::engine::loadTranscoderSet(folder.toStdString()));
-                lastFolder = folder.toStdString();
-            }
-            set = lastSet;
-        }
+        // The store keeps the sets last used: hovering a graph asks for many features of one set.
+        const std::shared_ptr<const gwb::engine::TranscoderSet> set = cache.store().transcoders(folder.toStdString());
         if (layer < 0 || layer >= static_cast<int>(set->layers.size()))
             throw std::invalid_argument("the set has no transcoder at block " + std::to_string(layer));
         auto dictionary = std::make_shared<const gwb::engine::Dictionary>(set->layers[static_cast<size_t>(layer)]);

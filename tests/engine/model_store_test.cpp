@@ -5,11 +5,13 @@
 #include "gwb/engine/features.h"
 
 #include "engine_test_util.h"
+#include "graph_test_util.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -87,4 +89,44 @@ TEST(ModelStore, ARewrittenFileLoadsAgainAndAFailureIsNotKept) {
 
 TEST(ModelStore, TheProcessStoreIsOne) {
     EXPECT_EQ(ModelStore::process().get(), ModelStore::process().get());
+}
+
+// The Graph view's hover asks for many features of the same two sets: the store keeps the sets used
+// last, loads a set again when its files change, and drops the least recently used beyond two (a
+// handle given out stays valid).
+TEST(ModelStore, KeepsTheTranscoderSetsLastUsedAndLoadsAChangedOneAgain) {
+    const fs::path dir = tempDir("sets");
+    const Model m = test::randomModel(test::tinyConfig(ModelKind::Grassmann), 3);
+    auto writeSet = [&](const std::string& name, uint32_t seed) {
+        const TranscoderSet set = test::randomTranscoders(m, 8, "topk", 2, seed);
+        for (size_t l = 0; l < set.layers.size(); ++l) {
+            const fs::path layer = dir / name / transcoderFolder(static_cast<int>(l));
+            fs::create_directories(layer);
+            saveDictionary(set.layers[l], layer.string());
+        }
+        return (dir / name).string();
+    };
+    const std::string a = writeSet("a", 1), b = writeSet("b", 2), c = writeSet("c", 3);
+    ModelStore store;
+    const std::shared_ptr<const TranscoderSet> first = store.transcoders(a);
+    ASSERT_EQ(first->layers.size(), static_cast<size_t>(m.config().nLayers));
+    EXPECT_EQ(store.transcoders((dir / "." / "a").string()), first); // any spelling: the same set
+    store.transcoders(b);
+    EXPECT_EQ(store.transcoderLoads(), 2);
+    EXPECT_EQ(store.transcoders(a), first); // a was used after b
+    store.transcoders(c);                   // a third set: b, used least recently, is dropped
+    EXPECT_EQ(store.transcoderLoads(), 3);
+    EXPECT_EQ(store.transcoders(a), first);
+    EXPECT_EQ(store.transcoderLoads(), 3);
+    store.transcoders(b);
+    EXPECT_EQ(store.transcoderLoads(), 4);
+    // A layer rewritten: the set is read again; the old handle still holds the old weights.
+    const std::vector<float> before = first->layers[0].wEnc.data;
+    writeSet("a", 9);
+    const std::shared_ptr<const TranscoderSet> again = store.transcoders(a);
+    EXPECT_NE(again, first);
+    EXPECT_NE(again->layers[0].wEnc.data, before);
+    EXPECT_EQ(first->layers[0].wEnc.data, before);
+    EXPECT_THROW(store.transcoders((dir / "nothing").string()), std::exception);
+    fs::remove_all(dir);
 }

@@ -21,6 +21,15 @@ struct ModelStore::Slot {
     std::string options; ///< optionsKey() of the import options it was opened with
 };
 
+/// One transcoder folder's set, loaded under its own mutex like a model's slot.
+struct ModelStore::SetSlot {
+    std::mutex mutex;
+    std::shared_ptr<const TranscoderSet> set;
+    fs::file_time_type modified{};
+    std::uintmax_t size = 0;
+    int64_t lastUse = 0; ///< m_uses when last asked for (guarded by the store's mutex)
+};
+
 namespace {
 
 /// The import options as text, to tell whether a model was opened with the ones asked for now
@@ -65,6 +74,19 @@ std::pair<fs::file_time_type, std::uintmax_t> stamp(const fs::path& p) {
         if (!e.is_regular_file(ec)) continue;
         newest = std::max(newest, e.last_write_time(ec));
         total += e.file_size(ec);
+    }
+    return {newest, total};
+}
+
+/// stamp() over a transcoder set's folder and its sub-folders (one per layer, where the weights are).
+std::pair<fs::file_time_type, std::uintmax_t> setStamp(const fs::path& folder) {
+    auto [newest, total] = stamp(folder);
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+        if (!e.is_directory(ec)) continue;
+        const auto [t, size] = stamp(e.path());
+        newest = std::max(newest, t);
+        total += size;
     }
     return {newest, total};
 }
@@ -121,6 +143,45 @@ StoredModel ModelStore::get(const std::string& path, const std::string& device,
     return *slot->model;
 }
 
+std::shared_ptr<const TranscoderSet> ModelStore::transcoders(const std::string& folder) {
+    std::error_code ec;
+    if (folder.empty()) throw std::runtime_error("no transcoder folder given");
+    const fs::path abs = fs::absolute(folder, ec).lexically_normal();
+    const std::string key = ec ? folder : abs.string();
+    std::shared_ptr<SetSlot> slot;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        std::shared_ptr<SetSlot>& s = m_sets[key];
+        if (!s) s = std::make_shared<SetSlot>();
+        s->lastUse = ++m_uses;
+        slot = s;
+        // Beyond the sets kept, the least recently asked for is dropped (its handles stay valid).
+        while (m_sets.size() > kTranscoderSetsKept) {
+            auto oldest = m_sets.begin();
+            for (auto it = m_sets.begin(); it != m_sets.end(); ++it)
+                if (it->second->lastUse < oldest->second->lastUse) oldest = it;
+            m_sets.erase(oldest);
+        }
+    }
+    std::lock_guard<std::mutex> lock(slot->mutex);
+    const auto [modified, size] = setStamp(abs);
+    if (slot->set && slot->modified == modified && slot->size == size) return slot->set;
+    slot->set.reset(); // a failed load below leaves nothing behind
+    slot->set = std::make_shared<const TranscoderSet>(loadTranscoderSet(key));
+    slot->modified = modified;
+    slot->size = size;
+    {
+        std::lock_guard<std::mutex> count(m_mutex);
+        ++m_transcoderLoads;
+    }
+    return slot->set;
+}
+
+int64_t ModelStore::transcoderLoads() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_transcoderLoads;
+}
+
 int64_t ModelStore::loads() const {
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_loads;
@@ -129,6 +190,7 @@ int64_t ModelStore::loads() const {
 void ModelStore::clear() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_slots.clear();
+    m_sets.clear();
 }
 
 } // namespace gwb::engine

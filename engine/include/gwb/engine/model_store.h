@@ -1,8 +1,9 @@
 #pragma once
 // One model store: a model file is opened once per (file, device) and shared by every
 // run that asks for it: the window's runners (trace, saliency, patching, paths, features, corpus)
-// and `gwb figure` hold handles to one store. Std-only.
+// and `gwb figure` hold handles to one store, which also keeps the transcoder sets last used. Std-only.
 
+#include "gwb/engine/features.h"
 #include "gwb/engine/import.h"
 #include "gwb/engine/model.h"
 
@@ -49,16 +50,28 @@ public:
     StoredModel get(const std::string& path, const std::string& device,
                     const std::optional<ImportOptions>& import = std::nullopt);
 
+    /// The transcoder set in `folder` (loadTranscoderSet, without a model check), opened once and
+    /// kept while the folder's files are unchanged (time and size): the Graph view's hover asks for
+    /// many features of the same sets. The store keeps the kTranscoderSetsKept sets used last (a
+    /// set of a 100M model is gigabytes); a handle already given out stays valid. Throws as
+    /// loadTranscoderSet does; a failed load is not kept.
+    std::shared_ptr<const TranscoderSet> transcoders(const std::string& folder);
+    static constexpr size_t kTranscoderSetsKept = 2; ///< one for each model of the Graph view
+
     /// How many times this store has read a model from disk.
     int64_t loads() const;
-    /// Forgets every model (the next get loads again).
+    /// How many times this store has read a transcoder set from disk.
+    int64_t transcoderLoads() const;
+    /// Forgets every model and transcoder set (the next get loads again).
     void clear();
 
 private:
     struct Slot;
+    struct SetSlot;
     mutable std::mutex m_mutex;
     std::map<std::pair<std::string, std::string>, std::shared_ptr<Slot>> m_slots;
-    int64_t m_loads = 0;
+    std::map<std::string, std::shared_ptr<SetSlot>> m_sets; ///< by absolute folder
+    int64_t m_loads = 0, m_transcoderLoads = 0, m_uses = 0;
 };
 
 } // namespace gwb::engine
