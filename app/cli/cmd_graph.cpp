@@ -5,6 +5,7 @@
 #include "cli/stop_signals.h"
 #include "common/bundled_models.h"
 #include "common/command_registry.h"
+#include "common/option_table.h"
 
 #include "gwb/engine/device.h"
 #include "gwb/engine/graph_run.h"
@@ -19,25 +20,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace {
 
 using namespace gwb::engine;
 using gwb::app::cli::checkWritable;
-using gwb::app::cli::intValue;
 using gwb::app::cli::processSubcommand;
 using gwb::app::cli::shown;
 using gwb::app::cli::terminalPiece;
-
-double doubleValue(const QCommandLineParser& p, const QCommandLineOption& o, const char* name, double fallback) {
-    if (!p.isSet(o)) return fallback;
-    bool ok = false;
-    const double v = p.value(o).toDouble(&ok);
-    if (!ok || !std::isfinite(v))
-        throw std::invalid_argument(std::string("--") + name + " must be a number, got '" + p.value(o).toStdString() +
-                                    "'");
-    return v;
-}
 
 /// "feature 2/17 at 'cat'", "error 3 at 'cat'", "token 'cat'", "logit 'mat'".
 std::string describe(const AttributionGraph& g, int64_t i) {
@@ -81,26 +72,13 @@ int runGraph(const QStringList& args) {
                                  QStringLiteral("FILE"));
     const QCommandLineOption slug(
         QStringLiteral("slug"), QStringLiteral("The graph's name (default: the JSON's stem)."), QStringLiteral("NAME"));
-    const QCommandLineOption maxLogits(QStringLiteral("max-logits"),
-                                       QStringLiteral("Logit nodes, at most (default 10)."), QStringLiteral("N"));
-    const QCommandLineOption logitProbability(
-        QStringLiteral("logit-probability"),
-        QStringLiteral("Logit nodes up to this cumulative probability (default 0.95)."), QStringLiteral("P"));
-    const QCommandLineOption maxFeatures(
-        QStringLiteral("max-features"),
-        QStringLiteral("Features given rows, chosen by influence (default 4096; every active one when fewer)."),
-        QStringLiteral("N"));
-    const QCommandLineOption nodeThreshold(QStringLiteral("node-threshold"),
-                                           QStringLiteral("Pruning: cumulative node influence kept (default 0.8)."),
-                                           QStringLiteral("X"));
-    const QCommandLineOption edgeThreshold(QStringLiteral("edge-threshold"),
-                                           QStringLiteral("Pruning: cumulative edge influence kept (default 0.98)."),
-                                           QStringLiteral("X"));
-    const QCommandLineOption batch(
-        QStringLiteral("batch"),
-        QStringLiteral(
-            "Targets per backward pass, at most (default 32; long prompts take B * 256 / tokens, at least 4)."),
-        QStringLiteral("B"));
+    // The numeric options, from the engine's table (graphOptions: help, default, range).
+    const std::vector<QCommandLineOption> numeric = gwb::app::commandLineOptions(graphOptions());
+    auto numericSet = [&](const char* flag) {
+        for (const QCommandLineOption& o : numeric)
+            if (o.names().front() == QLatin1String(flag)) return p.isSet(o);
+        return false;
+    };
     const QCommandLineOption single(QStringLiteral("float32"),
                                     QStringLiteral("Run the replacement in float32 (default float64: completeness to "
                                                    "~1e-12)."));
@@ -118,8 +96,10 @@ int runGraph(const QStringList& args) {
                                     QStringLiteral("PIECE"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    p.addOptions({model, prompt, transcoders, out, npz, slug, maxLogits, logitProbability, maxFeatures, nodeThreshold,
-                  edgeThreshold, batch, single, noLoadings, answer, wrong, target, device, threads});
+    p.addOptions({model, prompt, transcoders, out, npz, slug});
+    for (const QCommandLineOption& o : numeric)
+        p.addOption(o);
+    p.addOptions({single, noLoadings, answer, wrong, target, device, threads});
     try {
         processSubcommand(p, args);
         for (const auto* o : {&prompt, &out})
@@ -130,25 +110,14 @@ int runGraph(const QStringList& args) {
         checkWritable(p.value(out), "the graph");
         if (p.isSet(npz)) checkWritable(p.value(npz), "the NPZ");
         GraphRequest r;
-        r.maxLogits = static_cast<int>(intValue(p, maxLogits, "max-logits", 10));
-        r.logitProbability = doubleValue(p, logitProbability, "logit-probability", 0.95);
-        r.maxFeatureNodes = intValue(p, maxFeatures, "max-features", 4096);
-        r.nodeThreshold = doubleValue(p, nodeThreshold, "node-threshold", 0.8);
-        r.edgeThreshold = doubleValue(p, edgeThreshold, "edge-threshold", 0.98);
-        r.batch = intValue(p, batch, "batch", 32);
+        gwb::app::readCommandLineOptions(p, numeric, graphOptions(), r);
         r.doublePrecision = !p.isSet(single);
         r.loadings = !p.isSet(noLoadings);
-        if (r.maxLogits < 1 || r.batch < 1 || r.maxFeatureNodes < 0)
-            throw std::invalid_argument("--max-logits and --batch must be at least 1, --max-features at least 0");
-        if (!(r.logitProbability > 0 && r.logitProbability <= 1))
-            throw std::invalid_argument("--logit-probability must lie in (0, 1]");
-        if (!(r.nodeThreshold >= 0 && r.nodeThreshold <= 1 && r.edgeThreshold >= 0 && r.edgeThreshold <= 1))
-            throw std::invalid_argument("--node-threshold and --edge-threshold must lie in [0, 1]");
         const bool contrast = p.isSet(answer) || p.isSet(wrong);
         if (contrast && !(p.isSet(answer) && p.isSet(wrong)))
             throw std::invalid_argument("--answer and --wrong go together: the target is logit[answer] - logit[wrong]");
         if (contrast && p.isSet(target)) throw std::invalid_argument("give --answer/--wrong or --target, not both");
-        if ((contrast || p.isSet(target)) && (p.isSet(maxLogits) || p.isSet(logitProbability)))
+        if ((contrast || p.isSet(target)) && (numericSet("max-logits") || numericSet("logit-probability")))
             throw std::invalid_argument("--max-logits and --logit-probability choose the top logits; they do not go "
                                         "with --answer/--wrong or --target");
 
@@ -178,8 +147,11 @@ int runGraph(const QStringList& args) {
             return true;
         };
         AttributionGraph g;
+        GraphPruning pruning;
         try {
-            g = attributeGraph(m, set, r);
+            PrunedGraph pruned = attributeAndPrune(m, set, r);
+            g = std::move(pruned.graph);
+            pruning = std::move(pruned.pruning);
         } catch (const std::runtime_error& e) {
             if (gwb::app::StopSignals::received()) {
                 std::fprintf(stderr, "\ngwb graph: stopped by %s; nothing written\n", gwb::app::StopSignals::name());
@@ -188,7 +160,6 @@ int runGraph(const QStringList& args) {
             throw;
         }
         if (line.tty()) std::fprintf(stderr, "\n");
-        const GraphPruning pruning = pruneGraph(g, r.nodeThreshold, r.edgeThreshold);
         const std::string name =
             p.isSet(slug) ? p.value(slug).toStdString() : QFileInfo(p.value(out)).completeBaseName().toStdString();
         writeGraphJson(p.value(out).toStdString(), g, pruning, name, r.nodeThreshold);
@@ -257,5 +228,9 @@ int runGraph(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("graph", "Attribution graph of a prompt: features, offsets or heads to the next token (JSON, NPZ)",
-                     runGraph, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kGraphCommand{"graph",
+                            "Attribution graph of a prompt: features, offsets or heads to the next token (JSON, NPZ)",
+                            runGraph, false};
+} // namespace gwb::app

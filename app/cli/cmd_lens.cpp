@@ -1,8 +1,9 @@
 // gwb lens fit | merge | eval: tuned and Jacobian lenses (gwb/engine/lens.h) from the command line.
-// The options are declared once, in kFitOptions; their defaults are the engine request's.
+// The options are the engine's tables (lensFitOptions, lensEvalOptions), with the requests' defaults.
 
 #include "common/bundled_models.h"
 #include "common/command_registry.h"
+#include "common/option_table.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/device.h"
@@ -24,91 +25,6 @@ namespace {
 using namespace gwb::engine;
 
 std::atomic<bool> g_stop{false};
-
-/// One option of `gwb lens fit`: its name, value name, help (the default is appended from the
-/// engine's LensFitRequest) and how it sets the request.
-struct FitOption {
-    const char* name;
-    const char* value;
-    const char* help;
-    std::function<std::string(const LensFitRequest&)> shown;
-    std::function<void(LensFitRequest&, const std::string&)> set;
-};
-
-int64_t toInt(const std::string& name, const std::string& v) {
-    size_t used = 0;
-    long long x = 0;
-    try {
-        x = std::stoll(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || used != v.size()) throw std::invalid_argument("--" + name + " needs an integer, got '" + v + "'");
-    return x;
-}
-
-double toDouble(const std::string& name, const std::string& v) {
-    size_t used = 0;
-    double x = 0;
-    try {
-        x = std::stod(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || used != v.size()) throw std::invalid_argument("--" + name + " needs a number, got '" + v + "'");
-    return x;
-}
-
-std::string num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
-
-const std::vector<FitOption>& fitOptions() {
-    using R = LensFitRequest;
-    static const std::vector<FitOption> table = {
-        {"kind", "tuned|jacobian", "Which lens to fit.", [](const R& r) { return lensKindName(r.kind); },
-         [](R& r, const std::string& v) { r.kind = lensKindFromName(v); }},
-        {"window", "N", "Tokens per prompt; each file is cut into windows of N tokens.",
-         [](const R& r) { return std::to_string(r.window); },
-         [](R& r, const std::string& v) { r.window = toInt("window", v); }},
-        {"max-prompts", "N", "Use the first N windows of all files (0 = all).",
-         [](const R& r) { return std::to_string(r.maxPrompts); },
-         [](R& r, const std::string& v) { r.maxPrompts = toInt("max-prompts", v); }},
-        {"shard", "i/n", "Jacobian lens: cover windows g with g mod n = i; 'gwb lens merge' joins the shards.",
-         [](const R& r) { return std::to_string(r.shardIndex) + "/" + std::to_string(r.shardCount); },
-         [](R& r, const std::string& v) {
-             const size_t slash = v.find('/');
-             if (slash == std::string::npos) throw std::invalid_argument("--shard needs i/n, e.g. 0/4");
-             r.shardIndex = static_cast<int>(toInt("shard", v.substr(0, slash)));
-             r.shardCount = static_cast<int>(toInt("shard", v.substr(slash + 1)));
-         }},
-        {"skip-first", "N", "Jacobian lens: leading positions left out of the average.",
-         [](const R& r) { return std::to_string(r.skipFirst); },
-         [](R& r, const std::string& v) { r.skipFirst = toInt("skip-first", v); }},
-        {"dim-batch", "N", "Jacobian lens: output dimensions per backward pass.",
-         [](const R& r) { return std::to_string(r.dimBatch); },
-         [](R& r, const std::string& v) { r.dimBatch = toInt("dim-batch", v); }},
-        {"steps", "N", "Tuned lens: optimiser steps.", [](const R& r) { return std::to_string(r.steps); },
-         [](R& r, const std::string& v) { r.steps = toInt("steps", v); }},
-        {"tokens-per-step", "N", "Tuned lens: tokens per step (whole windows).",
-         [](const R& r) { return std::to_string(r.tokensPerStep); },
-         [](R& r, const std::string& v) { r.tokensPerStep = toInt("tokens-per-step", v); }},
-        {"lr", "X", "Tuned lens: SGD learning rate (torch units), decayed linearly to 0.",
-         [](const R& r) { return num(r.lr); }, [](R& r, const std::string& v) { r.lr = toDouble("lr", v); }},
-        {"momentum", "X", "Tuned lens: Nesterov momentum.", [](const R& r) { return num(r.momentum); },
-         [](R& r, const std::string& v) { r.momentum = toDouble("momentum", v); }},
-        {"weight-decay", "X", "Tuned lens: weight decay.", [](const R& r) { return num(r.weightDecay); },
-         [](R& r, const std::string& v) { r.weightDecay = toDouble("weight-decay", v); }},
-        {"clip", "X", "Tuned lens: gradient norm clipping.", [](const R& r) { return num(r.clip); },
-         [](R& r, const std::string& v) { r.clip = toDouble("clip", v); }},
-        {"seed", "N", "Tuned lens: seed of the windows each step reads.",
-         [](const R& r) { return std::to_string(r.seed); },
-         [](R& r, const std::string& v) { r.seed = static_cast<uint64_t>(toInt("seed", v)); }},
-    };
-    return table;
-}
 
 std::string clock(double s) {
     if (!std::isfinite(s) || s < 0) return "?";
@@ -143,20 +59,14 @@ int lensFit(const QStringList& args) {
     const QCommandLineOption resume(QStringLiteral("resume"),
                                     QStringLiteral("Carry on from a partial lens of the same fit (may be --out)."),
                                     QStringLiteral("DIR"));
-    const LensFitRequest defaults;
-    std::vector<QCommandLineOption> table;
-    for (const FitOption& o : fitOptions())
-        table.emplace_back(QString::fromLatin1(o.name),
-                           QString::fromStdString(std::string(o.help) + " Default " + o.shown(defaults) + "."),
-                           QString::fromLatin1(o.value));
+    const std::vector<QCommandLineOption> table = gwb::app::commandLineOptions(lensFitOptions());
     p.addOptions({model, text, out, resume, gwb::app::deviceOption(), gwb::app::threadsOption()});
     for (const auto& o : table)
         p.addOption(o);
     p.process(args);
     LensFitRequest r;
     r.files = corpus(p, text);
-    for (size_t i = 0; i < table.size(); ++i)
-        if (p.isSet(table[i])) fitOptions()[i].set(r, p.value(table[i]).toStdString());
+    gwb::app::readCommandLineOptions(p, table, lensFitOptions(), r);
     if (!p.isSet(out)) throw std::invalid_argument("--out is required");
     r.validate();
     const std::string dir = p.value(out).toStdString();
@@ -243,19 +153,16 @@ int lensEval(const QStringList& args) {
                                   QStringLiteral("DIR"));
     const QCommandLineOption text(QStringLiteral("corpus"), QStringLiteral("Held-out UTF-8 text file (repeat)."),
                                   QStringLiteral("FILE"));
-    const QCommandLineOption window(QStringLiteral("window"), QStringLiteral("Tokens per prompt. Default 128."),
-                                    QStringLiteral("N"), QStringLiteral("128"));
-    const QCommandLineOption maxPrompts(QStringLiteral("max-prompts"),
-                                        QStringLiteral("Use the first N windows (0 = all). Default 0."),
-                                        QStringLiteral("N"), QStringLiteral("0"));
+    const std::vector<QCommandLineOption> table = gwb::app::commandLineOptions(lensEvalOptions());
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Result (.npz)."), QStringLiteral("FILE"));
-    p.addOptions({model, lens, text, window, maxPrompts, out, gwb::app::deviceOption(), gwb::app::threadsOption()});
+    p.addOptions({model, lens, text, out, gwb::app::deviceOption(), gwb::app::threadsOption()});
+    for (const auto& o : table)
+        p.addOption(o);
     p.process(args);
     LensEvalRequest r;
     r.files = corpus(p, text);
     if (r.files.empty()) throw std::invalid_argument("no text: give --corpus files");
-    r.window = toInt("window", p.value(window).toStdString());
-    r.maxPrompts = toInt("max-prompts", p.value(maxPrompts).toStdString());
+    gwb::app::readCommandLineOptions(p, table, lensEvalOptions(), r);
     setThreads(p.value(QStringLiteral("threads")).toInt());
     std::vector<Lens> lenses;
     std::vector<std::string> folders;
@@ -308,5 +215,8 @@ int runLens(const QStringList& args) {
 
 } // namespace
 
-GWB_REGISTER_COMMAND("lens", "Tuned and Jacobian lenses: fit (--shard i/n), merge shards, eval over held-out text",
-                     runLens, false);
+namespace gwb::app {
+// Listed in the command table (app/main.cpp).
+const Command kLensCommand{
+    "lens", "Tuned and Jacobian lenses: fit (--shard i/n), merge shards, eval over held-out text", runLens, false};
+} // namespace gwb::app

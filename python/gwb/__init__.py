@@ -567,5 +567,5 @@ def __getattr__(name):
 
 
 from . import features  # noqa: E402 (after Model: gwb.features uses the package helpers)
-from .graph import Graph, graph  # noqa: E402,F401
+from .graph import Graph, graph, graph_options  # noqa: E402,F401
 from . import lens  # noqa: E402,F401

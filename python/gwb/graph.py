@@ -14,6 +14,7 @@ is complete (value = incoming edges + bias).
 """
 
 import json
+import numbers
 import os
 
 import numpy as np
@@ -79,12 +80,24 @@ class Graph:
                 f"completeness {self.scores['completeness']:.3f}>")
 
 
-def graph(model, prompt, transcoders, max_logits=10, logit_probability=0.95, max_features=4096, batch=32,
-          double_precision=True, loadings=True, node_threshold=0.8, edge_threshold=0.98, out=None, npz=None,
+def graph_options():
+    """The graph's numeric options as the engine declares them, one dict each (key, flag, help,
+    default, range, min, max, integer): the table `gwb graph --help` prints and graph() checks
+    against."""
+    return _gwb.graph_options()
+
+
+def graph(model, prompt, transcoders, max_logits=None, logit_probability=None, max_features=None, batch=None,
+          double_precision=True, loadings=True, node_threshold=None, edge_threshold=None, out=None, npz=None,
           slug=None, progress=True, answer=None, wrong=None, target=None, direction=None, direction_label=None):
     """The attribution graph of `prompt` (text or token ids) on `model` with `transcoders` (a folder,
     or the list gwb.features.load_transcoders / train_transcoders returns), as `gwb graph` computes
     it. `out` writes circuit-tracer's JSON, `npz` the unpruned graph. Returns a Graph.
+
+    max_logits, logit_probability, max_features, node_threshold, edge_threshold and batch are the
+    engine's options: None takes its default (10, 0.95, 4096, 0.8, 0.98, 32), and graph_options()
+    lists each with its help and range. A value out of range raises ValueError with the sentence
+    `gwb graph` prints.
 
     The logit nodes are the top logits unless one target is asked for (circuit-tracer's custom
     target; its node's index is past the vocabulary): answer= and wrong= (pieces) explain
@@ -99,6 +112,15 @@ def graph(model, prompt, transcoders, max_logits=10, logit_probability=0.95, max
     if sum(x is not None for x in (answer, target, direction)) > 1:
         raise ValueError("give one of answer/wrong, target or direction, not several")
     vec = [] if direction is None else [float(x) for x in np.asarray(direction, np.float64).reshape(-1)]
+    given = dict(max_logits=max_logits, logit_probability=logit_probability, max_features=max_features, batch=batch,
+                 node_threshold=node_threshold, edge_threshold=edge_threshold)
+    options = {}
+    for key, value in given.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{key} must be a number, got {value!r}")
+        options[key] = float(value)
     from .results import _check_output
     if out is not None:
         _check_output(out, "out")  # before the work: a folder that cannot take the file fails now
@@ -110,11 +132,10 @@ def graph(model, prompt, transcoders, max_logits=10, logit_probability=0.95, max
         slug = os.path.splitext(os.path.basename(os.fspath(out)))[0] if out is not None else "graph"
     callback, close = _progress(progress, "graph")
     try:
-        d = _gwb.graph_attribute(_native(model), list(transcoders), ids, text, int(max_logits),
-                                 float(logit_probability), int(max_features), int(batch), bool(double_precision),
-                                 bool(loadings), float(node_threshold), float(edge_threshold), slug,
-                                 "" if out is None else os.fspath(out), "" if npz is None else os.fspath(npz),
-                                 callback, answer=answer or "", wrong=wrong or "", target=target or "", direction=vec,
+        d = _gwb.graph_attribute(_native(model), list(transcoders), ids, text, options, bool(double_precision),
+                                 bool(loadings), slug, "" if out is None else os.fspath(out),
+                                 "" if npz is None else os.fspath(npz), callback, answer=answer or "",
+                                 wrong=wrong or "", target=target or "", direction=vec,
                                  direction_label=direction_label or "")
     finally:
         close()

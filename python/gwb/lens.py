@@ -20,6 +20,15 @@ from .results import _check_output, _check_output_folder
 DEFAULTS = dict(_gwb.lens_defaults())
 
 
+def options(which="fit"):
+    """The options of fit() (which="fit") or eval() (which="eval") as the engine declares them, one
+    dict each (key, flag, help, kind, default, range): the table `gwb lens fit|eval --help` prints
+    and both check against, so a bad value raises ValueError with the command line's sentence."""
+    if which not in ("fit", "eval"):
+        raise ValueError(f"which must be 'fit' or 'eval', got {which!r}")
+    return list(_gwb.lens_fit_options() if which == "fit" else _gwb.lens_eval_options())
+
+
 def _texts(model, texts):
     if texts is None:
         return []
@@ -64,19 +73,20 @@ def merge(folders, out):
     return _gwb.lens_merge([os.fspath(f) for f in folders], _check_output_folder(out, "out"))
 
 
-def eval(model, lenses=(), corpus=None, *, texts=None, window=128, max_prompts=0, out=None):  # noqa: A001
+def eval(model, lenses=(), corpus=None, *, texts=None, window=None, max_prompts=None, out=None):  # noqa: A001
     """Evaluates the logit lens and the lens folders `lenses` of `model` over held-out text (files
     `corpus` or strings `texts`): per lens (rows, "lenses") and residual state s = 0..N-1 (columns,
     the input of block s), the mean KL(p_final || p_lens) ("kl", nats), cross-entropy against the
     next token ("ce"), top-1 agreement with the final layer ("top1") and the next token's rank
     ("rank", 0 = the lens's top token); NaN where a lens has no map. With `out`, also writes the
-    NPZ + meta.json `gwb lens eval` writes."""
+    NPZ + meta.json `gwb lens eval` writes. window (tokens per prompt) and max_prompts (the first N
+    windows, 0 = all) take the engine's defaults, 128 and 0, when None (options("eval"))."""
     files = _files(corpus) if corpus is not None else []
     if isinstance(lenses, (str, os.PathLike)):
         lenses = [lenses]
     target = "" if out is None else _check_output(out, "out")
     return dict(_gwb.lens_eval(_native(model), [os.fspath(f) for f in lenses], files, _texts(model, texts),
-                               int(window), int(max_prompts), target))
+                               {"window": window, "max_prompts": max_prompts}, target))
 
 
 def logits(model, text, state, lens=None):

@@ -2,12 +2,15 @@
 // JSON, for gwb.graph (python/gwb/graph.py).
 
 #include "bindings_common.h"
+#include "option_table.h"
 
 #include "gwb/engine/patch_input.h"
 #include "gwb/engine/graph_run.h"
 #include "gwb/engine/npy.h"
 
 #include <pybind11/stl.h>
+
+#include <map>
 
 namespace gwb::python {
 
@@ -75,26 +78,24 @@ py::dict graphDict(AttributionGraph&& g, const GraphPruning& p, const std::strin
 
 void registerGraph(py::module_& m) {
     m.def(
+        "graph_options", [] { return optionList(graphOptions()); },
+        "The graph's numeric options from the engine's table: key, flag, help, default and range.");
+    m.def(
         "graph_attribute",
         [](PyModel& s, const std::vector<Dictionary>& layers, const std::vector<int32_t>& ids,
-           const std::string& prompt, int maxLogits, double logitProbability, int64_t maxFeatures, int64_t batch,
-           bool doublePrecision, bool loadings, double nodeThreshold, double edgeThreshold, const std::string& slug,
-           const std::string& out, const std::string& npz, const py::object& progress, const std::string& answer,
-           const std::string& wrong, const std::string& target, const std::vector<double>& direction,
-           const std::string& directionLabel) {
+           const std::string& prompt, const py::dict& options, bool doublePrecision, bool loadings,
+           const std::string& slug, const std::string& out, const std::string& npz, const py::object& progress,
+           const std::string& answer, const std::string& wrong, const std::string& target,
+           const std::vector<double>& direction, const std::string& directionLabel) {
             TranscoderSet set;
             set.layers = layers;
             GraphRequest r;
             r.ids = ids;
             r.prompt = prompt;
-            r.maxLogits = maxLogits;
-            r.logitProbability = logitProbability;
-            r.maxFeatureNodes = maxFeatures;
-            r.batch = batch;
+            // The numeric options by their keys, checked by the engine (the sentences of gwb graph).
+            applyOptions(graphOptions(), options, r, "the graph");
             r.doublePrecision = doublePrecision;
             r.loadings = loadings;
-            r.nodeThreshold = nodeThreshold;
-            r.edgeThreshold = edgeThreshold;
             // The logit node asked for: a contrast, one piece, or a direction (else the top logits).
             if (!answer.empty() || !wrong.empty()) {
                 if (answer.empty() || wrong.empty())
@@ -115,20 +116,18 @@ void registerGraph(py::module_& m) {
                 throw std::invalid_argument("give one of answer/wrong, target or direction, not several");
             Pending pending;
             r.progress = [&](double f, const std::string&) { return reportProgress(pending, progress, f); };
-            auto [g, p] = withoutGil(pending, [&] {
-                AttributionGraph graph = attributeGraph(s.model, set, r);
-                GraphPruning pruning = pruneGraph(graph, nodeThreshold, edgeThreshold);
-                if (!out.empty()) writeGraphJson(out, graph, pruning, slug, nodeThreshold);
-                if (!npz.empty()) writeGraphNpz(npz, graph, pruning);
-                return std::make_pair(std::move(graph), std::move(pruning));
+            PrunedGraph pruned = withoutGil(pending, [&] {
+                PrunedGraph result = attributeAndPrune(s.model, set, r);
+                if (!out.empty()) writeGraphJson(out, result.graph, result.pruning, slug, r.nodeThreshold);
+                if (!npz.empty()) writeGraphNpz(npz, result.graph, result.pruning);
+                return result;
             });
             pending.rethrowIfAny();
-            return graphDict(std::move(g), p, slug, nodeThreshold);
+            return graphDict(std::move(pruned.graph), pruned.pruning, slug, r.nodeThreshold);
         },
-        py::arg("model"), py::arg("transcoders"), py::arg("ids"), py::arg("prompt"), py::arg("max_logits"),
-        py::arg("logit_probability"), py::arg("max_features"), py::arg("batch"), py::arg("double_precision"),
-        py::arg("loadings"), py::arg("node_threshold"), py::arg("edge_threshold"), py::arg("slug"), py::arg("out"),
-        py::arg("npz"), py::arg("progress"), py::arg("answer") = "", py::arg("wrong") = "", py::arg("target") = "",
+        py::arg("model"), py::arg("transcoders"), py::arg("ids"), py::arg("prompt"), py::arg("options"),
+        py::arg("double_precision"), py::arg("loadings"), py::arg("slug"), py::arg("out"), py::arg("npz"),
+        py::arg("progress"), py::arg("answer") = "", py::arg("wrong") = "", py::arg("target") = "",
         py::arg("direction") = std::vector<double>{}, py::arg("direction_label") = "");
 }
 

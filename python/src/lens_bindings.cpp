@@ -1,6 +1,7 @@
 // gwb._gwb.lens_*: tuned and Jacobian lenses (gwb/engine/lens.h) for gwb.lens.
 
 #include "bindings_common.h"
+#include "option_table.h"
 
 #include "gwb/engine/lens.h"
 
@@ -13,59 +14,6 @@ namespace gwb::python {
 using namespace gwb::engine;
 
 namespace {
-
-py::dict requestDict(const LensFitRequest& r) {
-    py::dict d;
-    d["kind"] = lensKindName(r.kind);
-    d["window"] = r.window;
-    d["max_prompts"] = r.maxPrompts;
-    d["shard"] = std::to_string(r.shardIndex) + "/" + std::to_string(r.shardCount);
-    d["skip_first"] = r.skipFirst;
-    d["dim_batch"] = r.dimBatch;
-    d["steps"] = r.steps;
-    d["tokens_per_step"] = r.tokensPerStep;
-    d["lr"] = r.lr;
-    d["momentum"] = r.momentum;
-    d["weight_decay"] = r.weightDecay;
-    d["clip"] = r.clip;
-    d["seed"] = r.seed;
-    return d;
-}
-
-void setOption(LensFitRequest& r, const std::string& key, const py::handle& v) {
-    if (key == "kind")
-        r.kind = lensKindFromName(v.cast<std::string>());
-    else if (key == "window")
-        r.window = v.cast<int64_t>();
-    else if (key == "max_prompts")
-        r.maxPrompts = v.cast<int64_t>();
-    else if (key == "shard") {
-        const auto s = v.cast<std::string>();
-        const size_t slash = s.find('/');
-        if (slash == std::string::npos) throw std::invalid_argument("shard needs 'i/n', e.g. '0/4'");
-        r.shardIndex = std::stoi(s.substr(0, slash));
-        r.shardCount = std::stoi(s.substr(slash + 1));
-    } else if (key == "skip_first")
-        r.skipFirst = v.cast<int64_t>();
-    else if (key == "dim_batch")
-        r.dimBatch = v.cast<int64_t>();
-    else if (key == "steps")
-        r.steps = v.cast<int64_t>();
-    else if (key == "tokens_per_step")
-        r.tokensPerStep = v.cast<int64_t>();
-    else if (key == "lr")
-        r.lr = v.cast<double>();
-    else if (key == "momentum")
-        r.momentum = v.cast<double>();
-    else if (key == "weight_decay")
-        r.weightDecay = v.cast<double>();
-    else if (key == "clip")
-        r.clip = v.cast<double>();
-    else if (key == "seed")
-        r.seed = v.cast<uint64_t>();
-    else
-        throw std::invalid_argument("unknown lens option '" + key + "'");
-}
 
 py::dict evalDict(LensEvalResult r) {
     py::dict d;
@@ -88,7 +36,9 @@ py::dict evalDict(LensEvalResult r) {
 } // namespace
 
 void registerLens(py::module_& m) {
-    m.def("lens_defaults", [] { return requestDict(LensFitRequest{}); });
+    m.def("lens_defaults", [] { return optionValues(lensFitOptions(), LensFitRequest{}); });
+    m.def("lens_fit_options", [] { return optionList(lensFitOptions()); });
+    m.def("lens_eval_options", [] { return optionList(lensEvalOptions()); });
     m.def(
         "lens_fit",
         [](PyModel& s, const std::vector<std::string>& files, const std::vector<std::vector<int32_t>>& ids,
@@ -96,8 +46,7 @@ void registerLens(py::module_& m) {
             LensFitRequest r;
             r.files = files;
             r.promptIds = ids;
-            for (const auto& [k, v] : options)
-                if (!v.is_none()) setOption(r, k.cast<std::string>(), v);
+            applyOptions(lensFitOptions(), options, r, "the lens fit");
             r.validate();
             if (!out.empty()) checkLensFolder(out);
             std::optional<Lens> earlier;
@@ -124,7 +73,7 @@ void registerLens(py::module_& m) {
             d["seconds"] = lens.seconds;
             d["layers"] = lens.layers;
             d["model"] = lens.modelName;
-            d["options"] = requestDict(lens.request);
+            d["options"] = optionValues(lensFitOptions(), lens.request);
             py::list mats, biases;
             for (FloatArray a : lens.matrix)
                 mats.append(toNumpy(std::move(a)));
@@ -151,15 +100,14 @@ void registerLens(py::module_& m) {
     m.def(
         "lens_eval",
         [](PyModel& s, const std::vector<std::string>& folders, const std::vector<std::string>& files,
-           const std::vector<std::vector<int32_t>>& ids, int64_t window, int64_t maxPrompts, const std::string& out) {
+           const std::vector<std::vector<int32_t>>& ids, const py::dict& options, const std::string& out) {
             std::vector<Lens> lenses;
             for (const auto& f : folders)
                 lenses.push_back(readLens(f));
             LensEvalRequest r;
             r.files = files;
             r.promptIds = ids;
-            r.window = window;
-            r.maxPrompts = maxPrompts;
+            applyOptions(lensEvalOptions(), options, r, "the lens evaluation");
             if (files.empty() && ids.empty()) throw std::invalid_argument("no text: give corpus files or texts");
             Pending pending;
             LensEvalResult res = withoutGil(pending, [&] {
@@ -169,8 +117,7 @@ void registerLens(py::module_& m) {
             });
             return evalDict(std::move(res));
         },
-        py::arg("model"), py::arg("folders"), py::arg("files"), py::arg("ids"), py::arg("window"),
-        py::arg("max_prompts"), py::arg("out"));
+        py::arg("model"), py::arg("folders"), py::arg("files"), py::arg("ids"), py::arg("options"), py::arg("out"));
     m.def(
         "lens_logits",
         [](PyModel& s, const std::vector<int32_t>& ids, int state, const std::string& folder) {

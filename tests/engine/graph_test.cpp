@@ -150,8 +150,13 @@ TEST(Graph, LoadingsSplitEachKeptEdgeAcrossTheMixerUnits) {
         const Model m = test::randomModel(test::tinyConfig(kind), 4);
         const TranscoderSet set = randomTranscoders(m, 20, "topk", 4, 2);
         GraphRequest request = fullRequest(promptIds(37, 10));
-        const AttributionGraph g = attributeGraph(m, set, request);
+        const PrunedGraph run = attributeAndPrune(m, set, request);
+        const AttributionGraph& g = run.graph;
         const GraphPruning p = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
+        // Pruned once, in the run: its pruning is the one a caller would make of its graph.
+        EXPECT_EQ(run.pruning.nodeKept, p.nodeKept);
+        EXPECT_EQ(run.pruning.edgeKept, p.edgeKept);
+        EXPECT_EQ(run.pruning.keptEdges, p.keptEdges);
         ASSERT_GT(p.keptEdges, 0);
         ASSERT_FALSE(g.loadings.empty());
         std::set<std::pair<int64_t, int64_t>> covered;
@@ -253,6 +258,25 @@ TEST(Graph, BadRequestsAreNamed) {
     const Model other = test::randomModel(test::tinyConfig(ModelKind::Grassmann), 7);
     EXPECT_THROW(attributeGraph(other, randomTranscoders(m, 8, "topk", 2, 1), fullRequest(promptIds(37, 5))),
                  std::invalid_argument);
+    // An option out of its range (graphOptions), with the sentence every front end gives.
+    try {
+        GraphRequest r = fullRequest(promptIds(37, 5));
+        r.edgeThreshold = 1.5;
+        attributeGraph(m, randomTranscoders(m, 8, "topk", 2, 1), r);
+        ADD_FAILURE();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "edge_threshold (--edge-threshold) must be a number in [0, 1]; got 1.5");
+    }
+    GraphRequest r0;
+    const auto option = [](const std::string& name) -> const Option<GraphRequest>& {
+        return findOption(graphOptions(), name, "the graph");
+    };
+    EXPECT_THROW(setOptionNumber(option("max_features"), r0, -1), std::invalid_argument);
+    EXPECT_THROW(setOptionNumber(option("batch"), r0, 2.5), std::invalid_argument);
+    EXPECT_THROW(option("no_such_option"), std::invalid_argument);
+    EXPECT_THROW(setOptionText(option("batch"), r0, "many"), std::invalid_argument);
+    setOptionText(option("max-features"), r0, "64"); // the command line's spelling and text too
+    EXPECT_EQ(r0.maxFeatureNodes, 64);
     // Stopped: a runtime_error, no graph.
     std::atomic<bool> stop{true};
     GraphRequest r = fullRequest(promptIds(37, 5));

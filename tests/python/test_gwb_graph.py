@@ -112,3 +112,29 @@ def test_ablating_or_steering_top_features_moves_the_logit_as_the_graph_predicts
           f"{r['ablate']:.3f}, steer r = {r['steer']:.3f}")
     assert r["ablate"] > 0.5, (predicted["ablate"], measured["ablate"])
     assert r["steer"] > 0.4, (predicted["steer"], measured["steer"])
+
+
+def test_options_are_the_engines_and_a_bad_value_gets_the_command_lines_sentence(tmp_path):
+    table = {o["key"]: o for o in gwb.graph_options()}
+    keys = ["max_logits", "logit_probability", "max_features", "node_threshold", "edge_threshold", "batch"]
+    assert list(table) == keys
+    # graph()'s docstring states the defaults the engine declares, in the same order.
+    stated = "(" + ", ".join(f"{table[k]['default']:g}" for k in keys) + ")"
+    assert stated in " ".join(gwb.graph.__doc__.split()), stated
+    model = gwb.bundled("grassmann")
+    sentence = "max_logits (--max-logits) must be an integer, at least 1; got 0"
+    with pytest.raises(ValueError, match=sentence.replace("(", r"\(").replace(")", r"\)")):
+        gwb.graph(model, "it is", [], max_logits=0, progress=False)
+    with pytest.raises(ValueError, match=r"logit_probability \(--logit-probability\) must be a number in \(0, 1\]"):
+        gwb.graph(model, "it is", [], logit_probability=1.5, progress=False)
+    with pytest.raises(ValueError, match="must be an integer"):
+        gwb.graph(model, "it is", [], batch=2.5, progress=False)
+    with pytest.raises(TypeError, match="max_features must be a number"):
+        gwb.graph(model, "it is", [], max_features="many", progress=False)
+    # The command line refuses the same value with the same sentence, before it loads anything.
+    r = run_gwb("graph", "--model", "grassmann", "--transcoders", tmp_path, "--prompt", "it is", "--out",
+                tmp_path / "g.json", "--max-logits", "0", check=False)
+    assert r.returncode == 1 and sentence in r.stderr, r.stderr
+    help_text = run_gwb("graph", "--help").stdout
+    for o in table.values():
+        assert f"--{o['flag']}" in help_text and o["range"] in " ".join(help_text.split()), o

@@ -6,6 +6,8 @@ numpy, the command line writes what Python writes, and bad input gets a clear me
 import json
 import os
 
+import re
+
 import numpy as np
 import pytest
 
@@ -92,3 +94,20 @@ def test_bad_input_gets_a_clear_message(grassmann, tmp_path):
     with pytest.raises(ValueError, match="no text"):
         gwb.lens.fit(grassmann, "jacobian", progress=False)
     assert gwb.lens.DEFAULTS["skip_first"] == 16 and gwb.lens.DEFAULTS["lr"] == 0.1
+    # One table (the engine's): the same range, and the same sentence from Python and the command line.
+    sentence = "momentum (--momentum) must be a number in [0, 1); got 1"
+    with pytest.raises(ValueError, match=re.escape(sentence)):
+        gwb.lens.fit(grassmann, "tuned", texts=[TEXT], momentum=1.0, progress=False)
+    r = run_gwb("lens", "fit", "--kind", "tuned", "--model", "grassmann", "--corpus", tmp_path / "none.txt",
+                "--out", tmp_path / "l", "--momentum", "1", check=False)
+    assert r.returncode != 0 and sentence in r.stderr, r.stderr
+    with pytest.raises(ValueError, match=re.escape("window (--window) must be an integer, at least 2; got 1")):
+        gwb.lens.eval(grassmann, texts=[TEXT], window=1)
+    table = gwb.lens.options()
+    assert [o["key"] for o in table] == list(gwb.lens.DEFAULTS)
+    assert {o["key"]: o["default"] for o in table} == gwb.lens.DEFAULTS
+    help_text = " ".join(run_gwb("lens", "fit", "--help").stdout.split())
+    for o in table:
+        shown = o["default"] if isinstance(o["default"], str) else f"{o['default']:g}"
+        assert f"--{o['flag']}" in help_text and f"default {shown}" in help_text, o
+    assert [o["key"] for o in gwb.lens.options("eval")] == ["window", "max_prompts"]

@@ -142,19 +142,19 @@ std::vector<double> partialInfluence(const std::map<int64_t, RowData>& rows, con
     return influence;
 }
 
-} // namespace
-
-AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request) {
+/// The graph; with `pruningOut`, also its pruning with the request's thresholds (made once, the
+/// one the loadings are split over).
+AttributionGraph attributeWith(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request,
+                               GraphPruning* pruningOut) {
+    validateGraphRequest(request);
     // Pieces typed for a contrast: resolved in this model's vocabulary, then the target's graph.
-    if (request.answer.empty() != request.wrong.empty())
-        throw std::invalid_argument("the contrast needs both an answer and a wrong piece");
     if (request.targets.empty() && !request.answer.empty()) {
         GraphRequest withTarget = request;
         withTarget.targets = {contrastTarget(model, pieceId(model, request.answer, "the answer piece"),
                                              pieceId(model, request.wrong, "the wrong piece"))};
         withTarget.answer.clear();
         withTarget.wrong.clear();
-        return attributeGraph(model, transcoders, withTarget);
+        return attributeWith(model, transcoders, withTarget, pruningOut);
     }
     const auto started = std::chrono::steady_clock::now();
     for (const Dictionary& d : transcoders.layers)
@@ -353,16 +353,31 @@ AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transco
         g.bias.push_back(b);
         g.completeness.push_back(std::abs(v - sum - b) / std::max(std::abs(v), 1e-6));
     }
+    rows.clear(); // the full layout's rows are in g.rows now: free them before the scores and pruning
 
     g.scores = graphScores(g);
-    if (request.loadings) {
-        const GraphPruning pruning = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
-        g.loadings = graph::edgeLoadings(runner, g, rowFull, colMap, pruning, batch,
-                                         [&](double f) { checkStop(request, 0.85 + 0.15 * f, "loadings"); });
+    if (request.loadings || pruningOut) {
+        GraphPruning pruning = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
+        if (request.loadings)
+            g.loadings = graph::edgeLoadings(runner, g, rowFull, colMap, pruning, batch,
+                                             [&](double f) { checkStop(request, 0.85 + 0.15 * f, "loadings"); });
+        if (pruningOut) *pruningOut = std::move(pruning);
     }
     checkStop(request, 1.0, "done");
     g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return g;
+}
+
+} // namespace
+
+AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request) {
+    return attributeWith(model, transcoders, request, nullptr);
+}
+
+PrunedGraph attributeAndPrune(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request) {
+    PrunedGraph out;
+    out.graph = attributeWith(model, transcoders, request, &out.pruning);
+    return out;
 }
 
 } // namespace gwb::engine
@@ -393,8 +408,9 @@ GraphPair runGraphModels(const ModelOpener& open, const GraphModels& models, con
         try {
             const Model model = open(models.paths[m], models.device);
             const TranscoderSet set = loadTranscoderSet(models.transcoders[m], &model);
-            pair.graphs[m] = attributeGraph(model, set, r);
-            pair.pruning[m] = pruneGraph(pair.graphs[m], request.nodeThreshold, request.edgeThreshold);
+            PrunedGraph pruned = attributeAndPrune(model, set, r);
+            pair.graphs[m] = std::move(pruned.graph);
+            pair.pruning[m] = std::move(pruned.pruning);
         } catch (const std::exception& e) {
             if (cancelled || (request.stop && request.stop->load())) throw std::runtime_error(kCancelledKeepsPrevious);
             pair.errors[m] = e.what();

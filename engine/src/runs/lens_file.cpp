@@ -1,4 +1,4 @@
-// Lens files (gwb/engine/lens.h): the request's checks, the shard merge, the Jacobian lens as
+// Lens files (gwb/engine/lens.h): the shard merge, the Jacobian lens as
 // TransformerLens's JacobianLens.load reads it, the tuned lens as tuned-lens's TunedLens loads it
 // (both torch.save archives written by torch::pickle_save), gwb's own record, and the evaluation's NPZ.
 
@@ -42,28 +42,6 @@ LensKind lensKindFromName(const std::string& name) {
     if (name == "tuned") return LensKind::Tuned;
     if (name == "jacobian") return LensKind::Jacobian;
     throw std::invalid_argument("unknown lens kind '" + name + "': choose tuned or jacobian");
-}
-
-void LensFitRequest::validate() const {
-    const auto need = [](bool ok, const std::string& what) {
-        if (!ok) throw std::invalid_argument(what);
-    };
-    need(kind != LensKind::Logit, "the logit lens has nothing to fit: choose --kind tuned or jacobian");
-    need(!files.empty() || !promptIds.empty(), "no text: give --corpus files");
-    need(window >= 2, "--window must be at least 2");
-    need(maxPrompts >= 0, "--max-prompts must be >= 0 (0 = all)");
-    need(shardCount >= 1 && shardIndex >= 0 && shardIndex < shardCount, "--shard i/n needs 0 <= i < n");
-    need(kind == LensKind::Jacobian || shardCount == 1, "--shard is for the Jacobian lens only");
-    need(skipFirst >= 0, "--skip-first must be >= 0");
-    need(kind != LensKind::Jacobian || skipFirst + 2 <= window,
-         "--skip-first leaves no position to average: it must be at most --window - 2");
-    need(dimBatch >= 1, "--dim-batch must be >= 1");
-    need(steps >= 1, "--steps must be >= 1");
-    need(tokensPerStep >= 1, "--tokens-per-step must be >= 1");
-    need(std::isfinite(lr) && lr > 0, "--lr must be > 0");
-    need(std::isfinite(momentum) && momentum >= 0 && momentum < 1, "--momentum must be in [0, 1)");
-    need(std::isfinite(weightDecay) && weightDecay >= 0, "--weight-decay must be >= 0");
-    need(std::isfinite(clip) && clip > 0, "--clip must be > 0");
 }
 
 namespace {

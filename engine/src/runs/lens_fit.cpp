@@ -448,7 +448,7 @@ LensReadout lensReadout(const Model& model, const std::vector<int32_t>& ids, con
 LensEvalResult evaluateLenses(const Model& model, const std::vector<Lens>& lenses,
                               const std::vector<std::string>& folders, const LensEvalRequest& request,
                               const LensProgressFn& progress, const std::atomic<bool>* cancel) {
-    if (request.window < 2) throw std::invalid_argument("--window must be at least 2");
+    checkOptions(lensEvalOptions(), request);
     if (request.window > model.config().maxLen)
         throw std::invalid_argument("--window " + std::to_string(request.window) + " exceeds the model's max_len " +
                                     std::to_string(model.config().maxLen));

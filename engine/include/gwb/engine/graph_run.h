@@ -9,6 +9,7 @@
 #include "gwb/engine/features.h"
 #include "gwb/engine/graph.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/options.h"
 
 #include <atomic>
 #include <cstdint>
@@ -58,10 +59,29 @@ struct GraphRequest {
     const std::atomic<bool>* stop = nullptr;
 };
 
+/// The graph request's numeric options, declared once (gwb/engine/options.h), in the order `gwb graph
+/// --help` lists them: its flags, Python's keywords (gwb.graph_options()) and the checks all read this
+/// table, so a value out of range is refused in every front end with one sentence,
+/// "max_logits (--max-logits) must be an integer, at least 1; got 0".
+const OptionTable<GraphRequest>& graphOptions();
+/// Checks every option of the request with the same sentences (attributeGraph calls it first; a
+/// front end calls it before loading a model).
+void validateGraphRequest(const GraphRequest& request);
+
 /// The replacement of `model` by `transcoders` on request.ids and its attribution graph. Throws
-/// std::invalid_argument naming the problem (an empty or over-long prompt, transcoders of another
-/// model, a mixer variant the replacement does not cover), std::runtime_error when stopped.
+/// std::invalid_argument naming the problem (an option out of range, an empty or over-long prompt,
+/// transcoders of another model, a mixer variant the replacement does not cover),
+/// std::runtime_error when stopped.
 AttributionGraph attributeGraph(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request);
+
+/// A graph and its pruning with the request's thresholds, from one run.
+struct PrunedGraph {
+    AttributionGraph graph;
+    GraphPruning pruning;
+};
+/// attributeGraph and the pruning it made (the one the loadings are split over), pruned once: what
+/// the command line, Python and the window show and write.
+PrunedGraph attributeAndPrune(const Model& model, const TranscoderSet& transcoders, const GraphRequest& request);
 
 /// The two models of the window's Graph view: model files, their transcoder folders ("" leaves a
 /// model out) and the device.

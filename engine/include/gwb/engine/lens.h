@@ -15,6 +15,7 @@
 #include "gwb/engine/array.h"
 #include "gwb/engine/lens_readout.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/options.h"
 
 #include <atomic>
 #include <cstdint>
@@ -52,9 +53,14 @@ struct LensFitRequest {
     double weightDecay = 1e-3;
     double clip = 1.0;
     uint64_t seed = 0; ///< tuned lens: which windows each step reads
-    /// Throws std::invalid_argument with one sentence per bad value (every front end the same).
+    /// Throws std::invalid_argument with one sentence per bad value (every front end the same):
+    /// lensFitOptions' ranges, then what spans two options (the shard, skip_first within window).
     void validate() const;
 };
+
+/// The fit's options, declared once (gwb/engine/options.h), in the order `gwb lens fit --help` lists
+/// them: its flags, gwb.lens.fit's keywords and gwb.lens.DEFAULTS read this table.
+const OptionTable<LensFitRequest>& lensFitOptions();
 
 /// A fitted lens (or the start of one: an interrupted fit keeps what it has, complete = false).
 struct Lens {
@@ -129,6 +135,9 @@ struct LensEvalRequest {
     int64_t window = 128;
     int64_t maxPrompts = 0; ///< the first N windows (0 = all)
 };
+
+/// The evaluation's options, declared once: `gwb lens eval`'s flags and gwb.lens.eval's keywords.
+const OptionTable<LensEvalRequest>& lensEvalOptions();
 
 // LensEvalResult: gwb/engine/lens_readout.h (std only, for the views).
 
