@@ -355,13 +355,16 @@ AttributionGraph attributeWith(const Model& model, const TranscoderSet& transcod
     }
     rows.clear(); // the full layout's rows are in g.rows now: free them before the scores and pruning
 
-    g.scores = graphScores(g);
     if (request.loadings || pruningOut) {
-        GraphPruning pruning = pruneGraph(g, request.nodeThreshold, request.edgeThreshold);
+        GraphScores scores;
+        GraphPruning pruning = pruneGraph(g, request.nodeThreshold, request.edgeThreshold, &scores);
+        g.scores = scores;
         if (request.loadings)
             g.loadings = graph::edgeLoadings(runner, g, rowFull, colMap, pruning, batch,
                                              [&](double f) { checkStop(request, 0.85 + 0.15 * f, "loadings"); });
         if (pruningOut) *pruningOut = std::move(pruning);
+    } else {
+        g.scores = graphScores(g);
     }
     checkStop(request, 1.0, "done");
     g.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

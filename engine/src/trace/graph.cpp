@@ -20,10 +20,12 @@ using nlohmann::ordered_json;
 
 namespace {
 
-/// The adjacency's rows with |a| / sum |a| (circuit-tracer's normalize_matrix); a row of zeros stays 0.
-std::vector<double> normalisedRows(const AttributionGraph& g, const std::vector<uint8_t>* keepNodes) {
+/// The adjacency's rows with |a| / sum |a| over the kept columns (circuit-tracer's normalize_matrix)
+/// into `a` (R x n, its storage reused: one such buffer is the pruning's largest allocation); a row of
+/// zeros stays 0, and with `keepNodes` a dropped row or column is 0.
+void normaliseRows(const AttributionGraph& g, const std::vector<uint8_t>* keepNodes, std::vector<double>& a) {
     const size_t n = static_cast<size_t>(g.nodeCount()), R = g.rowNodes.size();
-    std::vector<double> a(R * n, 0.0);
+    a.assign(R * n, 0.0);
     for (size_t r = 0; r < R; ++r) {
         if (keepNodes && !(*keepNodes)[static_cast<size_t>(g.rowNodes[r])]) continue;
         double s = 0;
@@ -36,7 +38,6 @@ std::vector<double> normalisedRows(const AttributionGraph& g, const std::vector<
         for (size_t j = 0; j < n; ++j)
             a[r * n + j] /= std::max(s, 1e-10);
     }
-    return a;
 }
 
 /// sum over k >= 1 of w A^k for A kept by rows.
@@ -85,6 +86,36 @@ double findThreshold(std::vector<double> scores, double share) {
     return scores.back();
 }
 
+/// The replacement and completeness scores from the normalised rows `a`, the logit weights and the
+/// influence they give (graphScores; pruneGraph shares its own).
+GraphScores scoresOf(const AttributionGraph& g, const std::vector<double>& a, const std::vector<double>& w,
+                     const std::vector<double>& influence) {
+    const size_t n = static_cast<size_t>(g.nodeCount()), R = g.rowNodes.size();
+    double tokens = 0, errors = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (g.nodes[i].kind == GraphNodeKind::Token) tokens += influence[i];
+        if (g.nodes[i].kind == GraphNodeKind::Error) errors += influence[i];
+    }
+    GraphScores s;
+    s.replacement = tokens + errors > 0 ? tokens / (tokens + errors) : 0.0;
+    // Rows without incoming edges have no error share: their non-error fraction is 1.
+    std::vector<double> nonError(n, 1.0);
+    for (size_t r = 0; r < R; ++r) {
+        double e = 0;
+        for (size_t j = 0; j < n; ++j)
+            if (g.nodes[j].kind == GraphNodeKind::Error) e += a[r * n + j];
+        nonError[static_cast<size_t>(g.rowNodes[r])] = 1.0 - e;
+    }
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const double out = influence[i] + w[i];
+        num += nonError[i] * out;
+        den += out;
+    }
+    s.completeness = den > 0 ? num / den : 0.0;
+    return s;
+}
+
 } // namespace
 
 double AttributionGraph::edge(int64_t target, int64_t source) const {
@@ -109,38 +140,50 @@ std::string AttributionGraph::nodeId(int64_t node) const {
     return "";
 }
 
-GraphPruning pruneGraph(const AttributionGraph& g, double nodeThreshold, double edgeThreshold) {
+GraphPruning pruneGraph(const AttributionGraph& g, double nodeThreshold, double edgeThreshold, GraphScores* scores) {
     if (!(nodeThreshold >= 0 && nodeThreshold <= 1) || !(edgeThreshold >= 0 && edgeThreshold <= 1))
         throw std::invalid_argument("the node and edge thresholds must lie in [0, 1]");
     const size_t n = static_cast<size_t>(g.nodeCount()), R = g.rowNodes.size();
     const std::vector<double> w = logitWeights(g);
     GraphPruning p;
-    p.influence = influenceOf(g, normalisedRows(g, nullptr), w);
+    std::vector<double> a;
+    normaliseRows(g, nullptr, a);
+    p.influence = influenceOf(g, a, w);
+    if (scores) *scores = scoresOf(g, a, w, p.influence); // the same normalised rows and influence
     const double nodeCut = findThreshold(p.influence, nodeThreshold);
     p.nodeKept.assign(n, 0);
     for (size_t i = 0; i < n; ++i) {
         const GraphNodeKind k = g.nodes[i].kind;
         p.nodeKept[i] = p.influence[i] >= nodeCut || k == GraphNodeKind::Token || k == GraphNodeKind::Logit;
     }
-    // Edge scores on the graph of the kept nodes: normalised weight x (influence of its target + logit weight).
-    const std::vector<double> a = normalisedRows(g, &p.nodeKept);
+    // Edge scores on the graph of the kept nodes: normalised weight x (influence of its target + logit
+    // weight). They are computed where needed, never stored whole: the threshold needs only the
+    // non-zero ones (a long prompt's adjacency is mostly zeros), the mask recomputes the same product.
+    normaliseRows(g, &p.nodeKept, a);
     std::vector<double> targetInfluence = influenceOf(g, a, w);
     for (size_t i = 0; i < n; ++i)
         targetInfluence[i] += w[i];
-    std::vector<double> scores(R * n, 0.0);
+    auto score = [&](size_t r, size_t j) { return a[r * n + j] * targetInfluence[static_cast<size_t>(g.rowNodes[r])]; };
+    size_t count = 0;
+    for (size_t e = 0; e < R * n; ++e)
+        count += a[e] != 0;
+    std::vector<double> nonZero;
+    nonZero.reserve(count);
     for (size_t r = 0; r < R; ++r)
         for (size_t j = 0; j < n; ++j)
-            scores[r * n + j] = a[r * n + j] * targetInfluence[static_cast<size_t>(g.rowNodes[r])];
-    const double edgeCut = findThreshold(scores, edgeThreshold);
+            if (const double s = score(r, j); s != 0) nonZero.push_back(s);
+    const double edgeCut = findThreshold(std::move(nonZero), edgeThreshold);
     p.edgeKept.assign(R * n, 0);
-    for (size_t e = 0; e < R * n; ++e)
-        p.edgeKept[e] = scores[e] > 0 && scores[e] >= edgeCut;
+    for (size_t r = 0; r < R; ++r)
+        for (size_t j = 0; j < n; ++j) {
+            const double s = score(r, j);
+            p.edgeKept[r * n + j] = s > 0 && s >= edgeCut;
+        }
+    a = std::vector<double>(); // released before the mask's fixed point
     // Features and errors need an outgoing edge, features an incoming one; repeat until stable.
-    auto hasRow = [&](size_t node, size_t& row) {
-        const auto it = std::find(g.rowNodes.begin(), g.rowNodes.end(), static_cast<int64_t>(node));
-        row = static_cast<size_t>(it - g.rowNodes.begin());
-        return it != g.rowNodes.end();
-    };
+    std::vector<uint8_t> hasRow(n, 0);
+    for (const int64_t node : g.rowNodes)
+        hasRow[static_cast<size_t>(node)] = 1;
     for (bool changed = true; changed;) {
         changed = false;
         for (size_t r = 0; r < R; ++r)
@@ -156,9 +199,8 @@ GraphPruning pruneGraph(const AttributionGraph& g, double nodeThreshold, double 
         for (size_t i = 0; i < n; ++i) {
             if (!p.nodeKept[i]) continue;
             const GraphNodeKind k = g.nodes[i].kind;
-            size_t row = 0;
             const bool drop = ((k == GraphNodeKind::Feature || k == GraphNodeKind::Error) && !outgoing[i]) ||
-                              (k == GraphNodeKind::Feature && hasRow(i, row) && !incoming[i]);
+                              (k == GraphNodeKind::Feature && hasRow[i] && !incoming[i]);
             if (drop) {
                 p.nodeKept[i] = 0;
                 changed = true;
@@ -182,33 +224,10 @@ GraphPruning pruneGraph(const AttributionGraph& g, double nodeThreshold, double 
 }
 
 GraphScores graphScores(const AttributionGraph& g) {
-    const size_t n = static_cast<size_t>(g.nodeCount()), R = g.rowNodes.size();
     const std::vector<double> w = logitWeights(g);
-    const std::vector<double> a = normalisedRows(g, nullptr);
-    const std::vector<double> influence = influenceOf(g, a, w);
-    double tokens = 0, errors = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (g.nodes[i].kind == GraphNodeKind::Token) tokens += influence[i];
-        if (g.nodes[i].kind == GraphNodeKind::Error) errors += influence[i];
-    }
-    GraphScores s;
-    s.replacement = tokens + errors > 0 ? tokens / (tokens + errors) : 0.0;
-    // Rows without incoming edges have no error share: their non-error fraction is 1.
-    std::vector<double> nonError(n, 1.0);
-    for (size_t r = 0; r < R; ++r) {
-        double e = 0;
-        for (size_t j = 0; j < n; ++j)
-            if (g.nodes[j].kind == GraphNodeKind::Error) e += a[r * n + j];
-        nonError[static_cast<size_t>(g.rowNodes[r])] = 1.0 - e;
-    }
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const double out = influence[i] + w[i];
-        num += nonError[i] * out;
-        den += out;
-    }
-    s.completeness = den > 0 ? num / den : 0.0;
-    return s;
+    std::vector<double> a;
+    normaliseRows(g, nullptr, a);
+    return scoresOf(g, a, w, influenceOf(g, a, w));
 }
 
 std::string graphJson(const AttributionGraph& g, const GraphPruning& p, const std::string& slug, double nodeThreshold,

@@ -106,8 +106,10 @@ struct GraphPair {
 /// circuit-tracer's pruning: nodes kept while their cumulative influence is within nodeThreshold of
 /// the total (tokens and logits always), then edges by edge influence within edgeThreshold, then
 /// features and errors left without an outgoing edge, and features without an incoming one, dropped
-/// until nothing changes. Edges of weight 0 are never kept.
-GraphPruning pruneGraph(const AttributionGraph& graph, double nodeThreshold = 0.8, double edgeThreshold = 0.98);
+/// until nothing changes. Edges of weight 0 are never kept. With `scores`, also graphScores(graph),
+/// from the same influence (one pass instead of two).
+GraphPruning pruneGraph(const AttributionGraph& graph, double nodeThreshold = 0.8, double edgeThreshold = 0.98,
+                        GraphScores* scores = nullptr);
 
 /// Computes them (attributeGraph keeps the result in AttributionGraph::scores).
 GraphScores graphScores(const AttributionGraph& graph);
