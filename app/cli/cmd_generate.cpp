@@ -4,6 +4,7 @@
 
 #include "common/bundled_models.h"
 #include "common/command_registry.h"
+#include "common/option_table.h"
 #include "cli/stop_signals.h"
 #include "cli/trace_writer.h"
 
@@ -35,39 +36,22 @@ int runGenerate(const QStringList& args) {
     p.addHelpOption();
     const QCommandLineOption model(QStringLiteral("model"), gwb::app::modelOptionHelp(), QStringLiteral("FILE"));
     const QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Prompt text."), QStringLiteral("TEXT"));
-    const QCommandLineOption maxNew(QStringLiteral("max-new"), QStringLiteral("Tokens to generate (default 32)."),
-                                    QStringLiteral("N"), QStringLiteral("32"));
-    const QCommandLineOption temperature(QStringLiteral("temperature"),
-                                         QStringLiteral("Sampling temperature > 0 (default 1)."), QStringLiteral("T"),
-                                         QStringLiteral("1"));
-    const QCommandLineOption topK(QStringLiteral("top-k"), QStringLiteral("Keep the K likeliest tokens (0 = all)."),
-                                  QStringLiteral("K"), QStringLiteral("0"));
-    const QCommandLineOption topP(QStringLiteral("top-p"), QStringLiteral("Nucleus mass in (0, 1] (default 1 = off)."),
-                                  QStringLiteral("P"), QStringLiteral("1"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."),
-                                  QStringLiteral("N"), QStringLiteral("0"));
+    const std::vector<QCommandLineOption> valued = gwb::app::commandLineOptions(generateOptions());
     const QCommandLineOption greedy(QStringLiteral("greedy"), QStringLiteral("Always take the likeliest token."));
     const QCommandLineOption traceOut(QStringLiteral("trace"),
                                       QStringLiteral("Also trace prompt + continuation into this .npz."),
                                       QStringLiteral("FILE"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    p.addOptions({model, prompt, maxNew, temperature, topK, topP, seed, greedy, traceOut, device, threads});
+    p.addOptions({model, prompt});
+    for (const QCommandLineOption& o : valued)
+        p.addOption(o);
+    p.addOptions({greedy, traceOut, device, threads});
     p.process(args);
     try {
         if (!p.isSet(prompt)) throw std::invalid_argument("--prompt is required");
-        auto number = [&](const QCommandLineOption& o) {
-            bool ok = false;
-            const double v = p.value(o).toDouble(&ok);
-            if (!ok) throw std::invalid_argument("--" + o.names().first().toStdString() + " needs a number");
-            return v;
-        };
         GenerateOptions o;
-        o.maxNew = static_cast<int64_t>(number(maxNew));
-        o.temperature = number(temperature);
-        o.topK = static_cast<int64_t>(number(topK));
-        o.topP = number(topP);
-        o.seed = static_cast<uint64_t>(number(seed));
+        gwb::app::readCommandLineOptions(p, valued, generateOptions(), o);
         o.greedy = p.isSet(greedy);
         setThreads(p.value(threads).toInt());
         const Model m = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(),

@@ -3,6 +3,7 @@
 
 #include "common/bundled_models.h"
 #include "common/command_registry.h"
+#include "common/option_table.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/import.h"
@@ -74,19 +75,7 @@ int statsRun(const QStringList& args) {
                                       QStringLiteral("FILE"), QStringLiteral("transformer"));
     const QCommandLineOption data(QStringLiteral("data"), QStringLiteral("UTF-8 text file (repeat for several)."),
                                   QStringLiteral("FILE"));
-    const QCommandLineOption window(QStringLiteral("window"), QStringLiteral("Tokens per window (default 256)."),
-                                    QStringLiteral("N"), QStringLiteral("256"));
-    const QCommandLineOption stride(QStringLiteral("stride"), QStringLiteral("Tokens between windows (default 256)."),
-                                    QStringLiteral("N"), QStringLiteral("256"));
-    const QCommandLineOption maxWindows(QStringLiteral("max-windows"),
-                                        QStringLiteral("Only the first N windows of all files (default all)."),
-                                        QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption shard(QStringLiteral("shard"),
-                                   QStringLiteral("i/n: cover windows g with g mod n = i (0 <= i < n)."),
-                                   QStringLiteral("i/n"), QStringLiteral("0/1"));
-    const QCommandLineOption lensK(QStringLiteral("lens-k"),
-                                   QStringLiteral("Logit-lens depth; ranks above K count as K+1 (default 10)."),
-                                   QStringLiteral("K"), QStringLiteral("10"));
+    const std::vector<QCommandLineOption> valued = gwb::app::commandLineOptions(gwb::engine::corpusOptions());
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Statistics file (.npz)."),
                                  QStringLiteral("FILE"));
     const QCommandLineOption resume(QStringLiteral("resume"),
@@ -96,7 +85,10 @@ int statsRun(const QStringList& args) {
                                     QStringLiteral("FILE"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    p.addOptions({model, baseline, data, window, stride, maxWindows, shard, lensK, out, resume, device, threads});
+    p.addOptions({model, baseline, data});
+    for (const QCommandLineOption& o : valued)
+        p.addOption(o);
+    p.addOptions({out, resume, device, threads});
     p.process(args);
     using namespace gwb::engine;
     if (!p.isSet(data)) throw std::invalid_argument("--data is required");
@@ -114,16 +106,7 @@ int statsRun(const QStringList& args) {
     // positional argument; they are data files too (dropping them silently lost most of a corpus).
     for (const QString& f : p.positionalArguments())
         o.files.push_back(f.toStdString());
-    o.window = integer(window);
-    o.stride = integer(stride);
-    o.maxWindows = integer(maxWindows);
-    o.lensTopK = static_cast<int>(integer(lensK));
-    const QStringList sh = p.value(shard).split(QLatin1Char('/'));
-    bool ok1 = false, ok2 = false;
-    if (sh.size() != 2) throw std::invalid_argument("--shard needs i/n, e.g. 0/4");
-    o.shardIndex = sh[0].toInt(&ok1);
-    o.shardCount = sh[1].toInt(&ok2);
-    if (!ok1 || !ok2) throw std::invalid_argument("--shard needs i/n, e.g. 0/4");
+    gwb::app::readCommandLineOptions(p, valued, corpusOptions(), o);
     setThreads(static_cast<int>(integer(threads)));
     const std::string dev = p.value(device).toStdString();
     const Model m = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(), dev).model;
@@ -136,7 +119,8 @@ int statsRun(const QStringList& args) {
         if (earlier->shardIndex != o.shardIndex || earlier->shardCount != o.shardCount)
             throw std::invalid_argument(p.value(resume).toStdString() + " covers shard " +
                                         std::to_string(earlier->shardIndex) + "/" +
-                                        std::to_string(earlier->shardCount) + ", not " + p.value(shard).toStdString());
+                                        std::to_string(earlier->shardCount) + ", not " + std::to_string(o.shardIndex) +
+                                        "/" + std::to_string(o.shardCount));
         o.skipWindows = earlier->windows;
         std::fprintf(stderr, "resuming: %zu windows already in %s%s\n", earlier->windows.size(),
                      qPrintable(p.value(resume)), earlier->complete ? " (it is complete: nothing left to do)" : "");

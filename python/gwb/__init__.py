@@ -365,13 +365,15 @@ class Model:
         # meta.json as gwb paths writes it (the engine's one writer): save() writes the same file.
         return _warn_claims(PathResult(out["arrays"], json.loads(out["meta_json"])))
 
-    def stats(self, files, baseline=None, window=256, stride=256, max_windows=0, lens_k=10, out=None,
+    def stats(self, files, baseline=None, window=None, stride=None, max_windows=None, lens_k=None, out=None,
               progress=True):
         """Corpus statistics, as `gwb stats` computes them: files (paths of UTF-8 text) stream window
         by window through this model (and a baseline Model, if given). Written to `out` when given;
         returns a Stats. Ctrl-C stops after the current window: the partial statistics (meta
         "complete": false) are written to `out`, then KeyboardInterrupt is raised. An `out` that
-        cannot be written raises its OSError before any window is read, as `gwb stats` refuses it."""
+        cannot be written raises its OSError before any window is read, as `gwb stats` refuses it.
+        window, stride, max_windows (0 = all) and lens_k take the engine's defaults (256, 256, 0, 10)
+        when None; a value out of range raises ValueError with the sentence `gwb stats` prints."""
         files = [os.fspath(f) for f in ([files] if isinstance(files, (str, os.PathLike)) else files)]
         for f in files:
             if not os.path.exists(f):
@@ -384,8 +386,9 @@ class Model:
             path = _check_output(out, "out")
         cb, close = _progress(progress, "stats")
         try:
-            warnings = self._m.stats(None if baseline is None else baseline._m, files, window=window, stride=stride,
-                                     max_windows=max_windows, lens_k=lens_k, out=path, progress=cb)
+            options = dict(window=window, stride=stride, max_windows=max_windows, lens_k=lens_k)
+            warnings = self._m.stats(None if baseline is None else baseline._m, files, options=options, out=path,
+                                     progress=cb)
             result = open_stats(path)
             result.warnings = list(warnings)
             return result
@@ -396,11 +399,13 @@ class Model:
                     os.unlink(path)
                 os.rmdir(tmpdir)
 
-    def generate(self, prompt, max_new=32, temperature=1.0, top_k=0, top_p=1.0, seed=0, greedy=False):
-        """Continues the prompt (text or ids), as `gwb generate` does."""
+    def generate(self, prompt, max_new=None, temperature=None, top_k=None, top_p=None, seed=None, greedy=False):
+        """Continues the prompt (text or ids), as `gwb generate` does. max_new, temperature, top_k,
+        top_p and seed take the engine's defaults (32, 1, 0 = all, 1 = off, 0) when None; a value out
+        of range raises ValueError with the sentence `gwb generate` prints."""
         ids = _ids(self, prompt)
-        out = list(self._m.generate(ids, max_new=max_new, temperature=temperature, top_k=top_k, top_p=top_p,
-                                    seed=seed, greedy=greedy))
+        options = dict(max_new=max_new, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+        out = list(self._m.generate(ids, options, bool(greedy)))
         has_text = self._m.has_tokenizer
         return Generation(out, len(ids), self._m.decode(out) if has_text else None,
                           self._m.decode(out[len(ids):]) if has_text else None)

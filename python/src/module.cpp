@@ -25,6 +25,7 @@
 #include "gwb/engine/tracer.h"
 
 #include "bindings_common.h"
+#include "option_table.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -419,16 +420,13 @@ py::dict patchPairsModel(PyModel& self, const std::string& modelFile, const std:
 
 /// Corpus statistics (gwb stats) written to `out`; Ctrl-C stops after the current window, the
 /// partial statistics (complete: false) are written, then KeyboardInterrupt is raised.
-py::list statsModel(PyModel& self, PyModel* baseline, const std::vector<std::string>& files, int64_t window,
-                    int64_t stride, int64_t maxWindows, int lensK, const std::string& out, const py::object& progress) {
+py::list statsModel(PyModel& self, PyModel* baseline, const std::vector<std::string>& files, const py::dict& options,
+                    const std::string& out, const py::object& progress) {
     refuseReentry(self.model);
     if (baseline) refuseReentry(baseline->model);
     CorpusOptions o;
     o.files = files;
-    o.window = window;
-    o.stride = stride;
-    o.maxWindows = maxWindows;
-    o.lensTopK = lensK;
+    applyOptions(corpusOptions(), options, o, "stats");
     Pending pending;
     std::vector<std::string> warnings;
     CorpusStats stats = withoutGil(pending, [&] {
@@ -549,20 +547,14 @@ PYBIND11_MODULE(_gwb, m) {
              py::arg("layer") = -1, py::arg("offset") = -1, py::arg("head") = -1, py::arg("method") = "exact",
              py::arg("bootstrap") = 1000, py::arg("seed") = 0, py::arg("check") = 0, py::arg("progress") = py::none(),
              py::arg("min_difference") = kDefaultMinDifference)
-        .def("stats", &statsModel, py::arg("baseline"), py::arg("files"), py::arg("window") = 256,
-             py::arg("stride") = 256, py::arg("max_windows") = 0, py::arg("lens_k") = 10, py::arg("out"),
+        .def("stats", &statsModel, py::arg("baseline"), py::arg("files"), py::arg("options"), py::arg("out"),
              py::arg("progress") = py::none())
         .def(
             "generate",
-            [](PyModel& s, const std::vector<int64_t>& prompt, int64_t maxNew, double temperature, int64_t topK,
-               double topP, uint64_t seed, bool greedy) {
+            [](PyModel& s, const std::vector<int64_t>& prompt, const py::dict& options, bool greedy) {
                 GenerateOptions o;
-                o.maxNew = maxNew;
-                o.temperature = temperature;
-                o.topK = topK;
-                o.topP = topP;
-                o.seed = seed;
                 o.greedy = greedy;
+                applyOptions(generateOptions(), options, o, "generate");
                 refuseReentry(s.model);
                 std::vector<int32_t> ids(prompt.begin(), prompt.end());
                 Pending pending;
@@ -574,8 +566,7 @@ PYBIND11_MODULE(_gwb, m) {
                 pending.rethrowIfAny();
                 return std::vector<int64_t>(r.ids.begin(), r.ids.end());
             },
-            py::arg("prompt"), py::arg("max_new") = 32, py::arg("temperature") = 1.0, py::arg("top_k") = 0,
-            py::arg("top_p") = 1.0, py::arg("seed") = 0, py::arg("greedy") = false);
+            py::arg("prompt"), py::arg("options"), py::arg("greedy") = false);
 
     // For scripts/bench --python: the same work timed in C++ inside this process (no Python objects
     // made), so that it can be interleaved call by call with the Python API's.

@@ -250,7 +250,10 @@ TEST_F(CliTinyModel, GenerateRefusesBadOptionsNamingThem) {
     EXPECT_TRUE(topP.err.contains(QStringLiteral("top_p")) || topP.err.contains(QStringLiteral("top-p"))) << show(topP);
     const GwbResult notNumber = runGwb(withPrompt + QStringList{QStringLiteral("--max-new"), QStringLiteral("many")});
     EXPECT_NE(notNumber.code, 0);
-    EXPECT_TRUE(notNumber.err.contains(QStringLiteral("--max-new needs a number"))) << show(notNumber);
+    EXPECT_TRUE(notNumber.err.contains(QStringLiteral("max_new (--max-new) needs an integer, got 'many'")))
+        << show(notNumber);
+    // The engine's table: the same sentence as Python's (test_gwb_errors.py).
+    EXPECT_TRUE(topP.err.contains(QStringLiteral("top_p (--top-p) must be a number in (0, 1]; got 1.5"))) << show(topP);
     const GwbResult readOnly =
         runGwb(withPrompt + QStringList{QStringLiteral("--trace"), QStringLiteral("/proc/g.npz")});
     EXPECT_NE(readOnly.code, 0);

@@ -136,3 +136,23 @@ TEST(CmdStats, ShellGlobAfterDataReadsEveryFile) {
     EXPECT_EQ(s2.windowsTotal, s1.windowsTotal);
     EXPECT_GT(s2.windowsTotal, 2); // both files' windows (16-token windows)
 }
+
+TEST(CmdStats, AnOptionOutOfRangeIsRefusedWithTheEnginesSentenceBeforeAnyWork) {
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    const QString data = dir.filePath(QStringLiteral("d.txt"));
+    writeText(data, promptOfTokens(40).toUtf8());
+    const QString out = dir.filePath(QStringLiteral("s.npz"));
+    const GwbResult stride = runGwb(statsArgs({data}, out) << QStringLiteral("--stride") << QStringLiteral("0"));
+    EXPECT_EQ(stride.code, 1) << show(stride);
+    EXPECT_TRUE(stride.err.contains(QStringLiteral("stride (--stride) must be an integer, at least 1; got 0")))
+        << show(stride);
+    const GwbResult shard = runGwb(statsArgs({data}, out) << QStringLiteral("--shard") << QStringLiteral("two"));
+    EXPECT_EQ(shard.code, 1) << show(shard);
+    EXPECT_TRUE(shard.err.contains(QStringLiteral("shard (--shard) is written i/n, e.g. 0/4; got 'two'")))
+        << show(shard);
+    const GwbResult past = runGwb(statsArgs({data}, out) << QStringLiteral("--shard") << QStringLiteral("2/2"));
+    EXPECT_EQ(past.code, 1) << show(past);
+    EXPECT_TRUE(past.err.contains(QStringLiteral("shard (--shard i/n) needs 0 <= i < n; got 2/2"))) << show(past);
+    EXPECT_FALSE(QFile::exists(out));
+}

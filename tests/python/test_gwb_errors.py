@@ -1,6 +1,7 @@
 """Bad input raises a Python exception naming the problem; the interpreter never crashes."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -113,6 +114,9 @@ def test_bad_text_and_options(grassmann):
         gwb.bundled("lstm")
     with pytest.raises(ValueError, match="temperature"):
         grassmann.generate("It is", temperature=0)
+    # The engine's option table: the sentence `gwb generate` prints (GenerateRefusesBadOptionsNamingThem).
+    with pytest.raises(ValueError, match=re.escape("top_p (--top-p) must be a number in (0, 1]; got 1.5")):
+        grassmann.generate("It is", top_p=1.5)
     with pytest.raises(ValueError, match="not one of: exact, attribution"):
         grassmann.patch(clean="She said", corrupt="He said", answer="she", wrong="he", method="fast")
 
@@ -285,3 +289,14 @@ def test_a_hook_returning_float64_is_cast_to_float32_as_the_docstring_says(grass
     wide = grassmann.run(ids, hooks={"gate.1": lambda v, n: v.astype(np.float64) + bump})
     narrow = grassmann.run(ids, hooks={"gate.1": lambda v, n: (v.astype(np.float64) + bump).astype(np.float32)})
     assert np.array_equal(wide, narrow)
+
+
+def test_a_stats_option_out_of_range_gets_the_command_lines_sentence(grassmann, tmp_path):
+    text = tmp_path / "d.txt"
+    text.write_text("It is a truth universally acknowledged. " * 8, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape("stride (--stride) must be an integer, at least 1; got 0")):
+        grassmann.stats([text], stride=0, out=tmp_path / "s.npz")
+    with pytest.raises(ValueError, match=re.escape("shard (--shard) is written i/n")):
+        grassmann._m.stats(None, [os.fspath(text)], options={"shard": "two"}, out="", progress=None)
+    assert not (tmp_path / "s.npz").exists()
+

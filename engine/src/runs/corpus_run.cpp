@@ -26,6 +26,20 @@ std::vector<int64_t> windowStarts(int64_t tokens, int64_t window, int64_t stride
     return out;
 }
 
+const OptionTable<CorpusOptions>& corpusOptions() {
+    using O = CorpusOptions;
+    static const OptionTable<O> table = {
+        integerOption<O>("window", "window", "N", "Tokens per window", 2, kNoMax, &O::window),
+        integerOption<O>("stride", "stride", "N", "Tokens between windows", 1, kNoMax, &O::stride),
+        integerOption<O>("max_windows", "max-windows", "N", "Only the first N windows of all files; 0 = all", 0, kNoMax,
+                         &O::maxWindows),
+        shardOption<O>("Cover windows g with g mod n = i; 'gwb stats merge' joins the shards"),
+        integerOption<O>("lens_k", "lens-k", "K", "Logit-lens depth; ranks above K count as K+1", 0, kNoMax,
+                         &O::lensTopK),
+    };
+    return table;
+}
+
 namespace {
 
 int64_t codePoints(const std::string& s) {
@@ -58,9 +72,10 @@ std::vector<int32_t> fileIds(const Tokenizer& tok, const std::string& path, std:
 
 void checkOptions(const Model& model, const Model* baseline, const CorpusOptions& o) {
     if (!model.tokenizer()) throw std::invalid_argument("the model has no tokenizer: cannot read text files");
-    if (o.window < 2 || o.stride < 1) throw std::invalid_argument("--window must be >= 2 and --stride >= 1");
+    gwb::engine::checkOptions(corpusOptions(), o);
     if (o.shardCount < 1 || o.shardIndex < 0 || o.shardIndex >= o.shardCount)
-        throw std::invalid_argument("--shard i/n needs 0 <= i < n");
+        throw std::invalid_argument("shard (--shard i/n) needs 0 <= i < n; got " + std::to_string(o.shardIndex) + "/" +
+                                    std::to_string(o.shardCount));
     if (o.files.empty()) throw std::invalid_argument("no data files");
     if (o.window > model.config().maxLen)
         throw std::invalid_argument("--window " + std::to_string(o.window) + " exceeds the model's max_len " +

@@ -57,6 +57,20 @@ torch::Tensor IncrementalDecoder::next(int64_t id) {
     return m_net.head(h);
 }
 
+const OptionTable<GenerateOptions>& generateOptions() {
+    using O = GenerateOptions;
+    static const OptionTable<O> table = {
+        integerOption<O>("max_new", "max-new", "N", "Tokens to generate; stops early at max_len", 0, kNoMax,
+                         &O::maxNew),
+        numberOption<O>("temperature", "temperature", "T", "Sampling temperature", 0, true, kNoMax, false,
+                        &O::temperature),
+        integerOption<O>("top_k", "top-k", "K", "Keep the K likeliest tokens; 0 = all", 0, kNoMax, &O::topK),
+        numberOption<O>("top_p", "top-p", "P", "Nucleus mass; 1 = off", 0, true, 1, false, &O::topP),
+        integerOption<O>("seed", "seed", "N", "Random seed", 0, kMaxSeed, &O::seed),
+    };
+    return table;
+}
+
 namespace {
 
 void checkOptions(const ModelConfig& c, const std::vector<int32_t>& prompt, const GenerateOptions& o) {
@@ -68,11 +82,8 @@ void checkOptions(const ModelConfig& c, const std::vector<int32_t>& prompt, cons
         if (id < 0 || id >= c.vocabSize)
             throw std::invalid_argument("generate: token id " + std::to_string(id) + " outside the vocabulary (0.." +
                                         std::to_string(c.vocabSize - 1) + ")");
-    if (o.maxNew < 0) throw std::invalid_argument("generate: max_new must be >= 0");
-    if (!o.greedy && !(o.temperature > 0.0 && std::isfinite(o.temperature)))
-        throw std::invalid_argument("generate: temperature must be > 0");
-    if (o.topK < 0) throw std::invalid_argument("generate: top_k must be >= 0 (0 = off)");
-    if (!(o.topP > 0.0 && o.topP <= 1.0)) throw std::invalid_argument("generate: top_p must be in (0, 1]");
+    for (const Option<GenerateOptions>& option : generateOptions())
+        if (!(o.greedy && std::string(option.key) == "temperature")) checkOptionValue(option, option.number(o));
 }
 
 /// Picks the next id from one row of logits (V floats) on the CPU.

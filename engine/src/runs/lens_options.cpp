@@ -8,25 +8,6 @@
 
 namespace gwb::engine {
 
-namespace {
-
-/// Seeds up to 2^53, so that every one is exact in Python and in the table's numbers.
-constexpr double kMaxSeed = 9007199254740992.0;
-
-void setShard(LensFitRequest& r, const std::string& v) {
-    const size_t slash = v.find('/');
-    const auto whole = [&](const std::string& s) {
-        if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
-            throw std::invalid_argument("shard (--shard) is written i/n, e.g. 0/4; got '" + v + "'");
-        return std::stoi(s);
-    };
-    if (slash == std::string::npos) whole("");
-    r.shardIndex = whole(v.substr(0, slash));
-    r.shardCount = whole(v.substr(slash + 1));
-}
-
-} // namespace
-
 const OptionTable<LensFitRequest>& lensFitOptions() {
     using R = LensFitRequest;
     static const OptionTable<R> table = {
@@ -37,10 +18,7 @@ const OptionTable<LensFitRequest>& lensFitOptions() {
                          kNoMax, &R::window),
         integerOption<R>("max_prompts", "max-prompts", "N", "Use the first N windows of all files; 0 = all", 0, kNoMax,
                          &R::maxPrompts),
-        textOption<R>(
-            "shard", "shard", "i/n",
-            "Jacobian lens: cover windows g with g mod n = i; 'gwb lens merge' joins the shards",
-            [](const R& r) { return std::to_string(r.shardIndex) + "/" + std::to_string(r.shardCount); }, setShard),
+        shardOption<R>("Jacobian lens: cover windows g with g mod n = i; 'gwb lens merge' joins the shards"),
         integerOption<R>("skip_first", "skip-first", "N", "Jacobian lens: leading positions left out of the average", 0,
                          kNoMax, &R::skipFirst),
         integerOption<R>("dim_batch", "dim-batch", "N", "Jacobian lens: output dimensions per backward pass", 1, kNoMax,

@@ -55,4 +55,17 @@ double parseOptionNumber(const OptionSpec& o, const std::string& text) {
     return v;
 }
 
+void parseShard(const std::string& text, int& index, int& count) {
+    const size_t slash = text.find('/');
+    const auto whole = [&](const std::string& part) {
+        if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos)
+            throw std::invalid_argument("shard (--shard) is written i/n, e.g. 0/4; got '" + text + "'");
+        return std::stoi(part);
+    };
+    if (slash == std::string::npos) whole("");
+    const int i = whole(text.substr(0, slash)), n = whole(text.substr(slash + 1));
+    index = i;
+    count = n;
+}
+
 } // namespace gwb::engine

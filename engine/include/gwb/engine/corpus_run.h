@@ -4,6 +4,7 @@
 
 #include "gwb/engine/corpus_stats.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/options.h"
 
 #include <atomic>
 #include <cstdint>
@@ -25,6 +26,11 @@ struct CorpusOptions {
     /// counted in windowsPlanned' progress; merge the result with the earlier file.
     std::vector<int64_t> skipWindows;
 };
+
+/// The valued options, declared once (gwb/engine/options.h): `gwb stats`'s flags and
+/// Model.stats's keywords. runCorpus checks them, then what spans options and models (the shard,
+/// the window within both models' max_len).
+const OptionTable<CorpusOptions>& corpusOptions();
 
 /// One file's windows: starts 0, stride, 2*stride, ...; each window holds min(window, n - start)
 /// tokens; the last window is the first that reaches the end of the file; windows shorter than

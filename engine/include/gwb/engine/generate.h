@@ -4,6 +4,7 @@
 // layer. Std types only.
 
 #include "gwb/engine/model.h"
+#include "gwb/engine/options.h"
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +21,10 @@ struct GenerateOptions {
     uint64_t seed = 0;
     bool greedy = false;
 };
+
+/// The valued options, declared once (gwb/engine/options.h): `gwb generate`'s flags and
+/// Model.generate's keywords (greedy is a switch of its own). temperature is not checked when greedy.
+const OptionTable<GenerateOptions>& generateOptions();
 
 struct GenerateResult {
     std::vector<int32_t> ids;   ///< prompt ids followed by the generated ids

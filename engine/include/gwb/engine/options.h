@@ -33,6 +33,8 @@ struct OptionSpec {
 /// An integer option's upper bound where it has none of its own: the largest int, so that a value fits
 /// every integer field; its range then reads "at least N".
 inline constexpr double kNoMax = 2147483647.0;
+/// A seed's upper bound: 2^53, so that every seed is exact in Python and in the table's numbers.
+inline constexpr double kMaxSeed = 9007199254740992.0;
 
 /// "an integer, at least 1", "a number in (0, 1]", "a number in [0, 1)"; a text option's value name.
 std::string optionRangeText(const OptionSpec& o);
@@ -131,6 +133,19 @@ template <class Request> void setOptionText(const Option<Request>& o, Request& r
 template <class Request> void checkOptions(const OptionTable<Request>& table, const Request& r) {
     for (const Option<Request>& o : table)
         if (o.kind != OptionKind::Text) checkOptionValue(o, o.number(r));
+}
+
+/// "i/n" into its two numbers (checked by the request, 0 <= i < n); throws std::invalid_argument
+/// "shard (--shard) is written i/n, e.g. 0/4; got 'x'" unless both are whole numbers.
+void parseShard(const std::string& text, int& index, int& count);
+
+/// The shard option of a request with int members shardIndex and shardCount (gwb stats, the
+/// Jacobian lens): "i/n", default "0/1".
+template <class Request> Option<Request> shardOption(const char* help) {
+    return textOption<Request>(
+        "shard", "shard", "i/n", help,
+        [](const Request& r) { return std::to_string(r.shardIndex) + "/" + std::to_string(r.shardCount); },
+        [](Request& r, const std::string& v) { parseShard(v, r.shardIndex, r.shardCount); });
 }
 
 } // namespace gwb::engine
