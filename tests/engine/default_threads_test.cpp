@@ -12,10 +12,12 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -88,6 +90,29 @@ TEST(DefaultThreads, OverlappingScopesEndInAnyOrderAndLeaveTheCallersCount) {
         t.join();
     EXPECT_EQ(threads(), 3);
     setThreads(before);
+}
+
+// OpenBLAS (Debian's 0.3.21) falls back to its generic Prescott (SSE3) kernels on a CPU model it
+// does not know; the engine swaps in the kernels the CPU runs (pinBlasKernels in device.cpp), and
+// the products stay right.
+TEST(BlasKernels, NotTheGenericFallbackOnACpuWithAvx2AndProductsStayRight) {
+    using TextFn = char* (*)();
+    const auto core = reinterpret_cast<TextFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+    if (!core) GTEST_SKIP() << "the BLAS is not OpenBLAS: " << blasSummary();
+    threads();
+    std::string name = core();
+    for (char& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const char* pin = std::getenv("OPENBLAS_CORETYPE");
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        !(pin && std::string(pin) == std::string("Prescott"))) {
+        EXPECT_NE(name, "prescott") << blasSummary();
+    }
+    torch::manual_seed(7);
+    const torch::Tensor a = torch::randn({300, 130}), b = torch::randn({130, 257});
+    const torch::Tensor ref = torch::mm(a.to(torch::kDouble), b.to(torch::kDouble));
+    EXPECT_LE((torch::mm(a, b).to(torch::kDouble) - ref).abs().max().item<double>(), 1e-4) << blasSummary();
 }
 
 } // namespace

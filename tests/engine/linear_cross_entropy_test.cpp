@@ -1,6 +1,8 @@
 // detail::linearCrossEntropy (the training loss of the tied head, a chunk of rows at a time)
-// against nll_loss(log_softmax(x E^T)) in double precision: value and both gradients.
+// against nll_loss(log_softmax(x E^T)) in double precision: value and both gradients; and
+// detail::linearKl (the tuned lens's KL to the final layer) against autograd through log_softmax.
 #include "kernels/linear_cross_entropy.h"
+#include "kernels/linear_kl.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -70,6 +72,48 @@ TEST(LinearCrossEntropy, TargetsOutsideTheVocabularyAreAnError) {
             EXPECT_NE(std::string(e.what()).find("outside the vocabulary of 10"), std::string::npos) << e.what();
         }
     }
+}
+
+TEST(LinearKl, ValuesAndGradientsEqualAutogradThroughLogSoftmaxInDouble) {
+    torch::manual_seed(5);
+    const int64_t N = 23, d = 5, V = 31;
+    const torch::Tensor E = torch::randn({V, d}, torch::kDouble);
+    const torch::Tensor yF = torch::randn({N, d}, torch::kDouble) * 2;
+    std::vector<torch::Tensor> ys{torch::randn({N, d}, torch::kDouble), yF.clone(),
+                                  torch::randn({N, d}, torch::kDouble) * 3};
+    const torch::Tensor logpF = torch::log_softmax(torch::mm(yF, E.t()), -1);
+    std::vector<double> refKl;
+    std::vector<torch::Tensor> refGrad;
+    for (const torch::Tensor& y : ys) {
+        const torch::Tensor yr = y.clone().requires_grad_(true);
+        const torch::Tensor kl =
+            (logpF.exp() * (logpF - torch::log_softmax(torch::mm(yr, E.t()), -1))).sum(-1).mean();
+        kl.backward();
+        refKl.push_back(kl.item<double>());
+        refGrad.push_back(yr.grad());
+    }
+    EXPECT_NEAR(refKl[1], 0.0, 1e-12); // the final layer's own distribution
+    // Chunks of 1, 4 (23 = 5 x 4 + 3), 23 and more rows than there are.
+    for (int64_t rows : {1, 4, 23, 100}) {
+        SCOPED_TRACE("chunk rows " + std::to_string(rows));
+        const LinearKl got = linearKl(yF, ys, E, rows);
+        ASSERT_EQ(got.kl.size(), ys.size());
+        for (size_t s = 0; s < ys.size(); ++s) {
+            EXPECT_NEAR(got.kl[s], refKl[s], 1e-12);
+            EXPECT_LE((got.grad[s] - refGrad[s]).abs().max().item<double>(), 1e-14);
+        }
+    }
+    EXPECT_GT(refKl[0], 0.1); // the cases are not trivially zero
+}
+
+TEST(LinearKl, FloatAtTheBundledVocabularyMatchesDouble) {
+    torch::manual_seed(6);
+    const int64_t N = 70, d = 16, V = 8000;
+    const torch::Tensor E = torch::randn({V, d}) * 0.3, yF = torch::randn({N, d}), y = torch::randn({N, d});
+    const LinearKl ref = linearKl(yF.to(torch::kDouble), {y.to(torch::kDouble)}, E.to(torch::kDouble));
+    const LinearKl got = linearKl(yF, {y}, E); // the default chunk
+    EXPECT_NEAR(got.kl[0], ref.kl[0], 1e-5 * std::max(1.0, ref.kl[0]));
+    EXPECT_LE((got.grad[0].to(torch::kDouble) - ref.grad[0]).abs().max().item<double>(), 1e-7);
 }
 
 } // namespace

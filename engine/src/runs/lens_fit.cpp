@@ -2,6 +2,7 @@
 // evaluation over held-out text.
 
 #include "gwb/engine/analysis.h"
+#include "kernels/linear_kl.h"
 #include "runs/tensor_array.h"
 #include "gwb/engine/features.h"
 #include "gwb/engine/lens.h"
@@ -268,9 +269,7 @@ Lens fitTuned(const Model& model, const LensFitRequest& r, const LensProgressFn&
         const torch::Tensor E = m.net->tokEmbed->weight.detach();
         const torch::Tensor lnW = m.net->lnFinal->weight.detach(), lnB = m.net->lnFinal->bias.detach();
         const double eps = m.net->lnFinal->options.eps();
-        const auto head = [&](const torch::Tensor& x) {
-            return torch::matmul(torch::layer_norm(x, {d}, lnW, lnB, eps), E.t());
-        };
+        const auto norm = [&](const torch::Tensor& x) { return torch::layer_norm(x, {d}, lnW, lnB, eps); };
         for (int64_t step = lens.stepsDone; step < r.steps; ++step) {
             if (cancel && cancel->load()) break;
             // The windows of a step depend on the seed and the step alone, so a resumed fit reads
@@ -283,21 +282,26 @@ Lens fitTuned(const Model& model, const LensFitRequest& r, const LensProgressFn&
             }
             const torch::Tensor ids = torch::tensor(flat, torch::kLong).view({B, r.window}).to(m.device);
             std::vector<torch::Tensor> states;
-            torch::Tensor logpF, pF;
+            torch::Tensor yF;
             {
                 torch::NoGradGuard noGrad;
                 states = residualStates(*m.net, ids);
-                logpF = torch::log_softmax(head(states[static_cast<size_t>(N)].reshape({-1, d})), -1);
-                pF = logpF.exp();
+                yF = norm(states[static_cast<size_t>(N)].reshape({-1, d}));
             }
-            double total = 0;
+            // Each layer's lens output LN_final(h + A h + b) with autograd; the loss
+            // sum_s KL(p_final || softmax(y_s W_U^T)) and its gradient by each y_s come from
+            // linearKl (no N x V block under autograd), then one backward pass reaches A and b.
+            std::vector<torch::Tensor> ys, yd;
             for (int64_t s = 0; s < N; ++s) {
                 const torch::Tensor h = states[static_cast<size_t>(s)].reshape({-1, d});
-                const torch::Tensor x = h + torch::matmul(h, A[s].t()) + b[s];
-                const torch::Tensor kl = (pF * (logpF - torch::log_softmax(head(x), -1))).sum(-1).mean();
-                kl.backward();
-                total += kl.item<double>();
+                ys.push_back(norm(h + torch::matmul(h, A[s].t()) + b[s]));
+                yd.push_back(ys.back().detach());
             }
+            const detail::LinearKl loss = detail::linearKl(yF, yd, E);
+            torch::autograd::backward(ys, loss.grad);
+            double total = 0;
+            for (double kl : loss.kl)
+                total += kl;
             torch::NoGradGuard noGrad;
             double norm2 = 0;
             for (int64_t s = 0; s < N; ++s)

@@ -61,6 +61,46 @@ SetBlasThreads openBlasSetter() {
     return f;
 }
 
+/// OpenBLAS's kernel set the engine put in place (empty: OpenBLAS chose its own, or no OpenBLAS).
+std::string g_blasPinned;
+
+/// OpenBLAS with DYNAMIC_ARCH picks its kernels by CPU model when it loads, and a model it does not
+/// know gets its generic Prescott (SSE3) kernels. Debian 12's 0.3.21 does not know recent Xeons:
+/// on one (AVX-512, AVX-VNNI, AMX) every LibTorch product ran at a third of the speed of the
+/// SkylakeX kernels (a tuned-lens step 2.1x, a Jacobian-lens prompt 2.9x slower). When OpenBLAS
+/// fell back that way, OPENBLAS_CORETYPE is unset and the CPU runs wider kernels, this swaps in
+/// the widest set the CPU runs (SkylakeX: AVX-512 F, CD, BW, DQ, VL; Haswell: AVX2, FMA) through
+/// OpenBLAS's own start-up path (gotoblas_dynamic_quit / gotoblas_dynamic_init, which read
+/// OPENBLAS_CORETYPE), and sets OPENBLAS_CORETYPE so that child processes load the same. Runs
+/// once, before the engine's first thread setting, so before its first product.
+void pinBlasKernels() {
+    using TextFn = char* (*)();
+    using VoidFn = void (*)();
+    const auto core = reinterpret_cast<TextFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+    const auto quit = reinterpret_cast<VoidFn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
+    const auto init = reinterpret_cast<VoidFn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+    if (!core || !quit || !init) return; // not OpenBLAS, or not a DYNAMIC_ARCH build
+    if (const char* pin = std::getenv("OPENBLAS_CORETYPE"); pin && *pin) return; // the user's choice
+    std::string name = core();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (name != "prescott") return;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    const char* want = nullptr;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+        want = "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        want = "Haswell";
+    if (!want) return;
+    ::setenv("OPENBLAS_CORETYPE", want, 1);
+    quit();
+    init();
+    g_blasPinned = core();
+#endif
+}
+
 /// True when libgomp was started with OMP_WAIT_POLICY=PASSIVE (idle OpenMP threads sleep).
 bool openMpWaitsPassively() {
     const char* policy = std::getenv("OMP_WAIT_POLICY");
@@ -102,6 +142,8 @@ int effectiveThreads() {
 } // namespace
 
 void setThreads(int n) {
+    static std::once_flag pinned;
+    std::call_once(pinned, pinBlasKernels);
     const std::lock_guard<std::mutex> lock(g_scopes);
     g_base = n <= 0 ? allCores() : n;
     applyThreads(effectiveThreads());
@@ -143,13 +185,17 @@ std::string kernelSummary() {
 }
 
 std::string blasSummary() {
+    detail::useDefaultThreads(); // the kernels the engine runs with (see pinBlasKernels)
     using TextFn = char* (*)();
     const auto config = reinterpret_cast<TextFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
     const auto core = reinterpret_cast<TextFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
     if (!config) return "not OpenBLAS (LibTorch's own BLAS, e.g. MKL)";
     std::string s = config();
     if (core) s += "; kernels " + std::string(core());
-    if (const char* pin = std::getenv("OPENBLAS_CORETYPE"); pin && *pin)
+    if (!g_blasPinned.empty())
+        s += " (set by gwb: OpenBLAS fell back to its generic Prescott kernels on this CPU, which runs " +
+             g_blasPinned + "'s; OPENBLAS_CORETYPE=" + g_blasPinned + ")";
+    else if (const char* pin = std::getenv("OPENBLAS_CORETYPE"); pin && *pin)
         s += std::string(" (pinned by OPENBLAS_CORETYPE=") + pin + ")";
     const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
     s += "; idle workers spin 2^" + std::string(timeout && *timeout ? timeout : "28 (default)") +

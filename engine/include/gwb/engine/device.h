@@ -38,8 +38,10 @@ private:
 /// One line: "cpu, 2 threads" / "cuda:0 (NVIDIA ...), CPU threads 16".
 std::string deviceSummary(const std::string& device);
 /// One line on the BLAS behind LibTorch's CPU products: OpenBLAS's build and kernel set, whether
-/// OPENBLAS_CORETYPE pins the kernels, and how long idle workers spin (OPENBLAS_THREAD_TIMEOUT);
-/// or that the BLAS is not OpenBLAS (MKL in a pip LibTorch).
+/// OPENBLAS_CORETYPE pins the kernels (or the engine did: when OpenBLAS does not know the CPU and
+/// falls back to its generic Prescott kernels, the engine's first thread setting swaps in the
+/// SkylakeX or Haswell kernels the CPU runs, unless OPENBLAS_CORETYPE is set), and how long idle
+/// workers spin (OPENBLAS_THREAD_TIMEOUT); or that the BLAS is not OpenBLAS (MKL in a pip LibTorch).
 std::string blasSummary();
 /// One line on the engine's own CPU kernels: which form of the packed inference products runs
 /// (AVX-512 or AVX2; every inference product of a Dense layer and the tied head) or that this CPU
