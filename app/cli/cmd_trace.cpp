@@ -4,6 +4,7 @@
 #include "common/bundled_models.h"
 #include "common/command_registry.h"
 #include "common/layer_warnings.h"
+#include "common/option_table.h"
 #include "cli/trace_writer.h"
 
 #include "gwb/engine/import.h"
@@ -13,6 +14,7 @@
 #include "gwb/engine/prompt_file.h"
 #include "gwb/engine/prompt_run.h"
 #include "gwb/engine/trace_npz.h"
+#include "gwb/engine/trace_options.h"
 #include "gwb/engine/tracer.h"
 
 #include <QCommandLineParser>
@@ -20,6 +22,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -70,32 +73,24 @@ int runTrace(const QStringList& args) {
     const QCommandLineOption analysis(QStringLiteral("analysis"),
                                       QStringLiteral("Also compute and write the geometry analyses."));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
-    const QCommandLineOption dense(QStringLiteral("dense-limit"),
-                                   QStringLiteral("Keep T x T attention up to this T (default 2048)."),
-                                   QStringLiteral("N"), QStringLiteral("2048"));
-    const QCommandLineOption maxTokens(QStringLiteral("max-tokens"),
-                                       QStringLiteral("Trace at most N tokens (default max_len)."), QStringLiteral("N"),
-                                       QStringLiteral("0"));
-    const QCommandLineOption lensK(QStringLiteral("lens-k"),
-                                   QStringLiteral("Logit-lens top K (default 5; 0 leaves the lens out)."),
-                                   QStringLiteral("K"), QStringLiteral("5"));
+    const std::vector<QCommandLineOption> valued = gwb::app::commandLineOptions(gwb::engine::traceOptions());
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    p.addOptions(
-        {model, prompt, promptFile, tokenIds, logits, analysis, out, dense, maxTokens, lensK, device, threads});
+    p.addOptions({model, prompt, promptFile, tokenIds, logits, analysis, out});
+    for (const QCommandLineOption& o : valued)
+        p.addOption(o);
+    p.addOptions({device, threads});
     p.process(args);
     try {
         if (!p.isSet(out)) throw std::invalid_argument("--out is required");
         if (int(p.isSet(prompt)) + int(p.isSet(promptFile)) + int(p.isSet(tokenIds)) != 1)
             throw std::invalid_argument("give exactly one of --prompt, --prompt-file, --token-ids");
+        TraceOptions o;
+        gwb::app::readCommandLineOptions(p, valued, gwb::engine::traceOptions(), o);
         setThreads(p.value(threads).toInt());
         const Model m = gwb::engine::loadOrImportModel(gwb::app::modelArgument(p.value(model)).toStdString(),
                                                        p.value(device).toStdString())
                             .model;
-        TraceOptions o;
-        o.denseAttentionLimit = p.value(dense).toLongLong();
-        o.maxTokens = p.value(maxTokens).toLongLong();
-        o.lensTopK = p.value(lensK).toInt();
         o.keepLogits = p.isSet(logits);
         const bool withAnalysis = p.isSet(analysis);
         const std::string outPath = p.value(out).toStdString();

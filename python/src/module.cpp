@@ -22,6 +22,7 @@
 #include "gwb/engine/patching.h"
 #include "gwb/engine/tokenizer.h"
 #include "gwb/engine/trace_npz.h"
+#include "gwb/engine/trace_options.h"
 #include "gwb/engine/tracer.h"
 
 #include "bindings_common.h"
@@ -210,6 +211,7 @@ py::dict traceModel(PyModel& self, const py::object& input, bool logits, const p
     o.keepLogits = logits;
     o.lensTopK = lensK;
     o.maxTokens = maxTokens;
+    checkOptions(traceOptions(), o); // the sentence `gwb trace` prints
     Pending pending;
     std::atomic<bool> cancel{false};
     const ProgressFn report = [&](int64_t done, int64_t total) {

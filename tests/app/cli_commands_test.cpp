@@ -260,6 +260,28 @@ TEST_F(CliTinyModel, GenerateRefusesBadOptionsNamingThem) {
     EXPECT_TRUE(readOnly.err.contains(QStringLiteral("/proc/g.npz"))) << show(readOnly);
 }
 
+TEST_F(CliTinyModel, TraceRefusesBadOptionsNamingThem) {
+    const QStringList base = {QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"),
+                              QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"),
+                              path("t.npz")};
+    // The engine's table (traceOptions): the same sentence as Python's (test_gwb_errors.py).
+    const GwbResult negative = runGwb(base + QStringList{QStringLiteral("--lens-k"), QStringLiteral("-3")});
+    EXPECT_NE(negative.code, 0);
+    EXPECT_TRUE(negative.err.contains(QStringLiteral("lens_k (--lens-k) must be an integer, at least 0; got -3")))
+        << show(negative);
+    const GwbResult notNumber = runGwb(base + QStringList{QStringLiteral("--max-tokens"), QStringLiteral("x")});
+    EXPECT_NE(notNumber.code, 0);
+    EXPECT_TRUE(notNumber.err.contains(QStringLiteral("max_tokens (--max-tokens) needs an integer, got 'x'")))
+        << show(notNumber);
+    const GwbResult dense = runGwb(base + QStringList{QStringLiteral("--dense-limit"), QStringLiteral("-5")});
+    EXPECT_NE(dense.code, 0);
+    EXPECT_TRUE(dense.err.contains(QStringLiteral("dense_limit (--dense-limit)"))) << show(dense);
+    EXPECT_FALSE(QFileInfo::exists(path("t.npz")));
+    const GwbResult ok = runGwb(base + QStringList{QStringLiteral("--lens-k"), QStringLiteral("0")});
+    EXPECT_EQ(ok.code, 0) << show(ok);
+    EXPECT_TRUE(QFileInfo::exists(path("t.npz")));
+}
+
 // Issue 31: a .gwb carries its tokenizer, so it is accepted wherever a tokenizer is asked for;
 // `gwb tokenizer --model M` uses a model's own; `export` writes it out; --help lists everything.
 // Before, a .gwb was read as a SentencePiece proto ("unsupported wire type 4").

@@ -300,3 +300,10 @@ def test_a_stats_option_out_of_range_gets_the_command_lines_sentence(grassmann, 
         grassmann._m.stats(None, [os.fspath(text)], options={"shard": "two"}, out="", progress=None)
     assert not (tmp_path / "s.npz").exists()
 
+
+def test_a_trace_option_out_of_range_gets_the_command_lines_sentence(grassmann):
+    # The engine's table (traceOptions): the sentence `gwb trace` prints (TraceRefusesBadOptionsNamingThem).
+    with pytest.raises(ValueError, match=re.escape("lens_k (--lens-k) must be an integer, at least 0; got -3")):
+        grassmann.trace("It is", lens=True, lens_k=-3)
+    with pytest.raises(ValueError, match=re.escape("max_tokens (--max-tokens) must be an integer, at least 0; got -1")):
+        grassmann.trace("It is", max_tokens=-1)
