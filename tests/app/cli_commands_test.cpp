@@ -261,9 +261,9 @@ TEST_F(CliTinyModel, GenerateRefusesBadOptionsNamingThem) {
 }
 
 TEST_F(CliTinyModel, TraceRefusesBadOptionsNamingThem) {
-    const QStringList base = {QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"),
-                              QStringLiteral("--prompt"), QStringLiteral("it is"), QStringLiteral("--out"),
-                              path("t.npz")};
+    const QStringList base = {
+        QStringLiteral("trace"), QStringLiteral("--model"), path("m.gwb"), QStringLiteral("--prompt"),
+        QStringLiteral("it is"), QStringLiteral("--out"),   path("t.npz")};
     // The engine's table (traceOptions): the same sentence as Python's (test_gwb_errors.py).
     const GwbResult negative = runGwb(base + QStringList{QStringLiteral("--lens-k"), QStringLiteral("-3")});
     EXPECT_NE(negative.code, 0);

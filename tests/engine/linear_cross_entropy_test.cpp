@@ -86,8 +86,7 @@ TEST(LinearKl, ValuesAndGradientsEqualAutogradThroughLogSoftmaxInDouble) {
     std::vector<torch::Tensor> refGrad;
     for (const torch::Tensor& y : ys) {
         const torch::Tensor yr = y.clone().requires_grad_(true);
-        const torch::Tensor kl =
-            (logpF.exp() * (logpF - torch::log_softmax(torch::mm(yr, E.t()), -1))).sum(-1).mean();
+        const torch::Tensor kl = (logpF.exp() * (logpF - torch::log_softmax(torch::mm(yr, E.t()), -1))).sum(-1).mean();
         kl.backward();
         refKl.push_back(kl.item<double>());
         refGrad.push_back(yr.grad());

@@ -10,8 +10,8 @@
 namespace gwb::engine::detail {
 
 struct LinearKl {
-    std::vector<double> kl;           ///< by s: mean over rows of KL(p_F || q_s), in nats
-    std::vector<torch::Tensor> grad;  ///< by s: d kl[s] / d y_s (N x d)
+    std::vector<double> kl;          ///< by s: mean over rows of KL(p_F || q_s), in nats
+    std::vector<torch::Tensor> grad; ///< by s: d kl[s] / d y_s (N x d)
 };
 
 /// For yF and each ys[s] (N x d, the final LayerNorm's outputs) and the tied head E (V x d):

@@ -87,9 +87,8 @@ void pinBlasKernels() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
     const char* want = nullptr;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
         want = "SkylakeX";
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         want = "Haswell";
