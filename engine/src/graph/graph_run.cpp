@@ -272,6 +272,8 @@ AttributionGraph attributeWith(const Model& model, const TranscoderSet& transcod
         }
     }
 
+    runner.releasePass();
+
     // The graph in circuit-tracer's order, with the chosen features only.
     std::vector<int64_t> colMap(static_cast<size_t>(full.count()), -1);
     int64_t nf = 0;

@@ -17,11 +17,32 @@ namespace gwb::engine::graph {
 
 namespace {
 
+/// A LayerNorm with its denominators frozen, less its bias: (x - mean x) * scale, scale = w / sigma
+/// (... x T x d, or ... x T x 1 without weights). Its own backward, g * scale less its mean, is three
+/// passes over the cotangent where autograd's mean, subtraction, division and product took six.
+struct FrozenNormFn : torch::autograd::Function<FrozenNormFn> {
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                                 const torch::Tensor& scale) {
+        ctx->saved_data["scale"] = scale;
+        return (x - x.mean(-1, /*keepdim=*/true)) * scale;
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const torch::Tensor g = grads[0] * ctx->saved_data["scale"].toTensor();
+        return {g - g.mean(-1, /*keepdim=*/true), torch::Tensor()};
+    }
+};
+
+/// The frozen LayerNorm: records sigma (the prompt's pass) or replays it (affine in x).
 torch::Tensor frozenNorm(const Norm& n, const torch::Tensor& x, torch::Tensor& sigma, bool record) {
-    const torch::Tensor c = x - x.mean(-1, /*keepdim=*/true);
-    if (record) sigma = (c.pow(2).mean(-1, /*keepdim=*/true) + n.eps).sqrt();
-    const torch::Tensor y = c / sigma;
-    return n.w.defined() ? y * n.w + n.b : y;
+    if (record) {
+        const torch::Tensor c = x - x.mean(-1, /*keepdim=*/true);
+        sigma = (c.pow(2).mean(-1, /*keepdim=*/true) + n.eps).sqrt();
+        const torch::Tensor y = c / sigma;
+        return n.w.defined() ? y * n.w + n.b : y;
+    }
+    const torch::Tensor y = FrozenNormFn::apply(x, n.w.defined() ? n.w / sigma : sigma.reciprocal());
+    return n.w.defined() ? y + n.b : y;
 }
 
 Norm normOf(const torch::nn::LayerNorm& ln, const torch::TensorOptions& o) {
@@ -216,8 +237,8 @@ int Replacement::units(int layer) const {
 }
 
 torch::Tensor Replacement::finalNorm(const torch::Tensor& h) const {
-    const torch::Tensor y = (h - h.mean(-1, true)) / m_sigmaFinal;
-    return m_lnFinal.w.defined() ? y * m_lnFinal.w + m_lnFinal.b : y;
+    torch::Tensor sigma = m_sigmaFinal;
+    return frozenNorm(m_lnFinal, h, sigma, /*record=*/false);
 }
 
 torch::Tensor Replacement::wedge(const torch::Tensor& a, const torch::Tensor& b) const {

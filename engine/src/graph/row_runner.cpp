@@ -115,20 +115,28 @@ RowRunner::Probe RowRunner::probe(int64_t B, int64_t len, int blocks) const {
     return p;
 }
 
-std::vector<std::vector<double>> RowRunner::assemble(const Probe& p, int64_t B,
-                                                     const std::vector<torch::Tensor>& grads) const {
-    const int64_t T = m_R.T, len = p.len;
+std::vector<std::vector<double>> RowRunner::assemble(const Probe& p, int64_t B, const std::vector<torch::Tensor>& grads,
+                                                     int64_t keep) const {
+    const int64_t T = m_R.T, len = keep < 0 ? p.len : std::min(keep, p.len);
+    // The first B batch rows and positions < len: later positions are after every target (0).
+    auto part = [&](const torch::Tensor& g) { return g.narrow(0, 0, B); };
     torch::Tensor out = torch::zeros({B, m_layout.count()}, m_R.options);
-    if (grads[0].defined()) out.narrow(1, m_layout.tokenStart(), len).copy_((grads[0] * p.base.emb).sum(-1));
+    if (grads[0].defined())
+        out.narrow(1, m_layout.tokenStart(), len)
+            .copy_((part(grads[0]).narrow(1, 0, len) * p.base.emb.narrow(1, 0, len)).sum(-1));
     for (int l = 0; l < p.blocks; ++l) {
         const int ei = p.errInput[static_cast<size_t>(l)], ai = p.actInput[static_cast<size_t>(l)];
         if (ei >= 0 && grads[static_cast<size_t>(ei)].defined())
             out.narrow(1, m_layout.errorStart() + l * T, len)
-                .copy_((grads[static_cast<size_t>(ei)] * p.base.err[static_cast<size_t>(l)]).sum(-1));
+                .copy_((part(grads[static_cast<size_t>(ei)]).narrow(1, 0, len) *
+                        p.base.err[static_cast<size_t>(l)].narrow(1, 0, len))
+                           .sum(-1));
         if (ai >= 0 && grads[static_cast<size_t>(ai)].defined()) {
-            const torch::Tensor& a = p.base.act[static_cast<size_t>(l)];
-            out.narrow(1, m_R.featureStart[static_cast<size_t>(l)], a.size(1))
-                .copy_(grads[static_cast<size_t>(ai)] * a);
+            const int64_t n = std::min(p.base.act[static_cast<size_t>(l)].size(1),
+                                       m_R.frozen(l).activeBefore[static_cast<size_t>(len)]);
+            out.narrow(1, m_R.featureStart[static_cast<size_t>(l)], n)
+                .copy_(part(grads[static_cast<size_t>(ai)]).narrow(1, 0, n) *
+                       p.base.act[static_cast<size_t>(l)].narrow(1, 0, n));
         }
     }
     const torch::Tensor c = out.to(torch::kCPU, torch::kDouble).contiguous();
@@ -184,20 +192,65 @@ torch::Tensor RowRunner::targetSum(const std::vector<Target>& targets, const tor
     return total;
 }
 
+RowRunner::Pass& RowRunner::pass(int64_t rows, int blocks, int64_t len) {
+    // Positions in buckets of a quarter of the prompt (at least 8): a batch's backward pass runs at
+    // most a bucket past its targets, and a forward pass serves every batch of its block and bucket.
+    const int64_t T = m_R.T, q = std::max<int64_t>(8, (T + 3) / 4);
+    const int64_t bucket = std::min(T, (len + q - 1) / q * q);
+    if (m_pass && m_pass->rows >= rows && m_pass->probe.blocks == blocks && m_pass->probe.len == bucket) return *m_pass;
+    const int64_t before = m_pass ? m_pass->rows : 0;
+    m_pass.reset(); // the old graph goes before the new one is made
+    Pass p;
+    p.rows = std::max(rows, before);
+    p.probe = probe(p.rows, bucket, blocks);
+    const torch::Tensor h = m_R.run(p.probe.sources, blocks, &p.ffnIn);
+    if (blocks == m_R.layers && bucket == T) p.lastNormed = m_R.finalNorm(h.select(1, T - 1)).reshape({p.rows, m_R.d});
+    m_pass = std::move(p);
+    return *m_pass;
+}
+
 std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targets) {
     torch::AutoGradMode grad(true);
     const auto B = static_cast<int64_t>(targets.size());
     const auto [upTo, len] = extent(targets, m_R.layers, m_R.T);
-    const Probe p = probe(B, len, upTo);
-    std::vector<torch::Tensor> ffnIn;
-    const torch::Tensor h = m_R.run(p.sources, upTo, &ffnIn);
-    const torch::Tensor total = targetSum(targets, h, ffnIn);
-    return assemble(p, B,
-                    torch::autograd::grad({total}, p.inputs, {}, /*retain_graph=*/false, /*create_graph=*/false,
-                                          /*allow_unused=*/true));
+    const Pass& P = pass(B, upTo, len);
+    // Each batch row's cotangent is its own target's: the target is linear in the FFN input (the
+    // encoder's row) or in the final-normed last position (the logit's direction).
+    const int L = m_R.layers;
+    const torch::TensorOptions o = m_R.options;
+    std::map<int, std::pair<std::vector<int64_t>, std::vector<int64_t>>> byLayer; // layer -> (batch rows, locals)
+    for (size_t b = 0; b < targets.size(); ++b) {
+        const Target& t = targets[b];
+        auto& entry = byLayer[t.logit ? L : t.layer];
+        entry.first.push_back(static_cast<int64_t>(b));
+        entry.second.push_back(t.local);
+    }
+    std::vector<torch::Tensor> outputs, cotangents;
+    for (const auto& [layer, entry] : byLayer) {
+        const torch::Tensor rowsIdx = torch::tensor(entry.first, torch::kLong).to(o.device());
+        const torch::Tensor local = torch::tensor(entry.second, torch::kLong).to(o.device());
+        if (layer == L) {
+            torch::Tensor c = torch::zeros({P.rows, m_R.d}, o);
+            c.index_copy_(0, rowsIdx, m_dirs.index_select(0, local));
+            outputs.push_back(P.lastNormed);
+            cotangents.push_back(c);
+        } else {
+            const Frozen& F = m_R.frozen(layer);
+            const torch::Tensor pos = F.actPos.index_select(0, local), feat = F.actFeat.index_select(0, local);
+            torch::Tensor c = torch::zeros({P.rows, P.probe.len, m_R.d}, o);
+            c.index_put_({rowsIdx, pos}, m_R.params(layer).wEnc.t().index_select(0, feat));
+            outputs.push_back(P.ffnIn[static_cast<size_t>(layer)]);
+            cotangents.push_back(c);
+        }
+    }
+    return assemble(P.probe, B,
+                    torch::autograd::grad(outputs, P.probe.inputs, cotangents, /*retain_graph=*/true,
+                                          /*create_graph=*/false, /*allow_unused=*/true),
+                    len);
 }
 
 std::vector<torch::Tensor> RowRunner::mixerCotangents(const std::vector<Target>& targets) {
+    releasePass();
     torch::AutoGradMode grad(true);
     const auto B = static_cast<int64_t>(targets.size());
     const auto [upTo, len] = extent(targets, m_R.layers, m_R.T);

@@ -6,6 +6,7 @@
 #include "gwb/engine/graph.h"
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace gwb::engine::graph {
@@ -40,8 +41,11 @@ public:
     const Layout& layout() const { return m_layout; }
     Replacement& replacement() { return m_R; }
 
-    /// Rows over the full layout of `targets` (one backward pass).
+    /// Rows over the full layout of `targets` (one backward pass, over a forward pass kept for the
+    /// batches that follow).
     std::vector<std::vector<double>> rows(const std::vector<Target>& targets);
+    /// Frees the forward pass rows() keeps.
+    void releasePass() { m_pass.reset(); }
     /// The unrouted pass of `targets` read at the mixers: per block m < the deepest target's, the
     /// gradient of each batch row's target with respect to block m's mixer output (B x len x d,
     /// len = the positions the targets read; undefined for blocks not run), detached.
@@ -70,8 +74,24 @@ private:
         int blocks = 0;
     };
     Probe probe(int64_t B, int64_t len, int blocks) const;
-    /// Each batch row's row over the full layout from the gradients of `p.inputs`.
-    std::vector<std::vector<double>> assemble(const Probe& p, int64_t B, const std::vector<torch::Tensor>& grads) const;
+    /// Each batch row's row over the full layout from the gradients of `p.inputs`, on positions
+    /// < keep (default: all of the probe's).
+    std::vector<std::vector<double>> assemble(const Probe& p, int64_t B, const std::vector<torch::Tensor>& grads,
+                                              int64_t keep = -1) const;
+    /// A forward pass of the replacement on a probe, kept for many backward passes: batches of
+    /// targets that read the same blocks and about the same positions reuse it, as circuit-tracer
+    /// reuses its one forward pass. The replacement is affine in the probe's inputs, so a pass serves
+    /// any cotangent.
+    struct Pass {
+        Probe probe;
+        std::vector<torch::Tensor> ffnIn; ///< per block run: its FFN input, B x len x d
+        torch::Tensor lastNormed;         ///< B x d: the final-normed last position (all blocks run)
+        int64_t rows = 0;
+    };
+    /// The kept pass for `rows` batch rows, `blocks` blocks and positions < len (rounded up to a
+    /// bucket), made when it does not fit.
+    Pass& pass(int64_t rows, int blocks, int64_t len);
+    std::optional<Pass> m_pass;
     /// The sum of every batch row's target, read off a run's output and its FFN inputs.
     torch::Tensor targetSum(const std::vector<Target>& targets, const torch::Tensor& h,
                             const std::vector<torch::Tensor>& ffnIn) const;
