@@ -4,6 +4,7 @@
 #include "cli/cli_args.h"
 #include "cli/features_transcoders.h"
 #include "common/command_registry.h"
+#include "common/option_table.h"
 #include "cli/stop_signals.h"
 
 #include "gwb/engine/device.h"
@@ -112,27 +113,7 @@ int featuresTrain(const QStringList& args) {
                                   QStringLiteral("SITE"));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Folder for the dictionary."),
                                  QStringLiteral("DIR"));
-    const QCommandLineOption arch(QStringLiteral("architecture"),
-                                  QStringLiteral("topk (default; AuxK for dead features) or relu (L1; dead "
-                                                 "features resampled)."),
-                                  QStringLiteral("A"), QStringLiteral("topk"));
-    const QCommandLineOption dSae(QStringLiteral("d-sae"), QStringLiteral("Features (default 1024)."),
-                                  QStringLiteral("M"), QStringLiteral("1024"));
-    const QCommandLineOption k(QStringLiteral("k"), QStringLiteral("Active features per token, topk (default 32)."),
-                               QStringLiteral("K"), QStringLiteral("32"));
-    const QCommandLineOption l1(QStringLiteral("l1"),
-                                QStringLiteral("L1 coefficient, relu, on activations scaled to mean norm "
-                                               "sqrt(d_in) (default 1)."),
-                                QStringLiteral("C"), QStringLiteral("1"));
-    const QCommandLineOption tokens(QStringLiteral("tokens"),
-                                    QStringLiteral("Activation rows to train on (default 2000000)."),
-                                    QStringLiteral("N"), QStringLiteral("2000000"));
-    const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Rows per step (default 4096)."),
-                                   QStringLiteral("B"), QStringLiteral("4096"));
-    const QCommandLineOption lr(QStringLiteral("lr"), QStringLiteral("Adam learning rate (default 0.002)."),
-                                QStringLiteral("LR"), QStringLiteral("0.002"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Seed (default 0)."), QStringLiteral("S"),
-                                  QStringLiteral("0"));
+    const std::vector<QCommandLineOption> valued = gwb::app::commandLineOptions(featureTrainOptions());
     const QCommandLineOption resume(QStringLiteral("resume"), QStringLiteral("Go on from OUT/state."));
     const QCommandLineOption secondSite(
         QStringLiteral("second-site"),
@@ -149,10 +130,13 @@ int featuresTrain(const QStringList& args) {
         QStringLiteral("Train the model's transcoder set (attribution graphs): one transcoder per block, ffn_in.L -> "
                        "ffn.L, each in OUT/ffn.L, listed in OUT/transcoders.json. Ctrl-C keeps the layer's state; "
                        "--resume goes on from the layer it stopped at."));
-    p.addOptions({c.model,    site,       c.corpus,    out,       arch,     dSae,     k,
-                  l1,         tokens,     batch,       c.context, lr,       seed,     resume,
-                  secondSite, targetSite, transcoders, c.second,  c.device, c.threads});
+    p.addOptions({c.model, site, c.corpus, out});
+    for (const QCommandLineOption& o : valued)
+        p.addOption(o);
+    p.addOptions({resume, secondSite, targetSite, transcoders, c.second, c.device, c.threads});
     processSubcommand(p, args);
+    FeatureTrainOptions given; // the table's options, checked before anything loads
+    gwb::app::readCommandLineOptions(p, valued, featureTrainOptions(), given);
     if (!p.isSet(out)) throw std::invalid_argument("--out DIR is required");
     const QString dir = p.value(out);
     checkFolderWritable(dir, "--out");
@@ -179,19 +163,8 @@ int featuresTrain(const QStringList& args) {
         (p.isSet(resume) && std::filesystem::exists(stateDir + "/state.json") && readStateSecondSite(stateDir));
     if (crosscoder) second = loadSecond(p, c);
     auto options = [&] {
-        FeatureTrainOptions o;
+        FeatureTrainOptions o = given;
         o.files = corpusFiles(p, c);
-        o.architecture = p.value(arch).toStdString();
-        o.dSae = positiveOption(p, dSae, "d-sae");
-        o.k = positiveOption(p, k, "k");
-        o.l1 = numberOption(p, l1, "l1");
-        o.tokens = positiveOption(p, tokens, "tokens");
-        o.batch = positiveOption(p, batch, "batch");
-        o.contextSize = p.isSet(c.context) ? positiveOption(p, c.context, "context") : 128;
-        o.lr = numberOption(p, lr, "lr");
-        bool seedOk = false;
-        o.seed = p.value(seed).toULongLong(&seedOk);
-        if (!seedOk) throw std::invalid_argument("--seed must be a whole number >= 0");
         o.device = p.value(c.device).toStdString();
         o.stateDir = stateDir;
         return o;

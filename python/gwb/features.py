@@ -27,6 +27,27 @@ from .results import _check_output, _check_output_folder
 
 Dictionary = _gwb.Dictionary
 
+#: The training options as the engine declares them (`gwb features train --help` prints the same
+#: table): key -> {"flag", "help", "kind", "default", "range", ...}. The engine checks every value
+#: train() and its kin pass with the command line's sentences; their signatures spell the table's
+#: defaults so that the reference pages show them, and a test holds the two equal.
+TRAIN_OPTIONS = {o["key"]: o for o in _gwb.features_train_options()}
+
+
+def _train_options(architecture, d_sae, k, l1, tokens, batch, lr, seed, context=None):
+    """The table's options as the engine reads them (a bad value raises its ValueError)."""
+    given = dict(architecture=architecture, d_sae=d_sae, k=k, l1=l1, tokens=tokens, batch=batch, lr=lr, seed=seed)
+    if context is not None:
+        given["context"] = context
+    return given
+
+
+def _options_doc(keys):
+    lines = [f"      {key}: {TRAIN_OPTIONS[key]['help']} (default {TRAIN_OPTIONS[key]['default']!r}; "
+             f"{TRAIN_OPTIONS[key]['range']})"
+             for key in keys]
+    return "\n\n    Options (the engine's table, as `gwb features train --help` prints it):\n" + "\n".join(lines)
+
 
 def _files(files):
     if isinstance(files, (str, os.PathLike)):
@@ -81,15 +102,14 @@ def train_run(model, site, files, architecture="topk", d_sae=1024, k=32, l1=1.0,
     if (second is None) != (second_site is None):
         raise ValueError("a crosscoder needs both the second model and its site (second=, second_site=)")
     state = "" if state_dir is None else _check_output_folder(state_dir, "state_dir")  # before the work
+    options = _train_options(architecture, d_sae, k, l1, tokens, batch, lr, seed, context)
     callback, close = _progress(progress, f"features {site}")
     try:
         if second is not None:
             return _gwb.features_crosscoder_train(_native(model), _native(second), site, second_site, _files(files),
-                                                  architecture, int(d_sae), int(k), float(l1), int(tokens), int(batch),
-                                                  int(context), float(lr), int(seed), device, state, callback)
-        return _gwb.features_train(_native(model), site, _files(files), architecture, int(d_sae), int(k), float(l1),
-                                   int(tokens), int(batch), int(context), float(lr), int(seed), device, state,
-                                   callback, target_site or "")
+                                                  options, device, state, callback)
+        return _gwb.features_train(_native(model), site, _files(files), options, device, state, callback,
+                                   target_site or "")
     finally:
         close()
 
@@ -103,11 +123,10 @@ def train_transcoders(model, files, out, architecture="topk", d_sae=1024, k=32, 
     (the layers done are kept). Returns the set (load_transcoders(out, model))."""
     from . import _progress
     _check_output_folder(out, "out")  # before the work, as the command line checks --out
+    options = _train_options(architecture, d_sae, k, l1, tokens, batch, lr, seed, context)
     callback, close = _progress(progress, "transcoders")
     try:
-        _gwb.features_train_transcoders(_native(model), os.fspath(out), _files(files), architecture, int(d_sae),
-                                        int(k), float(l1), int(tokens), int(batch), int(context), float(lr), int(seed),
-                                        device, callback)
+        _gwb.features_train_transcoders(_native(model), os.fspath(out), _files(files), options, device, callback)
     finally:
         close()
     return load_transcoders(out, model)
@@ -141,9 +160,14 @@ def train_on_rows(rows, site="rows", architecture="topk", d_sae=1024, k=32, l1=1
     if rows.ndim != 2 or rows.shape[0] == 0:
         raise ValueError(f"rows must be a non-empty 2-D array, not shape {list(rows.shape)}")
     tokens = rows.shape[0] if tokens is None else int(tokens)
-    return _gwb.features_train_on_rows(rows, site, architecture, int(d_sae), int(k), float(l1), tokens, int(batch),
-                                       float(lr), int(seed), int(dead_after_tokens), float(aux_coefficient), device,
-                                       int(first_width))
+    return _gwb.features_train_on_rows(rows, site, _train_options(architecture, d_sae, k, l1, tokens, batch, lr, seed),
+                                       int(dead_after_tokens), float(aux_coefficient), device, int(first_width))
+
+
+for _f, _keys in ((train, TRAIN_OPTIONS), (train_run, TRAIN_OPTIONS), (train_transcoders, TRAIN_OPTIONS),
+                  (train_on_rows, [k for k in TRAIN_OPTIONS if k not in ("tokens", "context")])):
+    if _f.__doc__:  # not under python -OO
+        _f.__doc__ += _options_doc(list(_keys))
 
 
 def relative_norms(crosscoder):

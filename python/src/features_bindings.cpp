@@ -2,6 +2,7 @@
 // API on them, with the command line's names: train, eval, top, export.
 
 #include "bindings_common.h"
+#include "option_table.h"
 
 #include "gwb/engine/features.h"
 #include "gwb/engine/npy.h"
@@ -51,22 +52,14 @@ py::dict configDict(const DictionaryConfig& c) {
     return d;
 }
 
+/// The request of a training run: the table's options from `options` ({key: value}, checked with
+/// the command line's sentences) and what only Python passes.
 FeatureTrainOptions trainOptions(const std::string& site, const std::vector<std::string>& files,
-                                 const std::string& architecture, int64_t dSae, int64_t k, double l1, int64_t tokens,
-                                 int64_t batch, int64_t context, double lr, uint64_t seed, const std::string& device,
-                                 const std::string& stateDir) {
+                                 const py::dict& options, const std::string& device, const std::string& stateDir) {
     FeatureTrainOptions o;
+    applyOptions(featureTrainOptions(), options, o, "the dictionary training");
     o.site = site;
     o.files = files;
-    o.architecture = architecture;
-    o.dSae = dSae;
-    o.k = k;
-    o.l1 = l1;
-    o.tokens = tokens;
-    o.batch = batch;
-    o.contextSize = context;
-    o.lr = lr;
-    o.seed = seed;
     o.device = device;
     o.stateDir = stateDir;
     return o;
@@ -239,14 +232,13 @@ void registerFeatures(py::module_& m) {
         },
         py::arg("model"), py::arg("dictionary"), py::arg("feature"), py::arg("mode"), py::arg("amount"),
         py::arg("position"), py::arg("ids"), py::arg("answer"), py::arg("wrong"), py::arg("metric_position"));
+    m.def("features_train_options", [] { return optionList(featureTrainOptions()); });
     m.def(
         "features_train",
-        [](PyModel& s, const std::string& site, const std::vector<std::string>& files, const std::string& architecture,
-           int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch, int64_t context, double lr, uint64_t seed,
+        [](PyModel& s, const std::string& site, const std::vector<std::string>& files, const py::dict& options,
            const std::string& device, const std::string& stateDir, const py::object& progress,
            const std::string& targetSite) {
-            FeatureTrainOptions o = trainOptions(site, files, architecture, dSae, k, l1, tokens, batch, context, lr,
-                                                 seed, device, stateDir);
+            FeatureTrainOptions o = trainOptions(site, files, options, device, stateDir);
             o.targetSite = targetSite;
             Pending pending;
             FeatureTrainResult r =
@@ -254,9 +246,8 @@ void registerFeatures(py::module_& m) {
             pending.rethrowIfAny();
             return resultDict(std::move(r));
         },
-        py::arg("model"), py::arg("site"), py::arg("files"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"),
-        py::arg("l1"), py::arg("tokens"), py::arg("batch"), py::arg("context"), py::arg("lr"), py::arg("seed"),
-        py::arg("device"), py::arg("state_dir"), py::arg("progress"), py::arg("target_site") = "");
+        py::arg("model"), py::arg("site"), py::arg("files"), py::arg("options"), py::arg("device"),
+        py::arg("state_dir"), py::arg("progress"), py::arg("target_site") = "");
     m.def(
         "features_resume",
         [](PyModel& s, const std::string& stateDir, const py::object& progress) {
@@ -270,11 +261,9 @@ void registerFeatures(py::module_& m) {
     m.def(
         "features_train_on_rows",
         [](const py::array_t<float, py::array::c_style | py::array::forcecast>& rows, const std::string& site,
-           const std::string& architecture, int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch,
-           double lr, uint64_t seed, int64_t deadAfterTokens, double auxCoefficient, const std::string& device,
+           const py::dict& options, int64_t deadAfterTokens, double auxCoefficient, const std::string& device,
            int64_t firstWidth) {
-            FeatureTrainOptions o =
-                trainOptions(site, {}, architecture, dSae, k, l1, tokens, batch, 128, lr, seed, device, "");
+            FeatureTrainOptions o = trainOptions(site, {}, options, device, "");
             o.deadAfterTokens = deadAfterTokens;
             o.auxCoefficient = auxCoefficient;
             o.firstWidth = firstWidth;
@@ -286,18 +275,15 @@ void registerFeatures(py::module_& m) {
             d["initial"] = std::move(initial);
             return d;
         },
-        py::arg("rows"), py::arg("site"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"), py::arg("l1"),
-        py::arg("tokens"), py::arg("batch"), py::arg("lr"), py::arg("seed"), py::arg("dead_after_tokens"),
-        py::arg("aux_coefficient"), py::arg("device"), py::arg("first_width") = 0);
+        py::arg("rows"), py::arg("site"), py::arg("options"), py::arg("dead_after_tokens"), py::arg("aux_coefficient"),
+        py::arg("device"), py::arg("first_width") = 0);
     m.def("features_relative_norms", &relativeDecoderNorms, py::arg("crosscoder"));
     m.def(
         "features_crosscoder_train",
         [](PyModel& first, PyModel& second, const std::string& site, const std::string& secondSite,
-           const std::vector<std::string>& files, const std::string& architecture, int64_t dSae, int64_t k, double l1,
-           int64_t tokens, int64_t batch, int64_t context, double lr, uint64_t seed, const std::string& device,
+           const std::vector<std::string>& files, const py::dict& options, const std::string& device,
            const std::string& stateDir, const py::object& progress) {
-            FeatureTrainOptions o = trainOptions(site, files, architecture, dSae, k, l1, tokens, batch, context, lr,
-                                                 seed, device, stateDir);
+            FeatureTrainOptions o = trainOptions(site, files, options, device, stateDir);
             o.secondSite = secondSite;
             Pending pending;
             FeatureTrainResult r = withoutGil(
@@ -306,9 +292,7 @@ void registerFeatures(py::module_& m) {
             return resultDict(std::move(r));
         },
         py::arg("first"), py::arg("second"), py::arg("site"), py::arg("second_site"), py::arg("files"),
-        py::arg("architecture"), py::arg("d_sae"), py::arg("k"), py::arg("l1"), py::arg("tokens"), py::arg("batch"),
-        py::arg("context"), py::arg("lr"), py::arg("seed"), py::arg("device"), py::arg("state_dir"),
-        py::arg("progress"));
+        py::arg("options"), py::arg("device"), py::arg("state_dir"), py::arg("progress"));
     m.def(
         "features_crosscoder_eval",
         [](PyModel& first, PyModel& second, const Dictionary& d, const std::vector<std::string>& files, int64_t context,
@@ -335,11 +319,9 @@ void registerFeatures(py::module_& m) {
         py::arg("model"), py::arg("dictionary"), py::arg("files"), py::arg("context"), py::arg("max_windows"));
     m.def(
         "features_train_transcoders",
-        [](PyModel& s, const std::string& dir, const std::vector<std::string>& files, const std::string& architecture,
-           int64_t dSae, int64_t k, double l1, int64_t tokens, int64_t batch, int64_t context, double lr, uint64_t seed,
+        [](PyModel& s, const std::string& dir, const std::vector<std::string>& files, const py::dict& options,
            const std::string& device, const py::object& progress) {
-            const FeatureTrainOptions o =
-                trainOptions("", files, architecture, dSae, k, l1, tokens, batch, context, lr, seed, device, "");
+            const FeatureTrainOptions o = trainOptions("", files, options, device, "");
             const int64_t layers = s.model.config().nLayers;
             Pending pending;
             const bool complete = withoutGil(pending, [&] {
@@ -351,9 +333,7 @@ void registerFeatures(py::module_& m) {
             pending.rethrowIfAny();
             return complete;
         },
-        py::arg("model"), py::arg("dir"), py::arg("files"), py::arg("architecture"), py::arg("d_sae"), py::arg("k"),
-        py::arg("l1"), py::arg("tokens"), py::arg("batch"), py::arg("context"), py::arg("lr"), py::arg("seed"),
-        py::arg("device"), py::arg("progress"));
+        py::arg("model"), py::arg("dir"), py::arg("files"), py::arg("options"), py::arg("device"), py::arg("progress"));
     m.def(
         "features_load_transcoders",
         [](const std::string& dir, PyModel* model) {

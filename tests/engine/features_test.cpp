@@ -279,7 +279,11 @@ TEST(Features, BadOptionsAreRefusedByName) {
     x = o;
     x.k = 2000;
     x.dSae = 100;
-    EXPECT_NE(message(x).find("k = 2000 is outside 1..d_sae = 100"), std::string::npos) << message(x);
+    EXPECT_NE(message(x).find("k (--k) must be at most d_sae (100); got 2000"), std::string::npos) << message(x);
+    x = o;
+    x.dSae = 0; // the option table's sentence, as the command line and Python give it
+    EXPECT_NE(message(x).find("d_sae (--d-sae) must be an integer, at least 1; got 0"), std::string::npos)
+        << message(x);
     x = o;
     x.contextSize = 100000;
     EXPECT_NE(message(x).find("context size 100000"), std::string::npos) << message(x);
@@ -292,7 +296,8 @@ TEST(Features, BadOptionsAreRefusedByName) {
     EXPECT_NE(message(x).find("latin1.txt' is not UTF-8"), std::string::npos) << message(x);
     x = o;
     x.architecture = "jumprelu";
-    EXPECT_NE(message(x).find("architecture 'jumprelu'"), std::string::npos) << message(x);
+    EXPECT_NE(message(x).find("architecture (--architecture) is topk or relu; got 'jumprelu'"), std::string::npos)
+        << message(x);
 }
 
 TEST(Features, OffsetSitesLeaveOutTheRowsWithoutAPair) {

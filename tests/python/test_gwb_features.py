@@ -220,7 +220,7 @@ def test_files_are_in_saelens_layout(grassmann, corpus, tmp_path):
 def test_bad_input_is_refused_by_name(grassmann, transformer, corpus, tmp_path):
     with pytest.raises(ValueError, match="gate"):
         gwb.features.train(transformer, "gate.1", [corpus[0]], tokens=1024, progress=False)
-    with pytest.raises(ValueError, match="k = 40"):
+    with pytest.raises(ValueError, match=r"k \(--k\) must be at most d_sae \(32\); got 40"):
         gwb.features.train(grassmann, "resid.1", [corpus[0]], d_sae=32, k=40, tokens=1024, progress=False)
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\xe9".encode("latin-1"))
@@ -450,3 +450,44 @@ def test_a_transcoder_set_from_python_equals_the_command_lines(grassmann, corpus
     assert r.returncode != 0 and "--resume" in r.stderr, r.stderr
     r = run_gwb("features", "train", "--transcoders", "--resume", "--corpus", corpus[0], "--out", tmp_path / "cli")
     assert "transcoders:" in r.stdout
+
+
+def test_training_options_are_declared_once_and_refused_with_one_sentence(tmp_path):
+    """The trainer's options: the engine's table, the command line's help and Python's signatures
+    give the same defaults and ranges, and a bad value gets the same sentence everywhere."""
+    import inspect
+    import re
+    table = gwb.features.TRAIN_OPTIONS
+    assert list(table) == ["architecture", "d_sae", "k", "l1", "tokens", "batch", "context", "lr", "seed"]
+    help_text = " ".join(run_gwb("features", "train", "--help").stdout.split())
+    for f in (gwb.features.train, gwb.features.train_run, gwb.features.train_transcoders, gwb.features.train_on_rows):
+        params = inspect.signature(f).parameters
+        for key, o in table.items():
+            if key in params and params[key].default is not None:  # train_on_rows: tokens = the rows given
+                assert params[key].default == o["default"], (f.__name__, key)
+                assert type(params[key].default) is type(o["default"]), (f.__name__, key)
+                assert f"{key}: {o['help']} (default {o['default']!r}; {o['range']})" in f.__doc__, (f.__name__, key)
+    for key, o in table.items():
+        shown = o["default"] if isinstance(o["default"], (str, int)) else f"{o['default']:g}"
+        rng = "" if o["kind"] == "text" else f"; {o['range']}"
+        assert f"--{o['flag']}" in help_text or f"-{o['flag']}" in help_text, key
+        assert f"(default {shown}{rng})" in help_text, (key, shown)
+    model = gwb.bundled("grassmann")
+    text = tmp_path / "t.txt"
+    text.write_text("She was the youngest of the two daughters of a most affectionate father. " * 8)
+    cases = [(dict(d_sae=0), ["--d-sae", "0"], "d_sae (--d-sae) must be an integer, at least 1; got 0"),
+             (dict(lr=0.0), ["--lr", "0"], "lr (--lr) must be a number, above 0; got 0"),
+             (dict(context=1), ["--context", "1"], "context (--context) must be an integer, at least 2; got 1"),
+             (dict(architecture="gated"), ["--architecture", "gated"],
+              "architecture (--architecture) is topk or relu; got 'gated'"),
+             (dict(k=64, d_sae=32), ["-k", "64", "--d-sae", "32"], "k (--k) must be at most d_sae (32); got 64")]
+    for kw, argv, sentence in cases:
+        with pytest.raises(ValueError, match=re.escape(sentence)):
+            gwb.features.train(model, "resid.1", [text], tokens=64, batch=32, progress=False, **kw)
+        r = run_gwb("features", "train", "--model", "grassmann", "--site", "resid.1", "--corpus", text, "--out",
+                    tmp_path / "d", "--tokens", "64", *argv, check=False)
+        assert r.returncode == 1 and sentence in r.stderr, (argv, r.stderr)
+    with pytest.raises(ValueError, match=re.escape("batch (--batch) must be an integer, at least 1; got 2.5")):
+        gwb.features.train_on_rows(np.ones((8, 4), np.float32), batch=2.5)
+    with pytest.raises(ValueError, match=re.escape("seed (--seed) must be an integer, at least 0; got -1")):
+        gwb.features.train_transcoders(model, [text], tmp_path / "tc", seed=-1, progress=False)

@@ -29,18 +29,15 @@ using features::Rng;
 
 constexpr double kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
 
-void checkOptions(const FeatureTrainOptions& o, int64_t dIn) {
-    auto bad = [](const std::string& why) { throw std::invalid_argument(why); };
+/// The table's ranges (featureTrainOptions, the front ends' sentences), then what joins two options.
+void checkTrainOptions(const FeatureTrainOptions& o, int64_t dIn) {
+    checkOptions(featureTrainOptions(), o);
     if (o.architecture != "topk" && o.architecture != "relu")
-        bad("architecture '" + o.architecture + "' is not topk or relu");
-    if (o.dSae < 1) bad("the dictionary needs at least one feature (--d-sae)");
-    if (o.architecture == "topk" && (o.k < 1 || o.k > o.dSae))
-        bad("k = " + std::to_string(o.k) + " is outside 1..d_sae = " + std::to_string(o.dSae));
-    if (o.architecture == "relu" && !(o.l1 >= 0)) bad("the L1 coefficient must be >= 0");
-    if (o.batch < 1) bad("the batch must hold at least one row");
-    if (o.tokens < 1) bad("--tokens must be positive");
-    if (!(o.lr > 0)) bad("the learning rate must be positive");
-    if (dIn < 1) bad("the site has no values");
+        throw std::invalid_argument("architecture (--architecture) is topk or relu; got '" + o.architecture + "'");
+    if (o.architecture == "topk" && o.k > o.dSae)
+        throw std::invalid_argument("k (--k) must be at most d_sae (" + std::to_string(o.dSae) + "); got " +
+                                    std::to_string(o.k));
+    if (dIn < 1) throw std::invalid_argument("the site has no values");
 }
 
 /// Per row b: sum_j vals[b, j] * W[idx[b, j]] (embedding_bag: no B x k x d_in tensor is made).
@@ -444,7 +441,7 @@ FeatureTrainResult trainSources(const features::Sources& sources, const FeatureT
         t.widths.push_back(hookSiteShape(*src.model, src.site, 4).back());
     t.o = options;
     setWidths(t);
-    checkOptions(options, t.dIn);
+    checkTrainOptions(options, t.dIn);
     std::vector<std::vector<int32_t>> windows =
         features::corpusWindows(*sources[0].model, options.files, options.contextSize);
     t.o = options;
@@ -537,7 +534,7 @@ FeatureTrainResult trainDictionaryOnRows(const FloatArray& rows, const FeatureTr
                                          const std::atomic<bool>* stop) {
     if (rows.rank() != 2 || rows.dim(0) < 1)
         throw std::invalid_argument("the rows must be a non-empty rows x d_in array, not " + shapeText(rows.shape));
-    checkOptions(options, rows.dim(1));
+    checkTrainOptions(options, rows.dim(1));
     Trainer t;
     t.o = options;
     t.dIn = rows.dim(1);

@@ -19,6 +19,7 @@
 #include "gwb/engine/array.h"
 #include "gwb/engine/feature_results.h"
 #include "gwb/engine/model.h"
+#include "gwb/engine/options.h"
 
 #include <atomic>
 #include <cstdint>
@@ -115,6 +116,12 @@ struct FeatureTrainOptions {
     std::string device = "auto"; ///< where the dictionary trains (the model stays where it is)
     std::string stateDir;        ///< where an interrupted run keeps its state ("" = no state)
 };
+
+/// The training options a front end sets (gwb features train, gwb.features.train and its kin):
+/// architecture, d_sae, k, l1, tokens, batch, context, lr, seed, declared once with their help and
+/// ranges; the defaults are FeatureTrainOptions{}'s. trainDictionary and its kin check them with the
+/// table's sentences.
+const OptionTable<FeatureTrainOptions>& featureTrainOptions();
 
 struct FeatureTrainProgress {
     int64_t step = 0, steps = 0;
