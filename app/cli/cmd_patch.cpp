@@ -171,17 +171,19 @@ int runPatchMergeCommand(const QStringList& args) {
     p.addPositionalArgument(QStringLiteral("shards"), QStringLiteral("gwb patch --pairs files to merge."),
                             QStringLiteral("A.npz B.npz ..."));
     const QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Output .npz file."), QStringLiteral("FILE"));
-    const QCommandLineOption bootstrap(QStringLiteral("bootstrap"), QStringLiteral("Bootstrap resamples."),
-                                       QStringLiteral("B"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Bootstrap seed."), QStringLiteral("S"));
-    p.addOptions({out, bootstrap, seed});
+    const std::vector<QCommandLineOption> causal =
+        gwb::app::commandLineOptions(gwb::engine::causalOptions(), {"bootstrap", "seed"});
+    p.addOption(out);
+    for (const QCommandLineOption& o : causal)
+        p.addOption(o);
     p.process(args);
     try {
         if (!p.isSet(out)) throw std::invalid_argument("--out FILE.npz is required");
         checkWritable(p.value(out), "--out");
-        return gwb::app::runPatchMerge(
-            p.positionalArguments(), p.value(out), static_cast<int>(intValue(p, bootstrap, "bootstrap", 1000)),
-            static_cast<uint64_t>(intValue(p, seed, "seed", 0)), p.isSet(seed), p.isSet(bootstrap));
+        gwb::engine::CausalOptions co;
+        gwb::app::readCommandLineOptions(p, causal, gwb::engine::causalOptions(), co);
+        return gwb::app::runPatchMerge(p.positionalArguments(), p.value(out), co.bootstrap, co.seed, p.isSet(causal[1]),
+                                       p.isSet(causal[0]));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gwb patch merge: %s\n", e.what());
         return 1;
@@ -253,15 +255,9 @@ int runPatch(const QStringList& argsIn) {
         QStringLiteral("exact (default: a run per cell) or attribution: every cell estimated to first order, (source "
                        "value - changed value) . d metric / d value, from one backward pass (needs --answer/--wrong)."),
         QStringLiteral("exact|attribution"));
-    const QCommandLineOption check(QStringLiteral("check"),
-                                   QStringLiteral("With --method attribution: run the K cells of largest |estimate| "
-                                                  "and K random ones exactly; report Spearman and recall@K."),
-                                   QStringLiteral("K"));
-    const QCommandLineOption bootstrap(QStringLiteral("bootstrap"),
-                                       QStringLiteral("With --pairs: bootstrap resamples of the pairs (default 1000)."),
-                                       QStringLiteral("B"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --pairs: the bootstrap's seed (0)."),
-                                  QStringLiteral("S"));
+    // --min-difference, --bootstrap, --seed, --check: the engine's table of the causal commands' options.
+    const std::vector<QCommandLineOption> causal = gwb::app::commandLineOptions(gwb::engine::causalOptions());
+    const QCommandLineOption &minDifference = causal[0], &bootstrap = causal[1], &seed = causal[2], &check = causal[3];
     const QCommandLineOption shard(QStringLiteral("shard"),
                                    QStringLiteral("With --pairs: run the i-th of n blocks of the usable pairs; gwb "
                                                   "patch merge joins the shards."),
@@ -277,7 +273,6 @@ int runPatch(const QStringList& argsIn) {
                                   QStringLiteral("FILE.csv"));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    const QCommandLineOption minDifference = gwb::app::minDifferenceOption();
     p.addOptions({model, clean, corrupt, answer, wrong, site, mode, position, layer, offset, head, out, resume, data,
                   device, threads, minDifference});
     p.addOptions({pairs, bootstrap, seed, shard, method, check});
@@ -285,6 +280,8 @@ int runPatch(const QStringList& argsIn) {
     try {
         if (!p.positionalArguments().isEmpty())
             throw std::invalid_argument("unexpected argument '" + p.positionalArguments().first().toStdString() + "'");
+        gwb::engine::CausalOptions co; // checked before anything loads
+        gwb::app::readCommandLineOptions(p, causal, gwb::engine::causalOptions(), co);
         if (p.isSet(pairs)) {
             for (const QCommandLineOption* o : {&clean, &corrupt, &answer, &wrong, &resume})
                 if (p.isSet(*o))
@@ -306,9 +303,9 @@ int runPatch(const QStringList& argsIn) {
             o.layer = static_cast<int>(intValue(p, layer, "layer", -1));
             o.offset = static_cast<int>(intValue(p, offset, "offset", -1));
             o.head = static_cast<int>(intValue(p, head, "head", -1));
-            o.bootstrap = static_cast<int>(intValue(p, bootstrap, "bootstrap", 1000));
-            o.seed = static_cast<uint64_t>(intValue(p, seed, "seed", 0));
-            o.minDifference = gwb::app::minDifferenceValue(p, minDifference);
+            o.bootstrap = co.bootstrap;
+            o.seed = co.seed;
+            o.minDifference = co.minDifference;
             if (p.isSet(shard)) {
                 const QStringList sh = p.value(shard).split(QLatin1Char('/'));
                 bool ok1 = false, ok2 = false;
@@ -324,8 +321,7 @@ int runPatch(const QStringList& argsIn) {
             cli.data = p.value(data);
             cli.device = p.value(device);
             o.attribution = attributionMethod(p.value(method));
-            o.check = static_cast<int>(intValue(p, check, "check", 0));
-            if (o.check < 0 || o.check > 100000) throw std::invalid_argument("--check must be between 0 and 100000");
+            o.check = co.check;
             if (o.check > 0 && !o.attribution) throw std::invalid_argument("--check goes with --method attribution");
             return gwb::app::runPatchPairs(cli);
         }
@@ -339,7 +335,7 @@ int runPatch(const QStringList& argsIn) {
         checkWritable(p.value(out), "--out");
         if (p.isSet(data)) checkWritable(p.value(data), "--data");
         setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
-        const double minDiff = gwb::app::minDifferenceValue(p, minDifference); // before the model loads
+        const double minDiff = co.minDifference;
 
         Context ctx;
         ctx.file.modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
@@ -410,8 +406,7 @@ int runPatch(const QStringList& argsIn) {
                          static_cast<long long>(have), earlier.computed.size());
         }
         const bool attribution = attributionMethod(p.value(method));
-        const int checkK = static_cast<int>(intValue(p, check, "check", 0));
-        if (checkK < 0 || checkK > 100000) throw std::invalid_argument("--check must be between 0 and 100000");
+        const int checkK = co.check;
         if (checkK > 0 && !attribution) throw std::invalid_argument("--check goes with --method attribution");
         if (attribution) {
             if (p.isSet(resume)) throw std::invalid_argument("--resume goes with exact sweeps");

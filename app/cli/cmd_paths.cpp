@@ -113,10 +113,10 @@ int runPaths(const QStringList& args) {
                                    QStringLiteral("Every usable pair of a JSONL/CSV pairs file (as gwb patch --pairs): "
                                                   "per-pair matrices, effect_mean and a 95% bootstrap interval."),
                                    QStringLiteral("FILE"));
-    const QCommandLineOption bootstrap(QStringLiteral("bootstrap"), QStringLiteral("With --pairs: resamples (1000)."),
-                                       QStringLiteral("B"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --pairs: the bootstrap's seed (0)."),
-                                  QStringLiteral("S"));
+    // --min-difference, --bootstrap, --seed: the engine's table of the causal commands' options.
+    const std::vector<QCommandLineOption> causal =
+        gwb::app::commandLineOptions(causalOptions(), {"min_difference", "bootstrap", "seed"});
+    const QCommandLineOption &minDifference = causal[0], &bootstrap = causal[1], &seed = causal[2];
     const QCommandLineOption linear(
         QStringLiteral("linear"),
         QStringLiteral(
@@ -126,7 +126,6 @@ int runPaths(const QStringList& args) {
             "channel. Refused, with the reason, for post-norm models."));
     const QCommandLineOption device = gwb::app::deviceOption();
     const QCommandLineOption threads = gwb::app::threadsOption();
-    const QCommandLineOption minDifference = gwb::app::minDifferenceOption();
     p.addOption(minDifference);
     p.addOptions({model, clean, corrupt, answer, wrong, receiver, senders, position, metricPosition, out, data, device,
                   threads, pairs, bootstrap, seed, linear});
@@ -149,7 +148,11 @@ int runPaths(const QStringList& args) {
         checkWritable(p.value(out), "--out");
         if (p.isSet(data)) checkWritable(p.value(data), "--data");
         setThreads(static_cast<int>(intValue(p, threads, "threads", 0)));
-        const double minDiff = gwb::app::minDifferenceValue(p, minDifference); // before the model loads
+        CausalOptions co; // checked before the model loads
+        gwb::app::readCommandLineOptions(p, causal, causalOptions(), co);
+        if (!withPairs && (p.isSet(bootstrap) || p.isSet(seed)))
+            throw std::invalid_argument("--bootstrap and --seed go with --pairs");
+        const double minDiff = co.minDifference;
         const std::string modelFile = gwb::app::modelArgument(p.value(model)).toStdString();
         const Model m = gwb::engine::loadOrImportModel(modelFile, p.value(device).toStdString()).model;
         if (withPairs) {
@@ -163,9 +166,8 @@ int runPaths(const QStringList& args) {
             if (p.isSet(senders))
                 for (const QString& s : p.value(senders).split(QLatin1Char(','), Qt::SkipEmptyParts))
                     shape.senders.push_back(s.trimmed().toStdString());
-            return runPathsPairs(m, modelFile, p.value(pairs), shape,
-                                 static_cast<int>(intValue(p, bootstrap, "bootstrap", 1000)),
-                                 static_cast<uint64_t>(intValue(p, seed, "seed", 0)), p.value(out), p.value(data));
+            return runPathsPairs(m, modelFile, p.value(pairs), shape, co.bootstrap, co.seed, p.value(out),
+                                 p.value(data));
         }
         // The prompts and pieces as gwb patch reads them, with its messages.
         gwb::engine::PatchText in;

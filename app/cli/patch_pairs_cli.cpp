@@ -50,8 +50,7 @@ void printSkipped(const std::vector<SkippedLine>& skipped) {
 
 int runPatchPairs(const PairsCliOptions& cli) {
     const PairsRunOptions& o = cli.run;
-    if (o.bootstrap < 0 || o.bootstrap > 1'000'000)
-        throw std::invalid_argument("--bootstrap must be between 0 and 1000000, got " + std::to_string(o.bootstrap));
+    gwb::engine::checkBootstrap(o.bootstrap);
     if (o.shardCount < 1 || o.shardIndex < 0 || o.shardIndex >= o.shardCount)
         throw std::invalid_argument("--shard must be i/n with 0 <= i < n");
     const Model m = gwb::engine::loadOrImportModel(o.modelFile, cli.device.toStdString()).model;

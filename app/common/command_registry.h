@@ -3,6 +3,7 @@
 // figure/cmd_figure.cpp) as a Command; main.cpp lists them in one table and dispatches on the first
 // argument.
 
+#include "common/option_table.h"
 #include "gwb/engine/effect_claims.h"
 
 #include <QCommandLineOption>
@@ -34,27 +35,16 @@ inline QCommandLineOption threadsOption() {
             QStringLiteral("0")};
 }
 
-/// --min-difference, the same for every causal command: the least |clean - corrupted| metric
-/// difference (logits) for a normalised effect (gwb/engine/effect_claims.h).
+/// --min-difference, the same for every causal command (the engine's causalOptions): the least
+/// |clean - corrupted| metric difference (logits) for a normalised effect (gwb/engine/effect_claims.h).
 inline QCommandLineOption minDifferenceOption() {
-    return {
-        QStringLiteral("min-difference"),
-        QStringLiteral("The least |clean - corrupted| metric difference, in logits, for a normalised effect (default "
-                       "%1). Below it the normalised effect is not defined: raw effects (changed - corrupted, "
-                       "logits) are shown and written, and the output says why.")
-            .arg(gwb::engine::kDefaultMinDifference),
-        QStringLiteral("LOGITS")};
+    return commandLineOption(gwb::engine::causalOptions()[0]);
 }
-/// The option's value, checked (a clear message for a bad number).
+/// The option's value, checked with the table's sentence.
 inline double minDifferenceValue(const QCommandLineParser& p, const QCommandLineOption& o) {
-    if (!p.isSet(o)) return gwb::engine::kDefaultMinDifference;
-    bool ok = false;
-    const double v = p.value(o).toDouble(&ok);
-    if (!ok)
-        throw std::invalid_argument("--min-difference must be a number of logits, got '" + p.value(o).toStdString() +
-                                    "'");
-    gwb::engine::checkMinDifference(v, "--min-difference");
-    return v;
+    gwb::engine::CausalOptions c;
+    readCommandLineOptions(p, {o}, gwb::engine::causalOptions(), c);
+    return c.minDifference;
 }
 
 /// The commands, each defined beside its run function (app/cli/cmd_*.cpp, app/figure/cmd_figure.cpp)

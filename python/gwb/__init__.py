@@ -87,13 +87,10 @@ class ClaimWarning(UserWarning):
     below min_difference, or pairs that show no effect to localise. The raw effects are defined."""
 
 
-def _check_min_difference(value):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"min_difference must be a number of logits, got {value!r}") from None
-    if not (v >= 0 and v != float("inf")):
-        raise ValueError(f"min_difference must be a finite number >= 0 (logits), got {value!r}")
+def _causal_options(**given):
+    """The causal options given (min_difference, bootstrap, seed, check) checked by the engine's table,
+    with the command line's sentences (a ValueError); None keeps the default."""
+    return _gwb.check_causal_options(given)
 
 
 def _warn_claims(result):
@@ -265,7 +262,7 @@ class Model:
         says whether the pairs show anything to explain (a ClaimWarning when not); skipped lines in
         meta["skipped"]. Computed by the engine as that command computes it. Ctrl-C stops after the
         pairs being run and raises KeyboardInterrupt."""
-        _check_min_difference(min_difference)
+        _causal_options(min_difference=min_difference, bootstrap=bootstrap, seed=seed, check=check)
         if pairs is not None:
             if clean is not None or corrupt is not None:
                 raise ValueError("give either pairs or one clean/corrupt pair, not both")
@@ -329,7 +326,7 @@ class Model:
         as that command computes it. `receivers`: "all", "logits" or "resid" (pairs only; one pair
         takes all). effect_mean is the ratio of means; raw_mean, mean_of_ratios, p_value and
         holm_marked as patch(pairs=...) has them. min_difference as patch() takes it."""
-        _check_min_difference(min_difference)
+        _causal_options(min_difference=min_difference, bootstrap=bootstrap, seed=seed)
         if pairs is not None:
             if clean is not None or corrupt is not None:
                 raise ValueError("give either pairs or one clean/corrupt pair, not both")

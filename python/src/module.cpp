@@ -284,7 +284,7 @@ py::array runModel(PyModel& self, const std::vector<int64_t>& ids, const py::dic
 py::dict patchModel(PyModel& self, const PatchText& text, const std::string& method, int layer, int offset, int head,
                     const std::string& modelFile, const py::object& progress, double minDifference) {
     refuseReentry(self.model);
-    checkMinDifference(minDifference, "min_difference");
+    checkMinDifference(minDifference);
     Pending pending;
     PatchFileContext context;
     PatchSweep sweep = withoutGil(pending, [&] {
@@ -317,7 +317,7 @@ py::dict pathsModel(PyModel& self, const PatchText& text, const std::vector<std:
                     int64_t senderPosition, bool linear, const std::string& modelFile, const py::object& progress,
                     double minDifference) {
     refuseReentry(self.model);
-    checkMinDifference(minDifference, "min_difference");
+    checkMinDifference(minDifference);
     Pending pending;
     LinearResult lin;
     PathRequest q;
@@ -356,9 +356,8 @@ py::dict pathsPairsModel(PyModel& self, const std::string& modelFile, const std:
                          const std::string& receivers, int bootstrap, uint64_t seed, const py::object& progress,
                          double minDifference) {
     refuseReentry(self.model);
-    checkMinDifference(minDifference, "min_difference");
-    if (bootstrap < 0 || bootstrap > 1'000'000)
-        throw std::invalid_argument("bootstrap must be between 0 and 1000000, got " + std::to_string(bootstrap));
+    checkMinDifference(minDifference);
+    checkBootstrap(bootstrap);
     if (receivers != "all" && receivers != "logits" && receivers != "resid")
         throw std::invalid_argument("receivers must be logits, resid or all, got '" + receivers + "'");
     PathRequest shape;
@@ -387,12 +386,11 @@ py::dict patchPairsModel(PyModel& self, const std::string& modelFile, const std:
                          const std::string& method, int bootstrap, uint64_t seed, int check, const py::object& progress,
                          double minDifference) {
     refuseReentry(self.model);
-    checkMinDifference(minDifference, "min_difference");
+    checkMinDifference(minDifference);
     if (method != "exact" && method != "attribution")
         throw std::invalid_argument("method '" + method + "' is not one of: exact, attribution");
-    if (bootstrap < 0 || bootstrap > 1'000'000)
-        throw std::invalid_argument("bootstrap must be between 0 and 1000000, got " + std::to_string(bootstrap));
-    if (check < 0 || check > 100000) throw std::invalid_argument("check must be between 0 and 100000");
+    checkBootstrap(bootstrap);
+    checkOptionValue(causalOptions()[3], check);
     if (check > 0 && method != "attribution") throw std::invalid_argument("check goes with method='attribution'");
     PairsRunOptions o;
     o.modelFile = modelFile;
@@ -598,4 +596,15 @@ PYBIND11_MODULE(_gwb, m) {
     m.attr("__version__") = GWB_VERSION; // CMakeLists.txt's project(... VERSION), as `gwb --version`
     m.def("bundled_dirs_hint", [] { return std::string(GWB_SOURCE_DIR "/resources/models"); });
     m.def("builtin_layouts", &builtinLayoutNames);
+    // The causal commands' shared options (min_difference, bootstrap, seed, check): the table, and the
+    // check every patch and paths call makes first, with the command line's sentences.
+    m.def("causal_options", [] { return optionList(causalOptions()); });
+    m.def(
+        "check_causal_options",
+        [](const py::dict& options) {
+            CausalOptions c;
+            applyOptions(causalOptions(), options, c, "a causal run");
+            return optionValues(causalOptions(), c);
+        },
+        py::arg("options"));
 }

@@ -210,7 +210,9 @@ TEST(PatchCli, ARoundingLevelDifferenceIsFlaggedNotDrawnAsAnEffect) {
     EXPECT_EQ(readNpz(zero).at("clean_metric").values<double>()[0], z.at("clean_metric").values<double>()[0]);
     const GwbResult bad = runGwb(args + QStringList{"--out", dir.filePath("b.npz"), "--min-difference", "-1"});
     EXPECT_EQ(bad.code, 1);
-    EXPECT_TRUE(bad.err.contains(QStringLiteral("--min-difference must be a finite number >= 0"))) << show(bad);
+    EXPECT_TRUE(
+        bad.err.contains(QStringLiteral("min_difference (--min-difference) must be a number, at least 0; got -1")))
+        << show(bad);
     EXPECT_FALSE(QFileInfo::exists(dir.filePath("b.npz")));
 }
 

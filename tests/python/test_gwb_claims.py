@@ -4,6 +4,8 @@ on the per-pair arrays the files carry."""
 
 import json
 
+import re
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,8 @@ def test_a_rounding_level_difference_warns_and_returns_no_effect(grassmann):
         q = grassmann.patch(clean=ELIZABETH, corrupt=DARCY, answer="she", wrong="he", site="resid", progress=False,
                             min_difference=0)
     assert q.meta["effect_defined"] is True
-    with pytest.raises(ValueError, match="min_difference must be a finite number >= 0"):
+    with pytest.raises(ValueError, match=re.escape("min_difference (--min-difference) must be a number, at least 0; "
+                                                   "got -1")):
         grassmann.patch(clean=ELIZABETH, corrupt=DARCY, answer="she", wrong="he", min_difference=-1)
     with pytest.warns(gwb.ClaimWarning, match="no normalised effect"):
         r = grassmann.paths(clean=ELIZABETH, corrupt=DARCY, answer="she", wrong="he", progress=False)
@@ -128,3 +131,40 @@ def test_the_command_line_says_it_first(tmp_path):
     r = run_gwb("patch", "--model", "grassmann", "--clean", ELIZABETH, "--corrupt", DARCY, "--answer", "she",
                 "--wrong", "he", "--site", "resid", "--out", tmp_path / "p.npz")
     assert r.stdout.startswith("note: no normalised effect: clean - corrupted is 0.000"), r.stdout
+
+
+def test_causal_options_are_the_engines_in_every_front_end(tmp_path):
+    """min_difference, bootstrap, seed and check: one table (the engine's). Python's signatures and the
+    command lines' help give its defaults and ranges, and a bad value gets the same sentence."""
+    import inspect
+    table = {o["key"]: o for o in gwb._gwb.causal_options()}
+    assert list(table) == ["min_difference", "bootstrap", "seed", "check"]
+    assert gwb.MIN_DIFFERENCE == table["min_difference"]["default"]
+    for f, keys in ((gwb.Model.patch, list(table)), (gwb.Model.paths, ["min_difference", "bootstrap", "seed"])):
+        params = inspect.signature(f).parameters
+        for key in keys:
+            assert params[key].default == table[key]["default"], (f.__name__, key)
+    for command, keys in ((["patch"], list(table)), (["paths"], ["min_difference", "bootstrap", "seed"]),
+                          (["patch", "merge"], ["bootstrap", "seed"])):
+        text = " ".join(run_gwb(*command, "--help").stdout.split())
+        for key in keys:
+            o = table[key]
+            assert f"--{o['flag']}" in text and f"(default {o['default']:g}; {o['range']})" in text, (command, key)
+    model = gwb.bundled("grassmann")
+    pairs = [dict(clean=ELIZABETH, corrupt=DARCY, answer="she", wrong="he")]
+    for kw, argv, sentence in (
+            (dict(bootstrap=-3), ["--bootstrap", "-3"], "bootstrap (--bootstrap) must be an integer in [0, 1000000]; "
+                                                         "got -3"),
+            (dict(seed=-1), ["--seed", "-1"], "seed (--seed) must be an integer, at least 0; got -1"),
+            (dict(min_difference=-1), ["--min-difference", "-1"],
+             "min_difference (--min-difference) must be a number, at least 0; got -1")):
+        for method in ("patch", "paths"):
+            with pytest.raises(ValueError, match=re.escape(sentence)):
+                getattr(model, method)(pairs=pairs, progress=False, **kw)
+            r = run_gwb(method, "--model", "grassmann", "--pairs", tmp_path / "none.jsonl", "--site", "resid",
+                        "--out", tmp_path / "o.npz", *argv, check=False) if method == "patch" else \
+                run_gwb(method, "--model", "grassmann", "--pairs", tmp_path / "none.jsonl", "--out",
+                        tmp_path / "o.npz", *argv, check=False)
+            assert r.returncode == 1 and sentence in r.stderr, (method, argv, r.stderr)
+    with pytest.raises(ValueError, match=re.escape("check (--check) must be an integer in [0, 100000]; got 100001")):
+        model.patch(pairs=pairs, method="attribution", check=100001, progress=False)

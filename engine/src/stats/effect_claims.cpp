@@ -70,9 +70,31 @@ double interpolatedQuantile(std::vector<double> v, double q) {
     return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
-void checkMinDifference(double threshold, const std::string& name) {
-    if (!std::isfinite(threshold) || threshold < 0)
-        throw std::invalid_argument(name + " must be a finite number >= 0 (logits), got " + claimNumber(threshold));
+const OptionTable<CausalOptions>& causalOptions() {
+    using O = CausalOptions;
+    static const OptionTable<O> table = {
+        numberOption<O>("min_difference", "min-difference", "LOGITS",
+                        "The least |clean - corrupted| metric difference, in logits, for a normalised effect; below "
+                        "it raw effects (changed - corrupted, logits) are shown, and the output says why",
+                        0, false, kNoMax, false, &O::minDifference),
+        integerOption<O>("bootstrap", "bootstrap", "B",
+                         "With pairs: bootstrap resamples of the pairs for each 95% interval; 0 gives none", 0,
+                         1'000'000, &O::bootstrap),
+        integerOption<O>("seed", "seed", "S", "With pairs: the bootstrap's seed", 0, kMaxSeed, &O::seed),
+        integerOption<O>("check", "check", "K",
+                         "With method attribution: run the K cells of largest |estimate| and K random ones exactly, "
+                         "and report Spearman and recall@K",
+                         0, 100'000, &O::check),
+    };
+    return table;
+}
+
+void checkMinDifference(double threshold) {
+    checkOptionValue(causalOptions()[0], threshold);
+}
+
+void checkBootstrap(int bootstrap) {
+    checkOptionValue(causalOptions()[1], bootstrap);
 }
 
 std::string claimNumber(double v) {
@@ -157,6 +179,7 @@ PairsEstimates estimatePairs(const std::vector<double>& metric, const std::vecto
         throw std::invalid_argument("estimatePairs: the metrics are not pairs x cells with a clean and corrupted "
                                     "metric per pair");
     checkMinDifference(threshold);
+    checkBootstrap(bootstrap);
     PairsEstimates e;
     e.threshold = threshold;
     e.level = level;

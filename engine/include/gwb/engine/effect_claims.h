@@ -16,6 +16,8 @@
 // raw effect with its interval, the mean of per-pair ratios over the pairs above the threshold
 // (how many it left out), and a Holm-corrected test of every cell of the sweep.
 
+#include "gwb/engine/options.h"
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -27,9 +29,23 @@ namespace gwb::engine {
 /// defined (docs/causal-claims.md: why 0.05).
 inline constexpr double kDefaultMinDifference = 0.05;
 
-/// Throws std::invalid_argument ("the minimum difference must be a finite number >= 0, got -1")
-/// for a threshold that cannot be used. `name` is the option's name in the caller's words.
-void checkMinDifference(double threshold, const std::string& name = "the minimum difference");
+/// The options every causal command takes, declared once: min_difference (patch, paths and their
+/// pairs runs, gwb figure's causal views, the window), and for a pairs run the bootstrap's resamples
+/// and seed, and attribution's exact check (gwb patch --pairs --method attribution --check K).
+struct CausalOptions {
+    double minDifference = kDefaultMinDifference;
+    int bootstrap = 1000; ///< resamples of the pairs for each 95% interval; 0: no interval
+    uint64_t seed = 0;    ///< the bootstrap's seed
+    int check = 0;        ///< attribution: the K cells of largest |estimate| and K random ones run exactly
+};
+/// min_difference (--min-difference), bootstrap, seed, check; the defaults are CausalOptions{}'s.
+const OptionTable<CausalOptions>& causalOptions();
+
+/// Throws std::invalid_argument with the table's sentence ("min_difference (--min-difference) must
+/// be a number, at least 0; got -1") for a threshold that cannot be used.
+void checkMinDifference(double threshold);
+/// The same for a number of bootstrap resamples.
+void checkBootstrap(int bootstrap);
 
 /// Whether a normalised effect is defined for one clean/corrupted pair of metrics.
 struct EffectCondition {
