@@ -160,6 +160,19 @@ std::pair<int, int64_t> extent(const std::vector<Target>& targets, int L, int64_
     return {upTo, len};
 }
 
+/// The targets grouped by the block they read (the logits under L): layer -> (batch rows, locals).
+std::map<int, std::pair<std::vector<int64_t>, std::vector<int64_t>>> targetsByLayer(const std::vector<Target>& targets,
+                                                                                    int L) {
+    std::map<int, std::pair<std::vector<int64_t>, std::vector<int64_t>>> byLayer;
+    for (size_t b = 0; b < targets.size(); ++b) {
+        const Target& t = targets[b];
+        auto& entry = byLayer[t.logit ? L : t.layer];
+        entry.first.push_back(static_cast<int64_t>(b));
+        entry.second.push_back(t.local);
+    }
+    return byLayer;
+}
+
 } // namespace
 
 torch::Tensor RowRunner::targetSum(const std::vector<Target>& targets, const torch::Tensor& h,
@@ -168,13 +181,7 @@ torch::Tensor RowRunner::targetSum(const std::vector<Target>& targets, const tor
     const int L = m_R.layers;
     const torch::TensorOptions o = m_R.options;
     torch::Tensor total = torch::zeros({}, o);
-    std::map<int, std::pair<std::vector<int64_t>, std::vector<int64_t>>> byLayer; // layer -> (batch rows, locals)
-    for (size_t b = 0; b < targets.size(); ++b) {
-        const Target& t = targets[b];
-        auto& entry = byLayer[t.logit ? L : t.layer];
-        entry.first.push_back(static_cast<int64_t>(b));
-        entry.second.push_back(t.local);
-    }
+    const auto byLayer = targetsByLayer(targets, L);
     for (const auto& [layer, entry] : byLayer) {
         const torch::Tensor rowsIdx = torch::tensor(entry.first, torch::kLong).to(o.device());
         const torch::Tensor local = torch::tensor(entry.second, torch::kLong).to(o.device());
@@ -218,13 +225,7 @@ std::vector<std::vector<double>> RowRunner::rows(const std::vector<Target>& targ
     // encoder's row) or in the final-normed last position (the logit's direction).
     const int L = m_R.layers;
     const torch::TensorOptions o = m_R.options;
-    std::map<int, std::pair<std::vector<int64_t>, std::vector<int64_t>>> byLayer; // layer -> (batch rows, locals)
-    for (size_t b = 0; b < targets.size(); ++b) {
-        const Target& t = targets[b];
-        auto& entry = byLayer[t.logit ? L : t.layer];
-        entry.first.push_back(static_cast<int64_t>(b));
-        entry.second.push_back(t.local);
-    }
+    const auto byLayer = targetsByLayer(targets, L);
     std::vector<torch::Tensor> outputs, cotangents;
     for (const auto& [layer, entry] : byLayer) {
         const torch::Tensor rowsIdx = torch::tensor(entry.first, torch::kLong).to(o.device());
