@@ -11,11 +11,11 @@
 #include "gwb/engine/tokenizer.h"
 #include "formats/file_util.h"
 #include "model/model_impl.h"
+#include "runtime/cpu_workers.h"
 #include "runtime/device_errors.h"
 
 #include <algorithm>
 #include <exception>
-#include <thread>
 #include <optional>
 #include <mutex>
 #include <atomic>
@@ -240,16 +240,7 @@ Lens fitJacobian(const Model& model, const LensFitRequest& r, const LensProgress
             stop = true;
         }
     };
-    {
-        const std::optional<ScopedThreads> single =
-            workers > 1 ? std::optional<ScopedThreads>(std::in_place, 1) : std::nullopt;
-        std::vector<std::thread> pool;
-        for (int w = 1; w < workers; ++w)
-            pool.emplace_back(work, w);
-        work(0);
-        for (std::thread& t : pool)
-            t.join();
-    }
+    detail::runCpuWorkers(workers, work);
     for (const std::exception_ptr& e : errors)
         if (e) std::rethrow_exception(e);
     for (int w = 0; w < workers; ++w) {

@@ -9,6 +9,7 @@
 
 #include "gwb/engine/device.h"
 #include "gwb/engine/patch_input.h"
+#include "runtime/cpu_workers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -243,8 +244,6 @@ PairsResult computePairs(const Model& m, const PairsFile& file, const PairsRunOp
         }
     }
     {
-        const std::optional<ScopedThreads> single =
-            workers > 1 ? std::optional<ScopedThreads>(std::in_place, 1) : std::nullopt;
         auto work = [&](int w) {
             for (size_t k; !stop.load() && (k = next.fetch_add(1)) < count; ++finished) {
                 try {
@@ -261,12 +260,7 @@ PairsResult computePairs(const Model& m, const PairsFile& file, const PairsRunOp
                 }
             }
         };
-        std::vector<std::thread> pool;
-        for (int w = 1; w < workers; ++w)
-            pool.emplace_back(work, w);
-        work(0);
-        for (std::thread& t : pool)
-            t.join();
+        detail::runCpuWorkers(workers, work);
     }
     if (progressFn && !stop.load()) progressFn(1.0);
     std::vector<PatchSweep> sweeps;
